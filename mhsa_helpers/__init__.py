@@ -1,0 +1,42 @@
+"""mhsa_helpers -- the final classes and helpers of the course
+"Multi-Head Self-Attention, step by step" (多头自注意力，一步一步).
+
+Lessons build each class inline, then check that it equals the class exported here, so the
+lesson code and the package never drift apart. Names follow the book: ``W_query``, ``W_key``,
+``W_value``, ``out_proj``, ``context_length``, ``num_heads``, ``head_dim``, ``d_in``, ``d_out``.
+"""
+
+from .causal import CausalAttention
+from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
+from .functional import causal_mask, masked_attention, merge_heads, split_heads
+from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
+from .notebook import setup_lesson
+from .self_attention import SelfAttentionV1, SelfAttentionV2
+
+# -- production variants (issue 4) --
+
+# -- inspection, widgets & training (issue 5) --
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CausalAttention",
+    "Journey",
+    "MultiHeadAttention",
+    "MultiHeadAttentionWrapper",
+    "SelfAttentionV1",
+    "SelfAttentionV2",
+    "book_inputs",
+    "book_words",
+    "causal_mask",
+    "load_glossary",
+    "load_journey",
+    "masked_attention",
+    "merge_heads",
+    "multihead_from_wrapper",
+    "reference",
+    "setup_lesson",
+    "split_heads",
+    # -- __all__ production variants (issue 4) --
+    # -- __all__ inspection, widgets & training (issue 5) --
+]

@@ -1,0 +1,79 @@
+"""What every exercise checker returns: a ``CheckResult`` that shows as a clear pass or a hint.
+
+A checker never raises on a wrong or missing answer (the learner's cell ships with
+``answer = None  # YOUR CODE HERE`` and must run cleanly); it returns a result whose text says what
+to try next. ``bool(result)`` is True only for a correct answer, which is what tests and the
+solution notebooks assert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+__all__ = ["CheckResult", "fail", "missing", "ok", "tensor_answer"]
+
+PASS = "PASS"
+NOT_YET = "NOT YET"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of one exercise check."""
+
+    passed: bool
+    exercise: str
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        mark = f"[{PASS}]" if self.passed else f"[{NOT_YET}]"
+        return f"{mark} {self.exercise}: {self.message}"
+
+    __str__ = __repr__
+
+
+def ok(exercise: str, message: str = "correct, well done.") -> CheckResult:
+    return CheckResult(True, exercise, message)
+
+
+def fail(exercise: str, hint: str) -> CheckResult:
+    return CheckResult(False, exercise, f"hint: {hint}")
+
+
+def missing(exercise: str, what: str) -> CheckResult:
+    message = f"no answer yet -- replace the `None` under `# YOUR CODE HERE` with {what}."
+    return CheckResult(False, exercise, message)
+
+
+def tensor_answer(
+    exercise: str,
+    answer: Any,
+    expected: torch.Tensor,
+    *,
+    what: str,
+    hint: Callable[[torch.Tensor], str] | str,
+    atol: float = 1e-4,
+) -> CheckResult:
+    """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``)."""
+    if answer is None:
+        return missing(exercise, what)
+    if not isinstance(answer, torch.Tensor):
+        return fail(exercise, f"expected a torch.Tensor, got {type(answer).__name__}.")
+    if tuple(answer.shape) != tuple(expected.shape):
+        return fail(
+            exercise,
+            f"shape {tuple(answer.shape)} but expected {tuple(expected.shape)}.",
+        )
+    if not answer.is_floating_point():
+        return fail(exercise, f"expected a floating-point tensor, got dtype {answer.dtype}.")
+    got = answer.detach().to(torch.float64).cpu()
+    want = expected.detach().to(torch.float64).cpu()
+    if not torch.allclose(got, want, atol=atol, rtol=0):
+        return fail(exercise, hint(answer) if callable(hint) else hint)
+    return ok(exercise)

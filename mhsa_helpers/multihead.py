@@ -1,0 +1,155 @@
+"""Multi-head attention (多头注意力), the book's two versions and the bridge between them.
+
+* ``MultiHeadAttentionWrapper`` -- ``num_heads`` separate ``CausalAttention`` heads run one after
+  another and concatenated ("stacking", 叠罗汉). One matmul per head and per projection.
+* ``MultiHeadAttention`` -- one big W_query/W_key/W_value, split into heads by ``view`` +
+  ``transpose``, one batched matmul for all heads ("splitting", 切开看), then ``out_proj``.
+* ``multihead_from_wrapper`` -- builds the split-matrix module that computes exactly what a given
+  wrapper computes, which is the proof that the two are the same function.
+
+Watch the width convention, which readers often get wrong: in the wrapper, ``d_out`` is the width
+of *each head*, so its output is ``num_heads * d_out`` wide; in ``MultiHeadAttention``, ``d_out`` is
+the *total* width and each head gets ``head_dim = d_out // num_heads``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .causal import CausalAttention, CausalSelfAttentionBase
+from .functional import masked_attention, merge_heads, split_heads
+from .validation import check_dropout, check_input, check_positive_int
+
+__all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper", "multihead_from_wrapper"]
+
+
+class MultiHeadAttentionWrapper(nn.Module):
+    """``num_heads`` independent causal heads, outputs concatenated on the last dimension.
+
+    Each head is a ``CausalAttention(d_in, d_out, ...)`` of width ``d_out``, so the output is
+    (b, num_tokens, **num_heads * d_out**) -- e.g. d_out=2 and 2 heads give the book's (2, 6, 4).
+    This is the book's convention; ``MultiHeadAttention`` instead splits a total ``d_out``.
+    """
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ):
+        super().__init__()
+        self.d_in = check_positive_int("d_in", d_in)
+        self.d_out = check_positive_int("d_out", d_out)
+        self.context_length = check_positive_int("context_length", context_length)
+        self.num_heads = check_positive_int("num_heads", num_heads)
+        check_dropout(dropout)
+        self.heads = nn.ModuleList(
+            [
+                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(b, T, d_in) -> (b, T, num_heads * d_out): one head after another, then concatenated."""
+        check_input(
+            x,
+            d_in=self.d_in,
+            ndim=3,
+            context_length=self.context_length,
+            dtype=self.heads[0].W_query.weight.dtype,
+        )
+        return torch.cat([head(x) for head in self.heads], dim=-1)  # (b, T, h * d_out)
+
+    def extra_repr(self) -> str:
+        return (
+            f"d_in={self.d_in}, d_out={self.d_out} per head, num_heads={self.num_heads} "
+            f"-> output width {self.num_heads * self.d_out}"
+        )
+
+
+class MultiHeadAttention(CausalSelfAttentionBase):
+    """Causal multi-head self-attention with split matrices, the book's ``MultiHeadAttention``.
+
+    Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out), with
+    ``head_dim = d_out // num_heads`` (``d_out`` must be divisible by ``num_heads``).
+    """
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads)
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)  # mixes the heads' outputs
+
+    def forward(
+        self, x: torch.Tensor, return_weights: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Return (b, T, d_out), or ``(out, weights)`` with weights (b, num_heads, T, T).
+
+        The returned weights are taken after softmax and *before* dropout, so they are the same in
+        train and eval mode; each row sums to 1 and is zero above the diagonal.
+        """
+        self.check_input(x)
+        num_tokens = x.shape[1]
+        keys = split_heads(self.W_key(x), self.num_heads)  # (b, h, T, head_dim)
+        queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, T, head_dim)
+        values = split_heads(self.W_value(x), self.num_heads)  # (b, h, T, head_dim)
+        context_vec, attn_weights = masked_attention(
+            queries, keys, values, self.causal_mask(num_tokens), self.dropout
+        )  # (b, h, T, head_dim), (b, h, T, T)
+        out = self.out_proj(merge_heads(context_vec))  # (b, T, d_out)
+        return (out, attn_weights) if return_weights else out
+
+
+def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAttention:
+    """Build the split-matrix ``MultiHeadAttention`` that computes what ``wrapper`` computes.
+
+    Head i's W_query/W_key/W_value weights (and biases) become rows
+    ``[i * head_dim, (i + 1) * head_dim)`` of the big matrices, and ``out_proj`` is the identity
+    with zero bias, so the concatenation is passed through unchanged. The result has the wrapper's
+    dropout rate and is in the wrapper's training/eval mode, dtype and device.
+
+    Outputs agree to float32 rounding for any sizes; on small inputs such as the book's example
+    they are bit-identical (``torch.equal``). Bitwise equality is not promised in general because
+    a (T, d_in) @ (d_in, h * head_dim) matmul may sum in a different order than h separate
+    (T, d_in) @ (d_in, head_dim) matmuls.
+    """
+    if not isinstance(wrapper, MultiHeadAttentionWrapper):
+        raise TypeError(
+            f"wrapper must be a MultiHeadAttentionWrapper, got {type(wrapper).__name__}"
+        )
+    first = wrapper.heads[0]
+    qkv_bias = first.W_query.bias is not None
+    num_heads, head_dim = wrapper.num_heads, wrapper.d_out
+    reference = first.W_query.weight
+    split = MultiHeadAttention(
+        wrapper.d_in,
+        num_heads * head_dim,
+        wrapper.context_length,
+        first.dropout.p,
+        num_heads,
+        qkv_bias=qkv_bias,
+    ).to(device=reference.device, dtype=reference.dtype)
+    with torch.no_grad():
+        for name in ("W_query", "W_key", "W_value"):
+            big = getattr(split, name)
+            heads = [getattr(head, name) for head in wrapper.heads]
+            big.weight.copy_(torch.cat([h.weight for h in heads], dim=0))  # (h * head_dim, d_in)
+            if qkv_bias:
+                big.bias.copy_(torch.cat([h.bias for h in heads], dim=0))  # (h * head_dim,)
+        split.out_proj.weight.copy_(torch.eye(num_heads * head_dim))
+        split.out_proj.bias.zero_()
+    return split.train(wrapper.training)

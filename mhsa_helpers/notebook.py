@@ -1,0 +1,33 @@
+"""One call at the top of every lesson: ``setup_lesson()``.
+
+Why: a lesson must print the same digits on a learner's laptop, in CI and in the saved notebook.
+That needs a fixed seed, torch's 4-decimal printing without scientific notation, and a fixed
+number of CPU threads (a matmul can round its last bit differently with 1 or 8 threads).
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+__all__ = ["setup_lesson"]
+
+
+def setup_lesson(seed: int = 123, threads: int = 1) -> None:
+    """Seed Python and torch, fix torch's print format and thread count, set plot defaults.
+
+    Args:
+        seed: passed to ``random.seed`` and ``torch.manual_seed`` (the book uses 123 and 789).
+        threads: CPU threads for torch. 1 makes every printed digit reproducible across machines;
+            the lessons' tensors are tiny, so it costs nothing noticeable.
+    """
+    random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    torch.set_printoptions(precision=4, sci_mode=False)
+    try:
+        import matplotlib as mpl
+    except ImportError:  # pragma: no cover - matplotlib is a dependency
+        return
+    mpl.rcParams.update({"figure.dpi": 80, "figure.max_open_warning": 0})

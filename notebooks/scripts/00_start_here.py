@@ -1,0 +1,156 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · Start here — Multi-Head Self-Attention, step by step (多头自注意力，一步一步)
+#
+# This course takes you from a plain **dot product** (点积) to the **multi-head attention**
+# (多头注意力) block that GPT models run, one small step per lesson. Every lesson is a notebook you
+# run top to bottom; every number it prints is checked by CI, and most of them match the numbers
+# printed in *Build a Large Language Model (From Scratch)*, chapter 3 (the book uses
+# `torch.manual_seed(123)` and `(789)`; so do we).
+#
+# **Goals of this notebook**
+# 1. Check that your environment works: torch, the device, plotting, interactive widgets.
+# 2. See the lesson map and the conventions every lesson follows.
+#
+# **Time:** 5 minutes. **Prerequisites:** Python and a little linear algebra (matrix products).
+
+# %% [markdown]
+# ## The lesson map
+#
+# | # | notebook | you build | key idea |
+# |---|---|---|---|
+# | 01 | `01_simplified_self_attention` | scores, softmax, context vectors by hand | attention = weighted average |
+# | 02 | `02_trainable_qkv` | `SelfAttentionV1`, `SelfAttentionV2` | queries, keys, values (查询、键、值) |
+# | 03 | `03_causal_attention` | the causal mask, two ways | no peeking at the future (因果注意力) |
+# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) |
+# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side |
+# | 06 | `06_multihead_split` | `MultiHeadAttention` | one big matrix, split into heads |
+# | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? |
+# | 08 | `08_training_tiny_model` | `TinyAttentionLM` | watching heads learn |
+# | 09 | `09_efficient_attention` | fused QKV, SDPA | the same block, made fast |
+# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller |
+#
+# Solutions to the exercises are in `solutions/` — try first, then compare.
+#
+# **Conventions.** Shapes are written `(b, T, d)`: batch (批次), tokens (词元), features. Code
+# follows the book's names: `W_query`, `W_key`, `W_value`, `out_proj`, `d_in`, `d_out`,
+# `context_length`, `num_heads`, `head_dim`. Each lesson teaches a class inline, then checks that it
+# computes exactly what the class in the course package `mhsa_helpers` computes.
+
+# %% [markdown]
+# ## Environment check
+#
+# `setup_lesson()` is the first call of every lesson: it seeds the random number generators, sets
+# torch to print 4 decimals, and uses one CPU thread so your digits match the saved ones exactly.
+
+# %%
+import torch
+
+import mhsa_helpers as mh
+
+mh.setup_lesson()
+
+# %% [markdown]
+# Versions and the device differ from machine to machine, so this cell's output is not compared by
+# CI (`NBVAL_IGNORE_OUTPUT`); the assertions below it still run everywhere.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import platform
+from importlib.metadata import version
+
+if torch.cuda.is_available():
+    device = "cuda"
+elif torch.backends.mps.is_available():
+    device = "mps"
+else:
+    device = "cpu"
+print("python     ", platform.python_version())
+print("torch      ", torch.__version__)
+print("device     ", device)
+for package in ["matplotlib", "seaborn", "ipywidgets", "jupyterlab", "mhsa_helpers"]:
+    print(f"{package:<11}", version(package))
+
+# %%
+assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 0), torch.__version__
+assert device in {"cpu", "cuda", "mps"}
+x = torch.ones(2, 3, device=device)
+assert (x @ x.T).sum().item() == 12.0
+print("torch works on the", "accelerator" if device != "cpu" else "CPU (all lessons run here)")
+
+# %% [markdown]
+# ## The book's example
+#
+# Every lesson uses the same six tokens, loaded from `data/journey.json` by `mhsa_helpers`:
+
+# %%
+journey = mh.load_journey()
+print(journey.sentence)
+print(journey.inputs)  # (6, 3): one 3-dimensional embedding (嵌入) per word
+assert journey.inputs.shape == (6, 3)
+
+# %% [markdown]
+# ## Plotting works
+#
+# Attention weights are easiest to read as a heatmap. Here is the simplest possible one: how
+# similar each word is to each other word (you will compute this yourself in lesson 01).
+
+# %%
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+similarity = journey.inputs @ journey.inputs.T  # (6, 6)
+fig, ax = plt.subplots(figsize=(4.5, 3.5))
+sns.heatmap(
+    similarity.numpy(),
+    annot=True,
+    fmt=".2f",
+    cmap="Blues",
+    xticklabels=journey.words,
+    yticklabels=journey.words,
+    ax=ax,
+)
+ax.set_title("Dot products of the embeddings")
+plt.show()
+
+# %% [markdown]
+# ## Widgets work
+#
+# Later lessons let you slide the number of heads and the dropout rate. Move this slider: the text
+# under it should change. If you see a slider, widgets are working in your JupyterLab. (Widget
+# output is not compared by CI; the assertions after it check the callback itself.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import ipywidgets as widgets
+
+
+def describe(heads=12):
+    head_dim = 768 // heads
+    return f"GPT-2 small width 768 with {heads} heads -> head_dim = {head_dim}"
+
+
+demo = widgets.interactive(
+    describe, heads=widgets.SelectionSlider(options=[1, 2, 3, 4, 6, 8, 12], value=12)
+)
+demo
+
+# %%
+demo.kwargs_widgets[0].value = 12  # what moving the slider does
+assert demo.result == "GPT-2 small width 768 with 12 heads -> head_dim = 64", demo.result
+print(demo.result)
+assert version("ipywidgets").startswith("8.")
+
+# %% [markdown]
+# ## Ready
+#
+# If every cell ran without an error, you are set. Open `01_simplified_self_attention.ipynb`.
