@@ -11,6 +11,7 @@ from .data import Journey, book_inputs, book_words, load_glossary, load_journey,
 from .functional import causal_mask, masked_attention, merge_heads, split_heads
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
 from .notebook import setup_lesson
+from .plotting import plot_attention, plot_attention_heads
 from .self_attention import SelfAttentionV1, SelfAttentionV2
 
 # -- production variants (issue 4) --
@@ -34,6 +35,8 @@ __all__ = [
     "masked_attention",
     "merge_heads",
     "multihead_from_wrapper",
+    "plot_attention",
+    "plot_attention_heads",
     "reference",
     "setup_lesson",
     "split_heads",
