@@ -1,0 +1,101 @@
+"""Every notebook is saved after one clean top-to-bottom run, paired with its jupytext script.
+
+Strict nbval (``make test``) re-executes the notebooks and compares their outputs; these checks
+catch what nbval cannot: a notebook saved unexecuted (nbval would compare nothing), a stale pairing
+with the reviewed script, a missing kernelspec, a hidden NBVAL_SKIP.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb")) + sorted(NOTEBOOK_DIR.glob("solutions/*.ipynb"))
+LESSONS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+IDS = [str(p.relative_to(NOTEBOOK_DIR)) for p in NOTEBOOKS]
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def code_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def source(cell) -> str:
+    text = cell["source"] if isinstance(cell, dict) else cell.source
+    return ("".join(text) if isinstance(text, list) else text).strip()
+
+
+def test_there_are_lessons():
+    assert [p.name[:2] for p in LESSONS][:1] == ["00"]
+    assert len({p.name[:2] for p in LESSONS}) == len(LESSONS), "two lessons share a number"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_name_is_numbered_snake_case(path):
+    pattern = r"\d\d_[a-z0-9]+(_[a-z0-9]+)*(_solutions)?\.ipynb"
+    assert re.fullmatch(pattern, path.name), path.name
+    assert path.name.endswith("_solutions.ipynb") == (path.parent.name == "solutions")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_saved_after_one_clean_run(path):
+    nb = load(path)
+    cells = code_cells(nb)
+    assert cells, "no code cells"
+    assert [c["execution_count"] for c in cells] == list(range(1, len(cells) + 1))
+    errors = [o for c in cells for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert errors == []
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_no_skipped_cells(path):
+    text = path.read_text(encoding="utf-8")
+    assert "NBVAL_SKIP" not in text and "nbval-skip" not in text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_paired_script_has_the_same_cells(path):
+    script = path.parent / "scripts" / (path.stem + ".py")
+    assert script.is_file(), f"missing paired script {script.relative_to(ROOT)}"
+    from_script = jupytext.read(script)
+    nb = load(path)
+    assert [(c.cell_type, source(c)) for c in from_script.cells] == [
+        (c["cell_type"], source(c)) for c in nb["cells"]
+    ], "notebook and script differ: run `python tools/build_notebooks.py` on the script"
+
+
+def test_every_script_has_its_notebook():
+    scripts = sorted(NOTEBOOK_DIR.glob("scripts/*.py")) + sorted(
+        NOTEBOOK_DIR.glob("solutions/scripts/*.py")
+    )
+    missing = [s for s in scripts if not (s.parent.parent / (s.stem + ".ipynb")).is_file()]
+    assert missing == []
+
+
+@pytest.mark.parametrize("path", LESSONS[1:], ids=[p.name for p in LESSONS[1:]])
+def test_lesson_structure(path):
+    nb = load(path)
+    markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown").lower()
+    for needed in ("goal", "prerequisite", "time", "summary", "exercise"):
+        assert needed in markdown, f"{path.name}: no '{needed}' section"
+    assert re.search(r"[\u4e00-\u9fff]", markdown), "no Chinese key terms"
+    solution = NOTEBOOK_DIR / "solutions" / f"{path.stem}_solutions.ipynb"
+    assert solution.is_file(), f"missing {solution.relative_to(ROOT)}"
+    code = "\n".join(source(c) for c in code_cells(nb))
+    assert "# YOUR CODE HERE" in code
+    assert "setup_lesson(" in code
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
+def test_readme_lesson_map_lists_every_lesson(path):
+    assert path.stem in (ROOT / "README.md").read_text(encoding="utf-8")
