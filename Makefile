@@ -1,5 +1,7 @@
 # Two commands a learner needs:  make lab  and  make test.  Everything else is for maintainers.
 PYTHON ?= python3
+# JupyterLab refuses to start as root unless told; learners are rarely root, containers often are.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
