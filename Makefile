@@ -13,7 +13,6 @@ $(PY):
 
 # Re-install only when pyproject.toml changes.
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --upgrade --quiet "pip>=23.2"
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 

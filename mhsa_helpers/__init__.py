@@ -7,14 +7,19 @@ lesson code and the package never drift apart. Names follow the book: ``W_query`
 """
 
 from .causal import CausalAttention
+from .cross import CrossMultiHeadAttention
 from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
+from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention, causal_attention
 from .functional import causal_mask, masked_attention, merge_heads, split_heads
+from .gqa import GroupedQueryAttention
+from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
 from .notebook import setup_lesson
 from .plotting import plot_attention, plot_attention_heads
 from .self_attention import SelfAttentionV1, SelfAttentionV2
 
 # -- production variants (issue 4) --
+# (isort keeps them in sorted position above: .cross, .efficient, .gqa, .kv_cache)
 
 # -- inspection, widgets & training (issue 5) --
 
@@ -22,13 +27,19 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CausalAttention",
+    "CrossMultiHeadAttention",
+    "FusedQKVMultiHeadAttention",
+    "GroupedQueryAttention",
     "Journey",
+    "KVCache",
     "MultiHeadAttention",
     "MultiHeadAttentionWrapper",
+    "SDPAMultiHeadAttention",
     "SelfAttentionV1",
     "SelfAttentionV2",
     "book_inputs",
     "book_words",
+    "causal_attention",
     "causal_mask",
     "load_glossary",
     "load_journey",
@@ -41,5 +52,7 @@ __all__ = [
     "setup_lesson",
     "split_heads",
     # -- __all__ production variants (issue 4) --
+    # (in sorted position above: CrossMultiHeadAttention, FusedQKVMultiHeadAttention,
+    #  GroupedQueryAttention, KVCache, SDPAMultiHeadAttention, causal_attention)
     # -- __all__ inspection, widgets & training (issue 5) --
 ]
