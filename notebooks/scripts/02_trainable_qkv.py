@@ -1,0 +1,412 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · Trainable queries, keys and values (查询、键、值)
+#
+# Lesson 01 computed attention from the raw embeddings, so nothing could be learned. Now each
+# token is projected three times, by three **trainable weight matrices** (权重矩阵 / 可训练权重)
+# `W_query`, `W_key`, `W_value`. This is **scaled dot-product attention** (缩放点积注意力), the
+# kind GPT models use, and we reproduce the book's numbers with `torch.manual_seed(123)`.
+#
+# **Learning goals**
+# 1. Compute a **query, key and value** (查询、键、值) for every token and the context vector of
+#    "journey" step by step.
+# 2. Understand **why** the scores are divided by $\sqrt{d_k}$: without it the softmax **saturates**
+#    (softmax 饱和) and its gradient **vanishes** (梯度消失).
+# 3. Package the computation as `SelfAttentionV1` (`nn.Parameter`) and `SelfAttentionV2`
+#    (`nn.Linear`), and see how their weights relate (`linear.weight == W.T`).
+#
+# **Prerequisites:** lesson 01 (`01_simplified_self_attention`): scores, softmax, context vectors.
+# **Time:** about 40 minutes.
+#
+# **Shape contract:** inputs `(T, d_in) = (6, 3)` → queries/keys/values `(T, d_out) = (6, 2)` →
+# weights `(T, T)` → context vectors `(T, d_out) = (6, 2)`.
+
+# %%
+import torch
+from torch import nn
+
+import mhsa_helpers as mh
+
+mh.setup_lesson()
+
+# %% [markdown]
+# ## 1. Three weight matrices
+#
+# We keep the book's sizes: embeddings of size `d_in = 3` are projected to `d_out = 2` (GPT
+# models use `d_in == d_out`; different sizes just make the shapes easier to follow). The seed
+# and the order query, key, value fix the random numbers, so yours are the book's.
+
+# %%
+journey = mh.load_journey()
+inputs = journey.inputs  # (T, d_in) = (6, 3)
+x_2 = inputs[1]  # (d_in,) -- "journey"
+d_in = inputs.shape[1]  # 3
+d_out = 2
+
+torch.manual_seed(123)
+W_query = nn.Parameter(torch.rand(d_in, d_out), requires_grad=True)  # (d_in, d_out)
+W_key = nn.Parameter(torch.rand(d_in, d_out), requires_grad=True)  # (d_in, d_out)
+W_value = nn.Parameter(torch.rand(d_in, d_out), requires_grad=True)  # (d_in, d_out)
+print(f"{W_query=}\n\n{W_key=}\n\n{W_value=}")
+
+# %% [markdown]
+# `nn.Parameter` with `requires_grad=True` means: training updates these numbers by
+# backpropagation. Mind the two meanings of "weight": the *weight matrices* here are learned
+# parameters; the *attention weights* (注意力权重) are the softmax outputs, recomputed for every
+# input.
+#
+# What do the three matrices learn? A common reading:
+# * `W_query` turns a token into a question, "what am I looking for?"
+# * `W_key` turns a token into a label, "what can I be matched with?"
+# * `W_value` turns a token into content, "what do I hand over if I am chosen?"
+#
+# ## 2. Query, key and value of "journey"
+#
+# Each is a vector-matrix product `(d_in,) @ (d_in, d_out) -> (d_out,)`: a **projection**
+# (投影) from 3 dimensions to 2.
+
+# %%
+query_2 = x_2 @ W_query  # (d_out,)
+key_2 = x_2 @ W_key  # (d_out,)
+value_2 = x_2 @ W_value  # (d_out,)
+print(f"{query_2=}\n{key_2=}\n{value_2=}")
+
+# %%
+for name, tensor in [("query_2", query_2), ("key_2", key_2), ("value_2", value_2)]:
+    torch.testing.assert_close(
+        tensor.detach(), journey.reference[f"seed123_{name}"], atol=1e-4, rtol=0
+    )
+print("query_2, key_2, value_2 match the book's printed values")
+
+# %% [markdown]
+# To compute $z^{(2)}$ we still need the key and value of *every* token. One matrix product each:
+
+# %%
+keys = inputs @ W_key  # (T, d_out)
+values = inputs @ W_value  # (T, d_out)
+print(f"{keys.shape=}, {values.shape=}")
+
+# %% [markdown]
+# ## 3. Attention scores
+#
+# Same as lesson 01, but now the query is `query_2` and the keys are the projected `keys`. The
+# score of "journey" with itself is one dot product; all six at once are `query_2 @ keys.T`.
+
+# %%
+attn_score_22 = query_2.dot(key_2)  # ()
+print(attn_score_22)
+attn_scores_2 = query_2 @ keys.T  # (d_out,) @ (d_out, T) -> (T,)
+print(attn_scores_2)
+
+# %%
+torch.testing.assert_close(
+    attn_score_22.detach(), journey.reference["seed123_attn_score_22"], atol=1e-4, rtol=0
+)
+torch.testing.assert_close(
+    attn_scores_2.detach(), journey.reference["seed123_attn_scores_2"], atol=1e-4, rtol=0
+)
+assert torch.equal(attn_scores_2[1], attn_score_22)
+
+# %% [markdown]
+# Both match the book's printed values; the second entry of the vector is the single score above.
+#
+# ## 4. Scaled softmax
+#
+# Before the softmax, the scores are divided by $\sqrt{d_k}$, the square root of the key size
+# (`d_k = 2` here). That is the "scaled" in scaled dot-product attention.
+
+# %%
+d_k = keys.shape[-1]  # 2
+attn_weights_2 = torch.softmax(attn_scores_2 / d_k**0.5, dim=-1)  # (T,)
+print(attn_weights_2)
+torch.testing.assert_close(
+    attn_weights_2.detach(), journey.reference["seed123_attn_weights_2"], atol=1e-4, rtol=0
+)
+
+# %% [markdown]
+# ### Why divide by $\sqrt{d_k}$?
+#
+# **Step 1: dot products grow with the size.** If the entries of $q$ and $k$ are independent
+# with mean 0 and variance 1, then $q \cdot k = \sum_{i=1}^{d_k} q_i k_i$ is a sum of $d_k$
+# terms of variance 1: its variance is $d_k$. Dividing by $\sqrt{d_k}$ brings it back to 1.
+# Let's measure it on 10,000 random pairs:
+
+# %%
+_ = torch.manual_seed(123)
+for size in (2, 8, 64, 512):
+    q = torch.randn(10_000, size)  # (N, d_k)
+    k = torch.randn(10_000, size)  # (N, d_k)
+    dots = (q * k).sum(dim=-1)  # (N,)
+    scaled = dots / size**0.5  # (N,)
+    print(
+        f"d_k = {size:3d}   var(q.k) = {dots.var():6.1f}   var(q.k / sqrt(d_k)) = {scaled.var():.2f}"
+    )
+
+# %% [markdown]
+# **Step 2: large scores saturate the softmax.** GPT-2 uses $d_k = 64$ per head; let's take
+# 512 to see it clearly. One query against six keys:
+
+# %%
+_ = torch.manual_seed(123)
+size = 512
+q = torch.randn(size)  # (d_k,)
+k = torch.randn(6, size)  # (T, d_k)
+scores_big = k @ q  # (T,)
+weights_raw = torch.softmax(scores_big, dim=-1)  # (T,)
+weights_scaled = torch.softmax(scores_big / size**0.5, dim=-1)  # (T,)
+print("scores        :", scores_big)
+print("softmax       :", weights_raw)
+print("scaled softmax:", weights_scaled)
+
+# %% [markdown]
+# Without scaling, the scores are spread over tens of units and softmax puts (almost) all the
+# weight on one token: it has become a hard "pick the max". With scaling the weights stay
+# graded.
+#
+# **Step 3: a saturated softmax has (almost) no gradient.** The derivative of softmax is
+# $\partial p_i / \partial s_j = p_i(\delta_{ij} - p_j)$. When one $p_i \approx 1$ and the rest
+# $\approx 0$, every entry is $\approx 0$, so training gets almost no signal through the
+# attention weights. Here is the Jacobian from the formula, checked against autograd:
+
+
+# %%
+def softmax_jacobian(p):
+    """(..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j."""
+    return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
+
+
+jac_autograd = torch.autograd.functional.jacobian(
+    lambda s: torch.softmax(s, dim=-1), scores_big / size**0.5
+)  # (T, T)
+torch.testing.assert_close(softmax_jacobian(weights_scaled), jac_autograd)
+print("largest |gradient entry|, unscaled:", softmax_jacobian(weights_raw).abs().max())
+print("largest |gradient entry|, scaled  :", softmax_jacobian(weights_scaled).abs().max())
+
+# %% [markdown]
+# One example can be lucky, so here is the average over 1,000 random queries (six keys each):
+# the mean of the largest weight, and the mean size (Frobenius norm) of the softmax Jacobian.
+
+# %%
+_ = torch.manual_seed(123)
+print("d_k   max weight: raw  scaled   gradient size: raw  scaled")
+for size in (2, 64, 512):
+    q = torch.randn(1000, 1, size)  # (N, 1, d_k)
+    k = torch.randn(1000, 6, size)  # (N, T, d_k)
+    s = (q * k).sum(dim=-1)  # (N, T)
+    p_raw = torch.softmax(s, dim=-1)  # (N, T)
+    p_scaled = torch.softmax(s / size**0.5, dim=-1)  # (N, T)
+    max_raw, max_scaled = p_raw.max(dim=-1).values.mean(), p_scaled.max(dim=-1).values.mean()
+    g_raw = softmax_jacobian(p_raw).norm(dim=(-2, -1)).mean()
+    g_scaled = softmax_jacobian(p_scaled).norm(dim=(-2, -1)).mean()
+    print(f"{size:3d}   {max_raw:15.2f} {max_scaled:7.2f}   {g_raw:18.2f} {g_scaled:7.2f}")
+
+# %% [markdown]
+# The unscaled column drifts towards weight 1 and gradient 0 as $d_k$ grows; the scaled column
+# stays put. That is the whole reason for the $\sqrt{d_k}$.
+#
+# ## 5. The context vector of "journey"
+#
+# The last step is lesson 01's weighted sum, but over the **values** instead of the raw inputs:
+
+# %%
+context_vector_2 = attn_weights_2 @ values  # (T,) @ (T, d_out) -> (d_out,)
+print(context_vector_2)
+torch.testing.assert_close(
+    context_vector_2.detach(), journey.reference["seed123_context_vector_2"], atol=1e-4, rtol=0
+)
+
+# %% [markdown]
+# This matches the book's printed value [0.3061, 0.8210]. The recipe, per token:
+# 1. keys and values of all tokens (`W_key`, `W_value`), the query of this token (`W_query`);
+# 2. scores = query · keys;
+# 3. weights = softmax(scores / $\sqrt{d_k}$);
+# 4. context vector = weights · values.
+#
+# A side remark you will meet again in lesson 10: when a model generates text token by token,
+# the keys and values of earlier tokens never change, so they are stored instead of recomputed.
+# That store is the **KV cache** (KV 缓存).
+#
+# ## 6. `SelfAttentionV1`: the same steps as a module
+#
+# All queries at once turn steps 1–4 into matrix products. We follow the book's code.
+
+
+# %%
+class SelfAttentionV1(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))  # (d_in, d_out)
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))  # (d_in, d_out)
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))  # (d_in, d_out)
+
+    def forward(self, x):  # x: (T, d_in)
+        keys = x @ self.W_key  # (T, d_out)
+        queries = x @ self.W_query  # (T, d_out)
+        values = x @ self.W_value  # (T, d_out)
+        attn_scores = queries @ keys.T  # (T, T)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
+        context_vec = attn_weights @ values  # (T, d_out)
+        return context_vec
+
+
+torch.manual_seed(123)
+sa_v1 = SelfAttentionV1(d_in, d_out)
+print(sa_v1(inputs))
+
+# %% [markdown]
+# Same seed, same order of `torch.rand` calls, so the module holds the very matrices of
+# section 1, and its second row is our `context_vector_2`. The whole matrix matches the book's
+# printed values.
+
+# %%
+assert torch.equal(sa_v1.W_query, W_query) and torch.equal(sa_v1.W_value, W_value)
+out_v1 = sa_v1(inputs).detach()  # (T, d_out)
+torch.testing.assert_close(out_v1[1], context_vector_2.detach())
+torch.testing.assert_close(
+    out_v1, journey.reference["self_attention_v1_seed123"], atol=1e-4, rtol=0
+)
+
+# %% [markdown]
+# Here are the attention weights inside `sa_v1`. The projections now decide who looks at whom;
+# with these random (untrained) matrices the rows are still nearly flat.
+
+# %%
+import matplotlib.pyplot as plt
+
+with torch.no_grad():
+    attn_weights_v1 = torch.softmax(
+        (inputs @ sa_v1.W_query) @ (inputs @ sa_v1.W_key).T / d_k**0.5, dim=-1
+    )  # (T, T)
+torch.testing.assert_close(attn_weights_v1[1], attn_weights_2.detach())
+fig = mh.plot_attention(attn_weights_v1, journey.words, title="SelfAttentionV1 weights (seed 123)")
+plt.show()
+
+# %% [markdown]
+# ## 7. `SelfAttentionV2`: `nn.Linear` layers
+#
+# `nn.Linear(d_in, d_out, bias=False)` does the matrix product for us, and it starts from a
+# better random initialization. The forward pass is otherwise identical.
+
+
+# %%
+class SelfAttentionV2(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):  # x: (T, d_in)
+        keys = self.W_key(x)  # (T, d_out)
+        queries = self.W_query(x)  # (T, d_out)
+        values = self.W_value(x)  # (T, d_out)
+        attn_scores = queries @ keys.T  # (T, T)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
+        context_vec = attn_weights @ values  # (T, d_out)
+        return context_vec
+
+
+torch.manual_seed(789)
+sa_v2 = SelfAttentionV2(d_in, d_out)
+print(sa_v2(inputs))
+torch.testing.assert_close(
+    sa_v2(inputs).detach(), journey.reference["self_attention_v2_seed789"], atol=1e-4, rtol=0
+)
+
+# %% [markdown]
+# With the book's seed 789 this matches the book's printed values. The numbers differ from V1
+# (and can be negative) because the initialization differs, not the computation.
+#
+# **`nn.Linear` stores the transpose.** A linear layer keeps `weight` with shape
+# `(d_out, d_in)` and computes `x @ weight.T`. So the V1-style matrix `W` of shape
+# `(d_in, d_out)` is `linear.weight.T`:
+
+# %%
+print(sa_v2.W_query.weight.shape)  # (d_out, d_in) = (2, 3)
+torch.testing.assert_close(sa_v2.W_query(inputs), inputs @ sa_v2.W_query.weight.T)
+
+# %% [markdown]
+# **Why the initialization is better.** `torch.rand` draws from $[0, 1)$: every weight is
+# positive, and a product with a wide input grows with `d_in`. `nn.Linear` draws from
+# $[-1/\sqrt{d_{in}}, 1/\sqrt{d_{in}})$: centred on 0 and shrinking with the width, so the
+# projections keep a similar size whatever `d_in` is. Compare at GPT-2's width 768:
+
+# %%
+_ = torch.manual_seed(123)
+x_wide = torch.randn(6, 768)  # (T, 768)
+W_rand = torch.rand(768, 64)  # V1 style: (d_in, d_out)
+linear = nn.Linear(768, 64, bias=False)  # V2 style: weight (d_out, d_in)
+with torch.no_grad():
+    print(f"std of x @ W_rand    : {(x_wide @ W_rand).std():.2f}")
+    print(f"std of linear(x)     : {linear(x_wide).std():.2f}")
+    print(f"linear.weight range  : [{linear.weight.min():.4f}, {linear.weight.max():.4f}]")
+    print(f"1 / sqrt(768)        : {1 / 768**0.5:.4f}")
+
+# %% [markdown]
+# ## 8. Check: the inline classes are the course's classes
+#
+# The package `mhsa_helpers` holds the same two classes (plus input checks). Same seed → same
+# parameters → the same output, bit for bit.
+
+# %%
+torch.manual_seed(123)
+inline_v1 = SelfAttentionV1(d_in, d_out)
+torch.manual_seed(123)
+package_v1 = mh.SelfAttentionV1(d_in, d_out)
+assert torch.equal(inline_v1(inputs), package_v1(inputs))
+
+torch.manual_seed(789)
+inline_v2 = SelfAttentionV2(d_in, d_out)
+torch.manual_seed(789)
+package_v2 = mh.SelfAttentionV2(d_in, d_out)
+assert torch.equal(inline_v2(inputs), package_v2(inputs))
+for (name, a), (_, b) in zip(inline_v2.state_dict().items(), package_v2.state_dict().items()):
+    assert torch.equal(a, b), name
+print("inline SelfAttentionV1/V2 == mh.SelfAttentionV1/V2")
+
+# %% [markdown]
+# ## Summary
+#
+# * Three **trainable weight matrices** project every token to a **query**, a **key** and a
+#   **value** (shape `(T, d_out)` each).
+# * Scores `queries @ keys.T` are divided by $\sqrt{d_k}$ before the softmax: dot products have
+#   variance $d_k$, and unscaled they saturate the softmax (weights near 0/1) and kill its
+#   gradient.
+# * The context vectors are `attn_weights @ values`, shape `(T, d_out)`; with seed 123 row 2 is
+#   the book's [0.3061, 0.8210].
+# * `SelfAttentionV1` uses raw `nn.Parameter` matrices `(d_in, d_out)`; `SelfAttentionV2` uses
+#   `nn.Linear`, whose `weight` is the transpose `(d_out, d_in)` and whose initialization keeps
+#   projections well-sized.
+# * Next: lesson 03 stops tokens from looking at the future (因果注意力).
+#
+# ## Exercises
+#
+# Solutions: `solutions/02_trainable_qkv_solutions.ipynb`.
+#
+# **Exercise 1 (weight transfer).** `sa_v1` and `sa_v2` compute the same function with
+# differently stored weights. Copy the weights of `sa_v2` (seed 789) into a `SelfAttentionV1`
+# so that it gives *identical* outputs, e.g. `W_query = nn.Parameter(sa_v2.W_query.weight.T)`,
+# and the same for keys and values. Set `answer` to that `SelfAttentionV1` object.
+
+# %%
+import mhsa_helpers.exercises
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_v2_to_v1(answer, sa_v2, inputs)
+
+# %% [markdown]
+# **Exercise 2.** With the seed-123 matrices of section 1, compute the attention weights of
+# the query "starts" ($x^{(3)}$) over all six tokens, scaled by $\sqrt{d_k}$ (shape (6,)).
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_attn_weights_3(answer)

@@ -1,0 +1,323 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · Causal attention (因果注意力)
+#
+# A GPT model is trained to predict the next token. If, while computing position $i$, attention
+# could look at tokens after $i$, the model would read the answer off the page. **Causal
+# attention** (因果注意力 / 掩码注意力, also called masked attention) lets each token attend only
+# to itself and the tokens before it. This lesson builds the **causal mask** (因果掩码) twice:
+# the book's three-step method that makes the idea plain, and the one-step `-inf` method that
+# real code uses.
+#
+# **Learning goals**
+# 1. Mask the future with a **lower-triangular matrix** (下三角矩阵) and **renormalize**
+#    (重新归一化) the rows: the three-step method.
+# 2. Answer the **information leakage** (信息泄漏) question: the softmax of step 1 saw the
+#    future scores, yet nothing of them survives. Show it algebraically and numerically.
+# 3. Mask with `-inf` before the softmax (the one-step method) and check that both methods agree.
+#
+# **Prerequisites:** lesson 02 (`02_trainable_qkv`): queries, keys, values, scaled softmax,
+# `SelfAttentionV2`.
+# **Time:** about 30 minutes.
+#
+# **Shape contract:** scores `(T, T)` → causal weights `(T, T)`, zero above the diagonal, each
+# row summing to 1 → context vectors `(T, d_out)`.
+
+# %%
+import torch
+
+import mhsa_helpers as mh
+
+mh.setup_lesson()
+
+# %% [markdown]
+# ## 1. Where we start: attention that sees everything
+#
+# We take the `SelfAttentionV2` of lesson 02 with the book's seed 789 and compute its attention
+# weights exactly as its `forward` does.
+
+# %%
+journey = mh.load_journey()
+inputs = journey.inputs  # (T, d_in) = (6, 3)
+words = journey.words
+
+torch.manual_seed(789)
+sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
+
+with torch.no_grad():
+    queries = sa_v2.W_query(inputs)  # (T, d_out)
+    keys = sa_v2.W_key(inputs)  # (T, d_out)
+    values = sa_v2.W_value(inputs)  # (T, d_out)
+attn_scores = queries @ keys.T  # (T, T)
+d_k = keys.shape[-1]  # 2
+attn_weights = torch.softmax(attn_scores / d_k**0.5, dim=-1)  # (T, T)
+print(attn_weights)
+
+# %%
+torch.testing.assert_close(
+    attn_weights, journey.reference["seed789_attn_weights"], atol=1e-4, rtol=0
+)
+print("matches the book's printed values")
+
+# %% [markdown]
+# Look at the row of "journey" (row 2): [0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]. It
+# gives weight to "starts", "with", "one", "step", all of which come *after* "journey". When
+# the model generates text, those tokens do not exist yet. Everything above the diagonal of
+# this heatmap has to go.
+
+# %%
+import matplotlib.pyplot as plt
+
+fig = mh.plot_attention(attn_weights, words, title="Before masking: every token sees all")
+plt.show()
+
+# %% [markdown]
+# ## 2. The three-step method
+#
+# 1. softmax as usual (done above);
+# 2. multiply by a lower-triangular matrix of ones: entries above the diagonal become 0;
+# 3. divide each row by its new sum, so that rows sum to 1 again.
+#
+# `torch.tril` ("triangle, lower") keeps the diagonal and everything below it:
+
+# %%
+context_length = attn_scores.shape[0]  # T = 6
+mask_simple = torch.tril(torch.ones(context_length, context_length))  # (T, T)
+print(mask_simple)
+
+# %%
+masked_simple = attn_weights * mask_simple  # (T, T), zeros above the diagonal
+print(masked_simple)
+
+# %% [markdown]
+# The rows no longer sum to 1 (row 1 keeps only 0.1921). Step 3 fixes that:
+
+# %%
+row_sums = masked_simple.sum(dim=-1, keepdim=True)  # (T, 1)
+masked_simple_norm = masked_simple / row_sums  # (T, T)
+print(masked_simple_norm)
+
+# %%
+torch.testing.assert_close(
+    masked_simple_norm, journey.reference["seed789_masked_renormalized"], atol=1e-4, rtol=0
+)
+torch.testing.assert_close(masked_simple_norm.sum(dim=-1), torch.ones(context_length))
+print("matches the book's printed values; every row sums to 1")
+
+# %% [markdown]
+# "journey" now attends only to "Your" and itself: [0.5517, 0.4483, 0, 0, 0, 0], as printed in
+# the book. The last row ("step" may see everybody) did not change at all.
+#
+# ## 3. Did the future leak in?
+#
+# Something should bother you. Step 1's softmax divided by a sum over the *whole* row, future
+# scores included. Did the future sneak into the weights through that denominator?
+#
+# No. Write $s_j$ for the scaled scores of row $i$ and $S = \sum_{k=1}^{T} e^{s_k}$ for the full
+# denominator. For a kept position $j \le i$:
+#
+# $$\text{step 1: } p_j = \frac{e^{s_j}}{S}, \qquad \text{step 3: }
+# \frac{p_j}{\sum_{k \le i} p_k} = \frac{e^{s_j} / S}{\sum_{k \le i} e^{s_k} / S}
+# = \frac{e^{s_j}}{\sum_{k \le i} e^{s_k}}.$$
+#
+# $S$, the only place the future appeared, cancels. What remains is **the softmax over the
+# unmasked scores only**. Check it row by row:
+
+# %%
+scaled_scores = attn_scores / d_k**0.5  # (T, T)
+for i in range(context_length):
+    only_past = torch.softmax(scaled_scores[i, : i + 1], dim=-1)  # (i + 1,)
+    torch.testing.assert_close(masked_simple_norm[i, : i + 1], only_past)
+print("each row of the three-step result == softmax over that row's past and present scores")
+
+# %% [markdown]
+# ## 4. The one-step method: `-inf` before the softmax
+#
+# If the answer is "softmax over the unmasked scores only", we can compute that directly. Set
+# the future scores to $-\infty$ and take the softmax: $e^{-\infty} = 0$, so they get weight 0
+# and drop out of the denominator; the rows sum to 1 by construction, no renormalization.
+#
+# `torch.triu(..., diagonal=1)` ("triangle, upper", starting one above the diagonal) marks the
+# positions to hide; `masked_fill` writes `-inf` where the mask is `True`.
+
+# %%
+mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # (T, T), 1 = future
+print(mask)
+masked = attn_scores.masked_fill(mask.bool(), -torch.inf)  # (T, T)
+print(masked)
+
+# %%
+attn_weights_causal = torch.softmax(masked / d_k**0.5, dim=-1)  # (T, T)
+print(attn_weights_causal)
+
+# %% [markdown]
+# The same matrix as the three-step method:
+
+# %%
+torch.testing.assert_close(attn_weights_causal, masked_simple_norm)
+torch.testing.assert_close(
+    attn_weights_causal, journey.reference["seed789_masked_renormalized"], atol=1e-4, rtol=0
+)
+largest_difference = (attn_weights_causal - masked_simple_norm).abs().max()
+assert largest_difference < 1e-6
+print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
+
+# %% [markdown]
+# Equal to float precision, but not guaranteed to be equal bit for bit (try
+# `torch.equal(attn_weights_causal, masked_simple_norm)`: it may well say `False`). The three-step
+# method rounds twice (divide by the full sum $S$, then by the partial sum) and subtracts the
+# maximum of the *whole* row inside its softmax; the one-step method divides once. Mathematically
+# the same, numerically a last-bit difference ($\approx 10^{-8}$) in a few entries. That is why
+# we compare with `assert_close` here and keep `torch.equal` for computations that run the same
+# operations.
+#
+# The one-step method is what every implementation uses: one `masked_fill` instead of a multiply,
+# a sum and a divide. The `-inf` trick will come back when a GPT model generates text: **top-k
+# sampling** (top-k 采样) sets every score except the k largest to `-inf` before the softmax, so
+# only those k tokens can be picked.
+#
+# ## 5. Proof by experiment: change the future
+#
+# If nothing leaks, changing the *last* token ("step") must not change any earlier row. We
+# replace its embedding by something very different and recompute everything.
+
+
+# %%
+def causal_weights_one_step(x):
+    """One-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    with torch.no_grad():
+        scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
+    future = torch.triu(torch.ones(len(x), len(x), dtype=torch.bool), diagonal=1)  # (T, T)
+    return torch.softmax(scores.masked_fill(future, -torch.inf) / d_k**0.5, dim=-1)
+
+
+def causal_weights_three_step(x):
+    """Three-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    with torch.no_grad():
+        scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
+    weights = torch.softmax(scores / d_k**0.5, dim=-1) * torch.tril(torch.ones(len(x), len(x)))
+    return weights / weights.sum(dim=-1, keepdim=True)
+
+
+def full_weights(x):
+    """No mask at all, for comparison."""
+    with torch.no_grad():
+        scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
+    return torch.softmax(scores / d_k**0.5, dim=-1)
+
+
+changed = inputs.clone()  # (T, d_in)
+changed[5] = torch.tensor([5.0, -3.0, 2.0])  # a very different "step"
+print(
+    "no mask: largest change in rows 1-5 =",
+    (full_weights(changed) - full_weights(inputs))[:5].abs().max(),
+)
+
+# %% [markdown]
+# Without a mask the future visibly changes the earlier rows. With the one-step mask the first
+# five rows are **identical, bit for bit**: the future scores were overwritten with `-inf`
+# before the softmax ever saw them.
+
+# %%
+before, after = causal_weights_one_step(inputs), causal_weights_one_step(changed)
+assert torch.equal(before[:5], after[:5])
+print("one-step: rows 1-5 unchanged (torch.equal):", torch.equal(before[:5], after[:5]))
+print("only the last row moved:\n", after[5])
+
+# %% [markdown]
+# With the three-step method the earlier rows are unchanged up to the last bit of rounding:
+# the future did enter $S$ (so the rounding of step 1 differs), but cancelled in step 3.
+
+# %%
+before3, after3 = causal_weights_three_step(inputs), causal_weights_three_step(changed)
+torch.testing.assert_close(after3[:5], before3[:5], atol=1e-6, rtol=0)
+torch.testing.assert_close(after3, after)
+print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result")
+
+# %% [markdown]
+# ## 6. Before and after
+#
+# The same weights before and after masking, on one colour scale from 0 to 1. Below the
+# diagonal each row has been stretched so that it sums to 1 again; above it, nothing. The
+# earlier a token, the fewer tokens share its attention ("Your" keeps all of it for itself).
+
+# %%
+fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
+mh.plot_attention(
+    attn_weights, words, ax=ax_before, title="Before: full attention", vmax=1.0, cbar=False
+)
+mh.plot_attention(attn_weights_causal, words, ax=ax_after, title="After: causal mask", vmax=1.0)
+plt.show()
+
+# %% [markdown]
+# ## 7. Check: the course package does the same
+#
+# `mhsa_helpers` builds the mask with `mh.causal_mask` (1 above the diagonal, like ours) and
+# applies it in `mh.masked_attention`, the function that every causal class of the next lessons
+# calls. Same operations in the same order, so the weights are equal bit for bit, and the context
+# vectors are the masked weights times the values.
+
+# %%
+assert torch.equal(mh.causal_mask(context_length), mask)
+context_vecs, weights_pkg = mh.masked_attention(
+    queries, keys, values, mh.causal_mask(context_length).bool()
+)
+assert torch.equal(weights_pkg, attn_weights_causal)
+assert torch.equal(context_vecs, attn_weights_causal @ values)
+print(context_vecs)  # (T, d_out)
+torch.testing.assert_close(context_vecs[0], values[0])  # "Your" can only see itself
+
+# %% [markdown]
+# ## Summary
+#
+# * **Causal attention**: token $i$ attends only to tokens $1..i$. Everything above the diagonal
+#   of the (T, T) weight matrix must be 0.
+# * Three-step method: softmax, multiply by `torch.tril(torch.ones(T, T))`, divide each row by
+#   its sum. The book's "journey" row becomes [0.5517, 0.4483, 0, 0, 0, 0].
+# * No **information leakage**: the full-row denominator cancels in the renormalization; the
+#   result is the softmax over the unmasked scores only. Changing a future token leaves earlier
+#   rows unchanged.
+# * One-step method (the one to use): `scores.masked_fill(torch.triu(ones, diagonal=1).bool(),
+#   -torch.inf)`, then softmax. Same weights (to float precision), fewer operations.
+# * Next: lesson 04 adds **dropout** (随机失活 / dropout) and wraps all this into a batched
+#   `CausalAttention` class with the mask as a buffer.
+#
+# ## Exercises
+#
+# Solutions: `solutions/03_causal_attention_solutions.ipynb`.
+#
+# **Exercise 1.** Build the causal mask for a sequence of `T = 4` tokens: a boolean (4, 4)
+# tensor that is `True` where a token must *not* look (the kind of mask `masked_fill` takes).
+
+# %%
+import mhsa_helpers.exercises
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_causal_mask_4(answer)
+
+# %% [markdown]
+# **Exercise 2.** Here are the (already scaled) attention scores of a 4-token sequence. Compute
+# their causal attention weights with the one-step method (`masked_fill` with `-inf`, then
+# softmax over each row). Before you run the checker: what must row 1 be?
+
+# %%
+scores_ex = torch.tensor(
+    [
+        [2.0, 1.0, 0.5, 3.0],
+        [0.3, 1.2, 2.2, -1.0],
+        [1.5, -0.5, 0.0, 2.5],
+        [0.1, 0.4, 0.9, 1.6],
+    ]
+)  # (T, T) = (4, 4)
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_one_step_mask(answer, scores_ex)
