@@ -1,0 +1,76 @@
+"""Cross-attention (交叉注意力): queries from one sequence, keys and values from another.
+
+In an encoder-decoder model (translation, speech recognition) the decoder's tokens ask questions
+(queries) of the encoder's output (keys and values). Nothing is hidden: every target token may
+look at every source token, so there is no causal mask, and the two sequences may differ in
+length (n_q vs n_kv) and in width (d_q vs d_kv).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .functional import masked_attention, merge_heads, split_heads
+from .validation import check_dropout, check_heads, check_input, check_positive_int
+
+__all__ = ["CrossMultiHeadAttention"]
+
+
+class CrossMultiHeadAttention(nn.Module):
+    """Multi-head cross-attention: (b, n_q, d_q) queries over (b, n_kv, d_kv) -> (b, n_q, d_out).
+
+    W_query: d_q -> d_out, W_key and W_value: d_kv -> d_out, out_proj: d_out -> d_out, with
+    ``head_dim = d_out // num_heads``. Dropout acts on the weights in training mode only.
+    """
+
+    def __init__(
+        self,
+        d_q: int,
+        d_kv: int,
+        d_out: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        qkv_bias: bool = False,
+    ):
+        super().__init__()
+        self.d_q = check_positive_int("d_q", d_q)
+        self.d_kv = check_positive_int("d_kv", d_kv)
+        self.head_dim = check_heads(d_out, num_heads)
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.dropout = nn.Dropout(check_dropout(dropout))
+        self.W_query = nn.Linear(d_q, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_kv, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_kv, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+
+    def forward(
+        self, query: torch.Tensor, key_value: torch.Tensor, return_weights: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Return (b, n_q, d_out), or ``(out, weights)`` with weights (b, num_heads, n_q, n_kv).
+
+        Weights are taken after softmax and before dropout; each row sums to 1 over all n_kv.
+        """
+        dtype = self.W_query.weight.dtype
+        check_input(query, d_in=self.d_q, ndim=3, dtype=dtype, name="query")
+        check_input(key_value, d_in=self.d_kv, ndim=3, dtype=dtype, name="key_value")
+        if query.shape[0] != key_value.shape[0]:
+            raise ValueError(
+                "query and key_value must have the same batch size, got "
+                f"query.shape={tuple(query.shape)}, key_value.shape={tuple(key_value.shape)}"
+            )
+        queries = split_heads(self.W_query(query), self.num_heads)  # (b, h, n_q, head_dim)
+        keys = split_heads(self.W_key(key_value), self.num_heads)  # (b, h, n_kv, head_dim)
+        values = split_heads(self.W_value(key_value), self.num_heads)  # (b, h, n_kv, head_dim)
+        context_vec, attn_weights = masked_attention(
+            queries, keys, values, None, self.dropout
+        )  # (b, h, n_q, head_dim), (b, h, n_q, n_kv)
+        out = self.out_proj(merge_heads(context_vec))  # (b, n_q, d_out)
+        return (out, attn_weights) if return_weights else out
+
+    def extra_repr(self) -> str:
+        return (
+            f"d_q={self.d_q}, d_kv={self.d_kv}, d_out={self.d_out}, "
+            f"num_heads={self.num_heads}, head_dim={self.head_dim}"
+        )

@@ -1,0 +1,193 @@
+"""The same multi-head attention, made fast: a fused QKV projection and torch's fused kernel.
+
+* ``FusedQKVMultiHeadAttention`` -- one ``nn.Linear(d_in, 3 * d_out)`` (融合 QKV 投影) computes
+  queries, keys and values in a single matmul; its weight is ``[W_query; W_key; W_value]``
+  stacked row-wise, so ``from_multihead(mha)`` builds a module that computes what ``mha`` does.
+* ``SDPAMultiHeadAttention`` -- the same parameters, with the attention itself done by
+  ``torch.nn.functional.scaled_dot_product_attention`` (SDPA). Its kernels (FlashAttention-style
+  on CPU and CUDA) never store the (b, h, T, T) weight matrix, so memory grows as T instead of T^2.
+  It also accepts a ``KVCache`` for token-by-token generation.
+
+``causal_attention`` is the one function both SDPA-based classes (this one and
+``GroupedQueryAttention``) use to attend with an optional cache offset.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .causal import CausalSelfAttentionBase
+from .functional import masked_attention, merge_heads, split_heads
+from .multihead import MultiHeadAttention
+
+if TYPE_CHECKING:
+    from .kv_cache import KVCache
+
+__all__ = ["FusedQKVMultiHeadAttention", "SDPAMultiHeadAttention", "causal_attention"]
+
+
+def causal_attention(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    mask: torch.Tensor,
+    dropout: nn.Dropout,
+    *,
+    training: bool,
+    return_weights: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Causal attention of ``n`` new queries over all ``T_k`` keys (the last ``n`` keys are new).
+
+    Args:
+        queries: (b, h, n, head_dim), the queries of positions ``T_k - n .. T_k - 1``.
+        keys, values: (b, h, T_k, head_dim), positions ``0 .. T_k - 1`` (cached + new).
+        mask: the module's float ``mask`` buffer (1 above the diagonal), at least T_k x T_k.
+        dropout: the module's ``nn.Dropout``; its rate is used only when ``training``.
+        return_weights: use the explicit path (``masked_attention``) and return the weights
+            (b, h, n, T_k) taken before dropout; SDPA never materializes them.
+
+    Returns:
+        ``(context, weights)``: context (b, h, n, head_dim); weights or None.
+    """
+    num_new, num_keys = queries.shape[-2], keys.shape[-2]
+    offset = num_keys - num_new
+    # Rows offset..offset+n of the full causal mask: query i (at position offset+i) may see keys
+    # 0..offset+i. True = hidden (the course's convention).
+    hidden = mask.bool()[offset:num_keys, :num_keys]  # (n, T_k)
+    if return_weights:
+        return masked_attention(queries, keys, values, hidden, dropout)
+    dropout_p = dropout.p if training else 0.0
+    if offset == 0:
+        # Square causal block: SDPA's is_causal (aligned top-left) is exactly right.
+        context = F.scaled_dot_product_attention(
+            queries, keys, values, dropout_p=dropout_p, is_causal=True
+        )
+    elif num_new == 1:
+        # One new token sees every cached key: no mask at all.
+        context = F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p)
+    else:
+        # A chunk after cached tokens: is_causal would align top-left (wrong), so pass the mask.
+        # SDPA's bool mask means the opposite of ours: True = may attend.
+        context = F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=~hidden, dropout_p=dropout_p
+        )
+    return context, None
+
+
+class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
+    """Causal multi-head self-attention with one fused QKV projection.
+
+    Same constructor and same function as ``MultiHeadAttention``; the three (d_out, d_in)
+    weights live stacked in ``qkv.weight`` (3 * d_out, d_in): rows ``[0, d_out)`` are W_query,
+    ``[d_out, 2 d_out)`` W_key, ``[2 d_out, 3 d_out)`` W_value. One matmul instead of three.
+    Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out).
+    """
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads)
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(b, T, d_in) -> queries, keys, values, each (b, num_heads, T, head_dim)."""
+        qkv = self.qkv(x)  # (b, T, 3 * d_out): one matmul for Q, K and V
+        queries, keys, values = qkv.split(self.d_out, dim=-1)  # each (b, T, d_out)
+        return (
+            split_heads(queries, self.num_heads),  # (b, h, T, head_dim)
+            split_heads(keys, self.num_heads),  # (b, h, T, head_dim)
+            split_heads(values, self.num_heads),  # (b, h, T, head_dim)
+        )
+
+    def forward(
+        self, x: torch.Tensor, return_weights: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Return (b, T, d_out), or ``(out, weights)`` with weights (b, num_heads, T, T).
+
+        Weights are taken after softmax and before dropout, as in ``MultiHeadAttention``.
+        """
+        self.check_input(x)
+        queries, keys, values = self.project(x)  # (b, h, T, head_dim) each
+        context_vec, attn_weights = masked_attention(
+            queries, keys, values, self.causal_mask(x.shape[1]), self.dropout
+        )  # (b, h, T, head_dim), (b, h, T, T)
+        out = self.out_proj(merge_heads(context_vec))  # (b, T, d_out)
+        return (out, attn_weights) if return_weights else out
+
+    @classmethod
+    def from_multihead(cls, mha: MultiHeadAttention):
+        """Build a ``cls`` that computes what ``mha`` (a ``MultiHeadAttention``) computes.
+
+        ``qkv.weight`` becomes ``cat([W_query, W_key, W_value])`` (and the biases likewise);
+        ``out_proj`` is copied. The result has ``mha``'s sizes, dropout rate, training/eval mode,
+        dtype and device. Outputs agree to float rounding (``assert_close``), not bit for bit: a
+        (T, d_in) @ (d_in, 3 d_out) matmul may sum in another order than three separate ones.
+        """
+        if not isinstance(mha, MultiHeadAttention):
+            raise TypeError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
+        qkv_bias = mha.W_query.bias is not None
+        reference = mha.W_query.weight
+        fused = cls(
+            mha.d_in, mha.d_out, mha.context_length, mha.dropout.p, mha.num_heads, qkv_bias
+        ).to(device=reference.device, dtype=reference.dtype)
+        layers = (mha.W_query, mha.W_key, mha.W_value)
+        with torch.no_grad():
+            fused.qkv.weight.copy_(torch.cat([lin.weight for lin in layers]))  # (3 d_out, d_in)
+            if qkv_bias:
+                fused.qkv.bias.copy_(torch.cat([lin.bias for lin in layers]))  # (3 d_out,)
+            fused.out_proj.load_state_dict(mha.out_proj.state_dict())
+        return fused.train(mha.training)
+
+
+class SDPAMultiHeadAttention(FusedQKVMultiHeadAttention):
+    """Fused-QKV multi-head attention whose attention runs in ``F.scaled_dot_product_attention``.
+
+    Same parameters (``qkv``, ``out_proj``) and ``from_multihead`` as
+    ``FusedQKVMultiHeadAttention``. Dropout (rate ``dropout``) is applied inside SDPA in training
+    mode only. SDPA never returns the attention weights, so ``return_weights=True`` falls back to
+    the explicit path (``masked_attention``, which stores the (b, h, T, T) matrix) -- use it for
+    inspection, not for speed.
+
+    ``cache=KVCache(...)`` appends this call's keys/values to the cache and lets the new tokens
+    attend to every cached token (autoregressive generation, KV 缓存).
+    """
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        return_weights: bool = False,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """(b, n, d_in) -> (b, n, d_out) [, weights (b, num_heads, n, T_cached + n)].
+
+        Without a cache, n new tokens are positions 0..n-1. With a cache holding ``len(cache)``
+        tokens, they are positions ``len(cache) .. len(cache) + n - 1``.
+        """
+        self.check_input(x)
+        if cache is not None:
+            cache.check(x, context_length=self.context_length)
+        queries, keys, values = self.project(x)  # (b, h, n, head_dim) each
+        if cache is not None:
+            keys, values = cache.update(keys, values)  # (b, h, T_cached + n, head_dim)
+        context_vec, attn_weights = causal_attention(
+            queries,
+            keys,
+            values,
+            self.mask,
+            self.dropout,
+            training=self.training,
+            return_weights=return_weights,
+        )  # (b, h, n, head_dim)
+        out = self.out_proj(merge_heads(context_vec))  # (b, n, d_out)
+        return (out, attn_weights) if return_weights else out

@@ -1,0 +1,101 @@
+"""Grouped-query attention (分组查询注意力, GQA) and multi-query attention (多查询注意力, MQA).
+
+Queries keep ``num_heads`` heads, but keys and values get only ``num_kv_groups`` heads; each K/V
+head is shared by ``num_heads // num_kv_groups`` consecutive query heads. That shrinks W_key and
+W_value, and -- what matters at inference -- the KV cache, by the factor
+``num_heads / num_kv_groups``.
+
+* ``num_kv_groups == num_heads``: plain multi-head attention (the same ``state_dict`` keys and
+  shapes as ``MultiHeadAttention``, and the same outputs after ``load_state_dict``).
+* ``num_kv_groups == 1``: multi-query attention, one K/V head for all query heads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+
+from .causal import CausalSelfAttentionBase
+from .efficient import causal_attention
+from .functional import merge_heads, split_heads
+from .validation import check_positive_int
+
+if TYPE_CHECKING:
+    from .kv_cache import KVCache
+
+__all__ = ["GroupedQueryAttention"]
+
+
+class GroupedQueryAttention(CausalSelfAttentionBase):
+    """Causal grouped-query attention: ``num_heads`` query heads, ``num_kv_groups`` K/V heads.
+
+    W_query: d_in -> d_out; W_key, W_value: d_in -> num_kv_groups * head_dim, with
+    ``head_dim = d_out // num_heads``; out_proj: d_out -> d_out.
+    Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out). Accepts ``cache=KVCache(...)``,
+    which then stores only the ``num_kv_groups`` K/V heads.
+    """
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        num_kv_groups: int,
+        qkv_bias: bool = False,
+    ):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads)
+        check_positive_int("num_kv_groups", num_kv_groups)
+        if num_heads % num_kv_groups != 0:
+            raise ValueError(
+                "num_heads must be divisible by num_kv_groups (each K/V head serves the same "
+                f"number of query heads), got num_kv_groups={num_kv_groups}, "
+                f"num_heads={num_heads}"
+            )
+        self.num_kv_groups = num_kv_groups
+        self.group_size = num_heads // num_kv_groups  # query heads per K/V head
+        kv_width = num_kv_groups * self.head_dim
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, kv_width, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, kv_width, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        return_weights: bool = False,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """(b, n, d_in) -> (b, n, d_out) [, weights (b, num_heads, n, T_cached + n)].
+
+        With a cache holding ``len(cache)`` tokens, the n tokens are positions
+        ``len(cache) .. len(cache) + n - 1``.
+        """
+        self.check_input(x)
+        if cache is not None:
+            cache.check(x, context_length=self.context_length)
+        queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, n, head_dim)
+        keys = split_heads(self.W_key(x), self.num_kv_groups)  # (b, g, n, head_dim)
+        values = split_heads(self.W_value(x), self.num_kv_groups)  # (b, g, n, head_dim)
+        if cache is not None:
+            keys, values = cache.update(keys, values)  # (b, g, T_cached + n, head_dim)
+        # K/V head j serves query heads j*group_size .. (j+1)*group_size - 1.
+        keys = keys.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
+        values = values.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
+        context_vec, attn_weights = causal_attention(
+            queries,
+            keys,
+            values,
+            self.mask,
+            self.dropout,
+            training=self.training,
+            return_weights=return_weights,
+        )  # (b, h, n, head_dim)
+        out = self.out_proj(merge_heads(context_vec))  # (b, n, d_out)
+        return (out, attn_weights) if return_weights else out
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, num_kv_groups={self.num_kv_groups}"

@@ -1,0 +1,357 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 10 · Cross-attention, the KV cache and GQA (交叉注意力、KV 缓存与分组查询注意力)
+#
+# Three ideas that take the attention block of lessons 06 and 09 into real models:
+# a decoder that reads an encoder's output (**cross-attention**, 交叉注意力), generation one token
+# at a time without recomputing the past (**KV cache**, KV 缓存), and a smaller cache by sharing
+# keys and values between heads (**grouped-query attention**, 分组查询注意力, and its extreme,
+# **multi-query attention**, 多查询注意力).
+#
+# **Learning goals**
+# 1. Use `CrossMultiHeadAttention` and read a query-vs-key heatmap of two different sentences.
+# 2. Generate token by token (**autoregressive generation**, 自回归生成) with and without a
+#    `KVCache`, get identical outputs, and count what the cache saves.
+# 3. Compute the parameter and KV-cache savings of GQA and MQA at GPT-2 and Llama-like sizes,
+#    and check the formulas against the modules.
+#
+# **Prerequisites:** lesson 09 (fused QKV, `F.scaled_dot_product_attention`).
+# **Time:** about 40 minutes.
+#
+# **Shape contract:** cross-attention: query (b, n_q, d_q), key_value (b, n_kv, d_kv) ->
+# (b, n_q, d_out), weights (b, h, n_q, n_kv). Cached self-attention: n new tokens (b, n, d_in) ->
+# (b, n, d_out); the cache holds keys and values (b, h_kv, T_cached, head_dim).
+
+# %%
+import torch
+
+import mhsa_helpers as mh
+
+mh.setup_lesson()
+
+# %% [markdown]
+# ## 1. Cross-attention: one sequence asks, another answers
+#
+# In self-attention, queries, keys and values all come from the same tokens. In an
+# encoder-decoder model (machine translation, speech recognition), the decoder's tokens make the
+# **queries** and the encoder's output provides the **keys and values**. Two consequences:
+#
+# * the weight matrix is (n_q, n_kv) — rectangular, target tokens x source tokens;
+# * there is **no causal mask**: the whole source sentence is known before the translation
+#   starts, so every target token may look at every source token.
+#
+# To see something meaningful without training a translator, we build embeddings in which each
+# French word is a noisy copy of its English counterpart, and set `W_query = W_key` to a scaled
+# identity, so that a score is simply "how similar are these two embeddings". (A trained model
+# *learns* W_query and W_key that make the alignment appear.)
+
+# %%
+source = ["the", "black", "cat", "sleeps"]  # encoder side (keys, values)
+target = ["le", "chat", "noir", "dort"]  # decoder side (queries)
+aligned = [0, 2, 1, 3]  # le->the, chat->cat, noir->black, dort->sleeps
+
+torch.manual_seed(123)
+d = 8
+source_emb = torch.randn(1, 4, d)  # (b, n_kv, d_kv)
+source_emb = source_emb / source_emb.norm(dim=-1, keepdim=True) * d**0.5  # equal lengths
+target_emb = source_emb[:, aligned] + 0.3 * torch.randn(1, 4, d)  # (b, n_q, d_q)
+
+cross = mh.CrossMultiHeadAttention(d_q=d, d_kv=d, d_out=d, num_heads=1).eval()
+with torch.no_grad():
+    cross.W_query.weight.copy_(1.5 * torch.eye(d))
+    cross.W_key.weight.copy_(1.5 * torch.eye(d))
+out, weights = cross(target_emb, source_emb, return_weights=True)
+# output (b, n_q, d_out), weights (b, h, n_q, n_kv)
+print("output", tuple(out.shape), "weights", tuple(weights.shape))
+print(weights[0, 0].detach())
+assert weights[0, 0].argmax(dim=-1).tolist() == aligned
+
+# %%
+import matplotlib.pyplot as plt
+
+fig = mh.plot_attention(
+    weights[0, 0], source, query_tokens=target, title="Cross-attention: target -> source"
+)
+plt.show()
+
+# %% [markdown]
+# Each row sums to 1 over *all* source words (nothing is masked), and "noir" looks at "black"
+# although the word order differs — cross-attention has no notion of "before".
+#
+# With random weights, several heads and two different widths (decoder d_q = 6, encoder
+# d_kv = 10), the shapes follow the contract:
+
+# %%
+torch.manual_seed(123)
+cross_mh = mh.CrossMultiHeadAttention(d_q=6, d_kv=10, d_out=8, num_heads=2)
+decoder_states = torch.randn(2, 3, 6)  # (b, n_q, d_q)
+encoder_states = torch.randn(2, 7, 10)  # (b, n_kv, d_kv)
+out, weights = cross_mh(decoder_states, encoder_states, return_weights=True)
+print("output ", tuple(out.shape))  # (b, n_q, d_out)
+print("weights", tuple(weights.shape))  # (b, h, n_q, n_kv)
+torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 3))
+assert (weights > 0).all()  # no mask: every target token sees every source token
+
+# %% [markdown]
+# ## 2. Generating with a KV cache
+#
+# A decoder generates one token, appends it, and runs again. Without a cache, step t feeds all
+# t tokens through the layer and recomputes every key and value — although, thanks to the causal
+# mask, the keys and values of old tokens **never change**. A **KV cache** keeps them: each step
+# projects only the new token, appends its key and value, and lets its query attend to
+# everything cached.
+#
+# A real model turns the last output into a token (LM head, sampling) and embeds it again. Our
+# toy "model" is one `SDPAMultiHeadAttention` layer whose last output vector *is* the next input,
+# which keeps the loop honest: any error in the cache would change every later step.
+
+# %%
+torch.manual_seed(123)
+layer = mh.SDPAMultiHeadAttention(d_in=16, d_out=16, context_length=32, dropout=0.0, num_heads=4)
+layer.eval()
+
+projected = []  # how many token rows go through the fused Q/K/V projection, per call
+hook = layer.qkv.register_forward_hook(lambda mod, inp, out: projected.append(inp[0].shape[1]))
+
+prompt = torch.randn(1, 4, 16)  # (b, T_prompt, d_in)
+new_tokens = 12
+
+with torch.no_grad():
+    # Without a cache: feed the whole sequence every step.
+    seq = prompt
+    for _ in range(new_tokens):
+        next_vec = layer(seq)[:, -1:]  # (1, 1, 16): output of the last position
+        seq = torch.cat([seq, next_vec], dim=1)
+    rows_without = projected.copy()
+
+    # With a cache: the prompt once, then one token per step.
+    projected.clear()
+    cache = mh.KVCache(context_length=32)
+    next_vec = layer(prompt, cache=cache)[:, -1:]  # (1, 1, 16)
+    generated = [next_vec]
+    for _ in range(new_tokens - 1):
+        next_vec = layer(next_vec, cache=cache)  # (1, 1, 16), attends to all cached tokens
+        generated.append(next_vec)
+    seq_cached = torch.cat([prompt, *generated], dim=1)  # (1, 16, 16)
+    rows_with = projected.copy()
+hook.remove()
+
+torch.testing.assert_close(seq_cached, seq)
+print("same 12 generated vectors with and without the cache;", cache)
+
+# %% [markdown]
+# The cost per generated token, counted by a hook on the projection (deterministic, no clock):
+
+# %%
+print("step | tokens projected without cache | with cache")
+for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
+    print(f"{step:>4} | {a:>30} | {b:>10}")
+print(f"total: {sum(rows_without)} vs {sum(rows_with)}")
+assert rows_with == [4] + [1] * (new_tokens - 1)
+assert sum(rows_without) == sum(range(4, 4 + new_tokens))
+
+# %% [markdown]
+# Without the cache, step t re-projects t tokens and recomputes a t x t score matrix, so
+# generating T tokens costs O(T²) projections and O(T³) score entries in total; with it, O(T)
+# projections and O(T²) scores. The price is memory: 2 x b x h_kv x T x head_dim numbers per
+# layer — section 3 shrinks exactly that.
+#
+# Timing the two loops on a longer generation (your numbers will differ; CI does not compare them):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import math
+import time
+
+torch.manual_seed(0)
+big = mh.SDPAMultiHeadAttention(d_in=64, d_out=64, context_length=256, dropout=0.0, num_heads=4)
+big.eval()
+start_seq = torch.randn(1, 8, 64)
+with torch.no_grad():
+    t0 = time.perf_counter()
+    seq = start_seq
+    for _ in range(120):
+        seq = torch.cat([seq, big(seq)[:, -1:]], dim=1)
+    t_without = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    cache = mh.KVCache(256)
+    last = big(start_seq, cache=cache)[:, -1:]
+    for _ in range(119):
+        last = big(last, cache=cache)
+    t_with = time.perf_counter() - t0
+print(f"120 tokens: without cache {1e3 * t_without:.1f} ms, with cache {1e3 * t_with:.1f} ms")
+assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
+
+# %% [markdown]
+# ### Feeding a chunk: the mask must be shifted
+#
+# A cache can also take several tokens at once (a prompt, or a chunk of it). The n new queries
+# sit at positions `offset .. offset + n - 1` and see keys `0 .. offset + n - 1`, so their mask is
+# **rows offset..offset+n of the full causal mask** — not the top-left (n, n + offset) block
+# that `is_causal=True` would build:
+
+# %%
+offset, n = 2, 3
+full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True = hidden
+print("correct mask for the chunk (rows 2..4):")
+print(full_mask[offset:].int())
+print("is_causal's top-left alignment (wrong here):")
+print(torch.ones(n, offset + n).triu(1).bool().int())
+
+# %% [markdown]
+# The package's classes slice their `mask` buffer this way. Feeding a sequence token by token,
+# or in uneven chunks, through one cache gives what one full forward pass gives:
+
+# %%
+torch.manual_seed(1)
+x = torch.randn(2, 10, 16)  # (b, T, d_in)
+with torch.no_grad():
+    full = layer(x)  # (2, 10, 16)
+    cache = mh.KVCache(32)
+    chunks = [layer(x[:, a:b], cache=cache) for a, b in [(0, 3), (3, 4), (4, 9), (9, 10)]]
+torch.testing.assert_close(torch.cat(chunks, dim=1), full)
+print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache), "tokens cached")
+
+# %% [markdown]
+# ## 3. Grouped-query attention: fewer keys and values
+#
+# The KV cache stores one key and one value vector per head, per token, per layer. **GQA** keeps
+# all `num_heads` query heads but computes only `num_kv_groups` key/value heads; each K/V head is
+# shared by `num_heads / num_kv_groups` consecutive query heads (`repeat_interleave` copies them
+# before the attention). `num_kv_groups == num_heads` is plain multi-head attention;
+# `num_kv_groups == 1` is **MQA**.
+
+# %%
+num_heads, num_kv_groups = 8, 2
+group_size = num_heads // num_kv_groups
+kv_head_of = torch.arange(num_kv_groups).repeat_interleave(group_size)  # (num_heads,)
+for kv in range(num_kv_groups):
+    heads = (kv_head_of == kv).nonzero().flatten().tolist()
+    print(f"K/V head {kv} serves query heads {heads}")
+
+# %% [markdown]
+# First the sanity check: with one group per head, GQA *is* lesson 06's multi-head attention
+# (same parameter names and shapes, so `load_state_dict` copies them):
+
+# %%
+torch.manual_seed(123)
+mha = mh.MultiHeadAttention(d_in=16, d_out=16, context_length=32, dropout=0.0, num_heads=4)
+gqa_as_mha = mh.GroupedQueryAttention(16, 16, 32, 0.0, num_heads=4, num_kv_groups=4)
+gqa_as_mha.load_state_dict(mha.state_dict())
+x = torch.randn(2, 10, 16)  # (b, T, d_in)
+torch.testing.assert_close(gqa_as_mha(x), mha(x))
+print("GroupedQueryAttention(num_kv_groups=num_heads) == MultiHeadAttention")
+
+# %% [markdown]
+# **Parameters.** With `head_dim = d / h` and `g` K/V groups (no Q/K/V bias, `out_proj` with bias):
+#
+# params = d·d (W_query) + 2·d·g·head_dim (W_key, W_value) + d·d + d (out_proj)
+#
+# **KV cache** per sequence: 2 (K and V) x layers x g x head_dim x T x bytes per number.
+#
+# We check both formulas against the modules at a small size before trusting them at a big one:
+
+
+# %%
+def attention_params(d, num_heads, num_kv_groups):
+    head_dim = d // num_heads
+    return d * d + 2 * d * num_kv_groups * head_dim + d * d + d
+
+
+def kv_cache_bytes(layers, num_heads, num_kv_groups, head_dim, T, batch=1, bytes_per_number=2):
+    return 2 * layers * batch * num_kv_groups * head_dim * T * bytes_per_number
+
+
+d_small, h_small, T_small = 48, 8, 16
+for g in [8, 2, 1]:
+    module = mh.GroupedQueryAttention(d_small, d_small, T_small, 0.0, h_small, g).eval()
+    n_params = sum(p.numel() for p in module.parameters())
+    cache = mh.KVCache(T_small)
+    with torch.no_grad():
+        module(torch.randn(1, T_small, d_small), cache=cache)
+    formula_cache = kv_cache_bytes(1, h_small, g, d_small // h_small, T_small, bytes_per_number=4)
+    print(
+        f"g={g}: {n_params:>5} parameters, cache {tuple(cache.keys.shape)} = {cache.nbytes} bytes"
+    )
+    assert n_params == attention_params(d_small, h_small, g)
+    assert cache.nbytes == formula_cache
+
+# %% [markdown]
+# The same formulas at real sizes: GPT-2 small (d = 768, 12 heads, 12 layers, context 1024) and a
+# Llama-like model (d = 4096, 32 query heads, 32 layers, context 8192; Llama 3 8B uses 8 K/V
+# groups), both with 2-byte (float16 / bfloat16) caches, batch 1:
+
+# %%
+configs = [
+    ("GPT-2 small", 768, 12, 12, 1024, [12, 4, 1]),
+    ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
+]
+MiB = 2**20
+print(f"{'model':<12} {'K/V heads':>9} {'params/layer':>13} {'KV cache/seq':>13} {'saving':>7}")
+for name, d_model, heads, layers, T, groups in configs:
+    for g in groups:
+        params = attention_params(d_model, heads, g)
+        cache_mib = kv_cache_bytes(layers, heads, g, d_model // heads, T) / MiB
+        kind = "MHA" if g == heads else ("MQA" if g == 1 else "GQA")
+        print(f"{name:<12} {g:>5} {kind} {params:>13,} {cache_mib:>9,.0f} MiB {heads // g:>6}x")
+assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # Llama-like GQA: 1 GiB per sequence
+assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with MHA: 4 GiB
+
+# %% [markdown]
+# The attention parameters shrink by about a third (only W_key and W_value get smaller), but the
+# **KV cache shrinks by num_heads / num_kv_groups**: 4 GiB -> 1 GiB per 8192-token sequence for
+# the Llama-like model, which is what lets a server hold four times as many conversations. MQA
+# goes furthest (128 MiB) but tends to lose quality; GQA with 8 groups is the usual compromise.
+#
+# ## Summary
+#
+# * **Cross-attention**: queries from the decoder, keys and values from the encoder; no causal
+#   mask; weights (b, h, n_q, n_kv).
+# * **KV cache**: keys and values of past tokens never change, so keep them; each new token costs
+#   one projection instead of t. A chunk of n tokens after `offset` cached ones needs rows
+#   `offset..offset+n` of the causal mask. Same outputs as a full forward pass.
+# * **GQA / MQA**: `num_kv_groups` K/V heads shared by all query heads; the cache shrinks by
+#   `num_heads / num_kv_groups`; `num_kv_groups == num_heads` is plain multi-head attention.
+#
+# ## Exercises
+#
+# **Exercise 1.** A cache holds 3 tokens and you feed a chunk of 2 more (positions 3 and 4).
+# Build their bool mask of shape (2, 5) over keys 0..4, with `True` = hidden (this course's
+# convention).
+
+# %%
+import mhsa_helpers.exercises
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_chunk_mask(answer)
+
+# %% [markdown]
+# **Exercise 2.** A larger Llama-like model has 80 layers, 8 K/V heads of size 128, and a context
+# of 4096 tokens. How many bytes does its bfloat16 KV cache take for one full sequence?
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_kv_cache_bytes(answer)
+
+# %% [markdown]
+# **Exercise 3.** How many parameters does one `GroupedQueryAttention` layer have with
+# d_in = d_out = 8192, 64 query heads and 8 K/V groups (no Q/K/V bias)? Check your formula on a
+# small module first.
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_gqa_parameter_count(answer)
+
+# %% [markdown]
+# This is the end of the course's attention block: from a dot product (lesson 01) to the layer
+# that production models run. The solutions are in `solutions/`.

@@ -1,0 +1,80 @@
+"""Checkers of lessons 09 and 10: a correct answer passes; wrong, wrong-shape and None do not."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import mhsa_helpers as mh
+from mhsa_helpers import exercises as ex
+
+
+def not_yet(result) -> bool:
+    return not result and repr(result).startswith("[NOT YET]")
+
+
+@pytest.fixture
+def mha():
+    torch.manual_seed(123)
+    return mh.MultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
+
+
+def test_fused_qkv_weight(mha):
+    right = torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])
+    result = ex.check_fused_qkv_weight(right, mha)
+    assert result and repr(result).startswith("[PASS]")
+    assert ex.check_fused_qkv_weight(right.detach().clone(), mha)
+    wrong_order = torch.cat([mha.W_key.weight, mha.W_query.weight, mha.W_value.weight])
+    assert not_yet(r := ex.check_fused_qkv_weight(wrong_order, mha)) and "order" in repr(r)
+    assert not_yet(r := ex.check_fused_qkv_weight(right.T, mha)) and "transposed" in repr(r)
+    assert not_yet(ex.check_fused_qkv_weight(right[:8], mha))
+    assert not_yet(ex.check_fused_qkv_weight(right + 1, mha))
+    assert not_yet(ex.check_fused_qkv_weight(None, mha))
+    assert not_yet(ex.check_fused_qkv_weight([1, 2], mha))
+    assert not_yet(ex.check_fused_qkv_weight(right, object()))
+
+
+def test_attention_matrix_bytes():
+    assert ex.check_attention_matrix_bytes(25 * 1024 * 1024 * 4)
+    assert not_yet(r := ex.check_attention_matrix_bytes(25 * 1024 * 1024)) and "4 bytes" in repr(r)
+    assert not_yet(ex.check_attention_matrix_bytes(1024 * 1024 * 4))
+    assert not_yet(ex.check_attention_matrix_bytes(7))
+    assert not_yet(ex.check_attention_matrix_bytes(torch.zeros(2, 2)))
+    assert not_yet(ex.check_attention_matrix_bytes(True))
+    assert not_yet(ex.check_attention_matrix_bytes(None))
+
+
+def test_chunk_mask():
+    right = torch.ones(5, 5).triu(1).bool()[3:]
+    assert ex.check_chunk_mask(right)
+    top_left = torch.ones(2, 5).triu(1).bool()
+    assert not_yet(r := ex.check_chunk_mask(top_left)) and "is_causal" in repr(r)
+    assert not_yet(r := ex.check_chunk_mask(~right)) and "inverted" in repr(r)
+    assert not_yet(ex.check_chunk_mask(right.float()))
+    assert not_yet(ex.check_chunk_mask(torch.ones(5, 5).triu(1).bool()))  # wrong shape
+    assert not_yet(ex.check_chunk_mask(torch.zeros(2, 5, dtype=torch.bool)))
+    assert not_yet(ex.check_chunk_mask(None))
+
+
+def test_kv_cache_bytes():
+    right = 2 * 80 * 8 * 128 * 4096 * 2
+    assert right == 5 * 2**28  # 1.25 GiB
+    assert ex.check_kv_cache_bytes(right)
+    assert not_yet(r := ex.check_kv_cache_bytes(right // 2)) and "values" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(right * 8)) and "multi-head" in repr(r)
+    assert not_yet(ex.check_kv_cache_bytes(right + 1))
+    assert not_yet(ex.check_kv_cache_bytes("1 GiB"))
+    assert not_yet(ex.check_kv_cache_bytes(None))
+
+
+def test_gqa_parameter_count():
+    module = mh.GroupedQueryAttention(128, 128, 2, 0.0, num_heads=64, num_kv_groups=8)
+    small = sum(p.numel() for p in module.parameters())
+    assert small == 2 * 128 * 128 + 2 * 128 * 16 + 128  # the same formula at a small size
+    right = 2 * 8192 * 8192 + 2 * 8192 * 1024 + 8192
+    assert ex.check_gqa_parameter_count(right)
+    assert not_yet(r := ex.check_gqa_parameter_count(4 * 8192 * 8192 + 8192)) and "MHA" in repr(r)
+    assert not_yet(ex.check_gqa_parameter_count(right - 8192))
+    assert not_yet(ex.check_gqa_parameter_count(0))
+    assert not_yet(ex.check_gqa_parameter_count([right]))
+    assert not_yet(ex.check_gqa_parameter_count(None))
