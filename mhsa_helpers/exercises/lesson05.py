@@ -1,0 +1,97 @@
+"""Checkers for lesson 05, multi-head attention (多头注意力) as a wrapper of separate heads.
+
+* ``check_wrapper_width(answer)`` -- output width of a wrapper with d_out=64 per head, 12 heads.
+* ``check_head_output(answer)`` -- head 3's part of the output of the book's wrapper built with
+  3 heads (seed 123, d_out=2), sliced out of the concatenation.
+* ``check_matmul_count(answer)`` -- matrix multiplications in one forward pass of a 12-head wrapper.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..data import load_journey
+from ..multihead import MultiHeadAttentionWrapper
+from ._common import CheckResult, fail, missing, ok, tensor_answer
+
+__all__ = ["check_head_output", "check_matmul_count", "check_wrapper_width"]
+
+
+def _integer(answer: object) -> int | None:
+    """``answer`` as an int if it is a whole number (int, integral float, one-element tensor)."""
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, float) and math.isfinite(answer) and answer.is_integer():
+        return int(answer)
+    return answer if isinstance(answer, int) else None
+
+
+def check_wrapper_width(answer: object) -> CheckResult:
+    """A wrapper with ``d_out=64`` per head and ``num_heads=12`` outputs 12 * 64 = 768 columns."""
+    name = "wrapper output width"
+    if answer is None:
+        return missing(name, "the size of the output's last dimension (an int)")
+    value = _integer(answer)
+    if value is None:
+        return fail(name, f"expected a whole number, got {answer!r}.")
+    if value == 768:
+        return ok(name, "correct: 12 heads x 64 = 768, concatenated side by side.")
+    if value == 64:
+        return fail(name, "64 is ONE head's width. The wrapper concatenates all 12 heads.")
+    if value in (5, 6):
+        return fail(name, "in the wrapper d_out is per head, it is not split: nothing is divided.")
+    return fail(name, "output width = num_heads * d_out in the wrapper.")
+
+
+def _wrapper_output(num_heads: int = 3) -> torch.Tensor:
+    batch = load_journey().batch  # (2, 6, 3)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(123)
+        wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=num_heads)
+    with torch.no_grad():
+        return wrapper(batch)  # (2, 6, num_heads * 2)
+
+
+def check_head_output(answer: object) -> CheckResult:
+    """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
+    name = "head 3 of the wrapper's output"
+    out = _wrapper_output()  # (2, 6, 6)
+    expected = out[..., 4:6]  # (2, 6, 2)
+
+    def hint(got: torch.Tensor) -> str:
+        got = got.detach().to(torch.float32).cpu()
+        for k, cols in ((1, slice(0, 2)), (2, slice(2, 4))):
+            if torch.allclose(got, out[..., cols], atol=1e-4):
+                return f"that is head {k}. Head k sits in columns (k - 1) * d_out : k * d_out."
+        return "slice the last dimension of the wrapper's output: out[..., 4:6]."
+
+    if answer is None:
+        return missing(name, "a (2, 6, 2) slice of the (2, 6, 6) output")
+    if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (2, 6, 6):
+        return fail(name, "that is the whole output; head 3 is 2 of its 6 columns.")
+    return tensor_answer(name, answer, expected, what="a (2, 6, 2) tensor", hint=hint)
+
+
+def check_matmul_count(answer: object) -> CheckResult:
+    """12 heads x (3 projections + Q @ K^T + weights @ V) = 60 matmuls per forward pass."""
+    name = "matmuls in a 12-head wrapper"
+    if answer is None:
+        return missing(name, "the number of matrix multiplications (an int)")
+    value = _integer(answer)
+    if value is None:
+        return fail(name, f"expected a whole number, got {answer!r}.")
+    if value == 60:
+        return ok(name, "correct: 12 x (3 projections + 2 attention matmuls) = 60.")
+    if value == 36:
+        return fail(
+            name, "36 are the projections only; each head also computes Q @ K^T and weights @ V."
+        )
+    if value == 24:
+        return fail(name, "24 are the attention matmuls only; add 3 projections per head.")
+    if value == 5:
+        return fail(name, "5 is one head's count. The wrapper runs 12 heads one after another.")
+    return fail(name, "count per head: W_query, W_key, W_value, Q @ K^T, weights @ V; then x 12.")

@@ -1,0 +1,388 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Dropout on attention weights (随机失活)
+#
+# A model with many parameters can **overfit** (过拟合): memorize its training text instead of
+# learning rules that carry over to new text. **Dropout** (随机失活 / dropout) fights this: during
+# training it zeroes a random part of the values that flow through the network, so the model
+# cannot lean on any single one of them. In GPT-style models dropout can act on the **attention
+# weights** (注意力权重). At the end of this lesson we pack the causal mask of lesson 03 and
+# dropout into the book's `CausalAttention` class, which takes a whole **batch** (批次).
+#
+# **Learning goals**
+# 1. Apply `nn.Dropout` and explain the 1/(1-p) scaling of the surviving values (the book's
+#    6x6 example: survivors become 2).
+# 2. Switch dropout off with `.eval()` and explain why the average stays the same.
+# 3. Know where dropout sits in attention and which rates real models use.
+# 4. Build `CausalAttention` with the mask as a **buffer** (缓冲区, `register_buffer`) and run it
+#    on a batch (2, 6, 3).
+#
+# **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
+# weights.
+# **Time:** about 30 minutes.
+#
+# **Shape contract:** `CausalAttention`: `(b, T, d_in)` → `(b, T, d_out)`; dropout acts on the
+# `(b, T, T)` weights, in training mode only.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+import mhsa_helpers as mh
+
+mh.setup_lesson()
+journey = mh.load_journey()
+words = journey.words
+
+# %% [markdown]
+# ## 1. Dropout on a matrix of ones
+#
+# The book's demonstration: dropout with rate p = 0.5 (half of the entries are dropped on
+# average) applied to a 6x6 matrix of ones, right after `torch.manual_seed(123)`. Look at the
+# values that survive: they are not 1.
+
+# %%
+torch.manual_seed(123)
+dropout = nn.Dropout(0.5)  # p = 0.5: each entry is zeroed with probability 0.5
+example = torch.ones(6, 6)  # (6, 6)
+dropped = dropout(example)  # (6, 6)
+print(dropped)
+
+# %% [markdown]
+# These match the book's printed values:
+
+# %%
+torch.testing.assert_close(dropped, journey.reference["dropout_seed123_ones"], atol=1e-4, rtol=0)
+print("matches the book's printed values")
+print("zeros:", int((dropped == 0).sum()), "of", dropped.numel())
+assert int((dropped == 0).sum()) == 15
+print("survivors are all", dropped[dropped != 0].unique().item(), "= 1 / (1 - 0.5)")
+
+# %% [markdown]
+# Fifteen of 36 entries were dropped this time: "p = 0.5" is a probability per entry, not an
+# exact count. Every survivor was multiplied by **1 / (1 - p) = 2**.
+#
+# ## 2. Why scale by 1 / (1 - p)?
+#
+# After dropout only a fraction 1 - p of the values is left, so the total signal would shrink by
+# that factor. Dividing the survivors by 1 - p compensates: *on average* each entry stays what it
+# was. Averaged over many random draws, the dropped matrix of ones is (close to) a matrix of
+# ones.
+
+# %%
+torch.manual_seed(123)
+draws = torch.stack([dropout(example) for _ in range(2000)])  # (2000, 6, 6)
+mean = draws.mean()
+print(f"average entry over 2000 draws: {mean:.3f}")
+print(f"fraction of zeros: {(draws == 0).float().mean():.3f}")
+assert abs(mean.item() - 1.0) < 0.02
+assert abs((draws == 0).float().mean().item() - 0.5) < 0.01
+
+# %% [markdown]
+# ## 3. Training mode and evaluation mode
+#
+# Dropout is only for training. Every `nn.Module` has a `training` flag: `.train()` sets it,
+# `.eval()` clears it, and `nn.Dropout` in eval mode returns its input unchanged. Because of the
+# 1/(1-p) scaling, nothing else has to change between training and use: the average size of
+# every value is the same in both modes.
+
+# %%
+dropout.eval()
+print("training:", dropout.training)
+assert torch.equal(dropout(example), example)  # identical: nothing dropped, nothing scaled
+dropout.train()
+print("training:", dropout.training)
+assert not torch.equal(dropout(example), example)
+
+# %% [markdown]
+# Forgetting `model.eval()` before using a model is a classic bug: its outputs would stay
+# random. (The same flag switches off dropout inside every submodule of a bigger model.)
+#
+# ## 4. Where does dropout go in attention?
+#
+# Two places are common in GPT-style models:
+#
+# * **after the softmax, on the attention weights** — the book's choice, "the more common
+#   variant in practice", and the one in every class of this course;
+# * after the weights are applied to the values, on the context vectors.
+#
+# The book uses p = 0.5 only so that the effect is easy to see. When GPT models are trained, the
+# rate is much lower: **0.1 or 0.2**.
+#
+# First we recompute the seed-789 causal weights of lesson 03 (one-step mask with `-inf`).
+
+# %%
+inputs = journey.inputs  # (T, d_in) = (6, 3)
+torch.manual_seed(789)
+sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
+with torch.no_grad():
+    queries = sa_v2.W_query(inputs)  # (T, d_out)
+    keys = sa_v2.W_key(inputs)  # (T, d_out)
+attn_scores = queries @ keys.T  # (T, T)
+future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T), True above the diagonal
+attn_scores = attn_scores.masked_fill(future, -torch.inf)
+attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
+torch.testing.assert_close(
+    attn_weights, journey.reference["seed789_masked_renormalized"], atol=1e-4, rtol=0
+)
+print(attn_weights)
+
+# %% [markdown]
+# Now the book's step: dropout with p = 0.5 on these weights, again after seed 123 (the book
+# prints this same matrix). Compare with section 1: the *same seed* drops the *same positions*,
+# and every survivor is doubled.
+
+# %%
+torch.manual_seed(123)
+attn_dropped = dropout(attn_weights)  # (T, T)
+print(attn_dropped)
+
+keep = journey.reference["dropout_seed123_ones"] != 0  # (T, T) bool, the pattern of section 1
+torch.testing.assert_close(attn_dropped, torch.where(keep, 2 * attn_weights, 0.0))
+print("row sums:", attn_dropped.sum(dim=-1))  # (T,) no longer 1
+assert (attn_dropped[1] == 0).all()  # the row of "journey" lost both of its weights
+
+# %% [markdown]
+# Rows no longer sum to 1 — the row of "journey" lost everything this time. That is fine in
+# training: the next draw is different, and on average every row still sums to 1. The heatmaps
+# show it: the causal triangle is full on the left, full of holes on the right.
+
+# %%
+fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
+mh.plot_attention(attn_weights, words, ax=ax_before, title="Causal weights (eval)")
+mh.plot_attention(attn_dropped, words, ax=ax_after, title="After dropout p=0.5 (train)")
+plt.show()
+
+# %% [markdown]
+# ## 5. Explore: slide the dropout rate
+#
+# Move the **dropout** slider: the higher p, the fewer weights survive and the more they are
+# scaled up (x1.11 at p = 0.1, x10 at p = 0.9). Move the **seed** slider for another random
+# draw. (Slide it in JupyterLab; CI runs the cell but does not compare its output.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer = mh.dropout_explorer(attn_weights, words)
+explorer
+
+# %% [markdown]
+# Moving a slider re-runs the function behind the widget; its result is the dropped matrix.
+# Here is what p = 0.2 (a realistic training rate) does:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer.kwargs_widgets[0].value = 0.2  # the "dropout" slider
+dropped_02 = explorer.result  # (T, T)
+kept = dropped_02 != 0
+torch.testing.assert_close(dropped_02[kept], attn_weights[kept] / 0.8)  # survivors x1.25
+assert not kept[future].any()  # the masked future stays masked
+
+# %%
+print(f"p=0.2: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights survive, x1.25")
+
+# %% [markdown]
+# ## 6. The `CausalAttention` class
+#
+# Now we put together everything since lesson 02 in one module, as the book does:
+# trainable projections, the causal mask, scaling by $\sqrt{d_k}$, dropout on the weights. Two
+# things are new:
+#
+# * it takes a **batch**: `x` has shape (b, T, d_in), so the key transpose swaps dimensions 1
+#   and 2, not 0 and 1;
+# * the mask is created once for the longest input, `context_length` (上下文长度), registered
+#   with `register_buffer`, and sliced to (T, T) in `forward`, so shorter inputs work too.
+
+
+# %%
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        )  # (context_length, context_length), 1 = future
+
+    def forward(self, x):
+        num_tokens = x.shape[1]  # x: (b, T, d_in)
+        keys = self.W_key(x)  # (b, T, d_out)
+        queries = self.W_query(x)  # (b, T, d_out)
+        values = self.W_value(x)  # (b, T, d_out)
+        attn_scores = queries @ keys.transpose(1, 2)  # (b, T, T)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
+        attn_weights = self.dropout(attn_weights)  # training only
+        context_vec = attn_weights @ values  # (b, T, d_out)
+        return context_vec
+
+
+# %% [markdown]
+# The book's batch is the sentence twice, shape (2, 6, 3). With seed 123, d_out = 2 and dropout
+# 0.0 we get the book's context vectors:
+
+# %%
+batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
+torch.manual_seed(123)
+ca = CausalAttention(d_in=3, d_out=2, context_length=batch.shape[1], dropout=0.0)
+context_vecs = ca(batch)  # (b, T, d_out)
+print(context_vecs)
+print("context_vecs.shape:", context_vecs.shape)
+
+# %% [markdown]
+# These match the book's printed values (both sequences of the batch are the same sentence, so
+# both halves equal the book's matrix):
+
+# %%
+for sequence in context_vecs:  # (T, d_out) each
+    torch.testing.assert_close(
+        sequence, journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
+    )
+print("matches the book's printed values")
+
+# %% [markdown]
+# ## 7. Why `register_buffer`?
+#
+# The mask is not learned, so it must not be a **parameter** (no gradient, not touched by the
+# optimizer). But it is part of the module's state: it must be saved with the model and must move
+# with it to the GPU. A buffer is exactly that. Look at what the module holds:
+
+# %%
+print("state_dict:      ", list(ca.state_dict()))
+print("named_parameters:", [name for name, _ in ca.named_parameters()])
+print("buffers:         ", [name for name, _ in ca.named_buffers()])
+assert "mask" in ca.state_dict() and "mask" not in dict(ca.named_parameters())
+
+# %% [markdown]
+# `mask` is saved in the `state_dict` but is not a parameter. And it follows the module: `.to()`
+# converts buffers along with parameters. Here we convert to float64 (with a GPU,
+# `ca.to("cuda")` would move the mask to the GPU the same way). A mask kept as a plain attribute
+# would be left behind, and `forward` would mix a float32 CPU tensor into float64 (or GPU)
+# arithmetic.
+
+
+# %%
+class PlainAttributeMask(nn.Module):
+    def __init__(self, context_length):
+        super().__init__()
+        self.W_query = nn.Linear(3, 2)
+        self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+
+
+plain = PlainAttributeMask(6).to(torch.float64)
+print("plain attribute:", plain.mask.dtype, "| in state_dict:", "mask" in plain.state_dict())
+ca64 = CausalAttention(3, 2, 6, 0.0).to(torch.float64)
+print("buffer:         ", ca64.mask.dtype, "| in state_dict:", "mask" in ca64.state_dict())
+assert ca64.mask.dtype == torch.float64 and plain.mask.dtype == torch.float32
+
+# %% [markdown]
+# Because the mask is built for `context_length` tokens and sliced in `forward`, any shorter
+# input works. The first 4 tokens give the first 4 rows of before: causal attention never looks
+# ahead, so the missing tokens change nothing.
+
+# %%
+short = ca(batch[:, :4])  # (b, 4, d_out)
+print(short.shape)
+torch.testing.assert_close(short, context_vecs[:, :4])
+
+# %% [markdown]
+# With dropout switched on, the output is random in training mode and deterministic in eval mode:
+
+# %%
+torch.manual_seed(123)
+ca_drop = CausalAttention(3, 2, 6, dropout=0.5)
+out_train_1, out_train_2 = ca_drop(batch), ca_drop(batch)  # (b, T, d_out) each
+assert not torch.equal(out_train_1, out_train_2)  # two different dropout draws
+ca_drop.eval()
+assert torch.equal(ca_drop(batch), ca_drop(batch))  # eval: no dropout
+torch.testing.assert_close(ca_drop(batch), context_vecs)  # same weights as ca (seed 123)
+print("train: random, eval: deterministic and equal to the dropout-free module")
+
+# %% [markdown]
+# ## 8. Check: our class equals `mh.CausalAttention`
+#
+# The course package has the same class (plus input checks and an optional
+# `return_weights=True`). Same seed, same layers in the same order, so the same weights, and
+# the outputs are equal bit for bit, with dropout off and with dropout on (same seed before the
+# call, same random draw).
+
+# %%
+torch.manual_seed(123)
+ours = CausalAttention(3, 2, 6, dropout=0.5)
+torch.manual_seed(123)
+theirs = mh.CausalAttention(3, 2, 6, dropout=0.5)
+
+assert list(ours.state_dict()) == list(theirs.state_dict())
+for (name, p_ours), (_, p_theirs) in zip(ours.named_parameters(), theirs.named_parameters()):
+    assert torch.equal(p_ours, p_theirs), name
+
+ours.eval()
+theirs.eval()
+assert torch.equal(ours(batch), theirs(batch))
+
+ours.train()
+theirs.train()
+torch.manual_seed(1)
+out_ours = ours(batch)  # (b, T, d_out)
+torch.manual_seed(1)
+out_theirs = theirs(batch)  # (b, T, d_out)
+assert torch.equal(out_ours, out_theirs)
+print("inline CausalAttention == mh.CausalAttention (eval and train mode)")
+
+# %% [markdown]
+# ## Summary
+#
+# * **Dropout** (随机失活) zeroes each value with probability p during training and multiplies
+#   the survivors by 1/(1-p), so the expected value of every entry is unchanged. The book's 6x6
+#   ones with seed 123 and p = 0.5: 15 zeros, survivors equal 2.
+# * `.eval()` switches dropout off (output identical to the input); `.train()` switches it on.
+# * In attention, dropout acts on the weights after the softmax (the book's choice); rows then
+#   no longer sum to 1, but do on average. GPT training uses p = 0.1–0.2.
+# * `CausalAttention` takes a batch (b, T, d_in) → (b, T, d_out). Its mask is a **buffer**
+#   (缓冲区): in the `state_dict`, moved by `.to()`, but not a parameter.
+# * Next: lesson 05 runs several `CausalAttention` heads side by side: **multi-head attention**
+#   (多头注意力).
+#
+# ## Exercises
+#
+# Solutions: `solutions/04_dropout_solutions.ipynb`.
+#
+# **Exercise 1.** GPT training often uses p = 0.2. By which factor does `nn.Dropout(0.2)`
+# multiply the values that survive? (A number.)
+
+# %%
+import mhsa_helpers.exercises
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_dropout_scale(answer)
+
+# %% [markdown]
+# **Exercise 2.** Take a 6x6 matrix of causal attention weights (15 entries above the diagonal
+# are 0, the 21 others are positive) and apply dropout with p = 0.5. What fraction of the 36
+# entries do you *expect* to be zero afterwards? (A number between 0 and 1.)
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_zero_fraction(answer)
+
+# %% [markdown]
+# **Exercise 3.** Dropout by hand, without `nn.Dropout`: with the book's seed 123, p = 0.5
+# keeps exactly the entries where `journey.reference["dropout_seed123_ones"]` is not zero
+# (section 1). Use that pattern to compute what `nn.Dropout(0.5)` makes of the causal weights
+# `attn_weights` (6, 6).
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_manual_dropout(answer)

@@ -1,0 +1,339 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · Multi-head attention, version 1: a wrapper of heads (多头注意力 · 叠罗汉)
+#
+# One causal attention module learns one notion of "which token matters for which". **Multi-head
+# attention** (多头注意力) runs several of them side by side, each with its own `W_query`,
+# `W_key`, `W_value`, so each **attention head** (注意力头) can learn a different pattern, and
+# concatenates their outputs. The book builds it twice: first the plain way in this lesson —
+# stack separate `CausalAttention` modules ("叠罗汉") — then the fast way in lesson 06.
+#
+# **Learning goals**
+# 1. Build `MultiHeadAttentionWrapper` from separate `CausalAttention` heads and reproduce the
+#    book's (2, 6, 4) output.
+# 2. Get the width convention right: in the wrapper `d_out` is the width of *each* head; the
+#    output is `num_heads * d_out` wide.
+# 3. See that each head is an independent module, and look at each head's attention weights.
+# 4. Count the cost: one matrix multiplication per head for each projection.
+#
+# **Prerequisites:** lesson 04 (`04_dropout`): the `CausalAttention` class.
+# **Time:** about 25 minutes.
+#
+# **Shape contract:** `MultiHeadAttentionWrapper`: `(b, T, d_in)` → `(b, T, num_heads * d_out)`;
+# each head: `(b, T, d_in)` → `(b, T, d_out)`.
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+import mhsa_helpers as mh
+
+mh.setup_lesson()
+journey = mh.load_journey()
+words = journey.words
+batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
+
+# %% [markdown]
+# ## 1. The wrapper
+#
+# A head is exactly the `CausalAttention` of lesson 04 (we use `mh.CausalAttention`, which we
+# checked equals our inline class). The wrapper keeps `num_heads` of them in an `nn.ModuleList`
+# (so their parameters are registered), runs each one on the same input, and concatenates the
+# results along the last dimension:
+#
+# ```
+# x (b, T, d_in) ──> head 1: own W_query / W_key / W_value ──> (b, T, d_out) ─┐
+#                ──> head 2: own W_query / W_key / W_value ──> (b, T, d_out) ─┴─> cat ─> (b, T, 2 * d_out)
+# ```
+
+
+# %%
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [
+                mh.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
+        )
+
+    def forward(self, x):  # (b, T, d_in)
+        return torch.cat([head(x) for head in self.heads], dim=-1)  # (b, T, num_heads * d_out)
+
+
+# %% [markdown]
+# The book's example: seed 123, `d_out = 2` per head, 2 heads, no dropout.
+
+# %%
+torch.manual_seed(123)
+context_length = batch.shape[1]  # 6
+d_in, d_out = 3, 2
+mha = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads=2)
+context_vecs = mha(batch)  # (b, T, num_heads * d_out)
+print(context_vecs)
+print("context_vecs.shape:", context_vecs.shape)
+
+# %% [markdown]
+# These match the book's printed values (both sequences of the batch are the same sentence):
+
+# %%
+for sequence in context_vecs:  # (T, num_heads * d_out) each
+    torch.testing.assert_close(
+        sequence, journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
+    )
+print("matches the book's printed values")
+
+# %% [markdown]
+# ## 2. Each head is a whole `CausalAttention`
+#
+# Look at the first two columns: [-0.4519, 0.2216], [-0.5874, 0.0058], ... They are the output of
+# lesson 04's single `CausalAttention` with seed 123. No coincidence: the wrapper creates its
+# heads one after another, so after `torch.manual_seed(123)` head 1 draws exactly the weights a
+# lone `CausalAttention` would draw. Head 2 draws the next random numbers and fills columns 2–3.
+
+# %%
+torch.manual_seed(123)
+single = mh.CausalAttention(d_in, d_out, context_length, 0.0)
+assert torch.equal(context_vecs[..., 0:2], single(batch))  # head 1 = columns 0:2
+assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # head 2 = columns 2:4
+torch.testing.assert_close(
+    context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
+)
+print("columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2")
+
+# %% [markdown]
+# The heads share nothing: every head has its own three projection matrices. The module's
+# parameters show it (no `out_proj` here; that comes in lesson 06):
+
+# %%
+for name, param in mha.named_parameters():
+    print(f"{name:<22} {tuple(param.shape)}")  # (d_out, d_in) per head and projection
+print("buffers:", [name for name, _ in mha.named_buffers()])
+
+# %% [markdown]
+# ## 3. The width convention
+#
+# In the wrapper, **`d_out` is the width of each head**; nothing is split. Every head adds
+# `d_out` columns, so the output width is `num_heads * d_out`. (Lesson 06's `MultiHeadAttention`
+# uses the other convention, found in most code: `d_out` is the *total* width, and each head gets
+# `head_dim = d_out // num_heads`. Mixing the two up is a common source of shape errors.)
+
+# %%
+for num_heads in [1, 2, 3, 4]:
+    torch.manual_seed(123)
+    wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
+    print(f"num_heads={num_heads}, d_out={d_out} per head -> output {tuple(wrapper(batch).shape)}")
+    assert wrapper(batch).shape == (2, 6, num_heads * d_out)
+
+# %% [markdown]
+# So to get a 768-wide output like GPT-2 small from 12 heads, the wrapper needs `d_out=64`:
+
+# %%
+with torch.device("meta"):  # shapes only: no memory, no random numbers
+    gpt2_like = MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
+    print(gpt2_like(torch.empty(1, 4, 768)).shape)  # (b, T, 12 * 64)
+
+# %% [markdown]
+# ## 4. What does each head look at?
+#
+# Each head computes its own (T, T) attention weights. `CausalAttention` returns them with
+# `return_weights=True`; stacking the heads gives (b, num_heads, T, T). With only 2 dimensions
+# per head and random (untrained) weights the patterns are similar — after training they differ
+# (lesson 08).
+
+# %%
+with torch.no_grad():
+    weights = torch.stack(
+        [head(batch, return_weights=True)[1] for head in mha.heads], dim=1
+    )  # (b, num_heads, T, T)
+print(weights.shape)
+assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 6))  # every row sums to 1
+assert (weights.triu(diagonal=1) == 0).all()  # causal: nothing above the diagonal
+fig = mh.plot_attention_heads(weights, words, suptitle="Two heads, seed 123")
+plt.show()
+
+# %% [markdown]
+# ## 5. Explore: slide the number of heads
+#
+# The **heads** slider builds `MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads)` after
+# `torch.manual_seed(123)` and draws one heatmap per head. Watch head 1 while you slide: it never
+# changes, because every new head is created *after* the ones before it. (Slide it in JupyterLab;
+# CI runs the cell but does not compare its output.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer = mh.heads_explorer(words)
+explorer
+
+# %% [markdown]
+# What moving the slider to 3 does — the result is the (heads, T, T) weights that were drawn:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer.kwargs_widgets[0].value = 3  # the "heads" slider
+three = explorer.result  # (3, T, T)
+assert three.shape == (3, 6, 6)
+assert torch.equal(three[0], weights[0, 0])  # head 1 as in our 2-head module
+assert torch.equal(three[1], weights[0, 1])  # head 2 too
+
+# %%
+print("weights shape with 3 heads:", tuple(three.shape))
+print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
+
+# %% [markdown]
+# ## 6. The cost: one matmul per head and per projection
+#
+# The wrapper is easy to read, but it runs the heads one after another. Per head, `forward`
+# calls `W_query`, `W_key`, `W_value` (three small matrix products) and then `Q @ K^T` and
+# `weights @ V`. Let us count the matrix multiplications instead of guessing. A
+# `TorchFunctionMode` sees every torch function called inside its `with` block; we count the
+# `linear` (the `nn.Linear` layers) and `matmul` (`@`) calls.
+
+# %%
+from torch.overrides import TorchFunctionMode
+
+
+class CountMatmuls(TorchFunctionMode):
+    """Counts nn.Linear (linear) and @ (matmul) calls inside a `with` block."""
+
+    def __init__(self):
+        super().__init__()
+        self.counts = {"linear": 0, "matmul": 0}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in self.counts:
+            self.counts[name] += 1
+        return func(*args, **(kwargs or {}))
+
+
+for num_heads in [1, 2, 4, 12]:
+    torch.manual_seed(123)
+    wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
+    with CountMatmuls() as counter:
+        wrapper(batch)
+    print(f"{num_heads:>2} heads: {counter.counts}")
+    assert counter.counts == {"linear": 3 * num_heads, "matmul": 2 * num_heads}
+
+# %% [markdown]
+# Five products per head, so 5 × `num_heads` per forward pass. The total arithmetic is the same
+# as one projection of width `num_heads * d_out` — but done as many small calls. Small matrix
+# products use the hardware less well than one big one, and on a GPU each call has a fixed
+# launch cost. The timing below compares 12 separate (T, 768) @ (768, 64) products with one
+# (T, 768) @ (768, 768) product. Times depend on your machine, so CI does not compare the printed
+# numbers; it only checks that both results are equal and the times are sane. (On one CPU
+# thread the gap is modest; on a GPU, where every call has a launch cost, it is larger.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+x = torch.randn(256, 768)  # (T, d_in)
+W_heads = [torch.randn(768, 64) for _ in range(12)]  # one (d_in, head_dim) matrix per head
+W_big = torch.cat(W_heads, dim=1)  # (d_in, 12 * 64)
+
+
+def best_of(fn, repeats=20):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+t_loop = best_of(lambda: torch.cat([x @ W for W in W_heads], dim=1))
+t_big = best_of(lambda: x @ W_big)
+print(f"12 small matmuls: {t_loop * 1e3:.3f} ms, one big matmul: {t_big * 1e3:.3f} ms")
+print(f"ratio: {t_loop / t_big:.1f}x")
+assert 0 < t_big < 1 and 0 < t_loop < 1
+torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
+
+# %% [markdown]
+# The two give the same numbers (the last cell's `assert_close`). Lesson 06 turns that
+# observation into a class: one big `W_query`, `W_key`, `W_value`, split into heads afterwards.
+#
+# ## 7. Check: our class equals `mh.MultiHeadAttentionWrapper`
+#
+# The package's wrapper is the same class plus argument and input checks. Same seed, same
+# parameters in the same order, so the outputs are equal bit for bit — also in training mode
+# with dropout, when the dropout draws are seeded the same way.
+
+# %%
+torch.manual_seed(123)
+ours = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
+torch.manual_seed(123)
+theirs = mh.MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
+
+assert list(ours.state_dict()) == list(theirs.state_dict())
+for (name, p_ours), (_, p_theirs) in zip(ours.named_parameters(), theirs.named_parameters()):
+    assert torch.equal(p_ours, p_theirs), name
+
+ours.eval()
+theirs.eval()
+assert torch.equal(ours(batch), theirs(batch))
+
+ours.train()
+theirs.train()
+torch.manual_seed(1)
+out_ours = ours(batch)  # (b, T, 3 * d_out)
+torch.manual_seed(1)
+out_theirs = theirs(batch)  # (b, T, 3 * d_out)
+assert torch.equal(out_ours, out_theirs)
+print("inline MultiHeadAttentionWrapper == mh.MultiHeadAttentionWrapper (eval and train mode)")
+
+# %% [markdown]
+# ## Summary
+#
+# * **Multi-head attention** (多头注意力) = several independent **attention heads** (注意力头),
+#   each with its own `W_query`/`W_key`/`W_value`, outputs concatenated on the last dimension.
+# * The wrapper version keeps `num_heads` `CausalAttention` modules in an `nn.ModuleList`. The
+#   book's example (seed 123, `d_out=2`, 2 heads) gives a (2, 6, 4) output whose first two
+#   columns are lesson 04's single-head output.
+# * Width convention of the wrapper: `d_out` per head, output width `num_heads * d_out`.
+# * Cost: 3 projections + 2 attention products per head, run one head after another:
+#   5 × `num_heads` matrix multiplications per forward pass.
+# * Next: lesson 06 computes all heads with one big matrix per projection and one batched
+#   matrix multiplication (批量矩阵乘法), and proves it gives the same result.
+#
+# ## Exercises
+#
+# Solutions: `solutions/05_multihead_wrapper_solutions.ipynb`.
+#
+# **Exercise 1.** A `MultiHeadAttentionWrapper(d_in=768, d_out=64, context_length=1024,
+# dropout=0.1, num_heads=12)`: how wide is its output (the size of the last dimension)?
+
+# %%
+import mhsa_helpers.exercises
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_wrapper_width(answer)
+
+# %% [markdown]
+# **Exercise 2.** Build the book's wrapper again (`torch.manual_seed(123)`, `d_in=3`,
+# `d_out=2`, `context_length=6`, `dropout=0.0`) but with **3 heads**, run it on `batch`, and
+# slice the output of **head 3** out of the concatenated result: a (2, 6, 2) tensor.
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_head_output(answer)
+
+# %% [markdown]
+# **Exercise 3.** How many matrix multiplications (`nn.Linear` calls plus `@`) does one forward
+# pass of a 12-head `MultiHeadAttentionWrapper` make? Reason it out first, then check with
+# `CountMatmuls`.
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_matmul_count(answer)

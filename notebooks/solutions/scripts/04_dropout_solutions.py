@@ -1,0 +1,86 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Dropout — solutions (随机失活 · 参考答案)
+#
+# Worked answers to the exercises of `04_dropout.ipynb`. Try them yourself first. Each cell
+# computes the answer and asserts that the checker passes.
+
+# %%
+import torch
+from torch import nn
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson()
+journey = mh.load_journey()
+
+# %% [markdown]
+# **Exercise 1.** A fraction 1 - p = 0.8 survives, so survivors are divided by 0.8: the factor is
+# 1 / (1 - 0.2) = 1.25. We confirm it with `nn.Dropout(0.2)` on a matrix of ones.
+
+# %%
+p = 0.2
+answer = 1 / (1 - p)
+print(answer)
+
+torch.manual_seed(123)
+survivors = nn.Dropout(p)(torch.ones(6, 6))  # (6, 6)
+assert torch.allclose(survivors[survivors != 0], torch.tensor(answer))
+
+result = mhsa_helpers.exercises.check_dropout_scale(answer)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 2.** The 15 entries above the diagonal are 0 before dropout and stay 0. Of the 21
+# others, dropout zeroes half on average: 10.5. Expected zeros: 15 + 10.5 = 25.5 of 36.
+
+# %%
+answer = (15 + 21 * 0.5) / 36
+print(f"{answer:.4f}")
+
+# A simulation agrees: the average fraction of zeros over 2000 draws.
+weights = journey.reference["seed789_masked_renormalized"]  # (6, 6)
+dropout = nn.Dropout(0.5)
+torch.manual_seed(123)
+simulated = torch.stack([(dropout(weights) == 0).float().mean() for _ in range(2000)]).mean()
+print(f"simulated: {simulated:.3f}")
+assert abs(simulated.item() - answer) < 0.01
+
+result = mhsa_helpers.exercises.check_zero_fraction(answer)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 3.** Keep the entries where the ones example shows a 2, zero the others, and scale
+# the survivors by 1 / (1 - 0.5) = 2. The real `nn.Dropout(0.5)` after seed 123 gives the same.
+
+# %%
+inputs = journey.inputs  # (T, d_in)
+torch.manual_seed(789)
+sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
+with torch.no_grad():
+    scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T  # (T, T)
+future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)
+attn_weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (T, T)
+
+keep = journey.reference["dropout_seed123_ones"] != 0  # (T, T) bool
+answer = attn_weights * keep / (1 - 0.5)  # (T, T)
+print(answer)
+
+torch.manual_seed(123)
+torch.testing.assert_close(answer, nn.Dropout(0.5)(attn_weights))
+
+result = mhsa_helpers.exercises.check_manual_dropout(answer)
+assert result, result
+result

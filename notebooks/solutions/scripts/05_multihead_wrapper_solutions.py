@@ -1,0 +1,86 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · Multi-head attention as a wrapper — solutions (多头注意力 · 参考答案)
+#
+# Worked answers to the exercises of `05_multihead_wrapper.ipynb`. Try them yourself first. Each
+# cell computes the answer and asserts that the checker passes.
+
+# %%
+import torch
+from torch.overrides import TorchFunctionMode
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson()
+batch = mh.load_journey().batch  # (b, T, d_in) = (2, 6, 3)
+
+# %% [markdown]
+# **Exercise 1.** In the wrapper `d_out` is per head and the heads are concatenated: 12 × 64.
+# Building the module on the `meta` device checks the shape without allocating anything.
+
+# %%
+answer = 12 * 64
+with torch.device("meta"):
+    wrapper = mh.MultiHeadAttentionWrapper(768, 64, 1024, 0.1, num_heads=12)
+    assert wrapper(torch.empty(1, 4, 768)).shape[-1] == answer
+print(answer)
+
+result = mhsa_helpers.exercises.check_wrapper_width(answer)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 2.** Head k owns columns `(k - 1) * d_out : k * d_out` of the concatenation, so
+# head 3 is `4:6`. It equals running `wrapper.heads[2]` on its own.
+
+# %%
+torch.manual_seed(123)
+wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
+out = wrapper(batch)  # (b, T, 3 * d_out) = (2, 6, 6)
+answer = out[..., 4:6]  # (b, T, d_out)
+assert torch.equal(answer, wrapper.heads[2](batch))
+print(answer[0])
+
+result = mhsa_helpers.exercises.check_head_output(answer)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 3.** Per head: `W_query`, `W_key`, `W_value` (3 `nn.Linear` calls), then
+# `Q @ K^T` and `weights @ V` (2 `@`): 5 per head, 60 for 12 heads. The counter agrees.
+
+
+# %%
+class CountMatmuls(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.counts = {"linear": 0, "matmul": 0}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in self.counts:
+            self.counts[name] += 1
+        return func(*args, **(kwargs or {}))
+
+
+answer = 12 * (3 + 2)
+torch.manual_seed(123)
+wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=12)
+with CountMatmuls() as counter:
+    wrapper(batch)
+print(counter.counts)
+assert sum(counter.counts.values()) == answer
+
+result = mhsa_helpers.exercises.check_matmul_count(answer)
+assert result, result
+result

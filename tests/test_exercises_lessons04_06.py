@@ -1,0 +1,189 @@
+"""Exercise checkers of lessons 04-06: a correct answer passes; wrong values, a wrong shape and
+``None`` do not, and no checker raises on a wrong answer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import mhsa_helpers as mh
+from mhsa_helpers import exercises as ex
+
+
+def assert_pass(result: ex.CheckResult) -> None:
+    assert result, repr(result)
+    assert result.passed is True
+    assert repr(result).startswith("[PASS] ")
+
+
+def assert_not_yet(result: ex.CheckResult, *fragments: str) -> None:
+    assert not result, repr(result)
+    text = repr(result)
+    assert text.startswith("[NOT YET] "), text
+    for fragment in fragments:
+        assert fragment in text, text
+
+
+ODD_ANSWERS = ["1.25", [1.25], True, object(), float("nan"), torch.ones(2), {"a": 1}]
+
+
+# -- lesson 04: dropout --------------------------------------------------------------------------
+
+
+def test_dropout_scale():
+    assert_pass(ex.check_dropout_scale(1 / (1 - 0.2)))
+    assert_pass(ex.check_dropout_scale(torch.tensor(1.25)))
+    assert_pass(ex.check_dropout_scale(1.25))
+    assert_not_yet(ex.check_dropout_scale(None), "no answer yet")
+    assert_not_yet(ex.check_dropout_scale(0.8), "DIVIDED")
+    assert_not_yet(ex.check_dropout_scale(5), "1 / p")
+    assert_not_yet(ex.check_dropout_scale(2), "p = 0.5")
+    assert_not_yet(ex.check_dropout_scale(0.2), "p itself")
+    assert_not_yet(ex.check_dropout_scale(1.3), "1 / (1 - p)")
+    for odd in ODD_ANSWERS:
+        assert not ex.check_dropout_scale(odd)
+
+
+def test_zero_fraction():
+    assert_pass(ex.check_zero_fraction((15 + 21 * 0.5) / 36))
+    assert_pass(ex.check_zero_fraction(0.7083))
+    assert_not_yet(ex.check_zero_fraction(None), "no answer yet")
+    assert_not_yet(ex.check_zero_fraction(0.5), "already 0")
+    assert_not_yet(ex.check_zero_fraction(15 / 36), "only the 15 masked")
+    assert_not_yet(ex.check_zero_fraction(10.5 / 36), "add the 15 masked")
+    assert_not_yet(ex.check_zero_fraction(25.5), "COUNT")
+    assert_not_yet(ex.check_zero_fraction(3), "between 0 and 1")
+    assert_not_yet(ex.check_zero_fraction(0.6), "half of the 21")
+    for odd in ODD_ANSWERS:
+        assert not ex.check_zero_fraction(odd)
+
+
+def test_zero_fraction_matches_simulation():
+    """The expected fraction is what dropout on causal weights gives on average."""
+    weights = mh.reference("seed789_masked_renormalized")
+    dropout = nn.Dropout(0.5)
+    torch.manual_seed(0)
+    zeros = torch.stack([(dropout(weights) == 0).float().mean() for _ in range(4000)]).mean()
+    assert abs(zeros.item() - (15 + 21 * 0.5) / 36) < 5e-3
+
+
+def test_manual_dropout():
+    weights = mh.reference("seed789_masked_renormalized")
+    keep = mh.reference("dropout_seed123_ones") != 0
+    answer = weights * keep / (1 - 0.5)
+    assert_pass(ex.check_manual_dropout(answer))
+    torch.manual_seed(123)
+    assert_pass(ex.check_manual_dropout(nn.Dropout(0.5)(weights)))  # the real thing agrees
+    assert_not_yet(ex.check_manual_dropout(None), "no answer yet", "(6, 6)")
+    assert_not_yet(ex.check_manual_dropout(weights * keep), "scale them")
+    assert_not_yet(ex.check_manual_dropout(weights * ~keep / 0.5), "inverted")
+    assert_not_yet(ex.check_manual_dropout(weights.clone()), "nothing was dropped")
+    assert_not_yet(ex.check_manual_dropout(answer[:5]), "shape (5, 6)")
+    assert_not_yet(ex.check_manual_dropout(answer * 3), "keep pattern")
+    assert_not_yet(ex.check_manual_dropout(answer.tolist()), "torch.Tensor")
+    assert_not_yet(ex.check_manual_dropout(keep), "floating-point")
+
+
+# -- lesson 05: the wrapper ----------------------------------------------------------------------
+
+
+def test_wrapper_width():
+    wrapper = mh.MultiHeadAttentionWrapper(768, 64, 8, 0.0, num_heads=12)
+    width = wrapper(torch.randn(1, 4, 768)).shape[-1]
+    assert_pass(ex.check_wrapper_width(width))
+    assert_pass(ex.check_wrapper_width(768.0))
+    assert_not_yet(ex.check_wrapper_width(None), "no answer yet")
+    assert_not_yet(ex.check_wrapper_width(64), "ONE head")
+    assert_not_yet(ex.check_wrapper_width(5), "per head")
+    assert_not_yet(ex.check_wrapper_width(100), "num_heads * d_out")
+    for odd in ODD_ANSWERS:
+        assert not ex.check_wrapper_width(odd)
+
+
+def wrapper_output(num_heads: int) -> torch.Tensor:
+    torch.manual_seed(123)
+    wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=num_heads)
+    return wrapper(mh.load_journey().batch).detach()  # (2, 6, 2 * num_heads)
+
+
+def test_head_output():
+    out = wrapper_output(3)  # (2, 6, 6)
+    assert_pass(ex.check_head_output(out[..., 4:6]))
+    assert_pass(ex.check_head_output(out[:, :, -2:]))
+    assert_not_yet(ex.check_head_output(None), "no answer yet")
+    assert_not_yet(ex.check_head_output(out), "whole output")
+    assert_not_yet(ex.check_head_output(out[..., 0:2]), "head 1")
+    assert_not_yet(ex.check_head_output(out[..., 2:4]), "head 2")
+    assert_not_yet(ex.check_head_output(out[0, :, 4:6]), "shape (6, 2)")
+    assert_not_yet(ex.check_head_output(torch.zeros(2, 6, 2)), "out[..., 4:6]")
+    assert_not_yet(ex.check_head_output("out[..., 4:6]"), "torch.Tensor")
+
+
+def test_head_output_checker_leaves_global_rng_alone():
+    torch.manual_seed(5)
+    expected = torch.rand(2)
+    torch.manual_seed(5)
+    ex.check_head_output(None)
+    assert torch.equal(torch.rand(2), expected)
+
+
+def test_matmul_count():
+    assert_pass(ex.check_matmul_count(12 * (3 + 2)))
+    assert_not_yet(ex.check_matmul_count(None), "no answer yet")
+    assert_not_yet(ex.check_matmul_count(36), "projections only")
+    assert_not_yet(ex.check_matmul_count(24), "attention matmuls only")
+    assert_not_yet(ex.check_matmul_count(5), "one head")
+    assert_not_yet(ex.check_matmul_count(6), "x 12")
+    assert_not_yet(ex.check_matmul_count(60.5), "whole number")
+    for odd in ODD_ANSWERS:
+        assert not ex.check_matmul_count(odd)
+
+
+# -- lesson 06: split matrices -------------------------------------------------------------------
+
+
+def test_head_dim():
+    assert_pass(ex.check_head_dim(1600 // 25))
+    assert_pass(ex.check_head_dim(1600 / 25))
+    assert_not_yet(ex.check_head_dim(None), "no answer yet")
+    assert_not_yet(ex.check_head_dim(1600), "total width")
+    assert_not_yet(ex.check_head_dim(1600 * 25), "TOTAL")
+    assert_not_yet(ex.check_head_dim(65), "d_out // num_heads")
+    for odd in ODD_ANSWERS:
+        assert not ex.check_head_dim(odd)
+
+
+def test_mha_parameter_count():
+    with torch.device("meta"):
+        mha = mh.MultiHeadAttention(1024, 1024, 1024, 0.0, num_heads=16, qkv_bias=True)
+    count = sum(p.numel() for p in mha.parameters())
+    assert_pass(ex.check_mha_parameter_count(count))
+    d = 1024
+    assert_not_yet(ex.check_mha_parameter_count(None), "no answer yet")
+    assert_not_yet(ex.check_mha_parameter_count(4 * d * d + d), "qkv_bias=True")
+    assert_not_yet(ex.check_mha_parameter_count(4 * d * d), "add the biases")
+    assert_not_yet(ex.check_mha_parameter_count(3 * d * d + 3 * d), "out_proj")
+    assert_not_yet(ex.check_mha_parameter_count(4 * d * 64 + 4 * d), "stay d x d")
+    assert_not_yet(ex.check_mha_parameter_count(12345), "d*d + d each")
+    for odd in ODD_ANSWERS:
+        assert not ex.check_mha_parameter_count(odd)
+
+
+@pytest.fixture
+def x_heads() -> torch.Tensor:
+    return torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
+
+
+def test_split_into_heads(x_heads):
+    answer = x_heads.view(2, 3, 4, 2).transpose(1, 2)
+    assert_pass(ex.check_split_into_heads(answer, x_heads))
+    assert_pass(ex.check_split_into_heads(mh.split_heads(x_heads, 4), x_heads))
+    assert_not_yet(ex.check_split_into_heads(None, x_heads), "no answer yet", "(2, 4, 3, 2)")
+    assert_not_yet(ex.check_split_into_heads(x_heads.view(2, 3, 4, 2), x_heads), "transpose")
+    assert_not_yet(ex.check_split_into_heads(x_heads.view(2, 4, 3, 2), x_heads), "mixes tokens")
+    assert_not_yet(ex.check_split_into_heads(x_heads.view(2, 3, 2, 4), x_heads), "shape")
+    assert_not_yet(ex.check_split_into_heads(answer + 1, x_heads), "transpose(1, 2)")
+    assert_not_yet(ex.check_split_into_heads(answer.long(), x_heads), "floating-point")
+    assert_not_yet(ex.check_split_into_heads(answer, None), "second argument")
+    assert_not_yet(ex.check_split_into_heads(answer, torch.ones(2, 3, 6)), "second argument")
