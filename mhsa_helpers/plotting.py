@@ -141,17 +141,16 @@ def plot_attention_heads(
     rows = math.ceil(num_heads / cols)
     cell = 0.42 * t_k + 1.0
     fig, axes = plt.subplots(
-        rows,
-        cols,
-        figsize=(cell * cols + 1.6, cell * rows + 0.6),
-        squeeze=False,
-        layout="constrained",
+        rows, cols, figsize=(cell * cols + 1.6, cell * rows + 0.6), squeeze=False, layout="none"
     )
+    # seaborn draws the whole figure once per heatmap (to decide whether tick labels overlap).
+    # Keeping every other axis hidden meanwhile, and laying out only at the end, keeps that
+    # linear in the number of heads instead of quadratic (8 heads: ~0.5 s instead of ~7 s).
+    for ax in axes.flat:
+        ax.set_visible(False)
     vmax = float(stack.max())
-    for head, ax in enumerate(axes.flat):
-        if head >= num_heads:
-            ax.axis("off")
-            continue
+    for head, ax in enumerate(axes.flat[:num_heads]):
+        ax.set_visible(True)
         plot_attention(
             stack[head],
             tokens,
@@ -163,11 +162,15 @@ def plot_attention_heads(
             cmap=cmap,
             cbar=False,
         )
+        ax.set_visible(False)
         if head % cols:  # rows share the query labels of the first column
             ax.set_ylabel("")
             ax.set_yticklabels([])
         if head < num_heads - cols:  # columns share the key labels of the last row
             ax.set_xlabel("")
+    for ax in axes.flat[:num_heads]:
+        ax.set_visible(True)
+    fig.set_layout_engine("constrained")
     fig.colorbar(axes.flat[0].collections[0], ax=axes.ravel().tolist(), shrink=0.8)
     if suptitle:
         fig.suptitle(suptitle)
