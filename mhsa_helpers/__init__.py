@@ -10,24 +10,36 @@ from .causal import CausalAttention
 from .cross import CrossMultiHeadAttention
 from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
 from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention, causal_attention
+from .explorer import ExplorerView, attention_explorer
 from .functional import causal_mask, masked_attention, merge_heads, split_heads
 from .gqa import GroupedQueryAttention
+from .inspection import head_entropy
 from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
 from .notebook import setup_lesson
 from .plotting import plot_attention, plot_attention_heads
 from .self_attention import SelfAttentionV1, SelfAttentionV2
+from .training import (
+    TinyAttentionLM,
+    TrainingResult,
+    offset_attention,
+    train_repeat_task,
+    train_shift_task,
+)
+from .widgets import dropout_explorer, heads_explorer
 
 # -- production variants (issue 4) --
 # (isort keeps them in sorted position above: .cross, .efficient, .gqa, .kv_cache)
 
 # -- inspection, widgets & training (issue 5) --
+# (isort keeps them in sorted position above: .explorer, .inspection, .training)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CausalAttention",
     "CrossMultiHeadAttention",
+    "ExplorerView",
     "FusedQKVMultiHeadAttention",
     "GroupedQueryAttention",
     "Journey",
@@ -37,22 +49,33 @@ __all__ = [
     "SDPAMultiHeadAttention",
     "SelfAttentionV1",
     "SelfAttentionV2",
+    "TinyAttentionLM",
+    "TrainingResult",
+    "attention_explorer",
     "book_inputs",
     "book_words",
     "causal_attention",
     "causal_mask",
+    "dropout_explorer",
+    "head_entropy",
+    "heads_explorer",
     "load_glossary",
     "load_journey",
     "masked_attention",
     "merge_heads",
     "multihead_from_wrapper",
+    "offset_attention",
     "plot_attention",
     "plot_attention_heads",
     "reference",
     "setup_lesson",
     "split_heads",
+    "train_repeat_task",
+    "train_shift_task",
     # -- __all__ production variants (issue 4) --
     # (in sorted position above: CrossMultiHeadAttention, FusedQKVMultiHeadAttention,
     #  GroupedQueryAttention, KVCache, SDPAMultiHeadAttention, causal_attention)
     # -- __all__ inspection, widgets & training (issue 5) --
+    # (in sorted position above: ExplorerView, TinyAttentionLM, TrainingResult,
+    #  attention_explorer, head_entropy, offset_attention, train_repeat_task, train_shift_task)
 ]

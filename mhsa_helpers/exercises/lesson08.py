@@ -1,0 +1,92 @@
+"""Checkers for lesson 08, training a tiny attention model.
+
+* ``check_initial_loss(answer)`` -- the cross-entropy of a model that guesses uniformly over a
+  vocabulary of 64 tokens: log(64) = 4.1589 nats.
+* ``check_shift_targets(answer, ids, k)`` -- the targets of the shift task for ``ids`` (b, T):
+  ``target[:, t] = ids[:, t - k]``, and -100 (ignored by the loss) for ``t < k``.
+* ``check_offset_attention(answer, weights, k)`` -- per head, the mean weight on the token ``k``
+  positions back (the diagonal ``t, t - k`` of each (T, T) map): what ``mh.offset_attention`` gives.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..training import IGNORE_INDEX, offset_attention
+from ._common import CheckResult, fail, missing, ok, tensor_answer
+
+__all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
+
+
+def check_initial_loss(answer: object) -> CheckResult:
+    """log(64): the loss when every one of 64 tokens gets probability 1/64."""
+    name = "loss of a uniform guess"
+    expected = math.log(64)
+    if answer is None:
+        return missing(name, "a number: the cross-entropy when each of 64 tokens has p = 1/64")
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or answer != answer:
+        return fail(name, f"expected a number, got {type(answer).__name__}.")
+    if abs(answer - expected) < 1e-3:
+        return ok(name, f"correct: log(64) = {expected:.4f} nats, where the loss curve starts.")
+    if abs(answer - math.log2(64)) < 1e-3:
+        return fail(name, "6 is log base 2 (bits); cross_entropy uses the natural log.")
+    if abs(answer - 1 / 64) < 1e-4 or abs(answer - math.log(1 / 64)) < 1e-3:
+        return fail(name, "the loss is MINUS the log of the probability of the right token.")
+    return fail(name, "cross-entropy = -log(p of the right token), and p = 1/64 for every token.")
+
+
+def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:
+    targets = torch.full_like(ids, IGNORE_INDEX)  # (b, T)
+    targets[:, k:] = ids[:, :-k]
+    return targets
+
+
+def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResult:
+    """``target[:, t] = ids[:, t - k]`` for t >= k, -100 before."""
+    name = f"shift-task targets (k={k})"
+    expected = _expected_targets(ids, k)
+    if answer is None:
+        return missing(name, f"a {tuple(ids.shape)} integer tensor of targets")
+    if not isinstance(answer, torch.Tensor):
+        return fail(name, f"expected a torch.Tensor, got {type(answer).__name__}.")
+    if tuple(answer.shape) != tuple(ids.shape):
+        return fail(name, f"shape {tuple(answer.shape)} but expected {tuple(ids.shape)}, like ids.")
+    if answer.is_floating_point() or answer.dtype == torch.bool:
+        return fail(name, f"targets are token ids: use an integer dtype, got {answer.dtype}.")
+    if torch.equal(answer, expected):
+        return ok(name, "correct: each position's target is the token k places back.")
+    if torch.equal(answer[:, k:], expected[:, k:]):
+        return fail(name, "the first k positions have no token k back: set them to -100.")
+    wrong_way = torch.full_like(ids, IGNORE_INDEX)
+    wrong_way[:, :-k] = ids[:, k:]
+    if torch.equal(answer, wrong_way):
+        return fail(name, "that copies from the FUTURE (t + k); we want the past: ids[:, :-k].")
+    return fail(name, "start from torch.full_like(ids, -100), then targets[:, k:] = ids[:, :-k].")
+
+
+def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> CheckResult:
+    """Mean over queries t >= k of ``weights[h, t, t - k]``, one number per head."""
+    name = f"attention on the token {k} back"
+    expected = offset_attention(weights, k)  # (h,)
+    if (
+        isinstance(answer, torch.Tensor)
+        and answer.is_floating_point()
+        and answer.shape == expected.shape
+        and torch.allclose(answer, offset_attention(weights.transpose(-2, -1), k), atol=1e-4)
+        and not torch.allclose(answer, expected, atol=1e-4)
+    ):
+        return fail(name, "offset=+k is above the diagonal (the future): use offset=-k.")
+    return tensor_answer(
+        name,
+        answer,
+        expected,
+        what="a (num_heads,) tensor",
+        hint=(
+            "torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1) gives (h, T - k); "
+            "average it over the last dimension."
+        ),
+    )

@@ -1,0 +1,423 @@
+"""An interactive explorer of per-head attention weights (lesson 07).
+
+``attention_explorer()`` returns an ``ipywidgets.interactive`` with these controls:
+
+* ``heads`` (IntSlider 1..8) -- ``num_heads`` of a ``MultiHeadAttention(d_in, d_out=24, ...)``. A
+  value that does not divide ``d_out`` (5 or 7) shows a message instead of a plot: that is the
+  block's one hard constraint, ``d_out % num_heads == 0``.
+* ``dropout`` (FloatSlider 0..0.9) -- the dropout rate on the attention weights. In ``train`` mode
+  the plot shows the weights *after* dropout (zeros, survivors scaled by 1/(1-p)), which is what
+  the values are multiplied by; in ``eval`` mode dropout is off and the slider has no effect.
+* ``scale`` -- multiplies the input embeddings. The book's embeddings are small (entries below
+  1), so a fresh layer's scores are close to 0 and every head attends almost uniformly; larger
+  inputs give larger scores and sharper (lower-entropy) heads.
+* ``seed`` -- ``torch.manual_seed`` before the layers are created (and before dropout is drawn).
+* ``sentence`` -- the book's "Your journey starts with one step" or a longer sentence.
+* ``mode`` -- ``eval`` or ``train``.
+
+Every change re-draws the per-head heatmaps (``heads_figure``: the panels of
+``plot_attention_heads``, drawn fast enough for a slider). The last view is in
+``explorer.result`` (an ``ExplorerView``), which is what tests and notebooks assert on: ipywidgets
+catches exceptions inside the callback, so a broken callback shows up as a stale ``result``.
+
+The same seed gives the same W_query/W_key/W_value for any number of heads: changing ``heads`` only
+changes how the d_out = 24 columns are split (head_dim = 24 // heads).
+"""
+
+from __future__ import annotations
+
+import html
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from .data import load_journey
+from .inspection import head_entropy
+from .multihead import MultiHeadAttention
+
+__all__ = [
+    "LONGER_SENTENCE",
+    "ExplorerView",
+    "attention_explorer",
+    "embed_words",
+    "example_sentences",
+    "explore_attention",
+    "figure_png",
+    "heads_figure",
+    "training_explorer",
+]
+
+LONGER_SENTENCE = "The cat sat on the mat because the mat was warm"
+
+
+def embed_words(words: Sequence[str], d_in: int = 3, seed: int = 0) -> torch.Tensor:
+    """Deterministic toy embeddings (T, d_in) in [0, 1): one fixed random vector per distinct word.
+
+    The vector of a word depends only on the lowercased word, ``d_in`` and ``seed`` (not on the
+    machine or on the global random state), so a repeated word ("the", "mat") gets the same
+    embedding every time it appears -- and therefore the same key.
+    """
+    if isinstance(words, str):
+        raise TypeError("words must be a sequence of strings, e.g. sentence.split()")
+    rows = []
+    for word in words:
+        generator = torch.Generator().manual_seed(zlib.crc32(word.lower().encode()) + seed)
+        rows.append(torch.rand(d_in, generator=generator))
+    if not rows:
+        raise ValueError("words must hold at least one word")
+    return torch.stack(rows)  # (T, d_in)
+
+
+def example_sentences() -> dict[str, tuple[list[str], torch.Tensor]]:
+    """The explorer's sentences: name -> (words, embeddings (T, 3)).
+
+    ``"book"`` is the book's six words with the book's embeddings; ``"longer"`` is
+    ``LONGER_SENTENCE`` (11 words) with ``embed_words`` embeddings.
+    """
+    journey = load_journey()
+    words = LONGER_SENTENCE.split()
+    return {
+        "book": (journey.words, journey.inputs),
+        "longer": (words, embed_words(words, d_in=journey.inputs.shape[1])),
+    }
+
+
+@dataclass
+class ExplorerView:
+    """One state of the explorer.
+
+    ``weights`` (h, T, T) are the softmax weights (before dropout, as ``return_weights=True`` gives
+    them); ``shown`` is what the heatmaps show (after dropout in train mode); ``entropy`` (h,) is
+    ``head_entropy(weights)``. For an invalid head count, ``weights``/``shown``/``entropy`` are None
+    and ``message`` says why. ``seconds`` is the time the view took (compute and draw).
+    """
+
+    num_heads: int
+    dropout: float
+    scale: float
+    seed: int
+    sentence: str
+    mode: str
+    words: list[str]
+    d_out: int
+    weights: torch.Tensor | None
+    shown: torch.Tensor | None
+    entropy: torch.Tensor | None
+    message: str
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.weights is not None
+
+    @property
+    def head_dim(self) -> int | None:
+        return self.d_out // self.num_heads if self.ok else None
+
+
+def explore_attention(
+    heads: int = 2,
+    dropout: float = 0.0,
+    scale: float = 1.0,
+    seed: int = 123,
+    sentence: str = "book",
+    mode: str = "eval",
+    *,
+    d_out: int = 24,
+    sentences: dict[str, tuple[list[str], torch.Tensor]] | None = None,
+) -> ExplorerView:
+    """Compute one explorer view (no drawing): the weights a fresh ``MultiHeadAttention`` gives.
+
+    ``torch.manual_seed(seed)`` is called before the layers are built and again before dropout is
+    applied, so a view is reproducible. The global random state is restored afterwards.
+    """
+    sentences = example_sentences() if sentences is None else sentences
+    if sentence not in sentences:
+        raise ValueError(f"sentence must be one of {sorted(sentences)}, got {sentence!r}")
+    if mode not in ("eval", "train"):
+        raise ValueError(f"mode must be 'eval' or 'train', got {mode!r}")
+    words, inputs = sentences[sentence]
+    start = time.perf_counter()
+    common = dict(
+        num_heads=heads,
+        dropout=float(dropout),
+        scale=float(scale),
+        seed=seed,
+        sentence=sentence,
+        mode=mode,
+        words=list(words),
+        d_out=d_out,
+    )
+    if heads < 1 or d_out % heads:
+        valid = [h for h in range(1, d_out + 1) if d_out % h == 0]
+        message = (
+            f"{heads} heads do not divide d_out = {d_out} (d_out % num_heads = {d_out % heads}); "
+            f"MultiHeadAttention would raise. Try one of {valid}."
+        )
+        return ExplorerView(**common, weights=None, shown=None, entropy=None, message=message)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        mha = MultiHeadAttention(inputs.shape[-1], d_out, len(words), float(dropout), heads)
+        mha.train(mode == "train")
+        with torch.no_grad():
+            x = scale * inputs.unsqueeze(0)  # (1, T, d_in)
+            _, weights = mha(x, return_weights=True)  # (1, h, T, T)
+            weights = weights[0]  # (h, T, T)
+            torch.manual_seed(seed)
+            shown = mha.dropout(weights)  # (h, T, T); identity in eval mode
+    if mode == "train" and dropout > 0:
+        note = (
+            f"train mode: weights after dropout p={dropout:.1f}, survivors x{1 / (1 - dropout):.2f}"
+        )
+    elif mode == "train":
+        note = "train mode, dropout 0: nothing is dropped"
+    else:
+        note = "eval mode: dropout is off"
+    message = f"{heads} heads x head_dim {d_out // heads} = d_out {d_out}; {note}"
+    return ExplorerView(
+        **common,
+        weights=weights,
+        shown=shown,
+        entropy=head_entropy(weights),
+        message=message,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def heads_figure(
+    weights: torch.Tensor, tokens: Sequence[str], *, title: str | None = None, max_cols: int = 4
+):
+    """A quick per-head heatmap grid, (h, T, T) -> Figure, for widgets that re-draw on every move.
+
+    It shows what ``plot_attention_heads`` shows (one "Head i" panel per head, Blues, one colour
+    scale from 0 to the largest weight, keys on x, queries on y), but draws every panel into one
+    axes with plain text labels and a fixed layout. That is several times faster: seaborn's
+    ``heatmap`` draws the whole figure once per panel, and every tick label is a costly object.
+    Use ``plot_attention_heads`` for figures that are drawn once.
+    """
+    import matplotlib.pyplot as plt
+
+    stack = weights.detach().float().cpu().numpy()  # (h, T, T)
+    num_heads, num_tokens, _ = stack.shape
+    tokens = [str(token) for token in tokens]
+    cols = min(num_heads, max_cols)
+    rows = -(-num_heads // cols)
+    col_gap, row_gap, cell = 1.0, 2.2, 0.2  # gaps in cells, cell size in inches
+    grid_w = cols * num_tokens + (cols - 1) * col_gap
+    grid_h = rows * num_tokens + (rows - 1) * row_gap
+    left, right, bottom, top = 0.85, 0.9, 0.8, 0.6 if title else 0.4  # inches
+    fig_w, fig_h = left + grid_w * cell + right, bottom + grid_h * cell + top
+    fig = plt.figure(figsize=(fig_w, fig_h))
+    ax = fig.add_axes((left / fig_w, bottom / fig_h, grid_w * cell / fig_w, grid_h * cell / fig_h))
+    ax.set_axis_off()
+    vmax = float(stack.max()) or 1.0
+    image = None
+    for head in range(num_heads):
+        row, col = divmod(head, cols)
+        x0, y0 = col * (num_tokens + col_gap), row * (num_tokens + row_gap)
+        extent = (x0 - 0.5, x0 + num_tokens - 0.5, y0 + num_tokens - 0.5, y0 - 0.5)
+        image = ax.imshow(
+            stack[head], cmap="Blues", vmin=0.0, vmax=vmax, interpolation="nearest", extent=extent
+        )
+        ax.text(x0 + num_tokens / 2 - 0.5, y0 - 0.8, f"Head {head + 1}", ha="center", fontsize=9)
+        if col == 0:  # query labels on the first column
+            for i, token in enumerate(tokens):
+                ax.text(-0.8, y0 + i, token, ha="right", va="center", fontsize=7)
+        if head + cols >= num_heads:  # key labels under the bottom panel of each column
+            for j, token in enumerate(tokens):
+                ax.text(
+                    x0 + j,
+                    y0 + num_tokens - 0.2,
+                    token,
+                    ha="center",
+                    va="top",
+                    rotation=90,
+                    fontsize=7,
+                )
+    ax.set_xlim(-0.5, grid_w - 0.5)
+    ax.set_ylim(grid_h - 0.5, -0.5)
+    bar = fig.add_axes(
+        ((fig_w - right + 0.2) / fig_w, bottom / fig_h, 0.12 / fig_w, grid_h * cell / fig_h)
+    )
+    fig.colorbar(image, cax=bar)
+    bar.tick_params(labelsize=7)
+    if title:
+        fig.suptitle(title, y=1 - 0.1 / fig_h, va="top", fontsize=10)
+    return fig
+
+
+def figure_png(fig) -> bytes:
+    """Render a figure to PNG bytes (100 dpi) once and close it (nothing stays open in pyplot)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    try:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def attention_explorer(
+    *,
+    heads: int = 2,
+    dropout: float = 0.0,
+    scale: float = 1.0,
+    seed: int = 123,
+    sentence: str = "book",
+    mode: str = "eval",
+    d_out: int = 24,
+    max_heads: int = 8,
+    sentences: dict[str, tuple[list[str], torch.Tensor]] | None = None,
+    draw: bool = True,
+):
+    """Interactive per-head heatmaps: an ``ipywidgets.interactive`` whose ``.result`` is the view.
+
+    Controls, in ``kwargs_widgets`` order: ``heads`` (IntSlider 1..max_heads), ``dropout``
+    (FloatSlider 0..0.9), ``scale`` (FloatSlider 0.5..8), ``seed`` (IntSlider 0..999),
+    ``sentence`` (Dropdown), ``mode`` (ToggleButtons eval/train); ``explorer.controls["heads"]``
+    etc. name them. Heads that do not divide ``d_out`` show a message instead of a plot (nothing
+    raises). ``draw=False`` skips the figure (for tests that only need the numbers).
+    """
+    import ipywidgets as widgets
+
+    sentences = example_sentences() if sentences is None else sentences
+    style = {"description_width": "70px"}
+    controls = {
+        "heads": widgets.IntSlider(
+            value=heads, min=1, max=max_heads, step=1, description="heads", style=style
+        ),
+        "dropout": widgets.FloatSlider(
+            value=dropout,
+            min=0.0,
+            max=0.9,
+            step=0.1,
+            readout_format=".1f",
+            description="dropout",
+            style=style,
+        ),
+        "scale": widgets.FloatSlider(
+            value=scale,
+            min=0.5,
+            max=8.0,
+            step=0.5,
+            readout_format=".1f",
+            description="scale",
+            style=style,
+        ),
+        "seed": widgets.IntSlider(value=seed, min=0, max=999, description="seed", style=style),
+        "sentence": widgets.Dropdown(
+            options=[
+                (f"{name}: {' '.join(words)}", name) for name, (words, _) in sentences.items()
+            ],
+            value=sentence,
+            description="sentence",
+            style=style,
+            layout=widgets.Layout(width="520px"),
+        ),
+        "mode": widgets.ToggleButtons(
+            options=["eval", "train"], value=mode, description="mode", style=style
+        ),
+    }
+
+    message = widgets.HTML(layout=widgets.Layout(min_height="44px"))
+    image = widgets.Image(
+        format="png", layout=widgets.Layout(width="auto", align_self="flex-start")
+    )
+
+    def view(heads, dropout, scale, seed, sentence, mode):
+        result = explore_attention(
+            heads, dropout, scale, seed, sentence, mode, d_out=d_out, sentences=sentences
+        )
+        lines = [html.escape(result.message)]
+        if result.ok:
+            entropies = ", ".join(f"{e:.2f}" for e in result.entropy.tolist())
+            lines.append(f"entropy per head (nats): {entropies}")
+            if draw:
+                start = time.perf_counter()
+                title = f"{heads} heads (head_dim {result.head_dim}), {mode} mode"
+                title += f", dropout {dropout:.1f}"
+                if mode == "eval" and dropout > 0:
+                    title += " (off in eval mode)"
+                image.value = figure_png(heads_figure(result.shown, result.words, title=title))
+                image.layout.display = None
+                result.seconds += time.perf_counter() - start
+        else:
+            image.layout.display = "none"
+            lines[0] = f"<b style='color:#b00'>{lines[0]}</b>"
+        message.value = "<br>".join(lines)
+        return result
+
+    # The callback prints nothing and displays nothing: it updates the HTML and Image widgets
+    # below the controls. So no output is captured anywhere (JupyterLab, nbval) and moving a
+    # slider replaces the picture in place.
+    explorer = widgets.interactive(view, clear_output=False, **controls)
+    explorer.children = (*explorer.children, message, image)
+    explorer.controls = controls
+    explorer.message = message
+    explorer.image = image
+    return explorer
+
+
+def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int = 32):
+    """Train the shift task at the press of a button: an ``ipywidgets.interactive`` (manual).
+
+    Controls: ``heads`` (IntSlider 1..8; values that do not divide ``d_model`` show a message),
+    ``k`` (IntSlider 1..5, the offset to copy from), ``seed``. Pressing "Train" runs
+    ``train_shift_task`` (about a second) and shows each head's attention on one sequence;
+    ``.result`` is a dict with ``result`` (the ``TrainingResult``, or None) and ``offset``
+    (``offset_attention(model, k)``, (num_heads,)). Like ``attention_explorer`` it prints nothing:
+    the text and the picture are widgets under the controls.
+    """
+    import ipywidgets as widgets
+
+    from .training import offset_attention, train_shift_task
+
+    style = {"description_width": "70px"}
+    controls = {
+        "heads": widgets.IntSlider(value=heads, min=1, max=8, description="heads", style=style),
+        "k": widgets.IntSlider(value=k, min=1, max=5, description="k", style=style),
+        "seed": widgets.IntSlider(value=seed, min=0, max=99, description="seed", style=style),
+    }
+    message = widgets.HTML(layout=widgets.Layout(min_height="44px"))
+    image = widgets.Image(
+        format="png", layout=widgets.Layout(width="auto", align_self="flex-start")
+    )
+    image.layout.display = "none"
+
+    def train(heads, k, seed):
+        if d_model % heads:
+            message.value = (
+                f"<b style='color:#b00'>{heads} heads do not divide d_model = {d_model}.</b>"
+            )
+            image.layout.display = "none"
+            return {"result": None, "offset": None, "message": message.value}
+        result = train_shift_task(k=k, num_heads=heads, d_model=d_model, seed=seed, progress=False)
+        offset = offset_attention(result.model, k)  # (num_heads,)
+        ids = torch.randint(0, 64, (1, 12), generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            _, weights = result.model(ids, return_weights=True)  # (1, h, T, T)
+        labels = [f"t{i}" for i in range(ids.shape[1])]
+        title = f"Shift task k={k}, {heads} heads after training"
+        image.value = figure_png(heads_figure(weights[0], labels, title=title))
+        image.layout.display = None
+        shares = ", ".join(f"{x:.2f}" for x in offset.tolist())
+        message.value = (
+            f"loss {result.first_loss:.2f} -> last epoch {result.final_loss:.2f}; "
+            f"weight on the token {k} back, per head: {shares}"
+        )
+        return {"result": result, "offset": offset, "message": message.value}
+
+    explorer = widgets.interactive(
+        train, {"manual": True, "manual_name": "Train"}, clear_output=False, **controls
+    )
+    explorer.children = (*explorer.children, message, image)
+    explorer.controls = controls
+    explorer.message = message
+    explorer.image = image
+    return explorer

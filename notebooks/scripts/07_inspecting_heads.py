@@ -1,0 +1,387 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · Inspecting attention heads (检查注意力头)
+#
+# Lesson 06 built `MultiHeadAttention`: one big projection, split into heads. Each **attention
+# head** (注意力头) computes its own (T, T) matrix of **attention weights** (注意力权重). This
+# lesson opens the block up and looks at those matrices, one per head, and asks what they can and
+# cannot tell us.
+#
+# **Learning goals**
+# 1. Get the per-head weights with `return_weights=True` and draw them as **heatmaps** (热力图),
+#    one per head.
+# 2. Summarise each head by its **entropy** (熵): 0 for a head that looks at one token, and at most
+#    $\frac{1}{T}\sum_i \log(i+1)$ for a causal head that spreads evenly.
+# 3. Move the number of heads, the dropout rate and the seed with an interactive explorer.
+# 4. Run the source lesson's experiment: 4 heads → 8 heads at the same width (head_dim 8 → 4).
+# 5. Know the limits: attention weights are not explanations, and heads can be **redundant** (冗余).
+#
+# **Prerequisites:** lesson 06 (`06_multihead_split`): `MultiHeadAttention`, `num_heads`,
+# `head_dim = d_out // num_heads`.
+# **Time:** about 35 minutes.
+#
+# **Shape contract:** `mha(x, return_weights=True)` with `x` `(b, T, d_in)` returns
+# `(out, weights)`: `out` `(b, T, d_out)`, `weights` `(b, num_heads, T, T)`;
+# `mh.head_entropy(weights)` → `(num_heads,)`.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+
+import mhsa_helpers as mh
+
+mh.setup_lesson()
+
+# %% [markdown]
+# ## 1. One map per head: `return_weights=True`
+#
+# `MultiHeadAttention.forward` has a debugging switch: with `return_weights=True` it also returns
+# the softmax weights of every head, shape `(b, num_heads, T, T)`. We use the book's setting from
+# lesson 06 (seed 123, `d_in=3`, `d_out=2`, 2 heads, so `head_dim=1`) on the book's batch.
+
+# %%
+journey = mh.load_journey()
+words = journey.words
+batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
+
+torch.manual_seed(123)
+mha = mh.MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.0, num_heads=2)
+with torch.no_grad():
+    out, weights = mha(batch, return_weights=True)  # (2, 6, 2), (2, 2, 6, 6)
+print("out:    ", tuple(out.shape))
+print("weights:", tuple(weights.shape), "= (b, num_heads, T, T)")
+print(weights[0])  # (num_heads, T, T): the two heads of the first sequence
+
+# %% [markdown]
+# The outputs match the book's printed values (lesson 06), so these are the weights of the very
+# block the book builds. Each row is a query (the token that looks), each column a key (the token
+# looked at); rows sum to 1 and the causal mask zeroes everything above the diagonal.
+
+# %%
+torch.testing.assert_close(
+    out[0], journey.reference["multihead_seed123_d_out2_heads2"], atol=1e-4, rtol=0
+)
+torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 6))
+assert torch.equal(weights.triu(diagonal=1), torch.zeros(2, 2, 6, 6))
+print("matches the book; rows sum to 1; nothing above the diagonal")
+
+# %%
+fig = mh.plot_attention_heads(weights, words, suptitle="Book sentence, 2 heads (seed 123)")
+plt.show()
+
+# %% [markdown]
+# The returned weights are taken **before dropout** (随机失活). Dropout only changes what is
+# multiplied with the values, so the weights you inspect are the same in `train()` and `eval()`
+# mode; lesson 04 showed what dropout does to them.
+
+# %%
+dropping = mh.MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.5, num_heads=2)
+dropping.load_state_dict(mha.state_dict())
+dropping.train()
+with torch.no_grad():
+    _, weights_train = dropping(batch, return_weights=True)  # (2, 2, 6, 6)
+assert torch.equal(weights_train, weights)
+print("same weights in train mode with dropout 0.5:", torch.equal(weights_train, weights))
+
+# %% [markdown]
+# ## 2. Entropy (熵): one number per head
+#
+# A heatmap per head is fine for 2 heads; GPT-2 small has 12 heads in each of 12 layers. A common
+# summary (from the tutorial this course draws on) is the **entropy** of each row of weights, in
+# nats (natural log):
+#
+# $$H(\text{row}) = -\sum_j w_j \log w_j, \qquad 0 \log 0 = 0.$$
+#
+# * A row that puts all its weight on one key (one-hot) has $H = 0$: a sharp, focused head.
+# * A row spread evenly over $n$ keys has $H = \log n$, the most possible for $n$ keys.
+# * In a **causal** head, row $i$ (counting from 0) can only see $i + 1$ keys, so its maximum is
+#   $\log(i + 1)$, and a head's mean over $T$ rows is at most $\frac{1}{T}\sum_{i<T} \log(i+1)$
+#   (1.0965 for $T = 6$), not $\log T$.
+#
+# `mh.head_entropy(weights)` returns the mean row entropy of each head, `(num_heads,)`. It uses
+# `torch.special.xlogy(w, w)`, which is exactly 0 where `w = 0`, instead of the common
+# `log(w + 1e-9)` fudge. First, the two extremes:
+
+# %%
+from mhsa_helpers.inspection import uniform_causal_entropy
+
+one_hot = torch.eye(6).unsqueeze(0)  # (1, T, T): every token looks only at itself
+lower = torch.tril(torch.ones(6, 6))
+uniform_causal = (lower / lower.sum(dim=-1, keepdim=True)).unsqueeze(0)  # (1, T, T)
+print("one-hot head:        ", mh.head_entropy(one_hot))
+print("uniform causal head: ", mh.head_entropy(uniform_causal))
+print(f"mean of log(i+1), T=6: {uniform_causal_entropy(6):.4f}")
+assert torch.equal(mh.head_entropy(one_hot), torch.zeros(1))
+torch.testing.assert_close(
+    mh.head_entropy(uniform_causal), torch.tensor([1.0965]), atol=1e-4, rtol=0
+)
+
+# %% [markdown]
+# Now the book's two heads (the mean over both sequences of the batch and all rows):
+
+# %%
+entropy_book = mh.head_entropy(weights)  # (num_heads,)
+print("entropy per head:", entropy_book)
+print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
+assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
+
+# %%
+fig, ax = plt.subplots(figsize=(4, 2.6))
+ax.bar([f"Head {i + 1}" for i in range(len(entropy_book))], entropy_book.numpy(), color="tab:blue")
+ax.axhline(uniform_causal_entropy(6), color="gray", linestyle="--", label="uniform causal (max)")
+ax.set_ylabel("mean row entropy (nats)")
+ax.set_title("Book sentence, 2 heads")
+ax.legend(loc="lower right", fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Both heads sit right at the maximum: they spread their attention almost evenly. That is not a
+# property of attention, it is a property of *this* block: the weights are untrained, and the book's
+# embeddings are small (entries below 1), so every score $q \cdot k / \sqrt{d_k}$ is close to 0
+# and the softmax of near-equal scores is near-uniform.
+
+# %% [markdown]
+# ## 3. A longer sentence
+#
+# The book gives embeddings for only six words. For a longer sentence we make toy embeddings
+# deterministically: `mh.explorer.embed_words` gives every distinct word one fixed random vector in
+# $[0, 1)^3$ (the same on every machine, and the same for a word each time it appears). We
+# multiply them by 3 so that the scores are less tiny and the heads differ more. Four heads, width
+# `d_out = 24` (`head_dim = 6`):
+
+# %%
+from mhsa_helpers.explorer import LONGER_SENTENCE, embed_words
+
+long_words = LONGER_SENTENCE.split()
+long_inputs = 3.0 * embed_words(long_words)  # (T, d_in) = (11, 3)
+print(LONGER_SENTENCE, "->", tuple(long_inputs.shape))
+
+torch.manual_seed(123)
+mha_long = mh.MultiHeadAttention(d_in=3, d_out=24, context_length=11, dropout=0.0, num_heads=4)
+with torch.no_grad():
+    _, weights_long = mha_long(long_inputs.unsqueeze(0), return_weights=True)  # (1, 4, 11, 11)
+entropy_long = mh.head_entropy(weights_long)  # (4,)
+print("entropy per head:", entropy_long)
+print(f"maximum for T=11: {uniform_causal_entropy(11):.4f}")
+
+# %% [markdown]
+# For bigger grids we draw with `mh.explorer.heads_figure`: the same panels as
+# `plot_attention_heads` (one per head, one colour scale), without the numbers in the cells, and
+# fast enough for the explorer below to re-draw on every slider move.
+
+# %%
+fig = mh.explorer.heads_figure(weights_long[0], long_words, title="Longer sentence, 4 heads")
+plt.show()
+
+# %% [markdown]
+# Look at the columns of the repeated words "the" (positions 0, 4, 7 — "The" is lowercased for
+# the embedding) and "mat" (5 and 8). A query gives the same weight to both copies of a word (up
+# to float rounding in the last bit): their keys are equal because the embeddings are equal, and
+# nothing in this block says *where* a token is. Attention by itself is blind to order; GPT models add a **positional
+# embedding** (位置嵌入) to the tokens for that reason (lesson 08 does).
+
+# %%
+the_4, the_7 = weights_long[0, :, 7:, 4], weights_long[0, :, 7:, 7]  # (h, 4) each
+torch.testing.assert_close(the_4, the_7, atol=1e-6, rtol=0)
+torch.testing.assert_close(weights_long[0, :, 8:, 5], weights_long[0, :, 8:, 8], atol=1e-6, rtol=0)
+print("'the' at positions 4 and 7, as seen by queries 7..10 (head 1):")
+print(torch.stack([the_4[0], the_7[0]]))
+
+# %% [markdown]
+# ## 4. The explorer
+#
+# Move the sliders. `heads` changes `num_heads` of a fresh `MultiHeadAttention(3, 24, ...)` with
+# the same seed, so the weight matrices stay the same and only the way their 24 columns are split
+# into heads changes. 5 and 7 heads do not divide 24: the explorer says so instead of plotting
+# (that is the block's one hard constraint, `d_out % num_heads == 0`). `dropout` acts only in
+# `train` mode: the plot then shows the weights *after* dropout, what the values are multiplied by
+# (zeros, and survivors scaled by $1/(1-p)$). `scale` multiplies the embeddings; `seed` draws other
+# weights; `sentence` switches to the longer sentence.
+#
+# (The widget needs a live kernel; its picture is not stored in the notebook.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer = mh.attention_explorer(heads=2, scale=3.0)
+explorer
+
+# %% [markdown]
+# What a slider move does, done from code (this is also how the tests drive the widget). The
+# explorer's `.result` holds the last view: the weights, what is shown, the entropies and the
+# message.
+
+# %%
+explorer.controls["heads"].value = 4  # the same as dragging the "heads" slider to 4
+view = explorer.result
+print(view.message)
+print("weights:", tuple(view.weights.shape), " entropy:", view.entropy)
+assert view.weights.shape == (4, 6, 6) and view.head_dim == 6
+
+explorer.controls["heads"].value = 5  # does not divide d_out = 24
+print(explorer.result.message)
+assert not explorer.result.ok
+
+explorer.controls["heads"].value = 2
+explorer.controls["mode"].value = "train"
+explorer.controls["dropout"].value = 0.5
+view = explorer.result
+kept = view.shown != 0
+torch.testing.assert_close(view.shown[kept], 2 * view.weights[kept])  # survivors x 1/(1-0.5)
+print(view.message)
+print(f"share of weights dropped: {1 - kept.float().mean().item():.2f}")
+
+# %% [markdown]
+# ## 5. The experiment: 4 heads → 8 heads at the same width
+#
+# The source lesson card ends with an experiment: train the tiny model on the **repeat task** with
+# 4 heads, then change `n_heads` to 8 while keeping `d_model = 32`, so each head gets
+# `head_dim = 32 // 8 = 4` instead of 8, and see how the heatmaps change. Lesson 08 explains the
+# training; here we only use its result. (In the repeat task every row is one token repeated 12
+# times, and the model predicts the next token.)
+
+# %%
+runs = {heads: mh.train_repeat_task(num_heads=heads, progress=False) for heads in (4, 8)}
+for heads, run in runs.items():
+    print(
+        f"{heads} heads, head_dim {run.model.head_dim}: "
+        f"loss {run.first_loss:.2f} -> last epoch {run.final_loss:.2f}"
+    )
+    assert run.final_loss < 1.0
+
+# %%
+ids = torch.full((1, 12), 7)  # (b, T): token 7 repeated, one sequence of the repeat task
+repeat_weights = {}
+for heads, run in runs.items():
+    with torch.no_grad():
+        _, repeat_weights[heads] = run.model(ids, return_weights=True)  # (1, heads, 12, 12)
+    print(f"{heads} heads, entropy per head:", mh.head_entropy(repeat_weights[heads]))
+
+# %%
+labels = [f"t{i}" for i in range(12)]
+for heads in (4, 8):
+    fig = mh.explorer.heads_figure(
+        repeat_weights[heads][0], labels, title=f"Repeat task, {heads} heads after training"
+    )
+    plt.show()
+
+# %% [markdown]
+# Both models solve the task equally well, yet their heads look nothing alike, and with 8 heads the
+# maps are not "the 4-head maps, twice". Why? In this task every position holds the *same* token,
+# so every value vector carries the same information and **any** attention pattern gives the right
+# answer. Nothing pushes a head towards one pattern, and what you see is mostly what the random
+# start and the position embeddings happened to produce. A heatmap shows where the weight goes, not
+# whether it matters.
+
+# %% [markdown]
+# ## 6. What heads can and cannot tell us
+#
+# "Different heads learn different aspects of the input" is a widely repeated claim, and the book
+# says so too; but the book gives no evidence for what any particular head learns, and
+# **interpretability** (可解释性) research still argues about it. Treat the pictures with care:
+#
+# * **Weights are not explanations.** A head can attend strongly to a token whose value vector is
+#   tiny, or whose output `out_proj` mostly ignores. The weights say where a head looks, not what
+#   it passes on or whether the prediction depends on it.
+# * **Entropy is not importance.** Low entropy means focused, not useful.
+# * **Heads can be redundant** (冗余). One way to ask whether a head matters is an **ablation**
+#   (消融): switch the head off and measure the loss. Here we zero the head's columns of
+#   `out_proj` (its share of the concatenated output) in the 4-head model:
+
+# %%
+import copy
+
+import torch.nn.functional as F
+
+from mhsa_helpers.training import make_repeat_batch
+
+model4 = runs[4].model
+ids_eval, targets_eval = make_repeat_batch(256, 12, 64, torch.Generator().manual_seed(1))
+
+
+def repeat_loss(model):
+    with torch.no_grad():
+        logits = model(ids_eval)  # (256, 12, 64)
+    return F.cross_entropy(logits.reshape(-1, 64), targets_eval.reshape(-1)).item()
+
+
+head_dim = model4.head_dim
+ablated = []
+for head in range(model4.num_heads):
+    without = copy.deepcopy(model4)
+    with torch.no_grad():
+        without.attn.out_proj.weight[:, head * head_dim : (head + 1) * head_dim] = 0.0
+    ablated.append(repeat_loss(without))
+entropy4 = mh.head_entropy(repeat_weights[4])
+print(f"loss with all heads: {repeat_loss(model4):.2f}")
+for head in range(model4.num_heads):
+    print(f"Head {head + 1}: entropy {entropy4[head]:.2f}, loss without it {ablated[head]:.2f}")
+
+# %%
+assert max(ablated) < 1.0  # no single head is essential: the others cover for it
+sharpest = int(entropy4.argmin())
+most_needed = max(range(4), key=ablated.__getitem__)
+assert sharpest != most_needed
+print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}")
+
+# %% [markdown]
+# Removing any one head costs little, because the others carry the same information: the heads
+# are largely **redundant**. And the head that matters most is not the sharpest one. Use heatmaps
+# and entropies to form questions, and experiments like this ablation to answer them. Lesson 08
+# trains on a task where there is something specific to find, and a head does find it.
+
+# %% [markdown]
+# ## Summary
+#
+# * `mha(x, return_weights=True)` returns `(out, weights)` with `weights` `(b, num_heads, T, T)`,
+#   taken after the softmax and before dropout; `mh.plot_attention_heads(weights, words)` draws
+#   one heatmap (热力图) per head.
+# * **Entropy** (熵) of a row, $-\sum_j w_j \log w_j$ with $0 \log 0 = 0$ (`torch.special.xlogy`):
+#   0 for one-hot rows, $\log(i+1)$ for a uniform causal row $i$; `mh.head_entropy` averages it
+#   per head.
+# * Untrained heads on small embeddings are nearly uniform; without positional information, equal
+#   tokens get equal weight wherever they are.
+# * 4 → 8 heads at `d_model = 32` (head_dim 8 → 4) solves the repeat task just as well, with
+#   completely different maps.
+# * Attention weights are not explanations; low entropy is not importance; heads can be
+#   redundant. Ablations test what pictures only suggest.
+#
+# ## Exercises
+#
+# Solutions: `solutions/07_inspecting_heads_solutions.ipynb`.
+#
+# **Exercise 1.** Compute by hand (or with torch) the entropy in nats of the attention row
+# `[0.5, 0.25, 0.25, 0.0]`. Give a Python float or a 0-d tensor.
+
+# %%
+import mhsa_helpers.exercises
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_row_entropy(answer)
+
+# %% [markdown]
+# **Exercise 2.** Without `mh.head_entropy`, compute the mean row entropy of every head of
+# `weights_ex` (the 4 heads of section 3), shape `(4,)`. Mind the zeros above the diagonal:
+# `0 * log(0)` must count as 0.
+
+# %%
+weights_ex = weights_long[0]  # (num_heads, T, T) = (4, 11, 11)
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
+
+# %% [markdown]
+# **Exercise 3.** Which head of `weights_ex` is the sharpest (lowest entropy)? Give its 0-based
+# index as an int. Then look at the heatmap of section 3: do you agree?
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)

@@ -1,0 +1,343 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · Training a tiny attention model (训练一个小注意力模型)
+#
+# So far every attention weight came from untrained projections. This lesson puts
+# `MultiHeadAttention` into the smallest possible **language model** (语言模型) and trains it on
+# two toy tasks: one that only checks that every part of the block learns, and one where a head
+# has something definite to find -- and finds it.
+#
+# **Learning goals**
+# 1. Build `TinyAttentionLM`: **token embedding** (词元嵌入) + **positional embedding** (位置嵌入)
+#    + causal multi-head attention + a linear **LM head** (语言模型头) that gives **logits**.
+# 2. Train it on the **repeat task** with cross-entropy: the loss falls from about
+#    $\log 64 = 4.16$ to well below 1.0 in 3 **epochs** (轮次), as the source lesson promises.
+# 3. Train it on the **shift task** (copy the token $k$ places back) and watch a head
+#    **specialise** (分工) on the offset $k$, measured with `mh.offset_attention`.
+# 4. Change the number of heads and see what changes (and what does not).
+#
+# **Prerequisites:** lesson 07 (`07_inspecting_heads`): per-head weights, heatmaps, entropy.
+# **Time:** about 40 minutes.
+#
+# **Shape contract:** token ids `(b, T)` (integers below `vocab_size`, `T <= context_length`) →
+# logits `(b, T, vocab_size)`, and with `return_weights=True` also weights `(b, num_heads, T, T)`;
+# targets `(b, T)`, with -100 where a position has no target.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import mhsa_helpers as mh
+
+mh.setup_lesson()
+
+# %% [markdown]
+# ## 1. The model
+#
+# Attention mixes vectors; it needs vectors to start with and a way to turn its output into a
+# prediction. The model has four layers, created in this order:
+#
+# * `tok_emb`: an `nn.Embedding(vocab_size, d_model)`, one learned vector per token id;
+# * `pos_emb`: an `nn.Embedding(context_length, d_model)`, one learned vector per position. Lesson
+#   07 showed that attention alone cannot tell two copies of a word apart; adding a position
+#   vector to each token fixes that;
+# * `attn`: the `MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)` of
+#   lesson 06, causal, so position $t$ only sees tokens $0..t$;
+# * `lm_head`: an `nn.Linear(d_model, vocab_size)`, one score (**logit**) per possible next token.
+#
+# There is deliberately no feed-forward block, no residual connection and no layer norm (the next
+# stage of a transformer adds them): every prediction must flow through the attention heads.
+
+
+# %%
+class TinyLM(nn.Module):
+    def __init__(self, vocab_size, d_model, context_length, num_heads, dropout=0.0):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(context_length, d_model)
+        self.attn = mh.MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
+        self.lm_head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1])  # (T,)
+        x = self.tok_emb(ids) + self.pos_emb(positions)  # (b, T, d_model)
+        return self.lm_head(self.attn(x))  # (b, T, vocab_size)
+
+
+VOCAB, D_MODEL, CONTEXT, HEADS = 64, 32, 12, 4  # the source lesson's sizes: head_dim = 8
+torch.manual_seed(0)
+tiny = TinyLM(VOCAB, D_MODEL, CONTEXT, HEADS)
+ids = torch.randint(0, VOCAB, (2, CONTEXT))  # (b, T)
+print("logits:", tuple(tiny(ids).shape))
+print("parameters:", sum(p.numel() for p in tiny.parameters()))
+
+# %% [markdown]
+# The package's `mh.TinyAttentionLM` is the same model (same layers, same order), with input
+# checks (integer ids, below `vocab_size`, at most `context_length` tokens) and a
+# `return_weights=True` switch. Same seed, same numbers:
+
+# %%
+torch.manual_seed(0)
+package_model = mh.TinyAttentionLM(VOCAB, D_MODEL, CONTEXT, HEADS)
+assert torch.equal(package_model(ids), tiny(ids))
+logits, weights = package_model(ids, return_weights=True)  # (2, 12, 64), (2, 4, 12, 12)
+print("weights:", tuple(weights.shape))
+print(package_model)
+
+# %% [markdown]
+# Before training, the model knows nothing, so its predictions should be close to a uniform guess
+# over 64 tokens. The **cross-entropy loss** (交叉熵损失) of a uniform guess is
+# $-\log\frac{1}{64} = \log 64 \approx 4.16$: that is where every loss curve below starts.
+
+# %%
+targets = torch.randint(0, VOCAB, (2, CONTEXT))  # (b, T)
+loss = F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
+print(f"untrained loss: {loss.item():.2f}   log(64) = {math.log(64):.2f}")
+assert abs(loss.item() - math.log(64)) < 0.3
+
+# %% [markdown]
+# ## 2. The repeat task
+#
+# The source lesson's demo: each row is **one random token repeated** over the whole context, and
+# the target is the next token (the row shifted left by one). So the model must learn "the next
+# token is the same as the ones before". It is easy on purpose: the point is to see that
+# gradients reach every layer and the loss really falls.
+
+# %%
+from mhsa_helpers.training import make_repeat_batch, make_shift_batch
+
+example_ids, example_targets = make_repeat_batch(
+    3, CONTEXT, VOCAB, torch.Generator().manual_seed(0)
+)
+print("inputs: ", example_ids, sep="\n")  # (3, 12)
+print("targets:", example_targets, sep="\n")  # (3, 12)
+
+# %% [markdown]
+# The training loop is the standard one: a fresh batch, logits, cross-entropy, `backward`, an
+# **optimizer** (优化器) step. We use Adam with **learning rate** (学习率) 0.003, batches of 32,
+# and call 40 steps an epoch. Two generators keep it reproducible: the global seed fixes the
+# initial weights, a separate one draws the batches.
+
+
+# %%
+def train_repeat(num_heads, seed=0, epochs=3, steps_per_epoch=40, batch_size=32, lr=3e-3):
+    torch.manual_seed(seed)  # initial weights
+    model = mh.TinyAttentionLM(VOCAB, D_MODEL, CONTEXT, num_heads)
+    data = torch.Generator().manual_seed(seed)  # batches
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _step in range(epochs * steps_per_epoch):
+        batch_ids, batch_targets = make_repeat_batch(batch_size, CONTEXT, VOCAB, data)  # (b, T)
+        logits = model(batch_ids)  # (b, T, vocab)
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), batch_targets.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+model, losses = train_repeat(HEADS)
+epoch_losses = [sum(losses[i : i + 40]) / 40 for i in range(0, len(losses), 40)]
+print(f"first loss {losses[0]:.2f}, epoch means:", [round(x, 2) for x in epoch_losses])
+assert abs(losses[0] - math.log(64)) < 0.3  # about log(64) = 4.16
+assert epoch_losses[-1] < 1.0  # well below 1.0 after 3 epochs
+
+# %% [markdown]
+# `mh.train_repeat_task` runs exactly this loop (with one CPU thread inside and an optional
+# `tqdm` progress bar, off here) and returns a `TrainingResult` with `.model`, `.losses` (one per
+# step) and `.epoch_losses`. It gives the same losses, step for step:
+
+# %%
+result = mh.train_repeat_task(num_heads=HEADS, seed=0, progress=False)
+assert result.losses == losses
+print(result)
+
+# %% [markdown]
+# The claim holds for any seed, not just a lucky one (the course's tests check several):
+
+# %%
+for seed in (1, 2, 3):
+    run = mh.train_repeat_task(seed=seed, progress=False)
+    print(f"seed {seed}: first loss {run.first_loss:.2f}, last epoch {run.final_loss:.2f}")
+    assert abs(run.first_loss - math.log(64)) < 0.3 and run.final_loss < 1.0
+
+# %% [markdown]
+# The **loss curve** (损失曲线), one point per step, with the uniform-guess level:
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.plot(result.losses, label="training loss")
+ax.axhline(math.log(64), color="gray", linestyle="--", label="log(64) = 4.16, uniform guess")
+for epoch in (1, 2):
+    ax.axvline(epoch * 40, color="gray", linestyle=":", linewidth=1)
+ax.set_xlabel("step (40 steps = 1 epoch)")
+ax.set_ylabel("cross-entropy (nats)")
+ax.set_title("Repeat task, 4 heads")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ## 3. The heads after training on the repeat task
+#
+# What did the heads learn? Here are their weights on one repeated row. As lesson 07 showed, the
+# pictures are arbitrary: every position holds the same token, so any pattern of weights averages
+# the same values and gives the right answer. The task does not ask the heads for anything.
+
+# %%
+labels = [f"t{i}" for i in range(CONTEXT)]
+with torch.no_grad():
+    _, repeat_weights = result.model(torch.full((1, CONTEXT), 7), return_weights=True)
+fig = mh.explorer.heads_figure(repeat_weights[0], labels, title="Repeat task: heads after training")
+plt.show()
+print("entropy per head:", mh.head_entropy(repeat_weights))
+
+# %% [markdown]
+# ## 4. A task with something to find: copy the token $k$ places back
+#
+# In the **shift task** the inputs are random tokens and the target at position $t$ is the token
+# at $t - k$: `target[t] = ids[t - k]`. The first $k$ positions have nothing $k$ places back; their
+# target is -100, which `F.cross_entropy` ignores (`ignore_index=-100`). The only way to solve it
+# is to look exactly $k$ positions back, so we know what a useful head must do.
+
+# %%
+K = 2
+shift_ids, shift_targets = make_shift_batch(2, CONTEXT, VOCAB, K, torch.Generator().manual_seed(0))
+print("inputs: ", shift_ids, sep="\n")  # (2, 12)
+print("targets:", shift_targets, sep="\n")  # (2, 12): the inputs moved 2 places right
+
+# %% [markdown]
+# `mh.offset_attention(model, k)` measures what we expect: for each head, the mean weight that a
+# query at $t$ puts on position $t - k$ (over 256 random sequences and all $t \ge k$). Before
+# training it is small, about the average of $1/(t+1)$:
+
+# %%
+torch.manual_seed(0)
+untrained = mh.TinyAttentionLM(VOCAB, D_MODEL, CONTEXT, HEADS)
+before = mh.offset_attention(untrained, K)  # (num_heads,)
+print(f"weight on the token {K} back, per head, untrained:", before)
+assert before.max() < 0.5
+
+# %%
+shift = mh.train_shift_task(k=K, num_heads=HEADS, seed=0, progress=False)
+after = mh.offset_attention(shift.model, K)  # (num_heads,)
+print(shift)
+print(f"weight on the token {K} back, per head, trained:  ", after)
+print("weight on the token 1 back, for comparison:       ", mh.offset_attention(shift.model, 1))
+assert shift.final_loss < 0.5
+assert after.max() > 0.8  # at least one head looks exactly K places back
+
+# %%
+with torch.no_grad():
+    _, shift_weights = shift.model(shift_ids[:1], return_weights=True)  # (1, h, T, T)
+fig = mh.explorer.heads_figure(
+    shift_weights[0], labels, title=f"Shift task (k={K}): heads after training"
+)
+plt.show()
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.plot(shift.losses, label="training loss")
+ax.axhline(math.log(64), color="gray", linestyle="--", label="log(64) = 4.16")
+ax.set_xlabel("step (50 steps = 1 epoch)")
+ax.set_ylabel("cross-entropy (nats)")
+ax.set_title(f"Shift task, k={K}, {HEADS} heads")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Every head now draws one bright diagonal, $k = 2$ cells left of the main diagonal: query $t$
+# looks at key $t - 2$, and its value carries the token to copy. Two things to notice:
+#
+# * The heads did **specialise** on the offset: the task needs it, and the weights show it
+#   (`offset_attention` close to 1). This is the case where a heatmap *does* tell the story,
+#   because we built the task so that there is exactly one story to tell.
+# * They all specialised on the *same* offset: with one thing to find, the heads are **redundant**
+#   (lesson 07). Nothing in multi-head attention makes heads divide the work; only the task and
+#   the training can.
+
+# %% [markdown]
+# ## 5. Your turn: the number of heads
+#
+# Change `HEADS` in the first code cell of section 1 (try 1, 2 or 8; it must divide
+# `D_MODEL = 32`) and re-run the notebook, or use the widget below: set `heads`, `k` and the seed
+# and press **Train** (about a second per run). With 1 head, the single head must do the job
+# alone; with 8 heads (`head_dim = 4`) there are more copies of the same solution.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+trainer = mh.explorer.training_explorer(heads=HEADS, k=K)
+trainer
+
+# %% [markdown]
+# The same, from code: one head, offset 3.
+
+# %%
+trainer.controls["heads"].value = 1
+trainer.controls["k"].value = 3
+trainer.update()  # what pressing "Train" does
+one_head = trainer.result
+print(one_head["message"])
+assert one_head["offset"].shape == (1,) and one_head["offset"].max() > 0.8
+
+# %% [markdown]
+# ## Summary
+#
+# * `TinyAttentionLM` = token embedding + positional embedding → causal `MultiHeadAttention` →
+#   linear LM head; ids `(b, T)` → logits `(b, T, vocab_size)`.
+# * An untrained model's loss is about $\log(\text{vocab\_size})$, the loss of a uniform guess:
+#   4.16 for 64 tokens.
+# * On the repeat task the loss falls to well below 1.0 in 3 epochs for any seed: every part of
+#   the block learns. The heads' maps are arbitrary there, since any pattern works.
+# * On the shift task (`target[t] = ids[t - k]`, -100 where there is none) the heads learn to look
+#   exactly $k$ places back: `offset_attention` goes from about 0.2 to above 0.8. All heads learn
+#   the same thing: specialisation comes from the task, not from having several heads.
+# * Training here is seeded and runs on one CPU thread, so the printed numbers are the same on
+#   every machine.
+#
+# ## Exercises
+#
+# Solutions: `solutions/08_training_tiny_model_solutions.ipynb`.
+#
+# **Exercise 1.** A model that gives each of 64 tokens probability 1/64 has what cross-entropy
+# loss, in nats? (A number; compute it, don't copy the 4.16.)
+
+# %%
+import mhsa_helpers.exercises
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_initial_loss(answer)
+
+# %% [markdown]
+# **Exercise 2.** Build the shift-task targets for `ids_ex` with $k = 3$: a tensor like `ids_ex`
+# whose position $t$ holds `ids_ex[:, t - 3]`, and -100 where $t < 3$.
+
+# %%
+ids_ex = torch.randint(0, VOCAB, (2, 8), generator=torch.Generator().manual_seed(3))  # (b, T)
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
+
+# %% [markdown]
+# **Exercise 3.** Without `mh.offset_attention`, compute for each head of `weights_ex` (the trained
+# shift model's weights on one sequence) the mean weight on the token 2 places back: the mean of
+# `weights_ex[h, t, t - 2]` over $t \ge 2$. Shape `(num_heads,)`. Hint: `torch.diagonal`.
+
+# %%
+weights_ex = shift_weights[0]  # (num_heads, T, T) = (4, 12, 12)
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)

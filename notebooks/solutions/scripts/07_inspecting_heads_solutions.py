@@ -1,0 +1,71 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · Inspecting attention heads — solutions (检查注意力头 · 参考答案)
+#
+# Worked answers to the exercises of `07_inspecting_heads.ipynb`. Try them yourself first. Each
+# cell computes the answer and asserts that the checker passes.
+
+# %%
+import math
+
+import torch
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson()
+
+# %% [markdown]
+# **Exercise 1.** $H = -\sum_j w_j \log w_j$ over the non-zero weights (0 log 0 counts as 0):
+# $-(0.5 \log 0.5 + 2 \cdot 0.25 \log 0.25) = 0.5 \log 2 + 0.5 \cdot 2 \log 2 = 1.5 \log 2$.
+
+# %%
+row = torch.tensor([0.5, 0.25, 0.25, 0.0])
+answer = -torch.special.xlogy(row, row).sum()  # 0-d tensor; xlogy(0, 0) = 0
+print(f"{answer.item():.4f} nats = 1.5 * log 2 = {1.5 * math.log(2):.4f}")
+result = mhsa_helpers.exercises.check_row_entropy(answer)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 2.** The same weights as in the lesson (section 3), then the entropy of every row,
+# averaged per head. `torch.special.xlogy(w, w)` is $w \log w$ with 0 where $w = 0$; plain
+# `w * torch.log(w)` would give `0 * -inf = nan` above the diagonal.
+
+# %%
+from mhsa_helpers.explorer import LONGER_SENTENCE, embed_words
+
+long_words = LONGER_SENTENCE.split()
+long_inputs = 3.0 * embed_words(long_words)  # (T, d_in) = (11, 3)
+torch.manual_seed(123)
+mha_long = mh.MultiHeadAttention(d_in=3, d_out=24, context_length=11, dropout=0.0, num_heads=4)
+with torch.no_grad():
+    _, weights_long = mha_long(long_inputs.unsqueeze(0), return_weights=True)  # (1, 4, 11, 11)
+weights_ex = weights_long[0]  # (num_heads, T, T) = (4, 11, 11)
+
+row_entropy = -torch.special.xlogy(weights_ex, weights_ex).sum(dim=-1)  # (num_heads, T)
+answer = row_entropy.mean(dim=-1)  # (num_heads,)
+print(answer)
+result = mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 3.** The sharpest head has the lowest entropy: `argmin`. Index 2 is "Head 3" in the
+# plots, the head with the darkest cells.
+
+# %%
+answer = int(mh.head_entropy(weights_ex).argmin())
+print("index", answer, "-> Head", answer + 1)
+result = mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
+assert result, result
+result
