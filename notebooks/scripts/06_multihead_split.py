@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # 06 · Multi-head attention, version 2: one big matrix, split into heads (多头注意力 · 切开看)
+# # 06 · Multi-head attention, version 2: one big matrix, split into heads (多头注意力 · 拆分成多个头)
 #
 # Lesson 05 ran each **attention head** (注意力头) as a separate module: 5 small matrix
 # products per head. The book's efficient `MultiHeadAttention` computes the queries, keys and
@@ -143,7 +143,9 @@ print("contiguous:", context_t.is_contiguous())
 try:
     context_t.view(b, T, d_out)
 except RuntimeError as error:
-    print("RuntimeError:", error)
+    # torch's message says to use .reshape(...) instead; its exact wording varies by version.
+    assert "reshape" in str(error)
+    print(type(error).__name__, "-- view() refuses a non-contiguous tensor")
 
 # %% [markdown]
 # Two fixes. `contiguous()` copies the data into row-by-row order, after which `view` works (the
@@ -367,7 +369,7 @@ torch.testing.assert_close(left, right)  # equal up to rounding
 #
 # ## 7. GPT-2 sizes
 #
-# The book's example uses 2 heads and d_out = 2. The smallest GPT-2 (117 million parameters) has
+# The book's example uses 2 heads and d_out = 2. The smallest GPT-2 (124 million parameters, first reported as 117 million) has
 # 12 heads with head_dim 64 (12 × 64 = 768) and a context length of 1024; the largest (1.5
 # billion) has 25 heads, d = 1600. In GPT, d_in = d_out. Building such modules on the `meta`
 # device creates only shapes (no memory, no random numbers), which is all we need to count

@@ -22,7 +22,7 @@
 # 2. Call `torch.nn.functional.scaled_dot_product_attention` (SDPA, 缩放点积注意力) and torch's own
 #    `nn.MultiheadAttention`, and get lesson 06's outputs from both after a weight copy.
 # 3. Compute how much memory the (b, h, T, T) weights take, and what **FlashAttention**
-#    (闪电注意力) saves by never storing them.
+#    (FlashAttention：分块计算、不存储 T×T 矩阵的精确注意力) saves by never storing them.
 # 4. Time the teaching class against SDPA on your own machine.
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`, `view` + `transpose` into heads).
@@ -66,7 +66,7 @@ for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
 # either way), but a computer is rarely limited by arithmetic alone:
 #
 # * `x` is read from memory **once** instead of three times, and one big matrix keeps the
-#   multiply units busier than three thin ones (better *arithmetic intensity*);
+#   multiply units busier than three thin ones (better *arithmetic intensity* / 算术强度);
 # * one kernel launch instead of three (on a GPU each launch costs a few microseconds, which
 #   matters when the model runs thousands of them per token);
 # * the three weights live in one tensor, so they are initialized, saved and sharded together.
@@ -219,7 +219,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 # %% [markdown]
 # Four times the tokens cost 16 times the memory for the weights (768 MiB for a single tensor at
 # T = 4096, before counting the copies that the backward pass keeps), but only 4 times for
-# Q, K, V and the output. That is why long-context models cannot run without a fused kernel.
+# Q, K, V and the output. That is why long-context models in practice rely on fused, memory-efficient kernels.
 #
 # ## 5. A small benchmark on your machine
 #
@@ -292,9 +292,9 @@ ax_mem.legend()
 plt.show()
 
 # %% [markdown]
-# On a CPU at these sizes the gap is modest, and at very short T SDPA can even be slower
-# (its call has a fixed cost); on a GPU, and at long T, SDPA wins by a wide margin and, above
-# all, keeps its memory linear in T.
+# How large the speed gap is depends on the machine and on T (at very short T SDPA's fixed cost
+# per call can even make it slower); it grows with T, and on a GPU SDPA wins by a wide margin.
+# Above all, SDPA keeps its extra memory linear in T.
 #
 # ## Summary
 #
@@ -307,7 +307,13 @@ plt.show()
 # * The explicit path stores (b, h, T, T) tensors, memory ~ T²; FlashAttention tiles the
 #   computation and stores O(T).
 #
+# Next: lesson 10 uses these pieces to generate text token by token with a KV cache, lets a
+# decoder attend to an encoder (cross-attention), and shrinks the cache with grouped-query
+# attention.
+#
 # ## Exercises
+#
+# Solutions: `solutions/09_efficient_attention_solutions.ipynb`.
 #
 # **Exercise 1.** Build the fused (3 * d_out, d_in) weight that makes one `nn.Linear` compute
 # `mha`'s queries, keys and values (the order matters).
@@ -325,8 +331,3 @@ mhsa_helpers.exercises.check_fused_qkv_weight(answer, mha)
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
-
-# %% [markdown]
-# Next: lesson 10 uses these pieces to generate text token by token with a KV cache, lets a
-# decoder attend to an encoder (cross-attention), and shrinks the cache with grouped-query
-# attention.

@@ -42,7 +42,7 @@ mh.setup_lesson()
 # ## 1. Cross-attention: one sequence asks, another answers
 #
 # In self-attention, queries, keys and values all come from the same tokens. In an
-# encoder-decoder model (machine translation, speech recognition), the decoder's tokens make the
+# **encoder-decoder** (编码器-解码器) model (machine translation, speech recognition), the decoder's tokens make the
 # **queries** and the encoder's output provides the **keys and values**. Two consequences:
 #
 # * the weight matrix is (n_q, n_kv) — rectangular, target tokens x source tokens;
@@ -197,7 +197,7 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 #
 # A cache can also take several tokens at once (a prompt, or a chunk of it). The n new queries
 # sit at positions `offset .. offset + n - 1` and see keys `0 .. offset + n - 1`, so their mask is
-# **rows offset..offset+n of the full causal mask** — not the top-left (n, n + offset) block
+# **rows `offset:offset + n` (Python slice) of the full causal mask** — not the top-left (n, n + offset) block
 # that `is_causal=True` would build:
 
 # %%
@@ -308,7 +308,8 @@ assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # Llama-like GQA: 1 GiB pe
 assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with MHA: 4 GiB
 
 # %% [markdown]
-# The attention parameters shrink by about a third (only W_key and W_value get smaller), but the
+# The attention parameters shrink by up to a half (a third for these GQA settings; only W_key and
+# W_value get smaller; the Llama-like row also counts an `out_proj` bias that Llama omits), but the
 # **KV cache shrinks by num_heads / num_kv_groups**: 4 GiB -> 1 GiB per 8192-token sequence for
 # the Llama-like model, which is what lets a server hold four times as many conversations. MQA
 # goes furthest (128 MiB) but tends to lose quality; GQA with 8 groups is the usual compromise.
@@ -319,11 +320,13 @@ assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with
 #   mask; weights (b, h, n_q, n_kv).
 # * **KV cache**: keys and values of past tokens never change, so keep them; each new token costs
 #   one projection instead of t. A chunk of n tokens after `offset` cached ones needs rows
-#   `offset..offset+n` of the causal mask. Same outputs as a full forward pass.
+#   `offset:offset + n` of the causal mask. Same outputs as a full forward pass.
 # * **GQA / MQA**: `num_kv_groups` K/V heads shared by all query heads; the cache shrinks by
 #   `num_heads / num_kv_groups`; `num_kv_groups == num_heads` is plain multi-head attention.
 #
 # ## Exercises
+#
+# Solutions: `solutions/10_cross_attention_kv_cache_gqa_solutions.ipynb`.
 #
 # **Exercise 1.** A cache holds 3 tokens and you feed a chunk of 2 more (positions 3 and 4).
 # Build their bool mask of shape (2, 5) over keys 0..4, with `True` = hidden (this course's
