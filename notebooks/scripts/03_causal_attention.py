@@ -176,7 +176,8 @@ print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
 # `torch.equal(attn_weights_causal, masked_simple_norm)`: it may well say `False`). The three-step
 # method rounds twice (divide by the full sum $S$, then by the partial sum) and subtracts the
 # maximum of the *whole* row inside its softmax; the one-step method divides once. Mathematically
-# the same, numerically a last-bit difference ($\approx 10^{-8}$) in a few entries. That is why
+# the same, numerically last-bit differences (up to about $5 \cdot 10^{-8}$) in about half of the
+# entries. That is why
 # we compare with `assert_close` here and keep `torch.equal` for computations that run the same
 # operations.
 #
