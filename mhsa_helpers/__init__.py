@@ -17,7 +17,7 @@ from .inspection import head_entropy
 from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
 from .notebook import setup_lesson
-from .plotting import plot_attention, plot_attention_heads
+from .plotting import plot_attention, plot_attention_grid, plot_attention_heads
 from .self_attention import SelfAttentionV1, SelfAttentionV2
 from .training import (
     TinyAttentionLM,
@@ -66,6 +66,7 @@ __all__ = [
     "multihead_from_wrapper",
     "offset_attention",
     "plot_attention",
+    "plot_attention_grid",
     "plot_attention_heads",
     "reference",
     "setup_lesson",

@@ -9,7 +9,8 @@
   It also accepts a ``KVCache`` for token-by-token generation.
 
 ``causal_attention`` is the one function both SDPA-based classes (this one and
-``GroupedQueryAttention``) use to attend with an optional cache offset.
+``GroupedQueryAttention``) use to attend with an optional cache offset; ``attend_and_project``
+wraps it with the module's mask, dropout and ``out_proj``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ from .multihead import MultiHeadAttention
 if TYPE_CHECKING:
     from .kv_cache import KVCache
 
-__all__ = ["FusedQKVMultiHeadAttention", "SDPAMultiHeadAttention", "causal_attention"]
+__all__ = [
+    "FusedQKVMultiHeadAttention",
+    "SDPAMultiHeadAttention",
+    "attend_and_project",
+    "causal_attention",
+]
 
 
 def causal_attention(
@@ -76,6 +82,31 @@ def causal_attention(
             queries, keys, values, attn_mask=~hidden, dropout_p=dropout_p
         )
     return context, None
+
+
+def attend_and_project(
+    module: CausalSelfAttentionBase,
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    return_weights: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """``causal_attention`` with ``module``'s mask and dropout, then merge heads and ``out_proj``.
+
+    queries (b, h, n, head_dim), keys/values (b, h, T_k, head_dim) -> (b, n, d_out), or
+    ``(out, weights)`` with weights (b, h, n, T_k) when ``return_weights``.
+    """
+    context_vec, attn_weights = causal_attention(
+        queries,
+        keys,
+        values,
+        module.mask,
+        module.dropout,
+        training=module.training,
+        return_weights=return_weights,
+    )  # (b, h, n, head_dim)
+    out = module.out_proj(merge_heads(context_vec))  # (b, n, d_out)
+    return (out, attn_weights) if return_weights else out
 
 
 class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
@@ -180,14 +211,4 @@ class SDPAMultiHeadAttention(FusedQKVMultiHeadAttention):
         queries, keys, values = self.project(x)  # (b, h, n, head_dim) each
         if cache is not None:
             keys, values = cache.update(keys, values)  # (b, h, T_cached + n, head_dim)
-        context_vec, attn_weights = causal_attention(
-            queries,
-            keys,
-            values,
-            self.mask,
-            self.dropout,
-            training=self.training,
-            return_weights=return_weights,
-        )  # (b, h, n, head_dim)
-        out = self.out_proj(merge_heads(context_vec))  # (b, n, d_out)
-        return (out, attn_weights) if return_weights else out
+        return attend_and_project(self, queries, keys, values, return_weights)

@@ -15,7 +15,7 @@
 * ``sentence`` -- the book's "Your journey starts with one step" or a longer sentence.
 * ``mode`` -- ``eval`` or ``train``.
 
-Every change re-draws the per-head heatmaps (``heads_figure``: the panels of
+Every change re-draws the per-head heatmaps (``plot_attention_grid``: the panels of
 ``plot_attention_heads``, drawn fast enough for a slider). The last view is in
 ``explorer.result`` (an ``ExplorerView``), which is what tests and notebooks assert on: ipywidgets
 catches exceptions inside the callback, so a broken callback shows up as a stale ``result``.
@@ -32,11 +32,15 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import ipywidgets as widgets
 import torch
 
 from .data import load_journey
 from .inspection import head_entropy
 from .multihead import MultiHeadAttention
+from .plotting import plot_attention_grid
+from .training import offset_attention, train_shift_task
+from .widgets import interactive_with, picture, show_figure
 
 __all__ = [
     "LONGER_SENTENCE",
@@ -45,8 +49,6 @@ __all__ = [
     "embed_words",
     "example_sentences",
     "explore_attention",
-    "figure_png",
-    "heads_figure",
     "training_explorer",
 ]
 
@@ -187,82 +189,6 @@ def explore_attention(
     )
 
 
-def heads_figure(
-    weights: torch.Tensor, tokens: Sequence[str], *, title: str | None = None, max_cols: int = 4
-):
-    """A quick per-head heatmap grid, (h, T, T) -> Figure, for widgets that re-draw on every move.
-
-    It shows what ``plot_attention_heads`` shows (one "Head i" panel per head, Blues, one colour
-    scale from 0 to the largest weight, keys on x, queries on y), but draws every panel into one
-    axes with plain text labels and a fixed layout. That is several times faster: seaborn's
-    ``heatmap`` draws the whole figure once per panel, and every tick label is a costly object.
-    Use ``plot_attention_heads`` for figures that are drawn once.
-    """
-    import matplotlib.pyplot as plt
-
-    stack = weights.detach().float().cpu().numpy()  # (h, T, T)
-    num_heads, num_tokens, _ = stack.shape
-    tokens = [str(token) for token in tokens]
-    cols = min(num_heads, max_cols)
-    rows = -(-num_heads // cols)
-    col_gap, row_gap, cell = 1.0, 2.2, 0.2  # gaps in cells, cell size in inches
-    grid_w = cols * num_tokens + (cols - 1) * col_gap
-    grid_h = rows * num_tokens + (rows - 1) * row_gap
-    left, right, bottom, top = 0.85, 0.9, 0.8, 0.6 if title else 0.4  # inches
-    fig_w, fig_h = left + grid_w * cell + right, bottom + grid_h * cell + top
-    fig = plt.figure(figsize=(fig_w, fig_h))
-    ax = fig.add_axes((left / fig_w, bottom / fig_h, grid_w * cell / fig_w, grid_h * cell / fig_h))
-    ax.set_axis_off()
-    vmax = float(stack.max()) or 1.0
-    image = None
-    for head in range(num_heads):
-        row, col = divmod(head, cols)
-        x0, y0 = col * (num_tokens + col_gap), row * (num_tokens + row_gap)
-        extent = (x0 - 0.5, x0 + num_tokens - 0.5, y0 + num_tokens - 0.5, y0 - 0.5)
-        image = ax.imshow(
-            stack[head], cmap="Blues", vmin=0.0, vmax=vmax, interpolation="nearest", extent=extent
-        )
-        ax.text(x0 + num_tokens / 2 - 0.5, y0 - 0.8, f"Head {head + 1}", ha="center", fontsize=9)
-        if col == 0:  # query labels on the first column
-            for i, token in enumerate(tokens):
-                ax.text(-0.8, y0 + i, token, ha="right", va="center", fontsize=7)
-        if head + cols >= num_heads:  # key labels under the bottom panel of each column
-            for j, token in enumerate(tokens):
-                ax.text(
-                    x0 + j,
-                    y0 + num_tokens - 0.2,
-                    token,
-                    ha="center",
-                    va="top",
-                    rotation=90,
-                    fontsize=7,
-                )
-    ax.set_xlim(-0.5, grid_w - 0.5)
-    ax.set_ylim(grid_h - 0.5, -0.5)
-    bar = fig.add_axes(
-        ((fig_w - right + 0.2) / fig_w, bottom / fig_h, 0.12 / fig_w, grid_h * cell / fig_h)
-    )
-    fig.colorbar(image, cax=bar)
-    bar.tick_params(labelsize=7)
-    if title:
-        fig.suptitle(title, y=1 - 0.1 / fig_h, va="top", fontsize=10)
-    return fig
-
-
-def figure_png(fig) -> bytes:
-    """Render a figure to PNG bytes (100 dpi) once and close it (nothing stays open in pyplot)."""
-    import io
-
-    import matplotlib.pyplot as plt
-
-    try:
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=100)
-        return buffer.getvalue()
-    finally:
-        plt.close(fig)
-
-
 def attention_explorer(
     *,
     heads: int = 2,
@@ -284,8 +210,6 @@ def attention_explorer(
     etc. name them. Heads that do not divide ``d_out`` show a message instead of a plot (nothing
     raises). ``draw=False`` skips the figure (for tests that only need the numbers).
     """
-    import ipywidgets as widgets
-
     sentences = example_sentences() if sentences is None else sentences
     style = {"description_width": "70px"}
     controls = {
@@ -326,9 +250,7 @@ def attention_explorer(
     }
 
     message = widgets.HTML(layout=widgets.Layout(min_height="44px"))
-    image = widgets.Image(
-        format="png", layout=widgets.Layout(width="auto", align_self="flex-start")
-    )
+    image = picture()
 
     def view(heads, dropout, scale, seed, sentence, mode):
         result = explore_attention(
@@ -344,8 +266,7 @@ def attention_explorer(
                 title += f", dropout {dropout:.1f}"
                 if mode == "eval" and dropout > 0:
                     title += " (off in eval mode)"
-                image.value = figure_png(heads_figure(result.shown, result.words, title=title))
-                image.layout.display = None
+                show_figure(image, plot_attention_grid(result.shown, result.words, title=title))
                 result.seconds += time.perf_counter() - start
         else:
             image.layout.display = "none"
@@ -356,9 +277,7 @@ def attention_explorer(
     # The callback prints nothing and displays nothing: it updates the HTML and Image widgets
     # below the controls. So no output is captured anywhere (JupyterLab, nbval) and moving a
     # slider replaces the picture in place.
-    explorer = widgets.interactive(view, clear_output=False, **controls)
-    explorer.children = (*explorer.children, message, image)
-    explorer.controls = controls
+    explorer = interactive_with(view, controls, message, image)
     explorer.message = message
     explorer.image = image
     return explorer
@@ -374,10 +293,6 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
     (``offset_attention(model, k)``, (num_heads,)). Like ``attention_explorer`` it prints nothing:
     the text and the picture are widgets under the controls.
     """
-    import ipywidgets as widgets
-
-    from .training import offset_attention, train_shift_task
-
     style = {"description_width": "70px"}
     controls = {
         "heads": widgets.IntSlider(value=heads, min=1, max=8, description="heads", style=style),
@@ -385,9 +300,7 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
         "seed": widgets.IntSlider(value=seed, min=0, max=99, description="seed", style=style),
     }
     message = widgets.HTML(layout=widgets.Layout(min_height="44px"))
-    image = widgets.Image(
-        format="png", layout=widgets.Layout(width="auto", align_self="flex-start")
-    )
+    image = picture()
     image.layout.display = "none"
 
     def train(heads, k, seed):
@@ -404,8 +317,7 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
             _, weights = result.model(ids, return_weights=True)  # (1, h, T, T)
         labels = [f"t{i}" for i in range(ids.shape[1])]
         title = f"Shift task k={k}, {heads} heads after training"
-        image.value = figure_png(heads_figure(weights[0], labels, title=title))
-        image.layout.display = None
+        show_figure(image, plot_attention_grid(weights[0], labels, title=title))
         shares = ", ".join(f"{x:.2f}" for x in offset.tolist())
         message.value = (
             f"loss {result.first_loss:.2f} -> last epoch {result.final_loss:.2f}; "
@@ -413,11 +325,9 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
         )
         return {"result": result, "offset": offset, "message": message.value}
 
-    explorer = widgets.interactive(
-        train, {"manual": True, "manual_name": "Train"}, clear_output=False, **controls
+    explorer = interactive_with(
+        train, controls, message, image, options={"manual": True, "manual_name": "Train"}
     )
-    explorer.children = (*explorer.children, message, image)
-    explorer.controls = controls
     explorer.message = message
     explorer.image = image
     return explorer

@@ -18,8 +18,8 @@ import torch
 from torch import nn
 
 from .causal import CausalSelfAttentionBase
-from .efficient import causal_attention
-from .functional import merge_heads, split_heads
+from .efficient import attend_and_project
+from .functional import split_heads
 from .validation import check_positive_int
 
 if TYPE_CHECKING:
@@ -85,17 +85,7 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
         # K/V head j serves query heads j*group_size .. (j+1)*group_size - 1.
         keys = keys.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
         values = values.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
-        context_vec, attn_weights = causal_attention(
-            queries,
-            keys,
-            values,
-            self.mask,
-            self.dropout,
-            training=self.training,
-            return_weights=return_weights,
-        )  # (b, h, n, head_dim)
-        out = self.out_proj(merge_heads(context_vec))  # (b, n, d_out)
-        return (out, attn_weights) if return_weights else out
+        return attend_and_project(self, queries, keys, values, return_weights)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, num_kv_groups={self.num_kv_groups}"

@@ -1,16 +1,20 @@
-"""Attention weights as seaborn heatmaps labelled with the tokens.
+"""Attention weights as heatmaps labelled with the tokens.
 
-* ``plot_attention(weights, tokens)`` -- one (T_q, T_k) matrix on one axis.
-* ``plot_attention_heads(weights, tokens)`` -- one heatmap per head, shared colour scale,
+* ``plot_attention(weights, tokens)`` -- one (T_q, T_k) matrix on one axis (a seaborn heatmap).
+* ``plot_attention_heads(weights, tokens)`` -- one seaborn heatmap per head, shared colour scale,
   titles "Head 1", "Head 2", ...; accepts (h, T, T) or (b, h, T, T) with ``batch_index``.
+* ``plot_attention_grid(weights, tokens)`` -- the same grid of heads (or one matrix), drawn fast
+  enough to re-draw on every slider move: the widgets' and big grids' heatmap.
+* ``figure_png(fig)`` -- render a figure to PNG bytes and close it (for ``ipywidgets.Image``).
 
-Both return the matplotlib ``Figure`` and leave showing it to the caller (``plt.show()`` in a
+All return the matplotlib ``Figure`` and leave showing it to the caller (``plt.show()`` in a
 notebook), so tests can inspect the figure and nothing leaks into a notebook's text output.
 Labels are plain ASCII on purpose: the default matplotlib font has no CJK glyphs.
 """
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 
@@ -20,24 +24,38 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["plot_attention", "plot_attention_heads"]
+__all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]
 
 
-def _as_matrix_stack(weights: object, batch_index: int) -> torch.Tensor:
+def _as_matrix_stack(
+    weights: object, batch_index: int, *, allow_matrix: bool = False
+) -> torch.Tensor:
+    """(h, T_q, T_k) from (h, T_q, T_k), (b, h, T_q, T_k) and, if ``allow_matrix``, (T_q, T_k)."""
     if not isinstance(weights, torch.Tensor):
         raise TypeError(f"weights must be a torch.Tensor, got {type(weights).__name__}")
-    if weights.dim() == 4:
+    if allow_matrix and weights.dim() == 2:
+        weights = weights.unsqueeze(0)
+    elif weights.dim() == 4:
         if not 0 <= batch_index < weights.shape[0]:
             raise ValueError(
                 f"batch_index must be in [0, {weights.shape[0]}), got batch_index={batch_index}"
             )
         weights = weights[batch_index]
     elif weights.dim() != 3:
+        shapes = "(T_q, T_k), (num_heads, T_q, T_k)" if allow_matrix else "(num_heads, T_q, T_k)"
         raise ValueError(
-            "weights must have shape (num_heads, T_q, T_k) or (batch, num_heads, T_q, T_k), "
+            f"weights must have shape {shapes} or (batch, num_heads, T_q, T_k), "
             f"got weights.shape={tuple(weights.shape)}"
         )
     return weights.detach().float().cpu()
+
+
+def _grid_shape(num_panels: int, max_cols: object) -> tuple[int, int]:
+    """(rows, cols) of a grid of ``num_panels`` with at most ``max_cols`` per row."""
+    if isinstance(max_cols, bool) or not isinstance(max_cols, int) or max_cols < 1:
+        raise ValueError(f"max_cols must be an int >= 1, got max_cols={max_cols!r}")
+    cols = min(num_panels, max_cols)
+    return math.ceil(num_panels / cols), cols
 
 
 def _check_tokens(tokens: Sequence[str] | None, t_q: int, t_k: int) -> tuple[list, list]:
@@ -127,6 +145,10 @@ def plot_attention_heads(
 ) -> Figure:
     """One heatmap per head on a shared colour scale (0 to the largest weight of any head).
 
+    Real seaborn heatmaps (tick labels, numbers in the cells up to T = 8): use it for figures that
+    are drawn once. It takes about half a second for 8 heads; a widget that re-draws on every
+    slider move wants ``plot_attention_grid``.
+
     Args:
         weights: (num_heads, T, T) or (batch, num_heads, T, T); ``batch_index`` picks the sequence.
         tokens: labels for the T positions (default 1..T).
@@ -134,11 +156,8 @@ def plot_attention_heads(
     """
     stack = _as_matrix_stack(weights, batch_index)  # (h, T_q, T_k)
     num_heads, t_q, t_k = stack.shape
-    if not isinstance(max_cols, int) or max_cols < 1:
-        raise ValueError(f"max_cols must be an int >= 1, got max_cols={max_cols!r}")
+    rows, cols = _grid_shape(num_heads, max_cols)
     _check_tokens(tokens, t_q, t_k)
-    cols = min(num_heads, max_cols)
-    rows = math.ceil(num_heads / cols)
     cell = 0.42 * t_k + 1.0
     fig, axes = plt.subplots(
         rows, cols, figsize=(cell * cols + 1.6, cell * rows + 0.6), squeeze=False, layout="none"
@@ -175,3 +194,137 @@ def plot_attention_heads(
     if suptitle:
         fig.suptitle(suptitle)
     return fig
+
+
+def plot_attention_grid(
+    weights: torch.Tensor,
+    tokens: Sequence[str] | None = None,
+    *,
+    batch_index: int = 0,
+    title: str | None = None,
+    max_cols: int = 4,
+    annot: bool = False,
+    cmap: str = "Blues",
+) -> Figure:
+    """A fast heatmap grid: one panel per head, or one matrix, in a single axes.
+
+    What ``plot_attention_heads`` shows (one "Head i" panel per head, one colour scale from 0 to
+    the largest weight, keys on x, queries on y), drawn several times faster: every panel is an
+    ``imshow`` into one axes with plain text labels and a fixed layout, where seaborn draws the
+    whole figure once per heatmap and every tick label is a costly object. Use it where a figure is
+    re-drawn on every slider move (the lessons' widgets) or for big grids; use
+    ``plot_attention_heads`` / ``plot_attention`` for static figures (real seaborn heatmaps).
+
+    Args:
+        weights: (T_q, T_k) -- one panel without a "Head" title --, (num_heads, T_q, T_k), or
+            (batch, num_heads, T_q, T_k) with ``batch_index`` picking the sequence.
+        tokens: key labels (default 1..T_k); queries get the last T_q of them.
+        title: the figure's title.
+        max_cols: panels per row of the grid.
+        annot: write the non-zero weights in their cells (".2f"; cells are drawn larger).
+
+    Returns the figure: the grid's axes, then the colour bar's.
+    """
+    single = isinstance(weights, torch.Tensor) and weights.dim() == 2
+    stack = _as_matrix_stack(weights, batch_index, allow_matrix=True)  # (h, T_q, T_k)
+    num_heads, t_q, t_k = stack.shape
+    query_labels, key_labels = _check_tokens(tokens, t_q, t_k)
+    query_labels, key_labels = [str(t) for t in query_labels], [str(t) for t in key_labels]
+    rows, cols = _grid_shape(num_heads, max_cols)
+
+    # Sizes in inches; the axes spans the grid exactly, so one data unit is one cell.
+    cell = 0.36 if annot else 0.2
+    label = 7 / 72 * 0.6 * max(len(t) for t in key_labels + query_labels)  # longest 7-pt label
+    head_title = 0.0 if single else 0.3
+    col_gap = 0.2 / cell
+    # Key labels go under the bottom panel of each column: inside the grid if the last row is short.
+    row_gap = (head_title + 0.1 + (label + 0.15 if num_heads % cols else 0.0)) / cell
+    grid_w = cols * t_k + (cols - 1) * col_gap
+    grid_h = rows * t_q + (rows - 1) * row_gap
+    left, right = 0.45 + label, 0.9
+    bottom, top = 0.45 + label, head_title + (0.4 if title else 0.1)
+    fig_w, fig_h = left + grid_w * cell + right, bottom + grid_h * cell + top
+    fig = plt.figure(figsize=(fig_w, fig_h))
+    ax = fig.add_axes((left / fig_w, bottom / fig_h, grid_w * cell / fig_w, grid_h * cell / fig_h))
+    ax.set_axis_off()
+    values = stack.numpy()
+    vmax = float(values.max()) or 1.0  # shared colour scale (all zeros: 0..1)
+    pad = 0.1 / cell
+    image = None
+    for head in range(num_heads):
+        row, col = divmod(head, cols)
+        x0, y0 = col * (t_k + col_gap), row * (t_q + row_gap)
+        extent = (x0 - 0.5, x0 + t_k - 0.5, y0 + t_q - 0.5, y0 - 0.5)
+        image = ax.imshow(
+            values[head],
+            cmap=cmap,
+            vmin=0.0,
+            vmax=vmax,
+            interpolation="nearest",
+            extent=extent,
+            aspect="auto",
+        )
+        if not single:
+            ax.text(
+                x0 + (t_k - 1) / 2,
+                y0 - 0.5 - pad,
+                f"Head {head + 1}",
+                ha="center",
+                va="bottom",
+                fontsize=9,
+            )
+        if col == 0:  # query labels left of the first column
+            for i, token in enumerate(query_labels):
+                ax.text(x0 - 0.5 - pad, y0 + i, token, ha="right", va="center", fontsize=7)
+        if head + cols >= num_heads:  # key labels under the bottom panel of each column
+            for j, token in enumerate(key_labels):
+                ax.text(
+                    x0 + j,
+                    y0 + t_q - 0.5 + pad,
+                    token,
+                    ha="center",
+                    va="top",
+                    rotation=90,
+                    fontsize=7,
+                )
+        if annot:
+            for i, j in torch.nonzero(stack[head]).tolist():
+                value = float(values[head, i, j])
+                ax.text(
+                    x0 + j,
+                    y0 + i,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if value > 0.6 * vmax else "black",
+                )
+    ax.set_xlim(-0.5, grid_w - 0.5)
+    ax.set_ylim(grid_h - 0.5, -0.5)
+    middle_x, middle_y = (left + grid_w * cell / 2) / fig_w, (bottom + grid_h * cell / 2) / fig_h
+    fig.text(middle_x, 0.08 / fig_h, "key (attended to)", ha="center", va="bottom", fontsize=8)
+    fig.text(
+        0.08 / fig_w, middle_y, "query (attending)", ha="left", va="center", rotation=90, fontsize=8
+    )
+    bar = fig.add_axes(
+        ((fig_w - right + 0.2) / fig_w, bottom / fig_h, 0.12 / fig_w, grid_h * cell / fig_h)
+    )
+    fig.colorbar(image, cax=bar)
+    bar.tick_params(labelsize=7)
+    if title:
+        fig.suptitle(title, y=1 - 0.1 / fig_h, va="top", fontsize=10)
+    return fig
+
+
+def figure_png(fig: Figure) -> bytes:
+    """Render ``fig`` to PNG bytes (100 dpi) and close it, so nothing stays open in pyplot.
+
+    For widgets that show their picture in an ``ipywidgets.Image``: replacing its ``value``
+    swaps the picture in place, and nothing is printed or captured as cell output.
+    """
+    try:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
+    finally:
+        plt.close(fig)

@@ -8,7 +8,7 @@
   whole context and the target is the next token, i.e. "the next token equals the previous one".
   The loss falls from about log(vocab_size) = log(64) = 4.16 to well below 1.0 in 3 epochs.
 * ``train_shift_task`` -- copy the token ``k`` positions back: ``target[t] = ids[t - k]``. The only
-  way to solve it is to look exactly k positions back, so a head specialises (分工) on that offset,
+  way to solve it is to look exactly k positions back, so a head specialises (专门化) on that offset,
   which ``offset_attention`` measures.
 
 Both trainers are seeded and run with one CPU thread inside, so a given seed gives the same losses
@@ -18,9 +18,10 @@ to the last digit on every machine (printed numbers in the notebooks are rounded
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import torch
 from torch import nn
@@ -201,62 +202,68 @@ def _progress(iterable, total: int, desc: str, enabled: bool):
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
+# The settings every run records in ``TrainingResult.config``, in this order; a task's own
+# arguments (the shift task's ``k``) follow them and are passed on to its batch function.
+_SETTINGS = (
+    "num_heads",
+    "d_model",
+    "context_length",
+    "vocab_size",
+    "epochs",
+    "steps_per_epoch",
+    "batch_size",
+    "lr",
+    "seed",
+)
+
+
 def _train(
-    task: str,
-    make_batch,
-    *,
-    num_heads: int,
-    d_model: int,
-    context_length: int,
-    vocab_size: int,
-    epochs: int,
-    steps_per_epoch: int,
-    batch_size: int,
-    lr: float,
-    seed: int,
-    progress: bool,
-    extra: dict,
+    task: str, make_batch: Callable[..., tuple[torch.Tensor, torch.Tensor]], arguments: dict
 ) -> TrainingResult:
-    check_positive_int("epochs", epochs)
-    check_positive_int("steps_per_epoch", steps_per_epoch)
-    check_positive_int("batch_size", batch_size)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {seed!r} ({type(seed).__name__})")
-    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be a positive number, got lr={lr!r}")
-    config = dict(
-        num_heads=num_heads,
-        d_model=d_model,
-        context_length=context_length,
-        vocab_size=vocab_size,
-        epochs=epochs,
-        steps_per_epoch=steps_per_epoch,
-        batch_size=batch_size,
-        lr=lr,
-        seed=seed,
-        **extra,
-    )
+    """Train a fresh ``TinyAttentionLM`` on batches from ``make_batch``.
+
+    ``arguments`` are the calling trainer's arguments (its ``locals()``): the ``_SETTINGS``,
+    ``progress``, and the task's own ones, which go to
+    ``make_batch(batch_size, context_length, vocab_size, **task_arguments, generator=...)``.
+    """
+    task_arguments = {
+        name: value
+        for name, value in arguments.items()
+        if name not in _SETTINGS and name != "progress"
+    }
+    config = {**{name: arguments[name] for name in _SETTINGS}, **task_arguments}
+    run = SimpleNamespace(**config)
+    check_positive_int("epochs", run.epochs)
+    check_positive_int("steps_per_epoch", run.steps_per_epoch)
+    check_positive_int("batch_size", run.batch_size)
+    if isinstance(run.seed, bool) or not isinstance(run.seed, int):
+        raise TypeError(f"seed must be an int, got {run.seed!r} ({type(run.seed).__name__})")
+    if not (isinstance(run.lr, (int, float)) and math.isfinite(run.lr) and run.lr > 0):
+        raise ValueError(f"lr must be a positive number, got lr={run.lr!r}")
     with _one_thread():
-        torch.manual_seed(seed)  # the model's initial weights
-        model = TinyAttentionLM(vocab_size, d_model, context_length, num_heads)
-        data = torch.Generator().manual_seed(seed)  # the batches, independent of the global RNG
-        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        torch.manual_seed(run.seed)  # the model's initial weights
+        model = TinyAttentionLM(run.vocab_size, run.d_model, run.context_length, run.num_heads)
+        data = torch.Generator().manual_seed(run.seed)  # the batches, independent of global RNG
+        optimizer = torch.optim.Adam(model.parameters(), lr=run.lr)
         model.train()
         losses: list[float] = []
         epoch_losses: list[float] = []
-        steps = range(epochs * steps_per_epoch)
-        for step in _progress(steps, len(steps), f"{task} task, {num_heads} heads", progress):
-            ids, targets = make_batch(batch_size, data)  # (b, T), (b, T)
+        steps = range(run.epochs * run.steps_per_epoch)
+        desc = f"{task} task, {run.num_heads} heads"
+        for step in _progress(steps, len(steps), desc, arguments["progress"]):
+            ids, targets = make_batch(  # (b, T), (b, T)
+                run.batch_size, run.context_length, run.vocab_size, **task_arguments, generator=data
+            )
             logits = model(ids)  # (b, T, vocab)
             loss = F.cross_entropy(
-                logits.reshape(-1, vocab_size), targets.reshape(-1), ignore_index=IGNORE_INDEX
+                logits.reshape(-1, run.vocab_size), targets.reshape(-1), ignore_index=IGNORE_INDEX
             )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
-            if (step + 1) % steps_per_epoch == 0:
-                epoch_losses.append(sum(losses[-steps_per_epoch:]) / steps_per_epoch)
+            if (step + 1) % run.steps_per_epoch == 0:
+                epoch_losses.append(sum(losses[-run.steps_per_epoch :]) / run.steps_per_epoch)
         model.eval()
     return TrainingResult(model, losses, epoch_losses, task, config)
 
@@ -282,25 +289,7 @@ def train_repeat_task(
     (4 heads, d_model 32, T 12, vocab 64) the first loss is about log(64) = 4.16 and the last
     epoch's mean loss is well below 1.0 for any seed, in about a second on one CPU thread.
     """
-
-    def make_batch(batch_size: int, generator: torch.Generator):
-        return make_repeat_batch(batch_size, context_length, vocab_size, generator)
-
-    return _train(
-        "repeat",
-        make_batch,
-        num_heads=num_heads,
-        d_model=d_model,
-        context_length=context_length,
-        vocab_size=vocab_size,
-        epochs=epochs,
-        steps_per_epoch=steps_per_epoch,
-        batch_size=batch_size,
-        lr=lr,
-        seed=seed,
-        progress=progress,
-        extra={},
-    )
+    return _train("repeat", make_repeat_batch, locals())
 
 
 def train_shift_task(
@@ -326,25 +315,7 @@ def train_shift_task(
     check_positive_int("k", k)
     if k >= context_length:
         raise ValueError(f"k must be smaller than context_length={context_length}, got k={k}")
-
-    def make_batch(batch_size: int, generator: torch.Generator):
-        return make_shift_batch(batch_size, context_length, vocab_size, k, generator)
-
-    return _train(
-        "shift",
-        make_batch,
-        num_heads=num_heads,
-        d_model=d_model,
-        context_length=context_length,
-        vocab_size=vocab_size,
-        epochs=epochs,
-        steps_per_epoch=steps_per_epoch,
-        batch_size=batch_size,
-        lr=lr,
-        seed=seed,
-        progress=progress,
-        extra={"k": k},
-    )
+    return _train("shift", make_shift_batch, locals())
 
 
 def offset_attention(

@@ -6,11 +6,12 @@
 * ``heads_explorer()`` -- a "heads" slider (1 to 8) that builds a seeded
   ``MultiHeadAttentionWrapper`` on the book's batch and draws one heatmap per head (lesson 05).
 
-Both draw with ``heatmap_strip`` -- all heads in one image -- instead of ``plot_attention_heads``,
-whose seaborn heatmaps take seconds to re-draw; a slider needs well under half a second.
+Both draw with ``plot_attention_grid`` instead of ``plot_attention_heads``, whose seaborn
+heatmaps are too slow to re-draw on every slider move.
 
-Both return an ``ipywidgets.interactive``. Each re-draw shows its figure with ``plt.show()`` (in
-JupyterLab it lands in the widget's output area as an image) and returns the plotted tensor, so
+Both return an ``ipywidgets.interactive`` with the picture in an ``Image`` widget under the
+controls (``w.image``), like ``mh.attention_explorer``: a re-draw replaces the picture in place and
+the callback prints and displays nothing. The callback returns the plotted tensor, so
 ``w.kwargs_widgets[i].value = ...`` followed by ``w.result`` is testable without a browser. The
 callbacks seed a private copy of the RNG state (``torch.random.fork_rng``), so moving a slider
 never changes the random numbers the rest of a lesson draws.
@@ -18,112 +19,57 @@ never changes the random numbers the rest of a lesson draws.
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-import matplotlib.pyplot as plt
 import torch
-from ipywidgets import FloatSlider, IntSlider, interactive
+from ipywidgets import FloatSlider, Image, IntSlider, Layout, Widget, interactive
 from matplotlib.figure import Figure
 from torch import nn
 
 from .data import load_journey, reference
 from .multihead import MultiHeadAttentionWrapper
+from .plotting import figure_png, plot_attention_grid
 from .validation import check_dropout, check_positive_int
 
 __all__ = [
     "dropout_explorer",
     "dropout_weights",
     "heads_explorer",
-    "heatmap_strip",
+    "interactive_with",
+    "picture",
+    "show_figure",
     "wrapper_head_weights",
 ]
 
 
-def _show(fig: Figure) -> None:
-    """Show ``fig`` (inline backend: as an image in the current output) and release it.
+def picture() -> Image:
+    """An empty PNG ``Image`` widget for a widget callback's figure (see ``show_figure``)."""
+    return Image(format="png", layout=Layout(width="auto", align_self="flex-start"))
 
-    Under a non-interactive backend such as Agg (tests, scripts) ``plt.show()`` has nothing to do;
-    its "non-interactive" warning is silenced so tests stay clean.
+
+def show_figure(image: Image, fig: Figure) -> None:
+    """Render ``fig`` into ``image`` (replacing its picture in place), close it, show ``image``."""
+    image.value = figure_png(fig)
+    image.layout.display = None
+
+
+def interactive_with(
+    callback: Callable,
+    controls: dict[str, Widget],
+    *below: Widget,
+    options: dict | None = None,
+) -> interactive:
+    """``interactive(callback, **controls)`` with the widgets ``below`` shown under the controls.
+
+    The callback is expected to update ``below`` (an ``Image``, an ``HTML`` message) instead of
+    printing or plotting, so nothing is captured as output (in JupyterLab or under nbval) and
+    there is nothing to clear. ``options`` are interactive's (e.g. ``{"manual": True}``); the
+    controls are also reachable by name as ``w.controls["name"]``.
     """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*non-interactive.*", category=UserWarning)
-        plt.show()
-    plt.close(fig)
-
-
-def heatmap_strip(
-    weights: torch.Tensor,
-    tokens: Sequence[str] | None = None,
-    *,
-    titles: Sequence[str] | None = None,
-    suptitle: str | None = None,
-    annot: bool = True,
-) -> Figure:
-    """Fast heatmaps for widgets: (h, T_q, T_k) matrices side by side in *one* image.
-
-    ``plot_attention_heads`` draws one seaborn heatmap per axis, and seaborn re-draws the whole
-    figure for every heatmap, which is too slow for a slider (seconds for 8 heads). Here all
-    matrices share one ``imshow`` (white gaps between heads), one colour scale from 0 to the
-    largest weight, and one axis of tick labels, so a re-draw stays well under half a second.
-    Non-zero entries are written in their cells when ``annot``.
-    """
-    stack = weights.detach().float().cpu()
-    if stack.dim() == 2:
-        stack = stack.unsqueeze(0)
-    num_heads, t_q, t_k = stack.shape
-    tokens = list(tokens) if tokens is not None else [str(i) for i in range(1, t_k + 1)]
-    if len(tokens) != t_k or t_q > t_k:
-        raise ValueError(f"tokens must have one label per key position ({t_k}), got {len(tokens)}")
-    rows = tokens[-t_q:]
-    gap = 1
-    width = num_heads * (t_k + gap) - gap
-    image = torch.full((t_q, width), float("nan"))
-    for head in range(num_heads):
-        image[:, head * (t_k + gap) : head * (t_k + gap) + t_k] = stack[head]
-    vmax = max(float(stack.max()), 1e-12)
-    fig, ax = plt.subplots(figsize=(0.42 * width + 2.2, 0.42 * t_q + 1.5))
-    cmap = plt.get_cmap("Blues").with_extremes(bad="white")  # gaps between heads
-    im = ax.imshow(image.numpy(), cmap=cmap, vmin=0.0, vmax=vmax)
-    # Tick objects are costly: plain text labels under the blocks instead of num_heads * T ticks;
-    # beyond 4 heads only under the first block (every head has the same key order).
-    ax.set_xticks([])
-    ax.set_yticks(range(t_q), rows, fontsize=8)
-    ax.tick_params(length=0)
-    for head in range(num_heads if num_heads <= 4 else 1):
-        for j, token in enumerate(tokens):
-            ax.text(
-                head * (t_k + gap) + j,
-                t_q - 0.5 + 0.15,
-                str(token),
-                rotation=90,
-                ha="center",
-                va="top",
-                fontsize=8,
-            )
-    ax.set_xlabel("key (attended to)", labelpad=5.0 * max(len(str(t)) for t in tokens) + 4)
-    ax.set_ylabel("query (attending)")
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-    titles = list(titles) if titles is not None else [f"Head {h + 1}" for h in range(num_heads)]
-    for head, title in enumerate(titles):
-        ax.text(head * (t_k + gap) + (t_k - 1) / 2, -0.8, title, ha="center", va="bottom")
-    if annot:
-        for head, i, j in torch.nonzero(stack).tolist():
-            value = float(stack[head, i, j])
-            ax.text(
-                head * (t_k + gap) + j,
-                i,
-                f"{value:.2f}",
-                ha="center",
-                va="center",
-                fontsize=7,
-                color="white" if value > 0.6 * vmax else "black",
-            )
-    fig.colorbar(im, ax=ax, shrink=0.8, pad=0.02)
-    if suptitle:
-        ax.set_title(suptitle, pad=40 if any(titles) else 6)
-    return fig
+    w = interactive(callback, options or {}, clear_output=False, **controls)
+    w.children = (*w.children, *below)
+    w.controls = controls
+    return w
 
 
 def dropout_weights(weights: torch.Tensor, p: float, seed: int = 123) -> torch.Tensor:
@@ -171,6 +117,7 @@ def dropout_explorer(
             f"tokens must have one label per key position ({weights.shape[1]}), got {len(tokens)}"
         )
     nonzero = int((weights != 0).sum())
+    image = picture()
 
     def show_dropout(dropout: float = 0.5, seed: int = seed) -> torch.Tensor:
         dropped = dropout_weights(weights, dropout, seed)  # (T, T)
@@ -179,16 +126,18 @@ def dropout_explorer(
             f"dropout p={dropout:.1f}: {kept} of {nonzero} weights kept, "
             f"scaled x{1 / (1 - dropout):.2f}"
         )
-        _show(heatmap_strip(dropped, tokens, titles=[""], suptitle=title))
+        show_figure(image, plot_attention_grid(dropped, tokens, title=title, annot=True))
         return dropped
 
-    return interactive(
-        show_dropout,
-        dropout=FloatSlider(
+    controls = {
+        "dropout": FloatSlider(
             value=0.5, min=0.0, max=0.9, step=0.1, description="dropout", readout_format=".1f"
         ),
-        seed=IntSlider(value=seed, min=0, max=999, step=1, description="seed"),
-    )
+        "seed": IntSlider(value=seed, min=0, max=999, step=1, description="seed"),
+    }
+    w = interactive_with(show_dropout, controls, image)
+    w.image = image
+    return w
 
 
 def wrapper_head_weights(
@@ -244,11 +193,12 @@ def heads_explorer(
     if inputs.dim() == 2:
         inputs = inputs.unsqueeze(0)  # (1, T, d_in)
     x = inputs.detach().float()
+    image = picture()
 
     def show_heads(heads: int = 2) -> torch.Tensor:
         weights = wrapper_head_weights(x, heads, d_out=d_out, seed=seed)  # (h, T, T)
         title = f"{heads} head(s), d_out={d_out} each, seed {seed}"
-        _show(heatmap_strip(weights, tokens, suptitle=title, annot=heads <= 2))
+        show_figure(image, plot_attention_grid(weights, tokens, title=title, annot=heads <= 2))
         return weights
 
     # Check everything now: ipywidgets would swallow an error raised inside the callback.
@@ -257,7 +207,11 @@ def heads_explorer(
         raise ValueError(
             f"tokens must have one label per position ({x.shape[1]}), got {len(tokens)}"
         )
-    return interactive(
-        show_heads,
-        heads=IntSlider(value=min(2, max_heads), min=1, max=max_heads, step=1, description="heads"),
-    )
+    controls = {
+        "heads": IntSlider(
+            value=min(2, max_heads), min=1, max=max_heads, step=1, description="heads"
+        )
+    }
+    w = interactive_with(show_heads, controls, image)
+    w.image = image
+    return w

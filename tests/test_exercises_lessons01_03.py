@@ -5,27 +5,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from exercise_checks import assert_not_yet, assert_pass
 from torch import nn
 
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
 
 INPUTS = mh.book_inputs()  # (6, 3)
-
-
-def assert_pass(result: ex.CheckResult) -> None:
-    assert result, repr(result)
-    assert result.passed is True
-    assert repr(result).startswith("[PASS] ")
-
-
-def assert_not_yet(result: ex.CheckResult, *fragments: str) -> None:
-    assert not result, repr(result)
-    text = repr(result)
-    assert text.startswith("[NOT YET] "), text
-    assert str(result) == text
-    for fragment in fragments:
-        assert fragment in text, text
 
 
 # -- lesson 01 ----------------------------------------------------------------------------------

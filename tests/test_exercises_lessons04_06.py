@@ -5,27 +5,25 @@ from __future__ import annotations
 
 import pytest
 import torch
+from exercise_checks import assert_not_yet, assert_pass
 from torch import nn
 
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
 
-
-def assert_pass(result: ex.CheckResult) -> None:
-    assert result, repr(result)
-    assert result.passed is True
-    assert repr(result).startswith("[PASS] ")
-
-
-def assert_not_yet(result: ex.CheckResult, *fragments: str) -> None:
-    assert not result, repr(result)
-    text = repr(result)
-    assert text.startswith("[NOT YET] "), text
-    for fragment in fragments:
-        assert fragment in text, text
-
-
 ODD_ANSWERS = ["1.25", [1.25], True, object(), float("nan"), torch.ones(2), {"a": 1}]
+
+
+def test_number_helpers_of_the_checkers():
+    from mhsa_helpers.exercises._common import number, whole_number
+
+    assert number(1.25) == 1.25 and number(2) == 2.0 and number(torch.tensor(0.5)) == 0.5
+    for odd in ["1", [1], True, float("nan"), float("inf"), torch.ones(2), None]:
+        assert number(odd) is None, odd
+    assert whole_number(768) == 768 and whole_number(768.0) == 768
+    assert whole_number(torch.tensor(60)) == 60 and whole_number(torch.tensor(60.0)) == 60
+    for odd in [60.5, "60", [60], True, float("nan"), float("inf"), torch.ones(2), None]:
+        assert whole_number(odd) is None, odd
 
 
 # -- lesson 04: dropout --------------------------------------------------------------------------

@@ -7,24 +7,10 @@ import math
 
 import pytest
 import torch
+from exercise_checks import assert_not_yet, assert_pass
 
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
-
-
-def assert_pass(result: ex.CheckResult) -> None:
-    assert result, repr(result)
-    assert result.passed is True
-    assert repr(result).startswith("[PASS] ")
-
-
-def assert_not_yet(result: ex.CheckResult, *fragments: str) -> None:
-    assert not result, repr(result)
-    text = repr(result)
-    assert text.startswith("[NOT YET] "), text
-    for fragment in fragments:
-        assert fragment in text, text
-
 
 ODD_ANSWERS = ["1.04", [1.04], True, object(), float("nan"), torch.ones(2, 3), {"a": 1}]
 

@@ -36,6 +36,7 @@ def test_fused_qkv_weight(mha):
 
 def test_attention_matrix_bytes():
     assert ex.check_attention_matrix_bytes(25 * 1024 * 1024 * 4)
+    assert ex.check_attention_matrix_bytes(torch.tensor(25 * 1024 * 1024 * 4))  # e.g. from numel
     assert not_yet(r := ex.check_attention_matrix_bytes(25 * 1024 * 1024)) and "4 bytes" in repr(r)
     assert not_yet(ex.check_attention_matrix_bytes(1024 * 1024 * 4))
     assert not_yet(ex.check_attention_matrix_bytes(7))
@@ -60,6 +61,7 @@ def test_kv_cache_bytes():
     right = 2 * 80 * 8 * 128 * 4096 * 2
     assert right == 5 * 2**28  # 1.25 GiB
     assert ex.check_kv_cache_bytes(right)
+    assert ex.check_kv_cache_bytes(float(right))
     assert not_yet(r := ex.check_kv_cache_bytes(right // 2)) and "values" in repr(r)
     assert not_yet(r := ex.check_kv_cache_bytes(right * 8)) and "multi-head" in repr(r)
     assert not_yet(ex.check_kv_cache_bytes(right + 1))
@@ -73,6 +75,7 @@ def test_gqa_parameter_count():
     assert small == 2 * 128 * 128 + 2 * 128 * 16 + 128  # the same formula at a small size
     right = 2 * 8192 * 8192 + 2 * 8192 * 1024 + 8192
     assert ex.check_gqa_parameter_count(right)
+    assert ex.check_gqa_parameter_count(torch.tensor(right))
     assert not_yet(r := ex.check_gqa_parameter_count(4 * 8192 * 8192 + 8192)) and "MHA" in repr(r)
     assert not_yet(ex.check_gqa_parameter_count(right - 8192))
     assert not_yet(ex.check_gqa_parameter_count(0))

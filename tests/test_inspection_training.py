@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import mhsa_helpers as mh
-from mhsa_helpers.explorer import embed_words, example_sentences, explore_attention, heads_figure
+from mhsa_helpers.explorer import embed_words, example_sentences, explore_attention
 from mhsa_helpers.inspection import uniform_causal_entropy
 from mhsa_helpers.training import make_repeat_batch, make_shift_batch
 
@@ -183,17 +183,10 @@ def test_explorer_draws_a_figure_quickly():
 
     import matplotlib.pyplot as plt
 
-    view = explore_attention(8, scale=3.0, sentence="longer")
     start = time.process_time()
-    fig = heads_figure(view.shown, view.words, title="8 heads")
-    fig.canvas.draw()
-    seconds = time.process_time() - start
-    assert len(fig.axes) == 2  # the grid and the colour bar
-    texts = [t.get_text() for t in fig.axes[0].texts]
-    assert [t for t in texts if t.startswith("Head")] == [f"Head {i}" for i in range(1, 9)]
-    plt.close(fig)
-    assert seconds < 2.0, f"drawing 8 heads took {seconds:.2f} s of CPU time"
     drawing = mh.attention_explorer(heads=8, sentence="longer")  # draw=True path, no notebook
+    seconds = time.process_time() - start
+    assert seconds < 2.0, f"computing and drawing 8 heads took {seconds:.2f} s of CPU time"
     assert drawing.result.ok and drawing.result.seconds > 0
     first = bytes(drawing.image.value)
     assert first.startswith(b"\x89PNG")

@@ -155,20 +155,18 @@ def test_heads_explorer_custom_inputs():
 # -- drawing ---------------------------------------------------------------------------------
 
 
-def test_heatmap_strip_has_one_image_for_all_heads():
-    weights = widgets.wrapper_head_weights(mh.load_journey().batch, 4)
-    fig = widgets.heatmap_strip(weights, mh.book_words(), suptitle="4 heads")
-    (ax,) = [a for a in fig.axes if a.get_label() != "<colorbar>"]
-    texts = [t.get_text() for t in ax.texts]
-    assert [t for t in texts if t.startswith("Head")] == ["Head 1", "Head 2", "Head 3", "Head 4"]
-    assert texts.count("journey") == 4
-    assert all(ord(c) < 128 for t in texts for c in t), "no CJK glyphs in figures"
-    plt.close(fig)
-    eight = widgets.heatmap_strip(torch.rand(8, 6, 6), mh.book_words(), annot=False)
-    assert [t.get_text() for t in eight.axes[0].texts].count("journey") == 1  # first block only
-    plt.close(eight)
-    with pytest.raises(ValueError, match="tokens"):
-        widgets.heatmap_strip(torch.rand(6, 6), ["a", "b"])
+def test_explorers_show_their_picture_under_the_sliders_and_replace_it():
+    for w, description, value in [
+        (mh.heads_explorer(), "heads", 8),
+        (mh.dropout_explorer(), "dropout", 0.7),
+    ]:
+        assert w.children[-1] is w.image  # the picture is under the controls
+        first = bytes(w.image.value)
+        assert first.startswith(b"\x89PNG")
+        slider(w, description).value = value
+        assert bytes(w.image.value).startswith(b"\x89PNG")
+        assert bytes(w.image.value) != first  # the picture is replaced in place
+        assert len(w.out.outputs) == 0  # nothing printed or displayed as output
 
 
 def test_callbacks_close_their_figures():
@@ -181,11 +179,9 @@ def test_callbacks_close_their_figures():
 
 
 def test_redraw_is_fast():
-    """One re-draw (build + render to PNG, as the inline backend does) stays well under 1 s."""
-    batch = mh.load_journey().batch
-    weights = widgets.wrapper_head_weights(batch, 8)
+    """One re-draw of 8 heads (compute, build, render to PNG) stays well under 1 s."""
+    w = mh.heads_explorer()
     start = time.process_time()
-    fig = widgets.heatmap_strip(weights, mh.book_words(), annot=False)
-    fig.canvas.draw()
-    plt.close(fig)
+    slider(w, "heads").value = 8
+    assert w.result.shape == (8, 6, 6)
     assert time.process_time() - start < 2.0

@@ -8,13 +8,14 @@ solution notebooks assert.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-__all__ = ["CheckResult", "fail", "missing", "ok", "tensor_answer"]
+__all__ = ["CheckResult", "fail", "missing", "number", "ok", "tensor_answer", "whole_number"]
 
 PASS = "PASS"
 NOT_YET = "NOT YET"
@@ -49,6 +50,31 @@ def fail(exercise: str, hint: str) -> CheckResult:
 def missing(exercise: str, what: str) -> CheckResult:
     message = f"no answer yet -- replace the `None` under `# YOUR CODE HERE` with {what}."
     return CheckResult(False, exercise, message)
+
+
+def number(answer: object) -> float | None:
+    """``answer`` as a float if it is a finite real number (or a one-element tensor), else None.
+
+    ``True``/``False`` are not numbers here, nor are strings, lists, NaN or infinity.
+    """
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, (int, float)) and math.isfinite(answer):
+        return float(answer)
+    return None
+
+
+def whole_number(answer: object) -> int | None:
+    """``answer`` as an int if it is a whole number (int, integral float, one-element tensor)."""
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, float) and math.isfinite(answer) and answer.is_integer():
+        return int(answer)
+    return answer if isinstance(answer, int) else None
 
 
 def tensor_answer(

@@ -14,20 +14,9 @@ import math
 import torch
 
 from ..data import reference
-from ._common import CheckResult, fail, missing, ok, tensor_answer
+from ._common import CheckResult, fail, missing, number, ok, tensor_answer
 
 __all__ = ["check_dropout_scale", "check_manual_dropout", "check_zero_fraction"]
-
-
-def _number(answer: object) -> float | None:
-    """``answer`` as a float if it is a real number (or a one-element tensor), else None."""
-    if isinstance(answer, bool):
-        return None
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, (int, float)) and math.isfinite(answer):
-        return float(answer)
-    return None
 
 
 def check_dropout_scale(answer: object) -> CheckResult:
@@ -35,7 +24,7 @@ def check_dropout_scale(answer: object) -> CheckResult:
     name = "dropout scale for p=0.2"
     if answer is None:
         return missing(name, "the number a surviving entry is multiplied by")
-    value = _number(answer)
+    value = number(answer)
     if value is None:
         return fail(name, f"expected a number, got {type(answer).__name__}.")
     if math.isclose(value, 1.25, abs_tol=1e-4):
@@ -57,7 +46,7 @@ def check_zero_fraction(answer: object) -> CheckResult:
     expected = (15 + 21 * 0.5) / 36  # 0.7083
     if answer is None:
         return missing(name, "a fraction between 0 and 1")
-    value = _number(answer)
+    value = number(answer)
     if value is None:
         return fail(name, f"expected a number, got {type(answer).__name__}.")
     if math.isclose(value, expected, abs_tol=1e-3):

@@ -8,26 +8,13 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from ..data import load_journey
 from ..multihead import MultiHeadAttentionWrapper
-from ._common import CheckResult, fail, missing, ok, tensor_answer
+from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
 
 __all__ = ["check_head_output", "check_matmul_count", "check_wrapper_width"]
-
-
-def _integer(answer: object) -> int | None:
-    """``answer`` as an int if it is a whole number (int, integral float, one-element tensor)."""
-    if isinstance(answer, bool):
-        return None
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, float) and math.isfinite(answer) and answer.is_integer():
-        return int(answer)
-    return answer if isinstance(answer, int) else None
 
 
 def check_wrapper_width(answer: object) -> CheckResult:
@@ -35,7 +22,7 @@ def check_wrapper_width(answer: object) -> CheckResult:
     name = "wrapper output width"
     if answer is None:
         return missing(name, "the size of the output's last dimension (an int)")
-    value = _integer(answer)
+    value = whole_number(answer)
     if value is None:
         return fail(name, f"expected a whole number, got {answer!r}.")
     if value == 768:
@@ -81,7 +68,7 @@ def check_matmul_count(answer: object) -> CheckResult:
     name = "matmuls in a 12-head wrapper"
     if answer is None:
         return missing(name, "the number of matrix multiplications (an int)")
-    value = _integer(answer)
+    value = whole_number(answer)
     if value is None:
         return fail(name, f"expected a whole number, got {answer!r}.")
     if value == 60:

@@ -9,24 +9,11 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from ._common import CheckResult, fail, missing, ok, tensor_answer
+from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
 
 __all__ = ["check_head_dim", "check_mha_parameter_count", "check_split_into_heads"]
-
-
-def _integer(answer: object) -> int | None:
-    """``answer`` as an int if it is a whole number (int, integral float, one-element tensor)."""
-    if isinstance(answer, bool):
-        return None
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, float) and math.isfinite(answer) and answer.is_integer():
-        return int(answer)
-    return answer if isinstance(answer, int) else None
 
 
 def check_head_dim(answer: object) -> CheckResult:
@@ -34,7 +21,7 @@ def check_head_dim(answer: object) -> CheckResult:
     name = "head_dim of the largest GPT-2"
     if answer is None:
         return missing(name, "an int: the width of each head")
-    value = _integer(answer)
+    value = whole_number(answer)
     if value is None:
         return fail(name, f"expected a whole number, got {answer!r}.")
     if value == 64:
@@ -53,7 +40,7 @@ def check_mha_parameter_count(answer: object) -> CheckResult:
     expected = 4 * d * d + 4 * d  # 4_198_400
     if answer is None:
         return missing(name, "an int: the number of parameters")
-    value = _integer(answer)
+    value = whole_number(answer)
     if value is None:
         return fail(name, f"expected a whole number, got {answer!r}.")
     if value == expected:

@@ -14,21 +14,11 @@ import math
 import torch
 
 from ..inspection import head_entropy
-from ._common import CheckResult, fail, missing, ok, tensor_answer
+from ._common import CheckResult, fail, missing, number, ok, tensor_answer
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
 
 ROW = (0.5, 0.25, 0.25, 0.0)  # the row of exercise 1
-
-
-def _number(answer: object) -> float | None:
-    if isinstance(answer, bool):
-        return None
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, (int, float)) and math.isfinite(answer):
-        return float(answer)
-    return None
 
 
 def check_row_entropy(answer: object) -> CheckResult:
@@ -43,7 +33,7 @@ def check_row_entropy(answer: object) -> CheckResult:
         return fail(
             name, "nan: 0 * log(0) must count as 0; skip the zeros or use torch.special.xlogy."
         )
-    value = _number(answer)
+    value = number(answer)
     if value is None:
         return fail(name, f"expected a number (float or 0-d tensor), got {type(answer).__name__}.")
     if abs(value - expected) < 1e-3:

@@ -15,7 +15,7 @@ import math
 import torch
 
 from ..training import IGNORE_INDEX, offset_attention
-from ._common import CheckResult, fail, missing, ok, tensor_answer
+from ._common import CheckResult, fail, missing, number, ok, tensor_answer
 
 __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
 
@@ -26,15 +26,14 @@ def check_initial_loss(answer: object) -> CheckResult:
     expected = math.log(64)
     if answer is None:
         return missing(name, "a number: the cross-entropy when each of 64 tokens has p = 1/64")
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or answer != answer:
+    value = number(answer)
+    if value is None:
         return fail(name, f"expected a number, got {type(answer).__name__}.")
-    if abs(answer - expected) < 1e-3:
+    if abs(value - expected) < 1e-3:
         return ok(name, f"correct: log(64) = {expected:.4f} nats, where the loss curve starts.")
-    if abs(answer - math.log2(64)) < 1e-3:
+    if abs(value - math.log2(64)) < 1e-3:
         return fail(name, "6 is log base 2 (bits); cross_entropy uses the natural log.")
-    if abs(answer - 1 / 64) < 1e-4 or abs(answer - math.log(1 / 64)) < 1e-3:
+    if abs(value - 1 / 64) < 1e-4 or abs(value - math.log(1 / 64)) < 1e-3:
         return fail(name, "the loss is MINUS the log of the probability of the right token.")
     return fail(name, "cross-entropy = -log(p of the right token), and p = 1/64 for every token.")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from ..multihead import MultiHeadAttention
-from ._common import CheckResult, fail, missing, ok
+from ._common import CheckResult, fail, missing, number, ok
 
 __all__ = ["check_attention_matrix_bytes", "check_fused_qkv_weight"]
 
@@ -61,14 +61,15 @@ def check_attention_matrix_bytes(answer: object) -> CheckResult:
     name = "attention-matrix bytes (GPT-2 XL, T=1024)"
     if answer is None:
         return missing(name, "an int: batch * heads * T * T * bytes per float32")
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+    value = number(answer)
+    if value is None:
         return fail(name, f"expected a number of bytes (an int), got {type(answer).__name__}.")
-    if answer == _ATTENTION_BYTES:
+    if value == _ATTENTION_BYTES:
         return ok(name, f"correct: {_ATTENTION_BYTES:,} bytes = 100 MiB per layer.")
-    if answer == _ATTENTION_BYTES // _BYTES:
+    if value == _ATTENTION_BYTES // _BYTES:
         return fail(name, "that is the number of floats; a float32 takes 4 bytes.")
-    if answer == _ATTENTION_BYTES // _HEADS:
+    if value == _ATTENTION_BYTES // _HEADS:
         return fail(name, "each of the 25 heads has its own (T, T) matrix.")
-    if answer in (_BATCH * 1600 * _T * _BYTES, _ATTENTION_BYTES // 2):
+    if value in (_BATCH * 1600 * _T * _BYTES, _ATTENTION_BYTES // 2):
         return fail(name, "the matrix is (T, T) per head: T * T entries, not T * d or half of it.")
     return fail(name, "count batch * heads * T * T entries, then multiply by 4 bytes (float32).")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import CheckResult, fail, missing, ok
+from ._common import CheckResult, fail, missing, number, ok
 
 __all__ = ["check_chunk_mask", "check_gqa_parameter_count", "check_kv_cache_bytes"]
 
@@ -58,17 +58,18 @@ def check_kv_cache_bytes(answer: object) -> CheckResult:
     name = "KV-cache bytes (80 layers, GQA with 8 K/V heads)"
     if answer is None:
         return missing(name, "an int: 2 (K and V) * layers * kv_heads * head_dim * T * bytes")
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+    value = number(answer)
+    if value is None:
         return fail(name, f"expected a number of bytes (an int), got {type(answer).__name__}.")
-    if answer == _KV_BYTES:
+    if value == _KV_BYTES:
         return ok(name, f"correct: {_KV_BYTES:,} bytes = 1.25 GiB per sequence.")
-    if answer == _KV_BYTES // 2:
+    if value == _KV_BYTES // 2:
         return fail(name, "both keys and values are cached: multiply by 2.")
-    if answer == _KV_BYTES * 8:
+    if value == _KV_BYTES * 8:
         return fail(name, "that is plain multi-head attention: only the 8 K/V heads are cached.")
-    if answer == _KV_BYTES // _LAYERS:
+    if value == _KV_BYTES // _LAYERS:
         return fail(name, "every one of the 80 layers keeps its own cache.")
-    if answer in (_KV_BYTES * 2, _KV_BYTES // _BYTES):
+    if value in (_KV_BYTES * 2, _KV_BYTES // _BYTES):
         return fail(name, "bfloat16 takes 2 bytes per number.")
     return fail(name, "multiply 2 * 80 layers * 8 heads * 128 * 4096 tokens * 2 bytes.")
 
@@ -84,13 +85,14 @@ def check_gqa_parameter_count(answer: object) -> CheckResult:
     name = "GQA parameter count (d=8192, 64 heads, 8 groups)"
     if answer is None:
         return missing(name, "an int: W_query + W_key + W_value + out_proj (weight and bias)")
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+    value = number(answer)
+    if value is None:
         return fail(name, f"expected a number of parameters (an int), got {type(answer).__name__}.")
-    if answer == _GQA_PARAMS:
+    if value == _GQA_PARAMS:
         return ok(name, f"correct: {_GQA_PARAMS:,} parameters ({_MHA_PARAMS:,} with plain MHA).")
-    if answer == _MHA_PARAMS:
+    if value == _MHA_PARAMS:
         return fail(name, "that is plain MHA: W_key and W_value map 8192 -> 8 * 128 = 1024 only.")
-    if answer == _GQA_PARAMS - _D:
+    if value == _GQA_PARAMS - _D:
         return fail(name, "out_proj has a bias of 8192 numbers as well.")
     return fail(
         name, "W_query 8192x8192, W_key and W_value 1024x8192 each, out_proj 8192x8192 + 8192."

@@ -117,7 +117,13 @@ assert not torch.equal(dropout(example), example)
 # * after the weights are applied to the values, on the context vectors.
 #
 # The book uses p = 0.5 only so that the effect is easy to see. When GPT models are trained, the
-# rate is much lower: **0.1 or 0.2**.
+# rate is much lower: **0.1 or 0.2** (GPT-2 era); many recent large models (Llama, for example)
+# train with no dropout at all.
+#
+# A note on reproducibility: which entries a seeded dropout drops is decided by torch's random
+# number generator. With torch 2.13 on the CPU the course reproduces the book's pattern; other
+# torch versions or devices (a GPU, Apple's MPS) may draw a different pattern from the same
+# seed. The *rule* — zeros, survivors times 1/(1-p) — is the same everywhere.
 #
 # First we recompute the seed-789 causal weights of lesson 03 (one-step mask with `-inf`).
 

@@ -22,7 +22,7 @@
 # 2. Summarise each head by its **entropy** (熵): 0 for a head that looks at one token, and at most
 #    $\frac{1}{T}\sum_i \log(i+1)$ for a causal head that spreads evenly.
 # 3. Move the number of heads, the dropout rate and the seed with an interactive explorer.
-# 4. Run the source lesson's experiment: 4 heads → 8 heads at the same width (head_dim 8 → 4).
+# 4. Run the classic experiment: 4 heads → 8 heads at the same width (head_dim 8 → 4).
 # 5. Know the limits: attention weights are not explanations, and heads can be **redundant** (冗余).
 #
 # **Prerequisites:** lesson 06 (`06_multihead_split`): `MultiHeadAttention`, `num_heads`,
@@ -96,7 +96,8 @@ print("same weights in train mode with dropout 0.5:", torch.equal(weights_train,
 # ## 2. Entropy (熵): one number per head
 #
 # A heatmap per head is fine for 2 heads; GPT-2 small has 12 heads in each of 12 layers. A common
-# summary (from the tutorial this course draws on) is the **entropy** of each row of weights, in
+# summary, often used as a rough measure of head importance, is the **entropy** of each row of
+# weights, in
 # nats (natural log):
 #
 # $$H(\text{row}) = -\sum_j w_j \log w_j, \qquad 0 \log 0 = 0.$$
@@ -174,20 +175,21 @@ print("entropy per head:", entropy_long)
 print(f"maximum for T=11: {uniform_causal_entropy(11):.4f}")
 
 # %% [markdown]
-# For bigger grids we draw with `mh.explorer.heads_figure`: the same panels as
+# For bigger grids we draw with `mh.plot_attention_grid`: the same panels as
 # `plot_attention_heads` (one per head, one colour scale), without the numbers in the cells, and
 # fast enough for the explorer below to re-draw on every slider move.
 
 # %%
-fig = mh.explorer.heads_figure(weights_long[0], long_words, title="Longer sentence, 4 heads")
+fig = mh.plot_attention_grid(weights_long[0], long_words, title="Longer sentence, 4 heads")
 plt.show()
 
 # %% [markdown]
 # Look at the columns of the repeated words "the" (positions 0, 4, 7 — "The" is lowercased for
 # the embedding) and "mat" (5 and 8). A query gives the same weight to both copies of a word (up
 # to float rounding in the last bit): their keys are equal because the embeddings are equal, and
-# nothing in this block says *where* a token is. Attention by itself is blind to order; GPT models add a **positional
-# embedding** (位置嵌入) to the tokens for that reason (lesson 08 does).
+# nothing in this block says *where* a token is. Among the keys a query may see, attention
+# ignores their order: equal tokens get equal weight. The causal mask is the only order signal,
+# so GPT models add a **positional embedding** (位置嵌入) to the tokens (lesson 08 does).
 
 # %%
 the_4, the_7 = weights_long[0, :, 7:, 4], weights_long[0, :, 7:, 7]  # (h, 4) each
@@ -237,12 +239,13 @@ view = explorer.result
 kept = view.shown != 0
 torch.testing.assert_close(view.shown[kept], 2 * view.weights[kept])  # survivors x 1/(1-0.5)
 print(view.message)
-print(f"share of weights dropped: {1 - kept.float().mean().item():.2f}")
+visible = ~torch.ones(6, 6).triu(1).bool()  # the 21 positions the causal mask lets through
+print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().item():.2f}")
 
 # %% [markdown]
 # ## 5. The experiment: 4 heads → 8 heads at the same width
 #
-# The source lesson card ends with an experiment: train the tiny model on the **repeat task** with
+# A classic experiment: train the tiny model on the **repeat task** with
 # 4 heads, then change `n_heads` to 8 while keeping `d_model = 32`, so each head gets
 # `head_dim = 32 // 8 = 4` instead of 8, and see how the heatmaps change. Lesson 08 explains the
 # training; here we only use its result. (In the repeat task every row is one token repeated 12
@@ -268,7 +271,7 @@ for heads, run in runs.items():
 # %%
 labels = [f"t{i}" for i in range(12)]
 for heads in (4, 8):
-    fig = mh.explorer.heads_figure(
+    fig = mh.plot_attention_grid(
         repeat_weights[heads][0], labels, title=f"Repeat task, {heads} heads after training"
     )
     plt.show()

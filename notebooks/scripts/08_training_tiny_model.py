@@ -20,9 +20,9 @@
 # 1. Build `TinyAttentionLM`: **token embedding** (词元嵌入) + **positional embedding** (位置嵌入)
 #    + causal multi-head attention + a linear **LM head** (语言模型头) that gives **logits**.
 # 2. Train it on the **repeat task** with cross-entropy: the loss falls from about
-#    $\log 64 = 4.16$ to well below 1.0 in 3 **epochs** (轮次), as the source lesson promises.
+#    $\log 64 = 4.16$ to well below 1.0 in 3 **epochs** (轮次).
 # 3. Train it on the **shift task** (copy the token $k$ places back) and watch a head
-#    **specialise** (分工) on the offset $k$, measured with `mh.offset_attention`.
+#    **specialise** (专门化) on the offset $k$, measured with `mh.offset_attention`.
 # 4. Change the number of heads and see what changes (and what does not).
 #
 # **Prerequisites:** lesson 07 (`07_inspecting_heads`): per-head weights, heatmaps, entropy.
@@ -77,7 +77,7 @@ class TinyLM(nn.Module):
         return self.lm_head(self.attn(x))  # (b, T, vocab_size)
 
 
-VOCAB, D_MODEL, CONTEXT, HEADS = 64, 32, 12, 4  # the source lesson's sizes: head_dim = 8
+VOCAB, D_MODEL, CONTEXT, HEADS = 64, 32, 12, 4  # head_dim = 32 // 4 = 8
 torch.manual_seed(0)
 tiny = TinyLM(VOCAB, D_MODEL, CONTEXT, HEADS)
 ids = torch.randint(0, VOCAB, (2, CONTEXT))  # (b, T)
@@ -111,7 +111,7 @@ assert abs(loss.item() - math.log(64)) < 0.3
 # %% [markdown]
 # ## 2. The repeat task
 #
-# The source lesson's demo: each row is **one random token repeated** over the whole context, and
+# The first task: each row is **one random token repeated** over the whole context, and
 # the target is the next token (the row shifted left by one). So the model must learn "the next
 # token is the same as the ones before". It is easy on purpose: the point is to see that
 # gradients reach every layer and the loss really falls.
@@ -128,7 +128,8 @@ print("targets:", example_targets, sep="\n")  # (3, 12)
 # %% [markdown]
 # The training loop is the standard one: a fresh batch, logits, cross-entropy, `backward`, an
 # **optimizer** (优化器) step. We use Adam with **learning rate** (学习率) 0.003, batches of 32,
-# and call 40 steps an epoch. Two generators keep it reproducible: the global seed fixes the
+# and call 40 steps an epoch (there is no fixed dataset: every step draws a fresh random batch,
+# so an "epoch" here is just a unit of 40 steps). Two generators keep it reproducible: the global seed fixes the
 # initial weights, a separate one draws the batches.
 
 
@@ -201,7 +202,7 @@ plt.show()
 labels = [f"t{i}" for i in range(CONTEXT)]
 with torch.no_grad():
     _, repeat_weights = result.model(torch.full((1, CONTEXT), 7), return_weights=True)
-fig = mh.explorer.heads_figure(repeat_weights[0], labels, title="Repeat task: heads after training")
+fig = mh.plot_attention_grid(repeat_weights[0], labels, title="Repeat task: heads after training")
 plt.show()
 print("entropy per head:", mh.head_entropy(repeat_weights))
 
@@ -243,7 +244,7 @@ assert after.max() > 0.8  # at least one head looks exactly K places back
 # %%
 with torch.no_grad():
     _, shift_weights = shift.model(shift_ids[:1], return_weights=True)  # (1, h, T, T)
-fig = mh.explorer.heads_figure(
+fig = mh.plot_attention_grid(
     shift_weights[0], labels, title=f"Shift task (k={K}): heads after training"
 )
 plt.show()
@@ -306,7 +307,7 @@ assert one_head["offset"].shape == (1,) and one_head["offset"].max() > 0.8
 #   exactly $k$ places back: `offset_attention` goes from about 0.2 to above 0.8. All heads learn
 #   the same thing: specialisation comes from the task, not from having several heads.
 # * Training here is seeded and runs on one CPU thread, so the printed numbers are the same on
-#   every machine.
+#   every machine to the printed precision (different CPUs may differ far below it).
 #
 # ## Exercises
 #
