@@ -8,8 +8,8 @@
   whole context and the target is the next token, i.e. "the next token equals the previous one".
   The loss falls from about log(vocab_size) = log(64) = 4.16 to well below 1.0 in 3 epochs.
 * ``train_shift_task`` -- copy the token ``k`` positions back: ``target[t] = ids[t - k]``. The only
-  way to solve it is to look exactly k positions back, so a head specialises (专门化) on that offset,
-  which ``offset_attention`` measures.
+  way to solve it is to look exactly k positions back, so a head specialises (专门化) on that
+  offset, which ``offset_attention`` measures.
 
 Both trainers are seeded and run with one CPU thread inside, so a given seed gives the same losses
 to the last digit on every machine (printed numbers in the notebooks are rounded anyway).
