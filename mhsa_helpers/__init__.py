@@ -7,6 +7,7 @@ lesson code and the package never drift apart. Names follow the book: ``W_query`
 """
 
 from .causal import CausalAttention
+from .checks import assert_same_module
 from .cross import CrossMultiHeadAttention
 from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
 from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention, causal_attention
@@ -51,6 +52,7 @@ __all__ = [
     "SelfAttentionV2",
     "TinyAttentionLM",
     "TrainingResult",
+    "assert_same_module",
     "attention_explorer",
     "book_inputs",
     "book_words",

@@ -330,22 +330,7 @@ ours = CausalAttention(3, 2, 6, dropout=0.5)
 torch.manual_seed(123)
 theirs = mh.CausalAttention(3, 2, 6, dropout=0.5)
 
-assert list(ours.state_dict()) == list(theirs.state_dict())
-for (name, p_ours), (_, p_theirs) in zip(ours.named_parameters(), theirs.named_parameters()):
-    assert torch.equal(p_ours, p_theirs), name
-
-ours.eval()
-theirs.eval()
-assert torch.equal(ours(batch), theirs(batch))
-
-ours.train()
-theirs.train()
-torch.manual_seed(1)
-out_ours = ours(batch)  # (b, T, d_out)
-torch.manual_seed(1)
-out_theirs = theirs(batch)  # (b, T, d_out)
-assert torch.equal(out_ours, out_theirs)
-print("inline CausalAttention == mh.CausalAttention (eval and train mode)")
+print(mh.assert_same_module(ours, theirs, batch))
 
 # %% [markdown]
 # ## Summary

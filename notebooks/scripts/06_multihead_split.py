@@ -405,22 +405,7 @@ ours = MultiHeadAttention(d_in, 4, T, 0.5, num_heads=2)
 torch.manual_seed(123)
 theirs = mh.MultiHeadAttention(d_in, 4, T, 0.5, num_heads=2)
 
-assert list(ours.state_dict()) == list(theirs.state_dict())
-for (name, p_ours), (_, p_theirs) in zip(ours.named_parameters(), theirs.named_parameters()):
-    assert torch.equal(p_ours, p_theirs), name
-
-ours.eval()
-theirs.eval()
-assert torch.equal(ours(batch), theirs(batch))
-
-ours.train()
-theirs.train()
-torch.manual_seed(1)
-out_ours = ours(batch)  # (b, T, d_out)
-torch.manual_seed(1)
-out_theirs = theirs(batch)  # (b, T, d_out)
-assert torch.equal(out_ours, out_theirs)
-print("inline MultiHeadAttention == mh.MultiHeadAttention (eval and train mode)")
+print(mh.assert_same_module(ours, theirs, batch))
 
 # %% [markdown]
 # ## Summary

@@ -1,0 +1,43 @@
+"""The check that closes a lesson: the class built inline equals the course package's class.
+
+Why a helper: lessons 04, 05 and 06 each end by proving that the class the learner just typed
+computes exactly what ``mhsa_helpers`` computes. The proof is the same every time -- same
+parameter names, equal parameters, bit-identical outputs in eval mode and, with the same seed,
+in training mode (so dropout draws the same mask) -- so it is written once, here.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["assert_same_module"]
+
+
+def assert_same_module(
+    ours: nn.Module, reference: nn.Module, *inputs: torch.Tensor, seed: int = 1
+) -> str:
+    """Assert that ``ours`` and ``reference`` are the same function, bit for bit.
+
+    Checks, raising ``AssertionError`` naming what differs: the same ``state_dict`` keys in the
+    same order; every parameter ``torch.equal``; outputs on ``inputs`` ``torch.equal`` in eval
+    mode and in training mode after ``torch.manual_seed(seed)`` for each. Both modules are left
+    in eval mode. Returns a one-line confirmation to print.
+    """
+    ours_keys, reference_keys = list(ours.state_dict()), list(reference.state_dict())
+    assert ours_keys == reference_keys, f"state_dict keys differ: {ours_keys} vs {reference_keys}"
+    for (name, p_ours), (_, p_ref) in zip(ours.named_parameters(), reference.named_parameters()):
+        assert torch.equal(p_ours, p_ref), f"parameter {name} differs"
+    for training in (False, True):
+        ours.train(training)
+        reference.train(training)
+        torch.manual_seed(seed)
+        out_ours = ours(*inputs)
+        torch.manual_seed(seed)
+        out_ref = reference(*inputs)
+        mode = "train" if training else "eval"
+        assert torch.equal(out_ours, out_ref), f"outputs differ in {mode} mode"
+    ours.eval()
+    reference.eval()
+    name = type(reference).__name__
+    return f"inline {name} == mhsa_helpers.{name} (same parameters; eval and train mode)"
