@@ -22,6 +22,9 @@
 # 2. See the lesson map and the conventions every lesson follows.
 #
 # **Time:** 5 minutes. **Prerequisites:** Python and a little linear algebra (matrix products).
+#
+# **Shape contract:** the book's example `journey.inputs` is `(T, d_in) = (6, 3)`: six tokens,
+# three features each.
 
 # %% [markdown]
 # ## The lesson map
@@ -153,6 +156,11 @@ print(demo.result)
 assert version("ipywidgets").startswith("8.")
 
 # %% [markdown]
-# ## Ready
+# ## Summary
+#
+# * torch, plotting and widgets work in this environment; every lesson runs on the CPU.
+# * The course's example is six tokens with 3-D embeddings, loaded with `mh.load_journey()`.
+# * Each lesson builds a class inline and checks it against `mhsa_helpers`; exercises come with
+#   checkers and worked solutions.
 #
 # If every cell ran without an error, you are set. Open `01_simplified_self_attention.ipynb`.

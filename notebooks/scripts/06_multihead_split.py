@@ -135,7 +135,7 @@ print(weights.shape, context.shape)
 #
 # To concatenate the heads we undo the split: `transpose(1, 2)` back to (b, T, h, head_dim),
 # then flatten the last two dimensions into d_out. But after a transpose the numbers are no
-# longer laid out row by row in memory (the tensor is not *contiguous*), and `view` refuses:
+# longer laid out row by row in memory (the tensor is not *contiguous* / 连续存储), and `view` refuses:
 
 # %%
 context_t = context.transpose(1, 2)  # (b, T, h, head_dim)

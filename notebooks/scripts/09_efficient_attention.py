@@ -67,7 +67,7 @@ for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
 #
 # * `x` is read from memory **once** instead of three times, and one big matrix keeps the
 #   multiply units busier than three thin ones (better *arithmetic intensity* / 算术强度);
-# * one kernel launch instead of three (on a GPU each launch costs a few microseconds, which
+# * one kernel launch (内核启动) instead of three (on a GPU each launch costs a few microseconds, which
 #   matters when the model runs thousands of them per token);
 # * the three weights live in one tensor, so they are initialized, saved and sharded together.
 #
