@@ -7,7 +7,7 @@ lesson code and the package never drift apart. Names follow the book: ``W_query`
 """
 
 from .causal import CausalAttention
-from .checks import assert_same_module
+from .checks import CountMatmuls, assert_same_module
 from .cross import CrossMultiHeadAttention
 from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
 from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention, causal_attention
@@ -39,6 +39,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CausalAttention",
+    "CountMatmuls",
     "CrossMultiHeadAttention",
     "ExplorerView",
     "FusedQKVMultiHeadAttention",

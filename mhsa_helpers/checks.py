@@ -1,4 +1,4 @@
-"""The check that closes a lesson: the class built inline equals the course package's class.
+"""Checks the lessons run: the inline class equals the package's class; counting matmuls.
 
 Why a helper: lessons 04, 05 and 06 each end by proving that the class the learner just typed
 computes exactly what ``mhsa_helpers`` computes. The proof is the same every time -- same
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
-__all__ = ["assert_same_module"]
+__all__ = ["CountMatmuls", "assert_same_module"]
 
 
 def assert_same_module(
@@ -41,3 +42,25 @@ def assert_same_module(
     reference.eval()
     name = type(reference).__name__
     return f"inline {name} == mhsa_helpers.{name} (same parameters; eval and train mode)"
+
+
+class CountMatmuls(TorchFunctionMode):
+    """Count matrix multiplications: ``nn.Linear`` calls ("linear") and ``@`` ("matmul").
+
+    A ``TorchFunctionMode`` sees every torch function called inside its ``with`` block, so
+    lessons 05 and 06 can count the products a forward pass makes instead of guessing::
+
+        with mh.CountMatmuls() as counter:
+            module(x)
+        counter.counts  # {"linear": ..., "matmul": ...}
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.counts = {"linear": 0, "matmul": 0}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in self.counts:
+            self.counts[name] += 1
+        return func(*args, **(kwargs or {}))

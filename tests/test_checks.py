@@ -44,3 +44,15 @@ def test_different_buffers_or_layers_fail(batch):
     reference = mh.FusedQKVMultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
     with pytest.raises(AssertionError, match="state_dict keys differ"):
         mh.assert_same_module(ours, reference, batch)
+
+
+def test_count_matmuls_counts_linear_layers_and_matrix_products(batch):
+    torch.manual_seed(0)
+    wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=4)
+    split = mh.multihead_from_wrapper(wrapper)
+    with mh.CountMatmuls() as counter:
+        wrapper(batch)
+    assert counter.counts == {"linear": 12, "matmul": 8}
+    with mh.CountMatmuls() as counter:
+        split(batch)
+    assert counter.counts == {"linear": 4, "matmul": 2}

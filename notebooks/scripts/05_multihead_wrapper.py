@@ -199,32 +199,16 @@ print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
 #
 # The wrapper is easy to read, but it runs the heads one after another. Per head, `forward`
 # calls `W_query`, `W_key`, `W_value` (three small matrix products) and then `Q @ K^T` and
-# `weights @ V`. Let us count the matrix multiplications instead of guessing. A
-# `TorchFunctionMode` sees every torch function called inside its `with` block; we count the
-# `linear` (the `nn.Linear` layers) and `matmul` (`@`) calls.
+# `weights @ V`. Let us count the matrix multiplications instead of guessing.
+# `mh.CountMatmuls` is a `torch.overrides.TorchFunctionMode` (20 lines in
+# `mhsa_helpers/checks.py`): it sees every torch function called inside its `with` block and
+# counts the `linear` (the `nn.Linear` layers) and `matmul` (`@`) calls.
 
 # %%
-from torch.overrides import TorchFunctionMode
-
-
-class CountMatmuls(TorchFunctionMode):
-    """Counts nn.Linear (linear) and @ (matmul) calls inside a `with` block."""
-
-    def __init__(self):
-        super().__init__()
-        self.counts = {"linear": 0, "matmul": 0}
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        if name in self.counts:
-            self.counts[name] += 1
-        return func(*args, **(kwargs or {}))
-
-
 for num_heads in [1, 2, 4, 12]:
     torch.manual_seed(123)
     wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
-    with CountMatmuls() as counter:
+    with mh.CountMatmuls() as counter:
         wrapper(batch)
     print(f"{num_heads:>2} heads: {counter.counts}")
     assert counter.counts == {"linear": 3 * num_heads, "matmul": 2 * num_heads}
@@ -327,7 +311,7 @@ mhsa_helpers.exercises.check_head_output(answer)
 # %% [markdown]
 # **Exercise 3.** How many matrix multiplications (`nn.Linear` calls plus `@`) does one forward
 # pass of a 12-head `MultiHeadAttentionWrapper` make? Reason it out first, then check with
-# `CountMatmuls`.
+# `mh.CountMatmuls`.
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -248,29 +248,12 @@ print("matches the book's printed values")
 # `out_proj` with its own random weights. Section 6 shows how to make the two agree exactly.
 #
 # The cost: 4 `nn.Linear` calls and 2 `@` **whatever the number of heads** (lesson 05's wrapper:
-# 5 per head). We count with lesson 05's `CountMatmuls`:
+# 5 per head). We count with `mh.CountMatmuls`, as in lesson 05:
 
 # %%
-from torch.overrides import TorchFunctionMode
-
-
-class CountMatmuls(TorchFunctionMode):
-    """Counts nn.Linear (linear) and @ (matmul) calls inside a `with` block."""
-
-    def __init__(self):
-        super().__init__()
-        self.counts = {"linear": 0, "matmul": 0}
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        if name in self.counts:
-            self.counts[name] += 1
-        return func(*args, **(kwargs or {}))
-
-
 for heads in [1, 2, 4, 12]:
     module = MultiHeadAttention(d_in, 12 * 2, T, 0.0, num_heads=heads)
-    with CountMatmuls() as counter:
+    with mh.CountMatmuls() as counter:
         module(batch)
     print(f"{heads:>2} heads: {counter.counts}")
     assert counter.counts == {"linear": 4, "matmul": 2}

@@ -16,7 +16,6 @@
 
 # %%
 import torch
-from torch.overrides import TorchFunctionMode
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
@@ -61,22 +60,10 @@ result
 
 
 # %%
-class CountMatmuls(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.counts = {"linear": 0, "matmul": 0}
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        if name in self.counts:
-            self.counts[name] += 1
-        return func(*args, **(kwargs or {}))
-
-
 answer = 12 * (3 + 2)
 torch.manual_seed(123)
 wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=12)
-with CountMatmuls() as counter:
+with mh.CountMatmuls() as counter:
     wrapper(batch)
 print(counter.counts)
 assert sum(counter.counts.values()) == answer
