@@ -6,14 +6,15 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test unit notebooks-test ui-test lint bench notebooks clean
+.PHONY: lab test unit notebooks-test ui-test install-test lint bench notebooks lock screenshot clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Re-install only when pyproject.toml changes.
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[dev]"
+# Re-install only when pyproject.toml or constraints.txt changes. constraints.txt holds the exact,
+# tested versions; pyproject.toml only states compatible ranges.
+$(STAMP): pyproject.toml constraints.txt | $(PY)
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
 	touch $(STAMP)
 
 ## make lab: create .venv if needed, install, start JupyterLab in notebooks/ (token auth on; the URL is printed)
@@ -21,11 +22,13 @@ lab: $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
 ## make test: lint + unit tests + strict nbval over every notebook (+ browser test when chromium exists)
-test: $(STAMP) lint unit notebooks-test ui-test
+test: $(STAMP) lint unit install-test notebooks-test ui-test
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check mhsa_helpers tests notebooks benchmarks tools
-	$(VENV)/bin/ruff format --check mhsa_helpers tests notebooks benchmarks tools
+	$(VENV)/bin/ruff check mhsa_helpers tests notebooks benchmarks tools data
+	$(VENV)/bin/ruff format --check mhsa_helpers tests notebooks benchmarks tools data
+	$(VENV)/bin/mypy mhsa_helpers
+	$(PY) tools/render_environment.py --check
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest tests --ignore=tests/ui -q
@@ -45,6 +48,17 @@ ui-test: $(STAMP)
 		echo "################################################################"; \
 	fi
 
+# The README's "install into an environment you already have": build the wheel, install it with
+# --no-deps into a second venv that already holds the pinned stack, use it from another folder.
+WHEEL_VENV := .venv-wheel
+install-test: $(STAMP)
+	rm -rf build/wheel
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir build/wheel .
+	test -x $(WHEEL_VENV)/bin/python || $(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install --quiet -c constraints.txt $$($(PY) tools/render_environment.py --runtime)
+	$(WHEEL_VENV)/bin/python -m pip install --quiet --no-deps --force-reinstall build/wheel/mhsa_helpers-*.whl
+	cd "$$(mktemp -d)" && $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/tools/check_install.py
+
 ## make notebooks: regenerate every .ipynb from its paired jupytext script and execute it in place
 notebooks: $(STAMP)
 	$(PY) tools/build_notebooks.py
@@ -53,5 +67,18 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/attention.py
 
+## make lock: re-resolve the newest versions pyproject.toml allows into constraints.txt (then test!)
+lock:
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet ".[dev]"
+	.venv-lock/bin/python -m pip freeze --all --exclude-editable | grep -v -e '^pip==' -e '^mhsa' \
+		| sed 's/+cpu//' | cat tools/constraints-header.txt - > constraints.txt
+	rm -rf .venv-lock
+	$(PYTHON) tools/render_environment.py
+
+## make screenshot: refresh docs/images/explorer.png from the browser test
+screenshot: $(STAMP)
+	MHSA_SCREENSHOT=docs/images/explorer.png $(VENV)/bin/pytest tests/ui -q -s -k explorer
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(WHEEL_VENV) build .pytest_cache .ruff_cache .mypy_cache

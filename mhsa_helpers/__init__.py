@@ -4,38 +4,91 @@
 Lessons build each class inline, then check that it equals the class exported here, so the
 lesson code and the package never drift apart. Names follow the book: ``W_query``, ``W_key``,
 ``W_value``, ``out_proj``, ``context_length``, ``num_heads``, ``head_dim``, ``d_in``, ``d_out``.
+
+Where each idea lives:
+
+* ``attention/`` -- the attention classes (torch only), on one functional core;
+* ``training/`` -- a tiny attention LM, toy tasks, the training loop, a head metric;
+* ``inspection`` -- numbers that summarise heads (entropy);
+* ``ui/`` -- heatmaps, widgets and the explorers (matplotlib, seaborn, ipywidgets);
+* ``exercises/`` -- the lessons' checkers;
+* ``data`` -- the book's example and the glossary, shipped inside the package;
+* ``lesson`` and ``checks`` -- deterministic notebook settings and the lessons' closing checks.
+
+``import mhsa_helpers`` loads only torch: the names from ``ui``, ``training`` and ``exercises``
+are imported the first time they are used.
 """
 
-from .causal import CausalAttention
-from .checks import CountMatmuls, assert_same_module
-from .cross import CrossMultiHeadAttention
-from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
-from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention, causal_attention
-from .explorer import ExplorerView, attention_explorer
-from .functional import causal_mask, masked_attention, merge_heads, split_heads
-from .gqa import GroupedQueryAttention
-from .inspection import head_entropy
-from .kv_cache import KVCache
-from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
-from .notebook import setup_lesson
-from .plotting import plot_attention, plot_attention_grid, plot_attention_heads
-from .self_attention import SelfAttentionV1, SelfAttentionV2
-from .training import (
-    TinyAttentionLM,
-    TrainingResult,
-    offset_attention,
-    train_repeat_task,
-    train_shift_task,
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+
+from .attention import (
+    CausalAttention,
+    CrossMultiHeadAttention,
+    FusedQKVMultiHeadAttention,
+    GroupedQueryAttention,
+    KVCache,
+    MultiHeadAttention,
+    MultiHeadAttentionWrapper,
+    SDPAMultiHeadAttention,
+    SelfAttentionV1,
+    SelfAttentionV2,
+    causal_attention,
+    causal_mask,
+    masked_attention,
+    merge_heads,
+    multihead_from_wrapper,
+    split_heads,
 )
-from .widgets import dropout_explorer, heads_explorer
+from .checks import CountMatmuls, assert_same_module
+from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
+from .inspection import head_entropy
+from .lesson import setup_lesson
 
-# -- production variants (issue 4) --
-# (isort keeps them in sorted position above: .cross, .efficient, .gqa, .kv_cache)
+try:
+    __version__ = version("mhsa_helpers")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
 
-# -- inspection, widgets & training (issue 5) --
-# (isort keeps them in sorted position above: .explorer, .inspection, .training)
+# Imported on first use (name -> module), so that scripts and tests that only need the
+# attention classes never load matplotlib, seaborn, pandas, ipywidgets or tqdm.
+_LAZY = {
+    "ExplorerView": ".ui",
+    "attention_explorer": ".ui",
+    "dropout_explorer": ".ui",
+    "heads_explorer": ".ui",
+    "training_explorer": ".ui",
+    "plot_attention": ".ui",
+    "plot_attention_grid": ".ui",
+    "plot_attention_heads": ".ui",
+    "TinyAttentionLM": ".training",
+    "TrainingResult": ".training",
+    "offset_attention": ".training",
+    "train_repeat_task": ".training",
+    "train_shift_task": ".training",
+}
+_SUBPACKAGES = ("attention", "exercises", "training", "ui")
+# ``mh.figures`` is the conceptual figures of the lessons (``ui.figures``).
+_ALIASES = {"figures": ".ui.figures"}
 
-__version__ = "0.1.0"
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _ALIASES:
+        return importlib.import_module(_ALIASES[name], __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_SUBPACKAGES, *_ALIASES})
+
 
 __all__ = [
     "CausalAttention",
@@ -76,10 +129,5 @@ __all__ = [
     "split_heads",
     "train_repeat_task",
     "train_shift_task",
-    # -- __all__ production variants (issue 4) --
-    # (in sorted position above: CrossMultiHeadAttention, FusedQKVMultiHeadAttention,
-    #  GroupedQueryAttention, KVCache, SDPAMultiHeadAttention, causal_attention)
-    # -- __all__ inspection, widgets & training (issue 5) --
-    # (in sorted position above: ExplorerView, TinyAttentionLM, TrainingResult,
-    #  attention_explorer, head_entropy, offset_attention, train_repeat_task, train_shift_task)
+    "training_explorer",
 ]

@@ -5,31 +5,37 @@
   numbers the book prints, as tensors).
 * ``load_glossary()`` -- key terms in English and Chinese (术语表).
 
-The files live in the repository's top-level ``data/`` folder (the package is installed in editable
-mode by ``make lab`` / ``make test``); ``MHSA_DATA_DIR`` can point elsewhere.
+The files live in the repository's top-level ``data/`` folder, which the build installs as the
+package ``mhsa_helpers.course_data`` (``pyproject.toml`` maps one onto the other), so they are found
+with ``importlib.resources`` in a checkout, an editable install, a wheel or a zip alike.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 
 import torch
 
 __all__ = [
-    "DATA_DIR",
     "Journey",
     "book_inputs",
     "book_words",
+    "data_file",
     "load_glossary",
     "load_journey",
     "reference",
 ]
 
-DATA_DIR = Path(os.environ.get("MHSA_DATA_DIR", Path(__file__).resolve().parent.parent / "data"))
+DATA_PACKAGE = "mhsa_helpers.course_data"
+
+
+def data_file(name: str) -> Traversable:
+    """The course data file ``name`` (e.g. "journey.json"), wherever the package is installed."""
+    return resources.files(DATA_PACKAGE).joinpath(name)
 
 
 @dataclass(frozen=True)
@@ -48,11 +54,11 @@ class Journey:
 
 
 def _read_json(name: str) -> dict:
-    path = DATA_DIR / name
+    path = data_file(name)
     if not path.is_file():
         raise FileNotFoundError(
-            f"{path} not found: install the course with `pip install -e .` from the repository "
-            f"root, or set MHSA_DATA_DIR to the folder that holds {name}"
+            f"course data file {name!r} is missing from {DATA_PACKAGE}: reinstall the package "
+            "(pip install .) from the repository root"
         )
     return json.loads(path.read_text(encoding="utf-8"))
 

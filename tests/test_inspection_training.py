@@ -9,9 +9,10 @@ import pytest
 import torch
 
 import mhsa_helpers as mh
-from mhsa_helpers.explorer import embed_words, example_sentences, explore_attention
 from mhsa_helpers.inspection import uniform_causal_entropy
 from mhsa_helpers.training import make_repeat_batch, make_shift_batch
+from mhsa_helpers.ui.explorers import explore_attention
+from mhsa_helpers.ui.sentences import embed_words, example_sentences
 
 matplotlib.use("Agg")
 
@@ -158,7 +159,7 @@ def test_explorer_views_are_reproducible_and_leave_the_global_rng_alone():
     b = explore_attention(4, 0.3, 2.0, 7, "longer", "train")
     assert torch.equal(before, after)
     assert torch.equal(a.shown, b.shown)
-    assert a.words == mh.explorer.LONGER_SENTENCE.split()
+    assert a.words == mh.ui.sentences.LONGER_SENTENCE.split()
     assert len(a.words) == 11
     assert explore_attention(4, seed=8).weights is not None
     assert not torch.equal(explore_attention(4, seed=8).weights, explore_attention(4).weights)

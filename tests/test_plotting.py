@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import mhsa_helpers as mh
-from mhsa_helpers.plotting import figure_png
-from mhsa_helpers.widgets import wrapper_head_weights
+from mhsa_helpers.ui.explorers import wrapper_head_weights
+from mhsa_helpers.ui.plotting import figure_png
 
 
 @pytest.fixture(autouse=True)
@@ -152,7 +152,7 @@ def test_grid_wraps_after_max_cols_and_labels_keys_under_each_column(journey):
 
 
 def test_grid_one_matrix_with_numbers_in_the_non_zero_cells(journey):
-    weights = mh.widgets.dropout_weights(mh.reference("seed789_masked_renormalized"), 0.5)
+    weights = mh.ui.explorers.dropout_weights(mh.reference("seed789_masked_renormalized"), 0.5)
     fig = mh.plot_attention_grid(weights, journey.words, annot=True)
     ax = fig.axes[0]
     assert len(ax.images) == 1
@@ -203,7 +203,7 @@ def test_grid_rejects_bad_input(weights, kwargs, error, match):
 def test_grid_is_fast_enough_for_a_slider():
     """One re-draw (build + render to PNG) of 8 heads on 11 words stays well under 1 s."""
     weights = torch.rand(8, 11, 11).tril()
-    words = mh.explorer.LONGER_SENTENCE.split()
+    words = mh.ui.sentences.LONGER_SENTENCE.split()
     start = time.process_time()
     png = figure_png(mh.plot_attention_grid(weights, words, title="8 heads"))
     seconds = time.process_time() - start

@@ -19,7 +19,7 @@ from ipywidgets import FloatSlider, IntSlider, interactive
 from torch.testing import assert_close
 
 import mhsa_helpers as mh
-from mhsa_helpers import widgets
+from mhsa_helpers.ui import explorers as widgets
 
 
 def slider(w: interactive, description: str):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
-from ..multihead import MultiHeadAttentionWrapper
 from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
 
 __all__ = ["check_head_output", "check_matmul_count", "check_wrapper_width"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ..multihead import MultiHeadAttention
+from ..attention.multihead import MultiHeadAttention
 from ._common import CheckResult, fail, missing, number, ok
 
 __all__ = ["check_attention_matrix_bytes", "check_fused_qkv_weight"]

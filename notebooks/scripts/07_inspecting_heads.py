@@ -154,13 +154,13 @@ plt.show()
 # ## 3. A longer sentence
 #
 # The book gives embeddings for only six words. For a longer sentence we make toy embeddings
-# deterministically: `mh.explorer.embed_words` gives every distinct word one fixed random vector in
+# deterministically: `mh.ui.sentences.embed_words` gives every distinct word one fixed random vector in
 # $[0, 1)^3$ (the same on every machine, and the same for a word each time it appears). We
 # multiply them by 3 so that the scores are less tiny and the heads differ more. Four heads, width
 # `d_out = 24` (`head_dim = 6`):
 
 # %%
-from mhsa_helpers.explorer import LONGER_SENTENCE, embed_words
+from mhsa_helpers.ui.sentences import LONGER_SENTENCE, embed_words
 
 long_words = LONGER_SENTENCE.split()
 long_inputs = 3.0 * embed_words(long_words)  # (T, d_in) = (11, 3)

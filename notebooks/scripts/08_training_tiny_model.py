@@ -280,7 +280,7 @@ plt.show()
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-trainer = mh.explorer.training_explorer(heads=HEADS, k=K)
+trainer = mh.training_explorer(heads=HEADS, k=K)
 trainer
 
 # %% [markdown]

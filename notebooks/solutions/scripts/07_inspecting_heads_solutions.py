@@ -42,7 +42,7 @@ result
 # `w * torch.log(w)` would give `0 * -inf = nan` above the diagonal.
 
 # %%
-from mhsa_helpers.explorer import LONGER_SENTENCE, embed_words
+from mhsa_helpers.ui.sentences import LONGER_SENTENCE, embed_words
 
 long_words = LONGER_SENTENCE.split()
 long_inputs = 3.0 * embed_words(long_words)  # (T, d_in) = (11, 3)

@@ -16,12 +16,17 @@ the *total* width and each head gets ``head_dim = d_out // num_heads``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
 
 from .causal import CausalAttention, CausalSelfAttentionBase
 from .functional import masked_attention, merge_heads, split_heads
 from .validation import check_dropout, check_input, check_positive_int
+
+if TYPE_CHECKING:
+    from .kv_cache import KVCache
 
 __all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper", "multihead_from_wrapper"]
 
@@ -97,21 +102,35 @@ class MultiHeadAttention(CausalSelfAttentionBase):
         self.out_proj = nn.Linear(d_out, d_out)  # mixes the heads' outputs
 
     def forward(
-        self, x: torch.Tensor, return_weights: bool = False
+        self,
+        x: torch.Tensor,
+        *,
+        return_weights: bool = False,
+        cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """Return (b, T, d_out), or ``(out, weights)`` with weights (b, num_heads, T, T).
+        """Return (b, T, d_out), or ``(out, weights)`` with weights (b, num_heads, T, T_k).
 
         The returned weights are taken after softmax and *before* dropout, so they are the same in
-        train and eval mode; each row sums to 1 and is zero above the diagonal.
+        train and eval mode; each row sums to 1 and is zero on future positions.
+
+        ``cache=KVCache(...)`` appends this call's keys and values to the cache and lets the T new
+        tokens (positions ``len(cache) .. len(cache) + T - 1``) attend to every cached token too,
+        so T_k = len(cache) after the call. Feeding a sequence token by token through one cache
+        gives the outputs of one call over the whole sequence.
         """
         self.check_input(x)
+        offset = 0 if cache is None else cache.check(x, context_length=self.context_length)
         num_tokens = x.shape[1]
         keys = split_heads(self.W_key(x), self.num_heads)  # (b, h, T, head_dim)
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, T, head_dim)
         values = split_heads(self.W_value(x), self.num_heads)  # (b, h, T, head_dim)
+        if cache is not None:
+            keys, values = cache.update(keys, values)  # (b, h, T_k, head_dim), T_k = offset + T
+        # Rows offset .. offset+T-1 of the causal mask: query i may see keys 0 .. offset + i.
+        hidden = self.mask.bool()[offset : offset + num_tokens, : offset + num_tokens]  # (T, T_k)
         context_vec, attn_weights = masked_attention(
-            queries, keys, values, self.causal_mask(num_tokens), self.dropout
-        )  # (b, h, T, head_dim), (b, h, T, T)
+            queries, keys, values, hidden, self.dropout
+        )  # (b, h, T, head_dim), (b, h, T, T_k)
         out = self.out_proj(merge_heads(context_vec))  # (b, T, d_out)
         return (out, attn_weights) if return_weights else out
 

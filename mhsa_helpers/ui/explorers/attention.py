@@ -28,63 +28,18 @@ from __future__ import annotations
 
 import html
 import time
-import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import torch
 
-from .data import load_journey
-from .inspection import head_entropy
-from .multihead import MultiHeadAttention
-from .plotting import plot_attention_grid
-from .training import offset_attention, train_shift_task
-from .widgets import interactive_with, picture, show_figure
+from ...attention.multihead import MultiHeadAttention
+from ...inspection import head_entropy
+from ..plotting import plot_attention_grid
+from ..sentences import example_sentences
+from ..widgets import interactive_with, picture, show_figure
 
-__all__ = [
-    "LONGER_SENTENCE",
-    "ExplorerView",
-    "attention_explorer",
-    "embed_words",
-    "example_sentences",
-    "explore_attention",
-    "training_explorer",
-]
-
-LONGER_SENTENCE = "The cat sat on the mat because the mat was warm"
-
-
-def embed_words(words: Sequence[str], d_in: int = 3, seed: int = 0) -> torch.Tensor:
-    """Deterministic toy embeddings (T, d_in) in [0, 1): one fixed random vector per distinct word.
-
-    The vector of a word depends only on the lowercased word, ``d_in`` and ``seed`` (not on the
-    machine or on the global random state), so a repeated word ("the", "mat") gets the same
-    embedding every time it appears -- and therefore the same key.
-    """
-    if isinstance(words, str):
-        raise TypeError("words must be a sequence of strings, e.g. sentence.split()")
-    rows = []
-    for word in words:
-        generator = torch.Generator().manual_seed(zlib.crc32(word.lower().encode()) + seed)
-        rows.append(torch.rand(d_in, generator=generator))
-    if not rows:
-        raise ValueError("words must hold at least one word")
-    return torch.stack(rows)  # (T, d_in)
-
-
-def example_sentences() -> dict[str, tuple[list[str], torch.Tensor]]:
-    """The explorer's sentences: name -> (words, embeddings (T, 3)).
-
-    ``"book"`` is the book's six words with the book's embeddings; ``"longer"`` is
-    ``LONGER_SENTENCE`` (11 words) with ``embed_words`` embeddings.
-    """
-    journey = load_journey()
-    words = LONGER_SENTENCE.split()
-    return {
-        "book": (journey.words, journey.inputs),
-        "longer": (words, embed_words(words, d_in=journey.inputs.shape[1])),
-    }
+__all__ = ["ExplorerView", "attention_explorer", "explore_attention"]
 
 
 @dataclass
@@ -278,56 +233,6 @@ def attention_explorer(
     # below the controls. So no output is captured anywhere (JupyterLab, nbval) and moving a
     # slider replaces the picture in place.
     explorer = interactive_with(view, controls, message, image)
-    explorer.message = message
-    explorer.image = image
-    return explorer
-
-
-def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int = 32):
-    """Train the shift task at the press of a button: an ``ipywidgets.interactive`` (manual).
-
-    Controls: ``heads`` (IntSlider 1..8; values that do not divide ``d_model`` show a message),
-    ``k`` (IntSlider 1..5, the offset to copy from), ``seed``. Pressing "Train" runs
-    ``train_shift_task`` (about a second) and shows each head's attention on one sequence;
-    ``.result`` is a dict with ``result`` (the ``TrainingResult``, or None) and ``offset``
-    (``offset_attention(model, k)``, (num_heads,)). Like ``attention_explorer`` it prints nothing:
-    the text and the picture are widgets under the controls.
-    """
-    style = {"description_width": "70px"}
-    controls = {
-        "heads": widgets.IntSlider(value=heads, min=1, max=8, description="heads", style=style),
-        "k": widgets.IntSlider(value=k, min=1, max=5, description="k", style=style),
-        "seed": widgets.IntSlider(value=seed, min=0, max=99, description="seed", style=style),
-    }
-    message = widgets.HTML(layout=widgets.Layout(min_height="44px"))
-    image = picture()
-    image.layout.display = "none"
-
-    def train(heads, k, seed):
-        if d_model % heads:
-            message.value = (
-                f"<b style='color:#b00'>{heads} heads do not divide d_model = {d_model}.</b>"
-            )
-            image.layout.display = "none"
-            return {"result": None, "offset": None, "message": message.value}
-        result = train_shift_task(k=k, num_heads=heads, d_model=d_model, seed=seed, progress=False)
-        offset = offset_attention(result.model, k)  # (num_heads,)
-        ids = torch.randint(0, 64, (1, 12), generator=torch.Generator().manual_seed(seed))
-        with torch.no_grad():
-            _, weights = result.model(ids, return_weights=True)  # (1, h, T, T)
-        labels = [f"t{i}" for i in range(ids.shape[1])]
-        title = f"Shift task k={k}, {heads} heads after training"
-        show_figure(image, plot_attention_grid(weights[0], labels, title=title))
-        shares = ", ".join(f"{x:.2f}" for x in offset.tolist())
-        message.value = (
-            f"loss {result.first_loss:.2f} -> last epoch {result.final_loss:.2f}; "
-            f"weight on the token {k} back, per head: {shares}"
-        )
-        return {"result": result, "offset": offset, "message": message.value}
-
-    explorer = interactive_with(
-        train, controls, message, image, options={"manual": True, "manual_name": "Train"}
-    )
     explorer.message = message
     explorer.image = image
     return explorer

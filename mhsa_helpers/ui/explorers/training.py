@@ -1,0 +1,62 @@
+"""Lesson 08's training explorer: press "Train", watch the shift task's heads specialise."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import torch
+
+from ...training import offset_attention, train_shift_task
+from ..plotting import plot_attention_grid
+from ..widgets import interactive_with, picture, show_figure
+
+__all__ = ["training_explorer"]
+
+
+def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int = 32):
+    """Train the shift task at the press of a button: an ``ipywidgets.interactive`` (manual).
+
+    Controls: ``heads`` (IntSlider 1..8; values that do not divide ``d_model`` show a message),
+    ``k`` (IntSlider 1..5, the offset to copy from), ``seed``. Pressing "Train" runs
+    ``train_shift_task`` (about a second) and shows each head's attention on one sequence;
+    ``.result`` is a dict with ``result`` (the ``TrainingResult``, or None) and ``offset``
+    (``offset_attention(model, k)``, (num_heads,)). Like ``attention_explorer`` it prints nothing:
+    the text and the picture are widgets under the controls.
+    """
+    style = {"description_width": "70px"}
+    controls = {
+        "heads": widgets.IntSlider(value=heads, min=1, max=8, description="heads", style=style),
+        "k": widgets.IntSlider(value=k, min=1, max=5, description="k", style=style),
+        "seed": widgets.IntSlider(value=seed, min=0, max=99, description="seed", style=style),
+    }
+    message = widgets.HTML(layout=widgets.Layout(min_height="44px"))
+    image = picture()
+    image.layout.display = "none"
+
+    def train(heads, k, seed):
+        if d_model % heads:
+            message.value = (
+                f"<b style='color:#b00'>{heads} heads do not divide d_model = {d_model}.</b>"
+            )
+            image.layout.display = "none"
+            return {"result": None, "offset": None, "message": message.value}
+        result = train_shift_task(k=k, num_heads=heads, d_model=d_model, seed=seed, progress=False)
+        offset = offset_attention(result.model, k)  # (num_heads,)
+        ids = torch.randint(0, 64, (1, 12), generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            _, weights = result.model(ids, return_weights=True)  # (1, h, T, T)
+        labels = [f"t{i}" for i in range(ids.shape[1])]
+        title = f"Shift task k={k}, {heads} heads after training"
+        show_figure(image, plot_attention_grid(weights[0], labels, title=title))
+        shares = ", ".join(f"{x:.2f}" for x in offset.tolist())
+        message.value = (
+            f"loss {result.first_loss:.2f} -> last epoch {result.final_loss:.2f}; "
+            f"weight on the token {k} back, per head: {shares}"
+        )
+        return {"result": result, "offset": offset, "message": message.value}
+
+    explorer = interactive_with(
+        train, controls, message, image, options={"manual": True, "manual_name": "Train"}
+    )
+    explorer.message = message
+    explorer.image = image
+    return explorer
