@@ -13,6 +13,7 @@ import torch
 
 __all__ = [
     "check_dropout",
+    "check_flag",
     "check_heads",
     "check_input",
     "check_positive_int",
@@ -25,6 +26,18 @@ def check_positive_int(name: str, value: object) -> int:
         raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {name}={value}")
+    return value
+
+
+def check_flag(name: str, value: object) -> bool:
+    """Return ``value`` if it is a real bool; anything else (``"False"``, 0, None) raises.
+
+    A string such as ``"False"`` is truthy, so accepting it would silently mean True.
+    """
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{name} must be True or False, got {name}={value!r} ({type(value).__name__})"
+        )
     return value
 
 

@@ -5,7 +5,7 @@ and is truthy only for a correct answer. The notebooks ship the learner's cell w
 ``# YOUR CODE HERE``; ``notebooks/solutions/`` holds worked answers that pass.
 """
 
-from ._common import CheckResult
+from ._common import CheckResult, never_raises
 
 # Each lesson's module adds its checkers below (one import line per lesson module).
 from .lesson01 import check_context_vector_5, check_row_sums, check_stable_softmax
@@ -49,3 +49,9 @@ __all__ = [
     "check_wrapper_width",
     "check_zero_fraction",
 ]
+
+# Every exported checker is wrapped so that nothing a learner passes makes it raise.
+for _name in __all__:
+    if _name.startswith("check_"):
+        globals()[_name] = never_raises(globals()[_name])
+del _name

@@ -8,6 +8,7 @@ solution notebooks assert.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,16 @@ from typing import Any
 
 import torch
 
-__all__ = ["CheckResult", "fail", "missing", "number", "ok", "tensor_answer", "whole_number"]
+__all__ = [
+    "CheckResult",
+    "fail",
+    "missing",
+    "never_raises",
+    "number",
+    "ok",
+    "tensor_answer",
+    "whole_number",
+]
 
 PASS = "PASS"
 NOT_YET = "NOT YET"
@@ -50,6 +60,34 @@ def fail(exercise: str, hint: str) -> CheckResult:
 def missing(exercise: str, what: str) -> CheckResult:
     message = f"no answer yet -- replace the `None` under `# YOUR CODE HERE` with {what}."
     return CheckResult(False, exercise, message)
+
+
+def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
+    """Wrap ``checker`` so that nothing a learner passes makes it raise.
+
+    Whatever the answer (None, a string, a NaN or meta tensor, a class whose ``forward`` raises,
+    extra arguments), the learner gets a ``[NOT YET]`` result naming what went wrong, never a
+    traceback, and never a PASS: only a ``CheckResult`` that the checker itself returned can pass.
+    ``mhsa_helpers.exercises`` applies it to every checker it exports.
+    """
+    exercise = checker.__name__.removeprefix("check_")
+
+    @functools.wraps(checker)
+    def safe(*args: Any, **kwargs: Any) -> CheckResult:
+        try:
+            result = checker(*args, **kwargs)
+        except Exception as error:  # the learner's code, or an answer of an unexpected kind
+            return fail(
+                exercise,
+                f"checking your answer raised {type(error).__name__}: {error}. "
+                "Look at what the exercise asks for (type and shape) and try again.",
+            )
+        if not isinstance(result, CheckResult):
+            return fail(exercise, "the checker could not judge this answer; re-read the exercise.")
+        return result
+
+    safe.__wrapped__ = checker  # type: ignore[attr-defined]
+    return safe
 
 
 def number(answer: object) -> float | None:
