@@ -1,4 +1,4 @@
-"""The production variants (issue 4) compute what the teaching classes compute.
+"""The production variants compute what the teaching classes compute.
 
 Fused QKV, SDPA, grouped-query attention, the KV cache and cross-attention are each compared with
 ``MultiHeadAttention`` or with an independent reference (torch's ``nn.MultiheadAttention``, or
