@@ -3,7 +3,7 @@
 The oracle is independent of the masking code: each sequence is run *alone*, unpadded, through the
 same module, and the padded batch must reproduce those outputs at the real positions (to float32
 rounding) -- for right and left padding, with the causal mask (causal classes) and without it
-(``SelfAttentionV1/V2``, cross-attention), on the explicit path, the SDPA path and the KV-cache path.
+(``SelfAttentionV1/V2``, cross-attention), on the explicit, SDPA and KV-cache paths.
 """
 
 from __future__ import annotations
@@ -248,7 +248,10 @@ def test_cache_token_by_token_with_weights_matches_one_pass(kind, side):
     cache = mh.KVCache(CONTEXT)
     for i in range(T):
         out, weights = module(
-            batch[:, i : i + 1], key_padding_mask=pad[:, i : i + 1], cache=cache, return_weights=True
+            batch[:, i : i + 1],
+            key_padding_mask=pad[:, i : i + 1],
+            cache=cache,
+            return_weights=True,
         )  # (b, 1, d_out), (b, h, 1, i + 1)
         assert_close(out, full_out[:, i : i + 1], rtol=1e-5, atol=1e-5)
         assert_close(weights, full_weights[:, :, i : i + 1, : i + 1], rtol=1e-5, atol=1e-5)

@@ -30,6 +30,8 @@ __all__ = ["CausalAttention", "CausalSelfAttentionBase"]
 class CausalSelfAttentionBase(nn.Module):
     """Shared constructor checks, ``mask`` buffer and input validation (no parameters)."""
 
+    mask: torch.Tensor  # (context_length, context_length) buffer, 1 above the diagonal
+
     def __init__(
         self, d_in: int, d_out: int, context_length: int, dropout: float, num_heads: int = 1
     ):

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 import torch.nn.functional as F
@@ -123,8 +123,10 @@ def attend_and_project(
         return_weights=return_weights,
         key_padding_mask=key_padding_mask,
     )  # (b, h, n, head_dim)
-    out = module.out_proj(merge_heads(context_vec))  # (b, n, d_out)
-    return (out, attn_weights) if return_weights else out
+    out = cast(nn.Linear, module.out_proj)(merge_heads(context_vec))  # (b, n, d_out)
+    if return_weights:
+        return out, cast(torch.Tensor, attn_weights)
+    return out
 
 
 class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):

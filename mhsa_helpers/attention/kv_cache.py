@@ -160,9 +160,7 @@ class KVCache:
                 f"keys.shape={tuple(keys.shape)}, values.shape={tuple(values.shape)}"
             )
         if values.dtype != keys.dtype:
-            raise TypeError(
-                f"values.dtype={values.dtype} does not match keys.dtype={keys.dtype}"
-            )
+            raise TypeError(f"values.dtype={values.dtype} does not match keys.dtype={keys.dtype}")
         if values.device != keys.device:
             raise ValueError(f"values are on {values.device} but keys are on {keys.device}")
         batch, num_new = keys.shape[0], keys.shape[-2]

@@ -16,7 +16,7 @@ the *total* width and each head gets ``head_dim = d_out // num_heads``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 from torch import nn
@@ -79,7 +79,7 @@ class MultiHeadAttentionWrapper(nn.Module):
             d_in=self.d_in,
             ndim=3,
             context_length=self.context_length,
-            dtype=self.heads[0].W_query.weight.dtype,
+            dtype=cast(CausalAttention, self.heads[0]).W_query.weight.dtype,
         )
         padding = check_forward_options(x, key_padding_mask, return_weights)
         if not return_weights:
@@ -185,7 +185,7 @@ def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAtten
         raise TypeError(
             f"wrapper must be a MultiHeadAttentionWrapper, got {type(wrapper).__name__}"
         )
-    first = wrapper.heads[0]
+    first = cast(CausalAttention, wrapper.heads[0])
     qkv_bias = first.W_query.bias is not None
     num_heads, head_dim = wrapper.num_heads, wrapper.d_out
     reference = first.W_query.weight
