@@ -320,3 +320,42 @@ def test_masked_attention_with_padding_matches_a_float_mask_oracle():
             probs = probs / probs.sum(-1, keepdim=True)  # (h, len(seen))
             assert_close(weights[b][:, i][:, seen], probs)
             assert_close(context[b][:, i], torch.einsum("hn,hnd->hd", probs, v[b][:, seen]))
+
+
+# -- the lesson's figures ------------------------------------------------------------------------
+
+
+def test_padded_batch_figure_writes_words_and_pads():
+    import matplotlib.pyplot as plt
+
+    mask = torch.tensor([[False, False, True], [False, False, False]])
+    fig = mh.figures.padded_batch([["a", "b"], ["c", "d", "e"]], mask)
+    (ax,) = fig.axes
+    texts = [t.get_text() for t in ax.texts]
+    assert texts == ["a", "b", "<pad>", "c", "d", "e"]
+    assert ax.get_xlabel() == "position" and ax.get_ylabel() == "sequence"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="sequence 0 has 3 tokens"):
+        mh.figures.padded_batch([["a", "b", "x"], ["c", "d", "e"]], mask)
+    with pytest.raises(TypeError, match="key_padding_mask"):
+        mh.figures.padded_batch([["a"]], torch.zeros(1, 1))
+
+
+def test_padding_masks_figure_flags_rows_without_keys():
+    import matplotlib.pyplot as plt
+
+    fig = mh.figures.padding_masks(torch.tensor([True, True, False]), ["p", "p", "w"])
+    assert [ax.get_title() for ax in fig.axes] == [
+        "causal mask",
+        "key padding mask",
+        "hidden = causal | padding",
+    ]
+    hidden = fig.axes[2].images[0].get_array()
+    assert hidden.tolist() == [[1, 1, 1], [1, 1, 1], [1, 1, 0]]
+    assert [t.get_text() for t in fig.axes[2].texts] == ["no key", "no key"]
+    plt.close(fig)
+    fig = mh.figures.padding_masks(torch.tensor([False, True]), causal=False)
+    assert len(fig.axes[2].texts) == 0 and fig.axes[0].get_title() == "no causal mask"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="tokens has 1 labels"):
+        mh.figures.padding_masks(torch.tensor([False, True]), ["a"])
