@@ -359,3 +359,9 @@ def test_padding_masks_figure_flags_rows_without_keys():
     plt.close(fig)
     with pytest.raises(ValueError, match="tokens has 1 labels"):
         mh.figures.padding_masks(torch.tensor([False, True]), ["a"])
+
+
+def test_masked_attention_rejects_a_batched_mask_for_unbatched_scores():
+    q = torch.randn(3, 4)
+    with pytest.raises(ValueError, match="key_padding_mask"):
+        mh.masked_attention(q, q, q, key_padding_mask=torch.zeros(3, 3, dtype=torch.bool))

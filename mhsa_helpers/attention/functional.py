@@ -54,6 +54,11 @@ def hidden_positions(
     if key_padding_mask.dim() == 1:
         padding = key_padding_mask  # (T_k,) broadcasts over the rows
     else:
+        if scores_ndim < 3:
+            raise ValueError(
+                "a (b, T_k) key_padding_mask needs batched scores (b, ..., T_q, T_k), got "
+                f"{scores_ndim}-D scores; pass a (T_k,) mask for one unbatched sequence"
+            )
         batch, num_keys = key_padding_mask.shape
         padding = key_padding_mask.view(batch, *([1] * (scores_ndim - 2)), num_keys)
     return padding if mask is None else padding | mask  # (b, 1.., T_q, T_k)
