@@ -1,6 +1,15 @@
-"""What every causal attention class promises: shapes, causality, weights, dropout, grads."""
+"""What every attention class promises.
+
+First the forward contract shared by every class (teaching and production, the wrapper included):
+the input positionally, everything else by keyword with the same names and meanings --
+``forward(x, *, key_padding_mask=None, return_weights=False[, cache=None])`` for self-attention,
+``forward(query, key_value, *, key_padding_mask=None, return_weights=False)`` for cross-attention.
+Then what the causal classes promise: shapes, causality, weights, dropout, gradients.
+"""
 
 from __future__ import annotations
+
+import inspect
 
 import pytest
 import torch
@@ -21,6 +30,231 @@ def make(kind: str, dropout: float = 0.0, **kw) -> torch.nn.Module:
 
 
 KINDS = ["causal", "wrapper", "multihead"]
+
+
+# -- one forward contract ------------------------------------------------------------------------
+
+# name -> (constructor, input width, batched?, output width, weights per head?, accepts a cache?)
+EVERY_CLASS = {
+    "SelfAttentionV1": (lambda: mh.SelfAttentionV1(D_IN, 6), 6, None, False),
+    "SelfAttentionV2": (lambda: mh.SelfAttentionV2(D_IN, 6), 6, None, False),
+    "CausalAttention": (lambda: mh.CausalAttention(D_IN, 6, CONTEXT, 0.0), 6, None, False),
+    "MultiHeadAttentionWrapper": (
+        lambda: mh.MultiHeadAttentionWrapper(D_IN, 3, CONTEXT, 0.0, 2),
+        6,
+        2,
+        False,
+    ),
+    "MultiHeadAttention": (lambda: mh.MultiHeadAttention(D_IN, 6, CONTEXT, 0.0, 3), 6, 3, True),
+    "FusedQKVMultiHeadAttention": (
+        lambda: mh.FusedQKVMultiHeadAttention(D_IN, 6, CONTEXT, 0.0, 3),
+        6,
+        3,
+        True,
+    ),
+    "SDPAMultiHeadAttention": (
+        lambda: mh.SDPAMultiHeadAttention(D_IN, 6, CONTEXT, 0.0, 3),
+        6,
+        3,
+        True,
+    ),
+    "GroupedQueryAttention": (
+        lambda: mh.GroupedQueryAttention(D_IN, 8, CONTEXT, 0.0, 4, 2),
+        8,
+        4,
+        True,
+    ),
+}
+
+
+def test_every_attention_class_is_covered():
+    classes = {
+        name
+        for name, obj in vars(mh.attention).items()
+        if isinstance(obj, type) and issubclass(obj, torch.nn.Module)
+    }
+    assert classes == {*EVERY_CLASS, "CrossMultiHeadAttention"}
+
+
+@pytest.mark.parametrize("name", EVERY_CLASS)
+def test_forward_signature(name):
+    build, _, _, caches = EVERY_CLASS[name]
+    params = list(inspect.signature(build().forward).parameters.values())
+    assert [p.name for p in params[:1]] == ["x"]
+    assert params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    keyword = {p.name: p.default for p in params[1:]}
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[1:])
+    expected = {"key_padding_mask": None, "return_weights": False}
+    if caches:
+        expected["cache"] = None
+    assert keyword == expected
+
+
+def test_cross_attention_forward_signature():
+    module = mh.CrossMultiHeadAttention(D_IN, 5, 6, 2)
+    params = list(inspect.signature(module.forward).parameters.values())
+    assert [p.name for p in params[:2]] == ["query", "key_value"]
+    assert {p.name: (p.kind, p.default) for p in params[2:]} == {
+        "key_padding_mask": (inspect.Parameter.KEYWORD_ONLY, None),
+        "return_weights": (inspect.Parameter.KEYWORD_ONLY, False),
+    }
+
+
+@pytest.mark.parametrize("name", EVERY_CLASS)
+@pytest.mark.parametrize("batched", [True, False])
+def test_forward_contract(name, batched):
+    build, width, heads, caches = EVERY_CLASS[name]
+    module = build().eval()
+    unbatched_ok = name.startswith("SelfAttentionV")
+    if not batched and not unbatched_ok:
+        with pytest.raises(ValueError, match="dimensions"):
+            module(torch.randn(5, D_IN))
+        return
+    lead = (2,) if batched else ()
+    x = torch.randn(*lead, 5, D_IN)
+    pad = torch.zeros(*lead, 5, dtype=torch.bool)
+    pad[..., 3:] = True  # the last two tokens are padding
+    out = module(x)
+    assert isinstance(out, torch.Tensor) and out.shape == (*lead, 5, width)
+    result = module(x, return_weights=True)
+    assert isinstance(result, tuple) and len(result) == 2
+    assert_close(result[0], out)  # SDPA: the explicit path, to float rounding
+    weight_shape = (*lead, 5, 5) if heads is None else (*lead, heads, 5, 5)
+    assert result[1].shape == weight_shape
+    padded, weights = module(x, key_padding_mask=pad, return_weights=True)
+    assert padded.shape == out.shape and weights.shape == weight_shape
+    assert torch.all(weights[..., 3:] == 0)
+    assert not torch.equal(padded, out)
+    if caches:
+        cache = mh.KVCache(CONTEXT)
+        stepped = torch.cat([module(x[:, i : i + 1], cache=cache) for i in range(5)], dim=1)
+        assert_close(stepped, out)
+    # Everything after the input is keyword-only.
+    with pytest.raises(TypeError):
+        module(x, True)
+    with pytest.raises(TypeError):
+        module(x, pad)
+    with pytest.raises(TypeError, match="return_weights"):
+        module(x, return_weights="True")
+    with pytest.raises(TypeError, match="return_weights"):
+        module(x, return_weights=1)
+
+
+BAD_MASKS = [
+    (lambda x: torch.zeros(x.shape[:-1]), TypeError, "dtype"),  # float: additive or 0/1?
+    (lambda x: torch.ones(x.shape[:-1], dtype=torch.long), TypeError, "dtype"),  # 1 = real?
+    (lambda x: torch.zeros(x.shape[:-1], dtype=torch.bool).tolist(), TypeError, "Tensor"),
+    (lambda x: torch.zeros(*x.shape[:-1], 1, dtype=torch.bool), ValueError, "shape"),
+    (lambda x: torch.zeros(x.shape[-2] + 1, dtype=torch.bool), ValueError, "shape"),
+    (lambda x: torch.zeros(x.shape[0] + 1, x.shape[1], dtype=torch.bool), ValueError, "shape"),
+]
+
+
+@pytest.mark.parametrize("name", EVERY_CLASS)
+@pytest.mark.parametrize("bad", range(len(BAD_MASKS)))
+def test_bad_key_padding_mask_raises_before_any_matmul(name, bad):
+    make_mask, error, word = BAD_MASKS[bad]
+    module = EVERY_CLASS[name][0]()
+    x = torch.randn(2, 5, D_IN)
+    with mh.CountMatmuls() as counter, pytest.raises(error, match=f"key_padding_mask.*{word}"):
+        module(x, key_padding_mask=make_mask(x))
+    assert counter.counts == {"linear": 0, "matmul": 0}
+
+
+@pytest.mark.parametrize("bad", range(len(BAD_MASKS)))
+def test_cross_attention_bad_key_padding_mask(bad):
+    make_mask, error, word = BAD_MASKS[bad]
+    module = mh.CrossMultiHeadAttention(6, D_IN, 6, 2)
+    key_value = torch.randn(2, 5, D_IN)
+    with mh.CountMatmuls() as counter, pytest.raises(error, match=f"key_padding_mask.*{word}"):
+        module(torch.randn(2, 3, 6), key_value, key_padding_mask=make_mask(key_value))
+    assert counter.counts == {"linear": 0, "matmul": 0}
+
+
+def test_cross_attention_contract():
+    module = mh.CrossMultiHeadAttention(6, D_IN, 6, 2).eval()
+    query, key_value = torch.randn(2, 3, 6), torch.randn(2, 5, D_IN)
+    out = module(query, key_value)
+    assert isinstance(out, torch.Tensor) and out.shape == (2, 3, 6)
+    out2, weights = module(query, key_value, return_weights=True)
+    assert torch.equal(out2, out) and weights.shape == (2, 2, 3, 5)
+    pad = torch.tensor([[False] * 5, [False, False, True, True, True]])
+    _, weights = module(query, key_value, key_padding_mask=pad, return_weights=True)
+    assert torch.all(weights[1, ..., 2:] == 0)
+    with pytest.raises(TypeError):
+        module(query, key_value, True)
+    with pytest.raises(TypeError, match="return_weights"):
+        module(query, key_value, return_weights="False")
+
+
+def test_wrapper_weights_are_its_heads_weights():
+    module = make("wrapper")
+    x = torch.randn(2, 5, D_IN)
+    out, weights = module(x, return_weights=True)
+    assert weights.shape == (2, 2, 5, 5)
+    for i, head in enumerate(module.heads):
+        head_out, head_weights = head(x, return_weights=True)
+        assert torch.equal(weights[:, i], head_weights)
+        assert torch.equal(out[..., 3 * i : 3 * (i + 1)], head_out)
+
+
+# -- a KV cache belongs to the layer that filled it ----------------------------------------------
+
+
+def test_kv_cache_is_bound_to_the_layer_that_filled_it():
+    torch.manual_seed(0)
+    first = mh.MultiHeadAttention(D_IN, 6, CONTEXT, 0.0, 3).eval()
+    second = mh.MultiHeadAttention(D_IN, 6, CONTEXT, 0.0, 3).eval()  # same shapes
+    cache = mh.KVCache(CONTEXT)
+    x = torch.randn(1, 3, D_IN)
+    first(x, cache=cache)
+    assert cache.layer is first
+    with mh.CountMatmuls() as counter, pytest.raises(ValueError, match="another layer"):
+        second(x, cache=cache)
+    assert counter.counts == {"linear": 0, "matmul": 0}
+    assert len(cache) == 3
+    cache.reset()
+    assert cache.layer is None
+    second(x, cache=cache)  # free again after reset()
+    assert cache.layer is second
+
+
+def test_kv_cache_does_not_keep_its_layer_alive():
+    module = mh.GroupedQueryAttention(D_IN, 8, CONTEXT, 0.0, 4, 2)
+    cache = mh.KVCache(CONTEXT)
+    module(torch.randn(1, 2, D_IN), cache=cache)
+    del module
+    assert cache.layer is None
+    with pytest.raises(ValueError, match="another layer"):
+        mh.GroupedQueryAttention(D_IN, 8, CONTEXT, 0.0, 4, 2)(torch.randn(1, 1, D_IN), cache=cache)
+
+
+def test_kv_cache_rejects_values_of_another_dtype():
+    cache = mh.KVCache(4)
+    keys = torch.randn(1, 2, 3, 5)
+    with pytest.raises(TypeError, match=r"values\.dtype"):
+        cache.update(keys, keys.double())
+    assert len(cache) == 0
+    cache.update(keys, keys.clone())
+    with pytest.raises(TypeError, match=r"values\.dtype"):
+        cache.update(keys[:, :, :1], keys[:, :, :1].half())
+    with pytest.raises(TypeError, match=r"keys\.dtype"):
+        cache.update(keys[:, :, :1].double(), keys[:, :, :1].double())
+    assert len(cache) == 3
+
+
+def test_kv_cache_checks_the_padding_mask_it_stores():
+    cache = mh.KVCache(4)
+    keys = torch.randn(2, 1, 3, 5)
+    with pytest.raises(ValueError, match="key_padding_mask"):
+        cache.update(keys, keys, torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="key_padding_mask"):
+        cache.update(keys, keys, torch.zeros(2, 2, dtype=torch.bool))
+    cache.update(keys, keys)
+    assert cache.key_padding_mask is None
+    cache.update(keys[:, :, :1], keys[:, :, :1], torch.tensor([[True], [False]]))
+    assert cache.key_padding_mask.tolist() == [[False, False, False, True], [False] * 4]
+    assert "1 padded" in repr(cache)
 
 
 @pytest.mark.parametrize("kind", KINDS)

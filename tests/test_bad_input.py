@@ -97,9 +97,9 @@ def test_wrong_number_of_dimensions(kind, shape):
 
 
 @pytest.mark.parametrize("cls", [mh.SelfAttentionV1, mh.SelfAttentionV2])
-def test_self_attention_wants_two_dimensions(cls, batch):
-    with raises(ValueError, "x", "(2, 6, 3)"):
-        cls(3, 2)(batch)
+def test_self_attention_wants_two_or_three_dimensions(cls, batch):
+    with raises(ValueError, "x", "(1, 2, 6, 3)"):
+        cls(3, 2)(batch[None])
 
 
 @pytest.mark.parametrize("kind", ALL)

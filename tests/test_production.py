@@ -278,7 +278,7 @@ def test_kv_cache_errors():
     with pytest.raises(ValueError, match="context_length=6"):
         module(torch.randn(2, 2, 4), cache=big)
     other = mh.SDPAMultiHeadAttention(4, 6, 6, 0.0, num_heads=2).eval()
-    with pytest.raises(ValueError, match="head_dim"):
+    with pytest.raises(ValueError, match="another layer"):
         other(torch.randn(2, 1, 4), cache=cache)  # a cache belongs to one layer
     with pytest.raises(ValueError, match="context_length"):
         mh.KVCache(0)

@@ -8,6 +8,12 @@ Everything here needs only torch. One functional core, classes that compose it:
   ``multihead`` (the wrapper and the split-matrix class);
 * production variants: ``efficient`` (fused QKV, SDPA), ``kv_cache``, ``cross``, ``gqa``.
 
+Every ``forward`` takes its input positionally and the rest by keyword, with the same names:
+``forward(x, *, key_padding_mask=None, return_weights=False[, cache=None])`` for self-attention,
+``forward(query, key_value, *, key_padding_mask=None, return_weights=False)`` for cross-attention.
+``key_padding_mask`` is bool (b, T_k), True at padding positions (``torch.nn.MultiheadAttention``'s
+convention); a query with no visible key gets zero weights and a zero context vector, never NaN.
+
 Shapes: b batch, T tokens (T_q queries, T_k keys), d_in input width, d_out output width,
 h = num_heads, head_dim = d_out // num_heads, g = num_kv_groups.
 """

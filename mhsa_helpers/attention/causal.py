@@ -16,13 +16,21 @@ import torch
 from torch import nn
 
 from .functional import causal_mask, masked_attention
-from .validation import check_dropout, check_heads, check_input, check_positive_int
+from .validation import (
+    check_dropout,
+    check_forward_options,
+    check_heads,
+    check_input,
+    check_positive_int,
+)
 
 __all__ = ["CausalAttention", "CausalSelfAttentionBase"]
 
 
 class CausalSelfAttentionBase(nn.Module):
     """Shared constructor checks, ``mask`` buffer and input validation (no parameters)."""
+
+    mask: torch.Tensor  # (context_length, context_length) buffer, 1 above the diagonal
 
     def __init__(
         self, d_in: int, d_out: int, context_length: int, dropout: float, num_heads: int = 1
@@ -63,6 +71,7 @@ class CausalAttention(CausalSelfAttentionBase):
 
     Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out).
     Dropout acts on the attention weights, in training mode only.
+    ``key_padding_mask`` (bool (b, num_tokens), True at padding) hides padded keys as well.
     """
 
     def __init__(
@@ -79,19 +88,34 @@ class CausalAttention(CausalSelfAttentionBase):
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
 
     def forward(
-        self, x: torch.Tensor, return_weights: bool = False
+        self,
+        x: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
+        return_weights: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Return context vectors (b, T, d_out), plus weights (b, T, T) if ``return_weights``.
 
-        The returned weights are taken after softmax and before dropout.
+        ``key_padding_mask``: bool (b, T), True at padding positions (the keys no token may attend
+        to), as in ``torch.nn.MultiheadAttention``; None when nothing is padded.
+
+        The returned weights are taken after softmax and before dropout; they are zero on future
+        and padded keys and each row sums to 1, except a row with no visible key at all (left
+        padding: a pad before the first real token), whose weights and context vector are zero.
         """
         self.check_input(x)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
         num_tokens = x.shape[1]
         keys = self.W_key(x)  # (b, T, d_out)
         queries = self.W_query(x)  # (b, T, d_out)
         values = self.W_value(x)  # (b, T, d_out)
         context_vec, attn_weights = masked_attention(
-            queries, keys, values, self.causal_mask(num_tokens), self.dropout
+            queries,
+            keys,
+            values,
+            self.causal_mask(num_tokens),
+            self.dropout,
+            key_padding_mask=padding,
         )  # (b, T, d_out), (b, T, T)
         return (context_vec, attn_weights) if return_weights else context_vec
 

@@ -3,7 +3,8 @@
 In an encoder-decoder model (translation, speech recognition) the decoder's tokens ask questions
 (queries) of the encoder's output (keys and values). Nothing is hidden: every target token may
 look at every source token, so there is no causal mask, and the two sequences may differ in
-length (n_q vs n_kv) and in width (d_q vs d_kv).
+length (n_q vs n_kv) and in width (d_q vs d_kv). A padded source batch passes
+``key_padding_mask`` (bool (b, n_kv), True at the source's padding positions).
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ import torch
 from torch import nn
 
 from .functional import masked_attention, merge_heads, split_heads
-from .validation import check_dropout, check_heads, check_input, check_positive_int
+from .validation import (
+    check_dropout,
+    check_flag,
+    check_heads,
+    check_input,
+    check_key_padding_mask,
+    check_positive_int,
+)
 
 __all__ = ["CrossMultiHeadAttention"]
 
@@ -46,11 +54,20 @@ class CrossMultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d_out, d_out)
 
     def forward(
-        self, query: torch.Tensor, key_value: torch.Tensor, return_weights: bool = False
+        self,
+        query: torch.Tensor,
+        key_value: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
+        return_weights: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Return (b, n_q, d_out), or ``(out, weights)`` with weights (b, num_heads, n_q, n_kv).
 
-        Weights are taken after softmax and before dropout; each row sums to 1 over all n_kv.
+        ``key_padding_mask``: bool (b, n_kv), True at padding positions of ``key_value`` (the keys
+        no query may attend to), as in ``torch.nn.MultiheadAttention``; None when nothing is
+        padded. Weights are taken after softmax and before dropout; each row sums to 1 over the
+        real keys and is zero on padded ones; a query whose keys are all padding gets zero
+        weights and a zero context vector (its output is ``out_proj.bias``).
         """
         dtype = self.W_query.weight.dtype
         check_input(query, d_in=self.d_q, ndim=3, dtype=dtype, name="query")
@@ -60,11 +77,18 @@ class CrossMultiHeadAttention(nn.Module):
                 "query and key_value must have the same batch size, got "
                 f"query.shape={tuple(query.shape)}, key_value.shape={tuple(key_value.shape)}"
             )
+        check_flag("return_weights", return_weights)
+        padding = check_key_padding_mask(
+            key_padding_mask,
+            num_keys=key_value.shape[1],
+            batch=key_value.shape[0],
+            device=key_value.device,
+        )
         queries = split_heads(self.W_query(query), self.num_heads)  # (b, h, n_q, head_dim)
         keys = split_heads(self.W_key(key_value), self.num_heads)  # (b, h, n_kv, head_dim)
         values = split_heads(self.W_value(key_value), self.num_heads)  # (b, h, n_kv, head_dim)
         context_vec, attn_weights = masked_attention(
-            queries, keys, values, None, self.dropout
+            queries, keys, values, None, self.dropout, key_padding_mask=padding
         )  # (b, h, n_q, head_dim), (b, h, n_q, n_kv)
         out = self.out_proj(merge_heads(context_vec))  # (b, n_q, d_out)
         return (out, attn_weights) if return_weights else out

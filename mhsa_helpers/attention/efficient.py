@@ -9,21 +9,22 @@
   It also accepts a ``KVCache`` for token-by-token generation.
 
 ``causal_attention`` is the one function both SDPA-based classes (this one and
-``GroupedQueryAttention``) use to attend with an optional cache offset; ``attend_and_project``
-wraps it with the module's mask, dropout and ``out_proj``.
+``GroupedQueryAttention``) use to attend with an optional cache offset and key padding mask;
+``attend_and_project`` wraps it with the module's mask, dropout and ``out_proj``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .causal import CausalSelfAttentionBase
-from .functional import masked_attention, merge_heads, split_heads
+from .functional import hidden_positions, masked_attention, merge_heads, split_heads
 from .multihead import MultiHeadAttention
+from .validation import check_forward_options
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -45,6 +46,7 @@ def causal_attention(
     *,
     training: bool,
     return_weights: bool = False,
+    key_padding_mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Causal attention of ``n`` new queries over all ``T_k`` keys (the last ``n`` keys are new).
 
@@ -55,9 +57,11 @@ def causal_attention(
         dropout: the module's ``nn.Dropout``; its rate is used only when ``training``.
         return_weights: use the explicit path (``masked_attention``) and return the weights
             (b, h, n, T_k) taken before dropout; SDPA never materializes them.
+        key_padding_mask: bool (b, T_k), True at padded keys (hidden from every query), or None.
 
     Returns:
-        ``(context, weights)``: context (b, h, n, head_dim); weights or None.
+        ``(context, weights)``: context (b, h, n, head_dim); weights or None. A query with no
+        visible key (all its keys padded) gets a zero context vector (and zero weights).
     """
     num_new, num_keys = queries.shape[-2], keys.shape[-2]
     offset = num_keys - num_new
@@ -65,8 +69,19 @@ def causal_attention(
     # 0..offset+i. True = hidden (the course's convention).
     hidden = mask.bool()[offset:num_keys, :num_keys]  # (n, T_k)
     if return_weights:
-        return masked_attention(queries, keys, values, hidden, dropout)
+        return masked_attention(
+            queries, keys, values, hidden, dropout, key_padding_mask=key_padding_mask
+        )
     dropout_p = dropout.p if training else 0.0
+    if key_padding_mask is not None:
+        hidden = hidden_positions(hidden, key_padding_mask, queries.dim())  # (b, 1, n, T_k)
+        no_key = hidden.all(dim=-1, keepdim=True)  # (b, 1, n, 1): a row with nothing to see
+        # SDPA's bool mask means "may attend". A row with no visible key would give NaN, so it
+        # may attend to everything (finite), and its context is then set to zero.
+        context = F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=~(hidden & ~no_key), dropout_p=dropout_p
+        )  # (b, h, n, head_dim)
+        return context.masked_fill(no_key, 0.0), None
     if offset == 0:
         # Square causal block: SDPA's is_causal (aligned top-left) is exactly right.
         context = F.scaled_dot_product_attention(
@@ -90,11 +105,13 @@ def attend_and_project(
     keys: torch.Tensor,
     values: torch.Tensor,
     return_weights: bool = False,
+    key_padding_mask: torch.Tensor | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """``causal_attention`` with ``module``'s mask and dropout, then merge heads and ``out_proj``.
 
     queries (b, h, n, head_dim), keys/values (b, h, T_k, head_dim) -> (b, n, d_out), or
-    ``(out, weights)`` with weights (b, h, n, T_k) when ``return_weights``.
+    ``(out, weights)`` with weights (b, h, n, T_k) when ``return_weights``. ``key_padding_mask``
+    (bool (b, T_k), True at padding) hides padded keys.
     """
     context_vec, attn_weights = causal_attention(
         queries,
@@ -104,9 +121,12 @@ def attend_and_project(
         module.dropout,
         training=module.training,
         return_weights=return_weights,
+        key_padding_mask=key_padding_mask,
     )  # (b, h, n, head_dim)
-    out = module.out_proj(merge_heads(context_vec))  # (b, n, d_out)
-    return (out, attn_weights) if return_weights else out
+    out = cast(nn.Linear, module.out_proj)(merge_heads(context_vec))  # (b, n, d_out)
+    if return_weights:
+        return out, cast(torch.Tensor, attn_weights)
+    return out
 
 
 class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
@@ -142,17 +162,35 @@ class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
         )
 
     def forward(
-        self, x: torch.Tensor, return_weights: bool = False
+        self,
+        x: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
+        return_weights: bool = False,
+        cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """Return (b, T, d_out), or ``(out, weights)`` with weights (b, num_heads, T, T).
+        """Return (b, T, d_out), or ``(out, weights)`` with weights (b, num_heads, T, T_k).
 
-        Weights are taken after softmax and before dropout, as in ``MultiHeadAttention``.
+        ``key_padding_mask``: bool (b, T), True at padding positions (the keys no token may attend
+        to), as in ``torch.nn.MultiheadAttention``; None when nothing is padded. Weights are taken
+        after softmax and before dropout, as in ``MultiHeadAttention``: zero on future and padded
+        keys, rows summing to 1, except a row with no visible key (zero weights, zero context).
+        ``cache=KVCache(...)`` works as in ``MultiHeadAttention`` (T_k = len(cache) afterwards).
         """
         self.check_input(x)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
+        offset = 0
+        if cache is not None:
+            offset = cache.check(x, context_length=self.context_length, layer=self)
+        num_tokens = x.shape[1]
         queries, keys, values = self.project(x)  # (b, h, T, head_dim) each
+        if cache is not None:
+            keys, values = cache.update(keys, values, padding, layer=self)  # (b, h, T_k, hd)
+            padding = cache.key_padding_mask  # (b, T_k) or None
+        hidden = self.mask.bool()[offset : offset + num_tokens, : offset + num_tokens]  # (T, T_k)
         context_vec, attn_weights = masked_attention(
-            queries, keys, values, self.causal_mask(x.shape[1]), self.dropout
-        )  # (b, h, T, head_dim), (b, h, T, T)
+            queries, keys, values, hidden, self.dropout, key_padding_mask=padding
+        )  # (b, h, T, head_dim), (b, h, T, T_k)
         out = self.out_proj(merge_heads(context_vec))  # (b, T, d_out)
         return (out, attn_weights) if return_weights else out
 
@@ -197,6 +235,8 @@ class SDPAMultiHeadAttention(FusedQKVMultiHeadAttention):
     def forward(
         self,
         x: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
         return_weights: bool = False,
         cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
@@ -204,11 +244,19 @@ class SDPAMultiHeadAttention(FusedQKVMultiHeadAttention):
 
         Without a cache, n new tokens are positions 0..n-1. With a cache holding ``len(cache)``
         tokens, they are positions ``len(cache) .. len(cache) + n - 1``.
+
+        ``key_padding_mask``: bool (b, n), True at padding positions of ``x`` (the keys no token
+        may attend to), as in ``torch.nn.MultiheadAttention``; the cache keeps the padding of
+        cached keys. It goes to SDPA as a boolean ``attn_mask``; a query with no visible key
+        gets a zero context vector (no NaN).
         """
         self.check_input(x)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
         if cache is not None:
-            cache.check(x, context_length=self.context_length)
+            cache.check(x, context_length=self.context_length, layer=self)
         queries, keys, values = self.project(x)  # (b, h, n, head_dim) each
         if cache is not None:
-            keys, values = cache.update(keys, values)  # (b, h, T_cached + n, head_dim)
-        return attend_and_project(self, queries, keys, values, return_weights)
+            # (b, h, T_cached + n, head_dim); the padding of all cached keys (or None)
+            keys, values = cache.update(keys, values, padding, layer=self)
+            padding = cache.key_padding_mask  # (b, T_cached + n)
+        return attend_and_project(self, queries, keys, values, return_weights, padding)

@@ -20,7 +20,7 @@ from torch import nn
 from .causal import CausalSelfAttentionBase
 from .efficient import attend_and_project
 from .functional import split_heads
-from .validation import check_positive_int
+from .validation import check_forward_options, check_positive_int
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -66,26 +66,34 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
     def forward(
         self,
         x: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
         return_weights: bool = False,
         cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """(b, n, d_in) -> (b, n, d_out) [, weights (b, num_heads, n, T_cached + n)].
 
         With a cache holding ``len(cache)`` tokens, the n tokens are positions
-        ``len(cache) .. len(cache) + n - 1``.
+        ``len(cache) .. len(cache) + n - 1``. ``key_padding_mask``: bool (b, n), True at padding
+        positions of ``x`` (the keys no token may attend to), as in ``torch.nn.MultiheadAttention``;
+        the cache keeps the padding of cached keys. A query with no visible key gets a zero
+        context vector and zero weights.
         """
         self.check_input(x)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
         if cache is not None:
-            cache.check(x, context_length=self.context_length)
+            cache.check(x, context_length=self.context_length, layer=self)
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, n, head_dim)
         keys = split_heads(self.W_key(x), self.num_kv_groups)  # (b, g, n, head_dim)
         values = split_heads(self.W_value(x), self.num_kv_groups)  # (b, g, n, head_dim)
         if cache is not None:
-            keys, values = cache.update(keys, values)  # (b, g, T_cached + n, head_dim)
+            # (b, g, T_cached + n, head_dim); the padding of all cached keys (or None)
+            keys, values = cache.update(keys, values, padding, layer=self)
+            padding = cache.key_padding_mask  # (b, T_cached + n)
         # K/V head j serves query heads j*group_size .. (j+1)*group_size - 1.
         keys = keys.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
         values = values.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
-        return attend_and_project(self, queries, keys, values, return_weights)
+        return attend_and_project(self, queries, keys, values, return_weights, padding)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, num_kv_groups={self.num_kv_groups}"

@@ -10,14 +10,24 @@ step, at the price of memory: 2 * b * h_kv * T * head_dim numbers per layer.
         out = module(token, cache=cache)      # appends token's K/V, attends over all cached ones
     cache.reset()                             # before the next, unrelated sequence
 
-``SDPAMultiHeadAttention`` and ``GroupedQueryAttention`` accept ``cache=``. Feeding a sequence
-token by token, or in chunks of any size, through one cache gives the same outputs as one forward
-pass over the whole sequence.
+``MultiHeadAttention``, ``FusedQKVMultiHeadAttention``, ``SDPAMultiHeadAttention`` and
+``GroupedQueryAttention`` accept ``cache=``. Feeding a sequence token by token, or in chunks of any
+size, through one cache gives the same outputs as one forward pass over the whole sequence.
+
+Padded batches: ``module(x, key_padding_mask=m, cache=cache)`` describes the padding of the *new*
+tokens only, ``m`` (b, n); the cache remembers the padding of every cached key
+(``cache.key_padding_mask``, (b, T_cached)), so later tokens never attend to an old pad.
+
+One cache belongs to one layer: the first layer that fills it owns it until ``reset()``; another
+layer passing it raises ``ValueError`` instead of silently mixing two layers' keys.
 """
 
 from __future__ import annotations
 
+import weakref
+
 import torch
+from torch import nn
 
 from .validation import check_positive_int
 
@@ -29,15 +39,19 @@ class KVCache:
 
     ``len(cache)`` is the number of cached tokens, which is also the position of the next token.
     Appending beyond ``context_length`` raises ``ValueError``; so does a batch size, number of
-    K/V heads or head size that differs from the cached one; a dtype mismatch raises ``TypeError``.
-    The cache grows by concatenation (simple, and safe for autograd); production servers
-    pre-allocate the full ``context_length`` instead.
+    K/V heads or head size that differs from the cached one, or a layer other than the one that
+    filled the cache; a dtype mismatch (new keys vs cached, or values vs keys) raises
+    ``TypeError``. ``key_padding_mask`` is None while no padding was ever given, else bool
+    (b, T_cached), True at cached padding positions. The cache grows by concatenation (simple,
+    and safe for autograd); production servers pre-allocate the full ``context_length`` instead.
     """
 
     def __init__(self, context_length: int):
         self.context_length = check_positive_int("context_length", context_length)
         self.keys: torch.Tensor | None = None  # (b, h_kv, T_cached, head_dim)
         self.values: torch.Tensor | None = None  # (b, h_kv, T_cached, head_dim)
+        self.key_padding_mask: torch.Tensor | None = None  # (b, T_cached), True = padding
+        self._layer: weakref.ref[nn.Module] | None = None  # the layer that filled the cache
 
     def __len__(self) -> int:
         return 0 if self.keys is None else self.keys.shape[-2]
@@ -45,30 +59,55 @@ class KVCache:
     def __repr__(self) -> str:
         if self.keys is None:
             return f"KVCache(empty, context_length={self.context_length})"
+        padded = ""
+        if self.key_padding_mask is not None:
+            padded = f", {int(self.key_padding_mask.sum())} padded"
         return (
             f"KVCache({len(self)}/{self.context_length} tokens, "
-            f"keys/values {tuple(self.keys.shape)}, {self.keys.dtype})"
+            f"keys/values {tuple(self.keys.shape)}, {self.keys.dtype}{padded})"
         )
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the cached keys and values."""
-        if self.keys is None:
+        if self.keys is None or self.values is None:
             return 0
         return self.keys.nbytes + self.values.nbytes
 
+    @property
+    def layer(self) -> nn.Module | None:
+        """The layer whose keys the cache holds (None while empty)."""
+        return None if self._layer is None else self._layer()
+
     def reset(self) -> None:
-        """Forget every cached token (start a new sequence)."""
+        """Forget every cached token and the layer that filled the cache (start a new sequence)."""
         self.keys = None
         self.values = None
+        self.key_padding_mask = None
+        self._layer = None
 
-    def check(self, x: torch.Tensor, *, context_length: int | None = None) -> int:
+    def _check_layer(self, layer: nn.Module | None) -> None:
+        if layer is None or self._layer is None:
+            return
+        owner = self._layer()
+        if owner is not layer:
+            raise ValueError(
+                f"this KVCache holds the keys and values of another layer "
+                f"({type(owner).__name__ if owner is not None else 'a deleted layer'}); "
+                "use one cache per layer, or cache.reset() to start a new sequence"
+            )
+
+    def check(
+        self, x: torch.Tensor, *, context_length: int | None = None, layer: nn.Module | None = None
+    ) -> int:
         """Check that the new tokens of ``x`` (b, n, d_in) fit; return the offset ``len(self)``.
 
         Called by the modules *before* any matmul. ``context_length`` is the module's own limit
-        (its mask buffer is that large); the smaller of it and the cache's limit applies.
+        (its mask buffer is that large); the smaller of it and the cache's limit applies. ``layer``
+        is the module calling: a cache filled by another layer raises ``ValueError``.
         """
         batch, num_new = x.shape[0], x.shape[-2]
+        self._check_layer(layer)
         limit = (
             self.context_length
             if context_length is None
@@ -96,21 +135,53 @@ class KVCache:
                 raise ValueError(f"x is on {x.device} but the cache is on {self.keys.device}")
         return offset
 
-    def update(self, keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Append new keys/values (b, h_kv, n, head_dim); return all cached ones (T_cached + n)."""
+    def update(
+        self,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        *,
+        layer: nn.Module | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append new keys/values (b, h_kv, n, head_dim); return all cached ones (T_cached + n).
+
+        ``key_padding_mask`` (bool (b, n), True at padding) marks padded new tokens; afterwards
+        ``self.key_padding_mask`` covers every cached key (None if no padding was ever given).
+        ``layer`` binds an empty cache to the module that fills it.
+        """
+        if not isinstance(keys, torch.Tensor) or not isinstance(values, torch.Tensor):
+            raise TypeError(
+                "keys and values must be torch.Tensors, got "
+                f"{type(keys).__name__} and {type(values).__name__}"
+            )
         if keys.dim() != 4 or keys.shape != values.shape:
             raise ValueError(
                 "keys and values must both have shape (b, h_kv, n, head_dim), got "
                 f"keys.shape={tuple(keys.shape)}, values.shape={tuple(values.shape)}"
             )
-        num_new = keys.shape[-2]
+        if values.dtype != keys.dtype:
+            raise TypeError(f"values.dtype={values.dtype} does not match keys.dtype={keys.dtype}")
+        if values.device != keys.device:
+            raise ValueError(f"values are on {values.device} but keys are on {keys.device}")
+        batch, num_new = keys.shape[0], keys.shape[-2]
+        if key_padding_mask is not None and (
+            key_padding_mask.dtype != torch.bool
+            or tuple(key_padding_mask.shape) != (batch, num_new)
+        ):
+            raise ValueError(
+                f"key_padding_mask must be bool (b, n) = {(batch, num_new)}, got "
+                f"{key_padding_mask.dtype} {tuple(key_padding_mask.shape)}"
+            )
+        self._check_layer(layer)
         if len(self) + num_new > self.context_length:
             raise ValueError(
                 f"the KV cache holds {len(self)} tokens; {num_new} more exceed "
                 f"context_length={self.context_length}"
             )
-        if self.keys is None:
+        if self.keys is None or self.values is None:
             self.keys, self.values = keys, values
+            self.key_padding_mask = key_padding_mask
+            self._layer = None if layer is None else weakref.ref(layer)
             return self.keys, self.values
         cached = self.keys.shape
         if (keys.shape[0], keys.shape[1], keys.shape[3]) != (cached[0], cached[1], cached[3]):
@@ -122,6 +193,14 @@ class KVCache:
             raise TypeError(
                 f"keys.dtype={keys.dtype} does not match the cached dtype {self.keys.dtype}"
             )
+        if key_padding_mask is not None or self.key_padding_mask is not None:
+            old = self.key_padding_mask
+            if old is None:
+                old = torch.zeros(batch, len(self), dtype=torch.bool, device=keys.device)
+            new = key_padding_mask
+            if new is None:
+                new = torch.zeros(batch, num_new, dtype=torch.bool, device=keys.device)
+            self.key_padding_mask = torch.cat([old, new], dim=-1)  # (b, T_cached + n)
         self.keys = torch.cat([self.keys, keys], dim=-2)  # (b, h_kv, T_cached + n, head_dim)
         self.values = torch.cat([self.values, values], dim=-2)  # (b, h_kv, T_cached + n, hd)
         return self.keys, self.values

@@ -16,14 +16,14 @@ the *total* width and each head gets ``head_dim = d_out // num_heads``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 from torch import nn
 
 from .causal import CausalAttention, CausalSelfAttentionBase
 from .functional import masked_attention, merge_heads, split_heads
-from .validation import check_dropout, check_input, check_positive_int
+from .validation import check_dropout, check_forward_options, check_input, check_positive_int
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -61,16 +61,35 @@ class MultiHeadAttentionWrapper(nn.Module):
             ]
         )
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(b, T, d_in) -> (b, T, num_heads * d_out): one head after another, then concatenated."""
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
+        return_weights: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """(b, T, d_in) -> (b, T, num_heads * d_out): one head after another, then concatenated.
+
+        ``key_padding_mask``: bool (b, T), True at padding positions (the keys no token may attend
+        to), as in ``torch.nn.MultiheadAttention``; every head gets it. With ``return_weights``,
+        also returns the heads' weights stacked as (b, num_heads, T, T).
+        """
         check_input(
             x,
             d_in=self.d_in,
             ndim=3,
             context_length=self.context_length,
-            dtype=self.heads[0].W_query.weight.dtype,
+            dtype=cast(CausalAttention, self.heads[0]).W_query.weight.dtype,
         )
-        return torch.cat([head(x) for head in self.heads], dim=-1)  # (b, T, h * d_out)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
+        if not return_weights:
+            return torch.cat(
+                [head(x, key_padding_mask=padding) for head in self.heads], dim=-1
+            )  # (b, T, h * d_out)
+        outputs = [head(x, key_padding_mask=padding, return_weights=True) for head in self.heads]
+        context = torch.cat([out for out, _ in outputs], dim=-1)  # (b, T, h * d_out)
+        weights = torch.stack([w for _, w in outputs], dim=1)  # (b, h, T, T)
+        return context, weights
 
     def extra_repr(self) -> str:
         return (
@@ -105,31 +124,45 @@ class MultiHeadAttention(CausalSelfAttentionBase):
         self,
         x: torch.Tensor,
         *,
+        key_padding_mask: torch.Tensor | None = None,
         return_weights: bool = False,
         cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Return (b, T, d_out), or ``(out, weights)`` with weights (b, num_heads, T, T_k).
 
+        ``key_padding_mask``: bool (b, T), True at padding positions (the keys no token may attend
+        to), as in ``torch.nn.MultiheadAttention``; None when nothing is padded. Real tokens then
+        get the outputs they would get alone, without the padding.
+
         The returned weights are taken after softmax and *before* dropout, so they are the same in
-        train and eval mode; each row sums to 1 and is zero on future positions.
+        train and eval mode; they are zero on future and padded keys and each row sums to 1,
+        except a row with no visible key at all (left padding: a pad before the first real
+        token), whose weights are zero and whose context vector is zero (its output is then
+        ``out_proj.bias``; outputs at padding positions carry no meaning).
 
         ``cache=KVCache(...)`` appends this call's keys and values to the cache and lets the T new
         tokens (positions ``len(cache) .. len(cache) + T - 1``) attend to every cached token too,
         so T_k = len(cache) after the call. Feeding a sequence token by token through one cache
-        gives the outputs of one call over the whole sequence.
+        gives the outputs of one call over the whole sequence. With a cache, ``key_padding_mask``
+        describes the T new tokens; the cache keeps the padding of the cached ones.
         """
         self.check_input(x)
-        offset = 0 if cache is None else cache.check(x, context_length=self.context_length)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
+        offset = 0
+        if cache is not None:
+            offset = cache.check(x, context_length=self.context_length, layer=self)
         num_tokens = x.shape[1]
         keys = split_heads(self.W_key(x), self.num_heads)  # (b, h, T, head_dim)
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, T, head_dim)
         values = split_heads(self.W_value(x), self.num_heads)  # (b, h, T, head_dim)
         if cache is not None:
-            keys, values = cache.update(keys, values)  # (b, h, T_k, head_dim), T_k = offset + T
+            # (b, h, T_k, head_dim), T_k = offset + T; the padding of all T_k keys (or None)
+            keys, values = cache.update(keys, values, padding, layer=self)
+            padding = cache.key_padding_mask  # (b, T_k)
         # Rows offset .. offset+T-1 of the causal mask: query i may see keys 0 .. offset + i.
         hidden = self.mask.bool()[offset : offset + num_tokens, : offset + num_tokens]  # (T, T_k)
         context_vec, attn_weights = masked_attention(
-            queries, keys, values, hidden, self.dropout
+            queries, keys, values, hidden, self.dropout, key_padding_mask=padding
         )  # (b, h, T, head_dim), (b, h, T, T_k)
         out = self.out_proj(merge_heads(context_vec))  # (b, T, d_out)
         return (out, attn_weights) if return_weights else out
@@ -152,7 +185,7 @@ def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAtten
         raise TypeError(
             f"wrapper must be a MultiHeadAttentionWrapper, got {type(wrapper).__name__}"
         )
-    first = wrapper.heads[0]
+    first = cast(CausalAttention, wrapper.heads[0])
     qkv_bias = first.W_query.bias is not None
     num_heads, head_dim = wrapper.num_heads, wrapper.d_out
     reference = first.W_query.weight

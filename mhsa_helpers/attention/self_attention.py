@@ -1,6 +1,7 @@
 """Self-attention with trainable weights (自注意力, 可训练权重), book section 3.4.
 
-Two versions of the same idea, for one unbatched sequence ``x`` of shape (num_tokens, d_in):
+Two versions of the same idea, for one unbatched sequence ``x`` of shape (num_tokens, d_in) -- the
+book's use -- or a batch (b, num_tokens, d_in):
 
 * ``SelfAttentionV1`` keeps W_query, W_key, W_value as raw ``nn.Parameter(torch.rand(d_in, d_out))``
   matrices, exactly as the step-by-step calculation does, so ``torch.manual_seed(123)`` gives the
@@ -14,7 +15,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .validation import check_input, check_positive_int
+from .functional import masked_attention
+from .validation import check_forward_options, check_input, check_positive_int
 
 __all__ = ["SelfAttentionV1", "SelfAttentionV2"]
 
@@ -22,7 +24,8 @@ __all__ = ["SelfAttentionV1", "SelfAttentionV2"]
 class SelfAttentionV1(nn.Module):
     """Scaled dot-product self-attention with raw parameter matrices.
 
-    Input (num_tokens, d_in) -> output (num_tokens, d_out). No mask, no dropout.
+    Input (num_tokens, d_in) -> output (num_tokens, d_out) (a leading batch dimension b is
+    allowed). No causal mask, no dropout; an optional ``key_padding_mask`` hides padded keys.
     """
 
     def __init__(self, d_in: int, d_out: int):
@@ -34,14 +37,37 @@ class SelfAttentionV1(nn.Module):
         self.W_key = nn.Parameter(torch.rand(d_in, d_out))
         self.W_value = nn.Parameter(torch.rand(d_in, d_out))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input(x, d_in=self.d_in, ndim=2, dtype=self.W_query.dtype)
-        keys = x @ self.W_key  # (T, d_out)
-        queries = x @ self.W_query  # (T, d_out)
-        values = x @ self.W_value  # (T, d_out)
-        attn_scores = queries @ keys.T  # (T, T)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
-        return attn_weights @ values  # (T, d_out)
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
+        return_weights: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Return context vectors, or ``(context, weights)`` if ``return_weights``.
+
+        Args:
+            x: (num_tokens, d_in) for one sequence (the book's use), or (b, num_tokens, d_in).
+            key_padding_mask: bool, True at padding positions (the keys no token may attend to),
+                as in ``torch.nn.MultiheadAttention``: (num_tokens,) for unbatched ``x``,
+                (b, num_tokens) for batched ``x``; None when nothing is padded.
+            return_weights: also return the attention weights.
+
+        Returns:
+            context (..., num_tokens, d_out); weights (..., num_tokens, num_tokens), zero on
+            padded keys, each row summing to 1 over the real keys. No mask hides the future here,
+            so a row is all zero only if every key of its sequence is padding.
+        """
+        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=self.W_query.dtype)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
+        keys = x @ self.W_key  # (..., T, d_out)
+        queries = x @ self.W_query  # (..., T, d_out)
+        values = x @ self.W_value  # (..., T, d_out)
+        # scores = queries @ keys.T, softmax(scores / sqrt(d_out)), weights @ values:
+        context_vec, attn_weights = masked_attention(
+            queries, keys, values, key_padding_mask=padding
+        )  # (..., T, d_out), (..., T, T)
+        return (context_vec, attn_weights) if return_weights else context_vec
 
     def extra_repr(self) -> str:
         return f"d_in={self.d_in}, d_out={self.d_out}"
@@ -50,7 +76,8 @@ class SelfAttentionV1(nn.Module):
 class SelfAttentionV2(nn.Module):
     """Scaled dot-product self-attention with ``nn.Linear`` projections.
 
-    Input (num_tokens, d_in) -> output (num_tokens, d_out). No mask, no dropout.
+    Input (num_tokens, d_in) -> output (num_tokens, d_out) (a leading batch dimension b is
+    allowed). No causal mask, no dropout; an optional ``key_padding_mask`` hides padded keys.
     """
 
     def __init__(self, d_in: int, d_out: int, qkv_bias: bool = False):
@@ -61,11 +88,33 @@ class SelfAttentionV2(nn.Module):
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input(x, d_in=self.d_in, ndim=2, dtype=self.W_query.weight.dtype)
-        keys = self.W_key(x)  # (T, d_out)
-        queries = self.W_query(x)  # (T, d_out)
-        values = self.W_value(x)  # (T, d_out)
-        attn_scores = queries @ keys.T  # (T, T)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
-        return attn_weights @ values  # (T, d_out)
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
+        return_weights: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Return context vectors, or ``(context, weights)`` if ``return_weights``.
+
+        Args:
+            x: (num_tokens, d_in) for one sequence (the book's use), or (b, num_tokens, d_in).
+            key_padding_mask: bool, True at padding positions (the keys no token may attend to),
+                as in ``torch.nn.MultiheadAttention``: (num_tokens,) for unbatched ``x``,
+                (b, num_tokens) for batched ``x``; None when nothing is padded.
+            return_weights: also return the attention weights.
+
+        Returns:
+            context (..., num_tokens, d_out); weights (..., num_tokens, num_tokens), zero on
+            padded keys, each row summing to 1 over the real keys. No mask hides the future here,
+            so a row is all zero only if every key of its sequence is padding.
+        """
+        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=self.W_query.weight.dtype)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
+        keys = self.W_key(x)  # (..., T, d_out)
+        queries = self.W_query(x)  # (..., T, d_out)
+        values = self.W_value(x)  # (..., T, d_out)
+        context_vec, attn_weights = masked_attention(
+            queries, keys, values, key_padding_mask=padding
+        )  # (..., T, d_out), (..., T, T)
+        return (context_vec, attn_weights) if return_weights else context_vec

@@ -14,8 +14,10 @@ import torch
 __all__ = [
     "check_dropout",
     "check_flag",
+    "check_forward_options",
     "check_heads",
     "check_input",
+    "check_key_padding_mask",
     "check_positive_int",
 ]
 
@@ -115,3 +117,62 @@ def check_input(
 
 def _shape_name(ndim: int) -> str:
     return {2: "(num_tokens, d_in)", 3: "(batch, num_tokens, d_in)"}.get(ndim, f"({ndim}-D)")
+
+
+def check_key_padding_mask(
+    key_padding_mask: object,
+    *,
+    num_keys: int,
+    batch: int | None,
+    device: torch.device | None = None,
+    name: str = "key_padding_mask",
+) -> torch.Tensor | None:
+    """Validate a key padding mask and return it unchanged (None passes through).
+
+    A key padding mask is a bool tensor, True at padding positions (the keys no query may see),
+    as in ``torch.nn.MultiheadAttention``: shape (batch, num_keys), or (num_keys,) when the input
+    is unbatched (``batch=None``). Other dtypes are rejected rather than guessed: a float mask
+    could be additive, and a Hugging Face ``attention_mask`` uses the opposite convention (1 = real
+    token; pass ``attention_mask == 0``).
+    """
+    if key_padding_mask is None:
+        return None
+    if not isinstance(key_padding_mask, torch.Tensor):
+        raise TypeError(
+            f"{name} must be a bool torch.Tensor (True at padding positions) or None, "
+            f"got {type(key_padding_mask).__name__}"
+        )
+    if key_padding_mask.dtype != torch.bool:
+        raise TypeError(
+            f"{name} must have dtype torch.bool (True at padding positions), got "
+            f"{name}.dtype={key_padding_mask.dtype}; from lengths use "
+            f"torch.arange(T) >= lengths[:, None], from a 1 = real token mask use mask == 0"
+        )
+    expected = (num_keys,) if batch is None else (batch, num_keys)
+    if tuple(key_padding_mask.shape) != expected:
+        what = "(num_keys,)" if batch is None else "(batch, num_keys)"
+        raise ValueError(
+            f"{name} must have shape {what} = {expected}, got "
+            f"{name}.shape={tuple(key_padding_mask.shape)}"
+        )
+    if device is not None and key_padding_mask.device != device:
+        raise ValueError(f"{name} is on {key_padding_mask.device} but the input is on {device}")
+    return key_padding_mask
+
+
+def check_forward_options(
+    x: torch.Tensor, key_padding_mask: object, return_weights: object
+) -> torch.Tensor | None:
+    """The keyword arguments every self-attention ``forward`` shares; return the padding mask.
+
+    ``return_weights`` must be a real bool; ``key_padding_mask`` must be None or bool
+    (b, num_tokens) for batched ``x`` (b, num_tokens, d_in), (num_tokens,) for unbatched ``x``.
+    Call it after ``check_input(x)``.
+    """
+    check_flag("return_weights", return_weights)
+    return check_key_padding_mask(
+        key_padding_mask,
+        num_keys=x.shape[-2],
+        batch=x.shape[0] if x.dim() == 3 else None,
+        device=x.device,
+    )

@@ -18,6 +18,7 @@ from .lesson07 import check_head_entropy, check_row_entropy, check_sharpest_head
 from .lesson08 import check_initial_loss, check_offset_attention, check_shift_targets
 from .lesson09 import check_attention_matrix_bytes, check_fused_qkv_weight
 from .lesson10 import check_chunk_mask, check_gqa_parameter_count, check_kv_cache_bytes
+from .lesson11 import check_left_padding_mask, check_masked_softmax
 
 __all__ = [
     "CheckResult",
@@ -34,7 +35,9 @@ __all__ = [
     "check_head_output",
     "check_initial_loss",
     "check_kv_cache_bytes",
+    "check_left_padding_mask",
     "check_manual_dropout",
+    "check_masked_softmax",
     "check_matmul_count",
     "check_mha_parameter_count",
     "check_offset_attention",

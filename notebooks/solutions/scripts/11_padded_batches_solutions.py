@@ -1,0 +1,66 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 11 · Padded batches — solutions (填充掩码：参考答案)
+#
+# Worked answers to the exercises of `11_padded_batches.ipynb`. Try them first.
+
+# %%
+import torch
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson()
+
+# %% [markdown]
+# **Exercise 1.** With left padding, sequence b has T - L_b pads at positions 0 .. T - L_b - 1:
+# compare every position with T - L_b.
+
+# %%
+lengths, T = torch.tensor([3, 1, 4]), 5
+answer = torch.arange(T) < (T - lengths)[:, None]  # (3, 5), True = padding
+print(answer)
+result = mhsa_helpers.exercises.check_left_padding_mask(answer)
+assert result
+result
+
+# %% [markdown]
+# **Exercise 2.** Find the rows whose positions are all hidden, leave them out of the `-inf`
+# fill (their softmax is then finite, so no NaN exists anywhere, not even in the backward pass),
+# and set their weights to zero afterwards. This is what `mh.masked_attention` does.
+
+
+# %%
+def masked_softmax(scores, hidden):
+    empty = hidden.all(dim=-1, keepdim=True)  # (..., T_q, 1): rows with nothing to see
+    weights = torch.softmax(scores.masked_fill(hidden & ~empty, -torch.inf), dim=-1)
+    return weights.masked_fill(empty, 0.0)  # (..., T_q, T_k)
+
+
+answer = masked_softmax
+result = mhsa_helpers.exercises.check_masked_softmax(answer)
+assert result
+result
+
+# %% [markdown]
+# The same function agrees with the package's core on a left-padded causal example (identity
+# keys, so the core's scores are the queries divided by sqrt(T)):
+
+# %%
+T = 4
+scores = torch.randn(2, T, T)  # (b, T_q, T_k)
+pad = torch.tensor([[True, True, False, False], [False, False, False, False]])  # (b, T)
+causal = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T)
+identity = torch.eye(T).expand(2, T, T)
+_, weights = mh.masked_attention(scores, identity, identity, causal, key_padding_mask=pad)
+torch.testing.assert_close(masked_softmax(scores / T**0.5, causal | pad[:, None, :]), weights)
+print(weights[0])

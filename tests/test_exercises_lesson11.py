@@ -1,0 +1,110 @@
+"""Checkers of lesson 11: correct answers pass; plausible wrong ones, odd ones and None do not."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from exercise_checks import assert_not_yet, assert_pass
+
+from mhsa_helpers import exercises as ex
+
+LENGTHS, T = torch.tensor([3, 1, 4]), 5
+
+
+def test_left_padding_mask_right_answers_pass():
+    assert_pass(ex.check_left_padding_mask(torch.arange(T) < (T - LENGTHS)[:, None]))
+    explicit = torch.tensor([[1, 1, 0, 0, 0], [1, 1, 1, 1, 0], [1, 0, 0, 0, 0]], dtype=torch.bool)
+    assert_pass(ex.check_left_padding_mask(explicit))
+    flipped = (torch.arange(T) >= LENGTHS[:, None]).flip(-1)  # right padding, mirrored
+    assert_pass(ex.check_left_padding_mask(flipped))
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        (torch.arange(T) >= (T - LENGTHS)[:, None], "inverted"),  # True at real tokens
+        (torch.arange(T) >= LENGTHS[:, None], "right padding"),
+        ((torch.arange(T) < (T - LENGTHS)[:, None]).float(), "dtype"),
+        ((torch.arange(T) < (T - LENGTHS)[:, None]).long(), "dtype"),
+        (torch.arange(T) <= (T - LENGTHS)[:, None], "T - lengths"),  # off by one
+        (torch.arange(T) < LENGTHS[:, None], "T - lengths"),  # lengths instead of pads
+        ((torch.arange(T) < (T - LENGTHS)[:, None]).T, "shape"),
+        (torch.zeros(3, 5, dtype=torch.bool), "T - lengths"),
+    ],
+)
+def test_left_padding_mask_wrong_answers(answer, fragment):
+    assert_not_yet(ex.check_left_padding_mask(answer), fragment)
+
+
+@pytest.mark.parametrize("answer", [None, "mask", [[True]], 3, torch.tensor(float("nan"))])
+def test_left_padding_mask_odd_answers(answer):
+    assert_not_yet(ex.check_left_padding_mask(answer))
+
+
+def right_masked_softmax(scores, hidden):
+    empty = hidden.all(dim=-1, keepdim=True)  # rows with nothing to see
+    weights = torch.softmax(scores.masked_fill(hidden & ~empty, float("-inf")), dim=-1)
+    return weights.masked_fill(empty, 0.0)
+
+
+def right_by_hand(scores, hidden):
+    shifted = scores - scores.max(dim=-1, keepdim=True).values
+    numerators = torch.exp(shifted) * ~hidden
+    return numerators / numerators.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+
+def plain_minus_inf(scores, hidden):
+    return torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1)
+
+
+def nan_to_num_afterwards(scores, hidden):
+    # The NaN of empty rows is replaced, and masked_fill's backward blocks it: right, if fragile.
+    return plain_minus_inf(scores, hidden).nan_to_num(0.0)
+
+
+@pytest.mark.parametrize("fn", [right_masked_softmax, right_by_hand, nan_to_num_afterwards])
+def test_masked_softmax_right_answers_pass(fn):
+    assert_pass(ex.check_masked_softmax(fn))
+
+
+def large_negative_fill(scores, hidden):
+    return torch.softmax(scores.masked_fill(hidden, -1e9), dim=-1)
+
+
+def multiply_then_nan_to_num(scores, hidden):
+    # Forward right (0 / 0 replaced by 0), but the backward pass divides by the empty sum again.
+    numerators = torch.exp(scores - scores.max(dim=-1, keepdim=True).values) * ~hidden
+    return (numerators / numerators.sum(dim=-1, keepdim=True)).nan_to_num(0.0)
+
+
+def zero_after_plain_softmax(scores, hidden):
+    return torch.softmax(scores, dim=-1).masked_fill(hidden, 0.0)
+
+
+def naive_exp(scores, hidden):
+    numerators = torch.exp(scores) * ~hidden
+    return numerators / numerators.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+
+@pytest.mark.parametrize(
+    ("fn", "fragment"),
+    [
+        (plain_minus_inf, "NaN in the output"),
+        (large_negative_fill, "uniform"),
+        (multiply_then_nan_to_num, "gradient is NaN"),
+        (zero_after_plain_softmax, "renormalise"),
+        (naive_exp, "overflow"),
+        (lambda scores, hidden: scores, "exactly 0"),
+        (lambda scores, hidden: None, "NoneType"),
+        (lambda scores, hidden: torch.zeros(2, 4), "shape"),
+        (lambda scores: scores, "TypeError"),
+        (lambda scores, hidden: 1 / 0, "ZeroDivisionError"),
+    ],
+)
+def test_masked_softmax_wrong_answers(fn, fragment):
+    assert_not_yet(ex.check_masked_softmax(fn), fragment)
+
+
+@pytest.mark.parametrize("answer", [None, torch.zeros(2, 4, 4), "masked_softmax", 0])
+def test_masked_softmax_odd_answers(answer):
+    assert_not_yet(ex.check_masked_softmax(answer))
