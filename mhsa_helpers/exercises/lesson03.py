@@ -339,6 +339,8 @@ def _causality(fn: object, scores: torch.Tensor, label: str) -> str:
         return f"on {label} changing a future score changed the weights: the future leaks in."
     leaf = scores.clone().requires_grad_(True)
     weights = fn(leaf)  # type: ignore[operator]
+    if not weights.requires_grad:
+        return "no gradient reaches the scores: do not detach them or use torch.no_grad()."
     weights_grad = torch.rand(weights.shape, generator=torch.Generator().manual_seed(0))
     (weights * weights_grad).sum().backward()
     grad = leaf.grad
