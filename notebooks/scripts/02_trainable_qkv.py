@@ -146,13 +146,12 @@ assert torch.equal(attn_scores_2[1], attn_score_22)
 
 # %%
 queries = inputs @ W_query  # (T, d_out)
-all_scores = queries @ keys.T  # (T, T)
-print(all_scores.detach())
+all_scores = (queries @ keys.T).detach()  # (T, T)
+print(f"'with' looks at 'journey': {all_scores[3, 1]:.4f}")
+print(f"'journey' looks at 'with': {all_scores[1, 3]:.4f}")
 print("symmetric:", torch.equal(all_scores, all_scores.T))
-print(
-    "rows whose largest score is with itself:",
-    int((all_scores.argmax(dim=-1) == torch.arange(6)).sum()),
-)
+for i, word in enumerate(journey.words):
+    print(f"{word:>8} scores highest with {journey.words[all_scores[i].argmax()]}")
 
 # %% [markdown]
 # With these random, untrained matrices every query happens to look hardest at "journey" (so only
@@ -294,6 +293,20 @@ plt.show()
 # 2. scores = query · keys;
 # 3. weights = softmax(scores / $\sqrt{d_k}$);
 # 4. context vector = weights · values.
+#
+# As a flow, for all tokens at once (the shapes are this lesson's):
+#
+# ```mermaid
+# flowchart LR
+#     X["inputs X (T, d_in)"] --> Q["queries = X W_query (T, d_out)"]
+#     X --> K["keys = X W_key (T, d_out)"]
+#     X --> V["values = X W_value (T, d_out)"]
+#     Q --> S["scores = Q K^T (T, T)"]
+#     K --> S
+#     S --> W["weights = softmax(scores / sqrt(d_k)) (T, T)"]
+#     W --> Z["context = weights V (T, d_out)"]
+#     V --> Z
+# ```
 #
 # A side remark you will meet again in lesson 10: when a model generates text token by token,
 # the keys and values of earlier tokens never change, so they are stored instead of recomputed.
