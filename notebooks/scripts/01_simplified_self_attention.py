@@ -276,7 +276,7 @@ mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
 # Only "Your" and "journey" score highest with themselves; for the other **four** tokens another
 # token wins. The reason is in the formula $x \cdot y = \lVert x \rVert \, \lVert y \rVert \cos
 # \theta$: a dot product grows with the lengths of the vectors, not only with how well they point
-# the same way. Compare the lengths:
+# the same way. Compare the lengths (the **norm** 范数 $\lVert x \rVert$):
 
 # %%
 print(inputs.norm(dim=-1))  # (T,): the length of each embedding
@@ -284,7 +284,7 @@ assert (best_key == torch.arange(6)).sum() == 2
 
 # %% [markdown]
 # "with" (length 0.70) is beaten by the long "journey" (1.22), although "with" points exactly
-# like itself. Two more limits of raw dot products: the score matrix is **symmetric**
+# like itself. Two more limits of raw dot products: the score matrix is **symmetric** (对称)
 # (`attn_scores[i, j] == attn_scores[j, i]`), so "how much *with* looks at *journey*" must equal
 # "how much *journey* looks at *with*"; and nothing here can be learned. Lesson 02 fixes all three
 # by giving every token two different learned vectors: a **query** (查询) to ask with and a

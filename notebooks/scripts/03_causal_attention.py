@@ -340,8 +340,9 @@ print(f"three-step vs one-step: {differ} of {int(kept.sum())} kept entries diffe
 # Solutions: `solutions/03_causal_attention_solutions.ipynb`.
 #
 # **Exercise 1 (a local window).** Some models let each token see only a few recent tokens
-# (local or "sliding window" attention). For `T = 5`, build the boolean (5, 5) mask that is `True`
-# where a token must *not* look when it may see only **itself and the one token just before it**
+# (**local** or **sliding-window attention**, 局部注意力 / 滑动窗口注意力). For `T = 5`, build the
+# boolean (5, 5) mask that is `True` where a token must *not* look when it may see only **itself
+# and the one token just before it**
 # (the kind of mask `masked_fill` takes).
 
 # %%
