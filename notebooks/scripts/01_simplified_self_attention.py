@@ -24,6 +24,8 @@
 #    (数值稳定性 / 溢出) while `torch.softmax` does not.
 # 3. Compute **context vectors** (上下文向量) as weighted sums of the inputs, with a loop and with
 #    three lines of matrix code, and check that both agree.
+# 4. Predict, then see, whether every token is most similar to itself, and why raw dot products
+#    are not enough (the reason for lesson 02's queries and keys).
 #
 # **Prerequisites:** lesson 00 (`00_start_here`); Python, and what a matrix product is.
 # **Time:** about 75 minutes for a careful first reading: run every cell, make the prediction in

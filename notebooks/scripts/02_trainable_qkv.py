@@ -21,8 +21,8 @@
 #    "journey" step by step.
 # 2. Understand **why** the scores are divided by $\sqrt{d_k}$: without it the softmax **saturates**
 #    (softmax 饱和) and its gradient **vanishes** (梯度消失).
-# 3. Package the computation as `SelfAttentionV1` (`nn.Parameter`) and `SelfAttentionV2`
-#    (`nn.Linear`), and see how their weights relate (`linear.weight == W.T`).
+# 3. Package the computation as `SelfAttentionV1` (`nn.Parameter`), see how an `nn.Linear` stores
+#    the same matrix (`linear.weight == W.T`), and build `SelfAttentionV2` (`nn.Linear`) yourself.
 #
 # **Prerequisites:** lesson 01 (`01_simplified_self_attention`): scores, softmax, context vectors.
 # A little PyTorch: `nn.Module`, `nn.Parameter`, `nn.Linear`; and what **autograd** (自动求导)
