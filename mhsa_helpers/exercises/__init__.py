@@ -8,9 +8,30 @@ and is truthy only for a correct answer. The notebooks ship the learner's cell w
 from ._common import CheckResult, never_raises
 
 # Each lesson's module adds its checkers below (one import line per lesson module).
-from .lesson01 import check_context_vector_5, check_row_sums, check_stable_softmax
-from .lesson02 import check_attn_weights_3, check_v2_to_v1
-from .lesson03 import check_causal_mask_4, check_one_step_mask
+from .lesson01 import (
+    NEW_TOKEN_EMBEDDING,
+    check_attention_received,
+    check_context_vector_5,
+    check_context_vector_new_token,
+    check_prediction_self_match,
+    check_row_sums,
+    check_softmax_rows,
+    check_stable_softmax,
+)
+from .lesson02 import (
+    check_attn_weights_3,
+    check_build_self_attention,
+    check_prediction_saturation,
+    check_v1_to_v2,
+    check_v2_to_v1,
+)
+from .lesson03 import (
+    check_build_causal_weights,
+    check_causal_mask_4,
+    check_local_mask,
+    check_one_step_mask,
+    check_prediction_changed_weights,
+)
 from .lesson04 import check_dropout_scale, check_manual_dropout, check_zero_fraction
 from .lesson05 import check_head_output, check_matmul_count, check_wrapper_width
 from .lesson06 import check_head_dim, check_mha_parameter_count, check_split_into_heads
@@ -21,12 +42,17 @@ from .lesson10 import check_chunk_mask, check_gqa_parameter_count, check_kv_cach
 from .lesson11 import check_left_padding_mask, check_masked_softmax
 
 __all__ = [
+    "NEW_TOKEN_EMBEDDING",
     "CheckResult",
     "check_attention_matrix_bytes",
+    "check_attention_received",
     "check_attn_weights_3",
+    "check_build_causal_weights",
+    "check_build_self_attention",
     "check_causal_mask_4",
     "check_chunk_mask",
     "check_context_vector_5",
+    "check_context_vector_new_token",
     "check_dropout_scale",
     "check_fused_qkv_weight",
     "check_gqa_parameter_count",
@@ -36,18 +62,24 @@ __all__ = [
     "check_initial_loss",
     "check_kv_cache_bytes",
     "check_left_padding_mask",
+    "check_local_mask",
     "check_manual_dropout",
     "check_masked_softmax",
     "check_matmul_count",
     "check_mha_parameter_count",
     "check_offset_attention",
     "check_one_step_mask",
+    "check_prediction_changed_weights",
+    "check_prediction_saturation",
+    "check_prediction_self_match",
     "check_row_entropy",
     "check_row_sums",
     "check_sharpest_head",
     "check_shift_targets",
+    "check_softmax_rows",
     "check_split_into_heads",
     "check_stable_softmax",
+    "check_v1_to_v2",
     "check_v2_to_v1",
     "check_wrapper_width",
     "check_zero_fraction",

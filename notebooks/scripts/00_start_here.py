@@ -21,7 +21,24 @@
 # 1. Check that your environment works: torch, the device, plotting, interactive widgets.
 # 2. See the lesson map and the conventions every lesson follows.
 #
-# **Time:** 5 minutes. **Prerequisites:** Python and a little linear algebra (matrix products).
+# **Time:** 15 minutes for this notebook. Each lesson states in its opening the time a careful
+# beginner needs who runs every cell and tries every exercise: plan on 1–2 hours per lesson, not
+# minutes (the README adds them up).
+#
+# **Prerequisites** (what the lessons use without teaching it; one evening of reading each if it
+# is new to you):
+# * **Python**: functions, classes, loops, list comprehensions.
+# * **Linear algebra**: vectors, the dot product (点积), matrix products and the transpose.
+# * **PyTorch basics**: tensors and their shapes, `@`, indexing and broadcasting; `nn.Module`,
+#   `nn.Parameter` and `nn.Linear` (lesson 02 builds on them).
+# * **Autograd** (自动求导): `requires_grad=True`, `loss.backward()` and `.grad`. Lesson 02 uses
+#   it to show why the scores are scaled and to check that gradients reach every weight.
+# * **Training a model**: the **cross-entropy loss** (交叉熵损失) of a next-token prediction, the
+#   **Adam** optimizer (Adam 优化器) and a training loop (`zero_grad`, `backward`, `step`).
+#   Lesson 08 (training a tiny model) and the lessons that train after it use them; lesson 08
+#   recaps the loop, but not the theory.
+#
+# The PyTorch tutorial "Learn the Basics" (pytorch.org/tutorials) covers the last three.
 #
 # **Shape contract:** the book's example `journey.inputs` is `(T, d_in) = (6, 3)`: six tokens,
 # three features each.
@@ -29,18 +46,18 @@
 # %% [markdown]
 # ## The lesson map
 #
-# | # | notebook | you build | key idea |
-# |---|---|---|---|
-# | 01 | `01_simplified_self_attention` | scores, softmax, context vectors by hand | attention = weighted average |
-# | 02 | `02_trainable_qkv` | `SelfAttentionV1`, `SelfAttentionV2` | queries, keys, values (查询、键、值) |
-# | 03 | `03_causal_attention` | the causal mask, two ways | no peeking at the future (因果注意力) |
-# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) |
-# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side |
-# | 06 | `06_multihead_split` | `MultiHeadAttention` | one big matrix, split into heads |
-# | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? |
-# | 08 | `08_training_tiny_model` | `TinyAttentionLM` | watching heads learn |
-# | 09 | `09_efficient_attention` | fused QKV, SDPA | the same block, made fast |
-# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller |
+# | # | notebook | you build | key idea | time |
+# |---|---|---|---|---|
+# | 01 | `01_simplified_self_attention` | scores, softmax, context vectors by hand | attention = weighted average | 75 min |
+# | 02 | `02_trainable_qkv` | `SelfAttentionV1`, your own `SelfAttentionV2` | queries, keys, values (查询、键、值) | 90 min |
+# | 03 | `03_causal_attention` | the causal mask, two ways; your own causal weights | no peeking at the future (因果注意力) | 75 min |
+# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) | see lesson |
+# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side | see lesson |
+# | 06 | `06_multihead_split` | `MultiHeadAttention` | one big matrix, split into heads | see lesson |
+# | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? | see lesson |
+# | 08 | `08_training_tiny_model` | `TinyAttentionLM` | watching heads learn | see lesson |
+# | 09 | `09_efficient_attention` | fused QKV, SDPA | the same block, made fast | see lesson |
+# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller | see lesson |
 #
 # Solutions to the exercises are in `solutions/` — try first, then compare.
 #
@@ -106,25 +123,24 @@ assert journey.inputs.shape == (6, 3)
 # %% [markdown]
 # ## Plotting works
 #
-# Attention weights are easiest to read as a heatmap. Here is the simplest possible one: how
-# similar each word is to each other word (you will compute this yourself in lesson 01).
+# The lessons draw their tensors as heatmaps. Here is the simplest one: the six embeddings
+# themselves, one row per token, one column per feature (lesson 01 starts from these numbers).
 
 # %%
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-similarity = journey.inputs @ journey.inputs.T  # (6, 6)
-fig, ax = plt.subplots(figsize=(4.5, 3.5))
+fig, ax = plt.subplots(figsize=(4.0, 3.5), layout="constrained")
 sns.heatmap(
-    similarity.numpy(),
+    journey.inputs.numpy(),
     annot=True,
     fmt=".2f",
     cmap="Blues",
-    xticklabels=journey.words,
+    xticklabels=["feature 1", "feature 2", "feature 3"],
     yticklabels=journey.words,
     ax=ax,
 )
-ax.set_title("Dot products of the embeddings")
+ax.set_title("The six embeddings (6, 3)")
 plt.show()
 
 # %% [markdown]

@@ -24,9 +24,12 @@
 #    (数值稳定性 / 溢出) while `torch.softmax` does not.
 # 3. Compute **context vectors** (上下文向量) as weighted sums of the inputs, with a loop and with
 #    three lines of matrix code, and check that both agree.
+# 4. Predict, then see, whether every token is most similar to itself, and why raw dot products
+#    are not enough (the reason for lesson 02's queries and keys).
 #
 # **Prerequisites:** lesson 00 (`00_start_here`); Python, and what a matrix product is.
-# **Time:** about 30 minutes.
+# **Time:** about 75 minutes for a careful first reading: run every cell, make the prediction in
+# section 5, and try the three exercises (each takes 5–15 minutes).
 #
 # **Shape contract:** inputs `(T, d_in) = (6, 3)` → scores and weights `(T, T) = (6, 6)` →
 # context vectors `(T, d_in) = (6, 3)`.
@@ -69,6 +72,10 @@ by_hand = 0.43 * 0.55 + 0.15 * 0.87 + 0.89 * 0.66
 print(round(by_hand, 4), torch.dot(x_1, x_2))
 
 # %% [markdown]
+# In general, for a query $q$ and a key $k$ with $d$ features,
+#
+# $$	ext{score}(q, k) = q \cdot k = \sum_{f=1}^{d} q_f \, k_f .$$
+#
 # Now the loop over all six tokens. Watch the second entry: the query compared with itself.
 
 # %%
@@ -78,16 +85,29 @@ for i, x_i in enumerate(inputs):
     attn_scores_2[i] = torch.dot(x_i, query)
 print(attn_scores_2)
 
-# %% [markdown]
-# These match the book's printed values. The largest score, 1.4950, is "journey" with itself:
-# a vector is usually most similar to itself (large dot product = similar direction and long
-# vectors). "starts" is a close second, because its embedding is almost the same as "journey"'s.
-
 # %%
 torch.testing.assert_close(
     attn_scores_2, journey.reference["simplified_scores_2"], atol=1e-4, rtol=0
 )
 assert attn_scores_2.argmax() == 1
+
+# %% [markdown]
+# These match the book's printed values. Here is what each of the six numbers is made of: every
+# bar stacks the three products $q_f k_f$, one colour per feature, and its height is the score.
+# The dashed bar is the query scored against itself.
+
+# %%
+import matplotlib.pyplot as plt
+
+fig = mh.figures.plot_dot_products(query, inputs, journey.words, query_index=1)
+plt.show()
+
+# %% [markdown]
+# For "journey" the largest score, 1.4950, is the one with itself, and "starts" is a close second
+# (1.4754): its embedding is almost the same as "journey"'s. A dot product is large when two
+# vectors point the same way *and* when they are long. Is every token most similar to itself,
+# then? Keep the question: section 5 computes all the scores, and you will predict the answer
+# before you see them.
 
 # %% [markdown]
 # ## 3. From scores to weights: normalization
@@ -110,6 +130,14 @@ print("Sum:", attn_weights_2_tmp.sum())
 attn_weights_2 = torch.softmax(attn_scores_2, dim=0)  # (T,)
 print("Attention weights:", attn_weights_2)
 print("Sum:", attn_weights_2.sum())
+
+# %% [markdown]
+# Side by side: the scores on the left, the weights softmax makes of them on the right (bars),
+# with the plain sum-normalized weights as dots. The order is kept; softmax widens the gaps.
+
+# %%
+fig = mh.figures.plot_softmax_steps(attn_scores_2, journey.words)
+plt.show()
 
 # %%
 torch.testing.assert_close(
@@ -189,7 +217,21 @@ torch.testing.assert_close(
 torch.testing.assert_close(attn_weights_2 @ inputs, context_vec_2)
 
 # %% [markdown]
-# This matches the book's printed value $z^{(2)}$ = [0.4419, 0.6515, 0.5683].
+# This matches the book's printed value $z^{(2)}$ = [0.4419, 0.6515, 0.5683]. In symbols,
+#
+# $$z^{(2)} = \sum_{j=1}^{T} \alpha_{2j} \, x^{(j)}, \qquad \alpha_{2j} =
+# \mathrm{softmax}_j\big(x^{(2)} \cdot x^{(j)}\big).$$
+#
+# The picture: each token's embedding, shrunk by its weight, stacked feature by feature. The black
+# bars are the totals, the three entries of $z^{(2)}$.
+
+# %%
+fig = mh.figures.plot_weighted_sum(
+    attn_weights_2, inputs, journey.words, title="z(2): the context vector of 'journey'"
+)
+plt.show()
+
+# %% [markdown]
 #
 # ## 5. All tokens at once: three lines
 #
@@ -197,7 +239,21 @@ torch.testing.assert_close(attn_weights_2 @ inputs, context_vec_2)
 # product: entry `[i, j]` of `inputs @ inputs.T` is $x^{(i+1)} \cdot x^{(j+1)}$. (`inputs.T` is
 # the **transpose** (转置), shape (3, 6); `@` needs the inner sizes to match: (6, **3**) @
 # (**3**, 6).) Softmax then works on each row (`dim=-1`, the last dimension), and one more
-# product mixes the inputs.
+# product mixes the inputs:
+#
+# $$Z = \mathrm{softmax}\big(X X^\top\big) \, X, \qquad X \in \mathbb{R}^{T \times d_{in}},$$
+#
+# with the softmax taken over each row. Lesson 02 turns this into the formula of real attention.
+#
+# **Predict first.** Before the next cell prints all 36 scores: for how many of the six tokens is
+# the largest score in its row the one with *itself* (the diagonal)? Write a whole number from 0
+# to 6 in place of `None` and run the cell; it only writes your guess down.
+
+# %%
+import mhsa_helpers.exercises
+
+my_guess = None  # YOUR PREDICTION: a whole number from 0 to 6
+mhsa_helpers.exercises.check_prediction_self_match(my_guess)
 
 # %%
 attn_scores = inputs @ inputs.T  # (T, T)
@@ -208,8 +264,36 @@ print(f"attention weights:\n{attn_weights}\n")
 print(f"all_context_vecs:\n{all_context_vecs}")
 
 # %% [markdown]
-# Look at row 2 (index 1) of each matrix: it is exactly what we computed for "journey" by hand.
-# The context matrix matches the book's printed values.
+# Now the answer to the prediction. For every row, which key gets the largest score?
+
+# %%
+best_key = attn_scores.argmax(dim=-1)  # (T,)
+for i, word in enumerate(journey.words):
+    print(f"{word:>8} scores highest with {journey.words[best_key[i]]}")
+fig = mh.figures.plot_self_similarity(attn_scores, journey.words)
+plt.show()
+mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
+
+# %% [markdown]
+# Only "Your" and "journey" score highest with themselves; for the other **four** tokens another
+# token wins. The reason is in the formula $x \cdot y = \lVert x \rVert \, \lVert y \rVert \cos
+# \theta$: a dot product grows with the lengths of the vectors, not only with how well they point
+# the same way. Compare the lengths (the **norm** 范数 $\lVert x \rVert$):
+
+# %%
+print(inputs.norm(dim=-1))  # (T,): the length of each embedding
+assert (best_key == torch.arange(6)).sum() == 2
+
+# %% [markdown]
+# "with" (length 0.70) is beaten by the long "journey" (1.22), although "with" points exactly
+# like itself. Two more limits of raw dot products: the score matrix is **symmetric** (对称)
+# (`attn_scores[i, j] == attn_scores[j, i]`), so "how much *with* looks at *journey*" must equal
+# "how much *journey* looks at *with*"; and nothing here can be learned. Lesson 02 fixes all three
+# by giving every token two different learned vectors: a **query** (查询) to ask with and a
+# **key** (键) to be found by.
+#
+# Back to the three matrices: row 2 (index 1) of each is exactly what we computed for "journey" by
+# hand, and the context matrix matches the book's printed values.
 
 # %%
 torch.testing.assert_close(attn_scores[1], attn_scores_2)
@@ -218,21 +302,20 @@ torch.testing.assert_close(all_context_vecs[1], context_vec_2)
 torch.testing.assert_close(
     all_context_vecs, journey.reference["simplified_all_context"], atol=1e-4, rtol=0
 )
-torch.testing.assert_close(attn_weights.sum(dim=-1), torch.ones(6))
+assert torch.equal(attn_scores, attn_scores.T)  # symmetric, as said above
 
 # %% [markdown]
 # ### The double loop says the same
 #
 # If the matrix product feels like magic, here it is unrolled into two loops over the pairs
-# $(i, j)$. The results agree (to float rounding: the two ways may add in a different order).
+# $(i, j)$: entry `[i, j]` is one dot product.
 
 # %%
 attn_scores_loop = torch.empty(inputs.shape[0], inputs.shape[0])  # (T, T)
 for i, x_i in enumerate(inputs):
     for j, x_j in enumerate(inputs):
         attn_scores_loop[i, j] = torch.dot(x_i, x_j)
-torch.testing.assert_close(attn_scores_loop, attn_scores)
-print("double loop == inputs @ inputs.T")
+print(attn_scores_loop)
 
 # %% [markdown]
 # ## 6. Looking at the weights
@@ -243,16 +326,27 @@ print("double loop == inputs @ inputs.T")
 # because their embeddings are the longest.
 
 # %%
-import matplotlib.pyplot as plt
-
 fig = mh.plot_attention(attn_weights, journey.words, title="Simplified self-attention weights")
 plt.show()
+
+# %% [markdown]
+# ### Check (for CI; collapsed)
+#
+# The next cell is hidden in JupyterLab (click it to open). It checks what the lesson claims in
+# passing: the double loop equals the matrix product (to float rounding: the two may add in a
+# different order, so `assert_close`, not `torch.equal`), and every row of weights sums to 1.
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+torch.testing.assert_close(attn_scores_loop, attn_scores)
+torch.testing.assert_close(attn_weights.sum(dim=-1), torch.ones(6))
+print("double loop == inputs @ inputs.T (to float rounding); every row of weights sums to 1")
 
 # %% [markdown]
 # ## Summary
 #
 # * An **attention score** is a dot product of a query with a key: `inputs @ inputs.T` gives all
-#   of them, shape (T, T).
+#   of them, shape (T, T). A raw dot product also rewards long vectors: only 2 of the 6 tokens
+#   score highest with themselves.
 # * **Softmax** over each row (`dim=-1`) turns scores into **attention weights**: positive,
 #   summing to 1. A naive `exp(x) / exp(x).sum()` overflows to `nan` on large scores;
 #   `torch.softmax` subtracts the row's maximum first, which changes nothing mathematically.
@@ -266,28 +360,35 @@ plt.show()
 # Write your answer in place of `None`, run the cell, and read the line the checker prints.
 # Solutions: `solutions/01_simplified_self_attention_solutions.ipynb`.
 #
-# **Exercise 1.** Compute the context vector $z^{(5)}$ of the token "one" (shape (3,)), from
-# `inputs` only: scores, softmax, weighted sum.
+# **Exercise 1 (a seventh token).** The sentence goes on: "Your journey starts with one step
+# forward". The new token "forward" has the made-up embedding
+# `mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING` = (0.60, 0.40, 0.20). Compute the context vector
+# of "forward" (shape (3,)) when it attends to all **seven** tokens, itself included.
 
 # %%
-import mhsa_helpers.exercises
+new_embedding = torch.tensor(mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING)  # (d_in,) = (3,)
 
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_context_vector_5(answer)
+mhsa_helpers.exercises.check_context_vector_new_token(answer)
 
 # %% [markdown]
-# **Exercise 2.** Write `softmax_stable(x)` for a 1-D tensor `x`: softmax computed as
-# `exp(x) / exp(x).sum()` but safe on inputs like `[1000., 1001.]`. Set `answer = softmax_stable`
-# (the function itself). The checker runs it on small, huge and very negative inputs.
+# **Exercise 2 (a stable softmax for every row).** Section 3 made a softmax safe for *one* vector.
+# Write `softmax_rows(x)` for a 2-D tensor `x` of shape (rows, cols) that returns the softmax of
+# every row, stays finite on any scale, and never calls `torch.softmax`. Set
+# `answer = softmax_rows` (the function itself). The checker also tries a matrix whose rows are
+# very far apart, `[[1000., 1001.], [-1000., -1001.]]`: is one maximum for the whole matrix
+# enough?
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_stable_softmax(answer)
+mhsa_helpers.exercises.check_softmax_rows(answer)
 
 # %% [markdown]
-# **Exercise 3.** Compute the sum of each row of `attn_weights` (a tensor of shape (6,)). Which
-# `dim` do you sum over, and what do you expect to see?
+# **Exercise 3 (attention received).** Each row of `attn_weights` is what one token *gives* out,
+# and sums to 1. How much attention does each token *receive* in total, from all six queries?
+# Compute it as a tensor of shape (6,). Which token receives the most, and does the heatmap of
+# section 6 agree?
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_row_sums(answer)
+mhsa_helpers.exercises.check_attention_received(answer)

@@ -21,11 +21,15 @@
 #    "journey" step by step.
 # 2. Understand **why** the scores are divided by $\sqrt{d_k}$: without it the softmax **saturates**
 #    (softmax 饱和) and its gradient **vanishes** (梯度消失).
-# 3. Package the computation as `SelfAttentionV1` (`nn.Parameter`) and `SelfAttentionV2`
-#    (`nn.Linear`), and see how their weights relate (`linear.weight == W.T`).
+# 3. Package the computation as `SelfAttentionV1` (`nn.Parameter`), see how an `nn.Linear` stores
+#    the same matrix (`linear.weight == W.T`), and build `SelfAttentionV2` (`nn.Linear`) yourself.
 #
 # **Prerequisites:** lesson 01 (`01_simplified_self_attention`): scores, softmax, context vectors.
-# **Time:** about 40 minutes.
+# A little PyTorch: `nn.Module`, `nn.Parameter`, `nn.Linear`; and what **autograd** (自动求导)
+# does: `requires_grad=True` makes torch record the computation so that `.backward()` can fill in
+# the gradients (lesson 00 lists where to read up).
+# **Time:** about 90 minutes for a careful first reading: run every cell, make the prediction in
+# section 4, build `SelfAttentionV2` yourself (exercise 1, 20–30 minutes) and try the other two.
 #
 # **Shape contract:** inputs `(T, d_in) = (6, 3)` → queries/keys/values `(T, d_out) = (6, 2)` →
 # weights `(T, T)` → context vectors `(T, d_out) = (6, 2)`.
@@ -40,6 +44,12 @@ mh.setup_lesson()
 
 # %% [markdown]
 # ## 1. Three weight matrices
+#
+# Lesson 01 ended with three limits of raw dot products: a long vector wins scores whatever it
+# means (only 2 of the 6 tokens scored highest with themselves), the score matrix was symmetric,
+# and nothing could be learned. The cure is to let every token play two different roles, each
+# with its own learned vector: a **query** to ask with and a **key** to be found by (and a third,
+# the **value**, for what it hands over).
 #
 # We keep the book's sizes: embeddings of size `d_in = 3` are projected to `d_out = 2` (GPT
 # models use `d_in == d_out`; different sizes just make the shapes easier to follow). The seed
@@ -96,6 +106,17 @@ values = inputs @ W_value  # (T, d_out)
 print(f"{keys.shape=}, {values.shape=}")
 
 # %% [markdown]
+# All three projections of all six tokens, as matrices with their shapes: the same `inputs`
+# (6, 3), three different matrices (3, 2), three different results (6, 2). Row "journey" of
+# `queries` is `query_2`.
+
+# %%
+import matplotlib.pyplot as plt
+
+fig = mh.figures.plot_qkv_projections(inputs, W_query, W_key, W_value, journey.words)
+plt.show()
+
+# %% [markdown]
 # ## 3. Attention scores
 #
 # Same as lesson 01, but now the query is `query_2` and the keys are the projected `keys`. The
@@ -119,10 +140,35 @@ assert torch.equal(attn_scores_2[1], attn_score_22)
 # %% [markdown]
 # Both match the book's printed values; the second entry of the vector is the single score above.
 #
+# Now the scores of *every* query against every key. Two things from lesson 01 no longer hold:
+# the matrix is not symmetric (how much "with" looks at "journey" is not how much "journey"
+# looks at "with"), and the diagonal is not special.
+
+# %%
+queries = inputs @ W_query  # (T, d_out)
+all_scores = (queries @ keys.T).detach()  # (T, T)
+print(f"'with' looks at 'journey': {all_scores[3, 1]:.4f}")
+print(f"'journey' looks at 'with': {all_scores[1, 3]:.4f}")
+print("symmetric:", torch.equal(all_scores, all_scores.T))
+for i, word in enumerate(journey.words):
+    print(f"{word:>8} scores highest with {journey.words[all_scores[i].argmax()]}")
+
+# %% [markdown]
+# With these random, untrained matrices every query happens to look hardest at "journey" (so only
+# the row of "journey" has its largest score on the diagonal). Which tokens match is now decided
+# by `W_query` and `W_key`, not by the embeddings' lengths alone, and training will change them.
+#
 # ## 4. Scaled softmax
 #
 # Before the softmax, the scores are divided by $\sqrt{d_k}$, the square root of the key size
-# (`d_k = 2` here). That is the "scaled" in scaled dot-product attention.
+# (`d_k = 2` here). That is the "scaled" in scaled dot-product attention. For all tokens at once,
+# with the queries $Q = XW_q$, keys $K = XW_k$ and values $V = XW_v$ stacked as matrices, this
+# lesson computes
+#
+# $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V,$$
+#
+# the formula of *Attention Is All You Need*: scores $QK^\top$ (T, T), scaled, softmax over each
+# row, then a weighted sum of the values (T, d_out).
 
 # %%
 d_k = keys.shape[-1]  # 2
@@ -153,7 +199,17 @@ for size in (2, 8, 64, 512):
 
 # %% [markdown]
 # **Step 2: large scores saturate the softmax.** GPT-2 uses $d_k = 64$ per head; let's take
-# 512 to see it clearly. One query against six keys:
+# 512 to see it clearly: one random query against six random keys, with entries of variance 1.
+#
+# **Predict first.** Without the scaling, what will the *largest* of the six softmax weights be?
+# (Six equal scores would give 1/6 = 0.17 each; one weight can be at most 1.) Write a number
+# between 0 and 1 in place of `None` and run the cell; it only writes your guess down.
+
+# %%
+import mhsa_helpers.exercises
+
+my_guess = None  # YOUR PREDICTION: a number between 0 and 1
+mhsa_helpers.exercises.check_prediction_saturation(my_guess)
 
 # %%
 _ = torch.manual_seed(123)
@@ -166,6 +222,9 @@ weights_scaled = torch.softmax(scores_big / size**0.5, dim=-1)  # (T,)
 print("scores        :", scores_big)
 print("softmax       :", weights_raw)
 print("scaled softmax:", weights_scaled)
+fig = mh.figures.plot_scaling_effect(scores_big, size)
+plt.show()
+mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %% [markdown]
 # Without scaling, the scores are spread over tens of units and softmax puts (almost) all the
@@ -223,6 +282,10 @@ print(context_vector_2)
 torch.testing.assert_close(
     context_vector_2.detach(), journey.reference["seed123_context_vector_2"], atol=1e-4, rtol=0
 )
+fig = mh.figures.plot_weighted_sum(
+    attn_weights_2, values, journey.words, title="context_vector_2 = weighted sum of the values"
+)
+plt.show()
 
 # %% [markdown]
 # This matches the book's printed value [0.3061, 0.8210]. The recipe, per token:
@@ -230,6 +293,20 @@ torch.testing.assert_close(
 # 2. scores = query · keys;
 # 3. weights = softmax(scores / $\sqrt{d_k}$);
 # 4. context vector = weights · values.
+#
+# As a flow, for all tokens at once (the shapes are this lesson's):
+#
+# ```mermaid
+# flowchart LR
+#     X["inputs X (T, d_in)"] --> Q["queries = X W_query (T, d_out)"]
+#     X --> K["keys = X W_key (T, d_out)"]
+#     X --> V["values = X W_value (T, d_out)"]
+#     Q --> S["scores = Q K^T (T, T)"]
+#     K --> S
+#     S --> W["weights = softmax(scores / sqrt(d_k)) (T, T)"]
+#     W --> Z["context = weights V (T, d_out)"]
+#     V --> Z
+# ```
 #
 # A side remark you will meet again in lesson 10: when a model generates text token by token,
 # the keys and values of earlier tokens never change, so they are stored instead of recomputed.
@@ -276,47 +353,33 @@ torch.testing.assert_close(
 )
 
 # %% [markdown]
-# Here are the attention weights inside `sa_v1`. The projections now decide who looks at whom;
-# with these random (untrained) matrices the rows are still nearly flat.
+# Here are the attention weights inside `sa_v1` (colours only: exercise 3 asks for one of the
+# rows). The projections now decide who looks at whom; with these random (untrained) matrices
+# the rows are still nearly flat, with "journey" and "starts" a little favoured in every row.
 
 # %%
-import matplotlib.pyplot as plt
-
 with torch.no_grad():
     attn_weights_v1 = torch.softmax(
         (inputs @ sa_v1.W_query) @ (inputs @ sa_v1.W_key).T / d_k**0.5, dim=-1
     )  # (T, T)
 torch.testing.assert_close(attn_weights_v1[1], attn_weights_2.detach())
-fig = mh.plot_attention(attn_weights_v1, journey.words, title="SelfAttentionV1 weights (seed 123)")
+fig = mh.plot_attention(
+    attn_weights_v1, journey.words, title="SelfAttentionV1 weights (seed 123)", annot=False
+)
 plt.show()
 
 # %% [markdown]
 # ## 7. `SelfAttentionV2`: `nn.Linear` layers
 #
-# `nn.Linear(d_in, d_out, bias=False)` does the matrix product for us, and it starts from a
-# better random initialization. The forward pass is otherwise identical.
-
+# The book's second version replaces the three raw matrices by three layers
+# `nn.Linear(d_in, d_out, bias=qkv_bias)` named `W_query`, `W_key`, `W_value`: a linear layer does
+# the matrix product for us, can add a bias, and starts from a better random initialization. The
+# forward pass is otherwise the same recipe. You will write this class yourself in exercise 1;
+# here we use the course's copy, `mh.SelfAttentionV2`, to see what it computes.
 
 # %%
-class SelfAttentionV2(nn.Module):
-    def __init__(self, d_in, d_out, qkv_bias=False):
-        super().__init__()
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-
-    def forward(self, x):  # x: (T, d_in)
-        keys = self.W_key(x)  # (T, d_out)
-        queries = self.W_query(x)  # (T, d_out)
-        values = self.W_value(x)  # (T, d_out)
-        attn_scores = queries @ keys.T  # (T, T)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
-        context_vec = attn_weights @ values  # (T, d_out)
-        return context_vec
-
-
 torch.manual_seed(789)
-sa_v2 = SelfAttentionV2(d_in, d_out)
+sa_v2 = mh.SelfAttentionV2(d_in, d_out)
 print(sa_v2(inputs))
 torch.testing.assert_close(
     sa_v2(inputs).detach(), journey.reference["self_attention_v2_seed789"], atol=1e-4, rtol=0
@@ -352,26 +415,18 @@ with torch.no_grad():
     print(f"1 / sqrt(768)        : {1 / 768**0.5:.4f}")
 
 # %% [markdown]
-# ## 8. Check: the inline classes are the course's classes
+# ### Check (for CI; collapsed)
 #
-# The package `mhsa_helpers` holds the same two classes (plus input checks). Same seed → same
-# parameters → the same output, bit for bit.
+# The next cell is hidden in JupyterLab (click it to open). It checks that the inline
+# `SelfAttentionV1` is the course's `mh.SelfAttentionV1`: same seed, same parameters, the same
+# output bit for bit (the package's class adds only input checks).
 
-# %%
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.manual_seed(123)
 inline_v1 = SelfAttentionV1(d_in, d_out)
 torch.manual_seed(123)
 package_v1 = mh.SelfAttentionV1(d_in, d_out)
-assert torch.equal(inline_v1(inputs), package_v1(inputs))
-
-torch.manual_seed(789)
-inline_v2 = SelfAttentionV2(d_in, d_out)
-torch.manual_seed(789)
-package_v2 = mh.SelfAttentionV2(d_in, d_out)
-assert torch.equal(inline_v2(inputs), package_v2(inputs))
-for (name, a), (_, b) in zip(inline_v2.state_dict().items(), package_v2.state_dict().items()):
-    assert torch.equal(a, b), name
-print("inline SelfAttentionV1/V2 == mh.SelfAttentionV1/V2")
+print(mh.assert_same_module(inline_v1, package_v1, inputs))
 
 # %% [markdown]
 # ## Summary
@@ -392,19 +447,43 @@ print("inline SelfAttentionV1/V2 == mh.SelfAttentionV1/V2")
 #
 # Solutions: `solutions/02_trainable_qkv_solutions.ipynb`.
 #
-# **Exercise 1 (weight transfer).** `sa_v1` and `sa_v2` compute the same function with
-# differently stored weights. Copy the weights of `sa_v2` (seed 789) into a `SelfAttentionV1`
-# so that it gives *identical* outputs, e.g. `W_query = nn.Parameter(sa_v2.W_query.weight.T)`,
-# and the same for keys and values. Set `answer` to that `SelfAttentionV1` object.
+# **Exercise 1 (build it: `SelfAttentionV2`).** Write the book's `SelfAttentionV2` into the
+# scaffold: `__init__(self, d_in, d_out, qkv_bias=False)` creates three layers
+# `nn.Linear(d_in, d_out, bias=qkv_bias)` named `W_query`, `W_key`, `W_value`; `forward(self, x)`
+# takes `x` of shape (T, d_in) and returns the context vectors (T, d_out), following
+# $\mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$. Then set `answer = MySelfAttentionV2` (the class
+# itself). The checker builds it for several sizes, copies its weights into `mh.SelfAttentionV2`
+# and compares the outputs, checks that the weights of every row sum to 1 and that gradients
+# reach all three layers, and names the usual mistakes.
+
 
 # %%
-import mhsa_helpers.exercises
+class MySelfAttentionV2(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        # YOUR CODE HERE: self.W_query, self.W_key, self.W_value
+        raise NotImplementedError
+
+    def forward(self, x):  # x: (T, d_in)
+        # YOUR CODE HERE: keys, queries, values -> scores -> scaled softmax -> context vectors
+        raise NotImplementedError
+
 
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_v2_to_v1(answer, sa_v2, inputs)
+mhsa_helpers.exercises.check_build_self_attention(answer)
 
 # %% [markdown]
-# **Exercise 2.** With the seed-123 matrices of section 1, compute the attention weights of
+# **Exercise 2 (weight transfer).** `sa_v1` (seed 123, raw matrices) and a `SelfAttentionV2`
+# compute the same function with differently stored weights. Make an `mh.SelfAttentionV2(d_in,
+# d_out)` that gives *identical* outputs to `sa_v1` by copying `sa_v1`'s three matrices into its
+# layers (section 7 shows how an `nn.Linear` stores its matrix). Set `answer` to that object.
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
+
+# %% [markdown]
+# **Exercise 3.** With the seed-123 matrices of section 1, compute the attention weights of
 # the query "starts" ($x^{(3)}$) over all six tokens, scaled by $\sqrt{d_k}$ (shape (6,)).
 
 # %%

@@ -27,7 +27,9 @@
 #
 # **Prerequisites:** lesson 02 (`02_trainable_qkv`): queries, keys, values, scaled softmax,
 # `SelfAttentionV2`.
-# **Time:** about 30 minutes.
+# **Time:** about 75 minutes for a careful first reading: run every cell, make the prediction in
+# section 5, and try the two exercises (the second, writing the causal weights yourself, takes
+# 20–30 minutes).
 #
 # **Shape contract:** scores `(T, T)` → causal weights `(T, T)`, zero above the diagonal, each
 # row summing to 1 → context vectors `(T, d_out)`.
@@ -78,6 +80,14 @@ print("matches the book's printed values")
 import matplotlib.pyplot as plt
 
 fig = mh.plot_attention(attn_weights, words, title="Before masking: every token sees all")
+plt.show()
+
+# %% [markdown]
+# The mask acts on the scores, so here is what it must do to them: every score of a query with a
+# *later* key (grey) must be ignored; only the scores on and below the diagonal may count.
+
+# %%
+fig = mh.figures.plot_causal_scores(attn_scores / d_k**0.5, words)
 plt.show()
 
 # %% [markdown]
@@ -172,15 +182,15 @@ assert largest_difference < 1e-6
 print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
 
 # %% [markdown]
-# Equal to float precision, but not guaranteed to be equal bit for bit (try
-# `torch.equal(attn_weights_causal, masked_simple_norm)`: it may well say `False`). The three-step
-# method rounds twice (divide by the full sum $S$, then by the partial sum) and subtracts the
-# maximum of the *whole* row inside its softmax; the one-step method divides once. Mathematically
-# the same, numerically last-bit differences (up to about $5 \cdot 10^{-8}$) in about half of the
-# entries. That is why
-# we compare with `assert_close` here and keep `torch.equal` for computations that run the same
-# operations.
-#
+# Equal to float precision (the collapsed check cell at the end of the lesson looks at the last
+# bits). Both paths side by side, drawn from our scaled scores: the three steps on top, the
+# `-inf` fill and one softmax below, ending in the same matrix.
+
+# %%
+fig = mh.figures.plot_mask_paths(attn_scores / d_k**0.5, words)
+plt.show()
+
+# %% [markdown]
 # The one-step method is what every implementation uses: one `masked_fill` instead of a multiply,
 # a sum and a divide. The `-inf` trick will come back when a GPT model generates text: **top-k
 # sampling** (top-k 采样) sets every score except the k largest to `-inf` before the softmax, so
@@ -190,6 +200,20 @@ print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
 #
 # If nothing leaks, changing the *last* token ("step") must not change any earlier row. We
 # replace its embedding by something very different and recompute everything.
+#
+# **Predict first.** With the one-step causal mask, how many of the 36 attention weights change
+# when the embedding of "step" changes? Write a whole number from 0 to 36 in place of `None` and
+# run the cell; it only writes your guess down.
+
+# %%
+import mhsa_helpers.exercises
+
+my_guess = None  # YOUR PREDICTION: a whole number from 0 to 36
+mhsa_helpers.exercises.check_prediction_changed_weights(my_guess)
+
+# %% [markdown]
+# Three functions of `sa_v2`'s weights for any inputs `x`: the one-step and three-step causal
+# weights, and no mask at all.
 
 
 # %%
@@ -233,6 +257,14 @@ before, after = causal_weights_one_step(inputs), causal_weights_one_step(changed
 assert torch.equal(before[:5], after[:5])
 print("one-step: rows 1-5 unchanged (torch.equal):", torch.equal(before[:5], after[:5]))
 print("only the last row moved:\n", after[5])
+print("weights that changed, with the mask:", int((before != after).sum()), "of 36")
+unmasked_changes = int((full_weights(changed) != full_weights(inputs)).sum())
+print("weights that changed, without a mask:", unmasked_changes, "of 36")
+mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
+
+# %% [markdown]
+# The last row is the only one allowed to look at "step", and it looks at every token, so all six
+# of its weights move; the other 30 stay exactly as they were. Without the mask all 36 move.
 
 # %% [markdown]
 # With the three-step method the earlier rows are unchanged up to the last bit of rounding:
@@ -260,22 +292,33 @@ mh.plot_attention(attn_weights_causal, words, ax=ax_after, title="After: causal 
 plt.show()
 
 # %% [markdown]
-# ## 7. Check: the course package does the same
+# ### Check (for CI; collapsed)
 #
-# `mhsa_helpers` builds the mask with `mh.causal_mask` (1 above the diagonal, like ours) and
-# applies it in `mh.masked_attention`, the function that every causal class of the next lessons
-# calls. Same operations in the same order, so the weights are equal bit for bit, and the context
-# vectors are the masked weights times the values.
+# The next cell is hidden in JupyterLab (click it to open). It checks two things the lesson
+# relies on:
+# * the course package does the same: `mh.causal_mask` builds our mask and `mh.masked_attention`
+#   (the function every causal class of the next lessons calls) gives our one-step weights bit
+#   for bit, and the context vectors are the masked weights times the values;
+# * the two methods agree to float precision but not necessarily bit for bit: the three-step
+#   method rounds twice (divide by the full sum $S$, then by the partial sum) and subtracts the
+#   maximum of the *whole* row inside its softmax, the one-step method divides once. The cell
+#   counts the entries on and below the diagonal that differ in the last bits (the count can
+#   differ on another CPU); that is why the lesson compares them with `assert_close`.
 
-# %%
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
 assert torch.equal(mh.causal_mask(context_length), mask)
 context_vecs, weights_pkg = mh.masked_attention(
     queries, keys, values, mh.causal_mask(context_length).bool()
 )
 assert torch.equal(weights_pkg, attn_weights_causal)
 assert torch.equal(context_vecs, attn_weights_causal @ values)
-print(context_vecs)  # (T, d_out)
 torch.testing.assert_close(context_vecs[0], values[0])  # "Your" can only see itself
+print("mh.causal_mask and mh.masked_attention == the one-step method, bit for bit")
+
+kept = ~mask.bool()  # (T, T): the 21 entries on and below the diagonal
+differ = int((attn_weights_causal != masked_simple_norm)[kept].sum())
+assert (attn_weights_causal - masked_simple_norm).abs().max() < 1e-6
+print(f"three-step vs one-step: {differ} of {int(kept.sum())} kept entries differ in the last bits")
 
 # %% [markdown]
 # ## Summary
@@ -296,29 +339,32 @@ torch.testing.assert_close(context_vecs[0], values[0])  # "Your" can only see it
 #
 # Solutions: `solutions/03_causal_attention_solutions.ipynb`.
 #
-# **Exercise 1.** Build the causal mask for a sequence of `T = 4` tokens: a boolean (4, 4)
-# tensor that is `True` where a token must *not* look (the kind of mask `masked_fill` takes).
+# **Exercise 1 (a local window).** Some models let each token see only a few recent tokens
+# (**local** or **sliding-window attention**, 局部注意力 / 滑动窗口注意力). For `T = 5`, build the
+# boolean (5, 5) mask that is `True` where a token must *not* look when it may see only **itself
+# and the one token just before it**
+# (the kind of mask `masked_fill` takes).
 
 # %%
-import mhsa_helpers.exercises
-
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_causal_mask_4(answer)
+mhsa_helpers.exercises.check_local_mask(answer)
 
 # %% [markdown]
-# **Exercise 2.** Here are the (already scaled) attention scores of a 4-token sequence. Compute
-# their causal attention weights with the one-step method (`masked_fill` with `-inf`, then
-# softmax over each row). Before you run the checker: what must row 1 be?
+# **Exercise 2 (build it: causal weights).** Write `causal_weights(attn_scores)`: it takes scores
+# that are *already scaled* by $\sqrt{d_k}$, of shape (T, T) or with any leading dimensions
+# (..., T, T) such as (b, T, T) or (b, num_heads, T, T), and returns the causal attention weights
+# of the same shape. Then set `answer = causal_weights` (the function itself). The checker runs
+# it on several sizes and batch shapes, checks zeros above the diagonal, rows summing to 1, that
+# changing a future score changes nothing and that gradients reach the past scores only, and
+# names the usual mistakes.
+
 
 # %%
-scores_ex = torch.tensor(
-    [
-        [2.0, 1.0, 0.5, 3.0],
-        [0.3, 1.2, 2.2, -1.0],
-        [1.5, -0.5, 0.0, 2.5],
-        [0.1, 0.4, 0.9, 1.6],
-    ]
-)  # (T, T) = (4, 4)
+def causal_weights(attn_scores):
+    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights."""
+    # YOUR CODE HERE
+    raise NotImplementedError
+
 
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_one_step_mask(answer, scores_ex)
+mhsa_helpers.exercises.check_build_causal_weights(answer)

@@ -26,47 +26,52 @@ inputs = journey.inputs  # (T, d_in) = (6, 3)
 attn_weights = torch.softmax(inputs @ inputs.T, dim=-1)  # (T, T)
 
 # %% [markdown]
-# **Exercise 1.** The context vector of "one" ($x^{(5)}$ = `inputs[4]`): scores against every
-# token, softmax, weighted sum of the inputs. It is row 4 of the lesson's `all_context_vecs`.
+# **Exercise 1 (a seventh token).** Stack "forward" under the six embeddings, score all seven
+# against it, softmax, and mix all seven. Mixing only the book's six would leave "forward" out of
+# its own sentence.
 
 # %%
-scores_5 = inputs @ inputs[4]  # (T,)
-weights_5 = torch.softmax(scores_5, dim=0)  # (T,)
-answer = weights_5 @ inputs  # (d_in,)
+new_embedding = torch.tensor(mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING)  # (d_in,) = (3,)
+seven = torch.cat([inputs, new_embedding.unsqueeze(0)])  # (T + 1, d_in) = (7, 3)
+scores_new = seven @ new_embedding  # (7,)
+weights_new = torch.softmax(scores_new, dim=0)  # (7,)
+answer = weights_new @ seven  # (d_in,)
+print(weights_new)
 print(answer)
-torch.testing.assert_close(
-    answer, journey.reference["simplified_all_context"][4], atol=1e-4, rtol=0
-)
 
-result = mhsa_helpers.exercises.check_context_vector_5(answer)
+result = mhsa_helpers.exercises.check_context_vector_new_token(answer)
 assert result, result
 result
 
 # %% [markdown]
-# **Exercise 2.** Subtract the maximum before `exp`: the largest exponent becomes $e^0 = 1$ (no
-# overflow) and the sum is at least 1 (no `0 / 0`). The result is unchanged because $e^{-\max}$
-# cancels between numerator and denominator.
+# **Exercise 2 (a stable softmax for every row).** Subtract each row's *own* maximum
+# (`keepdim=True` keeps the shape (rows, 1) so that it broadcasts over the columns). One maximum
+# for the whole matrix is not enough: in `[[1000., 1001.], [-1000., -1001.]]` the second row
+# would become `exp(-2001)`, which rounds to 0, and `0 / 0` is `nan`.
 
 
 # %%
-def softmax_stable(x):
-    e = torch.exp(x - x.max())  # every exponent <= 0
-    return e / e.sum()
+def softmax_rows(x):
+    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)  # (rows, cols), every row's max -> 0
+    return e / e.sum(dim=-1, keepdim=True)  # (rows, cols)
 
 
-print(softmax_stable(torch.tensor([1000.0, 1001.0])))
-answer = softmax_stable
-result = mhsa_helpers.exercises.check_stable_softmax(answer)
+print(softmax_rows(torch.tensor([[1000.0, 1001.0], [-1000.0, -1001.0]])))
+answer = softmax_rows
+result = mhsa_helpers.exercises.check_softmax_rows(answer)
 assert result, result
 result
 
 # %% [markdown]
-# **Exercise 3.** Sum over the last dimension (`dim=-1`, along each row): every row of softmax
-# weights sums to 1. Summing with `dim=0` would add up columns, which mean nothing here.
+# **Exercise 3 (attention received).** What token `j` receives is column `j`: sum over the
+# queries, `dim=0`. The column sums are not 1 (only the rows are), and together they add up to 6,
+# one unit given out by each query. "journey" and "starts" receive the most, as the heatmap's two
+# darkest columns show.
 
 # %%
-answer = attn_weights.sum(dim=-1)  # (T,)
+answer = attn_weights.sum(dim=0)  # (T,)
 print(answer)
-result = mhsa_helpers.exercises.check_row_sums(answer)
+print(answer.sum())
+result = mhsa_helpers.exercises.check_attention_received(answer)
 assert result, result
 result

@@ -27,31 +27,64 @@ inputs = journey.inputs  # (T, d_in) = (6, 3)
 d_in, d_out = 3, 2
 
 # %% [markdown]
-# **Exercise 1.** `nn.Linear` keeps `weight` as `(d_out, d_in)` and computes `x @ weight.T`;
-# `SelfAttentionV1` computes `x @ W` with `W` of shape `(d_in, d_out)`. So `W = weight.T`, for
-# each of the three projections. (The lesson defines both classes inline; they equal the ones
-# in `mhsa_helpers`, which we use here.)
+# **Exercise 1 (build it: `SelfAttentionV2`).** Three `nn.Linear` layers created in the book's
+# order (query, key, value); the forward pass is the recipe
+# $\mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$ with $d_k$ = `keys.shape[-1]`.
+
 
 # %%
+class MySelfAttentionV2(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):  # x: (T, d_in)
+        keys = self.W_key(x)  # (T, d_out)
+        queries = self.W_query(x)  # (T, d_out)
+        values = self.W_value(x)  # (T, d_out)
+        attn_scores = queries @ keys.T  # (T, T)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
+        return attn_weights @ values  # (T, d_out)
+
+
 torch.manual_seed(789)
-sa_v2 = mh.SelfAttentionV2(d_in, d_out)  # (the lesson's sa_v2)
+mine = MySelfAttentionV2(d_in, d_out)
+print(mine(inputs))  # (T, d_out): the book's seed-789 numbers
+torch.testing.assert_close(
+    mine(inputs).detach(), journey.reference["self_attention_v2_seed789"], atol=1e-4, rtol=0
+)
 
-torch.manual_seed(123)
-sa_v1 = mh.SelfAttentionV1(d_in, d_out)
-sa_v1.W_query = nn.Parameter(sa_v2.W_query.weight.T)  # (d_in, d_out)
-sa_v1.W_key = nn.Parameter(sa_v2.W_key.weight.T)  # (d_in, d_out)
-sa_v1.W_value = nn.Parameter(sa_v2.W_value.weight.T)  # (d_in, d_out)
-
-assert torch.equal(sa_v1(inputs), sa_v2(inputs))
-print(sa_v1(inputs))  # (T, d_out): the book's seed-789 numbers, now from V1
-
-answer = sa_v1
-result = mhsa_helpers.exercises.check_v2_to_v1(answer, sa_v2, inputs)
+answer = MySelfAttentionV2
+result = mhsa_helpers.exercises.check_build_self_attention(answer)
 assert result, result
 result
 
 # %% [markdown]
-# **Exercise 2.** The same steps as for "journey", with `inputs[2]` ("starts") as the query.
+# **Exercise 2 (weight transfer).** `nn.Linear` keeps `weight` as `(d_out, d_in)` and computes
+# `x @ weight.T`; `SelfAttentionV1` computes `x @ W` with `W` of shape `(d_in, d_out)`. So
+# `weight = W.T`, for each of the three projections.
+
+# %%
+torch.manual_seed(123)
+sa_v1 = mh.SelfAttentionV1(d_in, d_out)  # (the lesson's sa_v1)
+
+sa_v2 = mh.SelfAttentionV2(d_in, d_out)
+sa_v2.W_query.weight = nn.Parameter(sa_v1.W_query.T)  # (d_out, d_in)
+sa_v2.W_key.weight = nn.Parameter(sa_v1.W_key.T)  # (d_out, d_in)
+sa_v2.W_value.weight = nn.Parameter(sa_v1.W_value.T)  # (d_out, d_in)
+
+assert torch.equal(sa_v2(inputs), sa_v1(inputs))
+print(sa_v2(inputs))  # (T, d_out): the book's seed-123 numbers, now from V2
+
+answer = sa_v2
+result = mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 3.** The same steps as for "journey", with `inputs[2]` ("starts") as the query.
 
 # %%
 torch.manual_seed(123)

@@ -23,23 +23,38 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** The future is strictly above the diagonal: `torch.triu` with `diagonal=1`
-# (with `diagonal=0` a token could not even see itself). `.bool()` gives the `True`/`False`
-# mask that `masked_fill` takes.
+# **Exercise 1 (a local window).** Two things to hide: the future, strictly above the diagonal
+# (`torch.triu(..., diagonal=1)`), and every token two or more steps back, from the second
+# diagonal below the main one down (`torch.tril(..., diagonal=-2)`). `|` combines them. What
+# stays visible is a band of width 2: the diagonal and the one just under it.
 
 # %%
-T = 4
-answer = torch.triu(torch.ones(T, T), diagonal=1).bool()  # (T, T)
+T = 5
+ones = torch.ones(T, T, dtype=torch.bool)
+answer = torch.triu(ones, diagonal=1) | torch.tril(ones, diagonal=-2)  # (T, T)
 print(answer)
-result = mhsa_helpers.exercises.check_causal_mask_4(answer)
+result = mhsa_helpers.exercises.check_local_mask(answer)
 assert result, result
 result
 
 # %% [markdown]
-# **Exercise 2.** Fill the future with `-inf`, then softmax over each row. Row 1 can only see
-# itself, so it must be [1, 0, 0, 0].
+# **Exercise 2 (build it: causal weights).** Build the mask from the last dimension, so that any
+# T and any leading (batch, head) dimensions work: a (T, T) mask broadcasts over them. Use the
+# out-of-place `masked_fill` (it returns a new tensor and leaves the caller's scores alone), fill
+# with `-inf`, and take the softmax over the last dimension. No scaling here: the scores arrive
+# already divided by $\sqrt{d_k}$.
+
 
 # %%
+def causal_weights(attn_scores):
+    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights."""
+    T = attn_scores.shape[-1]
+    future = torch.triu(
+        torch.ones(T, T, dtype=torch.bool, device=attn_scores.device), diagonal=1
+    )  # (T, T), True above the diagonal
+    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)  # (..., T, T)
+
+
 scores_ex = torch.tensor(
     [
         [2.0, 1.0, 0.5, 3.0],
@@ -48,12 +63,10 @@ scores_ex = torch.tensor(
         [0.1, 0.4, 0.9, 1.6],
     ]
 )  # (T, T) = (4, 4)
+print(causal_weights(scores_ex))  # row 1 can only see itself: [1, 0, 0, 0]
+print(causal_weights(torch.zeros(2, 3, 3)))  # (b, T, T): equal scores -> 1, 1/2, 1/3
 
-future = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)  # (T, T)
-answer = torch.softmax(scores_ex.masked_fill(future, -torch.inf), dim=-1)  # (T, T)
-print(answer)
-torch.testing.assert_close(answer[0], torch.tensor([1.0, 0.0, 0.0, 0.0]))
-
-result = mhsa_helpers.exercises.check_one_step_mask(answer, scores_ex)
+answer = causal_weights
+result = mhsa_helpers.exercises.check_build_causal_weights(answer)
 assert result, result
 result
