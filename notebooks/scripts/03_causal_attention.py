@@ -301,9 +301,10 @@ plt.show()
 #   for bit, and the context vectors are the masked weights times the values;
 # * the two methods agree to float precision but not necessarily bit for bit: the three-step
 #   method rounds twice (divide by the full sum $S$, then by the partial sum) and subtracts the
-#   maximum of the *whole* row inside its softmax, the one-step method divides once. The cell
-#   counts the entries on and below the diagonal that differ in the last bits (the count can
-#   differ on another CPU); that is why the lesson compares them with `assert_close`.
+#   maximum of the *whole* row inside its softmax, the one-step method divides once. On this
+#   course's CI machine several of the 21 entries on and below the diagonal differ in the last
+#   bits (how many depends on the CPU, so the cell does not print the count); that is why the
+#   lesson compares them with `assert_close`.
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 assert torch.equal(mh.causal_mask(context_length), mask)
@@ -316,9 +317,8 @@ torch.testing.assert_close(context_vecs[0], values[0])  # "Your" can only see it
 print("mh.causal_mask and mh.masked_attention == the one-step method, bit for bit")
 
 kept = ~mask.bool()  # (T, T): the 21 entries on and below the diagonal
-differ = int((attn_weights_causal != masked_simple_norm)[kept].sum())
-assert (attn_weights_causal - masked_simple_norm).abs().max() < 1e-6
-print(f"three-step vs one-step: {differ} of {int(kept.sum())} kept entries differ in the last bits")
+assert (attn_weights_causal - masked_simple_norm)[kept].abs().max() < 1e-6
+print("three-step vs one-step: every kept entry agrees to within 1e-6")
 
 # %% [markdown]
 # ## Summary
