@@ -13,7 +13,13 @@ from .lesson02 import check_attn_weights_3, check_v2_to_v1
 from .lesson03 import check_causal_mask_4, check_one_step_mask
 from .lesson04 import check_dropout_scale, check_manual_dropout, check_zero_fraction
 from .lesson05 import check_head_output, check_matmul_count, check_wrapper_width
-from .lesson06 import check_head_dim, check_mha_parameter_count, check_split_into_heads
+from .lesson06 import (
+    check_build_multihead,
+    check_head_dim,
+    check_mha_parameter_count,
+    check_split_into_heads,
+    check_split_matmul_prediction,
+)
 from .lesson07 import check_head_entropy, check_row_entropy, check_sharpest_head
 from .lesson08 import check_initial_loss, check_offset_attention, check_shift_targets
 from .lesson09 import check_attention_matrix_bytes, check_fused_qkv_weight
@@ -23,6 +29,7 @@ __all__ = [
     "CheckResult",
     "check_attention_matrix_bytes",
     "check_attn_weights_3",
+    "check_build_multihead",
     "check_causal_mask_4",
     "check_chunk_mask",
     "check_context_vector_5",
@@ -44,6 +51,7 @@ __all__ = [
     "check_sharpest_head",
     "check_shift_targets",
     "check_split_into_heads",
+    "check_split_matmul_prediction",
     "check_stable_softmax",
     "check_v2_to_v1",
     "check_wrapper_width",
