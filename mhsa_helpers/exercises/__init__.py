@@ -11,8 +11,18 @@ from ._common import CheckResult, never_raises
 from .lesson01 import check_context_vector_5, check_row_sums, check_stable_softmax
 from .lesson02 import check_attn_weights_3, check_v2_to_v1
 from .lesson03 import check_causal_mask_4, check_one_step_mask
-from .lesson04 import check_dropout_scale, check_manual_dropout, check_zero_fraction
-from .lesson05 import check_head_output, check_matmul_count, check_wrapper_width
+from .lesson04 import (
+    check_dropout_scale,
+    check_manual_dropout,
+    check_survivor_prediction,
+    check_zero_fraction,
+)
+from .lesson05 import (
+    check_head_output,
+    check_matmul_count,
+    check_matmul_prediction,
+    check_wrapper_width,
+)
 from .lesson06 import (
     check_build_multihead,
     check_head_dim,
@@ -43,6 +53,7 @@ __all__ = [
     "check_kv_cache_bytes",
     "check_manual_dropout",
     "check_matmul_count",
+    "check_matmul_prediction",
     "check_mha_parameter_count",
     "check_offset_attention",
     "check_one_step_mask",
@@ -53,6 +64,7 @@ __all__ = [
     "check_split_into_heads",
     "check_split_matmul_prediction",
     "check_stable_softmax",
+    "check_survivor_prediction",
     "check_v2_to_v1",
     "check_wrapper_width",
     "check_zero_fraction",
