@@ -223,7 +223,7 @@ def test_split_matmul_prediction():
     with mh.CountMatmuls() as counter:
         mh.MultiHeadAttention(3, 24, 6, 0.0, num_heads=12)(mh.load_journey().batch)
     assert_pass(ex.check_split_matmul_prediction(sum(counter.counts.values())))
-    assert_not_yet(ex.check_split_matmul_prediction(None), "no answer yet")
+    assert_not_yet(ex.check_split_matmul_prediction(None), "no prediction yet")
     assert_not_yet(ex.check_split_matmul_prediction(60), "not what happens")
     assert_not_yet(ex.check_split_matmul_prediction("6"), "whole number")
 
@@ -232,7 +232,7 @@ def test_survivor_prediction():
     torch.manual_seed(123)
     dropped = nn.Dropout(0.5)(torch.ones(6, 6))
     assert_pass(ex.check_survivor_prediction(dropped[dropped != 0].unique().item()))
-    assert_not_yet(ex.check_survivor_prediction(None), "no answer yet")
+    assert_not_yet(ex.check_survivor_prediction(None), "no prediction yet")
     assert_not_yet(ex.check_survivor_prediction(1), "not what happens")
     assert_not_yet(ex.check_survivor_prediction(0.5), "not what happens")
     assert_not_yet(ex.check_survivor_prediction([2]), "a number")
@@ -243,7 +243,7 @@ def test_matmul_prediction():
     with mh.CountMatmuls() as counter:
         mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(mh.load_journey().batch)
     assert_pass(ex.check_matmul_prediction(sum(counter.counts.values())))
-    assert_not_yet(ex.check_matmul_prediction(None), "no answer yet")
+    assert_not_yet(ex.check_matmul_prediction(None), "no prediction yet")
     assert_not_yet(ex.check_matmul_prediction(6), "not what happens")
     assert_not_yet(ex.check_matmul_prediction(2.5), "whole number")
 

@@ -42,7 +42,12 @@ def check_survivor_prediction(prediction: object) -> CheckResult:
     """Prediction: the survivors of ``nn.Dropout(0.5)`` on a 6x6 matrix of ones equal 2."""
     name = "prediction: the value of a surviving entry"
     if prediction is None:
-        return missing(name, "your guess (a number), then run the next cell to see what happens")
+        return CheckResult(
+            False,
+            name,
+            "no prediction yet -- write your guess (a number) in place of `None`, run this "
+            "cell, then run the next one to see what happens.",
+        )
     value = number(prediction)
     if value is None:
         return fail(name, f"a prediction here is a number, got {prediction!r}.")

@@ -49,7 +49,12 @@ def check_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
     name = "prediction: matmul calls of a 2-head wrapper"
     if prediction is None:
-        return missing(name, "your guess (an int), then run the next cell to see what happens")
+        return CheckResult(
+            False,
+            name,
+            "no prediction yet -- write your guess (an int) in place of `None`, run this "
+            "cell, then run the next one to see what happens.",
+        )
     value = whole_number(prediction)
     if value is None:
         return fail(name, f"a prediction here is a whole number, got {prediction!r}.")

@@ -108,7 +108,12 @@ def check_split_matmul_prediction(prediction: object) -> CheckResult:
     ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
     name = "prediction: matmul calls with 12 heads"
     if prediction is None:
-        return missing(name, "your guess (an int), then run the next cell to see what happens")
+        return CheckResult(
+            False,
+            name,
+            "no prediction yet -- write your guess (an int) in place of `None`, run this "
+            "cell, then run the next one to see what happens.",
+        )
     value = whole_number(prediction)
     if value is None:
         return fail(name, f"a prediction here is a whole number, got {prediction!r}.")
