@@ -185,6 +185,17 @@ def test_odd_answers_never_raise(answer, fragment):
     assert_not_yet(ex.check_build_multihead(answer), fragment)
 
 
+def test_the_empty_scaffold_of_the_lesson():
+    class Scaffold(nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__()
+
+        def forward(self, x):
+            raise NotImplementedError("write forward")
+
+    assert_not_yet(ex.check_build_multihead(Scaffold), "no parameters yet")
+
+
 def test_a_class_whose_forward_raises():
     class Raises(BookMHA):
         def forward(self, x):

@@ -236,6 +236,11 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
     """Copy the reference's parameters into ``module`` by the book's names, checking them."""
     expected = {name: p.shape for name, p in reference.named_parameters()}
     got = {name: p.shape for name, p in module.named_parameters()}
+    if not got:
+        raise _ContractError(
+            "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
+            "__init__ (nn.Linear layers), then write forward following the table."
+        )
     if "out_proj.weight" not in got:
         raise _ContractError(
             "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it to "
