@@ -532,10 +532,30 @@ torch.testing.assert_close(
 print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 
 # %% [markdown]
-# Two pictures of the same computation. Top: the wrapper's two heads, each with its own (2, 3)
-# `W_query` — two small matrix products. Bottom: the split version's one (4, 3) `W_query`, which
-# holds the same numbers, head 1's rows on top of head 2's — one product. (The same holds for
-# `W_key` and `W_value`.)
+# Two pictures of the same computation. First as a flow (the study guide calls the two ways
+# 「叠罗汉」, stacking, and 「切开看」, cutting open):
+#
+# ```mermaid
+# flowchart LR
+#     subgraph wrapper ["wrapper: one module per head"]
+#         x1["x (b, T, d_in)"] --> h1["head 1: W_query, W_key, W_value, attention"]
+#         x1 --> h2["head 2: W_query, W_key, W_value, attention"]
+#         h1 --> cat["cat: (b, T, 2 * head_dim)"]
+#         h2 --> cat
+#     end
+#     subgraph split ["split: one big matrix per projection"]
+#         x2["x (b, T, d_in)"] --> big["W_query, W_key, W_value: (b, T, d_out)"]
+#         big --> cut["view + transpose: (b, h, T, head_dim)"]
+#         cut --> att["attention, all heads in one batched matmul"]
+#         att --> merge["transpose + view: (b, T, d_out)"]
+#         merge --> proj["out_proj"]
+#     end
+# ```
+#
+# Then as matrices. Top: the wrapper's two heads, each with its own (2, 3) `W_query` — two small
+# matrix products. Bottom: the split version's one (4, 3) `W_query`, which holds the same
+# numbers, head 1's rows on top of head 2's — one product. (The same holds for `W_key` and
+# `W_value`; `multihead_from_wrapper` made `out_proj` the identity, so it changes nothing.)
 
 # %%
 fig = mh.figures.plot_wrapper_vs_split(
