@@ -209,8 +209,8 @@ torch.testing.assert_close(attn_weights * keep / (1 - 0.5), attn_dropped)  # wha
 #
 # Dropout makes memorising *harder*; it does not make it impossible, and it adds no information
 # that the data lack. A small experiment shows it: 8 examples with **random** labels (there is no
-# rule to learn, only answers to memorise) and a small network of about 2,700 parameters,
-# trained 300 steps with and without dropout. (The training loop — loss, gradients, optimizer —
+# rule to learn, only answers to memorise) and a small network of 2,692 parameters, trained
+# 300 steps with and without dropout. (The training loop — loss, gradients, optimizer —
 # is the subject of lesson 08; here only the result matters.) We measure the training accuracy
 # in eval mode.
 
@@ -223,6 +223,7 @@ y_tiny = torch.randint(0, 4, (8,))  # (n,) random labels out of 4: nothing to ge
 def train_tiny(p, steps=300):
     torch.manual_seed(1)
     model = nn.Sequential(nn.Linear(16, 128), nn.ReLU(), nn.Dropout(p), nn.Linear(128, 4))
+    assert sum(param.numel() for param in model.parameters()) == 2692
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     for _ in range(steps):
         loss = nn.functional.cross_entropy(model(x_tiny), y_tiny)
@@ -240,10 +241,10 @@ for p, acc in accuracy.items():
 assert accuracy[0.5] == 1.0  # memorised, dropout or not
 
 # %% [markdown]
-# With p = 0.5 the network still learns all 8 random labels by heart. Chance level is 25 %, so a
-# model that had learned anything *general* from these labels would be impossible — it has only
-# memorised. With a data set this small, more data (or a much smaller model) helps; dropout does
-# not.
+# With p = 0.5 the network still learns all 8 random labels by heart (guessing would get 25 %
+# right). The labels are random, so there is nothing general to learn: 100 % on them is pure
+# memorisation, and dropout did not prevent it. Dropout cannot add the information that 8
+# examples lack; only more data can.
 
 # %% [markdown]
 # ## 6. Explore: slide the dropout rate
