@@ -210,7 +210,7 @@ torch.testing.assert_close(attn_weights * keep / (1 - 0.5), attn_dropped)  # wha
 # Dropout makes memorising *harder*; it does not make it impossible, and it adds no information
 # that the data lack. A small experiment shows it: 8 examples with **random** labels (there is no
 # rule to learn, only answers to memorise) and a small network of 2,692 parameters, trained
-# 100 steps of plain gradient descent with and without dropout. (Training — the loss, its
+# 100 steps of plain **gradient descent** (梯度下降) with and without dropout. (Training — the loss, its
 # gradients, the update — is the subject of lesson 08; here only the result matters.) We measure
 # the training accuracy in eval mode.
 

@@ -371,8 +371,8 @@ class MultiHeadAttention(nn.Module):
 # %% [markdown]
 # **Trace the table.** Does the class really produce the shapes of the table? We run it once
 # with sizes that are all different (b=2, T=5, d_in=7, d_out=12, h=3, head_dim=4, so a swapped
-# dimension cannot hide) and record the shape after each operation: forward hooks on `W_query`
-# and `out_proj` (PyTorch calls a hook with a module's input and output), plus a
+# dimension cannot hide) and record the shape after each operation: **forward hooks** (前向钩子)
+# on `W_query` and `out_proj` (PyTorch calls a hook with a module's input and output), plus a
 # `TorchFunctionMode` like lesson 05's `mh.CountMatmuls` that sees every tensor operation
 # (`view`, `transpose`, `@` = `matmul`, ...).
 
