@@ -396,37 +396,47 @@ class ShapeTrace(TorchFunctionMode):
 
 
 sizes = {"b": 2, "T": 5, "d_in": 7, "d_out": 12, "h": 3, "head_dim": 4}
-traced_module = MultiHeadAttention(sizes["d_in"], sizes["d_out"], 8, 0.0, num_heads=sizes["h"])
-trace = ShapeTrace()
-hooks = [
-    traced_module.register_forward_pre_hook(lambda mod, args: trace.record("input", args[0])),
-    traced_module.W_query.register_forward_hook(lambda mod, a, out: trace.record("W_query", out)),
-    traced_module.out_proj.register_forward_hook(lambda mod, a, out: trace.record("out_proj", out)),
-]
-with trace:
-    traced_module(torch.randn(sizes["b"], sizes["T"], sizes["d_in"]))
-for hook in hooks:
-    hook.remove()
 
-traced = [  # the traced call behind each step, in the book's order of operations
-    trace.shapes["input"][0],
-    trace.shapes["W_query"][0],
-    trace.shapes["view"][1],  # views: keys, queries, values, then the merge
-    trace.shapes["transpose"][1],  # transposes: keys, queries, values, ...
-    trace.shapes["matmul"][0],
-    trace.shapes["masked_fill_"][0],
-    trace.shapes["softmax"][0],
-    trace.shapes["matmul"][1],
-    trace.shapes["view"][3],
-    trace.shapes["out_proj"][0],
-]
+
+def trace_forward(module):
+    """Run ``module`` once under a ShapeTrace; return the traced shape behind each table step."""
+    trace = ShapeTrace()
+    hooks = [
+        module.register_forward_pre_hook(lambda mod, args: trace.record("input", args[0])),
+        module.W_query.register_forward_hook(lambda mod, a, out: trace.record("W_query", out)),
+        module.out_proj.register_forward_hook(lambda mod, a, out: trace.record("out_proj", out)),
+    ]
+    with trace:
+        module(torch.randn(sizes["b"], sizes["T"], sizes["d_in"]))
+    for hook in hooks:
+        hook.remove()
+    shapes = trace.shapes
+    masked = shapes.get("masked_fill_") or shapes["masked_fill"]  # in place or not
+    return [  # the call behind each step, in the order forward makes them
+        shapes["input"][0],
+        shapes["W_query"][0],
+        shapes["view"][1],  # views: keys, queries, values, then the merge
+        shapes["transpose"][1],  # transposes: keys, queries, values, ...
+        shapes["matmul"][0],
+        masked[0],
+        shapes["softmax"][0],
+        shapes["matmul"][1],
+        shapes["view"][3],
+        shapes["out_proj"][0],
+    ]
+
+
+args = (sizes["d_in"], sizes["d_out"], 8, 0.0, sizes["h"])  # context_length 8, no dropout
+traced = trace_forward(MultiHeadAttention(*args))  # the class above
+assert traced == trace_forward(mh.MultiHeadAttention(*args))  # the package's class agrees
 for (step, _, _, shape), got in zip(forward_steps, traced, strict=True):
     expected = tuple(sizes[name.strip()] for name in shape.strip("()").split(","))
     print(f"{step:<22} table {shape:<20} = {expected!s:<14} traced {got}")
     assert got == expected, step
 
 # %% [markdown]
-# Every shape in the table is the shape the class computes.
+# Every shape in the table is the shape the class computes — the class above and the package's
+# `mh.MultiHeadAttention`, which the rest of the course uses, alike.
 #
 # **Watch the width convention.** Here `d_out` is the *total* width, split over the heads
 # (head_dim = d_out // num_heads); in lesson 05's wrapper it was the width of each head. The
