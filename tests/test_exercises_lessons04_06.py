@@ -67,18 +67,21 @@ def test_zero_fraction_matches_simulation():
 
 
 def test_manual_dropout():
+    from mhsa_helpers.exercises.lesson04 import exercise_keep_pattern
+
     weights = mh.reference("seed789_masked_renormalized")
-    keep = mh.reference("dropout_seed123_ones") != 0
-    answer = weights * keep / (1 - 0.5)
+    keep = torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25
+    assert torch.equal(keep, exercise_keep_pattern())  # the line the lesson prints
+    answer = weights * keep / (1 - 0.25)
     assert_pass(ex.check_manual_dropout(answer))
-    torch.manual_seed(123)
-    assert_pass(ex.check_manual_dropout(nn.Dropout(0.5)(weights)))  # the real thing agrees
     assert_not_yet(ex.check_manual_dropout(None), "no answer yet", "(6, 6)")
     assert_not_yet(ex.check_manual_dropout(weights * keep), "scale them")
-    assert_not_yet(ex.check_manual_dropout(weights * ~keep / 0.5), "inverted")
+    assert_not_yet(ex.check_manual_dropout(weights * keep * 2), "p = 0.5")
+    assert_not_yet(ex.check_manual_dropout(weights * keep / 0.25), "divides by p")
+    assert_not_yet(ex.check_manual_dropout(weights * ~keep / 0.75), "inverted")
     assert_not_yet(ex.check_manual_dropout(weights.clone()), "nothing was dropped")
     assert_not_yet(ex.check_manual_dropout(answer[:5]), "shape (5, 6)")
-    assert_not_yet(ex.check_manual_dropout(answer * 3), "keep pattern")
+    assert_not_yet(ex.check_manual_dropout(answer * 5), "keep pattern")
     assert_not_yet(ex.check_manual_dropout(answer.tolist()), "torch.Tensor")
     assert_not_yet(ex.check_manual_dropout(keep), "floating-point")
 
@@ -87,13 +90,14 @@ def test_manual_dropout():
 
 
 def test_wrapper_width():
-    wrapper = mh.MultiHeadAttentionWrapper(768, 64, 8, 0.0, num_heads=12)
-    width = wrapper(torch.randn(1, 4, 768)).shape[-1]
+    wrapper = mh.MultiHeadAttentionWrapper(512, 96, 8, 0.0, num_heads=6)
+    width = wrapper(torch.randn(1, 4, 512)).shape[-1]
     assert_pass(ex.check_wrapper_width(width))
-    assert_pass(ex.check_wrapper_width(768.0))
+    assert_pass(ex.check_wrapper_width(576.0))
     assert_not_yet(ex.check_wrapper_width(None), "no answer yet")
-    assert_not_yet(ex.check_wrapper_width(64), "ONE head")
-    assert_not_yet(ex.check_wrapper_width(5), "per head")
+    assert_not_yet(ex.check_wrapper_width(96), "ONE head")
+    assert_not_yet(ex.check_wrapper_width(16), "per head")
+    assert_not_yet(ex.check_wrapper_width(512), "d_in")
     assert_not_yet(ex.check_wrapper_width(100), "num_heads * d_out")
     for odd in ODD_ANSWERS:
         assert not ex.check_wrapper_width(odd)
@@ -128,6 +132,7 @@ def test_head_output_checker_leaves_global_rng_alone():
 
 def test_matmul_count():
     assert_pass(ex.check_matmul_count(12 * (3 + 2)))
+    assert_not_yet(ex.check_matmul_count(60 * 8), "CALLS")
     assert_not_yet(ex.check_matmul_count(None), "no answer yet")
     assert_not_yet(ex.check_matmul_count(36), "projections only")
     assert_not_yet(ex.check_matmul_count(24), "attention matmuls only")
@@ -142,11 +147,12 @@ def test_matmul_count():
 
 
 def test_head_dim():
-    assert_pass(ex.check_head_dim(1600 // 25))
-    assert_pass(ex.check_head_dim(1600 / 25))
+    assert_pass(ex.check_head_dim(4096 // 32))
+    assert_pass(ex.check_head_dim(4096 / 32))
     assert_not_yet(ex.check_head_dim(None), "no answer yet")
-    assert_not_yet(ex.check_head_dim(1600), "total width")
-    assert_not_yet(ex.check_head_dim(1600 * 25), "TOTAL")
+    assert_not_yet(ex.check_head_dim(4096), "total width")
+    assert_not_yet(ex.check_head_dim(4096 * 32), "TOTAL")
+    assert_not_yet(ex.check_head_dim(64), "GPT-2")
     assert_not_yet(ex.check_head_dim(65), "d_out // num_heads")
     for odd in ODD_ANSWERS:
         assert not ex.check_head_dim(odd)

@@ -32,9 +32,25 @@ from .lesson03 import (
     check_one_step_mask,
     check_prediction_changed_weights,
 )
-from .lesson04 import check_dropout_scale, check_manual_dropout, check_zero_fraction
-from .lesson05 import check_head_output, check_matmul_count, check_wrapper_width
-from .lesson06 import check_head_dim, check_mha_parameter_count, check_split_into_heads
+from .lesson04 import (
+    check_dropout_scale,
+    check_manual_dropout,
+    check_survivor_prediction,
+    check_zero_fraction,
+)
+from .lesson05 import (
+    check_head_output,
+    check_matmul_count,
+    check_matmul_prediction,
+    check_wrapper_width,
+)
+from .lesson06 import (
+    check_build_multihead,
+    check_head_dim,
+    check_mha_parameter_count,
+    check_split_into_heads,
+    check_split_matmul_prediction,
+)
 from .lesson07 import check_head_entropy, check_row_entropy, check_sharpest_head
 from .lesson08 import check_initial_loss, check_offset_attention, check_shift_targets
 from .lesson09 import check_attention_matrix_bytes, check_fused_qkv_weight
@@ -48,6 +64,7 @@ __all__ = [
     "check_attention_received",
     "check_attn_weights_3",
     "check_build_causal_weights",
+    "check_build_multihead",
     "check_build_self_attention",
     "check_causal_mask_4",
     "check_chunk_mask",
@@ -66,6 +83,7 @@ __all__ = [
     "check_manual_dropout",
     "check_masked_softmax",
     "check_matmul_count",
+    "check_matmul_prediction",
     "check_mha_parameter_count",
     "check_offset_attention",
     "check_one_step_mask",
@@ -78,7 +96,9 @@ __all__ = [
     "check_shift_targets",
     "check_softmax_rows",
     "check_split_into_heads",
+    "check_split_matmul_prediction",
     "check_stable_softmax",
+    "check_survivor_prediction",
     "check_v1_to_v2",
     "check_v2_to_v1",
     "check_wrapper_width",

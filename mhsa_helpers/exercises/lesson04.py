@@ -3,8 +3,10 @@
 * ``check_dropout_scale(answer)`` -- the factor a surviving entry is multiplied by when p = 0.2.
 * ``check_zero_fraction(answer)`` -- the expected fraction of zeros in a 6x6 causal weight matrix
   after dropout with p = 0.5 (masked entries plus dropped ones).
-* ``check_manual_dropout(answer)`` -- what ``nn.Dropout(0.5)`` does to the book's seed-789 causal
-  weights, computed by hand from the keep pattern of the book's seed-123 example.
+* ``check_manual_dropout(answer)`` -- dropout with p = 0.25 done by hand on the book's seed-789
+  causal weights, given the keep pattern ``exercise_keep_pattern()`` (True = kept).
+* ``check_survivor_prediction(prediction)`` -- the predict-then-run moment: the value of the
+  entries of a 6x6 matrix of ones that survive ``nn.Dropout(0.5)``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,46 @@ import torch
 from ..data import reference
 from ._common import CheckResult, fail, missing, number, ok, tensor_answer
 
-__all__ = ["check_dropout_scale", "check_manual_dropout", "check_zero_fraction"]
+__all__ = [
+    "check_dropout_scale",
+    "check_manual_dropout",
+    "check_survivor_prediction",
+    "check_zero_fraction",
+    "exercise_keep_pattern",
+]
+
+EXERCISE_P = 0.25
+
+
+def exercise_keep_pattern() -> torch.Tensor:
+    """The (6, 6) keep pattern of exercise 3 (True = kept), drawn with its own generator.
+
+    The lesson builds the same tensor with the same line:
+    ``torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25``.
+    """
+    return torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= EXERCISE_P
+
+
+def check_survivor_prediction(prediction: object) -> CheckResult:
+    """Prediction: the survivors of ``nn.Dropout(0.5)`` on a 6x6 matrix of ones equal 2."""
+    name = "prediction: the value of a surviving entry"
+    if prediction is None:
+        return CheckResult(
+            False,
+            name,
+            "no prediction yet -- write your guess (a number) in place of `None`, run this "
+            "cell, then run the next one to see what happens.",
+        )
+    value = number(prediction)
+    if value is None:
+        return fail(name, f"a prediction here is a number, got {prediction!r}.")
+    if math.isclose(value, 2.0, abs_tol=1e-4):
+        return ok(name, "right -- the next cell shows it; section 2 explains why.")
+    return fail(
+        name,
+        "not what happens. Run the next cell and look at the entries that are not 0; then think "
+        "about what happens to the average of the matrix when half of it is zeroed.",
+    )
 
 
 def check_dropout_scale(answer: object) -> CheckResult:
@@ -73,24 +114,26 @@ def check_zero_fraction(answer: object) -> CheckResult:
 
 
 def check_manual_dropout(answer: object) -> CheckResult:
-    """The seed-789 causal weights times the keep pattern of ``dropout_seed123_ones``, times 2."""
-    name = "dropout by hand"
+    """The seed-789 causal weights, kept where ``exercise_keep_pattern()`` is True, / (1 - 0.25)."""
+    name = "dropout by hand, p=0.25"
     weights = reference("seed789_masked_renormalized")  # (6, 6)
-    keep = reference("dropout_seed123_ones") != 0  # (6, 6) bool
-    expected = torch.where(keep, weights / (1 - 0.5), torch.zeros(()))  # (6, 6)
+    keep = exercise_keep_pattern()  # (6, 6) bool
+    expected = torch.where(keep, weights / (1 - EXERCISE_P), torch.zeros(()))  # (6, 6)
 
     def hint(got: torch.Tensor) -> str:
         got = got.detach().to(torch.float32).cpu()
         if torch.allclose(got, weights * keep, atol=1e-4):
-            return "the right entries survive, but scale them by 1 / (1 - p) = 2."
-        if torch.allclose(got, weights * ~keep / 0.5, atol=1e-4):
-            return "the mask is inverted: keep the entries where the ones example shows a 2."
+            return "the right entries survive, but scale them by 1 / (1 - p)."
+        if torch.allclose(got, weights * keep * 2, atol=1e-4):
+            return "x2 is the factor for p = 0.5; here p = 0.25."
+        if torch.allclose(got, weights * keep / EXERCISE_P, atol=1e-4):
+            return "that divides by p; survivors are divided by 1 - p, the fraction that survives."
+        if torch.allclose(got, weights * ~keep / (1 - EXERCISE_P), atol=1e-4):
+            return "the mask is inverted: keep the entries where keep_ex is True."
         if torch.allclose(got, weights, atol=1e-4):
-            return (
-                "nothing was dropped: multiply by the keep pattern (True where the example is 2)."
-            )
-        return "multiply the weights by the keep pattern, then by 1 / (1 - 0.5)."
+            return "nothing was dropped: multiply by the keep pattern keep_ex."
+        return "multiply the weights by the keep pattern, then by 1 / (1 - p)."
 
     if answer is None:
-        return missing(name, "the (6, 6) tensor nn.Dropout(0.5) would give")
+        return missing(name, "the (6, 6) dropped weights")
     return tensor_answer(name, answer, expected, what="the (6, 6) dropped weights", hint=hint)

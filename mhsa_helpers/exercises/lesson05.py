@@ -1,9 +1,13 @@
 """Checkers for lesson 05, multi-head attention (多头注意力) as a wrapper of separate heads.
 
-* ``check_wrapper_width(answer)`` -- output width of a wrapper with d_out=64 per head, 12 heads.
+* ``check_wrapper_width(answer)`` -- output width of a wrapper with d_in=512, d_out=96 per head
+  and 6 heads.
 * ``check_head_output(answer)`` -- head 3's part of the output of the book's wrapper built with
   3 heads (seed 123, d_out=2), sliced out of the concatenation.
-* ``check_matmul_count(answer)`` -- matrix multiplications in one forward pass of a 12-head wrapper.
+* ``check_matmul_count(answer)`` -- matrix multiplications in one forward pass of a 12-head wrapper
+  on a batch of 8 sequences of 100 tokens.
+* ``check_matmul_prediction(prediction)`` -- the predict-then-run moment: matmul calls of a
+  2-head wrapper.
 """
 
 from __future__ import annotations
@@ -14,24 +18,53 @@ from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
 from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
 
-__all__ = ["check_head_output", "check_matmul_count", "check_wrapper_width"]
+__all__ = [
+    "check_head_output",
+    "check_matmul_count",
+    "check_matmul_prediction",
+    "check_wrapper_width",
+]
 
 
 def check_wrapper_width(answer: object) -> CheckResult:
-    """A wrapper with ``d_out=64`` per head and ``num_heads=12`` outputs 12 * 64 = 768 columns."""
+    """``MultiHeadAttentionWrapper(512, 96, 256, 0.1, num_heads=6)``: 6 * 96 = 576 columns."""
     name = "wrapper output width"
     if answer is None:
         return missing(name, "the size of the output's last dimension (an int)")
     value = whole_number(answer)
     if value is None:
         return fail(name, f"expected a whole number, got {answer!r}.")
-    if value == 768:
-        return ok(name, "correct: 12 heads x 64 = 768, concatenated side by side.")
-    if value == 64:
-        return fail(name, "64 is ONE head's width. The wrapper concatenates all 12 heads.")
-    if value in (5, 6):
+    if value == 6 * 96:
+        return ok(name, "correct: 6 heads x 96 = 576, concatenated side by side.")
+    if value == 96:
+        return fail(name, "96 is ONE head's width. The wrapper concatenates all 6 heads.")
+    if value == 96 // 6:
         return fail(name, "in the wrapper d_out is per head, it is not split: nothing is divided.")
+    if value == 512:
+        return fail(name, "512 is d_in, the width of the input. What does each head output?")
     return fail(name, "output width = num_heads * d_out in the wrapper.")
+
+
+def check_matmul_prediction(prediction: object) -> CheckResult:
+    """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
+    name = "prediction: matmul calls of a 2-head wrapper"
+    if prediction is None:
+        return CheckResult(
+            False,
+            name,
+            "no prediction yet -- write your guess (an int) in place of `None`, run this "
+            "cell, then run the next one to see what happens.",
+        )
+    value = whole_number(prediction)
+    if value is None:
+        return fail(name, f"a prediction here is a whole number, got {prediction!r}.")
+    if value == 2 * (3 + 2):
+        return ok(name, "right -- the next cell counts them.")
+    return fail(
+        name,
+        "not what happens. Run the next cell, then find in CausalAttention.forward every "
+        "nn.Linear call and every @ -- and remember the wrapper runs each head's forward.",
+    )
 
 
 def _wrapper_output(num_heads: int = 3) -> torch.Tensor:
@@ -64,15 +97,25 @@ def check_head_output(answer: object) -> CheckResult:
 
 
 def check_matmul_count(answer: object) -> CheckResult:
-    """12 heads x (3 projections + Q @ K^T + weights @ V) = 60 matmuls per forward pass."""
-    name = "matmuls in a 12-head wrapper"
+    """12 heads x (3 projections + Q @ K^T + weights @ V) = 60 calls, whatever the batch size."""
+    name = "matmuls of a 12-head wrapper on a (8, 100, d_in) batch"
     if answer is None:
         return missing(name, "the number of matrix multiplications (an int)")
     value = whole_number(answer)
     if value is None:
         return fail(name, f"expected a whole number, got {answer!r}.")
     if value == 60:
-        return ok(name, "correct: 12 x (3 projections + 2 attention matmuls) = 60.")
+        return ok(
+            name,
+            "correct: 12 x (3 projections + 2 attention matmuls) = 60; one call handles all 8 "
+            "sequences (a batched matmul), so the batch size does not change the count.",
+        )
+    if value in (60 * 8, 60 * 100, 60 * 800):
+        return fail(
+            name,
+            "the count is of CALLS: one nn.Linear or @ call handles every sequence and token of "
+            "the batch at once. Does the batch size change how often forward runs each line?",
+        )
     if value == 36:
         return fail(
             name, "36 are the projections only; each head also computes Q @ K^T and weights @ V."

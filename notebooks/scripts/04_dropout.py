@@ -19,16 +19,18 @@
 # dropout into the book's `CausalAttention` class, which takes a whole **batch** (批次).
 #
 # **Learning goals**
-# 1. Apply `nn.Dropout` and explain the 1/(1-p) scaling of the surviving values (the book's
-#    6x6 example: survivors become 2).
+# 1. Apply `nn.Dropout` and explain the $1/(1-p)$ scaling of the surviving values (the book's
+#    6x6 example).
 # 2. Switch dropout off with `.eval()` and explain why the average stays the same.
-# 3. Know where dropout sits in attention and which rates real models use.
+# 3. Know where dropout sits in attention, which rates real models use, and what dropout cannot
+#    do (rescue a tiny data set).
 # 4. Build `CausalAttention` with the mask as a **buffer** (缓冲区, `register_buffer`) and run it
 #    on a batch (2, 6, 3).
 #
 # **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
 # weights.
-# **Time:** about 30 minutes.
+# **Time:** about 50 minutes for a careful first reading that runs every cell and tries the
+# prediction and the three exercises (the cells themselves run in a few seconds).
 #
 # **Shape contract:** `CausalAttention`: `(b, T, d_in)` → `(b, T, d_out)`; dropout acts on the
 # `(b, T, T)` weights, in training mode only.
@@ -39,6 +41,7 @@ import torch
 from torch import nn
 
 import mhsa_helpers as mh
+import mhsa_helpers.exercises
 
 mh.setup_lesson()
 journey = mh.load_journey()
@@ -48,8 +51,15 @@ words = journey.words
 # ## 1. Dropout on a matrix of ones
 #
 # The book's demonstration: dropout with rate p = 0.5 (half of the entries are dropped on
-# average) applied to a 6x6 matrix of ones, right after `torch.manual_seed(123)`. Look at the
-# values that survive: they are not 1.
+# average) applied to a 6x6 matrix of ones, right after `torch.manual_seed(123)`.
+#
+# **Predict, then run.** About half of the 36 ones become 0. What value do you expect the
+# entries that *survive* to have? Write your guess in place of `None` and run the cell (the
+# checker says whether you were right, without the answer); then run the next cell.
+
+# %%
+prediction = None  # YOUR PREDICTION HERE: the value of a surviving entry
+mhsa_helpers.exercises.check_survivor_prediction(prediction)
 
 # %%
 torch.manual_seed(123)
@@ -66,7 +76,8 @@ torch.testing.assert_close(dropped, journey.reference["dropout_seed123_ones"], a
 print("matches the book's printed values")
 print("zeros:", int((dropped == 0).sum()), "of", dropped.numel())
 assert int((dropped == 0).sum()) == 15
-print("survivors are all", dropped[dropped != 0].unique().item(), "= 1 / (1 - 0.5)")
+survivor = dropped[dropped != 0].unique().item()
+print("survivors are all", survivor, "= 1 / (1 - 0.5)", "| your prediction:", prediction)
 
 # %% [markdown]
 # Fifteen of 36 entries were dropped this time: "p = 0.5" is a probability per entry, not an
@@ -76,8 +87,13 @@ print("survivors are all", dropped[dropped != 0].unique().item(), "= 1 / (1 - 0.
 #
 # After dropout only a fraction 1 - p of the values is left, so the total signal would shrink by
 # that factor. Dividing the survivors by 1 - p compensates: *on average* each entry stays what it
-# was. Averaged over many random draws, the dropped matrix of ones is (close to) a matrix of
-# ones.
+# was. With a random keep mask $m_{ij}$ that is 1 with probability $1 - p$ and 0 otherwise,
+#
+# $$\operatorname{dropout}(a)_{ij} = \frac{m_{ij}}{1-p}\,a_{ij}, \qquad
+# \mathbb{E}\big[\operatorname{dropout}(a)_{ij}\big] = (1-p)\cdot\frac{a_{ij}}{1-p} + p\cdot 0
+# = a_{ij}.$$
+#
+# Averaged over many random draws, the dropped matrix of ones is (close to) a matrix of ones.
 
 # %%
 torch.manual_seed(123)
@@ -88,6 +104,25 @@ print(f"fraction of zeros: {(draws == 0).float().mean():.3f}")
 assert abs(mean.item() - 1.0) < 0.02
 assert abs((draws == 0).float().mean().item() - 0.5) < 0.01
 
+# %% [markdown]
+# The same measurement for other rates. For each p we drop 2000 copies of the 6x6 ones and
+# measure three things: the fraction of entries kept, the value of a survivor, and the mean of
+# all entries. The grey curves are $1 - p$ and $1/(1-p)$.
+
+# %%
+samples = {}
+for p in [0.1, 0.3, 0.5, 0.7, 0.9]:
+    torch.manual_seed(123)
+    samples[p] = nn.Dropout(p)(torch.ones(2000, 6, 6))  # (2000, 6, 6)
+    kept = samples[p] != 0
+    assert torch.allclose(samples[p][kept], torch.tensor(1 / (1 - p)))  # every survivor
+    assert abs(samples[p].mean().item() - 1.0) < 0.02  # the mean stays 1
+fig = mh.figures.plot_dropout_scaling(samples)
+plt.show()
+
+# %% [markdown]
+# The higher p, the fewer survivors and the bigger each one — the product, the mean entry, stays
+# at 1 for every rate.
 # %% [markdown]
 # ## 3. Training mode and evaluation mode
 #
@@ -160,17 +195,60 @@ assert (attn_dropped[1] == 0).all()  # the row of "journey" lost both of its wei
 
 # %% [markdown]
 # Rows no longer sum to 1 — the row of "journey" lost everything this time. That is fine in
-# training: the next draw is different, and on average every row still sums to 1. The heatmaps
-# show it: the causal triangle is full on the left, full of holes on the right.
+# training: the next draw is different, and on average every row still sums to 1. The picture
+# shows the three pieces of the computation: the weights, the keep mask the seed drew (the same
+# as for the ones), and their product scaled by $1/(1-p) = 2$.
 
 # %%
-fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
-mh.plot_attention(attn_weights, words, ax=ax_before, title="Causal weights (eval)")
-mh.plot_attention(attn_dropped, words, ax=ax_after, title="After dropout p=0.5 (train)")
+fig = mh.figures.plot_dropout_mask(attn_weights, keep, 0.5, words)
 plt.show()
+torch.testing.assert_close(attn_weights * keep / (1 - 0.5), attn_dropped)  # what the figure shows
 
 # %% [markdown]
-# ## 5. Explore: slide the dropout rate
+# ## 5. What dropout cannot do: rescue a tiny data set
+#
+# Dropout makes memorising *harder*; it does not make it impossible, and it adds no information
+# that the data lack. A small experiment shows it: 8 examples with **random** labels (there is no
+# rule to learn, only answers to memorise) and a small network of 2,692 parameters, trained
+# 100 steps of plain **gradient descent** (梯度下降) with and without dropout. (Training — the loss, its
+# gradients, the update — is the subject of lesson 08; here only the result matters.) We measure
+# the training accuracy in eval mode.
+
+# %%
+torch.manual_seed(0)
+x_tiny = torch.randn(8, 16)  # (n, features): 8 examples
+y_tiny = torch.randint(0, 4, (8,))  # (n,) random labels out of 4: nothing to generalise
+
+
+def train_tiny(p, steps=100, lr=0.5):
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(16, 128), nn.ReLU(), nn.Dropout(p), nn.Linear(128, 4))
+    assert sum(param.numel() for param in model.parameters()) == 2692
+    for _ in range(steps):  # model is in training mode: dropout is on
+        loss = nn.functional.cross_entropy(model(x_tiny), y_tiny)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for param in model.parameters():
+                param -= lr * param.grad  # one step of gradient descent
+    model.eval()
+    with torch.no_grad():
+        return (model(x_tiny).argmax(-1) == y_tiny).float().mean().item()
+
+
+accuracy = {p: train_tiny(p) for p in [0.0, 0.5]}
+for p, acc in accuracy.items():
+    print(f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels")
+assert accuracy[0.5] == 1.0  # memorised, dropout or not
+
+# %% [markdown]
+# With p = 0.5 the network still learns all 8 random labels by heart (guessing would get 25 %
+# right). The labels are random, so there is nothing general to learn: 100 % on them is pure
+# memorisation, and dropout did not prevent it. Dropout cannot add the information that 8
+# examples lack; only more data can.
+
+# %% [markdown]
+# ## 6. Explore: slide the dropout rate
 #
 # Move the **dropout** slider: the higher p, the fewer weights survive and the more they are
 # scaled up (x1.11 at p = 0.1, x10 at p = 0.9). Move the **seed** slider for another random
@@ -183,21 +261,21 @@ explorer
 
 # %% [markdown]
 # Moving a slider re-runs the function behind the widget; its result is the dropped matrix.
-# Here is what p = 0.2 (a realistic training rate) does:
+# Here is what p = 0.1 (a realistic training rate) does:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-explorer.kwargs_widgets[0].value = 0.2  # the "dropout" slider
-dropped_02 = explorer.result  # (T, T)
-kept = dropped_02 != 0
-torch.testing.assert_close(dropped_02[kept], attn_weights[kept] / 0.8)  # survivors x1.25
+explorer.kwargs_widgets[0].value = 0.1  # the "dropout" slider
+dropped_01 = explorer.result  # (T, T)
+kept = dropped_01 != 0
+torch.testing.assert_close(dropped_01[kept], attn_weights[kept] / 0.9)  # survivors x1.11
 assert not kept[future].any()  # the masked future stays masked
 
 # %%
-print(f"p=0.2: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights survive, x1.25")
+print(f"p=0.1: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights survive, x1.11")
 
 # %% [markdown]
-# ## 6. The `CausalAttention` class
+# ## 7. The `CausalAttention` class
 #
 # Now we put together everything since lesson 02 in one module, as the book does:
 # trainable projections, the causal mask, scaling by $\sqrt{d_k}$, dropout on the weights. Two
@@ -259,7 +337,7 @@ for sequence in context_vecs:  # (T, d_out) each
 print("matches the book's printed values")
 
 # %% [markdown]
-# ## 7. Why `register_buffer`?
+# ## 8. Why `register_buffer`?
 #
 # The mask is not learned, so it must not be a **parameter** (no gradient, not touched by the
 # optimizer). But it is part of the module's state: it must be saved with the model and must move
@@ -317,14 +395,13 @@ torch.testing.assert_close(ca_drop(batch), context_vecs)  # same weights as ca (
 print("train: random, eval: deterministic and equal to the dropout-free module")
 
 # %% [markdown]
-# ## 8. Check: our class equals `mh.CausalAttention`
-#
-# The course package has the same class (plus input checks and an optional
-# `return_weights=True`). Same seed, same layers in the same order, so the same weights, and
-# the outputs are equal bit for bit, with dropout off and with dropout on (same seed before the
-# call, same random draw).
+# **Check cell (collapsed; it serves the course's tests).** The course package has the same
+# class (plus input checks and an optional `return_weights=True`); the rest of the course uses
+# `mh.CausalAttention`. The hidden cell below proves the two are the same: same seed, same layers
+# in the same order, so the same weights, and outputs equal bit for bit with dropout off and on
+# (same seed before the call, same random draw). Click it to expand it.
 
-# %%
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.manual_seed(123)
 ours = CausalAttention(3, 2, 6, dropout=0.5)
 torch.manual_seed(123)
@@ -336,8 +413,10 @@ print(mh.assert_same_module(ours, theirs, batch))
 # ## Summary
 #
 # * **Dropout** (随机失活) zeroes each value with probability p during training and multiplies
-#   the survivors by 1/(1-p), so the expected value of every entry is unchanged. The book's 6x6
+#   the survivors by $1/(1-p)$, so the expected value of every entry is unchanged. The book's 6x6
 #   ones with seed 123 and p = 0.5: 15 zeros, survivors equal 2.
+# * Dropout does not stop a big model from memorising a tiny data set (8 random labels, learned
+#   by heart with p = 0.5).
 # * `.eval()` switches dropout off (output identical to the input); `.train()` switches it on.
 # * In attention, dropout acts on the weights after the softmax (the book's choice); rows then
 #   no longer sum to 1, but do on average. GPT training uses p = 0.1–0.2.
@@ -354,8 +433,6 @@ print(mh.assert_same_module(ours, theirs, batch))
 # multiply the values that survive? (A number.)
 
 # %%
-import mhsa_helpers.exercises
-
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_dropout_scale(answer)
 
@@ -369,11 +446,13 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
 # %% [markdown]
-# **Exercise 3.** Dropout by hand, without `nn.Dropout`: with the book's seed 123, p = 0.5
-# keeps exactly the entries where `journey.reference["dropout_seed123_ones"]` is not zero
-# (section 1). Use that pattern to compute what `nn.Dropout(0.5)` makes of the causal weights
-# `attn_weights` (6, 6).
+# **Exercise 3.** Dropout by hand, without `nn.Dropout`. A dropout layer with **p = 0.25** drew
+# the keep pattern `keep_ex` below (True = kept) for the causal weights `attn_weights` (6, 6) of
+# section 4. Compute what the layer outputs.
 
 # %%
+keep_ex = torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, T)
+print(keep_ex.int())
+
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_manual_dropout(answer)

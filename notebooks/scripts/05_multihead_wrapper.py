@@ -26,8 +26,19 @@
 # 3. See that each head is an independent module, and look at each head's attention weights.
 # 4. Count the cost: one matrix multiplication per head for each projection.
 #
+# In formulas (the notation of "Attention Is All You Need"), head $i$ has its own projection
+# matrices $W_i^Q, W_i^K, W_i^V$ and runs the causal attention of lesson 04:
+#
+# $$\text{head}_i = \text{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
+# \text{Attention}(Q, K, V) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}\Big)V,$$
+#
+# and the wrapper puts the heads side by side:
+# $\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$. (Lesson 06 adds
+# the output matrix $W^O$ after the concatenation.)
+#
 # **Prerequisites:** lesson 04 (`04_dropout`): the `CausalAttention` class.
-# **Time:** about 25 minutes.
+# **Time:** about 50 minutes for a careful first reading that runs every cell and tries the
+# prediction and the three exercises (the cells themselves run in a few seconds).
 #
 # **Shape contract:** `MultiHeadAttentionWrapper`: `(b, T, d_in)` → `(b, T, num_heads * d_out)`;
 # each head: `(b, T, d_in)` → `(b, T, d_out)`.
@@ -40,6 +51,7 @@ import torch
 from torch import nn
 
 import mhsa_helpers as mh
+import mhsa_helpers.exercises
 
 mh.setup_lesson()
 journey = mh.load_journey()
@@ -54,9 +66,13 @@ batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
 # (so their parameters are registered), runs each one on the same input, and concatenates the
 # results along the last dimension:
 #
-# ```
-# x (b, T, d_in) ──> head 1: own W_query / W_key / W_value ──> (b, T, d_out) ─┐
-#                ──> head 2: own W_query / W_key / W_value ──> (b, T, d_out) ─┴─> cat ─> (b, T, 2 * d_out)
+# ```mermaid
+# flowchart LR
+#     x["x (b, T, d_in)"] --> h1["head 1: own W_query, W_key, W_value"]
+#     x --> h2["head 2: own W_query, W_key, W_value"]
+#     h1 -- "(b, T, d_out)" --> cat["torch.cat(..., dim=-1)"]
+#     h2 -- "(b, T, d_out)" --> cat
+#     cat --> out["(b, T, 2 * d_out)"]
 # ```
 
 
@@ -114,6 +130,17 @@ torch.testing.assert_close(
     context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
 )
 print("columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2")
+
+# %% [markdown]
+# The picture of the same thing, for the first sequence of the batch: each head's (6, 2)
+# context vectors, and the concatenation in which every head keeps its own two columns.
+
+# %%
+with torch.no_grad():
+    head_outputs = [head(batch)[0] for head in mha.heads]  # each (T, d_out)
+fig = mh.figures.plot_heads_concat(head_outputs, words)
+plt.show()
+assert torch.equal(torch.cat(head_outputs, dim=-1), context_vecs[0])  # what the figure shows
 
 # %% [markdown]
 # The heads share nothing: every head has its own three projection matrices. The module's
@@ -197,21 +224,41 @@ print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
 # %% [markdown]
 # ## 6. The cost: one matmul per head and per projection
 #
-# The wrapper is easy to read, but it runs the heads one after another. Per head, `forward`
-# calls `W_query`, `W_key`, `W_value` (three small matrix products) and then `Q @ K^T` and
-# `weights @ V`. Let us count the matrix multiplications instead of guessing.
+# The wrapper is easy to read, but it runs the heads one after another. How many matrix
+# multiplications does that take? We will count them instead of guessing:
 # `mh.CountMatmuls` is a `torch.overrides.TorchFunctionMode` (20 lines in
 # `mhsa_helpers/checks.py`): it sees every torch function called inside its `with` block and
 # counts the `linear` (the `nn.Linear` layers) and `matmul` (`@`) calls.
+#
+# **Predict, then run.** How many calls (`nn.Linear` plus `@`) does one forward pass of our
+# 2-head `mha` make? Look at `CausalAttention.forward` in lesson 04, write your guess in place of
+# `None`, run the cell, then run the next one.
 
 # %%
-for num_heads in [1, 2, 4, 12]:
+prediction = None  # YOUR PREDICTION HERE: linear + matmul calls of the 2-head wrapper
+mhsa_helpers.exercises.check_matmul_prediction(prediction)
+
+# %%
+with mh.CountMatmuls() as counter:
+    mha(batch)
+print("2 heads:", counter.counts, "| total", sum(counter.counts.values()))
+print("your prediction:", prediction)
+
+# %% [markdown]
+# Per head, `forward` calls `W_query`, `W_key`, `W_value` (three small matrix products) and then
+# `Q @ K^T` and `weights @ V`. The same count for 1 to 4 heads:
+
+# %%
+wrapper_counts = {}
+for num_heads in [1, 2, 3, 4]:
     torch.manual_seed(123)
     wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
     with mh.CountMatmuls() as counter:
         wrapper(batch)
-    print(f"{num_heads:>2} heads: {counter.counts}")
+    wrapper_counts[num_heads] = counter.counts
     assert counter.counts == {"linear": 3 * num_heads, "matmul": 2 * num_heads}
+fig = mh.figures.plot_matmul_counts({"wrapper": wrapper_counts})
+plt.show()
 
 # %% [markdown]
 # Five products per head, so 5 × `num_heads` per forward pass. The total arithmetic is the same
@@ -258,13 +305,13 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 # The two give the same numbers (the last cell's `assert_close`). Lesson 06 turns that
 # observation into a class: one big `W_query`, `W_key`, `W_value`, split into heads afterwards.
 #
-# ## 7. Check: our class equals `mh.MultiHeadAttentionWrapper`
-#
-# The package's wrapper is the same class plus argument and input checks. Same seed, same
-# parameters in the same order, so the outputs are equal bit for bit — also in training mode
-# with dropout, when the dropout draws are seeded the same way.
+# **Check cell (collapsed; it serves the course's tests).** The package's wrapper,
+# `mh.MultiHeadAttentionWrapper`, is the same class plus argument and input checks. The hidden
+# cell below proves it: same seed, same parameters in the same order, so the outputs are equal
+# bit for bit — also in training mode with dropout, when the dropout draws are seeded the same
+# way. Click it to expand it.
 
-# %%
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.manual_seed(123)
 ours = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
 torch.manual_seed(123)
@@ -290,12 +337,11 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # Solutions: `solutions/05_multihead_wrapper_solutions.ipynb`.
 #
-# **Exercise 1.** A `MultiHeadAttentionWrapper(d_in=768, d_out=64, context_length=1024,
-# dropout=0.1, num_heads=12)`: how wide is its output (the size of the last dimension)?
+# **Exercise 1.** A `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256,
+# dropout=0.1, num_heads=6)`: how wide is its output (the size of the last dimension)? Work it
+# out first; then you may build it on the `meta` device to confirm.
 
 # %%
-import mhsa_helpers.exercises
-
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_wrapper_width(answer)
 
@@ -310,8 +356,8 @@ mhsa_helpers.exercises.check_head_output(answer)
 
 # %% [markdown]
 # **Exercise 3.** How many matrix multiplications (`nn.Linear` calls plus `@`) does one forward
-# pass of a 12-head `MultiHeadAttentionWrapper` make? Reason it out first, then check with
-# `mh.CountMatmuls`.
+# pass of a 12-head `MultiHeadAttentionWrapper` make on a batch of **8 sequences of 100 tokens**
+# (x of shape (8, 100, d_in))? Reason it out first, then check with `mh.CountMatmuls`.
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -18,19 +18,31 @@
 # head at once. An **output projection** (输出投影, `out_proj`) mixes the heads at the end. Then
 # we prove that this is the same function as the wrapper.
 #
+# The formulas are those of lesson 05 plus the output matrix $W^O$:
+#
+# $$\text{head}_i = \text{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
+# \text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)\,W^O .$$
+#
+# What is new is *where* the $W_i^Q$ live: not in $h$ separate matrices, but side by side in one
+# big $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$, so that one product $XW^Q$
+# computes every head's queries, and head $i$ reads its own block of columns.
+#
 # **Learning goals**
 # 1. Split a (b, T, d_out) projection into heads: `view` to (b, T, num_heads, head_dim), then
 #    `transpose(1, 2)` to (b, num_heads, T, head_dim), with `head_dim = d_out // num_heads`
 #    (每头维度).
 # 2. Check that one 4-D matmul equals the per-head loop, and merge the heads back
 #    (`contiguous().view` versus `reshape`).
-# 3. Build `MultiHeadAttention` with `out_proj` and reproduce the book's numbers.
+# 3. Build `MultiHeadAttention` yourself from the 10-step table of the forward pass (a checker
+#    runs contract tests on your class), then compare with the book's class and its numbers.
 # 4. Prove wrapper and split version compute the same thing (`mh.multihead_from_wrapper`), and
 #    see why "the same" means bit for bit only sometimes.
-# 5. Count the parameters at GPT-2 sizes.
+# 5. Count the parameters at GPT-2 sizes, and see why more heads cost no extra parameters.
 #
 # **Prerequisites:** lesson 05 (`05_multihead_wrapper`).
-# **Time:** about 40 minutes.
+# **Time:** about 90 minutes for a careful first reading that runs every cell, makes the
+# prediction, builds the class (section 5; plan 30 of the 90 minutes for it) and tries the
+# three exercises. The cells themselves run in a few seconds.
 #
 # **Shape contract:** `MultiHeadAttention`: `(b, T, d_in)` → `(b, T, d_out)`; inside, each of
 # Q, K, V is `(b, num_heads, T, head_dim)` and the weights are `(b, num_heads, T, T)`.
@@ -38,9 +50,12 @@
 # %%
 import matplotlib.pyplot as plt
 import torch
+from IPython.display import Markdown
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 import mhsa_helpers as mh
+import mhsa_helpers.exercises
 
 mh.setup_lesson()
 journey = mh.load_journey()
@@ -108,17 +123,50 @@ print("batched matmul == per-head loop (torch.equal)")
 
 # %% [markdown]
 # The book shows the same on a small (1, 2, 3, 4) tensor — one sequence, 2 heads, 3 tokens,
-# head_dim 4. We use a seeded random one of that shape:
+# head_dim 4 — written out number by number. Here it is, with the result the book prints:
 
 # %%
-torch.manual_seed(123)
-a = torch.rand(1, 2, 3, 4)  # (b, h, T, head_dim)
+a = torch.tensor(
+    [
+        [
+            [
+                [0.2745, 0.6584, 0.2775, 0.8573],
+                [0.8993, 0.0390, 0.9268, 0.7388],
+                [0.7179, 0.7058, 0.9156, 0.4340],
+            ],
+            [
+                [0.0772, 0.3565, 0.1479, 0.5331],
+                [0.4066, 0.2318, 0.4545, 0.9737],
+                [0.4606, 0.5159, 0.4220, 0.5786],
+            ],
+        ]
+    ]
+)  # (b, h, T, head_dim) = (1, 2, 3, 4)
 all_heads = a @ a.transpose(2, 3)  # (b, h, T, T)
+print(all_heads)
+
+book_result = torch.tensor(
+    [
+        [
+            [[1.3208, 1.1631, 1.2879], [1.1631, 2.2150, 1.8424], [1.2879, 1.8424, 2.0402]],
+            [[0.4391, 0.7003, 0.5903], [0.7003, 1.3737, 1.0620], [0.5903, 1.0620, 0.9912]],
+        ]
+    ]
+)  # (1, 2, 3, 3), as printed in the book
+torch.testing.assert_close(all_heads, book_result, atol=1e-4, rtol=0)
+print("matches the book's printed values")
+
+# %% [markdown]
+# The book then computes each head on its own, `first_head = a[0, 0] @ a[0, 0].T` and the same
+# for head 2: the batched product holds exactly these two matrices.
+
+# %%
 first_head = a[0, 0] @ a[0, 0].T  # (T, T)
 second_head = a[0, 1] @ a[0, 1].T  # (T, T)
 assert torch.equal(all_heads[0, 0], first_head)
 assert torch.equal(all_heads[0, 1], second_head)
-print(all_heads)
+print("First head:\n", first_head)
+print("Second head:\n", second_head)
 
 # %% [markdown]
 # The rest of attention works per head unchanged: mask, scale by $\sqrt{\text{head\_dim}}$,
@@ -172,12 +220,111 @@ assert torch.equal(merged_view, torch.cat([context[:, 0], context[:, 1]], dim=-1
 print(merged_view[0])  # (T, d_out)
 
 # %% [markdown]
-# ## 4. The class, with `out_proj`
+# The whole round trip in one picture, for the queries of the first sentence: the (6, 4)
+# projection, coloured by the head each column belongs to; the two (6, 2) heads that `view` +
+# `transpose` cut out of it; and the same (6, 4) matrix again after `transpose` +
+# `contiguous().view`. No number changes place *within* a head; only the bookkeeping changes.
+
+# %%
+merged_queries = mh.merge_heads(q)  # (b, T, d_out)
+fig = mh.figures.plot_head_split(queries[0], q[0], merged_queries[0], words)
+plt.show()
+assert torch.equal(merged_queries, queries)  # split + merge = identity
+
+# %% [markdown]
+# ## 4. The forward pass, step by step
 #
-# Everything together, as in the book. New at the end: `out_proj`, a (d_out → d_out) linear
-# layer applied to the merged heads. The heads never see each other's results; `out_proj` is
-# where their outputs get mixed. The book notes it is not strictly necessary but used in most
-# LLM architectures.
+# Everything together: the ten steps of the forward pass (the table of the Chinese tutorial
+# 「多头注意力」), with the shape after each step. New at the end is step 10, `out_proj`, a
+# (d_out → d_out) linear layer applied to the merged heads ($W^O$ in the formula). The heads
+# never see each other's results; `out_proj` is where their outputs get mixed. The book notes it
+# is not strictly necessary but used in most LLM architectures. Keys and values go through
+# steps 2–4 exactly like the queries; dropout (training only) acts on the weights right after
+# step 7.
+
+# %%
+forward_steps = [  # (step, code in forward, formula, shape of the result)
+    ("1. input", "x", "$X$", "(b, T, d_in)"),
+    ("2. project", "self.W_query(x)", "$Q = XW^Q$", "(b, T, d_out)"),
+    (
+        "3. split",
+        "queries.view(b, T, h, head_dim)",
+        "$h$ blocks of $d_k$ columns",
+        "(b, T, h, head_dim)",
+    ),
+    ("4. heads first", "queries.transpose(1, 2)", "$Q_1, \\dots, Q_h$", "(b, h, T, head_dim)"),
+    ("5. scores", "queries @ keys.transpose(2, 3)", "$Q_iK_i^\\top$", "(b, h, T, T)"),
+    (
+        "6. mask",
+        "attn_scores.masked_fill_(mask_bool, -torch.inf)",
+        "future $\\to -\\infty$",
+        "(b, h, T, T)",
+    ),
+    (
+        "7. scale, softmax",
+        "torch.softmax(attn_scores / head_dim**0.5, dim=-1)",
+        "$A_i = \\mathrm{softmax}(Q_iK_i^\\top / \\sqrt{d_k})$",
+        "(b, h, T, T)",
+    ),
+    (
+        "8. weighted sum",
+        "attn_weights @ values",
+        "$\\mathrm{head}_i = A_iV_i$",
+        "(b, h, T, head_dim)",
+    ),
+    (
+        "9. merge",
+        "context.transpose(1, 2).contiguous().view(b, T, d_out)",
+        "$\\mathrm{Concat}(\\mathrm{head}_1, \\dots, \\mathrm{head}_h)$",
+        "(b, T, d_out)",
+    ),
+    (
+        "10. output projection",
+        "self.out_proj(context)",
+        "$\\mathrm{Concat}(\\dots)\\,W^O$",
+        "(b, T, d_out)",
+    ),
+]
+rows = [
+    f"| {step} | `{code}` | {formula} | {shape} |" for step, code, formula, shape in forward_steps
+]
+Markdown("\n".join(["| step | PyTorch code | formula | shape |", "|---|---|---|---|", *rows]))
+
+# %% [markdown]
+# Here $h$ = `num_heads` and $d_k$ = `head_dim` = `d_out // num_heads`.
+#
+# ## 5. Build it yourself
+#
+# Before you read the book's class, write it: fill in `MyMultiHeadAttention` below, following the
+# table. The constructor takes the book's arguments, `(d_in, d_out, context_length, dropout,
+# num_heads, qkv_bias=False)`; use the book's names `W_query`, `W_key`, `W_value`, `out_proj`,
+# `dropout`, and register the causal mask as a buffer named `mask` (as `CausalAttention` did in
+# lesson 04). `forward(x)` takes x (b, T, d_in) and returns (b, T, d_out).
+#
+# The checker copies the weights of `mh.MultiHeadAttention` into your module (by those names) and
+# runs contract tests: shapes at several sizes, causality (changing a later token changes nothing
+# earlier), rows of weights summing to 1, equal outputs, dropout in training mode only, and a
+# gradient for every parameter. If something is off, its hint names the likely mistake. Section
+# 6 shows the book's version — try first.
+
+
+# %%
+class MyMultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        # YOUR CODE HERE: head_dim, W_query, W_key, W_value, out_proj, dropout, the mask buffer
+
+    def forward(self, x):  # x: (b, T, d_in)
+        # YOUR CODE HERE: steps 2-10 of the table
+        raise NotImplementedError("write forward")
+
+
+mhsa_helpers.exercises.check_build_multihead(MyMultiHeadAttention)
+
+# %% [markdown]
+# ## 6. The book's class
+#
+# Here is the book's `MultiHeadAttention`; compare it with yours, line by line.
 
 
 # %%
@@ -222,6 +369,75 @@ class MultiHeadAttention(nn.Module):
 
 
 # %% [markdown]
+# **Trace the table.** Does the class really produce the shapes of the table? We run it once
+# with sizes that are all different (b=2, T=5, d_in=7, d_out=12, h=3, head_dim=4, so a swapped
+# dimension cannot hide) and record the shape after each operation: **forward hooks** (前向钩子)
+# on `W_query` and `out_proj` (PyTorch calls a hook with a module's input and output), plus a
+# `TorchFunctionMode` like lesson 05's `mh.CountMatmuls` that sees every tensor operation
+# (`view`, `transpose`, `@` = `matmul`, ...).
+
+
+# %%
+class ShapeTrace(TorchFunctionMode):
+    """Record the shape of every tensor an operation returns, by operation name."""
+
+    def __init__(self):
+        super().__init__()
+        self.shapes = {}
+
+    def record(self, name, tensor):
+        self.shapes.setdefault(name, []).append(tuple(tensor.shape))
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor):
+            self.record(func.__name__, out)
+        return out
+
+
+sizes = {"b": 2, "T": 5, "d_in": 7, "d_out": 12, "h": 3, "head_dim": 4}
+
+
+def trace_forward(module):
+    """Run ``module`` once under a ShapeTrace; return the traced shape behind each table step."""
+    trace = ShapeTrace()
+    hooks = [
+        module.register_forward_pre_hook(lambda mod, args: trace.record("input", args[0])),
+        module.W_query.register_forward_hook(lambda mod, a, out: trace.record("W_query", out)),
+        module.out_proj.register_forward_hook(lambda mod, a, out: trace.record("out_proj", out)),
+    ]
+    with trace:
+        module(torch.randn(sizes["b"], sizes["T"], sizes["d_in"]))
+    for hook in hooks:
+        hook.remove()
+    shapes = trace.shapes
+    masked = shapes.get("masked_fill_") or shapes["masked_fill"]  # in place or not
+    return [  # the call behind each step, in the order forward makes them
+        shapes["input"][0],
+        shapes["W_query"][0],
+        shapes["view"][1],  # views: keys, queries, values, then the merge
+        shapes["transpose"][1],  # transposes: keys, queries, values, ...
+        shapes["matmul"][0],
+        masked[0],
+        shapes["softmax"][0],
+        shapes["matmul"][1],
+        shapes["view"][3],
+        shapes["out_proj"][0],
+    ]
+
+
+args = (sizes["d_in"], sizes["d_out"], 8, 0.0, sizes["h"])  # context_length 8, no dropout
+traced = trace_forward(MultiHeadAttention(*args))  # the class above
+assert traced == trace_forward(mh.MultiHeadAttention(*args))  # the package's class agrees
+for (step, _, _, shape), got in zip(forward_steps, traced, strict=True):
+    expected = tuple(sizes[name.strip()] for name in shape.strip("()").split(","))
+    print(f"{step:<22} table {shape:<20} = {expected!s:<14} traced {got}")
+    assert got == expected, step
+
+# %% [markdown]
+# Every shape in the table is the shape the class computes — the class above and the package's
+# `mh.MultiHeadAttention`, which the rest of the course uses, alike.
+#
 # **Watch the width convention.** Here `d_out` is the *total* width, split over the heads
 # (head_dim = d_out // num_heads); in lesson 05's wrapper it was the width of each head. The
 # book's example uses `d_out = 2` and 2 heads, so each head is 1 wide and the output is (2, 6, 2):
@@ -245,10 +461,15 @@ print("matches the book's printed values")
 
 # %% [markdown]
 # These are different numbers from lesson 05's wrapper — a different width convention and an
-# `out_proj` with its own random weights. Section 6 shows how to make the two agree exactly.
+# `out_proj` with its own random weights. Section 8 shows how to make the two agree exactly.
 #
-# The cost: 4 `nn.Linear` calls and 2 `@` **whatever the number of heads** (lesson 05's wrapper:
-# 5 per head). We count with `mh.CountMatmuls`, as in lesson 05:
+# **Predict, then run.** Lesson 05's wrapper made 5 matrix multiplications per head. How many
+# calls (`nn.Linear` plus `@`) does one forward pass of this class make with **12 heads**? Look at
+# `forward` above, write your guess in place of `None`, run the cell, then run the next one.
+
+# %%
+prediction = None  # YOUR PREDICTION HERE: linear + matmul calls with 12 heads
+mhsa_helpers.exercises.check_split_matmul_prediction(prediction)
 
 # %%
 for heads in [1, 2, 4, 12]:
@@ -257,9 +478,27 @@ for heads in [1, 2, 4, 12]:
         module(batch)
     print(f"{heads:>2} heads: {counter.counts}")
     assert counter.counts == {"linear": 4, "matmul": 2}
+print("your prediction:", prediction)
 
 # %% [markdown]
-# ## 5. Looking inside: `return_weights=True`
+# 4 `nn.Linear` calls and 2 `@` **whatever the number of heads**: the heads live inside the
+# dimensions of one tensor, not in a Python loop. Side by side with lesson 05's wrapper:
+
+# %%
+counts = {"wrapper": {}, "MultiHeadAttention": {}}
+for heads in [1, 2, 3, 4]:
+    for name, module in [
+        ("wrapper", mh.MultiHeadAttentionWrapper(d_in, 2, T, 0.0, num_heads=heads)),
+        ("MultiHeadAttention", MultiHeadAttention(d_in, 2 * heads, T, 0.0, num_heads=heads)),
+    ]:
+        with mh.CountMatmuls() as counter:
+            module(batch)
+        counts[name][heads] = counter.counts
+fig = mh.figures.plot_matmul_counts(counts)
+plt.show()
+
+# %% [markdown]
+# ## 7. Looking inside: `return_weights=True`
 #
 # `mh.MultiHeadAttention` has a debug switch: `return_weights=True` also returns the attention
 # weights, (b, num_heads, T, T), taken after the softmax and before dropout. With the same seed
@@ -278,7 +517,7 @@ fig = mh.plot_attention_heads(attn.detach(), words, suptitle="MultiHeadAttention
 plt.show()
 
 # %% [markdown]
-# ## 6. The proof: the wrapper and the split version are the same function
+# ## 8. The proof: the wrapper and the split version are the same function
 #
 # The book states that both classes compute multi-head attention. We can make that exact. Take
 # a wrapper, and build a `MultiHeadAttention` whose big matrices are the heads' matrices stacked
@@ -303,54 +542,45 @@ torch.testing.assert_close(
 print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 
 # %% [markdown]
-# Bit for bit on the book's example. Now GPT-2 small's shape: 12 heads × 64 = 768 wide, context
-# length 1024, on a random input of 64 tokens. Here we only promise agreement to float32
-# rounding:
-
-# %%
-torch.manual_seed(123)
-wrapper_big = mh.MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
-split_big = mh.multihead_from_wrapper(wrapper_big)
-x = torch.randn(1, 64, 768)  # (b, T, d_in)
-with torch.no_grad():
-    out_wrapper = wrapper_big(x)  # (b, T, 12 * 64)
-    out_split = split_big(x)  # (b, T, 768)
-print(out_split.shape)
-torch.testing.assert_close(out_split, out_wrapper, rtol=1e-5, atol=1e-6)
-print("equal to float32 rounding (rtol=1e-5, atol=1e-6)")
-
-# %% [markdown]
-# Whether the two are also bit-identical here depends on your CPU, your BLAS library and the
-# thread count, so CI does not compare the next cell's output:
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-difference = (out_split - out_wrapper).abs().max().item()
-print("bit-identical:", torch.equal(out_split, out_wrapper), "| largest difference:", difference)
-assert difference < 1e-5
-
-# %% [markdown]
-# Why is bitwise equality not promised for every size? The wrapper computes 12 products of shape
-# (64, 768) @ (768, 64); the split version one product (64, 768) @ (768, 768). Mathematically each
-# output entry is the same sum of 768 products. But a matrix multiplication routine picks its
-# blocking, vectorization and threading from the shapes it gets, so the partial sums may be added
-# in a different *order* — and floating-point addition is not associative:
-
-# %%
-a, b_, c = torch.tensor(0.1), torch.tensor(0.3), torch.tensor(0.4)  # float32
-left = (a + b_) + c
-right = a + (b_ + c)
-print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}")
-print(f"0.1 + (0.3 + 0.4) = {right.item():.10f}")
-assert not torch.equal(left, right)
-torch.testing.assert_close(left, right)  # equal up to rounding
-
-# %% [markdown]
-# A difference in the last bit (about 1e-7 relative in float32) is rounding, not a bug. That is
-# why the course checks "same function" with `torch.testing.assert_close` in general and keeps
-# `torch.equal` for the small examples where the computations line up exactly.
+# Two pictures of the same computation. First as a flow (the study guide calls the two ways
+# 「叠罗汉」, stacking, and 「切开看」, cutting open):
 #
-# ## 7. GPT-2 sizes
+# ```mermaid
+# flowchart LR
+#     subgraph wrapper ["wrapper: one module per head"]
+#         x1["x (b, T, d_in)"] --> h1["head 1: W_query, W_key, W_value, attention"]
+#         x1 --> h2["head 2: W_query, W_key, W_value, attention"]
+#         h1 --> cat["cat: (b, T, 2 * head_dim)"]
+#         h2 --> cat
+#     end
+#     subgraph split ["split: one big matrix per projection"]
+#         x2["x (b, T, d_in)"] --> big["W_query, W_key, W_value: (b, T, d_out)"]
+#         big --> cut["view + transpose: (b, h, T, head_dim)"]
+#         cut --> att["attention, all heads in one batched matmul"]
+#         att --> merge["transpose + view: (b, T, d_out)"]
+#         merge --> proj["out_proj"]
+#     end
+# ```
+#
+# Then as matrices. Top: the wrapper's two heads, each with its own (2, 3) `W_query` — two small
+# matrix products. Bottom: the split version's one (4, 3) `W_query`, which holds the same
+# numbers, head 1's rows on top of head 2's — one product. (The same holds for `W_key` and
+# `W_value`; `multihead_from_wrapper` made `out_proj` the identity, so it changes nothing.)
+
+# %%
+fig = mh.figures.plot_wrapper_vs_split(
+    [head.W_query.weight for head in wrapper.heads], split.W_query.weight
+)
+plt.show()
+
+# %% [markdown]
+# Bit for bit on the book's example. At GPT-2 size (12 heads × 64) the two agree to float32
+# rounding: the collapsed check cell at the end of the lesson runs that comparison and shows
+# why bitwise equality is not promised for every size (floating-point addition is not
+# associative, and a big matmul may add its partial sums in a different order than twelve small
+# ones).
+#
+# ## 9. GPT-2 sizes, and why more heads cost nothing
 #
 # The book's example uses 2 heads and d_out = 2. The smallest GPT-2 (124 million parameters, first reported as 117 million) has
 # 12 heads with head_dim 64 (12 × 64 = 768) and a context length of 1024; the largest (1.5
@@ -377,18 +607,63 @@ for name, (d, heads) in gpt2.items():
 # feed-forward layers and embeddings, which are bigger). The `mask` buffer (1024 × 1024) is not a
 # parameter and is not counted.
 #
-# ## 8. Check: our class equals `mh.MultiHeadAttention`
-#
-# Same seed, same layers in the same order: the same weights and bit-identical outputs, in eval
-# mode and in training mode with seeded dropout.
+# **Why several heads?** Notice what the formula 4·d² + d does *not* contain: the number of
+# heads. Splitting d_out = 768 into 12 heads of 64 costs exactly the parameters of one head of
+# width 768:
 
 # %%
+for heads in [1, 4, 12]:
+    with torch.device("meta"):
+        module = mh.MultiHeadAttention(768, 768, 1024, 0.0, num_heads=heads)
+    count = sum(p.numel() for p in module.parameters())
+    print(
+        f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
+        f"{heads} attention weighting(s) per token"
+    )
+    assert count == 4 * 768 * 768 + 768
+
+# %% [markdown]
+# What changes is what a token can do with them. One head gives each token *one* softmax over
+# the others: if it needs information from two places (say the previous word and the subject of
+# the sentence), it has to split its weight between them and receives a blend of their values.
+# Twelve heads give it twelve independent weightings, each reading its own 64 columns of the
+# values, side by side in the output; `out_proj` then combines them. The price is that each
+# head's scores are dot products of only head_dim = 64 numbers. This is the motivation of the
+# original paper (Vaswani et al., 2017); whether trained heads really divide the work into
+# recognisable roles is an empirical question, which lessons 07 and 08 look at.
+#
+# **Check cell (collapsed; it serves the course's tests).** The hidden cell below checks two
+# things. (1) The inline class equals `mh.MultiHeadAttention`: same seed, same layers in the same
+# order, so the same weights and bit-identical outputs, in eval mode and in training mode with
+# seeded dropout. (2) At GPT-2 small's shape (12 heads × 64, a random 64-token input) the wrapper
+# and `mh.multihead_from_wrapper` agree to float32 rounding; whether they are also bit-identical
+# there depends on the CPU, the BLAS library and the thread count, because floating-point
+# addition is not associative: (0.1 + 0.3) + 0.4 and 0.1 + (0.3 + 0.4) differ in float32 in the
+# last bit. That is why the course checks "same function" with `torch.testing.assert_close` in
+# general and keeps `torch.equal` for small examples where the computations line up exactly.
+# Click the cell to expand it.
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.manual_seed(123)
 ours = MultiHeadAttention(d_in, 4, T, 0.5, num_heads=2)
 torch.manual_seed(123)
 theirs = mh.MultiHeadAttention(d_in, 4, T, 0.5, num_heads=2)
-
 print(mh.assert_same_module(ours, theirs, batch))
+
+torch.manual_seed(123)
+wrapper_big = mh.MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
+split_big = mh.multihead_from_wrapper(wrapper_big)
+x_big = torch.randn(1, 64, 768)  # (b, T, d_in)
+with torch.no_grad():
+    out_wrapper, out_split = wrapper_big(x_big), split_big(x_big)  # (b, T, 768) each
+torch.testing.assert_close(out_split, out_wrapper, rtol=1e-5, atol=1e-6)
+print("GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)")
+
+left = (torch.tensor(0.1) + torch.tensor(0.3)) + torch.tensor(0.4)  # float32
+right = torch.tensor(0.1) + (torch.tensor(0.3) + torch.tensor(0.4))
+assert not torch.equal(left, right)
+torch.testing.assert_close(left, right)
+print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item():.10f}")
 
 # %% [markdown]
 # ## Summary
@@ -400,21 +675,24 @@ print(mh.assert_same_module(ours, theirs, batch))
 # * Merge back: `transpose(1, 2)` then `contiguous().view(b, T, d_out)` (or `reshape`, which
 #   copies when it must). `view` alone fails on the transposed tensor.
 # * `out_proj` (输出投影) mixes the heads. Cost: 4 linear layers + 2 matmuls for any number of
-#   heads. Parameters: 4·d² + d without qkv bias.
+#   heads. Parameters: 4·d² + d without qkv bias — also independent of the number of heads, so
+#   more heads buy more independent attention weightings at the same parameter count.
 # * Width conventions: wrapper `d_out` per head; `MultiHeadAttention` `d_out` total.
 # * `mh.multihead_from_wrapper` turns a wrapper into the split version: bit-identical on the
 #   book's example, equal to float32 rounding at GPT-2 size (float addition is not associative).
+# * A trace of the forward pass (hooks + a `TorchFunctionMode`) confirms every shape of the
+#   10-step table.
 # * Next: lesson 07 looks inside the heads: heatmaps, entropy, and an interactive explorer.
 #
 # ## Exercises
 #
-# Solutions: `solutions/06_multihead_split_solutions.ipynb`.
+# Solutions: `solutions/06_multihead_split_solutions.ipynb`. (The biggest exercise, building the
+# class, is in section 5.)
 #
-# **Exercise 1.** The largest GPT-2 has d_out = 1600 and 25 heads. What is `head_dim`?
+# **Exercise 1.** A block the size of Llama 2 7B's attention has d_out = 4096 and 32 heads. What
+# is `head_dim`?
 
 # %%
-import mhsa_helpers.exercises
-
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_dim(answer)
 

@@ -1,5 +1,417 @@
-"""Conceptual figures (placeholder: filled in by the lessons that use them)."""
+"""Figures of lessons 04-06, drawn from the tensors the lesson computed.
+
+* ``plot_dropout_mask(weights, keep, p)`` -- weights, the keep mask, and the result
+  weights * mask / (1 - p), side by side (lesson 04);
+* ``plot_dropout_scaling(samples)`` -- for several rates p, the measured fraction kept, the value
+  of a survivor and the mean entry: (1 - p) * 1 / (1 - p) = 1 (lesson 04);
+* ``plot_heads_concat(head_outputs)`` -- each head's (T, d_out) output and their concatenation,
+  coloured by head (lesson 05);
+* ``plot_matmul_counts(counts)`` -- measured ``nn.Linear`` and ``@`` calls per forward pass against
+  the number of heads, one bar group per implementation (lessons 05, 06);
+* ``plot_head_split(projection, heads, merged)`` -- one (T, d_out) projection cut into heads by
+  ``view`` + ``transpose`` and merged back (lesson 06);
+* ``plot_wrapper_vs_split(head_weights, big_weight)`` -- the wrapper's separate per-head matrices
+  and the split version's one big matrix holding them stacked (lesson 06).
+
+Each function returns a matplotlib ``Figure`` (show it with ``plt.show()``) and never calls
+``plt.show()`` itself. Labels are ASCII only: the default font has no CJK glyphs.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+__all__ = [
+    "plot_dropout_mask",
+    "plot_dropout_scaling",
+    "plot_head_split",
+    "plot_heads_concat",
+    "plot_matmul_counts",
+    "plot_wrapper_vs_split",
+]
+
+# One colour map per head, so a head keeps its colour from picture to picture.
+HEAD_CMAPS = ("Blues", "Oranges", "Greens", "Purples", "Reds", "Greys")
+HEAD_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:red", "tab:gray")
+
+
+def _matrix(name: str, value: object, ndim: int = 2) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.dim() != ndim:
+        raise ValueError(
+            f"{name} must have {ndim} dimensions, got {name}.shape={tuple(value.shape)}"
+        )
+    return value.detach().float().cpu()
+
+
+def _draw(
+    ax: Axes,
+    m: torch.Tensor,
+    *,
+    cmap: str = "Blues",
+    annotate: bool = True,
+    fmt: str = "{:.2f}",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    extent: tuple[float, float, float, float] | None = None,
+) -> None:
+    """An annotated matrix (rows top to bottom) on ``ax``."""
+    lo = float(m.min()) if vmin is None else vmin
+    hi = float(m.max()) if vmax is None else vmax
+    if hi <= lo:
+        hi = lo + 1.0
+    x0 = 0.0 if extent is None else extent[0]
+    y0 = 0.0 if extent is None else min(extent[2], extent[3])
+    ax.imshow(
+        m.numpy(),
+        cmap=cmap,
+        vmin=lo,
+        vmax=hi,
+        aspect="auto",
+        extent=extent,
+        origin="upper",
+    )
+    if annotate:
+        for i in range(m.shape[0]):
+            for j in range(m.shape[1]):
+                value = float(m[i, j])
+                dark = (value - lo) / (hi - lo) > 0.6
+                x = j if extent is None else x0 + j + 0.5
+                y = i if extent is None else y0 + i + 0.5
+                ax.text(
+                    x,
+                    y,
+                    fmt.format(value),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if dark else "black",
+                )
+
+
+def _token_ticks(ax: Axes, tokens: Sequence[str] | None, n: int, *, axis: str = "y") -> None:
+    labels = list(tokens) if tokens is not None else [str(i + 1) for i in range(n)]
+    if len(labels) != n:
+        raise ValueError(f"tokens must have {n} labels, got {len(labels)}")
+    if axis == "y":
+        ax.set_yticks(range(n), labels)
+    else:
+        ax.set_xticks(range(n), labels, rotation=45, ha="right")
+
+
+def plot_dropout_mask(
+    weights: torch.Tensor,
+    keep: torch.Tensor,
+    p: float,
+    tokens: Sequence[str] | None = None,
+) -> Figure:
+    """Three panels: attention weights, the keep mask (1 = kept), and weights * mask / (1 - p).
+
+    Args:
+        weights: (T, T) attention weights, as in eval mode.
+        keep: (T, T) bool or 0/1 mask of the entries dropout keeps.
+        p: the dropout rate, 0 <= p < 1; survivors are multiplied by 1 / (1 - p).
+        tokens: T labels for the rows and columns (default 1..T).
+    """
+    w = _matrix("weights", weights)
+    k = _matrix("keep", keep)
+    if w.shape != k.shape or w.shape[0] != w.shape[1]:
+        raise ValueError(
+            f"weights and keep must be the same (T, T) shape, got {tuple(w.shape)} and "
+            f"{tuple(k.shape)}"
+        )
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
+        raise ValueError(f"p must be a number in [0, 1), got p={p!r}")
+    scale = 1 / (1 - p)
+    dropped = w * (k != 0) * scale  # (T, T)
+    n = w.shape[0]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), layout="constrained")
+    top = float(max(w.max(), dropped.max()))
+    panels = [
+        (w, "Attention weights (eval)", "Blues", "{:.2f}", top),
+        (k, f"Keep mask, p = {p:g} (1 = kept)", "Greys", "{:.0f}", 1.0),
+        (dropped, f"weights x mask x 1/(1-p) = x{scale:.2f}", "Blues", "{:.2f}", top),
+    ]
+    for ax, (m, title, cmap, fmt, vmax) in zip(axes, panels, strict=True):
+        _draw(ax, m, cmap=cmap, fmt=fmt, vmin=0.0, vmax=vmax)
+        ax.set_title(title)
+        ax.set_xlabel("key (attended to)")
+        _token_ticks(ax, tokens, n, axis="x")
+        _token_ticks(ax, tokens, n, axis="y")
+    axes[0].set_ylabel("query (attending)")
+    fig.suptitle(
+        f"Dropout in training: zero the dropped entries, scale the survivors by 1/(1-p) = "
+        f"{scale:.2f}. Row sums: {', '.join(f'{s:.2f}' for s in dropped.sum(-1).tolist())}"
+    )
+    return fig
+
+
+def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
+    """What dropout does on average, measured for several rates.
+
+    Args:
+        samples: maps a rate p to the output of ``nn.Dropout(p)`` on a tensor of ones (any shape,
+            e.g. many draws stacked). From it the figure measures the fraction kept, the value
+            of a survivor and the mean entry, and draws them next to 1 - p and 1 / (1 - p).
+    """
+    if not isinstance(samples, Mapping) or not samples:
+        raise ValueError("samples must be a non-empty mapping {p: dropped tensor of ones}")
+    ps, kept, survivor, mean = [], [], [], []
+    for p, dropped in sorted(samples.items()):
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
+            raise ValueError(f"every rate p must be in [0, 1), got p={p!r}")
+        d = _matrix(f"samples[{p}]", dropped, ndim=dropped.dim() if dropped.dim() else 1)
+        survivors = d[d != 0]
+        ps.append(float(p))
+        kept.append(float((d != 0).float().mean()))
+        survivor.append(float(survivors.mean()) if survivors.numel() else 0.0)
+        mean.append(float(d.mean()))
+    grid = torch.linspace(0, max(ps), 100)
+    fig, (ax_kept, ax_value) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    ax_kept.plot(grid, 1 - grid, color="grey", label="1 - p")
+    ax_kept.plot(ps, kept, "o", color="tab:blue", label="measured: fraction kept")
+    ax_kept.plot(ps, mean, "s", color="tab:green", label="measured: mean entry")
+    ax_kept.axhline(1.0, color="tab:green", lw=0.8, ls="--")
+    ax_kept.set_title("Fewer entries survive, the mean stays 1")
+    ax_kept.set_xlabel("dropout rate p")
+    ax_kept.set_ylabel("fraction / mean")
+    ax_kept.set_ylim(0, 1.3)
+    ax_kept.legend(loc="lower left")
+    ax_value.plot(grid, 1 / (1 - grid), color="grey", label="1 / (1 - p)")
+    ax_value.plot(ps, survivor, "o", color="tab:orange", label="measured: survivor value")
+    ax_value.set_title("Each survivor is scaled by 1/(1-p)")
+    ax_value.set_xlabel("dropout rate p")
+    ax_value.set_ylabel("value of a surviving 1")
+    ax_value.legend(loc="upper left")
+    return fig
+
+
+def plot_heads_concat(
+    head_outputs: Sequence[torch.Tensor], tokens: Sequence[str] | None = None
+) -> Figure:
+    """Each head's (T, d_out) context vectors, then their concatenation (T, num_heads * d_out).
+
+    Args:
+        head_outputs: one (T, d_out) tensor per head (one sequence of the batch).
+        tokens: T row labels (default 1..T).
+    """
+    if isinstance(head_outputs, torch.Tensor) or not isinstance(head_outputs, Sequence):
+        raise TypeError("head_outputs must be a list of (T, d_out) tensors, one per head")
+    if not 1 <= len(head_outputs) <= len(HEAD_CMAPS):
+        raise ValueError(
+            f"head_outputs must hold 1 to {len(HEAD_CMAPS)} heads, got {len(head_outputs)}"
+        )
+    heads = [_matrix(f"head_outputs[{i}]", h) for i, h in enumerate(head_outputs)]
+    n, d = heads[0].shape
+    if any(h.shape != (n, d) for h in heads):
+        raise ValueError("every head output must have the same (T, d_out) shape")
+    num_heads = len(heads)
+    lo = min(float(h.min()) for h in heads)
+    hi = max(float(h.max()) for h in heads)
+    ratios = [d] * num_heads + [num_heads * d]
+    fig, axes = plt.subplots(
+        1,
+        num_heads + 1,
+        figsize=(2.0 + 1.1 * sum(ratios), 4.2),
+        width_ratios=ratios,
+        layout="constrained",
+    )
+    for i, (ax, h) in enumerate(zip(axes[:-1], heads, strict=True)):
+        _draw(ax, h, cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi)
+        ax.set_title(f"Head {i + 1}: ({n}, {d})", color=HEAD_COLORS[i])
+        ax.set_xlabel("column")
+        ax.set_xticks(range(d))
+        _token_ticks(ax, tokens, n)
+    axes[0].set_ylabel("token")
+    cat = axes[-1]
+    for i, h in enumerate(heads):
+        _draw(cat, h, cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi, extent=(i * d, (i + 1) * d, n, 0))
+        cat.add_patch(
+            Rectangle((i * d, 0), d, n, fill=False, edgecolor=HEAD_COLORS[i], linewidth=2.5)
+        )
+    cat.set_xlim(0, num_heads * d)
+    cat.set_ylim(n, 0)
+    cat.set_xticks([j + 0.5 for j in range(num_heads * d)], [str(j) for j in range(num_heads * d)])
+    cat.set_yticks([i + 0.5 for i in range(n)], list(tokens) if tokens else range(1, n + 1))
+    cat.set_title(f"torch.cat(dim=-1): ({n}, {num_heads} x {d} = {num_heads * d})")
+    cat.set_xlabel("column of the concatenated output")
+    fig.suptitle("Heads side by side: every head adds its own columns")
+    return fig
+
+
+def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) -> Figure:
+    """Measured matrix multiplications per forward pass against the number of heads.
+
+    Args:
+        counts: ``{implementation: {num_heads: {"linear": n, "matmul": m}}}``, e.g. the
+            ``counts`` of ``mh.CountMatmuls`` for a wrapper and for ``MultiHeadAttention``.
+            Each bar stacks the ``nn.Linear`` calls and the ``@`` calls.
+    """
+    if not isinstance(counts, Mapping) or not counts:
+        raise ValueError("counts must be a non-empty mapping {name: {num_heads: counts}}")
+    heads = sorted({h for per_impl in counts.values() for h in per_impl})
+    width = 0.8 / len(counts)
+    fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+    for k, (impl, per_heads) in enumerate(counts.items()):
+        xs = [heads.index(h) + (k - (len(counts) - 1) / 2) * width for h in per_heads]
+        linear = [int(c.get("linear", 0)) for c in per_heads.values()]
+        matmul = [int(c.get("matmul", 0)) for c in per_heads.values()]
+        color = HEAD_COLORS[k % len(HEAD_COLORS)]
+        ax.bar(xs, linear, width, color=color, label=f"{impl}: nn.Linear calls")
+        ax.bar(
+            xs,
+            matmul,
+            width,
+            bottom=linear,
+            color=color,
+            alpha=0.45,
+            hatch="//",
+            label=f"{impl}: @ calls",
+        )
+        for x, a, b in zip(xs, linear, matmul, strict=True):
+            ax.text(x, a + b + 0.2, str(a + b), ha="center", va="bottom", fontsize=9)
+    ax.set_xticks(range(len(heads)), [str(h) for h in heads])
+    ax.set_xlabel("num_heads")
+    ax.set_ylabel("calls per forward pass")
+    ax.set_title("Matrix multiplications per forward pass (measured with mh.CountMatmuls)")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.margins(y=0.15)
+    return fig
+
+
+def plot_head_split(
+    projection: torch.Tensor,
+    heads: torch.Tensor,
+    merged: torch.Tensor,
+    tokens: Sequence[str] | None = None,
+) -> Figure:
+    """One projection cut into heads and merged back, for one sequence.
+
+    Args:
+        projection: (T, d_out), e.g. ``W_query(x)[0]``; its columns are coloured by head.
+        heads: (num_heads, T, head_dim), the same numbers after ``view`` + ``transpose``.
+        merged: (T, d_out), after ``transpose`` + ``contiguous().view``: equal to ``projection``.
+        tokens: T row labels (default 1..T).
+    """
+    proj = _matrix("projection", projection)
+    split = _matrix("heads", heads, ndim=3)
+    back = _matrix("merged", merged)
+    num_heads, n, head_dim = split.shape
+    if proj.shape != (n, num_heads * head_dim) or back.shape != proj.shape:
+        raise ValueError(
+            f"projection and merged must be (T, num_heads * head_dim) = "
+            f"{(n, num_heads * head_dim)}, got {tuple(proj.shape)} and {tuple(back.shape)}"
+        )
+    if num_heads > len(HEAD_CMAPS):
+        raise ValueError(f"at most {len(HEAD_CMAPS)} heads can be drawn, got {num_heads}")
+    lo, hi = float(proj.min()), float(proj.max())
+    d_out = num_heads * head_dim
+    ratios = [d_out] + [head_dim] * num_heads + [d_out]
+    fig, axes = plt.subplots(
+        1,
+        num_heads + 2,
+        figsize=(2.5 + 0.9 * sum(ratios), 4.2),
+        width_ratios=ratios,
+        layout="constrained",
+    )
+
+    def coloured(ax: Axes, m: torch.Tensor, title: str) -> None:
+        for i in range(num_heads):
+            cols = m[:, i * head_dim : (i + 1) * head_dim]
+            extent = (i * head_dim, (i + 1) * head_dim, n, 0)
+            _draw(ax, cols, cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi, extent=extent)
+            ax.add_patch(
+                Rectangle((i * head_dim, 0), head_dim, n, fill=False, ec=HEAD_COLORS[i], lw=2.5)
+            )
+        ax.set_xlim(0, d_out)
+        ax.set_ylim(n, 0)
+        ax.set_xticks([j + 0.5 for j in range(d_out)], [str(j) for j in range(d_out)])
+        labels = list(tokens) if tokens is not None else [str(i + 1) for i in range(n)]
+        ax.set_yticks([i + 0.5 for i in range(n)], labels)
+        ax.set_title(title)
+        ax.set_xlabel("column (d_out)")
+
+    coloured(axes[0], proj, f"Projection ({n}, {d_out})")
+    axes[0].set_ylabel("token")
+    for i in range(num_heads):
+        ax = axes[1 + i]
+        _draw(ax, split[i], cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi)
+        ax.set_title(f"Head {i + 1} ({n}, {head_dim})", color=HEAD_COLORS[i])
+        ax.set_xlabel("head_dim")
+        ax.set_xticks(range(head_dim))
+        _token_ticks(ax, tokens, n)
+    coloured(axes[-1], back, f"Merged back ({n}, {d_out})")
+    fig.suptitle(
+        f"view(T, {num_heads}, {head_dim}) + transpose -> {num_heads} heads of ({n}, {head_dim}); "
+        "transpose + contiguous().view -> the same columns again"
+    )
+    return fig
+
+
+def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torch.Tensor) -> Figure:
+    """The wrapper's per-head matrices (top) and the split version's one matrix (bottom).
+
+    Args:
+        head_weights: one (head_dim, d_in) weight per head, e.g. ``head.W_query.weight`` of each
+            head of a ``MultiHeadAttentionWrapper``.
+        big_weight: (num_heads * head_dim, d_in), e.g. ``W_query.weight`` of the equivalent
+            ``MultiHeadAttention``: the heads' rows stacked, head 1 on top.
+    """
+    if isinstance(head_weights, torch.Tensor) or not isinstance(head_weights, Sequence):
+        raise TypeError("head_weights must be a list of (head_dim, d_in) tensors, one per head")
+    if not 1 <= len(head_weights) <= len(HEAD_CMAPS):
+        raise ValueError(f"head_weights must hold 1 to {len(HEAD_CMAPS)} heads")
+    heads = [_matrix(f"head_weights[{i}]", w) for i, w in enumerate(head_weights)]
+    big = _matrix("big_weight", big_weight)
+    head_dim, d_in = heads[0].shape
+    num_heads = len(heads)
+    if any(w.shape != (head_dim, d_in) for w in heads) or big.shape != (
+        num_heads * head_dim,
+        d_in,
+    ):
+        raise ValueError(
+            f"expected {num_heads} head weights of shape (head_dim, d_in) and big_weight of "
+            f"shape (num_heads * head_dim, d_in) = {(num_heads * head_dim, d_in)}, got "
+            f"{tuple(big.shape)}"
+        )
+    lo = min(float(big.min()), *(float(w.min()) for w in heads))
+    hi = max(float(big.max()), *(float(w.max()) for w in heads))
+    fig = plt.figure(figsize=(max(8.0, 3.2 * num_heads), 6.5), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1, 1.4])  # type: ignore[misc]
+    axes_top = top.subplots(1, num_heads, squeeze=False)[0]
+    for i, (ax, w) in enumerate(zip(axes_top, heads, strict=True)):
+        _draw(ax, w, cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi)
+        ax.set_title(f"Head {i + 1}: W_query ({head_dim}, {d_in})", color=HEAD_COLORS[i])
+        ax.set_xlabel("input feature (d_in)")
+        ax.set_xticks(range(d_in))
+        ax.set_yticks(range(head_dim))
+    axes_top[0].set_ylabel("output row")
+    top.suptitle(f"Wrapper: {num_heads} separate matrices, {num_heads} small matmuls")
+    ax_big = bottom.subplots(1, 1)
+    for i in range(num_heads):
+        rows = big[i * head_dim : (i + 1) * head_dim]
+        extent = (0, d_in, (i + 1) * head_dim, i * head_dim)
+        _draw(ax_big, rows, cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi, extent=extent)
+        ax_big.add_patch(
+            Rectangle((0, i * head_dim), d_in, head_dim, fill=False, ec=HEAD_COLORS[i], lw=2.5)
+        )
+    ax_big.set_xlim(0, d_in)
+    ax_big.set_ylim(num_heads * head_dim, 0)
+    ax_big.set_xticks([j + 0.5 for j in range(d_in)], [str(j) for j in range(d_in)])
+    ax_big.set_yticks(
+        [r + 0.5 for r in range(num_heads * head_dim)],
+        [str(r) for r in range(num_heads * head_dim)],
+    )
+    ax_big.set_xlabel("input feature (d_in)")
+    ax_big.set_ylabel("output row (d_out)")
+    ax_big.set_title(
+        f"Split: one W_query ({num_heads * head_dim}, {d_in}) = the heads' rows stacked, one matmul"
+    )
+    return fig

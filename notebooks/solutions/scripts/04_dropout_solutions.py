@@ -14,6 +14,7 @@
 # Worked answers to the exercises of `04_dropout.ipynb`. Try them yourself first. Each cell
 # computes the answer and asserts that the checker passes.
 
+
 # %%
 import torch
 from torch import nn
@@ -23,6 +24,16 @@ import mhsa_helpers.exercises
 
 mh.setup_lesson()
 journey = mh.load_journey()
+
+# %% [markdown]
+# **The prediction of section 1.** The survivors equal 2: each entry survives with probability
+# 1 - 0.5, and dividing survivors by 1 - p keeps the mean of the matrix at 1.
+
+# %%
+prediction = 2.0
+result = mhsa_helpers.exercises.check_survivor_prediction(prediction)
+assert result, result
+result
 
 # %% [markdown]
 # **Exercise 1.** A fraction 1 - p = 0.8 survives, so survivors are divided by 0.8: the factor is
@@ -62,8 +73,9 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 3.** Keep the entries where the ones example shows a 2, zero the others, and scale
-# the survivors by 1 / (1 - 0.5) = 2. The real `nn.Dropout(0.5)` after seed 123 gives the same.
+# **Exercise 3.** Keep the entries where `keep_ex` is True, zero the others, and divide the
+# survivors by the fraction that survives, 1 - 0.25 = 0.75 (that is, multiply by 4/3). The
+# copy of the book's x2 would be the factor for p = 0.5.
 
 # %%
 inputs = journey.inputs  # (T, d_in)
@@ -74,12 +86,12 @@ with torch.no_grad():
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)
 attn_weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (T, T)
 
-keep = journey.reference["dropout_seed123_ones"] != 0  # (T, T) bool
-answer = attn_weights * keep / (1 - 0.5)  # (T, T)
+keep_ex = torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, T)
+answer = attn_weights * keep_ex / (1 - 0.25)  # (T, T)
 print(answer)
 
-torch.manual_seed(123)
-torch.testing.assert_close(answer, nn.Dropout(0.5)(attn_weights))
+# The rows that kept everything they had now sum to 4/3; on average every row sums to 1.
+print("row sums:", answer.sum(dim=-1))
 
 result = mhsa_helpers.exercises.check_manual_dropout(answer)
 assert result, result

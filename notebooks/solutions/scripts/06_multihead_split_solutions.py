@@ -16,6 +16,7 @@
 
 # %%
 import torch
+from torch import nn
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
@@ -23,13 +24,66 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** In `MultiHeadAttention` `d_out` is the total width, shared by the heads:
-# 1600 // 25 = 64 — the same head width as GPT-2 small (768 // 12).
+# **Section 5: build it yourself.** The book's class, written from the table of section 4. The
+# comments give each line's step number and shape. The checker runs its contract tests on it.
+
 
 # %%
-answer = 1600 // 25
+class MyMultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        )  # (context_length, context_length), 1 = future
+
+    def forward(self, x):  # 1. x: (b, T, d_in)
+        b, num_tokens, _ = x.shape
+        shape = (b, num_tokens, self.num_heads, self.head_dim)
+        queries = self.W_query(x).view(shape).transpose(1, 2)  # 2.-4. (b, h, T, head_dim)
+        keys = self.W_key(x).view(shape).transpose(1, 2)  # (b, h, T, head_dim)
+        values = self.W_value(x).view(shape).transpose(1, 2)  # (b, h, T, head_dim)
+        attn_scores = queries @ keys.transpose(2, 3)  # 5. (b, h, T, T)
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]  # (T, T)
+        attn_scores.masked_fill_(mask_bool, -torch.inf)  # 6.
+        attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)  # 7. (b, h, T, T)
+        attn_weights = self.dropout(attn_weights)  # training only
+        context = attn_weights @ values  # 8. (b, h, T, head_dim)
+        context = context.transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)  # 9.
+        return self.out_proj(context)  # 10. (b, T, d_out)
+
+
+result = mhsa_helpers.exercises.check_build_multihead(MyMultiHeadAttention)
+assert result, result
+result
+
+# %% [markdown]
+# **The prediction of section 6.** 6 calls for any number of heads: `W_query`, `W_key`,
+# `W_value`, `out_proj` (4 `nn.Linear`) and `Q @ K^T`, `weights @ V` (2 `@`). No line of `forward`
+# runs once per head; the heads are a dimension of the tensors.
+
+# %%
+prediction = 4 + 2
+result = mhsa_helpers.exercises.check_split_matmul_prediction(prediction)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 1.** In `MultiHeadAttention` `d_out` is the total width, shared by the heads:
+# 4096 // 32 = 128 — twice GPT-2's head width of 64.
+
+# %%
+answer = 4096 // 32
 with torch.device("meta"):  # shapes only
-    assert mh.MultiHeadAttention(1600, 1600, 1024, 0.0, num_heads=25).head_dim == answer
+    assert mh.MultiHeadAttention(4096, 4096, 1024, 0.0, num_heads=32).head_dim == answer
 print(answer)
 
 result = mhsa_helpers.exercises.check_head_dim(answer)
