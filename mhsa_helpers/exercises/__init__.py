@@ -16,13 +16,19 @@ from .lesson05 import check_head_output, check_matmul_count, check_wrapper_width
 from .lesson06 import check_head_dim, check_mha_parameter_count, check_split_into_heads
 from .lesson07 import check_head_entropy, check_row_entropy, check_sharpest_head
 from .lesson08 import check_initial_loss, check_offset_attention, check_shift_targets
-from .lesson09 import check_attention_matrix_bytes, check_fused_qkv_weight
+from .lesson09 import (
+    check_attention_matrix_bytes,
+    check_build_fused_multihead,
+    check_fused_qkv_weight,
+    check_key_block,
+)
 from .lesson10 import check_chunk_mask, check_gqa_parameter_count, check_kv_cache_bytes
 
 __all__ = [
     "CheckResult",
     "check_attention_matrix_bytes",
     "check_attn_weights_3",
+    "check_build_fused_multihead",
     "check_causal_mask_4",
     "check_chunk_mask",
     "check_context_vector_5",
@@ -33,6 +39,7 @@ __all__ = [
     "check_head_entropy",
     "check_head_output",
     "check_initial_loss",
+    "check_key_block",
     "check_kv_cache_bytes",
     "check_manual_dropout",
     "check_matmul_count",
