@@ -25,7 +25,8 @@
 #    and check the formulas against the modules.
 #
 # **Prerequisites:** lesson 09 (fused QKV, `F.scaled_dot_product_attention`).
-# **Time:** about 40 minutes.
+# **Time:** about 60 minutes for a careful first pass (40 to read and run every cell, 20 for the
+# exercises).
 #
 # **Shape contract:** cross-attention: query (b, n_q, d_q), key_value (b, n_kv, d_kv) ->
 # (b, n_q, d_out), weights (b, h, n_q, n_kv). Cached self-attention: n new tokens (b, n, d_in) ->
@@ -84,8 +85,18 @@ fig = mh.plot_attention(
 plt.show()
 
 # %% [markdown]
+# The same weights as a picture of who reads whom: every target word is joined to **every**
+# source word (4 x 4 lines, nothing masked), each line as strong as its weight; the strongest
+# line of each row is red.
+
+# %%
+fig = mh.figures.plot_cross_attention(weights[0, 0], target, source)
+plt.show()
+
+# %% [markdown]
 # Each row sums to 1 over *all* source words (nothing is masked), and "noir" looks at "black"
-# although the word order differs — cross-attention has no notion of "before".
+# although the word order differs — cross-attention has no notion of "before". The matrix need
+# not be square either: a 3-word question can read a 7-word document, giving 3 x 7 weights.
 #
 # With random weights, several heads and two different widths (decoder d_q = 6, encoder
 # d_kv = 10), the shapes follow the contract:
@@ -137,10 +148,11 @@ with torch.no_grad():
     projected.clear()
     cache = mh.KVCache(context_length=32)
     next_vec = layer(prompt, cache=cache)[:, -1:]  # (1, 1, 16)
-    generated = [next_vec]
+    generated, cache_lengths = [next_vec], [len(cache)]
     for _ in range(new_tokens - 1):
         next_vec = layer(next_vec, cache=cache)  # (1, 1, 16), attends to all cached tokens
         generated.append(next_vec)
+        cache_lengths.append(len(cache))  # one token longer after every step
     seq_cached = torch.cat([prompt, *generated], dim=1)  # (1, 16, 16)
     rows_with = projected.copy()
 hook.remove()
@@ -158,6 +170,14 @@ for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
 print(f"total: {sum(rows_without)} vs {sum(rows_with)}")
 assert rows_with == [4] + [1] * (new_tokens - 1)
 assert sum(rows_without) == sum(range(4, 4 + new_tokens))
+assert cache_lengths == list(range(4, 4 + new_tokens))
+
+# %% [markdown]
+# The cache of this very run, step by step (left), and the work the hook counted (right):
+
+# %%
+fig = mh.figures.plot_kv_cache_growth(cache_lengths, rows_without, rows_with)
+plt.show()
 
 # %% [markdown]
 # Without the cache, step t re-projects t tokens and recomputes a t x t score matrix, so
@@ -239,6 +259,24 @@ for kv in range(num_kv_groups):
     heads = (kv_head_of == kv).nonzero().flatten().tolist()
     print(f"K/V head {kv} serves query heads {heads}")
 
+# %%
+fig = mh.figures.plot_gqa_sharing(kv_head_of)
+plt.show()
+
+# %% [markdown]
+# In code, the sharing is one `repeat_interleave` on the key/value heads: a (b, g, T, head_dim)
+# key tensor becomes (b, num_heads, T, head_dim), and query head $i$ meets K/V head
+# `kv_head_of[i]`. Only the g heads are computed and cached; the copies exist only during the
+# attention:
+
+# %%
+torch.manual_seed(0)
+keys_g = torch.randn(1, num_kv_groups, 5, 4)  # (b, g, T, head_dim): what the cache stores
+keys_h = keys_g.repeat_interleave(group_size, dim=1)  # (b, num_heads, T, head_dim)
+print(tuple(keys_g.shape), "->", tuple(keys_h.shape))
+for head in range(num_heads):
+    assert torch.equal(keys_h[:, head], keys_g[:, kv_head_of[head]])
+
 # %% [markdown]
 # First the sanity check: with one group per head, GQA *is* lesson 06's multi-head attention
 # (same parameter names and shapes, so `load_state_dict` copies them):
@@ -297,19 +335,30 @@ configs = [
     ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
 ]
 MiB = 2**20
-print(f"{'model':<12} {'K/V heads':>9} {'params/layer':>13} {'KV cache/seq':>13} {'saving':>7}")
+header = f"{'model':<12} {'K/V heads':>9} {'params/layer':>13} {'fewer params':>12}"
+print(f"{header} {'KV cache/seq':>13} {'cache':>7}")
+param_saving = {}
 for name, d_model, heads, layers, T, groups in configs:
+    mha_params = attention_params(d_model, heads, heads)
     for g in groups:
         params = attention_params(d_model, heads, g)
+        param_saving[name, g] = 1 - params / mha_params
         cache_mib = kv_cache_bytes(layers, heads, g, d_model // heads, T) / MiB
         kind = "MHA" if g == heads else ("MQA" if g == 1 else "GQA")
-        print(f"{name:<12} {g:>5} {kind} {params:>13,} {cache_mib:>9,.0f} MiB {heads // g:>6}x")
+        print(
+            f"{name:<12} {g:>5} {kind} {params:>13,} {param_saving[name, g]:>12.1%} "
+            f"{cache_mib:>9,.0f} MiB {heads // g:>5}x"
+        )
 assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # Llama-like GQA: 1 GiB per sequence
 assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with MHA: 4 GiB
+assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
+assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown]
-# The attention parameters shrink by up to a half (a third for these GQA settings; only W_key and
-# W_value get smaller; the Llama-like row also counts an `out_proj` bias that Llama omits), but the
+# Only W_key and W_value get smaller, so the attention parameters shrink by less than half:
+# by 37.5 % for the Llama-like model with 8 groups (the "fewer params" column: W_key and W_value
+# go from $d^2$ to $d^2/4$ each, saving $1.5\,d^2$ of about $4\,d^2$; the row also counts an
+# `out_proj` bias that Llama omits), and by 48.4 % with MQA. The
 # **KV cache shrinks by num_heads / num_kv_groups**: 4 GiB -> 1 GiB per 8192-token sequence for
 # the Llama-like model, which is what lets a server hold four times as many conversations. MQA
 # goes furthest (128 MiB) but tends to lose quality; GQA with 8 groups is the usual compromise.
@@ -323,6 +372,29 @@ assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with
 #   `offset:offset + n` of the causal mask. Same outputs as a full forward pass.
 # * **GQA / MQA**: `num_kv_groups` K/V heads shared by all query heads; the cache shrinks by
 #   `num_heads / num_kv_groups`; `num_kv_groups == num_heads` is plain multi-head attention.
+#   The parameters shrink less: 37.5 % for the Llama-like model with 8 groups.
+
+# %% [markdown]
+# ### Check (for CI; collapsed)
+#
+# This cell proves what the lesson relies on, so that a change to the package cannot silently
+# break the story. Open it if you are curious; you can skip it.
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# The teaching class MultiHeadAttention takes the same KVCache: token by token == one full pass.
+# assert_close, not torch.equal: a (1, T) score row and a (T, T) matrix may sum in another order.
+torch.manual_seed(2)
+teaching = mh.MultiHeadAttention(d_in=16, d_out=16, context_length=32, dropout=0.0, num_heads=4)
+x_check = torch.randn(2, 7, 16)  # (b, T, d_in)
+with torch.no_grad():
+    full_check = teaching(x_check)  # (2, 7, 16)
+    cache_check = mh.KVCache(32)
+    steps = [teaching(x_check[:, t : t + 1], cache=cache_check) for t in range(7)]
+torch.testing.assert_close(torch.cat(steps, dim=1), full_check)
+# The figures show this lesson's own numbers.
+assert cache_lengths == [len(prompt[0])] + [len(prompt[0]) + i for i in range(1, new_tokens)]
+assert weights.shape == (2, 2, 3, 7) and kv_head_of.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "tokens cached")
 #
 # ## Exercises
 #
