@@ -258,3 +258,22 @@ def test_key_block_right_and_wrong(fused_ex):
     assert not_yet(ex.check_key_block(None, fused_ex))
     assert not_yet(ex.check_key_block([1, 2], fused_ex))
     assert not_yet(ex.check_key_block(w[6:12], object()))
+
+
+# -- check_initial_loss with another vocabulary (lesson 08's exercise variant) -----------------
+
+
+def test_initial_loss_for_gpt2_vocabulary():
+    import math
+
+    assert ex.check_initial_loss(math.log(50257), vocab_size=50257)
+    assert ex.check_initial_loss(torch.tensor(50257.0).log(), vocab_size=50257)
+    r = ex.check_initial_loss(math.log(64), vocab_size=50257)
+    assert not_yet(r) and "log(64)" in repr(r)
+    r = ex.check_initial_loss(math.log2(50257), vocab_size=50257)
+    assert not_yet(r) and "bits" in repr(r)
+    r = ex.check_initial_loss(-math.log(50257), vocab_size=50257)
+    assert not_yet(r) and "MINUS" in repr(r)
+    assert not_yet(ex.check_initial_loss(None, vocab_size=50257))
+    assert not_yet(ex.check_initial_loss(math.log(50257), vocab_size="50257"))
+    assert ex.check_initial_loss(math.log(64))  # the default is the lesson's 64 tokens
