@@ -277,3 +277,32 @@ def test_initial_loss_for_gpt2_vocabulary():
     assert not_yet(ex.check_initial_loss(None, vocab_size=50257))
     assert not_yet(ex.check_initial_loss(math.log(50257), vocab_size="50257"))
     assert ex.check_initial_loss(math.log(64))  # the default is the lesson's 64 tokens
+
+
+# -- predict-then-run checkers of lessons 09 and 10 ---------------------------------------------
+
+
+def test_memory_growth_prediction():
+    assert ex.check_memory_growth(64)
+    assert ex.check_memory_growth(64.0)
+    r = ex.check_memory_growth(8)
+    assert not_yet(r) and "T twice" in repr(r)
+    r = ex.check_memory_growth(16)
+    assert not_yet(r) and "8^2" in repr(r)
+    assert not_yet(ex.check_memory_growth(None))
+    assert not_yet(ex.check_memory_growth("64"))
+    assert not_yet(ex.check_memory_growth(63))
+
+
+def test_projected_tokens_prediction():
+    assert ex.check_projected_tokens(114)
+    assert ex.check_projected_tokens(torch.tensor(114))
+    r = ex.check_projected_tokens(15)
+    assert not_yet(r) and "WITH a cache" in repr(r)
+    r = ex.check_projected_tokens(48)
+    assert not_yet(r) and "grows by one" in repr(r)
+    r = ex.check_projected_tokens(126)
+    assert not_yet(r) and "not 16" in repr(r)
+    assert not_yet(ex.check_projected_tokens(None))
+    assert not_yet(ex.check_projected_tokens(114.5))
+    assert not_yet(ex.check_projected_tokens(True))

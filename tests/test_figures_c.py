@@ -92,16 +92,21 @@ def test_plot_attention_memory_two_lines_log_log():
         mh.figures.plot_attention_memory([1, 2], [1], [1, 2])
 
 
-def test_plot_precision_error_scatter_and_reference_line():
+def test_plot_precision_error_values_and_relative_errors():
     torch.manual_seed(0)
     reference = torch.randn(2, 6, 4)
-    fig = mh.figures.plot_precision_error(reference, reference.bfloat16().float())
-    (ax,) = fig.axes
-    assert ax.get_title() == "bfloat16 under autocast vs float32"
-    assert ax.get_xlabel() == "|float32 value|"
-    assert ax.get_ylabel() == "|bfloat16 - float32|"
-    assert len(ax.collections[0].get_offsets()) == 48
-    assert [line.get_label() for line in ax.get_lines()] == ["2^-8 x |value|"]
+    fig = mh.figures.plot_precision_error(reference, reference.bfloat16())
+    ax_values, ax_error = fig.axes
+    assert fig._suptitle.get_text() == "bfloat16 under autocast vs float32"
+    assert ax_values.get_title() == "48 output entries"
+    assert ax_values.get_xlabel() == "float32 value"
+    assert ax_values.get_ylabel() == "bfloat16 value"
+    assert len(ax_values.collections[0].get_offsets()) == 48
+    assert ax_error.get_title() == "Error relative to the largest output"
+    assert ax_error.get_xlabel() == "|bfloat16 - float32| / largest |float32 value|"
+    assert ax_error.get_ylabel() == "number of entries"
+    assert sum(p.get_height() for p in ax_error.patches) == 48
+    assert [line.get_label() for line in ax_error.get_lines()] == ["2^-8, bfloat16's step"]
     with pytest.raises(ValueError, match="same shape"):
         mh.figures.plot_precision_error(reference, reference[0])
 

@@ -21,8 +21,14 @@ from .lesson09 import (
     check_build_fused_multihead,
     check_fused_qkv_weight,
     check_key_block,
+    check_memory_growth,
 )
-from .lesson10 import check_chunk_mask, check_gqa_parameter_count, check_kv_cache_bytes
+from .lesson10 import (
+    check_chunk_mask,
+    check_gqa_parameter_count,
+    check_kv_cache_bytes,
+    check_projected_tokens,
+)
 
 __all__ = [
     "CheckResult",
@@ -43,9 +49,11 @@ __all__ = [
     "check_kv_cache_bytes",
     "check_manual_dropout",
     "check_matmul_count",
+    "check_memory_growth",
     "check_mha_parameter_count",
     "check_offset_attention",
     "check_one_step_mask",
+    "check_projected_tokens",
     "check_row_entropy",
     "check_row_sums",
     "check_sharpest_head",

@@ -6,6 +6,8 @@
   matrix (b, h, T, T) for GPT-2 XL: 25 heads, context 1024, batch 1.
 * ``check_key_block(answer, fused)`` -- the W_key block (d_out, d_in) cut out of a fused module's
   ``qkv.weight`` (3 * d_out, d_in): the reverse of stacking.
+* ``check_memory_growth(prediction)`` -- predict-then-run: how many times more bytes the
+  (b, h, T, T) weights take for 8 x the tokens (64).
 * ``check_build_fused_multihead(cls)`` -- "build it": the learner's class with one fused
   ``qkv`` projection and ``out_proj``, run through contract tests against
   ``mh.FusedQKVMultiHeadAttention``; a hint names the typical mistake it recognises.
@@ -27,6 +29,7 @@ __all__ = [
     "check_build_fused_multihead",
     "check_fused_qkv_weight",
     "check_key_block",
+    "check_memory_growth",
 ]
 
 _NAMES = ("W_query", "W_key", "W_value")
@@ -437,3 +440,22 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
         "correct: same outputs as mh.FusedQKVMultiHeadAttention at 3 sizes, causal, rows sum "
         "to 1, dropout only in train mode, gradients reach qkv and out_proj.",
     )
+
+
+def check_memory_growth(prediction: object) -> CheckResult:
+    """Predict-then-run: 8 x the tokens multiply the (b, h, T, T) weights' bytes by 8^2 = 64."""
+    name = "prediction: weights memory for 8x the tokens"
+    if prediction is None:
+        return missing(name, "a number: how many times more bytes the (b, h, T, T) weights take")
+    value = number(prediction)
+    if value is None:
+        return fail(name, f"expected a number, got {type(prediction).__name__}.")
+    if value == 64:
+        return ok(name, "right: the tensor is T x T per head, so 8x the tokens cost 8 * 8 = 64x.")
+    if value == 8:
+        return fail(
+            name, "that would be true for (b, h, T, head_dim) tensors; this one has T twice."
+        )
+    if value in (16, 24, 512):
+        return fail(name, "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.")
+    return fail(name, "write the bytes as b * h * T * T * 4 and replace T by 8 T.")

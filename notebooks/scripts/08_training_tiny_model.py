@@ -111,7 +111,7 @@ print(package_model)
 # %%
 import mhsa_helpers.exercises
 
-prediction = None  # YOUR GUESS HERE: the untrained model's loss, in nats
+prediction = None  # YOUR CODE HERE: your guess of the untrained loss, in nats
 mhsa_helpers.exercises.check_initial_loss(prediction)
 
 # %%

@@ -124,6 +124,20 @@ assert (weights > 0).all()  # no mask: every target token sees every source toke
 # A real model turns the last output into a token (LM head, sampling) and embeds it again. Our
 # toy "model" is one `SDPAMultiHeadAttention` layer whose last output vector *is* the next input,
 # which keeps the loop honest: any error in the cache would change every later step.
+#
+# **Predict, then run.** The next cell generates 12 tokens after a 4-token prompt, once without a
+# cache (every step feeds the whole sequence so far) and once with one, and a hook counts the
+# token rows that go through the Q/K/V projection. Without the cache, how many rows in total over
+# the 12 steps? Write your guess into `prediction`.
+
+# %%
+import mhsa_helpers.exercises
+
+prediction = None  # YOUR CODE HERE: total token rows projected without a cache
+mhsa_helpers.exercises.check_projected_tokens(prediction)
+
+# %% [markdown]
+# The generation loop, with and without the cache:
 
 # %%
 torch.manual_seed(123)
@@ -168,6 +182,8 @@ print("step | tokens projected without cache | with cache")
 for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
     print(f"{step:>4} | {a:>30} | {b:>10}")
 print(f"total: {sum(rows_without)} vs {sum(rows_with)}")
+if prediction is not None:
+    print(f"you predicted {prediction} without the cache")
 assert rows_with == [4] + [1] * (new_tokens - 1)
 assert sum(rows_without) == sum(range(4, 4 + new_tokens))
 assert cache_lengths == list(range(4, 4 + new_tokens))
@@ -405,8 +421,6 @@ print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "
 # convention).
 
 # %%
-import mhsa_helpers.exercises
-
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_chunk_mask(answer)
 

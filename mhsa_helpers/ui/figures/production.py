@@ -4,8 +4,8 @@
   W_query / W_key / W_value, and its output cut into Q | K | V columns (lesson 09);
 * ``plot_attention_memory(lengths, weights_bytes, sdpa_bytes)`` -- memory of the (b, h, T, T)
   weights (~T^2) against what SDPA keeps (~T), on log-log axes (lesson 09);
-* ``plot_precision_error(reference, low)`` -- how far a bfloat16 result is from float32, per
-  entry, against the size of the entry (lesson 09);
+* ``plot_precision_error(reference, low)`` -- a bfloat16 result against the float32 one, entry by
+  entry, and its errors relative to the largest output (lesson 09);
 * ``plot_relative_position_scores(scores)`` -- a (T, T) score matrix whose value depends only on
   the offset i - j, the mark of RoPE and ALiBi, drawn as one line per diagonal (lesson 10);
 * ``plot_cross_attention(weights, query_tokens, key_tokens)`` -- cross-attention as lines from
@@ -135,14 +135,15 @@ def plot_attention_memory(
 
 
 def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
-    """|low - reference| against |reference| for every entry, with bfloat16's relative step.
+    """A low-precision result (e.g. bfloat16 under autocast) against the float32 one.
 
     Args:
         reference: the float32 result, any shape.
-        low: the same computation in lower precision (e.g. bfloat16), same shape.
+        low: the same computation in lower precision, same shape.
 
-    bfloat16 keeps 8 significant bits, so a rounding error is at most about 2^-8 of the value:
-    the dashed line. Entries far above it would point at a real bug, not at rounding.
+    Left: every entry, low-precision value against float32 value; on the diagonal means equal.
+    Right: histogram of |low - reference| / max |reference|, with bfloat16's relative step 2^-8
+    (8 significant bits) as a dashed line: errors of that size are rounding, not a bug.
     """
     if not isinstance(reference, torch.Tensor) or not isinstance(low, torch.Tensor):
         raise TypeError("reference and low must be torch.Tensors")
@@ -152,16 +153,23 @@ def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
             f"{tuple(low.shape)}"
         )
     ref = reference.detach().double().cpu().flatten()
-    err = (low.detach().double().cpu().flatten() - ref).abs()
-    size = ref.abs()
-    fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
-    ax.scatter(size.numpy(), err.numpy(), s=10, alpha=0.6, label="one output entry")
-    top = float(size.max()) or 1.0
-    ax.plot([0, top], [0, top * 2**-8], color="gray", linestyle="--", label="2^-8 x |value|")
-    ax.set_xlabel("|float32 value|")
-    ax.set_ylabel("|bfloat16 - float32|")
-    ax.set_title("bfloat16 under autocast vs float32")
-    ax.legend()
+    approx = low.detach().double().cpu().flatten()
+    scale = float(ref.abs().max()) or 1.0
+    relative = (approx - ref).abs() / scale
+    fig, (ax_values, ax_error) = plt.subplots(1, 2, figsize=(9.5, 3.8), layout="constrained")
+    ax_values.scatter(ref.numpy(), approx.numpy(), s=6, alpha=0.5)
+    ax_values.plot([-scale, scale], [-scale, scale], color="gray", linestyle="--", label="equal")
+    ax_values.set_xlabel("float32 value")
+    ax_values.set_ylabel("bfloat16 value")
+    ax_values.set_title(f"{ref.numel()} output entries")
+    ax_values.legend()
+    ax_error.hist(relative.numpy(), bins=40, color="tab:blue")
+    ax_error.axvline(2**-8, color="gray", linestyle="--", label="2^-8, bfloat16's step")
+    ax_error.set_xlabel("|bfloat16 - float32| / largest |float32 value|")
+    ax_error.set_ylabel("number of entries")
+    ax_error.set_title("Error relative to the largest output")
+    ax_error.legend()
+    fig.suptitle("bfloat16 under autocast vs float32")
     return fig
 
 
