@@ -43,8 +43,13 @@ mh.setup_lesson()
 # ## 1. Cross-attention: one sequence asks, another answers
 #
 # In self-attention, queries, keys and values all come from the same tokens. In an
-# **encoder-decoder** (编码器-解码器) model (machine translation, speech recognition), the decoder's tokens make the
-# **queries** and the encoder's output provides the **keys and values**. Two consequences:
+# **encoder-decoder** (编码器-解码器) model (machine translation, speech recognition), the
+# decoder's tokens $Y$ make the **queries** and the encoder's output $X$ provides the **keys and
+# values**:
+#
+# $$\text{CrossAttention}(Y, X) = \text{softmax}\!\left(\frac{(Y W_q)(X W_k)^\top}{\sqrt{d_k}}\right) X W_v .$$
+#
+# Two consequences:
 #
 # * the weight matrix is (n_q, n_kv) — rectangular, target tokens x source tokens;
 # * there is **no causal mask**: the whole source sentence is known before the translation
@@ -119,7 +124,11 @@ assert (weights > 0).all()  # no mask: every target token sees every source toke
 # t tokens through the layer and recomputes every key and value — although, thanks to the causal
 # mask, the keys and values of old tokens **never change**. A **KV cache** keeps them: each step
 # projects only the new token, appends its key and value, and lets its query attend to
-# everything cached.
+# everything cached:
+#
+# $$K_{\le t} = \begin{bmatrix} K_{\le t-1} \\ x_t W_k \end{bmatrix},\quad
+#   V_{\le t} = \begin{bmatrix} V_{\le t-1} \\ x_t W_v \end{bmatrix},\quad
+#   \text{out}_t = \text{softmax}\!\left(\frac{q_t K_{\le t}^\top}{\sqrt{d_k}}\right) V_{\le t}.$$
 #
 # A real model turns the last output into a token (LM head, sampling) and embeds it again. Our
 # toy "model" is one `SDPAMultiHeadAttention` layer whose last output vector *is* the next input,
@@ -266,6 +275,10 @@ print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache),
 # shared by `num_heads / num_kv_groups` consecutive query heads (`repeat_interleave` copies them
 # before the attention). `num_kv_groups == num_heads` is plain multi-head attention;
 # `num_kv_groups == 1` is **MQA**.
+#
+# With $h$ query heads in $g$ groups, query head $i$ uses K/V head $\lfloor i / (h/g) \rfloor$:
+#
+# $$\text{head}_i = \text{Attention}\big(Q_i,\; K_{\lfloor i g / h \rfloor},\; V_{\lfloor i g / h \rfloor}\big).$$
 
 # %%
 num_heads, num_kv_groups = 8, 2
@@ -309,9 +322,11 @@ print("GroupedQueryAttention(num_kv_groups=num_heads) == MultiHeadAttention")
 # %% [markdown]
 # **Parameters.** With `head_dim = d / h` and `g` K/V groups (no Q/K/V bias, `out_proj` with bias):
 #
-# params = d·d (W_query) + 2·d·g·head_dim (W_key, W_value) + d·d + d (out_proj)
+# $$\text{params} = \underbrace{d^2}_{W_\text{query}} + \underbrace{2\,d\,g\,\text{head\_dim}}_{W_\text{key},\ W_\text{value}} + \underbrace{d^2 + d}_{\text{out\_proj}}$$
 #
-# **KV cache** per sequence: 2 (K and V) x layers x g x head_dim x T x bytes per number.
+# **KV cache** per sequence:
+#
+# $$\text{bytes} = 2\,(K \text{ and } V) \times \text{layers} \times g \times \text{head\_dim} \times T \times \text{bytes per number}.$$
 #
 # We check both formulas against the modules at a small size before trusting them at a big one:
 
