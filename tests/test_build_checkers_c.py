@@ -119,6 +119,26 @@ class NoDropout(Fused):
         return torch.softmax(scores / self.scale(), dim=-1)
 
 
+class DropoutOnOutput(Fused):
+    def attend(self, scores, num_tokens):
+        scores = scores.masked_fill(self.hidden(num_tokens), -torch.inf)
+        return torch.softmax(scores / self.scale(), dim=-1)
+
+    def project_out(self, merged):
+        return self.out_proj(self.dropout(merged))
+
+
+class SDPAWithDropout(Fused):
+    """Correct too: SDPA drops attention weights inside the kernel (in train mode only)."""
+
+    def forward(self, x):
+        b, num_tokens, _ = x.shape
+        q, k, v = (self.heads(t, b, num_tokens) for t in self.split(self.qkv(x)))
+        p = self.dropout.p if self.training else 0.0
+        context = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+        return self.out_proj(self.merge(context, b, num_tokens))
+
+
 class ThreeLayers(nn.Module):
     """Lesson 06's layout: W_query, W_key, W_value instead of one qkv."""
 
@@ -164,6 +184,11 @@ def test_correct_class_passes():
     assert "3 sizes" in repr(result)
 
 
+def test_sdpa_with_dropout_passes():
+    result = ex.check_build_fused_multihead(SDPAWithDropout)
+    assert result, result
+
+
 def test_the_package_class_passes():
     assert ex.check_build_fused_multihead(mh.FusedQKVMultiHeadAttention)
     assert ex.check_build_fused_multihead(mh.SDPAMultiHeadAttention)
@@ -183,6 +208,7 @@ def test_the_package_class_passes():
         (KeyQueryValueOrder, "order K, Q, V"),
         (DropoutInEval, "eval"),
         (NoDropout, "nothing is dropped"),
+        (DropoutOnOutput, "after the weighted sum"),
         (ThreeLayers, "ONE fused"),
         (IgnoresQkvBias, "qkv_bias"),
         (DetachesValues, "no gradient reaches the query rows of qkv.weight"),
@@ -306,3 +332,11 @@ def test_projected_tokens_prediction():
     assert not_yet(ex.check_projected_tokens(None))
     assert not_yet(ex.check_projected_tokens(114.5))
     assert not_yet(ex.check_projected_tokens(True))
+
+
+def test_checker_keeps_the_callers_random_state():
+    torch.manual_seed(42)
+    expected = torch.rand(3)
+    torch.manual_seed(42)
+    ex.check_build_fused_multihead(Fused)
+    assert torch.equal(torch.rand(3), expected)

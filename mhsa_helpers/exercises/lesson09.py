@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..attention.efficient import FusedQKVMultiHeadAttention
 from ..attention.multihead import MultiHeadAttention
 from ._common import CheckResult, fail, missing, number, ok
 
@@ -218,6 +219,15 @@ def _blocks(grad: torch.Tensor | None, d_out: int) -> tuple[torch.Tensor | None,
     return (None, None, None) if grad is None else tuple(grad.split(d_out, dim=0))
 
 
+def _values_one(module: Any, d_out: int) -> None:
+    """Set V = 1 everywhere (value rows of qkv 0, their bias 1) and out_proj = identity."""
+    module.qkv.bias.zero_()
+    module.qkv.weight[2 * d_out :].zero_()
+    module.qkv.bias[2 * d_out :].fill_(1.0)
+    module.out_proj.weight.copy_(torch.eye(d_out))
+    module.out_proj.bias.zero_()
+
+
 def _build(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) -> Any:
     """An instance of the learner's class (typed Any: its layers are checked at run time)."""
     d_in, d_out, context_length, num_heads = sizes[:4]
@@ -302,8 +312,6 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     to 1, dropout only in train mode, gradient flow to every parameter. A mismatch is compared
     with the typical mistakes so the hint can name one.
     """
-    from ..attention.efficient import FusedQKVMultiHeadAttention
-
     name = "build a fused-QKV MultiHeadAttention"
     if cls is None:
         return missing(name, "your class (the class itself, e.g. `FusedMultiHeadAttention`)")
@@ -311,6 +319,13 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
         return fail(name, "pass the class itself, not an instance: drop the (...) after its name.")
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
         return fail(name, f"expected a class derived from nn.Module, got {type(cls).__name__}.")
+
+    with torch.random.fork_rng(devices=[]):  # seeds inside, the caller's RNG state is kept
+        return _contract_tests(cls, name)
+
+
+def _contract_tests(cls: type, name: str) -> CheckResult:
+    """The tests of ``check_build_fused_multihead``, run with seeded weights and inputs."""
 
     for sizes in _BUILD_SIZES:
         d_in, d_out, context_length, num_heads, b, num_tokens = sizes
@@ -370,11 +385,7 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     if hint:
         return fail(name, hint)
     with torch.no_grad():
-        ones.qkv.bias.zero_()
-        ones.qkv.weight[2 * d_out :].zero_()
-        ones.qkv.bias[2 * d_out :].fill_(1.0)
-        ones.out_proj.weight.copy_(torch.eye(d_out))
-        ones.out_proj.bias.zero_()
+        _values_one(ones, d_out)
         row_sums, hint = _run(ones, x)
     if hint or row_sums is None:
         return fail(name, hint or "forward failed with qkv_bias=True.")
@@ -417,6 +428,25 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
             "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
             "attention weights before multiplying with V.",
         )
+    # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
+    # one head then gets the same (dropped, rescaled) row sum; dropout on the output does not.
+    try:
+        ones = _build(cls, _BUILD_SIZES[1], 0.5, True).train()
+    except Exception as error:
+        return fail(name, f"building with qkv_bias=True raised {type(error).__name__}: {error}")
+    with torch.no_grad():
+        _values_one(ones, d_out)
+        torch.manual_seed(4)
+        row_sums, hint = _run(ones, x)
+    if hint or row_sums is None:
+        return fail(name, hint or "forward failed in train mode with qkv_bias=True.")
+    per_head = row_sums.view(b, num_tokens, num_heads, d_out // num_heads)  # (b, T, h, head_dim)
+    if not torch.allclose(per_head, per_head[..., :1].expand_as(per_head), atol=1e-5, rtol=0):
+        return fail(
+            name,
+            "dropout is applied after the weighted sum (to the context or the output); the book "
+            "drops attention WEIGHTS: weights = self.dropout(weights), then weights @ V.",
+        )
 
     # Gradients reach every parameter.
     module = _build(cls, _BUILD_SIZES[1], 0.0, True).train()
@@ -424,7 +454,7 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     if hint or out is None:
         return fail(name, hint or "forward failed.")
     out.square().sum().backward()
-    grads = {name: param.grad for name, param in module.named_parameters()}
+    grads = {param_name: p.grad for param_name, p in module.named_parameters()}
     qkv_grad = grads.pop("qkv.weight")
     for block, part in zip(("query", "key", "value"), _blocks(qkv_grad, d_out)):
         grads[f"the {block} rows of qkv.weight"] = part
