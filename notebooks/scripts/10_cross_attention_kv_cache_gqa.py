@@ -118,6 +118,16 @@ torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 3))
 assert (weights > 0).all()  # no mask: every target token sees every source token
 
 # %% [markdown]
+# Head 1 of the first sequence, drawn like the translation above: 3 queries, 7 keys, 21 lines —
+# a rectangle, not a triangle.
+
+# %%
+fig = mh.figures.plot_cross_attention(
+    weights[0, 0], [f"dec {i}" for i in range(3)], [f"enc {j}" for j in range(7)]
+)
+plt.show()
+
+# %% [markdown]
 # ## 2. Generating with a KV cache
 #
 # A decoder generates one token, appends it, and runs again. Without a cache, step t feeds all
