@@ -232,9 +232,8 @@ plt.show()
 # %% [markdown]
 # ## 3. The heads after training on the repeat task
 #
-# What did the heads learn? Here are their weights on one repeated row. As lesson 07 showed, the
-# pictures are arbitrary: every position holds the same token, so any pattern of weights averages
-# the same values and gives the right answer. The task does not ask the heads for anything.
+# What did the heads learn? Here are their weights on one repeated row. A question to keep in mind
+# while you look: does this task *need* any particular pattern of attention?
 
 # %%
 labels = [f"t{i}" for i in range(CONTEXT)]
