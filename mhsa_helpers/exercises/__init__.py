@@ -53,8 +53,19 @@ from .lesson06 import (
 )
 from .lesson07 import check_head_entropy, check_row_entropy, check_sharpest_head
 from .lesson08 import check_initial_loss, check_offset_attention, check_shift_targets
-from .lesson09 import check_attention_matrix_bytes, check_fused_qkv_weight
-from .lesson10 import check_chunk_mask, check_gqa_parameter_count, check_kv_cache_bytes
+from .lesson09 import (
+    check_attention_matrix_bytes,
+    check_build_fused_multihead,
+    check_fused_qkv_weight,
+    check_key_block,
+    check_memory_growth,
+)
+from .lesson10 import (
+    check_chunk_mask,
+    check_gqa_parameter_count,
+    check_kv_cache_bytes,
+    check_projected_tokens,
+)
 from .lesson11 import check_left_padding_mask, check_masked_softmax
 
 __all__ = [
@@ -64,6 +75,7 @@ __all__ = [
     "check_attention_received",
     "check_attn_weights_3",
     "check_build_causal_weights",
+    "check_build_fused_multihead",
     "check_build_multihead",
     "check_build_self_attention",
     "check_causal_mask_4",
@@ -77,6 +89,7 @@ __all__ = [
     "check_head_entropy",
     "check_head_output",
     "check_initial_loss",
+    "check_key_block",
     "check_kv_cache_bytes",
     "check_left_padding_mask",
     "check_local_mask",
@@ -84,12 +97,14 @@ __all__ = [
     "check_masked_softmax",
     "check_matmul_count",
     "check_matmul_prediction",
+    "check_memory_growth",
     "check_mha_parameter_count",
     "check_offset_attention",
     "check_one_step_mask",
     "check_prediction_changed_weights",
     "check_prediction_saturation",
     "check_prediction_self_match",
+    "check_projected_tokens",
     "check_row_entropy",
     "check_row_sums",
     "check_sharpest_head",

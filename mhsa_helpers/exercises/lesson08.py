@@ -1,7 +1,7 @@
 """Checkers for lesson 08, training a tiny attention model.
 
-* ``check_initial_loss(answer)`` -- the cross-entropy of a model that guesses uniformly over a
-  vocabulary of 64 tokens: log(64) = 4.1589 nats.
+* ``check_initial_loss(answer, vocab_size=64)`` -- the cross-entropy of a model that guesses
+  uniformly over ``vocab_size`` tokens: log(vocab_size) nats (log 64 = 4.1589).
 * ``check_shift_targets(answer, ids, k)`` -- the targets of the shift task for ``ids`` (b, T):
   ``target[:, t] = ids[:, t - k]``, and -100 (ignored by the loss) for ``t < k``.
 * ``check_offset_attention(answer, weights, k)`` -- per head, the mean weight on the token ``k``
@@ -20,22 +20,36 @@ from ._common import CheckResult, fail, missing, number, ok, tensor_answer
 __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
 
 
-def check_initial_loss(answer: object) -> CheckResult:
-    """log(64): the loss when every one of 64 tokens gets probability 1/64."""
-    name = "loss of a uniform guess"
-    expected = math.log(64)
+def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
+    """log(vocab_size): the loss when every token gets probability 1 / vocab_size.
+
+    Lesson 08 uses it twice: for a prediction before the first run (64 tokens, log 64 = 4.1589)
+    and for the exercise (GPT-2's 50257 tokens).
+    """
+    name = f"loss of a uniform guess over {vocab_size} tokens"
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
+        return fail(name, f"vocab_size must be an int >= 2, got {vocab_size!r}.")
+    expected = math.log(vocab_size)
     if answer is None:
-        return missing(name, "a number: the cross-entropy when each of 64 tokens has p = 1/64")
+        return missing(
+            name,
+            f"a number: the cross-entropy when each of {vocab_size} tokens has p = 1/{vocab_size}",
+        )
     value = number(answer)
     if value is None:
         return fail(name, f"expected a number, got {type(answer).__name__}.")
     if abs(value - expected) < 1e-3:
-        return ok(name, f"correct: log(64) = {expected:.4f} nats, where the loss curve starts.")
-    if abs(value - math.log2(64)) < 1e-3:
-        return fail(name, "6 is log base 2 (bits); cross_entropy uses the natural log.")
-    if abs(value - 1 / 64) < 1e-4 or abs(value - math.log(1 / 64)) < 1e-3:
+        return ok(name, f"correct: log({vocab_size}) = {expected:.4f} nats.")
+    if abs(value - math.log2(vocab_size)) < 1e-3:
+        return fail(name, f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.")
+    if abs(value - 1 / vocab_size) < 1e-4 or abs(value + expected) < 1e-3:
         return fail(name, "the loss is MINUS the log of the probability of the right token.")
-    return fail(name, "cross-entropy = -log(p of the right token), and p = 1/64 for every token.")
+    if vocab_size != 64 and abs(value - math.log(64)) < 1e-3:
+        return fail(name, f"that is log(64), the lesson's vocabulary; this one has {vocab_size}.")
+    return fail(
+        name,
+        f"cross-entropy = -log(p of the right token), and p = 1/{vocab_size} for every token.",
+    )
 
 
 def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:

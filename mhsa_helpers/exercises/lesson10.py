@@ -6,15 +6,22 @@
   8 K/V heads of size 128, context 4096, batch 1, 2 bytes per number (bfloat16).
 * ``check_gqa_parameter_count(answer)`` -- parameters of one ``GroupedQueryAttention`` with
   d_in = d_out = 8192, 64 query heads, 8 K/V groups, no qkv bias (out_proj has a bias).
+* ``check_projected_tokens(prediction)`` -- predict-then-run: the token rows that go through the
+  projection when 12 tokens are generated after a 4-token prompt without a cache (114).
 """
 
 from __future__ import annotations
 
 import torch
 
-from ._common import CheckResult, fail, missing, number, ok
+from ._common import CheckResult, fail, missing, number, ok, whole_number
 
-__all__ = ["check_chunk_mask", "check_gqa_parameter_count", "check_kv_cache_bytes"]
+__all__ = [
+    "check_chunk_mask",
+    "check_gqa_parameter_count",
+    "check_kv_cache_bytes",
+    "check_projected_tokens",
+]
 
 _CACHED, _NEW = 3, 2
 _FUTURE = torch.ones(_CACHED + _NEW, _CACHED + _NEW).triu(1).bool()
@@ -97,3 +104,29 @@ def check_gqa_parameter_count(answer: object) -> CheckResult:
     return fail(
         name, "W_query 8192x8192, W_key and W_value 1024x8192 each, out_proj 8192x8192 + 8192."
     )
+
+
+_PROMPT, _NEW_TOKENS = 4, 12
+_WITHOUT_CACHE = sum(range(_PROMPT, _PROMPT + _NEW_TOKENS))  # 4 + 5 + ... + 15 = 114
+_WITH_CACHE = _PROMPT + _NEW_TOKENS - 1  # 15
+
+
+def check_projected_tokens(prediction: object) -> CheckResult:
+    """Predict-then-run: token rows through the Q/K/V projection, no cache, 12 steps after 4."""
+    name = "prediction: tokens projected without a cache"
+    if prediction is None:
+        return missing(name, "an int: the total number of token rows projected over 12 steps")
+    value = whole_number(prediction)
+    if value is None:
+        return fail(name, f"expected a whole number, got {type(prediction).__name__}.")
+    if value == _WITHOUT_CACHE:
+        return ok(name, f"right: 4 + 5 + ... + 15 = {_WITHOUT_CACHE} (with a cache: 15).")
+    if value == _WITH_CACHE:
+        return fail(
+            name, "that is the count WITH a cache; without one, every step re-projects all."
+        )
+    if value == _PROMPT * _NEW_TOKENS:
+        return fail(name, "the sequence grows by one token per step: 4, then 5, 6, ...")
+    if value in (_WITHOUT_CACHE + _PROMPT + _NEW_TOKENS, sum(range(_PROMPT + 1, 17))):
+        return fail(name, "step 1 projects the 4 prompt tokens, step 12 projects 15 (not 16).")
+    return fail(name, "step 1 feeds 4 tokens, step 2 feeds 5, ..., step 12 feeds 15: add them up.")

@@ -14,24 +14,41 @@
 # Lesson 06 built `MultiHeadAttention`: three projections, a (b, h, T, T) score matrix, a mask,
 # a softmax, a weighted sum. Real models run **the same function** with two changes that make it
 # fast: one matmul for Q, K and V instead of three, and a fused attention kernel that never writes
-# the T x T weights to memory. This lesson builds both and proves, with `assert_close`, that the
-# numbers do not change.
+# the T x T weights to memory. This lesson shows both, proves with `assert_close` that the numbers
+# do not change, shows where positional schemes such as RoPE and ALiBi plug into the block, runs
+# it in bfloat16 — and then you build the fused class yourself.
 #
 # **Learning goals**
-# 1. Write a **fused QKV projection** (融合 QKV 投影) and show it equals three separate ones.
+# 1. Understand a **fused QKV projection** (融合 QKV 投影): three weights stacked into one.
 # 2. Call `torch.nn.functional.scaled_dot_product_attention` (SDPA, 缩放点积注意力) and torch's own
 #    `nn.MultiheadAttention`, and get lesson 06's outputs from both after a weight copy.
 # 3. Compute how much memory the (b, h, T, T) weights take, and what **FlashAttention**
 #    (FlashAttention：分块计算、不存储 T×T 矩阵的精确注意力) saves by never storing them.
-# 4. Time the teaching class against SDPA on your own machine.
+# 4. See where **RoPE** (旋转位置编码) and **ALiBi** (线性偏置注意力) act: on Q and K after the
+#    projection, and on the scores.
+# 5. Run the block in **bfloat16** (bf16，脑浮点16) under **autocast** (自动混合精度) and compare it
+#    with float32.
+# 6. Build it: write a fused-QKV multi-head attention class that passes the contract tests.
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`, `view` + `transpose` into heads).
-# **Time:** about 30 minutes.
+# **Time:** about 75 minutes for a careful first pass (45 to read and run every cell, 30 for the
+# exercises, most of it for the build-it exercise).
 #
 # **Shape contract:** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim)
 # -> output (b, T, d_out), with `head_dim = d_out // num_heads`.
+#
+# ```mermaid
+# flowchart LR
+#   X["x (b, T, d_in)"] --> P["qkv: Linear d_in -> 3 d_out"]
+#   P --> S["split: Q, K, V (b, T, d_out)"]
+#   S --> H["view + transpose: (b, h, T, head_dim)"]
+#   H --> A["SDPA: mask, softmax(QK^T / sqrt(head_dim)), @ V"]
+#   A --> M["merge heads (b, T, d_out)"]
+#   M --> O["out_proj"]
+# ```
 
 # %%
+import matplotlib.pyplot as plt
 import torch
 
 import mhsa_helpers as mh
@@ -43,8 +60,13 @@ mh.setup_lesson()
 #
 # `W_query`, `W_key` and `W_value` all read the same input `x`. An `nn.Linear` stores its weight as
 # (out_features, in_features), so stacking the three (d_out, d_in) weights row-wise gives one
-# (3 * d_out, d_in) weight; `x @ W.T` then returns Q, K and V side by side in one (b, T, 3 d_out)
-# tensor, and `split` cuts it apart again. We start from the book's example and lesson 06's class.
+# (3 * d_out, d_in) weight $W_{qkv}$, and one matmul returns Q, K and V side by side:
+#
+# $$x W_{qkv}^\top = x\,[W_q; W_k; W_v]^\top = [\,x W_q^\top \mid x W_k^\top \mid x W_v^\top\,]
+#   = [\,Q \mid K \mid V\,].$$
+#
+# `split` cuts the (b, T, 3 d_out) result apart again. We start from the book's example and
+# lesson 06's class.
 
 # %%
 journey = mh.load_journey()
@@ -62,6 +84,14 @@ for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
     print(name, "from three matmuls == slice of the fused matmul")
 
 # %% [markdown]
+# The picture of what just happened: the weight is three blocks stacked on top of each other,
+# and the output of the first sequence is three blocks side by side.
+
+# %%
+fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
+plt.show()
+
+# %% [markdown]
 # **Why one matmul beats three.** The arithmetic is identical (3 x b·T·d_in·d_out multiply-adds
 # either way), but a computer is rarely limited by arithmetic alone:
 #
@@ -71,50 +101,23 @@ for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
 #   matters when the model runs thousands of them per token);
 # * the three weights live in one tensor, so they are initialized, saved and sharded together.
 #
-# Here is the class built inline, the way the package writes it:
+# The package's `mh.FusedQKVMultiHeadAttention` is lesson 06's class with this one change: a
+# single `qkv = nn.Linear(d_in, 3 * d_out)` instead of `W_query`, `W_key`, `W_value`.
+# `from_multihead(mha)` stacks `mha`'s weights into its `qkv` and copies `out_proj`, so it computes
+# what lesson 06 computed. (At the end of the lesson you write this class yourself.)
 
 # %%
 from torch import nn
 
-
-class FusedQKVAttention(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-        super().__init__()
-        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
-        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
-        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)  # one projection for Q, K, V
-        self.out_proj = nn.Linear(d_out, d_out)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
-
-    def forward(self, x):
-        b, num_tokens, _ = x.shape
-        qkv = self.qkv(x)  # (b, T, 3 * d_out)
-        qkv = qkv.view(b, num_tokens, 3, self.num_heads, self.head_dim)  # (b, T, 3, h, hd)
-        queries, keys, values = qkv.permute(2, 0, 3, 1, 4)  # 3 x (b, h, T, head_dim)
-        scores = queries @ keys.transpose(-2, -1)  # (b, h, T, T)
-        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-        weights = torch.softmax(scores / self.head_dim**0.5, dim=-1)  # (b, h, T, T)
-        context = self.dropout(weights) @ values  # (b, h, T, head_dim)
-        context = context.transpose(1, 2).reshape(b, num_tokens, self.d_out)  # (b, T, d_out)
-        return self.out_proj(context)  # (b, T, d_out)
-
-
-inline = FusedQKVAttention(3, 4, 6, 0.0, num_heads=2)
 fused_mha = mh.FusedQKVMultiHeadAttention.from_multihead(mha)  # copies W_query/W_key/W_value
-inline.load_state_dict(fused_mha.state_dict())  # same names: qkv, out_proj, mask
+print(fused_mha)
 out_06 = mha(x)  # (2, 6, 4), lesson 06
-assert torch.equal(inline(x), fused_mha(x))  # the inline class is the package's class
-torch.testing.assert_close(fused_mha(x), out_06)
-print(out_06[0].detach())  # first sequence, (6, 4)
-print("fused QKV (inline == mh.FusedQKVMultiHeadAttention) == lesson 06 MultiHeadAttention")
+out_fused = fused_mha(x)  # (2, 6, 4), one projection matmul
+torch.testing.assert_close(out_fused, out_06)
+print(out_fused[0].detach())  # first sequence, (6, 4)
+print("FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention")
 
 # %% [markdown]
-# `assert_close` rather than `torch.equal`: one (3 d_out x d_in) matmul may add its products in
-# another order than three separate ones, so the last bit of a float can differ. The results
-# agree to float32 rounding (about 1e-7 relative), which is all that "the same function" can
-# promise in floating point.
-#
 # ## 2. SDPA: the fused attention kernel
 #
 # After the projection, everything from `Q @ K.T` to `weights @ V` is one standard operation,
@@ -186,14 +189,55 @@ print("nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-he
 # %% [markdown]
 # ## 4. What FlashAttention avoids storing
 #
-# The explicit path materializes a (b, h, T, T) tensor — several of them, in fact: the scores, the
-# masked scores, the softmax output (kept for the backward pass), the dropout mask. Their size
-# grows with **T²**. FlashAttention (and SDPA's CPU "flash" kernel) cuts Q, K, V into tiles, keeps
-# a running maximum and sum for the softmax of each row, and never writes the full matrix out:
-# besides Q, K, V and the output, which grow as **T**, it stores only one number per row.
+# The explicit path materializes the (b, h, T, T) weights — several such tensors, in fact: the
+# scores, the masked scores, the softmax output (kept for the backward pass), the dropout mask.
 #
-# At GPT-2 small's width (12 heads, d = 768), float32, batch 1, for **one** (b, h, T, T) tensor
-# of one layer:
+# **Predict, then run.** The next cell measures the weights of a small block (b = 4, 4 heads) at
+# T = 64 and at T = 512. With 8 times the tokens, how many times more bytes will the weights
+# take? Write your guess into `prediction`.
+
+# %%
+import mhsa_helpers.exercises
+
+prediction = None  # YOUR CODE HERE: bytes at T=512 divided by bytes at T=64
+mhsa_helpers.exercises.check_memory_growth(prediction)
+
+# %% [markdown]
+# The measurement, on the weights that the explicit path of `SDPAMultiHeadAttention` returns,
+# next to what a flash kernel keeps instead: one number per row, the row's log-sum-exp,
+# (b, h, T).
+
+# %%
+torch.manual_seed(0)
+small = mh.SDPAMultiHeadAttention(d_in=64, d_out=64, context_length=512, dropout=0.0, num_heads=4)
+lengths = [64, 128, 256, 512]
+weights_bytes, row_stat_bytes = [], []
+with torch.no_grad():
+    for T in lengths:
+        xt = torch.randn(4, T, 64)  # (b, T, d_in)
+        _, w = small(xt, return_weights=True)  # (4, 4, T, T): stored by the explicit path
+        weights_bytes.append(w.numel() * w.element_size())
+        row_stat_bytes.append(w.shape[0] * w.shape[1] * T * w.element_size())  # (b, h, T)
+        print(f"T={T:>4}: weights {tuple(w.shape)} = {weights_bytes[-1] / 2**20:6.2f} MiB")
+growth = weights_bytes[-1] / weights_bytes[0]
+print(f"8 x the tokens -> {growth:.0f} x the bytes", end="")
+print("" if prediction is None else f"  (you predicted {prediction})")
+assert growth == 64
+
+# %%
+fig = mh.figures.plot_attention_memory(
+    lengths, weights_bytes, row_stat_bytes, title="Extra memory of attention (b=4, h=4, float32)"
+)
+plt.show()
+
+# %% [markdown]
+# The weights grow with **T²**: T appears twice in their shape. FlashAttention (and SDPA's CPU
+# "flash" kernel) cuts Q, K, V into tiles, keeps a running maximum and sum for the softmax of each
+# row, and never writes the full matrix out: besides Q, K, V and the output, which grow as **T**,
+# it stores only the (b, h, T) row statistics. On log-log axes a power law is a straight line: the
+# weights' line climbs twice as steeply (slope 2) as the row statistics' (slope 1). At GPT-2
+# small's width (12 heads, d = 768), float32, batch 1, for **one** (b, h, T, T) tensor of one
+# layer:
 
 
 # %%
@@ -207,10 +251,10 @@ def qkvo_bytes(batch, d_model, num_tokens, bytes_per_number=4):
 
 MiB = 2**20
 for T in [1024, 4096]:
-    weights_bytes = attention_matrix_bytes(1, 12, T)
+    weights_big = attention_matrix_bytes(1, 12, T)
     linear_bytes = qkvo_bytes(1, 768, T)
     print(
-        f"T={T:>5}: (1, 12, T, T) weights = {weights_bytes:>11,} bytes = {weights_bytes / MiB:5.0f} MiB"
+        f"T={T:>5}: (1, 12, T, T) weights = {weights_big:>11,} bytes = {weights_big / MiB:5.0f} MiB"
         f"   |   Q, K, V, out = {linear_bytes / MiB:3.0f} MiB"
     )
 assert attention_matrix_bytes(1, 12, 4096) == 16 * attention_matrix_bytes(1, 12, 1024)
@@ -219,9 +263,149 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 # %% [markdown]
 # Four times the tokens cost 16 times the memory for the weights (768 MiB for a single tensor at
 # T = 4096, before counting the copies that the backward pass keeps), but only 4 times for
-# Q, K, V and the output. That is why long-context models in practice rely on fused, memory-efficient kernels.
+# Q, K, V and the output. That is why long-context models in practice rely on fused,
+# memory-efficient kernels.
 #
-# ## 5. A small benchmark on your machine
+# ## 5. Where positions enter: RoPE and ALiBi
+#
+# Lesson 07 showed that attention alone ignores the order of the keys; lesson 08's model adds a
+# learned **positional embedding** to the input. Most recent models instead put the position
+# *inside* the attention block, in one of two places (this section shows where; it does not
+# implement a full model):
+#
+# * **RoPE** (rotary position embedding, 旋转位置编码) acts on **Q and K after the projection**:
+#   it rotates each pair of features of the query and key at position $p$ by an angle
+#   $p\,\theta_i$. V is not touched.
+# * **ALiBi** (attention with linear biases, 线性偏置注意力) acts on the **scores**: it adds
+#   $-m_h\,(i - j)$ to the score of query $i$ and key $j$, a penalty that grows with distance,
+#   with one slope $m_h$ per head.
+#
+# ```mermaid
+# flowchart LR
+#   X["x"] --> P["qkv projection"] --> S["Q, K, V (b, h, T, head_dim)"]
+#   S -->|"Q, K"| R["RoPE: rotate by position"]
+#   R --> SC["scores QK^T / sqrt(head_dim)"]
+#   SC --> AB["ALiBi: + (-m_h (i - j))"]
+#   AB --> MS["causal mask, softmax"]
+#   S -->|"V unchanged"| WV["weights @ V"]
+#   MS --> WV
+# ```
+#
+# **RoPE in a few lines.** For a pair $(x_1, x_2)$ at position $p$:
+# $(x_1 \cos p\theta - x_2 \sin p\theta,\; x_1 \sin p\theta + x_2 \cos p\theta)$.
+# Rotating the query by $i\theta$ and the key by $j\theta$ leaves their dot product depending
+# on $i - j$ only, because a rotation by $i\theta$ followed by the inverse of one by $j\theta$ is a
+# rotation by $(i - j)\theta$.
+
+
+# %%
+def rope(t, base=10000.0):
+    """Rotate feature pairs (0, 1), (2, 3), ... of t (b, h, T, head_dim) by position * theta_i."""
+    head_dim, num_tokens = t.shape[-1], t.shape[-2]
+    theta = base ** (-torch.arange(0, head_dim, 2) / head_dim)  # (head_dim / 2,)
+    angles = torch.arange(num_tokens)[:, None] * theta  # (T, head_dim / 2)
+    cos, sin = angles.cos(), angles.sin()
+    first, second = t[..., 0::2], t[..., 1::2]  # (b, h, T, head_dim / 2) each
+    rotated = torch.stack([first * cos - second * sin, first * sin + second * cos], dim=-1)
+    return rotated.flatten(-2)  # (b, h, T, head_dim)
+
+
+q, k, v = fused_mha.project(x)  # each (2, 2, 6, 2): (b, h, T, head_dim)
+q_rot, k_rot = rope(q), rope(k)  # same shapes; only Q and K change
+print("Q", tuple(q.shape), "-> RoPE ->", tuple(q_rot.shape))
+context_rope = F.scaled_dot_product_attention(q_rot, k_rot, v, is_causal=True)  # (b, h, T, hd)
+print("context with RoPE:", tuple(context_rope.shape))
+
+# %% [markdown]
+# To see the "relative position only" property, put the **same** token at every position: the
+# query and key of "journey" (head 1), repeated 6 times. Without RoPE all 36 scores would be
+# equal. With RoPE the score of query $i$ and key $j$ depends only on the offset $i - j$:
+
+# %%
+q_same = q[0, 0, 1].expand(6, -1).reshape(1, 1, 6, 2)  # "journey"'s query at every position
+k_same = k[0, 0, 1].expand(6, -1).reshape(1, 1, 6, 2)  # and its key
+scores_rope = (rope(q_same) @ rope(k_same).transpose(-2, -1))[0, 0]  # (T, T)
+for offset in range(6):
+    diagonal = torch.diagonal(scores_rope, offset=-offset)  # the scores with i - j = offset
+    torch.testing.assert_close(diagonal, diagonal[:1].expand_as(diagonal))
+fig = mh.figures.plot_relative_position_scores(scores_rope, title="RoPE: same token everywhere")
+plt.show()
+
+# %% [markdown]
+# **ALiBi** needs no change to Q or K at all: a float `attn_mask` is *added* to the scores inside
+# SDPA, so the bias and the causal mask go in as one (h, T, T) tensor (`-inf` above the diagonal).
+# With slopes $m_h = 2^{-8(h+1)/H}$ (the ALiBi paper's choice for $H$ heads):
+
+# %%
+import math
+
+H, T = 2, 6
+slopes = torch.tensor([2 ** (-8 * (h + 1) / H) for h in range(H)])  # (h,)
+distance = torch.arange(T)[:, None] - torch.arange(T)[None, :]  # (T, T): i - j
+future = distance < 0  # True above the diagonal = hidden
+alibi = -slopes[:, None, None] * distance  # (h, T, T)
+bias = alibi.masked_fill(future, -torch.inf)  # (h, T, T)
+context_alibi = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # (b, h, T, head_dim)
+explicit = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(2) + bias, dim=-1) @ v
+torch.testing.assert_close(context_alibi, explicit)
+print("ALiBi slopes per head:", slopes)
+print("SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:", tuple(explicit.shape))
+
+# %%
+fig = mh.figures.plot_relative_position_scores(
+    alibi[0].masked_fill(future, 0.0), title="ALiBi bias of head 1: -m (i - j)"
+)
+plt.show()
+
+# %% [markdown]
+# Both pictures have the same structure — constant along each diagonal — for different reasons:
+# RoPE gets it from rotations of Q and K, ALiBi adds it to the scores directly. Either way the
+# rest of the block (SDPA, the mask, `out_proj`) is unchanged, which is why both slot into the
+# classes of this course without touching their shape contract. (With a KV cache, lesson 10,
+# RoPE rotates each key once, at its own position, before it is cached.)
+#
+# ## 6. bfloat16 under autocast
+#
+# GPUs, and recent CPUs, multiply **bfloat16** numbers much faster than float32 and store them in
+# half the bytes. bfloat16 keeps float32's range (8 exponent bits) but only 8 significant bits, so
+# each number is rounded to about $2^{-8} \approx 0.4\%$ of its size. **Autocast** runs the
+# matmuls of a block in bfloat16 while the parameters stay float32; you change nothing in the
+# class:
+
+# %%
+torch.manual_seed(0)
+block = mh.SDPAMultiHeadAttention(d_in=64, d_out=64, context_length=32, dropout=0.0, num_heads=4)
+block.eval()
+xb = torch.randn(2, 32, 64)  # (b, T, d_in), float32
+with torch.no_grad():
+    out32 = block(xb)  # (2, 32, 64) float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out16 = block(xb)  # (2, 32, 64) bfloat16
+print("parameters:", block.qkv.weight.dtype, "| input:", xb.dtype)
+print("output without autocast:", out32.dtype, "| with autocast:", out16.dtype)
+error = (out16.float() - out32).abs()  # (2, 32, 64)
+relative = (error.max() / out32.abs().max()).item()
+print("largest error below 1% of the largest output:", relative < 0.01)
+below_step = (error / out32.abs().max() < 2**-8).float().mean().item()
+assert relative < 0.01 and below_step > 0.95  # almost all below bfloat16's step
+assert out16.dtype == torch.bfloat16 and block.qkv.weight.dtype == torch.float32
+torch.testing.assert_close(out16.float(), out32, atol=2e-2, rtol=2e-2)
+
+# %%
+fig = mh.figures.plot_precision_error(out32, out16)
+plt.show()
+
+# %% [markdown]
+# The points lie on the diagonal: the same function. The errors, measured against the largest
+# output, are almost all below $2^{-8}$, bfloat16's step, and none reaches 1 %: rounding, not a
+# bug. They do not shrink for small outputs, because a small output is a sum of larger products,
+# and each of those was rounded. That is what "bfloat16 is good enough for attention" means in
+# practice: the same function, computed less precisely, in half the memory. Training in bfloat16
+# usually keeps float32 master weights (as autocast does here) so that small updates are not
+# rounded away. (The exact errors depend on your CPU's bfloat16 kernels, so this lesson prints only
+# the comparison, not the numbers.)
+#
+# ## 7. A small benchmark on your machine
 #
 # Time a forward pass of lesson 06's class and of the SDPA class (same weights) for a few
 # sequence lengths. The sizes are tiny so that the notebook stays fast; `benchmarks/attention.py`
@@ -231,7 +415,6 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-import math
 import time
 
 from tqdm import tqdm
@@ -266,29 +449,14 @@ for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
 for series in ms.values():
     assert all(0 < t < 2000 and math.isfinite(t) for t in series), series
 
-# %% [markdown]
-# The plot puts the measured times next to the memory of the weights tensor the teaching class
-# stores (computed, (4, 4, T, T) float32), which grows as T² while SDPA's extra memory grows as T.
-
 # %%
-import matplotlib.pyplot as plt
-
-fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
+fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
 for name, series in ms.items():
-    ax_time.plot(lengths, series, marker="o", label=name)
-ax_time.set(yscale="log", xlabel="sequence length T", ylabel="forward time (ms)")
-ax_time.set_title("Measured on this machine")
-ax_time.legend()
-teach_mem = [attention_matrix_bytes(4, 4, T) / MiB for T in lengths]
-sdpa_mem = [4 * 4 * T * 4 / MiB for T in lengths]  # one float per row: the softmax statistics
-ax_mem.plot(lengths, teach_mem, marker="o", label="(b, h, T, T) weights  ~ T^2")
-ax_mem.plot(lengths, sdpa_mem, marker="o", label="flash row statistics  ~ T")
-ax_mem.set(yscale="log", xlabel="sequence length T", ylabel="MiB (computed)")
-for ax in (ax_time, ax_mem):
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(lengths, [str(T) for T in lengths])
-ax_mem.set_title("Extra memory of attention")
-ax_mem.legend()
+    ax.plot(lengths, series, marker="o", label=name)
+ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="forward time (ms)")
+ax.set_xticks(lengths, [str(T) for T in lengths])
+ax.set_title("Measured on this machine")
+ax.legend()
 plt.show()
 
 # %% [markdown]
@@ -306,23 +474,48 @@ plt.show()
 #   Mind the mask convention (True = hidden there, True = allowed in SDPA).
 # * The explicit path stores (b, h, T, T) tensors, memory ~ T²; FlashAttention tiles the
 #   computation and stores O(T).
+# * RoPE rotates Q and K after the projection; ALiBi adds a distance penalty to the scores (a
+#   float `attn_mask` in SDPA). Both make a score depend on the offset $i - j$.
+# * Under `torch.autocast("cpu", dtype=torch.bfloat16)` the same block runs in bfloat16 with
+#   float32 parameters, within about $2^{-8}$ relative error.
 #
 # Next: lesson 10 uses these pieces to generate text token by token with a KV cache, lets a
 # decoder attend to an encoder (cross-attention), and shrinks the cache with grouped-query
 # attention.
+
+# %% [markdown]
+# ### Check (for CI; collapsed)
 #
+# This cell proves what the lesson relies on, so that a change to the package cannot silently
+# break the story. Open it if you are curious; you can skip it.
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# The fused class equals lesson 06's class to float rounding, not bit for bit: one
+# (3 d_out x d_in) matmul may add its products in another order than three separate ones, so the
+# last bit of a float can differ (about 1e-7 relative in float32).
+torch.testing.assert_close(fused_mha(x), mha(x))
+torch.testing.assert_close(sdpa_mha(x), mha(x))
+assert torch.equal(fused_mha.qkv.weight, W_qkv)
+assert sorted(fused_mha.state_dict()) == ["mask", "out_proj.bias", "out_proj.weight", "qkv.weight"]
+largest_gap = (fused_mha(x) - mha(x)).abs().max().item()
+print("fused == lesson 06 to float rounding:", largest_gap < 1e-6)
+
+# %% [markdown]
 # ## Exercises
 #
 # Solutions: `solutions/09_efficient_attention_solutions.ipynb`.
 #
-# **Exercise 1.** Build the fused (3 * d_out, d_in) weight that makes one `nn.Linear` compute
-# `mha`'s queries, keys and values (the order matters).
+# **Exercise 1.** The other way round: `fused_ex` below is a fused module (say, loaded from a
+# checkpoint). Cut its **W_key** weight, shape (d_out, d_in), out of `fused_ex.qkv.weight`.
 
 # %%
-import mhsa_helpers.exercises
+torch.manual_seed(7)
+fused_ex = mh.FusedQKVMultiHeadAttention(
+    d_in=5, d_out=6, context_length=8, dropout=0.0, num_heads=3
+)
 
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_fused_qkv_weight(answer, mha)
+mhsa_helpers.exercises.check_key_block(answer, fused_ex)
 
 # %% [markdown]
 # **Exercise 2.** GPT-2 XL has 25 heads and a context of 1024 tokens. How many bytes does one
@@ -331,3 +524,30 @@ mhsa_helpers.exercises.check_fused_qkv_weight(answer, mha)
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
+
+# %% [markdown]
+# **Exercise 3 (build it).** Write the fused-QKV multi-head attention class yourself: the same
+# constructor as lesson 06's `MultiHeadAttention`,
+# `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`, with **one**
+# `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`, `self.out_proj`, `self.dropout` and a
+# causal `mask` buffer; `forward(x)` maps (b, T, d_in) to (b, T, d_out). Follow the flowchart at
+# the top: project, split Q, K, V, view to (b, T, h, head_dim) and transpose, scaled scores,
+# mask, softmax, dropout, weights @ V, merge the heads, `out_proj`.
+#
+# The checker builds your class at three sizes, copies the package's weights into `qkv` and
+# `out_proj`, and compares with `mh.FusedQKVMultiHeadAttention`; it also tests causality, rows
+# summing to 1, dropout in train vs eval mode and gradient flow, and names the usual mistakes.
+
+
+# %%
+class MyFusedAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        # YOUR CODE HERE: self.qkv, self.out_proj, self.dropout, the mask buffer
+
+    def forward(self, x):
+        # YOUR CODE HERE: (b, T, d_in) -> (b, T, d_out)
+        return x
+
+
+mhsa_helpers.exercises.check_build_fused_multihead(MyFusedAttention)

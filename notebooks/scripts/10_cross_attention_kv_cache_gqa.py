@@ -25,7 +25,8 @@
 #    and check the formulas against the modules.
 #
 # **Prerequisites:** lesson 09 (fused QKV, `F.scaled_dot_product_attention`).
-# **Time:** about 40 minutes.
+# **Time:** about 60 minutes for a careful first pass (40 to read and run every cell, 20 for the
+# exercises).
 #
 # **Shape contract:** cross-attention: query (b, n_q, d_q), key_value (b, n_kv, d_kv) ->
 # (b, n_q, d_out), weights (b, h, n_q, n_kv). Cached self-attention: n new tokens (b, n, d_in) ->
@@ -42,8 +43,13 @@ mh.setup_lesson()
 # ## 1. Cross-attention: one sequence asks, another answers
 #
 # In self-attention, queries, keys and values all come from the same tokens. In an
-# **encoder-decoder** (编码器-解码器) model (machine translation, speech recognition), the decoder's tokens make the
-# **queries** and the encoder's output provides the **keys and values**. Two consequences:
+# **encoder-decoder** (编码器-解码器) model (machine translation, speech recognition), the
+# decoder's tokens $Y$ make the **queries** and the encoder's output $X$ provides the **keys and
+# values**:
+#
+# $$\text{CrossAttention}(Y, X) = \text{softmax}\!\left(\frac{(Y W_q)(X W_k)^\top}{\sqrt{d_k}}\right) X W_v .$$
+#
+# Two consequences:
 #
 # * the weight matrix is (n_q, n_kv) — rectangular, target tokens x source tokens;
 # * there is **no causal mask**: the whole source sentence is known before the translation
@@ -84,8 +90,18 @@ fig = mh.plot_attention(
 plt.show()
 
 # %% [markdown]
+# The same weights as a picture of who reads whom: every target word is joined to **every**
+# source word (4 x 4 lines, nothing masked), each line as strong as its weight; the strongest
+# line of each row is red.
+
+# %%
+fig = mh.figures.plot_cross_attention(weights[0, 0], target, source)
+plt.show()
+
+# %% [markdown]
 # Each row sums to 1 over *all* source words (nothing is masked), and "noir" looks at "black"
-# although the word order differs — cross-attention has no notion of "before".
+# although the word order differs — cross-attention has no notion of "before". The matrix need
+# not be square either: a 3-word question can read a 7-word document, giving 3 x 7 weights.
 #
 # With random weights, several heads and two different widths (decoder d_q = 6, encoder
 # d_kv = 10), the shapes follow the contract:
@@ -102,17 +118,45 @@ torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 3))
 assert (weights > 0).all()  # no mask: every target token sees every source token
 
 # %% [markdown]
+# Head 1 of the first sequence, drawn like the translation above: 3 queries, 7 keys, 21 lines —
+# a rectangle, not a triangle.
+
+# %%
+fig = mh.figures.plot_cross_attention(
+    weights[0, 0], [f"dec {i}" for i in range(3)], [f"enc {j}" for j in range(7)]
+)
+plt.show()
+
+# %% [markdown]
 # ## 2. Generating with a KV cache
 #
 # A decoder generates one token, appends it, and runs again. Without a cache, step t feeds all
 # t tokens through the layer and recomputes every key and value — although, thanks to the causal
 # mask, the keys and values of old tokens **never change**. A **KV cache** keeps them: each step
 # projects only the new token, appends its key and value, and lets its query attend to
-# everything cached.
+# everything cached:
+#
+# $$K_{\le t} = \begin{bmatrix} K_{\le t-1} \\ x_t W_k \end{bmatrix},\quad
+#   V_{\le t} = \begin{bmatrix} V_{\le t-1} \\ x_t W_v \end{bmatrix},\quad
+#   \text{out}_t = \text{softmax}\!\left(\frac{q_t K_{\le t}^\top}{\sqrt{d_k}}\right) V_{\le t}.$$
 #
 # A real model turns the last output into a token (LM head, sampling) and embeds it again. Our
 # toy "model" is one `SDPAMultiHeadAttention` layer whose last output vector *is* the next input,
 # which keeps the loop honest: any error in the cache would change every later step.
+#
+# **Predict, then run.** The next cell generates 12 tokens after a 4-token prompt, once without a
+# cache (every step feeds the whole sequence so far) and once with one, and a hook counts the
+# token rows that go through the Q/K/V projection. Without the cache, how many rows in total over
+# the 12 steps? Write your guess into `prediction`.
+
+# %%
+import mhsa_helpers.exercises
+
+prediction = None  # YOUR CODE HERE: total token rows projected without a cache
+mhsa_helpers.exercises.check_projected_tokens(prediction)
+
+# %% [markdown]
+# The generation loop, with and without the cache:
 
 # %%
 torch.manual_seed(123)
@@ -137,10 +181,11 @@ with torch.no_grad():
     projected.clear()
     cache = mh.KVCache(context_length=32)
     next_vec = layer(prompt, cache=cache)[:, -1:]  # (1, 1, 16)
-    generated = [next_vec]
+    generated, cache_lengths = [next_vec], [len(cache)]
     for _ in range(new_tokens - 1):
         next_vec = layer(next_vec, cache=cache)  # (1, 1, 16), attends to all cached tokens
         generated.append(next_vec)
+        cache_lengths.append(len(cache))  # one token longer after every step
     seq_cached = torch.cat([prompt, *generated], dim=1)  # (1, 16, 16)
     rows_with = projected.copy()
 hook.remove()
@@ -156,8 +201,18 @@ print("step | tokens projected without cache | with cache")
 for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
     print(f"{step:>4} | {a:>30} | {b:>10}")
 print(f"total: {sum(rows_without)} vs {sum(rows_with)}")
+if prediction is not None:
+    print(f"you predicted {prediction} without the cache")
 assert rows_with == [4] + [1] * (new_tokens - 1)
 assert sum(rows_without) == sum(range(4, 4 + new_tokens))
+assert cache_lengths == list(range(4, 4 + new_tokens))
+
+# %% [markdown]
+# The cache of this very run, step by step (left), and the work the hook counted (right):
+
+# %%
+fig = mh.figures.plot_kv_cache_growth(cache_lengths, rows_without, rows_with)
+plt.show()
 
 # %% [markdown]
 # Without the cache, step t re-projects t tokens and recomputes a t x t score matrix, so
@@ -230,6 +285,10 @@ print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache),
 # shared by `num_heads / num_kv_groups` consecutive query heads (`repeat_interleave` copies them
 # before the attention). `num_kv_groups == num_heads` is plain multi-head attention;
 # `num_kv_groups == 1` is **MQA**.
+#
+# With $h$ query heads in $g$ groups, query head $i$ uses K/V head $\lfloor i / (h/g) \rfloor$:
+#
+# $$\text{head}_i = \text{Attention}\big(Q_i,\; K_{\lfloor i g / h \rfloor},\; V_{\lfloor i g / h \rfloor}\big).$$
 
 # %%
 num_heads, num_kv_groups = 8, 2
@@ -238,6 +297,24 @@ kv_head_of = torch.arange(num_kv_groups).repeat_interleave(group_size)  # (num_h
 for kv in range(num_kv_groups):
     heads = (kv_head_of == kv).nonzero().flatten().tolist()
     print(f"K/V head {kv} serves query heads {heads}")
+
+# %%
+fig = mh.figures.plot_gqa_sharing(kv_head_of)
+plt.show()
+
+# %% [markdown]
+# In code, the sharing is one `repeat_interleave` on the key/value heads: a (b, g, T, head_dim)
+# key tensor becomes (b, num_heads, T, head_dim), and query head $i$ meets K/V head
+# `kv_head_of[i]`. Only the g heads are computed and cached; the copies exist only during the
+# attention:
+
+# %%
+torch.manual_seed(0)
+keys_g = torch.randn(1, num_kv_groups, 5, 4)  # (b, g, T, head_dim): what the cache stores
+keys_h = keys_g.repeat_interleave(group_size, dim=1)  # (b, num_heads, T, head_dim)
+print(tuple(keys_g.shape), "->", tuple(keys_h.shape))
+for head in range(num_heads):
+    assert torch.equal(keys_h[:, head], keys_g[:, kv_head_of[head]])
 
 # %% [markdown]
 # First the sanity check: with one group per head, GQA *is* lesson 06's multi-head attention
@@ -255,9 +332,11 @@ print("GroupedQueryAttention(num_kv_groups=num_heads) == MultiHeadAttention")
 # %% [markdown]
 # **Parameters.** With `head_dim = d / h` and `g` K/V groups (no Q/K/V bias, `out_proj` with bias):
 #
-# params = d·d (W_query) + 2·d·g·head_dim (W_key, W_value) + d·d + d (out_proj)
+# $$\text{params} = \underbrace{d^2}_{W_\text{query}} + \underbrace{2\,d\,g\,\text{head\_dim}}_{W_\text{key},\ W_\text{value}} + \underbrace{d^2 + d}_{\text{out\_proj}}$$
 #
-# **KV cache** per sequence: 2 (K and V) x layers x g x head_dim x T x bytes per number.
+# **KV cache** per sequence:
+#
+# $$\text{bytes} = 2\,(K \text{ and } V) \times \text{layers} \times g \times \text{head\_dim} \times T \times \text{bytes per number}.$$
 #
 # We check both formulas against the modules at a small size before trusting them at a big one:
 
@@ -297,19 +376,30 @@ configs = [
     ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
 ]
 MiB = 2**20
-print(f"{'model':<12} {'K/V heads':>9} {'params/layer':>13} {'KV cache/seq':>13} {'saving':>7}")
+header = f"{'model':<12} {'K/V heads':>9} {'params/layer':>13} {'fewer params':>12}"
+print(f"{header} {'KV cache/seq':>13} {'cache':>7}")
+param_saving = {}
 for name, d_model, heads, layers, T, groups in configs:
+    mha_params = attention_params(d_model, heads, heads)
     for g in groups:
         params = attention_params(d_model, heads, g)
+        param_saving[name, g] = 1 - params / mha_params
         cache_mib = kv_cache_bytes(layers, heads, g, d_model // heads, T) / MiB
         kind = "MHA" if g == heads else ("MQA" if g == 1 else "GQA")
-        print(f"{name:<12} {g:>5} {kind} {params:>13,} {cache_mib:>9,.0f} MiB {heads // g:>6}x")
+        print(
+            f"{name:<12} {g:>5} {kind} {params:>13,} {param_saving[name, g]:>12.1%} "
+            f"{cache_mib:>9,.0f} MiB {heads // g:>5}x"
+        )
 assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # Llama-like GQA: 1 GiB per sequence
 assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with MHA: 4 GiB
+assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
+assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown]
-# The attention parameters shrink by up to a half (a third for these GQA settings; only W_key and
-# W_value get smaller; the Llama-like row also counts an `out_proj` bias that Llama omits), but the
+# Only W_key and W_value get smaller, so the attention parameters shrink by less than half:
+# by 37.5 % for the Llama-like model with 8 groups (the "fewer params" column: W_key and W_value
+# go from $d^2$ to $d^2/4$ each, saving $1.5\,d^2$ of about $4\,d^2$; the row also counts an
+# `out_proj` bias that Llama omits), and by 48.4 % with MQA. The
 # **KV cache shrinks by num_heads / num_kv_groups**: 4 GiB -> 1 GiB per 8192-token sequence for
 # the Llama-like model, which is what lets a server hold four times as many conversations. MQA
 # goes furthest (128 MiB) but tends to lose quality; GQA with 8 groups is the usual compromise.
@@ -323,6 +413,29 @@ assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with
 #   `offset:offset + n` of the causal mask. Same outputs as a full forward pass.
 # * **GQA / MQA**: `num_kv_groups` K/V heads shared by all query heads; the cache shrinks by
 #   `num_heads / num_kv_groups`; `num_kv_groups == num_heads` is plain multi-head attention.
+#   The parameters shrink less: 37.5 % for the Llama-like model with 8 groups.
+
+# %% [markdown]
+# ### Check (for CI; collapsed)
+#
+# This cell proves what the lesson relies on, so that a change to the package cannot silently
+# break the story. Open it if you are curious; you can skip it.
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# The teaching class MultiHeadAttention takes the same KVCache: token by token == one full pass.
+# assert_close, not torch.equal: a (1, T) score row and a (T, T) matrix may sum in another order.
+torch.manual_seed(2)
+teaching = mh.MultiHeadAttention(d_in=16, d_out=16, context_length=32, dropout=0.0, num_heads=4)
+x_check = torch.randn(2, 7, 16)  # (b, T, d_in)
+with torch.no_grad():
+    full_check = teaching(x_check)  # (2, 7, 16)
+    cache_check = mh.KVCache(32)
+    steps = [teaching(x_check[:, t : t + 1], cache=cache_check) for t in range(7)]
+torch.testing.assert_close(torch.cat(steps, dim=1), full_check)
+# The figures show this lesson's own numbers.
+assert cache_lengths == [len(prompt[0])] + [len(prompt[0]) + i for i in range(1, new_tokens)]
+assert weights.shape == (2, 2, 3, 7) and kv_head_of.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "tokens cached")
 #
 # ## Exercises
 #
@@ -333,8 +446,6 @@ assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with
 # convention).
 
 # %%
-import mhsa_helpers.exercises
-
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_chunk_mask(answer)
 

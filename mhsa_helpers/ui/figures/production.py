@@ -1,5 +1,339 @@
-"""Conceptual figures (placeholder: filled in by the lessons that use them)."""
+"""Conceptual figures of lessons 09-10: the attention block as production models run it.
+
+* ``plot_fused_qkv(weight, output)`` -- the fused (3 d_out, d_in) weight as three stacked blocks
+  W_query / W_key / W_value, and its output cut into Q | K | V columns (lesson 09);
+* ``plot_attention_memory(lengths, weights_bytes, sdpa_bytes)`` -- memory of the (b, h, T, T)
+  weights (~T^2) against what SDPA keeps (~T), on log-log axes (lesson 09);
+* ``plot_precision_error(reference, low)`` -- a bfloat16 result against the float32 one, entry by
+  entry, and its errors relative to the largest output (lesson 09);
+* ``plot_relative_position_scores(scores)`` -- a (T, T) score matrix whose value depends only on
+  the offset i - j, the mark of RoPE and ALiBi, drawn as one line per diagonal (lesson 10);
+* ``plot_cross_attention(weights, query_tokens, key_tokens)`` -- cross-attention as lines from
+  each target token to every source token, width and darkness = weight (lesson 10);
+* ``plot_kv_cache_growth(cache_lengths, projected_without, projected_with)`` -- the cache one
+  token longer at every step, and the tokens each step must project with and without it;
+* ``plot_gqa_sharing(kv_head_of)`` -- query heads joined to the K/V head they share (GQA / MQA).
+
+Every function takes tensors or numbers a lesson computed, returns a matplotlib ``Figure`` with
+titled and labelled axes, and leaves showing it to the caller (``plt.show()``). Text is ASCII only:
+the default matplotlib font has no CJK glyphs.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+__all__ = [
+    "plot_attention_memory",
+    "plot_cross_attention",
+    "plot_fused_qkv",
+    "plot_gqa_sharing",
+    "plot_kv_cache_growth",
+    "plot_precision_error",
+    "plot_relative_position_scores",
+]
+
+_QKV_NAMES = ("W_query", "W_key", "W_value")
+_QKV_COLOURS = ("tab:blue", "tab:orange", "tab:green")
+
+
+def _tensor(value: object, name: str, ndim: int) -> torch.Tensor:
+    """``value`` as a detached float CPU tensor with ``ndim`` dimensions, else a clear error."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.dim() != ndim:
+        raise ValueError(
+            f"{name} must have {ndim} dimensions, got {name}.shape={tuple(value.shape)}"
+        )
+    return value.detach().float().cpu()
+
+
+def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> Figure:
+    """The fused QKV weight as three stacked (d_out, d_in) blocks, and its output split in three.
+
+    Args:
+        weight: ``qkv.weight``, (3 * d_out, d_in): rows W_query, then W_key, then W_value.
+        output: optional ``qkv(x)`` of one sequence, (T, 3 * d_out): columns Q | K | V.
+
+    Returns a figure with one axis (the weight) or two (weight, output).
+    """
+    w = _tensor(weight, "weight", 2)
+    if w.shape[0] % 3 != 0:
+        raise ValueError(f"weight must have 3 * d_out rows, got weight.shape={tuple(w.shape)}")
+    d_out, d_in = w.shape[0] // 3, w.shape[1]
+    panels = 1 if output is None else 2
+    fig, axes = plt.subplots(
+        1, panels, figsize=(4.2 * panels + 1.2, 4.2), layout="constrained", squeeze=False
+    )
+    ax = axes[0, 0]
+    limit = float(w.abs().max()) or 1.0
+    ax.imshow(w.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    for i, (name, colour) in enumerate(zip(_QKV_NAMES, _QKV_COLOURS)):
+        ax.add_patch(Rectangle((-0.5, i * d_out - 0.5), d_in, d_out, fill=False, lw=3, ec=colour))
+        ax.text(d_in - 0.4, (i + 0.5) * d_out - 0.5, f" {name}", va="center", color=colour)
+    ax.set_title(f"qkv.weight ({3 * d_out}, {d_in}): three stacked blocks")
+    ax.set_xlabel("input feature (d_in)")
+    ax.set_ylabel("row = output feature (3 * d_out)")
+    ax.set_xlim(-0.5, d_in + 0.9 * max(1, d_in / 3))
+    if output is not None:
+        out = _tensor(output, "output", 2)
+        if out.shape[1] != 3 * d_out:
+            raise ValueError(
+                f"output must have 3 * d_out = {3 * d_out} columns, got output.shape="
+                f"{tuple(out.shape)}"
+            )
+        ax_out = axes[0, 1]
+        limit = float(out.abs().max()) or 1.0
+        ax_out.imshow(out.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+        for i, (name, colour) in enumerate(zip("QKV", _QKV_COLOURS)):
+            ax_out.add_patch(
+                Rectangle((i * d_out - 0.5, -0.5), d_out, out.shape[0], fill=False, lw=3, ec=colour)
+            )
+            ax_out.text((i + 0.5) * d_out - 0.5, -0.7, name, ha="center", color=colour)
+        ax_out.set_title(f"qkv(x) ({out.shape[0]}, {3 * d_out}) = Q | K | V", pad=16)
+        ax_out.set_xlabel("output feature: split(d_out, dim=-1)")
+        ax_out.set_ylabel("token position")
+    return fig
+
+
+def plot_attention_memory(
+    lengths: Sequence[int],
+    weights_bytes: Sequence[float],
+    sdpa_bytes: Sequence[float],
+    *,
+    title: str = "Extra memory of attention",
+) -> Figure:
+    """Bytes of the explicit (b, h, T, T) weights against SDPA's per-row memory, log-log.
+
+    ``weights_bytes[i]`` and ``sdpa_bytes[i]`` belong to sequence length ``lengths[i]``. The
+    slopes show the point: doubling T multiplies the weights by 4 and SDPA's memory by 2.
+    """
+    if not (len(lengths) == len(weights_bytes) == len(sdpa_bytes) >= 2):
+        raise ValueError(
+            "lengths, weights_bytes and sdpa_bytes must have the same length (at least 2), got "
+            f"{len(lengths)}, {len(weights_bytes)}, {len(sdpa_bytes)}"
+        )
+    fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
+    mib = 2**20
+    ax.plot(
+        lengths, [b / mib for b in weights_bytes], marker="o", label="explicit: (b, h, T, T) ~ T^2"
+    )
+    ax.plot(lengths, [b / mib for b in sdpa_bytes], marker="o", label="SDPA / flash: (b, h, T) ~ T")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(list(lengths), [str(t) for t in lengths])
+    ax.set_xlabel("sequence length T")
+    ax.set_ylabel("MiB")
+    ax.set_title(title)
+    ax.legend()
+    return fig
+
+
+def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
+    """A low-precision result (e.g. bfloat16 under autocast) against the float32 one.
+
+    Args:
+        reference: the float32 result, any shape.
+        low: the same computation in lower precision, same shape.
+
+    Left: every entry, low-precision value against float32 value; on the diagonal means equal.
+    Right: histogram of |low - reference| / max |reference|, with bfloat16's relative step 2^-8
+    (8 significant bits) as a dashed line: errors of that size are rounding, not a bug.
+    """
+    if not isinstance(reference, torch.Tensor) or not isinstance(low, torch.Tensor):
+        raise TypeError("reference and low must be torch.Tensors")
+    if reference.shape != low.shape:
+        raise ValueError(
+            f"reference and low must have the same shape, got {tuple(reference.shape)} and "
+            f"{tuple(low.shape)}"
+        )
+    ref = reference.detach().double().cpu().flatten()
+    approx = low.detach().double().cpu().flatten()
+    scale = float(ref.abs().max()) or 1.0
+    relative = (approx - ref).abs() / scale
+    fig, (ax_values, ax_error) = plt.subplots(1, 2, figsize=(9.5, 3.8), layout="constrained")
+    ax_values.scatter(ref.numpy(), approx.numpy(), s=6, alpha=0.5)
+    ax_values.plot([-scale, scale], [-scale, scale], color="gray", linestyle="--", label="equal")
+    ax_values.set_xlabel("float32 value")
+    ax_values.set_ylabel("bfloat16 value")
+    ax_values.set_title(f"{ref.numel()} output entries")
+    ax_values.legend()
+    ax_error.hist(relative.numpy(), bins=40, color="tab:blue")
+    ax_error.axvline(2**-8, color="gray", linestyle="--", label="2^-8, bfloat16's step")
+    ax_error.set_xlabel("|bfloat16 - float32| / largest |float32 value|")
+    ax_error.set_ylabel("number of entries")
+    ax_error.set_title("Error relative to the largest output")
+    ax_error.legend()
+    fig.suptitle("bfloat16 under autocast vs float32")
+    return fig
+
+
+def plot_relative_position_scores(scores: torch.Tensor, *, title: str | None = None) -> Figure:
+    """Each diagonal (offset i - j) of a causal (T, T) score matrix as one line over i.
+
+    With RoPE or ALiBi the score of query i and key j depends on i - j only (for equal content),
+    so every line is flat. Left panel: the scores by offset; right: the same matrix as a grid.
+    """
+    s = _tensor(scores, "scores", 2)
+    if s.shape[0] != s.shape[1]:
+        raise ValueError(f"scores must be square (T, T), got scores.shape={tuple(s.shape)}")
+    num_tokens = s.shape[0]
+    fig, (ax_lines, ax_grid) = plt.subplots(1, 2, figsize=(9.5, 3.8), layout="constrained")
+    cmap = plt.get_cmap("viridis")
+    for offset in range(num_tokens):
+        rows = torch.arange(offset, num_tokens)
+        values = s[rows, rows - offset]
+        ax_lines.plot(
+            rows.numpy(),
+            values.numpy(),
+            marker="o",
+            color=cmap(offset / max(1, num_tokens - 1)),
+            label=f"i - j = {offset}",
+        )
+    ax_lines.set_xlabel("query position i")
+    ax_lines.set_ylabel("score of key j = i - offset")
+    ax_lines.set_title("Scores by offset: flat lines")
+    ax_lines.legend(fontsize=7, ncol=2)
+    masked = s.clone()
+    masked[torch.ones(num_tokens, num_tokens).triu(1).bool()] = float("nan")
+    image = ax_grid.imshow(masked.numpy(), cmap="viridis")
+    fig.colorbar(image, ax=ax_grid, shrink=0.8)
+    ax_grid.set_xlabel("key position j")
+    ax_grid.set_ylabel("query position i")
+    ax_grid.set_title("The same scores: constant along diagonals")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_cross_attention(
+    weights: torch.Tensor, query_tokens: Sequence[str], key_tokens: Sequence[str]
+) -> Figure:
+    """Cross-attention as a bipartite picture: target tokens (left) to source tokens (right).
+
+    ``weights`` is one (n_q, n_kv) matrix; every target token is joined to every source token
+    (no mask), each line as wide and as dark as its weight; the strongest one per row is red.
+    """
+    w = _tensor(weights, "weights", 2)
+    n_q, n_kv = w.shape
+    if len(query_tokens) != n_q or len(key_tokens) != n_kv:
+        raise ValueError(
+            f"need {n_q} query tokens and {n_kv} key tokens for weights of shape {tuple(w.shape)}, "
+            f"got {len(query_tokens)} and {len(key_tokens)}"
+        )
+    fig, ax = plt.subplots(figsize=(5.5, 0.55 * max(n_q, n_kv) + 1.6), layout="constrained")
+
+    def height(i: int, n: int) -> float:
+        return 1.0 - (i + 0.5) / n
+
+    best = w.argmax(dim=-1)
+    for i in range(n_q):
+        for j in range(n_kv):
+            weight = float(w[i, j])
+            ax.plot(
+                [0, 1],
+                [height(i, n_q), height(j, n_kv)],
+                color="tab:red" if j == int(best[i]) else "tab:blue",
+                linewidth=0.5 + 6 * weight,
+                alpha=0.15 + 0.85 * weight,
+            )
+    for i, token in enumerate(query_tokens):
+        ax.text(-0.03, height(i, n_q), token, ha="right", va="center")
+    for j, token in enumerate(key_tokens):
+        ax.text(1.03, height(j, n_kv), token, ha="left", va="center")
+    ax.set_xlim(-0.4, 1.4)
+    ax.set_ylim(0, 1)
+    ax.set_xticks([0, 1], ["queries (decoder)", "keys/values (encoder)"])
+    ax.set_yticks([])
+    ax.set_xlabel("every query sees every key: no causal mask")
+    ax.set_title(f"Cross-attention: {n_q} x {n_kv} weights, each row sums to 1")
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+def plot_kv_cache_growth(
+    cache_lengths: Sequence[int],
+    projected_without: Sequence[int],
+    projected_with: Sequence[int],
+) -> Figure:
+    """The KV cache after each generation step, and the tokens each step projects.
+
+    Args:
+        cache_lengths: tokens held by the cache after each step (the prompt, then +1 per step).
+        projected_without / projected_with: tokens that went through the Q/K/V projection at
+            each step without and with a cache.
+
+    Left: one row per step, grey = cached keys/values reused, orange = added at this step.
+    Right: tokens projected per step, growing without a cache, 1 with it after the prompt.
+    """
+    steps = len(cache_lengths)
+    if not (steps == len(projected_without) == len(projected_with) >= 1):
+        raise ValueError(
+            "cache_lengths, projected_without and projected_with must have the same length, got "
+            f"{steps}, {len(projected_without)}, {len(projected_with)}"
+        )
+    fig, (ax_cache, ax_cost) = plt.subplots(1, 2, figsize=(10, 3.9), layout="constrained")
+    previous = 0
+    for step, length in enumerate(cache_lengths, start=1):
+        ax_cache.barh(step, previous, color="lightgray", edgecolor="gray", height=0.8)
+        ax_cache.barh(
+            step, length - previous, left=previous, color="tab:orange", edgecolor="gray", height=0.8
+        )
+        previous = length
+    ax_cache.invert_yaxis()
+    ax_cache.set_xlabel("cached token position (keys and values)")
+    ax_cache.set_ylabel("generation step")
+    ax_cache.set_title("KV cache: reused (grey) + added (orange)")
+    positions = torch.arange(1, steps + 1).numpy()
+    ax_cost.bar(positions - 0.2, list(projected_without), width=0.4, label="without cache")
+    ax_cost.bar(positions + 0.2, list(projected_with), width=0.4, label="with cache")
+    ax_cost.set_xlabel("generation step")
+    ax_cost.set_ylabel("tokens through the Q/K/V projection")
+    ax_cost.set_title("Work per step")
+    ax_cost.legend()
+    return fig
+
+
+def plot_gqa_sharing(kv_head_of: torch.Tensor) -> Figure:
+    """Query heads (top row) joined to the key/value head each one reads (bottom row).
+
+    ``kv_head_of`` is (num_heads,) integers: ``kv_head_of[i]`` is the K/V head of query head i
+    (``torch.arange(g).repeat_interleave(num_heads // g)`` in ``GroupedQueryAttention``).
+    One K/V head per query head is plain MHA; a single K/V head is MQA.
+    """
+    mapping = _tensor(kv_head_of, "kv_head_of", 1).long()
+    num_heads = mapping.numel()
+    num_kv = int(mapping.max()) + 1
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * num_heads + 1.5), 3.2), layout="constrained")
+    cmap = plt.get_cmap("tab10")
+
+    def x_of(i: int, n: int) -> float:
+        return (i + 0.5) / n * num_heads
+
+    for q in range(num_heads):
+        kv = int(mapping[q])
+        ax.plot([x_of(q, num_heads), x_of(kv, num_kv)], [1, 0], color=cmap(kv % 10), lw=2)
+        ax.add_patch(
+            Rectangle((x_of(q, num_heads) - 0.3, 0.9), 0.6, 0.2, color=cmap(kv % 10), alpha=0.35)
+        )
+        ax.text(x_of(q, num_heads), 1.0, f"Q{q}", ha="center", va="center", fontsize=8)
+    for kv in range(num_kv):
+        width = min(0.9 * num_heads / num_kv, 1.6)
+        ax.add_patch(
+            Rectangle((x_of(kv, num_kv) - width / 2, -0.12), width, 0.24, color=cmap(kv % 10))
+        )
+        ax.text(x_of(kv, num_kv), 0.0, f"K/V {kv}", ha="center", va="center", fontsize=8)
+    kind = "MHA" if num_kv == num_heads else ("MQA" if num_kv == 1 else "GQA")
+    ax.set_xlim(-0.2, num_heads + 0.2)
+    ax.set_ylim(-0.3, 1.3)
+    ax.set_yticks([0, 1], ["K/V heads", "query heads"])
+    ax.set_xticks([])
+    ax.set_xlabel(f"{num_heads} query heads share {num_kv} K/V heads ({num_heads // num_kv} each)")
+    ax.set_title(f"{kind}: num_heads={num_heads}, num_kv_groups={num_kv}")
+    return fig

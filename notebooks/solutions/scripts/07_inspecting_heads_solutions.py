@@ -37,20 +37,20 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 2.** The same weights as in the lesson (section 3), then the entropy of every row,
-# averaged per head. `torch.special.xlogy(w, w)` is $w \log w$ with 0 where $w = 0$; plain
-# `w * torch.log(w)` would give `0 * -inf = nan` above the diagonal.
+# **Exercise 2.** The same block as in the lesson (seed 7, 3 heads, the longer sentence), then the
+# entropy of every row, averaged per head. `torch.special.xlogy(w, w)` is $w \log w$ with 0 where
+# $w = 0$; plain `w * torch.log(w)` would give `0 * -inf = nan` above the diagonal.
 
 # %%
 from mhsa_helpers.ui.sentences import LONGER_SENTENCE, embed_words
 
 long_words = LONGER_SENTENCE.split()
 long_inputs = 3.0 * embed_words(long_words)  # (T, d_in) = (11, 3)
-torch.manual_seed(123)
-mha_long = mh.MultiHeadAttention(d_in=3, d_out=24, context_length=11, dropout=0.0, num_heads=4)
+torch.manual_seed(7)
+mha_ex = mh.MultiHeadAttention(d_in=3, d_out=24, context_length=11, dropout=0.0, num_heads=3)
 with torch.no_grad():
-    _, weights_long = mha_long(long_inputs.unsqueeze(0), return_weights=True)  # (1, 4, 11, 11)
-weights_ex = weights_long[0]  # (num_heads, T, T) = (4, 11, 11)
+    _, weights_ex = mha_ex(long_inputs.unsqueeze(0), return_weights=True)  # (1, 3, 11, 11)
+weights_ex = weights_ex[0]  # (num_heads, T, T) = (3, 11, 11)
 
 row_entropy = -torch.special.xlogy(weights_ex, weights_ex).sum(dim=-1)  # (num_heads, T)
 answer = row_entropy.mean(dim=-1)  # (num_heads,)
@@ -60,12 +60,16 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 3.** The sharpest head has the lowest entropy: `argmin`. Index 2 is "Head 3" in the
-# plots, the head with the darkest cells.
+# **Exercise 3.** The sharpest head has the lowest entropy: `argmin`. In the plots heads are
+# numbered from 1, so index `i` is "Head i+1"; its cells are the darkest.
 
 # %%
+import matplotlib.pyplot as plt
+
 answer = int(mh.head_entropy(weights_ex).argmin())
 print("index", answer, "-> Head", answer + 1)
 result = mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
 assert result, result
+fig = mh.plot_attention_grid(weights_ex, long_words, title="Exercise block, 3 heads (seed 7)")
+plt.show()
 result

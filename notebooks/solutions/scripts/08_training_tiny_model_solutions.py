@@ -25,13 +25,14 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** Cross-entropy is $-\log p(\text{right token})$, and every token has
-# $p = 1/64$: the loss is $-\log(1/64) = \log 64$, whatever the right token is.
+# **Exercise 1.** Cross-entropy is $-\log p(\text{right token})$, and a uniform guess gives every
+# token $p = 1/50257$: the loss is $-\log(1/50257) = \log 50257 \approx 10.82$ nats, whatever the
+# right token is. (GPT-2's real starting loss is close to this: its initial weights are small.)
 
 # %%
-answer = -math.log(1 / 64)
+answer = -math.log(1 / 50257)
 print(f"{answer:.4f}")
-result = mhsa_helpers.exercises.check_initial_loss(answer)
+result = mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
 assert result, result
 result
 
