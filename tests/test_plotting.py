@@ -109,7 +109,7 @@ def test_plot_attention_heads_takes_a_batch_and_batch_index(journey):
             r"batch_index must be in \[0, 2\)",
         ),
         (torch.ones(2, 6, 6), {"tokens": ["a", "b"]}, ValueError, "tokens must have one label"),
-        (torch.ones(2, 6, 6), {"max_cols": 0}, ValueError, "max_cols must be an int >= 1"),
+        (torch.ones(2, 6, 6), {"max_cols": 0}, ValueError, "max_cols must be >= 1, got max_cols=0"),
     ],
 )
 def test_plot_attention_heads_rejects_bad_input(weights, kwargs, error, match):
@@ -192,7 +192,7 @@ def test_grid_queries_are_the_last_tokens_when_fewer_than_keys():
         ),
         (torch.ones(2, 2, 6, 6), {"batch_index": -1}, ValueError, "batch_index must be in"),
         (torch.ones(6, 6), {"tokens": ["a", "b"]}, ValueError, "tokens must have one label"),
-        (torch.ones(2, 6, 6), {"max_cols": 0}, ValueError, "max_cols must be an int >= 1"),
+        (torch.ones(2, 6, 6), {"max_cols": 0}, ValueError, "max_cols must be >= 1, got max_cols=0"),
     ],
 )
 def test_grid_rejects_bad_input(weights, kwargs, error, match):
