@@ -31,6 +31,7 @@ class CausalSelfAttentionBase(nn.Module):
     """
 
     check_finite: bool = True
+    mask: torch.Tensor  # the buffer registered in __init__
 
     def __init__(
         self, d_in: int, d_out: int, context_length: int, dropout: float, num_heads: int = 1

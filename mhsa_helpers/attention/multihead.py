@@ -16,7 +16,7 @@ the *total* width and each head gets ``head_dim = d_out // num_heads``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 from torch import nn
@@ -156,7 +156,7 @@ def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAtten
         raise TypeError(
             f"wrapper must be a MultiHeadAttentionWrapper, got {type(wrapper).__name__}"
         )
-    first = wrapper.heads[0]
+    first = cast(CausalAttention, wrapper.heads[0])
     qkv_bias = first.W_query.bias is not None
     num_heads, head_dim = wrapper.num_heads, wrapper.d_out
     reference = first.W_query.weight
@@ -170,8 +170,8 @@ def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAtten
     ).to(device=reference.device, dtype=reference.dtype)
     with torch.no_grad():
         for name in ("W_query", "W_key", "W_value"):
-            big = getattr(split, name)
-            heads = [getattr(head, name) for head in wrapper.heads]
+            big = cast(nn.Linear, getattr(split, name))
+            heads = [cast(nn.Linear, getattr(head, name)) for head in wrapper.heads]
             big.weight.copy_(torch.cat([h.weight for h in heads], dim=0))  # (h * head_dim, d_in)
             if qkv_bias:
                 big.bias.copy_(torch.cat([h.bias for h in heads], dim=0))  # (h * head_dim,)

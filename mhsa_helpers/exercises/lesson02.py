@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import nn
 
@@ -30,7 +32,7 @@ def check_v2_to_v1(answer: object, sa_v2: nn.Module, inputs: torch.Tensor) -> Ch
     linears = {n: getattr(sa_v2, n, None) for n in _NAMES}
     if not all(isinstance(layer, nn.Linear) for layer in linears.values()):
         return fail(name, "the second argument must be the lesson's SelfAttentionV2 object sa_v2.")
-    targets = {n: layer.weight.detach().T for n, layer in linears.items()}  # (d_in, d_out) each
+    targets = {n: cast(nn.Linear, layer).weight.detach().T for n, layer in linears.items()}
     for n in _NAMES:
         w = getattr(answer, n, None)
         if isinstance(w, nn.Linear):

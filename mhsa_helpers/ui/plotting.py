@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import matplotlib.pyplot as plt
 import seaborn as sns
@@ -153,7 +154,7 @@ def plot_attention(
     if ax is None:
         fig, ax = plt.subplots(figsize=(0.55 * t_k + 2.4, 0.5 * t_q + 1.6), layout="constrained")
     else:
-        fig = ax.figure
+        fig = cast(Figure, ax.figure)  # a SubFigure draws the same way
     annot = max(t_q, t_k) <= 8 if annot is None else annot
     sns.heatmap(
         values.numpy(),
@@ -354,6 +355,7 @@ def plot_attention_grid(
     bar = fig.add_axes(
         ((fig_w - right + 0.2) / fig_w, bottom / fig_h, 0.12 / fig_w, grid_h * cell / fig_h)
     )
+    assert image is not None  # num_heads >= 1 was checked
     fig.colorbar(image, cax=bar)
     bar.tick_params(labelsize=7)
     if title:

@@ -30,6 +30,7 @@ import html
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as widgets
 import torch
@@ -116,7 +117,7 @@ def explore_attention(
     _check_choice("mode", mode, ["eval", "train"])
     words, inputs = sentences[sentence]
     start = time.perf_counter()
-    common = dict(
+    common: dict[str, Any] = dict(
         num_heads=heads,
         dropout=dropout,
         scale=scale,
