@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -200,13 +198,10 @@ def test_grid_rejects_bad_input(weights, kwargs, error, match):
         mh.plot_attention_grid(weights, **kwargs)
 
 
-def test_grid_is_fast_enough_for_a_slider():
-    """One re-draw (build + render to PNG) of 8 heads on 11 words stays well under 1 s."""
+def test_grid_renders_to_png_and_closes_the_figure():
+    """What a slider does on every move (its speed is measured in benchmarks/widgets.py)."""
     weights = torch.rand(8, 11, 11).tril()
     words = mh.ui.sentences.LONGER_SENTENCE.split()
-    start = time.process_time()
     png = figure_png(mh.plot_attention_grid(weights, words, title="8 heads"))
-    seconds = time.process_time() - start
     assert png.startswith(b"\x89PNG")
     assert plt.get_fignums() == []  # figure_png closes the figure
-    assert seconds < 2.0, f"drawing 8 heads took {seconds:.2f} s of CPU time"
