@@ -498,3 +498,33 @@ def test_tiny_lm_forward_never_reads_the_tensor_on_the_host(monkeypatch):
         model(torch.tensor([[0, 16]]))  # CPU: checked by default
     with raises(ValueError, "[0, 16)"):
         model.check_ids(torch.tensor([[-1]]), check_values=True)
+
+
+def test_batch_generators_and_setup_lesson_name_bad_sizes():
+    from mhsa_helpers.training import make_repeat_batch, make_shift_batch
+
+    ids, targets = make_repeat_batch(np.int64(2), np.int64(4), np.int64(8))
+    assert ids.shape == targets.shape == (2, 4)
+    with raises(ValueError, "k must be smaller than context_length=4", "k=4"):
+        make_shift_batch(2, 4, 8, 4)
+    with raises(ValueError, "k must be >= 1", "k=0"):
+        make_shift_batch(2, 4, 8, 0)
+    with raises(TypeError, "vocab_size must be an int", "8.0"):
+        make_repeat_batch(2, 4, 8.0)
+    threads = torch.get_num_threads()
+    try:
+        with raises(ValueError, "threads must be >= 1", "threads=0"):
+            mh.setup_lesson(threads=0)
+        with raises(TypeError, "seed must be an int", "'123'"):
+            mh.setup_lesson(seed="123")
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_meta_tensors_give_shapes_without_values(kind):
+    with torch.device("meta"):
+        module = build(kind)
+        out = run(module, example_input(kind, batch=2, tokens=5))
+    width = 8 if kind == "wrapper" else 4  # the wrapper's d_out is per head: 2 heads x 4
+    assert out.is_meta and out.shape[-2:] == (5, width)

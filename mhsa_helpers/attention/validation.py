@@ -167,7 +167,8 @@ def check_input(
     and at most ``context_length``, and (when ``finite``) every value is finite.
 
     The finite check reads the tensor on the host (one synchronisation), so the production
-    classes skip it; it is also skipped while ``torch.compile`` traces the module.
+    classes skip it; it is also skipped while ``torch.compile`` traces the module and for meta
+    tensors (shapes without values, for working out output shapes).
     """
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
@@ -200,7 +201,7 @@ def check_input(
             f"{name} has {num_tokens} tokens, more than context_length={context_length} "
             f"({name}.shape={tuple(x.shape)})"
         )
-    if finite and not torch.compiler.is_compiling():
+    if finite and not x.is_meta and not torch.compiler.is_compiling():
         check_finite(x, name=name)
     return x
 
