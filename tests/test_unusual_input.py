@@ -31,6 +31,7 @@ from mhsa_helpers.attention.validation import (
     check_positive_int,
 )
 from mhsa_helpers.inspection import uniform_causal_entropy
+from mhsa_helpers.training import TrainingConfig, train
 from mhsa_helpers.ui.explorers import dropout_weights, explore_attention, wrapper_head_weights
 from mhsa_helpers.ui.sentences import embed_words
 
@@ -528,3 +529,24 @@ def test_meta_tensors_give_shapes_without_values(kind):
         out = run(module, example_input(kind, batch=2, tokens=5))
     width = 8 if kind == "wrapper" else 4  # the wrapper's d_out is per head: 2 heads x 4
     assert out.is_meta and out.shape[-2:] == (5, width)
+
+
+def test_a_run_that_fails_midway_restores_the_rng_and_threads():
+    config = TrainingConfig(2, 8, 6, 16, 1, 3, 4, 1e-2, 0)
+    calls = []
+
+    def make_batch(generator):
+        calls.append(torch.rand(1))  # draws from the global RNG, as careless code might
+        if len(calls) == 2:
+            raise RuntimeError("batch failed")
+        ids = torch.randint(0, 16, (4, 6), generator=generator)
+        return ids, ids
+
+    torch.manual_seed(11)
+    state, threads = torch.get_rng_state(), torch.get_num_threads()
+    with raises(RuntimeError, "batch failed"):
+        train("custom", make_batch, config, progress=False)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert torch.get_num_threads() == threads
+    with raises(TypeError, "config must be a TrainingConfig", "dict"):
+        train("custom", make_batch, {"lr": 0.1})
