@@ -1,8 +1,12 @@
-"""Argument and input checks shared by every attention class.
+"""Argument and input checks shared by every attention class (and the plots, explorers, trainers).
 
 Why a module of its own: each class must reject bad input *before* any matmul, with a
 ``ValueError``/``TypeError`` that names the parameter and the value. Writing those checks once
 keeps the messages identical across classes and keeps ``forward`` short enough to read in a lesson.
+
+The conventions, everywhere in the package: a number may be a Python or numpy scalar (as
+``torch.nn.Linear`` allows) and comes back as a Python ``int``/``float``; a bool is never a number;
+a flag must be a real ``bool``; a value outside its range raises ``ValueError`` naming the range.
 """
 
 from __future__ import annotations
