@@ -37,7 +37,8 @@ def head_entropy(weights: torch.Tensor) -> torch.Tensor:
     Raises:
         TypeError: ``weights`` is not a floating-point tensor.
         ValueError: wrong number of dimensions, an empty dimension, negative or non-finite values,
-            or a row that does not sum to 1 (within 1e-3; the message names the first such row).
+            or a row that does not sum to 1 (within 1e-3, or 4 eps of a half-precision dtype;
+            the message names the first such row).
             Its "entropy" would be meaningless, even negative for rows summing to more than 1.
     """
     if not isinstance(weights, torch.Tensor):
@@ -59,7 +60,8 @@ def head_entropy(weights: torch.Tensor) -> torch.Tensor:
     if (weights < 0).any():
         raise ValueError("weights contain negative values; attention weights are probabilities")
     row_sums = weights.sum(dim=-1, dtype=torch.float64)  # (..., h, T_q)
-    off = (row_sums - 1).abs() > 1e-3
+    tolerance = max(1e-3, 4 * torch.finfo(weights.dtype).eps)  # bfloat16 rounds to ~3 digits
+    off = (row_sums - 1).abs() > tolerance
     if off.any():
         first = tuple(int(i) for i in off.nonzero()[0])
         raise ValueError(

@@ -550,3 +550,12 @@ def test_a_run_that_fails_midway_restores_the_rng_and_threads():
     assert torch.get_num_threads() == threads
     with raises(TypeError, "config must be a TrainingConfig", "dict"):
         train("custom", make_batch, {"lr": 0.1})
+
+
+def test_head_entropy_accepts_half_precision_softmax_rows():
+    logits = torch.randn(4, 12, 12, generator=torch.Generator().manual_seed(0))
+    weights = logits.softmax(-1).to(torch.bfloat16)  # rows sum to 1 only to ~3 digits
+    entropy = mh.head_entropy(weights)
+    torch.testing.assert_close(
+        entropy.float(), mh.head_entropy(logits.softmax(-1)), atol=0.05, rtol=0
+    )
