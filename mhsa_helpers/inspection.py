@@ -17,6 +17,8 @@ import math
 
 import torch
 
+from .attention.validation import check_positive_int
+
 __all__ = ["head_entropy", "uniform_causal_entropy"]
 
 
@@ -34,7 +36,10 @@ def head_entropy(weights: torch.Tensor) -> torch.Tensor:
 
     Raises:
         TypeError: ``weights`` is not a floating-point tensor.
-        ValueError: wrong number of dimensions, an empty dimension, negative or non-finite values.
+        ValueError: wrong number of dimensions, an empty dimension, negative or non-finite values,
+            or a row that does not sum to 1 (within 1e-3, or 4 eps of a half-precision dtype;
+            the message names the first such row).
+            Its "entropy" would be meaningless, even negative for rows summing to more than 1.
     """
     if not isinstance(weights, torch.Tensor):
         raise TypeError(f"weights must be a torch.Tensor, got {type(weights).__name__}")
@@ -54,6 +59,16 @@ def head_entropy(weights: torch.Tensor) -> torch.Tensor:
         raise ValueError("weights contain NaN or inf; attention weights must be finite")
     if (weights < 0).any():
         raise ValueError("weights contain negative values; attention weights are probabilities")
+    row_sums = weights.sum(dim=-1, dtype=torch.float64)  # (..., h, T_q)
+    tolerance = max(1e-3, 4 * torch.finfo(weights.dtype).eps)  # bfloat16 rounds to ~3 digits
+    off = (row_sums - 1).abs() > tolerance
+    if off.any():
+        first = tuple(int(i) for i in off.nonzero()[0])
+        raise ValueError(
+            f"every row of weights must sum to 1 (a probability distribution), but row "
+            f"weights[{', '.join(map(str, first))}] sums to {float(row_sums[first]):.4g}; pass "
+            "softmax weights, e.g. from MultiHeadAttention(..., return_weights=True)"
+        )
     row_entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)  # (..., h, T_q)
     if weights.dim() == 4:
         return row_entropy.mean(dim=(0, 2))  # (h,)
@@ -62,6 +77,5 @@ def head_entropy(weights: torch.Tensor) -> torch.Tensor:
 
 def uniform_causal_entropy(num_tokens: int) -> float:
     """Entropy of a causal head that spreads evenly: mean over i < T of log(i + 1), in nats."""
-    if isinstance(num_tokens, bool) or not isinstance(num_tokens, int) or num_tokens < 1:
-        raise ValueError(f"num_tokens must be an int >= 1, got num_tokens={num_tokens!r}")
+    num_tokens = check_positive_int("num_tokens", num_tokens)
     return sum(math.log(i + 1) for i in range(num_tokens)) / num_tokens

@@ -11,6 +11,8 @@ import random
 
 import torch
 
+from .attention.validation import as_int, check_positive_int
+
 __all__ = ["setup_lesson"]
 
 
@@ -22,6 +24,8 @@ def setup_lesson(seed: int = 123, threads: int = 1) -> None:
         threads: CPU threads for torch. 1 makes every printed digit reproducible across machines;
             the lessons' tensors are tiny, so it costs nothing noticeable.
     """
+    seed = as_int("seed", seed)
+    threads = check_positive_int("threads", threads)
     random.seed(seed)
     torch.manual_seed(seed)
     torch.set_num_threads(threads)

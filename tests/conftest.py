@@ -1,15 +1,43 @@
-"""Shared fixtures: the book's example and deterministic torch settings for every test."""
+"""Shared fixtures: the book's example and deterministic torch settings for every test.
+
+Hypothesis profiles: ``ci`` (loaded when the environment variable ``CI`` is set, as CI services
+do) is derandomised -- the same examples on every run, so a red build is reproducible and never
+flaky -- and keeps no example database. ``dev`` (the default) draws fresh examples each run and
+keeps its database of failing examples (and its caches) in the temporary folder, not in the
+repository.
+``HYPOTHESIS_PROFILE=ci`` selects a profile by name.
+"""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest
 import torch
+from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 import mhsa_helpers as mh
+
+# Hypothesis keeps its example database and caches in the temporary folder, not in the checkout.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "mhsa-helpers-hypothesis")
+settings.register_profile(
+    "ci",
+    settings.get_profile("default"),
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+# Based on hypothesis's own default explicitly: under CI the current default is CI-flavoured.
+settings.register_profile("dev", settings.get_profile("default"), deadline=None)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+settings.load_profile(PROFILE)
 
 
 @pytest.fixture(autouse=True)

@@ -179,15 +179,11 @@ def test_explorer_sentences_and_embeddings_are_deterministic():
         embed_words("a sentence")
 
 
-def test_explorer_draws_a_figure_quickly():
-    import time
-
+def test_explorer_draws_a_figure():
+    """The draw=True path, without a notebook (its speed is measured in benchmarks/widgets.py)."""
     import matplotlib.pyplot as plt
 
-    start = time.process_time()
-    drawing = mh.attention_explorer(heads=8, sentence="longer")  # draw=True path, no notebook
-    seconds = time.process_time() - start
-    assert seconds < 2.0, f"computing and drawing 8 heads took {seconds:.2f} s of CPU time"
+    drawing = mh.attention_explorer(heads=8, sentence="longer")
     assert drawing.result.ok and drawing.result.seconds > 0
     first = bytes(drawing.image.value)
     assert first.startswith(b"\x89PNG")

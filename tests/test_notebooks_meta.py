@@ -96,6 +96,18 @@ def test_lesson_structure(path):
     assert "setup_lesson(" in code
 
 
+def _readme_links() -> set[str]:
+    """Relative link targets of README.md's markdown links, e.g. notebooks/01_x.ipynb."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    return {t for t in targets if "://" not in t and not t.startswith("mailto:")}
+
+
+def test_every_readme_link_opens_a_file_of_the_repository():
+    broken = sorted(t for t in _readme_links() if not (ROOT / t).exists())
+    assert broken == []
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
-def test_readme_lesson_map_lists_every_lesson(path):
-    assert path.stem in (ROOT / "README.md").read_text(encoding="utf-8")
+def test_readme_lesson_map_links_every_lesson(path):
+    assert f"notebooks/{path.name}" in _readme_links()

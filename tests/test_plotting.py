@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -109,7 +107,7 @@ def test_plot_attention_heads_takes_a_batch_and_batch_index(journey):
             r"batch_index must be in \[0, 2\)",
         ),
         (torch.ones(2, 6, 6), {"tokens": ["a", "b"]}, ValueError, "tokens must have one label"),
-        (torch.ones(2, 6, 6), {"max_cols": 0}, ValueError, "max_cols must be an int >= 1"),
+        (torch.ones(2, 6, 6), {"max_cols": 0}, ValueError, "max_cols must be >= 1, got max_cols=0"),
     ],
 )
 def test_plot_attention_heads_rejects_bad_input(weights, kwargs, error, match):
@@ -192,7 +190,7 @@ def test_grid_queries_are_the_last_tokens_when_fewer_than_keys():
         ),
         (torch.ones(2, 2, 6, 6), {"batch_index": -1}, ValueError, "batch_index must be in"),
         (torch.ones(6, 6), {"tokens": ["a", "b"]}, ValueError, "tokens must have one label"),
-        (torch.ones(2, 6, 6), {"max_cols": 0}, ValueError, "max_cols must be an int >= 1"),
+        (torch.ones(2, 6, 6), {"max_cols": 0}, ValueError, "max_cols must be >= 1, got max_cols=0"),
     ],
 )
 def test_grid_rejects_bad_input(weights, kwargs, error, match):
@@ -200,13 +198,10 @@ def test_grid_rejects_bad_input(weights, kwargs, error, match):
         mh.plot_attention_grid(weights, **kwargs)
 
 
-def test_grid_is_fast_enough_for_a_slider():
-    """One re-draw (build + render to PNG) of 8 heads on 11 words stays well under 1 s."""
+def test_grid_renders_to_png_and_closes_the_figure():
+    """What a slider does on every move (its speed is measured in benchmarks/widgets.py)."""
     weights = torch.rand(8, 11, 11).tril()
     words = mh.ui.sentences.LONGER_SENTENCE.split()
-    start = time.process_time()
     png = figure_png(mh.plot_attention_grid(weights, words, title="8 heads"))
-    seconds = time.process_time() - start
     assert png.startswith(b"\x89PNG")
     assert plt.get_fignums() == []  # figure_png closes the figure
-    assert seconds < 2.0, f"drawing 8 heads took {seconds:.2f} s of CPU time"

@@ -6,8 +6,6 @@ ipywidgets catches exceptions raised inside a callback (it logs them), so every 
 
 from __future__ import annotations
 
-import time
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -178,10 +176,10 @@ def test_callbacks_close_their_figures():
     assert len(plt.get_fignums()) == before
 
 
-def test_redraw_is_fast():
-    """One re-draw of 8 heads (compute, build, render to PNG) stays well under 1 s."""
+def test_redraw_of_eight_heads_replaces_the_picture():
+    """The largest re-draw (its speed is measured in benchmarks/widgets.py)."""
     w = mh.heads_explorer()
-    start = time.process_time()
+    before = bytes(w.image.value)
     slider(w, "heads").value = 8
     assert w.result.shape == (8, 6, 6)
-    assert time.process_time() - start < 2.0
+    assert bytes(w.image.value) != before and bytes(w.image.value).startswith(b"\x89PNG")

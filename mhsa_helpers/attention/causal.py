@@ -18,6 +18,7 @@ from torch import nn
 from .functional import causal_mask, masked_attention
 from .validation import (
     check_dropout,
+    check_flag,
     check_forward_options,
     check_heads,
     check_input,
@@ -28,8 +29,15 @@ __all__ = ["CausalAttention", "CausalSelfAttentionBase"]
 
 
 class CausalSelfAttentionBase(nn.Module):
-    """Shared constructor checks, ``mask`` buffer and input validation (no parameters)."""
+    """Shared constructor checks, ``mask`` buffer and input validation (no parameters).
 
+    Sizes may be Python or numpy integers (stored as Python ints), ``dropout`` any real number
+    in [0, 1). ``check_finite`` (a class attribute, True here) makes ``check_input`` reject NaN
+    and inf input with a ``ValueError`` naming the first bad (batch, token) position; the
+    production variants set it to False, because the check reads the tensor on the host.
+    """
+
+    check_finite: bool = True
     mask: torch.Tensor  # (context_length, context_length) buffer, 1 above the diagonal
 
     def __init__(
@@ -38,13 +46,13 @@ class CausalSelfAttentionBase(nn.Module):
         super().__init__()
         self.d_in = check_positive_int("d_in", d_in)
         self.head_dim = check_heads(d_out, num_heads)
-        self.d_out = d_out
-        self.num_heads = num_heads
+        self.d_out = int(d_out)
+        self.num_heads = int(num_heads)
         self.context_length = check_positive_int("context_length", context_length)
         self.dropout = nn.Dropout(check_dropout(dropout))
         # A buffer, not a parameter: it moves with .to(device), is saved in state_dict, and never
         # receives gradients. 1 above the diagonal marks the future.
-        self.register_buffer("mask", causal_mask(context_length))
+        self.register_buffer("mask", causal_mask(self.context_length))
 
     def _param_dtype(self) -> torch.dtype:
         return next(self.parameters()).dtype
@@ -52,7 +60,12 @@ class CausalSelfAttentionBase(nn.Module):
     def check_input(self, x: torch.Tensor) -> torch.Tensor:
         """Raise ``TypeError``/``ValueError`` for anything ``forward`` cannot take."""
         return check_input(
-            x, d_in=self.d_in, ndim=3, context_length=self.context_length, dtype=self._param_dtype()
+            x,
+            d_in=self.d_in,
+            ndim=3,
+            context_length=self.context_length,
+            dtype=self._param_dtype(),
+            finite=self.check_finite,
         )
 
     def causal_mask(self, num_tokens: int) -> torch.Tensor:
@@ -72,6 +85,7 @@ class CausalAttention(CausalSelfAttentionBase):
     Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out).
     Dropout acts on the attention weights, in training mode only.
     ``key_padding_mask`` (bool (b, num_tokens), True at padding) hides padded keys as well.
+    NaN or inf input raises a ``ValueError`` naming the first bad (batch, token) position.
     """
 
     def __init__(
@@ -83,9 +97,10 @@ class CausalAttention(CausalSelfAttentionBase):
         qkv_bias: bool = False,
     ):
         super().__init__(d_in, d_out, context_length, dropout, num_heads=1)
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        check_flag("qkv_bias", qkv_bias)
+        self.W_query = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
 
     def forward(
         self,

@@ -24,7 +24,7 @@ from torch import nn
 from .causal import CausalSelfAttentionBase
 from .functional import hidden_positions, masked_attention, merge_heads, split_heads
 from .multihead import MultiHeadAttention
-from .validation import check_forward_options
+from .validation import check_flag, check_forward_options
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -136,7 +136,12 @@ class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
     weights live stacked in ``qkv.weight`` (3 * d_out, d_in): rows ``[0, d_out)`` are W_query,
     ``[d_out, 2 d_out)`` W_key, ``[2 d_out, 3 d_out)`` W_value. One matmul instead of three.
     Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out).
+
+    For speed it skips the teaching classes' NaN/inf check (``check_finite = False``): that check
+    reads the input on the host. A NaN in the input gives NaN outputs instead of an error.
     """
+
+    check_finite = False
 
     def __init__(
         self,
@@ -148,8 +153,9 @@ class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
         qkv_bias: bool = False,
     ):
         super().__init__(d_in, d_out, context_length, dropout, num_heads)
-        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
-        self.out_proj = nn.Linear(d_out, d_out)
+        check_flag("qkv_bias", qkv_bias)
+        self.qkv = nn.Linear(self.d_in, 3 * self.d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(self.d_out, self.d_out)
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(b, T, d_in) -> queries, keys, values, each (b, num_heads, T, head_dim)."""
@@ -230,6 +236,8 @@ class SDPAMultiHeadAttention(FusedQKVMultiHeadAttention):
 
     ``cache=KVCache(...)`` appends this call's keys/values to the cache and lets the new tokens
     attend to every cached token (autoregressive generation, KV 缓存).
+
+    Like ``FusedQKVMultiHeadAttention`` it skips the NaN/inf input check for speed.
     """
 
     def forward(

@@ -24,6 +24,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .validation import check_positive_int, check_split
+
 __all__ = ["causal_mask", "hidden_positions", "masked_attention", "merge_heads", "split_heads"]
 
 
@@ -34,6 +36,7 @@ def causal_mask(context_length: int) -> torch.Tensor:
     buffer named ``mask`` (so it follows ``.to(device)`` and is saved in ``state_dict``) and slice
     the top-left (T, T) block in ``forward``.
     """
+    context_length = check_positive_int("context_length", context_length)
     return torch.triu(torch.ones(context_length, context_length), diagonal=1)
 
 
@@ -111,6 +114,7 @@ def masked_attention(
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """(b, T, num_heads * head_dim) -> (b, num_heads, T, head_dim)."""
+    check_split(x, num_heads)
     b, num_tokens, width = x.shape
     x = x.view(b, num_tokens, num_heads, width // num_heads)  # (b, T, h, head_dim)
     return x.transpose(1, 2)  # (b, h, T, head_dim)

@@ -20,7 +20,7 @@ from torch import nn
 from .causal import CausalSelfAttentionBase
 from .efficient import attend_and_project
 from .functional import split_heads
-from .validation import check_forward_options, check_positive_int
+from .validation import check_flag, check_forward_options, check_positive_int
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -35,7 +35,12 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
     ``head_dim = d_out // num_heads``; out_proj: d_out -> d_out.
     Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out). Accepts ``cache=KVCache(...)``,
     which then stores only the ``num_kv_groups`` K/V heads.
+
+    For speed it skips the teaching classes' NaN/inf check (``check_finite = False``): that check
+    reads the input on the host. A NaN in the input gives NaN outputs instead of an error.
     """
+
+    check_finite = False
 
     def __init__(
         self,
@@ -48,7 +53,9 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
         qkv_bias: bool = False,
     ):
         super().__init__(d_in, d_out, context_length, dropout, num_heads)
-        check_positive_int("num_kv_groups", num_kv_groups)
+        num_kv_groups = check_positive_int("num_kv_groups", num_kv_groups)
+        check_flag("qkv_bias", qkv_bias)
+        num_heads = self.num_heads
         if num_heads % num_kv_groups != 0:
             raise ValueError(
                 "num_heads must be divisible by num_kv_groups (each K/V head serves the same "
@@ -58,10 +65,10 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
         self.num_kv_groups = num_kv_groups
         self.group_size = num_heads // num_kv_groups  # query heads per K/V head
         kv_width = num_kv_groups * self.head_dim
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, kv_width, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, kv_width, bias=qkv_bias)
-        self.out_proj = nn.Linear(d_out, d_out)
+        self.W_query = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(self.d_in, kv_width, bias=qkv_bias)
+        self.W_value = nn.Linear(self.d_in, kv_width, bias=qkv_bias)
+        self.out_proj = nn.Linear(self.d_out, self.d_out)
 
     def forward(
         self,

@@ -23,7 +23,13 @@ from torch import nn
 
 from .causal import CausalAttention, CausalSelfAttentionBase
 from .functional import masked_attention, merge_heads, split_heads
-from .validation import check_dropout, check_forward_options, check_input, check_positive_int
+from .validation import (
+    check_dropout,
+    check_flag,
+    check_forward_options,
+    check_input,
+    check_positive_int,
+)
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -37,6 +43,7 @@ class MultiHeadAttentionWrapper(nn.Module):
     Each head is a ``CausalAttention(d_in, d_out, ...)`` of width ``d_out``, so the output is
     (b, num_tokens, **num_heads * d_out**) -- e.g. d_out=2 and 2 heads give the book's (2, 6, 4).
     This is the book's convention; ``MultiHeadAttention`` instead splits a total ``d_out``.
+    NaN or inf input raises a ``ValueError`` naming the first bad (batch, token) position.
     """
 
     def __init__(
@@ -53,11 +60,12 @@ class MultiHeadAttentionWrapper(nn.Module):
         self.d_out = check_positive_int("d_out", d_out)
         self.context_length = check_positive_int("context_length", context_length)
         self.num_heads = check_positive_int("num_heads", num_heads)
-        check_dropout(dropout)
+        dropout = check_dropout(dropout)
+        check_flag("qkv_bias", qkv_bias)
         self.heads = nn.ModuleList(
             [
-                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
-                for _ in range(num_heads)
+                CausalAttention(self.d_in, self.d_out, self.context_length, dropout, qkv_bias)
+                for _ in range(self.num_heads)
             ]
         )
 
@@ -103,6 +111,7 @@ class MultiHeadAttention(CausalSelfAttentionBase):
 
     Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out), with
     ``head_dim = d_out // num_heads`` (``d_out`` must be divisible by ``num_heads``).
+    NaN or inf input raises a ``ValueError`` naming the first bad (batch, token) position.
     """
 
     def __init__(
@@ -115,10 +124,11 @@ class MultiHeadAttention(CausalSelfAttentionBase):
         qkv_bias: bool = False,
     ):
         super().__init__(d_in, d_out, context_length, dropout, num_heads)
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.out_proj = nn.Linear(d_out, d_out)  # mixes the heads' outputs
+        check_flag("qkv_bias", qkv_bias)
+        self.W_query = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(self.d_out, self.d_out)  # mixes the heads' outputs
 
     def forward(
         self,
@@ -199,8 +209,8 @@ def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAtten
     ).to(device=reference.device, dtype=reference.dtype)
     with torch.no_grad():
         for name in ("W_query", "W_key", "W_value"):
-            big = getattr(split, name)
-            heads = [getattr(head, name) for head in wrapper.heads]
+            big = cast(nn.Linear, getattr(split, name))
+            heads = [cast(nn.Linear, getattr(head, name)) for head in wrapper.heads]
             big.weight.copy_(torch.cat([h.weight for h in heads], dim=0))  # (h * head_dim, d_in)
             if qkv_bias:
                 big.bias.copy_(torch.cat([h.bias for h in heads], dim=0))  # (h * head_dim,)

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from .functional import masked_attention
-from .validation import check_forward_options, check_input, check_positive_int
+from .validation import check_flag, check_forward_options, check_input, check_positive_int
 
 __all__ = ["SelfAttentionV1", "SelfAttentionV2"]
 
@@ -26,6 +26,7 @@ class SelfAttentionV1(nn.Module):
 
     Input (num_tokens, d_in) -> output (num_tokens, d_out) (a leading batch dimension b is
     allowed). No causal mask, no dropout; an optional ``key_padding_mask`` hides padded keys.
+    NaN or inf input raises a ``ValueError`` naming the first bad token.
     """
 
     def __init__(self, d_in: int, d_out: int):
@@ -33,9 +34,9 @@ class SelfAttentionV1(nn.Module):
         self.d_in = check_positive_int("d_in", d_in)
         self.d_out = check_positive_int("d_out", d_out)
         # Book order: query, key, value -- the seed then reproduces the book's numbers.
-        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
-        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
-        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_query = nn.Parameter(torch.rand(self.d_in, self.d_out))
+        self.W_key = nn.Parameter(torch.rand(self.d_in, self.d_out))
+        self.W_value = nn.Parameter(torch.rand(self.d_in, self.d_out))
 
     def forward(
         self,
@@ -58,7 +59,7 @@ class SelfAttentionV1(nn.Module):
             padded keys, each row summing to 1 over the real keys. No mask hides the future here,
             so a row is all zero only if every key of its sequence is padding.
         """
-        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=self.W_query.dtype)
+        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=self.W_query.dtype, finite=True)
         padding = check_forward_options(x, key_padding_mask, return_weights)
         keys = x @ self.W_key  # (..., T, d_out)
         queries = x @ self.W_query  # (..., T, d_out)
@@ -78,15 +79,17 @@ class SelfAttentionV2(nn.Module):
 
     Input (num_tokens, d_in) -> output (num_tokens, d_out) (a leading batch dimension b is
     allowed). No causal mask, no dropout; an optional ``key_padding_mask`` hides padded keys.
+    NaN or inf input raises a ``ValueError`` naming the first bad token.
     """
 
     def __init__(self, d_in: int, d_out: int, qkv_bias: bool = False):
         super().__init__()
         self.d_in = check_positive_int("d_in", d_in)
         self.d_out = check_positive_int("d_out", d_out)
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        check_flag("qkv_bias", qkv_bias)
+        self.W_query = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
 
     def forward(
         self,
@@ -109,7 +112,7 @@ class SelfAttentionV2(nn.Module):
             padded keys, each row summing to 1 over the real keys. No mask hides the future here,
             so a row is all zero only if every key of its sequence is padding.
         """
-        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=self.W_query.weight.dtype)
+        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=self.W_query.weight.dtype, finite=True)
         padding = check_forward_options(x, key_padding_mask, return_weights)
         keys = self.W_key(x)  # (..., T, d_out)
         queries = self.W_query(x)  # (..., T, d_out)

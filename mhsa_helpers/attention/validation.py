@@ -1,34 +1,88 @@
-"""Argument and input checks shared by every attention class.
+"""Argument and input checks shared by every attention class (and the plots, explorers, trainers).
 
 Why a module of its own: each class must reject bad input *before* any matmul, with a
 ``ValueError``/``TypeError`` that names the parameter and the value. Writing those checks once
 keeps the messages identical across classes and keeps ``forward`` short enough to read in a lesson.
+
+The conventions, everywhere in the package: a number may be a Python or numpy scalar (as
+``torch.nn.Linear`` allows) and comes back as a Python ``int``/``float``; a bool is never a number;
+a flag must be a real ``bool``; a value outside its range raises ``ValueError`` naming the range.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 
+import numpy as np
 import torch
 
 __all__ = [
+    "as_float",
+    "as_int",
+    "autocast_accepts",
     "check_dropout",
+    "check_finite",
     "check_flag",
     "check_forward_options",
     "check_heads",
     "check_input",
+    "check_int_in_range",
     "check_key_padding_mask",
     "check_positive_int",
+    "check_real_in_range",
+    "check_split",
 ]
 
 
+def _is_bool(value: object) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def as_int(name: str, value: object) -> int:
+    """Return ``value`` as a Python int if it is an integer (``4``, ``np.int64(4)``), else raise.
+
+    ``torch.nn.Linear`` accepts numpy integers, so every size here does too. Booleans
+    (``True``, ``np.True_``) are rejected: ``True`` as a size is a mistake, not 1.
+    """
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {name}={value!r} ({type(value).__name__})")
+    return int(value)
+
+
+def as_float(name: str, value: object) -> float:
+    """Return ``value`` as a Python float if it is a real number (int, float, numpy scalar).
+
+    Booleans are rejected (``lr=True`` is a mistake, not 1.0); NaN and infinity are returned
+    as they are, for the caller's range check to reject with its own message.
+    """
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {name}={value!r} ({type(value).__name__})")
+    return float(value)
+
+
 def check_positive_int(name: str, value: object) -> int:
-    """Return ``value`` if it is an int >= 1, else raise naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+    """Return ``value`` as an int if it is an integer >= 1, else raise naming ``name``."""
+    value = as_int(name, value)
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {name}={value}")
     return value
+
+
+def check_int_in_range(name: str, value: object, low: int, high: int) -> int:
+    """Return ``value`` as an int if ``low <= value <= high``, else raise naming the range."""
+    value = as_int(name, value)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {name}={value}")
+    return value
+
+
+def check_real_in_range(name: str, value: object, low: float, high: float) -> float:
+    """Return ``value`` as a float if ``low <= value <= high`` (NaN is outside), else raise."""
+    number = as_float(name, value)
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {name}={value!r}")
+    return number
 
 
 def check_flag(name: str, value: object) -> bool:
@@ -45,7 +99,7 @@ def check_flag(name: str, value: object) -> bool:
 
 def check_dropout(value: object, name: str = "dropout") -> float:
     """Return ``value`` as a float if it is a probability in [0, 1), else raise."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if _is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a float in [0, 1), got {value!r} ({type(value).__name__})")
     value = float(value)
     if not (0.0 <= value < 1.0) or math.isnan(value):
@@ -53,16 +107,51 @@ def check_dropout(value: object, name: str = "dropout") -> float:
     return value
 
 
-def check_heads(d_out: int, num_heads: int) -> int:
+def check_heads(d_out: object, num_heads: object) -> int:
     """Check ``num_heads`` >= 1 and ``d_out % num_heads == 0``; return ``head_dim``."""
-    check_positive_int("d_out", d_out)
-    check_positive_int("num_heads", num_heads)
+    d_out = check_positive_int("d_out", d_out)
+    num_heads = check_positive_int("num_heads", num_heads)
     if d_out % num_heads != 0:
         raise ValueError(
             f"d_out must be divisible by num_heads, got d_out={d_out}, num_heads={num_heads} "
             f"(d_out % num_heads = {d_out % num_heads})"
         )
     return d_out // num_heads
+
+
+def check_split(x: object, num_heads: object) -> None:
+    """Check that ``x`` (b, T, width) can be split into ``num_heads`` heads of equal width.
+
+    Metadata only (no host synchronisation), so ``split_heads`` can call it on every forward.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if isinstance(num_heads, int) and not isinstance(num_heads, bool) and num_heads >= 1:
+        heads = num_heads  # the common case, kept free of extra calls under torch.compile
+    else:
+        heads = check_positive_int("num_heads", num_heads)
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (b, T, width), got x.shape={tuple(x.shape)}")
+    if x.shape[-1] % heads != 0:
+        raise ValueError(
+            f"the width of x must be divisible by num_heads, got x.shape={tuple(x.shape)}, "
+            f"num_heads={heads} (width % num_heads = {x.shape[-1] % heads})"
+        )
+
+
+def autocast_accepts(x: torch.Tensor) -> bool:
+    """True when ``torch.autocast`` is on for ``x``'s device and will cast ``x`` for the matmuls.
+
+    Inside ``torch.autocast("cpu", dtype=torch.bfloat16)`` a float32 layer returns bfloat16, so
+    the next layer receives bfloat16 while its parameters are float32; autocast casts both
+    operands of every matmul, so that input is fine. Autocast never casts float64.
+    """
+    device_type = x.device.type
+    try:
+        enabled = torch.is_autocast_enabled(device_type)
+    except (RuntimeError, TypeError):  # a device type autocast does not know
+        return False
+    return enabled and x.dtype != torch.float64
 
 
 def check_input(
@@ -72,14 +161,20 @@ def check_input(
     ndim: int | tuple[int, ...],
     context_length: int | None = None,
     dtype: torch.dtype | None = None,
+    finite: bool = False,
     name: str = "x",
 ) -> torch.Tensor:
     """Validate an attention input tensor and return it unchanged.
 
-    Checks, in this order: it is a tensor, its dtype is floating point, it has ``ndim``
-    dimensions (one value or a tuple of allowed values), the last dimension is ``d_in``, and the
-    token dimension (second to last) is at least 1 and at most ``context_length``, and (when
-    ``dtype`` is given) the dtype equals the module's parameter dtype.
+    Checks, in this order: it is a tensor, its dtype is floating point, (when ``dtype`` is
+    given) the dtype equals the module's parameter dtype -- or ``torch.autocast`` is on for its
+    device and will cast it --, it has ``ndim`` dimensions (one value or a tuple of allowed
+    values), the last dimension is ``d_in``, the token dimension (second to last) is at least 1
+    and at most ``context_length``, and (when ``finite``) every value is finite.
+
+    The finite check reads the tensor on the host (one synchronisation), so the production
+    classes skip it; it is also skipped while ``torch.compile`` traces the module and for meta
+    tensors (shapes without values, for working out output shapes).
     """
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
@@ -88,7 +183,7 @@ def check_input(
             f"{name} must have a floating-point dtype (float32, float64, bfloat16, float16), "
             f"got {name}.dtype={x.dtype}; token ids must go through an embedding first"
         )
-    if dtype is not None and x.dtype != dtype:
+    if dtype is not None and x.dtype != dtype and not autocast_accepts(x):
         raise TypeError(
             f"{name}.dtype={x.dtype} does not match the module's parameters ({dtype}); "
             f"convert one of them, e.g. module.to({dtype}) or {name}.to({dtype})"
@@ -112,7 +207,31 @@ def check_input(
             f"{name} has {num_tokens} tokens, more than context_length={context_length} "
             f"({name}.shape={tuple(x.shape)})"
         )
+    if finite and not x.is_meta and not torch.compiler.is_compiling():
+        check_finite(x, name=name)
     return x
+
+
+def check_finite(x: torch.Tensor, *, name: str = "x") -> None:
+    """Raise ``ValueError`` naming the first (batch, token) position of ``x`` that holds NaN/inf.
+
+    ``x`` is (..., num_tokens, width). One NaN would otherwise spread silently: every query that
+    attends to that token gets a NaN output (and in a causal layer, every later one).
+    """
+    bad = ~torch.isfinite(x.detach())  # (..., T, width)
+    if not bool(bad.any()):
+        return
+    bad_tokens = bad.any(dim=-1)  # (..., T)
+    first = [int(i) for i in bad_tokens.nonzero()[0]]  # index of the first bad token
+    value = float(x.detach()[tuple(first)][bad[tuple(first)]][0])
+    *batch, token = first
+    where = f"token {token}"
+    if batch:
+        where = f"batch {', '.join(map(str, batch))}, {where}"
+    raise ValueError(
+        f"{name} has a non-finite value ({value}) at {where} ({name}.shape={tuple(x.shape)}); "
+        "one NaN or inf would make the output of every query that sees it NaN"
+    )
 
 
 def _shape_name(ndim: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -93,26 +94,42 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
 def number(answer: object) -> float | None:
     """``answer`` as a float if it is a finite real number (or a one-element tensor), else None.
 
-    ``True``/``False`` are not numbers here, nor are strings, lists, NaN or infinity.
+    Numpy scalars count. ``True``/``False`` are not numbers here, nor are strings, lists, NaN,
+    infinity or an int too large for a float.
     """
-    if isinstance(answer, bool):
+    if _is_bool(answer):
         return None
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_meta:
         answer = answer.item()
-    if isinstance(answer, (int, float)) and math.isfinite(answer):
-        return float(answer)
+    if isinstance(answer, numbers.Real) and not _is_bool(answer):
+        try:
+            value = float(answer)
+        except OverflowError:
+            return None
+        return value if math.isfinite(value) else None
     return None
 
 
+def _is_bool(answer: object) -> bool:
+    return isinstance(answer, bool) or type(answer).__name__ == "bool_"
+
+
 def whole_number(answer: object) -> int | None:
-    """``answer`` as an int if it is a whole number (int, integral float, one-element tensor)."""
-    if isinstance(answer, bool):
+    """``answer`` as an int if it is a whole number (int, integral float, one-element tensor).
+
+    Numpy integers and floats count; bools do not.
+    """
+    if _is_bool(answer):
         return None
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_meta:
         answer = answer.item()
-    if isinstance(answer, float) and math.isfinite(answer) and answer.is_integer():
+    if isinstance(answer, numbers.Integral) and not _is_bool(answer):
         return int(answer)
-    return answer if isinstance(answer, int) else None
+    if isinstance(answer, numbers.Real) and not _is_bool(answer):
+        value = float(answer)
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+    return None
 
 
 def tensor_answer(
@@ -129,6 +146,8 @@ def tensor_answer(
         return missing(exercise, what)
     if not isinstance(answer, torch.Tensor):
         return fail(exercise, f"expected a torch.Tensor, got {type(answer).__name__}.")
+    if answer.is_meta:
+        return fail(exercise, "a meta tensor has a shape but no values: compute real numbers.")
     if tuple(answer.shape) != tuple(expected.shape):
         return fail(
             exercise,

@@ -77,6 +77,10 @@ _SOFTMAX_CASES = (
     ("[1000., 1001.]", [1000.0, 1001.0]),
     ("[-1000., -1001.]", [-1000.0, -1001.0]),
     ("the journey scores * 100", [95.44, 149.50, 147.54, 84.34, 70.70, 108.65]),
+    # A wide range catches a shift by anything but the maximum (min, mean, first element):
+    # exp(100) overflows float32.
+    ("[0., 100.]", [0.0, 100.0]),
+    ("[-1000., 0., 1000.]", [-1000.0, 0.0, 1000.0]),
 )
 
 

@@ -82,6 +82,8 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     b, T, d_out = x.shape
     head_dim = d_out // 4
     expected = x.view(b, T, 4, head_dim).transpose(1, 2)  # (b, h, T, head_dim)
+    if T > 1 and torch.equal(x.reshape(b, 4, T, head_dim), expected):
+        return fail(name, "pass the exercise's x: with this x a wrong split would look right.")
 
     def hint(got: torch.Tensor) -> str:
         if torch.equal(got.detach().cpu(), x.reshape(b, 4, T, head_dim)):

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 
@@ -92,6 +93,8 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
         return missing(name, "an int: the 0-based index of the head with the LOWEST entropy")
     if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_floating_point():
         answer = int(answer.item())
+    if isinstance(answer, numbers.Integral) and type(answer).__name__ != "bool_":
+        answer = answer if isinstance(answer, bool) else int(answer)  # numpy ints count
     if isinstance(answer, bool) or not isinstance(answer, int):
         return fail(name, f"expected an int (a head index), got {type(answer).__name__}.")
     if answer == expected:

@@ -22,7 +22,7 @@ from functools import partial
 import torch
 from torch.nn import functional as F
 
-from ..attention.validation import check_positive_int
+from ..attention.validation import as_float, as_int, check_flag, check_positive_int
 from .model import TinyAttentionLM
 from .tasks import IGNORE_INDEX, make_repeat_batch, make_shift_batch
 
@@ -31,7 +31,10 @@ __all__ = ["TrainingConfig", "TrainingResult", "train", "train_repeat_task", "tr
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    """The sizes and optimiser settings of one run; checked when created."""
+    """The sizes and optimiser settings of one run; checked when created.
+
+    Numbers may be Python or numpy scalars; they are stored as Python ints and floats.
+    """
 
     num_heads: int
     d_model: int
@@ -44,15 +47,22 @@ class TrainingConfig:
     seed: int
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "steps_per_epoch", "batch_size"):
-            check_positive_int(name, getattr(self, name))
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise TypeError(f"seed must be an int, got {self.seed!r} ({type(self.seed).__name__})")
-        lr = self.lr
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)):
-            raise TypeError(f"lr must be a positive number, got lr={lr!r} ({type(lr).__name__})")
+        _check_sizes(self.num_heads, self.d_model, self.context_length, self.vocab_size)
+        for name in (
+            "num_heads",
+            "d_model",
+            "context_length",
+            "vocab_size",
+            "epochs",
+            "steps_per_epoch",
+            "batch_size",
+        ):
+            object.__setattr__(self, name, check_positive_int(name, getattr(self, name)))
+        object.__setattr__(self, "seed", as_int("seed", self.seed))
+        lr = as_float("lr", self.lr)
         if not (math.isfinite(lr) and lr > 0):
-            raise ValueError(f"lr must be a positive number, got lr={lr!r}")
+            raise ValueError(f"lr must be a positive finite number, got lr={self.lr!r}")
+        object.__setattr__(self, "lr", lr)
 
 
 @dataclass
@@ -123,6 +133,9 @@ def train(
     ``task_config`` (e.g. the shift task's ``{"k": 2}``) is recorded in ``result.config`` after
     the settings of ``config``. The caller's global RNG state is restored afterwards.
     """
+    if not isinstance(config, TrainingConfig):
+        raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
+    check_flag("progress", progress)
     run = config
     with _one_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(run.seed)  # the model's initial weights
@@ -152,15 +165,12 @@ def train(
     return TrainingResult(model, losses, epoch_losses, task, {**asdict(run), **(task_config or {})})
 
 
-def _model_sizes(num_heads, d_model, context_length, vocab_size) -> None:
+def _check_sizes(num_heads, d_model, context_length, vocab_size) -> None:
     """Check the model's sizes before any RNG is touched, naming the trainer's arguments."""
-    for name, value in (
-        ("num_heads", num_heads),
-        ("d_model", d_model),
-        ("context_length", context_length),
-        ("vocab_size", vocab_size),
-    ):
-        check_positive_int(name, value)
+    num_heads = check_positive_int("num_heads", num_heads)
+    d_model = check_positive_int("d_model", d_model)
+    check_positive_int("context_length", context_length)
+    check_positive_int("vocab_size", vocab_size)
     if d_model % num_heads:
         raise ValueError(
             f"d_model must be divisible by num_heads, got d_model={d_model}, "
@@ -189,7 +199,7 @@ def train_repeat_task(
     (4 heads, d_model 32, T 12, vocab 64) the first loss is about log(64) = 4.16 and the last
     epoch's mean loss is well below 1.0 for any seed, in about a second on one CPU thread.
     """
-    _model_sizes(num_heads, d_model, context_length, vocab_size)
+    check_flag("progress", progress)
     config = TrainingConfig(
         num_heads,
         d_model,
@@ -201,7 +211,9 @@ def train_repeat_task(
         lr,
         seed,
     )
-    batches = partial(make_repeat_batch, batch_size, context_length, vocab_size)
+    batches = partial(
+        make_repeat_batch, config.batch_size, config.context_length, config.vocab_size
+    )
     return train("repeat", lambda g: batches(generator=g), config, progress=progress)
 
 
@@ -225,10 +237,7 @@ def train_shift_task(
     target and are ignored by the loss). To solve it, some head must put its weight on position
     ``t - k``; ``offset_attention(result.model, k)`` measures how much each head does.
     """
-    _model_sizes(num_heads, d_model, context_length, vocab_size)
-    check_positive_int("k", k)
-    if k >= context_length:
-        raise ValueError(f"k must be smaller than context_length={context_length}, got k={k}")
+    check_flag("progress", progress)
     config = TrainingConfig(
         num_heads,
         d_model,
@@ -240,7 +249,14 @@ def train_shift_task(
         lr,
         seed,
     )
-    batches = partial(make_shift_batch, batch_size, context_length, vocab_size, k)
+    k = check_positive_int("k", k)
+    if k >= config.context_length:
+        raise ValueError(
+            f"k must be smaller than context_length={config.context_length}, got k={k}"
+        )
+    batches = partial(
+        make_shift_batch, config.batch_size, config.context_length, config.vocab_size, k
+    )
     return train(
         "shift", lambda g: batches(generator=g), config, progress=progress, task_config={"k": k}
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ..attention.validation import as_int
 from .model import TinyAttentionLM
 
 __all__ = ["offset_attention"]
@@ -25,6 +26,7 @@ def offset_attention(
 
     Returns the mean of ``weights[..., t, t - k]`` over the batch and over queries ``t >= k``.
     """
+    k = as_int("k", k)
     if isinstance(weights_or_model, TinyAttentionLM):
         model = weights_or_model
         if ids is None:
@@ -56,8 +58,6 @@ def offset_attention(
             f"got weights.shape={tuple(weights.shape)}"
         )
     num_tokens = weights.shape[-1]
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k must be an int, got {k!r} ({type(k).__name__})")
     if not 0 <= k < num_tokens:
         raise ValueError(f"k must be in [0, {num_tokens}) for T={num_tokens}, got k={k}")
     diagonal = torch.diagonal(weights.detach(), offset=-k, dim1=-2, dim2=-1)  # (b, h, T - k)

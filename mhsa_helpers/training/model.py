@@ -24,6 +24,12 @@ class TinyAttentionLM(nn.Module):
     ``tok_emb`` (vocab_size, d_model), ``pos_emb`` (context_length, d_model),
     ``attn`` = ``MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)``,
     ``lm_head`` = ``Linear(d_model, vocab_size)``.
+
+    ``forward`` does no host synchronisation, so a training step never waits for the device: the
+    attention block's NaN check is off (``attn.check_finite = False``; embeddings of valid ids are
+    finite), and token ids are range-checked only for CPU tensors outside ``torch.compile``. On
+    a GPU, an id outside [0, vocab_size) trips a device-side assert inside ``nn.Embedding``;
+    ``model.check_ids(ids, check_values=True)`` checks them explicitly (one synchronisation).
     """
 
     def __init__(
@@ -39,19 +45,31 @@ class TinyAttentionLM(nn.Module):
         self.d_model = check_positive_int("d_model", d_model)
         self.context_length = check_positive_int("context_length", context_length)
         self.num_heads = check_positive_int("num_heads", num_heads)
-        check_dropout(dropout)
-        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        dropout = check_dropout(dropout)
+        if self.d_model % self.num_heads:
+            raise ValueError(
+                f"d_model must be divisible by num_heads, got d_model={self.d_model}, "
+                f"num_heads={self.num_heads} (d_model % num_heads = "
+                f"{self.d_model % self.num_heads})"
+            )
+        d_model, context_length = self.d_model, self.context_length
+        self.tok_emb = nn.Embedding(self.vocab_size, d_model)
         self.pos_emb = nn.Embedding(context_length, d_model)
-        # MultiHeadAttention checks d_model % num_heads == 0 and says so clearly.
-        self.attn = MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
-        self.lm_head = nn.Linear(d_model, vocab_size)
+        self.attn = MultiHeadAttention(d_model, d_model, context_length, dropout, self.num_heads)
+        self.attn.check_finite = False  # no host sync per step; see the class docstring
+        self.lm_head = nn.Linear(d_model, self.vocab_size)
 
     @property
     def head_dim(self) -> int:
         return self.attn.head_dim
 
-    def check_ids(self, ids: object) -> torch.Tensor:
-        """Raise ``TypeError``/``ValueError`` for anything that is not a valid (b, T) id tensor."""
+    def check_ids(self, ids: object, *, check_values: bool | None = None) -> torch.Tensor:
+        """Raise ``TypeError``/``ValueError`` for anything that is not a valid (b, T) id tensor.
+
+        The dtype and shape checks read only metadata. ``check_values`` also checks that every id
+        lies in [0, vocab_size), which reads the tensor (a host synchronisation on a GPU); the
+        default (None) does it only for CPU tensors and never while ``torch.compile`` traces.
+        """
         if not isinstance(ids, torch.Tensor):
             raise TypeError(f"ids must be a torch.Tensor of token ids, got {type(ids).__name__}")
         if ids.dtype == torch.bool or ids.is_floating_point() or ids.is_complex():
@@ -71,11 +89,15 @@ class TinyAttentionLM(nn.Module):
                 f"ids has {num_tokens} tokens, more than context_length={self.context_length} "
                 f"(ids.shape={tuple(ids.shape)})"
             )
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
-            raise ValueError(
-                f"token ids must be in [0, {self.vocab_size}), got values from "
-                f"{int(ids.min())} to {int(ids.max())}"
-            )
+        if check_values is None:
+            check_values = ids.device.type == "cpu" and not torch.compiler.is_compiling()
+        if check_values and ids.numel():
+            low, high = int(ids.min()), int(ids.max())
+            if low < 0 or high >= self.vocab_size:
+                raise ValueError(
+                    f"token ids must be in [0, {self.vocab_size}) (vocab_size={self.vocab_size}), "
+                    f"got ids from {low} to {high}"
+                )
         return ids
 
     def forward(

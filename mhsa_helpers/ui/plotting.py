@@ -17,12 +17,15 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import matplotlib.pyplot as plt
 import seaborn as sns
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+from ..attention.validation import as_float, as_int, check_positive_int
 
 __all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]
 
@@ -36,6 +39,7 @@ def _as_matrix_stack(
     if allow_matrix and weights.dim() == 2:
         weights = weights.unsqueeze(0)
     elif weights.dim() == 4:
+        batch_index = as_int("batch_index", batch_index)
         if not 0 <= batch_index < weights.shape[0]:
             raise ValueError(
                 f"batch_index must be in [0, {weights.shape[0]}), got batch_index={batch_index}"
@@ -47,13 +51,30 @@ def _as_matrix_stack(
             f"weights must have shape {shapes} or (batch, num_heads, T_q, T_k), "
             f"got weights.shape={tuple(weights.shape)}"
         )
-    return weights.detach().float().cpu()
+    stack = weights.detach().float().cpu()  # (h, T_q, T_k)
+    _check_values(stack)
+    return stack
+
+
+def _check_values(weights: torch.Tensor, *, nonnegative: bool = True) -> None:
+    """Raise ``ValueError`` before matplotlib sees an empty, non-finite or negative matrix."""
+    if weights.numel() == 0:
+        raise ValueError(
+            "weights must hold at least one head and one query and key, "
+            f"got weights.shape={tuple(weights.shape)}"
+        )
+    if not torch.isfinite(weights).all():
+        raise ValueError("weights contain NaN or inf; only finite weights can be drawn")
+    if nonnegative and float(weights.min()) < 0:
+        raise ValueError(
+            "weights must be non-negative (attention weights are probabilities), got a minimum "
+            f"of {float(weights.min()):.4g}; draw scores with plot_attention(..., vmin=None)"
+        )
 
 
 def _grid_shape(num_panels: int, max_cols: object) -> tuple[int, int]:
     """(rows, cols) of a grid of ``num_panels`` with at most ``max_cols`` per row."""
-    if isinstance(max_cols, bool) or not isinstance(max_cols, int) or max_cols < 1:
-        raise ValueError(f"max_cols must be an int >= 1, got max_cols={max_cols!r}")
+    max_cols = check_positive_int("max_cols", max_cols)
     cols = min(num_panels, max_cols)
     return math.ceil(num_panels / cols), cols
 
@@ -61,12 +82,22 @@ def _grid_shape(num_panels: int, max_cols: object) -> tuple[int, int]:
 def _check_tokens(tokens: Sequence[str] | None, t_q: int, t_k: int) -> tuple[list, list]:
     if tokens is None:
         return list(range(1, t_q + 1)), list(range(1, t_k + 1))
-    tokens = list(tokens)
+    tokens = _labels("tokens", tokens)
     if len(tokens) != t_k or t_q > t_k:
         raise ValueError(
             f"tokens must have one label per key position ({t_k}), got {len(tokens)} tokens"
         )
     return tokens[-t_q:] if t_q < t_k else tokens, tokens
+
+
+def _labels(name: str, labels: object) -> list:
+    """``labels`` as a list; a single string (``"Your journey"``) is a mistake, not 12 labels."""
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
+        raise TypeError(
+            f"{name} must be a sequence of labels (e.g. a list of words), got "
+            f"{type(labels).__name__}; split a sentence with .split()"
+        )
+    return list(labels)
 
 
 def plot_attention(
@@ -97,21 +128,36 @@ def plot_attention(
             f"weights must have shape (T_q, T_k), got weights.shape={tuple(weights.shape)}"
         )
     t_q, t_k = weights.shape
+    values = weights.detach().float().cpu()  # (T_q, T_k)
+    _check_values(values, nonnegative=False)
+    vmin = None if vmin is None else as_float("vmin", vmin)
+    vmax = None if vmax is None else as_float("vmax", vmax)
+    low = float(values.min()) if vmin is None else vmin
+    high = float(values.max()) if vmax is None else vmax
+    if high < low:
+        raise ValueError(
+            f"nothing to colour between vmin={vmin} and vmax={vmax}: the weights lie in "
+            f"[{float(values.min()):.4g}, {float(values.max()):.4g}]; attention weights are "
+            "non-negative (to draw scores, pass vmin=None)"
+        )
     if query_tokens is not None:
-        if len(query_tokens) != t_q:
+        rows = _labels("query_tokens", query_tokens)
+        if len(rows) != t_q:
+            raise ValueError(f"query_tokens must have {t_q} labels, got {len(rows)} query_tokens")
+        cols = list(range(1, t_k + 1)) if tokens is None else _labels("tokens", tokens)
+        if len(cols) != t_k:
             raise ValueError(
-                f"query_tokens must have {t_q} labels, got {len(query_tokens)} query_tokens"
+                f"tokens must have one label per key position ({t_k}), got {len(cols)} tokens"
             )
-        rows, cols = list(query_tokens), list(tokens) if tokens is not None else list(range(t_k))
     else:
         rows, cols = _check_tokens(tokens, t_q, t_k)
     if ax is None:
         fig, ax = plt.subplots(figsize=(0.55 * t_k + 2.4, 0.5 * t_q + 1.6), layout="constrained")
     else:
-        fig = ax.figure
+        fig = cast(Figure, ax.figure)  # a SubFigure draws the same way
     annot = max(t_q, t_k) <= 8 if annot is None else annot
     sns.heatmap(
-        weights.detach().float().cpu().numpy(),
+        values.numpy(),
         ax=ax,
         annot=annot,
         fmt=".2f",
@@ -309,6 +355,7 @@ def plot_attention_grid(
     bar = fig.add_axes(
         ((fig_w - right + 0.2) / fig_w, bottom / fig_h, 0.12 / fig_w, grid_h * cell / fig_h)
     )
+    assert image is not None  # num_heads >= 1 was checked
     fig.colorbar(image, cax=bar)
     bar.tick_params(labelsize=7)
     if title:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import torch
 
+from ..attention.validation import as_int, check_positive_int
 from ..data import load_journey
 
 __all__ = ["LONGER_SENTENCE", "embed_words", "example_sentences"]
@@ -27,8 +28,12 @@ def embed_words(words: Sequence[str], d_in: int = 3, seed: int = 0) -> torch.Ten
     """
     if isinstance(words, str):
         raise TypeError("words must be a sequence of strings, e.g. sentence.split()")
+    d_in = check_positive_int("d_in", d_in)
+    seed = as_int("seed", seed)
     rows = []
     for word in words:
+        if not isinstance(word, str):
+            raise TypeError(f"words must be strings, got {word!r} ({type(word).__name__})")
         generator = torch.Generator().manual_seed(zlib.crc32(word.lower().encode()) + seed)
         rows.append(torch.rand(d_in, generator=generator))
     if not rows:

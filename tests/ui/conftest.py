@@ -5,6 +5,7 @@
 * The server listens on 127.0.0.1, on a free port, with a random token; workspaces, settings
   (notebook windowing off: every cell is in the DOM) and the lab config (news toast disabled, no
   update checks) live in temporary folders too.
+* Screenshots go to ``$MHSA_ARTIFACTS`` or a temporary folder, never into the repository.
 * Chromium is Debian's ``chromium`` launched through ``executable_path``; Playwright never
   downloads a browser. Without ``chromium`` the tests skip, except under ``CI=true``, where they
   fail: CI must run them.
@@ -31,7 +32,6 @@ os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -173,6 +173,13 @@ def page(browser):
 
 
 @pytest.fixture(scope="session")
-def artifacts() -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    return ARTIFACTS
+def artifacts(tmp_path_factory) -> Path:
+    """Where screenshots go: ``$MHSA_ARTIFACTS`` if set (CI uploads it), else a temporary folder.
+
+    Never inside the repository, so a test run leaves the checkout as it found it.
+    """
+    chosen = os.environ.get("MHSA_ARTIFACTS")
+    folder = Path(chosen).resolve() if chosen else tmp_path_factory.mktemp("ui-artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nscreenshots: {folder}")
+    return folder

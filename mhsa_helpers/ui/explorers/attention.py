@@ -27,13 +27,24 @@ changes how the d_out = 24 columns are split (head_dim = 24 // heads).
 from __future__ import annotations
 
 import html
+import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import ipywidgets as widgets
 import torch
 
 from ...attention.multihead import MultiHeadAttention
+from ...attention.validation import (
+    as_float,
+    as_int,
+    check_dropout,
+    check_flag,
+    check_int_in_range,
+    check_positive_int,
+    check_real_in_range,
+)
 from ...inspection import head_entropy
 from ..plotting import plot_attention_grid
 from ..sentences import example_sentences
@@ -90,25 +101,33 @@ def explore_attention(
 
     ``torch.manual_seed(seed)`` is called before the layers are built and again before dropout is
     applied, so a view is reproducible. The global random state is restored afterwards.
+
+    A ``heads`` value >= 1 that does not divide ``d_out`` gives a view with a message (what the
+    slider shows); every other bad argument raises ``TypeError``/``ValueError`` naming it.
     """
     sentences = example_sentences() if sentences is None else sentences
-    if sentence not in sentences:
-        raise ValueError(f"sentence must be one of {sorted(sentences)}, got {sentence!r}")
-    if mode not in ("eval", "train"):
-        raise ValueError(f"mode must be 'eval' or 'train', got {mode!r}")
+    heads = check_positive_int("heads", heads)
+    d_out = check_positive_int("d_out", d_out)
+    dropout = check_dropout(dropout)
+    scale = as_float("scale", scale)
+    if not math.isfinite(scale):
+        raise ValueError(f"scale must be a finite number, got scale={scale}")
+    seed = as_int("seed", seed)
+    _check_choice("sentence", sentence, list(sentences))
+    _check_choice("mode", mode, ["eval", "train"])
     words, inputs = sentences[sentence]
     start = time.perf_counter()
-    common = dict(
+    common: dict[str, Any] = dict(
         num_heads=heads,
-        dropout=float(dropout),
-        scale=float(scale),
+        dropout=dropout,
+        scale=scale,
         seed=seed,
         sentence=sentence,
         mode=mode,
         words=list(words),
         d_out=d_out,
     )
-    if heads < 1 or d_out % heads:
+    if d_out % heads:
         valid = [h for h in range(1, d_out + 1) if d_out % h == 0]
         message = (
             f"{heads} heads do not divide d_out = {d_out} (d_out % num_heads = {d_out % heads}); "
@@ -117,7 +136,7 @@ def explore_attention(
         return ExplorerView(**common, weights=None, shown=None, entropy=None, message=message)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        mha = MultiHeadAttention(inputs.shape[-1], d_out, len(words), float(dropout), heads)
+        mha = MultiHeadAttention(inputs.shape[-1], d_out, len(words), dropout, heads)
         mha.train(mode == "train")
         with torch.no_grad():
             x = scale * inputs.unsqueeze(0)  # (1, T, d_in)
@@ -144,6 +163,11 @@ def explore_attention(
     )
 
 
+def _check_choice(name: str, value: object, choices: list) -> None:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {name}={value!r}")
+
+
 def attention_explorer(
     *,
     heads: int = 2,
@@ -164,8 +188,20 @@ def attention_explorer(
     ``sentence`` (Dropdown), ``mode`` (ToggleButtons eval/train); ``explorer.controls["heads"]``
     etc. name them. Heads that do not divide ``d_out`` show a message instead of a plot (nothing
     raises). ``draw=False`` skips the figure (for tests that only need the numbers).
+
+    Starting values outside a control's range raise ``ValueError`` naming the argument and the
+    range (a slider would silently clamp them).
     """
     sentences = example_sentences() if sentences is None else sentences
+    max_heads = check_positive_int("max_heads", max_heads)
+    heads = check_int_in_range("heads", heads, 1, max_heads)
+    dropout = check_real_in_range("dropout", dropout, 0.0, 0.9)
+    scale = check_real_in_range("scale", scale, 0.5, 8.0)
+    seed = check_int_in_range("seed", seed, 0, 999)
+    _check_choice("sentence", sentence, list(sentences))
+    _check_choice("mode", mode, ["eval", "train"])
+    d_out = check_positive_int("d_out", d_out)
+    draw = check_flag("draw", draw)
     style = {"description_width": "70px"}
     controls = {
         "heads": widgets.IntSlider(

@@ -13,7 +13,7 @@ import torch
 from ipywidgets import FloatSlider, IntSlider, interactive
 from torch import nn
 
-from ...attention.validation import check_dropout
+from ...attention.validation import as_int, check_dropout, check_int_in_range
 from ...data import load_journey, reference
 from ..plotting import plot_attention_grid
 from ..widgets import interactive_with, picture, show_figure
@@ -31,6 +31,7 @@ def dropout_weights(weights: torch.Tensor, p: float, seed: int = 123) -> torch.T
     if not isinstance(weights, torch.Tensor):
         raise TypeError(f"weights must be a torch.Tensor, got {type(weights).__name__}")
     p = check_dropout(p, name="p")
+    seed = as_int("seed", seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return nn.Dropout(p).train()(weights.detach())
@@ -48,11 +49,12 @@ def dropout_explorer(
             (``reference("seed789_masked_renormalized")``) labelled with the book's six words.
         tokens: T labels for the axes (default: the book's words for the default weights,
             else 1..T).
-        seed: the slider's starting seed.
+        seed: the slider's starting seed, in [0, 999] (the slider's range).
 
     Returns:
         ``ipywidgets.interactive``; ``.result`` is the dropped (T, T) matrix last drawn.
     """
+    seed = check_int_in_range("seed", seed, 0, 999)
     if weights is None:
         weights = reference("seed789_masked_renormalized")  # (6, 6)
         if tokens is None:
@@ -61,6 +63,13 @@ def dropout_explorer(
         shape = tuple(weights.shape) if isinstance(weights, torch.Tensor) else type(weights)
         raise ValueError(f"weights must be a (T_q, T_k) torch.Tensor, got {shape}")
     weights = weights.detach().float().cpu()
+    if weights.numel() == 0 or not torch.isfinite(weights).all() or (weights < 0).any():
+        raise ValueError(
+            "weights must be a non-empty matrix of finite, non-negative attention weights, "
+            f"got weights.shape={tuple(weights.shape)}"
+        )
+    if isinstance(tokens, str):
+        raise TypeError("tokens must be a sequence of labels, got str; use sentence.split()")
     if tokens is not None and len(tokens) != weights.shape[1]:
         raise ValueError(
             f"tokens must have one label per key position ({weights.shape[1]}), got {len(tokens)}"

@@ -12,7 +12,7 @@ import torch
 from ipywidgets import IntSlider, interactive
 
 from ...attention.multihead import MultiHeadAttentionWrapper
-from ...attention.validation import check_positive_int
+from ...attention.validation import as_int, check_positive_int
 from ...data import load_journey
 from ..plotting import plot_attention_grid
 from ..widgets import interactive_with, picture, show_figure
@@ -30,10 +30,19 @@ def wrapper_head_weights(
     Heads are created one after another from the same seed, so head 1 is the same for any
     ``num_heads``. The global RNG state is restored afterwards.
     """
-    check_positive_int("num_heads", num_heads)
-    if not isinstance(x, torch.Tensor) or x.dim() != 3:
-        shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"x must be a (b, T, d_in) torch.Tensor, got {shape}")
+    num_heads = check_positive_int("num_heads", num_heads)
+    d_out = check_positive_int("d_out", d_out)
+    seed = as_int("seed", seed)
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a (b, T, d_in) torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 3:
+        raise ValueError(f"x must be a (b, T, d_in) torch.Tensor, got x.shape={tuple(x.shape)}")
+    batch_index = as_int("batch_index", batch_index)
+    if not 0 <= batch_index < x.shape[0]:
+        raise ValueError(
+            f"batch_index must be in [0, {x.shape[0]}) for x.shape={tuple(x.shape)}, "
+            f"got batch_index={batch_index}"
+        )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         wrapper = MultiHeadAttentionWrapper(x.shape[-1], d_out, x.shape[1], 0.0, num_heads)
@@ -62,7 +71,9 @@ def heads_explorer(
     Returns:
         ``ipywidgets.interactive``; ``.result`` is the (heads, T, T) weights last drawn.
     """
-    check_positive_int("max_heads", max_heads)
+    max_heads = check_positive_int("max_heads", max_heads)
+    d_out = check_positive_int("d_out", d_out)
+    seed = as_int("seed", seed)
     if inputs is None:
         journey = load_journey()
         inputs = journey.batch  # (2, 6, 3)
@@ -73,6 +84,8 @@ def heads_explorer(
     if inputs.dim() == 2:
         inputs = inputs.unsqueeze(0)  # (1, T, d_in)
     x = inputs.detach().float()
+    if isinstance(tokens, str):
+        raise TypeError("tokens must be a sequence of labels, got str; use sentence.split()")
     image = picture()
 
     def show_heads(heads: int = 2) -> torch.Tensor:

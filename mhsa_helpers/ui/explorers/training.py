@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import torch
 
+from ...attention.validation import check_int_in_range, check_positive_int
 from ...training import offset_attention, train_shift_task
 from ..plotting import plot_attention_grid
 from ..widgets import interactive_with, picture, show_figure
@@ -21,7 +22,14 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
     ``.result`` is a dict with ``result`` (the ``TrainingResult``, or None) and ``offset``
     (``offset_attention(model, k)``, (num_heads,)). Like ``attention_explorer`` it prints nothing:
     the text and the picture are widgets under the controls.
+
+    Starting values outside a slider's range raise ``ValueError`` naming the argument and the
+    range (a slider would silently clamp them). Training leaves the global RNG state untouched.
     """
+    heads = check_int_in_range("heads", heads, 1, 8)
+    k = check_int_in_range("k", k, 1, 5)
+    seed = check_int_in_range("seed", seed, 0, 99)
+    d_model = check_positive_int("d_model", d_model)
     style = {"description_width": "70px"}
     controls = {
         "heads": widgets.IntSlider(value=heads, min=1, max=8, description="heads", style=style),

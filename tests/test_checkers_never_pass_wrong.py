@@ -1,0 +1,541 @@
+"""No exercise checker ever passes a wrong answer, and none ever raises.
+
+Every checker of lessons 01-10 gets its correct answer (PASS), at least three plausible wrong
+answers (NOT YET with a hint that names the mistake), and a zoo of odd input: None, strings,
+lists, huge ints, NaN and meta tensors, wrong shapes, a function that raises, extra arguments,
+odd extra arguments. The expected values here are computed independently of the checkers (by
+hand or from the book's data), so a checker that drifts from the exercise fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+import torch
+from exercise_checks import assert_not_yet, assert_pass
+
+import mhsa_helpers as mh
+from mhsa_helpers import exercises as ex
+
+INPUTS = mh.book_inputs()  # (6, 3)
+WORDS = ["Your", "journey", "starts", "with", "one", "step"]
+
+
+def seeded(seed: int):
+    return torch.Generator().manual_seed(seed)
+
+
+# -- lesson 01 -----------------------------------------------------------------------------------
+
+_scores = INPUTS @ INPUTS.T  # (6, 6)
+_attn = torch.softmax(_scores, dim=-1)  # (6, 6)
+_context = _attn @ INPUTS  # (6, 3)
+
+
+def _softmax(shift):
+    def f(x):
+        e = torch.exp(x - shift(x))
+        return e / e.sum()
+
+    return f
+
+
+def _raises(x):
+    raise RuntimeError("boom")
+
+
+# -- lesson 02 -----------------------------------------------------------------------------------
+
+with torch.random.fork_rng(devices=[]):
+    torch.manual_seed(789)
+    SA_V2 = mh.SelfAttentionV2(3, 2)
+    V1_RANDOM = mh.SelfAttentionV1(3, 2)
+
+
+def _v1_from(sa_v2, names=("W_query", "W_key", "W_value"), transpose=True):
+    v1 = copy.deepcopy(V1_RANDOM)
+    with torch.no_grad():
+        for target, source in zip(("W_query", "W_key", "W_value"), names):
+            w = getattr(sa_v2, source).weight
+            setattr(v1, target, torch.nn.Parameter(w.T.clone() if transpose else w.clone()))
+    return v1
+
+
+_g = seeded(123)
+_Wq, _Wk = torch.rand(3, 2, generator=_g), torch.rand(3, 2, generator=_g)
+_s2 = (INPUTS @ _Wq) @ (INPUTS @ _Wk).T  # (6, 6)
+_w2 = torch.softmax(_s2 / math.sqrt(2), dim=-1)  # (6, 6)
+
+# -- lesson 03 -----------------------------------------------------------------------------------
+
+MASK4 = torch.tensor(
+    [[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=torch.bool
+)  # written out by hand
+SCORES = torch.randn(5, 5, generator=seeded(3))
+_future5 = torch.ones(5, 5).triu(1).bool()
+
+
+def _causal_softmax(scores, mask, dim=-1, scale=1.0):
+    return torch.softmax(scores.masked_fill(mask, -torch.inf) / scale, dim=dim)
+
+
+# -- lesson 04 -----------------------------------------------------------------------------------
+
+_w789 = mh.reference("seed789_masked_renormalized")  # (6, 6)
+_keep = mh.reference("dropout_seed123_ones") == 2.0  # the book's survivors are scaled to 2
+_dropped = _w789 * _keep * 2.0
+
+# -- lesson 05 -----------------------------------------------------------------------------------
+
+with torch.random.fork_rng(devices=[]):
+    torch.manual_seed(123)
+    _wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
+with torch.no_grad():
+    _heads = [head(mh.load_journey().batch) for head in _wrapper.heads]  # 3 x (2, 6, 2)
+
+# -- lesson 06 -----------------------------------------------------------------------------------
+
+X_SPLIT = torch.randn(2, 3, 8, generator=seeded(6))
+_d = 1024
+
+# -- lesson 07 -----------------------------------------------------------------------------------
+
+_rows = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+WEIGHTS3 = torch.stack(
+    [
+        torch.tensor([[1.0, 0, 0], [1.0, 0, 0], [0, 1.0, 0]]),  # head 0: one-hot, entropy 0
+        _rows,  # head 1
+        torch.tril(torch.ones(3, 3)) / torch.arange(1, 4)[:, None],  # head 2: uniform causal
+    ]
+)  # (3, 3, 3)
+_row_entropy = torch.stack(
+    [-(w[w > 0] * w[w > 0].log()).sum() for head in WEIGHTS3 for w in head]
+).view(3, 3)  # (h, T), a loop instead of xlogy
+_head_entropy = _row_entropy.mean(dim=-1)  # (3,)
+_entropies = [float(e) for e in _head_entropy]
+SHARPEST = _entropies.index(min(_entropies))  # 0
+FLATTEST = _entropies.index(max(_entropies))
+
+# -- lesson 08 -----------------------------------------------------------------------------------
+
+IDS = torch.randint(0, 50, (2, 7), generator=seeded(8))
+K = 2
+_targets = torch.full((2, 7), -100)
+for _t in range(K, 7):
+    _targets[:, _t] = IDS[:, _t - K]
+_future_targets = torch.full((2, 7), -100)
+for _t in range(7 - K):
+    _future_targets[:, _t] = IDS[:, _t + K]
+ATT = torch.rand(3, 6, 6, generator=seeded(9)).tril().softmax(-1)  # (h, T, T), any numbers
+
+
+def _offset(weights, k):
+    return torch.stack(
+        [torch.stack([weights[h, t, t - k] for t in range(k, 6)]).mean() for h in range(3)]
+    )
+
+
+# -- lesson 09 -----------------------------------------------------------------------------------
+
+with torch.random.fork_rng(devices=[]):
+    torch.manual_seed(9)
+    MHA = mh.MultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
+_Q, _K, _V = MHA.W_query.weight.detach(), MHA.W_key.weight.detach(), MHA.W_value.weight.detach()
+_bytes = 25 * 1024 * 1024 * 4
+
+# -- lesson 10 -----------------------------------------------------------------------------------
+
+CHUNK = torch.tensor(
+    [[False, False, False, False, True], [False, False, False, False, False]]
+)  # query 3 may see keys 0..3, query 4 keys 0..4
+_kv = 2 * 80 * 8 * 128 * 4096 * 2
+_D = 8192
+_gqa = _D * _D + 2 * _D * 1024 + _D * _D + _D
+
+
+# checker name -> (extra arguments, correct answer, [(wrong answer, fragment of the hint), ...])
+CASES = {
+    "check_context_vector_5": (
+        (),
+        _attn[4] @ INPUTS,
+        [
+            (_context[3], "'with' (row 3)"),
+            ((_scores[4] / _scores[4].sum()) @ INPUTS, "sum normalization"),
+            (_scores[4] @ INPUTS, "not normalized"),
+            (INPUTS[4], "embedding x(5) itself"),
+            (_context, "whole (6, 3)"),
+        ],
+    ),
+    "check_stable_softmax": (
+        (),
+        _softmax(lambda x: x.max()),
+        [
+            (_softmax(lambda x: x.min()), "Subtract x.max()"),
+            (_softmax(lambda x: x.mean()), "Subtract x.max()"),
+            (_softmax(lambda x: 0.0), "overflowed"),
+            (_softmax(lambda x: x[0]), "overflowed"),
+            (lambda x: torch.exp(x - x.max()), "expected"),
+            (lambda x: (x - x.max()).exp().tolist(), "not a tensor"),
+            (_raises, "raised RuntimeError"),
+            (torch.softmax(INPUTS[0], 0), "expected a function"),
+        ],
+    ),
+    "check_row_sums": (
+        (),
+        torch.ones(6),
+        [
+            (_attn.sum(dim=0), "dim=0"),
+            (_scores.sum(dim=-1), "raw scores"),
+            (torch.zeros(6), "sum(dim=-1)"),
+            (torch.ones(6, 1), "shape (6, 1)"),
+        ],
+    ),
+    "check_v2_to_v1": (
+        (SA_V2, INPUTS),
+        _v1_from(SA_V2),
+        [
+            (_v1_from(SA_V2, transpose=False), "nn.Linear layout"),
+            (_v1_from(SA_V2, names=("W_key", "W_query", "W_value")), "W_key's weights"),
+            (V1_RANDOM, "differs from sa_v2.W_query"),
+            (SA_V2, "is an nn.Linear"),
+            (torch.nn.Linear(3, 2), "no tensor attribute W_query"),
+        ],
+    ),
+    "check_attn_weights_3": (
+        (),
+        _w2[2],
+        [
+            (torch.softmax(_s2[2], dim=-1), "not scaled"),
+            (_s2[2] / math.sqrt(2), "those are scores"),
+            (_w2[1], "row of 'journey'"),
+            (_w2, "whole (6, 6)"),
+        ],
+    ),
+    "check_causal_mask_4": (
+        (),
+        MASK4,
+        [
+            (~MASK4, "KEEP"),
+            (MASK4 | torch.eye(4, dtype=torch.bool), "diagonal is masked"),
+            (torch.zeros(4, 4).masked_fill(MASK4, -torch.inf), "additive mask"),
+            (MASK4.T, "strictly above the diagonal"),
+            (MASK4[:3, :3], "shape (3, 3)"),
+        ],
+    ),
+    "check_one_step_mask": (
+        (SCORES,),
+        _causal_softmax(SCORES, _future5),
+        [
+            (torch.softmax(SCORES, dim=-1), "no mask was applied"),
+            (_causal_softmax(SCORES, _future5, dim=0), "dim=-1"),
+            (_causal_softmax(SCORES, _future5, scale=2.0), "Do not scale"),
+            (_causal_softmax(SCORES, torch.ones(5, 5).triu().bool()), "nan appears"),
+        ],
+    ),
+    "check_dropout_scale": (
+        (),
+        1.25,
+        [(0.8, "DIVIDED"), (5.0, "1 / p"), (2.0, "p = 0.5"), (0.2, "p itself")],
+    ),
+    "check_zero_fraction": (
+        (),
+        25.5 / 36,
+        [
+            (25.5, "COUNT"),
+            (0.5, "already 0"),
+            (15 / 36, "only the 15 masked"),
+            (10.5 / 36, "add the 15 masked"),
+        ],
+    ),
+    "check_manual_dropout": (
+        (),
+        _dropped,
+        [
+            (_w789 * _keep, "scale them"),
+            (_w789 * ~_keep * 2.0, "inverted"),
+            (_w789, "nothing was dropped"),
+            (_dropped[:5], "shape (5, 6)"),
+        ],
+    ),
+    "check_wrapper_width": (
+        (),
+        12 * 64,
+        [(64, "ONE head"), (64 // 12, "not split"), (12, "num_heads * d_out")],
+    ),
+    "check_head_output": (
+        (),
+        _heads[2],
+        [
+            (_heads[0], "that is head 1"),
+            (_heads[1], "that is head 2"),
+            (torch.cat(_heads, dim=-1), "whole output"),
+            (_heads[2][0], "shape (6, 2)"),
+        ],
+    ),
+    "check_matmul_count": (
+        (),
+        12 * 5,
+        [(12 * 3, "projections only"), (12 * 2, "attention matmuls only"), (5, "one head's count")],
+    ),
+    "check_head_dim": (
+        (),
+        1600 // 25,
+        [(1600 * 25, "TOTAL"), (1600, "total width"), (25, "d_out // num_heads")],
+    ),
+    "check_mha_parameter_count": (
+        (),
+        3 * (_d * _d + _d) + _d * _d + _d,
+        [
+            (4 * _d * _d + _d, "qkv_bias=True"),
+            (4 * _d * _d, "add the biases"),
+            (3 * _d * _d + 3 * _d, "out_proj"),
+            (4 * (_d * _d // 16) + 4 * _d, "do not divide"),
+        ],
+    ),
+    "check_split_into_heads": (
+        (X_SPLIT,),
+        torch.stack([X_SPLIT[..., 2 * h : 2 * h + 2] for h in range(4)], dim=1),
+        [
+            (X_SPLIT.reshape(2, 4, 3, 2), "mixes tokens and heads"),
+            (X_SPLIT.view(2, 3, 4, 2), "transpose(1, 2)"),
+            (X_SPLIT.view(2, 3, 4, 2).permute(0, 2, 3, 1), "shape (2, 4, 2, 3)"),
+            (torch.zeros(2, 4, 3, 2), "view(b, T, num_heads, head_dim)"),
+        ],
+    ),
+    "check_row_entropy": (
+        (),
+        1.5 * math.log(2),
+        [
+            (1.5, "bits"),
+            (-1.5 * math.log(2), "the sign"),
+            (float("nan"), "0 * log(0)"),
+            (math.log(4), "sum w * log(w)"),
+        ],
+    ),
+    "check_head_entropy": (
+        (WEIGHTS3,),
+        _head_entropy,
+        [
+            (-_head_entropy, "the sign"),
+            (_row_entropy, "one entropy per row"),
+            (torch.tensor([float("nan"), 0.5, 0.6]), "xlogy"),
+            (_head_entropy / math.log(2), "row entropy"),
+            (_row_entropy.sum(dim=-1), "row entropy"),
+        ],
+    ),
+    "check_sharpest_head": (
+        (WEIGHTS3,),
+        SHARPEST,
+        [
+            (SHARPEST + 1, "subtract one"),
+            (FLATTEST, "most spread-out"),
+            (float(SHARPEST), "expected an int"),
+            (_head_entropy, "expected an int"),
+        ],
+    ),
+    "check_initial_loss": (
+        (),
+        math.log(64),
+        [(6.0, "bits"), (1 / 64, "MINUS"), (-math.log(64), "MINUS"), (64.0, "-log(p")],
+    ),
+    "check_shift_targets": (
+        (IDS, K),
+        _targets,
+        [
+            (torch.where(_targets == -100, IDS, _targets), "first k positions"),
+            (_future_targets, "FUTURE"),
+            (_targets.float(), "integer dtype"),
+            (IDS, "torch.full_like"),
+            (_targets[:, :-1], "shape (2, 6)"),
+        ],
+    ),
+    "check_offset_attention": (
+        (ATT, K),
+        _offset(ATT, K),
+        [
+            (_offset(ATT.transpose(-2, -1), K), "offset=-k"),
+            (torch.diagonal(ATT, offset=-K, dim1=-2, dim2=-1), "shape (3, 4)"),
+            (_offset(ATT, K + 1), "torch.diagonal"),
+            (_offset(ATT, K).sum(), "shape ()"),
+        ],
+    ),
+    "check_fused_qkv_weight": (
+        (MHA,),
+        torch.cat([_Q, _K, _V]),
+        [
+            (torch.cat([_Q, _K, _V]).T, "transposed"),
+            (torch.cat([_K, _Q, _V]), "wrong order"),
+            (torch.cat([_Q, _K, _V]) + 0.01, "values differ"),
+            (torch.cat([_Q, _K, _V], dim=1), "shape (4, 9)"),
+        ],
+    ),
+    "check_attention_matrix_bytes": (
+        (),
+        _bytes,
+        [
+            (_bytes // 4, "number of floats"),
+            (_bytes // 25, "each of the 25 heads"),
+            (1600 * 1024 * 4, "T * T entries"),
+            (_bytes // 2, "T * T entries"),
+        ],
+    ),
+    "check_chunk_mask": (
+        (),
+        CHUNK,
+        [
+            (~CHUNK, "inverted"),
+            (torch.ones(2, 5).triu(1).bool(), "top-left"),
+            (CHUNK.float(), "dtype torch.bool"),
+            (torch.ones(5, 5).triu(1).bool(), "shape (5, 5)"),
+        ],
+    ),
+    "check_kv_cache_bytes": (
+        (),
+        _kv,
+        [
+            (_kv // 2, "multiply by 2"),
+            (_kv * 8, "plain multi-head"),
+            (_kv // 80, "80 layers"),
+            (_kv * 2, "2 bytes per number"),
+        ],
+    ),
+    "check_gqa_parameter_count": (
+        (),
+        _gqa,
+        [
+            (4 * _D * _D + _D, "plain MHA"),
+            (_gqa - _D, "bias"),
+            (_gqa + 3 * 1024, "W_query 8192x8192"),
+        ],
+    ),
+}
+
+WRONG = [
+    pytest.param(name, i, id=f"{name}-{i}")
+    for name, case in CASES.items()
+    for i in range(len(case[2]))
+]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_correct_answer_passes(name):
+    args, correct, wrong = CASES[name]
+    assert len(wrong) >= 3, f"{name}: test at least three plausible wrong answers"
+    assert_pass(getattr(ex, name)(correct, *args))
+
+
+@pytest.mark.parametrize(("name", "index"), [p.values for p in WRONG], ids=[p.id for p in WRONG])
+def test_plausible_wrong_answer_gets_a_hint(name, index):
+    args, _, wrong = CASES[name]
+    answer, fragment = wrong[index]
+    assert_not_yet(getattr(ex, name)(answer, *args), fragment)
+
+
+def test_every_checker_of_lessons_01_to_10_is_covered():
+    modules = [getattr(ex, f"lesson{n:02d}") for n in range(1, 11)]
+    names = {name for module in modules for name in module.__all__ if name.startswith("check_")}
+    assert names <= set(CASES) | NEW_CHECKERS, sorted(names - set(CASES))
+
+
+# Checkers added after this file was written; they still get the odd-input test below, and
+# deserve a row in CASES.
+NEW_CHECKERS: set[str] = set()
+
+
+def _meta(*shape):
+    return torch.empty(shape, device="meta")
+
+
+ODD_ANSWERS = {
+    "None": None,
+    "string": "0.5",
+    "list": [1.0, 2.0, 3.0],
+    "nested list": [[1.0, 0.0], [0.0, 1.0]],
+    "dict": {"answer": 1},
+    "huge int": 10**400,
+    "huge negative int": -(10**40),
+    "bool": True,
+    "numpy bool": np.bool_(True),
+    "nan": float("nan"),
+    "inf": float("inf"),
+    "numpy nan": np.float32("nan"),
+    "complex": 1 + 2j,
+    "nan tensor": torch.full((6, 3), float("nan")),
+    "nan scalar tensor": torch.tensor(float("nan")),
+    "meta tensor": _meta(6, 3),
+    "meta scalar": _meta(),
+    "meta 4x4": _meta(4, 4),
+    "empty tensor": torch.zeros(0),
+    "4-D tensor": torch.ones(2, 3, 4, 5),
+    "int tensor": torch.ones(6, 6, dtype=torch.long),
+    "complex tensor": torch.ones(6, dtype=torch.complex64),
+    "requires grad": torch.rand(6, 3, requires_grad=True),
+    "function that raises": _raises,
+    "class": torch.nn.Linear,
+    "module that raises": torch.nn.Sequential(torch.nn.Linear(7, 7)),
+    "object": object(),
+}
+
+
+def _all_checkers():
+    return [name for name in ex.__all__ if name.startswith("check_")]
+
+
+def _args_for(name):
+    return CASES[name][0] if name in CASES else ()
+
+
+def _assert_no_pass(result):
+    assert isinstance(result, ex.CheckResult), type(result)
+    assert not result, repr(result)
+    assert repr(result).startswith("[NOT YET] "), repr(result)
+
+
+@pytest.mark.parametrize("label", list(ODD_ANSWERS))
+@pytest.mark.parametrize("name", _all_checkers())
+def test_odd_answers_never_raise_and_never_pass(name, label):
+    _assert_no_pass(getattr(ex, name)(ODD_ANSWERS[label], *_args_for(name)))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_extra_arguments_never_raise_and_never_pass(name):
+    args, correct, _ = CASES[name]
+    checker = getattr(ex, name)
+    _assert_no_pass(checker(correct, *args, "extra"))
+    _assert_no_pass(checker(correct, *args, bogus=1))
+    _assert_no_pass(checker())
+
+
+ODD_EXTRAS = [None, "x", [1, 2], float("nan"), _meta(5, 5), torch.full((5, 5), float("nan"))]
+
+
+@pytest.mark.parametrize("extra", range(len(ODD_EXTRAS)))
+@pytest.mark.parametrize("name", sorted(n for n, case in CASES.items() if case[0]))
+def test_odd_extra_arguments_never_raise_and_never_pass(name, extra):
+    args, correct, _ = CASES[name]
+    odd = ODD_EXTRAS[extra]
+    for position in range(len(args)):
+        changed = list(args)
+        changed[position] = odd
+        _assert_no_pass(getattr(ex, name)(correct, *changed))
+
+
+def test_numpy_numbers_are_answers_like_any_other():
+    assert_pass(ex.check_dropout_scale(np.float32(1.25)))
+    assert_pass(ex.check_wrapper_width(np.int64(768)))
+    assert_pass(ex.check_head_dim(np.int32(64)))
+    assert_pass(ex.check_sharpest_head(np.int64(SHARPEST), WEIGHTS3))
+    assert_not_yet(ex.check_sharpest_head(np.bool_(False), WEIGHTS3))
+    assert_not_yet(ex.check_wrapper_width(np.float64(768.5)), "whole number")
+
+
+def test_checkers_leave_the_global_rng_alone():
+    torch.manual_seed(5)
+    state = torch.get_rng_state()
+    for name, (args, correct, wrong) in CASES.items():
+        getattr(ex, name)(correct, *args)
+        getattr(ex, name)(wrong[0][0], *args)
+    assert torch.equal(torch.get_rng_state(), state)
