@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,8 +87,8 @@ def _causal_softmax(scores, mask, dim=-1, scale=1.0):
 # -- lesson 04 -----------------------------------------------------------------------------------
 
 _w789 = mh.reference("seed789_masked_renormalized")  # (6, 6)
-_keep = mh.reference("dropout_seed123_ones") == 2.0  # the book's survivors are scaled to 2
-_dropped = _w789 * _keep * 2.0
+_keep = ex.lesson04.exercise_keep_pattern()  # (6, 6) bool: the exercise's survivors
+_dropped = _w789 * _keep / 0.75  # p = 0.25
 
 # -- lesson 05 -----------------------------------------------------------------------------------
 
@@ -255,15 +257,17 @@ CASES = {
         _dropped,
         [
             (_w789 * _keep, "scale them"),
-            (_w789 * ~_keep * 2.0, "inverted"),
+            (_w789 * _keep * 2.0, "p = 0.5"),
+            (_w789 * _keep / 0.25, "divides by p"),
+            (_w789 * ~_keep / 0.75, "inverted"),
             (_w789, "nothing was dropped"),
             (_dropped[:5], "shape (5, 6)"),
         ],
     ),
     "check_wrapper_width": (
         (),
-        12 * 64,
-        [(64, "ONE head"), (64 // 12, "not split"), (12, "num_heads * d_out")],
+        6 * 96,
+        [(96, "ONE head"), (96 // 6, "not split"), (512, "d_in"), (6, "num_heads * d_out")],
     ),
     "check_head_output": (
         (),
@@ -282,8 +286,8 @@ CASES = {
     ),
     "check_head_dim": (
         (),
-        1600 // 25,
-        [(1600 * 25, "TOTAL"), (1600, "total width"), (25, "d_out // num_heads")],
+        4096 // 32,
+        [(4096 * 32, "TOTAL"), (4096, "total width"), (64, "GPT-2"), (32, "d_out // num_heads")],
     ),
     "check_mha_parameter_count": (
         (),
@@ -435,14 +439,15 @@ def test_plausible_wrong_answer_gets_a_hint(name, index):
 
 
 def test_every_checker_of_lessons_01_to_10_is_covered():
+    """Each checker has a row in CASES, or its own tests (correct and wrong answers) elsewhere."""
     modules = [getattr(ex, f"lesson{n:02d}") for n in range(1, 11)]
     names = {name for module in modules for name in module.__all__ if name.startswith("check_")}
-    assert names <= set(CASES) | NEW_CHECKERS, sorted(names - set(CASES))
-
-
-# Checkers added after this file was written; they still get the odd-input test below, and
-# deserve a row in CASES.
-NEW_CHECKERS: set[str] = set()
+    here = Path(__file__)
+    elsewhere = "\n".join(
+        path.read_text() for path in here.parent.glob("test_*.py") if path != here
+    )
+    untested = sorted(n for n in names - set(CASES) if not re.search(rf"\bex\.{n}\b", elsewhere))
+    assert untested == [], f"checkers without tests: {untested}"
 
 
 def _meta(*shape):
@@ -525,11 +530,11 @@ def test_odd_extra_arguments_never_raise_and_never_pass(name, extra):
 
 def test_numpy_numbers_are_answers_like_any_other():
     assert_pass(ex.check_dropout_scale(np.float32(1.25)))
-    assert_pass(ex.check_wrapper_width(np.int64(768)))
-    assert_pass(ex.check_head_dim(np.int32(64)))
+    assert_pass(ex.check_wrapper_width(np.int64(576)))
+    assert_pass(ex.check_head_dim(np.int32(128)))
     assert_pass(ex.check_sharpest_head(np.int64(SHARPEST), WEIGHTS3))
     assert_not_yet(ex.check_sharpest_head(np.bool_(False), WEIGHTS3))
-    assert_not_yet(ex.check_wrapper_width(np.float64(768.5)), "whole number")
+    assert_not_yet(ex.check_wrapper_width(np.float64(576.5)), "whole number")
 
 
 def test_checkers_leave_the_global_rng_alone():
