@@ -22,12 +22,18 @@ import time
 from pathlib import Path
 
 import pytest
+from lab import (
+    JS_CELL_PROBLEMS,
+    JS_DOM_ERRORS,
+    JS_IMG_CHANGED,
+    JS_IMG_SRC,
+    open_and_run_all,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
 REDRAW_LIMIT_S = 5.0  # generous bound for CI; the target (and the printed value) is < 0.5 s
-RUN_ALL_TIMEOUT_MS = 240_000
 
 # (notebook, slider descriptions to move). 04/05 are lesson 04's dropout explorer and lesson
 # 05's heads explorer (mhsa_helpers.widgets); 07 is mh.attention_explorer.
@@ -36,83 +42,6 @@ LESSONS = [
     ("04_dropout.ipynb", ("dropout",)),
     ("05_multihead_wrapper.ipynb", ("heads",)),
 ]
-
-# Every snippet finds *its* notebook panel by path, so another open tab can never be used.
-JS_PANEL = """
-    const app = window.jupyterapp;
-    const panel = app ? Array.from(app.shell.widgets('main')).find(
-        (widget) => widget.context && widget.context.path === path) : undefined;
-"""
-
-JS_KERNEL_IDLE = (
-    "(path) => {"
-    + JS_PANEL
-    + """
-    const kernel = panel && panel.sessionContext && panel.sessionContext.session
-        && panel.sessionContext.session.kernel;
-    return !!(kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle'
-        && panel.content && panel.content.widgets.length > 0);
-}"""
-)
-
-JS_RUN_ALL = (
-    "async (path) => {"
-    + JS_PANEL
-    + """
-    app.shell.activateById(panel.id);
-    await app.commands.execute('notebook:clear-all-cell-outputs');
-    app.commands.execute('notebook:run-all-cells');
-    return panel.id;
-}"""
-)
-
-JS_ALL_EXECUTED = (
-    "(path) => {"
-    + JS_PANEL
-    + """
-    const kernel = panel.sessionContext.session.kernel;
-    const cells = panel.content.widgets.filter((cell) => cell.model.type === 'code');
-    const done = cells.every((cell) => cell.model.executionCount !== null
-        && !(cell.promptNode && cell.promptNode.textContent.includes('*')));
-    return done && kernel.status === 'idle';
-}"""
-)
-
-JS_CELL_PROBLEMS = (
-    "(path) => {"
-    + JS_PANEL
-    + """
-    const problems = [];
-    panel.content.widgets.forEach((cell, index) => {
-        if (cell.model.type !== 'code') return;
-        for (const output of cell.model.outputs.toJSON()) {
-            if (output.output_type === 'error') {
-                problems.push(`cell ${index}: ${output.ename}: ${output.evalue}`);
-            } else if (output.output_type === 'stream' && output.name === 'stderr') {
-                const text = Array.isArray(output.text) ? output.text.join('') : output.text;
-                problems.push(`cell ${index} stderr: ${text.slice(0, 300)}`);
-            }
-        }
-    });
-    return problems;
-}"""
-)
-
-# Errors shown inside widgets (ipywidgets catches callback exceptions and displays them).
-JS_DOM_ERRORS = """(node) => Array.from(node.querySelectorAll(
-    '[data-mime-type="application/vnd.jupyter.stderr"]'
-)).map((error) => error.textContent.slice(0, 300))"""
-
-JS_IMG_SRC = """(node) => {
-    const img = node.querySelector('img');
-    return img ? img.getAttribute('src') : null;
-}"""
-
-JS_IMG_CHANGED = """([node, before]) => {
-    const img = node.querySelector('img');
-    const src = img ? img.getAttribute('src') : null;
-    return src !== null && src !== before && (!img.complete || img.naturalWidth > 0);
-}"""
 
 
 def _slider(panel, description: str):
@@ -153,16 +82,7 @@ def test_sliders_redraw_the_plot(lab_server, page, artifacts, notebook, sliders)
 
 
 def _check_lesson(lab_server, page, artifacts, notebook, sliders, stem):
-
-    page.goto(lab_server.tree_url(notebook))
-    page.wait_for_function(JS_KERNEL_IDLE, arg=notebook, timeout=120_000)
-    start = time.perf_counter()
-    panel = page.locator(f"[id='{page.evaluate(JS_RUN_ALL, notebook)}']")
-    page.wait_for_timeout(500)
-    page.wait_for_function(JS_ALL_EXECUTED, arg=notebook, timeout=RUN_ALL_TIMEOUT_MS, polling=250)
-    print(f"\n{notebook}: Run All took {time.perf_counter() - start:.1f} s in JupyterLab")
-    problems = page.evaluate(JS_CELL_PROBLEMS, notebook)
-    assert problems == [], "\n".join(problems)
+    panel = open_and_run_all(page, lab_server, notebook)
 
     for description in sliders:
         slider = _slider(panel, description)
