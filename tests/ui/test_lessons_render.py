@@ -3,8 +3,8 @@
 For each lesson (not the solutions): open a copy, Run All, check that no cell failed or wrote to
 stderr, then count what the browser really rendered: every figure the saved notebook holds
 (``image/png`` outputs) is an ``<img>`` that loaded (``naturalWidth > 0``), and every Mermaid
-diagram in the lesson's markdown became an SVG. A screenshot of each lesson goes to the artifacts
-folder (``$MHSA_ARTIFACTS`` or a temporary folder).
+diagram in the lesson's markdown became a picture (JupyterLab renders it as an SVG ``<img>``).
+A screenshot of each lesson goes to ``$MHSA_ARTIFACTS`` or a temporary folder.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ JS_RENDERED = (
     return {
         images: images.length,
         loaded: images.filter((img) => img.complete && img.naturalWidth > 0).length,
-        mermaid: node.querySelectorAll('.jp-RenderedMermaid svg').length,
+        mermaid: Array.from(node.querySelectorAll('.jp-RenderedMermaid img'))
+            .filter((img) => img.complete && img.naturalWidth > 0).length,
     };
 }"""
 )
@@ -70,7 +71,8 @@ def test_lesson_renders_its_figures(lab_server, page, artifacts, notebook):
         const loaded = Array.from(node.querySelectorAll('.jp-OutputArea-output img'))
             .filter((img) => img.complete && img.naturalWidth > 0).length;
         return loaded >= images
-            && node.querySelectorAll('.jp-RenderedMermaid svg').length >= mermaid;
+            && Array.from(node.querySelectorAll('.jp-RenderedMermaid img'))
+                .filter((img) => img.complete && img.naturalWidth > 0).length >= mermaid;
     }""",
         arg=[notebook, images, mermaid],
         timeout=60_000,
