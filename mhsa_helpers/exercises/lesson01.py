@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from ..data import book_inputs
-from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
+from ._common import CheckResult, fail, missing, ok, prediction_result, tensor_answer, whole_number
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -154,61 +154,6 @@ def check_attention_received(answer: object) -> CheckResult:
         return "attn_weights.sum(dim=0): column j adds up what every query gives to token j."
 
     return tensor_answer(name, answer, attn_weights.sum(dim=0), what="a (6,) tensor", hint=hint)
-
-
-# -- predict, then run ------------------------------------------------------------------------
-
-
-class PredictionNoted(CheckResult):
-    """A prediction that is written down but not judged yet: shows as ``[NOTED] ...``."""
-
-    def __repr__(self) -> str:
-        return f"[NOTED] {self.exercise}: {self.message}"
-
-    __str__ = __repr__
-
-
-def prediction_result(
-    exercise: str,
-    prediction: object,
-    *,
-    reveal: object,
-    what: str,
-    value: object,
-    actual: str,
-    correct: bool,
-    explain: str,
-) -> CheckResult:
-    """The shared logic of the predict-then-run checkers.
-
-    ``value`` is the parsed prediction (None when ``prediction`` is not of the kind ``what``
-    describes); ``actual`` is what the experiment shows; ``correct`` whether ``value`` matches it.
-    With ``reveal=False`` (the prediction cell) nothing about the answer is said.
-    """
-    if not isinstance(reveal, bool):
-        return fail(exercise, f"reveal must be True or False, got {reveal!r}.")
-    if prediction is None:
-        if not reveal:
-            return CheckResult(
-                False,
-                exercise,
-                f"no prediction yet -- replace the `None` with {what}, then run the next cell "
-                "to see if you were right.",
-            )
-        return fail(
-            exercise,
-            f"no prediction was written; the output above shows {actual}. Next time write "
-            "your guess first: what surprises you is what you learn.",
-        )
-    if value is None:
-        return fail(exercise, f"expected {what}, got {prediction!r}.")
-    if not reveal:
-        return PredictionNoted(
-            False, exercise, f"your prediction {prediction!r} is written down. Run the next cell."
-        )
-    if correct:
-        return ok(exercise, f"you predicted {prediction!r}, and the output shows {actual}.")
-    return fail(exercise, f"you predicted {prediction!r}, but the output shows {actual}. {explain}")
 
 
 def check_prediction_self_match(prediction: object, reveal: bool = False) -> CheckResult:

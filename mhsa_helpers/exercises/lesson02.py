@@ -20,8 +20,7 @@ from torch import nn
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
-from ._common import CheckResult, fail, missing, number, ok, tensor_answer
-from .lesson01 import prediction_result
+from ._common import CheckResult, fail, missing, number, ok, prediction_result, tensor_answer
 
 __all__ = [
     "check_attn_weights_3",

@@ -16,8 +16,7 @@ import torch
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
-from ._common import CheckResult, fail, missing, ok, whole_number
-from .lesson01 import prediction_result
+from ._common import CheckResult, fail, missing, ok, prediction_result, whole_number
 
 __all__ = [
     "check_build_causal_weights",

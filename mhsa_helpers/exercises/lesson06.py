@@ -21,7 +21,15 @@ from torch import nn
 
 from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
-from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
+from ._common import (
+    CheckResult,
+    fail,
+    missing,
+    ok,
+    prediction_before_run,
+    tensor_answer,
+    whole_number,
+)
 
 __all__ = [
     "check_build_multihead",
@@ -108,23 +116,19 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
 def check_split_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
     ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
-    name = "prediction: matmul calls with 12 heads"
-    if prediction is None:
-        return CheckResult(
-            False,
-            name,
-            "no prediction yet -- write your guess (an int) in place of `None`, run this "
-            "cell, then run the next one to see what happens.",
-        )
     value = whole_number(prediction)
-    if value is None:
-        return fail(name, f"a prediction here is a whole number, got {prediction!r}.")
-    if value == 4 + 2:
-        return ok(name, "right -- the next cell shows it for 1, 2, 4 and 12 heads.")
-    return fail(
-        name,
-        "not what happens. Run the next cell, then count in `forward` how many times each "
-        "`nn.Linear` and each `@` runs -- does any line run once per head?",
+    return prediction_before_run(
+        "prediction: matmul calls with 12 heads",
+        prediction,
+        value=value,
+        guess="an int",
+        kind="a whole number",
+        correct=value == 4 + 2,
+        right="right -- the next cell shows it for 1, 2, 4 and 12 heads.",
+        wrong=(
+            "not what happens. Run the next cell, then count in `forward` how many times each "
+            "`nn.Linear` and each `@` runs -- does any line run once per head?"
+        ),
     )
 
 
