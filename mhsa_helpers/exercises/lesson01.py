@@ -15,7 +15,8 @@ from __future__ import annotations
 import torch
 
 from ..data import book_inputs
-from ._common import CheckResult, fail, missing, ok, prediction_result, tensor_answer, whole_number
+from ._common import CheckResult, fail, ok, prediction_result, tensor_answer, whole_number
+from ._contract import function_answer
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -78,14 +79,10 @@ _ROWS_CASES = (
 def check_softmax_rows(answer: object) -> CheckResult:
     """A function ``f(x)`` for a 2-D float32 ``x``: softmax of every row, finite on any scale."""
     name = "row-wise stable softmax"
-    if answer is None:
-        return missing(name, "your function (write `answer = softmax_rows`, no parentheses)")
-    if isinstance(answer, torch.Tensor) or not callable(answer):
-        return fail(
-            name,
-            f"expected a function, got {type(answer).__name__}: write `answer = softmax_rows` "
-            "(the function itself, not a call).",
-        )
+    not_a_function = function_answer(answer, name, "softmax_rows")
+    if not_a_function is not None:
+        return not_a_function
+    assert callable(answer)
     for label, values in _ROWS_CASES:
         x = torch.tensor(values, dtype=torch.float32)
         expected = torch.softmax(x, dim=-1)

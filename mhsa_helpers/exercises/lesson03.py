@@ -17,6 +17,7 @@ import torch
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ._common import CheckResult, fail, missing, ok, prediction_result, whole_number
+from ._contract import function_answer
 
 __all__ = [
     "check_build_causal_weights",
@@ -167,14 +168,10 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
 def check_build_causal_weights(fn: object) -> CheckResult:
     """Contract tests for ``fn(attn_scores)`` -> causal attention weights, (..., T, T)."""
     name = "build causal attention weights"
-    if fn is None:
-        return missing(name, "your function (write `answer = causal_weights`, no parentheses)")
-    if isinstance(fn, (torch.Tensor, type)) or not callable(fn):
-        return fail(
-            name,
-            f"expected a function, got {type(fn).__name__}: write `answer = causal_weights` "
-            "(the function itself, not a call).",
-        )
+    not_a_function = function_answer(fn, name, "causal_weights", reject_classes=True)
+    if not_a_function is not None:
+        return not_a_function
+    assert callable(fn)
     for label, scores in _cases():
         T = scores.shape[-1]
         given = scores.clone()

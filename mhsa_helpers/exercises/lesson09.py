@@ -21,6 +21,7 @@ from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
 from ._common import CheckResult, fail, missing, number, ok
+from ._contract import class_answer, is_view_error
 
 __all__ = [
     "check_attention_matrix_bytes",
@@ -252,7 +253,7 @@ def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, str |
     try:
         out = module(x)
     except RuntimeError as error:
-        if "view size is not compatible" in str(error):
+        if is_view_error(error):
             return None, _view_hint(error)
         return None, f"forward raised RuntimeError: {error}"
     except Exception as error:  # the learner's code: report it, never raise
@@ -275,12 +276,16 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     with the typical mistakes so the hint can name one.
     """
     name = "build a fused-QKV MultiHeadAttention"
-    if cls is None:
-        return missing(name, "your class (the class itself, e.g. `FusedMultiHeadAttention`)")
-    if isinstance(cls, nn.Module):
-        return fail(name, "pass the class itself, not an instance: drop the (...) after its name.")
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        return fail(name, f"expected a class derived from nn.Module, got {type(cls).__name__}.")
+    not_a_class = class_answer(
+        cls,
+        name,
+        missing_what="your class (the class itself, e.g. `FusedMultiHeadAttention`)",
+        instance_hint="pass the class itself, not an instance: drop the (...) after its name.",
+        not_class_hint="expected a class derived from nn.Module, got {kind}.",
+    )
+    if not_a_class is not None:
+        return not_a_class
+    assert isinstance(cls, type)
 
     with torch.random.fork_rng(devices=[]):  # seeds inside, the caller's RNG state is kept
         return _contract_tests(cls, name)
