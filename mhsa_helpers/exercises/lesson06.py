@@ -30,7 +30,7 @@ from ._common import (
     tensor_answer,
     whole_number,
 )
-from ._contract import ContractError, class_answer, first_line, is_view_error
+from ._contract import ContractError, book_forward, class_answer, first_line, is_view_error
 
 __all__ = [
     "check_build_multihead",
@@ -181,39 +181,15 @@ def _reference_forward(
     params: dict[str, torch.Tensor], x: torch.Tensor, num_heads: int, mistake: str | None = None
 ) -> torch.Tensor:
     """The book's forward, or the same with one typical ``mistake`` (a key of ``_MISTAKES``)."""
-    b, T, _ = x.shape
 
     def project(name: str) -> torch.Tensor:
         return F.linear(x, params[f"{name}.weight"], params.get(f"{name}.bias"))  # (b, T, d_out)
 
+    def out_proj(merged: torch.Tensor) -> torch.Tensor:
+        return F.linear(merged, params["out_proj.weight"], params["out_proj.bias"])  # (b, T, d_out)
+
     queries, keys, values = project("W_query"), project("W_key"), project("W_value")
-    d_out = queries.shape[-1]
-    head_dim = d_out // num_heads
-    if mistake in ("split_no_transpose", "split_no_transpose_merge_plain"):
-        split = [t.reshape(b, num_heads, T, head_dim) for t in (queries, keys, values)]
-    else:
-        split = [t.view(b, T, num_heads, head_dim).transpose(1, 2) for t in (queries, keys, values)]
-    queries, keys, values = split  # (b, h, T, head_dim)
-    scores = queries @ keys.transpose(2, 3)  # (b, h, T, T)
-    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T)
-    if mistake == "transposed_mask":
-        future = future.T
-    if mistake == "mask_with_zero":
-        scores = scores.masked_fill(future, 0.0)
-    elif mistake not in ("mask_after_softmax", "no_mask"):
-        scores = scores.masked_fill(future, -torch.inf)
-    scale = {"no_scaling": 1.0, "scale_d_out": d_out**0.5}.get(mistake or "", head_dim**0.5)
-    weights = torch.softmax(scores / scale, dim=-2 if mistake == "softmax_wrong_dim" else -1)
-    if mistake == "mask_after_softmax":
-        weights = weights.masked_fill(future, 0.0)
-    context = weights @ values  # (b, h, T, head_dim)
-    if mistake in ("merge_no_transpose", "split_no_transpose_merge_plain"):
-        merged = context.reshape(b, T, d_out)
-    else:
-        merged = context.transpose(1, 2).reshape(b, T, d_out)  # (b, T, d_out)
-    if mistake == "no_out_proj":
-        return merged
-    return F.linear(merged, params["out_proj.weight"], params["out_proj.bias"])  # (b, T, d_out)
+    return book_forward(queries, keys, values, num_heads, out_proj, mistake)
 
 
 def _construct(

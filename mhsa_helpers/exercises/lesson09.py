@@ -21,7 +21,7 @@ from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
 from ._common import CheckResult, fail, missing, number, ok
-from ._contract import class_answer, is_view_error
+from ._contract import book_forward, class_answer, is_view_error
 
 __all__ = [
     "check_attention_matrix_bytes",
@@ -105,57 +105,41 @@ _ORDERS = {
 def _reference(
     qkv: nn.Linear, out_proj: nn.Linear, x: torch.Tensor, num_heads: int, mistake: str = ""
 ) -> torch.Tensor:
-    """The correct forward pass, or the one with ``mistake``, for naming what went wrong."""
-    b, num_tokens, _ = x.shape
+    """The correct forward pass, or the one with ``mistake``, for naming what went wrong.
+
+    ``mistake``: a key of ``_ORDERS`` (the fused output split in another order) or one of
+    ``_contract.MISTAKES``.
+    """
     d_out = out_proj.in_features
-    head_dim = d_out // num_heads
     blocks = list(qkv(x).split(d_out, dim=-1))  # 3 x (b, T, d_out)
     if mistake in _ORDERS:
         blocks = [blocks[i] for i in _ORDERS[mistake]]
-    if mistake == "view without transpose":
-        q, k, v = (t.reshape(b, num_heads, num_tokens, head_dim) for t in blocks)
-    else:
-        q, k, v = (t.view(b, num_tokens, num_heads, head_dim).transpose(1, 2) for t in blocks)
-    scale = {"no scaling": 1.0, "sqrt(d_out)": d_out**0.5}.get(mistake, head_dim**0.5)
-    scores = q @ k.transpose(-2, -1) / scale  # (b, h, T, T)
-    future = torch.ones(num_tokens, num_tokens, dtype=torch.bool).triu(1)  # (T, T)
-    if mistake == "transposed mask":
-        future = future.T
-    if mistake == "no mask":
-        weights = torch.softmax(scores, dim=-1)
-    elif mistake == "mask after softmax":
-        weights = torch.softmax(scores, dim=-1).masked_fill(future, 0.0)
-    else:
-        weights = torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1)
-    context = weights @ v  # (b, h, T, head_dim)
-    if mistake == "view without transpose":
-        merged = context.reshape(b, num_tokens, d_out)
-    else:
-        merged = context.transpose(1, 2).reshape(b, num_tokens, d_out)  # (b, T, d_out)
-    return merged if mistake == "no out_proj" else out_proj(merged)
+        mistake = ""
+    queries, keys, values = blocks
+    return book_forward(queries, keys, values, num_heads, out_proj, mistake or None)
 
 
 _MISTAKE_HINTS = {
-    "no scaling": "the scores are not scaled: divide Q @ K^T by sqrt(head_dim) before softmax.",
-    "sqrt(d_out)": (
+    "no_scaling": "the scores are not scaled: divide Q @ K^T by sqrt(head_dim) before softmax.",
+    "scale_d_out": (
         "scaled by sqrt(d_out); each head's dot products have head_dim terms, so divide by "
         "sqrt(head_dim) = sqrt(d_out // num_heads)."
     ),
-    "view without transpose": (
+    "split_no_transpose_merge_plain": (
         "Q, K, V were reshaped to (b, h, T, head_dim) without a transpose, which mixes tokens "
         "between heads: "
         "view to (b, T, h, head_dim), then .transpose(1, 2) (and transpose back before merging)."
     ),
-    "transposed mask": (
+    "transposed_mask": (
         "the mask is transposed: it hides the PAST and shows the future. Hide j > i: "
         "torch.triu(ones(T, T), diagonal=1), True/1 = hidden."
     ),
-    "no mask": "no causal mask: fill the scores above the diagonal with -inf before softmax.",
-    "mask after softmax": (
+    "no_mask": "no causal mask: fill the scores above the diagonal with -inf before softmax.",
+    "mask_after_softmax": (
         "the future was zeroed after softmax without renormalising, so rows sum to less than 1: "
         "fill the scores with -inf BEFORE softmax."
     ),
-    "no out_proj": "the heads are merged but out_proj is never applied: return self.out_proj(...).",
+    "no_out_proj": "the heads are merged but out_proj is never applied: return self.out_proj(...).",
 }
 
 
