@@ -86,7 +86,7 @@ class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
         """
         padding = self.begin_forward(x, key_padding_mask, return_weights, cache)
         queries, keys, values = self.project(x)  # (b, h, T, head_dim) each
-        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # T_k keys
+        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, h, T_k, hd)
         return self.attend_and_project(queries, keys, values, return_weights, padding)
 
     @classmethod

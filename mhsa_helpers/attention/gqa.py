@@ -90,8 +90,8 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, n, head_dim)
         keys = split_heads(self.W_key(x), self.num_kv_groups)  # (b, g, n, head_dim)
         values = split_heads(self.W_value(x), self.num_kv_groups)  # (b, g, n, head_dim)
-        # The cache stores only the g K/V heads: (b, g, T_k, head_dim), T_k = T_cached + n
-        keys, values, padding = self.extend_cache(keys, values, padding, cache)
+        # The cache stores only the g K/V heads; T_k = T_cached + n
+        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, g, T_k, hd)
         # K/V head j serves query heads j*group_size .. (j+1)*group_size - 1.
         keys = keys.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
         values = values.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)

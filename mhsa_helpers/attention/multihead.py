@@ -160,9 +160,9 @@ class MultiHeadAttention(CausalSelfAttentionBase):
         keys = split_heads(self.W_key(x), self.num_heads)  # (b, h, T, head_dim)
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, T, head_dim)
         values = split_heads(self.W_value(x), self.num_heads)  # (b, h, T, head_dim)
-        # With a cache: all T_k = len(cache) keys and values, (b, h, T_k, head_dim)
-        keys, values, padding = self.extend_cache(keys, values, padding, cache)
-        # Causal attention (query i sees keys 0 .. T_k - T + i), merge heads, out_proj:
+        # With a cache: all T_k = len(cache) keys and values (without one, T_k = T)
+        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, h, T_k, hd)
+        # Causal attention (query i sees keys 0 .. T_k - T + i), merge, out_proj: (b, T, d_out)
         return self.attend_and_project(queries, keys, values, return_weights, padding)
 
 
