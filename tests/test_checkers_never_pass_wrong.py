@@ -9,7 +9,6 @@ hand or from the book's data), so a checker that drifts from the exercise fails.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from pathlib import Path
@@ -30,59 +29,16 @@ def seeded(seed: int):
     return torch.Generator().manual_seed(seed)
 
 
-# -- lesson 01 -----------------------------------------------------------------------------------
-
-_scores = INPUTS @ INPUTS.T  # (6, 6)
-_attn = torch.softmax(_scores, dim=-1)  # (6, 6)
-_context = _attn @ INPUTS  # (6, 3)
-
-
-def _softmax(shift):
-    def f(x):
-        e = torch.exp(x - shift(x))
-        return e / e.sum()
-
-    return f
-
-
 def _raises(x):
     raise RuntimeError("boom")
 
 
 # -- lesson 02 -----------------------------------------------------------------------------------
 
-with torch.random.fork_rng(devices=[]):
-    torch.manual_seed(789)
-    SA_V2 = mh.SelfAttentionV2(3, 2)
-    V1_RANDOM = mh.SelfAttentionV1(3, 2)
-
-
-def _v1_from(sa_v2, names=("W_query", "W_key", "W_value"), transpose=True):
-    v1 = copy.deepcopy(V1_RANDOM)
-    with torch.no_grad():
-        for target, source in zip(("W_query", "W_key", "W_value"), names):
-            w = getattr(sa_v2, source).weight
-            setattr(v1, target, torch.nn.Parameter(w.T.clone() if transpose else w.clone()))
-    return v1
-
-
 _g = seeded(123)
 _Wq, _Wk = torch.rand(3, 2, generator=_g), torch.rand(3, 2, generator=_g)
 _s2 = (INPUTS @ _Wq) @ (INPUTS @ _Wk).T  # (6, 6)
 _w2 = torch.softmax(_s2 / math.sqrt(2), dim=-1)  # (6, 6)
-
-# -- lesson 03 -----------------------------------------------------------------------------------
-
-MASK4 = torch.tensor(
-    [[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=torch.bool
-)  # written out by hand
-SCORES = torch.randn(5, 5, generator=seeded(3))
-_future5 = torch.ones(5, 5).triu(1).bool()
-
-
-def _causal_softmax(scores, mask, dim=-1, scale=1.0):
-    return torch.softmax(scores.masked_fill(mask, -torch.inf) / scale, dim=dim)
-
 
 # -- lesson 04 -----------------------------------------------------------------------------------
 
@@ -142,10 +98,6 @@ def _offset(weights, k):
 
 # -- lesson 09 -----------------------------------------------------------------------------------
 
-with torch.random.fork_rng(devices=[]):
-    torch.manual_seed(9)
-    MHA = mh.MultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
-_Q, _K, _V = MHA.W_query.weight.detach(), MHA.W_key.weight.detach(), MHA.W_value.weight.detach()
 _bytes = 25 * 1024 * 1024 * 4
 
 # -- lesson 10 -----------------------------------------------------------------------------------
@@ -160,52 +112,6 @@ _gqa = _D * _D + 2 * _D * 1024 + _D * _D + _D
 
 # checker name -> (extra arguments, correct answer, [(wrong answer, fragment of the hint), ...])
 CASES = {
-    "check_context_vector_5": (
-        (),
-        _attn[4] @ INPUTS,
-        [
-            (_context[3], "'with' (row 3)"),
-            ((_scores[4] / _scores[4].sum()) @ INPUTS, "sum normalization"),
-            (_scores[4] @ INPUTS, "not normalized"),
-            (INPUTS[4], "embedding x(5) itself"),
-            (_context, "whole (6, 3)"),
-        ],
-    ),
-    "check_stable_softmax": (
-        (),
-        _softmax(lambda x: x.max()),
-        [
-            (_softmax(lambda x: x.min()), "Subtract x.max()"),
-            (_softmax(lambda x: x.mean()), "Subtract x.max()"),
-            (_softmax(lambda x: 0.0), "overflowed"),
-            (_softmax(lambda x: x[0]), "overflowed"),
-            (lambda x: torch.exp(x - x.max()), "expected"),
-            (lambda x: (x - x.max()).exp().tolist(), "not a tensor"),
-            (_raises, "raised RuntimeError"),
-            (torch.softmax(INPUTS[0], 0), "expected a function"),
-        ],
-    ),
-    "check_row_sums": (
-        (),
-        torch.ones(6),
-        [
-            (_attn.sum(dim=0), "dim=0"),
-            (_scores.sum(dim=-1), "raw scores"),
-            (torch.zeros(6), "sum(dim=-1)"),
-            (torch.ones(6, 1), "shape (6, 1)"),
-        ],
-    ),
-    "check_v2_to_v1": (
-        (SA_V2, INPUTS),
-        _v1_from(SA_V2),
-        [
-            (_v1_from(SA_V2, transpose=False), "nn.Linear layout"),
-            (_v1_from(SA_V2, names=("W_key", "W_query", "W_value")), "W_key's weights"),
-            (V1_RANDOM, "differs from sa_v2.W_query"),
-            (SA_V2, "is an nn.Linear"),
-            (torch.nn.Linear(3, 2), "no tensor attribute W_query"),
-        ],
-    ),
     "check_attn_weights_3": (
         (),
         _w2[2],
@@ -214,27 +120,6 @@ CASES = {
             (_s2[2] / math.sqrt(2), "those are scores"),
             (_w2[1], "row of 'journey'"),
             (_w2, "whole (6, 6)"),
-        ],
-    ),
-    "check_causal_mask_4": (
-        (),
-        MASK4,
-        [
-            (~MASK4, "KEEP"),
-            (MASK4 | torch.eye(4, dtype=torch.bool), "diagonal is masked"),
-            (torch.zeros(4, 4).masked_fill(MASK4, -torch.inf), "additive mask"),
-            (MASK4.T, "strictly above the diagonal"),
-            (MASK4[:3, :3], "shape (3, 3)"),
-        ],
-    ),
-    "check_one_step_mask": (
-        (SCORES,),
-        _causal_softmax(SCORES, _future5),
-        [
-            (torch.softmax(SCORES, dim=-1), "no mask was applied"),
-            (_causal_softmax(SCORES, _future5, dim=0), "dim=-1"),
-            (_causal_softmax(SCORES, _future5, scale=2.0), "Do not scale"),
-            (_causal_softmax(SCORES, torch.ones(5, 5).triu().bool()), "nan appears"),
         ],
     ),
     "check_dropout_scale": (
@@ -364,16 +249,6 @@ CASES = {
             (torch.diagonal(ATT, offset=-K, dim1=-2, dim2=-1), "shape (3, 4)"),
             (_offset(ATT, K + 1), "torch.diagonal"),
             (_offset(ATT, K).sum(), "shape ()"),
-        ],
-    ),
-    "check_fused_qkv_weight": (
-        (MHA,),
-        torch.cat([_Q, _K, _V]),
-        [
-            (torch.cat([_Q, _K, _V]).T, "transposed"),
-            (torch.cat([_K, _Q, _V]), "wrong order"),
-            (torch.cat([_Q, _K, _V]) + 0.01, "values differ"),
-            (torch.cat([_Q, _K, _V], dim=1), "shape (4, 9)"),
         ],
     ),
     "check_attention_matrix_bytes": (

@@ -8,25 +8,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt
 import pytest
 import torch
+from figure_checks import _close_figures, texts  # noqa: F401 (autouse fixture)
 
 import mhsa_helpers as mh
 from mhsa_helpers.ui.figures import basics
 
 INPUTS = mh.book_inputs()  # (6, 3)
 WORDS = mh.book_words()
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def texts(ax) -> list[str]:
-    return [t.get_text() for t in ax.texts]
 
 
 def tick_labels(ax, axis: str = "x") -> list[str]:

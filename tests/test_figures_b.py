@@ -4,25 +4,15 @@ clear error."""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pytest
 import torch
+from figure_checks import _close_figures, texts  # noqa: F401 (autouse fixture)
 from torch import nn
 
 import mhsa_helpers as mh
 from mhsa_helpers.ui.figures import heads as figs
 
 WORDS = mh.load_journey().words
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
-
-def texts(ax) -> list[str]:
-    return [t.get_text() for t in ax.texts]
 
 
 def test_all_figures_are_exported():

@@ -10,22 +10,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt
 import pytest
 import torch
+from figure_checks import _close_figures, texts  # noqa: F401 (autouse fixture)
 
 import mhsa_helpers as mh
 from mhsa_helpers.ui.figures import production
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def texts(ax) -> list[str]:
-    return [t.get_text() for t in ax.texts]
 
 
 def test_every_production_figure_is_exported_by_mh_figures():

@@ -9,25 +9,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from figure_checks import _close_figures, texts  # noqa: F401 (autouse fixture)
 
 import mhsa_helpers as mh
 from mhsa_helpers.ui.explorers import wrapper_head_weights
 from mhsa_helpers.ui.plotting import figure_png
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 def heads(num_heads: int) -> torch.Tensor:
     """(num_heads, 6, 6): the causal weights of the book's seeded wrapper."""
     return wrapper_head_weights(mh.load_journey().batch, num_heads)
-
-
-def texts(ax) -> list[str]:
-    return [t.get_text() for t in ax.texts]
 
 
 # -- plot_attention --------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
+from figure_checks import _close_figures  # noqa: F401 (autouse fixture)
 
 import mhsa_helpers as mh
 from mhsa_helpers.attention.validation import (
@@ -39,12 +40,6 @@ from mhsa_helpers.ui.sentences import embed_words
 def raises(exc, *words):
     """pytest.raises whose message must contain every word, in order."""
     return pytest.raises(exc, match=".*".join(re.escape(w) for w in words))
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 # Every attention class, built from numpy scalars where an int/float is expected.

@@ -33,7 +33,7 @@ def main() -> None:
 
     import mhsa_helpers.exercises as ex
 
-    result = ex.check_context_vector_5(None)
+    result = ex.check_context_vector_new_token(None)
     assert not result and "NOT YET" in str(result), result
     explorer = mh.attention_explorer()
     assert explorer.result.ok, explorer.result.message

@@ -3,6 +3,7 @@
 Everything here needs only torch. One functional core, classes that compose it:
 
 * ``functional`` -- scores, mask, scaled softmax, dropout, weighted sum; split/merge heads;
+  ``causal_attention`` (new queries over cached + new keys, explicit or through SDPA);
 * ``validation`` -- the argument and input checks every class runs before any matmul;
 * teaching classes, in lesson order: ``self_attention`` (V1, V2), ``causal`` (one head),
   ``multihead`` (the wrapper and the split-matrix class);
@@ -20,8 +21,8 @@ h = num_heads, head_dim = d_out // num_heads, g = num_kv_groups.
 
 from .causal import CausalAttention
 from .cross import CrossMultiHeadAttention
-from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention, causal_attention
-from .functional import causal_mask, masked_attention, merge_heads, split_heads
+from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention
+from .functional import causal_attention, causal_mask, masked_attention, merge_heads, split_heads
 from .gqa import GroupedQueryAttention
 from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper

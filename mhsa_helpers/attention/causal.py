@@ -5,17 +5,22 @@ a causal mask registered as a buffer for ``context_length`` and sliced to (T, T)
 attention weights.
 
 ``CausalSelfAttentionBase`` holds what the multi-head classes have in common -- argument checks,
-the ``mask`` buffer and the input check -- but creates *no* parameters: each subclass creates its
-layers itself, in the book's order (W_query, W_key, W_value, then out_proj), so that
+the ``mask`` buffer, and the steps of ``forward`` around the projections: every check before any
+matmul (``begin_forward``), the KV-cache update (``extend_cache``), and causal attention, merging
+the heads and ``out_proj`` (``attend_and_project``). So each subclass's ``forward`` shows only its
+own idea: how it computes queries, keys and values. It creates *no* parameters: each subclass
+creates its layers itself, in the book's order (W_query, W_key, W_value, then out_proj), so that
 ``torch.manual_seed(123)`` reproduces the book's numbers.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import torch
 from torch import nn
 
-from .functional import causal_mask, masked_attention
+from .functional import causal_attention, causal_mask, masked_attention, merge_heads
 from .validation import (
     check_dropout,
     check_flag,
@@ -24,6 +29,9 @@ from .validation import (
     check_input,
     check_positive_int,
 )
+
+if TYPE_CHECKING:
+    from .kv_cache import KVCache
 
 __all__ = ["CausalAttention", "CausalSelfAttentionBase"]
 
@@ -38,7 +46,11 @@ class CausalSelfAttentionBase(nn.Module):
     """
 
     check_finite: bool = True
+    # True: attend with torch's fused F.scaled_dot_product_attention unless the weights are asked
+    # for; False: always the explicit masked_attention (the teaching classes).
+    use_sdpa: bool = False
     mask: torch.Tensor  # (context_length, context_length) buffer, 1 above the diagonal
+    out_proj: nn.Linear  # created by each multi-head subclass, after W_query/W_key/W_value
 
     def __init__(
         self, d_in: int, d_out: int, context_length: int, dropout: float, num_heads: int = 1
@@ -71,6 +83,70 @@ class CausalSelfAttentionBase(nn.Module):
     def causal_mask(self, num_tokens: int) -> torch.Tensor:
         """Bool (num_tokens, num_tokens), True above the diagonal (positions to hide)."""
         return self.mask.bool()[:num_tokens, :num_tokens]
+
+    def begin_forward(
+        self,
+        x: torch.Tensor,
+        key_padding_mask: object,
+        return_weights: object,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor | None:
+        """Every check of ``forward``'s arguments, before any matmul; return the padding mask.
+
+        Checks ``x``, then ``return_weights`` and ``key_padding_mask``, then (with a ``cache``)
+        that the new tokens fit in the cache and that it belongs to this layer.
+        """
+        self.check_input(x)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
+        if cache is not None:
+            cache.check(x, context_length=self.context_length, layer=self)
+        return padding
+
+    def extend_cache(
+        self,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        padding: torch.Tensor | None,
+        cache: KVCache | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Append the new keys/values (b, h_kv, T, head_dim) to ``cache``; return all of them.
+
+        Without a cache, returns its arguments. With one, returns the cached keys and values
+        (b, h_kv, T_k, head_dim), T_k = len(cache) after the update, and the padding mask of all
+        T_k keys (bool (b, T_k), or None if no padding was ever given).
+        """
+        if cache is None:
+            return keys, values, padding
+        keys, values = cache.update(keys, values, padding, layer=self)  # (b, h_kv, T_k, hd)
+        return keys, values, cache.key_padding_mask  # padding: (b, T_k) or None
+
+    def attend_and_project(
+        self,
+        queries: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        return_weights: bool = False,
+        key_padding_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Causal attention with this module's mask and dropout, then merge heads and ``out_proj``.
+
+        queries (b, h, n, head_dim), keys/values (b, h, T_k, head_dim) -> (b, n, d_out), or
+        ``(out, weights)`` with weights (b, h, n, T_k) when ``return_weights``. The n queries are
+        the last n positions: query i may see keys 0 .. T_k - n + i. ``key_padding_mask``
+        (bool (b, T_k), True at padding) hides padded keys as well.
+        """
+        context_vec, attn_weights = causal_attention(
+            queries,
+            keys,
+            values,
+            self.mask,
+            self.dropout,
+            training=self.training,
+            return_weights=return_weights or not self.use_sdpa,
+            key_padding_mask=key_padding_mask,
+        )  # (b, h, n, head_dim), (b, h, n, T_k) or None
+        out = self.out_proj(merge_heads(context_vec))  # (b, n, d_out)
+        return (out, cast(torch.Tensor, attn_weights)) if return_weights else out
 
     def extra_repr(self) -> str:
         return (
@@ -118,8 +194,7 @@ class CausalAttention(CausalSelfAttentionBase):
         and padded keys and each row sums to 1, except a row with no visible key at all (left
         padding: a pad before the first real token), whose weights and context vector are zero.
         """
-        self.check_input(x)
-        padding = check_forward_options(x, key_padding_mask, return_weights)
+        padding = self.begin_forward(x, key_padding_mask, return_weights)
         num_tokens = x.shape[1]
         keys = self.W_key(x)  # (b, T, d_out)
         queries = self.W_query(x)  # (b, T, d_out)

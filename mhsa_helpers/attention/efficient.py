@@ -8,125 +8,26 @@
   on CPU and CUDA) never store the (b, h, T, T) weight matrix, so memory grows as T instead of T^2.
   It also accepts a ``KVCache`` for token-by-token generation.
 
-``causal_attention`` is the one function both SDPA-based classes (this one and
-``GroupedQueryAttention``) use to attend with an optional cache offset and key padding mask;
-``attend_and_project`` wraps it with the module's mask, dropout and ``out_proj``.
+Both compose the steps of ``CausalSelfAttentionBase`` (checks, KV-cache update, causal attention,
+``out_proj``); what they change is the projection (``project``) and, for SDPA, ``use_sdpa``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from .causal import CausalSelfAttentionBase
-from .functional import hidden_positions, masked_attention, merge_heads, split_heads
+from .functional import causal_attention, split_heads
 from .multihead import MultiHeadAttention
-from .validation import check_flag, check_forward_options
+from .validation import check_flag
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
 
-__all__ = [
-    "FusedQKVMultiHeadAttention",
-    "SDPAMultiHeadAttention",
-    "attend_and_project",
-    "causal_attention",
-]
-
-
-def causal_attention(
-    queries: torch.Tensor,
-    keys: torch.Tensor,
-    values: torch.Tensor,
-    mask: torch.Tensor,
-    dropout: nn.Dropout,
-    *,
-    training: bool,
-    return_weights: bool = False,
-    key_padding_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Causal attention of ``n`` new queries over all ``T_k`` keys (the last ``n`` keys are new).
-
-    Args:
-        queries: (b, h, n, head_dim), the queries of positions ``T_k - n .. T_k - 1``.
-        keys, values: (b, h, T_k, head_dim), positions ``0 .. T_k - 1`` (cached + new).
-        mask: the module's float ``mask`` buffer (1 above the diagonal), at least T_k x T_k.
-        dropout: the module's ``nn.Dropout``; its rate is used only when ``training``.
-        return_weights: use the explicit path (``masked_attention``) and return the weights
-            (b, h, n, T_k) taken before dropout; SDPA never materializes them.
-        key_padding_mask: bool (b, T_k), True at padded keys (hidden from every query), or None.
-
-    Returns:
-        ``(context, weights)``: context (b, h, n, head_dim); weights or None. A query with no
-        visible key (all its keys padded) gets a zero context vector (and zero weights).
-    """
-    num_new, num_keys = queries.shape[-2], keys.shape[-2]
-    offset = num_keys - num_new
-    # Rows offset..offset+n of the full causal mask: query i (at position offset+i) may see keys
-    # 0..offset+i. True = hidden (the course's convention).
-    hidden = mask.bool()[offset:num_keys, :num_keys]  # (n, T_k)
-    if return_weights:
-        return masked_attention(
-            queries, keys, values, hidden, dropout, key_padding_mask=key_padding_mask
-        )
-    dropout_p = dropout.p if training else 0.0
-    if key_padding_mask is not None:
-        hidden = hidden_positions(hidden, key_padding_mask, queries.dim())  # (b, 1, n, T_k)
-        no_key = hidden.all(dim=-1, keepdim=True)  # (b, 1, n, 1): a row with nothing to see
-        # SDPA's bool mask means "may attend". A row with no visible key would give NaN, so it
-        # may attend to everything (finite), and its context is then set to zero.
-        context = F.scaled_dot_product_attention(
-            queries, keys, values, attn_mask=~(hidden & ~no_key), dropout_p=dropout_p
-        )  # (b, h, n, head_dim)
-        return context.masked_fill(no_key, 0.0), None
-    if offset == 0:
-        # Square causal block: SDPA's is_causal (aligned top-left) is exactly right.
-        context = F.scaled_dot_product_attention(
-            queries, keys, values, dropout_p=dropout_p, is_causal=True
-        )
-    elif num_new == 1:
-        # One new token sees every cached key: no mask at all.
-        context = F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p)
-    else:
-        # A chunk after cached tokens: is_causal would align top-left (wrong), so pass the mask.
-        # SDPA's bool mask means the opposite of ours: True = may attend.
-        context = F.scaled_dot_product_attention(
-            queries, keys, values, attn_mask=~hidden, dropout_p=dropout_p
-        )
-    return context, None
-
-
-def attend_and_project(
-    module: CausalSelfAttentionBase,
-    queries: torch.Tensor,
-    keys: torch.Tensor,
-    values: torch.Tensor,
-    return_weights: bool = False,
-    key_padding_mask: torch.Tensor | None = None,
-) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    """``causal_attention`` with ``module``'s mask and dropout, then merge heads and ``out_proj``.
-
-    queries (b, h, n, head_dim), keys/values (b, h, T_k, head_dim) -> (b, n, d_out), or
-    ``(out, weights)`` with weights (b, h, n, T_k) when ``return_weights``. ``key_padding_mask``
-    (bool (b, T_k), True at padding) hides padded keys.
-    """
-    context_vec, attn_weights = causal_attention(
-        queries,
-        keys,
-        values,
-        module.mask,
-        module.dropout,
-        training=module.training,
-        return_weights=return_weights,
-        key_padding_mask=key_padding_mask,
-    )  # (b, h, n, head_dim)
-    out = cast(nn.Linear, module.out_proj)(merge_heads(context_vec))  # (b, n, d_out)
-    if return_weights:
-        return out, cast(torch.Tensor, attn_weights)
-    return out
+__all__ = ["FusedQKVMultiHeadAttention", "SDPAMultiHeadAttention", "causal_attention"]
 
 
 class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
@@ -183,22 +84,10 @@ class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
         keys, rows summing to 1, except a row with no visible key (zero weights, zero context).
         ``cache=KVCache(...)`` works as in ``MultiHeadAttention`` (T_k = len(cache) afterwards).
         """
-        self.check_input(x)
-        padding = check_forward_options(x, key_padding_mask, return_weights)
-        offset = 0
-        if cache is not None:
-            offset = cache.check(x, context_length=self.context_length, layer=self)
-        num_tokens = x.shape[1]
+        padding = self.begin_forward(x, key_padding_mask, return_weights, cache)
         queries, keys, values = self.project(x)  # (b, h, T, head_dim) each
-        if cache is not None:
-            keys, values = cache.update(keys, values, padding, layer=self)  # (b, h, T_k, hd)
-            padding = cache.key_padding_mask  # (b, T_k) or None
-        hidden = self.mask.bool()[offset : offset + num_tokens, : offset + num_tokens]  # (T, T_k)
-        context_vec, attn_weights = masked_attention(
-            queries, keys, values, hidden, self.dropout, key_padding_mask=padding
-        )  # (b, h, T, head_dim), (b, h, T, T_k)
-        out = self.out_proj(merge_heads(context_vec))  # (b, T, d_out)
-        return (out, attn_weights) if return_weights else out
+        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, h, T_k, hd)
+        return self.attend_and_project(queries, keys, values, return_weights, padding)
 
     @classmethod
     def from_multihead(cls, mha: MultiHeadAttention):
@@ -235,36 +124,12 @@ class SDPAMultiHeadAttention(FusedQKVMultiHeadAttention):
     inspection, not for speed.
 
     ``cache=KVCache(...)`` appends this call's keys/values to the cache and lets the new tokens
-    attend to every cached token (autoregressive generation, KV 缓存).
+    attend to every cached token (autoregressive generation, KV 缓存). A ``key_padding_mask``
+    goes to SDPA as a boolean ``attn_mask``; a query with no visible key gets a zero context
+    vector (no NaN).
 
-    Like ``FusedQKVMultiHeadAttention`` it skips the NaN/inf input check for speed.
+    Like ``FusedQKVMultiHeadAttention`` it skips the NaN/inf input check for speed. Its
+    ``forward`` is ``FusedQKVMultiHeadAttention``'s; only the attention step differs.
     """
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        *,
-        key_padding_mask: torch.Tensor | None = None,
-        return_weights: bool = False,
-        cache: KVCache | None = None,
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """(b, n, d_in) -> (b, n, d_out) [, weights (b, num_heads, n, T_cached + n)].
-
-        Without a cache, n new tokens are positions 0..n-1. With a cache holding ``len(cache)``
-        tokens, they are positions ``len(cache) .. len(cache) + n - 1``.
-
-        ``key_padding_mask``: bool (b, n), True at padding positions of ``x`` (the keys no token
-        may attend to), as in ``torch.nn.MultiheadAttention``; the cache keeps the padding of
-        cached keys. It goes to SDPA as a boolean ``attn_mask``; a query with no visible key
-        gets a zero context vector (no NaN).
-        """
-        self.check_input(x)
-        padding = check_forward_options(x, key_padding_mask, return_weights)
-        if cache is not None:
-            cache.check(x, context_length=self.context_length, layer=self)
-        queries, keys, values = self.project(x)  # (b, h, n, head_dim) each
-        if cache is not None:
-            # (b, h, T_cached + n, head_dim); the padding of all cached keys (or None)
-            keys, values = cache.update(keys, values, padding, layer=self)
-            padding = cache.key_padding_mask  # (b, T_cached + n)
-        return attend_and_project(self, queries, keys, values, return_weights, padding)
+    use_sdpa = True  # attend_and_project runs F.scaled_dot_product_attention

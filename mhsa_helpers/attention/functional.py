@@ -17,16 +17,29 @@ convention) hides the padded keys from every query, on top of the causal mask. A
 with no visible key at all (left padding plus the causal mask hides every key of the first padded
 rows) would get softmax([-inf, ..., -inf]) = NaN; here such a row gets weights of zero and a zero
 context vector instead, and no NaN reaches the output or the gradients.
+
+``causal_attention`` is the causal-mask step every multi-head class runs: ``n`` new queries over
+``T_k`` keys (the last ``n`` of them new, the rest from a KV cache), either explicitly through
+``masked_attention`` (which returns the weights) or through torch's fused
+``scaled_dot_product_attention`` (SDPA, which never stores them).
 """
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .validation import check_positive_int, check_split
 
-__all__ = ["causal_mask", "hidden_positions", "masked_attention", "merge_heads", "split_heads"]
+__all__ = [
+    "causal_attention",
+    "causal_mask",
+    "hidden_positions",
+    "masked_attention",
+    "merge_heads",
+    "split_heads",
+]
 
 
 def causal_mask(context_length: int) -> torch.Tensor:
@@ -110,6 +123,68 @@ def masked_attention(
     dropped = dropout(attn_weights) if dropout is not None else attn_weights
     context = dropped @ values  # (..., T_q, d_v)
     return context, attn_weights
+
+
+def causal_attention(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    mask: torch.Tensor,
+    dropout: nn.Dropout,
+    *,
+    training: bool,
+    return_weights: bool = False,
+    key_padding_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Causal attention of ``n`` new queries over all ``T_k`` keys (the last ``n`` keys are new).
+
+    Args:
+        queries: (b, h, n, head_dim), the queries of positions ``T_k - n .. T_k - 1``.
+        keys, values: (b, h, T_k, head_dim), positions ``0 .. T_k - 1`` (cached + new).
+        mask: the module's float ``mask`` buffer (1 above the diagonal), at least T_k x T_k.
+        dropout: the module's ``nn.Dropout``; its rate is used only when ``training``.
+        return_weights: use the explicit path (``masked_attention``) and return the weights
+            (b, h, n, T_k) taken before dropout; SDPA never materializes them.
+        key_padding_mask: bool (b, T_k), True at padded keys (hidden from every query), or None.
+
+    Returns:
+        ``(context, weights)``: context (b, h, n, head_dim); weights or None. A query with no
+        visible key (all its keys padded) gets a zero context vector (and zero weights).
+    """
+    num_new, num_keys = queries.shape[-2], keys.shape[-2]
+    offset = num_keys - num_new
+    # Rows offset..offset+n of the full causal mask: query i (at position offset+i) may see keys
+    # 0..offset+i. True = hidden (the course's convention).
+    hidden = mask.bool()[offset:num_keys, :num_keys]  # (n, T_k)
+    if return_weights:
+        return masked_attention(
+            queries, keys, values, hidden, dropout, key_padding_mask=key_padding_mask
+        )
+    dropout_p = dropout.p if training else 0.0
+    if key_padding_mask is not None:
+        hidden = hidden_positions(hidden, key_padding_mask, queries.dim())  # (b, 1, n, T_k)
+        no_key = hidden.all(dim=-1, keepdim=True)  # (b, 1, n, 1): a row with nothing to see
+        # SDPA's bool mask means "may attend". A row with no visible key would give NaN, so it
+        # may attend to everything (finite), and its context is then set to zero.
+        context = F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=~(hidden & ~no_key), dropout_p=dropout_p
+        )  # (b, h, n, head_dim)
+        return context.masked_fill(no_key, 0.0), None
+    if offset == 0:
+        # Square causal block: SDPA's is_causal (aligned top-left) is exactly right.
+        context = F.scaled_dot_product_attention(
+            queries, keys, values, dropout_p=dropout_p, is_causal=True
+        )
+    elif num_new == 1:
+        # One new token sees every cached key: no mask at all.
+        context = F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p)
+    else:
+        # A chunk after cached tokens: is_causal would align top-left (wrong), so pass the mask.
+        # SDPA's bool mask means the opposite of ours: True = may attend.
+        context = F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=~hidden, dropout_p=dropout_p
+        )
+    return context, None
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:

@@ -18,9 +18,8 @@ import torch
 from torch import nn
 
 from .causal import CausalSelfAttentionBase
-from .efficient import attend_and_project
 from .functional import split_heads
-from .validation import check_flag, check_forward_options, check_positive_int
+from .validation import check_flag, check_positive_int
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -41,6 +40,7 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
     """
 
     check_finite = False
+    use_sdpa = True  # attend_and_project runs F.scaled_dot_product_attention
 
     def __init__(
         self,
@@ -86,21 +86,16 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
         the cache keeps the padding of cached keys. A query with no visible key gets a zero
         context vector and zero weights.
         """
-        self.check_input(x)
-        padding = check_forward_options(x, key_padding_mask, return_weights)
-        if cache is not None:
-            cache.check(x, context_length=self.context_length, layer=self)
+        padding = self.begin_forward(x, key_padding_mask, return_weights, cache)
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, n, head_dim)
         keys = split_heads(self.W_key(x), self.num_kv_groups)  # (b, g, n, head_dim)
         values = split_heads(self.W_value(x), self.num_kv_groups)  # (b, g, n, head_dim)
-        if cache is not None:
-            # (b, g, T_cached + n, head_dim); the padding of all cached keys (or None)
-            keys, values = cache.update(keys, values, padding, layer=self)
-            padding = cache.key_padding_mask  # (b, T_cached + n)
+        # The cache stores only the g K/V heads; T_k = T_cached + n
+        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, g, T_k, hd)
         # K/V head j serves query heads j*group_size .. (j+1)*group_size - 1.
         keys = keys.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
         values = values.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
-        return attend_and_project(self, queries, keys, values, return_weights, padding)
+        return self.attend_and_project(queries, keys, values, return_weights, padding)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, num_kv_groups={self.num_kv_groups}"

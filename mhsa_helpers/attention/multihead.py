@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from .causal import CausalAttention, CausalSelfAttentionBase
-from .functional import masked_attention, merge_heads, split_heads
+from .functional import split_heads
 from .validation import (
     check_dropout,
     check_flag,
@@ -156,26 +156,14 @@ class MultiHeadAttention(CausalSelfAttentionBase):
         gives the outputs of one call over the whole sequence. With a cache, ``key_padding_mask``
         describes the T new tokens; the cache keeps the padding of the cached ones.
         """
-        self.check_input(x)
-        padding = check_forward_options(x, key_padding_mask, return_weights)
-        offset = 0
-        if cache is not None:
-            offset = cache.check(x, context_length=self.context_length, layer=self)
-        num_tokens = x.shape[1]
+        padding = self.begin_forward(x, key_padding_mask, return_weights, cache)
         keys = split_heads(self.W_key(x), self.num_heads)  # (b, h, T, head_dim)
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, T, head_dim)
         values = split_heads(self.W_value(x), self.num_heads)  # (b, h, T, head_dim)
-        if cache is not None:
-            # (b, h, T_k, head_dim), T_k = offset + T; the padding of all T_k keys (or None)
-            keys, values = cache.update(keys, values, padding, layer=self)
-            padding = cache.key_padding_mask  # (b, T_k)
-        # Rows offset .. offset+T-1 of the causal mask: query i may see keys 0 .. offset + i.
-        hidden = self.mask.bool()[offset : offset + num_tokens, : offset + num_tokens]  # (T, T_k)
-        context_vec, attn_weights = masked_attention(
-            queries, keys, values, hidden, self.dropout, key_padding_mask=padding
-        )  # (b, h, T, head_dim), (b, h, T, T_k)
-        out = self.out_proj(merge_heads(context_vec))  # (b, T, d_out)
-        return (out, attn_weights) if return_weights else out
+        # With a cache: all T_k = len(cache) keys and values (without one, T_k = T)
+        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, h, T_k, hd)
+        # Causal attention (query i sees keys 0 .. T_k - T + i), merge, out_proj: (b, T, d_out)
+        return self.attend_and_project(queries, keys, values, return_weights, padding)
 
 
 def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAttention:

@@ -8,6 +8,9 @@ book's use -- or a batch (b, num_tokens, d_in):
   book's context_vector_2 = [0.3061, 0.8210].
 * ``SelfAttentionV2`` uses ``nn.Linear`` layers (better initialisation, optional bias). An
   ``nn.Linear`` stores the *transpose* of V1's matrix: ``linear.weight == W.T``.
+
+The two differ only in how they compute keys, queries and values (``project``); the checks and the
+attention itself (``forward``, in ``_SelfAttention``) are shared.
 """
 
 from __future__ import annotations
@@ -21,7 +24,49 @@ from .validation import check_flag, check_forward_options, check_input, check_po
 __all__ = ["SelfAttentionV1", "SelfAttentionV2"]
 
 
-class SelfAttentionV1(nn.Module):
+class _SelfAttention(nn.Module):
+    """What V1 and V2 share: ``forward`` (checks, then attention); subclasses define ``project``."""
+
+    d_in: int
+    d_out: int
+
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(..., T, d_in) -> keys, queries, values, each (..., T, d_out)."""
+        raise NotImplementedError
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        key_padding_mask: torch.Tensor | None = None,
+        return_weights: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Return context vectors, or ``(context, weights)`` if ``return_weights``.
+
+        Args:
+            x: (num_tokens, d_in) for one sequence (the book's use), or (b, num_tokens, d_in).
+            key_padding_mask: bool, True at padding positions (the keys no token may attend to),
+                as in ``torch.nn.MultiheadAttention``: (num_tokens,) for unbatched ``x``,
+                (b, num_tokens) for batched ``x``; None when nothing is padded.
+            return_weights: also return the attention weights.
+
+        Returns:
+            context (..., num_tokens, d_out); weights (..., num_tokens, num_tokens), zero on
+            padded keys, each row summing to 1 over the real keys. No mask hides the future here,
+            so a row is all zero only if every key of its sequence is padding.
+        """
+        dtype = next(self.parameters()).dtype  # W_query's
+        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=dtype, finite=True)
+        padding = check_forward_options(x, key_padding_mask, return_weights)
+        keys, queries, values = self.project(x)  # (..., T, d_out) each
+        # scores = queries @ keys.T, softmax(scores / sqrt(d_out)), weights @ values:
+        context_vec, attn_weights = masked_attention(
+            queries, keys, values, key_padding_mask=padding
+        )  # (..., T, d_out), (..., T, T)
+        return (context_vec, attn_weights) if return_weights else context_vec
+
+
+class SelfAttentionV1(_SelfAttention):
     """Scaled dot-product self-attention with raw parameter matrices.
 
     Input (num_tokens, d_in) -> output (num_tokens, d_out) (a leading batch dimension b is
@@ -38,43 +83,18 @@ class SelfAttentionV1(nn.Module):
         self.W_key = nn.Parameter(torch.rand(self.d_in, self.d_out))
         self.W_value = nn.Parameter(torch.rand(self.d_in, self.d_out))
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        *,
-        key_padding_mask: torch.Tensor | None = None,
-        return_weights: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """Return context vectors, or ``(context, weights)`` if ``return_weights``.
-
-        Args:
-            x: (num_tokens, d_in) for one sequence (the book's use), or (b, num_tokens, d_in).
-            key_padding_mask: bool, True at padding positions (the keys no token may attend to),
-                as in ``torch.nn.MultiheadAttention``: (num_tokens,) for unbatched ``x``,
-                (b, num_tokens) for batched ``x``; None when nothing is padded.
-            return_weights: also return the attention weights.
-
-        Returns:
-            context (..., num_tokens, d_out); weights (..., num_tokens, num_tokens), zero on
-            padded keys, each row summing to 1 over the real keys. No mask hides the future here,
-            so a row is all zero only if every key of its sequence is padding.
-        """
-        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=self.W_query.dtype, finite=True)
-        padding = check_forward_options(x, key_padding_mask, return_weights)
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(..., T, d_in) -> keys, queries, values, each (..., T, d_out): ``x @ W``."""
         keys = x @ self.W_key  # (..., T, d_out)
         queries = x @ self.W_query  # (..., T, d_out)
         values = x @ self.W_value  # (..., T, d_out)
-        # scores = queries @ keys.T, softmax(scores / sqrt(d_out)), weights @ values:
-        context_vec, attn_weights = masked_attention(
-            queries, keys, values, key_padding_mask=padding
-        )  # (..., T, d_out), (..., T, T)
-        return (context_vec, attn_weights) if return_weights else context_vec
+        return keys, queries, values
 
     def extra_repr(self) -> str:
         return f"d_in={self.d_in}, d_out={self.d_out}"
 
 
-class SelfAttentionV2(nn.Module):
+class SelfAttentionV2(_SelfAttention):
     """Scaled dot-product self-attention with ``nn.Linear`` projections.
 
     Input (num_tokens, d_in) -> output (num_tokens, d_out) (a leading batch dimension b is
@@ -91,33 +111,9 @@ class SelfAttentionV2(nn.Module):
         self.W_key = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
         self.W_value = nn.Linear(self.d_in, self.d_out, bias=qkv_bias)
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        *,
-        key_padding_mask: torch.Tensor | None = None,
-        return_weights: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """Return context vectors, or ``(context, weights)`` if ``return_weights``.
-
-        Args:
-            x: (num_tokens, d_in) for one sequence (the book's use), or (b, num_tokens, d_in).
-            key_padding_mask: bool, True at padding positions (the keys no token may attend to),
-                as in ``torch.nn.MultiheadAttention``: (num_tokens,) for unbatched ``x``,
-                (b, num_tokens) for batched ``x``; None when nothing is padded.
-            return_weights: also return the attention weights.
-
-        Returns:
-            context (..., num_tokens, d_out); weights (..., num_tokens, num_tokens), zero on
-            padded keys, each row summing to 1 over the real keys. No mask hides the future here,
-            so a row is all zero only if every key of its sequence is padding.
-        """
-        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=self.W_query.weight.dtype, finite=True)
-        padding = check_forward_options(x, key_padding_mask, return_weights)
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(..., T, d_in) -> keys, queries, values, each (..., T, d_out): ``W(x)``."""
         keys = self.W_key(x)  # (..., T, d_out)
         queries = self.W_query(x)  # (..., T, d_out)
         values = self.W_value(x)  # (..., T, d_out)
-        context_vec, attn_weights = masked_attention(
-            queries, keys, values, key_padding_mask=padding
-        )  # (..., T, d_out), (..., T, T)
-        return (context_vec, attn_weights) if return_weights else context_vec
+        return keys, queries, values

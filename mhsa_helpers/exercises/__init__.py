@@ -11,25 +11,19 @@ from ._common import CheckResult, never_raises
 from .lesson01 import (
     NEW_TOKEN_EMBEDDING,
     check_attention_received,
-    check_context_vector_5,
     check_context_vector_new_token,
     check_prediction_self_match,
-    check_row_sums,
     check_softmax_rows,
-    check_stable_softmax,
 )
 from .lesson02 import (
     check_attn_weights_3,
     check_build_self_attention,
     check_prediction_saturation,
     check_v1_to_v2,
-    check_v2_to_v1,
 )
 from .lesson03 import (
     check_build_causal_weights,
-    check_causal_mask_4,
     check_local_mask,
-    check_one_step_mask,
     check_prediction_changed_weights,
 )
 from .lesson04 import (
@@ -56,7 +50,6 @@ from .lesson08 import check_initial_loss, check_offset_attention, check_shift_ta
 from .lesson09 import (
     check_attention_matrix_bytes,
     check_build_fused_multihead,
-    check_fused_qkv_weight,
     check_key_block,
     check_memory_growth,
 )
@@ -78,12 +71,9 @@ __all__ = [
     "check_build_fused_multihead",
     "check_build_multihead",
     "check_build_self_attention",
-    "check_causal_mask_4",
     "check_chunk_mask",
-    "check_context_vector_5",
     "check_context_vector_new_token",
     "check_dropout_scale",
-    "check_fused_qkv_weight",
     "check_gqa_parameter_count",
     "check_head_dim",
     "check_head_entropy",
@@ -100,22 +90,18 @@ __all__ = [
     "check_memory_growth",
     "check_mha_parameter_count",
     "check_offset_attention",
-    "check_one_step_mask",
     "check_prediction_changed_weights",
     "check_prediction_saturation",
     "check_prediction_self_match",
     "check_projected_tokens",
     "check_row_entropy",
-    "check_row_sums",
     "check_sharpest_head",
     "check_shift_targets",
     "check_softmax_rows",
     "check_split_into_heads",
     "check_split_matmul_prediction",
-    "check_stable_softmax",
     "check_survivor_prediction",
     "check_v1_to_v2",
-    "check_v2_to_v1",
     "check_wrapper_width",
     "check_zero_fraction",
 ]

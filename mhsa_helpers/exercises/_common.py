@@ -4,6 +4,10 @@ A checker never raises on a wrong or missing answer (the learner's cell ships wi
 ``answer = None  # YOUR CODE HERE`` and must run cleanly); it returns a result whose text says what
 to try next. ``bool(result)`` is True only for a correct answer, which is what tests and the
 solution notebooks assert.
+
+Also here, shared by the lessons' "predict, then run" moments: ``prediction_result`` (a guess
+written down first and judged after the experiment, ``reveal=True``; an unjudged guess shows as
+``[NOTED]``) and ``prediction_before_run`` (a guess judged at once, the next cell shows why).
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ import torch
 
 __all__ = [
     "CheckResult",
+    "PredictionNoted",
     "fail",
     "missing",
     "never_raises",
     "number",
     "ok",
+    "prediction_before_run",
+    "prediction_result",
     "tensor_answer",
     "whole_number",
 ]
@@ -160,3 +167,89 @@ def tensor_answer(
     if not torch.allclose(got, want, atol=atol, rtol=0):
         return fail(exercise, hint(answer) if callable(hint) else hint)
     return ok(exercise)
+
+
+# -- predict, then run ----------------------------------------------------------------------------
+
+
+class PredictionNoted(CheckResult):
+    """A prediction that is written down but not judged yet: shows as ``[NOTED] ...``."""
+
+    def __repr__(self) -> str:
+        return f"[NOTED] {self.exercise}: {self.message}"
+
+    __str__ = __repr__
+
+
+def prediction_result(
+    exercise: str,
+    prediction: object,
+    *,
+    reveal: object,
+    what: str,
+    value: object,
+    actual: str,
+    correct: bool,
+    explain: str,
+) -> CheckResult:
+    """The shared logic of the predict-then-run checkers.
+
+    ``value`` is the parsed prediction (None when ``prediction`` is not of the kind ``what``
+    describes); ``actual`` is what the experiment shows; ``correct`` whether ``value`` matches it.
+    With ``reveal=False`` (the prediction cell) nothing about the answer is said.
+    """
+    if not isinstance(reveal, bool):
+        return fail(exercise, f"reveal must be True or False, got {reveal!r}.")
+    if prediction is None:
+        if not reveal:
+            return CheckResult(
+                False,
+                exercise,
+                f"no prediction yet -- replace the `None` with {what}, then run the next cell "
+                "to see if you were right.",
+            )
+        return fail(
+            exercise,
+            f"no prediction was written; the output above shows {actual}. Next time write "
+            "your guess first: what surprises you is what you learn.",
+        )
+    if value is None:
+        return fail(exercise, f"expected {what}, got {prediction!r}.")
+    if not reveal:
+        return PredictionNoted(
+            False, exercise, f"your prediction {prediction!r} is written down. Run the next cell."
+        )
+    if correct:
+        return ok(exercise, f"you predicted {prediction!r}, and the output shows {actual}.")
+    return fail(exercise, f"you predicted {prediction!r}, but the output shows {actual}. {explain}")
+
+
+def prediction_before_run(
+    exercise: str,
+    prediction: object,
+    *,
+    value: object,
+    guess: str,
+    kind: str,
+    correct: bool,
+    right: str,
+    wrong: str,
+) -> CheckResult:
+    """The predict-then-run checkers judged in the prediction cell itself (no ``reveal`` step).
+
+    ``value`` is the parsed prediction (None when ``prediction`` is not ``kind``, e.g. "a whole
+    number"); ``guess`` names what to write in the prompt, e.g. "an int"; ``correct`` whether
+    ``value`` is what the next cell shows; ``right``/``wrong`` are the messages for either case.
+    """
+    if prediction is None:
+        return CheckResult(
+            False,
+            exercise,
+            f"no prediction yet -- write your guess ({guess}) in place of `None`, run this "
+            "cell, then run the next one to see what happens.",
+        )
+    if value is None:
+        return fail(exercise, f"a prediction here is {kind}, got {prediction!r}.")
+    if correct:
+        return ok(exercise, right)
+    return fail(exercise, wrong)

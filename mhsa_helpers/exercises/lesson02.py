@@ -1,8 +1,5 @@
 """Checkers for lesson 02, trainable query/key/value weights (查询、键、值).
 
-* ``check_v2_to_v1(answer, sa_v2, inputs)`` -- a ``SelfAttentionV1`` carrying the weights of a
-  ``SelfAttentionV2`` (``nn.Linear`` stores the transpose, so ``W_query = weight.T``) and computing
-  the same output.
 * ``check_attn_weights_3(answer)`` -- the scaled attention weights of the query "starts" (x(3))
   with the seed-123 matrices of the lesson.
 * ``check_v1_to_v2(answer, sa_v1, inputs)`` -- the other direction: a ``SelfAttentionV2`` carrying
@@ -23,69 +20,16 @@ from torch import nn
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
-from ._common import CheckResult, fail, missing, number, ok, tensor_answer
-from .lesson01 import prediction_result
+from ._common import CheckResult, fail, missing, number, ok, prediction_result, tensor_answer
 
 __all__ = [
     "check_attn_weights_3",
     "check_build_self_attention",
     "check_prediction_saturation",
     "check_v1_to_v2",
-    "check_v2_to_v1",
 ]
 
 _NAMES = ("W_query", "W_key", "W_value")
-
-
-def check_v2_to_v1(answer: object, sa_v2: nn.Module, inputs: torch.Tensor) -> CheckResult:
-    """``answer``: a V1-style module (raw (d_in, d_out) matrices) with ``sa_v2``'s weights."""
-    name = "SelfAttentionV2 -> SelfAttentionV1 weight transfer"
-    if answer is None:
-        return missing(name, "your SelfAttentionV1 object after copying sa_v2's weights into it")
-    if not isinstance(answer, nn.Module):
-        return fail(name, f"expected a SelfAttentionV1 module, got {type(answer).__name__}.")
-    linears = {n: getattr(sa_v2, n, None) for n in _NAMES}
-    if not all(isinstance(layer, nn.Linear) for layer in linears.values()):
-        return fail(name, "the second argument must be the lesson's SelfAttentionV2 object sa_v2.")
-    targets = {
-        n: layer.weight.detach().T for n, layer in linears.items() if isinstance(layer, nn.Linear)
-    }  # (d_in, d_out) each
-    for n in _NAMES:
-        w = getattr(answer, n, None)
-        if isinstance(w, nn.Linear):
-            return fail(name, f"answer.{n} is an nn.Linear: answer must be a SelfAttentionV1.")
-        if not isinstance(w, torch.Tensor):
-            return fail(name, f"answer has no tensor attribute {n}: is it a SelfAttentionV1?")
-        want = targets[n]
-        if tuple(w.shape) == tuple(want.T.shape) and tuple(w.shape) != tuple(want.shape):
-            return fail(
-                name,
-                f"answer.{n} has shape {tuple(w.shape)}, the nn.Linear layout (d_out, d_in). "
-                f"V1 multiplies x @ W, so it needs (d_in, d_out): use sa_v2.{n}.weight.T.",
-            )
-        if tuple(w.shape) != tuple(want.shape):
-            return fail(
-                name, f"answer.{n} has shape {tuple(w.shape)}, expected {tuple(want.shape)}."
-            )
-        if not torch.equal(w.detach(), want):
-            for other in _NAMES:
-                if other != n and torch.equal(w.detach(), targets[other]):
-                    return fail(name, f"answer.{n} holds sa_v2.{other}'s weights: match the names.")
-            return fail(
-                name, f"answer.{n} differs from sa_v2.{n}.weight.T: copy it with nn.Parameter(...)."
-            )
-    try:
-        with torch.no_grad():
-            got = answer(inputs)
-            want_out = sa_v2(inputs)
-    except Exception as error:  # the learner's module may raise anything
-        return fail(name, f"calling answer(inputs) raised {type(error).__name__}: {error}")
-    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want_out.shape):
-        return fail(name, "answer(inputs) should return the (T, d_out) context vectors.")
-    if not torch.allclose(got, want_out, atol=1e-6, rtol=0):
-        return fail(name, "the weights match but the outputs differ: is forward V1's forward?")
-    same = "bit for bit" if torch.equal(got, want_out) else "to 1e-6"
-    return ok(name, f"correct: the weights are sa_v2's transposed and the outputs agree {same}.")
 
 
 def _seed123_matrices() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

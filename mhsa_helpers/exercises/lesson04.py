@@ -16,7 +16,7 @@ import math
 import torch
 
 from ..data import reference
-from ._common import CheckResult, fail, missing, number, ok, tensor_answer
+from ._common import CheckResult, fail, missing, number, ok, prediction_before_run, tensor_answer
 
 __all__ = [
     "check_dropout_scale",
@@ -40,23 +40,19 @@ def exercise_keep_pattern() -> torch.Tensor:
 
 def check_survivor_prediction(prediction: object) -> CheckResult:
     """Prediction: the survivors of ``nn.Dropout(0.5)`` on a 6x6 matrix of ones equal 2."""
-    name = "prediction: the value of a surviving entry"
-    if prediction is None:
-        return CheckResult(
-            False,
-            name,
-            "no prediction yet -- write your guess (a number) in place of `None`, run this "
-            "cell, then run the next one to see what happens.",
-        )
     value = number(prediction)
-    if value is None:
-        return fail(name, f"a prediction here is a number, got {prediction!r}.")
-    if math.isclose(value, 2.0, abs_tol=1e-4):
-        return ok(name, "right -- the next cell shows it; section 2 explains why.")
-    return fail(
-        name,
-        "not what happens. Run the next cell and look at the entries that are not 0; then think "
-        "about what happens to the average of the matrix when half of it is zeroed.",
+    return prediction_before_run(
+        "prediction: the value of a surviving entry",
+        prediction,
+        value=value,
+        guess="a number",
+        kind="a number",
+        correct=value is not None and math.isclose(value, 2.0, abs_tol=1e-4),
+        right="right -- the next cell shows it; section 2 explains why.",
+        wrong=(
+            "not what happens. Run the next cell and look at the entries that are not 0; then "
+            "think about what happens to the average of the matrix when half of it is zeroed."
+        ),
     )
 
 

@@ -16,7 +16,15 @@ import torch
 
 from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
-from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
+from ._common import (
+    CheckResult,
+    fail,
+    missing,
+    ok,
+    prediction_before_run,
+    tensor_answer,
+    whole_number,
+)
 
 __all__ = [
     "check_head_output",
@@ -47,23 +55,19 @@ def check_wrapper_width(answer: object) -> CheckResult:
 
 def check_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
-    name = "prediction: matmul calls of a 2-head wrapper"
-    if prediction is None:
-        return CheckResult(
-            False,
-            name,
-            "no prediction yet -- write your guess (an int) in place of `None`, run this "
-            "cell, then run the next one to see what happens.",
-        )
     value = whole_number(prediction)
-    if value is None:
-        return fail(name, f"a prediction here is a whole number, got {prediction!r}.")
-    if value == 2 * (3 + 2):
-        return ok(name, "right -- the next cell counts them.")
-    return fail(
-        name,
-        "not what happens. Run the next cell, then find in CausalAttention.forward every "
-        "nn.Linear call and every @ -- and remember the wrapper runs each head's forward.",
+    return prediction_before_run(
+        "prediction: matmul calls of a 2-head wrapper",
+        prediction,
+        value=value,
+        guess="an int",
+        kind="a whole number",
+        correct=value == 2 * (3 + 2),
+        right="right -- the next cell counts them.",
+        wrong=(
+            "not what happens. Run the next cell, then find in CausalAttention.forward every "
+            "nn.Linear call and every @ -- and remember the wrapper runs each head's forward."
+        ),
     )
 
 

@@ -21,7 +21,16 @@ from torch import nn
 
 from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
-from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
+from ._common import (
+    CheckResult,
+    fail,
+    missing,
+    ok,
+    prediction_before_run,
+    tensor_answer,
+    whole_number,
+)
+from ._contract import ContractError, book_forward, class_answer, first_line, is_view_error
 
 __all__ = [
     "check_build_multihead",
@@ -108,23 +117,19 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
 def check_split_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
     ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
-    name = "prediction: matmul calls with 12 heads"
-    if prediction is None:
-        return CheckResult(
-            False,
-            name,
-            "no prediction yet -- write your guess (an int) in place of `None`, run this "
-            "cell, then run the next one to see what happens.",
-        )
     value = whole_number(prediction)
-    if value is None:
-        return fail(name, f"a prediction here is a whole number, got {prediction!r}.")
-    if value == 4 + 2:
-        return ok(name, "right -- the next cell shows it for 1, 2, 4 and 12 heads.")
-    return fail(
-        name,
-        "not what happens. Run the next cell, then count in `forward` how many times each "
-        "`nn.Linear` and each `@` runs -- does any line run once per head?",
+    return prediction_before_run(
+        "prediction: matmul calls with 12 heads",
+        prediction,
+        value=value,
+        guess="an int",
+        kind="a whole number",
+        correct=value == 4 + 2,
+        right="right -- the next cell shows it for 1, 2, 4 and 12 heads.",
+        wrong=(
+            "not what happens. Run the next cell, then count in `forward` how many times each "
+            "`nn.Linear` and each `@` runs -- does any line run once per head?"
+        ),
     )
 
 
@@ -176,43 +181,15 @@ def _reference_forward(
     params: dict[str, torch.Tensor], x: torch.Tensor, num_heads: int, mistake: str | None = None
 ) -> torch.Tensor:
     """The book's forward, or the same with one typical ``mistake`` (a key of ``_MISTAKES``)."""
-    b, T, _ = x.shape
 
     def project(name: str) -> torch.Tensor:
         return F.linear(x, params[f"{name}.weight"], params.get(f"{name}.bias"))  # (b, T, d_out)
 
+    def out_proj(merged: torch.Tensor) -> torch.Tensor:
+        return F.linear(merged, params["out_proj.weight"], params["out_proj.bias"])  # (b, T, d_out)
+
     queries, keys, values = project("W_query"), project("W_key"), project("W_value")
-    d_out = queries.shape[-1]
-    head_dim = d_out // num_heads
-    if mistake in ("split_no_transpose", "split_no_transpose_merge_plain"):
-        split = [t.reshape(b, num_heads, T, head_dim) for t in (queries, keys, values)]
-    else:
-        split = [t.view(b, T, num_heads, head_dim).transpose(1, 2) for t in (queries, keys, values)]
-    queries, keys, values = split  # (b, h, T, head_dim)
-    scores = queries @ keys.transpose(2, 3)  # (b, h, T, T)
-    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T)
-    if mistake == "transposed_mask":
-        future = future.T
-    if mistake == "mask_with_zero":
-        scores = scores.masked_fill(future, 0.0)
-    elif mistake not in ("mask_after_softmax", "no_mask"):
-        scores = scores.masked_fill(future, -torch.inf)
-    scale = {"no_scaling": 1.0, "scale_d_out": d_out**0.5}.get(mistake or "", head_dim**0.5)
-    weights = torch.softmax(scores / scale, dim=-2 if mistake == "softmax_wrong_dim" else -1)
-    if mistake == "mask_after_softmax":
-        weights = weights.masked_fill(future, 0.0)
-    context = weights @ values  # (b, h, T, head_dim)
-    if mistake in ("merge_no_transpose", "split_no_transpose_merge_plain"):
-        merged = context.reshape(b, T, d_out)
-    else:
-        merged = context.transpose(1, 2).reshape(b, T, d_out)  # (b, T, d_out)
-    if mistake == "no_out_proj":
-        return merged
-    return F.linear(merged, params["out_proj.weight"], params["out_proj.bias"])  # (b, T, d_out)
-
-
-class _ContractError(Exception):
-    """Raised inside the build checker to stop at the first failed contract, with its hint."""
+    return book_forward(queries, keys, values, num_heads, out_proj, mistake)
 
 
 def _construct(
@@ -228,9 +205,9 @@ def _construct(
     try:
         module = cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=qkv_bias)
     except Exception as error:
-        raise _ContractError(f"{args} raised {type(error).__name__}: {error}") from None
+        raise ContractError(f"{args} raised {type(error).__name__}: {error}") from None
     if not isinstance(module, nn.Module):
-        raise _ContractError(f"{args} returned a {type(module).__name__}, not an nn.Module.")
+        raise ContractError(f"{args} returned a {type(module).__name__}, not an nn.Module.")
     return module
 
 
@@ -239,33 +216,33 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
     expected = {name: p.shape for name, p in reference.named_parameters()}
     got = {name: p.shape for name, p in module.named_parameters()}
     if not got:
-        raise _ContractError(
+        raise ContractError(
             "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
             "__init__ (nn.Linear layers), then write forward following the table."
         )
     if "out_proj.weight" not in got:
-        raise _ContractError(
+        raise ContractError(
             "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it to "
             "the merged heads (forgetting out_proj)."
         )
     missing_names = [name for name in expected if name not in got]
     if missing_names:
-        raise _ContractError(
+        raise ContractError(
             f"no parameter named {', '.join(missing_names)}: use the book's names W_query, "
             "W_key, W_value (nn.Linear(d_in, d_out, bias=qkv_bias)) and out_proj."
         )
     extra = [name for name in got if name not in expected]
     if extra:
-        raise _ContractError(
+        raise ContractError(
             f"unexpected parameters {', '.join(extra)}: the book's class has only W_query, "
             "W_key, W_value (biases only with qkv_bias=True) and out_proj."
         )
     for name, shape in expected.items():
         if got[name] != shape:
-            raise _ContractError(f"{name} has shape {tuple(got[name])}, expected {tuple(shape)}.")
+            raise ContractError(f"{name} has shape {tuple(got[name])}, expected {tuple(shape)}.")
     buffers = dict(module.named_buffers())
     if "mask" not in buffers:
-        raise _ContractError(
+        raise ContractError(
             "no buffer named mask: create the causal mask once with "
             'self.register_buffer("mask", torch.triu(torch.ones(context_length, '
             "context_length), diagonal=1)) and slice it in forward."
@@ -276,10 +253,6 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
             mine[name].copy_(param)
 
 
-def _first_line(text: str) -> str:
-    return (text.strip().splitlines() or ["(no message)"])[0]
-
-
 def _run(module: nn.Module, x: torch.Tensor, where: str) -> torch.Tensor:
     """``module(x)``, turning errors into hints that name the usual cause."""
     b, T, _ = x.shape
@@ -287,31 +260,31 @@ def _run(module: nn.Module, x: torch.Tensor, where: str) -> torch.Tensor:
         out = module(x)
     except RuntimeError as error:
         text = str(error)
-        if "view size is not compatible" in text or "use .reshape" in text.lower():
-            raise _ContractError(
+        if is_view_error(error) or "use .reshape" in text.lower():
+            raise ContractError(
                 f"{where}: `view` raised on a non-contiguous tensor. After transpose(1, 2) the "
                 "context vectors are not contiguous in memory: merge the heads with "
                 ".contiguous().view(b, T, d_out) (or .reshape). Torch said: "
-                f"{_first_line(text)}"
+                f"{first_line(text)}"
             ) from None
         if "must match the size" in text or "size of tensor" in text.lower():
-            raise _ContractError(
-                f"{where} with T={T} tokens: {_first_line(text)}. Is the mask sliced to the "
+            raise ContractError(
+                f"{where} with T={T} tokens: {first_line(text)}. Is the mask sliced to the "
                 "input's length, self.mask.bool()[:T, :T]?"
             ) from None
-        raise _ContractError(
-            f"{where}: forward raised {type(error).__name__}: {_first_line(text)}"
+        raise ContractError(
+            f"{where}: forward raised {type(error).__name__}: {first_line(text)}"
         ) from None
     except Exception as error:
-        raise _ContractError(f"{where}: forward raised {type(error).__name__}: {error}") from None
+        raise ContractError(f"{where}: forward raised {type(error).__name__}: {error}") from None
     if isinstance(out, tuple):
-        raise _ContractError(f"{where}: forward(x) must return one tensor, got a tuple.")
+        raise ContractError(f"{where}: forward(x) must return one tensor, got a tuple.")
     if not isinstance(out, torch.Tensor):
-        raise _ContractError(f"{where}: forward(x) must return a tensor, got {type(out).__name__}.")
+        raise ContractError(f"{where}: forward(x) must return a tensor, got {type(out).__name__}.")
     out_proj = dict(module.named_parameters()).get("out_proj.weight")
     d_out = None if out_proj is None else out_proj.shape[0]
     if d_out is not None and tuple(out.shape) != (b, T, d_out):
-        raise _ContractError(
+        raise ContractError(
             f"{where}: output shape {tuple(out.shape)}, expected (b, T, d_out) = {(b, T, d_out)}."
         )
     return out
@@ -346,7 +319,7 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: str) -> None:
     with torch.no_grad():
         before, after = module(x), module(changed)
     if not torch.allclose(before[:, :t], after[:, :t], atol=1e-6):
-        raise _ContractError(
+        raise ContractError(
             f"{where}: changing tokens {t}.. changed the outputs of earlier tokens -- the future "
             "leaks in. Mask the scores above the diagonal with -inf before the softmax."
         )
@@ -354,12 +327,16 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: str) -> None:
 
 def _check_build_multihead(cls: object) -> CheckResult:
     name = _EXERCISE_BUILD
-    if cls is None:
-        return missing(name, "your class (the class itself, e.g. MyMultiHeadAttention)")
-    if isinstance(cls, nn.Module):
-        return fail(name, "pass the class itself, not an instance: check_build_multihead(MyClass).")
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        return fail(name, f"expected a subclass of nn.Module, got {cls!r}.")
+    not_a_class = class_answer(
+        cls,
+        name,
+        missing_what="your class (the class itself, e.g. MyMultiHeadAttention)",
+        instance_hint="pass the class itself, not an instance: check_build_multihead(MyClass).",
+        not_class_hint="expected a subclass of nn.Module, got {cls!r}.",
+    )
+    if not_a_class is not None:
+        return not_a_class
+    assert isinstance(cls, type)
     try:
         for index, (d_in, d_out, context_length, num_heads, b, T) in enumerate(_SIZES):
             where = f"cls({d_in}, {d_out}, {context_length}, 0.0, {num_heads}) on x {(b, T, d_in)}"
@@ -374,12 +351,12 @@ def _check_build_multihead(cls: object) -> CheckResult:
                 want = reference(x)
             if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
                 params = {k: v.detach() for k, v in reference.named_parameters()}
-                raise _ContractError(_diagnose(out.detach(), params, x, num_heads, where))
+                raise ContractError(_diagnose(out.detach(), params, x, num_heads, where))
             _check_causal(module, x, where)
         _check_rows_and_bias(cls)
         _check_dropout(cls)
         _check_gradients(cls)
-    except _ContractError as stop:
+    except ContractError as stop:
         return fail(name, str(stop))
     return ok(
         name,
@@ -413,7 +390,7 @@ def _check_rows_and_bias(cls: type) -> None:
             params["out_proj.bias"].zero_()
         out = _run(module, torch.randn(2, 7, 5), where)  # (b, T, d_out): row sums per head
     if not torch.allclose(out, torch.ones_like(out), atol=1e-5):
-        raise _ContractError(
+        raise ContractError(
             f"{where} the output should be all 1 (every row of attention weights sums to 1), "
             f"but ranges from {out.min().item():.4f} to {out.max().item():.4f}. Are the weights "
             "a softmax over the last dimension, with nothing zeroed after it?"
@@ -434,7 +411,7 @@ def _check_dropout(cls: type) -> None:
         first, second = _run(module, x, where), _run(module, x, where)
         want = ref(x)
     if not torch.equal(first, second) or not torch.allclose(first, want, atol=1e-5, rtol=1e-4):
-        raise _ContractError(
+        raise ContractError(
             f"{where} in eval mode the output is random or differs from the dropout-free result: "
             "dropout is applied in eval mode. Use self.dropout = nn.Dropout(dropout) (not "
             "F.dropout, whose training=True is the default) so that .eval() switches it off."
@@ -447,12 +424,12 @@ def _check_dropout(cls: type) -> None:
         torch.manual_seed(301)
         want_train = ref(x)
     if torch.allclose(out_train, want, atol=1e-6):
-        raise _ContractError(
+        raise ContractError(
             f"{where} in training mode nothing is dropped: apply self.dropout to the attention "
             "weights after the softmax."
         )
     if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
-        raise _ContractError(
+        raise ContractError(
             f"{where} in training mode the output differs from the book's class with the same "
             "seed: apply self.dropout to the attention weights, right after the softmax and "
             "before the product with the values (the book's place)."
@@ -470,21 +447,21 @@ def _check_gradients(cls: type) -> None:
     probe = torch.randn(2, 7, 12)  # (b, T, d_out): a random loss direction
     try:
         (_run(module, x, where) * probe).sum().backward()
-    except _ContractError:
+    except ContractError:
         raise
     except Exception as error:  # backward itself failed
-        raise _ContractError(f"{where} raised {type(error).__name__}: {error}") from None
+        raise ContractError(f"{where} raised {type(error).__name__}: {error}") from None
     (ref(x) * probe).sum().backward()
     mine = dict(module.named_parameters())
     for name, param in ref.named_parameters():
         grad = mine[name].grad
         if grad is None:
-            raise _ContractError(
+            raise ContractError(
                 f"{name} gets no gradient: is it used in forward, without .detach() or "
                 "torch.no_grad()?"
             )
         if param.grad is not None and not torch.allclose(grad, param.grad, atol=1e-5, rtol=1e-4):
-            raise _ContractError(f"{name} gets a different gradient than in the book's class.")
+            raise ContractError(f"{name} gets a different gradient than in the book's class.")
 
 
 def _book_numbers_note(cls: type) -> str:

@@ -1,7 +1,5 @@
 """Checkers for lesson 09, efficient attention (融合 QKV 投影, FlashAttention / SDPA).
 
-* ``check_fused_qkv_weight(answer, mha)`` -- the (3 * d_out, d_in) weight of a fused QKV
-  projection that computes what ``mha``'s W_query, W_key and W_value compute.
 * ``check_attention_matrix_bytes(answer)`` -- bytes of one layer's float32 attention-weight
   matrix (b, h, T, T) for GPT-2 XL: 25 heads, context 1024, batch 1.
 * ``check_key_block(answer, fused)`` -- the W_key block (d_out, d_in) cut out of a fused module's
@@ -22,52 +20,17 @@ import torch
 from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
-from ..attention.multihead import MultiHeadAttention
 from ._common import CheckResult, fail, missing, number, ok
+from ._contract import book_forward, class_answer, is_view_error
 
 __all__ = [
     "check_attention_matrix_bytes",
     "check_build_fused_multihead",
-    "check_fused_qkv_weight",
     "check_key_block",
     "check_memory_growth",
 ]
 
 _NAMES = ("W_query", "W_key", "W_value")
-
-
-def check_fused_qkv_weight(answer: object, mha: MultiHeadAttention) -> CheckResult:
-    """``answer``: a tensor (3 * d_out, d_in) whose rows are W_query's, then W_key's, W_value's."""
-    name = "fused QKV weight"
-    if answer is None:
-        return missing(name, "a (3 * d_out, d_in) tensor built from mha's three weight matrices")
-    if not isinstance(mha, MultiHeadAttention):
-        return fail(name, "the second argument must be the lesson's MultiHeadAttention `mha`.")
-    if not isinstance(answer, torch.Tensor):
-        return fail(name, f"expected a torch.Tensor, got {type(answer).__name__}.")
-    weights = [getattr(mha, n).weight.detach() for n in _NAMES]  # each (d_out, d_in)
-    want = torch.cat(weights, dim=0)  # (3 d_out, d_in)
-    got = answer.detach()
-    if tuple(got.shape) == tuple(want.T.shape) and tuple(got.shape) != tuple(want.shape):
-        return fail(
-            name,
-            f"shape {tuple(got.shape)} is transposed: nn.Linear stores (out_features, "
-            f"in_features), so the fused weight is (3 * d_out, d_in) = {tuple(want.shape)}.",
-        )
-    if tuple(got.shape) != tuple(want.shape):
-        return fail(
-            name,
-            f"shape {tuple(got.shape)} but expected {tuple(want.shape)}: stack the three "
-            "(d_out, d_in) matrices along dim=0 (torch.cat([...], dim=0)).",
-        )
-    if torch.equal(got, want):
-        return ok(name)
-    blocks = got.split(mha.d_out, dim=0)
-    if all(any(torch.equal(b, w) for w in weights) for b in blocks):
-        return fail(name, "right blocks, wrong order: the fused layer expects query, key, value.")
-    return fail(
-        name, "values differ: use mha.W_query.weight, mha.W_key.weight, mha.W_value.weight."
-    )
 
 
 _HEADS, _T, _BATCH, _BYTES = 25, 1024, 1, 4
@@ -142,57 +105,41 @@ _ORDERS = {
 def _reference(
     qkv: nn.Linear, out_proj: nn.Linear, x: torch.Tensor, num_heads: int, mistake: str = ""
 ) -> torch.Tensor:
-    """The correct forward pass, or the one with ``mistake``, for naming what went wrong."""
-    b, num_tokens, _ = x.shape
+    """The correct forward pass, or the one with ``mistake``, for naming what went wrong.
+
+    ``mistake``: a key of ``_ORDERS`` (the fused output split in another order) or one of
+    ``_contract.MISTAKES``.
+    """
     d_out = out_proj.in_features
-    head_dim = d_out // num_heads
     blocks = list(qkv(x).split(d_out, dim=-1))  # 3 x (b, T, d_out)
     if mistake in _ORDERS:
         blocks = [blocks[i] for i in _ORDERS[mistake]]
-    if mistake == "view without transpose":
-        q, k, v = (t.reshape(b, num_heads, num_tokens, head_dim) for t in blocks)
-    else:
-        q, k, v = (t.view(b, num_tokens, num_heads, head_dim).transpose(1, 2) for t in blocks)
-    scale = {"no scaling": 1.0, "sqrt(d_out)": d_out**0.5}.get(mistake, head_dim**0.5)
-    scores = q @ k.transpose(-2, -1) / scale  # (b, h, T, T)
-    future = torch.ones(num_tokens, num_tokens, dtype=torch.bool).triu(1)  # (T, T)
-    if mistake == "transposed mask":
-        future = future.T
-    if mistake == "no mask":
-        weights = torch.softmax(scores, dim=-1)
-    elif mistake == "mask after softmax":
-        weights = torch.softmax(scores, dim=-1).masked_fill(future, 0.0)
-    else:
-        weights = torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1)
-    context = weights @ v  # (b, h, T, head_dim)
-    if mistake == "view without transpose":
-        merged = context.reshape(b, num_tokens, d_out)
-    else:
-        merged = context.transpose(1, 2).reshape(b, num_tokens, d_out)  # (b, T, d_out)
-    return merged if mistake == "no out_proj" else out_proj(merged)
+        mistake = ""
+    queries, keys, values = blocks
+    return book_forward(queries, keys, values, num_heads, out_proj, mistake or None)
 
 
 _MISTAKE_HINTS = {
-    "no scaling": "the scores are not scaled: divide Q @ K^T by sqrt(head_dim) before softmax.",
-    "sqrt(d_out)": (
+    "no_scaling": "the scores are not scaled: divide Q @ K^T by sqrt(head_dim) before softmax.",
+    "scale_d_out": (
         "scaled by sqrt(d_out); each head's dot products have head_dim terms, so divide by "
         "sqrt(head_dim) = sqrt(d_out // num_heads)."
     ),
-    "view without transpose": (
+    "split_no_transpose_merge_plain": (
         "Q, K, V were reshaped to (b, h, T, head_dim) without a transpose, which mixes tokens "
         "between heads: "
         "view to (b, T, h, head_dim), then .transpose(1, 2) (and transpose back before merging)."
     ),
-    "transposed mask": (
+    "transposed_mask": (
         "the mask is transposed: it hides the PAST and shows the future. Hide j > i: "
         "torch.triu(ones(T, T), diagonal=1), True/1 = hidden."
     ),
-    "no mask": "no causal mask: fill the scores above the diagonal with -inf before softmax.",
-    "mask after softmax": (
+    "no_mask": "no causal mask: fill the scores above the diagonal with -inf before softmax.",
+    "mask_after_softmax": (
         "the future was zeroed after softmax without renormalising, so rows sum to less than 1: "
         "fill the scores with -inf BEFORE softmax."
     ),
-    "no out_proj": "the heads are merged but out_proj is never applied: return self.out_proj(...).",
+    "no_out_proj": "the heads are merged but out_proj is never applied: return self.out_proj(...).",
 }
 
 
@@ -290,7 +237,7 @@ def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, str |
     try:
         out = module(x)
     except RuntimeError as error:
-        if "view size is not compatible" in str(error):
+        if is_view_error(error):
             return None, _view_hint(error)
         return None, f"forward raised RuntimeError: {error}"
     except Exception as error:  # the learner's code: report it, never raise
@@ -313,12 +260,16 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     with the typical mistakes so the hint can name one.
     """
     name = "build a fused-QKV MultiHeadAttention"
-    if cls is None:
-        return missing(name, "your class (the class itself, e.g. `FusedMultiHeadAttention`)")
-    if isinstance(cls, nn.Module):
-        return fail(name, "pass the class itself, not an instance: drop the (...) after its name.")
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        return fail(name, f"expected a class derived from nn.Module, got {type(cls).__name__}.")
+    not_a_class = class_answer(
+        cls,
+        name,
+        missing_what="your class (the class itself, e.g. `FusedMultiHeadAttention`)",
+        instance_hint="pass the class itself, not an instance: drop the (...) after its name.",
+        not_class_hint="expected a class derived from nn.Module, got {kind}.",
+    )
+    if not_a_class is not None:
+        return not_a_class
+    assert isinstance(cls, type)
 
     with torch.random.fork_rng(devices=[]):  # seeds inside, the caller's RNG state is kept
         return _contract_tests(cls, name)

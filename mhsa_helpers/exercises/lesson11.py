@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from ._common import CheckResult, fail, missing, ok
+from ._contract import function_answer
 
 __all__ = ["check_left_padding_mask", "check_masked_softmax"]
 
@@ -106,14 +107,9 @@ def check_masked_softmax(answer: object) -> CheckResult:
     finite also for huge scores, and finite gradients.
     """
     name = "masked softmax without NaN"
-    if answer is None:
-        return missing(name, "your function (write `answer = masked_softmax`, no parentheses)")
-    if isinstance(answer, torch.Tensor) or not callable(answer):
-        return fail(
-            name,
-            f"expected a function, got {type(answer).__name__}: write `answer = masked_softmax` "
-            "(the function itself, not a call).",
-        )
+    not_a_function = function_answer(answer, name, "masked_softmax")
+    if not_a_function is not None:
+        return not_a_function
     scores, hidden, expected = _reference_case()
     got = _call(answer, scores.clone(), hidden)
     if isinstance(got, str):

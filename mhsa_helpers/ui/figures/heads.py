@@ -27,6 +27,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ._common import float_tensor
+
 __all__ = [
     "plot_dropout_mask",
     "plot_dropout_scaling",
@@ -39,16 +41,6 @@ __all__ = [
 # One colour map per head, so a head keeps its colour from picture to picture.
 HEAD_CMAPS = ("Blues", "Oranges", "Greens", "Purples", "Reds", "Greys")
 HEAD_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:red", "tab:gray")
-
-
-def _matrix(name: str, value: object, ndim: int = 2) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    if value.dim() != ndim:
-        raise ValueError(
-            f"{name} must have {ndim} dimensions, got {name}.shape={tuple(value.shape)}"
-        )
-    return value.detach().float().cpu()
 
 
 def _draw(
@@ -120,8 +112,8 @@ def plot_dropout_mask(
         p: the dropout rate, 0 <= p < 1; survivors are multiplied by 1 / (1 - p).
         tokens: T labels for the rows and columns (default 1..T).
     """
-    w = _matrix("weights", weights)
-    k = _matrix("keep", keep)
+    w = float_tensor("weights", weights)
+    k = float_tensor("keep", keep)
     if w.shape != k.shape or w.shape[0] != w.shape[1]:
         raise ValueError(
             f"weights and keep must be the same (T, T) shape, got {tuple(w.shape)} and "
@@ -167,7 +159,7 @@ def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     for p, dropped in sorted(samples.items()):
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
             raise ValueError(f"every rate p must be in [0, 1), got p={p!r}")
-        d = _matrix(f"samples[{p}]", dropped, ndim=dropped.dim() if dropped.dim() else 1)
+        d = float_tensor(f"samples[{p}]", dropped, ndim=dropped.dim() if dropped.dim() else 1)
         survivors = d[d != 0]
         ps.append(float(p))
         kept.append(float((d != 0).float().mean()))
@@ -208,7 +200,7 @@ def plot_heads_concat(
         raise ValueError(
             f"head_outputs must hold 1 to {len(HEAD_CMAPS)} heads, got {len(head_outputs)}"
         )
-    heads = [_matrix(f"head_outputs[{i}]", h) for i, h in enumerate(head_outputs)]
+    heads = [float_tensor(f"head_outputs[{i}]", h) for i, h in enumerate(head_outputs)]
     n, d = heads[0].shape
     if any(h.shape != (n, d) for h in heads):
         raise ValueError("every head output must have the same (T, d_out) shape")
@@ -300,9 +292,9 @@ def plot_head_split(
         merged: (T, d_out), after ``transpose`` + ``contiguous().view``: equal to ``projection``.
         tokens: T row labels (default 1..T).
     """
-    proj = _matrix("projection", projection)
-    split = _matrix("heads", heads, ndim=3)
-    back = _matrix("merged", merged)
+    proj = float_tensor("projection", projection)
+    split = float_tensor("heads", heads, ndim=3)
+    back = float_tensor("merged", merged)
     num_heads, n, head_dim = split.shape
     if proj.shape != (n, num_heads * head_dim) or back.shape != proj.shape:
         raise ValueError(
@@ -368,8 +360,8 @@ def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torc
         raise TypeError("head_weights must be a list of (head_dim, d_in) tensors, one per head")
     if not 1 <= len(head_weights) <= len(HEAD_CMAPS):
         raise ValueError(f"head_weights must hold 1 to {len(HEAD_CMAPS)} heads")
-    heads = [_matrix(f"head_weights[{i}]", w) for i, w in enumerate(head_weights)]
-    big = _matrix("big_weight", big_weight)
+    heads = [float_tensor(f"head_weights[{i}]", w) for i, w in enumerate(head_weights)]
+    big = float_tensor("big_weight", big_weight)
     head_dim, d_in = heads[0].shape
     num_heads = len(heads)
     if any(w.shape != (head_dim, d_in) for w in heads) or big.shape != (

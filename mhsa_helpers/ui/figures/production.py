@@ -28,6 +28,8 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ._common import float_tensor
+
 __all__ = [
     "plot_attention_memory",
     "plot_cross_attention",
@@ -42,17 +44,6 @@ _QKV_NAMES = ("W_query", "W_key", "W_value")
 _QKV_COLOURS = ("tab:blue", "tab:orange", "tab:green")
 
 
-def _tensor(value: object, name: str, ndim: int) -> torch.Tensor:
-    """``value`` as a detached float CPU tensor with ``ndim`` dimensions, else a clear error."""
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    if value.dim() != ndim:
-        raise ValueError(
-            f"{name} must have {ndim} dimensions, got {name}.shape={tuple(value.shape)}"
-        )
-    return value.detach().float().cpu()
-
-
 def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> Figure:
     """The fused QKV weight as three stacked (d_out, d_in) blocks, and its output split in three.
 
@@ -62,7 +53,7 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
 
     Returns a figure with one axis (the weight) or two (weight, output).
     """
-    w = _tensor(weight, "weight", 2)
+    w = float_tensor("weight", weight, 2)
     if w.shape[0] % 3 != 0:
         raise ValueError(f"weight must have 3 * d_out rows, got weight.shape={tuple(w.shape)}")
     d_out, d_in = w.shape[0] // 3, w.shape[1]
@@ -81,7 +72,7 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
     ax.set_ylabel("row = output feature (3 * d_out)")
     ax.set_xlim(-0.5, d_in + 0.9 * max(1, d_in / 3))
     if output is not None:
-        out = _tensor(output, "output", 2)
+        out = float_tensor("output", output, 2)
         if out.shape[1] != 3 * d_out:
             raise ValueError(
                 f"output must have 3 * d_out = {3 * d_out} columns, got output.shape="
@@ -179,7 +170,7 @@ def plot_relative_position_scores(scores: torch.Tensor, *, title: str | None = N
     With RoPE or ALiBi the score of query i and key j depends on i - j only (for equal content),
     so every line is flat. Left panel: the scores by offset; right: the same matrix as a grid.
     """
-    s = _tensor(scores, "scores", 2)
+    s = float_tensor("scores", scores, 2)
     if s.shape[0] != s.shape[1]:
         raise ValueError(f"scores must be square (T, T), got scores.shape={tuple(s.shape)}")
     num_tokens = s.shape[0]
@@ -219,7 +210,7 @@ def plot_cross_attention(
     ``weights`` is one (n_q, n_kv) matrix; every target token is joined to every source token
     (no mask), each line as wide and as dark as its weight; the strongest one per row is red.
     """
-    w = _tensor(weights, "weights", 2)
+    w = float_tensor("weights", weights, 2)
     n_q, n_kv = w.shape
     if len(query_tokens) != n_q or len(key_tokens) != n_kv:
         raise ValueError(
@@ -307,7 +298,7 @@ def plot_gqa_sharing(kv_head_of: torch.Tensor) -> Figure:
     (``torch.arange(g).repeat_interleave(num_heads // g)`` in ``GroupedQueryAttention``).
     One K/V head per query head is plain MHA; a single K/V head is MQA.
     """
-    mapping = _tensor(kv_head_of, "kv_head_of", 1).long()
+    mapping = float_tensor("kv_head_of", kv_head_of, 1).long()
     num_heads = mapping.numel()
     num_kv = int(mapping.max()) + 1
     fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * num_heads + 1.5), 3.2), layout="constrained")
