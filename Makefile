@@ -30,12 +30,14 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy mhsa_helpers
 	$(PY) tools/render_environment.py --check
 
+# Two workers: the machines this course targets have 2 cores, and every test is single-threaded.
 unit: $(STAMP)
-	$(VENV)/bin/pytest tests --ignore=tests/ui -q
+	$(VENV)/bin/pytest tests --ignore=tests/ui -q -n 2
 
 # Strict nbval: every saved output is compared; --nbval-current-env runs the kernel in .venv.
+# Two workers, one notebook each at a time (--dist loadfile keeps a notebook's cells in order).
 notebooks-test: $(STAMP)
-	$(VENV)/bin/pytest --nbval --nbval-current-env -p no:randomly -q notebooks
+	$(VENV)/bin/pytest --nbval --nbval-current-env -p no:randomly -q -n 2 --dist loadfile notebooks
 
 ui-test: $(STAMP)
 	@if command -v chromium >/dev/null 2>&1; then \
