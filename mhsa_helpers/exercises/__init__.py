@@ -18,11 +18,13 @@ from .lesson07 import check_head_entropy, check_row_entropy, check_sharpest_head
 from .lesson08 import check_initial_loss, check_offset_attention, check_shift_targets
 from .lesson09 import check_attention_matrix_bytes, check_fused_qkv_weight
 from .lesson10 import check_chunk_mask, check_gqa_parameter_count, check_kv_cache_bytes
+from .lesson12 import check_cache_numbers, check_punctuation_share, check_top_k_probs
 
 __all__ = [
     "CheckResult",
     "check_attention_matrix_bytes",
     "check_attn_weights_3",
+    "check_cache_numbers",
     "check_causal_mask_4",
     "check_chunk_mask",
     "check_context_vector_5",
@@ -39,12 +41,14 @@ __all__ = [
     "check_mha_parameter_count",
     "check_offset_attention",
     "check_one_step_mask",
+    "check_punctuation_share",
     "check_row_entropy",
     "check_row_sums",
     "check_sharpest_head",
     "check_shift_targets",
     "check_split_into_heads",
     "check_stable_softmax",
+    "check_top_k_probs",
     "check_v2_to_v1",
     "check_wrapper_width",
     "check_zero_fraction",
