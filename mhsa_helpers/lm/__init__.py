@@ -14,7 +14,14 @@
 Only torch is imported here; ``labels`` imports matplotlib and ``training`` tqdm when used.
 """
 
-from .analysis import CATEGORIES, HeadFocus, attention_on, focus_on_texts, head_focus
+from .analysis import (
+    CATEGORIES,
+    HeadFocus,
+    attention_on,
+    copied_share,
+    focus_on_texts,
+    head_focus,
+)
 from .checkpoint import DEMO_CHECKPOINT, CharLMCheckpoint, load_checkpoint, save_checkpoint
 from .generation import generate, next_token_probs
 from .labels import CharAxis, char_axis, char_table, find_cjk_font
@@ -47,6 +54,7 @@ __all__ = [
     "attention_on",
     "char_axis",
     "char_table",
+    "copied_share",
     "find_cjk_font",
     "focus_on_texts",
     "generate",

@@ -4,8 +4,9 @@ Matplotlib's default font (DejaVu Sans) has no Chinese glyphs: drawing 月 with 
 box and emits a "Glyph ... missing from font" warning (which also breaks a strictly compared
 notebook). So the labels adapt to the machine:
 
-* ``find_cjk_font(chars)`` looks through the fonts matplotlib knows for one whose character map
-  covers every character (Noto Sans CJK, WenQuanYi, PingFang, Microsoft YaHei, ...);
+* ``find_cjk_font(chars)`` looks through the Chinese fonts matplotlib knows (Noto Sans CJK,
+  WenQuanYi, PingFang, Microsoft YaHei, ...: known names) for one whose character map covers
+  every character;
 * ``char_axis(text)`` returns the labels and the ``plt.rc_context`` settings to draw with: with
   such a font, the characters themselves; without one, the position of each character (and the
   punctuation as its ASCII look-alike), to be read with ``char_table(text)``, a printed table of
@@ -22,10 +23,18 @@ from functools import lru_cache
 
 __all__ = ["CharAxis", "char_axis", "char_table", "find_cjk_font"]
 
-# Font-name fragments of common CJK fonts (Linux, macOS, Windows), tried before any other font.
+# Font-name fragments of common CJK fonts (Linux, macOS, Windows). Only fonts whose name holds
+# one of them are tried: a font's character map alone can lie (matplotlib ships "Last Resort",
+# whose map covers every character with a placeholder box).
 _CJK_HINTS = (
     "CJK",
+    "Noto Sans SC",
+    "Noto Serif SC",
+    "Noto Sans TC",
+    "Noto Serif TC",
     "Source Han",
+    "Sarasa",
+    "LXGW",
     "WenQuanYi",
     "Droid Sans Fallback",
     "AR PL",
@@ -40,8 +49,11 @@ _CJK_HINTS = (
     "DengXian",
     "KaiTi",
     "FangSong",
+    "JhengHei",
+    "MingLiU",
     "Arial Unicode",
 )
+_NOT_CJK = ("Last Resort",)
 # Punctuation drawn in its ASCII look-alike when no Chinese font is available.
 ASCII_LOOKALIKE = {
     "，": ",",
@@ -65,8 +77,13 @@ def _find_cjk_font(needed: frozenset[int]) -> str | None:
     from matplotlib import font_manager, ft2font
 
     entries = sorted(
-        font_manager.fontManager.ttflist,
-        key=lambda e: (not any(h.lower() in e.name.lower() for h in _CJK_HINTS), e.name),
+        (
+            entry
+            for entry in font_manager.fontManager.ttflist
+            if any(h.lower() in entry.name.lower() for h in _CJK_HINTS)
+            and not any(bad.lower() in entry.name.lower() for bad in _NOT_CJK)
+        ),
+        key=lambda entry: entry.name,
     )
     for entry in entries:
         try:
