@@ -1,7 +1,7 @@
 """Generation throughput of ``mhsa_helpers.lm.CharTransformer`` with and without the KV cache.
 
-    python benchmarks/generation.py            # GPT-2-small-like block size (a few minutes on CPU)
-    python benchmarks/generation.py --quick    # smoke run, small sizes (~20 s)
+    python benchmarks/generation.py            # d_model 512, 4 blocks (a few minutes on CPU)
+    python benchmarks/generation.py --quick    # smoke run, small sizes (under a minute)
 
 An untrained ``CharTransformer`` (the speed does not depend on the weights) generates
 ``--new-tokens`` tokens after a ``--prompt``-token prompt with ``lm.generate(..., use_cache=True)``
@@ -11,9 +11,10 @@ order) after one warm-up round; the table reports the median tokens per second o
 the ratio cached / uncached. Both runs use the same seed and must produce the same tokens: the
 script checks it.
 
-Default size: d_model 768, 12 heads, 6 blocks, context 1024, vocabulary 2,500 (the Tang 300's),
-batch 1, prompt 16, 256 new tokens. Without the cache step t costs O(t) token rows through every
-block, so the total work grows with the square of the length; with it, each step is one row.
+Default size: d_model 512, 8 heads, 4 blocks, vocabulary 2,500 (the Tang 300's), batch 1, prompt
+16, 256 new tokens, 1 thread (a few minutes; the lesson's model is d_model 128, 3 blocks).
+Without the cache, step t pushes t token rows through every block and the LM head, so the total
+work grows with the square of the length; with it, each step is one row.
 """
 
 from __future__ import annotations
@@ -38,18 +39,18 @@ def time_generation(model, prompt, new_tokens: int, use_cache: bool) -> tuple[fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, 3 rounds")
-    parser.add_argument("--d-model", type=int, default=768)
-    parser.add_argument("--heads", type=int, default=12)
-    parser.add_argument("--layers", type=int, default=6)
+    parser.add_argument("--d-model", type=int, default=512)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--vocab", type=int, default=2500)
     parser.add_argument("--prompt", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=256)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     args = parser.parse_args()
     if args.quick:
         args.d_model, args.heads, args.layers = 256, 4, 4
-        args.new_tokens, args.repeats = 128, 3
+        args.new_tokens, args.repeats = 128, 2
     torch.set_num_threads(args.threads)
     context = args.prompt + args.new_tokens
     torch.manual_seed(0)

@@ -300,8 +300,8 @@ plt.show()
 # lowest early and then creeps up: after that, what the model learns about the training poems no
 # longer helps on new ones -- it starts to **overfit** (过拟合). 25,000 characters is very little
 # text, and many characters are rare: some characters of the validation poems never occur in the
-# training poems at all (no model can predict those well). A bigger model or longer training
-# would only memorise more; more text is what would help.
+# training poems at all (no model can predict those well). Training longer only widens the gap
+# between the two curves; more text is what would help most.
 
 # %%
 best_step, best_val = min(shipped.val_losses, key=lambda pair: pair[1])
