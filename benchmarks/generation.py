@@ -62,7 +62,7 @@ def main() -> None:
         f"{args.new_tokens} new tokens, batch 1"
     )
     print(
-        f"torch {torch.__version__}, {args.threads} threads, {platform.machine()}, "
+        f"torch {torch.__version__}, {args.threads} thread(s), {platform.machine()}, "
         f"{args.repeats} interleaved rounds after 1 warm-up"
     )
     seconds: dict[bool, list[float]] = {True: [], False: []}
