@@ -297,6 +297,8 @@ def tiny_config(**overrides) -> lm.CharLMConfig:
         "steps": 40,
         "warmup_steps": 5,
         "eval_every": 20,
+        "lr": 1e-2,
+        "min_lr": 1e-3,
     }
     return lm.CharLMConfig(**{**settings, **overrides})
 
@@ -322,7 +324,7 @@ def test_training_lowers_the_loss_and_leaves_global_state_alone():
 
 def test_script_first_steps_reproduce_the_recorded_losses(checkpoint):
     config = demo_config()
-    assert checkpoint.config == config
+    assert checkpoint.config == config == lm.CharLMConfig()
     run = lm.train_char_lm(config, stop_after=3, progress=False)
     # Same machine: identical; another CPU may round the last bits differently.
     torch.testing.assert_close(
