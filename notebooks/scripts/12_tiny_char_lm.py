@@ -78,9 +78,11 @@ ids = tokenizer.encode("床前明月光，")  # (T,)
 print(tokenizer, ids)
 print(repr(tokenizer.decode(ids)))
 assert tokenizer.decode(tokenizer.encode(text)) == text
+rare = sum(text.count(ch) <= 2 for ch in tokenizer.chars)
+print(f"{rare} of the {tokenizer.vocab_size} characters occur only once or twice")
 
 # %% [markdown]
-# 2,500 distinct characters in 25,000: many appear only once or twice. That makes this a hard
+# 2,500 distinct characters in 25,000, and about half of them occur only once or twice. That makes this a hard
 # text for any model, and it will show in section 5.
 #
 # We hold back every 20th poem as a **validation set** (验证集): the model never trains on them,
