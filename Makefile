@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test unit notebooks-test ui-test install-test lint bench notebooks lock screenshot clean
+.PHONY: lab test unit notebooks-test ui-test install-test lint bench train-demo notebooks lock screenshot clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,10 @@ notebooks: $(STAMP)
 ## make bench: time every attention implementation (not part of make test)
 bench: $(STAMP)
 	$(PY) benchmarks/attention.py
+
+## make train-demo: retrain lesson 12's character model and rewrite data/char_lm.pt (seeded, minutes)
+train-demo: $(STAMP)
+	$(PY) tools/train_char_lm.py
 
 ## make lock: re-resolve the newest versions pyproject.toml allows into constraints.txt (then test!)
 lock:

@@ -9,6 +9,7 @@ Where each idea lives:
 
 * ``attention/`` -- the attention classes (torch only), on one functional core;
 * ``training/`` -- a tiny attention LM, toy tasks, the training loop, a head metric;
+* ``lm/`` -- a small character-level Transformer that learns the Tang 300 and writes (lesson 12);
 * ``inspection`` -- numbers that summarise heads (entropy);
 * ``ui/`` -- heatmaps, widgets and the explorers (matplotlib, seaborn, ipywidgets);
 * ``exercises/`` -- the lessons' checkers;
@@ -68,8 +69,10 @@ _LAZY = {
     "offset_attention": ".training",
     "train_repeat_task": ".training",
     "train_shift_task": ".training",
+    "CharTokenizer": ".lm",
+    "CharTransformer": ".lm",
 }
-_SUBPACKAGES = ("attention", "exercises", "training", "ui")
+_SUBPACKAGES = ("attention", "exercises", "lm", "training", "ui")
 # ``mh.figures`` is the conceptual figures of the lessons (``ui.figures``).
 _ALIASES = {"figures": ".ui.figures"}
 
@@ -92,6 +95,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CausalAttention",
+    "CharTokenizer",
+    "CharTransformer",
     "CountMatmuls",
     "CrossMultiHeadAttention",
     "ExplorerView",

@@ -21,11 +21,7 @@ from .lesson02 import (
     check_prediction_saturation,
     check_v1_to_v2,
 )
-from .lesson03 import (
-    check_build_causal_weights,
-    check_local_mask,
-    check_prediction_changed_weights,
-)
+from .lesson03 import check_build_causal_weights, check_local_mask, check_prediction_changed_weights
 from .lesson04 import (
     check_dropout_scale,
     check_manual_dropout,
@@ -60,6 +56,7 @@ from .lesson10 import (
     check_projected_tokens,
 )
 from .lesson11 import check_left_padding_mask, check_masked_softmax
+from .lesson12 import check_cache_numbers, check_punctuation_share, check_top_k_probs
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -71,6 +68,7 @@ __all__ = [
     "check_build_fused_multihead",
     "check_build_multihead",
     "check_build_self_attention",
+    "check_cache_numbers",
     "check_chunk_mask",
     "check_context_vector_new_token",
     "check_dropout_scale",
@@ -94,6 +92,7 @@ __all__ = [
     "check_prediction_saturation",
     "check_prediction_self_match",
     "check_projected_tokens",
+    "check_punctuation_share",
     "check_row_entropy",
     "check_sharpest_head",
     "check_shift_targets",
@@ -101,6 +100,7 @@ __all__ = [
     "check_split_into_heads",
     "check_split_matmul_prediction",
     "check_survivor_prediction",
+    "check_top_k_probs",
     "check_v1_to_v2",
     "check_wrapper_width",
     "check_zero_fraction",

@@ -1,0 +1,72 @@
+"""A tiny character-level language model (字符级语言模型) that writes Tang poems (lesson 12).
+
+* ``text`` -- the Tang 300 shipped in data/: ``load_tang300``, ``poem_text``, ``split_poems``;
+* ``tokenizer`` -- ``CharTokenizer``: one token per character;
+* ``model`` -- ``CharTransformer`` (embeddings, ``TransformerBlock`` s around the course's
+  ``MultiHeadAttention``, ``FeedForward``, layer norms, LM head);
+* ``training`` -- ``CharLMConfig``, ``train_char_lm`` (seeded, one thread, tqdm);
+* ``generation`` -- ``generate`` with or without one ``KVCache`` per block, ``next_token_probs``;
+* ``checkpoint`` -- ``save_checkpoint``, ``load_checkpoint`` (the shipped data/char_lm.pt);
+* ``analysis`` -- ``attention_on``, ``head_focus``: which heads look at the previous character,
+  the line start, the punctuation -- measured;
+* ``labels`` -- ``char_axis``, ``char_table``: heatmap labels with or without a Chinese font.
+
+Only torch is imported here; ``labels`` imports matplotlib and ``training`` tqdm when used.
+"""
+
+from .analysis import (
+    CATEGORIES,
+    HeadFocus,
+    attention_on,
+    copied_share,
+    focus_on_texts,
+    head_focus,
+)
+from .checkpoint import DEMO_CHECKPOINT, CharLMCheckpoint, load_checkpoint, save_checkpoint
+from .generation import generate, next_token_probs
+from .labels import CharAxis, char_axis, char_table, find_cjk_font
+from .model import CharTransformer, FeedForward, TransformerBlock
+from .text import PUNCTUATION, Poem, load_tang300, poem_text, split_poems
+from .tokenizer import CharTokenizer
+from .training import (
+    CharLMConfig,
+    CharLMRun,
+    learning_rate,
+    tang300_data,
+    train_char_lm,
+    validation_loss,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "DEMO_CHECKPOINT",
+    "PUNCTUATION",
+    "CharAxis",
+    "CharLMCheckpoint",
+    "CharLMConfig",
+    "CharLMRun",
+    "CharTokenizer",
+    "CharTransformer",
+    "FeedForward",
+    "HeadFocus",
+    "Poem",
+    "TransformerBlock",
+    "attention_on",
+    "char_axis",
+    "char_table",
+    "copied_share",
+    "find_cjk_font",
+    "focus_on_texts",
+    "generate",
+    "head_focus",
+    "learning_rate",
+    "load_checkpoint",
+    "load_tang300",
+    "next_token_probs",
+    "poem_text",
+    "save_checkpoint",
+    "split_poems",
+    "tang300_data",
+    "train_char_lm",
+    "validation_loss",
+]

@@ -1,0 +1,174 @@
+"""What the trained heads look at, measured: ``head_focus(weights, text)``.
+
+For every head, three shares of attention weight on a real text, each averaged over the queries
+where it is defined:
+
+* ``previous`` -- the weight on the character just before the query (key t - 1; queries t >= 1);
+* ``line start`` -- the weight on the newline that begins the query's line (the last "\\n" before
+  the query; queries that have one);
+* ``punctuation`` -- the total weight on punctuation marks (，。？！ ...) at or before the query
+  (queries that have at least one).
+
+The shares may overlap (the previous character can be the newline or a comma). A head that spread
+its weight evenly over the past would get the ``baseline`` shares, computed the same way for
+uniform causal weights; a head far above the baseline looks there on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .model import CharTransformer
+from .text import PUNCTUATION
+from .tokenizer import CharTokenizer
+
+__all__ = [
+    "CATEGORIES",
+    "HeadFocus",
+    "attention_on",
+    "copied_share",
+    "focus_on_texts",
+    "head_focus",
+]
+
+CATEGORIES = ("previous", "line start", "punctuation")
+
+
+@dataclass(frozen=True)
+class HeadFocus:
+    """Shares of attention per head: ``shares`` (num_layers, num_heads, 3), ``baseline`` (3,).
+
+    The last dimension follows ``CATEGORIES``: previous character, line start, punctuation.
+    """
+
+    shares: torch.Tensor
+    baseline: torch.Tensor
+    categories: tuple[str, ...] = CATEGORIES
+
+    def strongest(self, category: str) -> tuple[int, int]:
+        """(layer, head), 0-based, of the head with the largest share in ``category``."""
+        if category not in self.categories:
+            raise ValueError(f"category must be one of {self.categories}, got {category!r}")
+        column = self.shares[..., self.categories.index(category)]  # (L, h)
+        flat = int(column.argmax())
+        return divmod(flat, column.shape[1])
+
+    def table(self) -> str:
+        """A text table: one row per head (block and head 1-based), then the uniform baseline."""
+        header = f"{'block':>5} {'head':>4} | " + " | ".join(f"{c:>11}" for c in self.categories)
+        rows = [header, "-" * len(header)]
+        num_layers, num_heads, _ = self.shares.shape
+        for layer in range(num_layers):
+            for head in range(num_heads):
+                values = " | ".join(f"{v:>11.2f}" for v in self.shares[layer, head].tolist())
+                rows.append(f"{layer + 1:>5} {head + 1:>4} | {values}")
+        rows.append("-" * len(header))
+        rows.append(f"{'uniform':>10} | " + " | ".join(f"{v:>11.2f}" for v in self.baseline))
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def _category_masks(text: str) -> tuple[torch.Tensor, ...]:
+    """Three (T, T) bool masks over (query, key): the keys each category counts, per query."""
+    num = len(text)
+    query = torch.arange(num)[:, None]  # (T, 1)
+    key = torch.arange(num)[None, :]  # (1, T)
+    previous = key == query - 1  # (T, T)
+    last_newline = []
+    seen = -1
+    for t in range(num):
+        last_newline.append(seen)  # the last "\n" strictly before t
+        if text[t] == "\n":
+            seen = t
+    line_start = key == torch.tensor(last_newline)[:, None]  # (T, T); -1 matches nothing
+    is_punct = torch.tensor([ch in PUNCTUATION for ch in text])  # (T,)
+    punctuation = is_punct[None, :] & (key <= query)  # (T, T)
+    return previous, line_start, punctuation
+
+
+def head_focus(weights: torch.Tensor, text: str) -> HeadFocus:
+    """Measure ``previous`` / ``line start`` / ``punctuation`` shares of ``weights`` on ``text``.
+
+    Args:
+        weights: attention weights of one sequence, (num_heads, T, T) or
+            (num_layers, num_heads, T, T) (e.g. ``weights[0]`` of ``model(ids,
+            return_weights=True)``).
+        text: the T characters the weights were computed on.
+    """
+    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
+        raise TypeError("weights must be a floating-point torch.Tensor")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if weights.dim() == 3:
+        weights = weights.unsqueeze(0)  # (1, h, T, T)
+    if weights.dim() != 4 or weights.shape[-1] != weights.shape[-2]:
+        raise ValueError(
+            "weights must have shape (num_heads, T, T) or (num_layers, num_heads, T, T), "
+            f"got weights.shape={tuple(weights.shape)}"
+        )
+    if len(text) != weights.shape[-1]:
+        raise ValueError(
+            f"text must have one character per position: len(text)={len(text)}, "
+            f"T={weights.shape[-1]}"
+        )
+    weights = weights.detach().float()
+    num = len(text)
+    uniform = torch.ones(num, num).tril() / torch.arange(1, num + 1)[:, None]  # (T, T)
+    shares, baseline = [], []
+    for mask in _category_masks(text):
+        rows = mask.any(dim=-1)  # (T,): queries where the category exists
+        if not rows.any():
+            raise ValueError("text is too short: some category has no query (add a newline)")
+        per_query = (weights * mask).sum(dim=-1)[..., rows]  # (L, h, n_rows)
+        shares.append(per_query.mean(dim=-1))  # (L, h)
+        baseline.append((uniform * mask).sum(dim=-1)[rows].mean())
+    return HeadFocus(torch.stack(shares, dim=-1), torch.stack(baseline))  # (L, h, 3), (3,)
+
+
+@torch.no_grad()
+def attention_on(model: CharTransformer, tokenizer: CharTokenizer, text: str) -> torch.Tensor:
+    """Every head's weights on ``text``: (num_layers, num_heads, T, T), model in eval mode."""
+    if not isinstance(model, CharTransformer):
+        raise TypeError(f"model must be a CharTransformer, got {type(model).__name__}")
+    ids = tokenizer.encode(text)[None]  # (1, T)
+    was_training = model.training
+    model.eval()
+    try:
+        _, weights = model(ids, return_weights=True)  # (1, L, h, T, T)
+    finally:
+        model.train(was_training)
+    return weights[0]  # (L, h, T, T)
+
+
+def focus_on_texts(model: CharTransformer, tokenizer: CharTokenizer, texts: list[str]) -> HeadFocus:
+    """``head_focus`` on each text, averaged: shares and baseline are means over the texts."""
+    if isinstance(texts, str) or not texts:
+        raise TypeError("texts must be a non-empty list of str")
+    measured = [head_focus(attention_on(model, tokenizer, text), text) for text in texts]
+    return HeadFocus(
+        torch.stack([m.shares for m in measured]).mean(dim=0),  # (L, h, 3)
+        torch.stack([m.baseline for m in measured]).mean(dim=0),  # (3,)
+    )
+
+
+def copied_share(generated: str, reference: str, n: int = 4) -> float:
+    """Share of the ``n``-character pieces of ``generated`` that occur somewhere in ``reference``.
+
+    Pieces that contain a newline are skipped (they say little about copying). A model that
+    memorised its training text scores near 1 on it; one that only learned which characters
+    follow which scores much lower for n >= 4.
+    """
+    if not isinstance(generated, str) or not isinstance(reference, str):
+        raise TypeError("generated and reference must be str")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an int >= 1, got n={n!r}")
+    known = {reference[i : i + n] for i in range(len(reference) - n + 1)}
+    pieces = [generated[i : i + n] for i in range(len(generated) - n + 1)]
+    pieces = [p for p in pieces if "\n" not in p]
+    if not pieces:
+        raise ValueError(f"generated has no {n}-character piece without a newline")
+    return sum(p in known for p in pieces) / len(pieces)

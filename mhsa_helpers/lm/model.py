@@ -1,0 +1,237 @@
+"""``CharTransformer``: a small GPT-style character model built on the course's attention.
+
+Three classes, one idea each (the layout of nanoGPT's model.py):
+
+* ``FeedForward`` -- the position-wise feed-forward network (前馈网络);
+* ``TransformerBlock`` -- layer norm -> ``MultiHeadAttention`` -> residual, layer norm ->
+  feed-forward -> residual (a pre-norm Transformer block, Transformer 块);
+* ``CharTransformer`` -- token and position embeddings, ``num_layers`` blocks, a final layer norm
+  and the LM head: ids (b, T) -> logits (b, T, vocab_size).
+
+The attention inside is ``mhsa_helpers.MultiHeadAttention`` of lesson 06, unchanged; with one
+``KVCache`` per block (``model.new_caches()``), the model generates one token at a time without
+recomputing the past.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from ..attention.kv_cache import KVCache
+from ..attention.multihead import MultiHeadAttention
+from ..attention.validation import check_dropout, check_flag, check_positive_int
+
+__all__ = ["CharTransformer", "FeedForward", "TransformerBlock"]
+
+
+class FeedForward(nn.Module):
+    """Linear (d_model -> hidden) -> GELU -> Linear (hidden -> d_model) -> dropout.
+
+    Attention only *mixes* the vectors of different positions (a weighted average); this small
+    network then transforms each position's vector on its own, which is where most of a
+    Transformer's parameters and much of its "knowledge" live.
+    """
+
+    def __init__(self, d_model: int, hidden: int, dropout: float = 0.0):
+        super().__init__()
+        self.fc_in = nn.Linear(d_model, hidden)
+        self.act = nn.GELU()
+        self.fc_out = nn.Linear(hidden, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(b, T, d_model) -> (b, T, d_model), each position separately."""
+        return self.dropout(self.fc_out(self.act(self.fc_in(x))))  # (b, T, d_model)
+
+
+class TransformerBlock(nn.Module):
+    """``x + attn(ln_1(x))``, then ``x + ff(ln_2(x))``: (b, T, d_model) -> (b, T, d_model).
+
+    * ``ln_1``, ``ln_2`` -- layer norm (层归一化): each position's vector is rescaled to mean 0 and
+      variance 1 (then a learned scale and shift), which keeps the numbers in a range where
+      training is stable however many blocks are stacked;
+    * ``attn`` -- the course's causal ``MultiHeadAttention(d_model, d_model, context_length,
+      dropout, num_heads)``;
+    * the two additions are residual connections (残差连接): each sub-layer only adds a correction
+      to its input, so the signal and the gradient also have a direct path through the block.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        context_length: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        ff_hidden: int | None = None,
+    ):
+        super().__init__()
+        hidden = 4 * d_model if ff_hidden is None else check_positive_int("ff_hidden", ff_hidden)
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.attn = MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.ff = FeedForward(d_model, hidden, dropout)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        return_weights: bool = False,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Return (b, T, d_model), or ``(out, weights)`` with weights (b, num_heads, T, T_k)."""
+        attended, weights = self.attn(self.ln_1(x), return_weights=True, cache=cache)
+        x = x + attended  # (b, T, d_model), residual
+        x = x + self.ff(self.ln_2(x))  # (b, T, d_model), residual
+        return (x, weights) if return_weights else x
+
+
+class CharTransformer(nn.Module):
+    """ids (b, T) -> logits (b, T, vocab_size): a decoder-only Transformer for characters.
+
+    Layers, created in this order (so a seed gives the same model every time):
+
+    * ``tok_emb`` -- token embedding (词元嵌入), ``Embedding(vocab_size, d_model)``: one learned
+      vector per character;
+    * ``pos_emb`` -- learned positional embedding (位置嵌入), ``Embedding(context_length,
+      d_model)``: one learned vector per position, added to the token's, since attention by
+      itself does not know the order of its inputs;
+    * ``blocks`` -- ``num_layers`` ``TransformerBlock`` s;
+    * ``ln_f`` -- a final layer norm;
+    * ``lm_head`` -- ``Linear(d_model, vocab_size, bias=False)``, one score (logit) per possible
+      next character. Its weight *is* ``tok_emb.weight`` (weight tying, as in GPT-2): reading a
+      character and writing it use the same vectors, which saves vocab_size * d_model parameters.
+
+    Weights start as in GPT-2 (normal, standard deviation 0.02; biases 0), so the untrained model
+    guesses almost uniformly: its loss starts near log(vocab_size).
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int = 128,
+        context_length: int = 128,
+        num_heads: int = 4,
+        num_layers: int = 3,
+        dropout: float = 0.0,
+    ):
+        super().__init__()
+        self.vocab_size = check_positive_int("vocab_size", vocab_size)
+        self.d_model = check_positive_int("d_model", d_model)
+        self.context_length = check_positive_int("context_length", context_length)
+        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.num_layers = check_positive_int("num_layers", num_layers)
+        self.dropout_rate = check_dropout(dropout)
+        if d_model % num_heads:
+            raise ValueError(
+                f"d_model must be divisible by num_heads, got d_model={d_model}, "
+                f"num_heads={num_heads} (d_model % num_heads = {d_model % num_heads})"
+            )
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(context_length, d_model)
+        self.blocks = nn.ModuleList(
+            [
+                TransformerBlock(d_model, context_length, num_heads, dropout)
+                for _ in range(num_layers)
+            ]
+        )
+        self.ln_f = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        self.apply(self._init_weights)
+        self.lm_head.weight = self.tok_emb.weight  # weight tying
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.num_heads
+
+    def num_parameters(self) -> int:
+        """Number of learned numbers (the tied LM head counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def new_caches(self) -> list[KVCache]:
+        """One empty ``KVCache`` per block, for ``forward(ids, caches=...)``."""
+        return [KVCache(self.context_length) for _ in self.blocks]
+
+    def check_ids(self, ids: object, offset: int = 0) -> torch.Tensor:
+        """Raise ``TypeError``/``ValueError`` unless ``ids`` is a valid (b, T) id tensor."""
+        if not isinstance(ids, torch.Tensor):
+            raise TypeError(f"ids must be a torch.Tensor of token ids, got {type(ids).__name__}")
+        if ids.dtype == torch.bool or ids.is_floating_point() or ids.is_complex():
+            raise TypeError(
+                f"ids must have an integer dtype (e.g. torch.long), got ids.dtype={ids.dtype}"
+            )
+        if ids.dim() != 2 or ids.shape[1] < 1:
+            raise ValueError(
+                f"ids must have shape (batch, num_tokens) with num_tokens >= 1, "
+                f"got ids.shape={tuple(ids.shape)}"
+            )
+        if offset + ids.shape[1] > self.context_length:
+            cached = f" after {offset} cached tokens" if offset else ""
+            raise ValueError(
+                f"ids has {ids.shape[1]} tokens{cached}, more than context_length="
+                f"{self.context_length} (ids.shape={tuple(ids.shape)})"
+            )
+        if int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size:
+            raise ValueError(
+                f"token ids must be in [0, {self.vocab_size}), got values from "
+                f"{int(ids.min())} to {int(ids.max())}"
+            )
+        return ids
+
+    def _check_caches(self, caches: object) -> int:
+        """Return the number of cached tokens (the position of the first new token)."""
+        if not isinstance(caches, Sequence) or len(caches) != self.num_layers:
+            raise TypeError(
+                f"caches must be a list of {self.num_layers} KVCache (one per block; "
+                f"model.new_caches()), got {type(caches).__name__}"
+            )
+        if not all(isinstance(c, KVCache) for c in caches):
+            raise TypeError("caches must hold KVCache objects only (model.new_caches())")
+        lengths = {len(c) for c in caches}
+        if len(lengths) != 1:
+            raise ValueError(f"the caches hold different numbers of tokens: {sorted(lengths)}")
+        return lengths.pop()
+
+    def forward(
+        self,
+        ids: torch.Tensor,
+        *,
+        return_weights: bool = False,
+        caches: list[KVCache] | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Return logits (b, T, vocab_size), or ``(logits, weights)``.
+
+        ``weights`` (b, num_layers, num_heads, T, T_k) are every block's attention weights.
+        With ``caches`` (one ``KVCache`` per block), ``ids`` are the *next* tokens, at positions
+        ``len(cache) ..``; they attend to every cached token too (T_k = cached + T).
+        """
+        check_flag("return_weights", return_weights)
+        offset = 0 if caches is None else self._check_caches(caches)
+        self.check_ids(ids, offset)
+        positions = torch.arange(offset, offset + ids.shape[1], device=ids.device)  # (T,)
+        x = self.tok_emb(ids) + self.pos_emb(positions)  # (b, T, d_model)
+        all_weights = []
+        for i, block in enumerate(self.blocks):
+            cache = None if caches is None else caches[i]
+            x, weights = block(x, return_weights=True, cache=cache)  # (b, T, d), (b, h, T, T_k)
+            all_weights.append(weights)
+        logits = self.lm_head(self.ln_f(x))  # (b, T, vocab_size)
+        if not return_weights:
+            return logits
+        return logits, torch.stack(all_weights, dim=1)  # (b, num_layers, h, T, T_k)
+
+    def extra_repr(self) -> str:
+        return (
+            f"vocab_size={self.vocab_size}, d_model={self.d_model}, "
+            f"context_length={self.context_length}, num_heads={self.num_heads}, "
+            f"num_layers={self.num_layers}, head_dim={self.head_dim}"
+        )

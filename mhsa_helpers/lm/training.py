@@ -1,0 +1,304 @@
+"""Training a ``CharTransformer`` on the Tang 300: ``train_char_lm(CharLMConfig(...))``.
+
+Each step draws ``batch_size`` random windows of ``context_length + 1`` characters from the
+training poems; the model reads the first ``context_length`` and must predict each next one
+(cross-entropy). AdamW, with the learning rate warmed up linearly, then decayed along a cosine
+(nanoGPT's schedule). Every ``eval_every`` steps, and after the last, the loss on the held-out
+poems is measured.
+
+Runs are reproducible to the last digit on one machine: the initial weights come from
+``torch.manual_seed(seed)`` inside a private copy of the global RNG state, the windows and the
+dropout masks from that seeded state too, and the loop runs on one CPU thread.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
+
+import torch
+from torch.nn import functional as F
+
+from ..attention.validation import check_dropout, check_flag, check_positive_int
+from .model import CharTransformer
+from .text import load_tang300, poem_text, split_poems
+from .tokenizer import CharTokenizer
+
+__all__ = [
+    "CharLMConfig",
+    "CharLMRun",
+    "TextData",
+    "learning_rate",
+    "tang300_data",
+    "train_char_lm",
+    "validation_loss",
+]
+
+
+@dataclass(frozen=True)
+class CharLMConfig:
+    """Model sizes and training settings of one run; checked when created.
+
+    The defaults are the shipped demo model's (tools/train_char_lm.py, ``make train-demo``).
+    """
+
+    d_model: int = 128
+    num_heads: int = 4
+    num_layers: int = 3
+    context_length: int = 128
+    dropout: float = 0.2
+    batch_size: int = 16
+    steps: int = 400
+    lr: float = 2e-3
+    min_lr: float = 2e-4
+    warmup_steps: int = 40
+    weight_decay: float = 0.1
+    eval_every: int = 50
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in (
+            "d_model",
+            "num_heads",
+            "num_layers",
+            "context_length",
+            "batch_size",
+            "steps",
+            "eval_every",
+        ):
+            check_positive_int(name, getattr(self, name))
+        if self.d_model % self.num_heads:
+            raise ValueError(
+                f"d_model must be divisible by num_heads, got d_model={self.d_model}, "
+                f"num_heads={self.num_heads}"
+            )
+        check_dropout(self.dropout)
+        for name in ("lr", "min_lr", "weight_decay"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number, got {name}={value!r}")
+            if not math.isfinite(value) or value < 0 or (name == "lr" and value == 0):
+                raise ValueError(f"{name} must be a finite number >= 0 (lr > 0), got {value!r}")
+        if self.min_lr > self.lr:
+            raise ValueError(f"min_lr must be <= lr, got min_lr={self.min_lr}, lr={self.lr}")
+        if isinstance(self.warmup_steps, bool) or not isinstance(self.warmup_steps, int):
+            raise TypeError(f"warmup_steps must be an int, got {self.warmup_steps!r}")
+        if not 0 <= self.warmup_steps < self.steps:
+            raise ValueError(
+                f"warmup_steps must be in [0, steps={self.steps}), got {self.warmup_steps}"
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TypeError(f"seed must be an int, got seed={self.seed!r}")
+
+    @classmethod
+    def from_dict(cls, values: dict) -> CharLMConfig:
+        """A config from ``asdict(config)`` (as stored in a checkpoint); unknown keys raise."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown CharLMConfig fields: {unknown}")
+        return cls(**values)
+
+    def build_model(self, vocab_size: int) -> CharTransformer:
+        """A fresh (untrained) ``CharTransformer`` of this config's sizes."""
+        return CharTransformer(
+            vocab_size,
+            self.d_model,
+            self.context_length,
+            self.num_heads,
+            self.num_layers,
+            self.dropout,
+        )
+
+
+@dataclass
+class CharLMRun:
+    """What ``train_char_lm`` returns.
+
+    Attributes:
+        model: the trained ``CharTransformer``, in eval mode.
+        tokenizer: the ``CharTokenizer`` of the whole Tang 300.
+        config: the run's ``CharLMConfig``.
+        losses: training loss of every step, in order (``losses[0]``: the untrained model, about
+            log(vocab_size)).
+        val_losses: ``(step, loss)`` on the held-out poems, every ``eval_every`` steps and after
+            the last step.
+        seconds: wall-clock time of the loop.
+    """
+
+    model: CharTransformer
+    tokenizer: CharTokenizer
+    config: CharLMConfig
+    losses: list[float] = field(default_factory=list)
+    val_losses: list[tuple[int, float]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        last = f", last val loss {self.val_losses[-1][1]:.3f}" if self.val_losses else ""
+        return (
+            f"CharLMRun(steps={len(self.losses)}, first loss {self.losses[0]:.3f}, "
+            f"last loss {self.losses[-1]:.3f}{last})"
+        )
+
+
+@dataclass(frozen=True)
+class TextData:
+    """The tokenizer and the encoded training and validation text."""
+
+    tokenizer: CharTokenizer
+    train_ids: torch.Tensor  # (N_train,)
+    val_ids: torch.Tensor  # (N_val,)
+
+
+def tang300_data() -> TextData:
+    """Tokenizer of all poems; ids of the training poems and of every 20th poem (validation)."""
+    poems = load_tang300()
+    train, validation = split_poems(poems)
+    tokenizer = CharTokenizer(poem_text(poems))
+    return TextData(
+        tokenizer, tokenizer.encode(poem_text(train)), tokenizer.encode(poem_text(validation))
+    )
+
+
+def learning_rate(step: int, config: CharLMConfig) -> float:
+    """Linear warm-up for ``warmup_steps``, then a cosine from ``lr`` down to ``min_lr``."""
+    if step < config.warmup_steps:
+        return config.lr * (step + 1) / config.warmup_steps
+    progress = (step - config.warmup_steps) / max(1, config.steps - 1 - config.warmup_steps)
+    return config.min_lr + 0.5 * (config.lr - config.min_lr) * (1 + math.cos(math.pi * progress))
+
+
+def _random_windows(
+    ids: torch.Tensor, batch_size: int, length: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``batch_size`` random windows: inputs (b, length) and next-character targets (b, length)."""
+    starts = torch.randint(0, ids.numel() - length, (batch_size,))  # (b,)
+    offsets = torch.arange(length + 1)  # (length + 1,)
+    windows = ids[starts[:, None] + offsets]  # (b, length + 1)
+    return windows[:, :-1], windows[:, 1:]
+
+
+@torch.no_grad()
+def validation_loss(model: CharTransformer, ids: torch.Tensor) -> float:
+    """Mean next-character loss over consecutive, non-overlapping windows of ``ids``."""
+    length = model.context_length
+    count = (ids.numel() - 1) // length
+    if count < 1:
+        raise ValueError(f"need more than context_length={length} ids, got {ids.numel()}")
+    inputs = ids[: count * length].view(count, length)  # (n, T)
+    targets = ids[1 : count * length + 1].view(count, length)  # (n, T)
+    was_training = model.training
+    model.eval()
+    logits = model(inputs)  # (n, T, vocab)
+    model.train(was_training)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run with one torch CPU thread (bitwise reproducible on one machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
+
+    return tqdm(total=total, desc=desc, leave=False)
+
+
+def train_char_lm(
+    config: CharLMConfig | None = None,
+    *,
+    stop_after: int | None = None,
+    progress: bool = True,
+    data: TextData | None = None,
+) -> CharLMRun:
+    """Train a fresh ``CharTransformer`` on the Tang 300 with ``config`` (default: the demo's).
+
+    Args:
+        config: sizes and settings; ``CharLMConfig()`` when None.
+        stop_after: stop after this many steps of the configured schedule (the learning rate
+            still follows ``config.steps``), e.g. to re-run a checkpoint's first steps.
+        progress: show a ``tqdm`` progress bar (``tqdm.auto``: a widget in a notebook).
+        data: the tokenizer and ids (default ``tang300_data()``).
+
+    The caller's global RNG state and thread count are restored afterwards.
+    """
+    config = CharLMConfig() if config is None else config
+    if not isinstance(config, CharLMConfig):
+        raise TypeError(f"config must be a CharLMConfig, got {type(config).__name__}")
+    steps = config.steps if stop_after is None else check_positive_int("stop_after", stop_after)
+    if steps > config.steps:
+        raise ValueError(f"stop_after must be <= config.steps={config.steps}, got {stop_after}")
+    check_flag("progress", progress)
+    data = tang300_data() if data is None else data
+    vocab_size = data.tokenizer.vocab_size
+    losses: list[float] = []
+    val_losses: list[tuple[int, float]] = []
+    bar = _progress(
+        steps, f"training {config.num_layers} blocks x {config.num_heads} heads", progress
+    )
+    start = time.perf_counter()
+    with one_thread(), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        model = config.build_model(vocab_size)
+        matrices = [p for p in model.parameters() if p.dim() >= 2]  # decayed
+        others = [p for p in model.parameters() if p.dim() < 2]  # biases, layer-norm scales
+        optimizer = torch.optim.AdamW(
+            [
+                {"params": matrices, "weight_decay": config.weight_decay},
+                {"params": others, "weight_decay": 0.0},
+            ],
+            lr=config.lr,
+            betas=(0.9, 0.99),
+        )
+        model.train()
+        for step in range(steps):
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(step, config)
+            inputs, targets = _random_windows(
+                data.train_ids, config.batch_size, config.context_length
+            )  # (b, T), (b, T)
+            logits = model(inputs)  # (b, T, vocab)
+            loss = F.cross_entropy(logits.reshape(-1, vocab_size), targets.reshape(-1))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            losses.append(loss.item())  # a float: a kept tensor would keep its buffer alive
+            evaluate = (step + 1) % config.eval_every == 0 or step + 1 == steps
+            if evaluate:
+                val_losses.append((step + 1, validation_loss(model, data.val_ids)))
+            if bar is not None:
+                bar.update(1)
+                if step % 10 == 0 or evaluate:
+                    shown = {"loss": f"{losses[-1]:.3f}"}
+                    if val_losses:
+                        shown["val_loss"] = f"{val_losses[-1][1]:.3f}"
+                    bar.set_postfix(shown)
+        model.eval()
+    if bar is not None:
+        bar.close()
+    return CharLMRun(
+        model,
+        data.tokenizer,
+        config,
+        losses,
+        val_losses,
+        time.perf_counter() - start,
+    )
+
+
+def config_dict(config: CharLMConfig) -> dict:
+    """``asdict(config)``: plain numbers, safe to store in a checkpoint."""
+    return asdict(config)

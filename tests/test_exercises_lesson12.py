@@ -1,0 +1,76 @@
+"""Checkers of lesson 12: a right answer passes; plausible wrong ones, wrong shapes, None do not."""
+
+from __future__ import annotations
+
+import torch
+from exercise_checks import assert_not_yet, assert_pass
+
+from mhsa_helpers import exercises as ex
+from mhsa_helpers import lm
+
+
+def test_cache_numbers():
+    assert_pass(ex.check_cache_numbers(2 * 3 * 4 * 100 * 32))
+    assert_pass(ex.check_cache_numbers(torch.tensor(76_800)))
+    assert_pass(ex.check_cache_numbers(76_800.0))
+    assert_not_yet(ex.check_cache_numbers(3 * 4 * 100 * 32), "multiply by 2")
+    assert_not_yet(ex.check_cache_numbers(2 * 4 * 100 * 32), "3 blocks")
+    assert_not_yet(ex.check_cache_numbers(4 * 76_800), "bytes")
+    assert_not_yet(ex.check_cache_numbers(2 * 3 * 100 * 32), "4 heads")
+    assert_not_yet(ex.check_cache_numbers(2 * 3 * 4 * 99 * 32))
+    assert_not_yet(ex.check_cache_numbers(76_800.5))
+    assert_not_yet(ex.check_cache_numbers(True))
+    assert_not_yet(ex.check_cache_numbers("76800"))
+    assert_not_yet(ex.check_cache_numbers(None), "no answer yet")
+
+
+def test_top_k_probs():
+    logits = torch.randn(2, 10, generator=torch.Generator().manual_seed(0))  # (b, vocab)
+    k, temperature = 3, 0.7
+    scaled = logits / temperature
+    kth = scaled.topk(k, dim=-1).values[:, -1:]
+    right = torch.softmax(scaled.masked_fill(scaled < kth, float("-inf")), dim=-1)
+    assert_pass(ex.check_top_k_probs(right, logits, k, temperature))
+    no_temperature = torch.softmax(logits.masked_fill(scaled < kth, float("-inf")), dim=-1)
+    assert_not_yet(ex.check_top_k_probs(no_temperature, logits, k, temperature), "temperature")
+    times = logits * temperature
+    multiplied = torch.softmax(
+        times.masked_fill(times < times.topk(k, -1).values[:, -1:], float("-inf")), -1
+    )
+    assert_not_yet(ex.check_top_k_probs(multiplied, logits, k, temperature), "multiply")
+    no_top_k = torch.softmax(scaled, dim=-1)
+    assert_not_yet(ex.check_top_k_probs(no_top_k, logits, k, temperature), "k largest")
+    zeroed_after = torch.where(right > 0, no_top_k, torch.zeros_like(no_top_k))
+    assert_not_yet(ex.check_top_k_probs(zeroed_after, logits, k, temperature), "BEFORE")
+    smallest = torch.softmax(
+        scaled.masked_fill(scaled > -(-scaled).topk(k, -1).values[:, -1:], float("-inf")), -1
+    )
+    assert_not_yet(ex.check_top_k_probs(smallest, logits, k, temperature))
+    assert_not_yet(ex.check_top_k_probs(right[0], logits, k, temperature), "shape")
+    assert_not_yet(ex.check_top_k_probs(right.log(), logits, k, temperature))
+    assert_not_yet(ex.check_top_k_probs(None, logits, k, temperature), "no answer yet")
+    assert_not_yet(ex.check_top_k_probs(right.tolist(), logits, k, temperature))
+
+
+def test_punctuation_share():
+    text = "\n明月照，\n花开。\n"
+    num = len(text)
+    weights = torch.rand(4, num, num, generator=torch.Generator().manual_seed(1)).tril()
+    weights = weights / weights.sum(-1, keepdim=True)  # (h, T, T), causal rows summing to 1
+    is_punct = torch.tensor([ch in lm.PUNCTUATION for ch in text])  # (T,)
+    per_query = (weights * is_punct).sum(-1)  # (h, T)
+    has_one = is_punct.cumsum(0) > 0  # (T,): a punctuation key at or before the query
+    right = per_query[:, has_one].mean(-1)  # (h,)
+    assert_pass(ex.check_punctuation_share(right, weights, text))
+    assert_pass(ex.check_punctuation_share(right.double(), weights, text))
+    all_queries = per_query.mean(-1)
+    assert_not_yet(ex.check_punctuation_share(all_queries, weights, text), "only over queries")
+    newline_too = (weights * torch.tensor([c in lm.PUNCTUATION or c == "\n" for c in text])).sum(-1)
+    assert_not_yet(ex.check_punctuation_share(newline_too[:, has_one].mean(-1), weights, text))
+    mean_not_sum = (weights * is_punct).mean(-1)[:, has_one].mean(-1)
+    assert_not_yet(ex.check_punctuation_share(mean_not_sum, weights, text))
+    transposed = (weights.transpose(-2, -1) * is_punct).sum(-1)[:, has_one].mean(-1)
+    assert_not_yet(ex.check_punctuation_share(transposed, weights, text))
+    assert_not_yet(ex.check_punctuation_share(per_query, weights, text), "shape")
+    assert_not_yet(ex.check_punctuation_share(None, weights, text), "no answer yet")
+    assert_not_yet(ex.check_punctuation_share(0.3, weights, text))
