@@ -51,13 +51,17 @@
 # | 01 | `01_simplified_self_attention` | scores, softmax, context vectors by hand | attention = weighted average | 75 min |
 # | 02 | `02_trainable_qkv` | `SelfAttentionV1`, your own `SelfAttentionV2` | queries, keys, values (查询、键、值) | 90 min |
 # | 03 | `03_causal_attention` | the causal mask, two ways; your own causal weights | no peeking at the future (因果注意力) | 75 min |
-# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) | see lesson |
-# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side | see lesson |
-# | 06 | `06_multihead_split` | `MultiHeadAttention` | one big matrix, split into heads | see lesson |
-# | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? | see lesson |
-# | 08 | `08_training_tiny_model` | `TinyAttentionLM` | watching heads learn | see lesson |
-# | 09 | `09_efficient_attention` | fused QKV, SDPA | the same block, made fast | see lesson |
-# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller | see lesson |
+# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) | 50 min |
+# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side | 50 min |
+# | 06 | `06_multihead_split` | your own `MultiHeadAttention` | one big matrix, split into heads | 90 min |
+# | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? | 50 min |
+# | 08 | `08_training_tiny_model` | `TinyAttentionLM`, 4 → 8 heads, ablation | watching heads learn | 60 min |
+# | 09 | `09_efficient_attention` | fused QKV (your own), SDPA | the same block, made fast; RoPE/ALiBi; bf16 | 75 min |
+# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller | 60 min |
+# | 11 | `11_padded_batches` | padded batches, `key_padding_mask` | sentences of different lengths (填充掩码) | 40 min |
+# | 12 | `12_tiny_char_lm` | a character model of Tang poems | a Transformer block around attention; the KV cache at work | 60 min |
+#
+# In all about 13 hours: a weekend, or two weeks of evenings.
 #
 # Solutions to the exercises are in `solutions/` — try first, then compare.
 #
