@@ -353,18 +353,23 @@ torch.testing.assert_close(
 )
 
 # %% [markdown]
-# Here are the attention weights inside `sa_v1` (colours only: exercise 3 asks for one of the
-# rows). The projections now decide who looks at whom; with these random (untrained) matrices
-# the rows are still nearly flat, with "journey" and "starts" a little favoured in every row.
+# Here are the attention weights inside `sa_v1`, one row per query, for every query except
+# "starts": exercise 3 asks you to compute that row. The projections now decide who looks at
+# whom; with these random (untrained) matrices the rows are still nearly flat, with "journey"
+# and "starts" a little favoured in every row.
 
 # %%
+shown = [0, 1, 3, 4, 5]  # every query except "starts" (index 2)
 with torch.no_grad():
-    attn_weights_v1 = torch.softmax(
-        (inputs @ sa_v1.W_query) @ (inputs @ sa_v1.W_key).T / d_k**0.5, dim=-1
-    )  # (T, T)
-torch.testing.assert_close(attn_weights_v1[1], attn_weights_2.detach())
+    queries_shown = inputs[shown] @ sa_v1.W_query  # (5, d_out)
+    keys_v1 = inputs @ sa_v1.W_key  # (T, d_out)
+    attn_weights_v1 = torch.softmax(queries_shown @ keys_v1.T / d_k**0.5, dim=-1)  # (5, T)
+torch.testing.assert_close(attn_weights_v1[1], attn_weights_2.detach())  # row of "journey"
 fig = mh.plot_attention(
-    attn_weights_v1, journey.words, title="SelfAttentionV1 weights (seed 123)", annot=False
+    attn_weights_v1,
+    journey.words,
+    query_tokens=[journey.words[i] for i in shown],
+    title="SelfAttentionV1 weights (seed 123)",
 )
 plt.show()
 
