@@ -498,12 +498,17 @@ fig = mh.figures.plot_matmul_counts(counts)
 plt.show()
 
 # %% [markdown]
+# With one head the split class makes one call more than the wrapper (6 against 5): the extra
+# `nn.Linear` is `out_proj`, which the wrapper does not have. From two heads on it makes fewer,
+# and the gap grows with every head.
+#
 # ## 7. Looking inside: `return_weights=True`
 #
 # `mh.MultiHeadAttention` has a debug switch: `return_weights=True` also returns the attention
 # weights, (b, num_heads, T, T), taken after the softmax and before dropout. With the same seed
 # it holds the same weights as our class. (In the book's example each head is only 1 wide, so a
-# head has little to work with: head 2 is almost uniform.)
+# head has little to work with: head 2 spreads its weight almost evenly over the tokens it may
+# see.)
 
 # %%
 torch.manual_seed(123)
