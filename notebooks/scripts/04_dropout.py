@@ -19,8 +19,8 @@
 # dropout into the book's `CausalAttention` class, which takes a whole **batch** (批次).
 #
 # **Learning goals**
-# 1. Apply `nn.Dropout` and explain the $1/(1-p)$ scaling of the surviving values (the book's
-#    6x6 example).
+# 1. Apply `nn.Dropout` to the book's 6x6 example and explain what happens to the values that
+#    survive, and why.
 # 2. Switch dropout off with `.eval()` and explain why the average stays the same.
 # 3. Know where dropout sits in attention, which rates real models use, and what dropout cannot
 #    do (rescue a tiny data set).
