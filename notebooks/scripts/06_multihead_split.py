@@ -551,19 +551,21 @@ print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 # 「叠罗汉」, stacking, and 「切开看」, cutting open):
 #
 # ```mermaid
-# flowchart LR
-#     subgraph wrapper ["wrapper: one module per head"]
-#         x1["x (b, T, d_in)"] --> h1["head 1: W_query, W_key, W_value, attention"]
-#         x1 --> h2["head 2: W_query, W_key, W_value, attention"]
-#         h1 --> cat["cat: (b, T, 2 * head_dim)"]
-#         h2 --> cat
-#     end
+# flowchart TB
 #     subgraph split ["split: one big matrix per projection"]
+#         direction TB
 #         x2["x (b, T, d_in)"] --> big["W_query, W_key, W_value: (b, T, d_out)"]
 #         big --> cut["view + transpose: (b, h, T, head_dim)"]
 #         cut --> att["attention, all heads in one batched matmul"]
 #         att --> merge["transpose + view: (b, T, d_out)"]
 #         merge --> proj["out_proj"]
+#     end
+#     subgraph wrapper ["wrapper: one module per head"]
+#         direction TB
+#         x1["x (b, T, d_in)"] --> h1["head 1: W_query, W_key, W_value, attention"]
+#         x1 --> h2["head 2: W_query, W_key, W_value, attention"]
+#         h1 --> cat["cat: (b, T, 2 * head_dim)"]
+#         h2 --> cat
 #     end
 # ```
 #
