@@ -280,7 +280,7 @@ mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
 # Only "Your" and "journey" score highest with themselves; for the other **four** tokens another
 # token wins. The reason is in the formula $x \cdot y = \lVert x \rVert \, \lVert y \rVert \cos
 # \theta$: a dot product grows with the lengths of the vectors, not only with how well they point
-# the same way. Compare the lengths (the **norm** 范数 $\lVert x \rVert$):
+# the same way. Compare the lengths (the **norm** (范数) $\lVert x \rVert$):
 
 # %%
 print(inputs.norm(dim=-1))  # (T,): the length of each embedding
