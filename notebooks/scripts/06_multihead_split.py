@@ -526,9 +526,9 @@ plt.show()
 #
 # The book states that both classes compute multi-head attention. We can make that exact. Take
 # a wrapper, and build a `MultiHeadAttention` whose big matrices are the heads' matrices stacked
-# on top of each other (head i's weights become rows i·head_dim … (i+1)·head_dim), with an
-# identity `out_proj` (weight = identity matrix, bias = 0) so the concatenation passes through
-# unchanged. `mh.multihead_from_wrapper` does exactly that.
+# on top of each other (head 1's weights become rows 0 … head_dim − 1, head 2's the next
+# head_dim rows, and so on), with an identity `out_proj` (weight = identity matrix, bias = 0)
+# so the concatenation passes through unchanged. `mh.multihead_from_wrapper` does exactly that.
 
 # %%
 torch.manual_seed(123)
@@ -676,7 +676,8 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 # ## Summary
 #
 # * Split heads: `view(b, T, num_heads, head_dim)` then `transpose(1, 2)` → (b, h, T, head_dim),
-#   with `head_dim = d_out // num_heads`. Head i = columns i·head_dim … (i+1)·head_dim.
+#   with `head_dim = d_out // num_heads`. Head 1 = the first head_dim columns,
+#   head 2 the next head_dim, and so on.
 # * One **batched matrix multiplication** (批量矩阵乘法) `q @ k.transpose(2, 3)` computes every
 #   head; it equals the per-head loop bit for bit.
 # * Merge back: `transpose(1, 2)` then `contiguous().view(b, T, d_out)` (or `reshape`, which
