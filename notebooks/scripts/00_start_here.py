@@ -134,7 +134,7 @@ assert journey.inputs.shape == (6, 3)
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-fig, ax = plt.subplots(figsize=(4.0, 3.5), layout="constrained")
+fig, ax = plt.subplots(figsize=(4.8, 3.5), layout="constrained")
 sns.heatmap(
     journey.inputs.numpy(),
     annot=True,
@@ -145,6 +145,7 @@ sns.heatmap(
     ax=ax,
 )
 ax.set_title("The six embeddings (6, 3)")
+ax.tick_params(axis="y", rotation=0)  # words read left to right
 plt.show()
 
 # %% [markdown]

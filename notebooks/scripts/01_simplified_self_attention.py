@@ -21,7 +21,7 @@
 #    all at once with a matrix product.
 # 2. Turn scores into **attention weights** (注意力权重) by **normalization** (归一化): the sum
 #    version, the **softmax** (softmax 函数) version, and why a naive softmax **overflows**
-#    (数值稳定性 / 溢出) while `torch.softmax` does not.
+#    (溢出) while `torch.softmax` is **numerically stable** (数值稳定).
 # 3. Compute **context vectors** (上下文向量) as weighted sums of the inputs, with a loop and with
 #    three lines of matrix code, and check that both agree.
 # 4. Predict, then see, whether every token is most similar to itself, and why raw dot products
@@ -58,8 +58,10 @@ for word, x in zip(journey.words, inputs):
 # %% [markdown]
 # ## 2. Attention scores for one query, one dot product at a time
 #
-# We pick "journey" as the **query** (the token that asks) and compare it with every token,
-# itself included. The comparison is a dot product: multiply position by position and add up.
+# We pick "journey" as the **query** (查询: the token that asks) and compare it with every
+# token, itself included; in this role the tokens it is compared with are called **keys** (键).
+# Here a query and its keys are just the embeddings themselves (lesson 02 gives them their own
+# learned vectors). The comparison is a dot product: multiply position by position and add up.
 # For "Your" and "journey" that is
 #
 # $$x^{(1)} \cdot x^{(2)} = 0.43 \cdot 0.55 + 0.15 \cdot 0.87 + 0.89 \cdot 0.66 = 0.9544.$$
@@ -74,7 +76,7 @@ print(round(by_hand, 4), torch.dot(x_1, x_2))
 # %% [markdown]
 # In general, for a query $q$ and a key $k$ with $d$ features,
 #
-# $$	ext{score}(q, k) = q \cdot k = \sum_{f=1}^{d} q_f \, k_f .$$
+# $$\text{score}(q, k) = q \cdot k = \sum_{f=1}^{d} q_f \, k_f .$$
 #
 # Now the loop over all six tokens. Watch the second entry: the query compared with itself.
 
@@ -278,7 +280,7 @@ mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
 # Only "Your" and "journey" score highest with themselves; for the other **four** tokens another
 # token wins. The reason is in the formula $x \cdot y = \lVert x \rVert \, \lVert y \rVert \cos
 # \theta$: a dot product grows with the lengths of the vectors, not only with how well they point
-# the same way. Compare the lengths (the **norm** 范数 $\lVert x \rVert$):
+# the same way. Compare the lengths (the **norm** (范数) $\lVert x \rVert$):
 
 # %%
 print(inputs.norm(dim=-1))  # (T,): the length of each embedding

@@ -162,8 +162,9 @@ for i, word in enumerate(journey.words):
 #
 # Before the softmax, the scores are divided by $\sqrt{d_k}$, the square root of the key size
 # (`d_k = 2` here). That is the "scaled" in scaled dot-product attention. For all tokens at once,
-# with the queries $Q = XW_q$, keys $K = XW_k$ and values $V = XW_v$ stacked as matrices, this
-# lesson computes
+# with the inputs stacked as rows of $X$ (T, d_in) and the queries $Q = XW^Q$, keys
+# $K = XW^K$ and values $V = XW^V$ (in the code `W_query`, `W_key`, `W_value`), this lesson
+# computes
 #
 # $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V,$$
 #
@@ -198,7 +199,8 @@ for size in (2, 8, 64, 512):
     )
 
 # %% [markdown]
-# **Step 2: large scores saturate the softmax.** GPT-2 uses $d_k = 64$ per head; let's take
+# **Step 2: large scores saturate the softmax.** GPT-2 uses $d_k = 64$ (per attention head,
+# lesson 05); let's take
 # 512 to see it clearly: one random query against six random keys, with entries of variance 1.
 #
 # **Predict first.** Without the scaling, what will the *largest* of the six softmax weights be?
@@ -231,10 +233,13 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 # weight on one token: it has become a hard "pick the max". With scaling the weights stay
 # graded.
 #
-# **Step 3: a saturated softmax has (almost) no gradient.** The derivative of softmax is
-# $\partial p_i / \partial s_j = p_i(\delta_{ij} - p_j)$. When one $p_i \approx 1$ and the rest
-# $\approx 0$, every entry is $\approx 0$, so training gets almost no signal through the
-# attention weights. Here is the Jacobian from the formula, checked against autograd:
+# **Step 3: a saturated softmax has (almost) no gradient.** Write $s$ for the scores and $p$ for
+# the softmax weights. How much weight $p_i$ moves when score $s_j$ moves is the derivative
+# $\partial p_i / \partial s_j = p_i(\delta_{ij} - p_j)$, where $\delta_{ij}$ is 1 if $i = j$
+# and 0 otherwise. All $T \times T$ of these derivatives together form the **Jacobian**
+# (雅可比矩阵). When one $p_i \approx 1$ and the rest $\approx 0$, every entry is $\approx 0$, so
+# training gets almost no signal through the attention weights. Here is the Jacobian from the
+# formula, checked against autograd:
 
 
 # %%
@@ -353,18 +358,23 @@ torch.testing.assert_close(
 )
 
 # %% [markdown]
-# Here are the attention weights inside `sa_v1` (colours only: exercise 3 asks for one of the
-# rows). The projections now decide who looks at whom; with these random (untrained) matrices
-# the rows are still nearly flat, with "journey" and "starts" a little favoured in every row.
+# Here are the attention weights inside `sa_v1`, one row per query, for every query except
+# "starts": exercise 3 asks you to compute that row. The projections now decide who looks at
+# whom; with these random (untrained) matrices the rows are still nearly flat, with "journey"
+# and "starts" a little favoured in every row.
 
 # %%
+shown = [0, 1, 3, 4, 5]  # every query except "starts" (index 2)
 with torch.no_grad():
-    attn_weights_v1 = torch.softmax(
-        (inputs @ sa_v1.W_query) @ (inputs @ sa_v1.W_key).T / d_k**0.5, dim=-1
-    )  # (T, T)
-torch.testing.assert_close(attn_weights_v1[1], attn_weights_2.detach())
+    queries_shown = inputs[shown] @ sa_v1.W_query  # (5, d_out)
+    keys_v1 = inputs @ sa_v1.W_key  # (T, d_out)
+    attn_weights_v1 = torch.softmax(queries_shown @ keys_v1.T / d_k**0.5, dim=-1)  # (5, T)
+torch.testing.assert_close(attn_weights_v1[1], attn_weights_2.detach())  # row of "journey"
 fig = mh.plot_attention(
-    attn_weights_v1, journey.words, title="SelfAttentionV1 weights (seed 123)", annot=False
+    attn_weights_v1,
+    journey.words,
+    query_tokens=[journey.words[i] for i in shown],
+    title="SelfAttentionV1 weights (seed 123)",
 )
 plt.show()
 

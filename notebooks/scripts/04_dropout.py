@@ -19,8 +19,8 @@
 # dropout into the book's `CausalAttention` class, which takes a whole **batch** (批次).
 #
 # **Learning goals**
-# 1. Apply `nn.Dropout` and explain the $1/(1-p)$ scaling of the surviving values (the book's
-#    6x6 example).
+# 1. Apply `nn.Dropout` to the book's 6x6 example and explain what happens to the values that
+#    survive, and why.
 # 2. Switch dropout off with `.eval()` and explain why the average stays the same.
 # 3. Know where dropout sits in attention, which rates real models use, and what dropout cannot
 #    do (rescue a tiny data set).
@@ -88,6 +88,8 @@ print("survivors are all", survivor, "= 1 / (1 - 0.5)", "| your prediction:", pr
 # After dropout only a fraction 1 - p of the values is left, so the total signal would shrink by
 # that factor. Dividing the survivors by 1 - p compensates: *on average* each entry stays what it
 # was. With a random keep mask $m_{ij}$ that is 1 with probability $1 - p$ and 0 otherwise,
+# dropout and its **expected value** (期望值, written $\mathbb{E}$: the average over many random
+# draws) are
 #
 # $$\operatorname{dropout}(a)_{ij} = \frac{m_{ij}}{1-p}\,a_{ij}, \qquad
 # \mathbb{E}\big[\operatorname{dropout}(a)_{ij}\big] = (1-p)\cdot\frac{a_{ij}}{1-p} + p\cdot 0
@@ -415,8 +417,8 @@ print(mh.assert_same_module(ours, theirs, batch))
 # * **Dropout** (随机失活) zeroes each value with probability p during training and multiplies
 #   the survivors by $1/(1-p)$, so the expected value of every entry is unchanged. The book's 6x6
 #   ones with seed 123 and p = 0.5: 15 zeros, survivors equal 2.
-# * Dropout does not stop a big model from memorising a tiny data set (8 random labels, learned
-#   by heart with p = 0.5).
+# * Dropout does not stop a network from memorising a tiny data set: with 2,692 parameters for
+#   8 examples, it learned 8 random labels by heart with p = 0.5 as well as without dropout.
 # * `.eval()` switches dropout off (output identical to the input); `.train()` switches it on.
 # * In attention, dropout acts on the weights after the softmax (the book's choice); rows then
 #   no longer sum to 1, but do on average. GPT training uses p = 0.1–0.2.

@@ -498,12 +498,17 @@ fig = mh.figures.plot_matmul_counts(counts)
 plt.show()
 
 # %% [markdown]
+# With one head the split class makes one call more than the wrapper (6 against 5): the extra
+# `nn.Linear` is `out_proj`, which the wrapper does not have. From two heads on it makes fewer,
+# and the gap grows with every head.
+#
 # ## 7. Looking inside: `return_weights=True`
 #
 # `mh.MultiHeadAttention` has a debug switch: `return_weights=True` also returns the attention
 # weights, (b, num_heads, T, T), taken after the softmax and before dropout. With the same seed
 # it holds the same weights as our class. (In the book's example each head is only 1 wide, so a
-# head has little to work with: head 2 is almost uniform.)
+# head has little to work with: head 2 spreads its weight almost evenly over the tokens it may
+# see.)
 
 # %%
 torch.manual_seed(123)
@@ -521,9 +526,9 @@ plt.show()
 #
 # The book states that both classes compute multi-head attention. We can make that exact. Take
 # a wrapper, and build a `MultiHeadAttention` whose big matrices are the heads' matrices stacked
-# on top of each other (head i's weights become rows i·head_dim … (i+1)·head_dim), with an
-# identity `out_proj` (weight = identity matrix, bias = 0) so the concatenation passes through
-# unchanged. `mh.multihead_from_wrapper` does exactly that.
+# on top of each other (head 1's weights become rows 0 … head_dim − 1, head 2's the next
+# head_dim rows, and so on), with an identity `out_proj` (weight = identity matrix, bias = 0)
+# so the concatenation passes through unchanged. `mh.multihead_from_wrapper` does exactly that.
 
 # %%
 torch.manual_seed(123)
@@ -546,19 +551,21 @@ print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 # 「叠罗汉」, stacking, and 「切开看」, cutting open):
 #
 # ```mermaid
-# flowchart LR
-#     subgraph wrapper ["wrapper: one module per head"]
-#         x1["x (b, T, d_in)"] --> h1["head 1: W_query, W_key, W_value, attention"]
-#         x1 --> h2["head 2: W_query, W_key, W_value, attention"]
-#         h1 --> cat["cat: (b, T, 2 * head_dim)"]
-#         h2 --> cat
-#     end
+# flowchart TB
 #     subgraph split ["split: one big matrix per projection"]
+#         direction TB
 #         x2["x (b, T, d_in)"] --> big["W_query, W_key, W_value: (b, T, d_out)"]
 #         big --> cut["view + transpose: (b, h, T, head_dim)"]
 #         cut --> att["attention, all heads in one batched matmul"]
 #         att --> merge["transpose + view: (b, T, d_out)"]
 #         merge --> proj["out_proj"]
+#     end
+#     subgraph wrapper ["wrapper: one module per head"]
+#         direction TB
+#         x1["x (b, T, d_in)"] --> h1["head 1: W_query, W_key, W_value, attention"]
+#         x1 --> h2["head 2: W_query, W_key, W_value, attention"]
+#         h1 --> cat["cat: (b, T, 2 * head_dim)"]
+#         h2 --> cat
 #     end
 # ```
 #
@@ -669,7 +676,8 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 # ## Summary
 #
 # * Split heads: `view(b, T, num_heads, head_dim)` then `transpose(1, 2)` → (b, h, T, head_dim),
-#   with `head_dim = d_out // num_heads`. Head i = columns i·head_dim … (i+1)·head_dim.
+#   with `head_dim = d_out // num_heads`. Head 1 = the first head_dim columns,
+#   head 2 the next head_dim, and so on.
 # * One **batched matrix multiplication** (批量矩阵乘法) `q @ k.transpose(2, 3)` computes every
 #   head; it equals the per-head loop bit for bit.
 # * Merge back: `transpose(1, 2)` then `contiguous().view(b, T, d_out)` (or `reshape`, which

@@ -74,8 +74,8 @@ result
 
 # %% [markdown]
 # **Exercise 3.** Keep the entries where `keep_ex` is True, zero the others, and divide the
-# survivors by the fraction that survives, 1 - 0.25 = 0.75 (that is, multiply by 4/3). The
-# copy of the book's x2 would be the factor for p = 0.5.
+# survivors by the fraction that survives, 1 - 0.25 = 0.75 (that is, multiply by 4/3). Do not
+# copy the book's x2: that is the factor for p = 0.5.
 
 # %%
 inputs = journey.inputs  # (T, d_in)
