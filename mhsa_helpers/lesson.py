@@ -1,4 +1,5 @@
-"""One call at the top of every lesson: ``setup_lesson()``.
+"""Deterministic settings: ``setup_lesson()`` at the top of every lesson, ``one_thread()`` and
+``progress_bar()`` for the trainers.
 
 Why: a lesson must print the same digits on a learner's laptop, in CI and in the saved notebook.
 That needs a fixed seed, torch's 4-decimal printing without scientific notation, and a fixed
@@ -8,12 +9,15 @@ number of CPU threads (a matmul can round its last bit differently with 1 or 8 t
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import torch
 
 from .attention.validation import as_int, check_positive_int
 
-__all__ = ["setup_lesson"]
+__all__ = ["one_thread", "progress_bar", "setup_lesson"]
 
 
 def setup_lesson(seed: int = 123, threads: int = 1) -> None:
@@ -35,3 +39,30 @@ def setup_lesson(seed: int = 123, threads: int = 1) -> None:
     except ImportError:  # pragma: no cover - matplotlib is a dependency
         return
     mpl.rcParams.update({"figure.dpi": 80, "figure.max_open_warning": 0})
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run the block with one torch CPU thread, then restore the caller's thread count.
+
+    The trainers use it: one thread makes a run bitwise reproducible on a machine, and it is the
+    fastest setting for the course's tiny matmuls.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def progress_bar(total: int, desc: str, enabled: bool = True) -> Any:
+    """A tqdm progress bar of ``total`` steps (a widget in JupyterLab), or None if not ``enabled``.
+
+    Imported here, not at the top of the module, so that ``import mhsa_helpers`` stays light.
+    """
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, leave=False)

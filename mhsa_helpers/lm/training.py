@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 
 import torch
 from torch.nn import functional as F
 
 from ..attention.validation import check_dropout, check_flag, check_positive_int
+from ..lesson import one_thread, progress_bar
 from .model import CharTransformer
 from .text import load_tang300, poem_text, split_poems
 from .tokenizer import CharTokenizer
@@ -197,25 +196,6 @@ def validation_loss(model: CharTransformer, ids: torch.Tensor) -> float:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
 
 
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run with one torch CPU thread (bitwise reproducible on one machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _progress(total: int, desc: str, enabled: bool):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm  # type: ignore[import-untyped]
-
-    return tqdm(total=total, desc=desc, leave=False)
-
-
 def train_char_lm(
     config: CharLMConfig | None = None,
     *,
@@ -245,7 +225,7 @@ def train_char_lm(
     vocab_size = data.tokenizer.vocab_size
     losses: list[float] = []
     val_losses: list[tuple[int, float]] = []
-    bar = _progress(
+    bar = progress_bar(
         steps, f"training {config.num_layers} blocks x {config.num_heads} heads", progress
     )
     start = time.perf_counter()

@@ -14,8 +14,7 @@ CPU thread.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 
@@ -23,6 +22,7 @@ import torch
 from torch.nn import functional as F
 
 from ..attention.validation import as_float, as_int, check_flag, check_positive_int
+from ..lesson import one_thread, progress_bar
 from .model import TinyAttentionLM
 from .tasks import IGNORE_INDEX, make_repeat_batch, make_shift_batch
 
@@ -101,25 +101,6 @@ class TrainingResult:
         )
 
 
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run with one torch CPU thread (bitwise reproducible, and fastest for tiny matmuls)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _progress(iterable, total: int, desc: str, enabled: bool):
-    if not enabled:
-        return iterable
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, total=total, desc=desc, leave=False)
-
-
 def train(
     task: str,
     make_batch: Callable[[torch.Generator], tuple[torch.Tensor, torch.Tensor]],
@@ -137,16 +118,16 @@ def train(
         raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
     check_flag("progress", progress)
     run = config
-    with _one_thread(), torch.random.fork_rng(devices=[]):
+    with one_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(run.seed)  # the model's initial weights
         model = TinyAttentionLM(run.vocab_size, run.d_model, run.context_length, run.num_heads)
         data = torch.Generator().manual_seed(run.seed)  # the batches, independent of global RNG
         optimizer = torch.optim.Adam(model.parameters(), lr=run.lr)
         model.train()
         step_losses: list[torch.Tensor] = []
-        steps = range(run.epochs * run.steps_per_epoch)
-        desc = f"{task} task, {run.num_heads} heads"
-        for _ in _progress(steps, len(steps), desc, progress):
+        steps = run.epochs * run.steps_per_epoch
+        bar = progress_bar(steps, f"{task} task, {run.num_heads} heads", progress)
+        for _ in range(steps):
             ids, targets = make_batch(data)  # (b, T), (b, T)
             logits = model(ids)  # (b, T, vocab)
             loss = F.cross_entropy(
@@ -156,7 +137,11 @@ def train(
             loss.backward()
             optimizer.step()
             step_losses.append(loss.detach())
+            if bar is not None:
+                bar.update(1)
         model.eval()
+    if bar is not None:
+        bar.close()
     losses = torch.stack(step_losses).tolist()  # one host transfer for the whole run
     per_epoch = run.steps_per_epoch
     epoch_losses = [
