@@ -276,20 +276,6 @@ print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().i
 #   redundant. Ablations (lesson 08) test what pictures only suggest.
 
 # %% [markdown]
-# ### Check (for CI; collapsed)
-#
-# This cell proves what the lesson relies on, so that a change to the package cannot silently
-# break the story. Open it if you are curious; you can skip it.
-
-# %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# mh.head_entropy is the formula of section 2, and the explorer draws the same block as section 3.
-by_hand = -torch.special.xlogy(weights_long, weights_long).sum(dim=-1).mean(dim=(0, 2))  # (4,)
-torch.testing.assert_close(mh.head_entropy(weights_long), by_hand)
-# "Equal weight to both copies of a word" holds to float rounding (1e-6), not bit for bit: the
-# two keys are equal, but the softmax sums its row in one order.
-print("largest gap between the two 'the' columns:", (the_4 - the_7).abs().max().item() < 1e-6)
-
-# %% [markdown]
 # ## Exercises
 #
 # Solutions: `solutions/07_inspecting_heads_solutions.ipynb`.
@@ -326,3 +312,18 @@ mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
+
+# %% [markdown]
+# ### Check (for CI; collapsed)
+#
+# This cell proves what the lesson relies on, so that a change to the package cannot silently
+# break the story. It comes after the exercises because it computes an entropy by hand (exercise
+# 2): try the exercises first. Open it if you are curious; you can skip it.
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# mh.head_entropy is the formula of section 2.
+by_hand = -torch.special.xlogy(weights_long, weights_long).sum(dim=-1).mean(dim=(0, 2))  # (4,)
+torch.testing.assert_close(mh.head_entropy(weights_long), by_hand)
+# "Equal weight to both copies of a word" holds to float rounding (1e-6), not bit for bit: the
+# two keys are equal, but the softmax sums its row in one order.
+print("the two 'the' columns differ by less than 1e-6:", (the_4 - the_7).abs().max().item() < 1e-6)
