@@ -18,7 +18,8 @@
 #
 # **Learning goals**
 # 1. Build `TinyAttentionLM`: **token embedding** (词元嵌入) + **positional embedding** (位置嵌入)
-#    + causal multi-head attention + a linear **LM head** (语言模型头) that gives **logits**.
+#    + causal multi-head attention + a linear **LM head** (语言模型头) that gives **logits**
+#    (未归一化得分: one score per possible next token, before the softmax).
 # 2. Predict the loss of an untrained model, then train it on the **repeat task** with
 #    cross-entropy and watch the loss fall to well below 1.0 in 3 **epochs** (轮次).
 # 3. Run the classic experiment: 4 heads → 8 heads at the same width (head_dim 8 → 4), and test
