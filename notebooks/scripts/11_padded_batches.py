@@ -299,6 +299,10 @@ for b in range(3):
     torch.testing.assert_close(step[b, 0], alone[b][-1])  # the last token, as if alone
 
 # %% [markdown]
+# `6 padded` counts the cached pad positions of the whole batch (2 + 4). The new token is real in
+# every sequence, so the cache's mask gains a column of `False`, and each sentence's last output
+# is the one it gets when it runs alone.
+#
 # ## Summary
 #
 # * A batch needs one length T: short sentences get **padding**; a **key padding mask** (bool
