@@ -382,10 +382,12 @@ print(focus.table())
 #   0.25. A poem's line is 5 or 7 characters, then "，" or "。": looking at the marks tells a head
 #   where in the line the next character falls.
 # * **Line start:** block 3 head 4 gives 0.16 to the newline that began the line, twice the
-#   uniform 0.07; the others stay close to it.
-# * **Previous character:** no head. Every head gives it 0.07 -- 0.09, what uniform attention
-#   gives. The previous character is still used: it is the token at the query's own position,
-#   which reaches the next block through the residual connection, without attention.
+#   uniform 0.07; the other heads of blocks 2 and 3 give it 0.09 -- 0.12, and block 1's heads
+#   stay at the uniform level.
+# * **Previous character:** no head. Every head gives key $t-1$ 0.07 -- 0.09, what uniform
+#   attention gives. Note that key $t-1$ is the character *before* the query's own. The query's
+#   own character (the one just before the character to predict) needs no attention at all: it
+#   reaches the next block through the residual connection.
 #
 # The same, picked out by code (and checked, so that the text above stays true):
 
@@ -399,6 +401,7 @@ shares, baseline = focus.shares, focus.baseline  # (num_layers, num_heads, 3), (
 assert focus.strongest("punctuation") == (1, 3) and shares[1, 3, 2] > 3 * baseline[2]
 assert focus.strongest("line start") == (2, 3) and shares[2, 3, 1] > 2 * baseline[1]
 assert shares[..., 0].max() < 1.5 * baseline[0]  # no previous-character head
+assert (shares[0, :, 1] - baseline[1]).abs().max() < 0.015  # block 1: the uniform line-start share
 
 # %% [markdown]
 # ## 7. Generating with and without the KV cache
