@@ -275,7 +275,9 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #
 # * **RoPE** (rotary position embedding, 旋转位置编码) acts on **Q and K after the projection**:
 #   it rotates each pair of features of the query and key at position $p$ by an angle
-#   $p\,\theta_i$. V is not touched.
+#   $p\,\theta_i$, where pair $i$ (features $2i$ and $2i+1$) turns at its own speed
+#   $\theta_i = 10000^{-2i/\text{head\_dim}}$: the first pair fast, the last ones slowly.
+#   V is not touched.
 # * **ALiBi** (attention with linear biases, 线性偏置注意力) acts on the **scores**: it adds
 #   $-m_h\,(i - j)$ to the score of query $i$ and key $j$, a penalty that grows with distance,
 #   with one slope $m_h$ per head.
