@@ -164,7 +164,9 @@ plt.show()
 print(torch.softmax(torch.tensor([-torch.inf, -torch.inf, -torch.inf]), dim=0))
 
 # %% [markdown]
-# In a layer, that happens on exactly those pad rows. One head, written out, for "hello world":
+# In a layer, that happens on exactly those pad rows. Written out for "hello world", with one
+# head that uses the layer's full-width projections (head_dim 4, so the scale is $\sqrt{4}$;
+# its weights are not those of `mha`'s two heads of width 2, but the pattern is the same):
 
 # %%
 x = batch_left[2:3]  # (1, T, d_in): 4 pads, then "hello world"
