@@ -137,12 +137,14 @@ print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
 assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
 # %%
-fig, ax = plt.subplots(figsize=(4, 2.6))
-ax.bar([f"Head {i + 1}" for i in range(len(entropy_book))], entropy_book.numpy(), color="tab:blue")
+fig, ax = plt.subplots(figsize=(4.5, 3))
+heads_x = [f"Head {i + 1}" for i in range(len(entropy_book))]
+ax.bar(heads_x, entropy_book.numpy(), width=0.5, color="tab:blue")
 ax.axhline(uniform_causal_entropy(6), color="gray", linestyle="--", label="uniform causal (max)")
+ax.set_ylim(0, 1.5)  # room above the bars for the legend
 ax.set_ylabel("mean row entropy (nats)")
 ax.set_title("Book sentence, 2 heads")
-ax.legend(loc="lower right", fontsize=8)
+ax.legend(loc="upper center", fontsize=8)
 plt.show()
 
 # %% [markdown]
