@@ -475,5 +475,6 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_gqa_parameter_count(answer)
 
 # %% [markdown]
-# This is the end of the course's attention block: from a dot product (lesson 01) to the layer
-# that production models run. The solutions are in `solutions/`.
+# This completes the attention block itself: from a dot product (lesson 01) to the layer that
+# production models run. The solutions are in `solutions/`. Next, lesson 11 batches sentences of
+# different lengths (padding masks), and lesson 12 builds a small model that writes Tang poems.

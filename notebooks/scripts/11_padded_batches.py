@@ -316,6 +316,7 @@ for b in range(3):
 #   zero weights and a zero context vector, without ever computing the NaN.
 # * With the mask, batched == one at a time at every real token, for every class in the package,
 #   the SDPA path and the KV cache included. d2l's `valid_lens` is the right-padding special case.
+# * Next: lesson 12 trains a small character-level model on Tang poems and lets it write.
 #
 # ## Exercises
 #
