@@ -137,12 +137,14 @@ print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
 assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
 # %%
-fig, ax = plt.subplots(figsize=(4, 2.6))
-ax.bar([f"Head {i + 1}" for i in range(len(entropy_book))], entropy_book.numpy(), color="tab:blue")
+fig, ax = plt.subplots(figsize=(4.5, 3))
+heads_x = [f"Head {i + 1}" for i in range(len(entropy_book))]
+ax.bar(heads_x, entropy_book.numpy(), width=0.5, color="tab:blue")
 ax.axhline(uniform_causal_entropy(6), color="gray", linestyle="--", label="uniform causal (max)")
+ax.set_ylim(0, 1.5)  # room above the bars for the legend
 ax.set_ylabel("mean row entropy (nats)")
 ax.set_title("Book sentence, 2 heads")
-ax.legend(loc="lower right", fontsize=8)
+ax.legend(loc="upper center", fontsize=8)
 plt.show()
 
 # %% [markdown]
@@ -186,18 +188,20 @@ plt.show()
 
 # %% [markdown]
 # Look at the columns of the repeated words "the" (positions 0, 4, 7 — "The" is lowercased for
-# the embedding) and "mat" (5 and 8). A query gives the same weight to both copies of a word:
-# their keys are equal because the embeddings are equal, and
-# nothing in this block says *where* a token is. Among the keys a query may see, attention
+# the embedding) and "mat" (5 and 8). A query gives the same weight to every copy of a word:
+# their keys are equal because the embeddings are equal, and nothing in this block says *where*
+# a token is. Among the keys a query may see, attention
 # ignores their order: equal tokens get equal weight. The causal mask is the only order signal,
 # so GPT models add a **positional embedding** (位置嵌入) to the tokens (lesson 08 does).
 
 # %%
+the_0 = weights_long[0, :, 7:, 0]  # (h, 4): key "The", queries 7..10
 the_4, the_7 = weights_long[0, :, 7:, 4], weights_long[0, :, 7:, 7]  # (h, 4) each
+torch.testing.assert_close(the_0, the_7, atol=1e-6, rtol=0)
 torch.testing.assert_close(the_4, the_7, atol=1e-6, rtol=0)
 torch.testing.assert_close(weights_long[0, :, 8:, 5], weights_long[0, :, 8:, 8], atol=1e-6, rtol=0)
-print("'the' at positions 4 and 7, as seen by queries 7..10 (head 1):")
-print(torch.stack([the_4[0], the_7[0]]))
+print("head 1: key 'the' at positions 0, 4, 7 (rows), seen by queries 7..10 (columns):")
+print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
 
 # %% [markdown]
 # ## 4. The explorer
@@ -276,20 +280,6 @@ print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().i
 #   redundant. Ablations (lesson 08) test what pictures only suggest.
 
 # %% [markdown]
-# ### Check (for CI; collapsed)
-#
-# This cell proves what the lesson relies on, so that a change to the package cannot silently
-# break the story. Open it if you are curious; you can skip it.
-
-# %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# mh.head_entropy is the formula of section 2, and the explorer draws the same block as section 3.
-by_hand = -torch.special.xlogy(weights_long, weights_long).sum(dim=-1).mean(dim=(0, 2))  # (4,)
-torch.testing.assert_close(mh.head_entropy(weights_long), by_hand)
-# "Equal weight to both copies of a word" holds to float rounding (1e-6), not bit for bit: the
-# two keys are equal, but the softmax sums its row in one order.
-print("largest gap between the two 'the' columns:", (the_4 - the_7).abs().max().item() < 1e-6)
-
-# %% [markdown]
 # ## Exercises
 #
 # Solutions: `solutions/07_inspecting_heads_solutions.ipynb`.
@@ -326,3 +316,18 @@ mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
+
+# %% [markdown]
+# ### Check (for CI; collapsed)
+#
+# This cell proves what the lesson relies on, so that a change to the package cannot silently
+# break the story. It comes after the exercises because it computes an entropy by hand (exercise
+# 2): try the exercises first. Open it if you are curious; you can skip it.
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# mh.head_entropy is the formula of section 2.
+by_hand = -torch.special.xlogy(weights_long, weights_long).sum(dim=-1).mean(dim=(0, 2))  # (4,)
+torch.testing.assert_close(mh.head_entropy(weights_long), by_hand)
+# "Equal weight to every copy of a word" holds to float rounding (1e-6), not bit for bit: the
+# two keys are equal, but the softmax sums its row in one order.
+print("the two 'the' columns differ by less than 1e-6:", (the_4 - the_7).abs().max().item() < 1e-6)

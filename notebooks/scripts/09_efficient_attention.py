@@ -26,7 +26,7 @@
 #    (FlashAttention：分块计算、不存储 T×T 矩阵的精确注意力) saves by never storing them.
 # 4. See where **RoPE** (旋转位置编码) and **ALiBi** (线性偏置注意力) act: on Q and K after the
 #    projection, and on the scores.
-# 5. Run the block in **bfloat16** (bf16，脑浮点16) under **autocast** (自动混合精度) and compare it
+# 5. Run the block in **bfloat16** (bf16，脑浮点数) under **autocast** (自动混合精度) and compare it
 #    with float32.
 # 6. Build it: write a fused-QKV multi-head attention class that passes the contract tests.
 #
@@ -275,7 +275,9 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #
 # * **RoPE** (rotary position embedding, 旋转位置编码) acts on **Q and K after the projection**:
 #   it rotates each pair of features of the query and key at position $p$ by an angle
-#   $p\,\theta_i$. V is not touched.
+#   $p\,\theta_i$, where pair $i$ (features $2i$ and $2i+1$) turns at its own speed
+#   $\theta_i = 10000^{-2i/\text{head\_dim}}$: the first pair fast, the last ones slowly.
+#   V is not touched.
 # * **ALiBi** (attention with linear biases, 线性偏置注意力) acts on the **scores**: it adds
 #   $-m_h\,(i - j)$ to the score of query $i$ and key $j$, a penalty that grows with distance,
 #   with one slope $m_h$ per head.

@@ -164,7 +164,9 @@ plt.show()
 print(torch.softmax(torch.tensor([-torch.inf, -torch.inf, -torch.inf]), dim=0))
 
 # %% [markdown]
-# In a layer, that happens on exactly those pad rows. One head, written out, for "hello world":
+# In a layer, that happens on exactly those pad rows. Written out for "hello world", with one
+# head that uses the layer's full-width projections (head_dim 4, so the scale is $\sqrt{4}$;
+# its weights are not those of `mha`'s two heads of width 2, but the pattern is the same):
 
 # %%
 x = batch_left[2:3]  # (1, T, d_in): 4 pads, then "hello world"
@@ -299,6 +301,10 @@ for b in range(3):
     torch.testing.assert_close(step[b, 0], alone[b][-1])  # the last token, as if alone
 
 # %% [markdown]
+# `6 padded` counts the cached pad positions of the whole batch (2 + 4). The new token is real in
+# every sequence, so the cache's mask gains a column of `False`, and each sentence's last output
+# is the one it gets when it runs alone.
+#
 # ## Summary
 #
 # * A batch needs one length T: short sentences get **padding**; a **key padding mask** (bool
@@ -310,6 +316,7 @@ for b in range(3):
 #   zero weights and a zero context vector, without ever computing the NaN.
 # * With the mask, batched == one at a time at every real token, for every class in the package,
 #   the SDPA path and the KV cache included. d2l's `valid_lens` is the right-padding special case.
+# * Next: lesson 12 trains a small character-level model on Tang poems and lets it write.
 #
 # ## Exercises
 #

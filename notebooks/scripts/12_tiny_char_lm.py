@@ -22,7 +22,8 @@
 #    (层归一化) -- and know what each one is for.
 # 2. Train it and watch the **training loss** and the **validation loss** (验证损失) fall, and
 #    see where they part ways.
-# 3. Sample text before and after training (**temperature** (温度) and **top-k sampling**).
+# 3. Sample text before and after training (**temperature** (温度) and **top-k sampling**,
+#    top-k 采样).
 # 4. Measure what the trained heads attend to on a real poem: the previous character, the line
 #    start, the punctuation.
 # 5. Generate with and without the **KV cache** (KV 缓存): same characters, different speed.
@@ -101,7 +102,8 @@ print(len(train_poems), "training poems,", len(val_poems), "validation poems")
 # * **Feed-forward network** (前馈网络): attention only *mixes* the vectors of different
 #   positions (a weighted average); a small two-layer network then transforms each position's
 #   vector on its own: $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$, with a hidden
-#   width of $4 \times d_{model}$.
+#   width of $4 \times d_{model}$ (GELU is a smooth version of the ReLU **activation function**,
+#   激活函数: about 0 for negative inputs, about the input itself for positive ones).
 # * **Residual connection** (残差连接): each sub-layer *adds* its output to its input
 #   ($x + f(x)$), so it only has to learn a correction, and the signal and the gradient can
 #   always flow straight through the block.
@@ -170,7 +172,7 @@ print(mh.assert_same_module(block, package_block, x))
 #   position, added because attention by itself does not know the order of its inputs;
 # * `blocks`: `num_layers` Transformer blocks; `ln_f`: a last layer norm;
 # * `lm_head`: one score (**logit**) per character of the vocabulary. It reuses $E$ (**weight
-#   tying**, as in GPT-2): the same vectors read and write a character, which saves
+#   tying**, 权重绑定, as in GPT-2): the same vectors read and write a character, which saves
 #   vocab_size × d_model parameters.
 #
 # The course ships a trained one (section 5). Its sizes, and an untrained model of the same sizes:
@@ -266,8 +268,9 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# The training loss falls from $\log 2500 \approx 7.8$ to about 6 in 100 steps, and the
-# validation loss, on poems the model never sees, falls with it. What has such a small model
+# The training loss falls from $\log 2500 \approx 7.8$ to about 6 in 100 steps. The validation
+# loss (measured every 25 steps, on poems the model never sees) stays higher and falls only a
+# little, from 6.54 to 6.43. What has such a small model
 # learned? Mostly which characters are frequent -- and the most frequent ones are "，" and "。":
 
 # %%
@@ -343,7 +346,8 @@ for seed in (0, 1, 2):
 # First the pictures: every head of the second block on Li Bai's "夜思" (with the newline
 # before it, as the model reads a poem). Matplotlib's
 # default font has no Chinese characters, so `lm.char_axis` labels the axes with the characters
-# when a Chinese font is installed and with their positions otherwise; the table below gives the
+# when a Chinese font is installed and otherwise with their positions (punctuation as `,` `.`
+# and the newline as `\n`, which every font has); the table below gives the
 # characters at each position either way.
 
 # %%
@@ -359,8 +363,8 @@ with plt.rc_context(axis.rc):
 # Head 4 has the brightest columns, and they sit on the punctuation: position 6 (the first "，")
 # most of all, then 12 and 19. Whatever the query, a good part of its weight goes to the marks
 # before it. Heads 1 and 2 show fainter columns in the same places; head 3 is spread almost
-# evenly. Pictures of one poem can mislead, so now the numbers. `lm.head_focus(weights, text)` measures, for every head, the average share of
-# weight on three kinds of key: the **previous character** (key $t-1$), the **line start** (the
+# evenly. Pictures of one poem can mislead, so now the numbers. `lm.head_focus(weights, text)`
+# measures, for every head, the average share of weight on three kinds of key: the **previous character** (key $t-1$), the **line start** (the
 # newline that begins the query's line) and the **punctuation** (，。？！…). The last row is what
 # a head that spread its weight evenly over the past would get. We average over the 15
 # validation poems (unseen in training), each cut to the model's 128-character window:
@@ -378,10 +382,12 @@ print(focus.table())
 #   0.25. A poem's line is 5 or 7 characters, then "，" or "。": looking at the marks tells a head
 #   where in the line the next character falls.
 # * **Line start:** block 3 head 4 gives 0.16 to the newline that began the line, twice the
-#   uniform 0.07; the others stay close to it.
-# * **Previous character:** no head. Every head gives it 0.07 -- 0.09, what uniform attention
-#   gives. The previous character is still used: it is the token at the query's own position,
-#   which reaches the next block through the residual connection, without attention.
+#   uniform 0.07; the other heads of blocks 2 and 3 give it 0.09 -- 0.12, and block 1's heads
+#   stay at the uniform level.
+# * **Previous character:** no head. Every head gives key $t-1$ 0.07 -- 0.09, what uniform
+#   attention gives. Note that key $t-1$ is the character *before* the query's own. The query's
+#   own character (the one just before the character to predict) needs no attention at all: it
+#   reaches the next block through the residual connection.
 #
 # The same, picked out by code (and checked, so that the text above stays true):
 
@@ -395,6 +401,7 @@ shares, baseline = focus.shares, focus.baseline  # (num_layers, num_heads, 3), (
 assert focus.strongest("punctuation") == (1, 3) and shares[1, 3, 2] > 3 * baseline[2]
 assert focus.strongest("line start") == (2, 3) and shares[2, 3, 1] > 2 * baseline[1]
 assert shares[..., 0].max() < 1.5 * baseline[0]  # no previous-character head
+assert (shares[0, :, 1] - baseline[1]).abs().max() < 0.015  # block 1: the uniform line-start share
 
 # %% [markdown]
 # ## 7. Generating with and without the KV cache
