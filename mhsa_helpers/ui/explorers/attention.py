@@ -253,7 +253,8 @@ def attention_explorer(
             lines.append(f"entropy per head (nats): {entropies}")
             if draw:
                 start = time.perf_counter()
-                title = f"{heads} heads (head_dim {result.head_dim}), {mode} mode"
+                plural = "s" if heads > 1 else ""
+                title = f"{heads} head{plural} (head_dim {result.head_dim}), {mode} mode"
                 title += f", dropout {dropout:.1f}"
                 if mode == "eval" and dropout > 0:
                     title += " (off in eval mode)"

@@ -53,7 +53,7 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
         with torch.no_grad():
             _, weights = result.model(ids, return_weights=True)  # (1, h, T, T)
         labels = [f"t{i}" for i in range(ids.shape[1])]
-        title = f"Shift task k={k}, {heads} heads after training"
+        title = f"Shift task k={k}, {heads} head{'s' if heads > 1 else ''} after training"
         show_figure(image, plot_attention_grid(weights[0], labels, title=title))
         shares = ", ".join(f"{x:.2f}" for x in offset.tolist())
         message.value = (
