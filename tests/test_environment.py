@@ -119,10 +119,19 @@ def test_readme_commands_are_make_targets(target):
 @pytest.mark.slow
 def test_wheel_carries_the_data_and_works_outside_the_checkout(tmp_path):
     """Build the wheel, unpack it in a temporary folder, and use it from another folder."""
+    # Build from a copy of what the wheel is made of: setuptools writes build/ and *.egg-info
+    # next to the sources, and a test must not write into the repository.
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    skip = shutil.ignore_patterns("__pycache__")
+    for folder in ("mhsa_helpers", "data"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=skip)
     wheel_dir = tmp_path / "wheel"
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
     subprocess.run(
-        [*pip_wheel, "--wheel-dir", str(wheel_dir), str(ROOT)],
+        [*pip_wheel, "--wheel-dir", str(wheel_dir), str(source)],
         check=True,
         capture_output=True,
     )
