@@ -16,8 +16,8 @@ Where each idea lives:
 * ``data`` -- the book's example and the glossary, shipped inside the package;
 * ``lesson`` and ``checks`` -- deterministic notebook settings and the lessons' closing checks.
 
-``import mhsa_helpers`` loads only torch: the names from ``ui``, ``training`` and ``exercises``
-are imported the first time they are used.
+``import mhsa_helpers`` loads only torch: the names from ``ui``, ``training``, ``lm`` and
+``exercises`` are imported the first time they are used.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Checks the lessons run: the inline class equals the package's class; counting matmuls.
 
-Why a helper: lessons 04, 05 and 06 each end by proving that the class the learner just typed
+Why a helper: lessons 02, 04, 05, 06 and 12 each prove that a class the lesson typed inline
 computes exactly what ``mhsa_helpers`` computes. The proof is the same every time -- same
 parameter names, equal parameters, bit-identical outputs in eval mode and, with the same seed,
 in training mode (so dropout draws the same mask) -- so it is written once, here.

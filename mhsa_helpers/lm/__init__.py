@@ -7,8 +7,9 @@
 * ``training`` -- ``CharLMConfig``, ``train_char_lm`` (seeded, one thread, tqdm);
 * ``generation`` -- ``generate`` with or without one ``KVCache`` per block, ``next_token_probs``;
 * ``checkpoint`` -- ``save_checkpoint``, ``load_checkpoint`` (the shipped data/char_lm.pt);
-* ``analysis`` -- ``attention_on``, ``head_focus``: which heads look at the previous character,
-  the line start, the punctuation -- measured;
+* ``analysis`` -- ``attention_on``, ``head_focus``, ``focus_on_texts``: which heads look at the
+  previous character, the line start, the punctuation -- measured; ``copied_share``: how much of a
+  generated text is copied from the training text;
 * ``labels`` -- ``char_axis``, ``char_table``: heatmap labels with or without a Chinese font.
 
 Only torch is imported here; ``labels`` imports matplotlib and ``training`` tqdm when used.
