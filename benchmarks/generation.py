@@ -38,7 +38,7 @@ def time_generation(model, prompt, new_tokens: int, use_cache: bool) -> tuple[fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, 3 rounds")
+    parser.add_argument("--quick", action="store_true", help="small sizes, 2 rounds")
     parser.add_argument("--d-model", type=int, default=512)
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--layers", type=int, default=4)

@@ -54,7 +54,8 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0+unknown"
 
 # Imported on first use (name -> module), so that scripts and tests that only need the
-# attention classes never load matplotlib, seaborn, pandas, ipywidgets or tqdm.
+# attention classes never load matplotlib, seaborn, pandas or ipywidgets (torch itself may load
+# tqdm, through torch.hub).
 _LAZY = {
     "ExplorerView": ".ui",
     "attention_explorer": ".ui",

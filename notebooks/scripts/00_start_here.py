@@ -107,7 +107,7 @@ for package in ["matplotlib", "seaborn", "ipywidgets", "jupyterlab", "mhsa_helpe
     print(f"{package:<11}", version(package))
 
 # %%
-assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 0), torch.__version__
+assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.__version__
 assert device in {"cpu", "cuda", "mps"}
 x = torch.ones(2, 3, device=device)
 assert (x @ x.T).sum().item() == 12.0
