@@ -16,6 +16,7 @@ import torch
 from exercise_checks import assert_not_yet, assert_pass
 from torch import nn
 
+import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
 from mhsa_helpers.exercises import _common
 
@@ -341,3 +342,27 @@ def test_no_checker_passes_or_raises_on_hostile_answers(name):
 def test_a_tensor_subclass_answer_is_refused_by_name():
     liar_mask = torch.zeros(5, 5, dtype=torch.bool).as_subclass(AlwaysClose)
     assert_not_yet(ex.check_local_mask(liar_mask), "AlwaysClose", "plain torch.Tensor")
+
+
+def test_functions_and_modules_returning_a_tensor_subclass_do_not_pass():
+    def softmax_rows(x):
+        return (torch.softmax(x, dim=-1) * 2).as_subclass(AlwaysClose)
+
+    def masked_softmax(scores, hidden):
+        weights = torch.softmax(scores.masked_fill(hidden, -torch.inf), dim=-1).nan_to_num(0.0)
+        return (weights * 2).as_subclass(AlwaysClose)
+
+    assert_not_yet(ex.check_softmax_rows(softmax_rows), "AlwaysClose")
+    assert_not_yet(ex.check_masked_softmax(masked_softmax), "AlwaysClose")
+
+    class Liar(mh.SelfAttentionV2):
+        def forward(self, x):
+            return (super().forward(x) * 2).as_subclass(AlwaysClose)
+
+    torch.manual_seed(1)
+    sa_v1 = mh.SelfAttentionV1(3, 2)
+    answer = Liar(3, 2)
+    with torch.no_grad():
+        for name in ("W_query", "W_key", "W_value"):
+            getattr(answer, name).weight.copy_(getattr(sa_v1, name).T)
+    assert_not_yet(ex.check_v1_to_v2(answer, sa_v1, mh.book_inputs()), "context vectors")

@@ -123,7 +123,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
             want_out = sa_v1(inputs)
     except Exception as error:  # the learner's module may raise anything
         return fail(name, f"calling answer(inputs) raised {type(error).__name__}: {error}")
-    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want_out.shape):
+    if not plain_tensor(got) or tuple(got.shape) != tuple(want_out.shape):
         return fail(name, "answer(inputs) should return the (T, d_out) context vectors.")
     if not torch.allclose(got, want_out, atol=1e-6, rtol=0):
         return fail(name, "the weights match but the outputs differ: is forward V2's forward?")
