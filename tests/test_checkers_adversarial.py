@@ -261,7 +261,7 @@ def test_multihead_adversarial(base, methods, words):
 @pytest.mark.parametrize("base", [MHA, Fused])
 @pytest.mark.parametrize("weights", [no_rescale, rescale_twice])
 def test_dropout_must_rescale_by_one_over_one_minus_p(base, weights):
-    words = ["1 / (1 - p)"] if base is Fused else ["training mode", "differs"]
+    words = ["1 / (1 - 0.5) = 2"] if base is Fused else ["training mode", "differs"]
     assert_not_yet(CHECKERS[base](variant(base, "Wrong", weights=weights)), *words)
 
 
@@ -366,3 +366,28 @@ def test_functions_and_modules_returning_a_tensor_subclass_do_not_pass():
         for name in ("W_query", "W_key", "W_value"):
             getattr(answer, name).weight.copy_(getattr(sa_v1, name).T)
     assert_not_yet(ex.check_v1_to_v2(answer, sa_v1, mh.book_inputs()), "context vectors")
+
+
+def half_rate_dropout(base):
+    class HalfRate(base):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+            self.dropout = nn.Dropout(dropout / 2)
+
+    return HalfRate
+
+
+def fixed_rate_dropout(base):
+    class FixedRate(base):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+            self.dropout = nn.Dropout(0.5)
+
+    return FixedRate
+
+
+@pytest.mark.parametrize("base", [MHA, Fused])
+def test_dropout_must_use_the_dropout_argument(base):
+    half = ["1 / (1 - 0.5) = 2", "dropout argument"] if base is Fused else ["same seed"]
+    assert_not_yet(CHECKERS[base](half_rate_dropout(base)), *half)
+    assert_not_yet(CHECKERS[base](fixed_rate_dropout(base)), "dropout=0.0", "with the argument")

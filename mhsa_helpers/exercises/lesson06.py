@@ -461,7 +461,8 @@ def _check_gradients(cls: type) -> None:
         raise ContractError(
             "in training mode (module.train(), dropout=0.0) the output differs from the book's "
             "class, although it matched in eval mode: forward must compute the same thing in "
-            "both modes; only the dropout layer may behave differently."
+            "both modes; only the dropout layer may behave differently, and it drops nothing "
+            "with dropout=0.0: nn.Dropout(dropout), with the argument."
         )
     try:
         (out * probe).sum().backward()

@@ -417,6 +417,17 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
         wide_sums, hint = _run(ones, wide)  # (16, T, d_out)
     if hint or wide_sums is None:
         return fail(name, hint or "forward failed in train mode with qkv_bias=True.")
+    # The first token sees only itself: its one weight is dropped (0) or kept as 1 / (1 - p) = 2.
+    first = wide_sums[:, 0]  # (16, d_out)
+    odd = first[((first - 0.0).abs() > 1e-4) & ((first - 2.0).abs() > 1e-4)]
+    if odd.numel() or not (first.abs() < 1e-4).any() or not (first > 1.0).any():
+        seen = sorted({round(v, 3) for v in first.flatten().tolist()})[:4]
+        return fail(
+            name,
+            "with dropout=0.5 in train() mode the first token's single weight (it sees only "
+            f"itself) should be 0 when dropped or 1 / (1 - 0.5) = 2 when kept; got {seen}. Use "
+            "nn.Dropout(dropout), with the dropout argument, on the attention weights.",
+        )
     mean = wide_sums.mean().item()
     if not abs(mean - 1.0) < 0.2:
         return fail(
@@ -442,7 +453,8 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
             name,
             "in train() mode with dropout=0.0 the output differs from the book's class, although "
             "it matched in eval() mode: forward must compute the same thing in both modes; only "
-            "the dropout layer may behave differently.",
+            "the dropout layer may behave differently, and it drops nothing with dropout=0.0: "
+            "nn.Dropout(dropout), with the argument.",
         )
     out.square().sum().backward()
     grads = {param_name: p.grad for param_name, p in module.named_parameters()}
