@@ -12,10 +12,14 @@ written down first and judged after the experiment, ``reveal=True``; an unjudged
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import numbers
-from collections.abc import Callable
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +33,7 @@ __all__ = [
     "never_raises",
     "number",
     "ok",
+    "plain_tensor",
     "prediction_before_run",
     "prediction_result",
     "tensor_answer",
@@ -70,32 +75,110 @@ def missing(exercise: str, what: str) -> CheckResult:
     return CheckResult(False, exercise, message)
 
 
+#: Wall-clock seconds one checker call may take before it gives up (the learner's code may loop).
+TIME_LIMIT_S = 60.0
+
+
+class CheckTimeout(BaseException):
+    """Raised by the time limit; a BaseException so that no ``except Exception`` swallows it."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise ``CheckTimeout`` in the block after ``seconds`` (main thread with SIGALRM only).
+
+    A timer the caller already set (e.g. a test runner's) is left alone when it fires sooner, and
+    re-armed with its remaining time afterwards.
+    """
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+    old_delay, old_interval = signal.getitimer(signal.ITIMER_REAL)
+    if 0 < old_delay <= seconds:
+        yield
+        return
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise CheckTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if old_delay > 0:
+            left = max(old_delay - (time.monotonic() - start), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, left, old_interval)
+
+
 def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
-    """Wrap ``checker`` so that nothing a learner passes makes it raise.
+    """Wrap ``checker`` so that nothing a learner passes makes it raise or hang.
 
     Whatever the answer (None, a string, a NaN or meta tensor, a class whose ``forward`` raises,
-    extra arguments), the learner gets a ``[NOT YET]`` result naming what went wrong, never a
-    traceback, and never a PASS: only a ``CheckResult`` that the checker itself returned can pass.
-    ``mhsa_helpers.exercises`` applies it to every checker it exports.
+    calls ``sys.exit`` or loops forever, extra arguments), the learner gets a ``[NOT YET]`` result
+    naming what went wrong, never a traceback, and never a PASS: only a ``CheckResult`` that the
+    checker itself returned can pass. A call stops after ``TIME_LIMIT_S`` seconds (where a
+    SIGALRM timer is available: the main thread on Unix, as in a notebook kernel). Ctrl-C
+    (KeyboardInterrupt) still interrupts. ``mhsa_helpers.exercises`` applies it to every checker it
+    exports.
     """
     exercise = checker.__name__.removeprefix("check_")
 
     @functools.wraps(checker)
     def safe(*args: Any, **kwargs: Any) -> CheckResult:
+        for given in (*args, *kwargs.values()):
+            if isinstance(given, torch.Tensor) and not plain_tensor(given):
+                return fail(
+                    exercise,
+                    f"got a {type(given).__name__}, a subclass of torch.Tensor; pass a plain "
+                    "torch.Tensor.",
+                )
         try:
-            result = checker(*args, **kwargs)
-        except Exception as error:  # the learner's code, or an answer of an unexpected kind
+            with _time_limit(TIME_LIMIT_S):
+                result = checker(*args, **kwargs)
+        except CheckTimeout:
             return fail(
                 exercise,
-                f"checking your answer raised {type(error).__name__}: {error}. "
+                f"checking your answer took more than {TIME_LIMIT_S:g} s and was stopped: does "
+                "your code loop forever, sleep, or call itself without end?",
+            )
+        except (
+            Exception,
+            SystemExit,
+            GeneratorExit,
+        ) as error:  # the learner's code, or an odd answer
+            return fail(
+                exercise,
+                f"checking your answer raised {type(error).__name__}: {_text(error)}. "
                 "Look at what the exercise asks for (type and shape) and try again.",
             )
-        if not isinstance(result, CheckResult):
+        if type(result) not in (CheckResult, PredictionNoted):
             return fail(exercise, "the checker could not judge this answer; re-read the exercise.")
         return result
 
     safe.__wrapped__ = checker  # type: ignore[attr-defined]
     return safe
+
+
+def _text(error: BaseException) -> str:
+    """``str(error)``, or a placeholder when even that raises (a learner's own exception)."""
+    try:
+        return str(error)
+    except Exception:
+        return "(its message could not be shown)"
+
+
+def plain_tensor(answer: object) -> bool:
+    """Whether ``answer`` is a plain ``torch.Tensor`` (or ``nn.Parameter``), not a subclass.
+
+    A subclass can override any torch function (``allclose`` included) through
+    ``__torch_function__``, so the checkers compare only plain tensors.
+    """
+    return type(answer) in (torch.Tensor, torch.nn.Parameter)
 
 
 def number(answer: object) -> float | None:
@@ -106,7 +189,9 @@ def number(answer: object) -> float | None:
     """
     if _is_bool(answer):
         return None
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_meta:
+    if isinstance(answer, torch.Tensor):
+        if not plain_tensor(answer) or answer.numel() != 1 or answer.is_meta:
+            return None
         answer = answer.item()
     if isinstance(answer, numbers.Real) and not _is_bool(answer):
         try:
@@ -128,7 +213,9 @@ def whole_number(answer: object) -> int | None:
     """
     if _is_bool(answer):
         return None
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_meta:
+    if isinstance(answer, torch.Tensor):
+        if not plain_tensor(answer) or answer.numel() != 1 or answer.is_meta:
+            return None
         answer = answer.item()
     if isinstance(answer, numbers.Integral) and not _is_bool(answer):
         return int(answer)
@@ -153,6 +240,10 @@ def tensor_answer(
         return missing(exercise, what)
     if not isinstance(answer, torch.Tensor):
         return fail(exercise, f"expected a torch.Tensor, got {type(answer).__name__}.")
+    if not plain_tensor(answer):
+        return fail(
+            exercise, f"expected a plain torch.Tensor, got the subclass {type(answer).__name__}."
+        )
     if answer.is_meta:
         return fail(exercise, "a meta tensor has a shape but no values: compute real numbers.")
     if tuple(answer.shape) != tuple(expected.shape):

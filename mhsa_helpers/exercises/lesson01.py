@@ -15,7 +15,15 @@ from __future__ import annotations
 import torch
 
 from ..data import book_inputs
-from ._common import CheckResult, fail, ok, prediction_result, tensor_answer, whole_number
+from ._common import (
+    CheckResult,
+    fail,
+    ok,
+    plain_tensor,
+    prediction_result,
+    tensor_answer,
+    whole_number,
+)
 from ._contract import function_answer
 
 __all__ = [
@@ -98,6 +106,10 @@ def check_softmax_rows(answer: object) -> CheckResult:
             return fail(name, f"your function raised {type(error).__name__}: {error} on {label}.")
         if not isinstance(got, torch.Tensor):
             return fail(name, f"your function returned {type(got).__name__}, not a tensor.")
+        if not plain_tensor(got):
+            return fail(
+                name, f"your function returned a {type(got).__name__}; return a plain torch.Tensor."
+            )
         if tuple(got.shape) != tuple(x.shape):
             return fail(
                 name,

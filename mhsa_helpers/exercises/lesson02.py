@@ -20,7 +20,16 @@ from torch import nn
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
-from ._common import CheckResult, fail, missing, number, ok, prediction_result, tensor_answer
+from ._common import (
+    CheckResult,
+    fail,
+    missing,
+    number,
+    ok,
+    plain_tensor,
+    prediction_result,
+    tensor_answer,
+)
 
 __all__ = [
     "check_attn_weights_3",
@@ -114,7 +123,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
             want_out = sa_v1(inputs)
     except Exception as error:  # the learner's module may raise anything
         return fail(name, f"calling answer(inputs) raised {type(error).__name__}: {error}")
-    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want_out.shape):
+    if not plain_tensor(got) or tuple(got.shape) != tuple(want_out.shape):
         return fail(name, "answer(inputs) should return the (T, d_out) context vectors.")
     if not torch.allclose(got, want_out, atol=1e-6, rtol=0):
         return fail(name, "the weights match but the outputs differ: is forward V2's forward?")
@@ -269,11 +278,19 @@ def _check_self_attention_class(cls: type, name: str) -> CheckResult:
             )
         if not isinstance(got, torch.Tensor):
             return fail(name, f"forward returned {type(got).__name__}; return context_vec.")
+        if not plain_tensor(got):
+            return fail(name, f"forward returned a {type(got).__name__}; return a plain tensor.")
         if tuple(got.shape) != (T, d_out):
             return fail(
                 name,
                 f"forward on x {(T, d_in)} returned shape {tuple(got.shape)}, expected "
                 f"(T, d_out) = {(T, d_out)}.",
+            )
+        if got.dtype != x.dtype or got.device != x.device:
+            return fail(
+                name,
+                f"forward on a {x.dtype} input on {x.device} returned {got.dtype} on "
+                f"{got.device}: keep the input's dtype and device (no .double(), no .to(...)).",
             )
         with torch.no_grad():
             want = ref(x)  # (T, d_out)
@@ -289,6 +306,9 @@ def _check_self_attention_class(cls: type, name: str) -> CheckResult:
                     "from the three layers; attn_scores = queries @ keys.T; softmax of "
                     "attn_scores / keys.shape[-1] ** 0.5 over dim=-1; attn_weights @ values.",
                 )
+        problem = _same_in_eval_mode(module, x, want)
+        if problem:
+            return fail(name, problem)
         problem = _rows_sum_to_one(module, d_in, d_out, T)
         if problem:
             return fail(name, problem)
@@ -308,6 +328,24 @@ def _check_self_attention_class(cls: type, name: str) -> CheckResult:
     )
 
 
+def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> str:
+    """SelfAttentionV2 has no dropout: ``.eval()`` must not change what forward computes."""
+    module.eval()
+    try:
+        with torch.no_grad():
+            got = module(x.clone())
+    finally:
+        module.train()
+    if not (plain_tensor(got) and tuple(got.shape) == tuple(want.shape)) or not torch.allclose(
+        got, want, atol=1e-5, rtol=0
+    ):
+        return (
+            "after module.eval() the output changes (or is no longer right): SelfAttentionV2 has "
+            "no dropout and no train/eval difference; forward must not depend on self.training."
+        )
+    return ""
+
+
 def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> str:
     """Values that are all 1 make every context entry equal the row sum of the weights."""
     x = torch.rand(T, d_in)
@@ -323,7 +361,7 @@ def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> str:
             out = module(x)  # (T, d_out): the row sums of the attention weights
         finally:
             W_value.weight.copy_(saved)
-    if not torch.allclose(out, torch.ones(T, d_out), atol=1e-5):
+    if not plain_tensor(out) or not torch.allclose(out, torch.ones(T, d_out), atol=1e-5):
         return (
             "when every value is 1 the output should be all ones: the weights' rows must sum to 1."
         )

@@ -16,7 +16,15 @@ import torch
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
-from ._common import CheckResult, fail, missing, ok, prediction_result, whole_number
+from ._common import (
+    CheckResult,
+    fail,
+    missing,
+    ok,
+    plain_tensor,
+    prediction_result,
+    whole_number,
+)
 from ._contract import function_answer
 
 __all__ = [
@@ -143,7 +151,8 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, str]]:
         ),
         (
             torch.softmax(scores.masked_fill(future, 0.0), dim=-1),
-            "filling the future with 0 leaves it a weight of exp(0) > 0: fill it with -torch.inf.",
+            "filling the future with 0 (or any finite number) leaves it a weight > 0, and the more "
+            "so the lower the scores: fill it with -torch.inf.",
         ),
     ]
 
@@ -162,6 +171,8 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
         ("a (1, 1) matrix", torch.randn(1, 1, generator=generator)),
         ("a batch (2, 7, 7)", torch.randn(2, 7, 7, generator=generator) * 3),
         ("heads (2, 3, 5, 5)", torch.randn(2, 3, 5, 5, generator=generator)),
+        # Scores far below zero: a finite fill value such as -20 or -100 would let the future in.
+        ("a (3, 3) matrix of large negative scores", torch.randn(3, 3, generator=generator) - 500),
     ]
 
 
@@ -175,6 +186,7 @@ def check_build_causal_weights(fn: object) -> CheckResult:
     for label, scores in _cases():
         T = scores.shape[-1]
         given = scores.clone()
+        version = given._version
         try:
             got = fn(given)
         except NotImplementedError:
@@ -185,20 +197,27 @@ def check_build_causal_weights(fn: object) -> CheckResult:
                 f"on {label} it raised {type(error).__name__}: {error}. Build the mask from "
                 "attn_scores.shape[-1] so that any T and any leading (batch, head) shape works.",
             )
-        if not torch.equal(given, scores):
+        if given._version != version or not torch.equal(given, scores):
             return fail(
                 name,
-                "your function changed the scores it was given (an in-place masked_fill_?): "
+                "your function changed the scores it was given in place (masked_fill_?): "
                 "use the out-of-place masked_fill, which returns a new tensor.",
             )
         if not isinstance(got, torch.Tensor):
             return fail(name, f"it returned {type(got).__name__}, not a tensor.")
+        if not plain_tensor(got):
+            return fail(name, f"it returned a {type(got).__name__}; return a plain torch.Tensor.")
         if tuple(got.shape) != tuple(scores.shape):
             return fail(
                 name, f"on {label} it returned shape {tuple(got.shape)}, not {tuple(scores.shape)}."
             )
-        if not got.is_floating_point():
-            return fail(name, f"it returned dtype {got.dtype}; weights are floating-point.")
+        if got.dtype != scores.dtype or got.device != scores.device:
+            return fail(
+                name,
+                f"for {scores.dtype} scores on {scores.device} it returned {got.dtype} on "
+                f"{got.device}: the weights keep the scores' dtype and device (no .double(), "
+                "no .to(...)).",
+            )
         out = got.detach().to(torch.float64)
         if torch.isnan(out).any():
             return fail(
@@ -213,6 +232,13 @@ def check_build_causal_weights(fn: object) -> CheckResult:
                     return fail(name, hint)
             future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
             if T > 1 and out[..., future].abs().max() > 1e-6:
+                if scores.max() < -100:
+                    return fail(
+                        name,
+                        f"on {label} the future (above the diagonal) has weight > 0: a finite "
+                        "fill value (such as -20 or -1000) is not below scores this negative. "
+                        "Fill with -torch.inf.",
+                    )
                 return fail(name, f"on {label} the future (above the diagonal) has weight > 0.")
             if not torch.allclose(out.sum(dim=-1), torch.ones_like(out.sum(dim=-1)), atol=1e-5):
                 return fail(name, f"on {label} the rows do not sum to 1.")

@@ -26,6 +26,7 @@ from ._common import (
     fail,
     missing,
     ok,
+    plain_tensor,
     prediction_before_run,
     tensor_answer,
     whole_number,
@@ -281,6 +282,13 @@ def _run(module: nn.Module, x: torch.Tensor, where: str) -> torch.Tensor:
         raise ContractError(f"{where}: forward(x) must return one tensor, got a tuple.")
     if not isinstance(out, torch.Tensor):
         raise ContractError(f"{where}: forward(x) must return a tensor, got {type(out).__name__}.")
+    if not plain_tensor(out):
+        raise ContractError(f"{where}: forward(x) returned a {type(out).__name__}, not a tensor.")
+    if out.dtype != x.dtype or out.device != x.device:
+        raise ContractError(
+            f"{where}: forward returned {out.dtype} on {out.device} for a {x.dtype} input on "
+            f"{x.device}: keep the input's dtype and device (no .double(), no .to(...))."
+        )
     out_proj = dict(module.named_parameters()).get("out_proj.weight")
     d_out = None if out_proj is None else out_proj.shape[0]
     if d_out is not None and tuple(out.shape) != (b, T, d_out):
@@ -354,8 +362,8 @@ def _check_build_multihead(cls: object) -> CheckResult:
                 raise ContractError(_diagnose(out.detach(), params, x, num_heads, where))
             _check_causal(module, x, where)
         _check_rows_and_bias(cls)
-        _check_dropout(cls)
         _check_gradients(cls)
+        _check_dropout(cls)
     except ContractError as stop:
         return fail(name, str(stop))
     return ok(
@@ -445,13 +453,22 @@ def _check_gradients(cls: type) -> None:
     _load_reference(module, ref)
     x = torch.randn(2, 7, 5)  # (b, T, d_in)
     probe = torch.randn(2, 7, 12)  # (b, T, d_out): a random loss direction
+    module.train()
+    ref.train()
+    out = _run(module, x, where)
+    want = ref(x)
+    if not torch.allclose(out.detach(), want.detach(), atol=1e-5, rtol=1e-4):
+        raise ContractError(
+            "in training mode (module.train(), dropout=0.0) the output differs from the book's "
+            "class, although it matched in eval mode: forward must compute the same thing in "
+            "both modes; only the dropout layer may behave differently, and it drops nothing "
+            "with dropout=0.0: nn.Dropout(dropout), with the argument."
+        )
     try:
-        (_run(module, x, where) * probe).sum().backward()
-    except ContractError:
-        raise
+        (out * probe).sum().backward()
     except Exception as error:  # backward itself failed
         raise ContractError(f"{where} raised {type(error).__name__}: {error}") from None
-    (ref(x) * probe).sum().backward()
+    (want * probe).sum().backward()
     mine = dict(module.named_parameters())
     for name, param in ref.named_parameters():
         grad = mine[name].grad

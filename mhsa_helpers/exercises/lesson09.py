@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
-from ._common import CheckResult, fail, missing, number, ok
+from ._common import CheckResult, fail, missing, number, ok, plain_tensor
 from ._contract import book_forward, class_answer, is_view_error
 
 __all__ = [
@@ -208,6 +208,10 @@ def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) ->
         return "forgot out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it last."
     if (out_proj.in_features, out_proj.out_features) != (d_out, d_out):
         return f"out_proj must be nn.Linear(d_out, d_out) = nn.Linear({d_out}, {d_out})."
+    if out_proj.bias is None:
+        return (
+            "out_proj always has a bias (the book's nn.Linear(d_out, d_out)), even if qkv has none."
+        )
     names = {name for name, _ in module.named_parameters()}
     extra = names - {"qkv.weight", "qkv.bias", "out_proj.weight", "out_proj.bias"}
     if extra:
@@ -246,6 +250,13 @@ def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, str |
         return None, "forward(x) must return one tensor (b, T, d_out), not a tuple."
     if not isinstance(out, torch.Tensor):
         return None, f"forward(x) returned {type(out).__name__}, not a tensor."
+    if not plain_tensor(out):
+        return None, f"forward(x) returned a {type(out).__name__}; return a plain torch.Tensor."
+    if out.dtype != x.dtype or out.device != x.device:
+        return None, (
+            f"forward returned {out.dtype} on {out.device} for a {x.dtype} input on {x.device}: "
+            "keep the input's dtype and device (no .double(), no .to(...))."
+        )
     return out, None
 
 
@@ -399,11 +410,52 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
             "drops attention WEIGHTS: weights = self.dropout(weights), then weights @ V.",
         )
 
-    # Gradients reach every parameter.
+    # Dropout rescales the kept weights by 1 / (1 - p): the row sums (V = 1) average about 1.
+    wide = torch.randn(16, num_tokens, d_in, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        torch.manual_seed(6)
+        wide_sums, hint = _run(ones, wide)  # (16, T, d_out)
+    if hint or wide_sums is None:
+        return fail(name, hint or "forward failed in train mode with qkv_bias=True.")
+    # The first token sees only itself: its one weight is dropped (0) or kept as 1 / (1 - p) = 2.
+    first = wide_sums[:, 0]  # (16, d_out)
+    odd = first[((first - 0.0).abs() > 1e-4) & ((first - 2.0).abs() > 1e-4)]
+    if odd.numel() or not (first.abs() < 1e-4).any() or not (first > 1.0).any():
+        seen = sorted({round(v, 3) for v in first.flatten().tolist()})[:4]
+        return fail(
+            name,
+            "with dropout=0.5 in train() mode the first token's single weight (it sees only "
+            f"itself) should be 0 when dropped or 1 / (1 - 0.5) = 2 when kept; got {seen}. Use "
+            "nn.Dropout(dropout), with the dropout argument, on the attention weights.",
+        )
+    mean = wide_sums.mean().item()
+    if not abs(mean - 1.0) < 0.2:
+        return fail(
+            name,
+            f"with dropout=0.5 in train() mode the attention rows sum to {mean:.2f} on average, "
+            "not about 1: dropout must scale the kept weights by 1 / (1 - p). nn.Dropout does "
+            "that for you; do not multiply by (1 - p) yourself.",
+        )
+
+    # Gradients reach every parameter; train mode without dropout computes what eval mode does.
     module = _build(cls, _BUILD_SIZES[1], 0.0, True).train()
     out, hint = _run(module, x)
     if hint or out is None:
         return fail(name, hint or "forward failed.")
+    torch.manual_seed(0)
+    same = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads, qkv_bias=True)
+    with torch.no_grad():
+        same.qkv.load_state_dict(module.qkv.state_dict())
+        same.out_proj.load_state_dict(module.out_proj.state_dict())
+        want = same.train()(x)
+    if not torch.allclose(out.detach(), want, atol=1e-5, rtol=1e-4):
+        return fail(
+            name,
+            "in train() mode with dropout=0.0 the output differs from the book's class, although "
+            "it matched in eval() mode: forward must compute the same thing in both modes; only "
+            "the dropout layer may behave differently, and it drops nothing with dropout=0.0: "
+            "nn.Dropout(dropout), with the argument.",
+        )
     out.square().sum().backward()
     grads = {param_name: p.grad for param_name, p in module.named_parameters()}
     qkv_grad = grads.pop("qkv.weight")

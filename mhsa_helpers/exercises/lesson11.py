@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import CheckResult, fail, missing, ok
+from ._common import CheckResult, fail, missing, ok, plain_tensor
 from ._contract import function_answer
 
 __all__ = ["check_left_padding_mask", "check_masked_softmax"]
@@ -94,6 +94,8 @@ def _call(fn: object, scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tenso
         return f"your function raised {type(error).__name__}: {error}."
     if not isinstance(got, torch.Tensor):
         return f"your function returned {type(got).__name__}, not a tensor of weights."
+    if not plain_tensor(got):
+        return f"your function returned a {type(got).__name__}; return a plain torch.Tensor."
     if tuple(got.shape) != tuple(scores.shape):
         return f"it returned shape {tuple(got.shape)}, expected {tuple(scores.shape)}."
     return got

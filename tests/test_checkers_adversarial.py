@@ -1,0 +1,393 @@
+"""Adversarial answers for the exercise checkers: wrong in ways the plain tests do not try.
+
+Each class or function here is wrong (or hostile) in a way that once slipped past a checker or
+made it raise or hang: correct in eval mode only, the right values in the wrong dtype, a tensor
+subclass that answers ``torch.allclose`` with True, dropout without its 1/(1-p) rescaling, a
+finite fill value instead of -inf, ``sys.exit`` or an endless loop in ``forward``. Every one must
+get ``[NOT YET]`` with a hint that names it; the correct variants beside them must still PASS."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+import torch
+from exercise_checks import assert_not_yet, assert_pass
+from torch import nn
+
+import mhsa_helpers as mh
+from mhsa_helpers import exercises as ex
+from mhsa_helpers.exercises import _common
+
+
+class AlwaysClose(torch.Tensor):
+    """A tensor subclass that claims to equal anything."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.equal):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+# -- lesson 02: SelfAttentionV2 ------------------------------------------------------------------
+
+
+class V2(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        queries, keys = self.W_query(x), self.W_key(x)  # (T, d_out)
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
+        return weights @ self.W_value(x)  # (T, d_out)
+
+
+class V2WrongInEval(V2):
+    def forward(self, x):
+        out = super().forward(x)
+        return out if self.training else out * 1.1
+
+
+class V2Float64(V2):
+    def forward(self, x):
+        return super().forward(x).double()
+
+
+class V2Liar(V2):
+    def forward(self, x):
+        return (super().forward(x) * 2).as_subclass(AlwaysClose)
+
+
+class V2Exits(V2):
+    def forward(self, x):
+        raise SystemExit(1)
+
+
+def test_self_attention_correct_still_passes():
+    assert_pass(ex.check_build_self_attention(V2))
+
+
+@pytest.mark.parametrize(
+    ("wrong", "words"),
+    [
+        (V2WrongInEval, ["eval()", "self.training"]),
+        (V2Float64, ["torch.float64", "dtype"]),
+        (V2Liar, ["AlwaysClose", "plain tensor"]),
+        (V2Exits, ["SystemExit"]),
+    ],
+)
+def test_self_attention_adversarial(wrong, words):
+    assert_not_yet(ex.check_build_self_attention(wrong), *words)
+
+
+# -- lesson 03: causal weights -------------------------------------------------------------------
+
+
+def causal(scores, fill=-torch.inf):
+    T = scores.shape[-1]
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T)
+    return torch.softmax(scores.masked_fill(future, fill), dim=-1)
+
+
+def fill_minus_20(scores):
+    return causal(scores, -20.0)
+
+
+def fill_minus_1e4(scores):  # finite, but far below any score the checker uses: correct
+    return causal(scores, -1e4)
+
+
+def float64_weights(scores):
+    return causal(scores).double()
+
+
+def touches_input(scores):
+    scores.add_(0.0)  # no value changes, but the caller's tensor is written to
+    return causal(scores)
+
+
+def liar(scores):
+    return (causal(scores) * 2).as_subclass(AlwaysClose)
+
+
+def exits(scores):
+    raise SystemExit
+
+
+@pytest.mark.parametrize("right", [causal, fill_minus_1e4])
+def test_causal_weights_correct_still_pass(right):
+    assert_pass(ex.check_build_causal_weights(right))
+
+
+@pytest.mark.parametrize(
+    ("wrong", "words"),
+    [
+        (fill_minus_20, ["finite", "-torch.inf"]),
+        (float64_weights, ["torch.float64", "dtype"]),
+        (touches_input, ["changed the scores", "in place"]),
+        (liar, ["AlwaysClose", "plain torch.Tensor"]),
+        (exits, ["SystemExit"]),
+    ],
+)
+def test_causal_weights_adversarial(wrong, words):
+    assert_not_yet(ex.check_build_causal_weights(wrong), *words)
+
+
+# -- lessons 06 and 09: multi-head classes -------------------------------------------------------
+
+
+class MHA(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
+
+    def project(self, x):
+        return self.W_query(x), self.W_key(x), self.W_value(x)  # 3 x (b, T, d_out)
+
+    def scale(self):
+        return self.head_dim**0.5
+
+    def mask_for(self, T):
+        return self.mask.bool()[:T, :T]  # (T, T)
+
+    def weights(self, scores):
+        return self.dropout(torch.softmax(scores, dim=-1))  # (b, h, T, T)
+
+    def forward(self, x):
+        b, T, _ = x.shape
+        shape = (b, T, self.num_heads, self.head_dim)
+        q, k, v = (t.view(shape).transpose(1, 2) for t in self.project(x))  # (b, h, T, hd)
+        scores = (q @ k.transpose(2, 3)).masked_fill(self.mask_for(T), -torch.inf)  # (b, h, T, T)
+        context = self.weights(scores / self.scale()) @ v  # (b, h, T, head_dim)
+        return self.out_proj(context.transpose(1, 2).reshape(b, T, self.d_out))  # (b, T, d_out)
+
+
+class Fused(MHA):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
+
+    def project(self, x):
+        return self.qkv(x).split(self.d_out, dim=-1)  # 3 x (b, T, d_out)
+
+
+def variant(base, name, **methods):
+    return type(name, (base,), methods)
+
+
+def unscaled_in_training(self):
+    return self.head_dim**0.5 if not self.training else 1.0
+
+
+def off_in_training_only(self, x):
+    out = type(self).__mro__[1].forward(self, x)
+    return out + 1e-3 if self.training and self.dropout.p == 0 else out
+
+
+def no_rescale(self, scores):
+    weights = torch.softmax(scores, dim=-1)
+    return self.dropout(weights) * (1 - self.dropout.p) if self.training else weights
+
+
+def rescale_twice(self, scores):
+    weights = self.dropout(torch.softmax(scores, dim=-1))
+    return weights / (1 - self.dropout.p) if self.training else weights
+
+
+def mask_from_the_end(self, T):  # the bottom-right block of triu is triu too: correct
+    return self.mask.bool()[-T:, -T:]
+
+
+def float64_out(self, x):
+    return type(self).__mro__[1].forward(self, x).double()
+
+
+def liar_out(self, x):
+    return (type(self).__mro__[1].forward(self, x) * 2).as_subclass(AlwaysClose)
+
+
+def exits_forward(self, x):
+    raise SystemExit
+
+
+def sleeps(self, x):
+    time.sleep(30)
+
+
+def loops(self, x):
+    while True:
+        pass
+
+
+CHECKERS = {MHA: ex.check_build_multihead, Fused: ex.check_build_fused_multihead}
+
+
+@pytest.mark.parametrize("base", [MHA, Fused])
+def test_multihead_correct_variants_still_pass(base):
+    assert_pass(CHECKERS[base](base))
+    assert_pass(CHECKERS[base](variant(base, "FromTheEnd", mask_for=mask_from_the_end)))
+
+
+@pytest.mark.parametrize("base", [MHA, Fused])
+@pytest.mark.parametrize(
+    ("methods", "words"),
+    [
+        ({"scale": unscaled_in_training}, ["train", "mode", "both modes"]),
+        ({"forward": off_in_training_only}, ["train", "mode", "both modes"]),
+        ({"forward": float64_out}, ["torch.float64", "dtype"]),
+        ({"forward": liar_out}, ["AlwaysClose"]),
+        ({"forward": exits_forward}, ["SystemExit"]),
+    ],
+)
+def test_multihead_adversarial(base, methods, words):
+    assert_not_yet(CHECKERS[base](variant(base, "Wrong", **methods)), *words)
+
+
+@pytest.mark.parametrize("base", [MHA, Fused])
+@pytest.mark.parametrize("weights", [no_rescale, rescale_twice])
+def test_dropout_must_rescale_by_one_over_one_minus_p(base, weights):
+    words = ["1 / (1 - 0.5) = 2"] if base is Fused else ["training mode", "differs"]
+    assert_not_yet(CHECKERS[base](variant(base, "Wrong", weights=weights)), *words)
+
+
+def test_fused_out_proj_without_bias_is_named():
+    class OutProjBiasFollowsQkv(Fused):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+            self.out_proj = nn.Linear(d_out, d_out, bias=qkv_bias)
+
+    result = ex.check_build_fused_multihead(OutProjBiasFollowsQkv)
+    assert_not_yet(result, "out_proj always has a bias")
+
+
+# -- hangs and hostile objects, for every kind of checker ----------------------------------------
+
+
+@pytest.mark.parametrize("forward", [sleeps, loops])
+@pytest.mark.parametrize("base", [MHA, Fused])
+def test_a_forward_that_never_returns_is_stopped(monkeypatch, base, forward):
+    monkeypatch.setattr(_common, "TIME_LIMIT_S", 0.5)
+    start = time.monotonic()
+    result = CHECKERS[base](variant(base, "Hangs", forward=forward))
+    assert time.monotonic() - start < 10
+    assert_not_yet(result, "took more than 0.5 s")
+
+
+def test_the_time_limit_leaves_an_outer_timer_armed(monkeypatch):
+    monkeypatch.setattr(_common, "TIME_LIMIT_S", 0.5)
+    fired = []
+
+    def outer(*_):
+        fired.append(True)
+
+    previous = signal.signal(signal.SIGALRM, outer)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 100.0)
+        assert_not_yet(ex.check_build_multihead(variant(MHA, "Hangs", forward=loops)))
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 90 < left <= 100
+        assert signal.getsignal(signal.SIGALRM) is outer
+        assert not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class Hostile:
+    """Every dunder a checker might touch raises."""
+
+    def _raise(self, *args, **kwargs):
+        raise RuntimeError("hostile")
+
+    __eq__ = __bool__ = __len__ = __repr__ = __str__ = __float__ = __index__ = _raise
+    __iter__ = __hash__ = __getattr__ = _raise
+
+
+ANSWERS = [
+    Hostile(),
+    torch.zeros(5, 5, dtype=torch.bool).as_subclass(AlwaysClose),
+    torch.zeros(1).as_subclass(AlwaysClose),
+    torch.zeros(6).as_subclass(AlwaysClose),
+    (i for i in range(3)),
+    10**1000,
+    torch.empty(3, 3, device="meta"),
+]
+
+
+@pytest.mark.parametrize("name", [n for n in ex.__all__ if n.startswith("check_")])
+def test_no_checker_passes_or_raises_on_hostile_answers(name):
+    checker = getattr(ex, name)
+    for answer in ANSWERS:
+        result = checker(answer)
+        assert type(result) in (ex.CheckResult, _common.PredictionNoted)
+        assert not result
+        assert not repr(result).startswith("[PASS]")
+
+
+def test_a_tensor_subclass_answer_is_refused_by_name():
+    liar_mask = torch.zeros(5, 5, dtype=torch.bool).as_subclass(AlwaysClose)
+    assert_not_yet(ex.check_local_mask(liar_mask), "AlwaysClose", "plain torch.Tensor")
+
+
+def test_functions_and_modules_returning_a_tensor_subclass_do_not_pass():
+    def softmax_rows(x):
+        return (torch.softmax(x, dim=-1) * 2).as_subclass(AlwaysClose)
+
+    def masked_softmax(scores, hidden):
+        weights = torch.softmax(scores.masked_fill(hidden, -torch.inf), dim=-1).nan_to_num(0.0)
+        return (weights * 2).as_subclass(AlwaysClose)
+
+    assert_not_yet(ex.check_softmax_rows(softmax_rows), "AlwaysClose")
+    assert_not_yet(ex.check_masked_softmax(masked_softmax), "AlwaysClose")
+
+    class Liar(mh.SelfAttentionV2):
+        def forward(self, x):
+            return (super().forward(x) * 2).as_subclass(AlwaysClose)
+
+    torch.manual_seed(1)
+    sa_v1 = mh.SelfAttentionV1(3, 2)
+    answer = Liar(3, 2)
+    with torch.no_grad():
+        for name in ("W_query", "W_key", "W_value"):
+            getattr(answer, name).weight.copy_(getattr(sa_v1, name).T)
+    assert_not_yet(ex.check_v1_to_v2(answer, sa_v1, mh.book_inputs()), "context vectors")
+
+
+def half_rate_dropout(base):
+    class HalfRate(base):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+            self.dropout = nn.Dropout(dropout / 2)
+
+    return HalfRate
+
+
+def fixed_rate_dropout(base):
+    class FixedRate(base):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+            self.dropout = nn.Dropout(0.5)
+
+    return FixedRate
+
+
+@pytest.mark.parametrize("base", [MHA, Fused])
+def test_dropout_must_use_the_dropout_argument(base):
+    half = ["1 / (1 - 0.5) = 2", "dropout argument"] if base is Fused else ["same seed"]
+    assert_not_yet(CHECKERS[base](half_rate_dropout(base)), *half)
+    assert_not_yet(CHECKERS[base](fixed_rate_dropout(base)), "dropout=0.0", "with the argument")
