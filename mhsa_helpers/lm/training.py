@@ -222,6 +222,8 @@ def train_char_lm(
         raise ValueError(f"stop_after must be <= config.steps={config.steps}, got {stop_after}")
     check_flag("progress", progress)
     data = tang300_data() if data is None else data
+    if not isinstance(data, TextData):
+        raise TypeError(f"data must be a TextData or None, got {type(data).__name__}")
     vocab_size = data.tokenizer.vocab_size
     losses: list[float] = []
     val_losses: list[tuple[int, float]] = []
