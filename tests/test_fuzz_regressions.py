@@ -14,6 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np
 import pytest
 import torch
 from figure_checks import _close_figures  # noqa: F401 (autouse fixture)
@@ -297,3 +298,29 @@ def test_cross_attention_input_on_another_device_is_named():
 def test_a_module_on_meta_still_works_out_output_shapes():
     layer = mh.MultiHeadAttention(3, 4, 6, 0.0, 2).to("meta")
     assert layer(torch.empty(2, 4, 3, device="meta")).shape == (2, 4, 4)
+
+
+def test_load_checkpoint_of_a_file_that_is_no_checkpoint_is_named(tmp_path):
+    path = tmp_path / "notes.pt"
+    path.write_text("not a checkpoint")
+    with raises(ValueError, "path=", "notes.pt", "not a checkpoint"):
+        lm.load_checkpoint(path)
+
+
+def test_char_lm_config_takes_numpy_scalars_and_stores_python_numbers():
+    config = lm.CharLMConfig(
+        d_model=np.int64(8),
+        num_heads=np.int32(2),
+        lr=np.float32(0.01),
+        min_lr=np.float64(0.001),
+        warmup_steps=np.int64(1),
+        steps=np.int64(5),
+        seed=np.int64(3),
+    )
+    values = [config.d_model, config.num_heads, config.warmup_steps, config.steps, config.seed]
+    assert all(type(v) is int for v in values)
+    assert type(config.lr) is float and config.lr == pytest.approx(0.01)
+    with raises(ValueError, "seed must be in"):
+        lm.CharLMConfig(seed=2**70)
+    with raises(TypeError, "lr"):
+        lm.CharLMConfig(lr=True)
