@@ -12,6 +12,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from .attention.validation import check_seed
+
 __all__ = ["CountMatmuls", "assert_same_module"]
 
 
@@ -25,6 +27,15 @@ def assert_same_module(
     mode and in training mode after ``torch.manual_seed(seed)`` for each. Both modules are left
     in eval mode. Returns a one-line confirmation to print.
     """
+    for name, module in (("ours", ours), ("reference", reference)):
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"{name} must be an nn.Module, got {type(module).__name__}")
+    if not inputs or not all(isinstance(x, torch.Tensor) for x in inputs):
+        raise TypeError(
+            "inputs must be one or more torch.Tensors to run both modules on, got "
+            f"{[type(x).__name__ for x in inputs]}"
+        )
+    seed = check_seed("seed", seed)
     ours_keys, reference_keys = list(ours.state_dict()), list(reference.state_dict())
     assert ours_keys == reference_keys, f"state_dict keys differ: {ours_keys} vs {reference_keys}"
     for (name, p_ours), (_, p_ref) in zip(ours.named_parameters(), reference.named_parameters()):

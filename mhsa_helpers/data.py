@@ -91,6 +91,8 @@ def book_words() -> list[str]:
 
 def reference(name: str) -> torch.Tensor:
     """One of the book's printed results (rounded to 4 decimals), by name; see data/journey.json."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got name={name!r} ({type(name).__name__})")
     refs = _journey_raw()["reference"]
     if name not in refs:
         raise KeyError(f"no reference named {name!r}; known: {', '.join(sorted(refs))}")

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from .attention.validation import as_int, check_positive_int
+from .attention.validation import check_positive_int, check_seed
 
 __all__ = ["one_thread", "progress_bar", "setup_lesson"]
 
@@ -28,7 +28,7 @@ def setup_lesson(seed: int = 123, threads: int = 1) -> None:
         threads: CPU threads for torch. 1 makes every printed digit reproducible across machines;
             the lessons' tensors are tiny, so it costs nothing noticeable.
     """
-    seed = as_int("seed", seed)
+    seed = check_seed("seed", seed)
     threads = check_positive_int("threads", threads)
     random.seed(seed)
     torch.manual_seed(seed)

@@ -146,7 +146,7 @@ def test_heads_explorer_custom_inputs():
         mh.heads_explorer(tokens=list("abc"), inputs=x)
     with pytest.raises(TypeError, match="inputs"):
         mh.heads_explorer(inputs=[[1.0, 2.0]])
-    with pytest.raises(ValueError, match="x must be"):
+    with pytest.raises(ValueError, match="inputs must have shape"):
         mh.heads_explorer(inputs=torch.ones(3))
 
 

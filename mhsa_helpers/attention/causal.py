@@ -15,12 +15,13 @@ creates its layers itself, in the book's order (W_query, W_key, W_value, then ou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import torch
 from torch import nn
 
 from .functional import causal_attention, causal_mask, masked_attention, merge_heads
+from .kv_cache import KVCache
 from .validation import (
     check_dropout,
     check_flag,
@@ -29,9 +30,6 @@ from .validation import (
     check_input,
     check_positive_int,
 )
-
-if TYPE_CHECKING:
-    from .kv_cache import KVCache
 
 __all__ = ["CausalAttention", "CausalSelfAttentionBase"]
 
@@ -77,6 +75,7 @@ class CausalSelfAttentionBase(nn.Module):
             ndim=3,
             context_length=self.context_length,
             dtype=self._param_dtype(),
+            device=self.mask.device,
             finite=self.check_finite,
         )
 
@@ -99,6 +98,10 @@ class CausalSelfAttentionBase(nn.Module):
         self.check_input(x)
         padding = check_forward_options(x, key_padding_mask, return_weights)
         if cache is not None:
+            if not isinstance(cache, KVCache):
+                raise TypeError(
+                    f"cache must be a KVCache or None, got cache={cache!r} ({type(cache).__name__})"
+                )
             cache.check(x, context_length=self.context_length, layer=self)
         return padding
 

@@ -75,9 +75,9 @@ class CrossMultiHeadAttention(nn.Module):
         real keys and is zero on padded ones; a query whose keys are all padding gets zero
         weights and a zero context vector (its output is ``out_proj.bias``).
         """
-        dtype = self.W_query.weight.dtype
-        check_input(query, d_in=self.d_q, ndim=3, dtype=dtype, name="query")
-        check_input(key_value, d_in=self.d_kv, ndim=3, dtype=dtype, name="key_value")
+        dtype, device = self.W_query.weight.dtype, self.W_query.weight.device
+        check_input(query, d_in=self.d_q, ndim=3, dtype=dtype, device=device, name="query")
+        check_input(key_value, d_in=self.d_kv, ndim=3, dtype=dtype, device=device, name="key_value")
         if query.shape[0] != key_value.shape[0]:
             raise ValueError(
                 "query and key_value must have the same batch size, got "

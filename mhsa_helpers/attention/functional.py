@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .validation import check_positive_int, check_split
+from .validation import check_attention_inputs, check_merge, check_positive_int, check_split
 
 __all__ = [
     "causal_attention",
@@ -107,6 +107,7 @@ def masked_attention(
         are zero on hidden keys; each row sums to 1, except a row whose keys are *all* hidden:
         its weights are all zero and its context vector is zero (no NaN).
     """
+    check_attention_inputs(queries, keys, values, mask, dropout)
     attn_scores = queries @ keys.transpose(-2, -1)  # (..., T_q, T_k)
     if key_padding_mask is None:
         if mask is not None:
@@ -197,6 +198,7 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """(b, num_heads, T, head_dim) -> (b, T, num_heads * head_dim), heads side by side."""
+    check_merge(x)
     b, num_heads, num_tokens, head_dim = x.shape
     x = x.transpose(1, 2)  # (b, T, h, head_dim)
     return x.contiguous().view(b, num_tokens, num_heads * head_dim)  # (b, T, d_out)

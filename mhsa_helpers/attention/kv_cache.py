@@ -159,6 +159,8 @@ class KVCache:
                 "keys and values must both have shape (b, h_kv, n, head_dim), got "
                 f"keys.shape={tuple(keys.shape)}, values.shape={tuple(values.shape)}"
             )
+        if not keys.is_floating_point():
+            raise TypeError(f"keys must have a floating-point dtype, got keys.dtype={keys.dtype}")
         if values.dtype != keys.dtype:
             raise TypeError(f"values.dtype={values.dtype} does not match keys.dtype={keys.dtype}")
         if values.device != keys.device:

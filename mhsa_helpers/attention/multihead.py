@@ -88,6 +88,7 @@ class MultiHeadAttentionWrapper(nn.Module):
             ndim=3,
             context_length=self.context_length,
             dtype=cast(CausalAttention, self.heads[0]).W_query.weight.dtype,
+            device=cast(CausalAttention, self.heads[0]).W_query.weight.device,
         )
         padding = check_forward_options(x, key_padding_mask, return_weights)
         if not return_weights:

@@ -55,8 +55,10 @@ class _SelfAttention(nn.Module):
             padded keys, each row summing to 1 over the real keys. No mask hides the future here,
             so a row is all zero only if every key of its sequence is padding.
         """
-        dtype = next(self.parameters()).dtype  # W_query's
-        check_input(x, d_in=self.d_in, ndim=(2, 3), dtype=dtype, finite=True)
+        param = next(self.parameters())  # W_query's
+        check_input(
+            x, d_in=self.d_in, ndim=(2, 3), dtype=param.dtype, device=param.device, finite=True
+        )
         padding = check_forward_options(x, key_padding_mask, return_weights)
         keys, queries, values = self.project(x)  # (..., T, d_out) each
         # scores = queries @ keys.T, softmax(scores / sqrt(d_out)), weights @ values:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import cast
 
 import numpy as np
 import torch
@@ -21,6 +22,7 @@ __all__ = [
     "as_float",
     "as_int",
     "autocast_accepts",
+    "check_attention_inputs",
     "check_dropout",
     "check_finite",
     "check_flag",
@@ -29,8 +31,10 @@ __all__ = [
     "check_input",
     "check_int_in_range",
     "check_key_padding_mask",
+    "check_merge",
     "check_positive_int",
     "check_real_in_range",
+    "check_seed",
     "check_split",
 ]
 
@@ -66,6 +70,19 @@ def check_positive_int(name: str, value: object) -> int:
     value = as_int(name, value)
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {name}={value}")
+    return value
+
+
+def check_seed(name: str, value: object) -> int:
+    """Return ``value`` as an int if ``torch.manual_seed`` can take it, else raise naming ``name``.
+
+    torch seeds are 64-bit: from -2**63 to 2**64 - 1.
+    """
+    value = as_int(name, value)
+    if not -(2**63) <= value < 2**64:
+        raise ValueError(
+            f"{name} must be in [-2**63, 2**64 - 1] (a 64-bit seed), got {name}={value}"
+        )
     return value
 
 
@@ -139,6 +156,70 @@ def check_split(x: object, num_heads: object) -> None:
         )
 
 
+def check_merge(x: object) -> None:
+    """Check that ``x`` is a (b, num_heads, T, head_dim) tensor, for ``merge_heads``."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 4:
+        raise ValueError(
+            f"x must have shape (b, num_heads, T, head_dim), got x.shape={tuple(x.shape)}"
+        )
+
+
+def check_attention_inputs(
+    queries: object, keys: object, values: object, mask: object, dropout: object
+) -> None:
+    """Check the arguments of ``masked_attention`` (metadata only, before any matmul).
+
+    ``queries`` (..., T_q, d_k), ``keys`` (..., T_k, d_k) and ``values`` (..., T_k, d_v) are
+    floating-point tensors of one dtype; ``mask`` is None or bool, broadcastable to (T_q, T_k);
+    ``dropout`` is None or callable (an ``nn.Dropout``).
+    """
+    named = {"queries": queries, "keys": keys, "values": values}
+    for name, t in named.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if not t.is_floating_point():
+            raise TypeError(f"{name} must have a floating-point dtype, got {name}.dtype={t.dtype}")
+        if t.dim() < 2:
+            raise ValueError(
+                f"{name} must have at least 2 dimensions (..., num_tokens, dim), "
+                f"got {name}.shape={tuple(t.shape)}"
+            )
+    q, k, v = (cast(torch.Tensor, t) for t in (queries, keys, values))
+    if k.dtype != q.dtype or v.dtype != q.dtype:
+        raise TypeError(
+            f"queries, keys and values must share one dtype, got {q.dtype}, {k.dtype}, {v.dtype}"
+        )
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"queries and keys must have the same last dimension d_k, got "
+            f"queries.shape={tuple(q.shape)}, keys.shape={tuple(k.shape)}"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"keys and values must hold the same number of tokens, got "
+            f"keys.shape={tuple(k.shape)}, values.shape={tuple(v.shape)}"
+        )
+    if mask is not None:
+        if not isinstance(mask, torch.Tensor):
+            raise TypeError(f"mask must be a bool torch.Tensor or None, got {type(mask).__name__}")
+        if mask.dtype != torch.bool:
+            raise TypeError(
+                f"mask must have dtype torch.bool (True where attention is forbidden), "
+                f"got mask.dtype={mask.dtype}"
+            )
+        try:
+            torch.broadcast_shapes(mask.shape, (*q.shape[:-1], k.shape[-2]))
+        except RuntimeError:
+            raise ValueError(
+                f"mask must broadcast to (T_q, T_k) = {(q.shape[-2], k.shape[-2])}, "
+                f"got mask.shape={tuple(mask.shape)}"
+            ) from None
+    if dropout is not None and not callable(dropout):
+        raise TypeError(f"dropout must be an nn.Dropout or None, got {type(dropout).__name__}")
+
+
 def autocast_accepts(x: torch.Tensor) -> bool:
     """True when ``torch.autocast`` is on for ``x``'s device and will cast ``x`` for the matmuls.
 
@@ -161,6 +242,7 @@ def check_input(
     ndim: int | tuple[int, ...],
     context_length: int | None = None,
     dtype: torch.dtype | None = None,
+    device: torch.device | None = None,
     finite: bool = False,
     name: str = "x",
 ) -> torch.Tensor:
@@ -168,9 +250,10 @@ def check_input(
 
     Checks, in this order: it is a tensor, its dtype is floating point, (when ``dtype`` is
     given) the dtype equals the module's parameter dtype -- or ``torch.autocast`` is on for its
-    device and will cast it --, it has ``ndim`` dimensions (one value or a tuple of allowed
-    values), the last dimension is ``d_in``, the token dimension (second to last) is at least 1
-    and at most ``context_length``, and (when ``finite``) every value is finite.
+    device and will cast it --, (when ``device`` is given) it is on the parameters' device, it
+    has ``ndim`` dimensions (one value or a tuple of allowed values), the last dimension is
+    ``d_in``, the token dimension (second to last) is at least 1 and at most
+    ``context_length``, and (when ``finite``) every value is finite.
 
     The finite check reads the tensor on the host (one synchronisation), so the production
     classes skip it; it is also skipped while ``torch.compile`` traces the module and for meta
@@ -187,6 +270,11 @@ def check_input(
         raise TypeError(
             f"{name}.dtype={x.dtype} does not match the module's parameters ({dtype}); "
             f"convert one of them, e.g. module.to({dtype}) or {name}.to({dtype})"
+        )
+    if device is not None and x.device != device:
+        raise ValueError(
+            f"{name} is on {x.device} but the module's parameters are on {device}; move one of "
+            f"them, e.g. {name}.to({str(device)!r})"
         )
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if x.dim() not in allowed:

@@ -10,6 +10,7 @@ validation losses, the training time and the torch version that wrote it. The co
 from __future__ import annotations
 
 import os
+import pickle
 from dataclasses import asdict, dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -81,8 +82,13 @@ def load_checkpoint(path: str | os.PathLike | Traversable | None = None) -> Char
             f"no checkpoint at {source}; the course's demo model is written by "
             "`make train-demo` (tools/train_char_lm.py)"
         )
-    with source.open("rb") as handle:
-        raw = torch.load(handle, map_location="cpu", weights_only=True)
+    try:
+        with source.open("rb") as handle:
+            raw = torch.load(handle, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError) as err:
+        raise ValueError(
+            f"path={str(source)!r} is not a checkpoint torch.load can read ({type(err).__name__})"
+        ) from err
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise ValueError(f"{source} is not a character-model checkpoint of format {FORMAT}")
     config = CharLMConfig.from_dict(raw["config"])

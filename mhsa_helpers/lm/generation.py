@@ -103,7 +103,7 @@ def generate(
     check_flag("use_cache", use_cache)
     squeeze = prompt.dim() == 1
     ids = prompt.unsqueeze(0) if squeeze else prompt  # (b, T)
-    model.check_ids(ids)
+    model.check_ids(ids, name="prompt")
     total = ids.shape[1] + max_new_tokens
     if total > model.context_length:
         raise ValueError(

@@ -161,28 +161,37 @@ class CharTransformer(nn.Module):
         """One empty ``KVCache`` per block, for ``forward(ids, caches=...)``."""
         return [KVCache(self.context_length) for _ in self.blocks]
 
-    def check_ids(self, ids: object, offset: int = 0) -> torch.Tensor:
-        """Raise ``TypeError``/``ValueError`` unless ``ids`` is a valid (b, T) id tensor."""
+    def check_ids(self, ids: object, offset: int = 0, *, name: str = "ids") -> torch.Tensor:
+        """Raise ``TypeError``/``ValueError`` unless ``ids`` is a valid (b, T) id tensor.
+
+        ``name`` is the argument the caller passed (``generate`` checks its ``prompt``).
+        """
         if not isinstance(ids, torch.Tensor):
-            raise TypeError(f"ids must be a torch.Tensor of token ids, got {type(ids).__name__}")
-        if ids.dtype == torch.bool or ids.is_floating_point() or ids.is_complex():
+            raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
+        if ids.dtype not in (torch.long, torch.int32):
             raise TypeError(
-                f"ids must have an integer dtype (e.g. torch.long), got ids.dtype={ids.dtype}"
+                f"{name} must have an integer dtype an embedding takes (torch.long or "
+                f"torch.int32), got {name}.dtype={ids.dtype}"
+            )
+        if ids.device != self.tok_emb.weight.device:
+            raise ValueError(
+                f"{name} is on {ids.device} but the model is on {self.tok_emb.weight.device}; "
+                f"move one of them, e.g. {name}.to({str(self.tok_emb.weight.device)!r})"
             )
         if ids.dim() != 2 or ids.shape[1] < 1:
             raise ValueError(
-                f"ids must have shape (batch, num_tokens) with num_tokens >= 1, "
-                f"got ids.shape={tuple(ids.shape)}"
+                f"{name} must have shape (batch, num_tokens) with num_tokens >= 1, "
+                f"got {name}.shape={tuple(ids.shape)}"
             )
         if offset + ids.shape[1] > self.context_length:
             cached = f" after {offset} cached tokens" if offset else ""
             raise ValueError(
-                f"ids has {ids.shape[1]} tokens{cached}, more than context_length="
-                f"{self.context_length} (ids.shape={tuple(ids.shape)})"
+                f"{name} has {ids.shape[1]} tokens{cached}, more than context_length="
+                f"{self.context_length} ({name}.shape={tuple(ids.shape)})"
             )
         if int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size:
             raise ValueError(
-                f"token ids must be in [0, {self.vocab_size}), got values from "
+                f"token ids ({name}) must be in [0, {self.vocab_size}), got values from "
                 f"{int(ids.min())} to {int(ids.max())}"
             )
         return ids

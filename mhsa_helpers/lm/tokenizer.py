@@ -77,10 +77,12 @@ class CharTokenizer:
             if ids.is_floating_point() or ids.dtype == torch.bool:
                 raise TypeError(f"ids must have an integer dtype, got ids.dtype={ids.dtype}")
             ids = ids.tolist()
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise TypeError(f"ids must be a 1-D tensor or a list of ints, got {type(ids).__name__}")
         values = list(ids)
         for value in values:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"ids must be ints, got {value!r} ({type(value).__name__})")
             if not 0 <= value < self.vocab_size:
-                raise ValueError(f"id {value} is outside [0, {self.vocab_size})")
+                raise ValueError(f"ids must be in [0, {self.vocab_size}), got the id {value}")
         return "".join(self.chars[i] for i in values)

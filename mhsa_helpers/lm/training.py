@@ -20,7 +20,14 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 from torch.nn import functional as F
 
-from ..attention.validation import check_dropout, check_flag, check_positive_int
+from ..attention.validation import (
+    as_float,
+    as_int,
+    check_dropout,
+    check_flag,
+    check_positive_int,
+    check_seed,
+)
 from ..lesson import one_thread, progress_bar
 from .model import CharTransformer
 from .text import load_tang300, poem_text, split_poems
@@ -59,6 +66,8 @@ class CharLMConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        # Numbers may be numpy scalars (as torch.nn.Linear allows); they are stored as Python
+        # ints and floats, so that the config saves into a checkpoint and prints plainly.
         for name in (
             "d_model",
             "num_heads",
@@ -68,29 +77,26 @@ class CharLMConfig:
             "steps",
             "eval_every",
         ):
-            check_positive_int(name, getattr(self, name))
+            object.__setattr__(self, name, check_positive_int(name, getattr(self, name)))
         if self.d_model % self.num_heads:
             raise ValueError(
                 f"d_model must be divisible by num_heads, got d_model={self.d_model}, "
                 f"num_heads={self.num_heads}"
             )
-        check_dropout(self.dropout)
+        object.__setattr__(self, "dropout", check_dropout(self.dropout))
         for name in ("lr", "min_lr", "weight_decay"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} must be a number, got {name}={value!r}")
+            value = as_float(name, getattr(self, name))
             if not math.isfinite(value) or value < 0 or (name == "lr" and value == 0):
                 raise ValueError(f"{name} must be a finite number >= 0 (lr > 0), got {value!r}")
+            object.__setattr__(self, name, value)
         if self.min_lr > self.lr:
             raise ValueError(f"min_lr must be <= lr, got min_lr={self.min_lr}, lr={self.lr}")
-        if isinstance(self.warmup_steps, bool) or not isinstance(self.warmup_steps, int):
-            raise TypeError(f"warmup_steps must be an int, got {self.warmup_steps!r}")
+        object.__setattr__(self, "warmup_steps", as_int("warmup_steps", self.warmup_steps))
         if not 0 <= self.warmup_steps < self.steps:
             raise ValueError(
                 f"warmup_steps must be in [0, steps={self.steps}), got {self.warmup_steps}"
             )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise TypeError(f"seed must be an int, got seed={self.seed!r}")
+        object.__setattr__(self, "seed", check_seed("seed", self.seed))
 
     @classmethod
     def from_dict(cls, values: dict) -> CharLMConfig:
@@ -222,6 +228,8 @@ def train_char_lm(
         raise ValueError(f"stop_after must be <= config.steps={config.steps}, got {stop_after}")
     check_flag("progress", progress)
     data = tang300_data() if data is None else data
+    if not isinstance(data, TextData):
+        raise TypeError(f"data must be a TextData or None, got {type(data).__name__}")
     vocab_size = data.tokenizer.vocab_size
     losses: list[float] = []
     val_losses: list[tuple[int, float]] = []

@@ -21,7 +21,7 @@ from functools import partial
 import torch
 from torch.nn import functional as F
 
-from ..attention.validation import as_float, as_int, check_flag, check_positive_int
+from ..attention.validation import as_float, check_flag, check_positive_int, check_seed
 from ..lesson import one_thread, progress_bar
 from .model import TinyAttentionLM
 from .tasks import IGNORE_INDEX, make_repeat_batch, make_shift_batch
@@ -58,7 +58,7 @@ class TrainingConfig:
             "batch_size",
         ):
             object.__setattr__(self, name, check_positive_int(name, getattr(self, name)))
-        object.__setattr__(self, "seed", as_int("seed", self.seed))
+        object.__setattr__(self, "seed", check_seed("seed", self.seed))
         lr = as_float("lr", self.lr)
         if not (math.isfinite(lr) and lr > 0):
             raise ValueError(f"lr must be a positive finite number, got lr={self.lr!r}")

@@ -57,6 +57,8 @@ def offset_attention(
             "weights must have shape (num_heads, T, T) or (batch, num_heads, T, T), "
             f"got weights.shape={tuple(weights.shape)}"
         )
+    if not weights.is_meta and not bool(torch.isfinite(weights.detach()).all()):
+        raise ValueError("weights contain NaN or inf; attention weights must be finite")
     num_tokens = weights.shape[-1]
     if not 0 <= k < num_tokens:
         raise ValueError(f"k must be in [0, {num_tokens}) for T={num_tokens}, got k={k}")

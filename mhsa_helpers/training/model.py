@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from ..attention.multihead import MultiHeadAttention
-from ..attention.validation import check_dropout, check_positive_int
+from ..attention.validation import check_dropout, check_flag, check_positive_int
 
 __all__ = ["TinyAttentionLM"]
 
@@ -72,10 +72,16 @@ class TinyAttentionLM(nn.Module):
         """
         if not isinstance(ids, torch.Tensor):
             raise TypeError(f"ids must be a torch.Tensor of token ids, got {type(ids).__name__}")
-        if ids.dtype == torch.bool or ids.is_floating_point() or ids.is_complex():
+        if ids.dtype not in (torch.long, torch.int32):
             raise TypeError(
-                f"ids must have an integer dtype (e.g. torch.long), got ids.dtype={ids.dtype}; "
+                f"ids must have an integer dtype an embedding takes (torch.long or torch.int32), "
+                f"got ids.dtype={ids.dtype}; "
                 "pass token ids, not embeddings"
+            )
+        if ids.device != self.tok_emb.weight.device:
+            raise ValueError(
+                f"ids is on {ids.device} but the model is on {self.tok_emb.weight.device}; "
+                f"move one of them, e.g. ids.to({str(self.tok_emb.weight.device)!r})"
             )
         if ids.dim() != 2:
             raise ValueError(
@@ -104,6 +110,7 @@ class TinyAttentionLM(nn.Module):
         self, ids: torch.Tensor, return_weights: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Return logits (b, T, vocab_size), or ``(logits, weights)`` with weights (b, h, T, T)."""
+        check_flag("return_weights", return_weights)
         self.check_ids(ids)
         positions = torch.arange(ids.shape[1], device=ids.device)  # (T,)
         x = self.tok_emb(ids) + self.pos_emb(positions)  # (b, T, d_model)

@@ -19,13 +19,15 @@ import math
 from collections.abc import Sequence
 from typing import cast
 
+import matplotlib
 import matplotlib.pyplot as plt
 import seaborn as sns
 import torch
 from matplotlib.axes import Axes
+from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 
-from ..attention.validation import as_float, as_int, check_positive_int
+from ..attention.validation import as_float, as_int, check_flag, check_positive_int
 
 __all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]
 
@@ -51,9 +53,34 @@ def _as_matrix_stack(
             f"weights must have shape {shapes} or (batch, num_heads, T_q, T_k), "
             f"got weights.shape={tuple(weights.shape)}"
         )
-    stack = weights.detach().float().cpu()  # (h, T_q, T_k)
+    stack = _host_copy(weights)  # (h, T_q, T_k)
     _check_values(stack)
     return stack
+
+
+def _host_copy(weights: torch.Tensor) -> torch.Tensor:
+    """``weights`` as float32 on the CPU, for drawing; a meta tensor (no values) raises."""
+    if weights.is_meta:
+        raise ValueError(
+            f"weights is a meta tensor (a shape without values, weights.shape="
+            f"{tuple(weights.shape)}); only tensors with values can be drawn"
+        )
+    return weights.detach().float().cpu()
+
+
+def _check_style(cmap: object, annot: object, *, allow_auto: bool = False) -> None:
+    """Raise naming ``cmap`` or ``annot`` before matplotlib sees them."""
+    if not (allow_auto and annot is None):
+        check_flag("annot", annot)
+    if isinstance(cmap, str):
+        if cmap not in matplotlib.colormaps:
+            raise ValueError(
+                f"cmap must be a matplotlib colormap name (e.g. 'Blues'), got cmap={cmap!r}"
+            )
+    elif not isinstance(cmap, Colormap):
+        raise TypeError(
+            f"cmap must be a colormap name or a matplotlib Colormap, got {type(cmap).__name__}"
+        )
 
 
 def _check_values(weights: torch.Tensor, *, nonnegative: bool = True) -> None:
@@ -88,6 +115,12 @@ def _check_tokens(tokens: Sequence[str] | None, t_q: int, t_k: int) -> tuple[lis
             f"tokens must have one label per key position ({t_k}), got {len(tokens)} tokens"
         )
     return tokens[-t_q:] if t_q < t_k else tokens, tokens
+
+
+def check_labels(name: str, labels: object) -> None:
+    """Raise ``TypeError`` unless ``labels`` is None or a sequence of labels (not a string)."""
+    if labels is not None:
+        _labels(name, labels)
 
 
 def _labels(name: str, labels: object) -> list:
@@ -128,10 +161,17 @@ def plot_attention(
             f"weights must have shape (T_q, T_k), got weights.shape={tuple(weights.shape)}"
         )
     t_q, t_k = weights.shape
-    values = weights.detach().float().cpu()  # (T_q, T_k)
+    values = _host_copy(weights)  # (T_q, T_k)
     _check_values(values, nonnegative=False)
+    _check_style(cmap, annot, allow_auto=True)
+    check_flag("cbar", cbar)
+    if ax is not None and not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
     vmin = None if vmin is None else as_float("vmin", vmin)
     vmax = None if vmax is None else as_float("vmax", vmax)
+    for name, bound in (("vmin", vmin), ("vmax", vmax)):
+        if bound is not None and not math.isfinite(bound):
+            raise ValueError(f"{name} must be a finite number or None, got {name}={bound}")
     low = float(values.min()) if vmin is None else vmin
     high = float(values.max()) if vmax is None else vmax
     if high < low:
@@ -201,6 +241,7 @@ def plot_attention_heads(
         max_cols: heads per row of the grid.
     """
     stack = _as_matrix_stack(weights, batch_index)  # (h, T_q, T_k)
+    _check_style(cmap, annot, allow_auto=True)
     num_heads, t_q, t_k = stack.shape
     rows, cols = _grid_shape(num_heads, max_cols)
     _check_tokens(tokens, t_q, t_k)
@@ -273,6 +314,7 @@ def plot_attention_grid(
     """
     single = isinstance(weights, torch.Tensor) and weights.dim() == 2
     stack = _as_matrix_stack(weights, batch_index, allow_matrix=True)  # (h, T_q, T_k)
+    _check_style(cmap, annot)
     num_heads, t_q, t_k = stack.shape
     query_labels, key_labels = _check_tokens(tokens, t_q, t_k)
     query_labels, key_labels = [str(t) for t in query_labels], [str(t) for t in key_labels]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ..attention.validation import as_int, check_positive_int
+from ..attention.validation import check_positive_int, check_seed
 from ..data import load_journey
 
 __all__ = ["LONGER_SENTENCE", "embed_words", "example_sentences"]
@@ -29,7 +29,7 @@ def embed_words(words: Sequence[str], d_in: int = 3, seed: int = 0) -> torch.Ten
     if isinstance(words, str):
         raise TypeError("words must be a sequence of strings, e.g. sentence.split()")
     d_in = check_positive_int("d_in", d_in)
-    seed = as_int("seed", seed)
+    seed = check_seed("seed", seed)
     rows = []
     for word in words:
         if not isinstance(word, str):

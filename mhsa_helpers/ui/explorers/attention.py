@@ -38,12 +38,12 @@ import torch
 from ...attention.multihead import MultiHeadAttention
 from ...attention.validation import (
     as_float,
-    as_int,
     check_dropout,
     check_flag,
     check_int_in_range,
     check_positive_int,
     check_real_in_range,
+    check_seed,
 )
 from ...inspection import head_entropy
 from ..plotting import plot_attention_grid
@@ -105,14 +105,14 @@ def explore_attention(
     A ``heads`` value >= 1 that does not divide ``d_out`` gives a view with a message (what the
     slider shows); every other bad argument raises ``TypeError``/``ValueError`` naming it.
     """
-    sentences = example_sentences() if sentences is None else sentences
+    sentences = _check_sentences(sentences)
     heads = check_positive_int("heads", heads)
     d_out = check_positive_int("d_out", d_out)
     dropout = check_dropout(dropout)
     scale = as_float("scale", scale)
     if not math.isfinite(scale):
         raise ValueError(f"scale must be a finite number, got scale={scale}")
-    seed = as_int("seed", seed)
+    seed = check_seed("seed", seed)
     _check_choice("sentence", sentence, list(sentences))
     _check_choice("mode", mode, ["eval", "train"])
     words, inputs = sentences[sentence]
@@ -163,6 +163,33 @@ def explore_attention(
     )
 
 
+def _check_sentences(sentences: object) -> dict[str, tuple[list[str], torch.Tensor]]:
+    """``sentences`` (None: the course's two) after checking it maps names to (words, (T, d_in))."""
+    if sentences is None:
+        return example_sentences()
+    if not isinstance(sentences, dict) or not sentences:
+        raise TypeError(
+            "sentences must be a non-empty dict name -> (words, embeddings (T, d_in)), got "
+            f"{type(sentences).__name__} {sentences!r:.60}"
+        )
+    for name, entry in sentences.items():
+        ok = (
+            isinstance(entry, tuple)
+            and len(entry) == 2
+            and isinstance(entry[1], torch.Tensor)
+            and entry[1].is_floating_point()
+            and entry[1].dim() == 2
+            and not isinstance(entry[0], str)
+            and len(entry[0]) == entry[1].shape[0] >= 1
+        )
+        if not ok:
+            raise ValueError(
+                f"sentences[{name!r}] must be (words, embeddings) with one float (d_in,) "
+                f"embedding row per word, got {entry!r:.80}"
+            )
+    return sentences
+
+
 def _check_choice(name: str, value: object, choices: list) -> None:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {name}={value!r}")
@@ -192,7 +219,7 @@ def attention_explorer(
     Starting values outside a control's range raise ``ValueError`` naming the argument and the
     range (a slider would silently clamp them).
     """
-    sentences = example_sentences() if sentences is None else sentences
+    sentences = _check_sentences(sentences)
     max_heads = check_positive_int("max_heads", max_heads)
     heads = check_int_in_range("heads", heads, 1, max_heads)
     dropout = check_real_in_range("dropout", dropout, 0.0, 0.9)

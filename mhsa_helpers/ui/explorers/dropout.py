@@ -13,9 +13,9 @@ import torch
 from ipywidgets import FloatSlider, IntSlider, interactive
 from torch import nn
 
-from ...attention.validation import as_int, check_dropout, check_int_in_range
+from ...attention.validation import check_dropout, check_int_in_range, check_seed
 from ...data import load_journey, reference
-from ..plotting import plot_attention_grid
+from ..plotting import check_labels, plot_attention_grid
 from ..widgets import interactive_with, picture, show_figure
 
 __all__ = ["dropout_explorer", "dropout_weights"]
@@ -31,7 +31,7 @@ def dropout_weights(weights: torch.Tensor, p: float, seed: int = 123) -> torch.T
     if not isinstance(weights, torch.Tensor):
         raise TypeError(f"weights must be a torch.Tensor, got {type(weights).__name__}")
     p = check_dropout(p, name="p")
-    seed = as_int("seed", seed)
+    seed = check_seed("seed", seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return nn.Dropout(p).train()(weights.detach())
@@ -68,8 +68,7 @@ def dropout_explorer(
             "weights must be a non-empty matrix of finite, non-negative attention weights, "
             f"got weights.shape={tuple(weights.shape)}"
         )
-    if isinstance(tokens, str):
-        raise TypeError("tokens must be a sequence of labels, got str; use sentence.split()")
+    check_labels("tokens", tokens)
     if tokens is not None and len(tokens) != weights.shape[1]:
         raise ValueError(
             f"tokens must have one label per key position ({weights.shape[1]}), got {len(tokens)}"

@@ -12,9 +12,9 @@ import torch
 from ipywidgets import IntSlider, interactive
 
 from ...attention.multihead import MultiHeadAttentionWrapper
-from ...attention.validation import as_int, check_positive_int
+from ...attention.validation import as_int, check_finite, check_positive_int, check_seed
 from ...data import load_journey
-from ..plotting import plot_attention_grid
+from ..plotting import check_labels, plot_attention_grid
 from ..widgets import interactive_with, picture, show_figure
 
 __all__ = ["heads_explorer", "wrapper_head_weights"]
@@ -32,7 +32,7 @@ def wrapper_head_weights(
     """
     num_heads = check_positive_int("num_heads", num_heads)
     d_out = check_positive_int("d_out", d_out)
-    seed = as_int("seed", seed)
+    seed = check_seed("seed", seed)
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a (b, T, d_in) torch.Tensor, got {type(x).__name__}")
     if x.dim() != 3:
@@ -73,7 +73,7 @@ def heads_explorer(
     """
     max_heads = check_positive_int("max_heads", max_heads)
     d_out = check_positive_int("d_out", d_out)
-    seed = as_int("seed", seed)
+    seed = check_seed("seed", seed)
     if inputs is None:
         journey = load_journey()
         inputs = journey.batch  # (2, 6, 3)
@@ -83,9 +83,20 @@ def heads_explorer(
         raise TypeError(f"inputs must be a torch.Tensor, got {type(inputs).__name__}")
     if inputs.dim() == 2:
         inputs = inputs.unsqueeze(0)  # (1, T, d_in)
+    if not inputs.is_floating_point():
+        raise TypeError(
+            f"inputs must be floating-point embeddings (T, d_in) or (b, T, d_in), got "
+            f"inputs.dtype={inputs.dtype}"
+        )
+    if inputs.dim() != 3:
+        raise ValueError(
+            "inputs must have shape (T, d_in) or (b, T, d_in), got "
+            f"inputs.shape={tuple(inputs.shape)}"
+        )
+    if not inputs.is_meta:
+        check_finite(inputs, name="inputs")
     x = inputs.detach().float()
-    if isinstance(tokens, str):
-        raise TypeError("tokens must be a sequence of labels, got str; use sentence.split()")
+    check_labels("tokens", tokens)
     image = picture()
 
     def show_heads(heads: int = 2) -> torch.Tensor:

@@ -15,4 +15,11 @@ def float_tensor(name: str, value: object, ndim: int = 2) -> torch.Tensor:
         raise ValueError(
             f"{name} must have {ndim} dimensions, got {name}.shape={tuple(value.shape)}"
         )
-    return value.detach().float().cpu()
+    if value.is_meta:
+        raise ValueError(f"{name} is a meta tensor (a shape without values); it cannot be drawn")
+    if value.numel() == 0:
+        raise ValueError(f"{name} is empty ({name}.shape={tuple(value.shape)}); nothing to draw")
+    values = value.detach().float().cpu()
+    if not bool(torch.isfinite(values).all()):
+        raise ValueError(f"{name} holds NaN or inf; only finite values can be drawn")
+    return values

@@ -158,7 +158,7 @@ def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     ps, kept, survivor, mean = [], [], [], []
     for p, dropped in sorted(samples.items()):
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
-            raise ValueError(f"every rate p must be in [0, 1), got p={p!r}")
+            raise ValueError(f"every key of samples (a rate p) must be in [0, 1), got p={p!r}")
         d = float_tensor(f"samples[{p}]", dropped, ndim=dropped.dim() if dropped.dim() else 1)
         survivors = d[d != 0]
         ps.append(float(p))
@@ -203,7 +203,10 @@ def plot_heads_concat(
     heads = [float_tensor(f"head_outputs[{i}]", h) for i, h in enumerate(head_outputs)]
     n, d = heads[0].shape
     if any(h.shape != (n, d) for h in heads):
-        raise ValueError("every head output must have the same (T, d_out) shape")
+        raise ValueError(
+            "head_outputs must all have the same (T, d_out) shape, got "
+            f"{[tuple(h.shape) for h in heads]}"
+        )
     num_heads = len(heads)
     lo = min(float(h.min()) for h in heads)
     hi = max(float(h.max()) for h in heads)
@@ -248,6 +251,14 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
     """
     if not isinstance(counts, Mapping) or not counts:
         raise ValueError("counts must be a non-empty mapping {name: {num_heads: counts}}")
+    for impl, per_impl in counts.items():
+        if not isinstance(per_impl, Mapping) or not all(
+            isinstance(c, Mapping) for c in per_impl.values()
+        ):
+            raise TypeError(
+                f"counts[{impl!r}] must map num_heads to {{'linear': n, 'matmul': m}}, "
+                f"got {per_impl!r:.60}"
+            )
     heads = sorted({h for per_impl in counts.values() for h in per_impl})
     width = 0.8 / len(counts)
     fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")

@@ -211,6 +211,14 @@ def plot_cross_attention(
     (no mask), each line as wide and as dark as its weight; the strongest one per row is red.
     """
     w = float_tensor("weights", weights, 2)
+    if float(w.min()) < 0 or float(w.max()) > 1:
+        raise ValueError(
+            f"weights must be attention weights in [0, 1], got values from {float(w.min()):.4g} "
+            f"to {float(w.max()):.4g}"
+        )
+    for name, labels in (("query_tokens", query_tokens), ("key_tokens", key_tokens)):
+        if isinstance(labels, str) or not isinstance(labels, Sequence):
+            raise TypeError(f"{name} must be a list of labels, got {type(labels).__name__}")
     n_q, n_kv = w.shape
     if len(query_tokens) != n_q or len(key_tokens) != n_kv:
         raise ValueError(
@@ -263,6 +271,13 @@ def plot_kv_cache_growth(
     Left: one row per step, grey = cached keys/values reused, orange = added at this step.
     Right: tokens projected per step, growing without a cache, 1 with it after the prompt.
     """
+    for name, seq in (
+        ("cache_lengths", cache_lengths),
+        ("projected_without", projected_without),
+        ("projected_with", projected_with),
+    ):
+        if not isinstance(seq, Sequence) or isinstance(seq, str):
+            raise TypeError(f"{name} must be a list of ints, got {type(seq).__name__}")
     steps = len(cache_lengths)
     if not (steps == len(projected_without) == len(projected_with) >= 1):
         raise ValueError(
@@ -299,6 +314,8 @@ def plot_gqa_sharing(kv_head_of: torch.Tensor) -> Figure:
     One K/V head per query head is plain MHA; a single K/V head is MQA.
     """
     mapping = float_tensor("kv_head_of", kv_head_of, 1).long()
+    if int(mapping.min()) < 0:
+        raise ValueError(f"kv_head_of must hold K/V head indices >= 0, got {mapping.tolist()}")
     num_heads = mapping.numel()
     num_kv = int(mapping.max()) + 1
     fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * num_heads + 1.5), 3.2), layout="constrained")
