@@ -108,3 +108,9 @@ def test_masked_softmax_wrong_answers(fn, fragment):
 @pytest.mark.parametrize("answer", [None, torch.zeros(2, 4, 4), "masked_softmax", 0])
 def test_masked_softmax_odd_answers(answer):
     assert_not_yet(ex.check_masked_softmax(answer))
+
+
+@pytest.mark.parametrize("check", [ex.check_left_padding_mask, ex.check_chunk_mask])
+def test_mask_checkers_name_a_meta_tensor(check):
+    assert_not_yet(check(torch.ones(3, 5, dtype=torch.bool, device="meta")), "meta tensor")
+    assert_not_yet(check(torch.ones(2, 5, dtype=torch.bool, device="meta")), "meta tensor")

@@ -29,6 +29,7 @@ __all__ = [
     "CheckResult",
     "PredictionNoted",
     "fail",
+    "mask_answer",
     "missing",
     "never_raises",
     "number",
@@ -258,6 +259,41 @@ def tensor_answer(
     if not torch.allclose(got, want, atol=atol, rtol=0):
         return fail(exercise, hint(answer) if callable(hint) else hint)
     return ok(exercise)
+
+
+def mask_answer(
+    exercise: str,
+    answer: Any,
+    expected_shape: tuple[int, ...],
+    *,
+    what: str,
+    shape_hint: str,
+    dtype_hint: str,
+) -> CheckResult | torch.Tensor:
+    """The first checks of a boolean-mask answer, shared by the mask exercises.
+
+    Returns the NOT YET result for a missing answer, a non-tensor, a subclass or meta tensor, a
+    wrong shape (``shape_hint`` says what rows and columns are) or a dtype other than bool
+    (``dtype_hint`` follows the dtype); otherwise the answer on the CPU, ready to compare.
+    """
+    if answer is None:
+        return missing(exercise, what)
+    if not isinstance(answer, torch.Tensor):
+        return fail(exercise, f"expected a torch.Tensor, got {type(answer).__name__}.")
+    if not plain_tensor(answer):
+        return fail(
+            exercise, f"expected a plain torch.Tensor, got the subclass {type(answer).__name__}."
+        )
+    if answer.is_meta:
+        return fail(exercise, "a meta tensor has a shape but no values: compute real numbers.")
+    if tuple(answer.shape) != tuple(expected_shape):
+        return fail(
+            exercise,
+            f"shape {tuple(answer.shape)} but expected {tuple(expected_shape)}: {shape_hint}",
+        )
+    if answer.dtype != torch.bool:
+        return fail(exercise, f"expected dtype torch.bool, got {answer.dtype}{dtype_hint}")
+    return answer.cpu()
 
 
 # -- predict, then run ----------------------------------------------------------------------------

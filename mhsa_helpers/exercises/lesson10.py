@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import CheckResult, fail, missing, number, ok, whole_number
+from ._common import CheckResult, fail, mask_answer, missing, number, ok, whole_number
 
 __all__ = [
     "check_chunk_mask",
@@ -31,18 +31,17 @@ _CHUNK_MASK = _FUTURE[_CACHED:, :]  # (2, 5): rows = positions 3, 4
 def check_chunk_mask(answer: object) -> CheckResult:
     """``answer``: bool (2, 5), True where query (position 3 or 4) must not see key 0..4."""
     name = "causal mask of a chunk after the cache"
-    if answer is None:
-        return missing(name, "a bool (2, 5) tensor, True where attention is hidden")
-    if not isinstance(answer, torch.Tensor):
-        return fail(name, f"expected a torch.Tensor, got {type(answer).__name__}.")
-    if tuple(answer.shape) != tuple(_CHUNK_MASK.shape):
-        return fail(
-            name,
-            f"shape {tuple(answer.shape)} but expected (2, 5): one row per new query, one "
-            "column per key (3 cached + 2 new).",
-        )
-    if answer.dtype != torch.bool:
-        return fail(name, f"expected dtype torch.bool, got {answer.dtype} (use .bool()).")
+    got = mask_answer(
+        name,
+        answer,
+        tuple(_CHUNK_MASK.shape),
+        what="a bool (2, 5) tensor, True where attention is hidden",
+        shape_hint="one row per new query, one column per key (3 cached + 2 new).",
+        dtype_hint=" (use .bool()).",
+    )
+    if isinstance(got, CheckResult):
+        return got
+    answer = got
     if torch.equal(answer, _CHUNK_MASK):
         return ok(name)
     if torch.equal(answer, ~_CHUNK_MASK):

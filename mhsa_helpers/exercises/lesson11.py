@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import CheckResult, fail, missing, ok, plain_tensor
+from ._common import CheckResult, fail, mask_answer, ok, plain_tensor
 from ._contract import function_answer
 
 __all__ = ["check_left_padding_mask", "check_masked_softmax"]
@@ -24,23 +24,19 @@ _RIGHT = torch.arange(_T) >= _LENGTHS[:, None]  # (3, 5): the real tokens first,
 def check_left_padding_mask(answer: object) -> CheckResult:
     """``answer``: bool (3, 5), True at the padding positions of lengths 3, 1, 4 left-padded."""
     name = "left-padding mask"
-    if answer is None:
-        return missing(name, "a bool (3, 5) tensor, True at padding positions")
-    if not isinstance(answer, torch.Tensor):
-        return fail(name, f"expected a torch.Tensor, got {type(answer).__name__}.")
-    if tuple(answer.shape) != tuple(_LEFT.shape):
-        return fail(
-            name,
-            f"shape {tuple(answer.shape)} but expected (3, 5): one row per sequence, one column "
-            "per position.",
-        )
-    if answer.dtype != torch.bool:
-        return fail(
-            name,
-            f"expected dtype torch.bool, got {answer.dtype}: compare positions with lengths "
-            "(the comparison gives bools), or call .bool().",
-        )
-    answer = answer.cpu()
+    got = mask_answer(
+        name,
+        answer,
+        tuple(_LEFT.shape),
+        what="a bool (3, 5) tensor, True at padding positions",
+        shape_hint="one row per sequence, one column per position.",
+        dtype_hint=(
+            ": compare positions with lengths (the comparison gives bools), or call .bool()."
+        ),
+    )
+    if isinstance(got, CheckResult):
+        return got
+    answer = got
     if torch.equal(answer, _LEFT):
         return ok(name, "correct: every row has its pads first and its real tokens at the end.")
     if torch.equal(answer, ~_LEFT):
