@@ -3,8 +3,8 @@
     python tools/build_notebooks.py                       # every notebook
     python tools/build_notebooks.py notebooks/scripts/03_causal_attention.py   # some
 
-For each script ``notebooks/[solutions/]scripts/NAME.py`` this formats it with ruff, builds
-``notebooks/[solutions/]NAME.ipynb`` with the python3 kernelspec, runs it in a fresh kernel with
+For each script ``notebooks/[zh/][solutions/]scripts/NAME.py`` this formats it with ruff, builds
+``notebooks/[zh/][solutions/]NAME.ipynb`` with the python3 kernelspec, runs it in a fresh kernel with
 nbclient (working directory = the notebook's folder, as nbval uses) and saves it with its outputs.
 A notebook that raises is not saved. This is the only way notebooks in this repo are written.
 """
@@ -27,7 +27,13 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 
 
 def scripts() -> list[Path]:
-    return sorted(NOTEBOOKS.glob("scripts/*.py")) + sorted(NOTEBOOKS.glob("solutions/scripts/*.py"))
+    """Every percent script: the English lessons and solutions, then the Chinese edition's."""
+    found = []
+    for edition in (NOTEBOOKS, NOTEBOOKS / "zh"):
+        found += sorted(edition.glob("scripts/*.py")) + sorted(
+            edition.glob("solutions/scripts/*.py")
+        )
+    return found
 
 
 def notebook_for(script: Path) -> Path:

@@ -25,13 +25,19 @@ from typing import Any
 
 import torch
 
+from ..i18n import Text, language, tr, using_language
+
 __all__ = [
+    "MARKS",
+    "WELL_DONE",
     "CheckResult",
     "PredictionNoted",
+    "UntranslatedMessage",
     "fail",
     "mask_answer",
     "missing",
     "never_raises",
+    "not_a_tensor",
     "number",
     "ok",
     "plain_tensor",
@@ -39,40 +45,91 @@ __all__ = [
     "prediction_result",
     "tensor_answer",
     "whole_number",
+    "wrong_shape",
 ]
 
-PASS = "PASS"
-NOT_YET = "NOT YET"
+#: How a result starts, per language: passed, not yet, a prediction written down.
+MARKS = {
+    "en": {"pass": "PASS", "not_yet": "NOT YET", "noted": "NOTED", "hint": "hint: "},
+    "zh": {"pass": "通过", "not_yet": "还没对", "noted": "已记下", "hint": "提示："},
+}
+
+
+class UntranslatedMessage(BaseException):
+    """A checker built a message that is not a ``Text`` (a bug in this package, not the learner's).
+
+    A BaseException so that ``never_raises`` does not turn it into a hint: the test suite must
+    see it.
+    """
+
+
+def _text_arg(value: object, what: str) -> Text:
+    if not isinstance(value, Text):
+        raise UntranslatedMessage(
+            f"{what} must be a Text (tr(en, zh)) so that it exists in both languages, "
+            f"got {type(value).__name__} {value!r}"
+        )
+    return value
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """Outcome of one exercise check."""
+    """Outcome of one exercise check; ``exercise`` and ``text`` hold both languages."""
 
     passed: bool
-    exercise: str
-    message: str
+    exercise: Text
+    text: Text
+
+    def __post_init__(self) -> None:
+        _text_arg(self.exercise, "the exercise name")
+        _text_arg(self.text, "the message")
 
     def __bool__(self) -> bool:
         return self.passed
 
+    @property
+    def message(self) -> str:
+        """The message in the current lesson language."""
+        return str(self.text)
+
+    def _mark(self) -> str:
+        return MARKS[language()]["pass" if self.passed else "not_yet"]
+
+    def render(self, lang: str) -> str:
+        """The whole result as the learner sees it in ``lang``."""
+        with using_language(lang):
+            return repr(self)
+
     def __repr__(self) -> str:
-        mark = f"[{PASS}]" if self.passed else f"[{NOT_YET}]"
-        return f"{mark} {self.exercise}: {self.message}"
+        colon = "：" if language() == "zh" else ": "
+        return f"[{self._mark()}] {self.exercise}{colon}{self.text}"
 
     __str__ = __repr__
 
 
-def ok(exercise: str, message: str = "correct, well done.") -> CheckResult:
-    return CheckResult(True, exercise, message)
+#: The default message of a passed check.
+WELL_DONE = Text("correct, well done.", "正确，做得好！")
 
 
-def fail(exercise: str, hint: str) -> CheckResult:
-    return CheckResult(False, exercise, f"hint: {hint}")
+def ok(exercise: Text, message: Text = WELL_DONE) -> CheckResult:
+    return CheckResult(True, exercise, _text_arg(message, "message"))
 
 
-def missing(exercise: str, what: str) -> CheckResult:
-    message = f"no answer yet -- replace the `None` under `# YOUR CODE HERE` with {what}."
+def fail(exercise: Text, hint: Text) -> CheckResult:
+    hint = _text_arg(hint, "hint")
+    return CheckResult(False, exercise, Text(MARKS["en"]["hint"], MARKS["zh"]["hint"]) + hint)
+
+
+def missing(exercise: Text, what: Text) -> CheckResult:
+    what = _text_arg(what, "what")
+    message = (
+        tr(
+            "no answer yet -- replace the `None` under `# YOUR CODE HERE` with ",
+            "还没有答案：把 `# YOUR CODE HERE` 下面的 `None` 换成",
+        )
+        + what
+        + tr(".", "。")
+    )
     return CheckResult(False, exercise, message)
 
 
@@ -127,16 +184,19 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
     (KeyboardInterrupt) still interrupts. ``mhsa_helpers.exercises`` applies it to every checker it
     exports.
     """
-    exercise = checker.__name__.removeprefix("check_")
+    exercise = Text(*(checker.__name__.removeprefix("check_"),) * 2)
 
     @functools.wraps(checker)
     def safe(*args: Any, **kwargs: Any) -> CheckResult:
         for given in (*args, *kwargs.values()):
             if isinstance(given, torch.Tensor) and not plain_tensor(given):
+                kind = type(given).__name__
                 return fail(
                     exercise,
-                    f"got a {type(given).__name__}, a subclass of torch.Tensor; pass a plain "
-                    "torch.Tensor.",
+                    tr(
+                        f"got a {kind}, a subclass of torch.Tensor; pass a plain torch.Tensor.",
+                        f"收到的是 {kind}，它是 torch.Tensor 的子类；请传入普通的 torch.Tensor。",
+                    ),
                 )
         try:
             with _time_limit(TIME_LIMIT_S):
@@ -144,21 +204,36 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
         except CheckTimeout:
             return fail(
                 exercise,
-                f"checking your answer took more than {TIME_LIMIT_S:g} s and was stopped: does "
-                "your code loop forever, sleep, or call itself without end?",
+                tr(
+                    f"checking your answer took more than {TIME_LIMIT_S:g} s and was stopped: "
+                    "does your code loop forever, sleep, or call itself without end?",
+                    f"检查你的答案用了超过 {TIME_LIMIT_S:g} 秒，已被中止：你的代码是不是陷入了"
+                    "死循环、在 sleep，或者无休止地调用自己？",
+                ),
             )
         except (
             Exception,
             SystemExit,
             GeneratorExit,
         ) as error:  # the learner's code, or an odd answer
+            kind, said = type(error).__name__, _text(error)
             return fail(
                 exercise,
-                f"checking your answer raised {type(error).__name__}: {_text(error)}. "
-                "Look at what the exercise asks for (type and shape) and try again.",
+                tr(
+                    f"checking your answer raised {kind}: {said}. "
+                    "Look at what the exercise asks for (type and shape) and try again.",
+                    f"检查你的答案时抛出了 {kind}：{said}。"
+                    "请再读一遍练习要求的类型和形状，然后再试。",
+                ),
             )
         if type(result) not in (CheckResult, PredictionNoted):
-            return fail(exercise, "the checker could not judge this answer; re-read the exercise.")
+            return fail(
+                exercise,
+                tr(
+                    "the checker could not judge this answer; re-read the exercise.",
+                    "检查器无法判断这个答案；请重新读一遍练习。",
+                ),
+            )
         return result
 
     safe.__wrapped__ = checker  # type: ignore[attr-defined]
@@ -227,33 +302,61 @@ def whole_number(answer: object) -> int | None:
     return None
 
 
+def not_a_tensor(answer: object) -> Text:
+    """The hint for an answer that should have been a tensor."""
+    kind = type(answer).__name__
+    return tr(f"expected a torch.Tensor, got {kind}.", f"需要一个 torch.Tensor，收到的是 {kind}。")
+
+
+def wrong_shape(got: object, expected: object) -> Text:
+    """The hint for a tensor of the wrong shape (``got`` and ``expected`` are shape tuples)."""
+    return tr(f"shape {got} but expected {expected}.", f"形状是 {got}，应为 {expected}。")
+
+
+def _tensor_kind_hint(answer: Any) -> Text | None:
+    """The hint for a non-tensor, a tensor subclass or a meta tensor; None for a plain tensor."""
+    if not isinstance(answer, torch.Tensor):
+        return not_a_tensor(answer)
+    if not plain_tensor(answer):
+        kind = type(answer).__name__
+        return tr(
+            f"expected a plain torch.Tensor, got the subclass {kind}.",
+            f"需要普通的 torch.Tensor，收到的是它的子类 {kind}。",
+        )
+    if answer.is_meta:
+        return tr(
+            "a meta tensor has a shape but no values: compute real numbers.",
+            "meta 张量只有形状没有数值：请算出真正的数。",
+        )
+    return None
+
+
 def tensor_answer(
-    exercise: str,
+    exercise: Text,
     answer: Any,
     expected: torch.Tensor,
     *,
-    what: str,
-    hint: Callable[[torch.Tensor], str] | str,
+    what: Text,
+    hint: Callable[[torch.Tensor], Text] | Text,
     atol: float = 1e-4,
 ) -> CheckResult:
     """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``)."""
     if answer is None:
         return missing(exercise, what)
-    if not isinstance(answer, torch.Tensor):
-        return fail(exercise, f"expected a torch.Tensor, got {type(answer).__name__}.")
-    if not plain_tensor(answer):
-        return fail(
-            exercise, f"expected a plain torch.Tensor, got the subclass {type(answer).__name__}."
-        )
-    if answer.is_meta:
-        return fail(exercise, "a meta tensor has a shape but no values: compute real numbers.")
+    kind_hint = _tensor_kind_hint(answer)
+    if kind_hint is not None:
+        return fail(exercise, kind_hint)
     if tuple(answer.shape) != tuple(expected.shape):
+        return fail(exercise, wrong_shape(tuple(answer.shape), tuple(expected.shape)))
+    if not answer.is_floating_point():
+        dtype = answer.dtype
         return fail(
             exercise,
-            f"shape {tuple(answer.shape)} but expected {tuple(expected.shape)}.",
+            tr(
+                f"expected a floating-point tensor, got dtype {dtype}.",
+                f"需要浮点张量，收到的 dtype 是 {dtype}。",
+            ),
         )
-    if not answer.is_floating_point():
-        return fail(exercise, f"expected a floating-point tensor, got dtype {answer.dtype}.")
     got = answer.detach().to(torch.float64).cpu()
     want = expected.detach().to(torch.float64).cpu()
     if not torch.allclose(got, want, atol=atol, rtol=0):
@@ -262,13 +365,13 @@ def tensor_answer(
 
 
 def mask_answer(
-    exercise: str,
+    exercise: Text,
     answer: Any,
     expected_shape: tuple[int, ...],
     *,
-    what: str,
-    shape_hint: str,
-    dtype_hint: str,
+    what: Text,
+    shape_hint: Text,
+    dtype_hint: Text,
 ) -> CheckResult | torch.Tensor:
     """The first checks of a boolean-mask answer, shared by the mask exercises.
 
@@ -278,21 +381,24 @@ def mask_answer(
     """
     if answer is None:
         return missing(exercise, what)
-    if not isinstance(answer, torch.Tensor):
-        return fail(exercise, f"expected a torch.Tensor, got {type(answer).__name__}.")
-    if not plain_tensor(answer):
-        return fail(
-            exercise, f"expected a plain torch.Tensor, got the subclass {type(answer).__name__}."
-        )
-    if answer.is_meta:
-        return fail(exercise, "a meta tensor has a shape but no values: compute real numbers.")
+    kind_hint = _tensor_kind_hint(answer)
+    if kind_hint is not None:
+        return fail(exercise, kind_hint)
     if tuple(answer.shape) != tuple(expected_shape):
         return fail(
             exercise,
-            f"shape {tuple(answer.shape)} but expected {tuple(expected_shape)}: {shape_hint}",
+            wrong_shape(tuple(answer.shape), tuple(expected_shape)) + " " + shape_hint,
         )
     if answer.dtype != torch.bool:
-        return fail(exercise, f"expected dtype torch.bool, got {answer.dtype}{dtype_hint}")
+        dtype = answer.dtype
+        return fail(
+            exercise,
+            tr(
+                f"expected dtype torch.bool, got {dtype}",
+                f"需要 dtype torch.bool，收到的是 {dtype}",
+            )
+            + dtype_hint,
+        )
     return answer.cpu()
 
 
@@ -302,22 +408,22 @@ def mask_answer(
 class PredictionNoted(CheckResult):
     """A prediction that is written down but not judged yet: shows as ``[NOTED] ...``."""
 
-    def __repr__(self) -> str:
-        return f"[NOTED] {self.exercise}: {self.message}"
+    def _mark(self) -> str:
+        return MARKS[language()]["noted"]
 
-    __str__ = __repr__
+    __str__ = CheckResult.__repr__
 
 
 def prediction_result(
-    exercise: str,
+    exercise: Text,
     prediction: object,
     *,
     reveal: object,
-    what: str,
+    what: Text,
     value: object,
-    actual: str,
+    actual: Text,
     correct: bool,
-    explain: str,
+    explain: Text,
 ) -> CheckResult:
     """The shared logic of the predict-then-run checkers.
 
@@ -326,41 +432,75 @@ def prediction_result(
     With ``reveal=False`` (the prediction cell) nothing about the answer is said.
     """
     if not isinstance(reveal, bool):
-        return fail(exercise, f"reveal must be True or False, got {reveal!r}.")
+        return fail(
+            exercise,
+            tr(
+                f"reveal must be True or False, got {reveal!r}.",
+                f"reveal 只能是 True 或 False，收到的是 {reveal!r}。",
+            ),
+        )
     if prediction is None:
         if not reveal:
             return CheckResult(
                 False,
                 exercise,
-                f"no prediction yet -- replace the `None` with {what}, then run the next cell "
-                "to see if you were right.",
+                tr("no prediction yet -- replace the `None` with ", "还没有预测：把 `None` 换成")
+                + what
+                + tr(
+                    ", then run the next cell to see if you were right.",
+                    "，然后运行下一个单元格，看看你猜得对不对。",
+                ),
             )
         return fail(
             exercise,
-            f"no prediction was written; the output above shows {actual}. Next time write "
-            "your guess first: what surprises you is what you learn.",
+            tr("no prediction was written; the output above shows ", "没有写下预测；上面的输出显示")
+            + actual
+            + tr(
+                ". Next time write your guess first: what surprises you is what you learn.",
+                "。下次先写下你的猜测：让你意外的地方，正是你学到东西的地方。",
+            ),
         )
+    shown = repr(prediction)
     if value is None:
-        return fail(exercise, f"expected {what}, got {prediction!r}.")
+        return fail(
+            exercise,
+            tr("expected ", "这里需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。"),
+        )
     if not reveal:
         return PredictionNoted(
-            False, exercise, f"your prediction {prediction!r} is written down. Run the next cell."
+            False,
+            exercise,
+            tr(
+                f"your prediction {shown} is written down. Run the next cell.",
+                f"你的预测 {shown} 已经记下。运行下一个单元格吧。",
+            ),
         )
     if correct:
-        return ok(exercise, f"you predicted {prediction!r}, and the output shows {actual}.")
-    return fail(exercise, f"you predicted {prediction!r}, but the output shows {actual}. {explain}")
+        return ok(
+            exercise,
+            tr(f"you predicted {shown}, and the output shows ", f"你预测的是 {shown}，输出显示")
+            + actual
+            + tr(".", "。"),
+        )
+    return fail(
+        exercise,
+        tr(f"you predicted {shown}, but the output shows ", f"你预测的是 {shown}，但输出显示")
+        + actual
+        + tr(". ", "。")
+        + explain,
+    )
 
 
 def prediction_before_run(
-    exercise: str,
+    exercise: Text,
     prediction: object,
     *,
     value: object,
-    guess: str,
-    kind: str,
+    guess: Text,
+    kind: Text,
     correct: bool,
-    right: str,
-    wrong: str,
+    right: Text,
+    wrong: Text,
 ) -> CheckResult:
     """The predict-then-run checkers judged in the prediction cell itself (no ``reveal`` step).
 
@@ -372,11 +512,21 @@ def prediction_before_run(
         return CheckResult(
             False,
             exercise,
-            f"no prediction yet -- write your guess ({guess}) in place of `None`, run this "
-            "cell, then run the next one to see what happens.",
+            tr("no prediction yet -- write your guess (", "还没有预测：把你的猜测（")
+            + guess
+            + tr(
+                ") in place of `None`, run this cell, then run the next one to see what happens.",
+                "）写在 `None` 的位置，运行这个单元格，再运行下一个，看看会发生什么。",
+            ),
         )
     if value is None:
-        return fail(exercise, f"a prediction here is {kind}, got {prediction!r}.")
+        shown = repr(prediction)
+        return fail(
+            exercise,
+            tr("a prediction here is ", "这里的预测应该是")
+            + kind
+            + tr(f", got {shown}.", f"，收到的是 {shown}。"),
+        )
     if correct:
         return ok(exercise, right)
     return fail(exercise, wrong)
