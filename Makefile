@@ -29,6 +29,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check mhsa_helpers tests notebooks benchmarks tools data
 	$(VENV)/bin/mypy mhsa_helpers
 	$(PY) tools/render_environment.py --check
+	$(PY) tools/zh_edition.py check
 
 # Two workers: the machines this course targets have 2 cores, and every test is single-threaded.
 unit: $(STAMP)

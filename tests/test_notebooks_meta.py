@@ -16,8 +16,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
-NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb")) + sorted(NOTEBOOK_DIR.glob("solutions/*.ipynb"))
+ZH_DIR = NOTEBOOK_DIR / "zh"
+NOTEBOOKS = [
+    *sorted(NOTEBOOK_DIR.glob("*.ipynb")),
+    *sorted(NOTEBOOK_DIR.glob("solutions/*.ipynb")),
+    *sorted(ZH_DIR.glob("*.ipynb")),
+    *sorted(ZH_DIR.glob("solutions/*.ipynb")),
+]
 LESSONS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+ZH_LESSONS = sorted(ZH_DIR.glob("[0-9][0-9]_*.ipynb"))
 IDS = [str(p.relative_to(NOTEBOOK_DIR)) for p in NOTEBOOKS]
 
 
@@ -37,6 +44,12 @@ def source(cell) -> str:
 def test_there_are_lessons():
     assert [p.name[:2] for p in LESSONS][:1] == ["00"]
     assert len({p.name[:2] for p in LESSONS}) == len(LESSONS), "two lessons share a number"
+
+
+def test_the_chinese_edition_has_every_lesson_and_solution():
+    english = {p.relative_to(NOTEBOOK_DIR) for p in NOTEBOOKS if ZH_DIR not in p.parents}
+    chinese = {p.relative_to(ZH_DIR) for p in NOTEBOOKS if ZH_DIR in p.parents}
+    assert chinese == english
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -75,9 +88,11 @@ def test_paired_script_has_the_same_cells(path):
 
 
 def test_every_script_has_its_notebook():
-    scripts = sorted(NOTEBOOK_DIR.glob("scripts/*.py")) + sorted(
-        NOTEBOOK_DIR.glob("solutions/scripts/*.py")
-    )
+    scripts = [
+        script
+        for edition in (NOTEBOOK_DIR, ZH_DIR)
+        for script in (*edition.glob("scripts/*.py"), *edition.glob("solutions/scripts/*.py"))
+    ]
     missing = [s for s in scripts if not (s.parent.parent / (s.stem + ".ipynb")).is_file()]
     assert missing == []
 
@@ -108,6 +123,18 @@ def test_every_readme_link_opens_a_file_of_the_repository():
     assert broken == []
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
+@pytest.mark.parametrize("path", LESSONS + ZH_LESSONS, ids=lambda p: str(p.relative_to(NOTEBOOK_DIR)))
 def test_readme_lesson_map_links_every_lesson(path):
-    assert f"notebooks/{path.name}" in _readme_links()
+    assert f"notebooks/{path.relative_to(NOTEBOOK_DIR)}" in _readme_links()
+
+
+@pytest.mark.parametrize("path", [LESSONS[0], ZH_LESSONS[0]] if ZH_LESSONS else LESSONS[:1])
+def test_lesson_00_links_the_other_edition_and_shows_the_glossary(path):
+    nb = load(path)
+    markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    other = "../00_start_here.ipynb" if ZH_DIR in path.parents else "zh/00_start_here.ipynb"
+    assert f"]({other})" in markdown
+    code = [c for c in code_cells(nb) if "mh.glossary_table()" in source(c)]
+    assert code, "lesson 00 shows the glossary with mh.glossary_table()"
+    html = "".join("".join(o.get("data", {}).get("text/html", "")) for o in code[0]["outputs"])
+    assert "注意力机制" in html and "attention mechanism" in html

@@ -36,11 +36,15 @@ NOTEBOOKS = ROOT / "notebooks"
 REDRAW_LIMIT_S = 5.0  # generous bound for CI; the target (and the printed value) is < 0.5 s
 
 # (notebook, slider descriptions to move). 04/05 are lesson 04's dropout explorer and lesson
-# 05's heads explorer (mhsa_helpers.widgets); 07 is mh.attention_explorer.
+# 05's heads explorer (mhsa_helpers.widgets); 07 is mh.attention_explorer. The Chinese edition
+# (notebooks/zh/) runs the same code with setup_lesson(lang="zh"): its sliders carry Chinese labels.
 LESSONS = [
     ("07_inspecting_heads.ipynb", ("heads", "dropout")),
     ("04_dropout.ipynb", ("dropout",)),
     ("05_multihead_wrapper.ipynb", ("heads",)),
+    ("zh/07_inspecting_heads.ipynb", ("头数", "丢弃率")),
+    ("zh/04_dropout.ipynb", ("丢弃率",)),
+    ("zh/05_multihead_wrapper.ipynb", ("头数",)),
 ]
 
 
@@ -71,7 +75,7 @@ def test_sliders_redraw_the_plot(lab_server, page, artifacts, notebook, sliders)
     if not (NOTEBOOKS / notebook).is_file():
         pytest.fail(f"notebooks/{notebook} does not exist (yet): build it before this test")
     repo_copy = (NOTEBOOKS / notebook).read_bytes()
-    stem = Path(notebook).stem
+    stem = str(Path(notebook).with_suffix("")).replace("/", "_")
     try:
         _check_lesson(lab_server, page, artifacts, notebook, sliders, stem)
     except BaseException:
