@@ -196,3 +196,9 @@ def test_a_missing_twin_is_caught(course):
     chinese.unlink()
     problems = zh_edition.check()
     assert len(problems) == 1 and "missing" in problems[0] and "zh_edition.py new" in problems[0]
+
+
+def test_the_english_term_may_come_first(course):
+    _, chinese = course
+    edit(chinese, "**因果掩码**（causal mask）", "**causal mask**（因果掩码）")
+    assert zh_edition.check() == []
