@@ -17,7 +17,7 @@ The rules that ``check`` enforces:
   the translation, then ``stamp`` that cell;
 * a Chinese markdown cell whose English twin has prose is written in Chinese;
 * a glossary term (``data/glossary.json``) used in a Chinese lesson keeps its English term in
-  brackets at its first use, e.g. 因果掩码（causal mask）;
+  brackets at its first use, e.g. 因果掩码（causal mask） (or English first: dropout（随机失活））;
 * every relative link in either edition's markdown points to a file that exists.
 """
 
@@ -170,11 +170,16 @@ def bracket_problems(
         if not firsts:
             continue
         start, zh = min(firsts)
-        window = markdown[start : start + len(zh) + BRACKET_WINDOW]
-        pattern = (
-            r"[（(][^（()）]*?(?:" + "|".join(_loose(e) for e in english) + r")[^（()）]*?[）)]"
-        )
-        if not re.search(pattern, window, flags=re.I):
+        after = markdown[start : start + len(zh) + BRACKET_WINDOW]
+        terms_re = "(?:" + "|".join(_loose(e) for e in english) + ")"
+        bracketed_english = r"[（(][^（()）]*?" + terms_re + r"[^（()）]*?[）)]"
+        # or the other order, English first: dropout（随机失活）
+        before = markdown[max(0, start - BRACKET_WINDOW) : start + len(zh) + 1]
+        english_first = terms_re + r"\W{0,3}[（(][^（()）]*?" + re.escape(zh)
+        if not (
+            re.search(bracketed_english, after, flags=re.I)
+            or re.search(english_first, before, flags=re.I)
+        ):
             problems.append(
                 f"{name}: the first use of the glossary term {zh} has no English term in brackets "
                 f"right after it, e.g. {zh}（{english[0]}）"
