@@ -269,7 +269,7 @@ print(attn_scores_loop)
 # %% [markdown] en_hash="fb105cf0bc9a"
 # ## 6. 看看权重
 #
-# 用一张**热力图**（heatmap）来展示这个 (6, 6) 的权重矩阵：行是查询（谁在看），列是键（被看的是谁）。每一行的和都是 1。没有可训练权重时，这张图平淡无奇：每个词元都把注意力分散给所有词元，“journey” 和 “starts” 稍稍多得一些，因为它们的嵌入最长。
+# 用一张**热力图**（heatmap）来展示这个 (6, 6) 的注意力权重矩阵：行是查询（谁在看），列是键（被看的是谁）。每一行的和都是 1。没有可训练权重时，这张图平淡无奇：每个词元都把注意力分散给所有词元，“journey” 和 “starts” 稍稍多得一些，因为它们的嵌入最长。
 
 # %%
 fig = mh.plot_attention(attn_weights, journey.words, title="Simplified self-attention weights")
