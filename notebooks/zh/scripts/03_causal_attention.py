@@ -1,0 +1,308 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="494fe675b46c"
+# # 03 · 因果注意力（causal attention）
+#
+# GPT 模型训练的任务是预测下一个词元（token）。如果在计算位置 $i$ 时，注意力能看到 $i$ 之后的词元，那就等于考试时翻书抄答案。**因果注意力**（causal attention），也叫掩码注意力（masked attention），让每个词元只能关注它自己和它之前的词元。本课把**因果掩码**（causal mask）构建两次：一次用书中“笨但直白”的三步法，把道理摆清楚；一次用实际代码采用的一步 `-inf` 法。
+#
+# **学习目标**
+# 1. 用**下三角矩阵**（lower-triangular matrix）遮住未来，再对每一行做**重新归一化**（renormalization）：这就是三步法。
+# 2. 回答**信息泄漏**（information leakage）的问题：第 1 步的 softmax 看到过未来的分数，可它们却没有留下任何痕迹。分别从代数上和数值上说明这一点。
+# 3. 在 softmax 之前用 `-inf` 做掩码（一步法），并验证两种方法结果一致。
+#
+# **预备知识**：第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。
+# **用时**：认真读第一遍大约 75 分钟：运行每个单元格，在第 5 节做出预测，并尝试两道练习（第二道要你自己写出因果权重，需要 20–30 分钟）。
+#
+# **形状约定**：分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
+
+# %%
+import torch
+
+import mhsa_helpers as mh
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="5b65fbe82db6"
+# ## 1. 起点：能看到一切的注意力
+#
+# 我们取第 02 课的 `SelfAttentionV2`，使用书中的随机种子 789，并完全按照它的 `forward` 的做法计算注意力权重（attention weight）。
+
+# %%
+journey = mh.load_journey()
+inputs = journey.inputs  # (T, d_in) = (6, 3)
+words = journey.words
+
+torch.manual_seed(789)
+sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
+
+with torch.no_grad():
+    queries = sa_v2.W_query(inputs)  # (T, d_out)
+    keys = sa_v2.W_key(inputs)  # (T, d_out)
+    values = sa_v2.W_value(inputs)  # (T, d_out)
+attn_scores = queries @ keys.T  # (T, T)
+d_k = keys.shape[-1]  # 2
+attn_weights = torch.softmax(attn_scores / d_k**0.5, dim=-1)  # (T, T)
+print(attn_weights)
+
+# %%
+torch.testing.assert_close(
+    attn_weights, journey.reference["seed789_attn_weights"], atol=1e-4, rtol=0
+)
+print("matches the book's printed values")
+
+# %% [markdown] en_hash="4740b15081e9"
+# 看 “journey” 那一行（第 2 行）：[0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了 “starts”、“with”、“one”、“step”，而这些词元全都在 “journey” *之后*。模型生成文本时，这些词元还不存在。这张热力图（heatmap）中对角线以上的部分必须全部去掉。
+
+# %%
+import matplotlib.pyplot as plt
+
+fig = mh.plot_attention(attn_weights, words, title="Before masking: every token sees all")
+plt.show()
+
+# %% [markdown] en_hash="aefaf273d545"
+# 掩码作用在分数上，所以先看看它要对分数做什么：查询与任何*更靠后*的键之间的分数（灰色）都必须忽略，只有对角线上及其下方的分数才算数。
+
+# %%
+fig = mh.figures.plot_causal_scores(attn_scores / d_k**0.5, words)
+plt.show()
+
+# %% [markdown] en_hash="734bb7c518b6"
+# ## 2. 三步法
+#
+# 1. 照常做 softmax（上面已经做过了）；
+# 2. 乘以一个元素全为 1 的下三角矩阵：对角线以上的元素变成 0；
+# 3. 每一行除以它新的和，让每行之和重新等于 1。
+#
+# `torch.tril`（“triangle, lower”，即下三角）保留对角线及其下方的所有元素：
+
+# %%
+context_length = attn_scores.shape[0]  # T = 6
+mask_simple = torch.tril(torch.ones(context_length, context_length))  # (T, T)
+print(mask_simple)
+
+# %%
+masked_simple = attn_weights * mask_simple  # (T, T), zeros above the diagonal
+print(masked_simple)
+
+# %% [markdown] en_hash="639b6fd2b85e"
+# 各行之和不再是 1（第 1 行只剩下 0.1921）。第 3 步来解决这个问题：
+
+# %%
+row_sums = masked_simple.sum(dim=-1, keepdim=True)  # (T, 1)
+masked_simple_norm = masked_simple / row_sums  # (T, T)
+print(masked_simple_norm)
+
+# %%
+torch.testing.assert_close(
+    masked_simple_norm, journey.reference["seed789_masked_renormalized"], atol=1e-4, rtol=0
+)
+torch.testing.assert_close(masked_simple_norm.sum(dim=-1), torch.ones(context_length))
+print("matches the book's printed values; every row sums to 1")
+
+# %% [markdown] en_hash="615f8e05884c"
+# 现在 “journey” 只关注 “Your” 和它自己：[0.5517, 0.4483, 0, 0, 0, 0]，与书中印出的一致。最后一行（“step” 可以看到所有词元）完全没有变化。
+#
+# ## 3. 未来漏进来了吗？
+#
+# 看到这里你应该起疑。第 1 步的 softmax 除以的是*整行*的和，未来的分数也算在里面。未来会不会借着这个分母偷偷溜进了权重？
+#
+# 不会。记第 $i$ 行缩放后的分数为 $s_j$，完整的分母为 $S = \sum_{k=1}^{T} e^{s_k}$。对于保留下来的位置 $j \le i$：
+#
+# $$\text{step 1: } p_j = \frac{e^{s_j}}{S}, \qquad \text{step 3: }
+# \frac{p_j}{\sum_{k \le i} p_k} = \frac{e^{s_j} / S}{\sum_{k \le i} e^{s_k} / S}
+# = \frac{e^{s_j}}{\sum_{k \le i} e^{s_k}}.$$
+#
+# 未来唯一出现过的地方 $S$ 被约掉了。剩下的正是**只在未被遮住的分数上做的 softmax**。逐行验证一下：
+
+# %%
+scaled_scores = attn_scores / d_k**0.5  # (T, T)
+for i in range(context_length):
+    only_past = torch.softmax(scaled_scores[i, : i + 1], dim=-1)  # (i + 1,)
+    torch.testing.assert_close(masked_simple_norm[i, : i + 1], only_past)
+print("each row of the three-step result == softmax over that row's past and present scores")
+
+# %% [markdown] en_hash="4e07f95c84e8"
+# ## 4. 一步法：在 softmax 之前填入 `-inf`
+#
+# 既然答案是“只在未被遮住的分数上做 softmax”，我们就可以直接这样算。把未来的分数设为 $-\infty$，再做 softmax：$e^{-\infty} = 0$，所以它们的权重自动为 0，也从分母中消失了；每行之和天然为 1，无需再重新归一化。
+#
+# `torch.triu(..., diagonal=1)`（“triangle, upper”，即上三角，从对角线上方一格开始）标出要隐藏的位置；`masked_fill` 在掩码为 `True` 的地方写入 `-inf`。
+
+# %%
+mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # (T, T), 1 = future
+print(mask)
+masked = attn_scores.masked_fill(mask.bool(), -torch.inf)  # (T, T)
+print(masked)
+
+# %%
+attn_weights_causal = torch.softmax(masked / d_k**0.5, dim=-1)  # (T, T)
+print(attn_weights_causal)
+
+# %% [markdown] en_hash="de5ef8850f42"
+# 与三步法得到的矩阵相同：
+
+# %%
+torch.testing.assert_close(attn_weights_causal, masked_simple_norm)
+torch.testing.assert_close(
+    attn_weights_causal, journey.reference["seed789_masked_renormalized"], atol=1e-4, rtol=0
+)
+largest_difference = (attn_weights_causal - masked_simple_norm).abs().max()
+assert largest_difference < 1e-6
+print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
+
+# %% [markdown] en_hash="1047868e11fe"
+# 两者在浮点精度内相等（本课末尾那个折叠起来的检查单元格会细看最后几个比特）。下面把两条路径并排画出来，用的是我们缩放后的分数：上面是三步法，下面是先填入 `-inf` 再做一次 softmax，两条路最后得到同一个矩阵。
+
+# %%
+fig = mh.figures.plot_mask_paths(attn_scores / d_k**0.5, words)
+plt.show()
+
+# %% [markdown] en_hash="899b30749bdc"
+# 所有实现用的都是一步法：一次 `masked_fill`，代替一次乘法、一次求和和一次除法。等到 GPT 模型生成文本时，`-inf` 技巧还会再次出现：**top-k 采样**（top-k sampling）在 softmax 之前把除最大的 k 个以外的所有分数都设为 `-inf`，于是只有这 k 个词元可能被选中。
+#
+# ## 5. 用实验来证明：改变未来
+#
+# 如果没有泄漏，那么改变*最后一个*词元（“step”）就不应该改变前面任何一行。我们把它的嵌入（embedding）换成一个截然不同的向量，然后全部重算一遍。
+#
+# **先预测**：使用一步法的因果掩码时，“step” 的嵌入改变后，36 个注意力权重中会有几个发生变化？把 `None` 换成 0 到 36 之间的一个整数，然后运行单元格；它只会记下你的猜测。
+
+# %%
+import mhsa_helpers.exercises
+
+my_guess = None  # YOUR PREDICTION: a whole number from 0 to 36
+mhsa_helpers.exercises.check_prediction_changed_weights(my_guess)
+
+# %% [markdown] en_hash="2b3432f52f25"
+# 下面是三个函数，对任意输入 `x` 都使用 `sa_v2` 的权重：一步法的因果权重、三步法的因果权重，以及完全不加掩码的权重。
+
+
+# %%
+def causal_weights_one_step(x):
+    """One-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    with torch.no_grad():
+        scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
+    future = torch.triu(torch.ones(len(x), len(x), dtype=torch.bool), diagonal=1)  # (T, T)
+    return torch.softmax(scores.masked_fill(future, -torch.inf) / d_k**0.5, dim=-1)
+
+
+def causal_weights_three_step(x):
+    """Three-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    with torch.no_grad():
+        scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
+    weights = torch.softmax(scores / d_k**0.5, dim=-1) * torch.tril(torch.ones(len(x), len(x)))
+    return weights / weights.sum(dim=-1, keepdim=True)
+
+
+def full_weights(x):
+    """No mask at all, for comparison."""
+    with torch.no_grad():
+        scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
+    return torch.softmax(scores / d_k**0.5, dim=-1)
+
+
+changed = inputs.clone()  # (T, d_in)
+changed[5] = torch.tensor([5.0, -3.0, 2.0])  # a very different "step"
+print(
+    "no mask: largest change in rows 1-5 =",
+    (full_weights(changed) - full_weights(inputs))[:5].abs().max(),
+)
+
+# %% [markdown] en_hash="a6410062c053"
+# 不加掩码时，未来明显改变了前面的行。用了一步法掩码，前五行**完全相同，一个比特都不差**：未来的分数在 softmax 看到它们之前就已经被 `-inf` 覆盖了。
+
+# %%
+before, after = causal_weights_one_step(inputs), causal_weights_one_step(changed)
+assert torch.equal(before[:5], after[:5])
+print("one-step: rows 1-5 unchanged (torch.equal):", torch.equal(before[:5], after[:5]))
+print("only the last row moved:\n", after[5])
+print("weights that changed, with the mask:", int((before != after).sum()), "of 36")
+unmasked_changes = int((full_weights(changed) != full_weights(inputs)).sum())
+print("weights that changed, without a mask:", unmasked_changes, "of 36")
+mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
+
+# %% [markdown] en_hash="6758b020fd6d"
+# 最后一行是唯一允许看 “step” 的一行，而它会看所有词元，所以它的六个权重全都变了；其余 30 个保持原样，分毫未动。不加掩码时，36 个权重全都会变。
+
+# %% [markdown] en_hash="9a7cb6c30ae4"
+# 用三步法时，前面各行只在最后一位的舍入上可能不同，其余保持不变：未来确实进入了 $S$（所以第 1 步的舍入有所不同），但在第 3 步被约掉了。
+
+# %%
+before3, after3 = causal_weights_three_step(inputs), causal_weights_three_step(changed)
+torch.testing.assert_close(after3[:5], before3[:5], atol=1e-6, rtol=0)
+torch.testing.assert_close(after3, after)
+print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result")
+
+# %% [markdown] en_hash="93986c18f7a5"
+# ## 6. 掩码前后对比
+#
+# 同一组权重在掩码前后的样子，使用同一个从 0 到 1 的色标。对角线以下，每一行都被拉伸，使其和重新为 1；对角线以上则什么都不剩。越靠前的词元，分享它注意力的词元就越少（“Your” 把全部注意力都留给了自己）。
+
+# %%
+fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
+mh.plot_attention(
+    attn_weights, words, ax=ax_before, title="Before: full attention", vmax=1.0, cbar=False
+)
+mh.plot_attention(attn_weights_causal, words, ax=ax_after, title="After: causal mask", vmax=1.0)
+plt.show()
+
+# %% [markdown] en_hash="ce4e4408133d"
+# ### 检查（供 CI 使用；已折叠）
+#
+# 下一个单元格在 JupyterLab 中是隐藏的（点击即可展开）。它检查本课所依赖的两件事：
+# * 课程的工具包做的是同样的事：`mh.causal_mask` 构造出的正是我们的掩码，`mh.masked_attention`（后续各课中每个因果注意力类都会调用的函数）逐比特地给出我们的一步法权重，而上下文向量就是掩码后的权重乘以值；
+# * 两种方法在浮点精度内一致，但不一定逐比特相同：三步法舍入两次（先除以完整的和 $S$，再除以部分和），并且在 softmax 内部减去的是*整行*的最大值；一步法只做一次除法。在本课程的 CI 机器上，对角线上及其下方的 21 个元素中有好几个在最后几位上不同（具体有多少个取决于 CPU，所以这个单元格不打印个数）；这就是本课用 `assert_close` 来比较它们的原因。
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+assert torch.equal(mh.causal_mask(context_length), mask)
+context_vecs, weights_pkg = mh.masked_attention(
+    queries, keys, values, mh.causal_mask(context_length).bool()
+)
+assert torch.equal(weights_pkg, attn_weights_causal)
+assert torch.equal(context_vecs, attn_weights_causal @ values)
+torch.testing.assert_close(context_vecs[0], values[0])  # "Your" can only see itself
+print("mh.causal_mask and mh.masked_attention == the one-step method, bit for bit")
+
+kept = ~mask.bool()  # (T, T): the 21 entries on and below the diagonal
+assert (attn_weights_causal - masked_simple_norm)[kept].abs().max() < 1e-6
+print("three-step vs one-step: every kept entry agrees to within 1e-6")
+
+# %% [markdown] en_hash="c656f2766a41"
+# ## 小结
+#
+# * **因果注意力**：词元 $i$ 只关注词元 $1..i$。(T, T) 的注意力权重中，对角线以上的元素都必须为 0。
+# * 三步法：做 softmax，乘以 `torch.tril(torch.ones(T, T))`，每行除以它的和。书中 “journey” 那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
+# * 没有**信息泄漏**：整行的分母在重新归一化时被约掉了；结果就是只在未被遮住的分数上做的 softmax。改变一个未来的词元，前面的行保持不变。
+# * 一步法（实际该用的方法）：`scores.masked_fill(torch.triu(ones, diagonal=1).bool(), -torch.inf)`，然后做 softmax。权重相同（在浮点精度内），运算更少。
+# * 下一步：第 04 课加入**随机失活**（dropout），并把这一切封装成一个支持批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在其中。
+#
+# ## 练习
+#
+# 参考答案：`solutions/03_causal_attention_solutions.ipynb`。
+#
+# **练习 1（局部窗口）**：有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。对于 `T = 5`，构造一个布尔类型的 (5, 5) 掩码：当每个词元只能看到**它自己和紧挨在它前面的那一个词元**时，在它*不能*看的位置上为 `True`（也就是 `masked_fill` 所接受的那种掩码）。
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_local_mask(answer)
+
+# %% [markdown] en_hash="ed681eaf9470"
+# **练习 2（动手实现：因果权重）**：编写 `causal_weights(attn_scores)`：它接收*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，或带有任意前导维度的 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)；返回形状相同的因果注意力权重。然后令 `answer = causal_weights`（函数本身）。检查器会在多种大小和批次形状上运行它，检查对角线以上是否为零、每行之和是否为 1、改变未来的分数是否不影响任何结果、梯度是否只流向过去的分数，并会指出常见的错误。
+
+
+# %%
+def causal_weights(attn_scores):
+    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights."""
+    # YOUR CODE HERE
+    raise NotImplementedError
+
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_build_causal_weights(answer)

@@ -1,0 +1,64 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="883a951a1005"
+# # 03 · 因果注意力 · 参考答案
+#
+# `03_causal_attention.ipynb` 中各道练习的详解。请先自己动手试一试。每个单元格都会算出答案，并用断言确认检查器判定通过。
+
+# %%
+import torch
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="0832dc9912a2"
+# **练习 1（局部窗口）**：要隐藏的有两部分：一是未来，即严格位于对角线上方的部分（`torch.triu(..., diagonal=1)`）；二是往前两步及更远的每个词元，即从主对角线下方第二条对角线开始往下的部分（`torch.tril(..., diagonal=-2)`）。用 `|` 把两者合起来。剩下可见的是一条宽度为 2 的带：对角线，以及紧挨在它下面的那一条。
+
+# %%
+T = 5
+ones = torch.ones(T, T, dtype=torch.bool)
+answer = torch.triu(ones, diagonal=1) | torch.tril(ones, diagonal=-2)  # (T, T)
+print(answer)
+result = mhsa_helpers.exercises.check_local_mask(answer)
+assert result, result
+result
+
+# %% [markdown] en_hash="7625e33e8f6a"
+# **练习 2（动手实现：因果权重）**：从最后一个维度构造掩码，这样任意的 T 和任意的前导（批次、头）维度都能处理：一个 (T, T) 的掩码会在这些维度上广播。使用非原地的 `masked_fill`（它返回一个新张量，不改动调用者传入的分数），填入 `-inf`，再沿最后一个维度做 softmax。这里不做缩放：传进来的分数已经除以了 $\sqrt{d_k}$。
+
+
+# %%
+def causal_weights(attn_scores):
+    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights."""
+    T = attn_scores.shape[-1]
+    future = torch.triu(
+        torch.ones(T, T, dtype=torch.bool, device=attn_scores.device), diagonal=1
+    )  # (T, T), True above the diagonal
+    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)  # (..., T, T)
+
+
+scores_ex = torch.tensor(
+    [
+        [2.0, 1.0, 0.5, 3.0],
+        [0.3, 1.2, 2.2, -1.0],
+        [1.5, -0.5, 0.0, 2.5],
+        [0.1, 0.4, 0.9, 1.6],
+    ]
+)  # (T, T) = (4, 4)
+print(causal_weights(scores_ex))  # row 1 can only see itself: [1, 0, 0, 0]
+print(causal_weights(torch.zeros(2, 3, 3)))  # (b, T, T): equal scores -> 1, 1/2, 1/3
+
+answer = causal_weights
+result = mhsa_helpers.exercises.check_build_causal_weights(answer)
+assert result, result
+result
