@@ -21,7 +21,7 @@
 # 1. 理解**融合 QKV 投影**（fused QKV projection）：把三个权重叠成一个。
 # 2. 调用缩放点积注意力（scaled dot-product attention）的现成函数
 #    `torch.nn.functional.scaled_dot_product_attention`（简称 SDPA）和 torch 自带的
-#    `nn.MultiheadAttention`，复制权重之后，从两者都得到第 06 课的输出。
+#    `nn.MultiheadAttention`，复制权重之后，两者都能复现第 06 课的输出。
 # 3. 算出 (b, h, T, T) 的权重占多少内存，以及 **FlashAttention**（分块精确注意力：分块计算、
 #    从不存储 T×T 矩阵）因为不存它们而省下多少。
 # 4. 看清两种位置编码作用在哪里：**旋转位置编码**（RoPE）作用于投影之后的 Q 和 K，
@@ -120,8 +120,8 @@ print("FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention")
 #
 # 投影之后，从 `Q @ K.T` 到 `weights @ V` 的所有步骤合起来是一个标准运算，PyTorch 把它做成了单个
 # 函数 `F.scaled_dot_product_attention`。`is_causal=True` 会施加因果掩码（causal mask）；缩放系数
-# 默认是 `1 / sqrt(head_dim)`；`dropout_p` 对权重做 dropout（评估时要传 0.0，这个函数并不看
-# `.training`）。
+# 默认是 `1 / sqrt(head_dim)`；`dropout_p` 对权重做 dropout（随机失活），评估时要传 0.0：这个函数
+# 并不看 `.training`。
 
 # %%
 import torch.nn.functional as F
@@ -230,7 +230,7 @@ plt.show()
 # 权重随 **T²** 增长：T 在它的形状里出现了两次。FlashAttention（以及 SDPA 在 CPU 上的 "flash"
 # 内核）把 Q、K、V 切成小块（tile），为每一行的 softmax 维护一个随计算推进而更新的最大值和总和，
 # 从不把整个矩阵写出去：除了随 **T** 增长的 Q、K、V 和输出之外，它只存 (b, h, T) 的行统计量。
-# 在双对数坐标下，幂律是一条直线：权重那条线的斜率（2）是行统计量那条线（斜率 1）的两倍。按
+# 在双对数坐标下，幂律是一条直线：权重那条线的斜率是 2，行统计量那条线的斜率是 1，前者陡了一倍。按
 # GPT-2 small 的宽度（12 个头，d = 768）、float32、批次（batch）大小为 1 计算，**一层**里**一个**
 # (b, h, T, T) 张量的大小是：
 
@@ -265,11 +265,11 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 # **位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块*内部*，位置有两种
 # 放法（本节只展示放在哪里，不实现完整的模型）：
 #
-# * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**：它把位置 $p$ 上查询和键的每一对特征旋转
-#   角度 $p\,\theta_i$，其中第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的速度
-#   $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动：第一对转得快，最后几对转得慢。V 不受影响。
-# * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**：给查询 $i$ 与键 $j$ 的分数加上 $-m_h\,(i - j)$，
-#   这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
+# * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**：它把位置 $p$
+#   上查询和键的每一对特征旋转角度 $p\,\theta_i$，其中第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的
+#   速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动：第一对转得快，最后几对转得慢。V 不受影响。
+# * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**：给查询 $i$ 与键 $j$
+#   的分数加上 $-m_h\,(i - j)$，这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
 #
 # ```mermaid
 # flowchart LR
@@ -307,7 +307,7 @@ context_rope = F.scaled_dot_product_attention(q_rot, k_rot, v, is_causal=True)  
 print("context with RoPE:", tuple(context_rope.shape))
 
 # %% [markdown] en_hash="1e02c6dc7353"
-# 为了看清“只取决于相对位置”这个性质，把**同一个**词元放到每个位置上：取 “journey” 的查询和键
+# 为了看清“只取决于相对位置”这个性质，把**同一个**词元放到每个位置上：取“journey”的查询和键
 # （头 1），重复 6 次。没有 RoPE 时，36 个分数会全都相等；有了 RoPE，查询 $i$ 与键 $j$ 的分数
 # 只取决于偏移 $i - j$：
 
@@ -458,7 +458,7 @@ plt.show()
 #   （在它那里 True = 遮住，在 SDPA 里 True = 允许关注）。
 # * 显式路径要存 (b, h, T, T) 张量，内存 ~ T²；FlashAttention 分块计算，只存 O(T)。
 # * RoPE 在投影之后旋转 Q 和 K；ALiBi 给分数加上距离惩罚（在 SDPA 里是一个浮点型 `attn_mask`）。
-#   两者都让分数只取决于偏移 $i - j$。
+#   两者都让分数依赖于偏移 $i - j$。
 # * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行、参数仍为
 #   float32，相对误差约在 $2^{-8}$ 以内。
 #
