@@ -93,7 +93,7 @@ fig = mh.figures.plot_cross_attention(weights[0, 0], target, source)
 plt.show()
 
 # %% [markdown] en_hash="6ae90fe8b7ee"
-# 每一行对*所有*源词求和都等于 1（没有任何遮挡）；尽管词序不同，“noir” 仍然看向 “black”——交叉
+# 每一行对*所有*源词求和都等于 1（没有任何遮挡）；尽管词序不同，“noir”仍然看向“black”——交叉
 # 注意力里没有“之前”这个概念。这个矩阵也不必是方阵：一个 3 个词的问题可以去读一篇 7 个词的文档，
 # 得到 3 x 7 个权重。
 #
@@ -132,9 +132,8 @@ plt.show()
 #   \text{out}_t = \text{softmax}\!\left(\frac{q_t K_{\le t}^\top}{\sqrt{d_k}}\right) V_{\le t}.$$
 #
 # 真实的模型会用语言模型头（language model head，LM head）加上采样，把最后的输出变成一个词元，
-# 再把这个词元重新嵌入。
-# 我们的玩具“模型”只有一层 `SDPAMultiHeadAttention`，它最后一个输出向量*就是*下一个输入，这样循环
-# 就做不了假：缓存里有任何一点错误，都会改变之后的每一步。
+# 再把这个词元重新嵌入。我们的玩具“模型”只有一层 `SDPAMultiHeadAttention`，它最后一个输出向量
+# *就是*下一个输入，这样循环就做不了假：缓存里有任何一点错误，都会改变之后的每一步。
 #
 # **先预测，再运行。** 下一个单元格在 4 个词元的提示词之后生成 12 个词元：一次不用缓存（每一步都
 # 送入到目前为止的整个序列），一次使用缓存；一个前向钩子（forward hook）统计经过 Q/K/V 投影的词元
@@ -390,7 +389,7 @@ assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="249347abff0c"
 # 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半：8 组的类 Llama 模型减少 37.5%
-# （即 “fewer params” 一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下
+# （即“fewer params”一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下
 # $1.5\,d^2$；这一行还算上了 Llama 并没有的 `out_proj` 偏置），用 MQA 则减少 48.4%。
 # **KV 缓存则直接除以 num_heads / num_kv_groups**：对类 Llama 模型，每个 8192 词元的序列从 4 GiB
 # 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量；8 组的
