@@ -18,8 +18,8 @@
 #
 # **学习目标**
 # 1. 为每个词元计算**查询、键和值**，并一步一步算出“journey”的上下文向量（context vector）。
-# 2. 理解分数**为什么**要除以 $\sqrt{d_k}$：不除的话会出现 **softmax 饱和**（softmax saturation），
-#    它的梯度也随之**消失**，即梯度消失（vanishing gradient）。
+# 2. 理解分数**为什么**要除以 $\sqrt{d_k}$：否则会出现 **softmax 饱和**（softmax saturation），进而
+#    导致**梯度消失**（vanishing gradient）。
 # 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 如何存储同一个矩阵
 #    （`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
 #
@@ -46,8 +46,8 @@ mh.setup_lesson(lang="zh")
 #
 # 第 01 课最后指出了原始点积（dot product）的三个局限：一个向量只要够长，不管含义如何都能拿到高分
 # （6 个词元里只有 2 个与自己的分数最高）；分数矩阵是对称的；而且没有任何可以学习的东西。解决办法是
-# 让每个词元扮演两个不同的角色，每个角色都有自己学出来的向量：用来提问的**查询**，以及用来被找到的
-# **键**（还有第三个角色**值**，表示被选中后要交出去的内容）。
+# 让每个词元扮演两个不同的角色，每个角色都有自己学出来的向量：提问时用的**查询**，以及被别人匹配时用的
+# **键**（还有第三个角色：**值**，即被选中后要交出去的内容）。
 #
 # 我们沿用书中的尺寸：大小为 `d_in = 3` 的嵌入被投影到 `d_out = 2`（GPT 模型中 `d_in == d_out`；
 # 这里取不同的大小，只是为了让形状更容易分辨）。随机种子加上查询、键、值的创建顺序决定了随机数，
@@ -292,17 +292,17 @@ plt.show()
 #
 # ```mermaid
 # flowchart LR
-#     X["输入 X (T, d_in)"] --> Q["查询 queries = X W_query (T, d_out)"]
-#     X --> K["键 keys = X W_key (T, d_out)"]
-#     X --> V["值 values = X W_value (T, d_out)"]
-#     Q --> S["分数 scores = Q K^T (T, T)"]
+#     X["输入 X (T, d_in)"] --> Q["查询 Q = X W_query (T, d_out)"]
+#     X --> K["键 K = X W_key (T, d_out)"]
+#     X --> V["值 V = X W_value (T, d_out)"]
+#     Q --> S["分数 = Q K^T (T, T)"]
 #     K --> S
-#     S --> W["权重 weights = softmax(scores / sqrt(d_k)) (T, T)"]
-#     W --> Z["上下文向量 context = weights V (T, d_out)"]
+#     S --> W["权重 = softmax(分数 / sqrt(d_k)) (T, T)"]
+#     W --> Z["上下文向量 = 权重 V (T, d_out)"]
 #     V --> Z
 # ```
 #
-# 顺带一提，第 10 课还会再遇到它：模型逐个词元地生成文本时，前面词元的键和值不会再变，所以可以把它们
+# 顺带一提（第 10 课还会讲到）：模型逐个词元地生成文本时，前面词元的键和值不会再变，所以可以把它们
 # 存起来，不必重新计算。这块存储就叫 **KV 缓存**（KV cache）。
 #
 # ## 6. `SelfAttentionV1`：把同样的步骤写成模块
@@ -367,7 +367,7 @@ plt.show()
 # %% [markdown] en_hash="382922850a92"
 # ## 7. `SelfAttentionV2`：改用 `nn.Linear` 层
 #
-# 书中的第二个版本把三个裸矩阵换成三个层 `nn.Linear(d_in, d_out, bias=qkv_bias)`，名字仍叫
+# 书中的第二个版本把三个 `nn.Parameter` 矩阵换成三个层 `nn.Linear(d_in, d_out, bias=qkv_bias)`，名字仍叫
 # `W_query`、`W_key`、`W_value`：线性层替我们做矩阵乘法，可以加偏置，初始的随机值也更好。除此之外，
 # 前向传播的步骤完全相同。你会在练习 1 中亲手写出这个类；这里先用课程自带的 `mh.SelfAttentionV2`
 # 看看它算出什么。
@@ -429,7 +429,7 @@ print(mh.assert_same_module(inline_v1, package_v1, inputs))
 #   softmax 饱和（权重接近 0 或 1），并让它的梯度消失。
 # * 上下文向量是 `attn_weights @ values`，形状为 `(T, d_out)`；种子为 123 时，第 2 行就是书中的
 #   [0.3061, 0.8210]。
-# * `SelfAttentionV1` 用裸的 `nn.Parameter` 矩阵 `(d_in, d_out)`；`SelfAttentionV2` 用 `nn.Linear`，
+# * `SelfAttentionV1` 直接用 `nn.Parameter` 存放矩阵 `(d_in, d_out)`；`SelfAttentionV2` 用 `nn.Linear`，
 #   它的 `weight` 是转置 `(d_out, d_in)`，它的初始化能让投影结果保持合适的大小。
 # * 下一课：第 03 课不让词元偷看后面的内容，这就是因果注意力（causal attention）。
 #
@@ -462,7 +462,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_build_self_attention(answer)
 
 # %% [markdown] en_hash="57617fb8b6a0"
-# **练习 2（权重迁移）。** `sa_v1`（种子 123，裸矩阵）和一个 `SelfAttentionV2` 计算的是同一个函数，
+# **练习 2（权重迁移）。** `sa_v1`（种子 123，直接存放的矩阵）和一个 `SelfAttentionV2` 计算的是同一个函数，
 # 只是权重的存储方式不同。创建一个 `mh.SelfAttentionV2(d_in, d_out)`，把 `sa_v1` 的三个矩阵复制到它的
 # 各层中，让它的输出与 `sa_v1` *完全相同*（第 7 节讲过 `nn.Linear` 如何存储它的矩阵）。把 `answer`
 # 设为这个对象。
