@@ -246,7 +246,7 @@ print("largest |gradient entry|, scaled  :", softmax_jacobian(weights_scaled).ab
 
 # %% [markdown] en_hash="bc3434002159"
 # 单个例子可能只是运气好，所以下面对 1,000 个随机查询（每个配六个键）取平均：看最大权重的均值，以及
-# softmax 雅可比矩阵大小（Frobenius 范数（Frobenius norm））的均值。
+# softmax 雅可比矩阵的平均大小，这里的大小指 Frobenius 范数（Frobenius norm）。
 
 # %%
 _ = torch.manual_seed(123)
