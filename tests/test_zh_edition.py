@@ -34,7 +34,7 @@ def test_the_repository_editions_are_in_step():
     assert problems == [], "\n".join(problems[:20])
 
 
-ENGLISH = '''# ---
+ENGLISH = """# ---
 # jupyter:
 #   kernelspec:
 #     name: python3
@@ -56,11 +56,11 @@ mh.setup_lesson(seed=789)
 
 # %%
 print(1 + 1)
-'''
+"""
 
 CHINESE_TEXT = [
-    "# # 03 · 因果注意力\n#\n# **因果掩码**（causal mask）让每个查询都看不到后面的词元。参见\n"
-    "# [第 02 课](02_trainable_qkv.ipynb)。",
+    "# # 03 · 因果注意力\n#\n# **因果掩码**（causal mask）让每个查询都看不到后面的词元。"
+    "参见[第 02 课](02_trainable_qkv.ipynb)。",
     "# 重新归一化（renormalization）之后，权重的每一行加起来都等于一。",
 ]
 
@@ -202,3 +202,36 @@ def test_the_english_term_may_come_first(course):
     _, chinese = course
     edit(chinese, "**因果掩码**（causal mask）", "**causal mask**（因果掩码）")
     assert zh_edition.check() == []
+
+
+def test_a_line_break_between_chinese_characters_is_caught_and_joined(course):
+    _, chinese = course
+    edit(chinese, "让每个查询都看不到后面的词元。", "让每个查询都看不到\n# 后面的词元。")
+    problems = zh_edition.check()
+    assert len(problems) == 1 and "line break" in problems[0]
+    assert zh_edition.join([chinese]) == 1
+    assert zh_edition.check() == []
+    assert "都看不到后面的词元" in chinese.read_text(encoding="utf-8")
+
+
+def test_join_keeps_lists_code_and_a_space_next_to_latin_text():
+    lines = [
+        "# 第一行中文",
+        "# 接着写 `code`",
+        "# and English，然后",
+        "# 中文。",
+        "# - 列表项",
+        "# ```mermaid",
+        "# 图",
+        "# 图",
+        "# ```",
+    ]
+    assert zh_edition.join_paragraph_lines(lines) == [
+        "# 第一行中文接着写 `code`",  # Latin on both sides: the break shows as the space it is
+        "# and English，然后中文。",
+        "# - 列表项",
+        "# ```mermaid",
+        "# 图",
+        "# 图",
+        "# ```",
+    ]

@@ -4,6 +4,7 @@
     python tools/zh_edition.py new notebooks/scripts/03_causal_attention.py   # start a translation
     python tools/zh_edition.py stamp notebooks/zh/scripts/03_causal_attention.py --cells 7 12
     python tools/zh_edition.py stamp notebooks/zh/scripts/03_causal_attention.py --all
+    python tools/zh_edition.py join                  # one line per Chinese paragraph
 
 Each English percent script ``notebooks/[solutions/]scripts/NAME.py`` has a Chinese twin
 ``notebooks/zh/[solutions/]scripts/NAME.py`` (paired with its notebook like the English one).
@@ -18,6 +19,8 @@ The rules that ``check`` enforces:
 * a Chinese markdown cell whose English twin has prose is written in Chinese;
 * a glossary term (``data/glossary.json``) used in a Chinese lesson keeps its English term in
   brackets at its first use, e.g. 因果掩码（causal mask） (or English first: dropout（随机失活））;
+* a Chinese paragraph is not broken between two Chinese characters (a browser shows such a line
+  break as a space; ``join`` fixes it);
 * every relative link in either edition's markdown points to a file that exists.
 """
 
@@ -108,6 +111,86 @@ def en_hash(cell: Cell) -> str:
 def with_hash(header: str, value: str) -> str:
     header = re.sub(rf'\s*{HASH_KEY}="[0-9a-f]*"', "", header)
     return f'{header} {HASH_KEY}="{value}"'
+
+
+WIDE = re.compile(
+    r"[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2018-\u201d\u2026\u2014]"
+)
+#: Markdown lines that start a block of their own: never joined to the line before them.
+BLOCK_START = re.compile(r"^\s*([-*+] |\d+[.)] |#|\||>|\$\$|```|<)")
+
+
+def _md(line: str) -> str:
+    return line[2:] if line.startswith("# ") else line.lstrip("#")
+
+
+def _first(text: str) -> str:
+    """The first character of ``text`` that is not blank or emphasis markup (``*``, ``_``)."""
+    return text.strip().lstrip("*_")[:1]
+
+
+def _last(text: str) -> str:
+    return text.strip().rstrip("*_")[-1:]
+
+
+def join_paragraph_lines(lines: list[str]) -> list[str]:
+    """Join the soft line breaks of a markdown cell's comment lines that touch Chinese text.
+
+    Two Chinese characters meet without a space; Chinese next to a Latin character gets one space
+    (the course's style). Lines in code fences, Mermaid blocks, display math, tables, headings
+    and list starts are left alone.
+    """
+    out: list[str] = []
+    fenced = False
+    for line in lines:
+        text = _md(line)
+        toggles = text.strip().startswith("```") or text.strip() == "$$"
+        previous = _md(out[-1]) if out else ""
+        joinable = (
+            out
+            and not fenced
+            and not toggles
+            and text.strip()
+            and previous.strip()
+            and not BLOCK_START.match(text)
+            and not BLOCK_START.match(previous)
+            and not previous.endswith("  ")
+            and (WIDE.match(_first(text)) or WIDE.match(_last(previous)))
+        )
+        if toggles:
+            fenced = not fenced
+        if joinable:
+            left, right = previous.rstrip(), text.lstrip()
+            both_wide = WIDE.match(_last(left)) and WIDE.match(_first(right))
+            out[-1] = "# " + left + ("" if both_wide else " ") + right
+        else:
+            out.append(line)
+    return out
+
+
+def wrap_problems(where: str, cell: Cell) -> list[str]:
+    joined = join_paragraph_lines(cell.lines)
+    if joined == cell.lines:
+        return []
+    return [
+        f"{where}: a line break inside a Chinese paragraph shows as a space in the browser; "
+        "join the lines (`python tools/zh_edition.py join`)"
+    ]
+
+
+def join(paths: list[Path]) -> int:
+    """Rewrite the Chinese scripts with one line per paragraph; the number of files changed."""
+    changed = 0
+    for path in paths:
+        preamble, cells = read_cells(path)
+        before = [list(c.lines) for c in cells]
+        for cell in cells:
+            if cell.kind == "markdown":
+                cell.lines = join_paragraph_lines(cell.lines)
+        if [c.lines for c in cells] != before:
+            write_cells(path, preamble, cells)
+            changed += 1
+    return changed
 
 
 def pairs() -> list[tuple[Path, Path]]:
@@ -245,6 +328,7 @@ def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[s
                 f"{first!r}...); revisit the translation, then "
                 f"`python tools/zh_edition.py stamp {name} --cells {index}`"
             )
+        problems.extend(wrap_problems(where, zh))
         words = prose_words(en.text)
         if words >= 3 and len(CJK.findall(zh.text)) < CJK_PER_WORD * words:
             problems.append(
@@ -325,6 +409,8 @@ def main() -> int:
     which = mark.add_mutually_exclusive_group(required=True)
     which.add_argument("--cells", nargs="+", type=int)
     which.add_argument("--all", action="store_true")
+    joining = sub.add_parser("join", help="one line per Chinese paragraph (all Chinese scripts)")
+    joining.add_argument("scripts", nargs="*", type=Path)
     args = parser.parse_args()
     if args.command == "check":
         problems = check()
@@ -335,6 +421,10 @@ def main() -> int:
     if args.command == "new":
         for script in args.scripts:
             print(f"wrote {new(script.resolve()).relative_to(ROOT)}")
+        return 0
+    if args.command == "join":
+        paths = [p.resolve() for p in args.scripts] or sorted(ZH.glob("**/scripts/*.py"))
+        print(f"joined the Chinese paragraphs of {join(paths)} script(s)")
         return 0
     done = stamp(args.script.resolve(), None if args.all else args.cells)
     print(f"stamped cells {done} of {args.script}")

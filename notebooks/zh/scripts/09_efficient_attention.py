@@ -11,17 +11,12 @@
 # %% [markdown] en_hash="1bdeb5259ca0"
 # # 09 · 高效注意力：融合 QKV 与 FlashAttention
 #
-# 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、
-# 一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，
-# 只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，
-# 它从不把 T x T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看
-# RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
+# 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，它从不把 T x T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看 RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
 #
 # **学习目标**
 # 1. 理解**融合 QKV 投影**（fused QKV projection）：把三个权重叠成一个。
 # 2. 调用缩放点积注意力（scaled dot-product attention）的现成函数
-#    `torch.nn.functional.scaled_dot_product_attention`（简称 SDPA）和 torch 自带的
-#    `nn.MultiheadAttention`，复制权重之后，两者都能复现第 06 课的输出。
+#    `torch.nn.functional.scaled_dot_product_attention`（简称 SDPA）和 torch 自带的 `nn.MultiheadAttention`，复制权重之后，两者都能复现第 06 课的输出。
 # 3. 算出 (b, h, T, T) 的权重占多少内存，以及 **FlashAttention**（分块精确注意力：分块计算、
 #    从不存储 T×T 矩阵）因为不存它们而省下多少。
 # 4. 看清两种位置编码作用在哪里：**旋转位置编码**（RoPE）作用于投影之后的 Q 和 K，
@@ -30,9 +25,7 @@
 #    的结果比较。
 # 6. 动手实现：写一个融合 QKV 的多头注意力类，让它通过形状约定的测试。
 #
-# **前置知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。
-# **时间：** 认真学第一遍约 75 分钟（阅读并运行每个单元格 45 分钟，练习 30 分钟，其中大部分花在
-# 动手实现的练习上）。
+# **前置知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**时间：** 认真学第一遍约 75 分钟（阅读并运行每个单元格 45 分钟，练习 30 分钟，其中大部分花在动手实现的练习上）。
 #
 # **形状约定：** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim)
 # -> 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
@@ -58,9 +51,7 @@ mh.setup_lesson(lang="zh")
 # %% [markdown] en_hash="2d7f7351202f"
 # ## 1. 一次矩阵乘法代替三次
 #
-# `W_query`、`W_key` 和 `W_value` 读的都是同一个输入 `x`。`nn.Linear` 把权重存成
-# (out_features, in_features) 的形状，所以把三个 (d_out, d_in) 的权重矩阵（weight matrix）按行
-# 叠起来，就得到一个 (3 * d_out, d_in) 的权重 $W_{qkv}$；一次矩阵乘法就把 Q、K、V 并排算了出来：
+# `W_query`、`W_key` 和 `W_value` 读的都是同一个输入 `x`。`nn.Linear` 把权重存成 (out_features, in_features) 的形状，所以把三个 (d_out, d_in) 的权重矩阵（weight matrix）按行叠起来，就得到一个 (3 * d_out, d_in) 的权重 $W_{qkv}$；一次矩阵乘法就把 Q、K、V 并排算了出来：
 #
 # $$x W_{qkv}^\top = x\,[W_q; W_k; W_v]^\top = [\,x W_q^\top \mid x W_k^\top \mid x W_v^\top\,]
 #   = [\,Q \mid K \mid V\,].$$
@@ -90,8 +81,7 @@ fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
 plt.show()
 
 # %% [markdown] en_hash="736566dcef59"
-# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 x b·T·d_in·d_out 次乘加），
-# 但计算机很少只受算术本身的限制：
+# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 x b·T·d_in·d_out 次乘加），但计算机很少只受算术本身的限制：
 #
 # * `x` 只从内存读**一次**，而不是三次；而且一个大矩阵比三个瘦长的矩阵更能让乘法单元保持忙碌
 #   （*算术强度*（arithmetic intensity）更高）；
@@ -99,10 +89,7 @@ plt.show()
 #   词元（token）就要启动成千上万次，这笔开销就不能忽略了）；
 # * 三个权重放在同一个张量里，初始化、保存和分片都一起完成。
 #
-# 本包的 `mh.FusedQKVMultiHeadAttention` 就是第 06 课的类，只改了这一处：用单个
-# `qkv = nn.Linear(d_in, 3 * d_out)` 代替 `W_query`、`W_key`、`W_value`。`from_multihead(mha)` 把
-# `mha` 的权重叠进它的 `qkv`，并复制 `out_proj`，所以它算出的正是第 06 课算出的结果。（本课最后，
-# 你会自己写出这个类。）
+# 本包的 `mh.FusedQKVMultiHeadAttention` 就是第 06 课的类，只改了这一处：用单个 `qkv = nn.Linear(d_in, 3 * d_out)` 代替 `W_query`、`W_key`、`W_value`。`from_multihead(mha)` 把 `mha` 的权重叠进它的 `qkv`，并复制 `out_proj`，所以它算出的正是第 06 课算出的结果。（本课最后，你会自己写出这个类。）
 
 # %%
 from torch import nn
@@ -118,10 +105,7 @@ print("FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention")
 # %% [markdown] en_hash="10e0e1964aec"
 # ## 2. SDPA：融合的注意力内核
 #
-# 投影之后，从 `Q @ K.T` 到 `weights @ V` 的所有步骤合起来是一个标准运算，PyTorch 把它做成了单个
-# 函数 `F.scaled_dot_product_attention`。`is_causal=True` 会施加因果掩码（causal mask）；缩放系数
-# 默认是 `1 / sqrt(head_dim)`；`dropout_p` 对权重做 dropout（随机失活），评估时要传 0.0：这个函数
-# 并不看 `.training`。
+# 投影之后，从 `Q @ K.T` 到 `weights @ V` 的所有步骤合起来是一个标准运算，PyTorch 把它做成了单个函数 `F.scaled_dot_product_attention`。`is_causal=True` 会施加因果掩码（causal mask）；缩放系数默认是 `1 / sqrt(head_dim)`；`dropout_p` 对权重做 dropout（随机失活），评估时要传 0.0：这个函数并不看 `.training`。
 
 # %%
 import torch.nn.functional as F
@@ -137,9 +121,7 @@ torch.testing.assert_close(sdpa_mha(x), out_06)
 print("SDPAMultiHeadAttention == lesson 06 MultiHeadAttention")
 
 # %% [markdown] en_hash="f2c02a002a2a"
-# SDPA 只返回上下文向量（context vector），从不返回权重——这正是它的用意所在。想要*看一看*权重时
-# （第 07 课），`SDPAMultiHeadAttention(..., return_weights=True)` 会退回显式计算的路径，那条路径
-# 会把权重存下来：
+# SDPA 只返回上下文向量（context vector），从不返回权重——这正是它的用意所在。想要*看一看*权重时（第 07 课），`SDPAMultiHeadAttention(..., return_weights=True)` 会退回显式计算的路径，那条路径会把权重存下来：
 
 # %%
 out, w = sdpa_mha(x, return_weights=True)
@@ -150,9 +132,7 @@ print(w[0, 0].detach())
 # %% [markdown] en_hash="b4832df4778f"
 # ## 3. torch 自带的 `nn.MultiheadAttention`
 #
-# PyTorch 内置的这一层同样是融合 QKV 的注意力：它的 `in_proj_weight` 正是我们叠好的
-# (3 d_out, d_in) 权重（用于自注意力（self-attention）时，它的输入宽度必须等于 `embed_dim`，即
-# d_in == d_out，这也是 Transformer 内部的常见情形）。有三点要留意：
+# PyTorch 内置的这一层同样是融合 QKV 的注意力：它的 `in_proj_weight` 正是我们叠好的 (3 d_out, d_in) 权重（用于自注意力（self-attention）时，它的输入宽度必须等于 `embed_dim`，即 d_in == d_out，这也是 Transformer 内部的常见情形）。有三点要留意：
 #
 # * `bias=True` 会给 Q/K/V 投影和 `out_proj` 都加上偏置；我们的 `qkv_bias=False` 对应全零的
 #   `in_proj_bias`。
@@ -187,11 +167,9 @@ print("nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-he
 # %% [markdown] en_hash="eb2fca6a53a6"
 # ## 4. FlashAttention 省掉了哪些存储
 #
-# 显式路径会把 (b, h, T, T) 的权重实实在在地存下来——其实这样的张量还不止一个：分数、加了掩码的
-# 分数、softmax 的输出（反向传播要用，得留着）、dropout 掩码。
+# 显式路径会把 (b, h, T, T) 的权重实实在在地存下来——其实这样的张量还不止一个：分数、加了掩码的分数、softmax 的输出（反向传播要用，得留着）、dropout 掩码。
 #
-# **先预测，再运行。** 下一个单元格测量一个小注意力块（b = 4，4 个头）的权重在 T = 64 和 T = 512
-# 时各占多少内存。词元数变成 8 倍，权重占的字节数会变成几倍？把你的猜测写进 `prediction`。
+# **先预测，再运行。** 下一个单元格测量一个小注意力块（b = 4，4 个头）的权重在 T = 64 和 T = 512 时各占多少内存。词元数变成 8 倍，权重占的字节数会变成几倍？把你的猜测写进 `prediction`。
 
 # %%
 import mhsa_helpers.exercises
@@ -200,8 +178,7 @@ prediction = None  # YOUR CODE HERE: bytes at T=512 divided by bytes at T=64
 mhsa_helpers.exercises.check_memory_growth(prediction)
 
 # %% [markdown] en_hash="b2b20686b59e"
-# 下面是实测：测的是 `SDPAMultiHeadAttention` 的显式路径返回的权重，并与 flash 内核改为保存的
-# 东西作对比——每行只存一个数，即该行的 log-sum-exp，形状为 (b, h, T)。
+# 下面是实测：测的是 `SDPAMultiHeadAttention` 的显式路径返回的权重，并与 flash 内核改为保存的东西作对比——每行只存一个数，即该行的 log-sum-exp，形状为 (b, h, T)。
 
 # %%
 torch.manual_seed(0)
@@ -227,12 +204,7 @@ fig = mh.figures.plot_attention_memory(
 plt.show()
 
 # %% [markdown] en_hash="c59b63b360a6"
-# 权重随 **T²** 增长：T 在它的形状里出现了两次。FlashAttention（以及 SDPA 在 CPU 上的 "flash"
-# 内核）把 Q、K、V 切成小块（tile），为每一行的 softmax 维护一个随计算推进而更新的最大值和总和，
-# 从不把整个矩阵写出去：除了随 **T** 增长的 Q、K、V 和输出之外，它只存 (b, h, T) 的行统计量。
-# 在双对数坐标下，幂律是一条直线：权重那条线的斜率是 2，行统计量那条线的斜率是 1，前者陡了一倍。按
-# GPT-2 small 的宽度（12 个头，d = 768）、float32、批次（batch）大小为 1 计算，**一层**里**一个**
-# (b, h, T, T) 张量的大小是：
+# 权重随 **T²** 增长：T 在它的形状里出现了两次。FlashAttention（以及 SDPA 在 CPU 上的 "flash" 内核）把 Q、K、V 切成小块（tile），为每一行的 softmax 维护一个随计算推进而更新的最大值和总和，从不把整个矩阵写出去：除了随 **T** 增长的 Q、K、V 和输出之外，它只存 (b, h, T) 的行统计量。在双对数坐标下，幂律是一条直线：权重那条线的斜率是 2，行统计量那条线的斜率是 1，前者陡了一倍。按 GPT-2 small 的宽度（12 个头，d = 768）、float32、批次（batch）大小为 1 计算，**一层**里**一个** (b, h, T, T) 张量的大小是：
 
 
 # %%
@@ -256,18 +228,14 @@ assert attention_matrix_bytes(1, 12, 4096) == 16 * attention_matrix_bytes(1, 12,
 assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 
 # %% [markdown] en_hash="129935aba896"
-# 词元数变成 4 倍，权重的内存就变成 16 倍（T = 4096 时单个张量就要 768 MiB，这还没算反向传播保留的
-# 副本），而 Q、K、V 和输出只变成 4 倍。这就是长上下文模型在实践中离不开融合的、省内存的内核的原因。
+# 词元数变成 4 倍，权重的内存就变成 16 倍（T = 4096 时单个张量就要 768 MiB，这还没算反向传播保留的副本），而 Q、K、V 和输出只变成 4 倍。这就是长上下文模型在实践中离不开融合的、省内存的内核的原因。
 #
 # ## 5. 位置从哪里进来：RoPE 与 ALiBi
 #
-# 第 07 课说明过，注意力本身不理会键的顺序；第 08 课的模型在输入上加了一个可学习的
-# **位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块*内部*，位置有两种
-# 放法（本节只展示放在哪里，不实现完整的模型）：
+# 第 07 课说明过，注意力本身不理会键的顺序；第 08 课的模型在输入上加了一个可学习的**位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块*内部*，位置有两种放法（本节只展示放在哪里，不实现完整的模型）：
 #
 # * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**：它把位置 $p$
-#   上查询和键的每一对特征旋转角度 $p\,\theta_i$，其中第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的
-#   速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动：第一对转得快，最后几对转得慢。V 不受影响。
+#   上查询和键的每一对特征旋转角度 $p\,\theta_i$，其中第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动：第一对转得快，最后几对转得慢。V 不受影响。
 # * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**：给查询 $i$ 与键 $j$
 #   的分数加上 $-m_h\,(i - j)$，这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
 #
@@ -282,10 +250,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #   MS --> WV
 # ```
 #
-# **几行代码实现 RoPE。** 对位置 $p$ 上的一对特征 $(x_1, x_2)$：
-# $(x_1 \cos p\theta - x_2 \sin p\theta,\; x_1 \sin p\theta + x_2 \cos p\theta)$。
-# 把查询旋转 $i\theta$、把键旋转 $j\theta$ 之后，它们的点积只取决于 $i - j$：先旋转 $i\theta$，
-# 再做旋转 $j\theta$ 的逆变换，合起来就是旋转 $(i - j)\theta$。
+# **几行代码实现 RoPE。** 对位置 $p$ 上的一对特征 $(x_1, x_2)$： $(x_1 \cos p\theta - x_2 \sin p\theta,\; x_1 \sin p\theta + x_2 \cos p\theta)$。把查询旋转 $i\theta$、把键旋转 $j\theta$ 之后，它们的点积只取决于 $i - j$：先旋转 $i\theta$，再做旋转 $j\theta$ 的逆变换，合起来就是旋转 $(i - j)\theta$。
 
 
 # %%
@@ -307,9 +272,7 @@ context_rope = F.scaled_dot_product_attention(q_rot, k_rot, v, is_causal=True)  
 print("context with RoPE:", tuple(context_rope.shape))
 
 # %% [markdown] en_hash="1e02c6dc7353"
-# 为了看清“只取决于相对位置”这个性质，把**同一个**词元放到每个位置上：取“journey”的查询和键
-# （头 1），重复 6 次。没有 RoPE 时，36 个分数会全都相等；有了 RoPE，查询 $i$ 与键 $j$ 的分数
-# 只取决于偏移 $i - j$：
+# 为了看清“只取决于相对位置”这个性质，把**同一个**词元放到每个位置上：取“journey”的查询和键（头 1），重复 6 次。没有 RoPE 时，36 个分数会全都相等；有了 RoPE，查询 $i$ 与键 $j$ 的分数只取决于偏移 $i - j$：
 
 # %%
 q_same = q[0, 0, 1].expand(6, -1).reshape(1, 1, 6, 2)  # "journey"'s query at every position
@@ -322,9 +285,7 @@ fig = mh.figures.plot_relative_position_scores(scores_rope, title="RoPE: same to
 plt.show()
 
 # %% [markdown] en_hash="281377d295dd"
-# **ALiBi** 完全不需要改动 Q 或 K：浮点型的 `attn_mask` 会在 SDPA 内部被*加*到分数上，所以偏置和
-# 因果掩码可以合成一个 (h, T, T) 张量一起传进去（对角线以上是 `-inf`）。斜率取
-# $m_h = 2^{-8(h+1)/H}$（ALiBi 论文对 $H$ 个头的取法）：
+# **ALiBi** 完全不需要改动 Q 或 K：浮点型的 `attn_mask` 会在 SDPA 内部被*加*到分数上，所以偏置和因果掩码可以合成一个 (h, T, T) 张量一起传进去（对角线以上是 `-inf`）。斜率取 $m_h = 2^{-8(h+1)/H}$（ALiBi 论文对 $H$ 个头的取法）：
 
 # %%
 import math
@@ -348,17 +309,11 @@ fig = mh.figures.plot_relative_position_scores(
 plt.show()
 
 # %% [markdown] en_hash="88a17465ecc2"
-# 两幅图的结构相同——沿每条对角线取值不变——但来由不同：RoPE 来自对 Q 和 K 的旋转，ALiBi 则直接
-# 加在分数上。无论哪种，注意力块的其余部分（SDPA、掩码、`out_proj`）都不用改，所以两者都能嵌进本
-# 课程的类，而不触动它们的形状约定。另外，用 KV 缓存（KV cache，见第 10 课）时，RoPE 在每个键存入
-# 缓存之前按它自己的位置旋转一次。
+# 两幅图的结构相同——沿每条对角线取值不变——但来由不同：RoPE 来自对 Q 和 K 的旋转，ALiBi 则直接加在分数上。无论哪种，注意力块的其余部分（SDPA、掩码、`out_proj`）都不用改，所以两者都能嵌进本课程的类，而不触动它们的形状约定。另外，用 KV 缓存（KV cache，见第 10 课）时，RoPE 在每个键存入缓存之前按它自己的位置旋转一次。
 #
 # ## 6. 自动混合精度下的 bfloat16
 #
-# GPU 以及较新的 CPU 做 **bfloat16** 乘法比 float32 快得多，存储也只需一半的字节。bfloat16 保留了
-# float32 的数值范围（8 位指数），但只有 8 位有效位，所以每个数的舍入误差约为它自身大小的
-# $2^{-8} \approx 0.4\%$。**自动混合精度**让一个模块里的矩阵乘法以 bfloat16 运行，而参数仍保持
-# float32；类本身一点都不用改：
+# GPU 以及较新的 CPU 做 **bfloat16** 乘法比 float32 快得多，存储也只需一半的字节。bfloat16 保留了 float32 的数值范围（8 位指数），但只有 8 位有效位，所以每个数的舍入误差约为它自身大小的 $2^{-8} \approx 0.4\%$。**自动混合精度**让一个模块里的矩阵乘法以 bfloat16 运行，而参数仍保持 float32；类本身一点都不用改：
 
 # %%
 torch.manual_seed(0)
@@ -384,19 +339,11 @@ fig = mh.figures.plot_precision_error(out32, out16)
 plt.show()
 
 # %% [markdown] en_hash="4710a7c88494"
-# 点都落在对角线上：同一个函数。以最大的输出为基准衡量，误差几乎全部低于 bfloat16 的步长
-# $2^{-8}$，没有一个达到 1%：这是舍入，不是 bug。输出小，误差并不跟着变小，因为一个小的输出是若干
-# 较大乘积之和，而其中每个乘积都经过了舍入。这就是“bfloat16 对注意力来说足够好”在实践中的含义：
-# 同一个函数，算得没那么精确，内存只要一半。用 bfloat16 训练时，通常保留一份 float32 的主权重
-# （master weights，这里的自动混合精度正是这样做的），以免微小的更新被舍入掉。（具体的误差取决于
-# 你的 CPU 的 bfloat16 内核，所以本课只打印比较的结论，不打印数值。）
+# 点都落在对角线上：同一个函数。以最大的输出为基准衡量，误差几乎全部低于 bfloat16 的步长 $2^{-8}$，没有一个达到 1%：这是舍入，不是 bug。输出小，误差并不跟着变小，因为一个小的输出是若干较大乘积之和，而其中每个乘积都经过了舍入。这就是“bfloat16 对注意力来说足够好”在实践中的含义：同一个函数，算得没那么精确，内存只要一半。用 bfloat16 训练时，通常保留一份 float32 的主权重（master weights，这里的自动混合精度正是这样做的），以免微小的更新被舍入掉。（具体的误差取决于你的 CPU 的 bfloat16 内核，所以本课只打印比较的结论，不打印数值。）
 #
 # ## 7. 在你的机器上做个小基准测试
 #
-# 对几种序列长度，分别给第 06 课的类和 SDPA 类（权重相同）的一次前向传播计时。为了让 notebook
-# 跑得快，这里的尺寸都很小；真正在 GPT-2 规模上的测量由 `benchmarks/attention.py`（`make bench`）
-# 完成。耗时取决于你的机器，所以 CI 不比较下一个单元格的输出（`NBVAL_IGNORE_OUTPUT`），但这个
-# 单元格仍会检查每个耗时都是正数、并且在合理范围内。
+# 对几种序列长度，分别给第 06 课的类和 SDPA 类（权重相同）的一次前向传播计时。为了让 notebook 跑得快，这里的尺寸都很小；真正在 GPT-2 规模上的测量由 `benchmarks/attention.py`（`make bench`）完成。耗时取决于你的机器，所以 CI 不比较下一个单元格的输出（`NBVAL_IGNORE_OUTPUT`），但这个单元格仍会检查每个耗时都是正数、并且在合理范围内。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -445,8 +392,7 @@ ax.legend()
 plt.show()
 
 # %% [markdown] en_hash="4ceb44bfe54e"
-# 速度差距有多大，取决于机器和 T（T 很短时，SDPA 每次调用的固定开销甚至可能让它更慢）；差距随 T
-# 增大而拉开，在 GPU 上 SDPA 遥遥领先。最重要的是，SDPA 的额外内存随 T 线性增长。
+# 速度差距有多大，取决于机器和 T（T 很短时，SDPA 每次调用的固定开销甚至可能让它更慢）；差距随 T 增大而拉开，在 GPU 上 SDPA 遥遥领先。最重要的是，SDPA 的额外内存随 T 线性增长。
 #
 # ## 小结
 #
@@ -462,14 +408,12 @@ plt.show()
 # * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行、参数仍为
 #   float32，相对误差约在 $2^{-8}$ 以内。
 #
-# 下一课：第 10 课用这些部件借助 KV 缓存逐个词元地生成文本，让解码器关注编码器的输出，即交叉注意力
-# （cross-attention），并用分组查询注意力（grouped-query attention，GQA）缩小缓存。
+# 下一课：第 10 课用这些部件借助 KV 缓存逐个词元地生成文本，让解码器关注编码器的输出，即交叉注意力（cross-attention），并用分组查询注意力（grouped-query attention，GQA）缩小缓存。
 
 # %% [markdown] en_hash="b41459b40b9e"
 # ### 检查（供 CI 使用；已折叠）
 #
-# 这个单元格验证本课所依赖的事实，免得包的某处改动悄无声息地破坏了课程内容。好奇的话可以展开看看，
-# 也可以直接跳过。
+# 这个单元格验证本课所依赖的事实，免得包的某处改动悄无声息地破坏了课程内容。好奇的话可以展开看看，也可以直接跳过。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 # The fused class equals lesson 06's class to float rounding, not bit for bit: one
@@ -487,8 +431,7 @@ print("fused == lesson 06 to float rounding:", largest_gap < 1e-6)
 #
 # 参考答案：`solutions/09_efficient_attention_solutions.ipynb`。
 #
-# **练习 1。** 反过来做：下面的 `fused_ex` 是一个融合模块（比方说是从检查点加载的）。从
-# `fused_ex.qkv.weight` 中切出它的 **W_key** 权重，形状为 (d_out, d_in)。
+# **练习 1。** 反过来做：下面的 `fused_ex` 是一个融合模块（比方说是从检查点加载的）。从 `fused_ex.qkv.weight` 中切出它的 **W_key** 权重，形状为 (d_out, d_in)。
 
 # %%
 torch.manual_seed(7)
@@ -500,25 +443,16 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_key_block(answer, fused_ex)
 
 # %% [markdown] en_hash="aac0b1bd8d1e"
-# **练习 2。** GPT-2 XL 有 25 个头，上下文长度（context length）为 1024 个词元。对一个序列（批次
-# 大小为 1）而言，一层的 float32 注意力权重（attention weight）张量 (b, h, T, T) 占多少字节？请给出
-# 一个 int。
+# **练习 2。** GPT-2 XL 有 25 个头，上下文长度（context length）为 1024 个词元。对一个序列（批次大小为 1）而言，一层的 float32 注意力权重（attention weight）张量 (b, h, T, T) 占多少字节？请给出一个 int。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
 
 # %% [markdown] en_hash="b35af26b4ee3"
-# **练习 3（动手实现）。** 自己写出融合 QKV 的多头注意力类：构造函数与第 06 课的
-# `MultiHeadAttention` 相同，即 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；
-# 类里有**一个** `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`、`self.out_proj`、
-# `self.dropout` 和一个因果 `mask` 缓冲区（buffer）；`forward(x)` 把 (b, T, d_in) 映射为
-# (b, T, d_out)。照着开头的流程图做：投影，拆出 Q、K、V，view 成 (b, T, h, head_dim) 再转置
-# （transpose），计算缩放后的分数，加掩码，softmax，dropout，weights @ V，合并各头，`out_proj`。
+# **练习 3（动手实现）。** 自己写出融合 QKV 的多头注意力类：构造函数与第 06 课的 `MultiHeadAttention` 相同，即 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；类里有**一个** `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`、`self.out_proj`、 `self.dropout` 和一个因果 `mask` 缓冲区（buffer）；`forward(x)` 把 (b, T, d_in) 映射为 (b, T, d_out)。照着开头的流程图做：投影，拆出 Q、K、V，view 成 (b, T, h, head_dim) 再转置（transpose），计算缩放后的分数，加掩码，softmax，dropout，weights @ V，合并各头，`out_proj`。
 #
-# 检查器会用三种尺寸构造你的类，把包里的权重复制进 `qkv` 和 `out_proj`，再与
-# `mh.FusedQKVMultiHeadAttention` 的输出比较；它还会测试因果性、每行之和为 1、dropout 只在训练模式
-# 下生效，以及梯度能否传回，并指出常见的错误。
+# 检查器会用三种尺寸构造你的类，把包里的权重复制进 `qkv` 和 `out_proj`，再与 `mh.FusedQKVMultiHeadAttention` 的输出比较；它还会测试因果性、每行之和为 1、dropout 只在训练模式下生效，以及梯度能否传回，并指出常见的错误。
 
 
 # %%

@@ -23,9 +23,7 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="527bb9f3587f"
-# **练习 1。** `qkv.weight` 的形状是 (3 * d_out, d_in)，三块按查询、键、值的顺序沿行叠放，所以
-# W_key 是第 `d_out` 行到第 `2 * d_out - 1` 行。`split(d_out, dim=0)` 会返回这三块，中间那块就是
-# W_key。
+# **练习 1。** `qkv.weight` 的形状是 (3 * d_out, d_in)，三块按查询、键、值的顺序沿行叠放，所以 W_key 是第 `d_out` 行到第 `2 * d_out - 1` 行。`split(d_out, dim=0)` 会返回这三块，中间那块就是 W_key。
 
 # %%
 torch.manual_seed(7)
@@ -43,8 +41,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="f999bf2acd3f"
-# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节：
-# 1 x 25 x 1024 x 1024 x 4 字节 = 100 MiB——而且每一层都有这么一份（GPT-2 XL 有 48 层）。
+# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节： 1 x 25 x 1024 x 1024 x 4 字节 = 100 MiB——而且每一层都有这么一份（GPT-2 XL 有 48 层）。
 
 # %%
 batch, heads, T, bytes_per_float32 = 1, 25, 1024, 4
@@ -55,10 +52,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="8392ea8e84fe"
-# **练习 3（动手实现）。** 只做一次投影，`view` 成 (b, T, 3, h, head_dim)，再用 `permute` 把
-# “Q、K、V 中的哪一个”这一轴放到最前面、把头放到词元之前，这样拆包就得到三个 (b, h, T, head_dim)
-# 张量（与对每一个先 `split(d_out, dim=-1)`、再 `view` + `transpose(1, 2)` 的结果相同）。加权求和
-# 之后，`transpose(1, 2)` 会让张量不再连续存储，所以合并各头时要用 `.contiguous().view(...)`。
+# **练习 3（动手实现）。** 只做一次投影，`view` 成 (b, T, 3, h, head_dim)，再用 `permute` 把“Q、K、V 中的哪一个”这一轴放到最前面、把头放到词元之前，这样拆包就得到三个 (b, h, T, head_dim) 张量（与对每一个先 `split(d_out, dim=-1)`、再 `view` + `transpose(1, 2)` 的结果相同）。加权求和之后，`transpose(1, 2)` 会让张量不再连续存储，所以合并各头时要用 `.contiguous().view(...)`。
 
 
 # %%
@@ -90,8 +84,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="a75a369a35c9"
-# 这个类沿用了包里的 state_dict 名称（`qkv`、`out_proj`、`mask`），所以包里模块的权重可以直接加载
-# 进来，两者算出的输出逐位相同：
+# 这个类沿用了包里的 state_dict 名称（`qkv`、`out_proj`、`mask`），所以包里模块的权重可以直接加载进来，两者算出的输出逐位相同：
 
 # %%
 torch.manual_seed(123)
