@@ -13,6 +13,7 @@ Where each idea lives:
 * ``inspection`` -- numbers that summarise heads (entropy);
 * ``ui/`` -- heatmaps, widgets and the explorers (matplotlib, seaborn, ipywidgets);
 * ``exercises/`` -- the lessons' checkers;
+* ``i18n`` -- the lesson language (English / 简体中文) and bilingual texts: ``tr``, ``say``;
 * ``data`` -- the book's example and the glossary, shipped inside the package;
 * ``lesson`` and ``checks`` -- deterministic notebook settings and the lessons' closing checks.
 
@@ -45,6 +46,7 @@ from .attention import (
 )
 from .checks import CountMatmuls, assert_same_module
 from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
+from .i18n import Text, language, say, set_language, tr
 from .inspection import head_entropy
 from .lesson import setup_lesson
 
@@ -110,6 +112,7 @@ __all__ = [
     "SDPAMultiHeadAttention",
     "SelfAttentionV1",
     "SelfAttentionV2",
+    "Text",
     "TinyAttentionLM",
     "TrainingResult",
     "assert_same_module",
@@ -121,6 +124,7 @@ __all__ = [
     "dropout_explorer",
     "head_entropy",
     "heads_explorer",
+    "language",
     "load_glossary",
     "load_journey",
     "masked_attention",
@@ -131,8 +135,11 @@ __all__ = [
     "plot_attention_grid",
     "plot_attention_heads",
     "reference",
+    "say",
+    "set_language",
     "setup_lesson",
     "split_heads",
+    "tr",
     "train_repeat_task",
     "train_shift_task",
     "training_explorer",
