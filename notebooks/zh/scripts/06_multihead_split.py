@@ -24,12 +24,12 @@
 # 1. 把形状为 (b, T, d_out) 的投影切成多个头：先 `view` 成 (b, T, num_heads, head_dim)，再 `transpose(1, 2)` 成 (b, num_heads, T, head_dim)，其中 `head_dim = d_out // num_heads`（每头维度）。
 # 2. 验证一次四维矩阵乘法与逐头循环的结果相同，再把各个头合并回去（比较 `contiguous().view` 与 `reshape`）。
 # 3. 照着前向传播的 10 步表格，自己动手写出 `MultiHeadAttention`（检查器会对你的类运行一组契约测试），再与书中的类及其数值对照。
-# 4. 证明包装器版本与拆分版本计算的是同一件事（`mh.multihead_from_wrapper`），并弄清楚为什么“相同”只在某些情况下意味着逐位相同。
+# 4. 证明包装器（wrapper）版本与拆分版本计算的是同一件事（`mh.multihead_from_wrapper`），并弄清楚为什么“相同”只在某些情况下意味着逐位相同。
 # 5. 按 GPT-2 的几种规模数一数参数量，弄清楚为什么增加头数不需要额外的参数。
 #
 # **前置知识：** 第 05 课（`05_multihead_wrapper`）。**用时：** 认真读第一遍，运行每个单元格，写下预测，动手实现这个类（第 5 节，在 90 分钟里给它留出 30 分钟），再试一试三道练习，大约需要 90 分钟。单元格本身几秒钟就能跑完。
 #
-# **形状契约：** `MultiHeadAttention`：`(b, T, d_in)` → `(b, T, d_out)`；在内部，Q、K、V 的形状都是 `(b, num_heads, T, head_dim)`，注意力权重（attention weights）的形状是 `(b, num_heads, T, T)`。
+# **形状契约**（shape contract）：`MultiHeadAttention`：`(b, T, d_in)` → `(b, T, d_out)`；在内部，Q、K、V 的形状都是 `(b, num_heads, T, head_dim)`，注意力权重（attention weights）的形状是 `(b, num_heads, T, T)`。
 
 # %%
 import matplotlib.pyplot as plt

@@ -22,7 +22,7 @@
 #
 # **前置知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 认真学一遍大约 50 分钟（30 分钟用来阅读、运行每个单元格、摆弄探索工具，20 分钟用来做练习）。
 #
-# **形状契约：** `mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
+# **形状契约**（shape contract）：`mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
 
 # %%
 import matplotlib.pyplot as plt
