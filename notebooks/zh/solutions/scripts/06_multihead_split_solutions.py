@@ -1,0 +1,117 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="4a0331214f1c"
+# # 06 · 用拆分矩阵实现多头注意力——参考答案
+#
+# `06_multihead_split.ipynb` 中各道练习的完整解答。请先自己动手试一试。每个单元格都会算出答案，并断言检查器给出通过的结果。
+
+# %%
+import torch
+from torch import nn
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="6cb1b01e8d1a"
+# **第 5 节：自己动手实现。** 这就是书中的类，照着第 4 节的表格写成。注释标出了每一行对应的步骤编号和形状。检查器会对它运行契约测试。
+
+
+# %%
+class MyMultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        )  # (context_length, context_length), 1 = future
+
+    def forward(self, x):  # 1. x: (b, T, d_in)
+        b, num_tokens, _ = x.shape
+        shape = (b, num_tokens, self.num_heads, self.head_dim)
+        queries = self.W_query(x).view(shape).transpose(1, 2)  # 2.-4. (b, h, T, head_dim)
+        keys = self.W_key(x).view(shape).transpose(1, 2)  # (b, h, T, head_dim)
+        values = self.W_value(x).view(shape).transpose(1, 2)  # (b, h, T, head_dim)
+        attn_scores = queries @ keys.transpose(2, 3)  # 5. (b, h, T, T)
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]  # (T, T)
+        attn_scores.masked_fill_(mask_bool, -torch.inf)  # 6.
+        attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)  # 7. (b, h, T, T)
+        attn_weights = self.dropout(attn_weights)  # training only
+        context = attn_weights @ values  # 8. (b, h, T, head_dim)
+        context = context.transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)  # 9.
+        return self.out_proj(context)  # 10. (b, T, d_out)
+
+
+result = mhsa_helpers.exercises.check_build_multihead(MyMultiHeadAttention)
+assert result, result
+result
+
+# %% [markdown] en_hash="afb2223acffc"
+# **第 6 节的预测。** 无论多少个头，都是 6 次调用：`W_query`、`W_key`、`W_value`、`out_proj`（4 次 `nn.Linear`），以及 `Q @ K^T`、`weights @ V`（2 次 `@`）。`forward` 中没有哪一行会每个头各运行一次；各个头只是张量的一个维度。
+
+# %%
+prediction = 4 + 2
+result = mhsa_helpers.exercises.check_split_matmul_prediction(prediction)
+assert result, result
+result
+
+# %% [markdown] en_hash="8aac3b2f8b41"
+# **练习 1.** 在 `MultiHeadAttention` 中，`d_out` 是由各个头共享的总宽度：4096 // 32 = 128——是 GPT-2 每头宽度 64 的两倍。
+
+# %%
+answer = 4096 // 32
+with torch.device("meta"):  # shapes only
+    assert mh.MultiHeadAttention(4096, 4096, 1024, 0.0, num_heads=32).head_dim == answer
+print(answer)
+
+result = mhsa_helpers.exercises.check_head_dim(answer)
+assert result, result
+result
+
+# %% [markdown] en_hash="68fba3f68589"
+# **练习 2.** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，以及（在 `qkv_bias=True` 时）d 个偏置；`out_proj`：d×d + d。当 d = 1024 时，总数为 4·d² + 4·d。
+
+# %%
+d = 1024
+answer = 4 * d * d + 4 * d
+with torch.device("meta"):
+    module = mh.MultiHeadAttention(d, d, 1024, 0.0, num_heads=16, qkv_bias=True)
+assert sum(p.numel() for p in module.parameters()) == answer
+print(f"{answer:,}")
+
+result = mhsa_helpers.exercises.check_mha_parameter_count(answer)
+assert result, result
+result
+
+# %% [markdown] en_hash="99ea62a3d30b"
+# **练习 3.** 先 `view` 成 (b, T, num_heads, head_dim)——这一步把每个词元的 8 个数切成 4 对——再 `transpose(1, 2)`，把头这一维放到词元前面。`x_ex.view(2, 4, 3, 2)` 的形状没错，内容却是错的：它跨越了词元的边界来切。
+
+# %%
+x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
+
+answer = x_ex.view(2, 3, 4, 2).transpose(1, 2)  # (b, h, T, head_dim)
+print(answer[0, 0])  # head 1 of sequence 1: columns 0:2 of each token
+assert torch.equal(answer[0, 0], x_ex[0, :, 0:2])
+assert torch.equal(answer, mh.split_heads(x_ex, 4))
+assert not torch.equal(x_ex.view(2, 4, 3, 2), answer)
+
+result = mhsa_helpers.exercises.check_split_into_heads(answer, x_ex)
+assert result, result
+result

@@ -1,0 +1,70 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="2e2121c733e2"
+# # 07 · 检查注意力头——参考答案
+#
+# `07_inspecting_heads.ipynb` 中各道练习的完整解答。请先自己动手试一试。每个单元格都会算出答案，并断言检查器给出通过的结果。
+
+# %%
+import math
+
+import torch
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="dc5145c06eca"
+# **练习 1.** 对非零权重求 $H = -\sum_j w_j \log w_j$（0 log 0 记为 0）：$-(0.5 \log 0.5 + 2 \cdot 0.25 \log 0.25) = 0.5 \log 2 + 0.5 \cdot 2 \log 2 = 1.5 \log 2$。
+
+# %%
+row = torch.tensor([0.5, 0.25, 0.25, 0.0])
+answer = -torch.special.xlogy(row, row).sum()  # 0-d tensor; xlogy(0, 0) = 0
+print(f"{answer.item():.4f} nats = 1.5 * log 2 = {1.5 * math.log(2):.4f}")
+result = mhsa_helpers.exercises.check_row_entropy(answer)
+assert result, result
+result
+
+# %% [markdown] en_hash="582c3c0f8323"
+# **练习 2.** 先构建与课中相同的模块（随机种子 7、3 个头、那个更长的句子），再算出每一行的熵，按头取平均。`torch.special.xlogy(w, w)` 就是 $w \log w$，在 $w = 0$ 处取 0；直接写 `w * torch.log(w)` 则会在对角线以上得到 `0 * -inf = nan`。
+
+# %%
+from mhsa_helpers.ui.sentences import LONGER_SENTENCE, embed_words
+
+long_words = LONGER_SENTENCE.split()
+long_inputs = 3.0 * embed_words(long_words)  # (T, d_in) = (11, 3)
+torch.manual_seed(7)
+mha_ex = mh.MultiHeadAttention(d_in=3, d_out=24, context_length=11, dropout=0.0, num_heads=3)
+with torch.no_grad():
+    _, weights_ex = mha_ex(long_inputs.unsqueeze(0), return_weights=True)  # (1, 3, 11, 11)
+weights_ex = weights_ex[0]  # (num_heads, T, T) = (3, 11, 11)
+
+row_entropy = -torch.special.xlogy(weights_ex, weights_ex).sum(dim=-1)  # (num_heads, T)
+answer = row_entropy.mean(dim=-1)  # (num_heads,)
+print(answer)
+result = mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
+assert result, result
+result
+
+# %% [markdown] en_hash="00de3932e7d2"
+# **练习 3.** 最敏锐的头熵最低：用 `argmin`。图中的头从 1 开始编号，所以索引 `i` 就是图中的第 i+1 个头；它的格子颜色最深。
+
+# %%
+import matplotlib.pyplot as plt
+
+answer = int(mh.head_entropy(weights_ex).argmin())
+print("index", answer, "-> Head", answer + 1)
+result = mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
+assert result, result
+fig = mh.plot_attention_grid(weights_ex, long_words, title="Exercise block, 3 heads (seed 7)")
+plt.show()
+result
