@@ -11,8 +11,7 @@
 # %% [markdown] en_hash="cd58a9d455e5"
 # # 07 · 检查注意力头（attention heads）
 #
-# 第 06 课构建了 `MultiHeadAttention`：一个大投影（projection），切成多个头。每个头都会算出自己的一个 (T, T)
-# **注意力权重**（attention weights）矩阵。这一课把这个模块打开，一个头一个头地看这些矩阵，并追问：它们能告诉我们什么，又不能告诉我们什么。
+# 第 06 课构建了 `MultiHeadAttention`：一个大投影（projection），切成多个头。每个头都会算出自己的一个 (T, T) **注意力权重**（attention weights）矩阵。这一课把这个模块打开，一个头一个头地看这些矩阵，并追问：它们能告诉我们什么，又不能告诉我们什么。
 #
 # **学习目标**
 # 1. 用 `return_weights=True` 取出每个头的权重，并把它们画成**热力图**（heatmap），每个头一张。
