@@ -290,9 +290,10 @@ assert (best_key == torch.arange(6)).sum() == 2
 # "with" (length 0.70) is beaten by the long "journey" (1.22), although "with" points exactly
 # like itself. Two more limits of raw dot products: the score matrix is **symmetric** (对称)
 # (`attn_scores[i, j] == attn_scores[j, i]`), so "how much *with* looks at *journey*" must equal
-# "how much *journey* looks at *with*"; and nothing here can be learned. Lesson 02 fixes all three
-# by giving every token two different learned vectors: a **query** (查询) to ask with and a
-# **key** (键) to be found by.
+# "how much *journey* looks at *with*"; and nothing here can be learned. Lesson 02 removes the
+# last two by giving every token two different learned vectors: a **query** (查询) to ask with
+# and a **key** (键) to be found by. The first stays in part: queries and keys are still
+# projections of these vectors, so their lengths still feed into the scores.
 #
 # Back to the three matrices: row 2 (index 1) of each is exactly what we computed for "journey" by
 # hand, and the context matrix matches the book's printed values.

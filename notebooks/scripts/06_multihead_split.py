@@ -238,7 +238,7 @@ assert torch.equal(merged_queries, queries)  # split + merge = identity
 # 「多头注意力」), with the shape after each step. New at the end is step 10, `out_proj`, a
 # (d_out → d_out) linear layer applied to the merged heads ($W^O$ in the formula). The heads
 # never see each other's results; `out_proj` is where their outputs get mixed. The book notes it
-# is not strictly necessary but used in most LLM architectures. Keys and values go through
+# is not strictly necessary but commonly used in many LLM architectures. Keys and values go through
 # steps 2–4 exactly like the queries; dropout (training only) acts on the weights right after
 # step 7.
 

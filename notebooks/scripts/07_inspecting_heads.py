@@ -98,8 +98,7 @@ print("same weights in train mode with dropout 0.5:", torch.equal(weights_train,
 #
 # A heatmap per head is fine for 2 heads; GPT-2 small has 12 heads in each of 12 layers. A common
 # summary, often used as a rough measure of head importance, is the **entropy** of each row of
-# weights, in
-# nats (natural log):
+# weights, in nats (natural log):
 #
 # $$H(\text{row}) = -\sum_j w_j \log w_j, \qquad 0 \log 0 = 0.$$
 #

@@ -130,8 +130,9 @@ plt.show()
 # %% [markdown]
 # ## 2. Generating with a KV cache
 #
-# A decoder generates one token, appends it, and runs again. Without a cache, step t feeds all
-# t tokens through the layer and recomputes every key and value — although, thanks to the causal
+# A decoder generates one token, appends it, and runs again. Without a cache, every step feeds
+# the whole sequence so far (the prompt and every token generated) through the layer and
+# recomputes every key and value — although, thanks to the causal
 # mask, the keys and values of old tokens **never change**. A **KV cache** keeps them: each step
 # projects only the new token, appends its key and value, and lets its query attend to
 # everything cached:

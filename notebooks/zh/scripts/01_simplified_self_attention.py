@@ -239,8 +239,8 @@ mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
 print(inputs.norm(dim=-1))  # (T,): the length of each embedding
 assert (best_key == torch.arange(6)).sum() == 2
 
-# %% [markdown] en_hash="d776e011cd47"
-# “with”（长度 0.70）输给了长长的 “journey”（1.22），尽管 “with” 与它自己的方向完全一致。原始点积还有两个局限：分数矩阵是**对称矩阵**（symmetric matrix），即 `attn_scores[i, j] == attn_scores[j, i]`，所以 “*with* 看 *journey* 有多少” 必然等于 “*journey* 看 *with* 有多少”；而且这里没有任何东西可以学习。第 02 课给每个词元两个不同的、可学习的向量，一举解决这三个问题：一个用来提问的**查询**（query），一个用来被找到的**键**（key）。
+# %% [markdown] en_hash="0d00c4966023"
+# “with”（长度 0.70）输给了长长的 “journey”（1.22），尽管 “with” 与它自己的方向完全一致。原始点积还有两个局限：分数矩阵是**对称矩阵**（symmetric matrix），即 `attn_scores[i, j] == attn_scores[j, i]`，所以 “*with* 看 *journey* 有多少” 必然等于 “*journey* 看 *with* 有多少”；而且这里没有任何东西可以学习。第 02 课给每个词元两个不同的、可学习的向量，解决了后两个问题：一个用来提问的**查询**（query），一个用来被找到的**键**（key）。第一个问题只解决了一部分：查询和键仍然是这些向量的投影（projection），向量的长度依旧会影响分数。
 #
 # 回到那三个矩阵：每个矩阵的第 2 行（索引 1）正是我们为 “journey” 手算出的结果，而上下文矩阵与书中印出的值一致。
 

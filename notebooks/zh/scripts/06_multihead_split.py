@@ -199,7 +199,7 @@ fig = mh.figures.plot_head_split(queries[0], q[0], merged_queries[0], words)
 plt.show()
 assert torch.equal(merged_queries, queries)  # split + merge = identity
 
-# %% [markdown] en_hash="420c2c0b4ad5"
+# %% [markdown] en_hash="e4f86478df0d"
 # ## 4. 前向传播，一步一步来
 #
 # 把所有内容放在一起：前向传播的十个步骤（即中文教程《多头注意力》中的那张表），以及每一步之后的形状。最后新增的是第 10 步 `out_proj`：一个作用在合并后结果上的 (d_out → d_out) 线性层（即公式中的 $W^O$）。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样；dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。

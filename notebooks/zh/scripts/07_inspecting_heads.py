@@ -76,7 +76,7 @@ with torch.no_grad():
 assert torch.equal(weights_train, weights)
 print("same weights in train mode with dropout 0.5:", torch.equal(weights_train, weights))
 
-# %% [markdown] en_hash="a2530b40ee33"
+# %% [markdown] en_hash="97601a1b07eb"
 # ## 2. 熵：每个头一个数
 #
 # 只有 2 个头时，每个头画一张热力图还看得过来；可 GPT-2 small 有 12 层，每层 12 个头。一种常见的概括方法（常被用作衡量头重要性的粗略指标），是计算每一行权重的**熵**，单位是奈特（nats，即用自然对数）：
