@@ -234,7 +234,7 @@ def check_manual_dropout(answer: object) -> CheckResult:
             "把注意力权重乘以保留模式，再乘以 1 / (1 - p)。",
         )
 
-    what = tr("the (6, 6) dropped weights", "dropout 之后形状为 (6, 6) 的注意力权重")
+    what = tr("the (6, 6) dropped weights", "经过 dropout 之后、形状为 (6, 6) 的注意力权重")
     if answer is None:
         return missing(name, what)
     return tensor_answer(name, answer, expected, what=what, hint=hint)
