@@ -6,7 +6,8 @@ instead of the class, a call instead of the function). The mechanical parts are 
 
 * ``class_answer`` / ``function_answer`` -- the answer is a class derived from ``nn.Module`` /
   a function, or a ``[NOT YET]`` result saying what to pass instead;
-* ``ContractError`` -- raised at the first broken contract, its text is the hint;
+* ``ContractError`` -- raised at the first broken contract, its ``text`` (a bilingual ``Text``)
+  is the hint;
 * ``is_view_error`` / ``first_line`` -- recognise a ``.view`` on a non-contiguous tensor (the
   usual slip when merging heads after ``transpose``) and quote torch's message briefly;
 * ``book_forward`` -- the book's causal multi-head forward from projected queries, keys and
@@ -18,11 +19,13 @@ What each lesson tests, at which sizes and tolerances, and every hint text stay 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 from torch import nn
 
-from ._common import CheckResult, fail, missing
+from ..i18n import Text, tr
+from ._common import CheckResult, UntranslatedMessage, fail, missing
 
 __all__ = [
     "MISTAKES",
@@ -36,27 +39,51 @@ __all__ = [
 
 
 class ContractError(Exception):
-    """Raised inside a build checker to stop at the first failed contract, with its hint."""
+    """Raised inside a build checker to stop at the first failed contract, with its hint.
+
+    ``ContractError(text)`` takes the hint as a ``Text`` (both languages); ``error.text`` gives it
+    back for ``fail(name, error.text)``. ``str(error)`` is the English hint.
+    """
+
+    def __init__(self, text: Text) -> None:
+        if not isinstance(text, Text):
+            raise UntranslatedMessage(
+                f"ContractError needs a Text (tr(en, zh)), got {type(text).__name__} {text!r}"
+            )
+        super().__init__(text.en)
+        self.text = text
 
 
 def class_answer(
-    cls: object, exercise: str, *, missing_what: str, instance_hint: str, not_class_hint: str
+    cls: object,
+    exercise: Text,
+    *,
+    missing_what: Text,
+    instance_hint: Text,
+    not_class_hint: Text,
 ) -> CheckResult | None:
     """None if ``cls`` is a class derived from ``nn.Module``, else the ``[NOT YET]`` to return.
 
-    ``not_class_hint`` may use ``{cls!r}`` and ``{kind}`` (the answer's type name).
+    ``not_class_hint`` (both of its languages) may use ``{cls!r}`` and ``{kind}`` (the answer's
+    type name), filled in with ``str.format``.
     """
     if cls is None:
         return missing(exercise, missing_what)
     if isinstance(cls, nn.Module):
         return fail(exercise, instance_hint)
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        return fail(exercise, not_class_hint.format(cls=cls, kind=type(cls).__name__))
+        kind = type(cls).__name__
+        hint = replace(
+            not_class_hint,
+            en=not_class_hint.en.format(cls=cls, kind=kind),
+            zh=not_class_hint.zh.format(cls=cls, kind=kind),
+        )
+        return fail(exercise, hint)
     return None
 
 
 def function_answer(
-    answer: object, exercise: str, name: str, *, reject_classes: bool = False
+    answer: object, exercise: Text, name: str, *, reject_classes: bool = False
 ) -> CheckResult | None:
     """None if ``answer`` is a function to call, else the ``[NOT YET]`` to return.
 
@@ -64,13 +91,24 @@ def function_answer(
     a call, not the function; with ``reject_classes`` a class is refused as well.
     """
     if answer is None:
-        return missing(exercise, f"your function (write `answer = {name}`, no parentheses)")
+        return missing(
+            exercise,
+            tr(
+                f"your function (write `answer = {name}`, no parentheses)",
+                f"你的函数（写 `answer = {name}`，不带括号）",
+            ),
+        )
     refused: tuple[type, ...] = (torch.Tensor, type) if reject_classes else (torch.Tensor,)
     if isinstance(answer, refused) or not callable(answer):
+        kind = type(answer).__name__
         return fail(
             exercise,
-            f"expected a function, got {type(answer).__name__}: write `answer = {name}` "
-            "(the function itself, not a call).",
+            tr(
+                f"expected a function, got {kind}: write `answer = {name}` "
+                "(the function itself, not a call).",
+                f"需要一个函数，收到的是 {kind}：请写 `answer = {name}`"
+                "（传入函数本身，而不是调用它的结果）。",
+            ),
         )
     return None
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from ..data import book_inputs
+from ..i18n import Text, tr
 from ._common import (
     CheckResult,
     fail,
@@ -46,47 +47,77 @@ def _close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:
 
 def check_context_vector_new_token(answer: object) -> CheckResult:
     """The context vector of "forward" (``NEW_TOKEN_EMBEDDING``) over all seven tokens, (3,)."""
-    name = "context vector of the new token 'forward'"
+    name = tr("context vector of the new token 'forward'", "新词元 'forward' 的上下文向量")
     inputs = book_inputs()  # (6, 3)
     new = torch.tensor(NEW_TOKEN_EMBEDDING)  # (3,)
     seven = torch.cat([inputs, new.unsqueeze(0)])  # (7, 3)
     scores = seven @ new  # (7,)
     expected = torch.softmax(scores, dim=0) @ seven  # (3,)
 
-    def hint(got: torch.Tensor) -> str:
+    def hint(got: torch.Tensor) -> Text:
         six_scores = inputs @ new  # (6,)
         if _close(got, torch.softmax(six_scores, dim=0) @ inputs):
-            return (
+            return tr(
                 "you mixed only the book's six tokens: 'forward' is part of the sentence too, "
-                "so stack it under them first (torch.cat) and let it attend to all seven."
+                "so stack it under them first (torch.cat) and let it attend to all seven.",
+                "你只混合了书中的 6 个词元：'forward' 也是句子的一部分，"
+                "先用 torch.cat 把它接在它们下面，再让它关注全部 7 个词元。",
             )
         if _close(got, (scores / scores.sum()) @ seven):
-            return "you used sum normalization; use torch.softmax(scores, dim=0) for the weights."
+            return tr(
+                "you used sum normalization; use torch.softmax(scores, dim=0) for the weights.",
+                "你用的是除以总和的归一化；权重请用 torch.softmax(scores, dim=0) 计算。",
+            )
         if _close(got, scores @ seven):
-            return "the scores are not normalized yet: apply torch.softmax before the weighted sum."
+            return tr(
+                "the scores are not normalized yet: apply torch.softmax before the weighted sum.",
+                "注意力分数还没有归一化：求加权和之前先做 torch.softmax。",
+            )
         if _close(got, new):
-            return "that is the embedding of 'forward' itself; its context vector mixes all seven."
-        return (
+            return tr(
+                "that is the embedding of 'forward' itself; its context vector mixes all seven.",
+                "这是 'forward' 自己的嵌入向量；它的上下文向量要混合全部 7 个词元。",
+            )
+        return tr(
             "stack the seven embeddings (7, 3), score them against 'forward', softmax the "
-            "seven scores, then take the weighted sum of the seven embeddings."
+            "seven scores, then take the weighted sum of the seven embeddings.",
+            "把 7 个嵌入向量堆成 (7, 3)，分别与 'forward' 求点积得到注意力分数，"
+            "对这 7 个分数做 softmax，再对 7 个嵌入向量求加权和。",
         )
 
     if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (7, 3):
-        return fail(name, "that is the whole (7, 3) context matrix: take the row of 'forward'.")
-    return tensor_answer(name, answer, expected, what="a (3,) tensor", hint=hint)
+        return fail(
+            name,
+            tr(
+                "that is the whole (7, 3) context matrix: take the row of 'forward'.",
+                "这是整个 (7, 3) 的上下文矩阵：请取出 'forward' 那一行。",
+            ),
+        )
+    return tensor_answer(
+        name, answer, expected, what=tr("a (3,) tensor", "一个形状为 (3,) 的张量"), hint=hint
+    )
 
 
 _ROWS_CASES = (
-    ("the journey scores (6, 6)", (book_inputs() @ book_inputs().T).tolist()),
-    ("a (2, 3) matrix of small scores", [[0.5, -1.0, 2.0], [1.5, 0.0, 0.25]]),
-    ("a matrix with a huge row", [[1000.0, 1001.0, 999.0], [0.1, 0.2, 0.3]]),
-    ("rows far apart", [[1000.0, 1001.0], [-1000.0, -1001.0]]),
+    (
+        tr("the journey scores (6, 6)", "书中 journey 句子的 (6, 6) 注意力分数"),
+        (book_inputs() @ book_inputs().T).tolist(),
+    ),
+    (
+        tr("a (2, 3) matrix of small scores", "一个分数都很小的 (2, 3) 矩阵"),
+        [[0.5, -1.0, 2.0], [1.5, 0.0, 0.25]],
+    ),
+    (
+        tr("a matrix with a huge row", "一个有一行数值极大的矩阵"),
+        [[1000.0, 1001.0, 999.0], [0.1, 0.2, 0.3]],
+    ),
+    (tr("rows far apart", "一个各行数值相差极远的矩阵"), [[1000.0, 1001.0], [-1000.0, -1001.0]]),
 )
 
 
 def check_softmax_rows(answer: object) -> CheckResult:
     """A function ``f(x)`` for a 2-D float32 ``x``: softmax of every row, finite on any scale."""
-    name = "row-wise stable softmax"
+    name = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
     not_a_function = function_answer(answer, name, "softmax_rows")
     if not_a_function is not None:
         return not_a_function
@@ -94,27 +125,59 @@ def check_softmax_rows(answer: object) -> CheckResult:
     for label, values in _ROWS_CASES:
         x = torch.tensor(values, dtype=torch.float32)
         expected = torch.softmax(x, dim=-1)
+        on = tr("on ", "在") + label
         try:
             got = answer(x.clone())
         except Exception as error:  # the learner's code may raise anything
+            kind = type(error).__name__
             if "size of tensor" in str(error) or "must match" in str(error):
                 return fail(
                     name,
-                    f"on {label} it raised {type(error).__name__}: {error}. x.max(dim=-1) drops "
-                    "the row dimension; keep it with keepdim=True so that it broadcasts per row.",
+                    on
+                    + tr(
+                        f" it raised {kind}: {error}. x.max(dim=-1) drops the row dimension; "
+                        "keep it with keepdim=True so that it broadcasts per row.",
+                        f"上，它抛出了 {kind}：{error}。x.max(dim=-1) 会去掉行这一维；"
+                        "用 keepdim=True 把这一维保留下来，才能逐行广播。",
+                    ),
                 )
-            return fail(name, f"your function raised {type(error).__name__}: {error} on {label}.")
-        if not isinstance(got, torch.Tensor):
-            return fail(name, f"your function returned {type(got).__name__}, not a tensor.")
-        if not plain_tensor(got):
-            return fail(
-                name, f"your function returned a {type(got).__name__}; return a plain torch.Tensor."
-            )
-        if tuple(got.shape) != tuple(x.shape):
             return fail(
                 name,
-                f"on {label} it returned shape {tuple(got.shape)}, not {tuple(x.shape)}: "
-                "keep one weight per score (keepdim=True on the row max and the row sum).",
+                tr(
+                    f"your function raised {kind}: {error} on ",
+                    f"你的函数抛出了 {kind}：{error}，输入是",
+                )
+                + label
+                + tr(".", "。"),
+            )
+        kind = type(got).__name__
+        if not isinstance(got, torch.Tensor):
+            return fail(
+                name,
+                tr(
+                    f"your function returned {kind}, not a tensor.",
+                    f"你的函数返回的是 {kind}，不是张量。",
+                ),
+            )
+        if not plain_tensor(got):
+            return fail(
+                name,
+                tr(
+                    f"your function returned a {kind}; return a plain torch.Tensor.",
+                    f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+                ),
+            )
+        got_shape, x_shape = tuple(got.shape), tuple(x.shape)
+        if got_shape != x_shape:
+            return fail(
+                name,
+                on
+                + tr(
+                    f" it returned shape {got_shape}, not {x_shape}: "
+                    "keep one weight per score (keepdim=True on the row max and the row sum).",
+                    f"上，它返回的形状是 {got_shape}，而不是 {x_shape}：每个分数都要对应一个权重"
+                    "（求行最大值和行总和时都加上 keepdim=True）。",
+                ),
             )
         if not torch.isfinite(got).all():
             shift = x - x.max()
@@ -124,45 +187,90 @@ def check_softmax_rows(answer: object) -> CheckResult:
             if not overflow and torch.equal(got.isfinite(), one_max.isfinite()):
                 return fail(
                     name,
-                    f"on {label} it returned nan: one maximum for the whole matrix is not enough, "
-                    "a row far below it underflows to 0 / 0. Subtract each row's own maximum: "
-                    "x.max(dim=-1, keepdim=True).values.",
+                    on
+                    + tr(
+                        " it returned nan: one maximum for the whole matrix is not enough, "
+                        "a row far below it underflows to 0 / 0. Subtract each row's own maximum: "
+                        "x.max(dim=-1, keepdim=True).values.",
+                        "上，它返回了 nan：整个矩阵只减一个最大值是不够的，远低于它的那一行会"
+                        "下溢成 0 / 0。请让每一行减去它自己的最大值："
+                        "x.max(dim=-1, keepdim=True).values。",
+                    ),
                 )
+            values_got = got.tolist()
             return fail(
                 name,
-                f"on {label} it returned {got.tolist()}: exp overflowed. Subtract each row's "
-                "maximum before torch.exp.",
+                on
+                + tr(
+                    f" it returned {values_got}: exp overflowed. Subtract each row's "
+                    "maximum before torch.exp.",
+                    f"上，它返回了 {values_got}：exp 溢出了。在 torch.exp 之前，"
+                    "先让每一行减去它的最大值。",
+                ),
             )
         if _close(got, torch.softmax(x, dim=0), atol=1e-6) and not _close(got, expected, 1e-6):
-            return fail(name, f"on {label} the columns sum to 1, not the rows: use dim=-1.")
-        if not _close(got, expected, atol=1e-6):
             return fail(
                 name,
-                f"on {label} it returned {got.tolist()}, expected {expected.tolist()}: "
-                "subtract the row maximum (keepdim=True), exp, divide by the row sum "
-                "(keepdim=True).",
+                on
+                + tr(
+                    " the columns sum to 1, not the rows: use dim=-1.",
+                    "上，和为 1 的是每一列而不是每一行：请用 dim=-1。",
+                ),
             )
-    return ok(name, "correct: every row sums to 1 and stays finite, whatever its scale.")
+        if not _close(got, expected, atol=1e-6):
+            values_got, values_want = got.tolist(), expected.tolist()
+            return fail(
+                name,
+                on
+                + tr(
+                    f" it returned {values_got}, expected {values_want}: "
+                    "subtract the row maximum (keepdim=True), exp, divide by the row sum "
+                    "(keepdim=True).",
+                    f"上，它返回了 {values_got}，应为 {values_want}：先减去行最大值"
+                    "（keepdim=True），再取 exp，最后除以行总和（keepdim=True）。",
+                ),
+            )
+    return ok(
+        name,
+        tr(
+            "correct: every row sums to 1 and stays finite, whatever its scale.",
+            "正确：无论数值多大，每一行的和都是 1，而且都是有限值。",
+        ),
+    )
 
 
 def check_attention_received(answer: object) -> CheckResult:
     """The column sums of the (6, 6) simplified attention weights, shape (6,)."""
-    name = "attention each token receives"
+    name = tr("attention each token receives", "每个词元得到的注意力")
     inputs = book_inputs()
     scores = inputs @ inputs.T  # (6, 6)
     attn_weights = torch.softmax(scores, dim=-1)  # (6, 6)
 
-    def hint(got: torch.Tensor) -> str:
+    def hint(got: torch.Tensor) -> Text:
         if _close(got, attn_weights.sum(dim=-1)):
-            return (
+            return tr(
                 "those are the row sums (dim=-1): what each token GIVES, always 1. What a token "
-                "receives is in its column: sum over the queries, dim=0."
+                "receives is in its column: sum over the queries, dim=0.",
+                "这是每一行的和（dim=-1）：每个词元“给出”的注意力，总是 1。一个词元“得到”"
+                "的注意力在它那一列：对所有查询求和，dim=0。",
             )
         if _close(got, scores.sum(dim=0)):
-            return "those are sums of the raw scores; sum the softmax weights instead."
-        return "attn_weights.sum(dim=0): column j adds up what every query gives to token j."
+            return tr(
+                "those are sums of the raw scores; sum the softmax weights instead.",
+                "这是原始注意力分数的和；请改为对 softmax 之后的注意力权重求和。",
+            )
+        return tr(
+            "attn_weights.sum(dim=0): column j adds up what every query gives to token j.",
+            "attn_weights.sum(dim=0)：第 j 列把每个查询给词元 j 的权重加在一起。",
+        )
 
-    return tensor_answer(name, answer, attn_weights.sum(dim=0), what="a (6,) tensor", hint=hint)
+    return tensor_answer(
+        name,
+        answer,
+        attn_weights.sum(dim=0),
+        what=tr("a (6,) tensor", "一个形状为 (6,) 的张量"),
+        hint=hint,
+    )
 
 
 def check_prediction_self_match(prediction: object, reveal: bool = False) -> CheckResult:
@@ -174,16 +282,18 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
     if value is not None and not 0 <= value <= 6:
         value = None
     return prediction_result(
-        "prediction: tokens most similar to themselves",
+        tr("prediction: tokens most similar to themselves", "预测：与自己最相似的词元"),
         prediction,
         reveal=reveal,
-        what="a whole number from 0 to 6",
+        what=tr("a whole number from 0 to 6", "一个 0 到 6 之间的整数"),
         value=value,
-        actual=f"{count} of 6",
+        actual=tr(f"{count} of 6", f"六个词元中有 {count} 个"),
         correct=value == count,
-        explain=(
+        explain=tr(
             "A dot product grows with the length of the vectors, not only with their "
             "direction: a longer neighbour pointing roughly the same way can beat the token "
-            "itself."
+            "itself.",
+            "点积不仅取决于向量的方向，还会随向量的长度增大：一个方向大致相同、"
+            "但更长的邻居，点积可能比词元和它自己的还大。",
         ),
     )

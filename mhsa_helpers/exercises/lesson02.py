@@ -20,6 +20,7 @@ from torch import nn
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
+from ..i18n import Text, tr
 from ._common import (
     CheckResult,
     fail,
@@ -53,7 +54,7 @@ def _seed123_matrices() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 def check_attn_weights_3(answer: object) -> CheckResult:
     """The scaled softmax weights of query x(3) "starts" against all six keys, shape (6,)."""
-    name = "attention weights of 'starts'"
+    name = tr("attention weights of 'starts'", "'starts' 的注意力权重")
     inputs = book_inputs()  # (6, 3)
     W_query, W_key, _ = _seed123_matrices()
     queries = inputs @ W_query  # (6, 2)
@@ -66,69 +67,176 @@ def check_attn_weights_3(answer: object) -> CheckResult:
         got = got.detach().to(torch.float64)
         return torch.allclose(got, want.to(torch.float64), atol=1e-4, rtol=0)
 
-    def hint(got: torch.Tensor) -> str:
+    def hint(got: torch.Tensor) -> Text:
         if close(got, torch.softmax(scores[2], dim=-1)):
-            return "not scaled: divide the scores by d_k**0.5 before the softmax."
+            return tr(
+                "not scaled: divide the scores by d_k**0.5 before the softmax.",
+                "没有缩放：在 softmax 之前，先把注意力分数除以 d_k**0.5。",
+            )
         if close(got, scores[2]) or close(got, scores[2] / d_k**0.5):
-            return "those are scores; apply torch.softmax(..., dim=-1) to turn them into weights."
+            return tr(
+                "those are scores; apply torch.softmax(..., dim=-1) to turn them into weights.",
+                "这些是注意力分数；用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
+            )
         for row, word in enumerate(["Your", "journey", "starts", "with", "one", "step"]):
             if row != 2 and close(got, weights[row]):
-                return f"that is the row of '{word}'; 'starts' is x(3) = inputs[2]."
-        return (
+                return tr(
+                    f"that is the row of '{word}'; 'starts' is x(3) = inputs[2].",
+                    f"这是 '{word}' 那一行；'starts' 是 x(3) = inputs[2]。",
+                )
+        return tr(
             "query_3 = inputs[2] @ W_query; scores = query_3 @ keys.T; "
-            "torch.softmax(scores / d_k**0.5, dim=-1), with the seed-123 W_query and W_key."
+            "torch.softmax(scores / d_k**0.5, dim=-1), with the seed-123 W_query and W_key.",
+            "用随机种子 123 得到的 W_query 和 W_key："
+            "query_3 = inputs[2] @ W_query；scores = query_3 @ keys.T；"
+            "torch.softmax(scores / d_k**0.5, dim=-1)。",
         )
 
     if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (6, 6):
-        return fail(name, "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).")
-    return tensor_answer(name, answer, weights[2], what="a (6,) tensor", hint=hint)
+        return fail(
+            name,
+            tr(
+                "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).",
+                "这是整个 (6, 6) 矩阵：请取出 'starts' 那一行（索引 2）。",
+            ),
+        )
+    return tensor_answer(
+        name, answer, weights[2], what=tr("a (6,) tensor", "一个形状为 (6,) 的张量"), hint=hint
+    )
 
 
 def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> CheckResult:
     """``answer``: a V2-style module (``nn.Linear`` layers) carrying ``sa_v1``'s matrices."""
-    name = "SelfAttentionV1 -> SelfAttentionV2 weight transfer"
+    name = tr(
+        "SelfAttentionV1 -> SelfAttentionV2 weight transfer",
+        "把 SelfAttentionV1 的权重迁移到 SelfAttentionV2",
+    )
     if answer is None:
-        return missing(name, "your SelfAttentionV2 object after copying sa_v1's weights into it")
+        return missing(
+            name,
+            tr(
+                "your SelfAttentionV2 object after copying sa_v1's weights into it",
+                "你的 SelfAttentionV2 对象（已把 sa_v1 的权重复制进去）",
+            ),
+        )
     if not isinstance(answer, nn.Module):
-        return fail(name, f"expected a SelfAttentionV2 module, got {type(answer).__name__}.")
+        kind = type(answer).__name__
+        return fail(
+            name,
+            tr(
+                f"expected a SelfAttentionV2 module, got {kind}.",
+                f"需要一个 SelfAttentionV2 模块，收到的是 {kind}。",
+            ),
+        )
     matrices = {n: getattr(sa_v1, n, None) for n in _NAMES}
     if not all(isinstance(m, torch.Tensor) and m.dim() == 2 for m in matrices.values()):
-        return fail(name, "the second argument must be the lesson's SelfAttentionV1 object sa_v1.")
+        return fail(
+            name,
+            tr(
+                "the second argument must be the lesson's SelfAttentionV1 object sa_v1.",
+                "第二个参数必须是本课的 SelfAttentionV1 对象 sa_v1。",
+            ),
+        )
     for n in _NAMES:
         layer = getattr(answer, n, None)
         if not isinstance(layer, nn.Linear):
-            return fail(name, f"answer.{n} is not an nn.Linear: answer must be a SelfAttentionV2.")
+            return fail(
+                name,
+                tr(
+                    f"answer.{n} is not an nn.Linear: answer must be a SelfAttentionV2.",
+                    f"answer.{n} 不是 nn.Linear：answer 必须是一个 SelfAttentionV2。",
+                ),
+            )
         if layer.bias is not None:
-            return fail(name, f"answer.{n} has a bias; V1 has none: build it with qkv_bias=False.")
+            return fail(
+                name,
+                tr(
+                    f"answer.{n} has a bias; V1 has none: build it with qkv_bias=False.",
+                    f"answer.{n} 带有偏置，而 V1 没有：请用 qkv_bias=False 创建它。",
+                ),
+            )
         want = matrices[n].detach().T  # (d_out, d_in)
         w = layer.weight.detach()
-        if tuple(w.shape) != tuple(want.shape):
+        got_shape, want_shape = tuple(w.shape), tuple(want.shape)
+        if got_shape != want_shape:
             return fail(
-                name, f"answer.{n}.weight has shape {tuple(w.shape)}, expected {tuple(want.shape)}."
+                name,
+                tr(
+                    f"answer.{n}.weight has shape {got_shape}, expected {want_shape}.",
+                    f"answer.{n}.weight 的形状是 {got_shape}，应为 {want_shape}。",
+                ),
             )
         if torch.equal(w, want.T) and not torch.equal(w, want):
             return fail(
                 name,
-                f"answer.{n}.weight holds sa_v1.{n} untransposed. nn.Linear computes "
-                f"x @ weight.T, so weight must be sa_v1.{n}.T.",
+                tr(
+                    f"answer.{n}.weight holds sa_v1.{n} untransposed. nn.Linear computes "
+                    f"x @ weight.T, so weight must be sa_v1.{n}.T.",
+                    f"answer.{n}.weight 存的是没有转置的 sa_v1.{n}。nn.Linear 计算的是 "
+                    f"x @ weight.T，所以 weight 必须是 sa_v1.{n}.T。",
+                ),
             )
         if not torch.equal(w, want):
             for other in _NAMES:
                 if other != n and torch.equal(w, matrices[other].detach().T):
-                    return fail(name, f"answer.{n} holds sa_v1.{other}'s weights: match the names.")
-            return fail(name, f"answer.{n}.weight differs from sa_v1.{n}.T.")
+                    return fail(
+                        name,
+                        tr(
+                            f"answer.{n} holds sa_v1.{other}'s weights: match the names.",
+                            f"answer.{n} 存的是 sa_v1.{other} 的权重：请按名字一一对应。",
+                        ),
+                    )
+            return fail(
+                name,
+                tr(
+                    f"answer.{n}.weight differs from sa_v1.{n}.T.",
+                    f"answer.{n}.weight 与 sa_v1.{n}.T 不相等。",
+                ),
+            )
     try:
         with torch.no_grad():
             got = answer(inputs)
             want_out = sa_v1(inputs)
     except Exception as error:  # the learner's module may raise anything
-        return fail(name, f"calling answer(inputs) raised {type(error).__name__}: {error}")
+        kind = type(error).__name__
+        return fail(
+            name,
+            tr(
+                f"calling answer(inputs) raised {kind}: {error}",
+                f"调用 answer(inputs) 时抛出了 {kind}：{error}",
+            ),
+        )
     if not plain_tensor(got) or tuple(got.shape) != tuple(want_out.shape):
-        return fail(name, "answer(inputs) should return the (T, d_out) context vectors.")
+        return fail(
+            name,
+            tr(
+                "answer(inputs) should return the (T, d_out) context vectors.",
+                "answer(inputs) 应该返回形状为 (T, d_out) 的上下文向量。",
+            ),
+        )
     if not torch.allclose(got, want_out, atol=1e-6, rtol=0):
-        return fail(name, "the weights match but the outputs differ: is forward V2's forward?")
-    same = "bit for bit" if torch.equal(got, want_out) else "to 1e-6"
-    return ok(name, f"correct: weight = W.T for all three layers, the outputs agree {same}.")
+        return fail(
+            name,
+            tr(
+                "the weights match but the outputs differ: is forward V2's forward?",
+                "权重一致，但输出不同：forward 用的是 V2 的 forward 吗？",
+            ),
+        )
+    if torch.equal(got, want_out):
+        return ok(
+            name,
+            tr(
+                "correct: weight = W.T for all three layers, the outputs agree bit for bit.",
+                "正确：三个层都满足 weight = W.T，输出逐位完全相同。",
+            ),
+        )
+    return ok(
+        name,
+        tr(
+            "correct: weight = W.T for all three layers, the outputs agree to 1e-6.",
+            "正确：三个层都满足 weight = W.T，输出在 1e-6 以内一致。",
+        ),
+    )
 
 
 def check_prediction_saturation(prediction: object, reveal: bool = False) -> CheckResult:
@@ -141,16 +249,18 @@ def check_prediction_saturation(prediction: object, reveal: bool = False) -> Che
     if value is not None and not 0.0 <= value <= 1.0:
         value = None
     return prediction_result(
-        "prediction: the largest weight without scaling",
+        tr("prediction: the largest weight without scaling", "预测：不缩放时最大的注意力权重"),
         prediction,
         reveal=reveal,
-        what="a number between 0 and 1 (one weight)",
+        what=tr("a number between 0 and 1 (one weight)", "一个 0 到 1 之间的数（一个权重）"),
         value=value,
-        actual=f"{largest:.2f}",
+        actual=tr(f"{largest:.2f}", f"最大权重是 {largest:.2f}"),
         correct=value is not None and abs(value - largest) <= 0.05,
-        explain=(
+        explain=tr(
             "With d_k = 512 the scores are tens of units apart, and exp turns a gap of 20 into "
-            "a factor of about 500 million: one weight takes (almost) everything."
+            "a factor of about 500 million: one weight takes (almost) everything.",
+            "d_k = 512 时，注意力分数之间相差几十，而 exp 会把 20 的差距变成大约 5 亿倍："
+            "一个权重（几乎）拿走了全部。",
         ),
     )
 
@@ -162,7 +272,7 @@ _SIZES = ((3, 2, 6), (4, 4, 1), (8, 6, 5), (5, 3, 9))  # (d_in, d_out, T)
 
 def _reference_variants(
     ref: SelfAttentionV2, x: torch.Tensor
-) -> dict[str, tuple[torch.Tensor, str]]:
+) -> dict[str, tuple[torch.Tensor, Text]]:
     """The outputs of the typical mistakes, computed with ``ref``'s weights, and their hints."""
     queries, keys, values = ref.W_query(x), ref.W_key(x), ref.W_value(x)  # (T, d_out) each
     scores = queries @ keys.T  # (T, T)
@@ -171,92 +281,157 @@ def _reference_variants(
     variants = {
         "no scaling": (
             torch.softmax(scores, dim=-1) @ values,
-            "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 before softmax.",
+            tr(
+                "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 "
+                "before softmax.",
+                "没有乘 1/sqrt(d_k) 缩放：在 softmax 之前，先把注意力分数除以 "
+                "keys.shape[-1] ** 0.5。",
+            ),
         ),
         "scaled by d_k": (
             torch.softmax(scores / d_k, dim=-1) @ values,
-            "you divided by d_k; divide by its square root, keys.shape[-1] ** 0.5.",
+            tr(
+                "you divided by d_k; divide by its square root, keys.shape[-1] ** 0.5.",
+                "你除以的是 d_k；应该除以它的平方根 keys.shape[-1] ** 0.5。",
+            ),
         ),
         "softmax over queries": (
             torch.softmax(scores / d_k**0.5, dim=0) @ values,
-            "softmax over dim=0 normalises each column; every query's row must sum to 1: dim=-1.",
+            tr(
+                "softmax over dim=0 normalises each column; every query's row must sum to 1: "
+                "dim=-1.",
+                "在 dim=0 上做 softmax 归一化的是每一列；每个查询的那一行之和必须为 1：dim=-1。",
+            ),
         ),
         "keys @ queries.T": (
             torch.softmax(scores.T / d_k**0.5, dim=-1) @ values,
-            "the score matrix is transposed: row i must be query i against every key, "
-            "queries @ keys.T (not keys @ queries.T).",
+            tr(
+                "the score matrix is transposed: row i must be query i against every key, "
+                "queries @ keys.T (not keys @ queries.T).",
+                "注意力分数矩阵被转置了：第 i 行必须是查询 i 与每个键的分数，"
+                "即 queries @ keys.T（而不是 keys @ queries.T）。",
+            ),
         ),
         "weights.T": (
             torch.softmax(scores / d_k**0.5, dim=-1).T @ values,
-            "the weights are transposed in the weighted sum: context = attn_weights @ values.",
+            tr(
+                "the weights are transposed in the weighted sum: context = attn_weights @ values.",
+                "加权求和时注意力权重被转置了：context = attn_weights @ values。",
+            ),
         ),
         "queries as values": (
             torch.softmax(scores / d_k**0.5, dim=-1) @ queries,
-            "the weighted sum mixes the queries; it must mix the values (self.W_value(x)).",
+            tr(
+                "the weighted sum mixes the queries; it must mix the values (self.W_value(x)).",
+                "加权求和混合的是查询；应该混合值（self.W_value(x)）。",
+            ),
         ),
         "keys as values": (
             torch.softmax(scores / d_k**0.5, dim=-1) @ keys,
-            "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
+            tr(
+                "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
+                "加权求和混合的是键；应该混合值（self.W_value(x)）。",
+            ),
         ),
     }
     if d_in != d_k:
         variants["scaled by d_in"] = (
             torch.softmax(scores / d_in**0.5, dim=-1) @ values,
-            "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
+            tr(
+                "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
+                "你按 sqrt(d_in) 缩放了；缩放要用键的维度 d_k = keys.shape[-1]。",
+            ),
         )
     return variants
 
 
-def _make(cls: type, *args: object, **kwargs: object) -> tuple[nn.Module | None, str]:
+def _make(cls: type, *args: object, **kwargs: object) -> tuple[nn.Module | None, Text | None]:
     try:
         module = cls(*args, **kwargs)
     except NotImplementedError:
-        return None, "the class is not written yet (it raises NotImplementedError)."
+        return None, tr(
+            "the class is not written yet (it raises NotImplementedError).",
+            "这个类还没有写完（它抛出了 NotImplementedError）。",
+        )
     except Exception as error:  # the learner's code may raise anything
         call = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-        return None, f"{cls.__name__}({call}) raised {type(error).__name__}: {error}"
+        cls_name, kind = cls.__name__, type(error).__name__
+        return None, tr(
+            f"{cls_name}({call}) raised {kind}: {error}",
+            f"{cls_name}({call}) 抛出了 {kind}：{error}",
+        )
     if not isinstance(module, nn.Module):
-        return None, f"{cls.__name__}(...) must be an nn.Module: subclass nn.Module."
-    return module, ""
+        cls_name = cls.__name__
+        return None, tr(
+            f"{cls_name}(...) must be an nn.Module: subclass nn.Module.",
+            f"{cls_name}(...) 必须是 nn.Module：请继承 nn.Module。",
+        )
+    return module, None
 
 
 def check_build_self_attention(cls: object) -> CheckResult:
     """Contract tests for a learner's ``SelfAttentionV2`` class (the book's semantics)."""
-    name = "build SelfAttentionV2"
+    name = tr("build SelfAttentionV2", "动手实现 SelfAttentionV2")
     if cls is None:
-        return missing(name, "your class (write `answer = MySelfAttentionV2`, no parentheses)")
+        return missing(
+            name,
+            tr(
+                "your class (write `answer = MySelfAttentionV2`, no parentheses)",
+                "你的类（写 `answer = MySelfAttentionV2`，不带括号）",
+            ),
+        )
     if not isinstance(cls, type):
+        kind = type(cls).__name__
         return fail(
             name,
-            f"expected a class, got {type(cls).__name__}: pass the class itself, "
-            "not an object made from it.",
+            tr(
+                f"expected a class, got {kind}: pass the class itself, not an object made from it.",
+                f"需要一个类，收到的是 {kind}：请传入类本身，而不是用它创建的对象。",
+            ),
         )
     with torch.random.fork_rng():
         torch.manual_seed(0)
         return _check_self_attention_class(cls, name)
 
 
-def _check_self_attention_class(cls: type, name: str) -> CheckResult:
+def _check_self_attention_class(cls: type, name: Text) -> CheckResult:
     for d_in, d_out, T in _SIZES:
         module, problem = _make(cls, d_in, d_out)
         if module is None:
+            assert problem is not None
             return fail(name, problem)
         layers = {n: getattr(module, n, None) for n in _NAMES}
         for n, layer in layers.items():
             if not isinstance(layer, nn.Linear):
+                kind = type(layer).__name__
                 return fail(
                     name,
-                    f"self.{n} should be nn.Linear(d_in, d_out, bias=qkv_bias), got "
-                    f"{type(layer).__name__}. Use the book's names W_query, W_key, W_value.",
+                    tr(
+                        f"self.{n} should be nn.Linear(d_in, d_out, bias=qkv_bias), got "
+                        f"{kind}. Use the book's names W_query, W_key, W_value.",
+                        f"self.{n} 应该是 nn.Linear(d_in, d_out, bias=qkv_bias)，收到的是 "
+                        f"{kind}。请使用书中的名字 W_query、W_key、W_value。",
+                    ),
                 )
             if (layer.in_features, layer.out_features) != (d_in, d_out):
+                fan_in, fan_out = layer.in_features, layer.out_features
                 return fail(
                     name,
-                    f"with d_in={d_in}, d_out={d_out}, self.{n} is nn.Linear("
-                    f"{layer.in_features}, {layer.out_features}): it must map d_in -> d_out.",
+                    tr(
+                        f"with d_in={d_in}, d_out={d_out}, self.{n} is nn.Linear("
+                        f"{fan_in}, {fan_out}): it must map d_in -> d_out.",
+                        f"当 d_in={d_in}、d_out={d_out} 时，self.{n} 是 nn.Linear("
+                        f"{fan_in}, {fan_out})：它必须把 d_in 映射到 d_out。",
+                    ),
                 )
             if layer.bias is not None:
-                return fail(name, f"self.{n} has a bias by default: use bias=qkv_bias, False.")
+                return fail(
+                    name,
+                    tr(
+                        f"self.{n} has a bias by default: use bias=qkv_bias, False.",
+                        f"self.{n} 默认带有偏置：请用 bias=qkv_bias，默认为 False。",
+                    ),
+                )
         ref = SelfAttentionV2(d_in, d_out)
         try:
             ref.load_state_dict(module.state_dict())
@@ -264,33 +439,64 @@ def _check_self_attention_class(cls: type, name: str) -> CheckResult:
             extra = sorted(set(module.state_dict()) - set(ref.state_dict()))
             return fail(
                 name,
-                f"the module has parameters the book's class has not: {extra}. "
-                "SelfAttentionV2 holds only W_query, W_key, W_value.",
+                tr(
+                    f"the module has parameters the book's class has not: {extra}. "
+                    "SelfAttentionV2 holds only W_query, W_key, W_value.",
+                    f"这个模块有书中的类没有的参数：{extra}。"
+                    "SelfAttentionV2 只包含 W_query、W_key、W_value。",
+                ),
             )
         x = torch.rand(T, d_in)  # (T, d_in)
         try:
             got = module(x.clone())
         except Exception as error:  # the learner's code may raise anything
+            shape, kind = (T, d_in), type(error).__name__
             return fail(
                 name,
-                f"forward on x of shape {(T, d_in)} (d_in={d_in}, d_out={d_out}) raised "
-                f"{type(error).__name__}: {error}",
+                tr(
+                    f"forward on x of shape {shape} (d_in={d_in}, d_out={d_out}) raised "
+                    f"{kind}: {error}",
+                    f"对形状为 {shape} 的 x 调用 forward（d_in={d_in}，d_out={d_out}）时抛出了 "
+                    f"{kind}：{error}",
+                ),
             )
+        kind = type(got).__name__
         if not isinstance(got, torch.Tensor):
-            return fail(name, f"forward returned {type(got).__name__}; return context_vec.")
-        if not plain_tensor(got):
-            return fail(name, f"forward returned a {type(got).__name__}; return a plain tensor.")
-        if tuple(got.shape) != (T, d_out):
             return fail(
                 name,
-                f"forward on x {(T, d_in)} returned shape {tuple(got.shape)}, expected "
-                f"(T, d_out) = {(T, d_out)}.",
+                tr(
+                    f"forward returned {kind}; return context_vec.",
+                    f"forward 返回的是 {kind}；请返回 context_vec。",
+                ),
+            )
+        if not plain_tensor(got):
+            return fail(
+                name,
+                tr(
+                    f"forward returned a {kind}; return a plain tensor.",
+                    f"forward 返回的是 {kind}；请返回普通的张量。",
+                ),
+            )
+        if tuple(got.shape) != (T, d_out):
+            shape_in, shape_got, shape_want = (T, d_in), tuple(got.shape), (T, d_out)
+            return fail(
+                name,
+                tr(
+                    f"forward on x {shape_in} returned shape {shape_got}, expected "
+                    f"(T, d_out) = {shape_want}.",
+                    f"对形状为 {shape_in} 的 x，forward 返回的形状是 {shape_got}，"
+                    f"应为 (T, d_out) = {shape_want}。",
+                ),
             )
         if got.dtype != x.dtype or got.device != x.device:
             return fail(
                 name,
-                f"forward on a {x.dtype} input on {x.device} returned {got.dtype} on "
-                f"{got.device}: keep the input's dtype and device (no .double(), no .to(...)).",
+                tr(
+                    f"forward on a {x.dtype} input on {x.device} returned {got.dtype} on "
+                    f"{got.device}: keep the input's dtype and device (no .double(), no .to(...)).",
+                    f"输入是 {x.dtype}、位于 {x.device}，forward 却返回了 {got.dtype}、位于 "
+                    f"{got.device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
+                ),
             )
         with torch.no_grad():
             want = ref(x)  # (T, d_out)
@@ -301,34 +507,58 @@ def _check_self_attention_class(cls: type, name: str) -> CheckResult:
                         return fail(name, hint)
                 return fail(
                     name,
-                    f"with d_in={d_in}, d_out={d_out}, T={T} the output differs from "
-                    "mh.SelfAttentionV2 holding the same weights. Recipe: keys, queries, values "
-                    "from the three layers; attn_scores = queries @ keys.T; softmax of "
-                    "attn_scores / keys.shape[-1] ** 0.5 over dim=-1; attn_weights @ values.",
+                    tr(
+                        f"with d_in={d_in}, d_out={d_out}, T={T} the output differs from "
+                        "mh.SelfAttentionV2 holding the same weights. Recipe: keys, queries, "
+                        "values from the three layers; attn_scores = queries @ keys.T; softmax of "
+                        "attn_scores / keys.shape[-1] ** 0.5 over dim=-1; attn_weights @ values.",
+                        f"当 d_in={d_in}、d_out={d_out}、T={T} 时，输出与权重相同的 "
+                        "mh.SelfAttentionV2 不一致。做法：用三个层算出 keys、queries、values；"
+                        "attn_scores = queries @ keys.T；对 attn_scores / keys.shape[-1] ** 0.5 "
+                        "在 dim=-1 上做 softmax；最后 attn_weights @ values。",
+                    ),
                 )
         problem = _same_in_eval_mode(module, x, want)
-        if problem:
+        if problem is not None:
             return fail(name, problem)
         problem = _rows_sum_to_one(module, d_in, d_out, T)
-        if problem:
+        if problem is not None:
             return fail(name, problem)
-        problem = _gradients_reach_every_parameter(module, x) if T > 1 else ""
-        if problem:
+        problem = _gradients_reach_every_parameter(module, x) if T > 1 else None
+        if problem is not None:
             return fail(name, problem)
     biased, problem = _make(cls, 3, 2, qkv_bias=True)
     if biased is None:
-        return fail(name, f"the book's signature is (d_in, d_out, qkv_bias=False); {problem}")
+        assert problem is not None
+        return fail(
+            name,
+            tr(
+                "the book's signature is (d_in, d_out, qkv_bias=False); ",
+                "书中的签名是 (d_in, d_out, qkv_bias=False)；",
+            )
+            + problem,
+        )
     if not all(getattr(getattr(biased, n), "bias", None) is not None for n in _NAMES):
-        return fail(name, "qkv_bias=True should give the three layers a bias: bias=qkv_bias.")
+        return fail(
+            name,
+            tr(
+                "qkv_bias=True should give the three layers a bias: bias=qkv_bias.",
+                "qkv_bias=True 时三个层都应该有偏置：bias=qkv_bias。",
+            ),
+        )
     sizes = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
     return ok(
         name,
-        f"correct: equals mh.SelfAttentionV2 for (d_in, d_out) in {sizes}, weights sum to 1 per "
-        "row, gradients reach W_query, W_key and W_value, and qkv_bias works.",
+        tr(
+            f"correct: equals mh.SelfAttentionV2 for (d_in, d_out) in {sizes}, weights sum to 1 "
+            "per row, gradients reach W_query, W_key and W_value, and qkv_bias works.",
+            f"正确：(d_in, d_out) 取 {sizes} 时都与 mh.SelfAttentionV2 一致，"
+            "注意力权重每行之和为 1，梯度能传到 W_query、W_key 和 W_value，qkv_bias 也能正常工作。",
+        ),
     )
 
 
-def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> str:
+def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> Text | None:
     """SelfAttentionV2 has no dropout: ``.eval()`` must not change what forward computes."""
     module.eval()
     try:
@@ -339,20 +569,22 @@ def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -
     if not (plain_tensor(got) and tuple(got.shape) == tuple(want.shape)) or not torch.allclose(
         got, want, atol=1e-5, rtol=0
     ):
-        return (
+        return tr(
             "after module.eval() the output changes (or is no longer right): SelfAttentionV2 has "
-            "no dropout and no train/eval difference; forward must not depend on self.training."
+            "no dropout and no train/eval difference; forward must not depend on self.training.",
+            "调用 module.eval() 之后输出变了（或者不再正确）：SelfAttentionV2 没有 dropout，"
+            "训练模式和评估模式没有区别；forward 不能依赖 self.training。",
         )
-    return ""
+    return None
 
 
-def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> str:
+def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> Text | None:
     """Values that are all 1 make every context entry equal the row sum of the weights."""
     x = torch.rand(T, d_in)
     x[:, 0] = 1.0  # (T, d_in), first feature constant
     W_value = module.W_value
     if not isinstance(W_value, nn.Linear):
-        return "self.W_value must be an nn.Linear."
+        return tr("self.W_value must be an nn.Linear.", "self.W_value 必须是 nn.Linear。")
     with torch.no_grad():
         saved = W_value.weight.detach().clone()
         W_value.weight.zero_()
@@ -362,22 +594,25 @@ def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> str:
         finally:
             W_value.weight.copy_(saved)
     if not plain_tensor(out) or not torch.allclose(out, torch.ones(T, d_out), atol=1e-5):
-        return (
-            "when every value is 1 the output should be all ones: the weights' rows must sum to 1."
+        return tr(
+            "when every value is 1 the output should be all ones: the weights' rows must sum to 1.",
+            "当每个值都是 1 时，输出应该全是 1：注意力权重的每一行之和必须为 1。",
         )
-    return ""
+    return None
 
 
-def _gradients_reach_every_parameter(module: nn.Module, x: torch.Tensor) -> str:
+def _gradients_reach_every_parameter(module: nn.Module, x: torch.Tensor) -> Text | None:
     module.zero_grad(set_to_none=True)
     out = module(x)
     (out * torch.rand(out.shape)).sum().backward()
     for n in _NAMES:
         grad = getattr(module, n).weight.grad
         if grad is None or not torch.isfinite(grad).all() or grad.abs().sum() == 0:
-            return (
+            return tr(
                 f"no gradient reaches {n}.weight: compute with the layers themselves (no "
-                ".detach(), no torch.no_grad(), no .data) so that training can update them."
+                ".detach(), no torch.no_grad(), no .data) so that training can update them.",
+                f"没有梯度传到 {n}.weight：请直接用这些层来计算（不要 .detach()、"
+                "不要 torch.no_grad()、不要 .data），这样训练才能更新它们。",
             )
     module.zero_grad(set_to_none=True)
-    return ""
+    return None

@@ -16,14 +16,17 @@ import torch
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
+from ..i18n import Text, tr
 from ._common import (
     CheckResult,
     fail,
     missing,
+    not_a_tensor,
     ok,
     plain_tensor,
     prediction_result,
     whole_number,
+    wrong_shape,
 )
 from ._contract import function_answer
 
@@ -36,40 +39,90 @@ __all__ = [
 
 def check_local_mask(answer: object) -> CheckResult:
     """(5, 5) bool, True where a token must not look: the future and everything 2+ tokens back."""
-    name = "local window mask for T=5"
+    name = tr("local window mask for T=5", "T=5 的局部窗口掩码")
     ones = torch.ones(5, 5, dtype=torch.bool)
     future = torch.triu(ones, diagonal=1)
     too_old = torch.tril(ones, diagonal=-2)
     expected = future | too_old
     if answer is None:
-        return missing(name, "a (5, 5) boolean tensor, True where a token must not look")
+        return missing(
+            name,
+            tr(
+                "a (5, 5) boolean tensor, True where a token must not look",
+                "一个 (5, 5) 的布尔张量，词元不能看的位置为 True",
+            ),
+        )
     if not isinstance(answer, torch.Tensor):
-        return fail(name, f"expected a torch.Tensor, got {type(answer).__name__}.")
+        return fail(name, not_a_tensor(answer))
     if tuple(answer.shape) != (5, 5):
-        return fail(name, f"shape {tuple(answer.shape)} but expected (5, 5).")
+        return fail(name, wrong_shape(tuple(answer.shape), (5, 5)))
     got = answer.detach().cpu()
     if got.dtype != torch.bool:
         if got.is_floating_point() and torch.isinf(got).any():
             return fail(
-                name, "that is an additive -inf mask; build the boolean mask (True = hide)."
+                name,
+                tr(
+                    "that is an additive -inf mask; build the boolean mask (True = hide).",
+                    "这是加法形式的 -inf 掩码；请构造布尔掩码（True 表示隐藏）。",
+                ),
             )
         if not ((got == 0) | (got == 1)).all():
-            return fail(name, "a mask holds only True/False (or 1/0); got other values.")
+            return fail(
+                name,
+                tr(
+                    "a mask holds only True/False (or 1/0); got other values.",
+                    "掩码里只能有 True/False（或 1/0）；这里出现了别的值。",
+                ),
+            )
         got = got.bool()
     if torch.equal(got, expected):
-        return ok(name, "correct: each token sees itself and the token before it, nothing else.")
+        return ok(
+            name,
+            tr(
+                "correct: each token sees itself and the token before it, nothing else.",
+                "正确：每个词元只看得到自己和前一个词元，别的都看不到。",
+            ),
+        )
     if torch.equal(got, ~expected):
-        return fail(name, "that marks the positions to KEEP; masked_fill needs the ones to HIDE.")
+        return fail(
+            name,
+            tr(
+                "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
+                "这标出的是要“保留”的位置；masked_fill 需要的是要“隐藏”的位置。",
+            ),
+        )
     if torch.equal(got, too_old):
-        return fail(name, "the old tokens are hidden, but the future is visible again: hide both.")
+        return fail(
+            name,
+            tr(
+                "the old tokens are hidden, but the future is visible again: hide both.",
+                "较早的词元隐藏了，但未来的词元又看得见了：两者都要隐藏。",
+            ),
+        )
     if torch.equal(got, future):
-        return fail(name, "that is the plain causal mask: also hide tokens 2 or more steps back.")
+        return fail(
+            name,
+            tr(
+                "that is the plain causal mask: also hide tokens 2 or more steps back.",
+                "这是普通的因果掩码：还要隐藏往前 2 步及更远的词元。",
+            ),
+        )
     if got.diagonal().any():
-        return fail(name, "the diagonal is masked, so a token could not look at itself.")
+        return fail(
+            name,
+            tr(
+                "the diagonal is masked, so a token could not look at itself.",
+                "对角线被遮住了，这样词元就看不到它自己了。",
+            ),
+        )
     return fail(
         name,
-        "True above the diagonal (torch.triu(..., diagonal=1)) OR two or more below it "
-        "(torch.tril(..., diagonal=-2)); combine them with |.",
+        tr(
+            "True above the diagonal (torch.triu(..., diagonal=1)) OR two or more below it "
+            "(torch.tril(..., diagonal=-2)); combine them with |.",
+            "对角线以上为 True（torch.triu(..., diagonal=1)），或者对角线以下两格及更远为 True"
+            "（torch.tril(..., diagonal=-2)）；用 | 把两者合起来。",
+        ),
     )
 
 
@@ -95,16 +148,18 @@ def check_prediction_changed_weights(prediction: object, reveal: bool = False) -
     if value is not None and not 0 <= value <= 36:
         value = None
     return prediction_result(
-        "prediction: causal weights that change",
+        tr("prediction: causal weights that change", "预测：会改变的因果注意力权重"),
         prediction,
         reveal=reveal,
-        what="a whole number from 0 to 36",
+        what=tr("a whole number from 0 to 36", "一个 0 到 36 之间的整数"),
         value=value,
-        actual=f"{count} of 36",
+        actual=tr(f"{count} of 36", f"三十六个权重中有 {count} 个改变"),
         correct=value == count,
-        explain=(
+        explain=tr(
             "Only the last row may look at 'step', and it looks at every token, so exactly "
-            "its 6 weights move; rows 1-5 never see 'step'."
+            "its 6 weights move; rows 1-5 never see 'step'.",
+            "只有最后一行可以看到 'step'，而它会看所有词元，所以恰好是它的 6 个权重变了；"
+            "第 1-5 行根本看不到 'step'。",
         ),
     )
 
@@ -118,7 +173,7 @@ def _causal_reference(scores: torch.Tensor) -> torch.Tensor:
     return torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1)
 
 
-def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, str]]:
+def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
     """Outputs of the typical mistakes on ``scores`` (..., T, T), with their hints."""
     T = scores.shape[-1]
     ones = torch.ones(T, T)
@@ -127,37 +182,61 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, str]]:
     return [
         (
             full,
-            "no mask was applied: masked_fill returns a NEW tensor, use its result before the "
-            "softmax (or the in-place masked_fill_ on a copy).",
+            tr(
+                "no mask was applied: masked_fill returns a NEW tensor, use its result before the "
+                "softmax (or the in-place masked_fill_ on a copy).",
+                "掩码没有生效：masked_fill 返回的是一个“新”张量，softmax 之前要用它的返回值"
+                "（或者在副本上用原地操作 masked_fill_）。",
+            ),
         ),
         (
             full * torch.tril(ones),
-            "masking after the softmax without renormalising: the rows no longer sum to 1. "
-            "Either divide each row by its sum, or fill the future with -inf BEFORE the softmax.",
+            tr(
+                "masking after the softmax without renormalising: the rows no longer sum to 1. "
+                "Either divide each row by its sum, or fill the future with -inf BEFORE the "
+                "softmax.",
+                "在 softmax 之后加掩码却没有重新归一化：每行之和不再是 1。"
+                "要么把每一行除以它的和，要么在 softmax “之前”把未来的位置填成 -inf。",
+            ),
         ),
         (
             torch.softmax(scores.masked_fill(future.T, -torch.inf), dim=-1),
-            "the mask is transposed: it hides the past and keeps the future. Hide what is ABOVE "
-            "the diagonal: torch.triu(..., diagonal=1).",
+            tr(
+                "the mask is transposed: it hides the past and keeps the future. Hide what is "
+                "ABOVE the diagonal: torch.triu(..., diagonal=1).",
+                "掩码被转置了：它隐藏了过去、保留了未来。要隐藏的是对角线“以上”的部分："
+                "torch.triu(..., diagonal=1)。",
+            ),
         ),
         (
             torch.softmax(scores.masked_fill(future, -torch.inf) / T**0.5, dim=-1),
-            "the scores were scaled again: they come in already divided by sqrt(d_k) (and T is "
-            "not d_k anyway). Mask and softmax only.",
+            tr(
+                "the scores were scaled again: they come in already divided by sqrt(d_k) (and T "
+                "is not d_k anyway). Mask and softmax only.",
+                "注意力分数被重复缩放了：传进来时它们已经除过 sqrt(d_k)（何况 T 也不是 d_k）。"
+                "只需加掩码和做 softmax。",
+            ),
         ),
         (
             torch.softmax(scores.masked_fill(future, -torch.inf), dim=-2),
-            "softmax over dim=-2 normalises columns; each query's row must sum to 1: dim=-1.",
+            tr(
+                "softmax over dim=-2 normalises columns; each query's row must sum to 1: dim=-1.",
+                "在 dim=-2 上做 softmax 归一化的是列；每个查询的那一行之和必须为 1：dim=-1。",
+            ),
         ),
         (
             torch.softmax(scores.masked_fill(future, 0.0), dim=-1),
-            "filling the future with 0 (or any finite number) leaves it a weight > 0, and the more "
-            "so the lower the scores: fill it with -torch.inf.",
+            tr(
+                "filling the future with 0 (or any finite number) leaves it a weight > 0, and the "
+                "more so the lower the scores: fill it with -torch.inf.",
+                "把未来的位置填成 0（或任何有限的数）仍会留给它大于 0 的权重，"
+                "注意力分数越低，这个权重越大：请填成 -torch.inf。",
+            ),
         ),
     ]
 
 
-def _cases() -> list[tuple[str, torch.Tensor]]:
+def _cases() -> list[tuple[Text, torch.Tensor]]:
     generator = torch.Generator().manual_seed(3)
     inputs = book_inputs()
     with torch.random.fork_rng():
@@ -166,64 +245,116 @@ def _cases() -> list[tuple[str, torch.Tensor]]:
     with torch.no_grad():
         book = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T / 2**0.5  # (6, 6)
     return [
-        ("the book's scaled scores (6, 6)", book),
-        ("a (4, 4) matrix", torch.randn(4, 4, generator=generator) * 2),
-        ("a (1, 1) matrix", torch.randn(1, 1, generator=generator)),
-        ("a batch (2, 7, 7)", torch.randn(2, 7, 7, generator=generator) * 3),
-        ("heads (2, 3, 5, 5)", torch.randn(2, 3, 5, 5, generator=generator)),
+        (tr("the book's scaled scores (6, 6)", "书中缩放后的 (6, 6) 注意力分数"), book),
+        (tr("a (4, 4) matrix", "一个 (4, 4) 矩阵"), torch.randn(4, 4, generator=generator) * 2),
+        (tr("a (1, 1) matrix", "一个 (1, 1) 矩阵"), torch.randn(1, 1, generator=generator)),
+        (
+            tr("a batch (2, 7, 7)", "一个 (2, 7, 7) 的批次"),
+            torch.randn(2, 7, 7, generator=generator) * 3,
+        ),
+        (
+            tr("heads (2, 3, 5, 5)", "多个头的 (2, 3, 5, 5) 分数"),
+            torch.randn(2, 3, 5, 5, generator=generator),
+        ),
         # Scores far below zero: a finite fill value such as -20 or -100 would let the future in.
-        ("a (3, 3) matrix of large negative scores", torch.randn(3, 3, generator=generator) - 500),
+        (
+            tr("a (3, 3) matrix of large negative scores", "一个分数都是很大负数的 (3, 3) 矩阵"),
+            torch.randn(3, 3, generator=generator) - 500,
+        ),
     ]
 
 
 def check_build_causal_weights(fn: object) -> CheckResult:
     """Contract tests for ``fn(attn_scores)`` -> causal attention weights, (..., T, T)."""
-    name = "build causal attention weights"
+    name = tr("build causal attention weights", "动手实现因果注意力权重")
     not_a_function = function_answer(fn, name, "causal_weights", reject_classes=True)
     if not_a_function is not None:
         return not_a_function
     assert callable(fn)
     for label, scores in _cases():
         T = scores.shape[-1]
+        on = tr("on ", "在") + label
         given = scores.clone()
         version = given._version
         try:
             got = fn(given)
         except NotImplementedError:
-            return fail(name, "the function is not written yet (it raises NotImplementedError).")
-        except Exception as error:  # the learner's code may raise anything
             return fail(
                 name,
-                f"on {label} it raised {type(error).__name__}: {error}. Build the mask from "
-                "attn_scores.shape[-1] so that any T and any leading (batch, head) shape works.",
+                tr(
+                    "the function is not written yet (it raises NotImplementedError).",
+                    "这个函数还没有写完（它抛出了 NotImplementedError）。",
+                ),
+            )
+        except Exception as error:  # the learner's code may raise anything
+            kind = type(error).__name__
+            return fail(
+                name,
+                on
+                + tr(
+                    f" it raised {kind}: {error}. Build the mask from attn_scores.shape[-1] "
+                    "so that any T and any leading (batch, head) shape works.",
+                    f"上，它抛出了 {kind}：{error}。请根据 attn_scores.shape[-1] 构造掩码，"
+                    "这样任意 T 和任意前置的（批次、头）形状都能用。",
+                ),
             )
         if given._version != version or not torch.equal(given, scores):
             return fail(
                 name,
-                "your function changed the scores it was given in place (masked_fill_?): "
-                "use the out-of-place masked_fill, which returns a new tensor.",
+                tr(
+                    "your function changed the scores it was given in place (masked_fill_?): "
+                    "use the out-of-place masked_fill, which returns a new tensor.",
+                    "你的函数原地修改了传入的注意力分数（用了 masked_fill_？）："
+                    "请用非原地的 masked_fill，它会返回一个新张量。",
+                ),
             )
+        kind = type(got).__name__
         if not isinstance(got, torch.Tensor):
-            return fail(name, f"it returned {type(got).__name__}, not a tensor.")
-        if not plain_tensor(got):
-            return fail(name, f"it returned a {type(got).__name__}; return a plain torch.Tensor.")
-        if tuple(got.shape) != tuple(scores.shape):
             return fail(
-                name, f"on {label} it returned shape {tuple(got.shape)}, not {tuple(scores.shape)}."
+                name,
+                tr(f"it returned {kind}, not a tensor.", f"它返回的是 {kind}，不是张量。"),
+            )
+        if not plain_tensor(got):
+            return fail(
+                name,
+                tr(
+                    f"it returned a {kind}; return a plain torch.Tensor.",
+                    f"它返回的是 {kind}；请返回普通的 torch.Tensor。",
+                ),
+            )
+        if tuple(got.shape) != tuple(scores.shape):
+            got_shape, want_shape = tuple(got.shape), tuple(scores.shape)
+            return fail(
+                name,
+                on
+                + tr(
+                    f" it returned shape {got_shape}, not {want_shape}.",
+                    f"上，它返回的形状是 {got_shape}，而不是 {want_shape}。",
+                ),
             )
         if got.dtype != scores.dtype or got.device != scores.device:
             return fail(
                 name,
-                f"for {scores.dtype} scores on {scores.device} it returned {got.dtype} on "
-                f"{got.device}: the weights keep the scores' dtype and device (no .double(), "
-                "no .to(...)).",
+                tr(
+                    f"for {scores.dtype} scores on {scores.device} it returned {got.dtype} on "
+                    f"{got.device}: the weights keep the scores' dtype and device (no .double(), "
+                    "no .to(...)).",
+                    f"注意力分数是 {scores.dtype}、位于 {scores.device}，它却返回了 {got.dtype}、"
+                    f"位于 {got.device}：注意力权重要保持分数的 dtype 和设备（不要 .double()，"
+                    "不要 .to(...)）。",
+                ),
             )
         out = got.detach().to(torch.float64)
         if torch.isnan(out).any():
             return fail(
                 name,
-                f"on {label} the weights contain nan: a row was -inf everywhere. Is the diagonal "
-                "masked too? The mask is torch.triu(..., diagonal=1).",
+                on
+                + tr(
+                    " the weights contain nan: a row was -inf everywhere. Is the diagonal "
+                    "masked too? The mask is torch.triu(..., diagonal=1).",
+                    "上，注意力权重里出现了 nan：有一行全是 -inf。是不是连对角线也遮住了？"
+                    "掩码应该是 torch.triu(..., diagonal=1)。",
+                ),
             )
         want = _causal_reference(scores).to(torch.float64)
         if not torch.allclose(out, want, atol=1e-6, rtol=0):
@@ -235,53 +366,89 @@ def check_build_causal_weights(fn: object) -> CheckResult:
                 if scores.max() < -100:
                     return fail(
                         name,
-                        f"on {label} the future (above the diagonal) has weight > 0: a finite "
-                        "fill value (such as -20 or -1000) is not below scores this negative. "
-                        "Fill with -torch.inf.",
+                        on
+                        + tr(
+                            " the future (above the diagonal) has weight > 0: a finite "
+                            "fill value (such as -20 or -1000) is not below scores this negative. "
+                            "Fill with -torch.inf.",
+                            "上，未来的位置（对角线以上）权重大于 0：有限的填充值"
+                            "（比如 -20 或 -1000）并不比这么小的负分数更小。请填成 -torch.inf。",
+                        ),
                     )
-                return fail(name, f"on {label} the future (above the diagonal) has weight > 0.")
+                return fail(
+                    name,
+                    on
+                    + tr(
+                        " the future (above the diagonal) has weight > 0.",
+                        "上，未来的位置（对角线以上）权重大于 0。",
+                    ),
+                )
             if not torch.allclose(out.sum(dim=-1), torch.ones_like(out.sum(dim=-1)), atol=1e-5):
-                return fail(name, f"on {label} the rows do not sum to 1.")
+                return fail(name, on + tr(" the rows do not sum to 1.", "上，每行之和不是 1。"))
             return fail(
                 name,
-                f"on {label} the weights differ from softmax(scores.masked_fill(future, -inf)). "
-                "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1).",
+                on
+                + tr(
+                    " the weights differ from softmax(scores.masked_fill(future, -inf)). "
+                    "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1).",
+                    "上，注意力权重与 softmax(scores.masked_fill(future, -inf)) 不一致。"
+                    "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)。",
+                ),
             )
-        problem = _causality(fn, scores, label)
-        if problem:
+        problem = _causality(fn, scores, on)
+        if problem is not None:
             return fail(name, problem)
     return ok(
         name,
-        "correct: zeros above the diagonal, rows sum to 1, a future score changes nothing, "
-        "gradients flow to the past scores only, for T = 1 to 7 and batched (..., T, T) input.",
+        tr(
+            "correct: zeros above the diagonal, rows sum to 1, a future score changes nothing, "
+            "gradients flow to the past scores only, for T = 1 to 7 and batched (..., T, T) input.",
+            "正确：对于 T = 1 到 7 以及批量的 (..., T, T) 输入，对角线以上都是 0，每行之和为 1，"
+            "改动未来的分数不会改变任何结果，梯度也只流向过去的分数。",
+        ),
     )
 
 
-def _causality(fn: object, scores: torch.Tensor, label: str) -> str:
-    """Changing a future score changes nothing; no gradient flows to a future score."""
+def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
+    """Changing a future score changes nothing; no gradient flows to a future score.
+
+    ``on`` names the input ("on a (4, 4) matrix"); the hints start with it.
+    """
     T = scores.shape[-1]
     if T < 2:
-        return ""
+        return None
     before = fn(scores.clone()).detach()  # type: ignore[operator]
     changed = scores.clone()
     changed[..., 0, T - 1] += 10.0  # the first query's score of the last key: the future
     after = fn(changed).detach()  # type: ignore[operator]
     if not torch.allclose(before, after, atol=1e-6, rtol=0):
-        return f"on {label} changing a future score changed the weights: the future leaks in."
+        return on + tr(
+            " changing a future score changed the weights: the future leaks in.",
+            "上，改动一个未来的分数后注意力权重变了：未来的信息泄漏进来了。",
+        )
+    no_gradient = tr(
+        "no gradient reaches the scores: do not detach them or use torch.no_grad().",
+        "没有梯度传到注意力分数：不要对它们 detach，也不要用 torch.no_grad()。",
+    )
     leaf = scores.clone().requires_grad_(True)
     weights = fn(leaf)  # type: ignore[operator]
     if not weights.requires_grad:
-        return "no gradient reaches the scores: do not detach them or use torch.no_grad()."
+        return no_gradient
     weights_grad = torch.rand(weights.shape, generator=torch.Generator().manual_seed(0))
     (weights * weights_grad).sum().backward()
     grad = leaf.grad
     if grad is None:
-        return "no gradient reaches the scores: do not detach them or use torch.no_grad()."
+        return no_gradient
     future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     if not torch.isfinite(grad).all():
-        return f"on {label} the gradient of the scores is not finite."
+        return on + tr(
+            " the gradient of the scores is not finite.", "上，注意力分数的梯度不是有限值。"
+        )
     if grad[..., future].abs().max() > 1e-6:
-        return f"on {label} gradient flows into future scores: they must not influence anything."
+        return on + tr(
+            " gradient flows into future scores: they must not influence anything.",
+            "上，有梯度流进了未来的分数：它们不应该影响任何结果。",
+        )
     if grad[..., ~future].abs().sum() == 0:
-        return f"on {label} no gradient reaches the past scores."
-    return ""
+        return on + tr(" no gradient reaches the past scores.", "上，没有梯度传到过去的分数。")
+    return None

@@ -16,6 +16,7 @@ import torch
 
 from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
+from ..i18n import Text, tr
 from ._common import (
     CheckResult,
     fail,
@@ -34,39 +35,83 @@ __all__ = [
 ]
 
 
+def _not_whole(answer: object) -> Text:
+    shown = repr(answer)
+    return tr(f"expected a whole number, got {shown}.", f"需要一个整数，收到的是 {shown}。")
+
+
 def check_wrapper_width(answer: object) -> CheckResult:
     """``MultiHeadAttentionWrapper(512, 96, 256, 0.1, num_heads=6)``: 6 * 96 = 576 columns."""
-    name = "wrapper output width"
+    name = tr("wrapper output width", "包装器输出的宽度")
     if answer is None:
-        return missing(name, "the size of the output's last dimension (an int)")
+        return missing(
+            name,
+            tr(
+                "the size of the output's last dimension (an int)", "输出最后一维的大小（一个整数）"
+            ),
+        )
     value = whole_number(answer)
     if value is None:
-        return fail(name, f"expected a whole number, got {answer!r}.")
+        return fail(name, _not_whole(answer))
     if value == 6 * 96:
-        return ok(name, "correct: 6 heads x 96 = 576, concatenated side by side.")
+        return ok(
+            name,
+            tr(
+                "correct: 6 heads x 96 = 576, concatenated side by side.",
+                "正确：6 个头 x 96 = 576，并排拼接在一起。",
+            ),
+        )
     if value == 96:
-        return fail(name, "96 is ONE head's width. The wrapper concatenates all 6 heads.")
+        return fail(
+            name,
+            tr(
+                "96 is ONE head's width. The wrapper concatenates all 6 heads.",
+                "96 是“一个”头的宽度。包装器会把全部 6 个头拼接起来。",
+            ),
+        )
     if value == 96 // 6:
-        return fail(name, "in the wrapper d_out is per head, it is not split: nothing is divided.")
+        return fail(
+            name,
+            tr(
+                "in the wrapper d_out is per head, it is not split: nothing is divided.",
+                "在包装器里 d_out 是每个头的宽度，不会被拆分：不需要做除法。",
+            ),
+        )
     if value == 512:
-        return fail(name, "512 is d_in, the width of the input. What does each head output?")
-    return fail(name, "output width = num_heads * d_out in the wrapper.")
+        return fail(
+            name,
+            tr(
+                "512 is d_in, the width of the input. What does each head output?",
+                "512 是 d_in，即输入的宽度。每个头输出的宽度是多少？",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "output width = num_heads * d_out in the wrapper.",
+            "在包装器里，输出宽度 = num_heads * d_out。",
+        ),
+    )
 
 
 def check_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
     value = whole_number(prediction)
     return prediction_before_run(
-        "prediction: matmul calls of a 2-head wrapper",
+        tr(
+            "prediction: matmul calls of a 2-head wrapper", "预测：2 个头的包装器调用矩阵乘法的次数"
+        ),
         prediction,
         value=value,
-        guess="an int",
-        kind="a whole number",
+        guess=tr("an int", "一个整数"),
+        kind=tr("a whole number", "一个整数"),
         correct=value == 2 * (3 + 2),
-        right="right -- the next cell counts them.",
-        wrong=(
+        right=tr("right -- the next cell counts them.", "对了！下一个单元格会把它们数出来。"),
+        wrong=tr(
             "not what happens. Run the next cell, then find in CausalAttention.forward every "
-            "nn.Linear call and every @ -- and remember the wrapper runs each head's forward."
+            "nn.Linear call and every @ -- and remember the wrapper runs each head's forward.",
+            "实际情况不是这样。运行下一个单元格，然后在 CausalAttention.forward 里找出每一次 "
+            "nn.Linear 调用和每一个 @。别忘了：包装器会运行每个头的 forward。",
         ),
     )
 
@@ -82,50 +127,111 @@ def _wrapper_output(num_heads: int = 3) -> torch.Tensor:
 
 def check_head_output(answer: object) -> CheckResult:
     """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
-    name = "head 3 of the wrapper's output"
+    name = tr("head 3 of the wrapper's output", "包装器输出中的第 3 个头")
     out = _wrapper_output()  # (2, 6, 6)
     expected = out[..., 4:6]  # (2, 6, 2)
 
-    def hint(got: torch.Tensor) -> str:
+    def hint(got: torch.Tensor) -> Text:
         got = got.detach().to(torch.float32).cpu()
         for k, cols in ((1, slice(0, 2)), (2, slice(2, 4))):
             if torch.allclose(got, out[..., cols], atol=1e-4):
-                return f"that is head {k}. Head k sits in columns (k - 1) * d_out : k * d_out."
-        return "slice the last dimension of the wrapper's output: out[..., 4:6]."
+                return tr(
+                    f"that is head {k}. Head k sits in columns (k - 1) * d_out : k * d_out.",
+                    f"这是第 {k} 个头。第 k 个头位于第 (k - 1) * d_out : k * d_out 列。",
+                )
+        return tr(
+            "slice the last dimension of the wrapper's output: out[..., 4:6].",
+            "对包装器输出的最后一维切片：out[..., 4:6]。",
+        )
 
     if answer is None:
-        return missing(name, "a (2, 6, 2) slice of the (2, 6, 6) output")
+        return missing(
+            name,
+            tr(
+                "a (2, 6, 2) slice of the (2, 6, 6) output",
+                "从 (2, 6, 6) 的输出中切出的 (2, 6, 2) 切片",
+            ),
+        )
     if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (2, 6, 6):
-        return fail(name, "that is the whole output; head 3 is 2 of its 6 columns.")
-    return tensor_answer(name, answer, expected, what="a (2, 6, 2) tensor", hint=hint)
+        return fail(
+            name,
+            tr(
+                "that is the whole output; head 3 is 2 of its 6 columns.",
+                "这是整个输出；第 3 个头只占其中 6 列里的 2 列。",
+            ),
+        )
+    return tensor_answer(
+        name,
+        answer,
+        expected,
+        what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
+        hint=hint,
+    )
 
 
 def check_matmul_count(answer: object) -> CheckResult:
     """12 heads x (3 projections + Q @ K^T + weights @ V) = 60 calls, whatever the batch size."""
-    name = "matmuls of a 12-head wrapper on a (8, 100, d_in) batch"
+    name = tr(
+        "matmuls of a 12-head wrapper on a (8, 100, d_in) batch",
+        "12 个头的包装器处理 (8, 100, d_in) 批次时的矩阵乘法次数",
+    )
     if answer is None:
-        return missing(name, "the number of matrix multiplications (an int)")
+        return missing(
+            name,
+            tr("the number of matrix multiplications (an int)", "矩阵乘法的次数（一个整数）"),
+        )
     value = whole_number(answer)
     if value is None:
-        return fail(name, f"expected a whole number, got {answer!r}.")
+        return fail(name, _not_whole(answer))
     if value == 60:
         return ok(
             name,
-            "correct: 12 x (3 projections + 2 attention matmuls) = 60; one call handles all 8 "
-            "sequences (a batched matmul), so the batch size does not change the count.",
+            tr(
+                "correct: 12 x (3 projections + 2 attention matmuls) = 60; one call handles all 8 "
+                "sequences (a batched matmul), so the batch size does not change the count.",
+                "正确：12 x（3 次投影 + 2 次注意力矩阵乘法）= 60；一次调用就能处理全部 8 个序列"
+                "（批量矩阵乘法），所以批次大小不影响次数。",
+            ),
         )
     if value in (60 * 8, 60 * 100, 60 * 800):
         return fail(
             name,
-            "the count is of CALLS: one nn.Linear or @ call handles every sequence and token of "
-            "the batch at once. Does the batch size change how often forward runs each line?",
+            tr(
+                "the count is of CALLS: one nn.Linear or @ call handles every sequence and token "
+                "of the batch at once. Does the batch size change how often forward runs each "
+                "line?",
+                "要数的是“调用”次数：一次 nn.Linear 或 @ 调用就能同时处理批次里的所有序列和"
+                "词元。批次大小会改变 forward 执行每一行的次数吗？",
+            ),
         )
     if value == 36:
         return fail(
-            name, "36 are the projections only; each head also computes Q @ K^T and weights @ V."
+            name,
+            tr(
+                "36 are the projections only; each head also computes Q @ K^T and weights @ V.",
+                "36 只是投影的次数；每个头还要计算 Q @ K^T 和 weights @ V。",
+            ),
         )
     if value == 24:
-        return fail(name, "24 are the attention matmuls only; add 3 projections per head.")
+        return fail(
+            name,
+            tr(
+                "24 are the attention matmuls only; add 3 projections per head.",
+                "24 只是注意力部分的矩阵乘法；还要加上每个头的 3 次投影。",
+            ),
+        )
     if value == 5:
-        return fail(name, "5 is one head's count. The wrapper runs 12 heads one after another.")
-    return fail(name, "count per head: W_query, W_key, W_value, Q @ K^T, weights @ V; then x 12.")
+        return fail(
+            name,
+            tr(
+                "5 is one head's count. The wrapper runs 12 heads one after another.",
+                "5 是一个头的次数。包装器会依次运行 12 个头。",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "count per head: W_query, W_key, W_value, Q @ K^T, weights @ V; then x 12.",
+            "按每个头来数：W_query、W_key、W_value、Q @ K^T、weights @ V；再乘以 12。",
+        ),
+    )

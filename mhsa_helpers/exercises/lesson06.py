@@ -21,6 +21,7 @@ from torch import nn
 
 from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
+from ..i18n import Text, tr
 from ._common import (
     CheckResult,
     fail,
@@ -42,74 +43,167 @@ __all__ = [
 ]
 
 
+def _not_whole(answer: object) -> Text:
+    shown = repr(answer)
+    return tr(f"expected a whole number, got {shown}.", f"需要一个整数，收到的是 {shown}。")
+
+
 def check_head_dim(answer: object) -> CheckResult:
     """A Llama-2-7B-sized block: d_out = 4096 split over 32 heads gives head_dim = 128."""
-    name = "head_dim for d_out=4096, 32 heads"
+    name = tr("head_dim for d_out=4096, 32 heads", "d_out=4096、32 个头时的 head_dim")
     if answer is None:
-        return missing(name, "an int: the width of each head")
+        return missing(name, tr("an int: the width of each head", "一个整数：每个头的宽度"))
     value = whole_number(answer)
     if value is None:
-        return fail(name, f"expected a whole number, got {answer!r}.")
+        return fail(name, _not_whole(answer))
     if value == 128:
-        return ok(name, "correct: 4096 // 32 = 128, twice GPT-2's head width of 64.")
+        return ok(
+            name,
+            tr(
+                "correct: 4096 // 32 = 128, twice GPT-2's head width of 64.",
+                "正确：4096 // 32 = 128，是 GPT-2 每头宽度 64 的两倍。",
+            ),
+        )
     if value == 4096 * 32:
-        return fail(name, "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.")
+        return fail(
+            name,
+            tr(
+                "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
+                "在 MultiHeadAttention 中 d_out 是“总”宽度：要把它除以头数。",
+            ),
+        )
     if value == 4096:
-        return fail(name, "4096 is the total width d_out; each of the 32 heads gets a slice.")
+        return fail(
+            name,
+            tr(
+                "4096 is the total width d_out; each of the 32 heads gets a slice.",
+                "4096 是总宽度 d_out；32 个头各分到其中一段。",
+            ),
+        )
     if value == 64:
-        return fail(name, "64 is GPT-2's head width; this model splits a different d_out.")
-    return fail(name, "head_dim = d_out // num_heads.")
+        return fail(
+            name,
+            tr(
+                "64 is GPT-2's head width; this model splits a different d_out.",
+                "64 是 GPT-2 的每头宽度；这个模型拆分的是另一个 d_out。",
+            ),
+        )
+    return fail(
+        name,
+        tr("head_dim = d_out // num_heads.", "head_dim = d_out // num_heads，即总宽度除以头数。"),
+    )
 
 
 def check_mha_parameter_count(answer: object) -> CheckResult:
     """``MultiHeadAttention(1024, 1024, ..., num_heads=16, qkv_bias=True)``: 4*d*d + 4*d."""
-    name = "MultiHeadAttention parameters at GPT-2 medium size"
+    name = tr(
+        "MultiHeadAttention parameters at GPT-2 medium size",
+        "GPT-2 medium 规模下 MultiHeadAttention 的参数量",
+    )
     d = 1024
     expected = 4 * d * d + 4 * d  # 4_198_400
     if answer is None:
-        return missing(name, "an int: the number of parameters")
+        return missing(name, tr("an int: the number of parameters", "一个整数：参数的个数"))
     value = whole_number(answer)
     if value is None:
-        return fail(name, f"expected a whole number, got {answer!r}.")
+        return fail(name, _not_whole(answer))
     if value == expected:
-        return ok(name, f"correct: 4 * 1024^2 + 4 * 1024 = {expected:,}.")
+        return ok(
+            name,
+            tr(
+                f"correct: 4 * 1024^2 + 4 * 1024 = {expected:,}.",
+                f"正确：4 * 1024^2 + 4 * 1024 = {expected:,}。",
+            ),
+        )
     if value == 4 * d * d + d:
-        return fail(name, "with qkv_bias=True W_query, W_key and W_value have a bias too.")
+        return fail(
+            name,
+            tr(
+                "with qkv_bias=True W_query, W_key and W_value have a bias too.",
+                "qkv_bias=True 时，W_query、W_key 和 W_value 也都有偏置。",
+            ),
+        )
     if value == 4 * d * d:
-        return fail(name, "the weights are right; add the biases (out_proj always has one).")
+        return fail(
+            name,
+            tr(
+                "the weights are right; add the biases (out_proj always has one).",
+                "权重算对了；再加上偏置（out_proj 总是有偏置）。",
+            ),
+        )
     if value in (3 * d * d + 3 * d, 3 * d * d):
-        return fail(name, "don't forget out_proj, a (d_out, d_out) Linear with a bias.")
+        return fail(
+            name,
+            tr(
+                "don't forget out_proj, a (d_out, d_out) Linear with a bias.",
+                "别忘了 out_proj，它是一个带偏置的 (d_out, d_out) 线性层。",
+            ),
+        )
     if value in (4 * d * d // 16 + 4 * d, 4 * (d * d // 16) + 4 * d):
-        return fail(name, "the heads do not divide the parameters: the matrices stay d x d.")
-    return fail(name, "W_query, W_key, W_value: d*d + d each; out_proj: d*d + d.")
+        return fail(
+            name,
+            tr(
+                "the heads do not divide the parameters: the matrices stay d x d.",
+                "拆分成多个头并不会让参数变少：这些矩阵仍然是 d x d。",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "W_query, W_key, W_value: d*d + d each; out_proj: d*d + d.",
+            "W_query、W_key、W_value：各 d*d + d 个；out_proj：d*d + d 个。",
+        ),
+    )
 
 
 def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     """``x`` (b, T, d_out) -> (b, 4, T, d_out // 4): view to (b, T, 4, hd), then transpose(1, 2)."""
-    name = "split into 4 heads"
+    name = tr("split into 4 heads", "拆分成 4 个头")
     if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] % 4 != 0:
-        return fail(name, "the second argument must be the exercise's (b, T, d_out) tensor x.")
+        return fail(
+            name,
+            tr(
+                "the second argument must be the exercise's (b, T, d_out) tensor x.",
+                "第二个参数必须是练习中形状为 (b, T, d_out) 的张量 x。",
+            ),
+        )
     b, T, d_out = x.shape
     head_dim = d_out // 4
     expected = x.view(b, T, 4, head_dim).transpose(1, 2)  # (b, h, T, head_dim)
     if T > 1 and torch.equal(x.reshape(b, 4, T, head_dim), expected):
-        return fail(name, "pass the exercise's x: with this x a wrong split would look right.")
+        return fail(
+            name,
+            tr(
+                "pass the exercise's x: with this x a wrong split would look right.",
+                "请传入练习中的 x：用这个 x 的话，错误的拆分看起来也会是对的。",
+            ),
+        )
 
-    def hint(got: torch.Tensor) -> str:
+    def hint(got: torch.Tensor) -> Text:
         if torch.equal(got.detach().cpu(), x.reshape(b, 4, T, head_dim)):
-            return (
+            return tr(
                 "viewing straight into (b, h, T, head_dim) mixes tokens and heads: view to "
-                "(b, T, h, head_dim) first, then transpose(1, 2)."
+                "(b, T, h, head_dim) first, then transpose(1, 2).",
+                "直接 view 成 (b, h, T, head_dim) 会把词元和头混在一起：先 view 成 "
+                "(b, T, h, head_dim)，再 transpose(1, 2)。",
             )
-        return "x.view(b, T, num_heads, head_dim).transpose(1, 2)."
+        return tr(
+            "x.view(b, T, num_heads, head_dim).transpose(1, 2).",
+            "先 view 再转置：x.view(b, T, num_heads, head_dim).transpose(1, 2)。",
+        )
 
+    what = tr(f"a ({b}, 4, {T}, {head_dim}) tensor", f"一个形状为 ({b}, 4, {T}, {head_dim}) 的张量")
     if answer is None:
-        return missing(name, f"a ({b}, 4, {T}, {head_dim}) tensor")
+        return missing(name, what)
     if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (b, T, 4, head_dim):
-        return fail(name, "the heads are split; now transpose(1, 2) to put heads before tokens.")
-    return tensor_answer(
-        name, answer, expected, what=f"a ({b}, 4, {T}, {head_dim}) tensor", hint=hint, atol=0.0
-    )
+        return fail(
+            name,
+            tr(
+                "the heads are split; now transpose(1, 2) to put heads before tokens.",
+                "头已经拆开了；现在用 transpose(1, 2) 把头这一维放到词元前面。",
+            ),
+        )
+    return tensor_answer(name, answer, expected, what=what, hint=hint, atol=0.0)
 
 
 # -- predict, then run ----------------------------------------------------------------------------
@@ -120,60 +214,85 @@ def check_split_matmul_prediction(prediction: object) -> CheckResult:
     ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
     value = whole_number(prediction)
     return prediction_before_run(
-        "prediction: matmul calls with 12 heads",
+        tr("prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"),
         prediction,
         value=value,
-        guess="an int",
-        kind="a whole number",
+        guess=tr("an int", "一个整数"),
+        kind=tr("a whole number", "一个整数"),
         correct=value == 4 + 2,
-        right="right -- the next cell shows it for 1, 2, 4 and 12 heads.",
-        wrong=(
+        right=tr(
+            "right -- the next cell shows it for 1, 2, 4 and 12 heads.",
+            "对了！下一个单元格会展示 1、2、4 和 12 个头时的次数。",
+        ),
+        wrong=tr(
             "not what happens. Run the next cell, then count in `forward` how many times each "
-            "`nn.Linear` and each `@` runs -- does any line run once per head?"
+            "`nn.Linear` and each `@` runs -- does any line run once per head?",
+            "实际情况不是这样。运行下一个单元格，然后数一数 `forward` 里每个 `nn.Linear` "
+            "和每个 `@` 各执行了几次：有哪一行是每个头都要执行一次的吗？",
         ),
     )
 
 
 # -- build it: the whole MultiHeadAttention class ------------------------------------------------
 
-_EXERCISE_BUILD = "build MultiHeadAttention"
+_EXERCISE_BUILD = tr("build MultiHeadAttention", "动手实现 MultiHeadAttention")
 # (d_in, d_out, context_length, num_heads, b, T): head_dim > 1 and != d_out, so a wrong scale
 # shows; T < context_length, so an unsliced mask shows; all five sizes distinct in the first.
 _SIZES = [(5, 12, 9, 3, 2, 7), (3, 2, 6, 2, 2, 6), (4, 8, 10, 4, 3, 5), (6, 6, 4, 1, 1, 4)]
+_SPLIT_NO_TRANSPOSE = tr(
+    "the heads are cut with `view(b, num_heads, T, head_dim)` straight away, which mixes "
+    "tokens and heads: view to (b, T, num_heads, head_dim), then transpose(1, 2).",
+    "直接用 `view(b, num_heads, T, head_dim)` 切分出头，会把词元和头混在一起："
+    "先 view 成 (b, T, num_heads, head_dim)，再 transpose(1, 2)。",
+)
 _MISTAKES = {
-    "no_scaling": "the scores are not scaled: divide them by sqrt(head_dim) before the softmax.",
-    "scale_d_out": (
+    "no_scaling": tr(
+        "the scores are not scaled: divide them by sqrt(head_dim) before the softmax.",
+        "注意力分数没有缩放：在 softmax 之前先除以 sqrt(head_dim)。",
+    ),
+    "scale_d_out": tr(
         "the scores are divided by sqrt(d_out); each head's dot products are head_dim long, so "
-        "divide by sqrt(head_dim) (keys.shape[-1] ** 0.5 after the split)."
+        "divide by sqrt(head_dim) (keys.shape[-1] ** 0.5 after the split).",
+        "注意力分数除以的是 sqrt(d_out)；每个头的点积只有 head_dim 长，所以应该除以 "
+        "sqrt(head_dim)（拆分之后就是 keys.shape[-1] ** 0.5）。",
     ),
-    "split_no_transpose": (
-        "the heads are cut with `view(b, num_heads, T, head_dim)` straight away, which mixes "
-        "tokens and heads: view to (b, T, num_heads, head_dim), then transpose(1, 2)."
-    ),
-    "split_no_transpose_merge_plain": (
-        "the heads are cut with `view(b, num_heads, T, head_dim)` straight away, which mixes "
-        "tokens and heads: view to (b, T, num_heads, head_dim), then transpose(1, 2)."
-    ),
-    "merge_no_transpose": (
+    "split_no_transpose": _SPLIT_NO_TRANSPOSE,
+    "split_no_transpose_merge_plain": _SPLIT_NO_TRANSPOSE,
+    "merge_no_transpose": tr(
         "the heads are merged without transposing back: (b, h, T, head_dim) must become "
-        "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out)."
+        "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out).",
+        "合并各个头时没有先转置回来：在 contiguous().view(b, T, d_out) 之前，"
+        "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
     ),
-    "no_out_proj": "the merged heads never go through out_proj: return self.out_proj(context_vec).",
-    "transposed_mask": (
+    "no_out_proj": tr(
+        "the merged heads never go through out_proj: return self.out_proj(context_vec).",
+        "合并后的各个头没有经过 out_proj：请返回 self.out_proj(context_vec)。",
+    ),
+    "transposed_mask": tr(
         "the mask is transposed: it hides the past instead of the future. True/1 must sit ABOVE "
-        "the diagonal (torch.triu(..., diagonal=1)), where the key comes after the query."
+        "the diagonal (torch.triu(..., diagonal=1)), where the key comes after the query.",
+        "掩码被转置了：它隐藏的是过去而不是未来。True/1 必须在对角线“以上”"
+        "（torch.triu(..., diagonal=1)），也就是键在查询之后的位置。",
     ),
-    "mask_after_softmax": (
+    "mask_after_softmax": tr(
         "the future is masked after the softmax without renormalising, so rows no longer sum to "
-        "1: fill the scores with -inf BEFORE the softmax."
+        "1: fill the scores with -inf BEFORE the softmax.",
+        "在 softmax 之后才遮住未来，又没有重新归一化，所以每行之和不再是 1："
+        "请在 softmax “之前”把注意力分数填成 -inf。",
     ),
-    "mask_with_zero": (
+    "mask_with_zero": tr(
         "the future scores are set to 0, not -inf; exp(0) = 1 still gives the future weight. "
-        "Use masked_fill_(mask, -torch.inf)."
+        "Use masked_fill_(mask, -torch.inf).",
+        "未来的注意力分数被设成了 0 而不是 -inf；exp(0) = 1 仍然会给未来分配权重。"
+        "请用 masked_fill_(mask, -torch.inf)。",
     ),
-    "no_mask": "there is no causal mask: fill the future scores with -inf before the softmax.",
-    "softmax_wrong_dim": (
-        "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1)."
+    "no_mask": tr(
+        "there is no causal mask: fill the future scores with -inf before the softmax.",
+        "没有因果掩码：在 softmax 之前把未来的注意力分数填成 -inf。",
+    ),
+    "softmax_wrong_dim": tr(
+        "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
+        "softmax 作用在了错误的维度上：应该对每一行归一化，softmax(..., dim=-1)。",
     ),
 }
 
@@ -206,9 +325,18 @@ def _construct(
     try:
         module = cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=qkv_bias)
     except Exception as error:
-        raise ContractError(f"{args} raised {type(error).__name__}: {error}") from None
+        kind = type(error).__name__
+        raise ContractError(
+            tr(f"{args} raised {kind}: {error}", f"{args} 抛出了 {kind}：{error}")
+        ) from None
     if not isinstance(module, nn.Module):
-        raise ContractError(f"{args} returned a {type(module).__name__}, not an nn.Module.")
+        kind = type(module).__name__
+        raise ContractError(
+            tr(
+                f"{args} returned a {kind}, not an nn.Module.",
+                f"{args} 返回的是 {kind}，不是 nn.Module。",
+            )
+        )
     return module
 
 
@@ -218,35 +346,64 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
     got = {name: p.shape for name, p in module.named_parameters()}
     if not got:
         raise ContractError(
-            "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
-            "__init__ (nn.Linear layers), then write forward following the table."
+            tr(
+                "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
+                "__init__ (nn.Linear layers), then write forward following the table.",
+                "你的类还没有任何参数：先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
+                "（都是 nn.Linear 层），再按照表格写 forward。",
+            )
         )
     if "out_proj.weight" not in got:
         raise ContractError(
-            "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it to "
-            "the merged heads (forgetting out_proj)."
+            tr(
+                "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
+                "to the merged heads (forgetting out_proj).",
+                "没有 out_proj（忘了输出投影）：请添加 self.out_proj = nn.Linear(d_out, d_out)，"
+                "并把它作用在合并后的各个头上。",
+            )
         )
     missing_names = [name for name in expected if name not in got]
     if missing_names:
+        names = ", ".join(missing_names)
         raise ContractError(
-            f"no parameter named {', '.join(missing_names)}: use the book's names W_query, "
-            "W_key, W_value (nn.Linear(d_in, d_out, bias=qkv_bias)) and out_proj."
+            tr(
+                f"no parameter named {names}: use the book's names W_query, "
+                "W_key, W_value (nn.Linear(d_in, d_out, bias=qkv_bias)) and out_proj.",
+                f"没有名为 {names} 的参数：请使用书中的名字 W_query、W_key、W_value"
+                "（nn.Linear(d_in, d_out, bias=qkv_bias)）和 out_proj。",
+            )
         )
     extra = [name for name in got if name not in expected]
     if extra:
+        names = ", ".join(extra)
         raise ContractError(
-            f"unexpected parameters {', '.join(extra)}: the book's class has only W_query, "
-            "W_key, W_value (biases only with qkv_bias=True) and out_proj."
+            tr(
+                f"unexpected parameters {names}: the book's class has only W_query, "
+                "W_key, W_value (biases only with qkv_bias=True) and out_proj.",
+                f"多出了参数 {names}：书中的类只有 W_query、W_key、W_value"
+                "（只有 qkv_bias=True 时才有偏置）和 out_proj。",
+            )
         )
     for name, shape in expected.items():
         if got[name] != shape:
-            raise ContractError(f"{name} has shape {tuple(got[name])}, expected {tuple(shape)}.")
+            got_shape, want_shape = tuple(got[name]), tuple(shape)
+            raise ContractError(
+                tr(
+                    f"{name} has shape {got_shape}, expected {want_shape}.",
+                    f"{name} 的形状是 {got_shape}，应为 {want_shape}。",
+                )
+            )
     buffers = dict(module.named_buffers())
     if "mask" not in buffers:
         raise ContractError(
-            "no buffer named mask: create the causal mask once with "
-            'self.register_buffer("mask", torch.triu(torch.ones(context_length, '
-            "context_length), diagonal=1)) and slice it in forward."
+            tr(
+                "no buffer named mask: create the causal mask once with "
+                'self.register_buffer("mask", torch.triu(torch.ones(context_length, '
+                "context_length), diagonal=1)) and slice it in forward.",
+                "没有名为 mask 的缓冲区：请用 "
+                'self.register_buffer("mask", torch.triu(torch.ones(context_length, '
+                "context_length), diagonal=1)) 创建一次因果掩码，再在 forward 中对它切片。",
+            )
         )
     with torch.no_grad():
         mine = dict(module.named_parameters())
@@ -254,53 +411,101 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
             mine[name].copy_(param)
 
 
-def _run(module: nn.Module, x: torch.Tensor, where: str) -> torch.Tensor:
+def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
     """``module(x)``, turning errors into hints that name the usual cause."""
     b, T, _ = x.shape
     try:
         out = module(x)
     except RuntimeError as error:
         text = str(error)
+        said = first_line(text)
         if is_view_error(error) or "use .reshape" in text.lower():
             raise ContractError(
-                f"{where}: `view` raised on a non-contiguous tensor. After transpose(1, 2) the "
-                "context vectors are not contiguous in memory: merge the heads with "
-                ".contiguous().view(b, T, d_out) (or .reshape). Torch said: "
-                f"{first_line(text)}"
+                where
+                + tr(
+                    ": `view` raised on a non-contiguous tensor. After transpose(1, 2) the "
+                    "context vectors are not contiguous in memory: merge the heads with "
+                    f".contiguous().view(b, T, d_out) (or .reshape). Torch said: {said}",
+                    "：对非连续存储的张量调用 `view` 出错了。transpose(1, 2) 之后，上下文向量"
+                    "在内存中不再连续：请用 .contiguous().view(b, T, d_out)（或 .reshape）"
+                    f"合并各个头。PyTorch 的报错：{said}",
+                )
             ) from None
         if "must match the size" in text or "size of tensor" in text.lower():
             raise ContractError(
-                f"{where} with T={T} tokens: {first_line(text)}. Is the mask sliced to the "
-                "input's length, self.mask.bool()[:T, :T]?"
+                where
+                + tr(
+                    f" with T={T} tokens: {said}. Is the mask sliced to the "
+                    "input's length, self.mask.bool()[:T, :T]?",
+                    f"，输入有 T={T} 个词元：{said}。掩码是否按输入长度切片了，"
+                    "即 self.mask.bool()[:T, :T]？",
+                )
             ) from None
+        kind = type(error).__name__
         raise ContractError(
-            f"{where}: forward raised {type(error).__name__}: {first_line(text)}"
+            where + tr(f": forward raised {kind}: {said}", f"：forward 抛出了 {kind}：{said}")
         ) from None
     except Exception as error:
-        raise ContractError(f"{where}: forward raised {type(error).__name__}: {error}") from None
+        kind = type(error).__name__
+        raise ContractError(
+            where + tr(f": forward raised {kind}: {error}", f"：forward 抛出了 {kind}：{error}")
+        ) from None
     if isinstance(out, tuple):
-        raise ContractError(f"{where}: forward(x) must return one tensor, got a tuple.")
+        raise ContractError(
+            where
+            + tr(
+                ": forward(x) must return one tensor, got a tuple.",
+                "：forward(x) 必须返回一个张量，收到的却是元组。",
+            )
+        )
+    kind = type(out).__name__
     if not isinstance(out, torch.Tensor):
-        raise ContractError(f"{where}: forward(x) must return a tensor, got {type(out).__name__}.")
+        raise ContractError(
+            where
+            + tr(
+                f": forward(x) must return a tensor, got {kind}.",
+                f"：forward(x) 必须返回一个张量，收到的是 {kind}。",
+            )
+        )
     if not plain_tensor(out):
-        raise ContractError(f"{where}: forward(x) returned a {type(out).__name__}, not a tensor.")
+        raise ContractError(
+            where
+            + tr(
+                f": forward(x) returned a {kind}, not a tensor.",
+                f"：forward(x) 返回的是 {kind}，不是普通张量。",
+            )
+        )
     if out.dtype != x.dtype or out.device != x.device:
         raise ContractError(
-            f"{where}: forward returned {out.dtype} on {out.device} for a {x.dtype} input on "
-            f"{x.device}: keep the input's dtype and device (no .double(), no .to(...))."
+            where
+            + tr(
+                f": forward returned {out.dtype} on {out.device} for a {x.dtype} input on "
+                f"{x.device}: keep the input's dtype and device (no .double(), no .to(...)).",
+                f"：输入是 {x.dtype}、位于 {x.device}，forward 却返回了 {out.dtype}、位于 "
+                f"{out.device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
+            )
         )
     out_proj = dict(module.named_parameters()).get("out_proj.weight")
     d_out = None if out_proj is None else out_proj.shape[0]
     if d_out is not None and tuple(out.shape) != (b, T, d_out):
+        got_shape, want_shape = tuple(out.shape), (b, T, d_out)
         raise ContractError(
-            f"{where}: output shape {tuple(out.shape)}, expected (b, T, d_out) = {(b, T, d_out)}."
+            where
+            + tr(
+                f": output shape {got_shape}, expected (b, T, d_out) = {want_shape}.",
+                f"：输出形状是 {got_shape}，应为 (b, T, d_out) = {want_shape}。",
+            )
         )
     return out
 
 
 def _diagnose(
-    out: torch.Tensor, params: dict[str, torch.Tensor], x: torch.Tensor, num_heads: int, where: str
-) -> str:
+    out: torch.Tensor,
+    params: dict[str, torch.Tensor],
+    x: torch.Tensor,
+    num_heads: int,
+    where: Text,
+) -> Text:
     """Name the typical mistake whose output ``out`` reproduces, or describe what is wrong."""
     for mistake, hint in _MISTAKES.items():
         try:
@@ -308,17 +513,22 @@ def _diagnose(
         except RuntimeError:
             continue
         if torch.allclose(out, candidate, atol=1e-5, rtol=1e-4, equal_nan=True):
-            return f"{where}: {hint}"
+            return where + tr(": ", "：") + hint
     if not torch.isfinite(out).all():
-        return f"{where}: the output has NaN or inf -- is a whole row of scores masked with -inf?"
-    return (
-        f"{where}: the output differs from the book's MultiHeadAttention with the same weights. "
+        return where + tr(
+            ": the output has NaN or inf -- is a whole row of scores masked with -inf?",
+            "：输出中有 NaN 或 inf。是不是有一整行注意力分数都被 -inf 遮住了？",
+        )
+    return where + tr(
+        ": the output differs from the book's MultiHeadAttention with the same weights. "
         "Compare your forward step by step with the table of section 4 (shapes, mask, scale, "
-        "merge, out_proj)."
+        "merge, out_proj).",
+        "：输出与权重相同的书中 MultiHeadAttention 不一致。请对照第 4 节的表格，"
+        "一步一步检查你的 forward（形状、掩码、缩放、合并、out_proj）。",
     )
 
 
-def _check_causal(module: nn.Module, x: torch.Tensor, where: str) -> None:
+def _check_causal(module: nn.Module, x: torch.Tensor, where: Text) -> None:
     """Changing token t (and later ones) must not change any output before t."""
     T = x.shape[1]
     t = T // 2
@@ -328,8 +538,13 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: str) -> None:
         before, after = module(x), module(changed)
     if not torch.allclose(before[:, :t], after[:, :t], atol=1e-6):
         raise ContractError(
-            f"{where}: changing tokens {t}.. changed the outputs of earlier tokens -- the future "
-            "leaks in. Mask the scores above the diagonal with -inf before the softmax."
+            where
+            + tr(
+                f": changing tokens {t}.. changed the outputs of earlier tokens -- the future "
+                "leaks in. Mask the scores above the diagonal with -inf before the softmax.",
+                f"：改动第 {t} 个及之后的词元，前面词元的输出也变了：未来的信息泄漏进来了。"
+                "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
+            )
         )
 
 
@@ -338,16 +553,27 @@ def _check_build_multihead(cls: object) -> CheckResult:
     not_a_class = class_answer(
         cls,
         name,
-        missing_what="your class (the class itself, e.g. MyMultiHeadAttention)",
-        instance_hint="pass the class itself, not an instance: check_build_multihead(MyClass).",
-        not_class_hint="expected a subclass of nn.Module, got {cls!r}.",
+        missing_what=tr(
+            "your class (the class itself, e.g. MyMultiHeadAttention)",
+            "你的类（类本身，例如 MyMultiHeadAttention）",
+        ),
+        instance_hint=tr(
+            "pass the class itself, not an instance: check_build_multihead(MyClass).",
+            "请传入类本身，而不是它的实例：check_build_multihead(MyClass)。",
+        ),
+        not_class_hint=tr(
+            "expected a subclass of nn.Module, got {cls!r}.",
+            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
+        ),
     )
     if not_a_class is not None:
         return not_a_class
     assert isinstance(cls, type)
     try:
         for index, (d_in, d_out, context_length, num_heads, b, T) in enumerate(_SIZES):
-            where = f"cls({d_in}, {d_out}, {context_length}, 0.0, {num_heads}) on x {(b, T, d_in)}"
+            call = f"cls({d_in}, {d_out}, {context_length}, 0.0, {num_heads})"
+            shape = (b, T, d_in)
+            where = tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
             torch.manual_seed(100 + index)
             reference = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
             module = _construct(cls, d_in, d_out, context_length, 0.0, num_heads)
@@ -365,12 +591,17 @@ def _check_build_multihead(cls: object) -> CheckResult:
         _check_gradients(cls)
         _check_dropout(cls)
     except ContractError as stop:
-        return fail(name, str(stop))
+        return fail(name, stop.text)
     return ok(
         name,
-        "correct: right shapes at every size, causal, rows sum to 1, equal to "
-        "mh.MultiHeadAttention with the same weights (eval and seeded train mode), and every "
-        "parameter gets a gradient.",
+        tr(
+            "correct: right shapes at every size, causal, rows sum to 1, equal to "
+            "mh.MultiHeadAttention with the same weights (eval and seeded train mode), and every "
+            "parameter gets a gradient.",
+            "正确：各种尺寸下形状都对，满足因果性，每行之和为 1，与权重相同的 "
+            "mh.MultiHeadAttention 结果一致（评估模式和固定随机种子的训练模式都一致），"
+            "而且每个参数都能得到梯度。",
+        ),
     )
 
 
@@ -383,7 +614,10 @@ def _reference_for(
 def _check_rows_and_bias(cls: type) -> None:
     """With qkv_bias=True, values fixed to 1 and an identity out_proj, the output is each head's
     row sums of the attention weights: all 1."""
-    where = "with qkv_bias=True, values all 1 and out_proj the identity"
+    where = tr(
+        "with qkv_bias=True, values all 1 and out_proj the identity",
+        "当 qkv_bias=True、所有值都为 1、out_proj 为恒等映射时",
+    )
     torch.manual_seed(200)
     ref = _reference_for(5, 12, 9, 0.0, 3, qkv_bias=True).eval()
     module = _construct(cls, 5, 12, 9, 0.0, 3, qkv_bias=True)
@@ -398,16 +632,23 @@ def _check_rows_and_bias(cls: type) -> None:
             params["out_proj.bias"].zero_()
         out = _run(module, torch.randn(2, 7, 5), where)  # (b, T, d_out): row sums per head
     if not torch.allclose(out, torch.ones_like(out), atol=1e-5):
+        low, high = out.min().item(), out.max().item()
         raise ContractError(
-            f"{where} the output should be all 1 (every row of attention weights sums to 1), "
-            f"but ranges from {out.min().item():.4f} to {out.max().item():.4f}. Are the weights "
-            "a softmax over the last dimension, with nothing zeroed after it?"
+            where
+            + tr(
+                " the output should be all 1 (every row of attention weights sums to 1), "
+                f"but ranges from {low:.4f} to {high:.4f}. Are the weights "
+                "a softmax over the last dimension, with nothing zeroed after it?",
+                "，输出应该全是 1（注意力权重的每一行之和都是 1），"
+                f"但实际在 {low:.4f} 到 {high:.4f} 之间。注意力权重是不是在最后一维上做的 "
+                "softmax，而且之后没有再把任何元素置零？",
+            )
         )
 
 
 def _check_dropout(cls: type) -> None:
     """Dropout acts on the weights in training mode only, like the book's ``nn.Dropout``."""
-    where = "with dropout=0.5"
+    where = tr("with dropout=0.5", "当 dropout=0.5 时")
     torch.manual_seed(300)
     ref = _reference_for(5, 12, 9, 0.5, 3)
     module = _construct(cls, 5, 12, 9, 0.5, 3)
@@ -420,9 +661,15 @@ def _check_dropout(cls: type) -> None:
         want = ref(x)
     if not torch.equal(first, second) or not torch.allclose(first, want, atol=1e-5, rtol=1e-4):
         raise ContractError(
-            f"{where} in eval mode the output is random or differs from the dropout-free result: "
-            "dropout is applied in eval mode. Use self.dropout = nn.Dropout(dropout) (not "
-            "F.dropout, whose training=True is the default) so that .eval() switches it off."
+            where
+            + tr(
+                " in eval mode the output is random or differs from the dropout-free result: "
+                "dropout is applied in eval mode. Use self.dropout = nn.Dropout(dropout) (not "
+                "F.dropout, whose training=True is the default) so that .eval() switches it off.",
+                "，在评估模式下输出是随机的，或者与不做 dropout 的结果不同：评估模式下也做了 "
+                "dropout。请用 self.dropout = nn.Dropout(dropout)（不要用默认 training=True 的 "
+                "F.dropout），这样 .eval() 才能把它关掉。",
+            )
         )
     module.train()
     ref.train()
@@ -433,20 +680,29 @@ def _check_dropout(cls: type) -> None:
         want_train = ref(x)
     if torch.allclose(out_train, want, atol=1e-6):
         raise ContractError(
-            f"{where} in training mode nothing is dropped: apply self.dropout to the attention "
-            "weights after the softmax."
+            where
+            + tr(
+                " in training mode nothing is dropped: apply self.dropout to the attention "
+                "weights after the softmax.",
+                "，在训练模式下什么都没有丢弃：请在 softmax 之后对注意力权重使用 self.dropout。",
+            )
         )
     if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
         raise ContractError(
-            f"{where} in training mode the output differs from the book's class with the same "
-            "seed: apply self.dropout to the attention weights, right after the softmax and "
-            "before the product with the values (the book's place)."
+            where
+            + tr(
+                " in training mode the output differs from the book's class with the same "
+                "seed: apply self.dropout to the attention weights, right after the softmax and "
+                "before the product with the values (the book's place).",
+                "，在训练模式下，输出与使用相同随机种子的书中的类不一致：请在 softmax 之后、"
+                "与值相乘之前（书中的位置）对注意力权重使用 self.dropout。",
+            )
         )
 
 
 def _check_gradients(cls: type) -> None:
     """Every parameter gets the same gradient as in the book's class."""
-    where = "backward through your module"
+    where = tr("backward through your module", "对你的模块做反向传播")
     torch.manual_seed(400)
     ref = _reference_for(5, 12, 9, 0.0, 3, qkv_bias=True)
     module = _construct(cls, 5, 12, 9, 0.0, 3, qkv_bias=True)
@@ -459,29 +715,47 @@ def _check_gradients(cls: type) -> None:
     want = ref(x)
     if not torch.allclose(out.detach(), want.detach(), atol=1e-5, rtol=1e-4):
         raise ContractError(
-            "in training mode (module.train(), dropout=0.0) the output differs from the book's "
-            "class, although it matched in eval mode: forward must compute the same thing in "
-            "both modes; only the dropout layer may behave differently, and it drops nothing "
-            "with dropout=0.0: nn.Dropout(dropout), with the argument."
+            tr(
+                "in training mode (module.train(), dropout=0.0) the output differs from the "
+                "book's class, although it matched in eval mode: forward must compute the same "
+                "thing in both modes; only the dropout layer may behave differently, and it drops "
+                "nothing with dropout=0.0: nn.Dropout(dropout), with the argument.",
+                "在训练模式下（module.train()，dropout=0.0），输出与书中的类不一致，"
+                "尽管在评估模式下是一致的：forward 在两种模式下必须算出同样的结果；只有 dropout "
+                "层的行为可以不同，而 dropout=0.0 时它什么都不丢弃：请写 nn.Dropout(dropout)，"
+                "把参数传进去。",
+            )
         )
     try:
         (out * probe).sum().backward()
     except Exception as error:  # backward itself failed
-        raise ContractError(f"{where} raised {type(error).__name__}: {error}") from None
+        kind = type(error).__name__
+        raise ContractError(
+            where + tr(f" raised {kind}: {error}", f"时抛出了 {kind}：{error}")
+        ) from None
     (want * probe).sum().backward()
     mine = dict(module.named_parameters())
     for name, param in ref.named_parameters():
         grad = mine[name].grad
         if grad is None:
             raise ContractError(
-                f"{name} gets no gradient: is it used in forward, without .detach() or "
-                "torch.no_grad()?"
+                tr(
+                    f"{name} gets no gradient: is it used in forward, without .detach() or "
+                    "torch.no_grad()?",
+                    f"{name} 没有得到梯度：forward 中用到它了吗？有没有用 .detach() 或 "
+                    "torch.no_grad()？",
+                )
             )
         if param.grad is not None and not torch.allclose(grad, param.grad, atol=1e-5, rtol=1e-4):
-            raise ContractError(f"{name} gets a different gradient than in the book's class.")
+            raise ContractError(
+                tr(
+                    f"{name} gets a different gradient than in the book's class.",
+                    f"{name} 得到的梯度与书中的类不同。",
+                )
+            )
 
 
-def _book_numbers_note(cls: type) -> str:
+def _book_numbers_note(cls: type) -> Text:
     """Whether seed 123 then ``cls(3, 2, 6, 0.0, 2)`` gives the book's printed numbers."""
     try:
         torch.manual_seed(123)
@@ -490,12 +764,17 @@ def _book_numbers_note(cls: type) -> str:
             out = module(load_journey().batch)  # (2, 6, 2)
         book = reference("multihead_seed123_d_out2_heads2")  # (6, 2)
         if all(torch.allclose(seq, book, atol=1e-4) for seq in out):
-            return " With torch.manual_seed(123) it prints the book's numbers too."
+            return tr(
+                " With torch.manual_seed(123) it prints the book's numbers too.",
+                "用 torch.manual_seed(123) 时，它打印出的数也和书中的一样。",
+            )
     except Exception:
         pass
-    return (
+    return tr(
         " (With torch.manual_seed(123) it does not print the book's numbers: create W_query, "
-        "W_key, W_value, out_proj in that order if you want them.)"
+        "W_key, W_value, out_proj in that order if you want them.)",
+        "（用 torch.manual_seed(123) 时，它打印出的数与书中的不同：如果想得到书中的数，"
+        "请按 W_query、W_key、W_value、out_proj 的顺序创建它们。）",
     )
 
 
@@ -510,5 +789,6 @@ def check_build_multihead(cls: object) -> CheckResult:
     with torch.random.fork_rng(devices=[]):
         result = _check_build_multihead(cls)
         if result:
-            result = ok(result.exercise, result.message + _book_numbers_note(cls))  # type: ignore[arg-type]
+            assert isinstance(cls, type)
+            result = ok(result.exercise, result.text + _book_numbers_note(cls))
     return result
