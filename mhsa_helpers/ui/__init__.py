@@ -6,6 +6,7 @@ load it: it is imported on first use of one of its names (``mh.plot_attention``,
 * ``plotting`` -- seaborn heatmaps labelled with the tokens, and one fast grid for widgets;
 * ``widgets`` -- a picture that re-draws in place under a set of controls;
 * ``sentences`` -- the explorers' example sentences and toy embeddings;
+* ``glossary`` -- the course glossary as one scrollable table (lesson 00);
 * ``explorers`` -- one module per explorer (dropout, heads, attention, training).
 """
 
@@ -16,6 +17,7 @@ from .explorers import (
     heads_explorer,
     training_explorer,
 )
+from .glossary import glossary_table
 from .plotting import figure_png, plot_attention, plot_attention_grid, plot_attention_heads
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "attention_explorer",
     "dropout_explorer",
     "figure_png",
+    "glossary_table",
     "heads_explorer",
     "plot_attention",
     "plot_attention_grid",

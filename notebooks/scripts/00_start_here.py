@@ -11,6 +11,10 @@
 # %% [markdown]
 # # 00 · Start here — Multi-Head Self-Attention, step by step (多头自注意力，一步一步)
 #
+# 中文版 / Chinese edition: [notebooks/zh/00_start_here.ipynb](zh/00_start_here.ipynb) — the same
+# lessons and the same code in Simplified Chinese. Pick the edition you read more easily; both
+# print the same numbers.
+#
 # This course takes you from a plain **dot product** (点积) to the **multi-head attention**
 # (多头注意力) block that GPT models run, one small step per lesson. Every lesson is a notebook you
 # run top to bottom; every number it prints is checked by CI, and most of them match the numbers
@@ -19,7 +23,7 @@
 #
 # **Goals of this notebook**
 # 1. Check that your environment works: torch, the device, plotting, interactive widgets.
-# 2. See the lesson map and the conventions every lesson follows.
+# 2. See the lesson map, the conventions every lesson follows and the glossary of terms.
 #
 # **Time:** 15 minutes for this notebook. Each lesson states in its opening the time a careful
 # beginner needs who runs every cell and tries every exercise: plan on 1–2 hours per lesson, not
@@ -68,7 +72,9 @@
 # **Conventions.** Shapes are written `(b, T, d)`: batch (批次), tokens (词元), features. Code
 # follows the book's names: `W_query`, `W_key`, `W_value`, `out_proj`, `d_in`, `d_out`,
 # `context_length`, `num_heads`, `head_dim`. Each lesson teaches a class inline, then checks that it
-# computes exactly what the class in the course package `mhsa_helpers` computes.
+# computes exactly what the class in the course package `mhsa_helpers` computes. Key terms carry
+# their Chinese name in brackets the first time they appear; the glossary at the end of this
+# notebook lists all of them.
 
 # %% [markdown]
 # ## Environment check
@@ -177,11 +183,22 @@ print(demo.result)
 assert version("ipywidgets").startswith("8.")
 
 # %% [markdown]
+# ## The glossary (术语表)
+#
+# The course uses one set of terms, in English and in Chinese: the glossary `data/glossary.json`,
+# also printed in the README. `mh.glossary_table()` shows all of it in one table (scroll inside
+# it); `mh.load_glossary()` gives the same terms as a list of dicts with `en`, `zh` and `note`.
+
+# %%
+mh.glossary_table()
+
+# %% [markdown]
 # ## Summary
 #
 # * torch, plotting and widgets work in this environment; every lesson runs on the CPU.
 # * The course's example is six tokens with 3-D embeddings, loaded with `mh.load_journey()`.
 # * Each lesson builds a class inline and checks it against `mhsa_helpers`; exercises come with
 #   checkers and worked solutions.
+# * `mh.glossary_table()` lists every term of the course in English and Chinese.
 #
 # If every cell ran without an error, you are set. Open `01_simplified_self_attention.ipynb`.

@@ -1,0 +1,174 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="130aa3f15cec"
+# # 00 · 从这里开始 —— 多头自注意力（Multi-Head Self-Attention），一步一步
+#
+# English edition / 英文版：[notebooks/00_start_here.ipynb](../00_start_here.ipynb)——内容和代码与本版完全相同，只是用英文写成。哪一版读起来顺手就用哪一版，两版打印出的数字一模一样。
+#
+# 这门课带你从最朴素的**点积**（dot product）出发，一课一小步，最终搭出 GPT 模型里真正运行的**多头注意力**（multi-head attention）模块。每一课都是一个从上到下依次运行的 notebook；它打印的每一个数字都由 CI 检查，其中大部分与《从零构建大模型》（*Build a Large Language Model (From Scratch)*）第 3 章印出的数字一致（书中用的是 `torch.manual_seed(123)` 和 `(789)`，我们也一样）。
+#
+# **本 notebook 的目标**
+# 1. 确认你的环境可用：torch、计算设备、绘图、交互式控件。
+# 2. 了解课程地图、每一课都遵循的约定，以及术语表。
+#
+# **时间：** 本 notebook 约需 15 分钟。每一课开头都写明了一位认真的初学者所需的时间——运行每个单元格、尝试每道练习：每课请按 1–2 小时计划，而不是几分钟（README 里有总计）。
+#
+# **预备知识**（课程直接使用、不再讲解的内容；如果对你是新的，每一项花一个晚上读一读即可）：
+# * **Python**：函数、类、循环、列表推导式。
+# * **线性代数**：向量、点积、矩阵乘法和转置（transpose）。
+# * **PyTorch 基础**：张量及其形状、`@`、索引和广播；`nn.Module`、`nn.Parameter` 和 `nn.Linear`（第 02 课以它们为基础）。
+# * **自动求导**（autograd）：`requires_grad=True`、`loss.backward()` 和 `.grad`。第 02 课用它说明为什么要对分数做缩放，并检查梯度能否传到每一个权重。
+# * **训练模型**：下一个词元（token）预测的**交叉熵损失**（cross-entropy loss）、**Adam 优化器**（optimizer），以及训练循环（`zero_grad`、`backward`、`step`）。第 08 课（训练一个小模型）及其后需要训练的各课会用到它们；第 08 课会回顾训练循环，但不讲理论。
+#
+# PyTorch 官方教程 “Learn the Basics”（pytorch.org/tutorials）涵盖了后三项。
+#
+# **形状约定：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
+
+# %% [markdown] en_hash="a6dba7aca545"
+# ## 课程地图
+#
+# | # | notebook | 你要构建的 | 核心思想 | 时间 |
+# |---|---|---|---|---|
+# | 01 | `01_simplified_self_attention` | 亲手算分数、softmax 和上下文向量（context vector） | 注意力 = 加权平均 | 75 分钟 |
+# | 02 | `02_trainable_qkv` | `SelfAttentionV1`，以及你自己的 `SelfAttentionV2` | 查询、键、值（query, key, value） | 90 分钟 |
+# | 03 | `03_causal_attention` | 两种写法的因果掩码（causal mask）；你自己的因果权重 | 不许偷看未来：因果注意力（causal attention） | 75 分钟 |
+# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做随机失活（dropout） | 50 分钟 |
+# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | 几个头并排（叠罗汉） | 50 分钟 |
+# | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention` | 一个大矩阵，切成几个头 | 90 分钟 |
+# | 07 | `07_inspecting_heads` | 热力图（heatmap）、头的熵、探索工具 | 各个头在看什么？ | 50 分钟 |
+# | 08 | `08_training_tiny_model` | `TinyAttentionLM`，4 → 8 个头，消融（ablation） | 看着头学会东西 | 60 分钟 |
+# | 09 | `09_efficient_attention` | 融合 QKV（你自己写），SDPA | 同一个模块，变快；RoPE/ALiBi；bf16 | 75 分钟 |
+# | 10 | `10_cross_attention_kv_cache_gqa` | 交叉注意力（cross-attention）、KV 缓存（KV cache）、分组查询注意力（GQA） | 生成文本，并让模型更省 | 60 分钟 |
+# | 11 | `11_padded_batches` | 带填充（padding）的批次（batch）、`key_padding_mask` | 长短不一的句子（填充掩码） | 40 分钟 |
+# | 12 | `12_tiny_char_lm` | 一个学唐诗的字符级模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 60 分钟 |
+#
+# 合计约 13 小时：一个周末，或两周的晚上。
+#
+# 练习的参考答案在 `solutions/` 里——先自己做，再对照。
+#
+# **约定。** 形状写作 `(b, T, d)`：批次、词元、特征。代码沿用书中的名字：`W_query`、`W_key`、`W_value`、`out_proj`、`d_in`、`d_out`、`context_length`、`num_heads`、`head_dim`。每一课先在 notebook 里讲解并写出一个类，再检查它的计算结果与课程包 `mhsa_helpers` 中对应的类完全一致。关键术语第一次出现时，会在括号里注明英文原名；本 notebook 末尾的术语表列出了全部术语。
+
+# %% [markdown] en_hash="999386ccfdc5"
+# ## 检查环境
+#
+# `setup_lesson()` 是每一课的第一个调用：它为随机数生成器设定种子，让 torch 打印 4 位小数，并只用一个 CPU 线程，这样你打印出的数字就与保存下来的一致（单线程消除了把求和拆到多个线程上带来的逐次运行差异；不同的 CPU 之间仍可能有差异，但远小于打印的精度）。
+
+# %%
+import torch
+
+import mhsa_helpers as mh
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="e1c400893656"
+# 版本号和计算设备因机器而异，所以 CI 不比较这个单元格的输出（`NBVAL_IGNORE_OUTPUT`）；它下面的断言在任何机器上都照常运行。
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import platform
+from importlib.metadata import version
+
+if torch.cuda.is_available():
+    device = "cuda"
+elif torch.backends.mps.is_available():
+    device = "mps"
+else:
+    device = "cpu"
+print("python     ", platform.python_version())
+print("torch      ", torch.__version__)
+print("device     ", device)
+for package in ["matplotlib", "seaborn", "ipywidgets", "jupyterlab", "mhsa_helpers"]:
+    print(f"{package:<11}", version(package))
+
+# %%
+assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.__version__
+assert device in {"cpu", "cuda", "mps"}
+x = torch.ones(2, 3, device=device)
+assert (x @ x.T).sum().item() == 12.0
+print("torch works; every lesson runs on the CPU")
+
+# %% [markdown] en_hash="e04e492920e8"
+# ## 书中的示例
+#
+# 每一课都使用同样的 6 个词元，由 `mhsa_helpers` 从 `data/journey.json` 读入：
+
+# %%
+journey = mh.load_journey()
+print(journey.sentence)
+print(journey.inputs)  # (6, 3): one 3-dimensional embedding (嵌入) per word
+assert journey.inputs.shape == (6, 3)
+
+# %% [markdown] en_hash="04d82bafba15"
+# ## 绘图可用
+#
+# 各课把张量画成热力图。这是最简单的一张：6 个嵌入（embedding）本身，每个词元一行，每个特征一列（第 01 课就从这些数字出发）。
+
+# %%
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+fig, ax = plt.subplots(figsize=(4.8, 3.5), layout="constrained")
+sns.heatmap(
+    journey.inputs.numpy(),
+    annot=True,
+    fmt=".2f",
+    cmap="Blues",
+    xticklabels=["feature 1", "feature 2", "feature 3"],
+    yticklabels=journey.words,
+    ax=ax,
+)
+ax.set_title("The six embeddings (6, 3)")
+ax.tick_params(axis="y", rotation=0)  # words read left to right
+plt.show()
+
+# %% [markdown] en_hash="2296c2b08a11"
+# ## 控件可用
+#
+# 后面的课会让你拖动滑块来改变头数和 dropout 的丢弃率。拖一拖这个滑块：它下方的文字应当随之变化。如果你看到了滑块，说明 JupyterLab 里的控件可以正常工作。（CI 不比较控件的输出；之后的断言会检查回调函数本身。）
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import ipywidgets as widgets
+
+
+def describe(heads=12):
+    head_dim = 768 // heads
+    return f"GPT-2 small width 768 with {heads} heads -> head_dim = {head_dim}"
+
+
+demo = widgets.interactive(
+    describe, heads=widgets.SelectionSlider(options=[1, 2, 3, 4, 6, 8, 12], value=12)
+)
+demo
+
+# %%
+demo.kwargs_widgets[0].value = 12  # what moving the slider does
+assert demo.result == "GPT-2 small width 768 with 12 heads -> head_dim = 64", demo.result
+print(demo.result)
+assert version("ipywidgets").startswith("8.")
+
+# %% [markdown] en_hash="4227398d3587"
+# ## 术语表
+#
+# 整门课使用同一套中英文术语：术语表 `data/glossary.json`，README 里也印了一份。`mh.glossary_table()` 把它全部放在一张表里显示（在表内滚动查看）；`mh.load_glossary()` 则以字典列表的形式给出同样的术语，每项含 `en`、`zh` 和 `note`。
+
+# %%
+mh.glossary_table()
+
+# %% [markdown] en_hash="51878ef6431f"
+# ## 小结
+#
+# * 在这个环境里 torch、绘图和控件都能正常工作；每一课都在 CPU 上运行。
+# * 课程的示例是 6 个词元，每个是 3 维嵌入，用 `mh.load_journey()` 读入。
+# * 每一课先在 notebook 里写出一个类，再与 `mhsa_helpers` 对照检查；练习配有检查器和完整的参考答案。
+# * `mh.glossary_table()` 列出了课程中每个术语的英文和中文。
+#
+# 如果每个单元格都运行无误，你就准备好了。打开 `01_simplified_self_attention.ipynb` 开始吧。

@@ -1,0 +1,302 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="f1e278982090"
+# # 05 · 多头注意力（multi-head attention），写法一：把几个头包装在一起（叠罗汉）
+#
+# 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍：本课先用最直白的写法——把几个独立的 `CausalAttention` 模块并排摆在一起（中文学习笔记管这叫「叠罗汉」）；第 06 课再讲快的写法。
+#
+# **学习目标**
+# 1. 用几个独立的 `CausalAttention` 头搭出 `MultiHeadAttentionWrapper`，复现书中形状为 (2, 6, 4) 的输出。
+# 2. 弄清宽度约定：在这个包装类里，`d_out` 是*每个*头的宽度；输出宽度是 `num_heads * d_out`。
+# 3. 看到每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
+# 4. 算一算代价：每个头的每个投影（projection）都要做一次矩阵乘法。
+#
+# 用公式表示（沿用 “Attention Is All You Need” 的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
+#
+# $$\text{head}_i = \text{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
+# \text{Attention}(Q, K, V) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}\Big)V,$$
+#
+# 而包装类把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
+#
+# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。
+# **时间：** 认真读第一遍约需 50 分钟，包括运行每个单元格、完成一次预测和三道练习（单元格本身几秒钟就能跑完）。
+#
+# **形状约定：** `MultiHeadAttentionWrapper`：`(b, T, d_in)` → `(b, T, num_heads * d_out)`；每个头：`(b, T, d_in)` → `(b, T, d_out)`。
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson(lang="zh")
+journey = mh.load_journey()
+words = journey.words
+batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
+
+# %% [markdown] en_hash="c4d8349995dc"
+# ## 1. 包装类
+#
+# 一个头就是第 04 课的 `CausalAttention`（我们直接用 `mh.CausalAttention`，已经验证过它与我们在 notebook 里写的类相同）。包装类把 `num_heads` 个这样的头放进一个 `nn.ModuleList`（这样它们的参数才会被注册），让每个头处理同一份输入，再把结果沿最后一维拼接起来：
+#
+# ```mermaid
+# flowchart LR
+#     x["x (b, T, d_in)"] --> h1["头 1：自己的 W_query、W_key、W_value"]
+#     x --> h2["头 2：自己的 W_query、W_key、W_value"]
+#     h1 -- "(b, T, d_out)" --> cat["torch.cat(..., dim=-1)"]
+#     h2 -- "(b, T, d_out)" --> cat
+#     cat --> out["(b, T, 2 * d_out)"]
+# ```
+
+
+# %%
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [
+                mh.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
+        )
+
+    def forward(self, x):  # (b, T, d_in)
+        return torch.cat([head(x) for head in self.heads], dim=-1)  # (b, T, num_heads * d_out)
+
+
+# %% [markdown] en_hash="b8a4a60c18cc"
+# 书中的例子：种子 123，每个头 `d_out = 2`，2 个头，不使用随机失活（dropout）。
+
+# %%
+torch.manual_seed(123)
+context_length = batch.shape[1]  # 6
+d_in, d_out = 3, 2
+mha = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads=2)
+context_vecs = mha(batch)  # (b, T, num_heads * d_out)
+print(context_vecs)
+print("context_vecs.shape:", context_vecs.shape)
+
+# %% [markdown] en_hash="9e7c989deedf"
+# 这些数字与书中印出的一致（批次（batch）里的两个序列是同一个句子）：
+
+# %%
+for sequence in context_vecs:  # (T, num_heads * d_out) each
+    torch.testing.assert_close(
+        sequence, journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
+    )
+print("matches the book's printed values")
+
+# %% [markdown] en_hash="62707175346c"
+# ## 2. 每个头都是一个完整的 `CausalAttention`
+#
+# 看前两列：[-0.4519, 0.2216]、[-0.5874, 0.0058]……它们正是第 04 课里种子为 123 的那个单头 `CausalAttention` 的输出。这不是巧合：包装类是一个接一个地创建各个头的，所以在 `torch.manual_seed(123)` 之后，头 1 抽到的权重与单独创建一个 `CausalAttention` 时抽到的完全相同。头 2 接着抽取后面的随机数，占据第 2–3 列。
+
+# %%
+torch.manual_seed(123)
+single = mh.CausalAttention(d_in, d_out, context_length, 0.0)
+assert torch.equal(context_vecs[..., 0:2], single(batch))  # head 1 = columns 0:2
+assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # head 2 = columns 2:4
+torch.testing.assert_close(
+    context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
+)
+print("columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2")
+
+# %% [markdown] en_hash="d70956694a3c"
+# 同一件事画成图，取批次中的第一个序列：每个头的 (6, 2) 上下文向量（context vector），以及拼接后的结果——每个头在其中各占自己的两列。
+
+# %%
+with torch.no_grad():
+    head_outputs = [head(batch)[0] for head in mha.heads]  # each (T, d_out)
+fig = mh.figures.plot_heads_concat(head_outputs, words)
+plt.show()
+assert torch.equal(torch.cat(head_outputs, dim=-1), context_vecs[0])  # what the figure shows
+
+# %% [markdown] en_hash="205b485a6fe6"
+# 各个头之间什么都不共享：每个头都有自己的三个投影矩阵。模块的参数清楚地表明了这一点（这里没有 `out_proj`，它要到第 06 课才出现）：
+
+# %%
+for name, param in mha.named_parameters():
+    print(f"{name:<22} {tuple(param.shape)}")  # (d_out, d_in) per head and projection
+print("buffers:", [name for name, _ in mha.named_buffers()])
+
+# %% [markdown] en_hash="4e961f283efa"
+# ## 3. 宽度约定
+#
+# 在这个包装类里，**`d_out` 是每个头的宽度**，没有任何切分。每个头贡献 `d_out` 列，所以输出宽度是 `num_heads * d_out`。（第 06 课的 `MultiHeadAttention` 采用另一种约定，也是大多数代码里的约定：`d_out` 是*总*宽度，每个头分到 `head_dim = d_out // num_heads`。把这两种约定搞混，是形状错误的常见来源。）
+
+# %%
+for num_heads in [1, 2, 3, 4]:
+    torch.manual_seed(123)
+    wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
+    print(f"num_heads={num_heads}, d_out={d_out} per head -> output {tuple(wrapper(batch).shape)}")
+    assert wrapper(batch).shape == (2, 6, num_heads * d_out)
+
+# %% [markdown] en_hash="3b3224254640"
+# 所以，要像 GPT-2 small 那样用 12 个头得到 768 维的输出，包装类需要 `d_out=64`：
+
+# %%
+with torch.device("meta"):  # shapes only: no memory, no random numbers
+    gpt2_like = MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
+    print(gpt2_like(torch.empty(1, 4, 768)).shape)  # (b, T, 12 * 64)
+
+# %% [markdown] en_hash="eb4219efb8b6"
+# ## 4. 每个头在看什么？
+#
+# 每个头都算出自己的 (T, T) 注意力权重。`CausalAttention` 在 `return_weights=True` 时会返回它们；把各个头的权重堆叠起来，得到 (b, num_heads, T, T)。每个头只有 2 个维度，权重又是随机的（未经训练），所以这些模式看起来差不多——训练之后它们就会各不相同（第 08 课）。
+
+# %%
+with torch.no_grad():
+    weights = torch.stack(
+        [head(batch, return_weights=True)[1] for head in mha.heads], dim=1
+    )  # (b, num_heads, T, T)
+print(weights.shape)
+assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 6))  # every row sums to 1
+assert (weights.triu(diagonal=1) == 0).all()  # causal: nothing above the diagonal
+fig = mh.plot_attention_heads(weights, words, suptitle="Two heads, seed 123")
+plt.show()
+
+# %% [markdown] en_hash="222870b74eae"
+# ## 5. 动手探索：拖动头数
+#
+# 滑块 **头数** 会在 `torch.manual_seed(123)` 之后构建 `MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads)`，并为每个头画一张热力图（heatmap）。拖动时请盯住头 1：它从不改变，因为每个新头都是在前面那些头*之后*才创建的。（请在 JupyterLab 里拖动；CI 会运行这个单元格，但不比较它的输出。）
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer = mh.heads_explorer(words)
+explorer
+
+# %% [markdown] en_hash="39a6235c7ffc"
+# 把滑块拖到 3 的效果——结果就是画出来的那组 (heads, T, T) 权重：
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer.kwargs_widgets[0].value = 3  # the "heads" slider
+three = explorer.result  # (3, T, T)
+assert three.shape == (3, 6, 6)
+assert torch.equal(three[0], weights[0, 0])  # head 1 as in our 2-head module
+assert torch.equal(three[1], weights[0, 1])  # head 2 too
+
+# %%
+print("weights shape with 3 heads:", tuple(three.shape))
+print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
+
+# %% [markdown] en_hash="3e18391859db"
+# ## 6. 代价：每个头、每个投影各一次矩阵乘法
+#
+# 包装类读起来很容易，但它是一个头接一个头地运行的。这需要多少次矩阵乘法？我们不去猜，而是数一数：`mh.CountMatmuls` 是一个 `torch.overrides.TorchFunctionMode`（`mhsa_helpers/checks.py` 里的 20 行代码）：它能看到 `with` 块内调用的每一个 torch 函数，并统计 `linear`（即 `nn.Linear` 层）和 `matmul`（即 `@`）的调用次数。
+#
+# **先预测，再运行。** 我们的 2 头 `mha` 做一次前向传播，要调用多少次（`nn.Linear` 加上 `@`）？看看第 04 课的 `CausalAttention.forward`，把你的猜测写在 `None` 的位置，运行这个单元格，然后运行下一个。
+
+# %%
+prediction = None  # YOUR PREDICTION HERE: linear + matmul calls of the 2-head wrapper
+mhsa_helpers.exercises.check_matmul_prediction(prediction)
+
+# %%
+with mh.CountMatmuls() as counter:
+    mha(batch)
+print("2 heads:", counter.counts, "| total", sum(counter.counts.values()))
+print("your prediction:", prediction)
+
+# %% [markdown] en_hash="9d4810797846"
+# 每个头的 `forward` 调用 `W_query`、`W_key`、`W_value`（三次小的矩阵乘法），然后是 `Q @ K^T` 和 `weights @ V`。对 1 到 4 个头做同样的计数：
+
+# %%
+wrapper_counts = {}
+for num_heads in [1, 2, 3, 4]:
+    torch.manual_seed(123)
+    wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
+    with mh.CountMatmuls() as counter:
+        wrapper(batch)
+    wrapper_counts[num_heads] = counter.counts
+    assert counter.counts == {"linear": 3 * num_heads, "matmul": 2 * num_heads}
+fig = mh.figures.plot_matmul_counts({"wrapper": wrapper_counts})
+plt.show()
+
+# %% [markdown] en_hash="982103507a65"
+# 每个头 5 次乘法，所以每次前向传播共 5 × `num_heads` 次。总的计算量与一个宽度为 `num_heads * d_out` 的投影相同——只不过拆成了许多次小调用，而每次调用都有固定开销（Python、分派，在 GPU 上还有一次内核启动（kernel launch））。下面的计时比较了 12 次独立的 (T, 768) @ (768, 64) 乘法与一次 (T, 768) @ (768, 768) 乘法，分别针对短序列和长序列。耗时取决于你的机器，所以 CI 不比较打印出的数字；它只检查两种算法结果相等、耗时在合理范围内。
+#
+# 预期结果：只有几个词元时，每次调用的固定开销占主导，循环明显更慢；有几百个词元时，每个小乘法本身已经足以让一个 CPU 核心忙起来，两者可能差不多，谁快谁慢都有可能。在 GPU 上和训练中，差距又会重新出现：课程的基准测试（`make bench`，第 09 课会讨论）测得，在 GPT-2 的规模下，整个包装类做一次前向 + 反向传播的耗时约为 `torch.nn.MultiheadAttention` 的 2 倍。
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+W_heads = [torch.randn(768, 64) for _ in range(12)]  # one (d_in, head_dim) matrix per head
+W_big = torch.cat(W_heads, dim=1)  # (d_in, 12 * 64)
+
+
+def best_of(fn, repeats=20):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+for num_tokens in [6, 256]:
+    x = torch.randn(num_tokens, 768)  # (T, d_in)
+    t_loop = best_of(lambda: torch.cat([x @ W for W in W_heads], dim=1))  # noqa: B023
+    t_big = best_of(lambda: x @ W_big)  # noqa: B023
+    print(
+        f"T={num_tokens:>3}: 12 small matmuls {t_loop * 1e3:.3f} ms, "
+        f"one big matmul {t_big * 1e3:.3f} ms, ratio {t_loop / t_big:.1f}x"
+    )
+    assert 0 < t_big < 1 and 0 < t_loop < 1
+torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
+
+# %% [markdown] en_hash="6a08c4c9faee"
+# 两种算法给出相同的数字（上一个单元格里的 `assert_close`）。第 06 课把这个发现变成一个类：`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头——叠罗汉变成了「切开看」。
+#
+# **检查单元格（已折叠；供课程的测试使用）。** 包的包装类 `mh.MultiHeadAttentionWrapper` 就是同一个类，只是多了参数和输入检查。下面隐藏的单元格证明了这一点：同样的种子、同样顺序的同样参数，所以输出逐位相等——在训练模式下开着 dropout 也是如此，只要 dropout 的随机抽取用同样的方式设定种子。点击即可展开。
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+torch.manual_seed(123)
+ours = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
+torch.manual_seed(123)
+theirs = mh.MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
+
+print(mh.assert_same_module(ours, theirs, batch))
+
+# %% [markdown] en_hash="a0280f45d07f"
+# ## 小结
+#
+# * **多头注意力** = 几个独立的**注意力头**，每个都有自己的 `W_query`/`W_key`/`W_value`，输出沿最后一维拼接。
+# * 包装类写法（叠罗汉）在一个 `nn.ModuleList` 里放 `num_heads` 个 `CausalAttention` 模块。书中的例子（种子 123，`d_out=2`，2 个头）给出 (2, 6, 4) 的输出，其前两列就是第 04 课的单头输出。
+# * 包装类的宽度约定：`d_out` 是每个头的宽度，输出宽度是 `num_heads * d_out`。
+# * 代价：每个头 3 次投影 + 2 次注意力乘法，各个头依次运行：每次前向传播共 5 × `num_heads` 次矩阵乘法。
+# * 下一步：第 06 课对每个投影只用一个大矩阵、再用一次批量矩阵乘法（batched matrix multiplication）算出所有头，并证明结果与本课相同。
+#
+# ## 练习
+#
+# 参考答案：`solutions/05_multihead_wrapper_solutions.ipynb`。
+#
+# **练习 1.** 一个 `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256, dropout=0.1, num_heads=6)`：它的输出有多宽（最后一维的大小）？先自己算出来；然后可以在 `meta` 设备上构建它来验证。
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_wrapper_width(answer)
+
+# %% [markdown] en_hash="52643a4f60ec"
+# **练习 2.** 重新构建书中的包装类（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），但这次用 **3 个头**，在 `batch` 上运行它，并从拼接后的结果里切出**头 3** 的输出：一个 (2, 6, 2) 的张量。
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_head_output(answer)
+
+# %% [markdown] en_hash="747a0073bd1b"
+# **练习 3.** 一个 12 头的 `MultiHeadAttentionWrapper` 在一个由 **8 个序列、每个 100 个词元**组成的批次（x 的形状为 (8, 100, d_in)）上做一次前向传播，要做多少次矩阵乘法（`nn.Linear` 调用加上 `@`）？先推理，再用 `mh.CountMatmuls` 验证。
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_matmul_count(answer)

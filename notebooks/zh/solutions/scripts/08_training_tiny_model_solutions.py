@@ -1,0 +1,66 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="b11cdff5fca1"
+# # 08 · 训练一个小注意力模型——参考答案
+#
+# `08_training_tiny_model.ipynb` 中各道练习的完整解答。请先自己尝试。每个单元格都算出答案，并断言检查器判定通过。
+
+# %%
+import math
+
+import torch
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="de48ec7aa9b5"
+# **练习 1.** 交叉熵是 $-\log p(\text{正确词元})$，而均匀猜测给每个词元的概率都是 $p = 1/50257$：无论正确词元是哪一个，损失都是 $-\log(1/50257) = \log 50257 \approx 10.82$ nat。（GPT-2 真实的起始损失与此很接近：它的初始权重很小。）
+
+# %%
+answer = -math.log(1 / 50257)
+print(f"{answer:.4f}")
+result = mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
+assert result, result
+result
+
+# %% [markdown] en_hash="c96982bceadc"
+# **练习 2.** 先把所有位置都设为 -100（没有目标），再把输入向右复制 $k$ 个位置：位置 $t$ 得到 `ids[:, t - k]`。
+
+# %%
+ids_ex = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(3))  # (b, T)
+k = 3
+answer = torch.full_like(ids_ex, -100)  # (b, T)
+answer[:, k:] = ids_ex[:, :-k]
+print(ids_ex)
+print(answer)
+result = mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, k)
+assert result, result
+result
+
+# %% [markdown] en_hash="c09f7157754a"
+# **练习 3.** 放在“往前 2 个词元”上的权重，就是主对角线下方第 2 条对角线：`torch.diagonal(..., offset=-2)` 为每个头给出 T - 2 个元素 `[t, t - 2]`，它们的平均值就是答案。首先，取本课训练好的模型以及它在一个序列上的权重。
+
+# %%
+from mhsa_helpers.training import make_shift_batch
+
+shift = mh.train_shift_task(k=2, num_heads=4, seed=0, progress=False)
+shift_ids, _ = make_shift_batch(2, 12, 64, 2, torch.Generator().manual_seed(0))
+with torch.no_grad():
+    _, shift_weights = shift.model(shift_ids[:1], return_weights=True)  # (1, 4, 12, 12)
+weights_ex = shift_weights[0]  # (num_heads, T, T)
+
+answer = torch.diagonal(weights_ex, offset=-2, dim1=-2, dim2=-1).mean(dim=-1)  # (num_heads,)
+print(answer)
+result = mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
+assert result, result
+result
