@@ -26,8 +26,7 @@
 #
 # 而包装类把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
 #
-# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。
-# **时间：** 认真读第一遍约需 50 分钟，包括运行每个单元格、完成一次预测和三道练习（单元格本身几秒钟就能跑完）。
+# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**时间：** 认真读第一遍约需 50 分钟，包括运行每个单元格、完成一次预测和三道练习（单元格本身几秒钟就能跑完）。
 #
 # **形状约定：** `MultiHeadAttentionWrapper`：`(b, T, d_in)` → `(b, T, num_heads * d_out)`；每个头：`(b, T, d_in)` → `(b, T, d_out)`。
 
