@@ -332,15 +332,15 @@ print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head 
 assert sharpest != most_needed
 ratios = {heads: [loss / full_loss[heads] for loss in ablated[heads]] for heads in runs}
 assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # "8 to 14 times"
-assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # "about 3 to 5 times"
+assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # "2.7 to 4.6 times"
 assert max(ablated[4]) < math.log(64) / 10  # below a tenth of the chance level
 
 # %% [markdown]
 # Read the numbers with care. Removing any one of the 4 heads makes the loss **8 to 14 times
 # larger** — far from free — and yet it stays below a tenth of the chance level $\log 64 = 4.16$:
 # even the worst loss, 0.288, means the right token still gets about $e^{-0.288} \approx 0.75$ of
-# the probability on average (a geometric mean), because the other three heads carry much of the same information. With 8 heads each one matters less (the loss grows only about
-# 3 to 5 times). So the heads are partly **redundant**, and the head the model needs most is not
+# the probability on average (a geometric mean), because the other three heads carry much of the same information. With 8 heads each one matters
+# less (the loss grows only 2.7 to 4.6 times). So the heads are partly **redundant**, and the head the model needs most is not
 # the sharpest one. Use heatmaps and entropies to form questions, and experiments like this
 # ablation to answer them.
 
