@@ -269,8 +269,7 @@ plt.show()
 # numbers; it only checks that both results are equal and the times are sane.
 #
 # What to expect: for a few tokens the fixed cost per call dominates and the loop tends to be
-# slower (by how much depends on the machine: about 1.2x on the 2-core machine this lesson was
-# saved on); for a few hundred tokens each small product is already big enough to keep one CPU
+# slower (by how much depends on the machine: read the ratio printed below); for a few hundred tokens each small product is already big enough to keep one CPU
 # core busy, and the two can come out about equal, either way round. The gap reappears on GPUs
 # and in training: the course benchmark (`make bench`, discussed in lesson 09) measures the whole
 # wrapper at GPT-2 size at about 2x the time of `torch.nn.MultiheadAttention` for forward +
