@@ -30,7 +30,7 @@
 #
 # PyTorch 官方教程 “Learn the Basics”（pytorch.org/tutorials）涵盖了后三项。
 #
-# **形状约定：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
+# **形状约定（shape contract）：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
 
 # %% [markdown] en_hash="a6dba7aca545"
 # ## 课程地图
@@ -132,7 +132,7 @@ plt.show()
 # %% [markdown] en_hash="2296c2b08a11"
 # ## 控件可用
 #
-# 后面的课会让你拖动滑块来改变头数和 dropout 的丢弃率。拖一拖这个滑块：它下方的文字应当随之变化。如果你看到了滑块，说明 JupyterLab 里的控件可以正常工作。（CI 不比较控件的输出；之后的断言会检查回调函数本身。）
+# 后面的课会让你拖动滑块来改变头数和 dropout 的丢弃率（dropout rate）。拖一拖这个滑块：它下方的文字应当随之变化。如果你看到了滑块，说明 JupyterLab 里的控件可以正常工作。（CI 不比较控件的输出；之后的断言会检查回调函数本身。）
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -22,7 +22,7 @@
 #
 # **预备知识：** 第 01 课（`01_simplified_self_attention`）：分数、softmax、上下文向量。一点 PyTorch 基础：`nn.Module`、`nn.Parameter`、`nn.Linear`；以及**自动求导**（autograd）做了什么： `requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来（第 00 课列出了可以去哪里补课）。**用时：** 认真读第一遍约 90 分钟：运行每个单元格，在第 4 节写下预测，亲手实现 `SelfAttentionV2` （练习 1，20–30 分钟），再试试另外两道练习。
 #
-# **形状约定：** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
+# **形状约定（shape contract）：** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
 
 # %%
 import torch

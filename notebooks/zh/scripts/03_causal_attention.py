@@ -20,7 +20,7 @@
 #
 # **预备知识**：第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时**：认真读第一遍大约 75 分钟：运行每个单元格，在第 5 节做出预测，并尝试两道练习（第二道要你自己写出因果权重，需要 20–30 分钟）。
 #
-# **形状约定**：分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
+# **形状约定（shape contract）**：分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
 
 # %%
 import torch

@@ -23,7 +23,7 @@
 #
 # **预备知识：** 第 03 课（`03_causal_attention`）：因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 认真读第一遍约 50 分钟：运行每个单元格，做一次预测和三道练习（单元格本身几秒钟就能跑完）。
 #
-# **形状约定：** `CausalAttention`：`(b, T, d_in)` → `(b, T, d_out)`；dropout 作用在形状为 `(b, T, T)` 的权重上，而且只在训练模式下生效。
+# **形状约定（shape contract）：** `CausalAttention`：`(b, T, d_in)` → `(b, T, d_out)`；dropout 作用在形状为 `(b, T, T)` 的权重上，而且只在训练模式下生效。
 
 # %%
 import matplotlib.pyplot as plt

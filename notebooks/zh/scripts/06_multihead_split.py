@@ -29,7 +29,7 @@
 #
 # **前置知识：** 第 05 课（`05_multihead_wrapper`）。**用时：** 认真读第一遍，运行每个单元格，写下预测，动手实现这个类（第 5 节，在 90 分钟里给它留出 30 分钟），再试一试三道练习，大约需要 90 分钟。单元格本身几秒钟就能跑完。
 #
-# **形状契约**（shape contract）：`MultiHeadAttention`：`(b, T, d_in)` → `(b, T, d_out)`；在内部，Q、K、V 的形状都是 `(b, num_heads, T, head_dim)`，注意力权重（attention weights）的形状是 `(b, num_heads, T, T)`。
+# **形状约定**（shape contract）：`MultiHeadAttention`：`(b, T, d_in)` → `(b, T, d_out)`；在内部，Q、K、V 的形状都是 `(b, num_heads, T, head_dim)`，注意力权重（attention weights）的形状是 `(b, num_heads, T, T)`。
 
 # %%
 import matplotlib.pyplot as plt

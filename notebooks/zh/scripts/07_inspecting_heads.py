@@ -16,12 +16,12 @@
 # **学习目标**
 # 1. 用 `return_weights=True` 取出每个头的权重，并把它们画成**热力图**（heatmap），每个头一张。
 # 2. 用**熵**（entropy）概括每个头：只看一个词元（token）的头，熵为 0；均匀分散注意力的因果头，熵最大，为 $\frac{1}{T}\sum_i \log(i+1)$。
-# 3. 用一个交互式探索工具改变头数、dropout（随机失活）的丢弃率和随机种子。
+# 3. 用一个交互式探索工具改变头数、dropout（随机失活）的丢弃率（dropout rate）和随机种子。
 # 4. 认清局限：注意力权重不等于解释，而且头与头之间可能存在**冗余**（redundancy）。（第 08 课会训练模型，用实验来检验这一点。）
 #
 # **前置知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 认真学一遍大约 50 分钟（30 分钟用来阅读、运行每个单元格、摆弄探索工具，20 分钟用来做练习）。
 #
-# **形状契约**（shape contract）：`mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
+# **形状约定**（shape contract）：`mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
 
 # %%
 import matplotlib.pyplot as plt

@@ -22,7 +22,7 @@
 #
 # **预备知识：** 第 07 课（`07_inspecting_heads`）：每个头的权重、热力图（heatmap）、熵；PyTorch 的自动求导（autograd）即 `loss.backward()`、优化器（optimizer）的一步更新，以及把交叉熵用作损失（第 00 课列出了可以去哪里补习）。**时间：** 认真过一遍约需 60 分钟（40 分钟阅读、运行每个单元格并用控件训练，20 分钟做练习）。
 #
-# **形状约定：** 词元 id `(b, T)`（小于 `vocab_size` 的整数，`T <= context_length`）→ logits `(b, T, vocab_size)`；加上 `return_weights=True` 时还返回权重 `(b, num_heads, T, T)`；目标 `(b, T)`，没有目标的位置为 -100。
+# **形状约定（shape contract）：** 词元 id `(b, T)`（小于 `vocab_size` 的整数，`T <= context_length`）→ logits `(b, T, vocab_size)`；加上 `return_weights=True` 时还返回权重 `(b, num_heads, T, T)`；目标 `(b, T)`，没有目标的位置为 -100。
 
 # %%
 import math

@@ -22,7 +22,7 @@
 #
 # **前置知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**时间：** 认真学第一遍约 60 分钟（阅读并运行每个单元格 40 分钟，练习 20 分钟）。
 #
-# **形状约定：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) ->
+# **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) ->
 # (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) -> (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 
 # %%
@@ -111,7 +111,7 @@ plt.show()
 # %% [markdown] en_hash="c7f8a69ea566"
 # ## 2. 用 KV 缓存生成
 #
-# 解码器生成一个词元，把它接到序列末尾，然后再运行一遍。没有缓存时，每一步都要把到目前为止的整个序列（提示词和已经生成的每个词元）送进这一层，重新计算每一个键和值——可是有因果掩码在，旧词元的键和值**从不改变**。**KV 缓存**就是把它们留下来：每一步只对新词元做投影（projection），把它的键和值追加进缓存，再让它的查询关注缓存里的所有内容：
+# 解码器生成一个词元，把它接到序列末尾，然后再运行一遍。没有缓存时，每一步都要把到目前为止的整个序列——提示词（prompt）和已经生成的每个词元——送进这一层，重新计算每一个键和值——可是有因果掩码在，旧词元的键和值**从不改变**。**KV 缓存**就是把它们留下来：每一步只对新词元做投影（projection），把它的键和值追加进缓存，再让它的查询关注缓存里的所有内容：
 #
 # $$K_{\le t} = \begin{bmatrix} K_{\le t-1} \\ x_t W_k \end{bmatrix},\quad
 #   V_{\le t} = \begin{bmatrix} V_{\le t-1} \\ x_t W_v \end{bmatrix},\quad
