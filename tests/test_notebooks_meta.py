@@ -111,6 +111,17 @@ def test_lesson_structure(path):
     assert "setup_lesson(" in code
 
 
+@pytest.mark.parametrize("path", ZH_LESSONS[1:], ids=[p.name for p in ZH_LESSONS[1:]])
+def test_chinese_lesson_structure(path):
+    """The Chinese lessons name their sections with one vocabulary (the English test's twin)."""
+    nb = load(path)
+    markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    for needed in ("学习目标", "预备知识", "用时", "形状约定", "## 小结", "## 练习"):
+        assert needed in markdown, f"zh/{path.name}: no '{needed}' section"
+    code = "\n".join(source(c) for c in code_cells(nb))
+    assert 'setup_lesson(lang="zh")' in code or ', lang="zh")' in code
+
+
 def _readme_links() -> set[str]:
     """Relative link targets of README.md's markdown links, e.g. notebooks/01_x.ipynb."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -123,7 +134,9 @@ def test_every_readme_link_opens_a_file_of_the_repository():
     assert broken == []
 
 
-@pytest.mark.parametrize("path", LESSONS + ZH_LESSONS, ids=lambda p: str(p.relative_to(NOTEBOOK_DIR)))
+@pytest.mark.parametrize(
+    "path", LESSONS + ZH_LESSONS, ids=lambda p: str(p.relative_to(NOTEBOOK_DIR))
+)
 def test_readme_lesson_map_links_every_lesson(path):
     assert f"notebooks/{path.relative_to(NOTEBOOK_DIR)}" in _readme_links()
 
