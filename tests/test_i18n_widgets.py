@@ -97,7 +97,7 @@ def test_chinese_sentences_only_in_chinese():
         "longer: The cat sat on the mat because the mat was warm",
     ]
     with pytest.raises(ValueError, match="sentence"), using_language("en"):
-        mh.explore_attention(sentence="book_zh")
+        attention.explore_attention(sentence="book_zh")
 
     with using_language("zh"):
         chinese = sent.example_sentences()
@@ -123,7 +123,7 @@ def test_chinese_sentences_only_in_chinese():
 
 def test_explorer_with_a_chinese_sentence():
     with using_language("zh"):
-        view = mh.explore_attention(heads=2, sentence="book_zh", scale=3.0)
+        view = attention.explore_attention(heads=2, sentence="book_zh", scale=3.0)
         w = mh.attention_explorer(heads=2, sentence="longer_zh", scale=3.0, draw=False)
         w.controls["heads"].value = 3
     assert view.ok and view.weights.shape == (2, 6, 6)
@@ -143,9 +143,9 @@ def test_explorer_draws_chinese_words_without_missing_glyphs():
 
 def test_messages_follow_the_language():
     with using_language("en"):
-        en = mh.explore_attention(heads=2)
-        en_bad = mh.explore_attention(heads=5)
-        en_train = mh.explore_attention(heads=2, mode="train", dropout=0.5)
+        en = attention.explore_attention(heads=2)
+        en_bad = attention.explore_attention(heads=5)
+        en_train = attention.explore_attention(heads=2, mode="train", dropout=0.5)
     assert en.message == "2 heads x head_dim 12 = d_out 24; eval mode: dropout is off"
     assert en_bad.message == (
         "5 heads do not divide d_out = 24 (d_out % num_heads = 4); MultiHeadAttention would "
@@ -155,8 +155,8 @@ def test_messages_follow_the_language():
         "2 heads x head_dim 12 = d_out 24; train mode: weights after dropout p=0.5, survivors x2.00"
     )
     with using_language("zh"):
-        zh = mh.explore_attention(heads=2)
-        zh_bad = mh.explore_attention(heads=5)
+        zh = attention.explore_attention(heads=2)
+        zh_bad = attention.explore_attention(heads=5)
         w = mh.attention_explorer(heads=2, draw=False)
         html = w.message.value
     for message in (zh.message, zh_bad.message, html):

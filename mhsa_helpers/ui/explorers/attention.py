@@ -51,10 +51,10 @@ from ...attention.validation import (
 )
 from ...i18n import say
 from ...inspection import head_entropy
-from ..fonts import figure_text, use_cjk_font
+from ..fonts import figure_text
 from ..plotting import plot_attention_grid
 from ..sentences import example_sentences, sentence_caption
-from ..widgets import interactive_with, picture, show_figure
+from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
 __all__ = ["ExplorerView", "attention_explorer", "explore_attention"]
 
@@ -229,13 +229,6 @@ def _title(heads: int, head_dim: int | None, mode: str, dropout: float) -> str:
     return title
 
 
-def _drawable(words: list[str]) -> list[str]:
-    """``words`` as heatmap labels: Chinese words need the CJK font, else positions 1..T."""
-    if all(word.isascii() for word in words) or use_cjk_font() is not None:
-        return words
-    return [str(i) for i in range(1, len(words) + 1)]
-
-
 def attention_explorer(
     *,
     heads: int = 2,
@@ -331,8 +324,8 @@ def attention_explorer(
             )
             if draw:
                 start = time.perf_counter()
+                words = drawable_labels(result.words)  # first: it readies the CJK font
                 title = _title(heads, result.head_dim, mode, dropout)
-                words = _drawable(result.words)
                 show_figure(image, plot_attention_grid(result.shown, words, title=title))
                 result.seconds += time.perf_counter() - start
         else:

@@ -18,7 +18,7 @@ from ...data import load_journey, reference
 from ...i18n import say
 from ..fonts import figure_text
 from ..plotting import check_labels, plot_attention_grid
-from ..widgets import interactive_with, picture, show_figure
+from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
 __all__ = ["dropout_explorer", "dropout_weights"]
 
@@ -79,6 +79,7 @@ def dropout_explorer(
     image = picture()
 
     def show_dropout(dropout: float = 0.5, seed: int = seed) -> torch.Tensor:
+        labels = drawable_labels(tokens)  # first: it readies the CJK font
         dropped = dropout_weights(weights, dropout, seed)  # (T, T)
         kept = int((dropped != 0).sum())
         scaled = 1 / (1 - dropout)
@@ -86,7 +87,7 @@ def dropout_explorer(
             f"dropout p={dropout:.1f}: {kept} of {nonzero} weights kept, scaled x{scaled:.2f}",
             f"dropout p={dropout:.1f}：{nonzero} 个权重保留了 {kept} 个，放大为 x{scaled:.2f}",
         )
-        show_figure(image, plot_attention_grid(dropped, tokens, title=title, annot=True))
+        show_figure(image, plot_attention_grid(dropped, labels, title=title, annot=True))
         return dropped
 
     controls = {

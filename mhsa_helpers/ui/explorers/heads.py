@@ -17,7 +17,7 @@ from ...data import load_journey
 from ...i18n import say
 from ..fonts import figure_text
 from ..plotting import check_labels, plot_attention_grid
-from ..widgets import interactive_with, picture, show_figure
+from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
 __all__ = ["heads_explorer", "wrapper_head_weights"]
 
@@ -102,12 +102,13 @@ def heads_explorer(
     image = picture()
 
     def show_heads(heads: int = 2) -> torch.Tensor:
+        labels = drawable_labels(tokens)  # first: it readies the CJK font
         weights = wrapper_head_weights(x, heads, d_out=d_out, seed=seed)  # (h, T, T)
         title = figure_text(
             f"{heads} head(s), d_out={d_out} each, seed {seed}",
             f"{heads} 个头，每个 d_out={d_out}，随机种子 {seed}",
         )
-        show_figure(image, plot_attention_grid(weights, tokens, title=title, annot=heads <= 2))
+        show_figure(image, plot_attention_grid(weights, labels, title=title, annot=heads <= 2))
         return weights
 
     # Check everything now: ipywidgets would swallow an error raised inside the callback.

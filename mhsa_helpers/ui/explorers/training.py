@@ -10,7 +10,7 @@ from ...i18n import say
 from ...training import offset_attention, train_shift_task
 from ..fonts import figure_text
 from ..plotting import plot_attention_grid
-from ..widgets import interactive_with, picture, show_figure
+from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
 __all__ = ["training_explorer"]
 
@@ -63,7 +63,7 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
         ids = torch.randint(0, 64, (1, 12), generator=torch.Generator().manual_seed(seed))
         with torch.no_grad():
             _, weights = result.model(ids, return_weights=True)  # (1, h, T, T)
-        labels = [f"t{i}" for i in range(ids.shape[1])]
+        labels = drawable_labels([f"t{i}" for i in range(ids.shape[1])])  # readies the CJK font
         if heads > 1:
             title = figure_text(
                 f"Shift task k={k}, {heads} heads after training",
