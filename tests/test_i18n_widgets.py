@@ -49,6 +49,13 @@ LABELS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _restore_matplotlib_settings():
+    """Drawing in Chinese adds the CJK font to matplotlib's settings: undo it after each test."""
+    with matplotlib.rc_context():
+        yield
+
+
 def _descriptions(w) -> dict[str, str]:
     return {name: control.description for name, control in w.controls.items()}
 

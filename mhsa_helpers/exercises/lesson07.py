@@ -32,7 +32,7 @@ def check_row_entropy(answer: object) -> CheckResult:
             name,
             tr(
                 "a number: -(sum of w * log(w)) over the row, in nats",
-                "一个数：对这一行求 -(w * log(w) 之和)，单位是奈特（nat）",
+                "一个数：这一行的 -(w * log(w) 之和)，单位是奈特（nat）",
             ),
         )
     if isinstance(answer, (float, torch.Tensor)) and bool(

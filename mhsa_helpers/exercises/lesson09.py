@@ -95,7 +95,7 @@ def check_attention_matrix_bytes(answer: object) -> CheckResult:
         name,
         tr(
             "count batch * heads * T * T entries, then multiply by 4 bytes (float32).",
-            "先数出 批次 * 头数 * T * T 个元素，再乘以 4 个字节（float32）。",
+            "先数出元素个数：批次 * 头数 * T * T，再乘以 4 个字节（float32）。",
         ),
     )
 

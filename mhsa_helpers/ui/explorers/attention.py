@@ -214,16 +214,21 @@ def _check_choice(name: str, value: object, choices: list) -> None:
 
 def _title(heads: int, head_dim: int | None, mode: str, dropout: float) -> str:
     """The heatmaps' title, e.g. "2 heads (head_dim 12), eval mode, dropout 0.0"."""
-    if heads > 1:
-        count = figure_text(f"{heads} heads", f"{heads} 个头")
-    else:
-        count = figure_text(f"{heads} head", f"{heads} 个头")
     if mode == "eval":
-        mode_name = figure_text("eval mode", "评估模式")
+        name = figure_text("eval mode", "评估模式")
     else:
-        mode_name = figure_text("train mode", "训练模式")
-    title = count + figure_text(f" (head_dim {head_dim}), ", f"（head_dim {head_dim}），")
-    title += mode_name + figure_text(f", dropout {dropout:.1f}", f"，dropout {dropout:.1f}")
+        name = figure_text("train mode", "训练模式")
+    p = f"{dropout:.1f}"
+    if heads > 1:
+        title = figure_text(
+            f"{heads} heads (head_dim {head_dim}), {name}, dropout {p}",
+            f"{heads} 个头（head_dim {head_dim}），{name}，dropout {p}",
+        )
+    else:
+        title = figure_text(
+            f"{heads} head (head_dim {head_dim}), {name}, dropout {p}",
+            f"{heads} 个头（head_dim {head_dim}），{name}，dropout {p}",
+        )
     if mode == "eval" and dropout > 0:
         title += figure_text(" (off in eval mode)", "（评估模式下关闭）")
     return title
