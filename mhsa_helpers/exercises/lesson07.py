@@ -14,6 +14,7 @@ import numbers
 
 import torch
 
+from ..i18n import tr
 from ..inspection import head_entropy
 from ._common import CheckResult, fail, missing, number, ok, tensor_answer
 
@@ -24,41 +25,92 @@ ROW = (0.5, 0.25, 0.25, 0.0)  # the row of exercise 1
 
 def check_row_entropy(answer: object) -> CheckResult:
     """-sum w log w of [0.5, 0.25, 0.25, 0] in nats = 1.5 log 2 = 1.0397."""
-    name = "entropy of one row"
+    name = tr("entropy of one row", "一行的熵")
     expected = -sum(w * math.log(w) for w in ROW if w > 0)
     if answer is None:
-        return missing(name, "a number: -(sum of w * log(w)) over the row, in nats")
+        return missing(
+            name,
+            tr(
+                "a number: -(sum of w * log(w)) over the row, in nats",
+                "一个数：这一行的 -(w * log(w) 之和)，单位是奈特（nat）",
+            ),
+        )
     if isinstance(answer, (float, torch.Tensor)) and bool(
         torch.isnan(torch.as_tensor(answer)).any()
     ):
         return fail(
-            name, "nan: 0 * log(0) must count as 0; skip the zeros or use torch.special.xlogy."
+            name,
+            tr(
+                "nan: 0 * log(0) must count as 0; skip the zeros or use torch.special.xlogy.",
+                "得到了 nan：0 * log(0) 必须按 0 计；跳过权重为 0 的项，"
+                "或者用 `torch.special.xlogy`。",
+            ),
         )
     value = number(answer)
     if value is None:
-        return fail(name, f"expected a number (float or 0-d tensor), got {type(answer).__name__}.")
+        kind = type(answer).__name__
+        return fail(
+            name,
+            tr(
+                f"expected a number (float or 0-d tensor), got {kind}.",
+                f"需要一个数（float 或 0 维张量），收到的是 {kind}。",
+            ),
+        )
     if abs(value - expected) < 1e-3:
-        return ok(name, f"correct: {expected:.4f} nats (= 1.5 * log 2).")
+        return ok(
+            name,
+            tr(
+                f"correct: {expected:.4f} nats (= 1.5 * log 2).",
+                f"正确：{expected:.4f} 奈特（= 1.5 * log 2）。",
+            ),
+        )
     if abs(value - expected / math.log(2)) < 1e-3:
-        return fail(name, "that is in bits (log base 2); use the natural log, torch.log.")
+        return fail(
+            name,
+            tr(
+                "that is in bits (log base 2); use the natural log, torch.log.",
+                "这是以比特为单位（以 2 为底的对数）；请用自然对数 `torch.log`。",
+            ),
+        )
     if abs(value + expected) < 1e-3:
-        return fail(name, "the sign: entropy is MINUS the sum of w * log(w), so it is >= 0.")
+        return fail(
+            name,
+            tr(
+                "the sign: entropy is MINUS the sum of w * log(w), so it is >= 0.",
+                "注意符号：熵是 w * log(w) 之和的相反数（前面有负号），所以它 >= 0。",
+            ),
+        )
     return fail(
         name,
-        "sum w * log(w) over the non-zero weights, then negate; 0 * log 0 counts as 0 "
-        "(torch.special.xlogy(w, w) does that).",
+        tr(
+            "sum w * log(w) over the non-zero weights, then negate; 0 * log 0 counts as 0 "
+            "(torch.special.xlogy(w, w) does that).",
+            "对非零权重求 w * log(w) 之和，再取相反数；0 * log 0 按 0 计"
+            "（`torch.special.xlogy(w, w)` 正是这样做的）。",
+        ),
     )
 
 
 def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
     """Per-head mean row entropy (h,) of ``weights`` (h, T, T)."""
-    name = "entropy of every head"
+    name = tr("entropy of every head", "每个头的熵")
     if answer is None:
-        return missing(name, "a tensor of shape (num_heads,): each head's mean row entropy")
+        return missing(
+            name,
+            tr(
+                "a tensor of shape (num_heads,): each head's mean row entropy",
+                "一个形状为 (num_heads,) 的张量：每个头各行熵的平均值",
+            ),
+        )
     if isinstance(answer, torch.Tensor) and torch.isnan(answer).any():
         return fail(
             name,
-            "nan: 0 * log(0) is nan in torch. Use torch.special.xlogy(w, w), which gives 0 there.",
+            tr(
+                "nan: 0 * log(0) is nan in torch. Use torch.special.xlogy(w, w), which gives 0 "
+                "there.",
+                "得到了 nan：在 torch 里 0 * log(0) 是 nan。请用 `torch.special.xlogy(w, w)`，"
+                "它在那里给出 0。",
+            ),
         )
     expected = head_entropy(weights)  # (h,)
     if (
@@ -68,39 +120,89 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
         and torch.allclose(answer.double(), -expected.double(), atol=1e-4)
         and bool(expected.abs().max() > 1e-4)
     ):
-        return fail(name, "the sign: entropy is -sum w log w (>= 0).")
-    if isinstance(answer, torch.Tensor) and answer.shape == weights.shape[:2]:
         return fail(
             name,
-            f"shape {tuple(answer.shape)} is one entropy per row; average the rows of each "
-            "head: .mean(dim=-1).",
+            tr(
+                "the sign: entropy is -sum w log w (>= 0).",
+                "注意符号：熵是 -sum w log w（>= 0）。",
+            ),
+        )
+    if isinstance(answer, torch.Tensor) and answer.shape == weights.shape[:2]:
+        shape = tuple(answer.shape)
+        return fail(
+            name,
+            tr(
+                f"shape {shape} is one entropy per row; average the rows of each head: "
+                ".mean(dim=-1).",
+                f"形状 {shape} 是每一行一个熵；请对每个头的各行求平均：`.mean(dim=-1)`。",
+            ),
         )
     return tensor_answer(
         name,
         answer,
         expected,
-        what="a (num_heads,) tensor",
-        hint="row entropy = -(w * log w).sum(dim=-1) with 0 log 0 = 0, then .mean(dim=-1).",
+        what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
+        hint=tr(
+            "row entropy = -(w * log w).sum(dim=-1) with 0 log 0 = 0, then .mean(dim=-1).",
+            "行熵 = -(w * log w).sum(dim=-1)，其中 0 log 0 = 0，然后再 `.mean(dim=-1)`。",
+        ),
     )
 
 
 def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     """Index (0-based) of the head of ``weights`` (h, T, T) with the lowest entropy."""
-    name = "the sharpest head"
+    name = tr("the sharpest head", "最集中的头")
     entropy = head_entropy(weights)
     expected = int(entropy.argmin())
     if answer is None:
-        return missing(name, "an int: the 0-based index of the head with the LOWEST entropy")
+        return missing(
+            name,
+            tr(
+                "an int: the 0-based index of the head with the LOWEST entropy",
+                "一个 int：熵最低的那个头的索引（从 0 开始）",
+            ),
+        )
     if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_floating_point():
         answer = int(answer.item())
     if isinstance(answer, numbers.Integral) and type(answer).__name__ != "bool_":
         answer = answer if isinstance(answer, bool) else int(answer)  # numpy ints count
     if isinstance(answer, bool) or not isinstance(answer, int):
-        return fail(name, f"expected an int (a head index), got {type(answer).__name__}.")
+        kind = type(answer).__name__
+        return fail(
+            name,
+            tr(
+                f"expected an int (a head index), got {kind}.",
+                f"需要一个 int（头的索引），收到的是 {kind}。",
+            ),
+        )
     if answer == expected:
-        return ok(name, f'correct: head index {expected} ("Head {expected + 1}" in the plots).')
+        return ok(
+            name,
+            tr(
+                f'correct: head index {expected} ("Head {expected + 1}" in the plots).',
+                f"正确：头的索引是 {expected}（图中的 “Head {expected + 1}”）。",
+            ),
+        )
     if answer == expected + 1:
-        return fail(name, "plots number heads from 1, tensors from 0: subtract one.")
+        return fail(
+            name,
+            tr(
+                "plots number heads from 1, tensors from 0: subtract one.",
+                "图里的头从 1 开始编号，张量的索引从 0 开始：减去 1。",
+            ),
+        )
     if answer == int(entropy.argmax()):
-        return fail(name, "that is the most spread-out head; the sharpest has the LOWEST entropy.")
-    return fail(name, "compute the entropy of every head and take .argmin().")
+        return fail(
+            name,
+            tr(
+                "that is the most spread-out head; the sharpest has the LOWEST entropy.",
+                "这是注意力最分散的头；最集中的头熵最低。",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "compute the entropy of every head and take .argmin().",
+            "先算出每个头的熵，再取 `.argmin()`。",
+        ),
+    )

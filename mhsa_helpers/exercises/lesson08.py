@@ -14,8 +14,9 @@ import math
 
 import torch
 
+from ..i18n import tr
 from ..training import IGNORE_INDEX, offset_attention
-from ._common import CheckResult, fail, missing, number, ok, tensor_answer
+from ._common import CheckResult, fail, missing, not_a_tensor, number, ok, tensor_answer
 
 __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
 
@@ -26,29 +27,70 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
     Lesson 08 uses it twice: for a prediction before the first run (64 tokens, log 64 = 4.1589)
     and for the exercise (GPT-2's 50257 tokens).
     """
-    name = f"loss of a uniform guess over {vocab_size} tokens"
+    name = tr(
+        f"loss of a uniform guess over {vocab_size} tokens",
+        f"在 {vocab_size} 个词元上均匀猜测的损失",
+    )
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
-        return fail(name, f"vocab_size must be an int >= 2, got {vocab_size!r}.")
+        return fail(
+            name,
+            tr(
+                f"vocab_size must be an int >= 2, got {vocab_size!r}.",
+                f"vocab_size 必须是 >= 2 的 int，收到的是 {vocab_size!r}。",
+            ),
+        )
     expected = math.log(vocab_size)
     if answer is None:
         return missing(
             name,
-            f"a number: the cross-entropy when each of {vocab_size} tokens has p = 1/{vocab_size}",
+            tr(
+                f"a number: the cross-entropy when each of {vocab_size} tokens has "
+                f"p = 1/{vocab_size}",
+                f"一个数：{vocab_size} 个词元的概率都是 p = 1/{vocab_size} 时的交叉熵",
+            ),
         )
     value = number(answer)
     if value is None:
-        return fail(name, f"expected a number, got {type(answer).__name__}.")
+        kind = type(answer).__name__
+        return fail(name, tr(f"expected a number, got {kind}.", f"需要一个数，收到的是 {kind}。"))
     if abs(value - expected) < 1e-3:
-        return ok(name, f"correct: log({vocab_size}) = {expected:.4f} nats.")
+        return ok(
+            name,
+            tr(
+                f"correct: log({vocab_size}) = {expected:.4f} nats.",
+                f"正确：log({vocab_size}) = {expected:.4f} 奈特。",
+            ),
+        )
     if abs(value - math.log2(vocab_size)) < 1e-3:
-        return fail(name, f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.")
+        return fail(
+            name,
+            tr(
+                f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.",
+                f"{value:.4g} 是以 2 为底的对数（比特）；`cross_entropy` 用的是自然对数。",
+            ),
+        )
     if abs(value - 1 / vocab_size) < 1e-4 or abs(value + expected) < 1e-3:
-        return fail(name, "the loss is MINUS the log of the probability of the right token.")
+        return fail(
+            name,
+            tr(
+                "the loss is MINUS the log of the probability of the right token.",
+                "损失是正确词元概率的对数的相反数（前面有负号）。",
+            ),
+        )
     if vocab_size != 64 and abs(value - math.log(64)) < 1e-3:
-        return fail(name, f"that is log(64), the lesson's vocabulary; this one has {vocab_size}.")
+        return fail(
+            name,
+            tr(
+                f"that is log(64), the lesson's vocabulary; this one has {vocab_size}.",
+                f"这是 log(64)，对应本课的词表；这里的词表有 {vocab_size} 个词元。",
+            ),
+        )
     return fail(
         name,
-        f"cross-entropy = -log(p of the right token), and p = 1/{vocab_size} for every token.",
+        tr(
+            f"cross-entropy = -log(p of the right token), and p = 1/{vocab_size} for every token.",
+            f"交叉熵 = -log(正确词元的 p)，而每个词元的 p 都是 1/{vocab_size}。",
+        ),
     )
 
 
@@ -60,30 +102,72 @@ def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:
 
 def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResult:
     """``target[:, t] = ids[:, t - k]`` for t >= k, -100 before."""
-    name = f"shift-task targets (k={k})"
+    name = tr(f"shift-task targets (k={k})", f"平移任务的目标（k={k}）")
     expected = _expected_targets(ids, k)
     if answer is None:
-        return missing(name, f"a {tuple(ids.shape)} integer tensor of targets")
+        shape = tuple(ids.shape)
+        return missing(
+            name,
+            tr(f"a {shape} integer tensor of targets", f"一个形状为 {shape} 的整数目标张量"),
+        )
     if not isinstance(answer, torch.Tensor):
-        return fail(name, f"expected a torch.Tensor, got {type(answer).__name__}.")
+        return fail(name, not_a_tensor(answer))
     if tuple(answer.shape) != tuple(ids.shape):
-        return fail(name, f"shape {tuple(answer.shape)} but expected {tuple(ids.shape)}, like ids.")
+        got, want = tuple(answer.shape), tuple(ids.shape)
+        return fail(
+            name,
+            tr(
+                f"shape {got} but expected {want}, like ids.",
+                f"形状是 {got}，应为 {want}，和 ids 一样。",
+            ),
+        )
     if answer.is_floating_point() or answer.dtype == torch.bool:
-        return fail(name, f"targets are token ids: use an integer dtype, got {answer.dtype}.")
+        dtype = answer.dtype
+        return fail(
+            name,
+            tr(
+                f"targets are token ids: use an integer dtype, got {dtype}.",
+                f"目标是词元 id：请用整数 dtype，收到的是 {dtype}。",
+            ),
+        )
     if torch.equal(answer, expected):
-        return ok(name, "correct: each position's target is the token k places back.")
+        return ok(
+            name,
+            tr(
+                "correct: each position's target is the token k places back.",
+                "正确：每个位置的目标都是往前数 k 个位置的那个词元。",
+            ),
+        )
     if torch.equal(answer[:, k:], expected[:, k:]):
-        return fail(name, "the first k positions have no token k back: set them to -100.")
+        return fail(
+            name,
+            tr(
+                "the first k positions have no token k back: set them to -100.",
+                "前 k 个位置往前数 k 个没有词元：把它们设为 -100。",
+            ),
+        )
     wrong_way = torch.full_like(ids, IGNORE_INDEX)
     wrong_way[:, :-k] = ids[:, k:]
     if torch.equal(answer, wrong_way):
-        return fail(name, "that copies from the FUTURE (t + k); we want the past: ids[:, :-k].")
-    return fail(name, "start from torch.full_like(ids, -100), then targets[:, k:] = ids[:, :-k].")
+        return fail(
+            name,
+            tr(
+                "that copies from the FUTURE (t + k); we want the past: ids[:, :-k].",
+                "这是从未来（t + k）复制；我们要的是过去：`ids[:, :-k]`。",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "start from torch.full_like(ids, -100), then targets[:, k:] = ids[:, :-k].",
+            "先用 `torch.full_like(ids, -100)`，再令 `targets[:, k:] = ids[:, :-k]`。",
+        ),
+    )
 
 
 def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> CheckResult:
     """Mean over queries t >= k of ``weights[h, t, t - k]``, one number per head."""
-    name = f"attention on the token {k} back"
+    name = tr(f"attention on the token {k} back", f"对往前第 {k} 个词元的注意力")
     expected = offset_attention(weights, k)  # (h,)
     if (
         isinstance(answer, torch.Tensor)
@@ -92,14 +176,22 @@ def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> Che
         and torch.allclose(answer, offset_attention(weights.transpose(-2, -1), k), atol=1e-4)
         and not torch.allclose(answer, expected, atol=1e-4)
     ):
-        return fail(name, "offset=+k is above the diagonal (the future): use offset=-k.")
+        return fail(
+            name,
+            tr(
+                "offset=+k is above the diagonal (the future): use offset=-k.",
+                "offset=+k 在对角线上方（未来）：请用 offset=-k。",
+            ),
+        )
     return tensor_answer(
         name,
         answer,
         expected,
-        what="a (num_heads,) tensor",
-        hint=(
+        what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
+        hint=tr(
             "torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1) gives (h, T - k); "
-            "average it over the last dimension."
+            "average it over the last dimension.",
+            "`torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1)` 给出 (h, T - k)；"
+            "再对最后一维求平均。",
         ),
     )

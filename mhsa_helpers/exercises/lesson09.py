@@ -20,7 +20,8 @@ import torch
 from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
-from ._common import CheckResult, fail, missing, number, ok, plain_tensor
+from ..i18n import Text, tr
+from ._common import CheckResult, fail, missing, not_a_tensor, number, ok, plain_tensor
 from ._contract import book_forward, class_answer, is_view_error
 
 __all__ = [
@@ -39,54 +40,142 @@ _ATTENTION_BYTES = _BATCH * _HEADS * _T * _T * _BYTES  # 104_857_600
 
 def check_attention_matrix_bytes(answer: object) -> CheckResult:
     """``answer``: an int, the bytes of a float32 (1, 25, 1024, 1024) attention-weight tensor."""
-    name = "attention-matrix bytes (GPT-2 XL, T=1024)"
+    name = tr("attention-matrix bytes (GPT-2 XL, T=1024)", "注意力矩阵的字节数（GPT-2 XL，T=1024）")
     if answer is None:
-        return missing(name, "an int: batch * heads * T * T * bytes per float32")
+        return missing(
+            name,
+            tr(
+                "an int: batch * heads * T * T * bytes per float32",
+                "一个 int：批次 * 头数 * T * T * 每个 float32 的字节数",
+            ),
+        )
     value = number(answer)
     if value is None:
-        return fail(name, f"expected a number of bytes (an int), got {type(answer).__name__}.")
+        kind = type(answer).__name__
+        return fail(
+            name,
+            tr(
+                f"expected a number of bytes (an int), got {kind}.",
+                f"需要一个字节数（int），收到的是 {kind}。",
+            ),
+        )
     if value == _ATTENTION_BYTES:
-        return ok(name, f"correct: {_ATTENTION_BYTES:,} bytes = 100 MiB per layer.")
+        return ok(
+            name,
+            tr(
+                f"correct: {_ATTENTION_BYTES:,} bytes = 100 MiB per layer.",
+                f"正确：{_ATTENTION_BYTES:,} 字节 = 每层 100 MiB。",
+            ),
+        )
     if value == _ATTENTION_BYTES // _BYTES:
-        return fail(name, "that is the number of floats; a float32 takes 4 bytes.")
+        return fail(
+            name,
+            tr(
+                "that is the number of floats; a float32 takes 4 bytes.",
+                "这是浮点数的个数；一个 float32 占 4 个字节。",
+            ),
+        )
     if value == _ATTENTION_BYTES // _HEADS:
-        return fail(name, "each of the 25 heads has its own (T, T) matrix.")
+        return fail(
+            name,
+            tr(
+                "each of the 25 heads has its own (T, T) matrix.",
+                "25 个头各有自己的 (T, T) 矩阵。",
+            ),
+        )
     if value in (_BATCH * 1600 * _T * _BYTES, _ATTENTION_BYTES // 2):
-        return fail(name, "the matrix is (T, T) per head: T * T entries, not T * d or half of it.")
-    return fail(name, "count batch * heads * T * T entries, then multiply by 4 bytes (float32).")
+        return fail(
+            name,
+            tr(
+                "the matrix is (T, T) per head: T * T entries, not T * d or half of it.",
+                "每个头的矩阵是 (T, T)：有 T * T 个元素，不是 T * d，也不是它的一半。",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "count batch * heads * T * T entries, then multiply by 4 bytes (float32).",
+            "先数出元素个数：批次 * 头数 * T * T，再乘以 4 个字节（float32）。",
+        ),
+    )
 
 
 def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
     """``answer``: the (d_out, d_in) W_key block of ``fused.qkv.weight`` (rows d_out..2 d_out)."""
-    name = "W_key cut out of the fused weight"
+    name = tr("W_key cut out of the fused weight", "从融合权重中切出 W_key")
     if answer is None:
-        return missing(name, "a (d_out, d_in) tensor: the key rows of fused.qkv.weight")
+        return missing(
+            name,
+            tr(
+                "a (d_out, d_in) tensor: the key rows of fused.qkv.weight",
+                "一个 (d_out, d_in) 张量：fused.qkv.weight 中属于键的那些行",
+            ),
+        )
     qkv = getattr(fused, "qkv", None)
     if not isinstance(qkv, nn.Linear) or qkv.out_features % 3 != 0:
-        return fail(name, "the second argument must be the lesson's fused module `fused_ex`.")
+        return fail(
+            name,
+            tr(
+                "the second argument must be the lesson's fused module `fused_ex`.",
+                "第二个参数必须是本课的融合模块 `fused_ex`。",
+            ),
+        )
     if not isinstance(answer, torch.Tensor):
-        return fail(name, f"expected a torch.Tensor, got {type(answer).__name__}.")
+        return fail(name, not_a_tensor(answer))
     weight = qkv.weight.detach()  # (3 d_out, d_in)
     d_out = qkv.out_features // 3
     w_query, w_key, w_value = weight.split(d_out, dim=0)  # each (d_out, d_in)
     got = answer.detach()
     if tuple(got.shape) != tuple(w_key.shape):
+        shape, key_shape = tuple(got.shape), tuple(w_key.shape)
         if got.dim() == 2 and got.shape[0] == weight.shape[0]:
             return fail(
                 name,
-                f"shape {tuple(got.shape)}: the blocks are stacked along the ROWS (dim=0) of "
-                f"the (3 * d_out, d_in) weight; W_key is {tuple(w_key.shape)}.",
+                tr(
+                    f"shape {shape}: the blocks are stacked along the ROWS (dim=0) of "
+                    f"the (3 * d_out, d_in) weight; W_key is {key_shape}.",
+                    f"形状是 {shape}：这三块是沿着 (3 * d_out, d_in) 权重的行（dim=0）"
+                    f"堆叠起来的；W_key 的形状是 {key_shape}。",
+                ),
             )
         return fail(
-            name, f"shape {tuple(got.shape)} but expected {tuple(w_key.shape)} = (d_out, d_in)."
+            name,
+            tr(
+                f"shape {shape} but expected {key_shape} = (d_out, d_in).",
+                f"形状是 {shape}，应为 {key_shape} = (d_out, d_in)。",
+            ),
         )
     if torch.equal(got, w_key):
-        return ok(name, "correct: rows d_out .. 2 * d_out - 1 are W_key.")
+        return ok(
+            name,
+            tr(
+                "correct: rows d_out .. 2 * d_out - 1 are W_key.",
+                "正确：第 d_out 到 2 * d_out - 1 行就是 W_key。",
+            ),
+        )
     if torch.equal(got, w_query):
-        return fail(name, "that is W_query (the first block); the order is query, key, value.")
+        return fail(
+            name,
+            tr(
+                "that is W_query (the first block); the order is query, key, value.",
+                "这是 W_query（第一块）；顺序是查询、键、值。",
+            ),
+        )
     if torch.equal(got, w_value):
-        return fail(name, "that is W_value (the last block); the order is query, key, value.")
-    return fail(name, "take rows d_out:2 * d_out of fused_ex.qkv.weight (or .split(d_out)[1]).")
+        return fail(
+            name,
+            tr(
+                "that is W_value (the last block); the order is query, key, value.",
+                "这是 W_value（最后一块）；顺序是查询、键、值。",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "take rows d_out:2 * d_out of fused_ex.qkv.weight (or .split(d_out)[1]).",
+            "取 `fused_ex.qkv.weight` 的第 d_out:2 * d_out 行（或 `.split(d_out)[1]`）。",
+        ),
+    )
 
 
 # -- Build it: a fused-QKV multi-head attention class ------------------------------------------
@@ -120,44 +209,66 @@ def _reference(
 
 
 _MISTAKE_HINTS = {
-    "no_scaling": "the scores are not scaled: divide Q @ K^T by sqrt(head_dim) before softmax.",
-    "scale_d_out": (
-        "scaled by sqrt(d_out); each head's dot products have head_dim terms, so divide by "
-        "sqrt(head_dim) = sqrt(d_out // num_heads)."
+    "no_scaling": tr(
+        "the scores are not scaled: divide Q @ K^T by sqrt(head_dim) before softmax.",
+        "分数没有缩放：在 softmax 之前把 Q @ K^T 除以 sqrt(head_dim)。",
     ),
-    "split_no_transpose_merge_plain": (
+    "scale_d_out": tr(
+        "scaled by sqrt(d_out); each head's dot products have head_dim terms, so divide by "
+        "sqrt(head_dim) = sqrt(d_out // num_heads).",
+        "除的是 sqrt(d_out)；每个头的点积只有 head_dim 项，所以应除以 "
+        "sqrt(head_dim) = sqrt(d_out // num_heads)。",
+    ),
+    "split_no_transpose_merge_plain": tr(
         "Q, K, V were reshaped to (b, h, T, head_dim) without a transpose, which mixes tokens "
         "between heads: "
-        "view to (b, T, h, head_dim), then .transpose(1, 2) (and transpose back before merging)."
+        "view to (b, T, h, head_dim), then .transpose(1, 2) (and transpose back before merging).",
+        "Q、K、V 没有转置就被重排成了 (b, h, T, head_dim)，这会把词元混到别的头里："
+        "先 view 成 (b, T, h, head_dim)，再 `.transpose(1, 2)`（合并前再转置回来）。",
     ),
-    "transposed_mask": (
+    "transposed_mask": tr(
         "the mask is transposed: it hides the PAST and shows the future. Hide j > i: "
-        "torch.triu(ones(T, T), diagonal=1), True/1 = hidden."
+        "torch.triu(ones(T, T), diagonal=1), True/1 = hidden.",
+        "掩码被转置了：它遮住了过去、露出了未来。应遮住 j > i："
+        "`torch.triu(ones(T, T), diagonal=1)`，True/1 表示遮住。",
     ),
-    "no_mask": "no causal mask: fill the scores above the diagonal with -inf before softmax.",
-    "mask_after_softmax": (
+    "no_mask": tr(
+        "no causal mask: fill the scores above the diagonal with -inf before softmax.",
+        "没有因果掩码：在 softmax 之前把对角线上方的分数填成 -inf。",
+    ),
+    "mask_after_softmax": tr(
         "the future was zeroed after softmax without renormalising, so rows sum to less than 1: "
-        "fill the scores with -inf BEFORE softmax."
+        "fill the scores with -inf BEFORE softmax.",
+        "在 softmax 之后才把未来置零，又没有重新归一化，所以每行之和小于 1："
+        "要在 softmax 之前把分数填成 -inf。",
     ),
-    "no_out_proj": "the heads are merged but out_proj is never applied: return self.out_proj(...).",
+    "no_out_proj": tr(
+        "the heads are merged but out_proj is never applied: return self.out_proj(...).",
+        "各头合并了，却没有用上 out_proj：返回 `self.out_proj(...)`。",
+    ),
 }
 
 
-def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, which: str) -> str:
+def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, which: Text) -> Text:
     with torch.no_grad():
         for mistake in [*_MISTAKE_HINTS, *_ORDERS]:
             wrong = _reference(module.qkv, module.out_proj, x, num_heads, mistake)
             if torch.allclose(got, wrong, atol=1e-5, rtol=1e-4):
                 if mistake in _ORDERS:
-                    return (
+                    return tr(
                         f"the fused output was split in the order {mistake}; qkv.weight stacks "
-                        "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V."
+                        "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V.",
+                        f"融合输出是按 {mistake} 的顺序拆开的；qkv.weight 依次堆叠 "
+                        "W_query、W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、K、V。",
                     )
                 return _MISTAKE_HINTS[mistake]
-    return (
-        f"{which} differs from mh.FusedQKVMultiHeadAttention with the same weights; check the "
+    return which + tr(
+        " differs from mh.FusedQKVMultiHeadAttention with the same weights; check the "
         "order project -> split Q, K, V -> (b, h, T, head_dim) -> scores / sqrt(head_dim) -> "
-        "mask -> softmax -> dropout -> @ V -> merge -> out_proj."
+        "mask -> softmax -> dropout -> @ V -> merge -> out_proj.",
+        "与权重相同的 `mh.FusedQKVMultiHeadAttention` 不一致；请检查顺序："
+        "投影 -> 拆成 Q、K、V -> (b, h, T, head_dim) -> 分数 / sqrt(head_dim) -> "
+        "掩码 -> softmax -> dropout -> @ V -> 合并 -> out_proj。",
     )
 
 
@@ -184,78 +295,122 @@ def _build(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) ->
     return module
 
 
-def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> str | None:
+def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> Text | None:
     """What is missing or mis-shaped in the module's layers, or None if they are right."""
     qkv = getattr(module, "qkv", None)
     if not isinstance(qkv, nn.Linear):
         if any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES):
-            return (
+            return tr(
                 "three separate W_query/W_key/W_value layers: this exercise wants ONE fused "
-                "nn.Linear(d_in, 3 * d_out) named `qkv`."
+                "nn.Linear(d_in, 3 * d_out) named `qkv`.",
+                "这里是三个分开的 W_query/W_key/W_value 层：本练习要的是一个融合的 "
+                "`nn.Linear(d_in, 3 * d_out)`，名叫 `qkv`。",
             )
-        return (
-            "no nn.Linear named `qkv`: create self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)."
+        return tr(
+            "no nn.Linear named `qkv`: create "
+            "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias).",
+            "没有名叫 `qkv` 的 nn.Linear：请创建 "
+            "`self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`。",
         )
     if (qkv.in_features, qkv.out_features) != (d_in, 3 * d_out):
-        return (
-            f"qkv is nn.Linear({qkv.in_features}, {qkv.out_features}); it must map d_in={d_in} "
-            f"to 3 * d_out = {3 * d_out}."
+        n_in, n_out, wide = qkv.in_features, qkv.out_features, 3 * d_out
+        return tr(
+            f"qkv is nn.Linear({n_in}, {n_out}); it must map d_in={d_in} to 3 * d_out = {wide}.",
+            f"qkv 是 nn.Linear({n_in}, {n_out})；它必须把 d_in={d_in} 映射到 3 * d_out = {wide}。",
         )
     if (qkv.bias is not None) != qkv_bias:
-        return "qkv must have a bias exactly when qkv_bias=True: nn.Linear(..., bias=qkv_bias)."
+        return tr(
+            "qkv must have a bias exactly when qkv_bias=True: nn.Linear(..., bias=qkv_bias).",
+            "qkv 应当恰好在 qkv_bias=True 时有偏置：`nn.Linear(..., bias=qkv_bias)`。",
+        )
     out_proj = getattr(module, "out_proj", None)
     if not isinstance(out_proj, nn.Linear):
-        return "forgot out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it last."
+        return tr(
+            "forgot out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it last.",
+            "忘了 out_proj：加上 `self.out_proj = nn.Linear(d_out, d_out)`，并在最后使用它。",
+        )
     if (out_proj.in_features, out_proj.out_features) != (d_out, d_out):
-        return f"out_proj must be nn.Linear(d_out, d_out) = nn.Linear({d_out}, {d_out})."
+        return tr(
+            f"out_proj must be nn.Linear(d_out, d_out) = nn.Linear({d_out}, {d_out}).",
+            f"out_proj 必须是 nn.Linear(d_out, d_out) = nn.Linear({d_out}, {d_out})。",
+        )
     if out_proj.bias is None:
-        return (
-            "out_proj always has a bias (the book's nn.Linear(d_out, d_out)), even if qkv has none."
+        return tr(
+            "out_proj always has a bias (the book's nn.Linear(d_out, d_out)), "
+            "even if qkv has none.",
+            "out_proj 总是带偏置（书中的 `nn.Linear(d_out, d_out)`），即使 qkv 没有偏置。",
         )
     names = {name for name, _ in module.named_parameters()}
     extra = names - {"qkv.weight", "qkv.bias", "out_proj.weight", "out_proj.bias"}
     if extra:
-        return f"unexpected parameters {sorted(extra)}: the block has only qkv and out_proj."
+        unexpected = sorted(extra)
+        return tr(
+            f"unexpected parameters {unexpected}: the block has only qkv and out_proj.",
+            f"多出了参数 {unexpected}：这个模块只有 qkv 和 out_proj。",
+        )
     return None
 
 
-def _view_hint(error: BaseException) -> str:
+def _view_hint(error: BaseException) -> Text:
     """Name the ``.view`` on a non-contiguous tensor, from the learner's line if it shows."""
     frames = traceback.extract_tb(error.__traceback__)
     line = (frames[-1].line or "") if frames else ""
-    said = "a .view raised `view size is not compatible with input tensor's size and stride`"
+    said = tr(
+        "a .view raised `view size is not compatible with input tensor's size and stride`",
+        "`.view` 报错 `view size is not compatible with input tensor's size and stride`",
+    )
     if "transpose" in line and "contiguous" not in line:
-        return (
-            f"{said} while merging the heads: after .transpose(1, 2) the tensor is not "
-            "contiguous; merge with .contiguous().view(b, T, d_out) (or .reshape)."
+        return said + tr(
+            " while merging the heads: after .transpose(1, 2) the tensor is not "
+            "contiguous; merge with .contiguous().view(b, T, d_out) (or .reshape).",
+            "，发生在合并各头时：`.transpose(1, 2)` 之后张量不是连续存储的；"
+            "请用 `.contiguous().view(b, T, d_out)`（或 `.reshape`）来合并。",
         )
-    return (
-        f"{said}. Either the heads were merged without .contiguous() (after .transpose(1, 2) "
+    return said + tr(
+        ". Either the heads were merged without .contiguous() (after .transpose(1, 2) "
         "use .contiguous().view(b, T, d_out)), or Q, K, V were viewed straight to "
-        "(b, h, T, head_dim): view to (b, T, h, head_dim), then .transpose(1, 2)."
+        "(b, h, T, head_dim): view to (b, T, h, head_dim), then .transpose(1, 2).",
+        "。要么是合并各头时没有 `.contiguous()`（`.transpose(1, 2)` 之后要用 "
+        "`.contiguous().view(b, T, d_out)`），要么是 Q、K、V 被直接 view 成了 "
+        "(b, h, T, head_dim)：应先 view 成 (b, T, h, head_dim)，再 `.transpose(1, 2)`。",
     )
 
 
-def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, str | None]:
+def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, Text | None]:
     """``module(x)``, or None and a hint naming what went wrong."""
     try:
         out = module(x)
     except RuntimeError as error:
         if is_view_error(error):
             return None, _view_hint(error)
-        return None, f"forward raised RuntimeError: {error}"
+        return None, tr(
+            f"forward raised RuntimeError: {error}", f"forward 抛出了 RuntimeError：{error}"
+        )
     except Exception as error:  # the learner's code: report it, never raise
-        return None, f"forward raised {type(error).__name__}: {error}"
+        kind = type(error).__name__
+        return None, tr(f"forward raised {kind}: {error}", f"forward 抛出了 {kind}：{error}")
     if isinstance(out, tuple):
-        return None, "forward(x) must return one tensor (b, T, d_out), not a tuple."
+        return None, tr(
+            "forward(x) must return one tensor (b, T, d_out), not a tuple.",
+            "forward(x) 必须返回一个张量 (b, T, d_out)，而不是元组。",
+        )
+    kind = type(out).__name__
     if not isinstance(out, torch.Tensor):
-        return None, f"forward(x) returned {type(out).__name__}, not a tensor."
+        return None, tr(
+            f"forward(x) returned {kind}, not a tensor.",
+            f"forward(x) 返回的是 {kind}，不是张量。",
+        )
     if not plain_tensor(out):
-        return None, f"forward(x) returned a {type(out).__name__}; return a plain torch.Tensor."
+        return None, tr(
+            f"forward(x) returned a {kind}; return a plain torch.Tensor.",
+            f"forward(x) 返回的是 {kind}；请返回普通的 torch.Tensor。",
+        )
     if out.dtype != x.dtype or out.device != x.device:
-        return None, (
+        return None, tr(
             f"forward returned {out.dtype} on {out.device} for a {x.dtype} input on {x.device}: "
-            "keep the input's dtype and device (no .double(), no .to(...))."
+            "keep the input's dtype and device (no .double(), no .to(...)).",
+            f"输入是 {x.device} 上的 {x.dtype}，forward 却返回了 {out.device} 上的 {out.dtype}："
+            "请保持输入的 dtype 和设备（不要 `.double()`，也不要 `.to(...)`）。",
         )
     return out, None
 
@@ -270,13 +425,22 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     to 1, dropout only in train mode, gradient flow to every parameter. A mismatch is compared
     with the typical mistakes so the hint can name one.
     """
-    name = "build a fused-QKV MultiHeadAttention"
+    name = tr("build a fused-QKV MultiHeadAttention", "动手实现融合 QKV 的 MultiHeadAttention")
     not_a_class = class_answer(
         cls,
         name,
-        missing_what="your class (the class itself, e.g. `FusedMultiHeadAttention`)",
-        instance_hint="pass the class itself, not an instance: drop the (...) after its name.",
-        not_class_hint="expected a class derived from nn.Module, got {kind}.",
+        missing_what=tr(
+            "your class (the class itself, e.g. `FusedMultiHeadAttention`)",
+            "你的类（类本身，例如 `FusedMultiHeadAttention`）",
+        ),
+        instance_hint=tr(
+            "pass the class itself, not an instance: drop the (...) after its name.",
+            "请传入类本身，而不是它的实例：去掉类名后面的 (...)。",
+        ),
+        not_class_hint=tr(
+            "expected a class derived from nn.Module, got {kind}.",
+            "需要一个继承自 nn.Module 的类，收到的是 {kind}。",
+        ),
     )
     if not_a_class is not None:
         return not_a_class
@@ -286,21 +450,25 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
         return _contract_tests(cls, name)
 
 
-def _contract_tests(cls: type, name: str) -> CheckResult:
+def _contract_tests(cls: type, name: Text) -> CheckResult:
     """The tests of ``check_build_fused_multihead``, run with seeded weights and inputs."""
 
     for sizes in _BUILD_SIZES:
         d_in, d_out, context_length, num_heads, b, num_tokens = sizes
-        where = f"at d_in={d_in}, d_out={d_out}, num_heads={num_heads}"
         torch.manual_seed(0)
         reference = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
         try:
             module = _build(cls, sizes, 0.0, False)
         except Exception as error:
+            cls_name, kind = cls.__name__, type(error).__name__
             return fail(
                 name,
-                f"{cls.__name__}(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False) "
-                f"raised {type(error).__name__}: {error}",
+                tr(
+                    f"{cls_name}(d_in, d_out, context_length, dropout, num_heads, "
+                    f"qkv_bias=False) raised {kind}: {error}",
+                    f"{cls_name}(d_in, d_out, context_length, dropout, num_heads, "
+                    f"qkv_bias=False) 抛出了 {kind}：{error}",
+                ),
             )
         hint = _structure_hint(module, d_in, d_out, False)
         if hint:
@@ -318,21 +486,39 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
             assert out is not None
             want = reference(x)  # (b, T, d_out)
         if tuple(out.shape) != tuple(want.shape):
+            got_shape, want_shape = tuple(out.shape), tuple(want.shape)
             return fail(
                 name,
-                f"output shape {tuple(out.shape)} {where}; expected (b, T, d_out) = "
-                f"{tuple(want.shape)}.",
+                tr(
+                    f"output shape {got_shape} at d_in={d_in}, d_out={d_out}, "
+                    f"num_heads={num_heads}; expected (b, T, d_out) = {want_shape}.",
+                    f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时输出形状是 "
+                    f"{got_shape}；应为 (b, T, d_out) = {want_shape}。",
+                ),
             )
         if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
-            return fail(name, _hint_for(module, x, out, num_heads, f"the output {where}"))
+            which = tr(
+                f"the output at d_in={d_in}, d_out={d_out}, num_heads={num_heads}",
+                f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时，输出",
+            )
+            return fail(name, _hint_for(module, x, out, num_heads, which))
         later = x.clone()
         later[:, -1] += 3.0  # change only the last token
         with torch.no_grad():
             changed, hint = _run(module, later)
         if hint or changed is None:
-            return fail(name, hint or "forward failed on a second input.")
+            return fail(
+                name,
+                hint or tr("forward failed on a second input.", "forward 在第二个输入上失败了。"),
+            )
         if not torch.allclose(changed[:, :-1], out[:, :-1], atol=1e-6, rtol=0):
-            return fail(name, "changing the last token changed earlier outputs: the mask leaks.")
+            return fail(
+                name,
+                tr(
+                    "changing the last token changed earlier outputs: the mask leaks.",
+                    "只改了最后一个词元，前面的输出却变了：掩码漏了信息。",
+                ),
+            )
 
     d_in, d_out, context_length, num_heads, b, num_tokens = _BUILD_SIZES[1]
     x = torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(2))
@@ -342,7 +528,7 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
     try:
         ones = _build(cls, _BUILD_SIZES[1], 0.0, True).eval()
     except Exception as error:
-        return fail(name, f"building with qkv_bias=True raised {type(error).__name__}: {error}")
+        return fail(name, _build_error("qkv_bias=True", error))
     hint = _structure_hint(ones, d_in, d_out, True)
     if hint:
         return fail(name, hint)
@@ -350,12 +536,16 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
         _values_one(ones, d_out)
         row_sums, hint = _run(ones, x)
     if hint or row_sums is None:
-        return fail(name, hint or "forward failed with qkv_bias=True.")
+        return fail(name, hint or _forward_failed("qkv_bias=True"))
     if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-5, rtol=0):
         return fail(
             name,
-            "attention rows do not sum to 1 (with V = 1 the output should be all ones): mask "
-            "with -inf BEFORE softmax, and softmax over the last dim (the keys).",
+            tr(
+                "attention rows do not sum to 1 (with V = 1 the output should be all ones): mask "
+                "with -inf BEFORE softmax, and softmax over the last dim (the keys).",
+                "注意力权重的每行之和不是 1（V = 1 时输出应该全是 1）：要在 softmax 之前用 "
+                "-inf 做掩码，并且在最后一维（键）上做 softmax。",
+            ),
         )
 
     # Dropout: off in eval mode, on in train mode.
@@ -364,50 +554,65 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
     try:
         dropping = _build(cls, _BUILD_SIZES[1], 0.5, False)
     except Exception as error:
-        return fail(name, f"building with dropout=0.5 raised {type(error).__name__}: {error}")
+        return fail(name, _build_error("dropout=0.5", error))
     with torch.no_grad():
         dropping.qkv.weight.copy_(reference.qkv.weight)
         dropping.out_proj.load_state_dict(reference.out_proj.state_dict())
         dropping.eval()
         out, hint = _run(dropping, x)
         if hint or out is None:
-            return fail(name, hint or "forward failed with dropout=0.5.")
+            return fail(name, hint or _forward_failed("dropout=0.5"))
         if not torch.allclose(out, reference(x), atol=1e-5, rtol=1e-4):
             return fail(
                 name,
-                "with dropout=0.5 in eval() mode the output changes: dropout must be off in eval "
-                "mode. Use self.dropout = nn.Dropout(dropout) and call self.dropout(weights), not "
-                "F.dropout(..., training=True).",
+                tr(
+                    "with dropout=0.5 in eval() mode the output changes: dropout must be off in "
+                    "eval mode. Use self.dropout = nn.Dropout(dropout) and call "
+                    "self.dropout(weights), not F.dropout(..., training=True).",
+                    "dropout=0.5 时，在 eval() 模式下输出变了：eval 模式下 dropout 必须关闭。"
+                    "请用 `self.dropout = nn.Dropout(dropout)` 并调用 `self.dropout(weights)`，"
+                    "不要用 `F.dropout(..., training=True)`。",
+                ),
             )
         dropping.train()
         torch.manual_seed(3)
         out_train, hint = _run(dropping, x)
         if hint or out_train is None:
-            return fail(name, hint or "forward failed in train mode.")
+            return fail(
+                name, hint or tr("forward failed in train mode.", "训练模式下 forward 失败了。")
+            )
     if torch.allclose(out_train, out, atol=1e-6, rtol=0):
         return fail(
             name,
-            "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
-            "attention weights before multiplying with V.",
+            tr(
+                "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
+                "attention weights before multiplying with V.",
+                "dropout=0.5 时，在 train() 模式下什么也没有被丢弃：请在与 V 相乘之前，"
+                "对注意力权重使用 `self.dropout`。",
+            ),
         )
     # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
     # one head then gets the same (dropped, rescaled) row sum; dropout on the output does not.
     try:
         ones = _build(cls, _BUILD_SIZES[1], 0.5, True).train()
     except Exception as error:
-        return fail(name, f"building with qkv_bias=True raised {type(error).__name__}: {error}")
+        return fail(name, _build_error("qkv_bias=True", error))
     with torch.no_grad():
         _values_one(ones, d_out)
         torch.manual_seed(4)
         row_sums, hint = _run(ones, x)
     if hint or row_sums is None:
-        return fail(name, hint or "forward failed in train mode with qkv_bias=True.")
+        return fail(name, hint or _TRAIN_BIAS_FAILED)
     per_head = row_sums.view(b, num_tokens, num_heads, d_out // num_heads)  # (b, T, h, head_dim)
     if not torch.allclose(per_head, per_head[..., :1].expand_as(per_head), atol=1e-5, rtol=0):
         return fail(
             name,
-            "dropout is applied after the weighted sum (to the context or the output); the book "
-            "drops attention WEIGHTS: weights = self.dropout(weights), then weights @ V.",
+            tr(
+                "dropout is applied after the weighted sum (to the context or the output); the "
+                "book drops attention WEIGHTS: weights = self.dropout(weights), then weights @ V.",
+                "dropout 用在了加权求和之后（上下文或输出上）；书中丢弃的是注意力权重："
+                "先 `weights = self.dropout(weights)`，再 `weights @ V`。",
+            ),
         )
 
     # Dropout rescales the kept weights by 1 / (1 - p): the row sums (V = 1) average about 1.
@@ -416,7 +621,7 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
         torch.manual_seed(6)
         wide_sums, hint = _run(ones, wide)  # (16, T, d_out)
     if hint or wide_sums is None:
-        return fail(name, hint or "forward failed in train mode with qkv_bias=True.")
+        return fail(name, hint or _TRAIN_BIAS_FAILED)
     # The first token sees only itself: its one weight is dropped (0) or kept as 1 / (1 - p) = 2.
     first = wide_sums[:, 0]  # (16, d_out)
     odd = first[((first - 0.0).abs() > 1e-4) & ((first - 2.0).abs() > 1e-4)]
@@ -424,24 +629,34 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
         seen = sorted({round(v, 3) for v in first.flatten().tolist()})[:4]
         return fail(
             name,
-            "with dropout=0.5 in train() mode the first token's single weight (it sees only "
-            f"itself) should be 0 when dropped or 1 / (1 - 0.5) = 2 when kept; got {seen}. Use "
-            "nn.Dropout(dropout), with the dropout argument, on the attention weights.",
+            tr(
+                "with dropout=0.5 in train() mode the first token's single weight (it sees only "
+                f"itself) should be 0 when dropped or 1 / (1 - 0.5) = 2 when kept; got {seen}. "
+                "Use nn.Dropout(dropout), with the dropout argument, on the attention weights.",
+                "dropout=0.5 时，在 train() 模式下第一个词元唯一的权重（它只看得见自己）"
+                f"被丢弃时应为 0，保留时应为 1 / (1 - 0.5) = 2；实际得到 {seen}。"
+                "请对注意力权重使用 `nn.Dropout(dropout)`，并传入 dropout 参数。",
+            ),
         )
     mean = wide_sums.mean().item()
     if not abs(mean - 1.0) < 0.2:
         return fail(
             name,
-            f"with dropout=0.5 in train() mode the attention rows sum to {mean:.2f} on average, "
-            "not about 1: dropout must scale the kept weights by 1 / (1 - p). nn.Dropout does "
-            "that for you; do not multiply by (1 - p) yourself.",
+            tr(
+                f"with dropout=0.5 in train() mode the attention rows sum to {mean:.2f} on "
+                "average, not about 1: dropout must scale the kept weights by 1 / (1 - p). "
+                "nn.Dropout does that for you; do not multiply by (1 - p) yourself.",
+                f"dropout=0.5 时，在 train() 模式下注意力权重每行之和平均为 {mean:.2f}，"
+                "而不是 1 左右：dropout 必须把保留下来的权重乘以 1 / (1 - p)。"
+                "`nn.Dropout` 会替你做这件事；不要自己再乘 (1 - p)。",
+            ),
         )
 
     # Gradients reach every parameter; train mode without dropout computes what eval mode does.
     module = _build(cls, _BUILD_SIZES[1], 0.0, True).train()
     out, hint = _run(module, x)
     if hint or out is None:
-        return fail(name, hint or "forward failed.")
+        return fail(name, hint or tr("forward failed.", "forward 失败了。"))
     torch.manual_seed(0)
     same = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads, qkv_bias=True)
     with torch.no_grad():
@@ -451,44 +666,112 @@ def _contract_tests(cls: type, name: str) -> CheckResult:
     if not torch.allclose(out.detach(), want, atol=1e-5, rtol=1e-4):
         return fail(
             name,
-            "in train() mode with dropout=0.0 the output differs from the book's class, although "
-            "it matched in eval() mode: forward must compute the same thing in both modes; only "
-            "the dropout layer may behave differently, and it drops nothing with dropout=0.0: "
-            "nn.Dropout(dropout), with the argument.",
+            tr(
+                "in train() mode with dropout=0.0 the output differs from the book's class, "
+                "although it matched in eval() mode: forward must compute the same thing in both "
+                "modes; only the dropout layer may behave differently, and it drops nothing with "
+                "dropout=0.0: nn.Dropout(dropout), with the argument.",
+                "dropout=0.0 时，train() 模式下的输出与书中的类不同，而 eval() 模式下却一致："
+                "forward 在两种模式下必须计算同样的东西；只有 dropout 层的行为可以不同，"
+                "而 dropout=0.0 时它什么也不丢弃：请用 `nn.Dropout(dropout)`，并传入参数。",
+            ),
         )
     out.square().sum().backward()
     grads = {param_name: p.grad for param_name, p in module.named_parameters()}
     qkv_grad = grads.pop("qkv.weight")
-    for block, part in zip(("query", "key", "value"), _blocks(qkv_grad, d_out)):
-        grads[f"the {block} rows of qkv.weight"] = part
-    for param_name, grad in grads.items():
+    named: dict[Text, torch.Tensor | None] = {
+        tr(f"{param_name}", f"参数 {param_name}"): grad for param_name, grad in grads.items()
+    }
+    blocks = (tr("query", "查询"), tr("key", "键"), tr("value", "值"))
+    for block, part in zip(blocks, _blocks(qkv_grad, d_out)):
+        named[tr("the ", "qkv.weight 中") + block + tr(" rows of qkv.weight", "对应的行")] = part
+    for param_name, grad in named.items():
         if grad is None or not bool(grad.abs().sum() > 0):
             return fail(
                 name,
-                f"no gradient reaches {param_name}: every layer must be used in forward "
-                "(and nothing detached).",
+                tr("no gradient reaches ", "梯度没有传到")
+                + param_name
+                + tr(
+                    ": every layer must be used in forward (and nothing detached).",
+                    "：forward 中必须用到每一层（而且不能 detach 任何东西）。",
+                ),
             )
     return ok(
         name,
-        "correct: same outputs as mh.FusedQKVMultiHeadAttention at 3 sizes, causal, rows sum "
-        "to 1, dropout only in train mode, gradients reach qkv and out_proj.",
+        tr(
+            "correct: same outputs as mh.FusedQKVMultiHeadAttention at 3 sizes, causal, rows sum "
+            "to 1, dropout only in train mode, gradients reach qkv and out_proj.",
+            "正确：在 3 种尺寸下输出都与 `mh.FusedQKVMultiHeadAttention` 相同，满足因果性，"
+            "每行之和为 1，dropout 只在训练模式下起作用，梯度能传到 qkv 和 out_proj。",
+        ),
     )
+
+
+def _build_error(setting: str, error: Exception) -> Text:
+    """The hint for a constructor that raised with ``setting`` (e.g. "dropout=0.5")."""
+    kind = type(error).__name__
+    return tr(
+        f"building with {setting} raised {kind}: {error}",
+        f"用 {setting} 构建时抛出了 {kind}：{error}",
+    )
+
+
+_TRAIN_BIAS_FAILED = tr(
+    "forward failed in train mode with qkv_bias=True.",
+    "训练模式下、qkv_bias=True 时 forward 失败了。",
+)
+
+
+def _forward_failed(setting: str) -> Text:
+    """The hint for a forward pass that gave no output with ``setting``."""
+    return tr(f"forward failed with {setting}.", f"在 {setting} 下 forward 失败了。")
 
 
 def check_memory_growth(prediction: object) -> CheckResult:
     """Predict-then-run: 8 x the tokens multiply the (b, h, T, T) weights' bytes by 8^2 = 64."""
-    name = "prediction: weights memory for 8x the tokens"
+    name = tr(
+        "prediction: weights memory for 8x the tokens", "预测：词元数变为 8 倍时权重占用的内存"
+    )
     if prediction is None:
-        return missing(name, "a number: how many times more bytes the (b, h, T, T) weights take")
+        return missing(
+            name,
+            tr(
+                "a number: how many times more bytes the (b, h, T, T) weights take",
+                "一个数：(b, h, T, T) 的权重占用的字节数变为原来的多少倍",
+            ),
+        )
     value = number(prediction)
     if value is None:
-        return fail(name, f"expected a number, got {type(prediction).__name__}.")
+        kind = type(prediction).__name__
+        return fail(name, tr(f"expected a number, got {kind}.", f"需要一个数，收到的是 {kind}。"))
     if value == 64:
-        return ok(name, "right: the tensor is T x T per head, so 8x the tokens cost 8 * 8 = 64x.")
+        return ok(
+            name,
+            tr(
+                "right: the tensor is T x T per head, so 8x the tokens cost 8 * 8 = 64x.",
+                "对了：这个张量每个头是 T x T，所以词元数变为 8 倍，开销就变为 8 * 8 = 64 倍。",
+            ),
+        )
     if value == 8:
         return fail(
-            name, "that would be true for (b, h, T, head_dim) tensors; this one has T twice."
+            name,
+            tr(
+                "that would be true for (b, h, T, head_dim) tensors; this one has T twice.",
+                "对 (b, h, T, head_dim) 的张量这是对的；而这个张量里 T 出现了两次。",
+            ),
         )
     if value in (16, 24, 512):
-        return fail(name, "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.")
-    return fail(name, "write the bytes as b * h * T * T * 4 and replace T by 8 T.")
+        return fail(
+            name,
+            tr(
+                "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.",
+                "数一数 T 在 (b, h, T, T) 里出现了几次：两次，所以倍数是 8^2。",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "write the bytes as b * h * T * T * 4 and replace T by 8 T.",
+            "把字节数写成 b * h * T * T * 4，再把 T 换成 8 T。",
+        ),
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from ..i18n import Text, tr
 from ._common import CheckResult, fail, mask_answer, ok, plain_tensor
 from ._contract import function_answer
 
@@ -23,40 +24,70 @@ _RIGHT = torch.arange(_T) >= _LENGTHS[:, None]  # (3, 5): the real tokens first,
 
 def check_left_padding_mask(answer: object) -> CheckResult:
     """``answer``: bool (3, 5), True at the padding positions of lengths 3, 1, 4 left-padded."""
-    name = "left-padding mask"
+    name = tr("left-padding mask", "左填充掩码")
     got = mask_answer(
         name,
         answer,
         tuple(_LEFT.shape),
-        what="a bool (3, 5) tensor, True at padding positions",
-        shape_hint="one row per sequence, one column per position.",
-        dtype_hint=(
-            ": compare positions with lengths (the comparison gives bools), or call .bool()."
+        what=tr(
+            "a bool (3, 5) tensor, True at padding positions",
+            "一个 bool 类型的 (3, 5) 张量，填充位置为 True",
+        ),
+        shape_hint=tr(
+            "one row per sequence, one column per position.",
+            "每个序列一行，每个位置一列。",
+        ),
+        dtype_hint=tr(
+            ": compare positions with lengths (the comparison gives bools), or call .bool().",
+            "：把位置和长度作比较（比较的结果就是布尔值），或者调用 `.bool()`。",
         ),
     )
     if isinstance(got, CheckResult):
         return got
     answer = got
     if torch.equal(answer, _LEFT):
-        return ok(name, "correct: every row has its pads first and its real tokens at the end.")
+        return ok(
+            name,
+            tr(
+                "correct: every row has its pads first and its real tokens at the end.",
+                "正确：每一行都是先填充，真实的词元在末尾。",
+            ),
+        )
     if torch.equal(answer, ~_LEFT):
         return fail(
             name,
-            "inverted: here True marks *padding* (torch.nn.MultiheadAttention's convention); "
-            "True for real tokens is what a Hugging Face attention_mask uses.",
+            tr(
+                "inverted: here True marks *padding* (torch.nn.MultiheadAttention's convention); "
+                "True for real tokens is what a Hugging Face attention_mask uses.",
+                "弄反了：这里 True 标记的是填充（torch.nn.MultiheadAttention 的约定）；"
+                "真实词元为 True 是 Hugging Face 的 attention_mask 的用法。",
+            ),
         )
     if torch.equal(answer, _RIGHT):
-        return fail(name, "that is right padding: with left padding the pads come first.")
+        return fail(
+            name,
+            tr(
+                "that is right padding: with left padding the pads come first.",
+                "这是右填充：左填充时，填充在前面。",
+            ),
+        )
     if torch.equal(answer.sum(dim=1), _T - _LENGTHS):
         return fail(
             name,
-            "the right number of pads per row, but not at the right places: left padding puts "
-            "them at positions 0 .. T - length - 1.",
+            tr(
+                "the right number of pads per row, but not at the right places: left padding "
+                "puts them at positions 0 .. T - length - 1.",
+                "每行填充的个数对了，但位置不对：左填充把它们放在位置 0 .. T - length - 1。",
+            ),
         )
     return fail(
         name,
-        "row i has T - lengths[i] pads at the start: compare torch.arange(T) with "
-        "(T - lengths)[:, None].",
+        tr(
+            "row i has T - lengths[i] pads at the start: compare torch.arange(T) with "
+            "(T - lengths)[:, None].",
+            "第 i 行开头有 T - lengths[i] 个填充：把 `torch.arange(T)` 和 "
+            "`(T - lengths)[:, None]` 作比较。",
+        ),
     )
 
 
@@ -82,18 +113,30 @@ def _reference_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return scores, hidden, expected
 
 
-def _call(fn: object, scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor | str:
+def _call(fn: object, scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor | Text:
     """Run the learner's function; return its tensor, or a message saying what went wrong."""
     try:
         got = fn(scores, hidden.clone())  # type: ignore[operator]
     except Exception as error:  # the learner's code may raise anything
-        return f"your function raised {type(error).__name__}: {error}."
+        kind = type(error).__name__
+        return tr(f"your function raised {kind}: {error}.", f"你的函数抛出了 {kind}：{error}。")
+    kind = type(got).__name__
     if not isinstance(got, torch.Tensor):
-        return f"your function returned {type(got).__name__}, not a tensor of weights."
+        return tr(
+            f"your function returned {kind}, not a tensor of weights.",
+            f"你的函数返回的是 {kind}，不是权重张量。",
+        )
     if not plain_tensor(got):
-        return f"your function returned a {type(got).__name__}; return a plain torch.Tensor."
+        return tr(
+            f"your function returned a {kind}; return a plain torch.Tensor.",
+            f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+        )
     if tuple(got.shape) != tuple(scores.shape):
-        return f"it returned shape {tuple(got.shape)}, expected {tuple(scores.shape)}."
+        shape, expected = tuple(got.shape), tuple(scores.shape)
+        return tr(
+            f"it returned shape {shape}, expected {expected}.",
+            f"它返回的形状是 {shape}，应为 {expected}。",
+        )
     return got
 
 
@@ -104,57 +147,114 @@ def check_masked_softmax(answer: object) -> CheckResult:
     over the visible positions of each row, 0 on hidden ones, all zeros for a fully hidden row;
     finite also for huge scores, and finite gradients.
     """
-    name = "masked softmax without NaN"
+    name = tr("masked softmax without NaN", "不产生 NaN 的掩码 softmax")
     not_a_function = function_answer(answer, name, "masked_softmax")
     if not_a_function is not None:
         return not_a_function
     scores, hidden, expected = _reference_case()
     got = _call(answer, scores.clone(), hidden)
-    if isinstance(got, str):
+    if isinstance(got, Text):
         return fail(name, got)
     got = got.detach().float().cpu()
     empty = hidden.all(dim=-1)  # (b, T_q): rows with no visible key
     if torch.isnan(got).any():
         return fail(
             name,
-            "NaN in the output: a row whose positions are all hidden is softmax([-inf, ..., -inf]) "
-            "= 0 / 0. Find those rows (hidden.all(dim=-1)) and keep them out of the -inf fill.",
+            tr(
+                "NaN in the output: a row whose positions are all hidden is "
+                "softmax([-inf, ..., -inf]) = 0 / 0. Find those rows (hidden.all(dim=-1)) and "
+                "keep them out of the -inf fill.",
+                "输出里有 NaN：所有位置都被遮住的一行是 softmax([-inf, ..., -inf]) = 0 / 0。"
+                "找出这些行（`hidden.all(dim=-1)`），不要对它们填 -inf。",
+            ),
         )
     if not torch.isfinite(got).all():
-        return fail(name, "inf in the output: subtract each row's maximum before exp.")
+        return fail(
+            name,
+            tr(
+                "inf in the output: subtract each row's maximum before exp.",
+                "输出里有 inf：在 exp 之前先减去每一行的最大值。",
+            ),
+        )
     if got[hidden].abs().max() > 0:
         if torch.allclose(got[empty], torch.full_like(got[empty], 0.25)):
             return fail(
                 name,
-                "a fully hidden row came out uniform (1/4 each): a large negative fill such as "
-                "-1e9 gives every hidden position the same weight. Those rows must be all zeros.",
+                tr(
+                    "a fully hidden row came out uniform (1/4 each): a large negative fill such "
+                    "as -1e9 gives every hidden position the same weight. Those rows must be all "
+                    "zeros.",
+                    "完全被遮住的一行变成了均匀分布（每个 1/4）：用 -1e9 这样很大的负数填充，"
+                    "会让每个被遮住的位置得到相同的权重。这些行必须全是 0。",
+                ),
             )
-        return fail(name, "hidden positions must get weight exactly 0.")
+        return fail(
+            name,
+            tr(
+                "hidden positions must get weight exactly 0.",
+                "被遮住的位置的权重必须恰好为 0。",
+            ),
+        )
     if not torch.allclose(got, expected, atol=1e-5, rtol=0):
         sums = got.sum(dim=-1)
         if not torch.allclose(sums[~empty], torch.ones(int((~empty).sum())), atol=1e-4):
             return fail(
                 name,
-                "rows do not sum to 1 over their visible positions: zeroing weights *after* a "
-                "plain softmax does not renormalise. Fill hidden scores with -inf first.",
+                tr(
+                    "rows do not sum to 1 over their visible positions: zeroing weights *after* "
+                    "a plain softmax does not renormalise. Fill hidden scores with -inf first.",
+                    "每行在可见位置上的和不是 1：在普通 softmax 之后再把权重置零，"
+                    "不会重新归一化。请先把被遮住的分数填成 -inf。",
+                ),
             )
-        return fail(name, "the visible weights differ from a softmax over the visible scores.")
+        return fail(
+            name,
+            tr(
+                "the visible weights differ from a softmax over the visible scores.",
+                "可见位置的权重与对可见分数做 softmax 的结果不一致。",
+            ),
+        )
     big = _call(answer, 1000 * scores, hidden)
-    if isinstance(big, str):
-        return fail(name, f"with scores x 1000: {big}")
+    if isinstance(big, Text):
+        return fail(name, tr("with scores x 1000: ", "分数乘以 1000 时：") + big)
     if not torch.isfinite(big).all():
-        return fail(name, "scores x 1000 overflow: subtract each row's maximum before exp.")
+        return fail(
+            name,
+            tr(
+                "scores x 1000 overflow: subtract each row's maximum before exp.",
+                "分数乘以 1000 时溢出了：在 exp 之前先减去每一行的最大值。",
+            ),
+        )
     leaf = scores.clone().requires_grad_(True)
     try:
         out = answer(leaf, hidden.clone())  # type: ignore[operator]
         (out * torch.arange(16.0).view(1, 4, 4)).sum().backward()
     except Exception as error:  # the learner's code may not be differentiable
-        return fail(name, f"the backward pass raised {type(error).__name__}: {error}.")
+        kind = type(error).__name__
+        return fail(
+            name,
+            tr(
+                f"the backward pass raised {kind}: {error}.",
+                f"反向传播抛出了 {kind}：{error}。",
+            ),
+        )
     if leaf.grad is None or not torch.isfinite(leaf.grad).all():
         return fail(
             name,
-            "the output is right but the gradient is NaN: a 0 / 0 computed in the forward pass "
-            "and replaced afterwards (nan_to_num, torch.where) still poisons the backward pass. "
-            "Never divide by the sum of an empty row: leave such rows unmasked, then zero them.",
+            tr(
+                "the output is right but the gradient is NaN: a 0 / 0 computed in the forward "
+                "pass and replaced afterwards (nan_to_num, torch.where) still poisons the "
+                "backward pass. Never divide by the sum of an empty row: leave such rows "
+                "unmasked, then zero them.",
+                "输出是对的，但梯度是 NaN：前向传播中算出的 0 / 0，即使事后被替换掉"
+                "（`nan_to_num`、`torch.where`），仍然会污染反向传播。绝不要除以空行的和："
+                "先让这样的行不做掩码，再把它们置零。",
+            ),
         )
-    return ok(name, "correct: softmax over visible keys, zero rows for empty ones, finite grads.")
+    return ok(
+        name,
+        tr(
+            "correct: softmax over visible keys, zero rows for empty ones, finite grads.",
+            "正确：在可见的键上做 softmax，空行全为 0，梯度有限。",
+        ),
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from ..i18n import tr
 from ..lm.analysis import head_focus
 from ..lm.generation import next_token_probs
 from ..lm.text import PUNCTUATION
@@ -26,59 +27,138 @@ _CACHE_NUMBERS = 2 * _LAYERS * _HEADS * _TOKENS * _HEAD_DIM  # 76_800
 
 def check_cache_numbers(answer: object) -> CheckResult:
     """``answer``: an int, numbers in all caches (keys + values, 3 blocks) after 100 tokens."""
-    name = "numbers in the KV caches after 100 tokens"
+    name = tr("numbers in the KV caches after 100 tokens", "100 个词元之后 KV 缓存中数的个数")
     if answer is None:
-        return missing(name, "an int: 2 (K and V) * blocks * heads * tokens * head_dim")
+        return missing(
+            name,
+            tr(
+                "an int: 2 (K and V) * blocks * heads * tokens * head_dim",
+                "一个 int：2（K 和 V）* 块数 * 头数 * 词元数 * head_dim",
+            ),
+        )
     value = whole_number(answer)
     if value is None:
-        return fail(name, f"expected a whole number, got {answer!r} ({type(answer).__name__}).")
+        kind = type(answer).__name__
+        return fail(
+            name,
+            tr(
+                f"expected a whole number, got {answer!r} ({kind}).",
+                f"需要一个整数，收到的是 {answer!r}（{kind}）。",
+            ),
+        )
     if value == _CACHE_NUMBERS:
-        return ok(name, f"correct: {_CACHE_NUMBERS:,} numbers ({4 * _CACHE_NUMBERS:,} bytes).")
+        return ok(
+            name,
+            tr(
+                f"correct: {_CACHE_NUMBERS:,} numbers ({4 * _CACHE_NUMBERS:,} bytes).",
+                f"正确：{_CACHE_NUMBERS:,} 个数（{4 * _CACHE_NUMBERS:,} 字节）。",
+            ),
+        )
     if value == _CACHE_NUMBERS // 2:
-        return fail(name, "both the keys and the values are cached: multiply by 2.")
+        return fail(
+            name,
+            tr(
+                "both the keys and the values are cached: multiply by 2.",
+                "键和值都要缓存：乘以 2。",
+            ),
+        )
     if value == _CACHE_NUMBERS // _LAYERS:
-        return fail(name, "each of the 3 blocks has its own attention, so its own cache.")
+        return fail(
+            name,
+            tr(
+                "each of the 3 blocks has its own attention, so its own cache.",
+                "3 个块各有自己的注意力，所以各有自己的缓存。",
+            ),
+        )
     if value == _CACHE_NUMBERS * 4:
-        return fail(name, "that is bytes (float32 = 4 bytes); the question asks for numbers.")
+        return fail(
+            name,
+            tr(
+                "that is bytes (float32 = 4 bytes); the question asks for numbers.",
+                "这是字节数（float32 = 4 字节）；题目问的是数的个数。",
+            ),
+        )
     if value == _CACHE_NUMBERS // _HEADS:
-        return fail(name, "every one of the 4 heads caches its keys and values: d_model = 4 * 32.")
-    return fail(name, "multiply 2 (K, V) * 3 blocks * 4 heads * 100 tokens * 32 numbers.")
+        return fail(
+            name,
+            tr(
+                "every one of the 4 heads caches its keys and values: d_model = 4 * 32.",
+                "4 个头中的每一个都缓存自己的键和值：d_model = 4 * 32。",
+            ),
+        )
+    return fail(
+        name,
+        tr(
+            "multiply 2 (K, V) * 3 blocks * 4 heads * 100 tokens * 32 numbers.",
+            "计算 2（K、V）* 3 个块 * 4 个头 * 100 个词元 * 32 个数。",
+        ),
+    )
 
 
 def check_top_k_probs(
     answer: object, logits: torch.Tensor, k: int, temperature: float
 ) -> CheckResult:
     """softmax(logits / temperature) restricted to the ``k`` largest logits, (b, vocab)."""
-    name = f"top-{k} probabilities at temperature {temperature}"
+    name = tr(
+        f"top-{k} probabilities at temperature {temperature}",
+        f"温度为 {temperature} 时的 top-{k} 概率",
+    )
     expected = next_token_probs(logits, temperature=temperature, top_k=k)
     if isinstance(answer, torch.Tensor) and answer.shape == expected.shape:
         got = answer.detach().to(torch.float64)
         near = lambda other: torch.allclose(got, other.to(torch.float64), atol=1e-4)  # noqa: E731
         if not near(expected):
             if near(next_token_probs(logits, temperature=1.0, top_k=k)):
-                return fail(name, "the temperature is missing: divide the logits by it first.")
+                return fail(
+                    name,
+                    tr(
+                        "the temperature is missing: divide the logits by it first.",
+                        "漏掉了温度：先把 logits 除以温度。",
+                    ),
+                )
             if near(next_token_probs(logits * temperature, temperature=1.0, top_k=k)):
-                return fail(name, "divide the logits by the temperature, don't multiply.")
+                return fail(
+                    name,
+                    tr(
+                        "divide the logits by the temperature, don't multiply.",
+                        "要把 logits 除以温度，而不是乘以温度。",
+                    ),
+                )
             if near(next_token_probs(logits, temperature=temperature)):
-                return fail(name, "only the k largest logits may keep a probability above 0.")
+                return fail(
+                    name,
+                    tr(
+                        "only the k largest logits may keep a probability above 0.",
+                        "只有最大的 k 个 logits 可以保留大于 0 的概率。",
+                    ),
+                )
             full = torch.softmax(logits / temperature, dim=-1)
             if near(torch.where(expected > 0, full, torch.zeros_like(full))):
                 return fail(
-                    name, "set the other logits to -inf BEFORE the softmax (rows sum to 1)."
+                    name,
+                    tr(
+                        "set the other logits to -inf BEFORE the softmax (rows sum to 1).",
+                        "要在 softmax 之前把其余的 logits 设为 -inf（这样每行之和为 1）。",
+                    ),
                 )
+    shape = tuple(logits.shape)
     return tensor_answer(
         name,
         answer,
         expected,
-        what=f"a {tuple(logits.shape)} tensor of probabilities",
-        hint="scaled = logits / temperature; keep values >= the k-th largest "
-        "(torch.topk), set the rest to -inf, then torch.softmax(dim=-1).",
+        what=tr(f"a {shape} tensor of probabilities", f"一个形状为 {shape} 的概率张量"),
+        hint=tr(
+            "scaled = logits / temperature; keep values >= the k-th largest "
+            "(torch.topk), set the rest to -inf, then torch.softmax(dim=-1).",
+            "scaled = logits / temperature；保留 >= 第 k 大值的那些（`torch.topk`），"
+            "其余设为 -inf，然后 `torch.softmax(dim=-1)`。",
+        ),
     )
 
 
 def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) -> CheckResult:
     """Per head: mean over queries (with a punctuation key at or before them) of that weight."""
-    name = "weight on punctuation, per head"
+    name = tr("weight on punctuation, per head", "每个头在标点上的权重")
     expected = head_focus(weights, text).shares[0, :, 2]  # (h,)
     if (
         isinstance(answer, torch.Tensor)
@@ -91,14 +171,21 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
         if torch.allclose(answer.detach().float(), per_query.mean(dim=-1), atol=1e-4):
             return fail(
                 name,
-                "average only over queries that have a punctuation mark at or before them "
-                "(the first line's first characters have none).",
+                tr(
+                    "average only over queries that have a punctuation mark at or before them "
+                    "(the first line's first characters have none).",
+                    "只对那些在自身或之前有标点的查询求平均（第一行开头的几个字符之前没有标点）。",
+                ),
             )
     return tensor_answer(
         name,
         answer,
         expected,
-        what="a (num_heads,) tensor",
-        hint="is_punct = a (T,) bool tensor of the keys in PUNCTUATION; sum each query row's "
-        "weights over those keys; average over the queries that have a punctuation key.",
+        what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
+        hint=tr(
+            "is_punct = a (T,) bool tensor of the keys in PUNCTUATION; sum each query row's "
+            "weights over those keys; average over the queries that have a punctuation key.",
+            "is_punct = 一个 (T,) 的 bool 张量，标出属于 PUNCTUATION 的键；把每个查询行在这些键上"
+            "的权重加起来；再对有标点键的查询求平均。",
+        ),
     )

@@ -28,6 +28,7 @@ from ..attention.validation import (
     check_positive_int,
     check_seed,
 )
+from ..i18n import say
 from ..lesson import one_thread, progress_bar
 from .model import CharTransformer
 from .text import load_tang300, poem_text, split_poems
@@ -233,8 +234,11 @@ def train_char_lm(
     vocab_size = data.tokenizer.vocab_size
     losses: list[float] = []
     val_losses: list[tuple[int, float]] = []
+    blocks, heads = config.num_layers, config.num_heads
     bar = progress_bar(
-        steps, f"training {config.num_layers} blocks x {config.num_heads} heads", progress
+        steps,
+        say(f"training {blocks} blocks x {heads} heads", f"训练 {blocks} 个块 x {heads} 个头"),
+        progress,
     )
     start = time.perf_counter()
     with one_thread(), torch.random.fork_rng(devices=[]):

@@ -22,6 +22,7 @@ import torch
 from torch.nn import functional as F
 
 from ..attention.validation import as_float, check_flag, check_positive_int, check_seed
+from ..i18n import say, tr
 from ..lesson import one_thread, progress_bar
 from .model import TinyAttentionLM
 from .tasks import IGNORE_INDEX, make_repeat_batch, make_shift_batch
@@ -101,6 +102,10 @@ class TrainingResult:
         )
 
 
+#: The tasks' names in the progress bar, in both languages.
+_TASK_NAMES = {"repeat": tr("repeat", "重复"), "shift": tr("shift", "平移")}
+
+
 def train(
     task: str,
     make_batch: Callable[[torch.Generator], tuple[torch.Tensor, torch.Tensor]],
@@ -126,7 +131,11 @@ def train(
         model.train()
         step_losses: list[torch.Tensor] = []
         steps = run.epochs * run.steps_per_epoch
-        bar = progress_bar(steps, f"{task} task, {run.num_heads} heads", progress)
+        heads = run.num_heads
+        name = str(_TASK_NAMES[task]) if task in _TASK_NAMES else task
+        bar = progress_bar(
+            steps, say(f"{name} task, {heads} heads", f"{name}任务，{heads} 个头"), progress
+        )
         for _ in range(steps):
             ids, targets = make_batch(data)  # (b, T), (b, T)
             logits = model(ids)  # (b, T, vocab)

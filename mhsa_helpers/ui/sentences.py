@@ -2,6 +2,11 @@
 
 The longer sentence gets deterministic toy embeddings (``embed_words``): one fixed random vector
 per distinct word, so a repeated word ("the", "mat") gets the same key every time it appears.
+
+In the Chinese lesson language (``mh.setup_lesson(lang="zh")``) the explorers also offer two
+Chinese sentences, split into words (词) separated by spaces and embedded the same way:
+``ZH_BOOK_SENTENCE`` (the book's sentence in Chinese, six words like the book's) and
+``ZH_LONGER_SENTENCE`` (the cat on the mat, 垫子 twice).
 """
 
 from __future__ import annotations
@@ -13,10 +18,32 @@ import torch
 
 from ..attention.validation import check_positive_int, check_seed
 from ..data import load_journey
+from ..i18n import check_language, language, say, tr
 
-__all__ = ["LONGER_SENTENCE", "embed_words", "example_sentences"]
+__all__ = [
+    "LONGER_SENTENCE",
+    "ZH_BOOK_SENTENCE",
+    "ZH_LONGER_SENTENCE",
+    "embed_words",
+    "example_sentences",
+    "sentence_caption",
+]
 
 LONGER_SENTENCE = "The cat sat on the mat because the mat was warm"
+
+#: "Your journey starts with one step" in Chinese, one token per word (6, like the book's).
+ZH_BOOK_SENTENCE = "你的 旅程 从 一 步 开始"
+
+#: The longer sentence in Chinese, one token per word: "垫子" (mat) appears twice.
+ZH_LONGER_SENTENCE = "猫 坐 在 垫子 上 因为 垫子 很 暖和"
+
+# How the dropdown names the course's sentences ("name: words"); other names are shown as given.
+_CAPTIONS = {
+    "book": tr("book", "书中例句"),
+    "longer": tr("longer", "长句"),
+    "book_zh": tr("book_zh", "书中例句（中文）"),
+    "longer_zh": tr("longer_zh", "长句（中文）"),
+}
 
 
 def embed_words(words: Sequence[str], d_in: int = 3, seed: int = 0) -> torch.Tensor:
@@ -41,15 +68,31 @@ def embed_words(words: Sequence[str], d_in: int = 3, seed: int = 0) -> torch.Ten
     return torch.stack(rows)  # (T, d_in)
 
 
-def example_sentences() -> dict[str, tuple[list[str], torch.Tensor]]:
+def example_sentences(lang: str | None = None) -> dict[str, tuple[list[str], torch.Tensor]]:
     """The explorer's sentences: name -> (words, embeddings (T, 3)).
 
     ``"book"`` is the book's six words with the book's embeddings; ``"longer"`` is
-    ``LONGER_SENTENCE`` (11 words) with ``embed_words`` embeddings.
+    ``LONGER_SENTENCE`` (11 words) with ``embed_words`` embeddings. In Chinese (``lang="zh"``;
+    the default ``None`` follows the lesson language) two more follow, with ``embed_words``
+    embeddings: ``"book_zh"`` (``ZH_BOOK_SENTENCE``, 6 words) and ``"longer_zh"``
+    (``ZH_LONGER_SENTENCE``, 9 words).
     """
+    lang = language() if lang is None else check_language(lang)
     journey = load_journey()
+    d_in = journey.inputs.shape[1]
     words = LONGER_SENTENCE.split()
-    return {
+    sentences = {
         "book": (journey.words, journey.inputs),
-        "longer": (words, embed_words(words, d_in=journey.inputs.shape[1])),
+        "longer": (words, embed_words(words, d_in=d_in)),
     }
+    if lang == "zh":
+        for name, sentence in (("book_zh", ZH_BOOK_SENTENCE), ("longer_zh", ZH_LONGER_SENTENCE)):
+            zh_words = sentence.split()
+            sentences[name] = (zh_words, embed_words(zh_words, d_in=d_in))
+    return sentences
+
+
+def sentence_caption(name: str, words: Sequence[str]) -> str:
+    """The dropdown label of sentence ``name``: "book: Your journey starts with one step"."""
+    shown = str(_CAPTIONS[name]) if name in _CAPTIONS else name
+    return shown + say(": ", "：") + " ".join(words)

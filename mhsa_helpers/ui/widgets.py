@@ -4,18 +4,39 @@ A slider callback must not print or plot: JupyterLab and nbval capture output di
 re-draw should replace the old picture instead of stacking a new one under it. So each explorer
 draws its figure into an ``ipywidgets.Image`` (``picture`` + ``show_figure``) and builds its
 controls with ``interactive_with``, which puts those widgets under the sliders.
+
+``drawable_labels`` readies matplotlib for Chinese (the CJK font of ``mhsa_helpers.ui.fonts``)
+before an explorer draws in the Chinese lesson language or draws Chinese tokens.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ipywidgets import Image, Layout, Widget, interactive
 from matplotlib.figure import Figure
 
+from ..i18n import language
+from .fonts import use_cjk_font
 from .plotting import figure_png
 
-__all__ = ["interactive_with", "picture", "show_figure"]
+__all__ = ["drawable_labels", "interactive_with", "picture", "show_figure"]
+
+
+def drawable_labels(labels: Sequence[str] | None = None) -> Sequence[str] | None:
+    """``labels`` as a heatmap can show them; call it before the figure is made.
+
+    In the Chinese lesson language, or for labels with Chinese characters, the CJK font becomes
+    matplotlib's fallback (``use_cjk_font``). Labels it cannot show (no CJK font installed)
+    become their positions "1", "2", ...; in English, ASCII labels are returned as they are and
+    nothing about matplotlib changes.
+    """
+    plain = labels is None or all(str(label).isascii() for label in labels)
+    family = use_cjk_font() if language() == "zh" or not plain else None
+    if plain or family is not None:
+        return labels
+    assert labels is not None
+    return [str(i) for i in range(1, len(labels) + 1)]
 
 
 def picture() -> Image:

@@ -12,8 +12,12 @@
   1), so a fresh layer's scores are close to 0 and every head attends almost uniformly; larger
   inputs give larger scores and sharper (lower-entropy) heads.
 * ``seed`` -- ``torch.manual_seed`` before the layers are created (and before dropout is drawn).
-* ``sentence`` -- the book's "Your journey starts with one step" or a longer sentence.
+* ``sentence`` -- the book's "Your journey starts with one step" or a longer sentence (in the
+  Chinese lesson language also the two Chinese sentences of ``mh.ui.sentences``).
 * ``mode`` -- ``eval`` or ``train``.
+
+Labels, messages and titles follow the lesson language (``mh.setup_lesson(lang="zh")``), read
+when the explorer is built (labels) or a view is computed (messages, titles).
 
 Every change re-draws the per-head heatmaps (``plot_attention_grid``: the panels of
 ``plot_attention_heads``, drawn fast enough for a slider). The last view is in
@@ -45,10 +49,12 @@ from ...attention.validation import (
     check_real_in_range,
     check_seed,
 )
+from ...i18n import say
 from ...inspection import head_entropy
+from ..fonts import figure_text
 from ..plotting import plot_attention_grid
-from ..sentences import example_sentences
-from ..widgets import interactive_with, picture, show_figure
+from ..sentences import example_sentences, sentence_caption
+from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
 __all__ = ["ExplorerView", "attention_explorer", "explore_attention"]
 
@@ -129,9 +135,12 @@ def explore_attention(
     )
     if d_out % heads:
         valid = [h for h in range(1, d_out + 1) if d_out % h == 0]
-        message = (
-            f"{heads} heads do not divide d_out = {d_out} (d_out % num_heads = {d_out % heads}); "
-            f"MultiHeadAttention would raise. Try one of {valid}."
+        rest = d_out % heads
+        message = say(
+            f"{heads} heads do not divide d_out = {d_out} (d_out % num_heads = {rest}); "
+            f"MultiHeadAttention would raise. Try one of {valid}.",
+            f"头数 {heads} 不能整除 d_out = {d_out}（d_out % num_heads = {rest}）；"
+            f"MultiHeadAttention 会报错。试试 {valid} 中的一个。",
         )
         return ExplorerView(**common, weights=None, shown=None, entropy=None, message=message)
     with torch.random.fork_rng(devices=[]):
@@ -145,14 +154,22 @@ def explore_attention(
             torch.manual_seed(seed)
             shown = mha.dropout(weights)  # (h, T, T); identity in eval mode
     if mode == "train" and dropout > 0:
-        note = (
-            f"train mode: weights after dropout p={dropout:.1f}, survivors x{1 / (1 - dropout):.2f}"
+        survivors = 1 / (1 - dropout)
+        note = say(
+            f"train mode: weights after dropout p={dropout:.1f}, survivors x{survivors:.2f}",
+            f"训练模式：dropout p={dropout:.1f} 之后的权重，保留下来的乘以 {survivors:.2f}",
         )
     elif mode == "train":
-        note = "train mode, dropout 0: nothing is dropped"
+        note = say(
+            "train mode, dropout 0: nothing is dropped", "训练模式，dropout 为 0：什么也不丢弃"
+        )
     else:
-        note = "eval mode: dropout is off"
-    message = f"{heads} heads x head_dim {d_out // heads} = d_out {d_out}; {note}"
+        note = say("eval mode: dropout is off", "评估模式：dropout 关闭")
+    head_dim = d_out // heads
+    message = say(
+        f"{heads} heads x head_dim {head_dim} = d_out {d_out}; {note}",
+        f"{heads} 个头 x head_dim {head_dim} = d_out {d_out}；{note}",
+    )
     return ExplorerView(
         **common,
         weights=weights,
@@ -195,6 +212,28 @@ def _check_choice(name: str, value: object, choices: list) -> None:
         raise ValueError(f"{name} must be one of {choices}, got {name}={value!r}")
 
 
+def _title(heads: int, head_dim: int | None, mode: str, dropout: float) -> str:
+    """The heatmaps' title, e.g. "2 heads (head_dim 12), eval mode, dropout 0.0"."""
+    if mode == "eval":
+        name = figure_text("eval mode", "评估模式")
+    else:
+        name = figure_text("train mode", "训练模式")
+    p = f"{dropout:.1f}"
+    if heads > 1:
+        title = figure_text(
+            f"{heads} heads (head_dim {head_dim}), {name}, dropout {p}",
+            f"{heads} 个头（head_dim {head_dim}），{name}，dropout {p}",
+        )
+    else:
+        title = figure_text(
+            f"{heads} head (head_dim {head_dim}), {name}, dropout {p}",
+            f"{heads} 个头（head_dim {head_dim}），{name}，dropout {p}",
+        )
+    if mode == "eval" and dropout > 0:
+        title += figure_text(" (off in eval mode)", "（评估模式下关闭）")
+    return title
+
+
 def attention_explorer(
     *,
     heads: int = 2,
@@ -232,7 +271,7 @@ def attention_explorer(
     style = {"description_width": "70px"}
     controls = {
         "heads": widgets.IntSlider(
-            value=heads, min=1, max=max_heads, step=1, description="heads", style=style
+            value=heads, min=1, max=max_heads, step=1, description=say("heads", "头数"), style=style
         ),
         "dropout": widgets.FloatSlider(
             value=dropout,
@@ -240,7 +279,7 @@ def attention_explorer(
             max=0.9,
             step=0.1,
             readout_format=".1f",
-            description="dropout",
+            description=say("dropout", "丢弃率"),
             style=style,
         ),
         "scale": widgets.FloatSlider(
@@ -249,21 +288,26 @@ def attention_explorer(
             max=8.0,
             step=0.5,
             readout_format=".1f",
-            description="scale",
+            description=say("scale", "缩放"),
             style=style,
         ),
-        "seed": widgets.IntSlider(value=seed, min=0, max=999, description="seed", style=style),
+        "seed": widgets.IntSlider(
+            value=seed, min=0, max=999, description=say("seed", "随机种子"), style=style
+        ),
         "sentence": widgets.Dropdown(
             options=[
-                (f"{name}: {' '.join(words)}", name) for name, (words, _) in sentences.items()
+                (sentence_caption(name, words), name) for name, (words, _) in sentences.items()
             ],
             value=sentence,
-            description="sentence",
+            description=say("sentence", "句子"),
             style=style,
             layout=widgets.Layout(width="520px"),
         ),
         "mode": widgets.ToggleButtons(
-            options=["eval", "train"], value=mode, description="mode", style=style
+            options=[(say("eval", "评估"), "eval"), (say("train", "训练"), "train")],
+            value=mode,
+            description=say("mode", "模式"),
+            style=style,
         ),
     }
 
@@ -277,15 +321,17 @@ def attention_explorer(
         lines = [html.escape(result.message)]
         if result.ok:
             entropies = ", ".join(f"{e:.2f}" for e in result.entropy.tolist())
-            lines.append(f"entropy per head (nats): {entropies}")
+            lines.append(
+                say(
+                    f"entropy per head (nats): {entropies}",
+                    f"每个头的熵（奈特）：{entropies}",
+                )
+            )
             if draw:
                 start = time.perf_counter()
-                plural = "s" if heads > 1 else ""
-                title = f"{heads} head{plural} (head_dim {result.head_dim}), {mode} mode"
-                title += f", dropout {dropout:.1f}"
-                if mode == "eval" and dropout > 0:
-                    title += " (off in eval mode)"
-                show_figure(image, plot_attention_grid(result.shown, result.words, title=title))
+                words = drawable_labels(result.words)  # first: it readies the CJK font
+                title = _title(heads, result.head_dim, mode, dropout)
+                show_figure(image, plot_attention_grid(result.shown, words, title=title))
                 result.seconds += time.perf_counter() - start
         else:
             image.layout.display = "none"

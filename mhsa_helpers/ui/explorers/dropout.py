@@ -15,8 +15,10 @@ from torch import nn
 
 from ...attention.validation import check_dropout, check_int_in_range, check_seed
 from ...data import load_journey, reference
+from ...i18n import say
+from ..fonts import figure_text
 from ..plotting import check_labels, plot_attention_grid
-from ..widgets import interactive_with, picture, show_figure
+from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
 __all__ = ["dropout_explorer", "dropout_weights"]
 
@@ -77,20 +79,27 @@ def dropout_explorer(
     image = picture()
 
     def show_dropout(dropout: float = 0.5, seed: int = seed) -> torch.Tensor:
+        labels = drawable_labels(tokens)  # first: it readies the CJK font
         dropped = dropout_weights(weights, dropout, seed)  # (T, T)
         kept = int((dropped != 0).sum())
-        title = (
-            f"dropout p={dropout:.1f}: {kept} of {nonzero} weights kept, "
-            f"scaled x{1 / (1 - dropout):.2f}"
+        scaled = 1 / (1 - dropout)
+        title = figure_text(
+            f"dropout p={dropout:.1f}: {kept} of {nonzero} weights kept, scaled x{scaled:.2f}",
+            f"dropout p={dropout:.1f}：{nonzero} 个权重保留了 {kept} 个，放大为 x{scaled:.2f}",
         )
-        show_figure(image, plot_attention_grid(dropped, tokens, title=title, annot=True))
+        show_figure(image, plot_attention_grid(dropped, labels, title=title, annot=True))
         return dropped
 
     controls = {
         "dropout": FloatSlider(
-            value=0.5, min=0.0, max=0.9, step=0.1, description="dropout", readout_format=".1f"
+            value=0.5,
+            min=0.0,
+            max=0.9,
+            step=0.1,
+            description=say("dropout", "丢弃率"),
+            readout_format=".1f",
         ),
-        "seed": IntSlider(value=seed, min=0, max=999, step=1, description="seed"),
+        "seed": IntSlider(value=seed, min=0, max=999, step=1, description=say("seed", "随机种子")),
     }
     w = interactive_with(show_dropout, controls, image)
     w.image = image

@@ -14,8 +14,10 @@ from ipywidgets import IntSlider, interactive
 from ...attention.multihead import MultiHeadAttentionWrapper
 from ...attention.validation import as_int, check_finite, check_positive_int, check_seed
 from ...data import load_journey
+from ...i18n import say
+from ..fonts import figure_text
 from ..plotting import check_labels, plot_attention_grid
-from ..widgets import interactive_with, picture, show_figure
+from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
 __all__ = ["heads_explorer", "wrapper_head_weights"]
 
@@ -100,9 +102,13 @@ def heads_explorer(
     image = picture()
 
     def show_heads(heads: int = 2) -> torch.Tensor:
+        labels = drawable_labels(tokens)  # first: it readies the CJK font
         weights = wrapper_head_weights(x, heads, d_out=d_out, seed=seed)  # (h, T, T)
-        title = f"{heads} head(s), d_out={d_out} each, seed {seed}"
-        show_figure(image, plot_attention_grid(weights, tokens, title=title, annot=heads <= 2))
+        title = figure_text(
+            f"{heads} head(s), d_out={d_out} each, seed {seed}",
+            f"{heads} 个头，每个 d_out={d_out}，随机种子 {seed}",
+        )
+        show_figure(image, plot_attention_grid(weights, labels, title=title, annot=heads <= 2))
         return weights
 
     # Check everything now: ipywidgets would swallow an error raised inside the callback.
@@ -113,7 +119,7 @@ def heads_explorer(
         )
     controls = {
         "heads": IntSlider(
-            value=min(2, max_heads), min=1, max=max_heads, step=1, description="heads"
+            value=min(2, max_heads), min=1, max=max_heads, step=1, description=say("heads", "头数")
         )
     }
     w = interactive_with(show_heads, controls, image)

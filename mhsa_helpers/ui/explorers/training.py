@@ -6,9 +6,11 @@ import ipywidgets as widgets
 import torch
 
 from ...attention.validation import check_int_in_range, check_positive_int
+from ...i18n import say
 from ...training import offset_attention, train_shift_task
+from ..fonts import figure_text
 from ..plotting import plot_attention_grid
-from ..widgets import interactive_with, picture, show_figure
+from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
 __all__ = ["training_explorer"]
 
@@ -32,9 +34,13 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
     d_model = check_positive_int("d_model", d_model)
     style = {"description_width": "70px"}
     controls = {
-        "heads": widgets.IntSlider(value=heads, min=1, max=8, description="heads", style=style),
+        "heads": widgets.IntSlider(
+            value=heads, min=1, max=8, description=say("heads", "头数"), style=style
+        ),
         "k": widgets.IntSlider(value=k, min=1, max=5, description="k", style=style),
-        "seed": widgets.IntSlider(value=seed, min=0, max=99, description="seed", style=style),
+        "seed": widgets.IntSlider(
+            value=seed, min=0, max=99, description=say("seed", "随机种子"), style=style
+        ),
     }
     message = widgets.HTML(layout=widgets.Layout(min_height="44px"))
     image = picture()
@@ -43,7 +49,12 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
     def train(heads, k, seed):
         if d_model % heads:
             message.value = (
-                f"<b style='color:#b00'>{heads} heads do not divide d_model = {d_model}.</b>"
+                "<b style='color:#b00'>"
+                + say(
+                    f"{heads} heads do not divide d_model = {d_model}.",
+                    f"头数 {heads} 不能整除 d_model = {d_model}。",
+                )
+                + "</b>"
             )
             image.layout.display = "none"
             return {"result": None, "offset": None, "message": message.value}
@@ -52,18 +63,33 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
         ids = torch.randint(0, 64, (1, 12), generator=torch.Generator().manual_seed(seed))
         with torch.no_grad():
             _, weights = result.model(ids, return_weights=True)  # (1, h, T, T)
-        labels = [f"t{i}" for i in range(ids.shape[1])]
-        title = f"Shift task k={k}, {heads} head{'s' if heads > 1 else ''} after training"
+        labels = drawable_labels([f"t{i}" for i in range(ids.shape[1])])  # readies the CJK font
+        if heads > 1:
+            title = figure_text(
+                f"Shift task k={k}, {heads} heads after training",
+                f"平移任务 k={k}，{heads} 个头，训练之后",
+            )
+        else:
+            title = figure_text(
+                f"Shift task k={k}, {heads} head after training",
+                f"平移任务 k={k}，{heads} 个头，训练之后",
+            )
         show_figure(image, plot_attention_grid(weights[0], labels, title=title))
         shares = ", ".join(f"{x:.2f}" for x in offset.tolist())
-        message.value = (
-            f"loss {result.first_loss:.2f} -> last epoch {result.final_loss:.2f}; "
-            f"weight on the token {k} back, per head: {shares}"
+        first, final = result.first_loss, result.final_loss
+        message.value = say(
+            f"loss {first:.2f} -> last epoch {final:.2f}; "
+            f"weight on the token {k} back, per head: {shares}",
+            f"损失 {first:.2f} -> 最后一轮 {final:.2f}；每个头对往前第 {k} 个词元的权重：{shares}",
         )
         return {"result": result, "offset": offset, "message": message.value}
 
     explorer = interactive_with(
-        train, controls, message, image, options={"manual": True, "manual_name": "Train"}
+        train,
+        controls,
+        message,
+        image,
+        options={"manual": True, "manual_name": say("Train", "训练")},
     )
     explorer.message = message
     explorer.image = image
