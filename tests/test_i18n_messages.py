@@ -67,7 +67,9 @@ BILINGUAL_CALLS = [
     for where, call in _calls(BILINGUAL)
     # the definitions' own calls (Text(self.en + ..., ...)) pass expressions on purpose
     if not where.startswith("mhsa_helpers/i18n.py")
-    and not (where.startswith("mhsa_helpers/exercises/_common.py") and _literal(call.args[0]) is None)
+    and not (
+        where.startswith("mhsa_helpers/exercises/_common.py") and _literal(call.args[0]) is None
+    )
 ]
 
 
@@ -88,9 +90,7 @@ def test_each_message_exists_in_both_languages(where, call):
     )
 
 
-RESULT_CALLS = [
-    (where, call) for where, call in _calls(RESULT_BUILDERS) if "exercises" in where
-]
+RESULT_CALLS = [(where, call) for where, call in _calls(RESULT_BUILDERS) if "exercises" in where]
 
 
 @pytest.mark.parametrize(("where", "call"), RESULT_CALLS, ids=[w for w, _ in RESULT_CALLS])

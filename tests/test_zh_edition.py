@@ -108,7 +108,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 def test_a_translated_twin_passes(course):
-    english, chinese = course
+    _english, chinese = course
     assert zh_edition.check() == []
     assert 'mh.setup_lesson(seed=789, lang="zh")' in chinese.read_text(encoding="utf-8")
 
@@ -148,20 +148,20 @@ def test_a_cell_added_to_one_edition_is_caught(course):
 
 
 def test_code_that_differs_is_caught(course):
-    _, chinese = course
+    _english, chinese = course
     edit(chinese, "print(1 + 1)", "print(1 + 2)")
     problems = zh_edition.check()
     assert len(problems) == 1 and "code differs" in problems[0]
 
 
 def test_the_chinese_lesson_must_set_its_language(course):
-    english, chinese = course
+    _english, chinese = course
     edit(chinese, 'mh.setup_lesson(seed=789, lang="zh")', "mh.setup_lesson(seed=789)")
     assert any('lang="zh"' in p for p in zh_edition.check())
 
 
 def test_an_untranslated_cell_is_caught(course):
-    _, chinese = course
+    _english, chinese = course
     translate(
         chinese,
         [CHINESE_TEXT[0], "# Each row of the weights sums to one after the renormalization step."],
@@ -171,7 +171,7 @@ def test_an_untranslated_cell_is_caught(course):
 
 
 def test_a_glossary_term_without_its_english_term_is_caught(course):
-    _, chinese = course
+    _english, chinese = course
     edit(chinese, "**因果掩码**（causal mask）", "**因果掩码**")
     problems = zh_edition.check()
     assert len(problems) == 1 and "因果掩码" in problems[0] and "causal mask" in problems[0]
@@ -186,26 +186,26 @@ def test_a_broken_link_is_caught_in_either_edition(course):
 
 
 def test_an_orphan_chinese_script_is_caught(course):
-    _, chinese = course
+    _english, chinese = course
     (chinese.parent / "99_extra.py").write_text("# %%\nprint(1)\n", encoding="utf-8")
     assert any("no English twin" in p for p in zh_edition.check())
 
 
 def test_a_missing_twin_is_caught(course):
-    _, chinese = course
+    _english, chinese = course
     chinese.unlink()
     problems = zh_edition.check()
     assert len(problems) == 1 and "missing" in problems[0] and "zh_edition.py new" in problems[0]
 
 
 def test_the_english_term_may_come_first(course):
-    _, chinese = course
+    _english, chinese = course
     edit(chinese, "**因果掩码**（causal mask）", "**causal mask**（因果掩码）")
     assert zh_edition.check() == []
 
 
 def test_a_line_break_between_chinese_characters_is_caught_and_joined(course):
-    _, chinese = course
+    _english, chinese = course
     edit(chinese, "让每个查询都看不到后面的词元。", "让每个查询都看不到\n# 后面的词元。")
     problems = zh_edition.check()
     assert len(problems) == 1 and "line break" in problems[0]

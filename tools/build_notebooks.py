@@ -3,9 +3,10 @@
     python tools/build_notebooks.py                       # every notebook
     python tools/build_notebooks.py notebooks/scripts/03_causal_attention.py   # some
 
-For each script ``notebooks/[zh/][solutions/]scripts/NAME.py`` this formats it with ruff, builds
-``notebooks/[zh/][solutions/]NAME.ipynb`` with the python3 kernelspec, runs it in a fresh kernel with
-nbclient (working directory = the notebook's folder, as nbval uses) and saves it with its outputs.
+For each script ``notebooks/[zh/][solutions/]scripts/NAME.py`` this formats it with ruff,
+builds ``notebooks/[zh/][solutions/]NAME.ipynb`` with the python3 kernelspec, runs it in a fresh
+kernel with nbclient (working directory = the notebook's folder, as nbval uses) and saves it with
+its outputs.
 A notebook that raises is not saved. This is the only way notebooks in this repo are written.
 """
 

@@ -24,7 +24,7 @@ CJK_FAMILY = "Noto Sans CJK SC"
 
 def _font_file() -> Path | None:
     try:
-        import noto_cjk_sans_otc
+        import noto_cjk_sans_otc  # type: ignore[import-untyped]
     except ImportError:
         return None
     path = Path(str(noto_cjk_sans_otc.FONT_PATH))

@@ -1,8 +1,8 @@
 """Every lesson runs in a real JupyterLab and shows its figures and diagrams.
 
-For each lesson of both editions (not the solutions): open a copy, Run All, check that no cell failed or wrote to
-stderr, then count what the browser really rendered: every figure the saved notebook holds
-(``image/png`` outputs) is an ``<img>`` that loaded (``naturalWidth > 0``), and every Mermaid
+For each lesson of both editions (not the solutions): open a copy, Run All, check that no cell
+failed or wrote to stderr, then count what the browser really rendered: every figure the saved
+notebook holds (``image/png`` outputs) is an ``<img>`` that loaded (``naturalWidth > 0``), and every Mermaid
 diagram in the lesson's markdown became a picture (JupyterLab renders it as an SVG ``<img>``).
 A screenshot of each lesson goes to ``$MHSA_ARTIFACTS`` or a temporary folder.
 """
@@ -82,7 +82,9 @@ def test_lesson_renders_its_figures(lab_server, page, artifacts, notebook):
         timeout=60_000,
     )
     rendered = page.evaluate(JS_RENDERED, notebook)
-    page.screenshot(path=str(artifacts / f"{notebook.replace('/', '_')[:-6]}_run_all.png"), full_page=False)
+    page.screenshot(
+        path=str(artifacts / f"{notebook.replace('/', '_')[:-6]}_run_all.png"), full_page=False
+    )
     print(f"{notebook}: {rendered}")
     assert rendered["loaded"] >= images, rendered
     assert rendered["mermaid"] == mermaid, rendered
