@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown] en_hash="7e2f1bf0ccb0"
-# # 04 · 注意力中的 dropout（随机失活）
+# # 04 · dropout（随机失活）
 #
 # 参数很多的模型容易**过拟合**（overfitting）：把训练文本背下来，而不是学会能推广到新文本的规律。 **dropout**（随机失活）就是用来对付它、“防背题”的手段：训练时，它把流经网络的数值随机清零一部分，逼模型不能依赖其中任何一个。在 GPT 这类模型中，dropout 可以作用在**注意力权重**（attention weights）上。本课最后，我们把第 03 课的因果掩码（causal mask）和 dropout 一起装进书中的 `CausalAttention` 类，它一次处理一整个**批次**（batch）。
 #

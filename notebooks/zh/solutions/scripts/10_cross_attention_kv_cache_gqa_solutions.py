@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown] en_hash="4d71f93a7450"
-# # 10 · 交叉注意力、KV 缓存与分组查询注意力：参考答案
+# # 10 · 交叉注意力、KV 缓存与 GQA · 参考答案
 #
 # `10_cross_attention_kv_cache_gqa.ipynb` 中各练习的完整解答。请先自己试一试。
 
