@@ -15,10 +15,8 @@
 #
 # **学习目标**
 # 1. 为每个词元计算**查询、键和值**，并一步一步算出“journey”的上下文向量（context vector）。
-# 2. 理解分数**为什么**要除以 $\sqrt{d_k}$：否则会出现 **softmax 饱和**（softmax saturation），进而
-#    导致**梯度消失**（vanishing gradient）。
-# 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 如何存储同一个矩阵
-#    （`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
+# 2. 理解分数**为什么**要除以 $\sqrt{d_k}$：否则会出现 **softmax 饱和**（softmax saturation），进而导致**梯度消失**（vanishing gradient）。
+# 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 如何存储同一个矩阵（`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
 #
 # **预备知识：** 第 01 课（`01_simplified_self_attention`）：分数、softmax、上下文向量。一点 PyTorch 基础：`nn.Module`、`nn.Parameter`、`nn.Linear`；以及**自动求导**（autograd）做了什么： `requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来（第 00 课列出了可以去哪里补课）。**用时：** 认真读第一遍约 90 分钟：运行每个单元格，在第 4 节写下预测，亲手实现 `SelfAttentionV2` （练习 1，20–30 分钟），再试试另外两道练习。
 #

@@ -190,8 +190,7 @@ assert torch.equal(merged_view, torch.cat([context[:, 0], context[:, 1]], dim=-1
 print(merged_view[0])  # (T, d_out)
 
 # %% [markdown] en_hash="10644ceb0fcb"
-# 用一张图看完整个来回，以第一个句子的查询为例：左边是 (6, 4) 的投影，每一列按它所属的头着色；中间是 `view` +
-# `transpose` 从中切出的两个 (6, 2) 的头；右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头*内部*，没有任何数字换位置，变的只是记账方式。
+# 用一张图看完整个来回，以第一个句子的查询为例：左边是 (6, 4) 的投影，每一列按它所属的头着色；中间是 `view` + `transpose` 从中切出的两个 (6, 2) 的头；右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头*内部*，没有任何数字换位置，变的只是记账方式。
 
 # %%
 merged_queries = mh.merge_heads(q)  # (b, T, d_out)
@@ -515,8 +514,7 @@ print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 #     end
 # ```
 #
-# 再看矩阵。上面是包装器的两个头，各有一个自己的 (2, 3) `W_query`——两次小矩阵乘法。下面是拆分版唯一的一个 (4, 3)
-# `W_query`，装的是同样的数字，头 1 的行在上，头 2 的行在下——只需一次乘法。（`W_key` 和 `W_value` 同理；`multihead_from_wrapper` 把 `out_proj` 设成了恒等映射，所以它什么也不改变。）
+# 再看矩阵。上面是包装器的两个头，各有一个自己的 (2, 3) `W_query`——两次小矩阵乘法。下面是拆分版唯一的一个 (4, 3) `W_query`，装的是同样的数字，头 1 的行在上，头 2 的行在下——只需一次乘法。（`W_key` 和 `W_value` 同理；`multihead_from_wrapper` 把 `out_proj` 设成了恒等映射，所以它什么也不改变。）
 
 # %%
 fig = mh.figures.plot_wrapper_vs_split(

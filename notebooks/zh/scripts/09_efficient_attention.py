@@ -15,20 +15,15 @@
 #
 # **学习目标**
 # 1. 理解**融合 QKV 投影**（fused QKV projection）：把三个权重叠成一个。
-# 2. 调用缩放点积注意力（scaled dot-product attention）的现成函数
-#    `torch.nn.functional.scaled_dot_product_attention`（简称 SDPA）和 torch 自带的 `nn.MultiheadAttention`，复制权重之后，两者都能复现第 06 课的输出。
-# 3. 算出 (b, h, T, T) 的权重占多少内存，以及 **FlashAttention**（分块精确注意力：分块计算、
-#    从不存储 T×T 矩阵）因为不存它们而省下多少。
-# 4. 看清两种位置编码作用在哪里：**旋转位置编码**（RoPE）作用于投影之后的 Q 和 K，
-#    **线性偏置注意力**（ALiBi）作用于分数。
-# 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32
-#    的结果比较。
+# 2. 调用缩放点积注意力（scaled dot-product attention）的现成函数 `torch.nn.functional.scaled_dot_product_attention`（简称 SDPA）和 torch 自带的 `nn.MultiheadAttention`，复制权重之后，两者都能复现第 06 课的输出。
+# 3. 算出 (b, h, T, T) 的权重占多少内存，以及 **FlashAttention**（分块精确注意力：分块计算、从不存储 T×T 矩阵）因为不存它们而省下多少。
+# 4. 看清两种位置编码作用在哪里：**旋转位置编码**（RoPE）作用于投影之后的 Q 和 K，**线性偏置注意力**（ALiBi）作用于分数。
+# 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32 的结果比较。
 # 6. 动手实现：写一个融合 QKV 的多头注意力类，让它通过形状约定（shape contract）的测试。
 #
 # **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 认真学第一遍约 75 分钟（阅读并运行每个单元格 45 分钟，练习 30 分钟，其中大部分花在动手实现的练习上）。
 #
-# **形状约定：** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim)
-# -> 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
+# **形状约定：** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim) -> 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
 #
 # ```mermaid
 # flowchart LR

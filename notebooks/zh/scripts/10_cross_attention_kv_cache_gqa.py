@@ -15,15 +15,12 @@
 #
 # **学习目标**
 # 1. 使用 `CrossMultiHeadAttention`，读懂两个不同句子之间“查询对键”的热力图（heatmap）。
-# 2. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**
-#    （autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
-# 3. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块
-#    核对这些公式。
+# 2. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**（autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
+# 3. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块核对这些公式。
 #
 # **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 认真学第一遍约 60 分钟（阅读并运行每个单元格 40 分钟，练习 20 分钟）。
 #
-# **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) ->
-# (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) -> (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
+# **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) -> (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) -> (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 
 # %%
 import torch
