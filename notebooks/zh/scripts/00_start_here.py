@@ -28,7 +28,7 @@
 # * **自动求导**（autograd）：`requires_grad=True`、`loss.backward()` 和 `.grad`。第 02 课用它说明为什么要对分数做缩放，并检查梯度能否传到每一个权重。
 # * **训练模型**：下一个词元（token）预测的**交叉熵损失**（cross-entropy loss）、**Adam 优化器**（optimizer），以及训练循环（`zero_grad`、`backward`、`step`）。第 08 课（训练一个小模型）及其后需要训练的各课会用到它们；第 08 课会回顾训练循环，但不讲理论。
 #
-# PyTorch 官方教程 “Learn the Basics”（pytorch.org/tutorials）涵盖了后三项。
+# PyTorch 官方教程“Learn the Basics”（pytorch.org/tutorials）涵盖了后三项。
 #
 # **形状约定（shape contract）：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
 

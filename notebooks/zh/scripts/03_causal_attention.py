@@ -58,7 +58,7 @@ torch.testing.assert_close(
 print("matches the book's printed values")
 
 # %% [markdown] en_hash="4740b15081e9"
-# 看 “journey” 那一行（第 2 行）：[0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了 “starts”、“with”、“one”、“step”，而这些词元全都在 “journey” *之后*。模型生成文本时，这些词元还不存在。这张热力图（heatmap）中对角线以上的部分必须全部去掉。
+# 看“journey”那一行（第 2 行）：[0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了“starts”、“with”、“one”、“step”，而这些词元全都在“journey”*之后*。模型生成文本时，这些词元还不存在。这张热力图（heatmap）中对角线以上的部分必须全部去掉。
 
 # %%
 import matplotlib.pyplot as plt
@@ -107,7 +107,7 @@ torch.testing.assert_close(masked_simple_norm.sum(dim=-1), torch.ones(context_le
 print("matches the book's printed values; every row sums to 1")
 
 # %% [markdown] en_hash="615f8e05884c"
-# 现在 “journey” 只关注 “Your” 和它自己：[0.5517, 0.4483, 0, 0, 0, 0]，与书中印出的一致。最后一行（“step” 可以看到所有词元）完全没有变化。
+# 现在“journey”只关注“Your”和它自己：[0.5517, 0.4483, 0, 0, 0, 0]，与书中印出的一致。最后一行（“step”可以看到所有词元）完全没有变化。
 #
 # ## 3. 未来漏进来了吗？
 #
@@ -171,7 +171,7 @@ plt.show()
 #
 # 如果没有泄漏，那么改变*最后一个*词元（“step”）就不应该改变前面任何一行。我们把它的嵌入（embedding）换成一个截然不同的向量，然后全部重算一遍。
 #
-# **先预测，再运行。** 使用一步法的因果掩码时，“step” 的嵌入改变后，36 个注意力权重中会有几个发生变化？把 `None` 换成 0 到 36 之间的一个整数，然后运行单元格；它只会记下你的猜测。
+# **先预测，再运行。** 使用一步法的因果掩码时，“step”的嵌入改变后，36 个注意力权重中会有几个发生变化？把 `None` 换成 0 到 36 之间的一个整数，然后运行单元格；它只会记下你的猜测。
 
 # %%
 import mhsa_helpers.exercises
@@ -228,7 +228,7 @@ print("weights that changed, without a mask:", unmasked_changes, "of 36")
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 
 # %% [markdown] en_hash="6758b020fd6d"
-# 最后一行是唯一允许看 “step” 的一行，而它会看所有词元，所以它的六个权重全都变了；其余 30 个保持原样，分毫未动。不加掩码时，36 个权重全都会变。
+# 最后一行是唯一允许看“step”的一行，而它会看所有词元，所以它的六个权重全都变了；其余 30 个保持原样，分毫未动。不加掩码时，36 个权重全都会变。
 
 # %% [markdown] en_hash="9a7cb6c30ae4"
 # 用三步法时，前面各行只在最后一位的舍入上可能不同，其余保持不变：未来确实进入了 $S$（所以第 1 步的舍入有所不同），但在第 3 步被约掉了。
@@ -242,7 +242,7 @@ print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result"
 # %% [markdown] en_hash="93986c18f7a5"
 # ## 6. 掩码前后对比
 #
-# 同一组权重在掩码前后的样子，使用同一个从 0 到 1 的色标。对角线以下，每一行都被拉伸，使其和重新为 1；对角线以上则什么都不剩。越靠前的词元，分享它注意力的词元就越少（“Your” 把全部注意力都留给了自己）。
+# 同一组权重在掩码前后的样子，使用同一个从 0 到 1 的色标。对角线以下，每一行都被拉伸，使其和重新为 1；对角线以上则什么都不剩。越靠前的词元，分享它注意力的词元就越少（“Your”把全部注意力都留给了自己）。
 
 # %%
 fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
@@ -277,7 +277,7 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 # ## 小结
 #
 # * **因果注意力**：词元 $i$ 只关注词元 $1..i$。(T, T) 的注意力权重中，对角线以上的元素都必须为 0。
-# * 三步法：做 softmax，乘以 `torch.tril(torch.ones(T, T))`，每行除以它的和。书中 “journey” 那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
+# * 三步法：做 softmax，乘以 `torch.tril(torch.ones(T, T))`，每行除以它的和。书中“journey”那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
 # * 没有**信息泄漏**：整行的分母在重新归一化时被约掉了；结果就是只在未被遮住的分数上做的 softmax。改变一个未来的词元，前面的行保持不变。
 # * 一步法（实际该用的方法）：`scores.masked_fill(torch.triu(ones, diagonal=1).bool(), -torch.inf)`，然后做 softmax。权重相同（在浮点精度内），运算更少。
 # * 下一步：第 04 课加入**随机失活**（dropout），并把这一切封装成一个支持批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在其中。

@@ -19,7 +19,7 @@
 # 3. 看到每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
 # 4. 算一算代价：每个头的每个投影（projection）都要做一次矩阵乘法。
 #
-# 用公式表示（沿用 “Attention Is All You Need” 的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
+# 用公式表示（沿用“Attention Is All You Need”的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
 #
 # $$\text{head}_i = \text{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
 # \text{Attention}(Q, K, V) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}\Big)V,$$

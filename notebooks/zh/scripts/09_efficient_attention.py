@@ -245,7 +245,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #   MS --> WV
 # ```
 #
-# **几行代码实现 RoPE。** 对位置 $p$ 上的一对特征 $(x_1, x_2)$： $(x_1 \cos p\theta - x_2 \sin p\theta,\; x_1 \sin p\theta + x_2 \cos p\theta)$。把查询旋转 $i\theta$、把键旋转 $j\theta$ 之后，它们的点积只取决于 $i - j$：先旋转 $i\theta$，再做旋转 $j\theta$ 的逆变换，合起来就是旋转 $(i - j)\theta$。
+# **几行代码实现 RoPE。** 对位置 $p$ 上的一对特征 $(x_1, x_2)$：$(x_1 \cos p\theta - x_2 \sin p\theta,\; x_1 \sin p\theta + x_2 \cos p\theta)$。把查询旋转 $i\theta$、把键旋转 $j\theta$ 之后，它们的点积只取决于 $i - j$：先旋转 $i\theta$，再做旋转 $j\theta$ 的逆变换，合起来就是旋转 $(i - j)\theta$。
 
 
 # %%
@@ -445,7 +445,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
 
 # %% [markdown] en_hash="b35af26b4ee3"
-# **练习 3（动手实现）。** 自己写出融合 QKV 的多头注意力类：构造函数与第 06 课的 `MultiHeadAttention` 相同，即 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；类里有**一个** `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`、`self.out_proj`、 `self.dropout` 和一个因果 `mask` 缓冲区（buffer）；`forward(x)` 把 (b, T, d_in) 映射为 (b, T, d_out)。照着开头的流程图做：投影，拆出 Q、K、V，view 成 (b, T, h, head_dim) 再转置（transpose），计算缩放后的分数，加掩码，softmax，dropout，weights @ V，合并各头，`out_proj`。
+# **练习 3（动手实现）。** 自己写出融合 QKV 的多头注意力类：构造函数与第 06 课的 `MultiHeadAttention` 相同，即 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；类里有**一个** `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`、`self.out_proj`、`self.dropout` 和一个因果 `mask` 缓冲区（buffer）；`forward(x)` 把 (b, T, d_in) 映射为 (b, T, d_out)。照着开头的流程图做：投影，拆出 Q、K、V，view 成 (b, T, h, head_dim) 再转置（transpose），计算缩放后的分数，加掩码，softmax，dropout，weights @ V，合并各头，`out_proj`。
 #
 # 检查器会用三种尺寸构造你的类，把包里的权重复制进 `qkv` 和 `out_proj`，再与 `mh.FusedQKVMultiHeadAttention` 的输出比较；它还会测试因果性、每行之和为 1、dropout 只在训练模式下生效，以及梯度能否传回，并指出常见的错误。
 

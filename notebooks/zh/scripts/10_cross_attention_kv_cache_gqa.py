@@ -324,7 +324,7 @@ for g in [8, 2, 1]:
     assert cache.nbytes == formula_cache
 
 # %% [markdown] en_hash="2ec951703af1"
-# 同样的公式用到真实规模上：GPT-2 small（d = 768，12 个头，12 层，上下文长度（context length） 1024）和一个类 Llama 模型（d = 4096，32 个查询头，32 层，上下文长度 8192；Llama 3 8B 使用 8 个 K/V 组），缓存都用 2 字节的数（float16 / bfloat16），批次（batch）大小为 1：
+# 同样的公式用到真实规模上：GPT-2 small（d = 768，12 个头，12 层，上下文长度（context length）1024）和一个类 Llama 模型（d = 4096，32 个查询头，32 层，上下文长度 8192；Llama 3 8B 使用 8 个 K/V 组），缓存都用 2 字节的数（float16 / bfloat16），批次（batch）大小为 1：
 
 # %%
 configs = [
@@ -352,7 +352,7 @@ assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
 assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="249347abff0c"
-# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半：8 组的类 Llama 模型减少 37.5% （即“fewer params”一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$；这一行还算上了 Llama 并没有的 `out_proj` 偏置），用 MQA 则减少 48.4%。 **KV 缓存则直接除以 num_heads / num_kv_groups**：对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量；8 组的 GQA 是常用的折中——如今的主流模型正是为了省显存才改用 GQA 这类变体。
+# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半：8 组的类 Llama 模型减少 37.5%（即“fewer params”一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$；这一行还算上了 Llama 并没有的 `out_proj` 偏置），用 MQA 则减少 48.4%。**KV 缓存则直接除以 num_heads / num_kv_groups**：对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量；8 组的 GQA 是常用的折中——如今的主流模型正是为了省显存才改用 GQA 这类变体。
 #
 # ## 小结
 #

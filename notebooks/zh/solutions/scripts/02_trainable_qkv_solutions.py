@@ -59,7 +59,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="5931cfee36db"
-# **练习 2（权重迁移）。** `nn.Linear` 把 `weight` 存成 `(d_out, d_in)`，计算 `x @ weight.T`； `SelfAttentionV1` 计算 `x @ W`，其中 `W` 的形状是 `(d_in, d_out)`。所以三个投影都有 `weight = W.T`。
+# **练习 2（权重迁移）。** `nn.Linear` 把 `weight` 存成 `(d_out, d_in)`，计算 `x @ weight.T`；`SelfAttentionV1` 计算 `x @ W`，其中 `W` 的形状是 `(d_in, d_out)`。所以三个投影都有 `weight = W.T`。
 
 # %%
 torch.manual_seed(123)

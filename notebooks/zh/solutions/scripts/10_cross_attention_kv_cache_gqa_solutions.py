@@ -48,7 +48,7 @@ assert torch.equal(weights[0, 0] == 0, answer)
 print("zeros of the chunk's weights are exactly the hidden entries")
 
 # %% [markdown] en_hash="b4510333fc70"
-# **练习 2。** 键和值（2），每一层、每个 K/V 头、每个头维度、每个词元各一份，每个数 2 字节： 2 x 80 x 8 x 128 x 4096 x 2 = 1.25 GiB。如果是 64 个 K/V 头（普通的 MHA），就要 8 倍，即 10 GiB。
+# **练习 2。** 键和值（2），每一层、每个 K/V 头、每个头维度、每个词元各一份，每个数 2 字节：2 x 80 x 8 x 128 x 4096 x 2 = 1.25 GiB。如果是 64 个 K/V 头（普通的 MHA），就要 8 倍，即 10 GiB。
 
 # %%
 layers, kv_heads, head_dim, T, bytes_per_number = 80, 8, 128, 4096, 2
