@@ -296,7 +296,7 @@ print("double loop == inputs @ inputs.T (to float rounding); every row of weight
 #
 # 把你的答案写在 `None` 处，运行单元格，再读一读检查器打印的那一行。参考答案：`solutions/01_simplified_self_attention_solutions.ipynb`。
 #
-# **练习 1（第七个词元）**：句子还在继续：“Your journey starts with one step forward”。新词元“forward”有一个编造的嵌入 `mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING` = (0.60, 0.40, 0.20)。当“forward”关注全部**七个**词元（包括它自己）时，计算它的上下文向量（形状为 (3,)）。
+# **练习 1（第七个词元）。** 句子还在继续：“Your journey starts with one step forward”。新词元“forward”有一个编造的嵌入 `mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING` = (0.60, 0.40, 0.20)。当“forward”关注全部**七个**词元（包括它自己）时，计算它的上下文向量（形状为 (3,)）。
 
 # %%
 new_embedding = torch.tensor(mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING)  # (d_in,) = (3,)
@@ -305,14 +305,14 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_context_vector_new_token(answer)
 
 # %% [markdown] en_hash="22ddf82283a6"
-# **练习 2（对每一行都稳定的 softmax）**：第 3 节让 softmax 对*一个*向量变得安全。请写一个函数 `softmax_rows(x)`：对形状为 (rows, cols) 的二维张量 `x`，返回每一行的 softmax；无论数值多大多小，结果都不出现 `inf` 或 `nan`；并且不调用 `torch.softmax`。令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`：整个矩阵只用一个最大值，够不够？
+# **练习 2（对每一行都稳定的 softmax）。** 第 3 节让 softmax 对*一个*向量变得安全。请写一个函数 `softmax_rows(x)`：对形状为 (rows, cols) 的二维张量 `x`，返回每一行的 softmax；无论数值多大多小，结果都不出现 `inf` 或 `nan`；并且不调用 `torch.softmax`。令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`：整个矩阵只用一个最大值，够不够？
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_softmax_rows(answer)
 
 # %% [markdown] en_hash="4c70053c6c3c"
-# **练习 3（收到的注意力）**：`attn_weights` 的每一行是一个词元*分出去*的注意力，和为 1。每个词元从全部六个查询那里总共*收到*多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
+# **练习 3（收到的注意力）。** `attn_weights` 的每一行是一个词元*分出去*的注意力，和为 1。每个词元从全部六个查询那里总共*收到*多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
 
 # %%
 answer = None  # YOUR CODE HERE

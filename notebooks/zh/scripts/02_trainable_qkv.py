@@ -372,12 +372,9 @@ print(mh.assert_same_module(inline_v1, package_v1, inputs))
 # ## 小结
 #
 # * 三个**可训练权重矩阵**把每个词元投影成一个**查询**、一个**键**和一个**值**（形状都是 `(T, d_out)`）。
-# * 分数 `queries @ keys.T` 在做 softmax 之前要除以 $\sqrt{d_k}$：点积的方差是 $d_k$，不缩放就会让
-#   softmax 饱和（权重接近 0 或 1），并让它的梯度消失。
-# * 上下文向量是 `attn_weights @ values`，形状为 `(T, d_out)`；种子为 123 时，第 2 行就是书中的
-#   [0.3061, 0.8210]。
-# * `SelfAttentionV1` 直接用 `nn.Parameter` 存放矩阵 `(d_in, d_out)`；`SelfAttentionV2` 用 `nn.Linear`，
-#   它的 `weight` 是转置 `(d_out, d_in)`，它的初始化能让投影结果保持合适的大小。
+# * 分数 `queries @ keys.T` 在做 softmax 之前要除以 $\sqrt{d_k}$：点积的方差是 $d_k$，不缩放就会让 softmax 饱和（权重接近 0 或 1），并让它的梯度消失。
+# * 上下文向量是 `attn_weights @ values`，形状为 `(T, d_out)`；种子为 123 时，第 2 行就是书中的 [0.3061, 0.8210]。
+# * `SelfAttentionV1` 直接用 `nn.Parameter` 存放矩阵 `(d_in, d_out)`；`SelfAttentionV2` 用 `nn.Linear`，它的 `weight` 是转置 `(d_out, d_in)`，它的初始化能让投影结果保持合适的大小。
 # * 下一课：第 03 课不让词元偷看后面的内容，这就是因果注意力（causal attention）。
 #
 # ## 练习

@@ -286,14 +286,14 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 #
 # 参考答案：`solutions/03_causal_attention_solutions.ipynb`。
 #
-# **练习 1（局部窗口）**：有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。对于 `T = 5`，构造一个布尔类型的 (5, 5) 掩码：当每个词元只能看到**它自己和紧挨在它前面的那一个词元**时，在它*不能*看的位置上为 `True`（也就是 `masked_fill` 所接受的那种掩码）。
+# **练习 1（局部窗口）。** 有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。对于 `T = 5`，构造一个布尔类型的 (5, 5) 掩码：当每个词元只能看到**它自己和紧挨在它前面的那一个词元**时，在它*不能*看的位置上为 `True`（也就是 `masked_fill` 所接受的那种掩码）。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_local_mask(answer)
 
 # %% [markdown] en_hash="ed681eaf9470"
-# **练习 2（动手实现：因果权重）**：编写 `causal_weights(attn_scores)`：它接收*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，或带有任意前导维度的 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)；返回形状相同的因果注意力权重。然后令 `answer = causal_weights`（函数本身）。检查器会在多种大小和批次形状上运行它，检查对角线以上是否为零、每行之和是否为 1、改变未来的分数是否不影响任何结果、梯度是否只流向过去的分数，并会指出常见的错误。
+# **练习 2（动手实现：因果权重）。** 编写 `causal_weights(attn_scores)`：它接收*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，或带有任意前导维度的 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)；返回形状相同的因果注意力权重。然后令 `answer = causal_weights`（函数本身）。检查器会在多种大小和批次形状上运行它，检查对角线以上是否为零、每行之和是否为 1、改变未来的分数是否不影响任何结果、梯度是否只流向过去的分数，并会指出常见的错误。
 
 
 # %%

@@ -280,21 +280,21 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # 参考答案：`solutions/05_multihead_wrapper_solutions.ipynb`。
 #
-# **练习 1.** 一个 `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256, dropout=0.1, num_heads=6)`：它的输出有多宽（最后一维的大小）？先自己算出来；然后可以在 `meta` 设备上构建它来验证。
+# **练习 1。** 一个 `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256, dropout=0.1, num_heads=6)`：它的输出有多宽（最后一维的大小）？先自己算出来；然后可以在 `meta` 设备上构建它来验证。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_wrapper_width(answer)
 
 # %% [markdown] en_hash="52643a4f60ec"
-# **练习 2.** 重新构建书中的包装类（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），但这次用 **3 个头**，在 `batch` 上运行它，并从拼接后的结果里切出**头 3** 的输出：一个 (2, 6, 2) 的张量。
+# **练习 2。** 重新构建书中的包装类（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），但这次用 **3 个头**，在 `batch` 上运行它，并从拼接后的结果里切出**头 3** 的输出：一个 (2, 6, 2) 的张量。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_output(answer)
 
 # %% [markdown] en_hash="747a0073bd1b"
-# **练习 3.** 一个 12 头的 `MultiHeadAttentionWrapper` 在一个由 **8 个序列、每个 100 个词元**组成的批次（x 的形状为 (8, 100, d_in)）上做一次前向传播，要做多少次矩阵乘法（`nn.Linear` 调用加上 `@`）？先推理，再用 `mh.CountMatmuls` 验证。
+# **练习 3。** 一个 12 头的 `MultiHeadAttentionWrapper` 在一个由 **8 个序列、每个 100 个词元**组成的批次（x 的形状为 (8, 100, d_in)）上做一次前向传播，要做多少次矩阵乘法（`nn.Linear` 调用加上 `@`）？先推理，再用 `mh.CountMatmuls` 验证。
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -600,21 +600,21 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 #
 # 参考答案：`solutions/06_multihead_split_solutions.ipynb`。（最大的一道练习，即实现这个类，在第 5 节。）
 #
-# **练习 1.** 一个与 Llama 2 7B 的注意力一样大的模块有 d_out = 4096 和 32 个头。`head_dim` 是多少？
+# **练习 1。** 一个与 Llama 2 7B 的注意力一样大的模块有 d_out = 4096 和 32 个头。`head_dim` 是多少？
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_dim(answer)
 
 # %% [markdown] en_hash="2cadad7957b9"
-# **练习 2.** GPT-2 medium：d_in = d_out = 1024，16 个头，并且和真正的 GPT-2 一样使用 `qkv_bias=True`。它的 `MultiHeadAttention` 有多少个参数？先用公式算出来，再在 `meta` 设备上构建模块来核对。
+# **练习 2。** GPT-2 medium：d_in = d_out = 1024，16 个头，并且和真正的 GPT-2 一样使用 `qkv_bias=True`。它的 `MultiHeadAttention` 有多少个参数？先用公式算出来，再在 `meta` 设备上构建模块来核对。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_mha_parameter_count(answer)
 
 # %% [markdown] en_hash="b222f09f2469"
-# **练习 3.** 按照 `forward` 的做法，把 `x_ex`（b=2、T=3、d_out=8）切成 4 个头：答案的形状是 (b, num_heads, T, head_dim) = (2, 4, 3, 2)。（先试试 `x_ex.view(2, 4, 3, 2)`，看看检查器怎么说。）
+# **练习 3。** 按照 `forward` 的做法，把 `x_ex`（b=2、T=3、d_out=8）切成 4 个头：答案的形状是 (b, num_heads, T, head_dim) = (2, 4, 3, 2)。（先试试 `x_ex.view(2, 4, 3, 2)`，看看检查器怎么说。）
 
 # %%
 x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)

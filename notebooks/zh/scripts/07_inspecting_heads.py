@@ -225,7 +225,7 @@ print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().i
 #
 # 参考答案：`solutions/07_inspecting_heads_solutions.ipynb`。
 #
-# **练习 1.** 手算（或者用 torch 算）注意力行 `[0.5, 0.25, 0.25, 0.0]` 的熵，单位为奈特。答案写成一个 Python 浮点数或一个 0 维张量。
+# **练习 1。** 手算（或者用 torch 算）注意力行 `[0.5, 0.25, 0.25, 0.0]` 的熵，单位为奈特。答案写成一个 Python 浮点数或一个 0 维张量。
 
 # %%
 import mhsa_helpers.exercises
@@ -234,7 +234,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_row_entropy(answer)
 
 # %% [markdown] en_hash="4178a2b12e04"
-# **练习 2.** 不用 `mh.head_entropy`，计算 `weights_ex` 中每个头的平均行熵，结果形状为 `(3,)`。`weights_ex` 来自一个新模块：3 个头（`head_dim = 8`），另一组权重（随机种子 7），输入是那个更长的句子。当心对角线以上的那些零：`0 * log(0)` 必须算作 0。
+# **练习 2。** 不用 `mh.head_entropy`，计算 `weights_ex` 中每个头的平均行熵，结果形状为 `(3,)`。`weights_ex` 来自一个新模块：3 个头（`head_dim = 8`），另一组权重（随机种子 7），输入是那个更长的句子。当心对角线以上的那些零：`0 * log(0)` 必须算作 0。
 
 # %%
 torch.manual_seed(7)
@@ -247,7 +247,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 
 # %% [markdown] en_hash="3e18454b0f64"
-# **练习 3.** `weights_ex` 中哪个头最敏锐（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图：你同意这个结论吗？
+# **练习 3。** `weights_ex` 中哪个头最敏锐（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图：你同意这个结论吗？
 
 # %%
 answer = None  # YOUR CODE HERE

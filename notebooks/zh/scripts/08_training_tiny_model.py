@@ -399,14 +399,14 @@ print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 #
 # 参考答案：`solutions/08_training_tiny_model_solutions.ipynb`。
 #
-# **练习 1.** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少 nat？（一个数。）
+# **练习 1。** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少 nat？（一个数。）
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
 
 # %% [markdown] en_hash="6c2eb85c68a1"
-# **练习 2.** 为 `ids_ex` 构造 $k = 3$ 的平移任务目标：一个和 `ids_ex` 形状相同的张量，位置 $t$ 上是 `ids_ex[:, t - 3]`，$t < 3$ 处为 -100。
+# **练习 2。** 为 `ids_ex` 构造 $k = 3$ 的平移任务目标：一个和 `ids_ex` 形状相同的张量，位置 $t$ 上是 `ids_ex[:, t - 3]`，$t < 3$ 处为 -100。
 
 # %%
 ids_ex = torch.randint(0, VOCAB, (2, 8), generator=torch.Generator().manual_seed(3))  # (b, T)
@@ -415,7 +415,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 
 # %% [markdown] en_hash="f030fbdf21ea"
-# **练习 3.** 不用 `mh.offset_attention`，对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在 2 个位置之前那个词元上的平均权重：即在 $t \ge 2$ 上对 `weights_ex[h, t, t - 2]` 求平均。形状为 `(num_heads,)`。提示：`torch.diagonal`。
+# **练习 3。** 不用 `mh.offset_attention`，对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在 2 个位置之前那个词元上的平均权重：即在 $t \ge 2$ 上对 `weights_ex[h, t, t - 2]` 求平均。形状为 `(num_heads,)`。提示：`torch.diagonal`。
 
 # %%
 weights_ex = shift_weights[0]  # (num_heads, T, T) = (4, 12, 12)

@@ -78,10 +78,8 @@ plt.show()
 # %% [markdown] en_hash="736566dcef59"
 # **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 x b·T·d_in·d_out 次乘加），但计算机很少只受算术本身的限制：
 #
-# * `x` 只从内存读**一次**，而不是三次；而且一个大矩阵比三个瘦长的矩阵更能让乘法单元保持忙碌
-#   （*算术强度*（arithmetic intensity）更高）；
-# * 只需一次内核启动（kernel launch），而不是三次（在 GPU 上每次启动要花几微秒，模型每处理一个
-#   词元（token）就要启动成千上万次，这笔开销就不能忽略了）；
+# * `x` 只从内存读**一次**，而不是三次；而且一个大矩阵比三个瘦长的矩阵更能让乘法单元保持忙碌（*算术强度*（arithmetic intensity）更高）；
+# * 只需一次内核启动（kernel launch），而不是三次（在 GPU 上每次启动要花几微秒，模型每处理一个词元（token）就要启动成千上万次，这笔开销就不能忽略了）；
 # * 三个权重放在同一个张量里，初始化、保存和分片都一起完成。
 #
 # 本包的 `mh.FusedQKVMultiHeadAttention` 就是第 06 课的类，只改了这一处：用单个 `qkv = nn.Linear(d_in, 3 * d_out)` 代替 `W_query`、`W_key`、`W_value`。`from_multihead(mha)` 把 `mha` 的权重叠进它的 `qkv`，并复制 `out_proj`，所以它算出的正是第 06 课算出的结果。（本课最后，你会自己写出这个类。）
@@ -129,11 +127,9 @@ print(w[0, 0].detach())
 #
 # PyTorch 内置的这一层同样是融合 QKV 的注意力：它的 `in_proj_weight` 正是我们叠好的 (3 d_out, d_in) 权重（用于自注意力（self-attention）时，它的输入宽度必须等于 `embed_dim`，即 d_in == d_out，这也是 Transformer 内部的常见情形）。有三点要留意：
 #
-# * `bias=True` 会给 Q/K/V 投影和 `out_proj` 都加上偏置；我们的 `qkv_bias=False` 对应全零的
-#   `in_proj_bias`。
+# * `bias=True` 会给 Q/K/V 投影和 `out_proj` 都加上偏置；我们的 `qkv_bias=False` 对应全零的 `in_proj_bias`。
 # * `batch_first=True` 让它和我们的类一样接收 (b, T, d)。
-# * 掩码有**两种约定**：对 `nn.MultiheadAttention`（以及本课程）来说，`True` 表示*遮住*；对
-#   `F.scaled_dot_product_attention` 来说，`True` 表示*可以关注*。
+# * 掩码有**两种约定**：对 `nn.MultiheadAttention`（以及本课程）来说，`True` 表示*遮住*；对 `F.scaled_dot_product_attention` 来说，`True` 表示*可以关注*。
 
 # %%
 torch.manual_seed(123)
@@ -229,10 +225,8 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #
 # 第 07 课说明过，注意力本身不理会键的顺序；第 08 课的模型在输入上加了一个可学习的**位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块*内部*，位置有两种放法（本节只展示放在哪里，不实现完整的模型）：
 #
-# * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**：它把位置 $p$
-#   上查询和键的每一对特征旋转角度 $p\,\theta_i$，其中第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动：第一对转得快，最后几对转得慢。V 不受影响。
-# * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**：给查询 $i$ 与键 $j$
-#   的分数加上 $-m_h\,(i - j)$，这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
+# * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**：它把位置 $p$ 上查询和键的每一对特征旋转角度 $p\,\theta_i$，其中第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动：第一对转得快，最后几对转得慢。V 不受影响。
+# * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**：给查询 $i$ 与键 $j$ 的分数加上 $-m_h\,(i - j)$，这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
 #
 # ```mermaid
 # flowchart LR
@@ -391,17 +385,13 @@ plt.show()
 #
 # ## 小结
 #
-# * **融合 QKV 投影**就是把三个投影叠成一个 `nn.Linear(d_in, 3 d_out)`：数值相同，一次矩阵乘法，
-#   `x` 只读一次。
+# * **融合 QKV 投影**就是把三个投影叠成一个 `nn.Linear(d_in, 3 d_out)`：数值相同，一次矩阵乘法， `x` 只读一次。
 # * `F.scaled_dot_product_attention(q, k, v, is_causal=True)` 在一个内核里完成掩码 + 缩放 softmax
 #   + 加权求和；它不返回权重，所以要查看权重就得走显式路径。
-# * `nn.MultiheadAttention` 又是同一个函数：它的 `in_proj_weight` 就是我们叠好的权重。留意掩码约定
-#   （在它那里 True = 遮住，在 SDPA 里 True = 允许关注）。
+# * `nn.MultiheadAttention` 又是同一个函数：它的 `in_proj_weight` 就是我们叠好的权重。留意掩码约定（在它那里 True = 遮住，在 SDPA 里 True = 允许关注）。
 # * 显式路径要存 (b, h, T, T) 张量，内存 ~ T²；FlashAttention 分块计算，只存 O(T)。
-# * RoPE 在投影之后旋转 Q 和 K；ALiBi 给分数加上距离惩罚（在 SDPA 里是一个浮点型 `attn_mask`）。
-#   两者都让分数依赖于偏移 $i - j$。
-# * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行、参数仍为
-#   float32，相对误差约在 $2^{-8}$ 以内。
+# * RoPE 在投影之后旋转 Q 和 K；ALiBi 给分数加上距离惩罚（在 SDPA 里是一个浮点型 `attn_mask`）。两者都让分数依赖于偏移 $i - j$。
+# * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行、参数仍为 float32，相对误差约在 $2^{-8}$ 以内。
 #
 # 下一课：第 10 课用这些部件借助 KV 缓存逐个词元地生成文本，让解码器关注编码器的输出，即交叉注意力（cross-attention），并用分组查询注意力（grouped-query attention，GQA）缩小缓存。
 

@@ -73,7 +73,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="8aac3b2f8b41"
-# **练习 1.** 在 `MultiHeadAttention` 中，`d_out` 是由各个头共享的总宽度：4096 // 32 = 128——是 GPT-2 每头宽度 64 的两倍。
+# **练习 1。** 在 `MultiHeadAttention` 中，`d_out` 是由各个头共享的总宽度：4096 // 32 = 128——是 GPT-2 每头宽度 64 的两倍。
 
 # %%
 answer = 4096 // 32
@@ -86,7 +86,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="68fba3f68589"
-# **练习 2.** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，以及（在 `qkv_bias=True` 时）d 个偏置；`out_proj`：d×d + d。当 d = 1024 时，总数为 4·d² + 4·d。
+# **练习 2。** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，以及（在 `qkv_bias=True` 时）d 个偏置；`out_proj`：d×d + d。当 d = 1024 时，总数为 4·d² + 4·d。
 
 # %%
 d = 1024
@@ -101,7 +101,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="99ea62a3d30b"
-# **练习 3.** 先 `view` 成 (b, T, num_heads, head_dim)——这一步把每个词元的 8 个数切成 4 对——再 `transpose(1, 2)`，把头这一维放到词元前面。`x_ex.view(2, 4, 3, 2)` 的形状没错，内容却是错的：它跨越了词元的边界来切。
+# **练习 3。** 先 `view` 成 (b, T, num_heads, head_dim)——这一步把每个词元的 8 个数切成 4 对——再 `transpose(1, 2)`，把头这一维放到词元前面。`x_ex.view(2, 4, 3, 2)` 的形状没错，内容却是错的：它跨越了词元的边界来切。
 
 # %%
 x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
