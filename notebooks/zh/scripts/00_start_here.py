@@ -40,7 +40,7 @@
 # | 01 | `01_simplified_self_attention` | 亲手算分数、softmax 和上下文向量（context vector） | 注意力 = 加权平均 | 75 分钟 |
 # | 02 | `02_trainable_qkv` | `SelfAttentionV1`，以及你自己的 `SelfAttentionV2` | 查询、键、值（query, key, value） | 90 分钟 |
 # | 03 | `03_causal_attention` | 两种写法的因果掩码（causal mask）；你自己的因果权重 | 不许偷看未来：因果注意力（causal attention） | 75 分钟 |
-# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做随机失活（dropout） | 50 分钟 |
+# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做 dropout（随机失活） | 50 分钟 |
 # | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | 几个头并排（叠罗汉） | 50 分钟 |
 # | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention` | 一个大矩阵，切成几个头 | 90 分钟 |
 # | 07 | `07_inspecting_heads` | 热力图（heatmap）、头的熵、探索工具 | 各个头在看什么？ | 50 分钟 |

@@ -280,7 +280,7 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 # * 三步法：做 softmax，乘以 `torch.tril(torch.ones(T, T))`，每行除以它的和。书中“journey”那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
 # * 没有**信息泄漏**：整行的分母在重新归一化时被约掉了；结果就是只在未被遮住的分数上做的 softmax。改变一个未来的词元，前面的行保持不变。
 # * 一步法（实际该用的方法）：`scores.masked_fill(torch.triu(ones, diagonal=1).bool(), -torch.inf)`，然后做 softmax。权重相同（在浮点精度内），运算更少。
-# * 下一步：第 04 课加入**随机失活**（dropout），并把这一切封装成一个支持批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在其中。
+# * 下一步：第 04 课加入 **dropout**（随机失活），并把这一切封装成一个支持批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在其中。
 #
 # ## 练习
 #

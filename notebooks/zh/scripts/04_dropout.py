@@ -201,7 +201,7 @@ for p, acc in accuracy.items():
 assert accuracy[0.5] == 1.0  # memorised, dropout or not
 
 # %% [markdown] en_hash="fbed78a27ed1"
-# p = 0.5 时，网络照样把 8 个随机标签全都背了下来（瞎猜只能猜对 25 %）。标签是随机的，没有任何可以推广的规律：在这些标签上拿到 100 % 纯属死记硬背，而 dropout 并没能阻止。8 个样本缺少的信息，dropout 补不上，它救不了场；只有更多的数据才行。
+# p = 0.5 时，网络照样把 8 个随机标签全都背了下来（瞎猜只能猜对 25%）。标签是随机的，没有任何可以推广的规律：在这些标签上拿到 100% 纯属死记硬背，而 dropout 并没能阻止。8 个样本缺少的信息，dropout 补不上，它救不了场；只有更多的数据才行。
 
 # %% [markdown] en_hash="59506c798d20"
 # ## 6. 动手探索：拖动丢弃率滑块
@@ -334,7 +334,7 @@ torch.testing.assert_close(ca_drop(batch), context_vecs)  # same weights as ca (
 print("train: random, eval: deterministic and equal to the dropout-free module")
 
 # %% [markdown] en_hash="7c782e5a1c5e"
-# **检查单元格（已折叠；供课程的测试使用）。** 课程包里有同一个类（另外加了输入检查和可选的 `return_weights=True`）；课程后面都使用 `mh.CausalAttention`。下面隐藏的单元格证明两者相同：种子相同，各层按相同顺序创建，所以权重相同；无论关闭还是打开 dropout，输出都逐位相等（调用前设同一个种子，就得到同一次随机抽取）。点击即可展开。
+# **检查（供 CI 使用；已折叠）。** 课程包里有同一个类（另外加了输入检查和可选的 `return_weights=True`）；课程后面都使用 `mh.CausalAttention`。下面隐藏的单元格证明两者相同：种子相同，各层按相同顺序创建，所以权重相同；无论关闭还是打开 dropout，输出都逐位相等（调用前设同一个种子，就得到同一次随机抽取）。点击即可展开。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.manual_seed(123)
