@@ -23,7 +23,7 @@
 # **学习目标**
 # 1. 把形状为 (b, T, d_out) 的投影切成多个头：先 `view` 成 (b, T, num_heads, head_dim)，再 `transpose(1, 2)` 成 (b, num_heads, T, head_dim)，其中 `head_dim = d_out // num_heads`（每头维度）。
 # 2. 验证一次四维矩阵乘法与逐头循环的结果相同，再把各个头合并回去（比较 `contiguous().view` 与 `reshape`）。
-# 3. 照着前向传播的 10 步表格，自己动手写出 `MultiHeadAttention`（检查器会对你的类运行一组契约测试），再与书中的类及其数值对照。
+# 3. 照着前向传播的 10 步表格，自己动手写出 `MultiHeadAttention`（检查器会对你的类运行一组约定测试），再与书中的类及其数值对照。
 # 4. 证明包装器（wrapper）版本与拆分版本计算的是同一件事（`mh.multihead_from_wrapper`），并弄清楚为什么“相同”只在某些情况下意味着逐位相同。
 # 5. 按 GPT-2 的几种规模数一数参数量，弄清楚为什么增加头数不需要额外的参数。
 #
@@ -273,7 +273,7 @@ Markdown("\n".join(["| step | PyTorch code | formula | shape |", "|---|---|---|-
 #
 # 先别看书中的类，自己写一个：照着上面的表格，把下面的 `MyMultiHeadAttention` 补充完整。构造函数接受与书中相同的参数 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；请沿用书中的名字 `W_query`、`W_key`、`W_value`、`out_proj`、`dropout`，并把因果掩码（causal mask）注册为名为 `mask` 的缓冲区（与第 04 课的 `CausalAttention` 一样）。`forward(x)` 接受形状为 (b, T, d_in) 的 x，返回 (b, T, d_out)。
 #
-# 检查器会按这些名字把 `mh.MultiHeadAttention` 的权重复制到你的模块里，然后运行契约测试：几种不同尺寸下的形状；因果性（改动靠后的词元，不会改变前面任何位置的输出）；每行权重之和为 1；输出相等；dropout 只在训练模式下起作用；每个参数都有梯度。如果哪里不对，提示会指出最可能的错误。第 6 节给出书中的版本——先自己试一试。
+# 检查器会按这些名字把 `mh.MultiHeadAttention` 的权重复制到你的模块里，然后运行约定测试：几种不同尺寸下的形状；因果性（改动靠后的词元，不会改变前面任何位置的输出）；每行权重之和为 1；输出相等；dropout 只在训练模式下起作用；每个参数都有梯度。如果哪里不对，提示会指出最可能的错误。第 6 节给出书中的版本——先自己试一试。
 
 
 # %%
