@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="1bdeb5259ca0"
 # # 09 · 高效注意力
 #
-# 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，它从不把 T x T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看 RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
+# 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，它从不把 T × T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看 RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
 #
 # **学习目标**
 # 1. 理解**融合 QKV 投影**（fused QKV projection）：把三个权重叠成一个。
@@ -23,7 +23,7 @@
 #
 # **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 认真学第一遍约 75 分钟（阅读并运行每个单元格 45 分钟，练习 30 分钟，其中大部分花在动手实现的练习上）。
 #
-# **形状约定：** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim) -> 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
+# **形状约定：** `x` (b, T, d_in) → `qkv` (b, T, 3 * d_out) → Q, K, V (b, h, T, head_dim) → 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
 #
 # ```mermaid
 # flowchart LR
@@ -76,7 +76,7 @@ fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
 plt.show()
 
 # %% [markdown] en_hash="736566dcef59"
-# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 x b·T·d_in·d_out 次乘加），但计算机很少只受算术本身的限制：
+# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 × b·T·d_in·d_out 次乘加），但计算机很少只受算术本身的限制：
 #
 # * `x` 只从内存读**一次**，而不是三次；而且一个大矩阵比三个瘦长的矩阵更能让乘法单元保持忙碌（*算术强度*（arithmetic intensity）更高）；
 # * 只需一次内核启动（kernel launch），而不是三次（在 GPU 上每次启动要花几微秒，模型每处理一个词元（token）就要启动成千上万次，这笔开销就不能忽略了）；
@@ -385,9 +385,8 @@ plt.show()
 #
 # ## 小结
 #
-# * **融合 QKV 投影**就是把三个投影叠成一个 `nn.Linear(d_in, 3 d_out)`：数值相同，一次矩阵乘法， `x` 只读一次。
-# * `F.scaled_dot_product_attention(q, k, v, is_causal=True)` 在一个内核里完成掩码 + 缩放 softmax
-#   + 加权求和；它不返回权重，所以要查看权重就得走显式路径。
+# * **融合 QKV 投影**就是把三个投影叠成一个 `nn.Linear(d_in, 3 d_out)`：数值相同，一次矩阵乘法，`x` 只读一次。
+# * `F.scaled_dot_product_attention(q, k, v, is_causal=True)` 在一个内核里完成掩码 + 缩放 softmax + 加权求和；它不返回权重，所以要查看权重就得走显式路径。
 # * `nn.MultiheadAttention` 又是同一个函数：它的 `in_proj_weight` 就是我们叠好的权重。留意掩码约定（在它那里 True = 遮住，在 SDPA 里 True = 允许关注）。
 # * 显式路径要存 (b, h, T, T) 张量，内存 ~ T²；FlashAttention 分块计算，只存 O(T)。
 # * RoPE 在投影之后旋转 Q 和 K；ALiBi 给分数加上距离惩罚（在 SDPA 里是一个浮点型 `attn_mask`）。两者都让分数依赖于偏移 $i - j$。

@@ -20,7 +20,7 @@
 #
 # **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 认真学第一遍约 60 分钟（阅读并运行每个单元格 40 分钟，练习 20 分钟）。
 #
-# **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) -> (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) -> (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
+# **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) → (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) → (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 
 # %%
 import torch
@@ -38,7 +38,7 @@ mh.setup_lesson(lang="zh")
 #
 # 由此有两个推论：
 #
-# * 注意力权重（attention weight）构成的矩阵形状是 (n_q, n_kv)——长方形，目标词元 x 源词元；
+# * 注意力权重（attention weight）构成的矩阵形状是 (n_q, n_kv)——长方形，目标词元 × 源词元；
 # * **没有因果掩码**（causal mask）：翻译开始之前，整个源句就已经知道了，所以每个目标词元都可以看每一个源词元。看源句不算“考试抄书”：源句本来就是摊在桌上的题目。
 #
 # 为了不训练翻译模型也能看到有意义的结果，我们构造一组嵌入（embedding），让每个法语词都是对应英语词加了噪声的副本，并把 `W_query = W_key` 设成一个缩放过的单位矩阵，这样分数就只表示“这两个嵌入有多相似”。（训练好的模型会*学出*让对齐关系显现出来的 W_query 和 W_key。）
@@ -73,14 +73,14 @@ fig = mh.plot_attention(
 plt.show()
 
 # %% [markdown] en_hash="4d1757e007cb"
-# 把同样的权重画成“谁在读谁”的图：每个目标词都连到**每一个**源词（4 x 4 条线，没有任何遮挡），每条线的粗细和深浅对应它的权重；每一行里最强的那条线是红色的。
+# 把同样的权重画成“谁在读谁”的图：每个目标词都连到**每一个**源词（4 × 4 条线，没有任何遮挡），每条线的粗细和深浅对应它的权重；每一行里最强的那条线是红色的。
 
 # %%
 fig = mh.figures.plot_cross_attention(weights[0, 0], target, source)
 plt.show()
 
 # %% [markdown] en_hash="6ae90fe8b7ee"
-# 每一行对*所有*源词求和都等于 1（没有任何遮挡）；尽管词序不同，“noir”仍然看向“black”——交叉注意力里没有“之前”这个概念。这个矩阵也不必是方阵：一个 3 个词的问题可以去读一篇 7 个词的文档，得到 3 x 7 个权重。
+# 每一行对*所有*源词求和都等于 1（没有任何遮挡）；尽管词序不同，“noir”仍然看向“black”——交叉注意力里没有“之前”这个概念。这个矩阵也不必是方阵：一个 3 个词的问题可以去读一篇 7 个词的文档，得到 3 × 7 个权重。
 #
 # 换成随机权重、多个头和两种不同的宽度（解码器 d_q = 6，编码器 d_kv = 10），形状照样符合约定：
 
@@ -183,7 +183,7 @@ fig = mh.figures.plot_kv_cache_growth(cache_lengths, rows_without, rows_with)
 plt.show()
 
 # %% [markdown] en_hash="3c1045162ccf"
-# 没有缓存时，第 t 步要重新投影 t 个词元，重新算一个 t x t 的分数矩阵，所以生成 T 个词元总共要 O(T²) 次投影和 O(T³) 个分数项；有了缓存，只要 O(T) 次投影和 O(T²) 个分数项。代价是内存：每层 2 x b x h_kv x T x head_dim 个数——第 3 节要缩小的正是这一项。
+# 没有缓存时，第 t 步要重新投影 t 个词元，重新算一个 t × t 的分数矩阵，所以生成 T 个词元总共要 O(T²) 次投影和 O(T³) 个分数项；有了缓存，只要 O(T) 次投影和 O(T²) 个分数项。代价是内存：每层 2 × b × h_kv × T × head_dim 个数——第 3 节要缩小的正是这一项。
 #
 # 在更长的生成（240 个词元）上给两种循环计时（你的数值会不同；CI 不比较它们）：
 
