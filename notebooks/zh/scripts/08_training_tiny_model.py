@@ -399,7 +399,7 @@ print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 #
 # 参考答案：`solutions/08_training_tiny_model_solutions.ipynb`。
 #
-# **练习 1。** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少奈特？（一个数。）
+# **练习 1。** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少奈特（nat）？（一个数。）
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="450600712423"
 # # 01 · 简化的自注意力 · 参考答案
 #
-# `01_simplified_self_attention.ipynb` 中各道练习的详解。请先自己动手试一试。每个单元格都会算出答案，并用断言确认检查器判定通过。
+# `01_simplified_self_attention.ipynb` 中各道练习的详解。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过。
 
 # %%
 import torch

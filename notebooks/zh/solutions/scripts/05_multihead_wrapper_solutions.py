@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="2583701b24c0"
 # # 05 · 多头注意力：叠罗汉 · 参考答案
 #
-# `05_multihead_wrapper.ipynb` 中各道练习的完整解答。请先自己尝试。每个单元格都算出答案，并断言检查器判定通过。
+# `05_multihead_wrapper.ipynb` 中各道练习的详解。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过。
 
 # %%
 import torch

@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="b11cdff5fca1"
 # # 08 · 训练一个小模型 · 参考答案
 #
-# `08_training_tiny_model.ipynb` 中各道练习的完整解答。请先自己尝试。每个单元格都算出答案，并断言检查器判定通过。
+# `08_training_tiny_model.ipynb` 中各道练习的详解。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过。
 
 # %%
 import math

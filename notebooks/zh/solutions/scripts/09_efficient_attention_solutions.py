@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="1fc18de9e53b"
 # # 09 · 高效注意力 · 参考答案
 #
-# `09_efficient_attention.ipynb` 中各练习的完整解答。请先自己动手试一试。
+# `09_efficient_attention.ipynb` 中各道练习的详解。请先自己动手做一遍。
 
 # %%
 import torch

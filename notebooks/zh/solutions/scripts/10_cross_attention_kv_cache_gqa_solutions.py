@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="4d71f93a7450"
 # # 10 · 交叉注意力、KV 缓存与 GQA · 参考答案
 #
-# `10_cross_attention_kv_cache_gqa.ipynb` 中各练习的完整解答。请先自己试一试。
+# `10_cross_attention_kv_cache_gqa.ipynb` 中各道练习的详解。请先自己动手做一遍。
 
 # %%
 import torch
