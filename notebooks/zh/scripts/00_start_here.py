@@ -19,7 +19,7 @@
 # 1. 确认你的环境可用：torch、计算设备、绘图、交互式控件。
 # 2. 了解课程地图、每一课都遵循的约定，以及术语表。
 #
-# **时间：** 本 notebook 约需 15 分钟。每一课开头都写明了一位认真的初学者所需的时间——运行每个单元格、尝试每道练习：每课请按 1–2 小时计划，而不是几分钟（README 里有总计）。
+# **用时：** 本 notebook 约需 15 分钟。每一课开头都写明了一位认真的初学者所需的时间——运行每个单元格、尝试每道练习：每课请按 1–2 小时计划，而不是几分钟（README 里有总计）。
 #
 # **预备知识**（课程直接使用、不再讲解的内容；如果对你是新的，每一项花一个晚上读一读即可）：
 # * **Python**：函数、类、循环、列表推导式。
@@ -28,19 +28,19 @@
 # * **自动求导**（autograd）：`requires_grad=True`、`loss.backward()` 和 `.grad`。第 02 课用它说明为什么要对分数做缩放，并检查梯度能否传到每一个权重。
 # * **训练模型**：下一个词元（token）预测的**交叉熵损失**（cross-entropy loss）、**Adam 优化器**（optimizer），以及训练循环（`zero_grad`、`backward`、`step`）。第 08 课（训练一个小模型）及其后需要训练的各课会用到它们；第 08 课会回顾训练循环，但不讲理论。
 #
-# PyTorch 官方教程 “Learn the Basics”（pytorch.org/tutorials）涵盖了后三项。
+# PyTorch 官方教程“Learn the Basics”（pytorch.org/tutorials）涵盖了后三项。
 #
 # **形状约定（shape contract）：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
 
 # %% [markdown] en_hash="a6dba7aca545"
 # ## 课程地图
 #
-# | # | notebook | 你要构建的 | 核心思想 | 时间 |
+# | # | notebook | 你要构建的 | 核心思想 | 用时 |
 # |---|---|---|---|---|
 # | 01 | `01_simplified_self_attention` | 亲手算分数、softmax 和上下文向量（context vector） | 注意力 = 加权平均 | 75 分钟 |
 # | 02 | `02_trainable_qkv` | `SelfAttentionV1`，以及你自己的 `SelfAttentionV2` | 查询、键、值（query, key, value） | 90 分钟 |
 # | 03 | `03_causal_attention` | 两种写法的因果掩码（causal mask）；你自己的因果权重 | 不许偷看未来：因果注意力（causal attention） | 75 分钟 |
-# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做随机失活（dropout） | 50 分钟 |
+# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做 dropout（随机失活） | 50 分钟 |
 # | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | 几个头并排（叠罗汉） | 50 分钟 |
 # | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention` | 一个大矩阵，切成几个头 | 90 分钟 |
 # | 07 | `07_inspecting_heads` | 热力图（heatmap）、头的熵、探索工具 | 各个头在看什么？ | 50 分钟 |

@@ -19,9 +19,9 @@
 # 3. 把**上下文向量**（context vector）算成输入的加权和：先用循环，再用三行矩阵代码，并验证两者一致。
 # 4. 先预测、再验证：是不是每个词元都和自己最相似？只有原始的点积为什么还不够（这正是第 02 课引入查询和键的原因）？
 #
-# **预备知识**：第 00 课（`00_start_here`）；Python，以及矩阵乘法是什么。**用时**：认真读第一遍大约 75 分钟：运行每个单元格，在第 5 节做出预测，并尝试三道练习（每道 5–15 分钟）。
+# **预备知识：** 第 00 课（`00_start_here`）；Python，以及矩阵乘法是什么。**用时：** 认真读第一遍大约 75 分钟：运行每个单元格，在第 5 节做出预测，并尝试三道练习（每道 5–15 分钟）。
 #
-# **形状约定（shape contract）**：输入 `(T, d_in) = (6, 3)` → 分数和权重 `(T, T) = (6, 6)` → 上下文向量 `(T, d_in) = (6, 3)`。
+# **形状约定（shape contract）：** 输入 `(T, d_in) = (6, 3)` → 分数和权重 `(T, T) = (6, 6)` → 上下文向量 `(T, d_in) = (6, 3)`。
 
 # %%
 import torch
@@ -33,7 +33,7 @@ mh.setup_lesson(lang="zh")
 # %% [markdown] en_hash="596e236393a4"
 # ## 1. 六个词元
 #
-# 书中的句子 “Your journey starts with one step” 被切分成六个**词元**，每个词元有一个 3 维的**嵌入向量**。我们直接加载它们，不必再手敲一遍。`inputs` 的第 `i` 行就是书中的 $x^{(i+1)}$：Python 从 0 开始计数，书从 1 开始，所以 `inputs[1]` 是 $x^{(2)}$，即 “journey”。
+# 书中的句子“Your journey starts with one step”被切分成六个**词元**，每个词元有一个 3 维的**嵌入向量**。我们直接加载它们，不必再手敲一遍。`inputs` 的第 `i` 行就是书中的 $x^{(i+1)}$：Python 从 0 开始计数，书从 1 开始，所以 `inputs[1]` 是 $x^{(2)}$，即“journey”。
 
 # %%
 journey = mh.load_journey()
@@ -44,7 +44,7 @@ for word, x in zip(journey.words, inputs):
 # %% [markdown] en_hash="079f170eeab5"
 # ## 2. 一个查询的注意力分数：一次算一个点积
 #
-# 我们选 “journey” 作为**查询**（query，即发出提问的那个词元），把它与每个词元逐一比较，包括它自己；处在被比较位置上的这些词元叫作**键**（key）。这里的查询和键就是嵌入本身（第 02 课会给它们各自学习出来的向量）。比较的方法就是点积：两个向量相同位置上的值相乘，再求和。对 “Your” 和 “journey” 来说就是
+# 我们选“journey”作为**查询**（query，即发出提问的那个词元），把它与每个词元逐一比较，包括它自己；处在被比较位置上的这些词元叫作**键**（key）。这里的查询和键就是嵌入本身（第 02 课会给它们各自学习出来的向量）。比较的方法就是点积：两个向量相同位置上的值相乘，再求和。对“Your”和“journey”来说就是
 #
 # $$x^{(1)} \cdot x^{(2)} = 0.43 \cdot 0.55 + 0.15 \cdot 0.87 + 0.89 \cdot 0.66 = 0.9544.$$
 #
@@ -85,7 +85,7 @@ fig = mh.figures.plot_dot_products(query, inputs, journey.words, query_index=1)
 plt.show()
 
 # %% [markdown] en_hash="56c06114b468"
-# 对 “journey” 来说，最大的分数 1.4950 正是它与自己的分数，“starts” 紧随其后（1.4754）：它的嵌入和 “journey” 的几乎一样。两个向量方向越一致，点积越大；*同时*向量越长，点积也越大。那么，是不是每个词元都和自己最相似呢？先把这个问题记下：第 5 节会算出全部分数，而你要在看到它们之前先预测答案。
+# 对“journey”来说，最大的分数 1.4950 正是它与自己的分数，“starts”紧随其后（1.4754）：它的嵌入和“journey”的几乎一样。两个向量方向越一致，点积越大；*同时*向量越长，点积也越大。那么，是不是每个词元都和自己最相似呢？先把这个问题记下：第 5 节会算出全部分数，而你要在看到它们之前先预测答案。
 
 # %% [markdown] en_hash="4579d1644b6a"
 # ## 3. 从分数到权重：归一化
@@ -98,7 +98,7 @@ print("Attention weights:", attn_weights_2_tmp)
 print("Sum:", attn_weights_2_tmp.sum())
 
 # %% [markdown] en_hash="589f3e9d9dff"
-# 实际的注意力用的是 **softmax**：$\mathrm{softmax}(x)_i = e^{x_i} / \sum_j e^{x_j}$。指数运算把每个值都变成正数（负的分数也不例外），并拉大它们之间的差距，让最大的分数更明显地胜出；在训练中，它的梯度性质也更好。比较两行输出：softmax 给 “journey” 的权重是 0.2379，而不是 0.2278。
+# 实际的注意力用的是 **softmax**：$\mathrm{softmax}(x)_i = e^{x_i} / \sum_j e^{x_j}$。指数运算把每个值都变成正数（负的分数也不例外），并拉大它们之间的差距，让最大的分数更明显地胜出；在训练中，它的梯度性质也更好。比较两行输出：softmax 给“journey”的权重是 0.2379，而不是 0.2278。
 
 # %%
 attn_weights_2 = torch.softmax(attn_scores_2, dim=0)  # (T,)
@@ -165,9 +165,9 @@ assert torch.equal(torch.softmax(attn_scores_2, dim=0), torch.softmax(shifted, d
 print(softmax_naive(big - big.max()))  # the naive formula, made safe by the shift
 
 # %% [markdown] en_hash="c894b3ff74b2"
-# ## 4. “journey” 的上下文向量
+# ## 4. “journey”的上下文向量
 #
-# **上下文向量** $z^{(2)}$ 是*所有*输入向量的加权和，所用的权重就是 “journey” 的注意力权重。它的大小和一个嵌入相同（这里是 3），每个词元都在其中掺进一点，掺得最多的是 “journey” 和 “starts”。
+# **上下文向量** $z^{(2)}$ 是*所有*输入向量的加权和，所用的权重就是“journey”的注意力权重。它的大小和一个嵌入相同（这里是 3），每个词元都在其中掺进一点，掺得最多的是“journey”和“starts”。
 
 # %%
 context_vec_2 = torch.zeros(inputs.shape[1])  # (d_in,) = (3,)
@@ -205,7 +205,7 @@ plt.show()
 #
 # 其中 softmax 按行计算。第 02 课会把它变成真正的注意力公式。
 #
-# **先预测**：在下一个单元格打印出全部 36 个分数之前，想一想：六个词元中，有几个词元所在行的最大分数是它与*自己*的分数（即对角线上的那个）？把 `None` 换成 0 到 6 之间的一个整数，然后运行单元格；它只会记下你的猜测。
+# **先预测，再运行。** 在下一个单元格打印出全部 36 个分数之前，想一想：六个词元中，有几个词元所在行的最大分数是它与*自己*的分数（即对角线上的那个）？把 `None` 换成 0 到 6 之间的一个整数，然后运行单元格；它只会记下你的猜测。
 
 # %%
 import mhsa_helpers.exercises
@@ -233,16 +233,16 @@ plt.show()
 mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
 
 # %% [markdown] en_hash="52b0b4d9e1e9"
-# 只有 “Your” 和 “journey” 与自己的分数最高；另外**四个**词元都输给了别的词元。原因就在公式 $x \cdot y = \lVert x \rVert \, \lVert y \rVert \cos \theta$ 里：点积不仅取决于两个向量方向有多一致，还会随向量的长度而增长。比较一下各个嵌入的长度，即**范数**（norm）$\lVert x \rVert$：
+# 只有“Your”和“journey”与自己的分数最高；另外**四个**词元都输给了别的词元。原因就在公式 $x \cdot y = \lVert x \rVert \, \lVert y \rVert \cos \theta$ 里：点积不仅取决于两个向量方向有多一致，还会随向量的长度而增长。比较一下各个嵌入的长度，即**范数**（norm）$\lVert x \rVert$：
 
 # %%
 print(inputs.norm(dim=-1))  # (T,): the length of each embedding
 assert (best_key == torch.arange(6)).sum() == 2
 
 # %% [markdown] en_hash="0d00c4966023"
-# “with”（长度 0.70）输给了长长的 “journey”（1.22），尽管 “with” 与它自己的方向完全一致。原始点积还有两个局限：分数矩阵是**对称矩阵**（symmetric matrix），即 `attn_scores[i, j] == attn_scores[j, i]`，所以 “*with* 看 *journey* 有多少” 必然等于 “*journey* 看 *with* 有多少”；而且这里没有任何东西可以学习。第 02 课给每个词元两个不同的、可学习的向量，解决了后两个问题：一个用来提问的**查询**（query），一个用来被找到的**键**（key）。第一个问题只解决了一部分：查询和键仍然是这些向量的投影（projection），向量的长度依旧会影响分数。
+# “with”（长度 0.70）输给了长长的“journey”（1.22），尽管“with”与它自己的方向完全一致。原始点积还有两个局限：分数矩阵是**对称矩阵**（symmetric matrix），即 `attn_scores[i, j] == attn_scores[j, i]`，所以“*with* 看 *journey* 有多少”必然等于“*journey* 看 *with* 有多少”；而且这里没有任何东西可以学习。第 02 课给每个词元两个不同的、可学习的向量，解决了后两个问题：一个用来提问的**查询**（query），一个用来被找到的**键**（key）。第一个问题只解决了一部分：查询和键仍然是这些向量的投影（projection），向量的长度依旧会影响分数。
 #
-# 回到那三个矩阵：每个矩阵的第 2 行（索引 1）正是我们为 “journey” 手算出的结果，而上下文矩阵与书中印出的值一致。
+# 回到那三个矩阵：每个矩阵的第 2 行（索引 1）正是我们为“journey”手算出的结果，而上下文矩阵与书中印出的值一致。
 
 # %%
 torch.testing.assert_close(attn_scores[1], attn_scores_2)
@@ -268,7 +268,7 @@ print(attn_scores_loop)
 # %% [markdown] en_hash="fb105cf0bc9a"
 # ## 6. 看看权重
 #
-# 用一张**热力图**（heatmap）来展示这个 (6, 6) 的注意力权重矩阵：行是查询（谁在看），列是键（被看的是谁）。每一行的和都是 1。没有可训练权重时，这张图平淡无奇：每个词元都把注意力分散给所有词元，“journey” 和 “starts” 稍稍多得一些，因为它们的嵌入最长。
+# 用一张**热力图**（heatmap）来展示这个 (6, 6) 的注意力权重矩阵：行是查询（谁在看），列是键（被看的是谁）。每一行的和都是 1。没有可训练权重时，这张图平淡无奇：每个词元都把注意力分散给所有词元，“journey”和“starts”稍稍多得一些，因为它们的嵌入最长。
 
 # %%
 fig = mh.plot_attention(attn_weights, journey.words, title="Simplified self-attention weights")
@@ -296,7 +296,7 @@ print("double loop == inputs @ inputs.T (to float rounding); every row of weight
 #
 # 把你的答案写在 `None` 处，运行单元格，再读一读检查器打印的那一行。参考答案：`solutions/01_simplified_self_attention_solutions.ipynb`。
 #
-# **练习 1（第七个词元）**：句子还在继续：“Your journey starts with one step forward”。新词元 “forward” 有一个编造的嵌入 `mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING` = (0.60, 0.40, 0.20)。当 “forward” 关注全部**七个**词元（包括它自己）时，计算它的上下文向量（形状为 (3,)）。
+# **练习 1（第七个词元）。** 句子还在继续：“Your journey starts with one step forward”。新词元“forward”有一个编造的嵌入 `mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING` = (0.60, 0.40, 0.20)。当“forward”关注全部**七个**词元（包括它自己）时，计算它的上下文向量（形状为 (3,)）。
 
 # %%
 new_embedding = torch.tensor(mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING)  # (d_in,) = (3,)
@@ -305,14 +305,14 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_context_vector_new_token(answer)
 
 # %% [markdown] en_hash="22ddf82283a6"
-# **练习 2（对每一行都稳定的 softmax）**：第 3 节让 softmax 对*一个*向量变得安全。请写一个函数 `softmax_rows(x)`：对形状为 (rows, cols) 的二维张量 `x`，返回每一行的 softmax；无论数值多大多小，结果都不出现 `inf` 或 `nan`；并且不调用 `torch.softmax`。令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`：整个矩阵只用一个最大值，够不够？
+# **练习 2（对每一行都稳定的 softmax）。** 第 3 节让 softmax 对*一个*向量变得安全。请写一个函数 `softmax_rows(x)`：对形状为 (rows, cols) 的二维张量 `x`，返回每一行的 softmax；无论数值多大多小，结果都不出现 `inf` 或 `nan`；并且不调用 `torch.softmax`。令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`：整个矩阵只用一个最大值，够不够？
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_softmax_rows(answer)
 
 # %% [markdown] en_hash="4c70053c6c3c"
-# **练习 3（收到的注意力）**：`attn_weights` 的每一行是一个词元*分出去*的注意力，和为 1。每个词元从全部六个查询那里总共*收到*多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
+# **练习 3（收到的注意力）。** `attn_weights` 的每一行是一个词元*分出去*的注意力，和为 1。每个词元从全部六个查询那里总共*收到*多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -11,16 +11,14 @@
 # %% [markdown] en_hash="21c8eb145470"
 # # 02 · 可训练的查询、键、值（query, key, value）
 #
-# 第 01 课直接用原始的嵌入（embedding）计算注意力，所以没有任何东西可以学习。现在，每个词元（token）要经过三次投影（projection），分别乘以三个**可训练权重矩阵**（trainable weight matrix）`W_query`、 `W_key`、`W_value`。这就是**缩放点积注意力**（scaled dot-product attention），GPT 模型用的正是它。我们用 `torch.manual_seed(123)` 复现书中的数字。
+# 第 01 课直接用原始的嵌入（embedding）计算注意力，所以没有任何东西可以学习。现在，每个词元（token）要经过三次投影（projection），分别乘以三个**可训练权重矩阵**（trainable weight matrix）`W_query`、`W_key`、`W_value`。这就是**缩放点积注意力**（scaled dot-product attention），GPT 模型用的正是它。我们用 `torch.manual_seed(123)` 复现书中的数字。
 #
 # **学习目标**
 # 1. 为每个词元计算**查询、键和值**，并一步一步算出“journey”的上下文向量（context vector）。
-# 2. 理解分数**为什么**要除以 $\sqrt{d_k}$：否则会出现 **softmax 饱和**（softmax saturation），进而
-#    导致**梯度消失**（vanishing gradient）。
-# 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 如何存储同一个矩阵
-#    （`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
+# 2. 理解分数**为什么**要除以 $\sqrt{d_k}$：否则会出现 **softmax 饱和**（softmax saturation），进而导致**梯度消失**（vanishing gradient）。
+# 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 如何存储同一个矩阵（`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
 #
-# **预备知识：** 第 01 课（`01_simplified_self_attention`）：分数、softmax、上下文向量。一点 PyTorch 基础：`nn.Module`、`nn.Parameter`、`nn.Linear`；以及**自动求导**（autograd）做了什么： `requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来（第 00 课列出了可以去哪里补课）。**用时：** 认真读第一遍约 90 分钟：运行每个单元格，在第 4 节写下预测，亲手实现 `SelfAttentionV2` （练习 1，20–30 分钟），再试试另外两道练习。
+# **预备知识：** 第 01 课（`01_simplified_self_attention`）：分数、softmax、上下文向量。一点 PyTorch 基础：`nn.Module`、`nn.Parameter`、`nn.Linear`；以及**自动求导**（autograd）做了什么：`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来（第 00 课列出了可以去哪里补课）。**用时：** 认真读第一遍约 90 分钟：运行每个单元格，在第 4 节写下预测，亲手实现 `SelfAttentionV2`（练习 1，20–30 分钟），再试试另外两道练习。
 #
 # **形状约定（shape contract）：** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
 
@@ -164,9 +162,9 @@ for size in (2, 8, 64, 512):
     )
 
 # %% [markdown] en_hash="182d42c45c08"
-# **第 2 步：分数太大会让 softmax 饱和。** GPT-2 中每个注意力头（attention head）的 $d_k = 64$ （见第 05 课）；为了看得更清楚，我们取 512：一个随机查询对六个随机键，各分量的方差都是 1。
+# **第 2 步：分数太大会让 softmax 饱和。** GPT-2 中每个注意力头（attention head）的 $d_k = 64$（见第 05 课）；为了看得更清楚，我们取 512：一个随机查询对六个随机键，各分量的方差都是 1。
 #
-# **先预测。** 不做缩放时，六个 softmax 权重中*最大*的那个会是多少？（六个分数相等时，每个权重都是 1/6 = 0.17；单个权重最大只能是 1。）把 `None` 换成 0 到 1 之间的一个数，再运行这个单元格；它只会把你的猜测记下来。
+# **先预测，再运行。** 不做缩放时，六个 softmax 权重中*最大*的那个会是多少？（六个分数相等时，每个权重都是 1/6 = 0.17；单个权重最大只能是 1。）把 `None` 换成 0 到 1 之间的一个数，再运行这个单元格；它只会把你的猜测记下来。
 
 # %%
 import mhsa_helpers.exercises
@@ -374,19 +372,16 @@ print(mh.assert_same_module(inline_v1, package_v1, inputs))
 # ## 小结
 #
 # * 三个**可训练权重矩阵**把每个词元投影成一个**查询**、一个**键**和一个**值**（形状都是 `(T, d_out)`）。
-# * 分数 `queries @ keys.T` 在做 softmax 之前要除以 $\sqrt{d_k}$：点积的方差是 $d_k$，不缩放就会让
-#   softmax 饱和（权重接近 0 或 1），并让它的梯度消失。
-# * 上下文向量是 `attn_weights @ values`，形状为 `(T, d_out)`；种子为 123 时，第 2 行就是书中的
-#   [0.3061, 0.8210]。
-# * `SelfAttentionV1` 直接用 `nn.Parameter` 存放矩阵 `(d_in, d_out)`；`SelfAttentionV2` 用 `nn.Linear`，
-#   它的 `weight` 是转置 `(d_out, d_in)`，它的初始化能让投影结果保持合适的大小。
+# * 分数 `queries @ keys.T` 在做 softmax 之前要除以 $\sqrt{d_k}$：点积的方差是 $d_k$，不缩放就会让 softmax 饱和（权重接近 0 或 1），并让它的梯度消失。
+# * 上下文向量是 `attn_weights @ values`，形状为 `(T, d_out)`；种子为 123 时，第 2 行就是书中的 [0.3061, 0.8210]。
+# * `SelfAttentionV1` 直接用 `nn.Parameter` 存放矩阵 `(d_in, d_out)`；`SelfAttentionV2` 用 `nn.Linear`，它的 `weight` 是转置 `(d_out, d_in)`，它的初始化能让投影结果保持合适的大小。
 # * 下一课：第 03 课不让词元偷看后面的内容，这就是因果注意力（causal attention）。
 #
 # ## 练习
 #
 # 参考答案：`solutions/02_trainable_qkv_solutions.ipynb`。
 #
-# **练习 1（动手实现：`SelfAttentionV2`）。** 在下面的框架中写出书中的 `SelfAttentionV2`： `__init__(self, d_in, d_out, qkv_bias=False)` 创建三个层 `nn.Linear(d_in, d_out, bias=qkv_bias)`，分别命名为 `W_query`、`W_key`、`W_value`；`forward(self, x)` 接收形状为 (T, d_in) 的 `x`，按照 $\mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$ 返回上下文向量 (T, d_out)。然后令 `answer = MySelfAttentionV2`（类本身）。检查器会用几组不同的尺寸构建它，把它的权重复制到 `mh.SelfAttentionV2` 中比较两者的输出，检查每一行权重之和是否为 1、梯度能否传到全部三个层，并指出常见的错误。
+# **练习 1（动手实现：`SelfAttentionV2`）。** 在下面的框架中写出书中的 `SelfAttentionV2`：`__init__(self, d_in, d_out, qkv_bias=False)` 创建三个层 `nn.Linear(d_in, d_out, bias=qkv_bias)`，分别命名为 `W_query`、`W_key`、`W_value`；`forward(self, x)` 接收形状为 (T, d_in) 的 `x`，按照 $\mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$ 返回上下文向量 (T, d_out)。然后令 `answer = MySelfAttentionV2`（类本身）。检查器会用几组不同的尺寸构建它，把它的权重复制到 `mh.SelfAttentionV2` 中比较两者的输出，检查每一行权重之和是否为 1、梯度能否传到全部三个层，并指出常见的错误。
 
 
 # %%

@@ -18,9 +18,9 @@
 # 2. 回答**信息泄漏**（information leakage）的问题：第 1 步的 softmax 看到过未来的分数，可它们却没有留下任何痕迹。分别从代数上和数值上说明这一点。
 # 3. 在 softmax 之前用 `-inf` 做掩码（一步法），并验证两种方法结果一致。
 #
-# **预备知识**：第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时**：认真读第一遍大约 75 分钟：运行每个单元格，在第 5 节做出预测，并尝试两道练习（第二道要你自己写出因果权重，需要 20–30 分钟）。
+# **预备知识：** 第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时：** 认真读第一遍大约 75 分钟：运行每个单元格，在第 5 节做出预测，并尝试两道练习（第二道要你自己写出因果权重，需要 20–30 分钟）。
 #
-# **形状约定（shape contract）**：分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
+# **形状约定（shape contract）：** 分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
 
 # %%
 import torch
@@ -58,7 +58,7 @@ torch.testing.assert_close(
 print("matches the book's printed values")
 
 # %% [markdown] en_hash="4740b15081e9"
-# 看 “journey” 那一行（第 2 行）：[0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了 “starts”、“with”、“one”、“step”，而这些词元全都在 “journey” *之后*。模型生成文本时，这些词元还不存在。这张热力图（heatmap）中对角线以上的部分必须全部去掉。
+# 看“journey”那一行（第 2 行）：[0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了“starts”、“with”、“one”、“step”，而这些词元全都在“journey”*之后*。模型生成文本时，这些词元还不存在。这张热力图（heatmap）中对角线以上的部分必须全部去掉。
 
 # %%
 import matplotlib.pyplot as plt
@@ -107,7 +107,7 @@ torch.testing.assert_close(masked_simple_norm.sum(dim=-1), torch.ones(context_le
 print("matches the book's printed values; every row sums to 1")
 
 # %% [markdown] en_hash="615f8e05884c"
-# 现在 “journey” 只关注 “Your” 和它自己：[0.5517, 0.4483, 0, 0, 0, 0]，与书中印出的一致。最后一行（“step” 可以看到所有词元）完全没有变化。
+# 现在“journey”只关注“Your”和它自己：[0.5517, 0.4483, 0, 0, 0, 0]，与书中印出的一致。最后一行（“step”可以看到所有词元）完全没有变化。
 #
 # ## 3. 未来漏进来了吗？
 #
@@ -171,7 +171,7 @@ plt.show()
 #
 # 如果没有泄漏，那么改变*最后一个*词元（“step”）就不应该改变前面任何一行。我们把它的嵌入（embedding）换成一个截然不同的向量，然后全部重算一遍。
 #
-# **先预测**：使用一步法的因果掩码时，“step” 的嵌入改变后，36 个注意力权重中会有几个发生变化？把 `None` 换成 0 到 36 之间的一个整数，然后运行单元格；它只会记下你的猜测。
+# **先预测，再运行。** 使用一步法的因果掩码时，“step”的嵌入改变后，36 个注意力权重中会有几个发生变化？把 `None` 换成 0 到 36 之间的一个整数，然后运行单元格；它只会记下你的猜测。
 
 # %%
 import mhsa_helpers.exercises
@@ -228,7 +228,7 @@ print("weights that changed, without a mask:", unmasked_changes, "of 36")
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 
 # %% [markdown] en_hash="6758b020fd6d"
-# 最后一行是唯一允许看 “step” 的一行，而它会看所有词元，所以它的六个权重全都变了；其余 30 个保持原样，分毫未动。不加掩码时，36 个权重全都会变。
+# 最后一行是唯一允许看“step”的一行，而它会看所有词元，所以它的六个权重全都变了；其余 30 个保持原样，分毫未动。不加掩码时，36 个权重全都会变。
 
 # %% [markdown] en_hash="9a7cb6c30ae4"
 # 用三步法时，前面各行只在最后一位的舍入上可能不同，其余保持不变：未来确实进入了 $S$（所以第 1 步的舍入有所不同），但在第 3 步被约掉了。
@@ -242,7 +242,7 @@ print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result"
 # %% [markdown] en_hash="93986c18f7a5"
 # ## 6. 掩码前后对比
 #
-# 同一组权重在掩码前后的样子，使用同一个从 0 到 1 的色标。对角线以下，每一行都被拉伸，使其和重新为 1；对角线以上则什么都不剩。越靠前的词元，分享它注意力的词元就越少（“Your” 把全部注意力都留给了自己）。
+# 同一组权重在掩码前后的样子，使用同一个从 0 到 1 的色标。对角线以下，每一行都被拉伸，使其和重新为 1；对角线以上则什么都不剩。越靠前的词元，分享它注意力的词元就越少（“Your”把全部注意力都留给了自己）。
 
 # %%
 fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
@@ -277,23 +277,23 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 # ## 小结
 #
 # * **因果注意力**：词元 $i$ 只关注词元 $1..i$。(T, T) 的注意力权重中，对角线以上的元素都必须为 0。
-# * 三步法：做 softmax，乘以 `torch.tril(torch.ones(T, T))`，每行除以它的和。书中 “journey” 那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
+# * 三步法：做 softmax，乘以 `torch.tril(torch.ones(T, T))`，每行除以它的和。书中“journey”那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
 # * 没有**信息泄漏**：整行的分母在重新归一化时被约掉了；结果就是只在未被遮住的分数上做的 softmax。改变一个未来的词元，前面的行保持不变。
 # * 一步法（实际该用的方法）：`scores.masked_fill(torch.triu(ones, diagonal=1).bool(), -torch.inf)`，然后做 softmax。权重相同（在浮点精度内），运算更少。
-# * 下一步：第 04 课加入**随机失活**（dropout），并把这一切封装成一个支持批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在其中。
+# * 下一步：第 04 课加入 **dropout**（随机失活），并把这一切封装成一个支持批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在其中。
 #
 # ## 练习
 #
 # 参考答案：`solutions/03_causal_attention_solutions.ipynb`。
 #
-# **练习 1（局部窗口）**：有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。对于 `T = 5`，构造一个布尔类型的 (5, 5) 掩码：当每个词元只能看到**它自己和紧挨在它前面的那一个词元**时，在它*不能*看的位置上为 `True`（也就是 `masked_fill` 所接受的那种掩码）。
+# **练习 1（局部窗口）。** 有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。对于 `T = 5`，构造一个布尔类型的 (5, 5) 掩码：当每个词元只能看到**它自己和紧挨在它前面的那一个词元**时，在它*不能*看的位置上为 `True`（也就是 `masked_fill` 所接受的那种掩码）。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_local_mask(answer)
 
 # %% [markdown] en_hash="ed681eaf9470"
-# **练习 2（动手实现：因果权重）**：编写 `causal_weights(attn_scores)`：它接收*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，或带有任意前导维度的 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)；返回形状相同的因果注意力权重。然后令 `answer = causal_weights`（函数本身）。检查器会在多种大小和批次形状上运行它，检查对角线以上是否为零、每行之和是否为 1、改变未来的分数是否不影响任何结果、梯度是否只流向过去的分数，并会指出常见的错误。
+# **练习 2（动手实现：因果权重）。** 编写 `causal_weights(attn_scores)`：它接收*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，或带有任意前导维度的 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)；返回形状相同的因果注意力权重。然后令 `answer = causal_weights`（函数本身）。检查器会在多种大小和批次形状上运行它，检查对角线以上是否为零、每行之和是否为 1、改变未来的分数是否不影响任何结果、梯度是否只流向过去的分数，并会指出常见的错误。
 
 
 # %%

@@ -9,17 +9,15 @@
 # ---
 
 # %% [markdown] en_hash="7e2f1bf0ccb0"
-# # 04 · 注意力中的 dropout（随机失活）
+# # 04 · dropout（随机失活）
 #
-# 参数很多的模型容易**过拟合**（overfitting）：把训练文本背下来，而不是学会能推广到新文本的规律。 **dropout**（随机失活）就是用来对付它、“防背题”的手段：训练时，它把流经网络的数值随机清零一部分，逼模型不能依赖其中任何一个。在 GPT 这类模型中，dropout 可以作用在**注意力权重**（attention weights）上。本课最后，我们把第 03 课的因果掩码（causal mask）和 dropout 一起装进书中的 `CausalAttention` 类，它一次处理一整个**批次**（batch）。
+# 参数很多的模型容易**过拟合**（overfitting）：把训练文本背下来，而不是学会能推广到新文本的规律。**dropout**（随机失活）就是用来对付它、“防背题”的手段：训练时，它把流经网络的数值随机清零一部分，逼模型不能依赖其中任何一个。在 GPT 这类模型中，dropout 可以作用在**注意力权重**（attention weights）上。本课最后，我们把第 03 课的因果掩码（causal mask）和 dropout 一起装进书中的 `CausalAttention` 类，它一次处理一整个**批次**（batch）。
 #
 # **学习目标**
-# 1. 把 `nn.Dropout` 用在书中 6x6 的例子上，说清楚保留下来的数值发生了什么变化，以及为什么。
+# 1. 把 `nn.Dropout` 用在书中 6×6 的例子上，说清楚保留下来的数值发生了什么变化，以及为什么。
 # 2. 用 `.eval()` 关掉 dropout，并解释为什么平均值保持不变。
-# 3. 知道 dropout 在注意力中放在哪里、真实模型用多大的丢弃率（dropout rate），以及 dropout 做不到什么（救不了太小的
-#    数据集）。
-# 4. 实现 `CausalAttention`，用**缓冲区**（`register_buffer`）保存掩码，并在形状为 (2, 6, 3) 的批次上
-#    运行它。
+# 3. 知道 dropout 在注意力中放在哪里、真实模型用多大的丢弃率（dropout rate），以及 dropout 做不到什么（救不了太小的数据集）。
+# 4. 实现 `CausalAttention`，用**缓冲区**（`register_buffer`）保存掩码，并在形状为 (2, 6, 3) 的批次上运行它。
 #
 # **预备知识：** 第 03 课（`03_causal_attention`）：因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 认真读第一遍约 50 分钟：运行每个单元格，做一次预测和三道练习（单元格本身几秒钟就能跑完）。
 #
@@ -40,7 +38,7 @@ words = journey.words
 # %% [markdown] en_hash="e58544e73b6c"
 # ## 1. 对全 1 矩阵做 dropout
 #
-# 书中的演示：在 `torch.manual_seed(123)` 之后，对一个 6x6 的全 1 矩阵做丢弃率 p = 0.5 的 dropout （平均有一半的元素被丢弃）。
+# 书中的演示：在 `torch.manual_seed(123)` 之后，对一个 6×6 的全 1 矩阵做丢弃率 p = 0.5 的 dropout（平均有一半的元素被丢弃）。
 #
 # **先预测，再运行。** 36 个 1 中大约有一半会变成 0。那些*保留下来*的元素，你觉得会是多少？把你的猜测填在 `None` 的位置并运行这个单元格（检查器只告诉你猜得对不对，不给出答案）；然后运行下一个单元格。
 
@@ -89,7 +87,7 @@ assert abs(mean.item() - 1.0) < 0.02
 assert abs((draws == 0).float().mean().item() - 0.5) < 0.01
 
 # %% [markdown] en_hash="0444e5b797d4"
-# 换成其他丢弃率再量一次。对每个 p，我们对 2000 份 6x6 的全 1 矩阵做 dropout，测量三样东西：保留下来的元素所占的比例、保留元素的值，以及全部元素的均值。灰色曲线分别是 $1 - p$ 和 $1/(1-p)$。
+# 换成其他丢弃率再量一次。对每个 p，我们对 2000 份 6×6 的全 1 矩阵做 dropout，测量三样东西：保留下来的元素所占的比例、保留元素的值，以及全部元素的均值。灰色曲线分别是 $1 - p$ 和 $1/(1-p)$。
 
 # %%
 samples = {}
@@ -107,7 +105,7 @@ plt.show()
 # %% [markdown] en_hash="e156a930c603"
 # ## 3. 训练模式与评估模式
 #
-# dropout 只在训练时使用。每个 `nn.Module` 都有一个 `training` 标志：`.train()` 把它设为 `True`， `.eval()` 把它设为 `False`；处于评估模式的 `nn.Dropout` 会原样返回输入。由于有 1/(1-p) 的缩放，从训练切换到使用时不需要改动任何别的东西：两种模式下，每个数值的平均大小都一样。
+# dropout 只在训练时使用。每个 `nn.Module` 都有一个 `training` 标志：`.train()` 把它设为 `True`，`.eval()` 把它设为 `False`；处于评估模式的 `nn.Dropout` 会原样返回输入。由于有 1/(1-p) 的缩放，从训练切换到使用时不需要改动任何别的东西：两种模式下，每个数值的平均大小都一样。
 
 # %%
 dropout.eval()
@@ -124,11 +122,10 @@ assert not torch.equal(dropout(example), example)
 #
 # 在 GPT 这类模型中，常见的位置有两个：
 #
-# * **softmax 之后，作用在注意力权重上**——这是书中的选择，“实践中更常见的变体”，也是本课程所有类的
-#   做法；
+# * **softmax 之后，作用在注意力权重上**——这是书中的选择，“实践中更常见的变体”，也是本课程所有类的做法；
 # * 权重作用到值上之后，作用在上下文向量（context vector）上。
 #
-# 书中用 p = 0.5，只是为了让效果一眼就能看出来。真正训练 GPT 模型时，丢弃率要低得多：**0.1 或 0.2** （GPT-2 时代）；许多近期的大模型（例如 Llama）训练时根本不用 dropout。
+# 书中用 p = 0.5，只是为了让效果一眼就能看出来。真正训练 GPT 模型时，丢弃率要低得多：**0.1 或 0.2**（GPT-2 时代）；许多近期的大模型（例如 Llama）训练时根本不用 dropout。
 #
 # 关于可复现性：设定种子之后，dropout 丢弃哪些元素由 torch 的随机数生成器决定。在 CPU 上使用 torch 2.13 时，本课程能复现书中的丢弃模式；换成其他 torch 版本或其他设备（GPU、Apple 的 MPS），同一个种子可能抽出不同的模式。而*规则*——丢弃的元素置零，保留的元素乘以 1/(1-p)——在哪里都一样。
 #
@@ -204,7 +201,7 @@ for p, acc in accuracy.items():
 assert accuracy[0.5] == 1.0  # memorised, dropout or not
 
 # %% [markdown] en_hash="fbed78a27ed1"
-# p = 0.5 时，网络照样把 8 个随机标签全都背了下来（瞎猜只能猜对 25 %）。标签是随机的，没有任何可以推广的规律：在这些标签上拿到 100 % 纯属死记硬背，而 dropout 并没能阻止。8 个样本缺少的信息，dropout 补不上，它救不了场；只有更多的数据才行。
+# p = 0.5 时，网络照样把 8 个随机标签全都背了下来（瞎猜只能猜对 25%）。标签是随机的，没有任何可以推广的规律：在这些标签上拿到 100% 纯属死记硬背，而 dropout 并没能阻止。8 个样本缺少的信息，dropout 补不上，它救不了场；只有更多的数据才行。
 
 # %% [markdown] en_hash="59506c798d20"
 # ## 6. 动手探索：拖动丢弃率滑块
@@ -235,10 +232,8 @@ print(f"p=0.1: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights sur
 #
 # 现在，我们像书中那样，把第 02 课以来的所有内容装进一个模块：可训练的投影（projection）、因果掩码、按 $\sqrt{d_k}$ 缩放、对权重做 dropout。有两点是新的：
 #
-# * 它接收一个**批次**：`x` 的形状是 (b, T, d_in)，所以对键做转置（transpose）时交换的是第 1 维和
-#   第 2 维，而不是第 0 维和第 1 维；
-# * 掩码只按最长的输入创建一次，这个长度就是**上下文长度**（context length）`context_length`；掩码
-#   用 `register_buffer` 注册，在 `forward` 中再切成 (T, T)，所以更短的输入也能用。
+# * 它接收一个**批次**：`x` 的形状是 (b, T, d_in)，所以对键做转置（transpose）时交换的是第 1 维和第 2 维，而不是第 0 维和第 1 维；
+# * 掩码只按最长的输入创建一次，这个长度就是**上下文长度**（context length）`context_length`；掩码用 `register_buffer` 注册，在 `forward` 中再切成 (T, T)，所以更短的输入也能用。
 
 
 # %%
@@ -339,7 +334,7 @@ torch.testing.assert_close(ca_drop(batch), context_vecs)  # same weights as ca (
 print("train: random, eval: deterministic and equal to the dropout-free module")
 
 # %% [markdown] en_hash="7c782e5a1c5e"
-# **检查单元格（已折叠；供课程的测试使用）。** 课程包里有同一个类（另外加了输入检查和可选的 `return_weights=True`）；课程后面都使用 `mh.CausalAttention`。下面隐藏的单元格证明两者相同：种子相同，各层按相同顺序创建，所以权重相同；无论关闭还是打开 dropout，输出都逐位相等（调用前设同一个种子，就得到同一次随机抽取）。点击即可展开。
+# **检查（供 CI 使用；已折叠）。** 课程包里有同一个类（另外加了输入检查和可选的 `return_weights=True`）；课程后面都使用 `mh.CausalAttention`。下面隐藏的单元格证明两者相同：种子相同，各层按相同顺序创建，所以权重相同；无论关闭还是打开 dropout，输出都逐位相等（调用前设同一个种子，就得到同一次随机抽取）。点击即可展开。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.manual_seed(123)
@@ -352,15 +347,11 @@ print(mh.assert_same_module(ours, theirs, batch))
 # %% [markdown] en_hash="a9b3e5c96531"
 # ## 小结
 #
-# * **dropout**（随机失活）在训练时以概率 p 把每个数值清零，并把保留下来的数值乘以 $1/(1-p)$，所以
-#   每个元素的期望值不变。书中种子 123、p = 0.5 下的 6x6 全 1 矩阵：15 个 0，保留下来的都等于 2。
-# * dropout 阻止不了网络背下一个很小的数据集：8 个样本配 2,692 个参数，开着 p = 0.5 的 dropout，它照样
-#   把 8 个随机标签全背了下来，和不用 dropout 时一样。
+# * **dropout**（随机失活）在训练时以概率 p 把每个数值清零，并把保留下来的数值乘以 $1/(1-p)$，所以每个元素的期望值不变。书中种子 123、p = 0.5 下的 6×6 全 1 矩阵：15 个 0，保留下来的都等于 2。
+# * dropout 阻止不了网络背下一个很小的数据集：8 个样本配 2,692 个参数，开着 p = 0.5 的 dropout，它照样把 8 个随机标签全背了下来，和不用 dropout 时一样。
 # * `.eval()` 关掉 dropout（输出与输入完全相同）；`.train()` 把它打开。
-# * 在注意力中，dropout 作用在 softmax 之后的权重上（书中的选择）；于是各行之和不再是 1，但平均来看
-#   仍是 1。训练 GPT 时用 p = 0.1–0.2。
-# * `CausalAttention` 接收一个批次 (b, T, d_in) → (b, T, d_out)。它的掩码是一个**缓冲区**：在
-#   `state_dict` 中，会被 `.to()` 搬动，但不是参数。
+# * 在注意力中，dropout 作用在 softmax 之后的权重上（书中的选择）；于是各行之和不再是 1，但平均来看仍是 1。训练 GPT 时用 p = 0.1–0.2。
+# * `CausalAttention` 接收一个批次 (b, T, d_in) → (b, T, d_out)。它的掩码是一个**缓冲区**：在 `state_dict` 中，会被 `.to()` 搬动，但不是参数。
 # * 下一课：第 05 课让几个 `CausalAttention` 头并排运行，这就是**多头注意力**（multi-head attention）。
 #
 # ## 练习
@@ -374,7 +365,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_dropout_scale(answer)
 
 # %% [markdown] en_hash="79e20e8fa7a0"
-# **练习 2。** 取一个由因果注意力权重组成的 6x6 矩阵（对角线以上的 15 个元素为 0，其余 21 个为正数），对它做 p = 0.5 的 dropout。你*预计*做完之后，36 个元素中有多大比例是 0？（0 到 1 之间的一个数。）
+# **练习 2。** 取一个由因果注意力权重组成的 6×6 矩阵（对角线以上的 15 个元素为 0，其余 21 个为正数），对它做 p = 0.5 的 dropout。你*预计*做完之后，36 个元素中有多大比例是 0？（0 到 1 之间的一个数。）
 
 # %%
 answer = None  # YOUR CODE HERE

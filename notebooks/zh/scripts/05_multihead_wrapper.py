@@ -9,24 +9,24 @@
 # ---
 
 # %% [markdown] en_hash="f1e278982090"
-# # 05 · 多头注意力（multi-head attention），写法一：把几个头包装在一起（叠罗汉）
+# # 05 · 多头注意力（multi-head attention）：叠罗汉
 #
-# 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍：本课先用最直白的写法——把几个独立的 `CausalAttention` 模块并排摆在一起（中文学习笔记管这叫「叠罗汉」）；第 06 课再讲快的写法。
+# 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍：本课先用最直白的写法：用一个**包装器**（wrapper）把几个独立的 `CausalAttention` 模块并排装在一起，中文学习笔记管这叫“叠罗汉”；第 06 课再讲快的写法。
 #
 # **学习目标**
 # 1. 用几个独立的 `CausalAttention` 头搭出 `MultiHeadAttentionWrapper`，复现书中形状为 (2, 6, 4) 的输出。
-# 2. 弄清宽度约定：在这个包装类里，`d_out` 是*每个*头的宽度；输出宽度是 `num_heads * d_out`。
+# 2. 弄清宽度约定：在这个包装器里，`d_out` 是*每个*头的宽度；输出宽度是 `num_heads * d_out`。
 # 3. 看到每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
 # 4. 算一算代价：每个头的每个投影（projection）都要做一次矩阵乘法。
 #
-# 用公式表示（沿用 “Attention Is All You Need” 的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
+# 用公式表示（沿用“Attention Is All You Need”的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
 #
 # $$\text{head}_i = \text{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
 # \text{Attention}(Q, K, V) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}\Big)V,$$
 #
-# 而包装类把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
+# 而包装器把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
 #
-# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**时间：** 认真读第一遍约需 50 分钟，包括运行每个单元格、完成一次预测和三道练习（单元格本身几秒钟就能跑完）。
+# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 认真读第一遍约需 50 分钟，包括运行每个单元格、完成一次预测和三道练习（单元格本身几秒钟就能跑完）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttentionWrapper`：`(b, T, d_in)` → `(b, T, num_heads * d_out)`；每个头：`(b, T, d_in)` → `(b, T, d_out)`。
 
@@ -46,9 +46,9 @@ words = journey.words
 batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
 
 # %% [markdown] en_hash="c4d8349995dc"
-# ## 1. 包装类
+# ## 1. 包装器
 #
-# 一个头就是第 04 课的 `CausalAttention`（我们直接用 `mh.CausalAttention`，已经验证过它与我们在 notebook 里写的类相同）。包装类把 `num_heads` 个这样的头放进一个 `nn.ModuleList`（这样它们的参数才会被注册），让每个头处理同一份输入，再把结果沿最后一维拼接起来：
+# 一个头就是第 04 课的 `CausalAttention`（我们直接用 `mh.CausalAttention`，已经验证过它与我们在 notebook 里写的类相同）。包装器把 `num_heads` 个这样的头放进一个 `nn.ModuleList`（这样它们的参数才会被注册），让每个头处理同一份输入，再把结果沿最后一维拼接起来：
 #
 # ```mermaid
 # flowchart LR
@@ -76,7 +76,7 @@ class MultiHeadAttentionWrapper(nn.Module):
 
 
 # %% [markdown] en_hash="b8a4a60c18cc"
-# 书中的例子：种子 123，每个头 `d_out = 2`，2 个头，不使用随机失活（dropout）。
+# 书中的例子：种子 123，每个头 `d_out = 2`，2 个头，不使用 dropout（随机失活）。
 
 # %%
 torch.manual_seed(123)
@@ -100,7 +100,7 @@ print("matches the book's printed values")
 # %% [markdown] en_hash="62707175346c"
 # ## 2. 每个头都是一个完整的 `CausalAttention`
 #
-# 看前两列：[-0.4519, 0.2216]、[-0.5874, 0.0058]……它们正是第 04 课里种子为 123 的那个单头 `CausalAttention` 的输出。这不是巧合：包装类是一个接一个地创建各个头的，所以在 `torch.manual_seed(123)` 之后，头 1 抽到的权重与单独创建一个 `CausalAttention` 时抽到的完全相同。头 2 接着抽取后面的随机数，占据第 2–3 列。
+# 看前两列：[-0.4519, 0.2216]、[-0.5874, 0.0058]……它们正是第 04 课里种子为 123 的那个单头 `CausalAttention` 的输出。这不是巧合：包装器是一个接一个地创建各个头的，所以在 `torch.manual_seed(123)` 之后，头 1 抽到的权重与单独创建一个 `CausalAttention` 时抽到的完全相同。头 2 接着抽取后面的随机数，占据第 2–3 列。
 
 # %%
 torch.manual_seed(123)
@@ -133,7 +133,7 @@ print("buffers:", [name for name, _ in mha.named_buffers()])
 # %% [markdown] en_hash="4e961f283efa"
 # ## 3. 宽度约定
 #
-# 在这个包装类里，**`d_out` 是每个头的宽度**，没有任何切分。每个头贡献 `d_out` 列，所以输出宽度是 `num_heads * d_out`。（第 06 课的 `MultiHeadAttention` 采用另一种约定，也是大多数代码里的约定：`d_out` 是*总*宽度，每个头分到 `head_dim = d_out // num_heads`。把这两种约定搞混，是形状错误的常见来源。）
+# 在这个包装器里，**`d_out` 是每个头的宽度**，没有任何切分。每个头贡献 `d_out` 列，所以输出宽度是 `num_heads * d_out`。（第 06 课的 `MultiHeadAttention` 采用另一种约定，也是大多数代码里的约定：`d_out` 是*总*宽度，每个头分到 `head_dim = d_out // num_heads`。把这两种约定搞混，是形状错误的常见来源。）
 
 # %%
 for num_heads in [1, 2, 3, 4]:
@@ -143,7 +143,7 @@ for num_heads in [1, 2, 3, 4]:
     assert wrapper(batch).shape == (2, 6, num_heads * d_out)
 
 # %% [markdown] en_hash="3b3224254640"
-# 所以，要像 GPT-2 small 那样用 12 个头得到 768 维的输出，包装类需要 `d_out=64`：
+# 所以，要像 GPT-2 small 那样用 12 个头得到 768 维的输出，包装器需要 `d_out=64`：
 
 # %%
 with torch.device("meta"):  # shapes only: no memory, no random numbers
@@ -194,7 +194,7 @@ print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
 # %% [markdown] en_hash="3e18391859db"
 # ## 6. 代价：每个头、每个投影各一次矩阵乘法
 #
-# 包装类读起来很容易，但它是一个头接一个头地运行的。这需要多少次矩阵乘法？我们不去猜，而是数一数：`mh.CountMatmuls` 是一个 `torch.overrides.TorchFunctionMode`（`mhsa_helpers/checks.py` 里的 20 行代码）：它能看到 `with` 块内调用的每一个 torch 函数，并统计 `linear`（即 `nn.Linear` 层）和 `matmul`（即 `@`）的调用次数。
+# 包装器读起来很容易，但它是一个头接一个头地运行的。这需要多少次矩阵乘法？我们不去猜，而是数一数：`mh.CountMatmuls` 是一个 `torch.overrides.TorchFunctionMode`（`mhsa_helpers/checks.py` 里的 20 行代码）：它能看到 `with` 块内调用的每一个 torch 函数，并统计 `linear`（即 `nn.Linear` 层）和 `matmul`（即 `@`）的调用次数。
 #
 # **先预测，再运行。** 我们的 2 头 `mha` 做一次前向传播，要调用多少次（`nn.Linear` 加上 `@`）？看看第 04 课的 `CausalAttention.forward`，把你的猜测写在 `None` 的位置，运行这个单元格，然后运行下一个。
 
@@ -226,7 +226,7 @@ plt.show()
 # %% [markdown] en_hash="1e80f7c5f920"
 # 每个头 5 次乘法，所以每次前向传播共 5 × `num_heads` 次。总的计算量与一个宽度为 `num_heads * d_out` 的投影相同——只不过拆成了许多次小调用，而每次调用都有固定开销（Python、分派，在 GPU 上还有一次内核启动（kernel launch））。下面的计时比较了 12 次独立的 (T, 768) @ (768, 64) 乘法与一次 (T, 768) @ (768, 768) 乘法，分别针对短序列和长序列。耗时取决于你的机器，所以 CI 不比较打印出的数字；它只检查两种算法结果相等、耗时在合理范围内。
 #
-# 预期结果：只有几个词元时，每次调用的固定开销占主导，循环往往更慢（慢多少取决于机器：看下面打印出的比值）；有几百个词元时，每个小乘法本身已经足以让一个 CPU 核心忙起来，两者可能差不多，谁快谁慢都有可能。在 GPU 上和训练中，差距又会重新出现：课程的基准测试（`make bench`，第 09 课会讨论）测得，在 GPT-2 的规模下，整个包装类做一次前向 + 反向传播的耗时约为 `torch.nn.MultiheadAttention` 的 2 倍。
+# 预期结果：只有几个词元时，每次调用的固定开销占主导，循环往往更慢（慢多少取决于机器：看下面打印出的比值）；有几百个词元时，每个小乘法本身已经足以让一个 CPU 核心忙起来，两者可能差不多，谁快谁慢都有可能。在 GPU 上和训练中，差距又会重新出现：课程的基准测试（`make bench`，第 09 课会讨论）测得，在 GPT-2 的规模下，整个包装器做一次前向 + 反向传播的耗时约为 `torch.nn.MultiheadAttention` 的 2 倍。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -255,9 +255,9 @@ for num_tokens in [6, 256]:
 torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
 
 # %% [markdown] en_hash="6a08c4c9faee"
-# 两种算法给出相同的数字（上一个单元格里的 `assert_close`）。第 06 课把这个发现变成一个类：`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头——叠罗汉变成了「切开看」。
+# 两种算法给出相同的数字（上一个单元格里的 `assert_close`）。第 06 课把这个发现变成一个类：`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头——“叠罗汉”变成了“切开看”。
 #
-# **检查单元格（已折叠；供课程的测试使用）。** 包的包装类 `mh.MultiHeadAttentionWrapper` 就是同一个类，只是多了参数和输入检查。下面隐藏的单元格证明了这一点：同样的种子、同样顺序的同样参数，所以输出逐位相等——在训练模式下开着 dropout 也是如此，只要 dropout 的随机抽取用同样的方式设定种子。点击即可展开。
+# **检查（供 CI 使用；已折叠）。** 课程包里的包装器 `mh.MultiHeadAttentionWrapper` 就是同一个类，只是多了参数和输入检查。下面隐藏的单元格证明了这一点：同样的种子、同样顺序的同样参数，所以输出逐位相等——在训练模式下开着 dropout 也是如此，只要 dropout 的随机抽取用同样的方式设定种子。点击即可展开。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.manual_seed(123)
@@ -271,8 +271,8 @@ print(mh.assert_same_module(ours, theirs, batch))
 # ## 小结
 #
 # * **多头注意力** = 几个独立的**注意力头**，每个都有自己的 `W_query`/`W_key`/`W_value`，输出沿最后一维拼接。
-# * 包装类写法（叠罗汉）在一个 `nn.ModuleList` 里放 `num_heads` 个 `CausalAttention` 模块。书中的例子（种子 123，`d_out=2`，2 个头）给出 (2, 6, 4) 的输出，其前两列就是第 04 课的单头输出。
-# * 包装类的宽度约定：`d_out` 是每个头的宽度，输出宽度是 `num_heads * d_out`。
+# * 包装器写法（叠罗汉）在一个 `nn.ModuleList` 里放 `num_heads` 个 `CausalAttention` 模块。书中的例子（种子 123，`d_out=2`，2 个头）给出 (2, 6, 4) 的输出，其前两列就是第 04 课的单头输出。
+# * 包装器的宽度约定：`d_out` 是每个头的宽度，输出宽度是 `num_heads * d_out`。
 # * 代价：每个头 3 次投影 + 2 次注意力乘法，各个头依次运行：每次前向传播共 5 × `num_heads` 次矩阵乘法。
 # * 下一步：第 06 课对每个投影只用一个大矩阵、再用一次批量矩阵乘法（batched matrix multiplication）算出所有头，并证明结果与本课相同。
 #
@@ -280,21 +280,21 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # 参考答案：`solutions/05_multihead_wrapper_solutions.ipynb`。
 #
-# **练习 1.** 一个 `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256, dropout=0.1, num_heads=6)`：它的输出有多宽（最后一维的大小）？先自己算出来；然后可以在 `meta` 设备上构建它来验证。
+# **练习 1。** 一个 `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256, dropout=0.1, num_heads=6)`：它的输出有多宽（最后一维的大小）？先自己算出来；然后可以在 `meta` 设备上构建它来验证。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_wrapper_width(answer)
 
 # %% [markdown] en_hash="52643a4f60ec"
-# **练习 2.** 重新构建书中的包装类（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），但这次用 **3 个头**，在 `batch` 上运行它，并从拼接后的结果里切出**头 3** 的输出：一个 (2, 6, 2) 的张量。
+# **练习 2。** 重新构建书中的包装器（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），但这次用 **3 个头**，在 `batch` 上运行它，并从拼接后的结果里切出**头 3** 的输出：一个 (2, 6, 2) 的张量。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_output(answer)
 
 # %% [markdown] en_hash="747a0073bd1b"
-# **练习 3.** 一个 12 头的 `MultiHeadAttentionWrapper` 在一个由 **8 个序列、每个 100 个词元**组成的批次（x 的形状为 (8, 100, d_in)）上做一次前向传播，要做多少次矩阵乘法（`nn.Linear` 调用加上 `@`）？先推理，再用 `mh.CountMatmuls` 验证。
+# **练习 3。** 一个 12 头的 `MultiHeadAttentionWrapper` 在一个由 **8 个序列、每个 100 个词元**组成的批次（x 的形状为 (8, 100, d_in)）上做一次前向传播，要做多少次矩阵乘法（`nn.Linear` 调用加上 `@`）？先推理，再用 `mh.CountMatmuls` 验证。
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown] en_hash="2863de6ae16d"
-# # 06 · 多头注意力（multi-head attention）第二版：一个大矩阵，切成多个头
+# # 06 · 多头注意力（multi-head attention）：切开看
 #
 # 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中高效的 `MultiHeadAttention` 换了一种做法：查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果；再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头；最后由**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。学习笔记把第 05 课的写法叫作“叠罗汉”，把这一课的写法叫作“切开看”。本课最后会证明：两者计算的是同一个函数。
 #
@@ -23,13 +23,13 @@
 # **学习目标**
 # 1. 把形状为 (b, T, d_out) 的投影切成多个头：先 `view` 成 (b, T, num_heads, head_dim)，再 `transpose(1, 2)` 成 (b, num_heads, T, head_dim)，其中 `head_dim = d_out // num_heads`（每头维度）。
 # 2. 验证一次四维矩阵乘法与逐头循环的结果相同，再把各个头合并回去（比较 `contiguous().view` 与 `reshape`）。
-# 3. 照着前向传播的 10 步表格，自己动手写出 `MultiHeadAttention`（检查器会对你的类运行一组契约测试），再与书中的类及其数值对照。
+# 3. 照着前向传播的 10 步表格，自己动手写出 `MultiHeadAttention`（检查器会对你的类运行一组约定测试），再与书中的类及其数值对照。
 # 4. 证明包装器（wrapper）版本与拆分版本计算的是同一件事（`mh.multihead_from_wrapper`），并弄清楚为什么“相同”只在某些情况下意味着逐位相同。
 # 5. 按 GPT-2 的几种规模数一数参数量，弄清楚为什么增加头数不需要额外的参数。
 #
-# **前置知识：** 第 05 课（`05_multihead_wrapper`）。**用时：** 认真读第一遍，运行每个单元格，写下预测，动手实现这个类（第 5 节，在 90 分钟里给它留出 30 分钟），再试一试三道练习，大约需要 90 分钟。单元格本身几秒钟就能跑完。
+# **预备知识：** 第 05 课（`05_multihead_wrapper`）。**用时：** 认真读第一遍，运行每个单元格，写下预测，动手实现这个类（第 5 节，在 90 分钟里给它留出 30 分钟），再试一试三道练习，大约需要 90 分钟。单元格本身几秒钟就能跑完。
 #
-# **形状约定**（shape contract）：`MultiHeadAttention`：`(b, T, d_in)` → `(b, T, d_out)`；在内部，Q、K、V 的形状都是 `(b, num_heads, T, head_dim)`，注意力权重（attention weights）的形状是 `(b, num_heads, T, T)`。
+# **形状约定（shape contract）：** `MultiHeadAttention`：`(b, T, d_in)` → `(b, T, d_out)`；在内部，Q、K、V 的形状都是 `(b, num_heads, T, head_dim)`，注意力权重（attention weights）的形状是 `(b, num_heads, T, T)`。
 
 # %%
 import matplotlib.pyplot as plt
@@ -190,8 +190,7 @@ assert torch.equal(merged_view, torch.cat([context[:, 0], context[:, 1]], dim=-1
 print(merged_view[0])  # (T, d_out)
 
 # %% [markdown] en_hash="10644ceb0fcb"
-# 用一张图看完整个来回，以第一个句子的查询为例：左边是 (6, 4) 的投影，每一列按它所属的头着色；中间是 `view` +
-# `transpose` 从中切出的两个 (6, 2) 的头；右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头*内部*，没有任何数字换位置，变的只是记账方式。
+# 用一张图看完整个来回，以第一个句子的查询为例：左边是 (6, 4) 的投影，每一列按它所属的头着色；中间是 `view` + `transpose` 从中切出的两个 (6, 2) 的头；右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头*内部*，没有任何数字换位置，变的只是记账方式。
 
 # %%
 merged_queries = mh.merge_heads(q)  # (b, T, d_out)
@@ -274,7 +273,7 @@ Markdown("\n".join(["| step | PyTorch code | formula | shape |", "|---|---|---|-
 #
 # 先别看书中的类，自己写一个：照着上面的表格，把下面的 `MyMultiHeadAttention` 补充完整。构造函数接受与书中相同的参数 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；请沿用书中的名字 `W_query`、`W_key`、`W_value`、`out_proj`、`dropout`，并把因果掩码（causal mask）注册为名为 `mask` 的缓冲区（与第 04 课的 `CausalAttention` 一样）。`forward(x)` 接受形状为 (b, T, d_in) 的 x，返回 (b, T, d_out)。
 #
-# 检查器会按这些名字把 `mh.MultiHeadAttention` 的权重复制到你的模块里，然后运行契约测试：几种不同尺寸下的形状；因果性（改动靠后的词元，不会改变前面任何位置的输出）；每行权重之和为 1；输出相等；dropout 只在训练模式下起作用；每个参数都有梯度。如果哪里不对，提示会指出最可能的错误。第 6 节给出书中的版本——先自己试一试。
+# 检查器会按这些名字把 `mh.MultiHeadAttention` 的权重复制到你的模块里，然后运行约定测试：几种不同尺寸下的形状；因果性（改动靠后的词元，不会改变前面任何位置的输出）；每行权重之和为 1；输出相等；dropout 只在训练模式下起作用；每个参数都有梯度。如果哪里不对，提示会指出最可能的错误。第 6 节给出书中的版本——先自己试一试。
 
 
 # %%
@@ -515,8 +514,7 @@ print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 #     end
 # ```
 #
-# 再看矩阵。上面是包装器的两个头，各有一个自己的 (2, 3) `W_query`——两次小矩阵乘法。下面是拆分版唯一的一个 (4, 3)
-# `W_query`，装的是同样的数字，头 1 的行在上，头 2 的行在下——只需一次乘法。（`W_key` 和 `W_value` 同理；`multihead_from_wrapper` 把 `out_proj` 设成了恒等映射，所以它什么也不改变。）
+# 再看矩阵。上面是包装器的两个头，各有一个自己的 (2, 3) `W_query`——两次小矩阵乘法。下面是拆分版唯一的一个 (4, 3) `W_query`，装的是同样的数字，头 1 的行在上，头 2 的行在下——只需一次乘法。（`W_key` 和 `W_value` 同理；`multihead_from_wrapper` 把 `out_proj` 设成了恒等映射，所以它什么也不改变。）
 
 # %%
 fig = mh.figures.plot_wrapper_vs_split(
@@ -562,7 +560,7 @@ for heads in [1, 4, 12]:
 # %% [markdown] en_hash="8801e774b683"
 # 变的是词元能用这些参数做什么。只有一个头时，每个词元只有*一组* softmax 权重去分配给其他词元：如果它需要从两个地方获取信息（比如前一个词和句子的主语），就只能把权重分给两者，得到的是它们的值的混合。十二个头则给它十二组互相独立的权重分配，每组读取值向量中属于自己的 64 列，在输出中并排放着；随后由 `out_proj` 把它们组合起来。代价是每个头的分数只是 head_dim = 64 个数的点积（dot product）。这正是原始论文（Vaswani et al., 2017）的动机；至于训练好的头是否真的分工成可辨认的角色，则是一个需要用实验回答的问题，第 07 课和第 08 课会去看一看。
 #
-# **检查单元格（已折叠，供课程测试使用）。** 下面隐藏的单元格检查两件事。(1) 本课内联写出的类与 `mh.MultiHeadAttention` 等价：相同的随机种子、相同顺序创建的相同层，因此权重相同，输出逐位相同——无论在评估模式，还是在固定种子 dropout 的训练模式下。(2) 在 GPT-2 small 的形状下（12 个头 × 64，随机的 64 个词元输入），包装器与 `mh.multihead_from_wrapper` 的结果在 float32 舍入误差范围内相等；它们是否也逐位相同，取决于 CPU、BLAS 库和线程数，因为浮点加法不满足结合律：在 float32 中，(0.1 + 0.3) + 0.4 与 0.1 + (0.3 + 0.4) 在最后一位上不同。因此，本课程一般用 `torch.testing.assert_close` 检查“同一个函数”，只在计算过程能完全对齐的小例子上才用 `torch.equal`。点击该单元格即可展开。
+# **检查（供 CI 使用；已折叠）。** 下面隐藏的单元格检查两件事。(1) 本课内联写出的类与 `mh.MultiHeadAttention` 等价：相同的随机种子、相同顺序创建的相同层，因此权重相同，输出逐位相同——无论在评估模式，还是在固定种子 dropout 的训练模式下。(2) 在 GPT-2 small 的形状下（12 个头 × 64，随机的 64 个词元输入），包装器与 `mh.multihead_from_wrapper` 的结果在 float32 舍入误差范围内相等；它们是否也逐位相同，取决于 CPU、BLAS 库和线程数，因为浮点加法不满足结合律：在 float32 中，(0.1 + 0.3) + 0.4 与 0.1 + (0.3 + 0.4) 在最后一位上不同。因此，本课程一般用 `torch.testing.assert_close` 检查“同一个函数”，只在计算过程能完全对齐的小例子上才用 `torch.equal`。点击该单元格即可展开。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.manual_seed(123)
@@ -602,21 +600,21 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 #
 # 参考答案：`solutions/06_multihead_split_solutions.ipynb`。（最大的一道练习，即实现这个类，在第 5 节。）
 #
-# **练习 1.** 一个与 Llama 2 7B 的注意力一样大的模块有 d_out = 4096 和 32 个头。`head_dim` 是多少？
+# **练习 1。** 一个与 Llama 2 7B 的注意力一样大的模块有 d_out = 4096 和 32 个头。`head_dim` 是多少？
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_dim(answer)
 
 # %% [markdown] en_hash="2cadad7957b9"
-# **练习 2.** GPT-2 medium：d_in = d_out = 1024，16 个头，并且和真正的 GPT-2 一样使用 `qkv_bias=True`。它的 `MultiHeadAttention` 有多少个参数？先用公式算出来，再在 `meta` 设备上构建模块来核对。
+# **练习 2。** GPT-2 medium：d_in = d_out = 1024，16 个头，并且和真正的 GPT-2 一样使用 `qkv_bias=True`。它的 `MultiHeadAttention` 有多少个参数？先用公式算出来，再在 `meta` 设备上构建模块来核对。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_mha_parameter_count(answer)
 
 # %% [markdown] en_hash="b222f09f2469"
-# **练习 3.** 按照 `forward` 的做法，把 `x_ex`（b=2、T=3、d_out=8）切成 4 个头：答案的形状是 (b, num_heads, T, head_dim) = (2, 4, 3, 2)。（先试试 `x_ex.view(2, 4, 3, 2)`，看看检查器怎么说。）
+# **练习 3。** 按照 `forward` 的做法，把 `x_ex`（b=2、T=3、d_out=8）切成 4 个头：答案的形状是 (b, num_heads, T, head_dim) = (2, 4, 3, 2)。（先试试 `x_ex.view(2, 4, 3, 2)`，看看检查器怎么说。）
 
 # %%
 x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)

@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown] en_hash="cd58a9d455e5"
-# # 07 · 检查注意力头（attention heads）
+# # 07 · 观察注意力头（attention heads）
 #
 # 第 06 课构建了 `MultiHeadAttention`：一个大投影（projection），切成多个头。每个头都会算出自己的一个 (T, T) **注意力权重**（attention weights）矩阵。这一课把这个模块打开，一个头一个头地看这些矩阵，并追问：它们能告诉我们什么，又不能告诉我们什么。
 #
@@ -19,9 +19,9 @@
 # 3. 用一个交互式探索工具改变头数、dropout（随机失活）的丢弃率（dropout rate）和随机种子。
 # 4. 认清局限：注意力权重不等于解释，而且头与头之间可能存在**冗余**（redundancy）。（第 08 课会训练模型，用实验来检验这一点。）
 #
-# **前置知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 认真学一遍大约 50 分钟（30 分钟用来阅读、运行每个单元格、摆弄探索工具，20 分钟用来做练习）。
+# **预备知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 认真学一遍大约 50 分钟（30 分钟用来阅读、运行每个单元格、摆弄探索工具，20 分钟用来做练习）。
 #
-# **形状约定**（shape contract）：`mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
+# **形状约定（shape contract）：** `mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
 
 # %%
 import matplotlib.pyplot as plt
@@ -154,7 +154,7 @@ fig = mh.plot_attention_grid(weights_long[0], long_words, title="Longer sentence
 plt.show()
 
 # %% [markdown] en_hash="dd826d0fd155"
-# 看看重复出现的词 “the”（位置 0、4、7；做嵌入时 “The” 被转成了小写）和 “mat”（位置 5 和 8）所在的列。一个查询会给同一个词的每个副本相同的权重：嵌入相同，所以它们的键也相同，而这个模块里没有任何东西告诉它一个词元位于*哪里*。在一个查询能看到的键当中，注意力并不理会它们的先后顺序：相同的词元得到相同的权重。因果掩码是唯一的顺序信号，所以 GPT 模型会给词元加上**位置嵌入**（positional embedding），第 08 课就会这么做。
+# 看看重复出现的词“the”（位置 0、4、7；做嵌入时“The”被转成了小写）和“mat”（位置 5 和 8）所在的列。一个查询会给同一个词的每个副本相同的权重：嵌入相同，所以它们的键也相同，而这个模块里没有任何东西告诉它一个词元位于*哪里*。在一个查询能看到的键当中，注意力并不理会它们的先后顺序：相同的词元得到相同的权重。因果掩码是唯一的顺序信号，所以 GPT 模型会给词元加上**位置嵌入**（positional embedding），第 08 课就会这么做。
 
 # %%
 the_0 = weights_long[0, :, 7:, 0]  # (h, 4): key "The", queries 7..10
@@ -168,9 +168,9 @@ print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
 # %% [markdown] en_hash="0eb2d9fd2137"
 # ## 4. 探索工具
 #
-# 拖动滑块试试。“头数”改变的是一个新建的 `MultiHeadAttention(3, 24, ...)` 的 `num_heads`，随机种子不变，所以权重矩阵（weight matrix）保持不变，变的只是这 24 列被切分成头的方式。5 个头和 7 个头不能整除 24：这时探索工具不画图，而是给出说明（这是该模块唯一的硬约束：`d_out % num_heads == 0`）。“丢弃率”只在“模式”选为 `train` 时起作用：此时图中显示的是 dropout *之后*的权重，也就是真正与值相乘的那个矩阵（一部分被置零，留下的按 $1/(1-p)$ 放大）。“缩放”给嵌入乘上一个倍数；“随机种子”抽取另一组权重；“句子”可以切换到那个更长的句子。
+# 拖动滑块试试。“头数”改变的是一个新建的 `MultiHeadAttention(3, 24, ...)` 的 `num_heads`，随机种子不变，所以权重矩阵（weight matrix）保持不变，变的只是这 24 列被切分成头的方式。24 不能被 5 或 7 整除，所以 5 个头和 7 个头不行：这时探索工具不画图，而是给出说明（这是该模块唯一的硬约束：`d_out % num_heads == 0`）。“丢弃率”只在“模式”选为 `train` 时起作用：此时图中显示的是 dropout *之后*的权重，也就是真正与值相乘的那个矩阵（一部分被置零，留下的按 $1/(1-p)$ 放大）。“缩放”给嵌入乘上一个倍数；“随机种子”抽取另一组权重；“句子”可以切换到那个更长的句子。
 #
-# （这个小部件需要一个正在运行的内核，它的画面不会保存在笔记本里。）
+# （这个控件需要一个正在运行的内核，它的画面不会保存在 notebook 里。）
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -178,7 +178,7 @@ explorer = mh.attention_explorer(heads=2, scale=3.0)
 explorer
 
 # %% [markdown] en_hash="9e6fcecc34ca"
-# 下面用代码来完成拖动滑块的动作（测试也是这样驱动这个小部件的）。探索工具的 `.result` 保存着最近一次的视图：权重、图中显示的内容、各个头的熵以及提示信息。
+# 下面用代码来完成拖动滑块的动作（测试也是这样驱动这个控件的）。探索工具的 `.result` 保存着最近一次的视图：权重、图中显示的内容、各个头的熵以及提示信息。
 
 # %%
 explorer.controls["heads"].value = 4  # the same as dragging the "heads" slider to 4
@@ -225,7 +225,7 @@ print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().i
 #
 # 参考答案：`solutions/07_inspecting_heads_solutions.ipynb`。
 #
-# **练习 1.** 手算（或者用 torch 算）注意力行 `[0.5, 0.25, 0.25, 0.0]` 的熵，单位为奈特。答案写成一个 Python 浮点数或一个 0 维张量。
+# **练习 1。** 手算（或者用 torch 算）注意力行 `[0.5, 0.25, 0.25, 0.0]` 的熵，单位为奈特。答案写成一个 Python 浮点数或一个 0 维张量。
 
 # %%
 import mhsa_helpers.exercises
@@ -234,7 +234,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_row_entropy(answer)
 
 # %% [markdown] en_hash="4178a2b12e04"
-# **练习 2.** 不用 `mh.head_entropy`，计算 `weights_ex` 中每个头的平均行熵，结果形状为 `(3,)`。`weights_ex` 来自一个新模块：3 个头（`head_dim = 8`），另一组权重（随机种子 7），输入是那个更长的句子。当心对角线以上的那些零：`0 * log(0)` 必须算作 0。
+# **练习 2。** 不用 `mh.head_entropy`，计算 `weights_ex` 中每个头的平均行熵，结果形状为 `(3,)`。`weights_ex` 来自一个新模块：3 个头（`head_dim = 8`），另一组权重（随机种子 7），输入是那个更长的句子。当心对角线以上的那些零：`0 * log(0)` 必须算作 0。
 
 # %%
 torch.manual_seed(7)
@@ -247,7 +247,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 
 # %% [markdown] en_hash="3e18454b0f64"
-# **练习 3.** `weights_ex` 中哪个头最敏锐（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图：你同意这个结论吗？
+# **练习 3。** `weights_ex` 中哪个头最敏锐（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图：你同意这个结论吗？
 
 # %%
 answer = None  # YOUR CODE HERE

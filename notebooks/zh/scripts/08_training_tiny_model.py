@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown] en_hash="cee7336c052f"
-# # 08 · 训练一个小注意力模型
+# # 08 · 训练一个小模型
 #
 # 到目前为止，每一个注意力权重（attention weight）都来自未经训练的投影（projection）。这一课把 `MultiHeadAttention` 放进一个最小的**语言模型**（language model），在两个玩具任务上训练它：一个任务只用来确认模块的每个部分都在学习；另一个任务里，头有一个明确的目标可找——而且它真的找到了。
 #
@@ -20,7 +20,7 @@
 # 4. 在**平移任务**上训练它（抄写 $k$ 个位置之前的词元），看着一个头**专门化**（specialise）到偏移量 $k$ 上，用 `mh.offset_attention` 来度量。
 # 5. 改变头数，看看什么变了、什么没变。
 #
-# **预备知识：** 第 07 课（`07_inspecting_heads`）：每个头的权重、热力图（heatmap）、熵；PyTorch 的自动求导（autograd）即 `loss.backward()`、优化器（optimizer）的一步更新，以及把交叉熵用作损失（第 00 课列出了可以去哪里补习）。**时间：** 认真过一遍约需 60 分钟（40 分钟阅读、运行每个单元格并用控件训练，20 分钟做练习）。
+# **预备知识：** 第 07 课（`07_inspecting_heads`）：每个头的权重、热力图（heatmap）、熵；PyTorch 的自动求导（autograd）即 `loss.backward()`、优化器（optimizer）的一步更新，以及把交叉熵用作损失（第 00 课列出了可以去哪里补课）。**用时：** 认真过一遍约需 60 分钟（40 分钟阅读、运行每个单元格并用控件训练，20 分钟做练习）。
 #
 # **形状约定（shape contract）：** 词元 id `(b, T)`（小于 `vocab_size` 的整数，`T <= context_length`）→ logits `(b, T, vocab_size)`；加上 `return_weights=True` 时还返回权重 `(b, num_heads, T, T)`；目标 `(b, T)`，没有目标的位置为 -100。
 
@@ -346,7 +346,7 @@ plt.show()
 # %% [markdown] en_hash="5e5a90c198d2"
 # ## 5. 轮到你了：头数
 #
-# 修改第 1 节第一个代码单元格里的 `HEADS`（试试 1、2 或 8；它必须能整除 `D_MODEL = 32`），然后重新运行整个 notebook；或者用下面的控件：设置「头数」「k」和「随机种子」，然后按 **训练**（每次大约一秒）。只有 1 个头时，这一个头必须独自完成任务；有 8 个头（`head_dim = 4`）时，同一个解法会有更多副本。
+# 修改第 1 节第一个代码单元格里的 `HEADS`（试试 1、2 或 8；它必须能整除 `D_MODEL = 32`），然后重新运行整个 notebook；或者用下面的控件：设置“头数”“k”和“随机种子”，然后点击**训练**（每次大约一秒）。只有 1 个头时，这一个头必须独自完成任务；有 8 个头（`head_dim = 4`）时，同一个解法会有更多副本。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -399,14 +399,14 @@ print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 #
 # 参考答案：`solutions/08_training_tiny_model_solutions.ipynb`。
 #
-# **练习 1.** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少 nat？（一个数。）
+# **练习 1。** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少奈特（nat）？（一个数。）
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
 
 # %% [markdown] en_hash="6c2eb85c68a1"
-# **练习 2.** 为 `ids_ex` 构造 $k = 3$ 的平移任务目标：一个和 `ids_ex` 形状相同的张量，位置 $t$ 上是 `ids_ex[:, t - 3]`，$t < 3$ 处为 -100。
+# **练习 2。** 为 `ids_ex` 构造 $k = 3$ 的平移任务目标：一个和 `ids_ex` 形状相同的张量，位置 $t$ 上是 `ids_ex[:, t - 3]`，$t < 3$ 处为 -100。
 
 # %%
 ids_ex = torch.randint(0, VOCAB, (2, 8), generator=torch.Generator().manual_seed(3))  # (b, T)
@@ -415,7 +415,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 
 # %% [markdown] en_hash="f030fbdf21ea"
-# **练习 3.** 不用 `mh.offset_attention`，对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在 2 个位置之前那个词元上的平均权重：即在 $t \ge 2$ 上对 `weights_ex[h, t, t - 2]` 求平均。形状为 `(num_heads,)`。提示：`torch.diagonal`。
+# **练习 3。** 不用 `mh.offset_attention`，对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在 2 个位置之前那个词元上的平均权重：即在 $t \ge 2$ 上对 `weights_ex[h, t, t - 2]` 求平均。形状为 `(num_heads,)`。提示：`torch.diagonal`。
 
 # %%
 weights_ex = shift_weights[0]  # (num_heads, T, T) = (4, 12, 12)

@@ -9,26 +9,21 @@
 # ---
 
 # %% [markdown] en_hash="1bdeb5259ca0"
-# # 09 · 高效注意力：融合 QKV 与 FlashAttention
+# # 09 · 高效注意力
 #
-# 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，它从不把 T x T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看 RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
+# 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，它从不把 T × T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看 RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
 #
 # **学习目标**
 # 1. 理解**融合 QKV 投影**（fused QKV projection）：把三个权重叠成一个。
-# 2. 调用缩放点积注意力（scaled dot-product attention）的现成函数
-#    `torch.nn.functional.scaled_dot_product_attention`（简称 SDPA）和 torch 自带的 `nn.MultiheadAttention`，复制权重之后，两者都能复现第 06 课的输出。
-# 3. 算出 (b, h, T, T) 的权重占多少内存，以及 **FlashAttention**（分块精确注意力：分块计算、
-#    从不存储 T×T 矩阵）因为不存它们而省下多少。
-# 4. 看清两种位置编码作用在哪里：**旋转位置编码**（RoPE）作用于投影之后的 Q 和 K，
-#    **线性偏置注意力**（ALiBi）作用于分数。
-# 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32
-#    的结果比较。
+# 2. 调用缩放点积注意力（scaled dot-product attention）的现成函数 `torch.nn.functional.scaled_dot_product_attention`（简称 SDPA）和 torch 自带的 `nn.MultiheadAttention`，复制权重之后，两者都能复现第 06 课的输出。
+# 3. 算出 (b, h, T, T) 的权重占多少内存，以及 **FlashAttention**（分块精确注意力：分块计算、从不存储 T×T 矩阵）因为不存它们而省下多少。
+# 4. 看清两种位置编码作用在哪里：**旋转位置编码**（RoPE）作用于投影之后的 Q 和 K，**线性偏置注意力**（ALiBi）作用于分数。
+# 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32 的结果比较。
 # 6. 动手实现：写一个融合 QKV 的多头注意力类，让它通过形状约定（shape contract）的测试。
 #
-# **前置知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**时间：** 认真学第一遍约 75 分钟（阅读并运行每个单元格 45 分钟，练习 30 分钟，其中大部分花在动手实现的练习上）。
+# **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 认真学第一遍约 75 分钟（阅读并运行每个单元格 45 分钟，练习 30 分钟，其中大部分花在动手实现的练习上）。
 #
-# **形状约定：** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim)
-# -> 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
+# **形状约定：** `x` (b, T, d_in) → `qkv` (b, T, 3 * d_out) → Q, K, V (b, h, T, head_dim) → 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
 #
 # ```mermaid
 # flowchart LR
@@ -81,12 +76,10 @@ fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
 plt.show()
 
 # %% [markdown] en_hash="736566dcef59"
-# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 x b·T·d_in·d_out 次乘加），但计算机很少只受算术本身的限制：
+# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 × b·T·d_in·d_out 次乘加），但计算机很少只受算术本身的限制：
 #
-# * `x` 只从内存读**一次**，而不是三次；而且一个大矩阵比三个瘦长的矩阵更能让乘法单元保持忙碌
-#   （*算术强度*（arithmetic intensity）更高）；
-# * 只需一次内核启动（kernel launch），而不是三次（在 GPU 上每次启动要花几微秒，模型每处理一个
-#   词元（token）就要启动成千上万次，这笔开销就不能忽略了）；
+# * `x` 只从内存读**一次**，而不是三次；而且一个大矩阵比三个瘦长的矩阵更能让乘法单元保持忙碌（*算术强度*（arithmetic intensity）更高）；
+# * 只需一次内核启动（kernel launch），而不是三次（在 GPU 上每次启动要花几微秒，模型每处理一个词元（token）就要启动成千上万次，这笔开销就不能忽略了）；
 # * 三个权重放在同一个张量里，初始化、保存和分片都一起完成。
 #
 # 本包的 `mh.FusedQKVMultiHeadAttention` 就是第 06 课的类，只改了这一处：用单个 `qkv = nn.Linear(d_in, 3 * d_out)` 代替 `W_query`、`W_key`、`W_value`。`from_multihead(mha)` 把 `mha` 的权重叠进它的 `qkv`，并复制 `out_proj`，所以它算出的正是第 06 课算出的结果。（本课最后，你会自己写出这个类。）
@@ -134,11 +127,9 @@ print(w[0, 0].detach())
 #
 # PyTorch 内置的这一层同样是融合 QKV 的注意力：它的 `in_proj_weight` 正是我们叠好的 (3 d_out, d_in) 权重（用于自注意力（self-attention）时，它的输入宽度必须等于 `embed_dim`，即 d_in == d_out，这也是 Transformer 内部的常见情形）。有三点要留意：
 #
-# * `bias=True` 会给 Q/K/V 投影和 `out_proj` 都加上偏置；我们的 `qkv_bias=False` 对应全零的
-#   `in_proj_bias`。
+# * `bias=True` 会给 Q/K/V 投影和 `out_proj` 都加上偏置；我们的 `qkv_bias=False` 对应全零的 `in_proj_bias`。
 # * `batch_first=True` 让它和我们的类一样接收 (b, T, d)。
-# * 掩码有**两种约定**：对 `nn.MultiheadAttention`（以及本课程）来说，`True` 表示*遮住*；对
-#   `F.scaled_dot_product_attention` 来说，`True` 表示*可以关注*。
+# * 掩码有**两种约定**：对 `nn.MultiheadAttention`（以及本课程）来说，`True` 表示*遮住*；对 `F.scaled_dot_product_attention` 来说，`True` 表示*可以关注*。
 
 # %%
 torch.manual_seed(123)
@@ -234,10 +225,8 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #
 # 第 07 课说明过，注意力本身不理会键的顺序；第 08 课的模型在输入上加了一个可学习的**位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块*内部*，位置有两种放法（本节只展示放在哪里，不实现完整的模型）：
 #
-# * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**：它把位置 $p$
-#   上查询和键的每一对特征旋转角度 $p\,\theta_i$，其中第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动：第一对转得快，最后几对转得慢。V 不受影响。
-# * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**：给查询 $i$ 与键 $j$
-#   的分数加上 $-m_h\,(i - j)$，这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
+# * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**：它把位置 $p$ 上查询和键的每一对特征旋转角度 $p\,\theta_i$，其中第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动：第一对转得快，最后几对转得慢。V 不受影响。
+# * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**：给查询 $i$ 与键 $j$ 的分数加上 $-m_h\,(i - j)$，这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
 #
 # ```mermaid
 # flowchart LR
@@ -250,7 +239,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #   MS --> WV
 # ```
 #
-# **几行代码实现 RoPE。** 对位置 $p$ 上的一对特征 $(x_1, x_2)$： $(x_1 \cos p\theta - x_2 \sin p\theta,\; x_1 \sin p\theta + x_2 \cos p\theta)$。把查询旋转 $i\theta$、把键旋转 $j\theta$ 之后，它们的点积只取决于 $i - j$：先旋转 $i\theta$，再做旋转 $j\theta$ 的逆变换，合起来就是旋转 $(i - j)\theta$。
+# **几行代码实现 RoPE。** 对位置 $p$ 上的一对特征 $(x_1, x_2)$：$(x_1 \cos p\theta - x_2 \sin p\theta,\; x_1 \sin p\theta + x_2 \cos p\theta)$。把查询旋转 $i\theta$、把键旋转 $j\theta$ 之后，它们的点积只取决于 $i - j$：先旋转 $i\theta$，再做旋转 $j\theta$ 的逆变换，合起来就是旋转 $(i - j)\theta$。
 
 
 # %%
@@ -396,17 +385,12 @@ plt.show()
 #
 # ## 小结
 #
-# * **融合 QKV 投影**就是把三个投影叠成一个 `nn.Linear(d_in, 3 d_out)`：数值相同，一次矩阵乘法，
-#   `x` 只读一次。
-# * `F.scaled_dot_product_attention(q, k, v, is_causal=True)` 在一个内核里完成掩码 + 缩放 softmax
-#   + 加权求和；它不返回权重，所以要查看权重就得走显式路径。
-# * `nn.MultiheadAttention` 又是同一个函数：它的 `in_proj_weight` 就是我们叠好的权重。留意掩码约定
-#   （在它那里 True = 遮住，在 SDPA 里 True = 允许关注）。
+# * **融合 QKV 投影**就是把三个投影叠成一个 `nn.Linear(d_in, 3 d_out)`：数值相同，一次矩阵乘法，`x` 只读一次。
+# * `F.scaled_dot_product_attention(q, k, v, is_causal=True)` 在一个内核里完成掩码 + 缩放 softmax + 加权求和；它不返回权重，所以要查看权重就得走显式路径。
+# * `nn.MultiheadAttention` 又是同一个函数：它的 `in_proj_weight` 就是我们叠好的权重。留意掩码约定（在它那里 True = 遮住，在 SDPA 里 True = 允许关注）。
 # * 显式路径要存 (b, h, T, T) 张量，内存 ~ T²；FlashAttention 分块计算，只存 O(T)。
-# * RoPE 在投影之后旋转 Q 和 K；ALiBi 给分数加上距离惩罚（在 SDPA 里是一个浮点型 `attn_mask`）。
-#   两者都让分数依赖于偏移 $i - j$。
-# * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行、参数仍为
-#   float32，相对误差约在 $2^{-8}$ 以内。
+# * RoPE 在投影之后旋转 Q 和 K；ALiBi 给分数加上距离惩罚（在 SDPA 里是一个浮点型 `attn_mask`）。两者都让分数依赖于偏移 $i - j$。
+# * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行、参数仍为 float32，相对误差约在 $2^{-8}$ 以内。
 #
 # 下一课：第 10 课用这些部件借助 KV 缓存逐个词元地生成文本，让解码器关注编码器的输出，即交叉注意力（cross-attention），并用分组查询注意力（grouped-query attention，GQA）缩小缓存。
 
@@ -450,7 +434,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
 
 # %% [markdown] en_hash="b35af26b4ee3"
-# **练习 3（动手实现）。** 自己写出融合 QKV 的多头注意力类：构造函数与第 06 课的 `MultiHeadAttention` 相同，即 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；类里有**一个** `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`、`self.out_proj`、 `self.dropout` 和一个因果 `mask` 缓冲区（buffer）；`forward(x)` 把 (b, T, d_in) 映射为 (b, T, d_out)。照着开头的流程图做：投影，拆出 Q、K、V，view 成 (b, T, h, head_dim) 再转置（transpose），计算缩放后的分数，加掩码，softmax，dropout，weights @ V，合并各头，`out_proj`。
+# **练习 3（动手实现）。** 自己写出融合 QKV 的多头注意力类：构造函数与第 06 课的 `MultiHeadAttention` 相同，即 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；类里有**一个** `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`、`self.out_proj`、`self.dropout` 和一个因果 `mask` 缓冲区（buffer）；`forward(x)` 把 (b, T, d_in) 映射为 (b, T, d_out)。照着开头的流程图做：投影，拆出 Q、K、V，view 成 (b, T, h, head_dim) 再转置（transpose），计算缩放后的分数，加掩码，softmax，dropout，weights @ V，合并各头，`out_proj`。
 #
 # 检查器会用三种尺寸构造你的类，把包里的权重复制进 `qkv` 和 `out_proj`，再与 `mh.FusedQKVMultiHeadAttention` 的输出比较；它还会测试因果性、每行之和为 1、dropout 只在训练模式下生效，以及梯度能否传回，并指出常见的错误。
 

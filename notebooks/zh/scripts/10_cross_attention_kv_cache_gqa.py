@@ -9,21 +9,18 @@
 # ---
 
 # %% [markdown] en_hash="13e0c6d2a99b"
-# # 10 · 交叉注意力（cross-attention）、KV 缓存（KV cache）与分组查询注意力（GQA）
+# # 10 · 交叉注意力（cross-attention）、KV 缓存（KV cache）与 GQA
 #
 # 第 06 课和第 09 课的注意力块要用进真实的模型，还差三个想法：让解码器读取编码器的输出，即**交叉注意力**；逐个词元（token）生成时不再重算过去，即 **KV 缓存**；让多个头共用键和值，从而缩小缓存，即**分组查询注意力**（grouped-query attention），以及它的极端情形**多查询注意力**（multi-query attention）。
 #
 # **学习目标**
 # 1. 使用 `CrossMultiHeadAttention`，读懂两个不同句子之间“查询对键”的热力图（heatmap）。
-# 2. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**
-#    （autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
-# 3. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块
-#    核对这些公式。
+# 2. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**（autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
+# 3. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块核对这些公式。
 #
-# **前置知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**时间：** 认真学第一遍约 60 分钟（阅读并运行每个单元格 40 分钟，练习 20 分钟）。
+# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 认真学第一遍约 60 分钟（阅读并运行每个单元格 40 分钟，练习 20 分钟）。
 #
-# **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) ->
-# (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) -> (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
+# **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) → (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) → (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 
 # %%
 import torch
@@ -41,9 +38,8 @@ mh.setup_lesson(lang="zh")
 #
 # 由此有两个推论：
 #
-# * 注意力权重（attention weight）构成的矩阵形状是 (n_q, n_kv)——长方形，目标词元 x 源词元；
-# * **没有因果掩码**（causal mask）：翻译开始之前，整个源句就已经知道了，所以每个目标词元都可以看
-#   每一个源词元。看源句不算“考试抄书”：源句本来就是摊在桌上的题目。
+# * 注意力权重（attention weight）构成的矩阵形状是 (n_q, n_kv)——长方形，目标词元 × 源词元；
+# * **没有因果掩码**（causal mask）：翻译开始之前，整个源句就已经知道了，所以每个目标词元都可以看每一个源词元。看源句不算“考试抄书”：源句本来就是摊在桌上的题目。
 #
 # 为了不训练翻译模型也能看到有意义的结果，我们构造一组嵌入（embedding），让每个法语词都是对应英语词加了噪声的副本，并把 `W_query = W_key` 设成一个缩放过的单位矩阵，这样分数就只表示“这两个嵌入有多相似”。（训练好的模型会*学出*让对齐关系显现出来的 W_query 和 W_key。）
 
@@ -77,14 +73,14 @@ fig = mh.plot_attention(
 plt.show()
 
 # %% [markdown] en_hash="4d1757e007cb"
-# 把同样的权重画成“谁在读谁”的图：每个目标词都连到**每一个**源词（4 x 4 条线，没有任何遮挡），每条线的粗细和深浅对应它的权重；每一行里最强的那条线是红色的。
+# 把同样的权重画成“谁在读谁”的图：每个目标词都连到**每一个**源词（4 × 4 条线，没有任何遮挡），每条线的粗细和深浅对应它的权重；每一行里最强的那条线是红色的。
 
 # %%
 fig = mh.figures.plot_cross_attention(weights[0, 0], target, source)
 plt.show()
 
 # %% [markdown] en_hash="6ae90fe8b7ee"
-# 每一行对*所有*源词求和都等于 1（没有任何遮挡）；尽管词序不同，“noir”仍然看向“black”——交叉注意力里没有“之前”这个概念。这个矩阵也不必是方阵：一个 3 个词的问题可以去读一篇 7 个词的文档，得到 3 x 7 个权重。
+# 每一行对*所有*源词求和都等于 1（没有任何遮挡）；尽管词序不同，“noir”仍然看向“black”——交叉注意力里没有“之前”这个概念。这个矩阵也不必是方阵：一个 3 个词的问题可以去读一篇 7 个词的文档，得到 3 × 7 个权重。
 #
 # 换成随机权重、多个头和两种不同的宽度（解码器 d_q = 6，编码器 d_kv = 10），形状照样符合约定：
 
@@ -187,7 +183,7 @@ fig = mh.figures.plot_kv_cache_growth(cache_lengths, rows_without, rows_with)
 plt.show()
 
 # %% [markdown] en_hash="3c1045162ccf"
-# 没有缓存时，第 t 步要重新投影 t 个词元，重新算一个 t x t 的分数矩阵，所以生成 T 个词元总共要 O(T²) 次投影和 O(T³) 个分数项；有了缓存，只要 O(T) 次投影和 O(T²) 个分数项。代价是内存：每层 2 x b x h_kv x T x head_dim 个数——第 3 节要缩小的正是这一项。
+# 没有缓存时，第 t 步要重新投影 t 个词元，重新算一个 t × t 的分数矩阵，所以生成 T 个词元总共要 O(T²) 次投影和 O(T³) 个分数项；有了缓存，只要 O(T) 次投影和 O(T²) 个分数项。代价是内存：每层 2 × b × h_kv × T × head_dim 个数——第 3 节要缩小的正是这一项。
 #
 # 在更长的生成（240 个词元）上给两种循环计时（你的数值会不同；CI 不比较它们）：
 
@@ -327,7 +323,7 @@ for g in [8, 2, 1]:
     assert cache.nbytes == formula_cache
 
 # %% [markdown] en_hash="2ec951703af1"
-# 同样的公式用到真实规模上：GPT-2 small（d = 768，12 个头，12 层，上下文长度（context length） 1024）和一个类 Llama 模型（d = 4096，32 个查询头，32 层，上下文长度 8192；Llama 3 8B 使用 8 个 K/V 组），缓存都用 2 字节的数（float16 / bfloat16），批次（batch）大小为 1：
+# 同样的公式用到真实规模上：GPT-2 small（d = 768，12 个头，12 层，上下文长度（context length）1024）和一个类 Llama 模型（d = 4096，32 个查询头，32 层，上下文长度 8192；Llama 3 8B 使用 8 个 K/V 组），缓存都用 2 字节的数（float16 / bfloat16），批次（batch）大小为 1：
 
 # %%
 configs = [
@@ -355,15 +351,13 @@ assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
 assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="249347abff0c"
-# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半：8 组的类 Llama 模型减少 37.5% （即“fewer params”一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$；这一行还算上了 Llama 并没有的 `out_proj` 偏置），用 MQA 则减少 48.4%。 **KV 缓存则直接除以 num_heads / num_kv_groups**：对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量；8 组的 GQA 是常用的折中——如今的主流模型正是为了省显存才改用 GQA 这类变体。
+# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半：8 组的类 Llama 模型减少 37.5%（即“fewer params”一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$；这一行还算上了 Llama 并没有的 `out_proj` 偏置），用 MQA 则减少 48.4%。**KV 缓存则直接除以 num_heads / num_kv_groups**：对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量；8 组的 GQA 是常用的折中——如今的主流模型正是为了省显存才改用 GQA 这类变体。
 #
 # ## 小结
 #
 # * **交叉注意力**：查询来自解码器，键和值来自编码器；没有因果掩码；权重形状为 (b, h, n_q, n_kv)。
-# * **KV 缓存**：过去词元的键和值从不改变，那就留着它们；每个新词元只需投影一次，而不是 t 次。在已
-#   缓存的 `offset` 个词元之后送入 n 个词元的块，需要因果掩码的第 `offset:offset + n` 行。输出与完整的前向传播相同。
-# * **GQA / MQA**：`num_kv_groups` 个 K/V 头由所有查询头共用；缓存除以
-#   `num_heads / num_kv_groups`；`num_kv_groups == num_heads` 就是普通的多头注意力。参数量缩减得少一些：8 组的类 Llama 模型减少 37.5%。
+# * **KV 缓存**：过去词元的键和值从不改变，那就留着它们；每个新词元只需投影一次，而不是 t 次。在已缓存的 `offset` 个词元之后送入 n 个词元的块，需要因果掩码的第 `offset:offset + n` 行。输出与完整的前向传播相同。
+# * **GQA / MQA**：`num_kv_groups` 个 K/V 头由所有查询头共用；缓存除以 `num_heads / num_kv_groups`；`num_kv_groups == num_heads` 就是普通的多头注意力。参数量缩减得少一些：8 组的类 Llama 模型减少 37.5%。
 
 # %% [markdown] en_hash="b41459b40b9e"
 # ### 检查（供 CI 使用；已折叠）

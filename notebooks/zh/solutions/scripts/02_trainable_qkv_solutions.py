@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="f1f104cb218f"
 # # 02 · 可训练的查询、键、值 · 参考答案
 #
-# `02_trainable_qkv.ipynb` 中练习的参考解答。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过（[通过]）。
+# `02_trainable_qkv.ipynb` 中各道练习的详解。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过。
 
 # %%
 import torch
@@ -59,7 +59,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="5931cfee36db"
-# **练习 2（权重迁移）。** `nn.Linear` 把 `weight` 存成 `(d_out, d_in)`，计算 `x @ weight.T`； `SelfAttentionV1` 计算 `x @ W`，其中 `W` 的形状是 `(d_in, d_out)`。所以三个投影都有 `weight = W.T`。
+# **练习 2（权重迁移）。** `nn.Linear` 把 `weight` 存成 `(d_out, d_in)`，计算 `x @ weight.T`；`SelfAttentionV1` 计算 `x @ W`，其中 `W` 的形状是 `(d_in, d_out)`。所以三个投影都有 `weight = W.T`。
 
 # %%
 torch.manual_seed(123)

@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown] en_hash="4a0331214f1c"
-# # 06 · 用拆分矩阵实现多头注意力——参考答案
+# # 06 · 多头注意力：切开看 · 参考答案
 #
-# `06_multihead_split.ipynb` 中各道练习的完整解答。请先自己动手试一试。每个单元格都会算出答案，并断言检查器给出通过的结果。
+# `06_multihead_split.ipynb` 中各道练习的详解。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过。
 
 # %%
 import torch
@@ -23,7 +23,7 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="6cb1b01e8d1a"
-# **第 5 节：自己动手实现。** 这就是书中的类，照着第 4 节的表格写成。注释标出了每一行对应的步骤编号和形状。检查器会对它运行契约测试。
+# **第 5 节：自己动手实现。** 这就是书中的类，照着第 4 节的表格写成。注释标出了每一行对应的步骤编号和形状。检查器会对它运行约定测试。
 
 
 # %%
@@ -73,7 +73,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="8aac3b2f8b41"
-# **练习 1.** 在 `MultiHeadAttention` 中，`d_out` 是由各个头共享的总宽度：4096 // 32 = 128——是 GPT-2 每头宽度 64 的两倍。
+# **练习 1。** 在 `MultiHeadAttention` 中，`d_out` 是由各个头共享的总宽度：4096 // 32 = 128——是 GPT-2 每头宽度 64 的两倍。
 
 # %%
 answer = 4096 // 32
@@ -86,7 +86,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="68fba3f68589"
-# **练习 2.** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，以及（在 `qkv_bias=True` 时）d 个偏置；`out_proj`：d×d + d。当 d = 1024 时，总数为 4·d² + 4·d。
+# **练习 2。** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，以及（在 `qkv_bias=True` 时）d 个偏置；`out_proj`：d×d + d。当 d = 1024 时，总数为 4·d² + 4·d。
 
 # %%
 d = 1024
@@ -101,7 +101,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="99ea62a3d30b"
-# **练习 3.** 先 `view` 成 (b, T, num_heads, head_dim)——这一步把每个词元的 8 个数切成 4 对——再 `transpose(1, 2)`，把头这一维放到词元前面。`x_ex.view(2, 4, 3, 2)` 的形状没错，内容却是错的：它跨越了词元的边界来切。
+# **练习 3。** 先 `view` 成 (b, T, num_heads, head_dim)——这一步把每个词元的 8 个数切成 4 对——再 `transpose(1, 2)`，把头这一维放到词元前面。`x_ex.view(2, 4, 3, 2)` 的形状没错，内容却是错的：它跨越了词元的边界来切。
 
 # %%
 x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)

@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown] en_hash="1fc18de9e53b"
-# # 09 · 高效注意力：参考答案
+# # 09 · 高效注意力 · 参考答案
 #
-# `09_efficient_attention.ipynb` 中各练习的完整解答。请先自己动手试一试。
+# `09_efficient_attention.ipynb` 中各道练习的详解。请先自己动手做一遍。
 
 # %%
 import torch
@@ -41,7 +41,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="f999bf2acd3f"
-# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节： 1 x 25 x 1024 x 1024 x 4 字节 = 100 MiB——而且每一层都有这么一份（GPT-2 XL 有 48 层）。
+# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节：1 × 25 × 1024 × 1024 × 4 字节 = 100 MiB——而且每一层都有这么一份（GPT-2 XL 有 48 层）。
 
 # %%
 batch, heads, T, bytes_per_float32 = 1, 25, 1024, 4

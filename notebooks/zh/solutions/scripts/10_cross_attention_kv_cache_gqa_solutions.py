@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown] en_hash="4d71f93a7450"
-# # 10 · 交叉注意力、KV 缓存与分组查询注意力：参考答案
+# # 10 · 交叉注意力、KV 缓存与 GQA · 参考答案
 #
-# `10_cross_attention_kv_cache_gqa.ipynb` 中各练习的完整解答。请先自己试一试。
+# `10_cross_attention_kv_cache_gqa.ipynb` 中各道练习的详解。请先自己动手做一遍。
 
 # %%
 import torch
@@ -22,7 +22,7 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="ac49a8f04628"
-# **练习 1。** 新的查询位于位置 3 和 4，所以它们的行就是完整的 5 x 5 因果掩码（对角线以上为 True）的第 3..4 行：位置 3 不能看到键 4；位置 4 能看到全部。
+# **练习 1。** 新的查询位于位置 3 和 4，所以它们的行就是完整的 5 × 5 因果掩码（对角线以上为 True）的第 3..4 行：位置 3 不能看到键 4；位置 4 能看到全部。
 
 # %%
 cached, new = 3, 2
@@ -48,7 +48,7 @@ assert torch.equal(weights[0, 0] == 0, answer)
 print("zeros of the chunk's weights are exactly the hidden entries")
 
 # %% [markdown] en_hash="b4510333fc70"
-# **练习 2。** 键和值（2），每一层、每个 K/V 头、每个头维度、每个词元各一份，每个数 2 字节： 2 x 80 x 8 x 128 x 4096 x 2 = 1.25 GiB。如果是 64 个 K/V 头（普通的 MHA），就要 8 倍，即 10 GiB。
+# **练习 2。** 键和值（2），每一层、每个 K/V 头、每个头维度、每个词元各一份，每个数 2 字节：2 × 80 × 8 × 128 × 4096 × 2 = 1.25 GiB。如果是 64 个 K/V 头（普通的 MHA），就要 8 倍，即 10 GiB。
 
 # %%
 layers, kv_heads, head_dim, T, bytes_per_number = 80, 8, 128, 4096, 2
@@ -59,7 +59,7 @@ assert result
 result
 
 # %% [markdown] en_hash="5a6517aebb96"
-# **练习 3。** W_query 是 d x d，W_key 和 W_value 各是 d x (g · head_dim)，out_proj 是 d x d 再加 d 个偏置。我们先在比例相同（64 个头、8 组）但 d = 128 的模块上检验公式，再把它用到 d = 8192 上。
+# **练习 3。** W_query 是 d × d，W_key 和 W_value 各是 d × (g · head_dim)，out_proj 是 d × d 再加 d 个偏置。我们先在比例相同（64 个头、8 组）但 d = 128 的模块上检验公式，再把它用到 d = 8192 上。
 
 
 # %%
