@@ -3,8 +3,8 @@
 For each lesson of both editions (not the solutions): open a copy, Run All, check that no cell
 failed or wrote to stderr, then count what the browser really rendered: every figure the saved
 notebook holds (``image/png`` outputs) is an ``<img>`` that loaded (``naturalWidth > 0``), and
-every Mermaid diagram in the lesson's markdown became a picture (JupyterLab renders it as an SVG ``<img>``).
-A screenshot of each lesson goes to ``$MHSA_ARTIFACTS`` or a temporary folder.
+every Mermaid diagram in the lesson's markdown became a picture (JupyterLab renders it as an SVG
+``<img>``). A screenshot of each lesson goes to ``$MHSA_ARTIFACTS`` or a temporary folder.
 """
 
 from __future__ import annotations
