@@ -200,8 +200,7 @@ for size in (2, 8, 64, 512):
 
 # %% [markdown]
 # **Step 2: large scores saturate the softmax.** GPT-2 uses $d_k = 64$ (per attention head,
-# lesson 05); let's take
-# 512 to see it clearly: one random query against six random keys, with entries of variance 1.
+# lesson 06); let's take 512 to see it clearly: one random query against six random keys, with entries of variance 1.
 #
 # **Predict first.** Without the scaling, what will the *largest* of the six softmax weights be?
 # (Six equal scores would give 1/6 = 0.17 each; one weight can be at most 1.) Write a number
