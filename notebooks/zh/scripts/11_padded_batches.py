@@ -1,0 +1,286 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="006b37baa6e5"
+# # 11 · 真实句子成批处理：填充掩码（padding mask）
+#
+# 到目前为止，每个例子里的序列都一样长。真实的句子长短不一，可一个批次（batch）是一个形状为 (b, T, d_in) 的张量，所以短句要用**填充**词元补齐。本课要确保这些填充物不改变任何结果：每个真实词元（token）得到的输出，必须和它所在的句子单独运行时得到的完全一样。
+#
+# **学习目标**
+# 1. 把长度不同的句子组成一个填充后的批次，分别用右填充（right padding）和左填充（left padding），并构造它的**键填充掩码**（key padding mask）：形状为 (b, T) 的布尔张量，填充位置为 `True`。
+# 2. 看清填充在什么时候会泄漏到真实词元里，以及填充掩码如何与因果掩码（causal mask）合并。
+# 3. 认出 NaN 陷阱（某个查询看不到任何键：对全是 `-inf` 的一行做 softmax）及其修复方法。
+# 4. 用 `torch.testing.assert_close` 证明“成批计算 == 逐句计算”，并把 d2l 的有效长度（valid length）`valid_lens` 转换成键填充掩码。
+#
+# **预备知识**：第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。
+# **用时**：约 40 分钟。
+#
+# **形状约定**：`module(x, key_padding_mask=mask, return_weights=True)`，其中 `x` 的形状为 (b, T, d_in)，`mask` 是形状为 (b, T) 的布尔张量；它返回形状为 (b, T, d_out) 的输出和形状为 (b, num_heads, T, T) 的权重，填充键上的权重为零。
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+
+import mhsa_helpers as mh
+from mhsa_helpers.ui.sentences import embed_words
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="33b09c4cb292"
+# ## 1. 三个句子，三种长度
+#
+# 书中那句六个词的句子，再加上两个更短的句子。短句用的是玩具嵌入（embedding）：`embed_words` 给每个词一个固定的随机向量，宽度为 3，和书中的一样。
+
+# %%
+journey = mh.load_journey()
+texts = [journey.words, ["the", "cat", "sat", "down"], ["hello", "world"]]
+sequences = [journey.inputs, embed_words(texts[1]), embed_words(texts[2])]  # (L_b, 3) each
+lengths = torch.tensor([len(words) for words in texts])  # (b,)
+for words, seq in zip(texts, sequences, strict=True):
+    print(tuple(seq.shape), " ".join(words))
+try:
+    torch.stack(sequences)
+except RuntimeError as error:
+    print("torch.stack:", error)
+
+# %% [markdown] en_hash="fcd1f7658333"
+# `torch.stack` 拒绝了：张量必须是规整的“矩形”。所以我们用一个填充向量把每个句子都**填充**到最长的长度 T = 6（这里用零向量；它取什么值都不应该有影响），并记下填充在哪些位置。**键填充掩码**在填充位置为 `True`。对有 L_b 个真实词元的序列 b：
+#
+# $$m_{bj} = \begin{cases} \text{True} & j \ge L_b \quad \text{(padding)} \\ \text{False} &
+# j < L_b \quad \text{(a real token)} \end{cases}$$
+#
+# 这是 `torch.nn.MultiheadAttention` 中 `key_padding_mask` 的约定。（Hugging Face 的 `attention_mask` 恰好相反，1 表示真实词元；用 `attention_mask == 0` 即可转换。）
+
+# %%
+T = int(lengths.max())
+batch_right = torch.zeros(3, T, 3)  # (b, T, d_in): real tokens first, then padding
+for b, seq in enumerate(sequences):
+    batch_right[b, : len(seq)] = seq
+mask_right = torch.arange(T) >= lengths[:, None]  # (b, T), True = padding
+print(mask_right)
+
+# %%
+fig = mh.figures.padded_batch(texts, mask_right, title="right padding")
+plt.show()
+
+# %% [markdown] en_hash="70efb671b9be"
+# ## 2. 先预测，再运行：填充会泄漏吗？
+#
+# 取第 06 课的因果 `MultiHeadAttention`，把填充后的批次喂给它，**不**加任何填充掩码。然后把每个句子中真实词元的输出，与这个句子单独运行时的输出相比较。
+#
+# *先预测：*“hello world”有 2 个真实词元，后面跟着 4 个填充。这两个真实词元的输出会因为填充而改变吗？
+
+# %%
+torch.manual_seed(123)
+mha = mh.MultiHeadAttention(d_in=3, d_out=4, context_length=T, dropout=0.0, num_heads=2).eval()
+alone = [mha(seq.unsqueeze(0))[0] for seq in sequences]  # (L_b, d_out) each, no padding at all
+
+out = mha(batch_right)  # (b, T, d_out), no padding mask
+for b, length in enumerate(lengths.tolist()):
+    same = torch.allclose(out[b, :length], alone[b])
+    print(f"{' '.join(texts[b]):<34} real tokens unchanged: {same}")
+
+# %% [markdown] en_hash="6700d442933a"
+# 没有改变。填充都排在每个真实词元*之后*，而**因果掩码**本来就遮住了未来，所以没有哪个真实词元能看到填充。对因果层的真实词元来说，右填充是无害的（填充位置*上*的输出是无用的垃圾值，损失会忽略它们）。
+#
+# 有两种常见情况会打破这一点：
+#
+# * **没有**因果掩码的层（编码器，即 BERT 那样的模型，或者 `SelfAttentionV2`）：每个词元都能看到末尾的填充；
+# * **左填充**：生成文本时常用它，这样每个句子的最后一个词元都位于位置 T - 1，整个批次的下一个词元都追加在同一个位置。这时填充排在真实词元*之前*，因果掩码反而允许真实词元看到它们。
+
+# %%
+batch_left = torch.zeros(3, T, 3)  # (b, T, d_in): padding first, then the real tokens
+for b, seq in enumerate(sequences):
+    batch_left[b, T - len(seq) :] = seq
+mask_left = torch.arange(T) < (T - lengths)[:, None]  # (b, T), True = padding
+print(mask_left)
+
+out_left = mha(batch_left)  # (b, T, d_out), still no padding mask
+torch.manual_seed(123)
+encoder = mh.SelfAttentionV2(d_in=3, d_out=4)  # no causal mask
+out_encoder = encoder(batch_right)  # (b, T, d_out)
+for b, length in enumerate(lengths.tolist()):
+    gap_left = (out_left[b, T - length :] - alone[b]).abs().max()
+    gap_encoder = (out_encoder[b, :length] - encoder(sequences[b])).abs().max()
+    print(f"{texts[b][0]:<8} left padding: {gap_left:.4f}   no causal mask: {gap_encoder:.4f}")
+
+# %% [markdown] en_hash="53982481bf09"
+# 完整的句子（没有填充）不受影响；两个短句的结果都偏了，因为它们的真实词元现在把填充的值也一起平均了进去。
+#
+# ## 3. 填充掩码与因果掩码合并
+#
+# 查询能关注键 j，当且仅当 j 不在它的未来，**并且** j 是真实词元。两种掩码都在 softmax 之前把分数设为 $-\infty$，于是 softmax 给这些键的权重为 0：
+#
+# $$s_{ij} = \begin{cases} \dfrac{\mathbf q_i \cdot \mathbf k_j}{\sqrt{d_k}} & j \le i
+# \text{ and } m_{j} = \text{False} \\ -\infty & \text{otherwise} \end{cases} \qquad
+# \alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}$$
+#
+# 填充掩码的形状是 (b, T)，每个序列一行；沿着查询的各行广播之后，它遮住的是整**列**。以左填充的“hello world”为例：
+
+# %%
+hello = ["<pad>"] * 4 + texts[2]
+fig = mh.figures.padding_masks(mask_left[2], hello)
+plt.show()
+
+# %% [markdown] en_hash="3c026035cc17"
+# 看最右侧子图的前四行：因果掩码遮住了对角线右侧的一切，填充掩码遮住了第 0–3 列，两者合起来，把这几行的**每一个**键都遮住了。softmax 遇到全是 $-\infty$ 的一行，会得到什么？
+#
+# ## 4. NaN 陷阱
+#
+# $e^{-\infty} = 0$，所以这样的一行是 $0 / 0$，即 **NaN**（not a number，“不是一个数”）：
+
+# %%
+print(torch.softmax(torch.tensor([-torch.inf, -torch.inf, -torch.inf]), dim=0))
+
+# %% [markdown] en_hash="d7afbdf9db2d"
+# 在实际的层中，这恰好发生在那几个填充行上。下面把“hello world”的计算完整写出来。这里只用一个头，它直接使用该层全宽的投影（projection），head_dim 为 4，所以缩放因子是 $\sqrt{4}$。它的权重和 `mha` 那两个宽度为 2 的头并不相同，但规律是一样的：
+
+# %%
+x = batch_left[2:3]  # (1, T, d_in): 4 pads, then "hello world"
+causal = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T), True = future
+hidden = causal | mask_left[2]  # (T, T): the right panel above
+queries, keys, values = mha.W_query(x), mha.W_key(x), mha.W_value(x)  # (1, T, 4) each
+scores = queries @ keys.transpose(1, 2)  # (1, T, T)
+naive_weights = torch.softmax(scores.masked_fill(hidden, -torch.inf) / 4**0.5, dim=-1)
+print(naive_weights[0].detach())  # (T, T)
+
+# %% [markdown] en_hash="49324f47df81"
+# 只有填充行是 NaN，而只在真实词元上计算的损失是有限值。那就无害了吗？并非如此：反向传播会把 NaN 权重乘以这些行的梯度（为零），而 $\text{NaN} \times 0 = \text{NaN}$。只要训练一步，权重就全毁了：
+
+# %%
+naive_context = naive_weights @ values  # (1, T, 4): NaN in the pad rows
+loss = naive_context[0, 4:].sum()  # the real tokens only
+mha.zero_grad()
+loss.backward()
+print("loss:", round(loss.item(), 4))
+print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+
+# %% [markdown] en_hash="e74b65a43c0f"
+# **修复方法**（本课程的规则，`mhsa_helpers` 中的每个类都遵守）：看不到任何键的查询行，权重全部为 0，上下文向量（context vector）也为零：
+#
+# $$\alpha_{ij} = 0 \ \text{ for all } j \quad \text{if every key of row } i \text{ is hidden},$$
+#
+# 而且整个计算过程*从不*产生 NaN：这些行先不做掩码（softmax 的结果是有限值），事后再把它们的权重置零。`mh.masked_attention` 通过参数 `key_padding_mask` 接收填充掩码：
+
+# %%
+queries, keys, values = mha.W_query(x), mha.W_key(x), mha.W_value(x)  # (1, T, 4), a fresh graph
+context, weights = mh.masked_attention(
+    queries, keys, values, causal, key_padding_mask=mask_left[2:3]
+)  # (1, T, 4), (1, T, T)
+print(weights[0].detach())
+mha.zero_grad()
+context[0, 4:].sum().backward()
+print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+torch.testing.assert_close(context[0, 4:], naive_context[0, 4:].detach())  # real rows: same
+assert torch.equal(context[0, :4], torch.zeros(4, 4))  # empty rows: zero context
+
+# %% [markdown] en_hash="295d7a9961db"
+# 真实行的数值和之前完全相同；空行变成了零，而不是 NaN。（在带有 `out_proj` 的模块中，零上下文向量经过投影后输出的是 `out_proj.bias`。填充位置上的输出没有意义，损失必须跳过它们。）
+#
+# ## 5. 成批计算 == 逐句计算
+#
+# `mhsa_helpers` 中的每个注意力类都接受关键字参数 `key_padding_mask=`。它们的承诺是：在每个真实词元上，填充后的批次给出的输出，与这个句子单独运行时的输出相同。右填充和左填充都如此，有没有因果掩码都如此，走显式计算路径还是 PyTorch 的融合内核也都如此（`SDPAMultiHeadAttention` 会把掩码转换成 SDPA 的布尔 `attn_mask`）。
+
+# %%
+sdpa = mh.SDPAMultiHeadAttention.from_multihead(mha).eval()
+for name, module in [("MultiHeadAttention", mha), ("SDPAMultiHeadAttention", sdpa)]:
+    for side, batch, mask in [("right", batch_right, mask_right), ("left", batch_left, mask_left)]:
+        out = module(batch, key_padding_mask=mask)  # (b, T, d_out)
+        assert torch.isfinite(out).all()
+        for b in range(3):
+            torch.testing.assert_close(out[b, ~mask[b]], alone[b])
+        print(f"{name:<23} {side:<5} padding: batched == one at a time")
+
+out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out), no causal mask
+for b in range(3):
+    torch.testing.assert_close(out[b, ~mask_right[b]], encoder(sequences[b]))
+print("SelfAttentionV2         right padding: batched == one at a time")
+
+# %% [markdown] en_hash="64e6e4df6a63"
+# 从权重可以看出每个词元在看哪里：填充列上的权重为零，每一行在真实键上的权重之和为 1，而什么都看不到的填充行全为零。
+
+# %%
+_, weights = mha(batch_left, key_padding_mask=mask_left, return_weights=True)  # (b, h, T, T)
+print(weights[2, 0].detach())  # head 0, "hello world"
+print("row sums:", weights[2, 0].sum(dim=-1).detach())
+fig = mh.plot_attention(weights[2, 0], hello, title="head 0, left padding + causal mask")
+plt.show()
+
+# %% [markdown] en_hash="36ebdb33cfb8"
+# ## 6. `valid_lens`：和长度是同一种信息
+#
+# 《动手学深度学习》（d2l）用 `valid_lens` 描述填充：每个序列开头有多少个真实词元（因此只适用于右填充）。它的 `masked_softmax` 把被遮住的分数设为 $-10^6$，而不是 $-\infty$。在右填充的情况下，两种描述得到的是同一个掩码：
+
+# %%
+valid_lens = lengths  # (b,): d2l's description of the right-padded batch
+from_lens = torch.arange(T)[None, :] >= valid_lens[:, None]  # (b, T)
+assert torch.equal(from_lens, mask_right)
+assert torch.equal((~mask_right).sum(dim=-1), valid_lens)  # and back
+
+
+def d2l_masked_softmax(scores, valid_lens):
+    """d2l's masked softmax: scores (b, T_q, T_k); keys at positions >= valid_lens get -1e6."""
+    hidden = torch.arange(scores.shape[-1])[None, None, :] >= valid_lens[:, None, None]
+    return torch.softmax(scores.masked_fill(hidden, -1e6), dim=-1)
+
+
+scores_right = torch.randn(3, T, T)  # (b, T_q, T_k), any scores
+identity = torch.eye(T).expand(3, T, T)  # keys = I, so queries @ keys.T = scores_right
+_, ours = mh.masked_attention(scores_right, identity, identity, key_padding_mask=mask_right)
+theirs = d2l_masked_softmax(scores_right / T**0.5, valid_lens)  # (b, T_q, T_k)
+torch.testing.assert_close(ours, theirs)
+print("d2l's valid_lens and our key_padding_mask give the same weights")
+
+# %% [markdown] en_hash="878f5bcc0741"
+# 有限的 $-10^6$ 永远不会产生 NaN，但如果一行的键全被遮住，这一行就会变成对填充的*均匀*平均，而不是零。此外，`valid_lens` 只能表达“前 L 个词元是真实的”：左填充，或者打包序列中间的填充，都需要用掩码来描述。
+#
+# ## 7. 填充与 KV 缓存
+#
+# 生成时，提示词在左侧填充，之后整个批次一起追加新词元。缓存必须记住哪些缓存的键是填充：`KVCache` 保存了它们的掩码（`cache.key_padding_mask`，形状为 (b, T_cached)），每次调用只需传入新词元的填充掩码。
+
+# %%
+prompt, prompt_mask = batch_left[:, :5], mask_left[:, :5]  # (b, 5, d_in), (b, 5)
+cache = mh.KVCache(T)
+mha(prompt, key_padding_mask=prompt_mask, cache=cache)  # (b, 5, d_out)
+step = mha(batch_left[:, 5:], cache=cache)  # (b, 1, d_out): a real token in every sequence
+print(cache)
+print(cache.key_padding_mask)
+for b in range(3):
+    torch.testing.assert_close(step[b, 0], alone[b][-1])  # the last token, as if alone
+
+# %% [markdown] en_hash="9b9e814abe46"
+# `6 padded` 统计的是缓存中整个批次的填充位置数（2 + 4）。新词元在每个序列中都是真实词元，所以缓存的掩码多了一列 `False`，而每个句子最后一个词元的输出，正是这个句子单独运行时得到的输出。
+#
+# ## 小结
+#
+# * 一个批次只能有一个长度 T：短句需要**填充**，而**键填充掩码**（形状为 (b, T) 的布尔张量，`True` 表示填充，即 `torch.nn.MultiheadAttention` 的约定）标明填充在哪里。
+# * 有因果掩码时，右填充永远影响不到真实词元；左填充和没有因果掩码的层则会受影响——而掩码会对每个查询遮住填充的键。
+# * 如果一个查询的所有键都被遮住（左填充 + 因果掩码），对全是 $-\infty$ 的一行做 softmax 会得到 NaN；即使损失跳过了这一行，NaN 也会污染梯度。在本课程中，这样的行得到零权重和零上下文向量，整个过程从不计算出 NaN。
+# * 有了掩码，在每个真实词元上都有“成批计算 == 逐句计算”：包中的每个类都成立，SDPA 路径和 KV 缓存也不例外。d2l 的 `valid_lens` 是右填充下的特例。
+# * 下一课：第 12 课在唐诗上训练一个小型字符级语言模型（character-level language model），然后让它自己写诗。
+#
+# ## 练习
+#
+# 参考答案：`solutions/11_padded_batches_solutions.ipynb`。
+#
+# **练习 1.** 三个长度分别为 3、1、4 的序列被**左**填充到 T = 5。构造它们的键填充掩码：一个形状为 (3, 5) 的布尔张量，填充位置为 `True`。
+
+# %%
+import mhsa_helpers.exercises
+
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_left_padding_mask(answer)
+
+# %% [markdown] en_hash="9efc6aec248c"
+# **练习 2.** 编写 `masked_softmax(scores, hidden)`：`scores` 是形状为 (..., T_q, T_k) 的浮点张量，`hidden` 是形状相同的布尔张量，禁止关注的位置为 `True`。返回每一行在可见位置上的 softmax，被遮住的位置恰好为 0；如果一行的所有位置都被遮住，就返回全零的一行。输出和梯度中都不能有 NaN。令 `answer = masked_softmax`（函数本身）。
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_masked_softmax(answer)

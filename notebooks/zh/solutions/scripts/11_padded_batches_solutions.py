@@ -1,0 +1,62 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="e61d0358c497"
+# # 11 · 填充掩码（padding mask）：参考答案
+#
+# 这里是 `11_padded_batches.ipynb` 中各练习的参考解答。请先自己动手试一试。
+
+# %%
+import torch
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="96f3006b1dae"
+# **练习 1.** 左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充：把每个位置与 T - L_b 比较即可。
+
+# %%
+lengths, T = torch.tensor([3, 1, 4]), 5
+answer = torch.arange(T) < (T - lengths)[:, None]  # (3, 5), True = padding
+print(answer)
+result = mhsa_helpers.exercises.check_left_padding_mask(answer)
+assert result
+result
+
+# %% [markdown] en_hash="55baf31026ba"
+# **练习 2.** 先找出所有位置都被遮住的行，写入 `-inf` 时跳过这些行（这样它们的 softmax 是有限值，任何地方都不会出现 NaN，反向传播中也不会），事后再把它们的权重置零。`mh.masked_attention` 就是这样做的。
+
+
+# %%
+def masked_softmax(scores, hidden):
+    empty = hidden.all(dim=-1, keepdim=True)  # (..., T_q, 1): rows with nothing to see
+    weights = torch.softmax(scores.masked_fill(hidden & ~empty, -torch.inf), dim=-1)
+    return weights.masked_fill(empty, 0.0)  # (..., T_q, T_k)
+
+
+answer = masked_softmax
+result = mhsa_helpers.exercises.check_masked_softmax(answer)
+assert result
+result
+
+# %% [markdown] en_hash="2fe6c8c1dd75"
+# 在一个左填充的因果示例上，这个函数与包的核心实现结果一致（键取单位矩阵，所以核心实现算出的分数就是查询除以 sqrt(T)）：
+
+# %%
+T = 4
+scores = torch.randn(2, T, T)  # (b, T_q, T_k)
+pad = torch.tensor([[True, True, False, False], [False, False, False, False]])  # (b, T)
+causal = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T)
+identity = torch.eye(T).expand(2, T, T)
+_, weights = mh.masked_attention(scores, identity, identity, causal, key_padding_mask=pad)
+torch.testing.assert_close(masked_softmax(scores / T**0.5, causal | pad[:, None, :]), weights)
+print(weights[0])
