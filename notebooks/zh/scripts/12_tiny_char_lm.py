@@ -20,8 +20,7 @@
 # 4. 在一首真实的诗上测量训练好的头在关注什么：前一个字、行首，还是标点。
 # 5. 分别用和不用 **KV 缓存**生成文本：字符相同，速度不同。
 #
-# **预备知识**：第 06 课的 `MultiHeadAttention`；第 08 课的训练、交叉熵与损失曲线（loss curve）；第 10 课的 KV 缓存与自回归生成（autoregressive generation）。
-# **用时**：约 60 分钟。
+# **预备知识**：第 06 课的 `MultiHeadAttention`；第 08 课的训练、交叉熵与损失曲线（loss curve）；第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时**：约 60 分钟。
 #
 # **形状约定**：字符 id `(b, T)`（`T <= context_length`）→ logits `(b, T, vocab_size)`；传入 `return_weights=True` 时还会返回权重 `(b, num_layers, num_heads, T, T)`。生成时每个块各有一个 `KVCache`，每个缓存存放形状为 `(b, num_heads, T_cached, head_dim)` 的键和值。
 
