@@ -69,8 +69,8 @@ print(text[:40])
 
 # %% [markdown]
 # A **character-level tokenizer** (字符级分词器) is the simplest one there is: every distinct
-# character (Chinese characters, the full-width punctuation ，。？！ and the newline) is one
-# token, and its id is its place in the sorted list of characters. No download, and every token
+# character (Chinese characters, full-width punctuation such as ，。？！；、 and the newline) is
+# one token, and its id is its place in the sorted list of characters. No download, and every token
 # is something we can read.
 
 # %%
@@ -379,7 +379,8 @@ print(focus.table())
 #
 # * **Punctuation:** block 2 head 4 puts 0.39 of its weight on punctuation marks, more than three
 #   times what spreading evenly would give (0.12); several heads in blocks 2 and 3 reach 0.2 --
-#   0.25. A poem's line is 5 or 7 characters, then "，" or "。": looking at the marks tells a head
+#   0.25. Most lines of these poems are 5 or 7 characters, then "，" or "。": looking at the marks
+#   tells a head
 #   where in the line the next character falls.
 # * **Line start:** block 3 head 4 gives 0.16 to the newline that began the line, twice the
 #   uniform 0.07; the other heads of blocks 2 and 3 give it 0.09 -- 0.12, and block 1's heads

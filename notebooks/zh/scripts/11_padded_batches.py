@@ -19,9 +19,9 @@
 # 3. 认出 NaN 陷阱（某个查询看不到任何键：对全是 `-inf` 的一行做 softmax）及其修复方法。
 # 4. 用 `torch.testing.assert_close` 证明“成批计算 == 逐句计算”，并把 d2l 的有效长度（valid length）`valid_lens` 转换成键填充掩码。
 #
-# **预备知识**：第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时**：约 40 分钟。
+# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时：** 约 40 分钟。
 #
-# **形状约定**：`module(x, key_padding_mask=mask, return_weights=True)`，其中 `x` 的形状为 (b, T, d_in)，`mask` 是形状为 (b, T) 的布尔张量；它返回形状为 (b, T, d_out) 的输出和形状为 (b, num_heads, T, T) 的权重，填充键上的权重为零。
+# **形状约定（shape contract）：** `module(x, key_padding_mask=mask, return_weights=True)`，其中 `x` 的形状为 (b, T, d_in)，`mask` 是形状为 (b, T) 的布尔张量；它返回形状为 (b, T, d_out) 的输出和形状为 (b, num_heads, T, T) 的权重，填充键上的权重为零。
 
 # %%
 import matplotlib.pyplot as plt
@@ -185,7 +185,7 @@ assert torch.equal(context[0, :4], torch.zeros(4, 4))  # empty rows: zero contex
 #
 # ## 5. 成批计算 == 逐句计算
 #
-# `mhsa_helpers` 中的每个注意力类都接受关键字参数 `key_padding_mask=`。它们的承诺是：在每个真实词元上，填充后的批次给出的输出，与这个句子单独运行时的输出相同。右填充和左填充都如此，有没有因果掩码都如此，走显式计算路径还是 PyTorch 的融合内核也都如此（`SDPAMultiHeadAttention` 会把掩码转换成 SDPA 的布尔 `attn_mask`）。
+# `mhsa_helpers` 中的每个注意力类都接受关键字参数 `key_padding_mask=`。它们的承诺是：在每个真实词元上，填充后的批次给出的输出，与这个句子单独运行时的输出相同。右填充和左填充都如此，有没有因果掩码都如此，走显式计算路径还是 PyTorch 的融合内核（fused kernel）也都如此（`SDPAMultiHeadAttention` 会把掩码转换成 SDPA 的布尔 `attn_mask`）。
 
 # %%
 sdpa = mh.SDPAMultiHeadAttention.from_multihead(mha).eval()
@@ -242,7 +242,7 @@ print("d2l's valid_lens and our key_padding_mask give the same weights")
 #
 # ## 7. 填充与 KV 缓存
 #
-# 生成时，提示词在左侧填充，之后整个批次一起追加新词元。缓存必须记住哪些缓存的键是填充：`KVCache` 保存了它们的掩码（`cache.key_padding_mask`，形状为 (b, T_cached)），每次调用只需传入新词元的填充掩码。
+# 生成时，提示词（prompt）在左侧填充，之后整个批次一起追加新词元。缓存必须记住哪些缓存的键是填充：`KVCache` 保存了它们的掩码（`cache.key_padding_mask`，形状为 (b, T_cached)），每次调用只需传入新词元的填充掩码。
 
 # %%
 prompt, prompt_mask = batch_left[:, :5], mask_left[:, :5]  # (b, 5, d_in), (b, 5)
@@ -269,7 +269,7 @@ for b in range(3):
 #
 # 参考答案：`solutions/11_padded_batches_solutions.ipynb`。
 #
-# **练习 1.** 三个长度分别为 3、1、4 的序列被**左**填充到 T = 5。构造它们的键填充掩码：一个形状为 (3, 5) 的布尔张量，填充位置为 `True`。
+# **练习 1。** 三个长度分别为 3、1、4 的序列被**左**填充到 T = 5。构造它们的键填充掩码：一个形状为 (3, 5) 的布尔张量，填充位置为 `True`。
 
 # %%
 import mhsa_helpers.exercises
@@ -278,7 +278,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_left_padding_mask(answer)
 
 # %% [markdown] en_hash="9efc6aec248c"
-# **练习 2.** 编写 `masked_softmax(scores, hidden)`：`scores` 是形状为 (..., T_q, T_k) 的浮点张量，`hidden` 是形状相同的布尔张量，禁止关注的位置为 `True`。返回每一行在可见位置上的 softmax，被遮住的位置恰好为 0；如果一行的所有位置都被遮住，就返回全零的一行。输出和梯度中都不能有 NaN。令 `answer = masked_softmax`（函数本身）。
+# **练习 2。** 编写 `masked_softmax(scores, hidden)`：`scores` 是形状为 (..., T_q, T_k) 的浮点张量，`hidden` 是形状相同的布尔张量，禁止关注的位置为 `True`。返回每一行在可见位置上的 softmax，被遮住的位置恰好为 0；如果一行的所有位置都被遮住，就返回全零的一行。输出和梯度中都不能有 NaN。令 `answer = masked_softmax`（函数本身）。
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -20,9 +20,9 @@
 # 4. 在一首真实的诗上测量训练好的头在关注什么：前一个字、行首，还是标点。
 # 5. 分别用和不用 **KV 缓存**生成文本：字符相同，速度不同。
 #
-# **预备知识**：第 06 课的 `MultiHeadAttention`；第 08 课的训练、交叉熵与损失曲线（loss curve）；第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时**：约 60 分钟。
+# **预备知识：** 第 06 课的 `MultiHeadAttention`；第 08 课的训练、交叉熵与损失曲线（loss curve）；第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 60 分钟。
 #
-# **形状约定**：字符 id `(b, T)`（`T <= context_length`）→ logits `(b, T, vocab_size)`；传入 `return_weights=True` 时还会返回权重 `(b, num_layers, num_heads, T, T)`。生成时每个块各有一个 `KVCache`，每个缓存存放形状为 `(b, num_heads, T_cached, head_dim)` 的键和值。
+# **形状约定（shape contract）：** 字符 id `(b, T)`（`T <= context_length`）→ logits `(b, T, vocab_size)`；传入 `return_weights=True` 时还会返回权重 `(b, num_layers, num_heads, T, T)`。生成时每个块各有一个 `KVCache`，每个缓存存放形状为 `(b, num_heads, T_cached, head_dim)` 的键和值。
 
 # %%
 import math
@@ -52,8 +52,8 @@ text = lm.poem_text(poems)
 print(f"{len(text)} characters, e.g. the start:")
 print(text[:40])
 
-# %% [markdown] en_hash="4b7f67e29df6"
-# **字符级分词器**（character-level tokenizer）是最简单的分词器：每个不同的字符（汉字、全角标点“，。？！”以及换行符）就是一个词元，它的 id 就是它在排好序的字符列表中的位置。不需要下载任何东西，而且每个词元都是我们读得懂的字。
+# %% [markdown] en_hash="6149bf67e60b"
+# **字符级分词器**（character-level tokenizer）是最简单的分词器：每个不同的字符（汉字、“，。？！；、”等全角标点以及换行符）就是一个词元，它的 id 就是它在排好序的字符列表中的位置。不需要下载任何东西，而且每个词元都是我们读得懂的字。
 
 # %%
 tokenizer = lm.CharTokenizer(text)
@@ -263,7 +263,7 @@ assert best_step < config.steps and shipped.val_losses[-1][1] > best_val
 assert sum(shipped.losses[-50:]) / 50 < best_val - 1.0
 
 # %% [markdown] en_hash="2b1fcb862c57"
-# 现在让它来写：用同一个提示词（一个换行符，意思是“新的一行从这里开始”），温度 0.8，top-k 20，随机种子分别为 0、1、2，写出三首诗。`lm.copied_share` 检查其中有多少是抄来的：在它写出的所有 4 字片段中，在训练诗里出现过的片段所占的比例。
+# 现在让它来写：用同一个提示词（prompt）：一个换行符，意思是“新的一行从这里开始”；温度 0.8，top-k 20，随机种子分别为 0、1、2，写出三首诗。`lm.copied_share` 检查其中有多少是抄来的：在它写出的所有 4 字片段中，在训练诗里出现过的片段所占的比例。
 
 # %%
 model = shipped.model
@@ -299,7 +299,7 @@ val_texts = ["\n" + p.text[: config.context_length - 1] for p in val_poems]
 focus = lm.focus_on_texts(model, tokenizer, val_texts)
 print(focus.table())
 
-# %% [markdown] en_hash="8d19b6e39ba1"
+# %% [markdown] en_hash="3f1054bc3a8a"
 # 对照“uniform”（均匀）那一行，逐个头看这张表：
 #
 # * **标点：** 第 2 个块的第 4 个头把 0.39 的权重放在标点上，是均匀分配时（0.12）的三倍多；第 2、3 个块中还有几个头达到 0.2–0.25。唐诗的一句大多是 5 个字或 7 个字（五言、七言），后面跟着“，”或“。”：看一看标点在哪里，头就知道下一个字落在这一句的什么位置。
@@ -369,7 +369,7 @@ assert ratio > 1
 #
 # 参考答案：`solutions/12_tiny_char_lm_solutions.ipynb`。
 #
-# **练习 1.** 课程附带的模型有 3 个块，每个块 4 个头，`head_dim` 为 32。它以批次大小（batch size）1 处理完 100 个词元之后，所有 KV 缓存中一共存放了多少个数？
+# **练习 1。** 课程附带的模型有 3 个块，每个块 4 个头，`head_dim` 为 32。它以批次大小（batch size）1 处理完 100 个词元之后，所有 KV 缓存中一共存放了多少个数？
 
 # %%
 import mhsa_helpers.exercises
@@ -378,7 +378,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_cache_numbers(answer)
 
 # %% [markdown] en_hash="9a5774d62ab6"
-# **练习 2.** 像 `lm.generate` 那样（但不调用 `lm` 的函数），用温度 0.7 和 top-k 3，把 `logits_ex`（两行下一个字符的 logits）变成采样概率：结果是一个 `(2, vocab_size)` 的张量，每行之和为 1，且有 3 个非零元素。
+# **练习 2。** 像 `lm.generate` 那样（但不调用 `lm` 的函数），用温度 0.7 和 top-k 3，把 `logits_ex`（两行下一个字符的 logits）变成采样概率：结果是一个 `(2, vocab_size)` 的张量，每行之和为 1，且有 3 个非零元素。
 
 # %%
 with torch.no_grad():
@@ -388,7 +388,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_top_k_probs(answer, logits_ex, 3, 0.7)
 
 # %% [markdown] en_hash="2aafb0391654"
-# **练习 3.** 不用 `lm.head_focus`，为 `weights_ex`（课程附带模型的第 2 个块在 `line` 上的注意力权重）的每个头计算标点权重比例：对每个查询，求它在属于 `lm.PUNCTUATION` 的键上的权重之和；然后在“自身或之前至少有一个标点”的查询上取平均。结果的形状为 `(num_heads,)`。
+# **练习 3。** 不用 `lm.head_focus`，为 `weights_ex`（课程附带模型的第 2 个块在 `line` 上的注意力权重）的每个头计算标点权重比例：对每个查询，求它在属于 `lm.PUNCTUATION` 的键上的权重之和；然后在“自身或之前至少有一个标点”的查询上取平均。结果的形状为 `(num_heads,)`。
 
 # %%
 weights_ex = weights[1]  # (num_heads, T, T)

@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown] en_hash="e61d0358c497"
-# # 11 · 填充掩码（padding mask）：参考答案
+# # 11 · 真实句子成批处理：填充掩码 · 参考答案
 #
-# 这里是 `11_padded_batches.ipynb` 中各练习的参考解答。请先自己动手试一试。
+# `11_padded_batches.ipynb` 中各道练习的详解。请先自己动手做一遍。
 
 # %%
 import torch
@@ -22,7 +22,7 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="96f3006b1dae"
-# **练习 1.** 左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充：把每个位置与 T - L_b 比较即可。
+# **练习 1。** 左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充：把每个位置与 T - L_b 比较即可。
 
 # %%
 lengths, T = torch.tensor([3, 1, 4]), 5
@@ -33,7 +33,7 @@ assert result
 result
 
 # %% [markdown] en_hash="55baf31026ba"
-# **练习 2.** 先找出所有位置都被遮住的行，写入 `-inf` 时跳过这些行（这样它们的 softmax 是有限值，任何地方都不会出现 NaN，反向传播中也不会），事后再把它们的权重置零。`mh.masked_attention` 就是这样做的。
+# **练习 2。** 先找出所有位置都被遮住的行，写入 `-inf` 时跳过这些行（这样它们的 softmax 是有限值，任何地方都不会出现 NaN，反向传播中也不会），事后再把它们的权重置零。`mh.masked_attention` 就是这样做的。
 
 
 # %%

@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown] en_hash="5c8c1b288122"
-# # 12 · 会写诗的小模型：参考答案
+# # 12 · 会写诗的小模型 · 参考答案
 #
-# 这里是 `12_tiny_char_lm.ipynb` 中各练习的参考解答。请先自己动手试一试。每个单元格都会算出答案，并断言检查器判定通过。
+# `12_tiny_char_lm.ipynb` 中各道练习的详解。请先自己动手做一遍。每个单元格都会算出答案，并断言检查器判定通过。
 
 # %%
 import torch
@@ -25,7 +25,7 @@ shipped = lm.load_checkpoint()
 model, tokenizer = shipped.model, shipped.tokenizer
 
 # %% [markdown] en_hash="82c323fffe82"
-# **练习 1.** 每个块都有自己的注意力，因此也有自己的缓存；每个缓存为每个头、每个词元（token）保存一个键向量和一个值向量，各含 `head_dim` 个数：2（K 和 V）× 3 个块 × 4 个头 × 100 个词元 × 32。我们用真实的缓存来核对这个公式。
+# **练习 1。** 每个块都有自己的注意力，因此也有自己的缓存；每个缓存为每个头、每个词元（token）保存一个键向量和一个值向量，各含 `head_dim` 个数：2（K 和 V）× 3 个块 × 4 个头 × 100 个词元 × 32。我们用真实的缓存来核对这个公式。
 
 # %%
 answer = 2 * 3 * 4 * 100 * 32
@@ -40,7 +40,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="43c43bd98f13"
-# **练习 2.** 先除以温度（temperature），再找出每一行第 k 大的值（`torch.topk`），把所有比它小的值设为 -inf，最后做 softmax：-inf 的位置恰好得到 0。
+# **练习 2。** 先除以温度（temperature），再找出每一行第 k 大的值（`torch.topk`），把所有比它小的值设为 -inf，最后做 softmax：-inf 的位置恰好得到 0。
 
 # %%
 with torch.no_grad():
@@ -63,7 +63,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="a3778a81aaef"
-# **练习 3.** 先构造一个形状为 (T,) 的标点键掩码；把每个查询行在这些键上的权重加起来；然后在“自身或之前有标点”的查询上取平均（在这些位置上，标点的累计计数 > 0）。
+# **练习 3。** 先构造一个形状为 (T,) 的标点键掩码；把每个查询行在这些键上的权重加起来；然后在“自身或之前有标点”的查询上取平均（在这些位置上，标点的累计计数 > 0）。
 
 # %%
 night = next(p for p in lm.load_tang300() if p.title == "夜思")
