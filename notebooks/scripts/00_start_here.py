@@ -74,7 +74,9 @@
 # `context_length`, `num_heads`, `head_dim`. Each lesson teaches a class inline, then checks that it
 # computes exactly what the class in the course package `mhsa_helpers` computes. Key terms carry
 # their Chinese name in brackets the first time they appear; the glossary at the end of this
-# notebook lists all of them.
+# notebook lists all of them. Figure titles in the code are written `mh.tr("English", "中文")`:
+# both editions run the same code, and the Chinese one (`mh.setup_lesson(lang="zh")`) draws the
+# Chinese text.
 
 # %% [markdown]
 # ## Environment check
@@ -150,7 +152,7 @@ sns.heatmap(
     yticklabels=journey.words,
     ax=ax,
 )
-ax.set_title("The six embeddings (6, 3)")
+ax.set_title(mh.tr("The six embeddings (6, 3)", "六个嵌入向量 (6, 3)"))
 ax.tick_params(axis="y", rotation=0)  # words read left to right
 plt.show()
 

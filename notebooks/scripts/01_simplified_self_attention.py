@@ -229,7 +229,10 @@ torch.testing.assert_close(attn_weights_2 @ inputs, context_vec_2)
 
 # %%
 fig = mh.figures.plot_weighted_sum(
-    attn_weights_2, inputs, journey.words, title="z(2): the context vector of 'journey'"
+    attn_weights_2,
+    inputs,
+    journey.words,
+    title=mh.tr("z(2): the context vector of 'journey'", "z(2)：“journey” 的上下文向量"),
 )
 plt.show()
 
@@ -329,7 +332,11 @@ print(attn_scores_loop)
 # because their embeddings are the longest.
 
 # %%
-fig = mh.plot_attention(attn_weights, journey.words, title="Simplified self-attention weights")
+fig = mh.plot_attention(
+    attn_weights,
+    journey.words,
+    title=mh.tr("Simplified self-attention weights", "简化自注意力的权重"),
+)
 plt.show()
 
 # %% [markdown]

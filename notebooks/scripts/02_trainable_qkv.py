@@ -287,7 +287,10 @@ torch.testing.assert_close(
     context_vector_2.detach(), journey.reference["seed123_context_vector_2"], atol=1e-4, rtol=0
 )
 fig = mh.figures.plot_weighted_sum(
-    attn_weights_2, values, journey.words, title="context_vector_2 = weighted sum of the values"
+    attn_weights_2,
+    values,
+    journey.words,
+    title=mh.tr("context_vector_2 = weighted sum of the values", "context_vector_2 = 值的加权和"),
 )
 plt.show()
 
@@ -373,7 +376,7 @@ fig = mh.plot_attention(
     attn_weights_v1,
     journey.words,
     query_tokens=[journey.words[i] for i in shown],
-    title="SelfAttentionV1 weights (seed 123)",
+    title=mh.tr("SelfAttentionV1 weights (seed 123)", "SelfAttentionV1 的权重（种子 123）"),
 )
 plt.show()
 

@@ -79,7 +79,11 @@ print("matches the book's printed values")
 # %%
 import matplotlib.pyplot as plt
 
-fig = mh.plot_attention(attn_weights, words, title="Before masking: every token sees all")
+fig = mh.plot_attention(
+    attn_weights,
+    words,
+    title=mh.tr("Before masking: every token sees all", "掩码之前：每个词元都能看到全部"),
+)
 plt.show()
 
 # %% [markdown]
@@ -286,9 +290,20 @@ print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result"
 # %%
 fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
 mh.plot_attention(
-    attn_weights, words, ax=ax_before, title="Before: full attention", vmax=1.0, cbar=False
+    attn_weights,
+    words,
+    ax=ax_before,
+    title=mh.tr("Before: full attention", "掩码前：完整的注意力"),
+    vmax=1.0,
+    cbar=False,
 )
-mh.plot_attention(attn_weights_causal, words, ax=ax_after, title="After: causal mask", vmax=1.0)
+mh.plot_attention(
+    attn_weights_causal,
+    words,
+    ax=ax_after,
+    title=mh.tr("After: causal mask", "掩码后：因果掩码"),
+    vmax=1.0,
+)
 plt.show()
 
 # %% [markdown]

@@ -76,7 +76,11 @@ assert torch.equal(weights.triu(diagonal=1), torch.zeros(2, 2, 6, 6))
 print("matches the book; rows sum to 1; nothing above the diagonal")
 
 # %%
-fig = mh.plot_attention_heads(weights, words, suptitle="Book sentence, 2 heads (seed 123)")
+fig = mh.plot_attention_heads(
+    weights,
+    words,
+    suptitle=mh.tr("Book sentence, 2 heads (seed 123)", "书中的句子，2 个头（种子 123）"),
+)
 plt.show()
 
 # %% [markdown]
@@ -137,12 +141,17 @@ assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
 # %%
 fig, ax = plt.subplots(figsize=(4.5, 3))
-heads_x = [f"Head {i + 1}" for i in range(len(entropy_book))]
+heads_x = [mh.say(f"Head {i + 1}", f"头 {i + 1}") for i in range(len(entropy_book))]
 ax.bar(heads_x, entropy_book.numpy(), width=0.5, color="tab:blue")
-ax.axhline(uniform_causal_entropy(6), color="gray", linestyle="--", label="uniform causal (max)")
+ax.axhline(
+    uniform_causal_entropy(6),
+    color="gray",
+    linestyle="--",
+    label=mh.tr("uniform causal (max)", "均匀的因果注意力（最大值）"),
+)
 ax.set_ylim(0, 1.5)  # room above the bars for the legend
-ax.set_ylabel("mean row entropy (nats)")
-ax.set_title("Book sentence, 2 heads")
+ax.set_ylabel(mh.tr("mean row entropy (nats)", "每行熵的平均值（奈特）"))
+ax.set_title(mh.tr("Book sentence, 2 heads", "书中的句子，2 个头"))
 ax.legend(loc="upper center", fontsize=8)
 plt.show()
 
@@ -182,7 +191,9 @@ print(f"maximum for T=11: {uniform_causal_entropy(11):.4f}")
 # fast enough for the explorer below to re-draw on every slider move.
 
 # %%
-fig = mh.plot_attention_grid(weights_long[0], long_words, title="Longer sentence, 4 heads")
+fig = mh.plot_attention_grid(
+    weights_long[0], long_words, title=mh.tr("Longer sentence, 4 heads", "更长的句子，4 个头")
+)
 plt.show()
 
 # %% [markdown]

@@ -226,7 +226,12 @@ assert growth == 64
 
 # %%
 fig = mh.figures.plot_attention_memory(
-    lengths, weights_bytes, row_stat_bytes, title="Extra memory of attention (b=4, h=4, float32)"
+    lengths,
+    weights_bytes,
+    row_stat_bytes,
+    title=mh.tr(
+        "Extra memory of attention (b=4, h=4, float32)", "注意力的额外内存（b=4，h=4，float32）"
+    ),
 )
 plt.show()
 
@@ -330,7 +335,9 @@ scores_rope = (rope(q_same) @ rope(k_same).transpose(-2, -1))[0, 0]  # (T, T)
 for offset in range(6):
     diagonal = torch.diagonal(scores_rope, offset=-offset)  # the scores with i - j = offset
     torch.testing.assert_close(diagonal, diagonal[:1].expand_as(diagonal))
-fig = mh.figures.plot_relative_position_scores(scores_rope, title="RoPE: same token everywhere")
+fig = mh.figures.plot_relative_position_scores(
+    scores_rope, title=mh.tr("RoPE: same token everywhere", "RoPE：处处是同一个词元")
+)
 plt.show()
 
 # %% [markdown]
@@ -355,7 +362,8 @@ print("SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:", tuple(
 
 # %%
 fig = mh.figures.plot_relative_position_scores(
-    alibi[0].masked_fill(future, 0.0), title="ALiBi bias of head 1: -m (i - j)"
+    alibi[0].masked_fill(future, 0.0),
+    title=mh.tr("ALiBi bias of head 1: -m (i - j)", "第 1 个头的 ALiBi 偏置：-m (i - j)"),
 )
 plt.show()
 
@@ -455,9 +463,14 @@ for series in ms.values():
 fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
 for name, series in ms.items():
     ax.plot(lengths, series, marker="o", label=name)
-ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="forward time (ms)")
+ax.set(
+    xscale="log",
+    yscale="log",
+    xlabel=mh.tr("sequence length T", "序列长度 T"),
+    ylabel=mh.tr("forward time (ms)", "前向计算时间（毫秒）"),
+)
 ax.set_xticks(lengths, [str(T) for T in lengths])
-ax.set_title("Measured on this machine")
+ax.set_title(mh.tr("Measured on this machine", "在本机上实测"))
 ax.legend()
 plt.show()
 

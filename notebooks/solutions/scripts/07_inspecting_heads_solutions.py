@@ -70,6 +70,10 @@ answer = int(mh.head_entropy(weights_ex).argmin())
 print("index", answer, "-> Head", answer + 1)
 result = mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
 assert result, result
-fig = mh.plot_attention_grid(weights_ex, long_words, title="Exercise block, 3 heads (seed 7)")
+fig = mh.plot_attention_grid(
+    weights_ex,
+    long_words,
+    title=mh.tr("Exercise block, 3 heads (seed 7)", "练习中的块，3 个头（种子 7）"),
+)
 plt.show()
 result

@@ -32,7 +32,7 @@
 #
 # **形状约定（shape contract）：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
 
-# %% [markdown] en_hash="a6dba7aca545"
+# %% [markdown] en_hash="c4237fbbf0e5"
 # ## 课程地图
 #
 # | # | notebook | 你要构建的 | 核心思想 | 用时 |
@@ -54,7 +54,7 @@
 #
 # 练习的参考答案在 `solutions/` 里——先自己做，再对照。
 #
-# **约定。** 形状写作 `(b, T, d)`：批次、词元、特征。代码沿用书中的名字：`W_query`、`W_key`、`W_value`、`out_proj`、`d_in`、`d_out`、`context_length`、`num_heads`、`head_dim`。每一课先在 notebook 里讲解并写出一个类，再检查它的计算结果与课程包 `mhsa_helpers` 中对应的类完全一致。关键术语第一次出现时，会在括号里注明英文原名；本 notebook 末尾的术语表列出了全部术语。
+# **约定。** 形状写作 `(b, T, d)`：批次、词元、特征。代码沿用书中的名字：`W_query`、`W_key`、`W_value`、`out_proj`、`d_in`、`d_out`、`context_length`、`num_heads`、`head_dim`。每一课先在 notebook 里讲解并写出一个类，再检查它的计算结果与课程包 `mhsa_helpers` 中对应的类完全一致。关键术语第一次出现时，会在括号里注明英文原名；本 notebook 末尾的术语表列出了全部术语。代码里的图标题写成 `mh.tr("English", "中文")`：两个版本运行同一份代码，中文版（`mh.setup_lesson(lang="zh")`）画出的是中文标题。
 
 # %% [markdown] en_hash="999386ccfdc5"
 # ## 检查环境
@@ -125,7 +125,7 @@ sns.heatmap(
     yticklabels=journey.words,
     ax=ax,
 )
-ax.set_title("The six embeddings (6, 3)")
+ax.set_title(mh.tr("The six embeddings (6, 3)", "六个嵌入向量 (6, 3)"))
 ax.tick_params(axis="y", rotation=0)  # words read left to right
 plt.show()
 

@@ -192,7 +192,10 @@ torch.testing.assert_close(attn_weights_2 @ inputs, context_vec_2)
 
 # %%
 fig = mh.figures.plot_weighted_sum(
-    attn_weights_2, inputs, journey.words, title="z(2): the context vector of 'journey'"
+    attn_weights_2,
+    inputs,
+    journey.words,
+    title=mh.tr("z(2): the context vector of 'journey'", "z(2)：“journey” 的上下文向量"),
 )
 plt.show()
 
@@ -271,7 +274,11 @@ print(attn_scores_loop)
 # 用一张**热力图**（heatmap）来展示这个 (6, 6) 的注意力权重矩阵：行是查询（谁在看），列是键（被看的是谁）。每一行的和都是 1。没有可训练权重时，这张图平淡无奇：每个词元都把注意力分散给所有词元，“journey”和“starts”稍稍多得一些，因为它们的嵌入最长。
 
 # %%
-fig = mh.plot_attention(attn_weights, journey.words, title="Simplified self-attention weights")
+fig = mh.plot_attention(
+    attn_weights,
+    journey.words,
+    title=mh.tr("Simplified self-attention weights", "简化自注意力的权重"),
+)
 plt.show()
 
 # %% [markdown] en_hash="0908e1a8a931"

@@ -163,7 +163,9 @@ with torch.no_grad():
 print(weights.shape)
 assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 6))  # every row sums to 1
 assert (weights.triu(diagonal=1) == 0).all()  # causal: nothing above the diagonal
-fig = mh.plot_attention_heads(weights, words, suptitle="Two heads, seed 123")
+fig = mh.plot_attention_heads(
+    weights, words, suptitle=mh.tr("Two heads, seed 123", "两个头，种子 123")
+)
 plt.show()
 
 # %% [markdown] en_hash="222870b74eae"

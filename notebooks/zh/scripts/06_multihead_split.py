@@ -468,7 +468,11 @@ print(out.shape, attn.shape)
 assert attn.shape == (2, 2, 6, 6)
 assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # each row sums to 1
 assert (attn.triu(diagonal=1) == 0).all()  # causal
-fig = mh.plot_attention_heads(attn.detach(), words, suptitle="MultiHeadAttention, seed 123")
+fig = mh.plot_attention_heads(
+    attn.detach(),
+    words,
+    suptitle=mh.tr("MultiHeadAttention, seed 123", "MultiHeadAttention，种子 123"),
+)
 plt.show()
 
 # %% [markdown] en_hash="0876123bf974"

@@ -181,13 +181,18 @@ assert abs(run.first_loss - math.log(64)) < 0.3 and run.final_loss < 1.0
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3))
-ax.plot(result.losses, label="training loss")
-ax.axhline(math.log(64), color="gray", linestyle="--", label="log(64) = 4.16, uniform guess")
+ax.plot(result.losses, label=mh.tr("training loss", "训练损失"))
+ax.axhline(
+    math.log(64),
+    color="gray",
+    linestyle="--",
+    label=mh.tr("log(64) = 4.16, uniform guess", "log(64) = 4.16，均匀瞎猜"),
+)
 for epoch in (1, 2):
     ax.axvline(epoch * 40, color="gray", linestyle=":", linewidth=1)
-ax.set_xlabel("step (40 steps = 1 epoch)")
-ax.set_ylabel("cross-entropy (nats)")
-ax.set_title("Repeat task, 4 heads")
+ax.set_xlabel(mh.tr("step (40 steps = 1 epoch)", "步数（40 步 = 1 轮）"))
+ax.set_ylabel(mh.tr("cross-entropy (nats)", "交叉熵（奈特）"))
+ax.set_title(mh.tr("Repeat task, 4 heads", "重复任务，4 个头"))
 ax.legend()
 plt.show()
 
@@ -200,7 +205,11 @@ plt.show()
 labels = [f"t{i}" for i in range(CONTEXT)]
 with torch.no_grad():
     _, repeat_weights = result.model(torch.full((1, CONTEXT), 7), return_weights=True)
-fig = mh.plot_attention_grid(repeat_weights[0], labels, title="Repeat task: 4 heads after training")
+fig = mh.plot_attention_grid(
+    repeat_weights[0],
+    labels,
+    title=mh.tr("Repeat task: 4 heads after training", "重复任务：训练后的 4 个头"),
+)
 plt.show()
 print("entropy per head:", mh.head_entropy(repeat_weights))
 
@@ -226,7 +235,9 @@ for heads, run in runs.items():
 
 # %%
 fig = mh.plot_attention_grid(
-    repeat_weights_by_heads[8][0], labels, title="Repeat task: 8 heads after training"
+    repeat_weights_by_heads[8][0],
+    labels,
+    title=mh.tr("Repeat task: 8 heads after training", "重复任务：训练后的 8 个头"),
 )
 plt.show()
 
@@ -323,17 +334,19 @@ assert after.max() > 0.8  # at least one head looks exactly K places back
 with torch.no_grad():
     _, shift_weights = shift.model(shift_ids[:1], return_weights=True)  # (1, h, T, T)
 fig = mh.plot_attention_grid(
-    shift_weights[0], labels, title=f"Shift task (k={K}): heads after training"
+    shift_weights[0],
+    labels,
+    title=mh.tr(f"Shift task (k={K}): heads after training", f"移位任务（k={K}）：训练后的各个头"),
 )
 plt.show()
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3))
-ax.plot(shift.losses, label="training loss")
+ax.plot(shift.losses, label=mh.tr("training loss", "训练损失"))
 ax.axhline(math.log(64), color="gray", linestyle="--", label="log(64) = 4.16")
-ax.set_xlabel("step (50 steps = 1 epoch)")
-ax.set_ylabel("cross-entropy (nats)")
-ax.set_title(f"Shift task, k={K}, {HEADS} heads")
+ax.set_xlabel(mh.tr("step (50 steps = 1 epoch)", "步数（50 步 = 1 轮）"))
+ax.set_ylabel(mh.tr("cross-entropy (nats)", "交叉熵（奈特）"))
+ax.set_title(mh.tr(f"Shift task, k={K}, {HEADS} heads", f"移位任务，k={K}，{HEADS} 个头"))
 ax.legend()
 plt.show()
 

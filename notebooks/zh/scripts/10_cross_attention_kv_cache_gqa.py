@@ -68,7 +68,10 @@ assert weights[0, 0].argmax(dim=-1).tolist() == aligned
 import matplotlib.pyplot as plt
 
 fig = mh.plot_attention(
-    weights[0, 0], source, query_tokens=target, title="Cross-attention: target -> source"
+    weights[0, 0],
+    source,
+    query_tokens=target,
+    title=mh.tr("Cross-attention: target -> source", "交叉注意力：目标 -> 源"),
 )
 plt.show()
 

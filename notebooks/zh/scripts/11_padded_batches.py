@@ -66,7 +66,7 @@ mask_right = torch.arange(T) >= lengths[:, None]  # (b, T), True = padding
 print(mask_right)
 
 # %%
-fig = mh.figures.padded_batch(texts, mask_right, title="right padding")
+fig = mh.figures.padded_batch(texts, mask_right, title=mh.tr("right padding", "右填充"))
 plt.show()
 
 # %% [markdown] en_hash="70efb671b9be"
@@ -209,7 +209,11 @@ print("SelfAttentionV2         right padding: batched == one at a time")
 _, weights = mha(batch_left, key_padding_mask=mask_left, return_weights=True)  # (b, h, T, T)
 print(weights[2, 0].detach())  # head 0, "hello world"
 print("row sums:", weights[2, 0].sum(dim=-1).detach())
-fig = mh.plot_attention(weights[2, 0], hello, title="head 0, left padding + causal mask")
+fig = mh.plot_attention(
+    weights[2, 0],
+    hello,
+    title=mh.tr("head 0, left padding + causal mask", "第 0 个头，左填充 + 因果掩码"),
+)
 plt.show()
 
 # %% [markdown] en_hash="36ebdb33cfb8"

@@ -212,13 +212,17 @@ print("validation:", [(step, round(loss, 2)) for step, loss in quick.val_losses]
 assert last < first - 1.0
 
 fig, ax = plt.subplots(figsize=(6, 3))
-ax.plot(range(1, len(quick.losses) + 1), quick.losses, label="training loss (one batch)")
+ax.plot(
+    range(1, len(quick.losses) + 1),
+    quick.losses,
+    label=mh.tr("training loss (one batch)", "训练损失（单个批次）"),
+)
 steps, val = zip(*quick.val_losses)
-ax.plot(steps, val, "o-", label="validation loss (unseen poems)")
+ax.plot(steps, val, "o-", label=mh.tr("validation loss (unseen poems)", "验证损失（没见过的诗）"))
 ax.axhline(math.log(tokenizer.vocab_size), color="gray", linestyle="--", label="log(vocab_size)")
-ax.set_xlabel("step")
-ax.set_ylabel("cross-entropy (nats)")
-ax.set_title("100 steps of a small model")
+ax.set_xlabel(mh.tr("step", "步数"))
+ax.set_ylabel(mh.tr("cross-entropy (nats)", "交叉熵（奈特）"))
+ax.set_title(mh.tr("100 steps of a small model", "小模型训练 100 步"))
 ax.legend()
 plt.show()
 
@@ -239,13 +243,18 @@ print(shipped)
 print("validation:", [(step, round(loss, 2)) for step, loss in shipped.val_losses])
 
 fig, ax = plt.subplots(figsize=(6, 3))
-ax.plot(range(1, len(shipped.losses) + 1), shipped.losses, label="training loss", alpha=0.7)
+ax.plot(
+    range(1, len(shipped.losses) + 1),
+    shipped.losses,
+    label=mh.tr("training loss", "训练损失"),
+    alpha=0.7,
+)
 steps, val = zip(*shipped.val_losses)
-ax.plot(steps, val, "o-", label="validation loss")
+ax.plot(steps, val, "o-", label=mh.tr("validation loss", "验证损失"))
 ax.axhline(math.log(tokenizer.vocab_size), color="gray", linestyle="--", label="log(vocab_size)")
-ax.set_xlabel("step")
-ax.set_ylabel("cross-entropy (nats)")
-ax.set_title("The shipped model (make train-demo)")
+ax.set_xlabel(mh.tr("step", "步数"))
+ax.set_ylabel(mh.tr("cross-entropy (nats)", "交叉熵（奈特）"))
+ax.set_title(mh.tr("The shipped model (make train-demo)", "随课程提供的模型（make train-demo）"))
 ax.legend()
 plt.show()
 
@@ -288,7 +297,9 @@ print(lm.char_table(line))
 weights = lm.attention_on(model, tokenizer, line)  # (num_layers, num_heads, T, T)
 axis = lm.char_axis(line)
 with plt.rc_context(axis.rc):
-    fig = mh.plot_attention_grid(weights[1], axis.labels, title="Block 2, every head", max_cols=2)
+    fig = mh.plot_attention_grid(
+        weights[1], axis.labels, title=mh.tr("Block 2, every head", "第 2 块的每个头"), max_cols=2
+    )
     plt.show()
 
 # %% [markdown] en_hash="4c2771f66d79"
