@@ -8,8 +8,8 @@ the font file.
 * ``use_cjk_font()`` registers the file with matplotlib (once; later calls cost microseconds) and
   puts "Noto Sans CJK SC" after DejaVu Sans in ``font.family``: Latin text keeps its look, and
   matplotlib's per-glyph fallback draws every Chinese character in Noto. ``mh.setup_lesson()``
-  calls it; ``figure_text`` and ``token_labels`` call it again, so that a figure drawn outside a
-  lesson (a test, a script) never lacks the font it needs.
+  calls it, and so does every figure function of the package (decorated ``@with_cjk_font``), so
+  that a figure drawn outside a lesson (a test, a script) never lacks the font it needs.
 * ``figure_text(en, zh)`` -- figure text (titles, axis labels, legends) in the lesson language,
   resolved when the figure is drawn; English when Chinese is asked for but no CJK font is there.
   ``figure_label(title)`` does the same for a title a caller passes (a ``str`` or an
@@ -24,10 +24,13 @@ way (``mhsa_helpers.lm.char_axis`` does the same for the Tang poems' characters)
 
 from __future__ import annotations
 
+import functools
+import importlib
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import ParamSpec, TypeVar, overload
 
 from ..i18n import Text, language
 
@@ -40,7 +43,11 @@ __all__ = [
     "figure_text",
     "token_labels",
     "use_cjk_font",
+    "with_cjk_font",
 ]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 #: The family name matplotlib gives the Simplified Chinese face of the collection.
 CJK_FAMILY = "Noto Sans CJK SC"
@@ -50,11 +57,11 @@ LATIN_FAMILY = "DejaVu Sans"
 
 def _font_file() -> Path | None:
     """The collection file of ``noto-cjk-sans-otc``, or None when the package is missing."""
-    try:
-        import noto_cjk_sans_otc
+    try:  # imported by name: the package ships no type information
+        package = importlib.import_module("noto_cjk_sans_otc")
     except ImportError:
         return None
-    path = Path(str(noto_cjk_sans_otc.FONT_PATH))
+    path = Path(str(package.FONT_PATH))
     return path if path.is_file() else None
 
 
@@ -105,6 +112,23 @@ def use_cjk_font() -> str | None:
     return family
 
 
+def with_cjk_font(draw: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Decorate a figure function: ``use_cjk_font()`` before it creates any text.
+
+    matplotlib fixes a text's font family when the text object is made (an axes' title when the
+    axes is), so the fallback must be in ``font.family`` before the figure exists, not only when
+    the first Chinese string is set. ``mh.setup_lesson()`` does it for a lesson; this does it for
+    a figure drawn anywhere else (a test, a script). Costs microseconds after the first call.
+    """
+
+    @functools.wraps(draw)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        use_cjk_font()
+        return draw(*args, **kwargs)
+
+    return wrapper
+
+
 def figure_text(en: str, zh: str) -> str:
     """Figure text in the lesson language; English when Chinese is asked for but no CJK font."""
     if language() == "zh" and use_cjk_font() is not None:
@@ -112,6 +136,10 @@ def figure_text(en: str, zh: str) -> str:
     return en
 
 
+@overload
+def figure_label(label: str | Text) -> str: ...
+@overload
+def figure_label(label: None) -> None: ...
 def figure_label(label: str | Text | None) -> str | None:
     """A title or label a caller passed: a ``Text`` resolved like ``figure_text``, else as is."""
     if isinstance(label, Text):

@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 
 from ..attention.validation import as_float, as_int, check_flag, check_positive_int
 from ..i18n import Text
-from .fonts import figure_label, figure_text, token_labels
+from .fonts import figure_label, figure_text, token_labels, with_cjk_font
 
 __all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]
 
@@ -139,6 +139,7 @@ def _labels(name: str, labels: object) -> list:
     return list(labels)
 
 
+@with_cjk_font
 def plot_attention(
     weights: torch.Tensor,
     tokens: Sequence[str] | None = None,
@@ -227,6 +228,7 @@ def plot_attention(
     return fig
 
 
+@with_cjk_font
 def plot_attention_heads(
     weights: torch.Tensor,
     tokens: Sequence[str] | None = None,
@@ -291,6 +293,7 @@ def plot_attention_heads(
     return fig
 
 
+@with_cjk_font
 def plot_attention_grid(
     weights: torch.Tensor,
     tokens: Sequence[str] | None = None,

@@ -35,7 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ...i18n import Text
-from ..fonts import figure_label, figure_text, token_labels
+from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
 
 __all__ = [
     "plot_causal_scores",
@@ -143,6 +143,7 @@ def _draw_matrix(
 # -- lesson 01 ------------------------------------------------------------------------------------
 
 
+@with_cjk_font
 def plot_dot_products(
     query: torch.Tensor,
     keys: torch.Tensor,
@@ -224,6 +225,7 @@ def plot_dot_products(
     return fig
 
 
+@with_cjk_font
 def plot_softmax_steps(scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """Scores (left) and the attention weights softmax makes of them (right).
 
@@ -272,6 +274,7 @@ def plot_softmax_steps(scores: torch.Tensor, tokens: Sequence[str] | None = None
     return fig
 
 
+@with_cjk_font
 def plot_weighted_sum(
     weights: torch.Tensor,
     vectors: torch.Tensor,
@@ -337,6 +340,7 @@ def plot_weighted_sum(
     return fig
 
 
+@with_cjk_font
 def plot_self_similarity(scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """Is every token most similar to itself? Its own score next to its best score.
 
@@ -382,6 +386,7 @@ def plot_self_similarity(scores: torch.Tensor, tokens: Sequence[str] | None = No
 # -- lesson 02 ------------------------------------------------------------------------------------
 
 
+@with_cjk_font
 def plot_qkv_projections(
     inputs: torch.Tensor,
     W_query: torch.Tensor,
@@ -448,6 +453,7 @@ def plot_qkv_projections(
     return fig
 
 
+@with_cjk_font
 def plot_scaling_effect(
     scores: torch.Tensor, d_k: int, tokens: Sequence[str] | None = None
 ) -> Figure:
@@ -495,6 +501,7 @@ def _future(size: int) -> np.ndarray:
     return np.triu(np.ones((size, size), dtype=bool), k=1)
 
 
+@with_cjk_font
 def plot_causal_scores(
     scores: torch.Tensor, tokens: Sequence[str] | None = None, *, title: str | Text | None = None
 ) -> Figure:
@@ -526,6 +533,7 @@ def plot_causal_scores(
     return fig
 
 
+@with_cjk_font
 def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """The three-step mask (top row) and the one-step ``-inf`` mask (bottom row), side by side.
 

@@ -28,7 +28,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..fonts import figure_text, token_labels
+from ..fonts import figure_text, token_labels, with_cjk_font
 from ._common import float_tensor
 
 __all__ = [
@@ -111,6 +111,7 @@ def _token_ticks(ax: Axes, tokens: Sequence[str] | None, n: int, *, axis: str = 
         ax.set_xticks(range(n), labels, rotation=45, ha="right")
 
 
+@with_cjk_font
 def plot_dropout_mask(
     weights: torch.Tensor,
     keep: torch.Tensor,
@@ -183,6 +184,7 @@ def plot_dropout_mask(
     return fig
 
 
+@with_cjk_font
 def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     """What dropout does on average, measured for several rates.
 
@@ -231,6 +233,7 @@ def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     return fig
 
 
+@with_cjk_font
 def plot_heads_concat(
     head_outputs: Sequence[torch.Tensor], tokens: Sequence[str] | None = None
 ) -> Figure:
@@ -294,6 +297,7 @@ def plot_heads_concat(
     return fig
 
 
+@with_cjk_font
 def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) -> Figure:
     """Measured matrix multiplications per forward pass against the number of heads.
 
@@ -348,6 +352,7 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
     return fig
 
 
+@with_cjk_font
 def plot_head_split(
     projection: torch.Tensor,
     heads: torch.Tensor,
@@ -424,6 +429,7 @@ def plot_head_split(
     return fig
 
 
+@with_cjk_font
 def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torch.Tensor) -> Figure:
     """The wrapper's per-head matrices (top) and the split version's one matrix (bottom).
 

@@ -21,7 +21,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from ...i18n import Text
-from ..fonts import figure_label, figure_text, token_labels
+from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
 
 __all__ = ["PAD", "padded_batch", "padding_masks"]
 
@@ -43,6 +43,7 @@ def _check_mask(key_padding_mask: object, ndim: int) -> torch.Tensor:
     return key_padding_mask.detach().cpu()
 
 
+@with_cjk_font
 def padded_batch(
     tokens: Sequence[Sequence[str]],
     key_padding_mask: torch.Tensor,
@@ -89,6 +90,7 @@ def padded_batch(
     return fig
 
 
+@with_cjk_font
 def padding_masks(
     key_padding_mask: torch.Tensor, tokens: Sequence[str] | None = None, causal: bool = True
 ) -> Figure:

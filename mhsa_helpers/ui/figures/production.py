@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ...i18n import Text
-from ..fonts import figure_label, figure_text, token_labels
+from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
 from ._common import float_tensor
 
 __all__ = [
@@ -47,6 +47,7 @@ _QKV_NAMES = ("W_query", "W_key", "W_value")
 _QKV_COLOURS = ("tab:blue", "tab:orange", "tab:green")
 
 
+@with_cjk_font
 def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> Figure:
     """The fused QKV weight as three stacked (d_out, d_in) blocks, and its output split in three.
 
@@ -103,6 +104,7 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
     return fig
 
 
+@with_cjk_font
 def plot_attention_memory(
     lengths: Sequence[int],
     weights_bytes: Sequence[float],
@@ -138,6 +140,7 @@ def plot_attention_memory(
     return fig
 
 
+@with_cjk_font
 def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
     """A low-precision result (e.g. bfloat16 under autocast) against the float32 one.
 
@@ -187,6 +190,7 @@ def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
     return fig
 
 
+@with_cjk_font
 def plot_relative_position_scores(
     scores: torch.Tensor, *, title: str | Text | None = None
 ) -> Figure:
@@ -229,6 +233,7 @@ def plot_relative_position_scores(
     return fig
 
 
+@with_cjk_font
 def plot_cross_attention(
     weights: torch.Tensor, query_tokens: Sequence[str], key_tokens: Sequence[str]
 ) -> Figure:
@@ -298,6 +303,7 @@ def plot_cross_attention(
     return fig
 
 
+@with_cjk_font
 def plot_kv_cache_growth(
     cache_lengths: Sequence[int],
     projected_without: Sequence[int],
@@ -359,6 +365,7 @@ def plot_kv_cache_growth(
     return fig
 
 
+@with_cjk_font
 def plot_gqa_sharing(kv_head_of: torch.Tensor) -> Figure:
     """Query heads (top row) joined to the key/value head each one reads (bottom row).
 
