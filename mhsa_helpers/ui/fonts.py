@@ -24,6 +24,7 @@ way (``mhsa_helpers.lm.char_axis`` does the same for the Tang poems' characters)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import unicodedata
@@ -74,14 +75,28 @@ def _register() -> str | None:
     from matplotlib import font_manager
 
     manager = font_manager.fontManager
-    known = {entry.name for entry in manager.ttflist if Path(entry.fname) == path}
-    if CJK_FAMILY not in known:  # not added yet (or the cache was cleared in between)
+    faces = [entry for entry in manager.ttflist if Path(entry.fname) == path]
+    if not any(entry.name == CJK_FAMILY for entry in faces):  # not added yet
         try:
             manager.addfont(str(path))
         except (OSError, RuntimeError, ValueError):  # an unreadable file: as if missing
             return None
-        known = {entry.name for entry in manager.ttflist if Path(entry.fname) == path}
-    return CJK_FAMILY if CJK_FAMILY in known else None
+        faces = [entry for entry in manager.ttflist if Path(entry.fname) == path]
+    regular = [entry for entry in faces if entry.name == CJK_FAMILY]
+    if not regular:
+        return None
+    # The package has the Regular weight only. matplotlib looks every family of font.family up
+    # for every text, and warns "Failed to find font weight bold for Noto Sans CJK SC" when a
+    # bold text (even a Latin one) finds no bold face: the Regular face stands in for the other
+    # weights (Chinese characters of bold text are drawn regular; Latin bold stays DejaVu Bold).
+    weights = {entry.weight for entry in regular}
+    missing = [w for w in range(100, 1000, 100) if w not in weights]
+    if missing:
+        manager.ttflist.extend(dataclasses.replace(regular[0], weight=w) for w in missing)
+        cached = getattr(manager, "_findfont_cached", None)  # as addfont does after adding
+        if cached is not None:
+            cached.cache_clear()
+    return CJK_FAMILY
 
 
 def _clear_caches() -> None:
