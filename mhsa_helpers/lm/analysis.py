@@ -16,10 +16,12 @@ uniform causal weights; a head far above the baseline looks there on purpose.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import torch
 
+from ..i18n import say
 from .model import CharTransformer
 from .text import PUNCTUATION
 from .tokenizer import CharTokenizer
@@ -34,6 +36,26 @@ __all__ = [
 ]
 
 CATEGORIES = ("previous", "line start", "punctuation")
+
+
+def _category_name(category: str) -> str:
+    """A category's column heading in the lesson language (the key itself stays English)."""
+    names = {
+        "previous": say("previous", "前一个字符"),
+        "line start": say("line start", "行首"),
+        "punctuation": say("punctuation", "标点"),
+    }
+    return names.get(category, category)
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a monospace font: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _right(text: str, width: int) -> str:
+    """``text`` right-aligned in ``width`` columns (``f"{text:>{width}}"`` for Chinese too)."""
+    return " " * max(0, width - _width(text)) + text
 
 
 @dataclass(frozen=True)
@@ -56,16 +78,22 @@ class HeadFocus:
         return divmod(flat, column.shape[1])
 
     def table(self) -> str:
-        """A text table: one row per head (block and head 1-based), then the uniform baseline."""
-        header = f"{'block':>5} {'head':>4} | " + " | ".join(f"{c:>11}" for c in self.categories)
-        rows = [header, "-" * len(header)]
+        """A text table: one row per head (block and head 1-based), then the uniform baseline.
+
+        The headings follow the lesson language; the columns line up in both.
+        """
+        block, head_name = say("block", "块"), say("head", "头")
+        names = " | ".join(_right(_category_name(c), 11) for c in self.categories)
+        header = f"{_right(block, 5)} {_right(head_name, 4)} | {names}"
+        rows = [header, "-" * _width(header)]
         num_layers, num_heads, _ = self.shares.shape
         for layer in range(num_layers):
             for head in range(num_heads):
                 values = " | ".join(f"{v:>11.2f}" for v in self.shares[layer, head].tolist())
                 rows.append(f"{layer + 1:>5} {head + 1:>4} | {values}")
-        rows.append("-" * len(header))
-        rows.append(f"{'uniform':>10} | " + " | ".join(f"{v:>11.2f}" for v in self.baseline))
+        rows.append("-" * _width(header))
+        uniform = _right(say("uniform", "均匀注意力"), 10)
+        rows.append(f"{uniform} | " + " | ".join(f"{v:>11.2f}" for v in self.baseline))
         return "\n".join(rows)
 
     def __repr__(self) -> str:

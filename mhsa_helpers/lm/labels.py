@@ -4,14 +4,15 @@ Matplotlib's default font (DejaVu Sans) has no Chinese glyphs: drawing 月 with 
 box and emits a "Glyph ... missing from font" warning (which also breaks a strictly compared
 notebook). So the labels adapt to the machine:
 
-* ``find_cjk_font(chars)`` looks through the Chinese fonts matplotlib knows (Noto Sans CJK,
-  WenQuanYi, PingFang, Microsoft YaHei, ...: known names) for one whose character map covers
-  every character;
+* ``find_cjk_font(chars)`` looks through the Chinese fonts matplotlib knows for one whose
+  character map covers every character: first the course's own Noto Sans CJK SC (the
+  ``noto-cjk-sans-otc`` package, see ``mhsa_helpers.ui.fonts``), then others (WenQuanYi,
+  PingFang, Microsoft YaHei, ...: known names);
 * ``char_axis(text)`` returns the labels and the ``plt.rc_context`` settings to draw with: with
   such a font, the characters themselves; without one, the position of each character (and the
   punctuation as its ASCII look-alike), to be read with ``char_table(text)``, a printed table of
-  positions and characters. Either way no warning is emitted, and the notebook's text output is
-  the same on every machine.
+  positions and characters (its headings in the lesson language). Either way no warning is
+  emitted, and the notebook's text output is the same on every machine.
 
 Matplotlib is imported only inside ``find_cjk_font`` (``import mhsa_helpers`` stays light).
 """
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from ..i18n import say
 
 __all__ = ["CharAxis", "char_axis", "char_table", "find_cjk_font"]
 
@@ -72,8 +75,21 @@ ASCII_LOOKALIKE = {
 }
 
 
+def _prefer(name: str, registered: str | None) -> tuple[bool, bool, str]:
+    """Sort key: the course's registered font first, then Simplified Chinese faces, by name."""
+    simplified = any(tag in name for tag in (" SC", " GB", " CN", "YaHei", "SimHei", "PingFang SC"))
+    return (name != registered, not simplified, name)
+
+
 @lru_cache(maxsize=32)
-def _find_cjk_font(needed: frozenset[int]) -> str | None:
+def _find_cjk_font(
+    needed: frozenset[int], registered: str | None, fonts_id: int, fonts_count: int
+) -> str | None:
+    """The search of ``find_cjk_font``, cached per font list (``fonts_id``, ``fonts_count``).
+
+    A font added later (``addfont``) or a replaced font list changes the key, so a cached None
+    never hides a font registered since.
+    """
     from matplotlib import font_manager, ft2font
 
     entries = sorted(
@@ -83,26 +99,39 @@ def _find_cjk_font(needed: frozenset[int]) -> str | None:
             if any(h.lower() in entry.name.lower() for h in _CJK_HINTS)
             and not any(bad.lower() in entry.name.lower() for bad in _NOT_CJK)
         ),
-        key=lambda entry: entry.name,
+        key=lambda entry: _prefer(entry.name, registered),
     )
+    charmaps: dict[str, frozenset[int] | None] = {}  # a collection's faces share one file
     for entry in entries:
-        try:
-            charmap = ft2font.FT2Font(entry.fname).get_charmap()
-        except (OSError, RuntimeError, ValueError):  # unreadable font file
-            continue
-        if needed <= charmap.keys():
+        if entry.fname not in charmaps:
+            try:
+                charmaps[entry.fname] = frozenset(ft2font.FT2Font(entry.fname).get_charmap())
+            except (OSError, RuntimeError, ValueError):  # unreadable font file
+                charmaps[entry.fname] = None
+        charmap = charmaps[entry.fname]
+        if charmap is not None and needed <= charmap:
             return entry.name
     return None
 
 
 def find_cjk_font(chars: str) -> str | None:
-    """Name of an installed font (as matplotlib knows it) that has every non-ASCII ``chars``."""
+    """Name of an installed font (as matplotlib knows it) that has every non-ASCII ``chars``.
+
+    The course's own font (Noto Sans CJK SC from ``noto-cjk-sans-otc``, registered here if it
+    was not yet) comes first; then other Chinese fonts, Simplified Chinese faces first.
+    """
     if not isinstance(chars, str):
         raise TypeError(f"chars must be a str, got {type(chars).__name__}")
     needed = frozenset(ord(c) for c in chars if not c.isascii())
     if not needed:
         return "DejaVu Sans"
-    return _find_cjk_font(needed)
+    from matplotlib import font_manager
+
+    from ..ui.fonts import cjk_font
+
+    registered = cjk_font()
+    fonts = font_manager.fontManager.ttflist
+    return _find_cjk_font(needed, registered, id(fonts), len(fonts))
 
 
 @dataclass(frozen=True)
@@ -147,6 +176,9 @@ def char_table(text: str, per_row: int = 16) -> str:
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if isinstance(per_row, bool) or not isinstance(per_row, int) or per_row < 1:
         raise ValueError(f"per_row must be an int >= 1, got per_row={per_row!r}")
+    # Both headings 10 columns wide (a Chinese character takes two columns).
+    position = say("position  ", "位置      ")
+    character = say("character ", "字符      ")
     rows = []
     for start in range(0, len(text), per_row):
         chunk = text[start : start + per_row]
@@ -155,5 +187,5 @@ def char_table(text: str, per_row: int = 16) -> str:
         chars = "".join(
             f" {ch} " if not ch.isascii() else f" {ASCII_LOOKALIKE.get(ch, ch):>2} " for ch in chunk
         )
-        rows.append(f"position  {positions}\ncharacter {chars}")
+        rows.append(f"{position}{positions}\n{character}{chars}")
     return "\n".join(rows)

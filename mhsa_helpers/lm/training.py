@@ -143,10 +143,14 @@ class CharLMRun:
     seconds: float = 0.0
 
     def __repr__(self) -> str:
-        last = f", last val loss {self.val_losses[-1][1]:.3f}" if self.val_losses else ""
-        return (
-            f"CharLMRun(steps={len(self.losses)}, first loss {self.losses[0]:.3f}, "
-            f"last loss {self.losses[-1]:.3f}{last})"
+        steps, first, final = len(self.losses), self.losses[0], self.losses[-1]
+        last = ""
+        if self.val_losses:
+            val = self.val_losses[-1][1]
+            last = say(f", last val loss {val:.3f}", f"，最后的验证损失 {val:.3f}")
+        return say(
+            f"CharLMRun(steps={steps}, first loss {first:.3f}, last loss {final:.3f}{last})",
+            f"CharLMRun(steps={steps}，首个损失 {first:.3f}，最后的损失 {final:.3f}{last})",
         )
 
 
@@ -234,12 +238,12 @@ def train_char_lm(
     vocab_size = data.tokenizer.vocab_size
     losses: list[float] = []
     val_losses: list[tuple[int, float]] = []
-    blocks, heads = config.num_layers, config.num_heads
-    bar = progress_bar(
-        steps,
-        say(f"training {blocks} blocks x {heads} heads", f"训练 {blocks} 个块 x {heads} 个头"),
-        progress,
+    num_layers, num_heads = config.num_layers, config.num_heads
+    desc = say(
+        f"training {num_layers} blocks x {num_heads} heads",
+        f"训练 {num_layers} 个块 × {num_heads} 个头",
     )
+    bar = progress_bar(steps, desc, progress)
     start = time.perf_counter()
     with one_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)

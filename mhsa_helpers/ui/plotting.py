@@ -9,7 +9,10 @@
 
 All return the matplotlib ``Figure`` and leave showing it to the caller (``plt.show()`` in a
 notebook), so tests can inspect the figure and nothing leaks into a notebook's text output.
-Labels are plain ASCII on purpose: the default matplotlib font has no CJK glyphs.
+Axis labels and head titles follow the lesson language (``fonts.figure_text``); a ``title`` may be
+a ``str`` or an ``i18n.Text``. Chinese text is drawn with the course's CJK font (``fonts``); on a
+machine without it the figure stays English and Chinese tokens become their positions 1..T, with
+no "Glyph missing" warning.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 
 from ..attention.validation import as_float, as_int, check_flag, check_positive_int
+from ..i18n import Text
+from .fonts import figure_label, figure_text, token_labels, with_cjk_font
 
 __all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]
 
@@ -114,6 +119,7 @@ def _check_tokens(tokens: Sequence[str] | None, t_q: int, t_k: int) -> tuple[lis
         raise ValueError(
             f"tokens must have one label per key position ({t_k}), got {len(tokens)} tokens"
         )
+    tokens = token_labels(tokens)  # positions where a token cannot be drawn (no CJK font)
     return tokens[-t_q:] if t_q < t_k else tokens, tokens
 
 
@@ -133,13 +139,14 @@ def _labels(name: str, labels: object) -> list:
     return list(labels)
 
 
+@with_cjk_font
 def plot_attention(
     weights: torch.Tensor,
     tokens: Sequence[str] | None = None,
     *,
     query_tokens: Sequence[str] | None = None,
     ax: Axes | None = None,
-    title: str | None = None,
+    title: str | Text | None = None,
     annot: bool | None = None,
     vmin: float | None = 0.0,
     vmax: float | None = None,
@@ -189,6 +196,8 @@ def plot_attention(
             raise ValueError(
                 f"tokens must have one label per key position ({t_k}), got {len(cols)} tokens"
             )
+        rows = token_labels(rows)
+        cols = cols if tokens is None else token_labels(cols)
     else:
         rows, cols = _check_tokens(tokens, t_q, t_k)
     if ax is None:
@@ -210,15 +219,16 @@ def plot_attention(
         yticklabels=rows,
         annot_kws={"fontsize": 8},
     )
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
+    ax.set_xlabel(figure_text("key (attended to)", "键（被注意的词元）"))
+    ax.set_ylabel(figure_text("query (attending)", "查询（发出注意的词元）"))
     ax.tick_params(axis="x", labelrotation=45)
     ax.tick_params(axis="y", labelrotation=0)
     if title:
-        ax.set_title(title)
+        ax.set_title(figure_label(title))
     return fig
 
 
+@with_cjk_font
 def plot_attention_heads(
     weights: torch.Tensor,
     tokens: Sequence[str] | None = None,
@@ -226,7 +236,7 @@ def plot_attention_heads(
     batch_index: int = 0,
     max_cols: int = 4,
     annot: bool | None = None,
-    suptitle: str | None = None,
+    suptitle: str | Text | None = None,
     cmap: str = "Blues",
 ) -> Figure:
     """One heatmap per head on a shared colour scale (0 to the largest weight of any head).
@@ -261,7 +271,7 @@ def plot_attention_heads(
             stack[head],
             tokens,
             ax=ax,
-            title=f"Head {head + 1}",
+            title=figure_text(f"Head {head + 1}", f"头 {head + 1}"),
             annot=annot,
             vmin=0.0,
             vmax=vmax,
@@ -279,16 +289,17 @@ def plot_attention_heads(
     fig.set_layout_engine("constrained")
     fig.colorbar(axes.flat[0].collections[0], ax=axes.ravel().tolist(), shrink=0.8)
     if suptitle:
-        fig.suptitle(suptitle)
+        fig.suptitle(figure_label(suptitle))
     return fig
 
 
+@with_cjk_font
 def plot_attention_grid(
     weights: torch.Tensor,
     tokens: Sequence[str] | None = None,
     *,
     batch_index: int = 0,
-    title: str | None = None,
+    title: str | Text | None = None,
     max_cols: int = 4,
     annot: bool = False,
     cmap: str = "Blues",
@@ -356,7 +367,7 @@ def plot_attention_grid(
             ax.text(
                 x0 + (t_k - 1) / 2,
                 y0 - 0.5 - pad,
-                f"Head {head + 1}",
+                figure_text(f"Head {head + 1}", f"头 {head + 1}"),
                 ha="center",
                 va="bottom",
                 fontsize=9,
@@ -390,10 +401,10 @@ def plot_attention_grid(
     ax.set_xlim(-0.5, grid_w - 0.5)
     ax.set_ylim(grid_h - 0.5, -0.5)
     middle_x, middle_y = (left + grid_w * cell / 2) / fig_w, (bottom + grid_h * cell / 2) / fig_h
-    fig.text(middle_x, 0.08 / fig_h, "key (attended to)", ha="center", va="bottom", fontsize=8)
-    fig.text(
-        0.08 / fig_w, middle_y, "query (attending)", ha="left", va="center", rotation=90, fontsize=8
-    )
+    key_label = figure_text("key (attended to)", "键（被注意的词元）")
+    query_label = figure_text("query (attending)", "查询（发出注意的词元）")
+    fig.text(middle_x, 0.08 / fig_h, key_label, ha="center", va="bottom", fontsize=8)
+    fig.text(0.08 / fig_w, middle_y, query_label, ha="left", va="center", rotation=90, fontsize=8)
     bar = fig.add_axes(
         ((fig_w - right + 0.2) / fig_w, bottom / fig_h, 0.12 / fig_w, grid_h * cell / fig_h)
     )
@@ -401,7 +412,7 @@ def plot_attention_grid(
     fig.colorbar(image, cax=bar)
     bar.tick_params(labelsize=7)
     if title:
-        fig.suptitle(title, y=1 - 0.1 / fig_h, va="top", fontsize=10)
+        fig.suptitle(figure_label(title), y=1 - 0.1 / fig_h, va="top", fontsize=10)
     return fig
 
 

@@ -18,7 +18,9 @@
   side, ending in the same matrix (lesson 03).
 
 Every function returns the matplotlib ``Figure`` (show it with ``plt.show()``) with titled,
-labelled axes, uses plain matplotlib (fast: well under a second each) and ASCII labels only.
+labelled axes and uses plain matplotlib (fast: well under a second each). Titles, axis labels and
+legends follow the lesson language (``fonts.figure_text``: English where no CJK font is
+installed); token labels that no installed font can draw become positions (``fonts.token_labels``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+
+from ...i18n import Text
+from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
 
 __all__ = [
     "plot_causal_scores",
@@ -70,13 +75,18 @@ def _labels(tokens: Sequence[str] | None, count: int, name: str = "tokens") -> l
     if isinstance(tokens, str) or len(tokens) != count:
         got = "a string" if isinstance(tokens, str) else f"{len(tokens)} labels"
         raise ValueError(f"{name} must have one label per position ({count}), got {got}")
-    return [str(t) for t in tokens]
+    return token_labels(tokens)
 
 
 def _index(name: str, value: object, size: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
         raise ValueError(f"{name} must be an int in [0, {size}), got {name}={value!r}")
     return value
+
+
+def _key_query_labels(ax: Axes) -> None:
+    ax.set_xlabel(figure_text("key (attended to)", "键（被注意的词元）"))
+    ax.set_ylabel(figure_text("query (attending)", "查询（发出注意的词元）"))
 
 
 def _colors(count: int) -> list:
@@ -133,6 +143,7 @@ def _draw_matrix(
 # -- lesson 01 ------------------------------------------------------------------------------------
 
 
+@with_cjk_font
 def plot_dot_products(
     query: torch.Tensor,
     keys: torch.Tensor,
@@ -169,7 +180,8 @@ def plot_dot_products(
     for f, color in zip(range(q.shape[0]), _colors(q.shape[0])):
         part = products[:, f]
         bottom = np.where(part >= 0, bottom_pos, bottom_neg)
-        ax.bar(positions, part, bottom=bottom, color=color, width=0.6, label=f"feature {f + 1}")
+        feature = figure_text(f"feature {f + 1}", f"特征 {f + 1}")
+        ax.bar(positions, part, bottom=bottom, color=color, width=0.6, label=feature)
         bottom_pos += np.clip(part, 0, None)
         bottom_neg += np.clip(part, None, 0)
     for x, score in zip(positions, scores):
@@ -194,19 +206,26 @@ def plot_dot_products(
                 linestyle="--",
             )
         )
-        who = f"'{labels[query_index]}'"
+        token = labels[query_index]
+        who = figure_text(f"Query '{token}'", f"查询“{token}”")
     else:
-        who = "the query"
+        who = figure_text("Query the query", "查询")
     ax.set_xticks(positions, labels)
-    ax.set_xlabel("key token")
-    ax.set_ylabel("score = query . key")
-    ax.set_title(f"Query {who} scored against every key (one stacked part per feature)")
+    ax.set_xlabel(figure_text("key token", "键词元"))
+    ax.set_ylabel(figure_text("score = query . key", "分数 = 查询 · 键"))
+    ax.set_title(
+        figure_text(
+            f"{who} scored against every key (one stacked part per feature)",
+            f"{who}与每个键的分数（每个特征一段）",
+        )
+    )
     ax.set_ylim(min(0.0, bottom_neg.min() * 1.15), bottom_pos.max() * 1.18 + 1e-9)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.legend(loc="upper right", fontsize=8, ncols=min(q.shape[0], 4))
     return fig
 
 
+@with_cjk_font
 def plot_softmax_steps(scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """Scores (left) and the attention weights softmax makes of them (right).
 
@@ -225,33 +244,43 @@ def plot_softmax_steps(scores: torch.Tensor, tokens: Sequence[str] | None = None
     positions = np.arange(len(labels))
     fig, (ax_s, ax_w) = plt.subplots(1, 2, figsize=(9.5, 3.5), layout="constrained", dpi=_DPI)
     ax_s.bar(positions, s, color="#4c72b0", width=0.6)
-    ax_s.set_title("Attention scores (any size)")
-    ax_s.set_ylabel("score")
-    ax_w.bar(positions, weights, color="#dd8452", width=0.6, label="softmax")
+    ax_s.set_title(figure_text("Attention scores (any size)", "注意力分数（大小任意）"))
+    ax_s.set_ylabel(figure_text("score", "分数"))
+    softmax = figure_text("softmax", "softmax 权重")
+    ax_w.bar(positions, weights, color="#dd8452", width=0.6, label=softmax)
     tops = weights.copy()
     if np.all(s >= 0) and s.sum() > 0:
         plain = s / s.sum()
-        ax_w.plot(positions, plain, "ko", markersize=5, label="scores / sum")
+        ax_w.plot(
+            positions, plain, "ko", markersize=5, label=figure_text("scores / sum", "分数 / 总和")
+        )
         tops = np.maximum(tops, plain)
     for x, w, top in zip(positions, weights, tops):
         ax_w.text(x, top + 0.01 * weights.max(), f"{w:.2f}", ha="center", va="bottom", fontsize=8)
-    ax_w.set_title(f"Attention weights: softmax, sum = {weights.sum():.2f}")
-    ax_w.set_ylabel("weight")
+    total = weights.sum()
+    ax_w.set_title(
+        figure_text(
+            f"Attention weights: softmax, sum = {total:.2f}",
+            f"注意力权重：softmax，总和 = {total:.2f}",
+        )
+    )
+    ax_w.set_ylabel(figure_text("weight", "权重"))
     ax_w.set_ylim(0, weights.max() * 1.25)
     ax_w.legend(loc="lower right", fontsize=8)
     for ax in (ax_s, ax_w):
         ax.set_xticks(positions, labels, rotation=30)
-        ax.set_xlabel("key token")
+        ax.set_xlabel(figure_text("key token", "键词元"))
         ax.axhline(0, color="black", linewidth=0.8)
     return fig
 
 
+@with_cjk_font
 def plot_weighted_sum(
     weights: torch.Tensor,
     vectors: torch.Tensor,
     tokens: Sequence[str] | None = None,
     *,
-    title: str | None = None,
+    title: str | Text | None = None,
 ) -> Figure:
     """A context vector as the weighted sum of the vectors, one coloured slice per token.
 
@@ -279,9 +308,11 @@ def plot_weighted_sum(
     )
     ax_w.bar(range(len(labels)), w, color=colors, width=0.6)
     ax_w.set_xticks(range(len(labels)), labels, rotation=30)
-    ax_w.set_xlabel("token")
-    ax_w.set_ylabel("weight")
-    ax_w.set_title("Attention weights (how much of each token)")
+    ax_w.set_xlabel(figure_text("token", "词元"))
+    ax_w.set_ylabel(figure_text("weight", "权重"))
+    ax_w.set_title(
+        figure_text("Attention weights (how much of each token)", "注意力权重（每个词元取多少）")
+    )
     features = np.arange(v.shape[1])
     bottom_pos, bottom_neg = np.zeros(v.shape[1]), np.zeros(v.shape[1])
     for j, (label, color) in enumerate(zip(labels, colors)):
@@ -293,16 +324,23 @@ def plot_weighted_sum(
     ax_c.hlines(context, features - 0.32, features + 0.32, color="black", linewidth=2.5)
     for f, value in zip(features, context):
         ax_c.text(f + 0.34, value, f"{value:.4f}", va="center", fontsize=8)
-    ax_c.set_xticks(features, [f"feature {f + 1}" for f in features])
+    ax_c.set_xticks(features, [figure_text(f"feature {f + 1}", f"特征 {f + 1}") for f in features])
     ax_c.set_xlim(-0.6, v.shape[1] - 0.1)
-    ax_c.set_xlabel("feature of the context vector")
-    ax_c.set_ylabel("sum of weight x vector")
+    ax_c.set_xlabel(figure_text("feature of the context vector", "上下文向量的特征"))
+    ax_c.set_ylabel(figure_text("sum of weight x vector", "权重 × 向量之和"))
     ax_c.axhline(0, color="black", linewidth=0.8)
-    ax_c.set_title(title or "Context vector = weighted sum (black bar = total)")
+    ax_c.set_title(
+        figure_label(title)
+        or figure_text(
+            "Context vector = weighted sum (black bar = total)",
+            "上下文向量 = 加权和（黑色横线 = 总和）",
+        )
+    )
     ax_c.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
+@with_cjk_font
 def plot_self_similarity(scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """Is every token most similar to itself? Its own score next to its best score.
 
@@ -322,16 +360,25 @@ def plot_self_similarity(scores: torch.Tensor, tokens: Sequence[str] | None = No
     hits = int((winner == np.arange(len(labels))).sum())
     positions = np.arange(len(labels))
     fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained", dpi=_DPI)
-    ax.bar(positions - 0.19, own, width=0.36, color="#4c72b0", label="score with itself")
-    ax.bar(positions + 0.19, best, width=0.36, color="#dd8452", label="largest score in the row")
+    own_label = figure_text("score with itself", "与自身的分数")
+    best_label = figure_text("largest score in the row", "该行的最大分数")
+    ax.bar(positions - 0.19, own, width=0.36, color="#4c72b0", label=own_label)
+    ax.bar(positions + 0.19, best, width=0.36, color="#dd8452", label=best_label)
+    itself = figure_text("itself", "自身")
     for x, j, value in zip(positions, winner, best):
-        mark = "itself" if j == x else labels[j]
+        mark = itself if j == x else labels[j]
         ax.text(x + 0.19, value, mark, ha="center", va="bottom", fontsize=8, rotation=30)
     ax.set_xticks(positions, labels)
-    ax.set_xlabel("query token")
-    ax.set_ylabel("score")
+    ax.set_xlabel(figure_text("query token", "查询词元"))
+    ax.set_ylabel(figure_text("score", "分数"))
     ax.set_ylim(0 if s.min() >= 0 else s.min() * 1.2, best.max() * 1.3)
-    ax.set_title(f"{hits} of {len(labels)} tokens score highest with themselves")
+    count = len(labels)
+    ax.set_title(
+        figure_text(
+            f"{hits} of {count} tokens score highest with themselves",
+            f"{count} 个词元中有 {hits} 个与自身的分数最高",
+        )
+    )
     ax.legend(loc="upper right", fontsize=8)
     return fig
 
@@ -339,6 +386,7 @@ def plot_self_similarity(scores: torch.Tensor, tokens: Sequence[str] | None = No
 # -- lesson 02 ------------------------------------------------------------------------------------
 
 
+@with_cjk_font
 def plot_qkv_projections(
     inputs: torch.Tensor,
     W_query: torch.Tensor,
@@ -368,7 +416,12 @@ def plot_qkv_projections(
                 f"{name}.shape={w.shape} (for an nn.Linear pass layer.weight.T)"
             )
     labels = _labels(tokens, x.shape[0])
-    results = {"W_query": "queries", "W_key": "keys", "W_value": "values"}
+    results = {
+        "W_query": figure_text("queries", "查询"),
+        "W_key": figure_text("keys", "键"),
+        "W_value": figure_text("values", "值"),
+    }
+    inputs_name = figure_text("inputs", "输入")
     T, d_in = x.shape
     d_out = max(w.shape[1] for w in matrices.values())
     fig, axes = plt.subplots(
@@ -382,18 +435,25 @@ def plot_qkv_projections(
     for row, (name, w) in enumerate(matrices.items()):
         product = x @ w  # (T, d_out)
         ax_x, ax_w, ax_r = axes[row]
-        _draw_matrix(ax_x, x, title=f"inputs ({T}, {d_in})", row_labels=labels, cmap="Greys")
+        _draw_matrix(ax_x, x, title=f"{inputs_name} ({T}, {d_in})", row_labels=labels, cmap="Greys")
         _draw_matrix(ax_w, w, title=f"{name} ({d_in}, {w.shape[1]})", cmap="Oranges")
         _draw_matrix(ax_r, product, title=f"{results[name]} ({T}, {w.shape[1]})", row_labels=labels)
-        ax_x.set_ylabel("token")
+        ax_x.set_ylabel(figure_text("token", "词元"))
         ax_x.set_xlabel("d_in")
         ax_w.set_xlabel("d_out")
         ax_w.set_ylabel("d_in")
         ax_r.set_xlabel("d_out")
-    fig.suptitle("Three projections of the same inputs:  inputs @ W = result", fontsize=10)
+    fig.suptitle(
+        figure_text(
+            "Three projections of the same inputs:  inputs @ W = result",
+            "同一输入的三个投影：inputs @ W = 结果",
+        ),
+        fontsize=10,
+    )
     return fig
 
 
+@with_cjk_font
 def plot_scaling_effect(
     scores: torch.Tensor, d_k: int, tokens: Sequence[str] | None = None
 ) -> Figure:
@@ -422,11 +482,15 @@ def plot_scaling_effect(
         ax.bar(positions, w, color="#dd8452" if divisor == 1.0 else "#55a868", width=0.6)
         for x, value in zip(positions, w):
             ax.text(x, value, f"{value:.2f}", ha="center", va="bottom", fontsize=8)
-        ax.set_title(f"{name}: largest weight {w.max():.2f}", fontsize=10)
+        largest = w.max()
+        ax.set_title(
+            figure_text(f"{name}: largest weight {largest:.2f}", f"{name}：最大权重 {largest:.2f}"),
+            fontsize=10,
+        )
         ax.set_xticks(positions, labels, rotation=30)
-        ax.set_xlabel("key")
+        ax.set_xlabel(figure_text("key", "键"))
         ax.set_ylim(0, 1.12)
-    axes[0].set_ylabel("attention weight")
+    axes[0].set_ylabel(figure_text("attention weight", "注意力权重"))
     return fig
 
 
@@ -437,8 +501,9 @@ def _future(size: int) -> np.ndarray:
     return np.triu(np.ones((size, size), dtype=bool), k=1)
 
 
+@with_cjk_font
 def plot_causal_scores(
-    scores: torch.Tensor, tokens: Sequence[str] | None = None, *, title: str | None = None
+    scores: torch.Tensor, tokens: Sequence[str] | None = None, *, title: str | Text | None = None
 ) -> Figure:
     """A (T, T) score matrix with the future (above the diagonal) greyed out.
 
@@ -454,17 +519,21 @@ def plot_causal_scores(
     _draw_matrix(
         ax,
         s,
-        title=title or "Scores a token may use (grey: the future, hidden by the mask)",
+        title=figure_label(title)
+        or figure_text(
+            "Scores a token may use (grey: the future, hidden by the mask)",
+            "词元可以使用的分数（灰色：未来，被掩码遮住）",
+        ),
         row_labels=labels,
         col_labels=labels,
         hidden=_future(len(labels)),
-        hidden_text="future",
+        hidden_text=figure_text("future", "未来"),
     )
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
+    _key_query_labels(ax)
     return fig
 
 
+@with_cjk_font
 def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """The three-step mask (top row) and the one-step ``-inf`` mask (bottom row), side by side.
 
@@ -494,11 +563,21 @@ def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = 
         2, 3, figsize=(3 * side + 1.2, 2 * side + 1.0), layout="constrained", dpi=_DPI
     )
     steps = (
-        (axes[0, 0], full, "1. softmax of full rows", None),
-        (axes[0, 1], kept, "2. times tril(ones): future -> 0", None),
-        (axes[0, 2], three_step, "3. divide by row sums", None),
+        (axes[0, 0], full, figure_text("1. softmax of full rows", "1. 对整行做 softmax"), None),
+        (
+            axes[0, 1],
+            kept,
+            figure_text("2. times tril(ones): future -> 0", "2. 乘以 tril(ones)：未来 -> 0"),
+            None,
+        ),
+        (axes[0, 2], three_step, figure_text("3. divide by row sums", "3. 除以各行之和"), None),
         (axes[1, 0], filled, "1. masked_fill(future, -inf)", future),
-        (axes[1, 2], one_step, "2. softmax: the same matrix", None),
+        (
+            axes[1, 2],
+            one_step,
+            figure_text("2. softmax: the same matrix", "2. softmax：同一个矩阵"),
+            None,
+        ),
     )
     for ax, values, title, grey in steps:
         hidden = grey if grey is not None else None
@@ -514,8 +593,8 @@ def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = 
             vmax=1.0 if grey is None else None,
             fontsize=7,
         )
-        ax.set_xlabel("key")
-        ax.set_ylabel("query")
+        ax.set_xlabel(figure_text("key", "键"))
+        ax.set_ylabel(figure_text("query", "查询"))
     arrow = axes[1, 1]
     arrow.set_axis_off()
     arrow.annotate(
@@ -528,12 +607,19 @@ def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = 
     arrow.text(
         0.5, 0.6, "softmax: exp(-inf) = 0", ha="center", fontsize=9, transform=arrow.transAxes
     )
-    arrow.set_title("one step, no renormalising", fontsize=9)
-    axes[0, 0].annotate(
-        "three-step method", xy=(0, 1.25), xycoords="axes fraction", fontsize=10, weight="bold"
+    arrow.set_title(
+        figure_text("one step, no renormalising", "一步完成，无需重新归一化"), fontsize=9
     )
-    axes[1, 0].annotate(
-        "one-step -inf method", xy=(0, 1.25), xycoords="axes fraction", fontsize=10, weight="bold"
+    for ax, method in (
+        (axes[0, 0], figure_text("three-step method", "三步法")),
+        (axes[1, 0], figure_text("one-step -inf method", "一步 -inf 法")),
+    ):
+        ax.annotate(method, xy=(0, 1.25), xycoords="axes fraction", fontsize=10, weight="bold")
+    fig.suptitle(
+        figure_text(
+            "Two paths to the same causal attention weights",
+            "殊途同归：两种方法得到同样的因果注意力权重",
+        ),
+        fontsize=10,
     )
-    fig.suptitle("Two paths to the same causal attention weights", fontsize=10)
     return fig

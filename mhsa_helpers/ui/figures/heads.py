@@ -14,7 +14,8 @@
   and the split version's one big matrix holding them stacked (lesson 06).
 
 Each function returns a matplotlib ``Figure`` (show it with ``plt.show()``) and never calls
-``plt.show()`` itself. Labels are ASCII only: the default font has no CJK glyphs.
+``plt.show()`` itself. Titles and labels follow the lesson language (``fonts.figure_text``:
+English where no CJK font is installed); token labels no font can draw become positions.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..fonts import figure_text, token_labels, with_cjk_font
 from ._common import float_tensor
 
 __all__ = [
@@ -88,8 +90,19 @@ def _draw(
                 )
 
 
+def _token_labels(tokens: Sequence[str] | None, n: int) -> list[str]:
+    """The T row labels: ``tokens`` (positions if a font lacks a glyph), or 1..T."""
+    if tokens is None:
+        return [str(i + 1) for i in range(n)]
+    return token_labels(tokens)
+
+
+def _key_label() -> str:
+    return figure_text("key (attended to)", "键（被注意的词元）")
+
+
 def _token_ticks(ax: Axes, tokens: Sequence[str] | None, n: int, *, axis: str = "y") -> None:
-    labels = list(tokens) if tokens is not None else [str(i + 1) for i in range(n)]
+    labels = _token_labels(tokens, n)
     if len(labels) != n:
         raise ValueError(f"tokens must have {n} labels, got {len(labels)}")
     if axis == "y":
@@ -98,6 +111,7 @@ def _token_ticks(ax: Axes, tokens: Sequence[str] | None, n: int, *, axis: str = 
         ax.set_xticks(range(n), labels, rotation=45, ha="right")
 
 
+@with_cjk_font
 def plot_dropout_mask(
     weights: torch.Tensor,
     keep: torch.Tensor,
@@ -127,24 +141,50 @@ def plot_dropout_mask(
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), layout="constrained")
     top = float(max(w.max(), dropped.max()))
     panels = [
-        (w, "Attention weights (eval)", "Blues", "{:.2f}", top),
-        (k, f"Keep mask, p = {p:g} (1 = kept)", "Greys", "{:.0f}", 1.0),
-        (dropped, f"weights x mask x 1/(1-p) = x{scale:.2f}", "Blues", "{:.2f}", top),
+        (
+            w,
+            figure_text("Attention weights (eval)", "注意力权重（eval 模式）"),
+            "Blues",
+            "{:.2f}",
+            top,
+        ),
+        (
+            k,
+            figure_text(f"Keep mask, p = {p:g} (1 = kept)", f"保留掩码，p = {p:g}（1 = 保留）"),
+            "Greys",
+            "{:.0f}",
+            1.0,
+        ),
+        (
+            dropped,
+            figure_text(
+                f"weights x mask x 1/(1-p) = x{scale:.2f}", f"权重 × 掩码 × 1/(1-p) = ×{scale:.2f}"
+            ),
+            "Blues",
+            "{:.2f}",
+            top,
+        ),
     ]
     for ax, (m, title, cmap, fmt, vmax) in zip(axes, panels, strict=True):
         _draw(ax, m, cmap=cmap, fmt=fmt, vmin=0.0, vmax=vmax)
         ax.set_title(title)
-        ax.set_xlabel("key (attended to)")
+        ax.set_xlabel(_key_label())
         _token_ticks(ax, tokens, n, axis="x")
         _token_ticks(ax, tokens, n, axis="y")
-    axes[0].set_ylabel("query (attending)")
+    axes[0].set_ylabel(figure_text("query (attending)", "查询（发出注意的词元）"))
+    sums = ", ".join(f"{s:.2f}" for s in dropped.sum(-1).tolist())
     fig.suptitle(
-        f"Dropout in training: zero the dropped entries, scale the survivors by 1/(1-p) = "
-        f"{scale:.2f}. Row sums: {', '.join(f'{s:.2f}' for s in dropped.sum(-1).tolist())}"
+        figure_text(
+            f"Dropout in training: zero the dropped entries, scale the survivors by 1/(1-p) = "
+            f"{scale:.2f}. Row sums: {sums}",
+            f"训练时的 dropout：被丢弃的元素置零，保留的元素乘以 1/(1-p) = {scale:.2f}。"
+            f"各行之和：{sums}",
+        )
     )
     return fig
 
 
+@with_cjk_font
 def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     """What dropout does on average, measured for several rates.
 
@@ -168,23 +208,32 @@ def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     grid = torch.linspace(0, max(ps), 100)
     fig, (ax_kept, ax_value) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
     ax_kept.plot(grid, 1 - grid, color="grey", label="1 - p")
-    ax_kept.plot(ps, kept, "o", color="tab:blue", label="measured: fraction kept")
-    ax_kept.plot(ps, mean, "s", color="tab:green", label="measured: mean entry")
+    kept_label = figure_text("measured: fraction kept", "实测：保留的比例")
+    mean_label = figure_text("measured: mean entry", "实测：元素的均值")
+    rate = figure_text("dropout rate p", "丢弃率 p")
+    ax_kept.plot(ps, kept, "o", color="tab:blue", label=kept_label)
+    ax_kept.plot(ps, mean, "s", color="tab:green", label=mean_label)
     ax_kept.axhline(1.0, color="tab:green", lw=0.8, ls="--")
-    ax_kept.set_title("Fewer entries survive, the mean stays 1")
-    ax_kept.set_xlabel("dropout rate p")
-    ax_kept.set_ylabel("fraction / mean")
+    ax_kept.set_title(
+        figure_text("Fewer entries survive, the mean stays 1", "保留的元素变少，均值仍是 1")
+    )
+    ax_kept.set_xlabel(rate)
+    ax_kept.set_ylabel(figure_text("fraction / mean", "比例 / 均值"))
     ax_kept.set_ylim(0, 1.3)
     ax_kept.legend(loc="lower left")
     ax_value.plot(grid, 1 / (1 - grid), color="grey", label="1 / (1 - p)")
-    ax_value.plot(ps, survivor, "o", color="tab:orange", label="measured: survivor value")
-    ax_value.set_title("Each survivor is scaled by 1/(1-p)")
-    ax_value.set_xlabel("dropout rate p")
-    ax_value.set_ylabel("value of a surviving 1")
+    survivor_label = figure_text("measured: survivor value", "实测：保留元素的值")
+    ax_value.plot(ps, survivor, "o", color="tab:orange", label=survivor_label)
+    ax_value.set_title(
+        figure_text("Each survivor is scaled by 1/(1-p)", "每个保留的元素都乘以 1/(1-p)")
+    )
+    ax_value.set_xlabel(rate)
+    ax_value.set_ylabel(figure_text("value of a surviving 1", "保留下来的 1 的值"))
     ax_value.legend(loc="upper left")
     return fig
 
 
+@with_cjk_font
 def plot_heads_concat(
     head_outputs: Sequence[torch.Tensor], tokens: Sequence[str] | None = None
 ) -> Figure:
@@ -220,11 +269,14 @@ def plot_heads_concat(
     )
     for i, (ax, h) in enumerate(zip(axes[:-1], heads, strict=True)):
         _draw(ax, h, cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi)
-        ax.set_title(f"Head {i + 1}: ({n}, {d})", color=HEAD_COLORS[i])
-        ax.set_xlabel("column")
+        head = i + 1
+        ax.set_title(
+            figure_text(f"Head {head}: ({n}, {d})", f"头 {head}：({n}, {d})"), color=HEAD_COLORS[i]
+        )
+        ax.set_xlabel(figure_text("column", "列"))
         ax.set_xticks(range(d))
         _token_ticks(ax, tokens, n)
-    axes[0].set_ylabel("token")
+    axes[0].set_ylabel(figure_text("token", "词元"))
     cat = axes[-1]
     for i, h in enumerate(heads):
         _draw(cat, h, cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi, extent=(i * d, (i + 1) * d, n, 0))
@@ -234,13 +286,18 @@ def plot_heads_concat(
     cat.set_xlim(0, num_heads * d)
     cat.set_ylim(n, 0)
     cat.set_xticks([j + 0.5 for j in range(num_heads * d)], [str(j) for j in range(num_heads * d)])
-    cat.set_yticks([i + 0.5 for i in range(n)], list(tokens) if tokens else range(1, n + 1))
+    cat.set_yticks([i + 0.5 for i in range(n)], _token_labels(tokens or None, n))
     cat.set_title(f"torch.cat(dim=-1): ({n}, {num_heads} x {d} = {num_heads * d})")
-    cat.set_xlabel("column of the concatenated output")
-    fig.suptitle("Heads side by side: every head adds its own columns")
+    cat.set_xlabel(figure_text("column of the concatenated output", "拼接后输出的列"))
+    fig.suptitle(
+        figure_text(
+            "Heads side by side: every head adds its own columns", "各头并排：每个头贡献自己的列"
+        )
+    )
     return fig
 
 
+@with_cjk_font
 def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) -> Figure:
     """Measured matrix multiplications per forward pass against the number of heads.
 
@@ -267,7 +324,8 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
         linear = [int(c.get("linear", 0)) for c in per_heads.values()]
         matmul = [int(c.get("matmul", 0)) for c in per_heads.values()]
         color = HEAD_COLORS[k % len(HEAD_COLORS)]
-        ax.bar(xs, linear, width, color=color, label=f"{impl}: nn.Linear calls")
+        linear_label = figure_text(f"{impl}: nn.Linear calls", f"{impl}：nn.Linear 调用")
+        ax.bar(xs, linear, width, color=color, label=linear_label)
         ax.bar(
             xs,
             matmul,
@@ -276,19 +334,25 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
             color=color,
             alpha=0.45,
             hatch="//",
-            label=f"{impl}: @ calls",
+            label=figure_text(f"{impl}: @ calls", f"{impl}：@ 调用"),
         )
         for x, a, b in zip(xs, linear, matmul, strict=True):
             ax.text(x, a + b + 0.2, str(a + b), ha="center", va="bottom", fontsize=9)
     ax.set_xticks(range(len(heads)), [str(h) for h in heads])
     ax.set_xlabel("num_heads")
-    ax.set_ylabel("calls per forward pass")
-    ax.set_title("Matrix multiplications per forward pass (measured with mh.CountMatmuls)")
+    ax.set_ylabel(figure_text("calls per forward pass", "每次前向传播的调用次数"))
+    ax.set_title(
+        figure_text(
+            "Matrix multiplications per forward pass (measured with mh.CountMatmuls)",
+            "每次前向传播的矩阵乘法次数（用 mh.CountMatmuls 测得）",
+        )
+    )
     ax.legend(loc="upper left", fontsize=8)
     ax.margins(y=0.15)
     return fig
 
 
+@with_cjk_font
 def plot_head_split(
     projection: torch.Tensor,
     heads: torch.Tensor,
@@ -336,28 +400,36 @@ def plot_head_split(
         ax.set_xlim(0, d_out)
         ax.set_ylim(n, 0)
         ax.set_xticks([j + 0.5 for j in range(d_out)], [str(j) for j in range(d_out)])
-        labels = list(tokens) if tokens is not None else [str(i + 1) for i in range(n)]
-        ax.set_yticks([i + 0.5 for i in range(n)], labels)
+        ax.set_yticks([i + 0.5 for i in range(n)], _token_labels(tokens, n))
         ax.set_title(title)
-        ax.set_xlabel("column (d_out)")
+        ax.set_xlabel(figure_text("column (d_out)", "列（d_out）"))
 
-    coloured(axes[0], proj, f"Projection ({n}, {d_out})")
-    axes[0].set_ylabel("token")
+    coloured(axes[0], proj, figure_text(f"Projection ({n}, {d_out})", f"投影 ({n}, {d_out})"))
+    axes[0].set_ylabel(figure_text("token", "词元"))
     for i in range(num_heads):
         ax = axes[1 + i]
         _draw(ax, split[i], cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi)
-        ax.set_title(f"Head {i + 1} ({n}, {head_dim})", color=HEAD_COLORS[i])
+        head = i + 1
+        ax.set_title(
+            figure_text(f"Head {head} ({n}, {head_dim})", f"头 {head} ({n}, {head_dim})"),
+            color=HEAD_COLORS[i],
+        )
         ax.set_xlabel("head_dim")
         ax.set_xticks(range(head_dim))
         _token_ticks(ax, tokens, n)
-    coloured(axes[-1], back, f"Merged back ({n}, {d_out})")
+    coloured(axes[-1], back, figure_text(f"Merged back ({n}, {d_out})", f"合并回来 ({n}, {d_out})"))
     fig.suptitle(
-        f"view(T, {num_heads}, {head_dim}) + transpose -> {num_heads} heads of ({n}, {head_dim}); "
-        "transpose + contiguous().view -> the same columns again"
+        figure_text(
+            f"view(T, {num_heads}, {head_dim}) + transpose -> {num_heads} heads of ({n}, "
+            f"{head_dim}); transpose + contiguous().view -> the same columns again",
+            f"view(T, {num_heads}, {head_dim}) + transpose -> {num_heads} 个形状为 ({n}, "
+            f"{head_dim}) 的头；transpose + contiguous().view -> 又回到原来的列",
+        )
     )
     return fig
 
 
+@with_cjk_font
 def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torch.Tensor) -> Figure:
     """The wrapper's per-head matrices (top) and the split version's one matrix (bottom).
 
@@ -391,12 +463,24 @@ def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torc
     axes_top = top.subplots(1, num_heads, squeeze=False)[0]
     for i, (ax, w) in enumerate(zip(axes_top, heads, strict=True)):
         _draw(ax, w, cmap=HEAD_CMAPS[i], vmin=lo, vmax=hi)
-        ax.set_title(f"Head {i + 1}: W_query ({head_dim}, {d_in})", color=HEAD_COLORS[i])
-        ax.set_xlabel("input feature (d_in)")
+        head = i + 1
+        ax.set_title(
+            figure_text(
+                f"Head {head}: W_query ({head_dim}, {d_in})",
+                f"头 {head}：W_query ({head_dim}, {d_in})",
+            ),
+            color=HEAD_COLORS[i],
+        )
+        ax.set_xlabel(figure_text("input feature (d_in)", "输入特征（d_in）"))
         ax.set_xticks(range(d_in))
         ax.set_yticks(range(head_dim))
-    axes_top[0].set_ylabel("output row")
-    top.suptitle(f"Wrapper: {num_heads} separate matrices, {num_heads} small matmuls")
+    axes_top[0].set_ylabel(figure_text("output row", "输出行"))
+    top.suptitle(
+        figure_text(
+            f"Wrapper: {num_heads} separate matrices, {num_heads} small matmuls",
+            f"包装器：{num_heads} 个独立的矩阵，{num_heads} 次小的矩阵乘法",
+        )
+    )
     ax_big = bottom.subplots(1, 1)
     for i in range(num_heads):
         rows = big[i * head_dim : (i + 1) * head_dim]
@@ -412,9 +496,13 @@ def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torc
         [r + 0.5 for r in range(num_heads * head_dim)],
         [str(r) for r in range(num_heads * head_dim)],
     )
-    ax_big.set_xlabel("input feature (d_in)")
-    ax_big.set_ylabel("output row (d_out)")
+    ax_big.set_xlabel(figure_text("input feature (d_in)", "输入特征（d_in）"))
+    ax_big.set_ylabel(figure_text("output row (d_out)", "输出行（d_out）"))
+    rows_total = num_heads * head_dim
     ax_big.set_title(
-        f"Split: one W_query ({num_heads * head_dim}, {d_in}) = the heads' rows stacked, one matmul"
+        figure_text(
+            f"Split: one W_query ({rows_total}, {d_in}) = the heads' rows stacked, one matmul",
+            f"拆分：一个 W_query ({rows_total}, {d_in}) = 各头的行堆叠在一起，一次矩阵乘法",
+        )
     )
     return fig

@@ -6,7 +6,8 @@
   mask, the key padding mask spread over every query row, and their union (what ``forward``
   hides); rows with no visible key at all are flagged.
 
-Both take the lesson's own tensors, so the picture is the mask the code uses.
+Both take the lesson's own tensors, so the picture is the mask the code uses. Titles and labels
+follow the lesson language (``fonts.figure_text``); tokens no font can draw become positions.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ import numpy as np
 import torch
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+
+from ...i18n import Text
+from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
 
 __all__ = ["PAD", "padded_batch", "padding_masks"]
 
@@ -39,8 +43,11 @@ def _check_mask(key_padding_mask: object, ndim: int) -> torch.Tensor:
     return key_padding_mask.detach().cpu()
 
 
+@with_cjk_font
 def padded_batch(
-    tokens: Sequence[Sequence[str]], key_padding_mask: torch.Tensor, title: str | None = None
+    tokens: Sequence[Sequence[str]],
+    key_padding_mask: torch.Tensor,
+    title: str | Text | None = None,
 ) -> Figure:
     """Draw a padded batch: row i shows ``tokens[i]`` in its real cells and ``<pad>`` elsewhere.
 
@@ -60,23 +67,30 @@ def padded_batch(
                 f"sequence {row} has {len(words)} tokens but {len(real)} real (False) positions "
                 "in key_padding_mask"
             )
-        labels = dict(zip(real, words, strict=True))
+        labels = dict(zip(real, token_labels(words), strict=True))
         for col in range(num_tokens):
             text = labels.get(col, PAD)
             ax.text(col, row, text, ha="center", va="center", fontsize=9)
     ax.set_xticks(range(num_tokens))
     ax.set_yticks(range(batch))
-    ax.set_xlabel("position")
-    ax.set_ylabel("sequence")
+    ax.set_xlabel(figure_text("position", "位置"))
+    ax.set_ylabel(figure_text("sequence", "序列"))
     ax.set_xticks(np.arange(-0.5, num_tokens), minor=True)
     ax.set_yticks(np.arange(-0.5, batch), minor=True)
     ax.grid(which="minor", color="white", linewidth=2)
     ax.tick_params(which="minor", length=0)
-    ax.set_title(title or f"padded batch ({batch}, {num_tokens}): grey = padding")
+    ax.set_title(
+        figure_label(title)
+        or figure_text(
+            f"padded batch ({batch}, {num_tokens}): grey = padding",
+            f"填充后的批次 ({batch}, {num_tokens})：灰色 = 填充",
+        )
+    )
     fig.tight_layout()
     return fig
 
 
+@with_cjk_font
 def padding_masks(
     key_padding_mask: torch.Tensor, tokens: Sequence[str] | None = None, causal: bool = True
 ) -> Figure:
@@ -88,7 +102,7 @@ def padding_masks(
     """
     mask = _check_mask(key_padding_mask, 1)
     num_tokens = mask.shape[0]
-    labels = list(tokens) if tokens is not None else [str(i) for i in range(num_tokens)]
+    labels = token_labels(tokens) if tokens is not None else [str(i) for i in range(num_tokens)]
     if len(labels) != num_tokens:
         raise ValueError(f"tokens has {len(labels)} labels but key_padding_mask has {num_tokens}")
     future = torch.ones(num_tokens, num_tokens, dtype=torch.bool).triu(1)
@@ -97,9 +111,14 @@ def padding_masks(
     padding = mask[None, :].expand(num_tokens, -1)  # (T_q, T_k): the same columns on every row
     hidden = future | padding
     panels = [
-        ("causal mask" if causal else "no causal mask", future),
-        ("key padding mask", padding),
-        ("hidden = causal | padding", hidden),
+        (
+            figure_text("causal mask", "因果掩码")
+            if causal
+            else figure_text("no causal mask", "无因果掩码"),
+            future,
+        ),
+        (figure_text("key padding mask", "键填充掩码"), padding),
+        (figure_text("hidden = causal | padding", "遮住 = 因果 | 填充"), hidden),
     ]
     fig, axes = plt.subplots(1, 3, figsize=(3.6 * 3 + 1, 3.8))
     cmap = ListedColormap([_REAL, "#37474f"])
@@ -107,11 +126,12 @@ def padding_masks(
         ax.imshow(matrix.numpy(), cmap=cmap, vmin=0, vmax=1)
         ax.set_xticks(range(num_tokens), labels, rotation=60, ha="right", fontsize=8)
         ax.set_yticks(range(num_tokens), labels, fontsize=8)
-        ax.set_xlabel("key")
-        ax.set_ylabel("query")
+        ax.set_xlabel(figure_text("key", "键"))
+        ax.set_ylabel(figure_text("query", "查询"))
         ax.set_title(name)
+    no_key = figure_text("no key", "无可见的键")
     for row in hidden.all(dim=-1).nonzero().flatten().tolist():
-        axes[2].text(num_tokens - 0.4, row, "no key", color="#c62828", va="center", fontsize=8)
-    fig.suptitle("dark = hidden (True)")
+        axes[2].text(num_tokens - 0.4, row, no_key, color="#c62828", va="center", fontsize=8)
+    fig.suptitle(figure_text("dark = hidden (True)", "深色 = 遮住（True）"))
     fig.tight_layout()
     return fig

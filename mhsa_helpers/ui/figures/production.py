@@ -15,8 +15,9 @@
 * ``plot_gqa_sharing(kv_head_of)`` -- query heads joined to the K/V head they share (GQA / MQA).
 
 Every function takes tensors or numbers a lesson computed, returns a matplotlib ``Figure`` with
-titled and labelled axes, and leaves showing it to the caller (``plt.show()``). Text is ASCII only:
-the default matplotlib font has no CJK glyphs.
+titled and labelled axes, and leaves showing it to the caller (``plt.show()``). Titles and labels
+follow the lesson language (``fonts.figure_text``: English where no CJK font is installed); token
+labels no font can draw become positions.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ...i18n import Text
+from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
 from ._common import float_tensor
 
 __all__ = [
@@ -44,6 +47,7 @@ _QKV_NAMES = ("W_query", "W_key", "W_value")
 _QKV_COLOURS = ("tab:blue", "tab:orange", "tab:green")
 
 
+@with_cjk_font
 def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> Figure:
     """The fused QKV weight as three stacked (d_out, d_in) blocks, and its output split in three.
 
@@ -67,9 +71,15 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
     for i, (name, colour) in enumerate(zip(_QKV_NAMES, _QKV_COLOURS)):
         ax.add_patch(Rectangle((-0.5, i * d_out - 0.5), d_in, d_out, fill=False, lw=3, ec=colour))
         ax.text(d_in - 0.4, (i + 0.5) * d_out - 0.5, f" {name}", va="center", color=colour)
-    ax.set_title(f"qkv.weight ({3 * d_out}, {d_in}): three stacked blocks")
-    ax.set_xlabel("input feature (d_in)")
-    ax.set_ylabel("row = output feature (3 * d_out)")
+    rows = 3 * d_out
+    ax.set_title(
+        figure_text(
+            f"qkv.weight ({rows}, {d_in}): three stacked blocks",
+            f"qkv.weight ({rows}, {d_in})：三个堆叠的块",
+        )
+    )
+    ax.set_xlabel(figure_text("input feature (d_in)", "输入特征（d_in）"))
+    ax.set_ylabel(figure_text("row = output feature (3 * d_out)", "行 = 输出特征（3 * d_out）"))
     ax.set_xlim(-0.5, d_in + 0.9 * max(1, d_in / 3))
     if output is not None:
         out = float_tensor("output", output, 2)
@@ -87,17 +97,20 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
             )
             ax_out.text((i + 0.5) * d_out - 0.5, -0.7, name, ha="center", color=colour)
         ax_out.set_title(f"qkv(x) ({out.shape[0]}, {3 * d_out}) = Q | K | V", pad=16)
-        ax_out.set_xlabel("output feature: split(d_out, dim=-1)")
-        ax_out.set_ylabel("token position")
+        ax_out.set_xlabel(
+            figure_text("output feature: split(d_out, dim=-1)", "输出特征：split(d_out, dim=-1)")
+        )
+        ax_out.set_ylabel(figure_text("token position", "词元位置"))
     return fig
 
 
+@with_cjk_font
 def plot_attention_memory(
     lengths: Sequence[int],
     weights_bytes: Sequence[float],
     sdpa_bytes: Sequence[float],
     *,
-    title: str = "Extra memory of attention",
+    title: str | Text | None = None,
 ) -> Figure:
     """Bytes of the explicit (b, h, T, T) weights against SDPA's per-row memory, log-log.
 
@@ -111,20 +124,23 @@ def plot_attention_memory(
         )
     fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
     mib = 2**20
-    ax.plot(
-        lengths, [b / mib for b in weights_bytes], marker="o", label="explicit: (b, h, T, T) ~ T^2"
-    )
-    ax.plot(lengths, [b / mib for b in sdpa_bytes], marker="o", label="SDPA / flash: (b, h, T) ~ T")
+    explicit = figure_text("explicit: (b, h, T, T) ~ T^2", "显式权重：(b, h, T, T) ~ T^2")
+    sdpa = figure_text("SDPA / flash: (b, h, T) ~ T", "SDPA / flash 注意力：(b, h, T) ~ T")
+    ax.plot(lengths, [b / mib for b in weights_bytes], marker="o", label=explicit)
+    ax.plot(lengths, [b / mib for b in sdpa_bytes], marker="o", label=sdpa)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(list(lengths), [str(t) for t in lengths])
-    ax.set_xlabel("sequence length T")
+    ax.set_xlabel(figure_text("sequence length T", "序列长度 T"))
     ax.set_ylabel("MiB")
-    ax.set_title(title)
+    ax.set_title(
+        figure_label(title) or figure_text("Extra memory of attention", "注意力的额外内存")
+    )
     ax.legend()
     return fig
 
 
+@with_cjk_font
 def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
     """A low-precision result (e.g. bfloat16 under autocast) against the float32 one.
 
@@ -149,22 +165,35 @@ def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
     relative = (approx - ref).abs() / scale
     fig, (ax_values, ax_error) = plt.subplots(1, 2, figsize=(9.5, 3.8), layout="constrained")
     ax_values.scatter(ref.numpy(), approx.numpy(), s=6, alpha=0.5)
-    ax_values.plot([-scale, scale], [-scale, scale], color="gray", linestyle="--", label="equal")
-    ax_values.set_xlabel("float32 value")
-    ax_values.set_ylabel("bfloat16 value")
-    ax_values.set_title(f"{ref.numel()} output entries")
+    equal = figure_text("equal", "相等")
+    ax_values.plot([-scale, scale], [-scale, scale], color="gray", linestyle="--", label=equal)
+    ax_values.set_xlabel(figure_text("float32 value", "float32 值"))
+    ax_values.set_ylabel(figure_text("bfloat16 value", "bfloat16 值"))
+    entries = ref.numel()
+    ax_values.set_title(figure_text(f"{entries} output entries", f"{entries} 个输出元素"))
     ax_values.legend()
     ax_error.hist(relative.numpy(), bins=40, color="tab:blue")
-    ax_error.axvline(2**-8, color="gray", linestyle="--", label="2^-8, bfloat16's step")
-    ax_error.set_xlabel("|bfloat16 - float32| / largest |float32 value|")
-    ax_error.set_ylabel("number of entries")
-    ax_error.set_title("Error relative to the largest output")
+    step = figure_text("2^-8, bfloat16's step", "2^-8，bfloat16 的步长")
+    ax_error.axvline(2**-8, color="gray", linestyle="--", label=step)
+    ax_error.set_xlabel(
+        figure_text(
+            "|bfloat16 - float32| / largest |float32 value|",
+            "|bfloat16 - float32| / 最大的 |float32 值|",
+        )
+    )
+    ax_error.set_ylabel(figure_text("number of entries", "元素个数"))
+    ax_error.set_title(figure_text("Error relative to the largest output", "相对于最大输出的误差"))
     ax_error.legend()
-    fig.suptitle("bfloat16 under autocast vs float32")
+    fig.suptitle(
+        figure_text("bfloat16 under autocast vs float32", "autocast 下的 bfloat16 与 float32 对比")
+    )
     return fig
 
 
-def plot_relative_position_scores(scores: torch.Tensor, *, title: str | None = None) -> Figure:
+@with_cjk_font
+def plot_relative_position_scores(
+    scores: torch.Tensor, *, title: str | Text | None = None
+) -> Figure:
     """Each diagonal (offset i - j) of a causal (T, T) score matrix as one line over i.
 
     With RoPE or ALiBi the score of query i and key j depends on i - j only (for equal content),
@@ -186,22 +215,25 @@ def plot_relative_position_scores(scores: torch.Tensor, *, title: str | None = N
             color=cmap(offset / max(1, num_tokens - 1)),
             label=f"i - j = {offset}",
         )
-    ax_lines.set_xlabel("query position i")
-    ax_lines.set_ylabel("score of key j = i - offset")
-    ax_lines.set_title("Scores by offset: flat lines")
+    ax_lines.set_xlabel(figure_text("query position i", "查询位置 i"))
+    ax_lines.set_ylabel(figure_text("score of key j = i - offset", "键 j = i - offset 的分数"))
+    ax_lines.set_title(figure_text("Scores by offset: flat lines", "按偏移量画分数：一条条水平线"))
     ax_lines.legend(fontsize=7, ncol=2)
     masked = s.clone()
     masked[torch.ones(num_tokens, num_tokens).triu(1).bool()] = float("nan")
     image = ax_grid.imshow(masked.numpy(), cmap="viridis")
     fig.colorbar(image, ax=ax_grid, shrink=0.8)
-    ax_grid.set_xlabel("key position j")
-    ax_grid.set_ylabel("query position i")
-    ax_grid.set_title("The same scores: constant along diagonals")
+    ax_grid.set_xlabel(figure_text("key position j", "键位置 j"))
+    ax_grid.set_ylabel(figure_text("query position i", "查询位置 i"))
+    ax_grid.set_title(
+        figure_text("The same scores: constant along diagonals", "同样的分数：沿对角线不变")
+    )
     if title:
-        fig.suptitle(title)
+        fig.suptitle(figure_label(title))
     return fig
 
 
+@with_cjk_font
 def plot_cross_attention(
     weights: torch.Tensor, query_tokens: Sequence[str], key_tokens: Sequence[str]
 ) -> Figure:
@@ -241,21 +273,37 @@ def plot_cross_attention(
                 linewidth=0.5 + 6 * weight,
                 alpha=0.15 + 0.85 * weight,
             )
-    for i, token in enumerate(query_tokens):
+    for i, token in enumerate(token_labels(query_tokens)):
         ax.text(-0.03, height(i, n_q), token, ha="right", va="center")
-    for j, token in enumerate(key_tokens):
+    for j, token in enumerate(token_labels(key_tokens)):
         ax.text(1.03, height(j, n_kv), token, ha="left", va="center")
     ax.set_xlim(-0.4, 1.4)
     ax.set_ylim(0, 1)
-    ax.set_xticks([0, 1], ["queries (decoder)", "keys/values (encoder)"])
+    ax.set_xticks(
+        [0, 1],
+        [
+            figure_text("queries (decoder)", "查询（解码器）"),
+            figure_text("keys/values (encoder)", "键/值（编码器）"),
+        ],
+    )
     ax.set_yticks([])
-    ax.set_xlabel("every query sees every key: no causal mask")
-    ax.set_title(f"Cross-attention: {n_q} x {n_kv} weights, each row sums to 1")
+    ax.set_xlabel(
+        figure_text(
+            "every query sees every key: no causal mask", "每个查询都看得到每个键：没有因果掩码"
+        )
+    )
+    ax.set_title(
+        figure_text(
+            f"Cross-attention: {n_q} x {n_kv} weights, each row sums to 1",
+            f"交叉注意力：{n_q} × {n_kv} 个权重，每行之和为 1",
+        )
+    )
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
     return fig
 
 
+@with_cjk_font
 def plot_kv_cache_growth(
     cache_lengths: Sequence[int],
     projected_without: Sequence[int],
@@ -293,19 +341,31 @@ def plot_kv_cache_growth(
         )
         previous = length
     ax_cache.invert_yaxis()
-    ax_cache.set_xlabel("cached token position (keys and values)")
-    ax_cache.set_ylabel("generation step")
-    ax_cache.set_title("KV cache: reused (grey) + added (orange)")
+    step_label = figure_text("generation step", "生成步")
+    ax_cache.set_xlabel(
+        figure_text("cached token position (keys and values)", "缓存的词元位置（键和值）")
+    )
+    ax_cache.set_ylabel(step_label)
+    ax_cache.set_title(
+        figure_text(
+            "KV cache: reused (grey) + added (orange)", "KV 缓存：复用（灰色）+ 新增（橙色）"
+        )
+    )
     positions = torch.arange(1, steps + 1).numpy()
-    ax_cost.bar(positions - 0.2, list(projected_without), width=0.4, label="without cache")
-    ax_cost.bar(positions + 0.2, list(projected_with), width=0.4, label="with cache")
-    ax_cost.set_xlabel("generation step")
-    ax_cost.set_ylabel("tokens through the Q/K/V projection")
-    ax_cost.set_title("Work per step")
+    without = figure_text("without cache", "不用缓存")
+    with_cache = figure_text("with cache", "使用缓存")
+    ax_cost.bar(positions - 0.2, list(projected_without), width=0.4, label=without)
+    ax_cost.bar(positions + 0.2, list(projected_with), width=0.4, label=with_cache)
+    ax_cost.set_xlabel(step_label)
+    ax_cost.set_ylabel(
+        figure_text("tokens through the Q/K/V projection", "经过 Q/K/V 投影的词元数")
+    )
+    ax_cost.set_title(figure_text("Work per step", "每步的计算量"))
     ax_cost.legend()
     return fig
 
 
+@with_cjk_font
 def plot_gqa_sharing(kv_head_of: torch.Tensor) -> Figure:
     """Query heads (top row) joined to the key/value head each one reads (bottom row).
 
@@ -337,11 +397,29 @@ def plot_gqa_sharing(kv_head_of: torch.Tensor) -> Figure:
             Rectangle((x_of(kv, num_kv) - width / 2, -0.12), width, 0.24, color=cmap(kv % 10))
         )
         ax.text(x_of(kv, num_kv), 0.0, f"K/V {kv}", ha="center", va="center", fontsize=8)
-    kind = "MHA" if num_kv == num_heads else ("MQA" if num_kv == 1 else "GQA")
+    if num_kv == num_heads:
+        kind = figure_text("MHA", "多头注意力（MHA）")
+    elif num_kv == 1:
+        kind = figure_text("MQA", "多查询注意力（MQA）")
+    else:
+        kind = figure_text("GQA", "分组查询注意力（GQA）")
     ax.set_xlim(-0.2, num_heads + 0.2)
     ax.set_ylim(-0.3, 1.3)
-    ax.set_yticks([0, 1], ["K/V heads", "query heads"])
+    ax.set_yticks(
+        [0, 1], [figure_text("K/V heads", "K/V 头"), figure_text("query heads", "查询头")]
+    )
     ax.set_xticks([])
-    ax.set_xlabel(f"{num_heads} query heads share {num_kv} K/V heads ({num_heads // num_kv} each)")
-    ax.set_title(f"{kind}: num_heads={num_heads}, num_kv_groups={num_kv}")
+    each = num_heads // num_kv
+    ax.set_xlabel(
+        figure_text(
+            f"{num_heads} query heads share {num_kv} K/V heads ({each} each)",
+            f"{num_heads} 个查询头共享 {num_kv} 个 K/V 头（每个 K/V 头对应 {each} 个）",
+        )
+    )
+    ax.set_title(
+        figure_text(
+            f"{kind}: num_heads={num_heads}, num_kv_groups={num_kv}",
+            f"{kind}：查询头数 num_heads={num_heads}，K/V 组数 num_kv_groups={num_kv}",
+        )
+    )
     return fig
