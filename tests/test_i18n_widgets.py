@@ -223,4 +223,4 @@ def test_progress_bar_descriptions(monkeypatch, lang):
             "training 3 blocks x 4 heads",
         ]
     else:
-        assert seen == ["平移任务，4 个头", "重复任务，4 个头", "训练 3 个块 x 4 个头"]
+        assert seen == ["平移任务，4 个头", "重复任务，4 个头", "训练 3 个块 × 4 个头"]
