@@ -153,7 +153,7 @@ def check_prediction_changed_weights(prediction: object, reveal: bool = False) -
         reveal=reveal,
         what=tr("a whole number from 0 to 36", "一个 0 到 36 之间的整数"),
         value=value,
-        actual=tr(f"{count} of 36", f"三十六个权重中有 {count} 个改变"),
+        actual=tr(f"{count} of 36", f"36 个权重中有 {count} 个改变"),
         correct=value == count,
         explain=tr(
             "Only the last row may look at 'step', and it looks at every token, so exactly "
