@@ -85,7 +85,7 @@ def test_readme_glossary_is_rendered_from_the_data_file():
 
 
 def test_ci_installs_the_browser_then_runs_make_test(tmp_path):
-    """Run .ci/run with stand-ins for make, apt-get and chromium that record their arguments."""
+    """Run .ci/run with stand-ins for make, apt-get, chromium and fc-list that record calls."""
     log = tmp_path / "calls.log"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -95,7 +95,11 @@ def test_ci_installs_the_browser_then_runs_make_test(tmp_path):
         stub.chmod(0o755)
     # PATH holds only the stand-ins and the one real tool the script needs, so whether this
     # machine has chromium installed does not matter.
-    (bin_dir / "dirname").symlink_to(shutil.which("dirname"))
+    for real in ("dirname", "grep"):
+        (bin_dir / real).symlink_to(shutil.which(real))
+    fc_list = bin_dir / "fc-list"  # a machine with a Chinese font
+    fc_list.write_text('#!/bin/sh\necho "/usr/share/fonts/NotoSansCJK.ttc: Noto Sans CJK SC"\n')
+    fc_list.chmod(0o755)
     env = {**os.environ, "PATH": str(bin_dir)}
     # Without chromium on PATH the script installs it (apt-get) and then fails to find it.
     result = subprocess.run([BASH, str(ROOT / ".ci" / "run")], env=env, capture_output=True)
@@ -108,6 +112,13 @@ def test_ci_installs_the_browser_then_runs_make_test(tmp_path):
     result = subprocess.run([BASH, str(ROOT / ".ci" / "run")], env=env, capture_output=True)
     assert result.returncode == 0, result.stderr
     assert log.read_text().splitlines() == ["make test"]
+    # Without a Chinese font the script installs one for the Chinese edition's pages.
+    log.unlink()
+    fc_list.write_text("#!/bin/sh\n")
+    result = subprocess.run([BASH, str(ROOT / ".ci" / "run")], env=env, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    assert calls[-1] == "make test" and "apt-get install -y -qq fonts-noto-cjk" in calls
 
 
 @pytest.mark.parametrize("target", ["lab", "test", "install-test"])

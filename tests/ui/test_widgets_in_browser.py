@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -74,6 +75,12 @@ def _output_of(slider):
 def test_sliders_redraw_the_plot(lab_server, page, artifacts, notebook, sliders):
     if not (NOTEBOOKS / notebook).is_file():
         pytest.fail(f"notebooks/{notebook} does not exist (yet): build it before this test")
+    if notebook.startswith("zh/"):
+        has_cjk = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True).stdout
+        assert has_cjk.strip(), (
+            "no font with Chinese characters for the browser: the Chinese lesson would show boxes "
+            "(Debian: apt-get install fonts-noto-cjk; .ci/run installs it)"
+        )
     repo_copy = (NOTEBOOKS / notebook).read_bytes()
     stem = str(Path(notebook).with_suffix("")).replace("/", "_")
     try:
