@@ -37,6 +37,7 @@ __all__ = [
     "mask_answer",
     "missing",
     "never_raises",
+    "not_a_byte_count",
     "not_a_tensor",
     "number",
     "ok",
@@ -306,6 +307,15 @@ def not_a_tensor(answer: object) -> Text:
     """The hint for an answer that should have been a tensor."""
     kind = type(answer).__name__
     return tr(f"expected a torch.Tensor, got {kind}.", f"需要一个 torch.Tensor，收到的是 {kind}。")
+
+
+def not_a_byte_count(answer: object) -> Text:
+    """The hint for a memory exercise's answer that is not a number of bytes."""
+    kind = type(answer).__name__
+    return tr(
+        f"expected a number of bytes (an int), got {kind}.",
+        f"需要一个字节数（int），收到的是 {kind}。",
+    )
 
 
 def wrong_shape(got: object, expected: object) -> Text:

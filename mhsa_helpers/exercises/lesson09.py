@@ -21,7 +21,16 @@ from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
 from ..i18n import Text, tr
-from ._common import CheckResult, fail, missing, not_a_tensor, number, ok, plain_tensor
+from ._common import (
+    CheckResult,
+    fail,
+    missing,
+    not_a_byte_count,
+    not_a_tensor,
+    number,
+    ok,
+    plain_tensor,
+)
 from ._contract import book_forward, class_answer, is_view_error
 
 __all__ = [
@@ -51,14 +60,7 @@ def check_attention_matrix_bytes(answer: object) -> CheckResult:
         )
     value = number(answer)
     if value is None:
-        kind = type(answer).__name__
-        return fail(
-            name,
-            tr(
-                f"expected a number of bytes (an int), got {kind}.",
-                f"需要一个字节数（int），收到的是 {kind}。",
-            ),
-        )
+        return fail(name, not_a_byte_count(answer))
     if value == _ATTENTION_BYTES:
         return ok(
             name,

@@ -15,7 +15,16 @@ from __future__ import annotations
 import torch
 
 from ..i18n import tr
-from ._common import CheckResult, fail, mask_answer, missing, number, ok, whole_number
+from ._common import (
+    CheckResult,
+    fail,
+    mask_answer,
+    missing,
+    not_a_byte_count,
+    number,
+    ok,
+    whole_number,
+)
 
 __all__ = [
     "check_chunk_mask",
@@ -98,14 +107,7 @@ def check_kv_cache_bytes(answer: object) -> CheckResult:
         )
     value = number(answer)
     if value is None:
-        kind = type(answer).__name__
-        return fail(
-            name,
-            tr(
-                f"expected a number of bytes (an int), got {kind}.",
-                f"需要一个字节数（int），收到的是 {kind}。",
-            ),
-        )
+        return fail(name, not_a_byte_count(answer))
     if value == _KV_BYTES:
         return ok(
             name,
