@@ -69,7 +69,7 @@ print("survivors are all", survivor, "= 1 / (1 - 0.5)", "| your prediction:", pr
 #
 # ## 2. 为什么要乘以 1 / (1 - p)？
 #
-# dropout 之后只剩下比例为 1 - p 的数值，整体的“用力”也会按这个比例衰减。把保留下来的数值除以 1 - p，正好补偿回来：*平均而言*，每个元素都保持原值。设随机的保留掩码 $m_{ij}$ 以概率 $1 - p$ 取 1，否则取 0，那么 dropout 及其**期望值**（expected value）分别为（期望值记作 $\mathbb{E}$，即对许多次随机抽取取平均）
+# dropout 之后只剩下比例为 1 - p 的数值，整体的信号也会按这个比例减弱。把保留下来的数值除以 1 - p，正好补偿回来：*平均而言*，每个元素都保持原值。设随机的保留掩码 $m_{ij}$ 以概率 $1 - p$ 取 1，否则取 0，那么 dropout 及其**期望值**（expected value）分别为（期望值记作 $\mathbb{E}$，即对许多次随机抽取取平均）
 #
 # $$\operatorname{dropout}(a)_{ij} = \frac{m_{ij}}{1-p}\,a_{ij}, \qquad
 # \mathbb{E}\big[\operatorname{dropout}(a)_{ij}\big] = (1-p)\cdot\frac{a_{ij}}{1-p} + p\cdot 0
@@ -286,7 +286,7 @@ print("matches the book's printed values")
 # %% [markdown] en_hash="2a1517bb47ac"
 # ## 8. 为什么用 `register_buffer`？
 #
-# 掩码不需要学习，所以它不能是**参数**（没有梯度，也不该被优化器（optimizer）改动）。但它又是模块状态的一部分：必须随模型一起保存，也必须随模型一起搬到 GPU 上。缓冲区正是这样的东西。看看模块里都有什么：
+# 掩码不需要学习，所以它不能是**参数**：它没有梯度，也不该被优化器（optimizer）改动。但它又是模块状态的一部分：必须随模型一起保存，也必须随模型一起搬到 GPU 上。缓冲区正是这样的东西。看看模块里都有什么：
 
 # %%
 print("state_dict:      ", list(ca.state_dict()))

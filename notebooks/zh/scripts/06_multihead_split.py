@@ -156,7 +156,7 @@ print(weights.shape, context.shape)
 # %% [markdown] en_hash="1180420921f0"
 # ## 3. 把各个头合并回去：`contiguous().view` 还是 `reshape`
 #
-# 要把各个头拼接起来，就得撤销拆分：先 `transpose(1, 2)` 变回 (b, T, h, head_dim)，再把最后两个维度展平成 d_out。可是转置（transpose）之后，数字在内存里就不再是逐行排列的了（张量不再是*连续存储*（contiguous）的），`view` 会拒绝执行：
+# 要把各个头拼接起来，就得撤销拆分：先 `transpose(1, 2)` 变回 (b, T, h, head_dim)，再把最后两个维度展平成 d_out。可是转置（transpose）之后，数字在内存里就不再是逐行排列的了，也就是说，张量不再是*连续存储*（contiguous）的，于是 `view` 会拒绝执行：
 
 # %%
 context_t = context.transpose(1, 2)  # (b, T, h, head_dim)
