@@ -463,7 +463,7 @@ def prediction_result(
             )
         return fail(
             exercise,
-            tr("no prediction was written; the output above shows ", "没有写下预测；上面的输出显示")
+            tr("no prediction was written; the output above shows ", "没有写下预测；上面的输出显示：")
             + actual
             + tr(
                 ". Next time write your guess first: what surprises you is what you learn.",
@@ -488,13 +488,13 @@ def prediction_result(
     if correct:
         return ok(
             exercise,
-            tr(f"you predicted {shown}, and the output shows ", f"你预测的是 {shown}，输出显示")
+            tr(f"you predicted {shown}, and the output shows ", f"你预测的是 {shown}，输出显示：")
             + actual
             + tr(".", "。"),
         )
     return fail(
         exercise,
-        tr(f"you predicted {shown}, but the output shows ", f"你预测的是 {shown}，但输出显示")
+        tr(f"you predicted {shown}, but the output shows ", f"你预测的是 {shown}，但输出显示：")
         + actual
         + tr(". ", "。")
         + explain,

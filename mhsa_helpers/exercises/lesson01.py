@@ -287,7 +287,7 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
         reveal=reveal,
         what=tr("a whole number from 0 to 6", "一个 0 到 6 之间的整数"),
         value=value,
-        actual=tr(f"{count} of 6", f"六个词元中有 {count} 个"),
+        actual=tr(f"{count} of 6", f"6 个词元中有 {count} 个"),
         correct=value == count,
         explain=tr(
             "A dot product grows with the length of the vectors, not only with their "

@@ -148,7 +148,7 @@ sns.heatmap(
     annot=True,
     fmt=".2f",
     cmap="Blues",
-    xticklabels=["feature 1", "feature 2", "feature 3"],
+    xticklabels=[mh.say(f"feature {i}", f"特征 {i}") for i in (1, 2, 3)],
     yticklabels=journey.words,
     ax=ax,
 )
@@ -170,17 +170,23 @@ import ipywidgets as widgets
 
 def describe(heads=12):
     head_dim = 768 // heads
-    return f"GPT-2 small width 768 with {heads} heads -> head_dim = {head_dim}"
+    return mh.say(
+        f"GPT-2 small width 768 with {heads} heads -> head_dim = {head_dim}",
+        f"GPT-2 small 的宽度 768，{heads} 个头 -> head_dim = {head_dim}",
+    )
 
 
 demo = widgets.interactive(
-    describe, heads=widgets.SelectionSlider(options=[1, 2, 3, 4, 6, 8, 12], value=12)
+    describe,
+    heads=widgets.SelectionSlider(
+        options=[1, 2, 3, 4, 6, 8, 12], value=12, description=mh.say("heads", "头数")
+    ),
 )
 demo
 
 # %%
 demo.kwargs_widgets[0].value = 12  # what moving the slider does
-assert demo.result == "GPT-2 small width 768 with 12 heads -> head_dim = 64", demo.result
+assert demo.result.endswith("head_dim = 64"), demo.result  # 768 // 12
 print(demo.result)
 assert version("ipywidgets").startswith("8.")
 
