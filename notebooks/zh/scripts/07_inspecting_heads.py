@@ -34,7 +34,7 @@ mh.setup_lesson(lang="zh")
 # %% [markdown] en_hash="cb18d57b4863"
 # ## 1. 每个头一张图：`return_weights=True`
 #
-# `MultiHeadAttention.forward` 有一个调试开关：设置 `return_weights=True` 时，它还会返回每个头的 softmax 权重，形状为 `(b, num_heads, T, T)`。我们沿用第 06 课中书里的设置（随机种子 123，`d_in=3`，`d_out=2`，2 个头，所以 `head_dim=1`），输入书中的那个批次（batch）。
+# `MultiHeadAttention.forward` 有一个调试开关：设置 `return_weights=True` 时，它还会返回每个头的 softmax 权重，形状为 `(b, num_heads, T, T)`。我们沿用第 06 课用过的书中设置（随机种子 123，`d_in=3`，`d_out=2`，2 个头，所以 `head_dim=1`），输入书中的那个批次（batch）。
 
 # %%
 journey = mh.load_journey()
@@ -91,7 +91,7 @@ print("same weights in train mode with dropout 0.5:", torch.equal(weights_train,
 # * 一行如果在 $n$ 个键上均匀分布，则 $H = \log n$，这是 $n$ 个键所能达到的最大值。
 # * 在**因果**头中，第 $i$ 行（从 0 开始数）只能看到 $i + 1$ 个键，所以它的最大值是 $\log(i + 1)$；一个头在 $T$ 行上的平均熵至多为 $\frac{1}{T}\sum_{i<T} \log(i+1)$（$T = 6$ 时为 1.0965），而不是 $\log T$。
 #
-# `mh.head_entropy(weights)` 返回每个头的平均行熵，形状为 `(num_heads,)`。它用的是 `torch.special.xlogy(w, w)`，在 `w = 0` 处结果恰好为 0，而不是常见的 `log(w + 1e-9)` 这种凑数写法。先看两个极端：
+# `mh.head_entropy(weights)` 返回每个头的平均行熵，形状为 `(num_heads,)`。它用的是 `torch.special.xlogy(w, w)`，在 `w = 0` 处结果恰好为 0，而不是常见的 `log(w + 1e-9)` 这种取巧的写法。先看两个极端：
 
 # %%
 from mhsa_helpers.inspection import uniform_causal_entropy
