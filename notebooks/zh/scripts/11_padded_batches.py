@@ -164,7 +164,7 @@ print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item()
 # %% [markdown] en_hash="e74b65a43c0f"
 # **修复方法**（本课程的规则，`mhsa_helpers` 中的每个类都遵守）：看不到任何键的查询行，权重全部为 0，上下文向量（context vector）也为零：
 #
-# $$\alpha_{ij} = 0 \ \text{（对所有 } j \text{）}\quad \text{若第 } i \text{ 行的所有键都被遮住},$$
+# $$\alpha_{ij} = 0 \ \text{（对所有 } j \text{）}\quad \text{若第 } i \text{ 行的所有键都被遮住，}$$
 #
 # 而且整个计算过程*从不*产生 NaN：这些行先不做掩码（softmax 的结果是有限值），事后再把它们的权重置零。`mh.masked_attention` 通过参数 `key_padding_mask` 接收填充掩码：
 
