@@ -34,7 +34,7 @@ mh.setup_lesson(lang="zh")
 # %% [markdown] en_hash="cb18d57b4863"
 # ## 1. 每个头一张图：`return_weights=True`
 #
-# `MultiHeadAttention.forward` 有一个调试开关：设置 `return_weights=True` 时，它还会返回每个头的 softmax 权重，形状为 `(b, num_heads, T, T)`。我们沿用第 06 课中书里的设置（随机种子 123，`d_in=3`，`d_out=2`，2 个头，所以 `head_dim=1`），输入书中的那个批次（batch）。
+# `MultiHeadAttention.forward` 有一个调试开关：设置 `return_weights=True` 时，它还会返回每个头的 softmax 权重，形状为 `(b, num_heads, T, T)`。我们沿用第 06 课用过的书中设置（随机种子 123，`d_in=3`，`d_out=2`，2 个头，所以 `head_dim=1`），输入书中的那个批次（batch）。
 
 # %%
 journey = mh.load_journey()
@@ -91,7 +91,7 @@ print("same weights in train mode with dropout 0.5:", torch.equal(weights_train,
 # * 一行如果在 $n$ 个键上均匀分布，则 $H = \log n$，这是 $n$ 个键所能达到的最大值。
 # * 在**因果**头中，第 $i$ 行（从 0 开始数）只能看到 $i + 1$ 个键，所以它的最大值是 $\log(i + 1)$；一个头在 $T$ 行上的平均熵至多为 $\frac{1}{T}\sum_{i<T} \log(i+1)$（$T = 6$ 时为 1.0965），而不是 $\log T$。
 #
-# `mh.head_entropy(weights)` 返回每个头的平均行熵，形状为 `(num_heads,)`。它用的是 `torch.special.xlogy(w, w)`，在 `w = 0` 处结果恰好为 0，而不是常见的 `log(w + 1e-9)` 这种凑数写法。先看两个极端：
+# `mh.head_entropy(weights)` 返回每个头的平均行熵，形状为 `(num_heads,)`。它用的是 `torch.special.xlogy(w, w)`，在 `w = 0` 处结果恰好为 0，而不是常见的 `log(w + 1e-9)` 这种取巧的写法。先看两个极端：
 
 # %%
 from mhsa_helpers.inspection import uniform_causal_entropy
@@ -179,7 +179,7 @@ print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
 # %% [markdown] en_hash="0eb2d9fd2137"
 # ## 4. 探索工具
 #
-# 拖动滑块试试。“头数”改变的是一个新建的 `MultiHeadAttention(3, 24, ...)` 的 `num_heads`，随机种子不变，所以权重矩阵（weight matrix）保持不变，变的只是这 24 列被切分成头的方式。24 不能被 5 或 7 整除，所以 5 个头和 7 个头不行：这时探索工具不画图，而是给出说明（这是该模块唯一的硬约束：`d_out % num_heads == 0`）。“丢弃率”只在“模式”选为 `train` 时起作用：此时图中显示的是 dropout *之后*的权重，也就是真正与值相乘的那个矩阵（一部分被置零，留下的按 $1/(1-p)$ 放大）。“缩放”给嵌入乘上一个倍数；“随机种子”抽取另一组权重；“句子”可以切换到那个更长的句子。
+# 拖动滑块试试。“头数”改变的是一个新建的 `MultiHeadAttention(3, 24, ...)` 的 `num_heads`，随机种子不变，所以权重矩阵（weight matrix）保持不变，变的只是这 24 列被切分成头的方式。24 不能被 5 或 7 整除，所以 5 个头和 7 个头不行：这时探索工具不画图，而是给出说明（这是该模块唯一的硬约束：`d_out % num_heads == 0`）。“丢弃率”只在“模式”选为“训练”（`train`）时起作用：此时图中显示的是 dropout *之后*的权重，也就是真正与值相乘的那个矩阵（一部分被置零，留下的按 $1/(1-p)$ 放大）。“缩放”给嵌入乘上一个倍数；“随机种子”抽取另一组权重；“句子”可以切换到那个更长的句子，也可以换成这两个句子的中文版。
 #
 # （这个控件需要一个正在运行的内核，它的画面不会保存在 notebook 里。）
 

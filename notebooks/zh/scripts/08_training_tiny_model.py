@@ -46,7 +46,7 @@ mh.setup_lesson(lang="zh")
 # * `attn`：第 06 课的 `MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)`，它是因果的，所以位置 $t$ 只能看到词元 $0..t$；
 # * `lm_head`：一个 `nn.Linear(d_model, vocab_size)`，为每个可能的下一个词元给出一个分数（**logit**）。
 #
-# 这里故意没有前馈网络（feed-forward network）、残差连接（residual connection）和层归一化（layer normalization）（Transformer 的下一阶段才会加上它们）：每一个预测都必须经过注意力头（attention head）。
+# 这里故意没有前馈网络（feed-forward network）、残差连接（residual connection）和层归一化（layer normalization），这些要到 Transformer 的下一阶段才会加上。因此，每一个预测都必须经过注意力头（attention head）。
 
 
 # %%
@@ -104,7 +104,7 @@ assert abs(loss.item() - math.log(64)) < 0.3
 # %% [markdown] en_hash="a3dd62e47cce"
 # ## 2. 重复任务
 #
-# 语言模型预测的是**下一个词元**：位置 $t$ 的目标是位置 $t + 1$ 的输入，所以目标就是把输入**向左平移一位**。在一个真实的句子上看看（书中的句子，词元 id 取自由它的 6 个词构成的玩具词表（vocabulary））：
+# 语言模型预测的是**下一个词元**：位置 $t$ 的目标是位置 $t + 1$ 的输入，所以目标就是把输入**向左平移一位**。在一个真实的句子上看看（书中的句子，词元 id 取自一个由这 6 个词构成的玩具词表（vocabulary））：
 
 # %%
 sentence = mh.load_journey().words  # the book's six words
@@ -298,7 +298,7 @@ assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # "2.7 to 4.6 times"
 assert max(ablated[4]) < math.log(64) / 10  # below a tenth of the chance level
 
 # %% [markdown] en_hash="c2bfeb98d8aa"
-# 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**——代价绝不为零——但它仍低于随机水平 $\log 64 = 4.16$ 的十分之一：即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小（损失只变为原来的 2.7 到 4.6 倍）。所以这些头部分**冗余**，而模型最需要的那个头并不是最尖锐的那个。用热力图和熵来提出问题，再用像这次消融这样的实验来回答问题。
+# 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**——代价绝不为零——但它仍低于随机水平 $\log 64 = 4.16$ 的十分之一：即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小（损失只变为原来的 2.7 到 4.6 倍）。所以这些头部分**冗余**，而模型最需要的那个头并不是最敏锐（熵最低）的那个。用热力图和熵来提出问题，再用像这次消融这样的实验来回答问题。
 
 # %% [markdown] en_hash="ddbff0388126"
 # ## 4. 一个有东西可找的任务：抄写 $k$ 个位置之前的词元

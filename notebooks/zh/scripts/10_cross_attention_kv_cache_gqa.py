@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="13e0c6d2a99b"
 # # 10 · 交叉注意力（cross-attention）、KV 缓存（KV cache）与 GQA
 #
-# 第 06 课和第 09 课的注意力块要用进真实的模型，还差三个想法：让解码器读取编码器的输出，即**交叉注意力**；逐个词元（token）生成时不再重算过去，即 **KV 缓存**；让多个头共用键和值，从而缩小缓存，即**分组查询注意力**（grouped-query attention），以及它的极端情形**多查询注意力**（multi-query attention）。
+# 第 06 课和第 09 课的注意力块要用到真实的模型里，还差三个想法：让解码器读取编码器的输出，即**交叉注意力**；逐个词元（token）生成时不再重算过去，即 **KV 缓存**；让多个头共用键和值，从而缩小缓存，即**分组查询注意力**（grouped-query attention），以及它的极端情形**多查询注意力**（multi-query attention）。
 #
 # **学习目标**
 # 1. 使用 `CrossMultiHeadAttention`，读懂两个不同句子之间“查询对键”的热力图（heatmap）。
@@ -110,7 +110,7 @@ plt.show()
 # %% [markdown] en_hash="c7f8a69ea566"
 # ## 2. 用 KV 缓存生成
 #
-# 解码器生成一个词元，把它接到序列末尾，然后再运行一遍。没有缓存时，每一步都要把到目前为止的整个序列——提示词（prompt）和已经生成的每个词元——送进这一层，重新计算每一个键和值——可是有因果掩码在，旧词元的键和值**从不改变**。**KV 缓存**就是把它们留下来：每一步只对新词元做投影（projection），把它的键和值追加进缓存，再让它的查询关注缓存里的所有内容：
+# 解码器生成一个词元，把它接到序列末尾，然后再运行一遍。没有缓存时，每一步都要把到目前为止的整个序列——提示词（prompt）和已经生成的每个词元——送进这一层，重新计算每一个键和值。可是有因果掩码在，旧词元的键和值**从不改变**。**KV 缓存**就是把它们留下来：每一步只对新词元做投影（projection），把它的键和值追加进缓存，再让它的查询关注缓存里的所有内容：
 #
 # $$K_{\le t} = \begin{bmatrix} K_{\le t-1} \\ x_t W_k \end{bmatrix},\quad
 #   V_{\le t} = \begin{bmatrix} V_{\le t-1} \\ x_t W_v \end{bmatrix},\quad
@@ -296,7 +296,7 @@ print("GroupedQueryAttention(num_kv_groups=num_heads) == MultiHeadAttention")
 #
 # 每个序列的 **KV 缓存**：
 #
-# $$\text{bytes} = 2\,(K \text{ and } V) \times \text{layers} \times g \times \text{head\_dim} \times T \times \text{bytes per number}.$$
+# $$\text{字节数} = 2\,(K \text{ 和 } V) \times \text{层数} \times g \times \text{head\_dim} \times T \times \text{每个数的字节数}.$$
 #
 # 在大规模上信任这两个公式之前，我们先在小规模上拿模块核对一下：
 

@@ -52,8 +52,8 @@ except RuntimeError as error:
 # %% [markdown] en_hash="fcd1f7658333"
 # `torch.stack` 拒绝了：张量必须是规整的“矩形”。所以我们用一个填充向量把每个句子都**填充**到最长的长度 T = 6（这里用零向量；它取什么值都不应该有影响），并记下填充在哪些位置。**键填充掩码**在填充位置为 `True`。对有 L_b 个真实词元的序列 b：
 #
-# $$m_{bj} = \begin{cases} \text{True} & j \ge L_b \quad \text{(padding)} \\ \text{False} &
-# j < L_b \quad \text{(a real token)} \end{cases}$$
+# $$m_{bj} = \begin{cases} \text{True} & j \ge L_b \quad \text{（填充）} \\ \text{False} &
+# j < L_b \quad \text{（真实词元）} \end{cases}$$
 #
 # 这是 `torch.nn.MultiheadAttention` 中 `key_padding_mask` 的约定。（Hugging Face 的 `attention_mask` 恰好相反，1 表示真实词元；用 `attention_mask == 0` 即可转换。）
 
@@ -118,7 +118,7 @@ for b, length in enumerate(lengths.tolist()):
 # 查询能关注键 j，当且仅当 j 不在它的未来，**并且** j 是真实词元。两种掩码都在 softmax 之前把分数设为 $-\infty$，于是 softmax 给这些键的权重为 0：
 #
 # $$s_{ij} = \begin{cases} \dfrac{\mathbf q_i \cdot \mathbf k_j}{\sqrt{d_k}} & j \le i
-# \text{ and } m_{j} = \text{False} \\ -\infty & \text{otherwise} \end{cases} \qquad
+# \text{ 且 } m_{j} = \text{False} \\ -\infty & \text{其他情况} \end{cases} \qquad
 # \alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}$$
 #
 # 填充掩码的形状是 (b, T)，每个序列一行；沿着查询的各行广播之后，它遮住的是整**列**。以左填充的“hello world”为例：
@@ -164,7 +164,7 @@ print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item()
 # %% [markdown] en_hash="e74b65a43c0f"
 # **修复方法**（本课程的规则，`mhsa_helpers` 中的每个类都遵守）：看不到任何键的查询行，权重全部为 0，上下文向量（context vector）也为零：
 #
-# $$\alpha_{ij} = 0 \ \text{ for all } j \quad \text{if every key of row } i \text{ is hidden},$$
+# $$\alpha_{ij} = 0 \ \text{（对所有 } j \text{）}\quad \text{若第 } i \text{ 行的所有键都被遮住，}$$
 #
 # 而且整个计算过程*从不*产生 NaN：这些行先不做掩码（softmax 的结果是有限值），事后再把它们的权重置零。`mh.masked_attention` 通过参数 `key_padding_mask` 接收填充掩码：
 
