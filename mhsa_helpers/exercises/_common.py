@@ -126,7 +126,7 @@ def missing(exercise: Text, what: Text) -> CheckResult:
     message = (
         tr(
             "no answer yet -- replace the `None` under `# YOUR CODE HERE` with ",
-            "还没有答案：把 `# YOUR CODE HERE` 下面的 `None` 换成",
+            "还没有答案。请把 `# YOUR CODE HERE` 下面的 `None` 换成",
         )
         + what
         + tr(".", "。")
@@ -454,7 +454,7 @@ def prediction_result(
             return CheckResult(
                 False,
                 exercise,
-                tr("no prediction yet -- replace the `None` with ", "还没有预测：把 `None` 换成")
+                tr("no prediction yet -- replace the `None` with ", "还没有预测。请把 `None` 换成")
                 + what
                 + tr(
                     ", then run the next cell to see if you were right.",
@@ -463,7 +463,10 @@ def prediction_result(
             )
         return fail(
             exercise,
-            tr("no prediction was written; the output above shows ", "没有写下预测；上面的输出显示：")
+            tr(
+                "no prediction was written; the output above shows ",
+                "没有写下预测；上面的输出显示：",
+            )
             + actual
             + tr(
                 ". Next time write your guess first: what surprises you is what you learn.",
@@ -522,7 +525,7 @@ def prediction_before_run(
         return CheckResult(
             False,
             exercise,
-            tr("no prediction yet -- write your guess (", "还没有预测：把你的猜测（")
+            tr("no prediction yet -- write your guess (", "还没有预测。请把你的猜测（")
             + guess
             + tr(
                 ") in place of `None`, run this cell, then run the next one to see what happens.",

@@ -58,7 +58,7 @@ def check_wrapper_width(answer: object) -> CheckResult:
             name,
             tr(
                 "correct: 6 heads x 96 = 576, concatenated side by side.",
-                "正确：6 个头 x 96 = 576，并排拼接在一起。",
+                "正确：6 个头 × 96 = 576，并排拼接在一起。",
             ),
         )
     if value == 96:

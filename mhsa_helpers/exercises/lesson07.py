@@ -151,7 +151,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
 
 def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     """Index (0-based) of the head of ``weights`` (h, T, T) with the lowest entropy."""
-    name = tr("the sharpest head", "最集中的头")
+    name = tr("the sharpest head", "最敏锐（熵最低）的头")
     entropy = head_entropy(weights)
     expected = int(entropy.argmin())
     if answer is None:
@@ -196,7 +196,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "that is the most spread-out head; the sharpest has the LOWEST entropy.",
-                "这是注意力最分散的头；最集中的头熵最低。",
+                "这是注意力最分散的头；最敏锐的头熵最低。",
             ),
         )
     return fail(

@@ -168,7 +168,7 @@ def explore_attention(
     head_dim = d_out // heads
     message = say(
         f"{heads} heads x head_dim {head_dim} = d_out {d_out}; {note}",
-        f"{heads} 个头 x head_dim {head_dim} = d_out {d_out}；{note}",
+        f"{heads} 个头 × head_dim {head_dim} = d_out {d_out}；{note}",
     )
     return ExplorerView(
         **common,

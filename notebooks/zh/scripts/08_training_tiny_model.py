@@ -186,7 +186,7 @@ ax.axhline(
     math.log(64),
     color="gray",
     linestyle="--",
-    label=mh.tr("log(64) = 4.16, uniform guess", "log(64) = 4.16，均匀瞎猜"),
+    label=mh.tr("log(64) = 4.16, uniform guess", "log(64) = 4.16，均匀猜测"),
 )
 for epoch in (1, 2):
     ax.axvline(epoch * 40, color="gray", linestyle=":", linewidth=1)
@@ -336,7 +336,7 @@ with torch.no_grad():
 fig = mh.plot_attention_grid(
     shift_weights[0],
     labels,
-    title=mh.tr(f"Shift task (k={K}): heads after training", f"移位任务（k={K}）：训练后的各个头"),
+    title=mh.tr(f"Shift task (k={K}): heads after training", f"平移任务（k={K}）：训练后的各个头"),
 )
 plt.show()
 
@@ -346,7 +346,7 @@ ax.plot(shift.losses, label=mh.tr("training loss", "训练损失"))
 ax.axhline(math.log(64), color="gray", linestyle="--", label="log(64) = 4.16")
 ax.set_xlabel(mh.tr("step (50 steps = 1 epoch)", "步数（50 步 = 1 轮）"))
 ax.set_ylabel(mh.tr("cross-entropy (nats)", "交叉熵（奈特）"))
-ax.set_title(mh.tr(f"Shift task, k={K}, {HEADS} heads", f"移位任务，k={K}，{HEADS} 个头"))
+ax.set_title(mh.tr(f"Shift task, k={K}, {HEADS} heads", f"平移任务，k={K}，{HEADS} 个头"))
 ax.legend()
 plt.show()
 
