@@ -6,15 +6,30 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test unit notebooks-test ui-test install-test lint bench train-demo notebooks lock screenshot clean
+.PHONY: lab test unit notebooks-test ui-test install-test install-matrix lint bench train-demo notebooks lock screenshot clean
 
+# Before anything is created: is $(PYTHON) there, new enough, with venv and ensurepip? The check
+# prints what was found, what is needed and the one command that fixes it. A venv that failed
+# half-way is removed, so the next run starts clean.
 $(PY):
-	$(PYTHON) -m venv $(VENV)
+	@command -v $(PYTHON) >/dev/null 2>&1 || { \
+		echo; echo "No '$(PYTHON)' on PATH. The course needs Python 3.11 or newer:"; \
+		echo "name one with  make lab PYTHON=python3.12  (or install Python 3.11+ first)."; \
+		echo; exit 1; }
+	@$(PYTHON) tools/check_python.py
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
 
 # Re-install only when pyproject.toml or constraints.txt changes. constraints.txt holds the exact,
-# tested versions; pyproject.toml only states compatible ranges.
+# tested versions (one universal lock for every supported Python); pyproject.toml only states
+# compatible ranges. A .venv made by `uv venv` has no pip: then uv installs (README, "uv").
 $(STAMP): pyproject.toml constraints.txt | $(PY)
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
+	@if $(PY) -m pip --version >/dev/null 2>&1; then \
+		echo '$(PY) -m pip install -c constraints.txt -e ".[dev]"'; \
+		$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"; \
+	else \
+		echo 'uv pip install --python $(PY) -c constraints.txt -e ".[dev]"'; \
+		uv pip install --quiet --python $(PY) -c constraints.txt -e ".[dev]"; \
+	fi
 	touch $(STAMP)
 
 ## make lab: create .venv if needed, install, start JupyterLab in notebooks/ (token auth on; the URL is printed)
@@ -22,7 +37,7 @@ lab: $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
 ## make test: lint + unit tests + strict nbval over every notebook (+ browser test when chromium exists)
-test: $(STAMP) lint unit install-test notebooks-test ui-test
+test: $(STAMP) lint unit install-test install-matrix notebooks-test ui-test
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mhsa_helpers tests notebooks benchmarks tools data
@@ -74,14 +89,21 @@ bench: $(STAMP)
 train-demo: $(STAMP)
 	$(PY) tools/train_char_lm.py
 
-## make lock: re-resolve the newest versions pyproject.toml allows into constraints.txt (then test!)
-lock:
-	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/python -m pip install --quiet ".[dev]"
-	.venv-lock/bin/python -m pip freeze --all --exclude-editable | grep -v -e '^pip==' -e '^mhsa' \
-		| sed 's/+cpu//' | cat tools/constraints-header.txt - > constraints.txt
-	rm -rf .venv-lock
-	$(PYTHON) tools/render_environment.py
+## make lock: re-resolve constraints.txt from pyproject.toml's ranges for EVERY supported Python
+## (uv's universal resolver: environment markers where versions differ, e.g. by python_full_version),
+## keeping the current pins where they still fit; then environment.yml. Test with make install-matrix.
+LOCK_PYTHON := 3.11
+lock: $(STAMP)
+	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --universal --python-version $(LOCK_PYTHON) \
+		-c tools/lock-pins.txt --no-header --no-annotate --quiet -o constraints.txt
+	cat tools/constraints-header.txt constraints.txt > constraints.txt.new && mv constraints.txt.new constraints.txt
+	$(PY) tools/render_environment.py
+
+## make install-matrix: for every Python >= 3.11 found here (Debian's python3, pyenv's, PATH), a
+## throw-away venv resolves the lock with every extra (pip --dry-run); the oldest gets a full install
+## and an import check; uv resolves it too. One line per interpreter; skipped ones are named.
+install-matrix: $(STAMP)
+	$(PY) tools/install_matrix.py
 
 ## make screenshot: refresh docs/images/explorer.png from the browser test
 screenshot: $(STAMP)

@@ -4,6 +4,7 @@ and a CI script that runs the README's test command."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -22,14 +23,21 @@ BASH = shutil.which("bash") or "/bin/bash"
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
-def constraints() -> dict[str, Version]:
-    pins = {}
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, version = line.split("==")
-            pins[name.lower().replace("_", "-")] = Version(version)
-    return pins
+def _load_tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # tools import each other by name (install_matrix -> lockfile)
+    spec.loader.exec_module(module)
+    return module
+
+
+lockfile = _load_tool("lockfile")
+
+
+def constraints(env: dict[str, str] | None = None) -> dict[str, Version]:
+    """The lock's pins for one interpreter (default: this one)."""
+    return {name: Version(v) for name, v in lockfile.pins(env).items()}
 
 
 def requirements() -> list[Requirement]:
@@ -52,6 +60,26 @@ def test_pyproject_states_ranges_and_constraints_pin_a_version_inside_each():
 
 def test_torch_is_locked_to_the_cpu_wheel_on_disk():
     assert constraints()["torch"] == Version("2.13.0")
+
+
+# Interpreters the README promises, at the edges where a package's Requires-Python can differ.
+PYTHONS = ["3.11.0", "3.11.2", "3.11.4", "3.11.5", "3.11.7", "3.12.0", "3.12.1", "3.13.0", "3.14.0"]
+
+
+def test_the_lock_pins_each_dependency_exactly_once_for_every_supported_python():
+    """One universal lock: the markers pick exactly one version of every dependency for each
+    interpreter (a package pinned twice, or not at all, would make pip fail or drift)."""
+    missing = []
+    for python in PYTHONS:
+        env = {"python_full_version": python, "python_version": python.rsplit(".", 1)[0]}
+        pins = constraints(env)  # raises if two lines apply to one interpreter
+        missing += [(python, r.name) for r in requirements() if _canon(r.name) not in pins]
+        assert pins["torch"] == Version("2.13.0"), python
+    assert not missing, missing
+
+
+def _canon(name: str) -> str:
+    return name.lower().replace("_", "-")
 
 
 def test_jupyterlab_is_not_a_runtime_requirement():
@@ -121,7 +149,7 @@ def test_ci_installs_the_browser_then_runs_make_test(tmp_path):
     assert calls[-1] == "make test" and "apt-get install -y -qq fonts-noto-cjk" in calls
 
 
-@pytest.mark.parametrize("target", ["lab", "test", "install-test"])
+@pytest.mark.parametrize("target", ["lab", "test", "install-test", "install-matrix", "lock"])
 def test_readme_commands_are_make_targets(target):
     result = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

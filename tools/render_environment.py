@@ -16,6 +16,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import lockfile  # tools/lockfile.py, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 CONDA_NAMES = {"torch": "pytorch"}  # conda-forge's name where it differs from PyPI's
 PYTHON = "3.11"
@@ -38,14 +40,8 @@ def _name(requirement: str) -> str:
 
 
 def pinned_versions() -> dict[str, str]:
-    """name -> exact version from constraints.txt (local labels such as +cpu dropped)."""
-    pins = {}
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, version = line.split("==")
-            pins[_name(name)] = version.split("+")[0]
-    return pins
+    """name -> exact version from constraints.txt for conda's Python (the newest 3.11)."""
+    return lockfile.pins({"python_version": PYTHON, "python_full_version": f"{PYTHON}.99"})
 
 
 def groups() -> list[tuple[str, list[str]]]:
