@@ -41,8 +41,6 @@ _PUBLIC = {
     "CrossMultiHeadAttention": ".attention",
     "GroupedQueryAttention": ".attention",
     "KVCache": ".attention",
-    "attend": ".attention",
-    "attention_mask": ".attention",
     "causal_mask": ".attention",
     "masked_attention": ".attention",
     "split_heads": ".attention",
@@ -93,6 +91,7 @@ __all__ = sorted(_PUBLIC)
 for _name, _module in _PUBLIC.items():
     if _module in _EAGER:
         globals()[_name] = getattr(_import_module(_module, __name__), _name)
+del _name, _module
 
 try:
     __version__ = _metadata.version("mhsa_helpers")

@@ -27,7 +27,6 @@ __all__ = [
     "check_dropout",
     "check_finite",
     "check_flag",
-    "check_forward_options",
     "check_heads",
     "check_input",
     "check_int_in_range",
@@ -402,21 +401,3 @@ def check_key_padding_mask(
     if device is not None and key_padding_mask.device != device:
         raise ValueError(f"{name} is on {key_padding_mask.device} but the input is on {device}")
     return key_padding_mask
-
-
-def check_forward_options(
-    x: torch.Tensor, key_padding_mask: object, return_weights: object
-) -> torch.Tensor | None:
-    """The keyword arguments every self-attention ``forward`` shares; return the padding mask.
-
-    ``return_weights`` must be a real bool; ``key_padding_mask`` must be None or bool
-    (b, num_tokens) for batched ``x`` (b, num_tokens, d_in), (num_tokens,) for unbatched ``x``.
-    Call it after ``check_input(x)``.
-    """
-    check_flag("return_weights", return_weights)
-    return check_key_padding_mask(
-        key_padding_mask,
-        num_keys=x.shape[-2],
-        batch=x.shape[0] if x.dim() == 3 else None,
-        device=x.device,
-    )

@@ -4,8 +4,8 @@ Everything here needs only torch. One functional core, classes that compose it:
 
 * ``functional`` -- the core ``attend`` (mask, scaled softmax, dropout, weighted sum; the
   explicit ``"eager"`` or the fused ``"sdpa"`` implementation), its mask builder
-  ``attention_mask`` (causal, padding, KV-cache offset), the checked ``masked_attention``;
-  split/merge heads;
+  ``attention_mask`` (causal, padding, KV-cache offset) -- both check nothing, the classes check
+  once in ``forward`` -- and the checked public entry ``masked_attention``; split/merge heads;
 * ``base`` -- ``AttentionModule`` (every check of ``forward``, once, before any matmul) and
   ``CausalSelfAttentionBase`` (mask buffer, dropout, cache update + core + ``out_proj``);
 * teaching classes, in lesson order: ``self_attention`` (V1, V2), ``causal`` (one head),
@@ -27,14 +27,7 @@ h = num_heads, head_dim = d_out // num_heads, g = num_kv_groups.
 from .causal import CausalAttention
 from .cross import CrossMultiHeadAttention
 from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention
-from .functional import (
-    attend,
-    attention_mask,
-    causal_mask,
-    masked_attention,
-    merge_heads,
-    split_heads,
-)
+from .functional import causal_mask, masked_attention, merge_heads, split_heads
 from .gqa import GroupedQueryAttention
 from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
@@ -51,8 +44,6 @@ __all__ = [
     "SDPAMultiHeadAttention",
     "SelfAttentionV1",
     "SelfAttentionV2",
-    "attend",
-    "attention_mask",
     "causal_mask",
     "masked_attention",
     "merge_heads",
