@@ -1,10 +1,11 @@
-"""``import mhsa_helpers as mh``: what is public is in ``__all__``, and every name there works."""
+"""``import mhsa_helpers as mh``: what is public is in ``__all__``, and every name there works.
+
+That the import loads no UI stack: ``test_environment.test_import_does_not_load_the_ui_stack``.
+"""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import types
 from pathlib import Path
 
@@ -32,14 +33,6 @@ def test_every_name_in_all_resolves_and_is_listed_once():
     for name in mh.__all__:
         value = getattr(mh, name)
         assert getattr(value, "__name__", name) == name, name
-
-
-def test_lazy_names_are_not_loaded_by_the_import():
-    lazy = sorted(n for n, module in mh._PUBLIC.items() if module not in mh._EAGER)
-    code = f"import mhsa_helpers as mh; print(sorted(n for n in {lazy!r} if n in vars(mh)))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
 
 
 def test_every_name_the_lessons_use_exists():
