@@ -58,10 +58,10 @@ class CausalAttention(CausalSelfAttentionBase):
         padding: a pad before the first real token), whose weights and context vector are zero.
         """
         self.begin_forward(x, key_padding_mask, return_weights)
-        context_vec, attn_weights = self.attend(x, key_padding_mask)  # (b, T, d_out), (b, T, T)
+        context_vec, attn_weights = self.forward_unchecked(x, key_padding_mask)  # (b, T, d_out)
         return (context_vec, attn_weights) if return_weights else context_vec
 
-    def attend(
+    def forward_unchecked(
         self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``forward`` after its checks: (b, T, d_in) -> context (b, T, d_out), weights (b, T, T).

@@ -81,7 +81,8 @@ class MultiHeadAttentionWrapper(AttentionModule):
         """
         self.begin_forward(x, key_padding_mask, return_weights)  # once, not once per head
         outputs = [
-            cast(CausalAttention, head).attend(x, key_padding_mask) for head in self.heads
+            cast(CausalAttention, head).forward_unchecked(x, key_padding_mask)
+            for head in self.heads
         ]  # per head: (b, T, d_out), (b, T, T)
         context = torch.cat([out for out, _ in outputs], dim=-1)  # (b, T, h * d_out)
         if not return_weights:
