@@ -7,10 +7,11 @@ lesson code and the package never drift apart. Names follow the book: ``W_query`
 
 Where each idea lives:
 
+* ``validation`` -- the argument checks every other module uses (the base layer);
 * ``attention/`` -- the attention classes (torch only), on one functional core;
-* ``training/`` -- a tiny attention LM, toy tasks, the training loop, a head metric;
+* ``training/`` -- a tiny attention LM, toy tasks, the training loop;
 * ``lm/`` -- a small character-level Transformer that learns the Tang 300 and writes (lesson 12);
-* ``inspection`` -- numbers that summarise heads (entropy);
+* ``inspection`` -- numbers that summarise heads (entropy, attention at an offset);
 * ``ui/`` -- heatmaps, widgets and the explorers (matplotlib, seaborn, ipywidgets);
 * ``exercises/`` -- the lessons' checkers;
 * ``i18n`` -- the lesson language (English / 简体中文) and bilingual texts: ``tr``, ``say``;
@@ -18,47 +19,50 @@ Where each idea lives:
 * ``lesson`` and ``checks`` -- deterministic notebook settings and the lessons' closing checks.
 
 ``import mhsa_helpers`` loads only torch: the names from ``ui``, ``training``, ``lm`` and
-``exercises`` are imported the first time they are used.
+``exercises`` are imported the first time they are used. One table, ``_PUBLIC`` (name -> the
+module that defines it), gives the names loaded at once (from the modules in ``_EAGER``), the
+names loaded on first use (the rest) and ``__all__``.
 """
 
-from __future__ import annotations
+from importlib import import_module as _import_module
+from importlib import metadata as _metadata
 
-import importlib
-from importlib.metadata import PackageNotFoundError, version
-
-from .attention import (
-    CausalAttention,
-    CrossMultiHeadAttention,
-    FusedQKVMultiHeadAttention,
-    GroupedQueryAttention,
-    KVCache,
-    MultiHeadAttention,
-    MultiHeadAttentionWrapper,
-    SDPAMultiHeadAttention,
-    SelfAttentionV1,
-    SelfAttentionV2,
-    causal_attention,
-    causal_mask,
-    masked_attention,
-    merge_heads,
-    multihead_from_wrapper,
-    split_heads,
-)
-from .checks import CountMatmuls, assert_same_module
-from .data import Journey, book_inputs, book_words, load_glossary, load_journey, reference
-from .i18n import Text, language, say, set_language, tr
-from .inspection import head_entropy
-from .lesson import setup_lesson
-
-try:
-    __version__ = version("mhsa_helpers")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
-
-# Imported on first use (name -> module), so that scripts and tests that only need the
-# attention classes never load matplotlib, seaborn, pandas or ipywidgets (torch itself may load
-# tqdm, through torch.hub).
-_LAZY = {
+# Every public name -> the module (relative to this package) that defines it.
+_PUBLIC = {
+    # attention classes and their functional core (torch only)
+    "SelfAttentionV1": ".attention",
+    "SelfAttentionV2": ".attention",
+    "CausalAttention": ".attention",
+    "MultiHeadAttentionWrapper": ".attention",
+    "MultiHeadAttention": ".attention",
+    "multihead_from_wrapper": ".attention",
+    "FusedQKVMultiHeadAttention": ".attention",
+    "SDPAMultiHeadAttention": ".attention",
+    "CrossMultiHeadAttention": ".attention",
+    "GroupedQueryAttention": ".attention",
+    "KVCache": ".attention",
+    "causal_mask": ".attention",
+    "masked_attention": ".attention",
+    "split_heads": ".attention",
+    "merge_heads": ".attention",
+    # head metrics, lesson data, language, notebook settings and checks
+    "head_entropy": ".inspection",
+    "offset_attention": ".inspection",
+    "Journey": ".data",
+    "book_inputs": ".data",
+    "book_words": ".data",
+    "load_glossary": ".data",
+    "load_journey": ".data",
+    "reference": ".data",
+    "Text": ".i18n",
+    "language": ".i18n",
+    "say": ".i18n",
+    "set_language": ".i18n",
+    "tr": ".i18n",
+    "setup_lesson": ".lesson",
+    "CountMatmuls": ".checks",
+    "assert_same_module": ".checks",
+    # plots and widgets (matplotlib, seaborn, ipywidgets: loaded on first use)
     "ExplorerView": ".ui",
     "attention_explorer": ".ui",
     "dropout_explorer": ".ui",
@@ -68,81 +72,43 @@ _LAZY = {
     "plot_attention": ".ui",
     "plot_attention_grid": ".ui",
     "plot_attention_heads": ".ui",
+    # lesson 08's tiny model and tasks, lesson 12's character model
     "TinyAttentionLM": ".training",
     "TrainingResult": ".training",
-    "offset_attention": ".training",
     "train_repeat_task": ".training",
     "train_shift_task": ".training",
     "CharTokenizer": ".lm",
     "CharTransformer": ".lm",
 }
-_SUBPACKAGES = ("attention", "exercises", "lm", "training", "ui")
-# ``mh.figures`` is the conceptual figures of the lessons (``ui.figures``).
-_ALIASES = {"figures": ".ui.figures"}
+# Modules that need only torch: their names are loaded with the package.
+_EAGER = (".attention", ".inspection", ".data", ".i18n", ".lesson", ".checks")
+# Subpackages reachable as attributes (``mh.ui``, ``mh.lm`` ...); ``mh.figures`` is ``ui.figures``.
+_SUBPACKAGES = {name: f".{name}" for name in ("attention", "exercises", "lm", "training", "ui")}
+_SUBPACKAGES["figures"] = ".ui.figures"
+
+__all__ = sorted(_PUBLIC)
+
+for _name, _module in _PUBLIC.items():
+    if _module in _EAGER:
+        globals()[_name] = getattr(_import_module(_module, __name__), _name)
+del _name, _module
+
+try:
+    __version__ = _metadata.version("mhsa_helpers")
+except _metadata.PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+def __getattr__(name: str) -> object:
+    """Load a lazy name (or a subpackage) the first time it is used."""
+    if name in _PUBLIC:
+        value = getattr(_import_module(_PUBLIC[name], __name__), name)
         globals()[name] = value
         return value
     if name in _SUBPACKAGES:
-        return importlib.import_module(f".{name}", __name__)
-    if name in _ALIASES:
-        return importlib.import_module(_ALIASES[name], __name__)
+        return _import_module(_SUBPACKAGES[name], __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, *_SUBPACKAGES, *_ALIASES})
-
-
-__all__ = [
-    "CausalAttention",
-    "CharTokenizer",
-    "CharTransformer",
-    "CountMatmuls",
-    "CrossMultiHeadAttention",
-    "ExplorerView",
-    "FusedQKVMultiHeadAttention",
-    "GroupedQueryAttention",
-    "Journey",
-    "KVCache",
-    "MultiHeadAttention",
-    "MultiHeadAttentionWrapper",
-    "SDPAMultiHeadAttention",
-    "SelfAttentionV1",
-    "SelfAttentionV2",
-    "Text",
-    "TinyAttentionLM",
-    "TrainingResult",
-    "assert_same_module",
-    "attention_explorer",
-    "book_inputs",
-    "book_words",
-    "causal_attention",
-    "causal_mask",
-    "dropout_explorer",
-    "glossary_table",
-    "head_entropy",
-    "heads_explorer",
-    "language",
-    "load_glossary",
-    "load_journey",
-    "masked_attention",
-    "merge_heads",
-    "multihead_from_wrapper",
-    "offset_attention",
-    "plot_attention",
-    "plot_attention_grid",
-    "plot_attention_heads",
-    "reference",
-    "say",
-    "set_language",
-    "setup_lesson",
-    "split_heads",
-    "tr",
-    "train_repeat_task",
-    "train_shift_task",
-    "training_explorer",
-]
+    return sorted({*globals(), *_PUBLIC, *_SUBPACKAGES})

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from .attention.validation import check_seed
+from .validation import check_seed
 
 __all__ = ["CountMatmuls", "assert_same_module"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from .attention.validation import check_positive_int, check_seed
 from .i18n import set_language
+from .validation import check_positive_int, check_seed
 
 __all__ = ["one_thread", "progress_bar", "setup_lesson"]
 

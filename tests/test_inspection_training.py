@@ -77,7 +77,7 @@ def test_entropy_of_real_weights_is_between_zero_and_causal_maximum():
     [
         ([[0.5, 0.5]], TypeError, "torch.Tensor"),
         (torch.ones(3, 3, dtype=torch.long), TypeError, "floating-point"),
-        (torch.ones(3, 3), ValueError, "num_heads, T_q, T_k"),
+        (torch.ones(3), ValueError, "num_heads, T_q, T_k"),
         (torch.ones(1, 1, 2, 3, 3), ValueError, "got weights.shape"),
         (torch.ones(0, 3, 3), ValueError, "empty"),
         (torch.tensor([[[1.5, -0.5], [0.5, 0.5]]]), ValueError, "negative"),

@@ -25,16 +25,16 @@ import torch
 from figure_checks import _close_figures  # noqa: F401 (autouse fixture)
 
 import mhsa_helpers as mh
-from mhsa_helpers.attention.validation import (
+from mhsa_helpers.inspection import uniform_causal_entropy
+from mhsa_helpers.training import TrainingConfig, train
+from mhsa_helpers.ui.explorers import dropout_weights, explore_attention, wrapper_head_weights
+from mhsa_helpers.ui.sentences import embed_words
+from mhsa_helpers.validation import (
     as_float,
     as_int,
     check_dropout,
     check_positive_int,
 )
-from mhsa_helpers.inspection import uniform_causal_entropy
-from mhsa_helpers.training import TrainingConfig, train
-from mhsa_helpers.ui.explorers import dropout_weights, explore_attention, wrapper_head_weights
-from mhsa_helpers.ui.sentences import embed_words
 
 
 def raises(exc, *words):
@@ -286,8 +286,8 @@ def test_head_entropy_rejects_rows_that_do_not_sum_to_one():
     with raises(ValueError, "weights[1, 2]", "sums to 3"):
         mh.head_entropy(weights)
     batched = torch.full((2, 2, 3, 3), 1 / 3)
-    batched[1, 0, 0] = 0.0  # an all-zero row
-    with raises(ValueError, "weights[1, 0, 0]", "sums to 0"):
+    batched[1, 0, 0] = 0.1  # sums to 0.3: neither a distribution nor a query without keys
+    with raises(ValueError, "weights[1, 0, 0]", "sums to 0.3"):
         mh.head_entropy(batched)
     good = torch.full((2, 3, 3), 1 / 3)
     torch.testing.assert_close(mh.head_entropy(good), torch.log(torch.tensor([3.0, 3.0])))

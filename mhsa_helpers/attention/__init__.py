@@ -2,12 +2,17 @@
 
 Everything here needs only torch. One functional core, classes that compose it:
 
-* ``functional`` -- scores, mask, scaled softmax, dropout, weighted sum; split/merge heads;
-  ``causal_attention`` (new queries over cached + new keys, explicit or through SDPA);
-* ``validation`` -- the argument and input checks every class runs before any matmul;
+* ``functional`` -- the core ``attend`` (mask, scaled softmax, dropout, weighted sum; the
+  explicit ``"eager"`` or the fused ``"sdpa"`` implementation), its mask builder
+  ``attention_mask`` (causal, padding, KV-cache offset) -- both check nothing, the classes check
+  once in ``forward`` -- and the checked public entry ``masked_attention``; split/merge heads;
+* ``base`` -- ``AttentionModule`` (every check of ``forward``, once, before any matmul) and
+  ``CausalSelfAttentionBase`` (mask buffer, dropout, cache update + core + ``out_proj``);
 * teaching classes, in lesson order: ``self_attention`` (V1, V2), ``causal`` (one head),
   ``multihead`` (the wrapper and the split-matrix class);
 * production variants: ``efficient`` (fused QKV, SDPA), ``kv_cache``, ``cross``, ``gqa``.
+
+The argument checks live one layer down, in ``mhsa_helpers.validation``.
 
 Every ``forward`` takes its input positionally and the rest by keyword, with the same names:
 ``forward(x, *, key_padding_mask=None, return_weights=False[, cache=None])`` for self-attention,
@@ -22,7 +27,7 @@ h = num_heads, head_dim = d_out // num_heads, g = num_kv_groups.
 from .causal import CausalAttention
 from .cross import CrossMultiHeadAttention
 from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention
-from .functional import causal_attention, causal_mask, masked_attention, merge_heads, split_heads
+from .functional import causal_mask, masked_attention, merge_heads, split_heads
 from .gqa import GroupedQueryAttention
 from .kv_cache import KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
@@ -39,7 +44,6 @@ __all__ = [
     "SDPAMultiHeadAttention",
     "SelfAttentionV1",
     "SelfAttentionV2",
-    "causal_attention",
     "causal_mask",
     "masked_attention",
     "merge_heads",

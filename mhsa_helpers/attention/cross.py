@@ -12,20 +12,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .functional import masked_attention, merge_heads, split_heads
-from .validation import (
-    check_dropout,
-    check_flag,
-    check_heads,
-    check_input,
-    check_key_padding_mask,
-    check_positive_int,
-)
+from ..validation import check_dropout, check_flag, check_heads, check_positive_int
+from .base import AttentionModule
+from .functional import attend, merge_heads, split_heads
 
 __all__ = ["CrossMultiHeadAttention"]
 
 
-class CrossMultiHeadAttention(nn.Module):
+class CrossMultiHeadAttention(AttentionModule):
     """Multi-head cross-attention: (b, n_q, d_q) queries over (b, n_kv, d_kv) -> (b, n_q, d_out).
 
     W_query: d_q -> d_out, W_key and W_value: d_kv -> d_out, out_proj: d_out -> d_out, with
@@ -75,29 +69,22 @@ class CrossMultiHeadAttention(nn.Module):
         real keys and is zero on padded ones; a query whose keys are all padding gets zero
         weights and a zero context vector (its output is ``out_proj.bias``).
         """
-        dtype, device = self.W_query.weight.dtype, self.W_query.weight.device
-        check_input(query, d_in=self.d_q, ndim=3, dtype=dtype, device=device, name="query")
-        check_input(key_value, d_in=self.d_kv, ndim=3, dtype=dtype, device=device, name="key_value")
-        if query.shape[0] != key_value.shape[0]:
-            raise ValueError(
-                "query and key_value must have the same batch size, got "
-                f"query.shape={tuple(query.shape)}, key_value.shape={tuple(key_value.shape)}"
-            )
-        check_flag("return_weights", return_weights)
-        padding = check_key_padding_mask(
-            key_padding_mask,
-            num_keys=key_value.shape[1],
-            batch=key_value.shape[0],
-            device=key_value.device,
-        )
+        self.begin_forward(query, key_padding_mask, return_weights, key_value=key_value)
         queries = split_heads(self.W_query(query), self.num_heads)  # (b, h, n_q, head_dim)
         keys = split_heads(self.W_key(key_value), self.num_heads)  # (b, h, n_kv, head_dim)
         values = split_heads(self.W_value(key_value), self.num_heads)  # (b, h, n_kv, head_dim)
-        context_vec, attn_weights = masked_attention(
-            queries, keys, values, None, self.dropout, key_padding_mask=padding
-        )  # (b, h, n_q, head_dim), (b, h, n_q, n_kv)
+        context_vec, attn_weights = attend(
+            queries, keys, values, key_padding_mask=key_padding_mask, dropout=self.dropout
+        )  # (b, h, n_q, head_dim), (b, h, n_q, n_kv); no causal mask
         out = self.out_proj(merge_heads(context_vec))  # (b, n_q, d_out)
-        return (out, attn_weights) if return_weights else out
+        if not return_weights:
+            return out
+        assert attn_weights is not None  # the eager backend returns them
+        return out, attn_weights
+
+    def input_width(self, name: str) -> int:
+        """``query`` is d_q wide, ``key_value`` d_kv (for ``begin_forward``'s checks)."""
+        return self.d_kv if name == "key_value" else self.d_q
 
     def extra_repr(self) -> str:
         return (

@@ -9,7 +9,8 @@
   It also accepts a ``KVCache`` for token-by-token generation.
 
 Both compose the steps of ``CausalSelfAttentionBase`` (checks, KV-cache update, causal attention,
-``out_proj``); what they change is the projection (``project``) and, for SDPA, ``use_sdpa``.
+``out_proj``); what they change is the projection (``project``) and, for SDPA, ``use_sdpa``
+(the ``"sdpa"`` backend of ``functional.attend``).
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from .causal import CausalSelfAttentionBase
-from .functional import causal_attention, split_heads
+from ..validation import check_flag
+from .base import CausalSelfAttentionBase
+from .functional import split_heads
 from .multihead import MultiHeadAttention
-from .validation import check_flag
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
 
-__all__ = ["FusedQKVMultiHeadAttention", "SDPAMultiHeadAttention", "causal_attention"]
+__all__ = ["FusedQKVMultiHeadAttention", "SDPAMultiHeadAttention"]
 
 
 class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
@@ -84,10 +85,11 @@ class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
         keys, rows summing to 1, except a row with no visible key (zero weights, zero context).
         ``cache=KVCache(...)`` works as in ``MultiHeadAttention`` (T_k = len(cache) afterwards).
         """
-        padding = self.begin_forward(x, key_padding_mask, return_weights, cache)
+        self.begin_forward(x, key_padding_mask, return_weights, cache)
         queries, keys, values = self.project(x)  # (b, h, T, head_dim) each
-        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, h, T_k, hd)
-        return self.attend_and_project(queries, keys, values, return_weights, padding)
+        return self.attend_and_project(
+            queries, keys, values, key_padding_mask, cache, return_weights
+        )  # (b, T, d_out) [, (b, h, T, T_k)]
 
     @classmethod
     def from_multihead(cls, mha: MultiHeadAttention):
@@ -132,4 +134,4 @@ class SDPAMultiHeadAttention(FusedQKVMultiHeadAttention):
     ``forward`` is ``FusedQKVMultiHeadAttention``'s; only the attention step differs.
     """
 
-    use_sdpa = True  # attend_and_project runs F.scaled_dot_product_attention
+    use_sdpa = True  # attend_and_project runs F.scaled_dot_product_attention ("sdpa")

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from .causal import CausalSelfAttentionBase
+from ..validation import check_flag, check_positive_int
+from .base import CausalSelfAttentionBase
 from .functional import split_heads
-from .validation import check_flag, check_positive_int
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -86,16 +86,15 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
         the cache keeps the padding of cached keys. A query with no visible key gets a zero
         context vector and zero weights.
         """
-        padding = self.begin_forward(x, key_padding_mask, return_weights, cache)
+        self.begin_forward(x, key_padding_mask, return_weights, cache)
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, n, head_dim)
         keys = split_heads(self.W_key(x), self.num_kv_groups)  # (b, g, n, head_dim)
         values = split_heads(self.W_value(x), self.num_kv_groups)  # (b, g, n, head_dim)
-        # The cache stores only the g K/V heads; T_k = T_cached + n
-        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, g, T_k, hd)
-        # K/V head j serves query heads j*group_size .. (j+1)*group_size - 1.
-        keys = keys.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
-        values = values.repeat_interleave(self.group_size, dim=1)  # (b, h, T_k, head_dim)
-        return self.attend_and_project(queries, keys, values, return_weights, padding)
+        # The cache stores only the g K/V heads; attend shares K/V head j with query heads
+        # j*group_size .. (j+1)*group_size - 1 (repeat_interleave), T_k = T_cached + n.
+        return self.attend_and_project(
+            queries, keys, values, key_padding_mask, cache, return_weights
+        )  # (b, n, d_out) [, (b, h, n, T_k)]
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, num_kv_groups={self.num_kv_groups}"

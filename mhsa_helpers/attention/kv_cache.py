@@ -18,6 +18,12 @@ Padded batches: ``module(x, key_padding_mask=m, cache=cache)`` describes the pad
 tokens only, ``m`` (b, n); the cache remembers the padding of every cached key
 (``cache.key_padding_mask``, (b, T_cached)), so later tokens never attend to an old pad.
 
+Precision: the cache stores keys and values in the dtype the layer computes them in -- its
+parameters' dtype, or, inside ``torch.autocast("cpu", dtype=torch.bfloat16)``, bfloat16 (half
+the memory; that is how models generate in mixed precision). Every step of one sequence must then
+run in that same precision: a step that would add keys of another dtype raises ``TypeError``
+before any matmul.
+
 One cache belongs to one layer: the first layer that fills it owns it until ``reset()``; another
 layer passing it raises ``ValueError`` instead of silently mixing two layers' keys.
 """
@@ -29,7 +35,7 @@ import weakref
 import torch
 from torch import nn
 
-from .validation import check_positive_int
+from ..validation import autocast_accepts, check_key_padding_mask, check_positive_int
 
 __all__ = ["KVCache"]
 
@@ -98,13 +104,21 @@ class KVCache:
             )
 
     def check(
-        self, x: torch.Tensor, *, context_length: int | None = None, layer: nn.Module | None = None
+        self,
+        x: torch.Tensor,
+        *,
+        context_length: int | None = None,
+        layer: nn.Module | None = None,
+        dtype: torch.dtype | None = None,
     ) -> int:
         """Check that the new tokens of ``x`` (b, n, d_in) fit; return the offset ``len(self)``.
 
         Called by the modules *before* any matmul. ``context_length`` is the module's own limit
         (its mask buffer is that large); the smaller of it and the cache's limit applies. ``layer``
-        is the module calling: a cache filled by another layer raises ``ValueError``.
+        is the module calling: a cache filled by another layer raises ``ValueError``. ``dtype``
+        is the dtype of the keys this call will compute (default ``x.dtype``; inside
+        ``torch.autocast`` the autocast dtype, see ``validation.compute_dtype``): one of another
+        dtype than the cached keys raises ``TypeError``.
         """
         batch, num_new = x.shape[0], x.shape[-2]
         self._check_layer(layer)
@@ -127,9 +141,13 @@ class KVCache:
                     f"cached batch size {self.keys.shape[0]}; use one cache per batch, or "
                     f"cache.reset()"
                 )
-            if x.dtype != self.keys.dtype:
+            new_dtype = x.dtype if dtype is None else dtype
+            if new_dtype != self.keys.dtype:
                 raise TypeError(
-                    f"x.dtype={x.dtype} does not match the cached keys' dtype {self.keys.dtype}"
+                    f"this call computes keys of dtype {new_dtype} (x.dtype={x.dtype}"
+                    f"{_autocast_note(x)}) but the cache holds keys of dtype {self.keys.dtype}; "
+                    "run every step of a sequence in the same precision (all inside one "
+                    "torch.autocast, or none), or cache.reset() to start a new sequence"
                 )
             if x.device != self.keys.device:
                 raise ValueError(f"x is on {x.device} but the cache is on {self.keys.device}")
@@ -147,7 +165,8 @@ class KVCache:
 
         ``key_padding_mask`` (bool (b, n), True at padding) marks padded new tokens; afterwards
         ``self.key_padding_mask`` covers every cached key (None if no padding was ever given).
-        ``layer`` binds an empty cache to the module that fills it.
+        ``layer`` binds an empty cache to the module that fills it. Every argument is checked
+        first; the attention modules, which checked theirs in ``forward``, call ``append``.
         """
         if not isinstance(keys, torch.Tensor) or not isinstance(values, torch.Tensor):
             raise TypeError(
@@ -166,36 +185,48 @@ class KVCache:
         if values.device != keys.device:
             raise ValueError(f"values are on {values.device} but keys are on {keys.device}")
         batch, num_new = keys.shape[0], keys.shape[-2]
-        if key_padding_mask is not None and (
-            key_padding_mask.dtype != torch.bool
-            or tuple(key_padding_mask.shape) != (batch, num_new)
-        ):
-            raise ValueError(
-                f"key_padding_mask must be bool (b, n) = {(batch, num_new)}, got "
-                f"{key_padding_mask.dtype} {tuple(key_padding_mask.shape)}"
-            )
+        check_key_padding_mask(key_padding_mask, num_keys=num_new, batch=batch, device=keys.device)
         self._check_layer(layer)
         if len(self) + num_new > self.context_length:
             raise ValueError(
                 f"the KV cache holds {len(self)} tokens; {num_new} more exceed "
                 f"context_length={self.context_length}"
             )
+        if self.keys is not None:
+            cached = self.keys.shape
+            if (keys.shape[0], keys.shape[1], keys.shape[3]) != (cached[0], cached[1], cached[3]):
+                raise ValueError(
+                    f"new keys {tuple(keys.shape)} do not fit the cache {tuple(cached)}: batch "
+                    "size, number of K/V heads and head_dim must match (one cache per layer and "
+                    "sequence)"
+                )
+            if keys.dtype != self.keys.dtype:
+                raise TypeError(
+                    f"keys.dtype={keys.dtype} does not match the cached dtype {self.keys.dtype}"
+                )
+        keys, values, _ = self.append(keys, values, key_padding_mask, layer=layer)
+        return keys, values
+
+    def append(
+        self,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        *,
+        layer: nn.Module | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """``update`` without its checks, for callers that checked (``check``) already.
+
+        Returns every cached key and value (b, h_kv, T_cached + n, head_dim) and the padding mask
+        of all of them (bool (b, T_cached + n), or None while no padding was ever given).
+        """
         if self.keys is None or self.values is None:
             self.keys, self.values = keys, values
             self.key_padding_mask = key_padding_mask
             self._layer = None if layer is None else weakref.ref(layer)
-            return self.keys, self.values
-        cached = self.keys.shape
-        if (keys.shape[0], keys.shape[1], keys.shape[3]) != (cached[0], cached[1], cached[3]):
-            raise ValueError(
-                f"new keys {tuple(keys.shape)} do not fit the cache {tuple(cached)}: batch size, "
-                "number of K/V heads and head_dim must match (one cache per layer and sequence)"
-            )
-        if keys.dtype != self.keys.dtype:
-            raise TypeError(
-                f"keys.dtype={keys.dtype} does not match the cached dtype {self.keys.dtype}"
-            )
+            return self.keys, self.values, self.key_padding_mask
         if key_padding_mask is not None or self.key_padding_mask is not None:
+            batch, num_new = keys.shape[0], keys.shape[-2]
             old = self.key_padding_mask
             if old is None:
                 old = torch.zeros(batch, len(self), dtype=torch.bool, device=keys.device)
@@ -205,4 +236,8 @@ class KVCache:
             self.key_padding_mask = torch.cat([old, new], dim=-1)  # (b, T_cached + n)
         self.keys = torch.cat([self.keys, keys], dim=-2)  # (b, h_kv, T_cached + n, head_dim)
         self.values = torch.cat([self.values, values], dim=-2)  # (b, h_kv, T_cached + n, hd)
-        return self.keys, self.values
+        return self.keys, self.values, self.key_padding_mask
+
+
+def _autocast_note(x: torch.Tensor) -> str:
+    return ", inside torch.autocast" if autocast_accepts(x) else ""

@@ -21,15 +21,10 @@ from typing import TYPE_CHECKING, cast
 import torch
 from torch import nn
 
-from .causal import CausalAttention, CausalSelfAttentionBase
+from ..validation import check_dropout, check_flag, check_positive_int
+from .base import AttentionModule, CausalSelfAttentionBase
+from .causal import CausalAttention
 from .functional import split_heads
-from .validation import (
-    check_dropout,
-    check_flag,
-    check_forward_options,
-    check_input,
-    check_positive_int,
-)
 
 if TYPE_CHECKING:
     from .kv_cache import KVCache
@@ -37,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper", "multihead_from_wrapper"]
 
 
-class MultiHeadAttentionWrapper(nn.Module):
+class MultiHeadAttentionWrapper(AttentionModule):
     """``num_heads`` independent causal heads, outputs concatenated on the last dimension.
 
     Each head is a ``CausalAttention(d_in, d_out, ...)`` of width ``d_out``, so the output is
@@ -45,6 +40,8 @@ class MultiHeadAttentionWrapper(nn.Module):
     This is the book's convention; ``MultiHeadAttention`` instead splits a total ``d_out``.
     NaN or inf input raises a ``ValueError`` naming the first bad (batch, token) position.
     """
+
+    context_length: int
 
     def __init__(
         self,
@@ -82,23 +79,15 @@ class MultiHeadAttentionWrapper(nn.Module):
         to), as in ``torch.nn.MultiheadAttention``; every head gets it. With ``return_weights``,
         also returns the heads' weights stacked as (b, num_heads, T, T).
         """
-        check_input(
-            x,
-            d_in=self.d_in,
-            ndim=3,
-            context_length=self.context_length,
-            dtype=cast(CausalAttention, self.heads[0]).W_query.weight.dtype,
-            device=cast(CausalAttention, self.heads[0]).W_query.weight.device,
-        )
-        padding = check_forward_options(x, key_padding_mask, return_weights)
-        if not return_weights:
-            return torch.cat(
-                [head(x, key_padding_mask=padding) for head in self.heads], dim=-1
-            )  # (b, T, h * d_out)
-        outputs = [head(x, key_padding_mask=padding, return_weights=True) for head in self.heads]
+        self.begin_forward(x, key_padding_mask, return_weights)  # once, not once per head
+        outputs = [
+            cast(CausalAttention, head).forward_unchecked(x, key_padding_mask)
+            for head in self.heads
+        ]  # per head: (b, T, d_out), (b, T, T)
         context = torch.cat([out for out, _ in outputs], dim=-1)  # (b, T, h * d_out)
-        weights = torch.stack([w for _, w in outputs], dim=1)  # (b, h, T, T)
-        return context, weights
+        if not return_weights:
+            return context
+        return context, torch.stack([w for _, w in outputs], dim=1)  # + (b, h, T, T)
 
     def extra_repr(self) -> str:
         return (
@@ -157,14 +146,14 @@ class MultiHeadAttention(CausalSelfAttentionBase):
         gives the outputs of one call over the whole sequence. With a cache, ``key_padding_mask``
         describes the T new tokens; the cache keeps the padding of the cached ones.
         """
-        padding = self.begin_forward(x, key_padding_mask, return_weights, cache)
+        self.begin_forward(x, key_padding_mask, return_weights, cache)
         keys = split_heads(self.W_key(x), self.num_heads)  # (b, h, T, head_dim)
         queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, T, head_dim)
         values = split_heads(self.W_value(x), self.num_heads)  # (b, h, T, head_dim)
-        # With a cache: all T_k = len(cache) keys and values (without one, T_k = T)
-        keys, values, padding = self.extend_cache(keys, values, padding, cache)  # (b, h, T_k, hd)
-        # Causal attention (query i sees keys 0 .. T_k - T + i), merge, out_proj: (b, T, d_out)
-        return self.attend_and_project(queries, keys, values, return_weights, padding)
+        # [cache update,] causal attention (query i sees keys 0 .. T_k - T + i), merge, out_proj
+        return self.attend_and_project(
+            queries, keys, values, key_padding_mask, cache, return_weights
+        )  # (b, T, d_out) [, (b, h, T, T_k)]
 
 
 def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAttention:

@@ -18,16 +18,17 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .functional import masked_attention
-from .validation import check_flag, check_forward_options, check_input, check_positive_int
+from ..validation import check_flag, check_positive_int
+from .base import AttentionModule
+from .functional import attend
 
 __all__ = ["SelfAttentionV1", "SelfAttentionV2"]
 
 
-class _SelfAttention(nn.Module):
+class _SelfAttention(AttentionModule):
     """What V1 and V2 share: ``forward`` (checks, then attention); subclasses define ``project``."""
 
-    d_in: int
+    input_ndim = (2, 3)  # one sequence (T, d_in), the book's use, or a batch (b, T, d_in)
     d_out: int
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -55,17 +56,16 @@ class _SelfAttention(nn.Module):
             padded keys, each row summing to 1 over the real keys. No mask hides the future here,
             so a row is all zero only if every key of its sequence is padding.
         """
-        param = next(self.parameters())  # W_query's
-        check_input(
-            x, d_in=self.d_in, ndim=(2, 3), dtype=param.dtype, device=param.device, finite=True
-        )
-        padding = check_forward_options(x, key_padding_mask, return_weights)
+        self.begin_forward(x, key_padding_mask, return_weights)
         keys, queries, values = self.project(x)  # (..., T, d_out) each
         # scores = queries @ keys.T, softmax(scores / sqrt(d_out)), weights @ values:
-        context_vec, attn_weights = masked_attention(
-            queries, keys, values, key_padding_mask=padding
+        context_vec, attn_weights = attend(
+            queries, keys, values, key_padding_mask=key_padding_mask
         )  # (..., T, d_out), (..., T, T)
-        return (context_vec, attn_weights) if return_weights else context_vec
+        if not return_weights:
+            return context_vec
+        assert attn_weights is not None  # the eager backend returns them
+        return context_vec, attn_weights
 
 
 class SelfAttentionV1(_SelfAttention):

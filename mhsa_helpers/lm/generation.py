@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from ..attention.validation import check_flag, check_positive_int
+from ..validation import check_flag, check_positive_int
 from .model import CharTransformer
 
 __all__ = ["generate", "next_token_probs"]

@@ -22,7 +22,7 @@ from torch import nn
 
 from ..attention.kv_cache import KVCache
 from ..attention.multihead import MultiHeadAttention
-from ..attention.validation import check_dropout, check_flag, check_positive_int
+from ..validation import check_dropout, check_flag, check_positive_int
 
 __all__ = ["CharTransformer", "FeedForward", "TransformerBlock"]
 

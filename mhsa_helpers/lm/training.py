@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 from torch.nn import functional as F
 
-from ..attention.validation import (
+from ..i18n import say
+from ..lesson import one_thread, progress_bar
+from ..validation import (
     as_float,
     as_int,
     check_dropout,
@@ -28,8 +30,6 @@ from ..attention.validation import (
     check_positive_int,
     check_seed,
 )
-from ..i18n import say
-from ..lesson import one_thread, progress_bar
 from .model import CharTransformer
 from .text import load_tang300, poem_text, split_poems
 from .tokenizer import CharTokenizer

@@ -21,9 +21,9 @@ from functools import partial
 import torch
 from torch.nn import functional as F
 
-from ..attention.validation import as_float, check_flag, check_positive_int, check_seed
 from ..i18n import say, tr
 from ..lesson import one_thread, progress_bar
+from ..validation import as_float, check_flag, check_positive_int, check_seed
 from .model import TinyAttentionLM
 from .tasks import IGNORE_INDEX, make_repeat_batch, make_shift_batch
 

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from ..attention.multihead import MultiHeadAttention
-from ..attention.validation import check_dropout, check_flag, check_positive_int
+from ..validation import check_dropout, check_flag, check_positive_int
 
 __all__ = ["TinyAttentionLM"]
 

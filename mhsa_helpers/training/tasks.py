@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ..attention.validation import check_positive_int
+from ..validation import check_positive_int
 
 __all__ = ["IGNORE_INDEX", "make_repeat_batch", "make_shift_batch"]
 

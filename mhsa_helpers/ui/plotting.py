@@ -30,8 +30,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 
-from ..attention.validation import as_float, as_int, check_flag, check_positive_int
 from ..i18n import Text
+from ..validation import as_float, as_int, check_flag, check_positive_int
 from .fonts import figure_label, figure_text, token_labels, with_cjk_font
 
 __all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 import torch
 
-from ..attention.validation import check_positive_int, check_seed
 from ..data import load_journey
 from ..i18n import check_language, language, say, tr
+from ..validation import check_positive_int, check_seed
 
 __all__ = [
     "LONGER_SENTENCE",

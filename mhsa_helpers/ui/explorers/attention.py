@@ -40,7 +40,9 @@ import ipywidgets as widgets
 import torch
 
 from ...attention.multihead import MultiHeadAttention
-from ...attention.validation import (
+from ...i18n import say
+from ...inspection import head_entropy
+from ...validation import (
     as_float,
     check_dropout,
     check_flag,
@@ -49,8 +51,6 @@ from ...attention.validation import (
     check_real_in_range,
     check_seed,
 )
-from ...i18n import say
-from ...inspection import head_entropy
 from ..fonts import figure_text
 from ..plotting import plot_attention_grid
 from ..sentences import example_sentences, sentence_caption

@@ -13,9 +13,9 @@ import torch
 from ipywidgets import FloatSlider, IntSlider, interactive
 from torch import nn
 
-from ...attention.validation import check_dropout, check_int_in_range, check_seed
 from ...data import load_journey, reference
 from ...i18n import say
+from ...validation import check_dropout, check_int_in_range, check_seed
 from ..fonts import figure_text
 from ..plotting import check_labels, plot_attention_grid
 from ..widgets import drawable_labels, interactive_with, picture, show_figure

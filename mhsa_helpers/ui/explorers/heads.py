@@ -12,9 +12,9 @@ import torch
 from ipywidgets import IntSlider, interactive
 
 from ...attention.multihead import MultiHeadAttentionWrapper
-from ...attention.validation import as_int, check_finite, check_positive_int, check_seed
 from ...data import load_journey
 from ...i18n import say
+from ...validation import as_int, check_finite, check_positive_int, check_seed
 from ..fonts import figure_text
 from ..plotting import check_labels, plot_attention_grid
 from ..widgets import drawable_labels, interactive_with, picture, show_figure

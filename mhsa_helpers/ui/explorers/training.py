@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 import torch
 
-from ...attention.validation import check_int_in_range, check_positive_int
 from ...i18n import say
 from ...training import offset_attention, train_shift_task
+from ...validation import check_int_in_range, check_positive_int
 from ..fonts import figure_text
 from ..plotting import plot_attention_grid
 from ..widgets import drawable_labels, interactive_with, picture, show_figure

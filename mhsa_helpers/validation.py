@@ -1,8 +1,9 @@
-"""Argument and input checks shared by every attention class (and the plots, explorers, trainers).
+"""Argument and input checks for the whole package (the base layer: it imports only torch/numpy).
 
-Why a module of its own: each class must reject bad input *before* any matmul, with a
-``ValueError``/``TypeError`` that names the parameter and the value. Writing those checks once
-keeps the messages identical across classes and keeps ``forward`` short enough to read in a lesson.
+Why a module of its own: every class and helper -- attention classes, plots, explorers, trainers,
+the character model -- must reject bad input *before* any matmul, with a ``ValueError``/
+``TypeError`` that names the parameter and the value. Writing those checks once keeps the messages
+identical everywhere and keeps each ``forward`` short enough to read in a lesson.
 
 The conventions, everywhere in the package: a number may be a Python or numpy scalar (as
 ``torch.nn.Linear`` allows) and comes back as a Python ``int``/``float``; a bool is never a number;
@@ -26,7 +27,6 @@ __all__ = [
     "check_dropout",
     "check_finite",
     "check_flag",
-    "check_forward_options",
     "check_heads",
     "check_input",
     "check_int_in_range",
@@ -36,10 +36,13 @@ __all__ = [
     "check_real_in_range",
     "check_seed",
     "check_split",
+    "compute_dtype",
+    "is_bool",
 ]
 
 
-def _is_bool(value: object) -> bool:
+def is_bool(value: object) -> bool:
+    """True for ``True``/``False`` and numpy's ``np.True_``/``np.False_`` (never a number here)."""
     return isinstance(value, (bool, np.bool_))
 
 
@@ -49,7 +52,7 @@ def as_int(name: str, value: object) -> int:
     ``torch.nn.Linear`` accepts numpy integers, so every size here does too. Booleans
     (``True``, ``np.True_``) are rejected: ``True`` as a size is a mistake, not 1.
     """
-    if _is_bool(value) or not isinstance(value, numbers.Integral):
+    if is_bool(value) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {name}={value!r} ({type(value).__name__})")
     return int(value)
 
@@ -60,7 +63,7 @@ def as_float(name: str, value: object) -> float:
     Booleans are rejected (``lr=True`` is a mistake, not 1.0); NaN and infinity are returned
     as they are, for the caller's range check to reject with its own message.
     """
-    if _is_bool(value) or not isinstance(value, numbers.Real):
+    if is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {name}={value!r} ({type(value).__name__})")
     return float(value)
 
@@ -116,7 +119,7 @@ def check_flag(name: str, value: object) -> bool:
 
 def check_dropout(value: object, name: str = "dropout") -> float:
     """Return ``value`` as a float if it is a probability in [0, 1), else raise."""
-    if _is_bool(value) or not isinstance(value, numbers.Real):
+    if is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a float in [0, 1), got {value!r} ({type(value).__name__})")
     value = float(value)
     if not (0.0 <= value < 1.0) or math.isnan(value):
@@ -167,13 +170,20 @@ def check_merge(x: object) -> None:
 
 
 def check_attention_inputs(
-    queries: object, keys: object, values: object, mask: object, dropout: object
-) -> None:
+    queries: object,
+    keys: object,
+    values: object,
+    mask: object,
+    dropout: object,
+    key_padding_mask: object = None,
+) -> torch.Tensor | None:
     """Check the arguments of ``masked_attention`` (metadata only, before any matmul).
 
     ``queries`` (..., T_q, d_k), ``keys`` (..., T_k, d_k) and ``values`` (..., T_k, d_v) are
-    floating-point tensors of one dtype; ``mask`` is None or bool, broadcastable to (T_q, T_k);
-    ``dropout`` is None or callable (an ``nn.Dropout``).
+    floating-point tensors of one dtype whose leading dimensions broadcast; ``mask`` is None or
+    bool, broadcastable to (T_q, T_k); ``dropout`` is None or callable (an ``nn.Dropout``);
+    ``key_padding_mask`` is None or bool (b, T_k) -- (T_k,) for unbatched (T, d) inputs -- as
+    ``check_key_padding_mask`` checks it. Returns the key padding mask.
     """
     named = {"queries": queries, "keys": keys, "values": values}
     for name, t in named.items():
@@ -187,7 +197,8 @@ def check_attention_inputs(
                 f"got {name}.shape={tuple(t.shape)}"
             )
     q, k, v = (cast(torch.Tensor, t) for t in (queries, keys, values))
-    if k.dtype != q.dtype or v.dtype != q.dtype:
+    mixed = k.dtype != q.dtype or v.dtype != q.dtype
+    if mixed and not all(autocast_accepts(t) for t in (q, k, v)):  # autocast casts them itself
         raise TypeError(
             f"queries, keys and values must share one dtype, got {q.dtype}, {k.dtype}, {v.dtype}"
         )
@@ -201,6 +212,14 @@ def check_attention_inputs(
             f"keys and values must hold the same number of tokens, got "
             f"keys.shape={tuple(k.shape)}, values.shape={tuple(v.shape)}"
         )
+    try:
+        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            "the leading (batch, head) dimensions of queries, keys and values must broadcast, "
+            f"got queries.shape={tuple(q.shape)}, keys.shape={tuple(k.shape)}, "
+            f"values.shape={tuple(v.shape)}"
+        ) from None
     if mask is not None:
         if not isinstance(mask, torch.Tensor):
             raise TypeError(f"mask must be a bool torch.Tensor or None, got {type(mask).__name__}")
@@ -210,7 +229,7 @@ def check_attention_inputs(
                 f"got mask.dtype={mask.dtype}"
             )
         try:
-            torch.broadcast_shapes(mask.shape, (*q.shape[:-1], k.shape[-2]))
+            torch.broadcast_shapes(mask.shape, (*lead, q.shape[-2], k.shape[-2]))
         except RuntimeError:
             raise ValueError(
                 f"mask must broadcast to (T_q, T_k) = {(q.shape[-2], k.shape[-2])}, "
@@ -218,6 +237,12 @@ def check_attention_inputs(
             ) from None
     if dropout is not None and not callable(dropout):
         raise TypeError(f"dropout must be an nn.Dropout or None, got {type(dropout).__name__}")
+    return check_key_padding_mask(
+        key_padding_mask,
+        num_keys=k.shape[-2],
+        batch=lead[0] if lead else None,
+        device=q.device,
+    )
 
 
 def autocast_accepts(x: torch.Tensor) -> bool:
@@ -233,6 +258,17 @@ def autocast_accepts(x: torch.Tensor) -> bool:
     except (RuntimeError, TypeError):  # a device type autocast does not know
         return False
     return enabled and x.dtype != torch.float64
+
+
+def compute_dtype(x: torch.Tensor, param_dtype: torch.dtype) -> torch.dtype:
+    """The dtype a layer's matmuls produce from input ``x``: what its keys and values will be.
+
+    Inside ``torch.autocast`` that casts ``x`` (see ``autocast_accepts``), autocast's dtype (e.g.
+    bfloat16); otherwise the parameters' dtype. A ``KVCache`` stores keys of this dtype.
+    """
+    if autocast_accepts(x):
+        return torch.get_autocast_dtype(x.device.type)
+    return param_dtype
 
 
 def check_input(
@@ -365,21 +401,3 @@ def check_key_padding_mask(
     if device is not None and key_padding_mask.device != device:
         raise ValueError(f"{name} is on {key_padding_mask.device} but the input is on {device}")
     return key_padding_mask
-
-
-def check_forward_options(
-    x: torch.Tensor, key_padding_mask: object, return_weights: object
-) -> torch.Tensor | None:
-    """The keyword arguments every self-attention ``forward`` shares; return the padding mask.
-
-    ``return_weights`` must be a real bool; ``key_padding_mask`` must be None or bool
-    (b, num_tokens) for batched ``x`` (b, num_tokens, d_in), (num_tokens,) for unbatched ``x``.
-    Call it after ``check_input(x)``.
-    """
-    check_flag("return_weights", return_weights)
-    return check_key_padding_mask(
-        key_padding_mask,
-        num_keys=x.shape[-2],
-        batch=x.shape[0] if x.dim() == 3 else None,
-        device=x.device,
-    )
