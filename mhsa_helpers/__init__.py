@@ -24,8 +24,14 @@ module that defines it), gives the names loaded at once (from the modules in ``_
 names loaded on first use (the rest) and ``__all__``.
 """
 
+import os as _os
 from importlib import import_module as _import_module
 from importlib import metadata as _metadata
+
+# One order of additions in MKL's matrix products on every processor, asked for before any of the
+# package's modules (or a lesson) does its first product; a value set before import is kept.
+# Why, and what it costs: mhsa_helpers.lesson.reproducible_math. Benchmarks set MKL_CBWR=AUTO.
+_os.environ.setdefault("MKL_CBWR", "COMPATIBLE")
 
 # Every public name -> the module (relative to this package) that defines it.
 _PUBLIC = {

@@ -2,12 +2,20 @@
 ``progress_bar()`` for the trainers.
 
 Why: a lesson must print the same digits on a learner's laptop, in CI and in the saved notebook.
-That needs a fixed seed, torch's 4-decimal printing without scientific notation, and a fixed
-number of CPU threads (a matmul can round its last bit differently with 1 or 8 threads).
+That needs a fixed seed, torch's 4-decimal printing without scientific notation, a fixed
+number of CPU threads (a matmul can round its last bit differently with 1 or 8 threads), and one
+order of additions inside matrix products whatever the processor: Intel MKL, torch's CPU BLAS,
+picks its kernel by CPU (AVX2, AVX-512, ...) and by matrix shape, so on some processors the heads
+computed one by one and the same heads in one batched product differ in the last bit (~1e-8).
+``reproducible_math()`` switches MKL to its reproducible mode (``MKL_CBWR=COMPATIBLE``), in which
+both are bit for bit equal on every processor; it must run before the first matrix product, which
+is why ``import mhsa_helpers`` already does it (and ``setup_lesson()`` again, first). The lessons' tensors are tiny, so it costs nothing
+noticeable; the benchmarks never call it.
 """
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,11 +26,22 @@ import torch
 from .i18n import set_language
 from .validation import check_positive_int, check_seed
 
-__all__ = ["one_thread", "progress_bar", "setup_lesson"]
+__all__ = ["one_thread", "progress_bar", "reproducible_math", "setup_lesson"]
+
+
+def reproducible_math() -> None:
+    """Ask MKL for one order of additions on every processor (``MKL_CBWR=COMPATIBLE``).
+
+    MKL reads the variable when it does its first matrix product, so call this before any; a
+    value the caller has already set (another ``MKL_CBWR`` mode) is kept. Without MKL (Apple
+    silicon, for instance) the variable is simply unused.
+    """
+    os.environ.setdefault("MKL_CBWR", "COMPATIBLE")
 
 
 def setup_lesson(seed: int = 123, threads: int = 1, lang: str = "en") -> None:
-    """Seed Python and torch, fix torch's print format and thread count, set plot defaults.
+    """Seed Python and torch, fix torch's print format, thread count and MKL's order of
+    additions (``reproducible_math``), set plot defaults.
 
     Args:
         seed: passed to ``random.seed`` and ``torch.manual_seed`` (the book uses 123 and 789).
@@ -32,6 +51,7 @@ def setup_lesson(seed: int = 123, threads: int = 1, lang: str = "en") -> None:
             labels and figure titles follow it (see ``mhsa_helpers.i18n``). The Chinese edition's
             lessons differ from the English ones only in this argument.
     """
+    reproducible_math()
     seed = check_seed("seed", seed)
     threads = check_positive_int("threads", threads)
     set_language(lang)

@@ -15,6 +15,10 @@ import tempfile
 from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# One order of additions in MKL's matrix products on every processor, set before torch does its
+# first one (mhsa_helpers.lesson.reproducible_math, which every lesson's setup_lesson calls):
+# without it, on AVX-512 processors the wrapper and the split multi-head differ in the last bit.
+os.environ.setdefault("MKL_CBWR", "COMPATIBLE")
 
 import pytest
 import torch
