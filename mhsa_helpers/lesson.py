@@ -9,8 +9,8 @@ picks its kernel by CPU (AVX2, AVX-512, ...) and by matrix shape, so on some pro
 computed one by one and the same heads in one batched product differ in the last bit (~1e-8).
 ``reproducible_math()`` switches MKL to its reproducible mode (``MKL_CBWR=COMPATIBLE``), in which
 both are bit for bit equal on every processor; it must run before the first matrix product, which
-is why ``import mhsa_helpers`` already does it (and ``setup_lesson()`` again, first). The lessons' tensors are tiny, so it costs nothing
-noticeable; the benchmarks never call it.
+is why ``import mhsa_helpers`` already does it (and ``setup_lesson()`` again, first). The
+lessons' tensors are tiny, so it costs nothing noticeable; the benchmarks set ``MKL_CBWR=AUTO``.
 """
 
 from __future__ import annotations
