@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import re
@@ -395,8 +396,10 @@ def test_use_cjk_font_is_idempotent_and_keeps_dejavu_for_latin():
         assert len(font_manager.fontManager.ttflist) == count
         latin = font_manager.findfont(font_manager.FontProperties(family=family))
         assert Path(latin).name == "DejaVuSans.ttf"
-        chinese = font_manager.findfont(fonts.CJK_FAMILY)
-        assert Path(chinese) == fonts._font_file()
+        # The package's file, or the machine's own copy of the same family (Debian's
+        # fonts-noto-cjk): matplotlib may pick either, and both draw the same glyphs.
+        chinese = font_manager.findfont(fonts.CJK_FAMILY, fallback_to_default=False)
+        assert font_manager.get_font(chinese).family_name == fonts.CJK_FAMILY
     assert fonts.cjk_font() == fonts.CJK_FAMILY
 
 
@@ -436,13 +439,12 @@ def test_a_font_registered_later_is_found(monkeypatch):
     path = fonts._font_file()
     assert path is not None
     package = [e for e in font_manager.fontManager.ttflist if Path(e.fname) == path]
-    others = [e for e in font_manager.fontManager.ttflist if Path(e.fname) != path]
+    others = without_chinese(font_manager.fontManager.ttflist)  # as on a machine with none
     monkeypatch.setattr(font_manager.fontManager, "ttflist", others)
     with monkeypatch.context() as patch:
         patch.setattr(fonts, "_font_file", lambda: None)
         fonts._clear_caches()
-        before = lm.find_cjk_font("旅")
-        assert before != fonts.CJK_FAMILY  # None, or a Chinese font of the machine itself
+        assert lm.find_cjk_font("旅") is None
     fonts._clear_caches()
     others.extend(package)  # what addfont does: the same list, longer
     assert lm.find_cjk_font("旅") == fonts.CJK_FAMILY
@@ -452,12 +454,27 @@ def test_a_font_registered_later_is_found(monkeypatch):
 # -- without the font package --------------------------------------------------------------------
 
 
+@functools.cache
+def _draws_chinese(fname: str) -> bool:
+    try:
+        return ord("旅") in font_manager.get_font(fname).get_charmap()
+    except (OSError, RuntimeError):
+        return False
+
+
+def without_chinese(entries: list) -> list:
+    """matplotlib's font entries less every font that can draw Chinese (the package's and the
+    machine's own, e.g. Debian's fonts-noto-cjk, which CI installs for the browser test)."""
+    return [e for e in entries if not _draws_chinese(e.fname)]
+
+
 @pytest.fixture
 def without_font_package(monkeypatch):
-    """As if ``noto-cjk-sans-otc`` were not installed: no file, not in matplotlib's font list."""
+    """As if ``noto-cjk-sans-otc`` were not installed on a machine with no Chinese font: no
+    file, and no font in matplotlib's list that can draw Chinese."""
     path = fonts._font_file()
     assert path is not None
-    kept = [e for e in font_manager.fontManager.ttflist if Path(e.fname) != path]
+    kept = without_chinese(font_manager.fontManager.ttflist)
     monkeypatch.setattr(font_manager.fontManager, "ttflist", kept)
     font_manager.fontManager._findfont_cached.cache_clear()
     monkeypatch.setattr(fonts, "_font_file", lambda: None)
@@ -466,11 +483,6 @@ def without_font_package(monkeypatch):
         yield
     fonts._clear_caches()
     font_manager.fontManager._findfont_cached.cache_clear()
-
-
-def system_cjk_font() -> str | None:
-    """A Chinese font of the machine itself (not the package's), if any."""
-    return lm_labels.find_cjk_font("旅程")
 
 
 @pytest.mark.parametrize("name", FIGURES)
@@ -487,8 +499,7 @@ def test_without_the_font_package_figures_stay_english(name, without_font_packag
 
 @pytest.mark.parametrize("name", WITH_TOKENS)
 def test_without_the_font_package_chinese_tokens_become_positions(name, without_font_package):
-    if system_cjk_font() is not None:
-        pytest.skip("this machine has a Chinese font of its own")
+    assert lm_labels.find_cjk_font("旅程") is None  # the fixture left no Chinese font
     with using_language("zh"):
         fig = build(name, "zh", CHINESE_WORDS)
     drawn = every_text(fig)
@@ -497,8 +508,7 @@ def test_without_the_font_package_chinese_tokens_become_positions(name, without_
 
 
 def test_without_the_font_package_char_axis_uses_positions(without_font_package):
-    if system_cjk_font() is not None:
-        pytest.skip("this machine has a Chinese font of its own")
+    assert lm_labels.find_cjk_font("旅程") is None  # the fixture left no Chinese font
     text = "\n床前明月光，"
     axis = lm.char_axis(text)
     assert axis.font is None and axis.labels == ["\\n", "1", "2", "3", "4", "5", ","]
