@@ -17,6 +17,7 @@ from ipywidgets import Image, Layout, Widget, interactive
 from matplotlib.figure import Figure
 
 from ..i18n import language
+from .alt_text import describe
 from .fonts import use_cjk_font
 from .plotting import figure_png
 
@@ -45,7 +46,12 @@ def picture() -> Image:
 
 
 def show_figure(image: Image, fig: Figure) -> None:
-    """Render ``fig`` into ``image`` (replacing its picture in place), close it, show ``image``."""
+    """Render ``fig`` into ``image`` (replacing its picture in place), close it, show ``image``.
+
+    The picture's tooltip is the figure's alt text (``alt_text.describe``), which the course
+    website also puts on the ``<img>`` as ``alt``.
+    """
+    image.tooltip = describe(fig)
     image.value = figure_png(fig)
     image.layout.display = None
 
