@@ -8,7 +8,7 @@ calls ``set_alt_text(fig, text)`` and that text wins.
 ``install()`` (called by ``setup_lesson``) makes the notebook save it: inside IPython, the PNG of
 every displayed matplotlib figure carries ``{"alt": describe(fig)}`` as its output metadata, which
 the course website (myst-nb) turns into the ``alt`` attribute of the ``<img>``. ``show_figure``
-gives a widget's picture the same text as its tooltip (the website copies it to ``alt``).
+gives a widget's picture (``widgets.Picture``) the same text as its ``alt`` attribute.
 """
 
 from __future__ import annotations
