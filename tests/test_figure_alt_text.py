@@ -69,7 +69,10 @@ def test_every_saved_figure_and_widget_picture_has_alt_text_in_the_lesson_langua
         for model_id, model in state.items():
             if model.get("model_name") != "ImageModel":
                 continue
-            if not model.get("state", {}).get("value"):
+            drawn = model.get("state", {}).get("value") or any(
+                buffer.get("path") == ["value"] for buffer in model.get("buffers", [])
+            )
+            if not drawn:
                 continue  # a picture not drawn yet shows nothing
             figures += 1
             if problem := _problem(model["state"].get("alt"), chinese):

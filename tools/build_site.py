@@ -115,10 +115,26 @@ def lesson_files(folder: Path) -> tuple[list[Path], list[Path]]:
 TWIN_LINK = re.compile(r"\[([^\]]+)\]\((?:zh/|\.\./)([0-9]{2}_\w+)\.ipynb\)")
 
 
+NBVAL_MARKER = "# NBVAL_IGNORE_OUTPUT"
+
+
 def copy_notebook(source: Path, target: Path, other: str) -> None:
-    """The saved notebook as it is, except that links to the other edition point at its page."""
+    """The saved notebook, outputs untouched, shown as a reader should see it.
+
+    Links to the other edition point at its page; the nbval marker line is left out of the shown
+    code; a cell JupyterLab opens collapsed (the "check" cells) is folded on the page too.
+    """
     nb = json.loads(source.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            lines = "".join(cell["source"]).splitlines(keepends=True)
+            cell["source"] = "".join(line for line in lines if line.strip() != NBVAL_MARKER)
+            folded = cell.get("metadata", {}).get("jupyter", {})
+            tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+            if folded.get("source_hidden"):
+                tags.append("hide-input")
+            if folded.get("outputs_hidden"):
+                tags.append("hide-output")
         if cell["cell_type"] == "markdown":
             text = "".join(cell["source"])
             cell["source"] = TWIN_LINK.sub(
