@@ -126,7 +126,6 @@ def _open(browser, url: str, allowed: set[str], artifacts: Path | None = None, s
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     response = page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
     return context, page, recorder, response, errors
 
 
