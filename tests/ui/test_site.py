@@ -244,3 +244,21 @@ def test_zip_opens_from_file_with_diagram_and_formulas(browser, site, tmp_path):
         assert state["other"] == (root / "en" / "06_multihead_split.html").as_uri()
     finally:
         context.close()
+
+
+@pytest.mark.slow
+def test_chinese_search_finds_a_chinese_word(browser, server):
+    """The Chinese edition is built with language zh_CN (jieba segments words): 掩码 is found."""
+    url = f"{server}/zh/search.html?q=%E6%8E%A9%E7%A0%81"
+    context, page, recorder, response, errors = _open(browser, url, {"127.0.0.1"})
+    try:
+        assert response is not None and response.status == 200
+        page.wait_for_selector("#search-results ul.search li", timeout=60_000)
+        found = page.eval_on_selector_all(
+            "#search-results ul.search li a", "(links) => links.map((a) => a.href)"
+        )
+        assert any("03_causal_attention" in href for href in found), found
+        assert errors == [], f"JavaScript errors: {errors}"
+        assert recorder.outside == []
+    finally:
+        context.close()
