@@ -125,6 +125,18 @@ def copy_notebook(source: Path, target: Path, other: str) -> None:
     code; a cell JupyterLab opens collapsed (the "check" cells) is folded on the page too.
     """
     nb = json.loads(source.read_text(encoding="utf-8"))
+    unlabelled = sum(
+        1
+        for cell in nb["cells"]
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+        and not output.get("metadata", {}).get("image/png", {}).get("alt")
+    )
+    if unlabelled:
+        print(
+            f"build_site: {source.relative_to(ROOT)} has {unlabelled} figure(s) saved without alt "
+            f"text; rebuild it: python tools/build_notebooks.py <its script>"
+        )
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             lines = "".join(cell["source"]).splitlines(keepends=True)
