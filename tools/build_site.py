@@ -275,7 +275,7 @@ def write_zip() -> Path:
     download.mkdir(exist_ok=True)
     target = download / ZIP_NAME
     partial = target.with_suffix(".zip.part")
-    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for path in sorted(OUT.rglob("*")):
             if path.is_file() and download not in path.parents:
                 archive.write(path, Path("mhsa-course-site") / path.relative_to(OUT))

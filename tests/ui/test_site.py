@@ -56,8 +56,8 @@ JS_STATE = """async () => {
         })),
         widgets: document.querySelectorAll(
             'script[type="application/vnd.jupyter.widget-view+json"]').length,
-        widget_views: document.querySelectorAll('.jupyter-widgets.widget-image, img.widget-image')
-            .length,
+        widget_views: document.querySelectorAll('.widget-subarea > .jupyter-widgets').length,
+        widget_errors: document.querySelectorAll('.jupyter-widgets-error-widget').length,
         widget_notes: document.querySelectorAll('p.widget-note').length,
         other: (document.querySelector('a.other-edition-link') || {}).href || null,
     };
@@ -151,8 +151,8 @@ def _check_page(state: dict, edition: str, name: str) -> None:
             assert CJK.search(alt), f"{where}: alt text is not in Chinese: {alt!r}"
     # Widgets: drawn from the saved state, each with the sentence about JupyterLab.
     assert state["widget_notes"] == state["widgets"], state
-    if state["widgets"]:
-        assert state["widget_views"] >= 1, f"{edition}/{name}: the widget's picture is missing"
+    assert state["widget_views"] == state["widgets"], f"{edition}/{name}: a widget was not drawn"
+    assert state["widget_errors"] == 0, f"{edition}/{name}: a widget failed to render"
 
 
 @pytest.mark.slow
@@ -163,7 +163,7 @@ def test_page_offline_complete_and_linked(browser, server, artifacts, edition, n
     try:
         assert response is not None and response.status == 200, url
         if "widget-view" in page.content():
-            page.wait_for_selector(".jupyter-widgets", state="attached", timeout=30_000)
+            page.wait_for_selector(".widget-subarea > .jupyter-widgets", state="attached")
             page.wait_for_function(
                 "() => Array.from(document.querySelectorAll('article img'))"
                 ".every((img) => img.getAttribute('alt'))",
