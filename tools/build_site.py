@@ -242,7 +242,8 @@ def draw_mermaid() -> int:
         page.add_script_tag(path=str(script))
         page.evaluate(
             "() => mermaid.initialize({startOnLoad: false, theme: 'neutral',"
-            " securityLevel: 'strict', fontFamily: 'sans-serif'})"
+            " securityLevel: 'strict', fontFamily: 'sans-serif', htmlLabels: false,"
+            " flowchart: {htmlLabels: false}})"
         )
         for number, path in enumerate(pages):
             text = path.read_text(encoding="utf-8")
