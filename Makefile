@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test unit notebooks-test ui-test install-test install-matrix lint bench train-demo notebooks lock screenshot clean
+.PHONY: lab test unit notebooks-test ui-test install-test install-matrix lint bench train-demo notebooks lock screenshot clean site site-test
 
 # Before anything is created: is $(PYTHON) there, new enough, with venv and ensurepip? The check
 # prints what was found, what is needed and the one command that fixes it. A venv that failed
@@ -37,7 +37,7 @@ lab: $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
 ## make test: lint + unit tests + strict nbval over every notebook (+ browser test when chromium exists)
-test: $(STAMP) lint unit install-test install-matrix notebooks-test ui-test
+test: $(STAMP) lint unit install-test install-matrix notebooks-test ui-test site-test
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mhsa_helpers tests notebooks benchmarks tools data
@@ -57,12 +57,34 @@ notebooks-test: $(STAMP)
 
 ui-test: $(STAMP)
 	@if command -v chromium >/dev/null 2>&1; then \
-		$(VENV)/bin/pytest tests/ui -q -s; \
+		$(VENV)/bin/pytest tests/ui -q -s --ignore=tests/ui/test_site.py; \
 	else \
 		echo "################################################################"; \
 		echo "# SKIPPED: browser test (tests/ui) -- 'chromium' is not installed."; \
 		echo "# Install it (Debian: apt-get install chromium) to run it;"; \
 		echo "# .ci/run installs it, so CI always runs this test."; \
+		echo "################################################################"; \
+	fi
+
+## make site: the course website from the saved notebooks (no re-execution) into build/site/,
+## English in en/, Chinese in zh/, and the offline zip in download/ (needs npm and chromium)
+SITE_JS := site/node_modules/.package-lock.json
+$(SITE_JS): site/package.json site/package-lock.json
+	npm ci --prefix site --no-audit --no-fund --ignore-scripts
+	touch $(SITE_JS)
+
+site: $(STAMP) $(SITE_JS)
+	$(PY) tools/build_site.py
+
+# The site in Chromium, offline: served on 127.0.0.1, then one page of the zip from file://.
+# (The site is built inside the recipe, not by a $(MAKE) call, so that `make -n test` runs nothing.)
+site-test: $(STAMP) $(SITE_JS)
+	@if command -v chromium >/dev/null 2>&1; then \
+		$(PY) tools/build_site.py && $(VENV)/bin/pytest tests/ui/test_site.py -q -s; \
+	else \
+		echo "################################################################"; \
+		echo "# SKIPPED: site test (tests/ui/test_site.py) -- 'chromium' is not installed."; \
+		echo "# make site draws the diagrams in it; Debian: apt-get install chromium."; \
 		echo "################################################################"; \
 	fi
 

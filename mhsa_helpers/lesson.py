@@ -67,6 +67,11 @@ def setup_lesson(seed: int = 123, threads: int = 1, lang: str = "en") -> None:
     from .ui.fonts import use_cjk_font
 
     use_cjk_font()
+    # Every figure the lesson shows is saved with alt text in the lesson language (the website
+    # puts it on the <img>); outside IPython this does nothing.
+    from .ui.alt_text import install as save_alt_text
+
+    save_alt_text()
 
 
 @contextmanager

@@ -15,12 +15,14 @@ from collections.abc import Callable, Sequence
 
 from ipywidgets import Image, Layout, Widget, interactive
 from matplotlib.figure import Figure
+from traitlets import Unicode
 
 from ..i18n import language
+from .alt_text import describe
 from .fonts import use_cjk_font
 from .plotting import figure_png
 
-__all__ = ["drawable_labels", "interactive_with", "picture", "show_figure"]
+__all__ = ["Picture", "drawable_labels", "interactive_with", "picture", "show_figure"]
 
 
 def drawable_labels(labels: Sequence[str] | None = None) -> Sequence[str] | None:
@@ -39,13 +41,30 @@ def drawable_labels(labels: Sequence[str] | None = None) -> Sequence[str] | None
     return [str(i) for i in range(1, len(labels) + 1)]
 
 
-def picture() -> Image:
-    """An empty PNG ``Image`` widget for a widget callback's figure (see ``show_figure``)."""
-    return Image(format="png", layout=Layout(width="auto", align_self="flex-start"))
+class Picture(Image):
+    """An ``Image`` that also keeps its figure's alt text (``alt``, saved with the widget state).
+
+    JupyterLab ignores the extra attribute; the course website reads it from the saved state and
+    puts it on the ``<img>``. (Not the ``tooltip``: ipywidgets 8's image view fails to render
+    with one, since it has no description.)
+    """
+
+    alt = Unicode("", help="what the picture shows, in the lesson language").tag(sync=True)
+
+
+def picture() -> Picture:
+    """An empty PNG ``Picture`` widget for a widget callback's figure (see ``show_figure``)."""
+    return Picture(format="png", layout=Layout(width="auto", align_self="flex-start"))
 
 
 def show_figure(image: Image, fig: Figure) -> None:
-    """Render ``fig`` into ``image`` (replacing its picture in place), close it, show ``image``."""
+    """Render ``fig`` into ``image`` (replacing its picture in place), close it, show ``image``.
+
+    A ``Picture`` also gets the figure's alt text (``alt_text.describe``), which the course
+    website puts on the ``<img>``.
+    """
+    if isinstance(image, Picture):
+        image.alt = describe(fig)
     image.value = figure_png(fig)
     image.layout.display = None
 

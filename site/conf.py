@@ -1,0 +1,207 @@
+"""Sphinx configuration of the course website, one build per edition (``tools/build_site.py``).
+
+The edition comes from ``MHSA_SITE_EDITION`` ("en" or "zh"). The pages are the SAVED notebooks
+(myst-nb, ``nb_execution_mode = "off"``): strict nbval has checked those outputs, so the site shows
+exactly what a learner sees. Every script the pages load is a file of this site: MathJax, Mermaid,
+require.js and the ipywidgets HTML manager come from ``site/node_modules`` (``npm ci`` from the
+committed lockfile) and are copied, file by file, into ``_static/vendor/`` (see ``VENDOR``).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+from pathlib import Path
+
+SITE = Path(__file__).resolve().parent
+NODE = SITE / "node_modules"
+EDITION = os.environ.get("MHSA_SITE_EDITION", "en")
+if EDITION not in ("en", "zh"):
+    raise SystemExit(f"MHSA_SITE_EDITION must be 'en' or 'zh', got {EDITION!r}")
+OTHER = "zh" if EDITION == "en" else "en"
+ZH = EDITION == "zh"
+
+project = "多头自注意力，一步一步" if ZH else "Multi-Head Self-Attention, step by step"
+author = "the course authors"
+copyright = "the course authors, MIT licence"
+language = "zh_CN" if ZH else "en"
+# Chinese search needs word segmentation (jieba, in the docs extra); Sphinx uses it when installed.
+html_search_language = "zh" if ZH else "en"
+
+extensions = ["myst_nb", "sphinxcontrib.mermaid"]
+html_static_path = [str(SITE / "_static")]
+html_css_files = ["course.css"]
+html_js_files = ["course.js"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "scripts"]
+root_doc = "index"
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+# The saved notebooks, as they are: never executed here.
+nb_execution_mode = "off"
+nb_merge_streams = True
+# A collapsed "check" cell stays collapsed on the page (its output too).
+nb_code_prompt_show = "Show {type}"
+nb_code_prompt_hide = "Hide {type}"
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_fence_as_directive = ["mermaid"]
+myst_heading_anchors = 3
+
+# MathJax 3 with SVG output: one file, no web fonts to fetch, works from file:// too.
+mathjax_path = "vendor/mathjax/tex-svg-full.js"
+mathjax3_config = {
+    "tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]},
+    "options": {"enableMenu": False},
+    "loader": {"load": []},
+}
+
+# sphinxcontrib-mermaid in raw mode with the site's own copy of Mermaid (its "local" mode).
+# tools/build_site.py then draws every diagram to inline SVG and drops this script, so the pages
+# need no JavaScript module at all (browsers refuse ES modules from file://).
+mermaid_output_format = "raw"
+mermaid_use_local = "vendor/mermaid/mermaid.esm.min.mjs"
+mermaid_include_elk = False
+mermaid_include_zenuml = False
+mermaid_init_js = 'mermaid.initialize({startOnLoad: true, theme: "neutral"});'
+
+# The ipywidgets HTML manager renders the widgets from the state saved in each notebook.
+nb_ipywidgets_js = {
+    "vendor/require.min.js": {},
+    "vendor/html-manager/embed-amd.js": {"data-jupyter-widgets-cdn": "vendor/none/"},
+}
+
+html_theme = "sphinx_book_theme"
+html_title = project
+html_last_updated_fmt = None
+html_copy_source = False
+html_show_sourcelink = False
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": False,
+    "use_fullscreen_button": False,
+    "home_page_in_toc": True,
+    "navigation_with_keys": False,
+}
+html_context = {"edition": EDITION, "other_edition": OTHER}
+
+# (file under node_modules, path under _static/vendor): only what the pages load.
+VENDOR = [
+    ("mathjax/es5/tex-svg-full.js", "mathjax/tex-svg-full.js"),
+    ("requirejs/require.js", "require.min.js"),
+    ("@jupyter-widgets/html-manager/dist/embed-amd.js", "html-manager/embed-amd.js"),
+]
+# The HTML manager's CSS points at its font files next to it.
+VENDOR += [
+    (f"@jupyter-widgets/html-manager/dist/{p.name}", f"html-manager/{p.name}")
+    for p in sorted((NODE / "@jupyter-widgets/html-manager/dist").glob("*"))
+    if p.suffix in (".woff", ".woff2", ".ttf", ".eot", ".svg")
+]
+VENDOR += [
+    ("mermaid/dist/mermaid.esm.min.mjs", "mermaid/mermaid.esm.min.mjs"),
+    *[
+        (
+            f"mermaid/dist/chunks/mermaid.esm.min/{p.name}",
+            f"mermaid/chunks/mermaid.esm.min/{p.name}",
+        )
+        for p in sorted((NODE / "mermaid/dist/chunks/mermaid.esm.min").glob("*.mjs"))
+    ],
+]
+
+WIDGET_VIEW = re.compile(
+    r'<script type="application/vnd\.jupyter\.widget-view\+json">.*?</script>', re.S
+)
+OTHER_LABEL = {"en": "中文版：本页", "zh": "English edition: this page"}
+WIDGET_NOTE = {
+    "en": (
+        "This is the picture the notebook saved. The sliders move, and the picture redraws, "
+        "when you run the notebook in JupyterLab (<code>make lab</code>)."
+    ),
+    "zh": (
+        "这里是笔记本保存的图。在 JupyterLab 中运行笔记本（<code>make lab</code>），"
+        "滑块才能拖动，图也会随之重画。"
+    ),
+}
+
+
+def _copy_vendor(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    missing = [src for src, _ in VENDOR if not (NODE / src).is_file()]
+    if missing:
+        raise RuntimeError(
+            f"missing {missing[0]} in {NODE}: run `npm ci` in site/ (make site does)"
+        )
+    for src, dst in VENDOR:
+        target = Path(app.outdir) / "_static" / "vendor" / dst
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(NODE / src, target)
+
+
+def _fix_chinese_stemmer(app, exception) -> None:
+    # Sphinx 9.0 names the stemmer after the language ("ChineseStemmer") while its Chinese search
+    # ships the English one for Latin words, so the search page fails; point it at that one.
+    data = Path(app.outdir) / "_static" / "language_data.js"
+    if exception is None and ZH and data.is_file():
+        text = data.read_text(encoding="utf-8")
+        if "var ChineseStemmer" not in text and "var EnglishStemmer" in text:
+            text = text.replace(
+                "window.Stemmer = ChineseStemmer;", "window.Stemmer = EnglishStemmer;"
+            )
+            data.write_text(text, encoding="utf-8")
+
+
+def _page_context(app, pagename, templatename, context, doctree) -> None:
+    # The same page of the other edition: both are built from the same file names.
+    root = posixpath.relpath("/", posixpath.dirname("/" + pagename))
+    href = posixpath.normpath(posixpath.join(root, "..", OTHER, pagename + ".html"))
+    context["other_edition_href"] = href
+    context["other_edition_label"] = OTHER_LABEL[EDITION]
+    context["other_edition_lang"] = "zh-CN" if OTHER == "zh" else "en"
+    context["site_root_href"] = posixpath.normpath(posixpath.join(root, "..", "index.html"))
+    body = context.get("body")
+    if not body:
+        return
+    link = (
+        f'<p class="other-edition"><a class="other-edition-link" href="{href}" '
+        f'hreflang="{context["other_edition_lang"]}">{OTHER_LABEL[EDITION]}</a></p>'
+    )
+    # Each widget shows its saved state; a sentence under it says where it moves.
+    note = f'<p class="widget-note">{WIDGET_NOTE[EDITION]}</p>'
+    body = WIDGET_VIEW.sub(lambda m: m.group(0) + note, body)
+    context["body"] = link + body
+
+
+def setup(app):
+    app.connect("html-page-context", _page_context)
+    app.connect("build-finished", _copy_vendor)
+    app.connect("build-finished", _fix_chinese_stemmer)
+    return {"parallel_read_safe": True}
+
+
+def _render_image_with_alt():
+    """myst-nb reads an image output's width and height from its metadata; read ``alt`` too.
+
+    ``mhsa_helpers.ui.alt_text`` saves every figure's alt text there (one per figure, where cell
+    metadata could only give one per cell).
+    """
+    from docutils import nodes
+    from myst_nb.core.render import NbElementRenderer
+
+    original = NbElementRenderer.render_image
+    if getattr(original, "reads_alt", False):
+        return
+
+    def render_image(self, data):
+        rendered = original(self, data)
+        alt = data.output_metadata.get(data.mime_type, {}).get("alt")
+        for node in rendered:
+            if alt and isinstance(node, nodes.image) and "alt" not in node:
+                node["alt"] = str(alt)
+        return rendered
+
+    render_image.reads_alt = True
+    NbElementRenderer.render_image = render_image
+
+
+_render_image_with_alt()
