@@ -49,7 +49,7 @@ def groups() -> list[tuple[str, list[str]]]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     own = _name(project["name"])
     result = [("runtime", [_name(r) for r in project["dependencies"]])]
-    for extra in ("lab", "dev"):
+    for extra in ("lab", "docs", "dev"):
         names = [_name(r) for r in project["optional-dependencies"][extra]]
         result.append((extra, [n for n in names if n != own]))
     return result
