@@ -83,8 +83,7 @@ class Cell:
         body = "\n".join(self.lines).strip("\n")
         if self.kind == "markdown":
             return "\n".join(
-                line[2:] if line.startswith("# ") else line.lstrip("#")
-                for line in body.splitlines()
+                line[2:] if line.startswith("# ") else line.lstrip("#") for line in body.split("\n")
             )
         return body
 
@@ -624,7 +623,7 @@ def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[s
         if recorded is None:
             problems.append(f"{where}: no {HASH_KEY} (which English text does it translate?)")
         elif recorded != current:
-            first = en.text.strip().splitlines()[0][:70] if en.text.strip() else ""
+            first = en.text.strip().split("\n")[0][:70] if en.text.strip() else ""
             problems.append(
                 f"{where}: the English text changed ({english.relative_to(ROOT)}:{en.line_no}: "
                 f"{first!r}...); revisit the translation, then "
