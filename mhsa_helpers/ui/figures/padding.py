@@ -20,6 +20,7 @@ import torch
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
+from ...attention.validation import check_flag
 from ...i18n import Text
 from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
 
@@ -100,6 +101,7 @@ def padding_masks(
     included) label the axes. Dark cells are hidden (True). A query row that hides every key is
     marked "no key" on the right of the last panel. ``causal=False`` leaves the first panel empty.
     """
+    causal = check_flag("causal", causal)
     mask = _check_mask(key_padding_mask, 1)
     num_tokens = mask.shape[0]
     labels = token_labels(tokens) if tokens is not None else [str(i) for i in range(num_tokens)]
