@@ -136,6 +136,15 @@ def _attention_memory(tokens: list[str]) -> Figure:
     return mh.figures.plot_attention_memory(lengths, [4 * t * t for t in lengths], lengths)
 
 
+def _forward_times(tokens: list[str]) -> Figure:
+    lengths = [32, 64, 128, 256]
+    times = {
+        "MultiHeadAttention": [0.2, 0.5, 1.6, 6.0],
+        "SDPAMultiHeadAttention": [0.3, 0.4, 1.0, 3.1],
+    }
+    return mh.figures.plot_forward_times(lengths, times, title=tr("measured", "实测"))
+
+
 def _precision_error(tokens: list[str]) -> Figure:
     reference = torch.randn(2, 6, 4, generator=torch.Generator().manual_seed(0))
     return mh.figures.plot_precision_error(reference, reference.bfloat16())
@@ -200,6 +209,7 @@ FIGURES: dict[str, Callable[[list[str]], Figure]] = {
     "plot_wrapper_vs_split": _wrapper_vs_split,
     "plot_fused_qkv": _fused_qkv,
     "plot_attention_memory": _attention_memory,
+    "plot_forward_times": _forward_times,
     "plot_precision_error": _precision_error,
     "plot_relative_position_scores": _relative_position_scores,
     "plot_cross_attention": _cross_attention,
@@ -222,6 +232,7 @@ WITH_TOKENS = [
         "plot_wrapper_vs_split",
         "plot_fused_qkv",
         "plot_attention_memory",
+        "plot_forward_times",
         "plot_precision_error",
         "plot_relative_position_scores",
         "plot_kv_cache_growth",
@@ -239,6 +250,8 @@ CODE = {
     "d_in",
     "d_out",
     "MiB",
+    "MultiHeadAttention",
+    "SDPAMultiHeadAttention",
     "1 - p",
     "1 / (1 - p)",
     "torch.cat(dim=-1): (6, 2 x 2 = 4)",

@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..fonts import figure_text, token_labels, with_cjk_font
+from ..legibility import legible
 from ._common import float_tensor
 
 __all__ = [
@@ -111,6 +112,7 @@ def _token_ticks(ax: Axes, tokens: Sequence[str] | None, n: int, *, axis: str = 
         ax.set_xticks(range(n), labels, rotation=45, ha="right")
 
 
+@legible
 @with_cjk_font
 def plot_dropout_mask(
     weights: torch.Tensor,
@@ -184,6 +186,7 @@ def plot_dropout_mask(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     """What dropout does on average, measured for several rates.
@@ -233,6 +236,7 @@ def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_heads_concat(
     head_outputs: Sequence[torch.Tensor], tokens: Sequence[str] | None = None
@@ -297,6 +301,7 @@ def plot_heads_concat(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) -> Figure:
     """Measured matrix multiplications per forward pass against the number of heads.
@@ -352,6 +357,7 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_head_split(
     projection: torch.Tensor,
@@ -429,6 +435,7 @@ def plot_head_split(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torch.Tensor) -> Figure:
     """The wrapper's per-head matrices (top) and the split version's one matrix (bottom).

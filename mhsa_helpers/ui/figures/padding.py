@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from ...attention.validation import check_flag
 from ...i18n import Text
 from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
+from ..legibility import legible
 
 __all__ = ["PAD", "padded_batch", "padding_masks"]
 
@@ -44,6 +45,7 @@ def _check_mask(key_padding_mask: object, ndim: int) -> torch.Tensor:
     return key_padding_mask.detach().cpu()
 
 
+@legible
 @with_cjk_font
 def padded_batch(
     tokens: Sequence[Sequence[str]],
@@ -91,6 +93,7 @@ def padded_batch(
     return fig
 
 
+@legible
 @with_cjk_font
 def padding_masks(
     key_padding_mask: torch.Tensor, tokens: Sequence[str] | None = None, causal: bool = True
