@@ -94,3 +94,33 @@ def test_the_fused_qkv_panels_tick_cells_and_have_colour_bars():
     assert len(fig.axes) == 4  # two panels, two colour bars
     labels = {ax.get_ylabel() for ax in fig.axes[2:]}
     assert labels == {"weight", "value"}
+
+
+def test_the_entropy_chart_shows_how_far_each_head_is_from_the_maximum():
+    """Two heads at 1.0960 and 1.0965 of 1.0965 look identical as bars: the gap panel tells."""
+    entropy = torch.tensor([1.0960, 1.0965])
+    fig = mh.figures.plot_head_entropy(entropy, 1.0965, title="book")
+    bars, gaps = fig.axes
+    heights = [round(p.get_height(), 4) for p in bars.patches]
+    assert heights == [1.096, 1.0965]
+    gap_heights = [p.get_height() for p in gaps.patches]
+    assert gap_heights[0] == pytest.approx(0.0005, abs=1e-6) and gap_heights[1] < 1e-6
+    assert gaps.get_ylim()[1] < 0.01  # a scale of its own, where 0.0005 is a visible bar
+    assert {"1.0960", "1.0965"} <= {t.get_text() for t in bars.texts}
+
+
+@pytest.mark.parametrize(
+    ("entropy", "maximum", "word"),
+    [
+        (torch.tensor([1.2]), 1.0965, "entropy"),
+        (torch.tensor([-0.5]), 1.0965, "entropy"),
+        (torch.tensor([0.5]), 0.0, "maximum"),
+        (torch.tensor([0.5]), float("nan"), "maximum"),
+        (torch.tensor([[0.5]]), 1.0, "entropy"),
+        ([0.5], 1.0, "entropy"),
+    ],
+    ids=["above-the-maximum", "negative", "zero-maximum", "nan-maximum", "2-d", "a-list"],
+)
+def test_the_entropy_chart_names_a_bad_argument(entropy, maximum, word):
+    with pytest.raises((TypeError, ValueError), match=word):
+        mh.figures.plot_head_entropy(entropy, maximum)

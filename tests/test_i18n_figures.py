@@ -126,6 +126,12 @@ def _wrapper_vs_split(tokens: list[str]) -> Figure:
     )
 
 
+def _head_entropy(tokens: list[str]) -> Figure:
+    return mh.figures.plot_head_entropy(
+        torch.tensor([1.0960, 1.0965]), 1.0965, title=tr("two heads", "两个头")
+    )
+
+
 def _fused_qkv(tokens: list[str]) -> Figure:
     weight = torch.randn(12, 3, generator=torch.Generator().manual_seed(0))
     return mh.figures.plot_fused_qkv(weight, INPUTS @ weight.T)
@@ -208,6 +214,7 @@ FIGURES: dict[str, Callable[[list[str]], Figure]] = {
     "plot_head_split": _head_split,
     "plot_wrapper_vs_split": _wrapper_vs_split,
     "plot_fused_qkv": _fused_qkv,
+    "plot_head_entropy": _head_entropy,
     "plot_attention_memory": _attention_memory,
     "plot_forward_times": _forward_times,
     "plot_precision_error": _precision_error,
@@ -231,6 +238,7 @@ WITH_TOKENS = [
         "plot_matmul_counts",
         "plot_wrapper_vs_split",
         "plot_fused_qkv",
+        "plot_head_entropy",
         "plot_attention_memory",
         "plot_forward_times",
         "plot_precision_error",
