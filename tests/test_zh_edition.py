@@ -568,3 +568,18 @@ def test_a_failed_write_leaves_the_file_as_it_was(course, monkeypatch, capsys):
     assert status == 1 and "No space left on device" in err and "unchanged" in err
     assert chinese.read_bytes() == before
     assert sorted(p.name for p in chinese.parent.iterdir()) == [chinese.name]
+
+
+@pytest.mark.parametrize(
+    ("glossary", "says"),
+    [
+        ("{not json", "not valid JSON (line 1"),
+        ('{"terms": [{"en": "x"}]}', "expected"),
+        ("", "JSON"),
+    ],
+    ids=["broken-json", "missing-key", "empty"],
+)
+def test_a_broken_glossary_is_a_message(course, capsys, glossary, says):
+    zh_edition.GLOSSARY.write_text(glossary, encoding="utf-8")
+    status, err = run_tool(capsys, "check")
+    assert status == 1 and "glossary.json" in err and says in err

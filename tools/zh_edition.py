@@ -388,16 +388,28 @@ def prose_words(markdown: str) -> int:
 
 def glossary_terms() -> list[tuple[list[str], list[str]]]:
     """(English forms, Chinese forms) of every glossary term a bracket check applies to."""
-    terms = json.loads(GLOSSARY.read_text(encoding="utf-8"))["terms"]
+    try:
+        terms = json.loads(read_text(GLOSSARY))["terms"]
+        pairs_ = [(term["en"], term["zh"]) for term in terms]
+    except json.JSONDecodeError as error:
+        raise ToolError(
+            f"{display(GLOSSARY)}: not valid JSON (line {error.lineno}, column {error.colno}: "
+            f"{error.msg}); fix it and rerun"
+        ) from None
+    except (KeyError, TypeError):
+        raise ToolError(
+            f'{display(GLOSSARY)}: expected {{"terms": [{{"en": ..., "zh": ...}}, ...]}}; '
+            "fix it and rerun"
+        ) from None
     out = []
-    for term in terms:
+    for term_en, term_zh in pairs_:
         english = []
-        for alt in term["en"].split(" / "):
+        for alt in term_en.split(" / "):
             english.append(re.sub(r"\s*\(.*?\)", "", alt).strip())
             english.extend(inner.strip() for inner in re.findall(r"\((.*?)\)", alt))
         english = [e for e in english if e]
         chinese = []
-        for alt in term["zh"].split(" / "):
+        for alt in term_zh.split(" / "):
             alt = alt.strip()
             if len(CJK.findall(alt)) < 2:
                 continue
