@@ -513,7 +513,7 @@ def language_calls(code: str) -> list[LanguageCall]:
             for alias in node.names:
                 if alias.name in LANGUAGE_CALLS and alias.asname:
                     names[alias.asname] = alias.name
-    calls = []
+    calls: list[tuple[tuple[int, int], LanguageCall]] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -537,8 +537,9 @@ def language_calls(code: str) -> list[LanguageCall]:
             lang = argument.value
         else:
             lang = "?"
-        calls.append(LanguageCall(name, lang, ast.get_source_segment(plain, node) or name))
-    return sorted(calls, key=lambda c: plain.find(c.source))
+        source = ast.get_source_segment(plain, node) or name
+        calls.append(((node.lineno, node.col_offset), LanguageCall(name, lang, source)))
+    return [call for _, call in sorted(calls, key=lambda found: found[0])]
 
 
 def _call_from_text(match: re.Match) -> LanguageCall:
