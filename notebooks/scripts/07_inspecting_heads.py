@@ -141,7 +141,9 @@ assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
 # %%
 fig = mh.figures.plot_head_entropy(
-    entropy_book, uniform_causal_entropy(6), title=mh.tr("Book sentence, 2 heads", "书中的句子，2 个头")
+    entropy_book,
+    uniform_causal_entropy(6),
+    title=mh.tr("Book sentence, 2 heads", "书中的句子，2 个头"),
 )
 plt.show()
 
