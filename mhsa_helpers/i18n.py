@@ -3,7 +3,9 @@
 Why: the English and the Chinese lessons run the very same code cells, so whatever the package
 says to a learner -- checker hints, widget labels, figure titles -- must exist in both languages
 and follow the language the lesson asked for with ``mh.setup_lesson(lang="zh")``. English is the
-default.
+default. The language is sticky: it changes only where it is named (``setup_lesson(lang=...)``,
+``set_language``, ``using_language``), so a later ``setup_lesson(seed=789)`` keeps it.
+``tools/zh_edition.py check`` fails on a Chinese lesson that names another language.
 
 * ``Text(en, zh)`` (or ``tr(en, zh)``) -- one message in both languages; ``str(text)`` is the one
   of the current language. ``+`` joins texts (a plain ``str`` is added to both languages).

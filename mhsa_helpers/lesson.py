@@ -39,7 +39,7 @@ def reproducible_math() -> None:
     os.environ.setdefault("MKL_CBWR", "COMPATIBLE")
 
 
-def setup_lesson(seed: int = 123, threads: int = 1, lang: str = "en") -> None:
+def setup_lesson(seed: int = 123, threads: int = 1, lang: str | None = None) -> None:
     """Seed Python and torch, fix torch's print format, thread count and MKL's order of
     additions (``reproducible_math``), set plot defaults.
 
@@ -47,14 +47,18 @@ def setup_lesson(seed: int = 123, threads: int = 1, lang: str = "en") -> None:
         seed: passed to ``random.seed`` and ``torch.manual_seed`` (the book uses 123 and 789).
         threads: CPU threads for torch. 1 makes every printed digit reproducible across machines;
             the lessons' tensors are tiny, so it costs nothing noticeable.
-        lang: the lesson language, "en" (default) or "zh" (简体中文): checker hints, widget
-            labels and figure titles follow it (see ``mhsa_helpers.i18n``). The Chinese edition's
-            lessons differ from the English ones only in this argument.
+        lang: the lesson language, "en" or "zh" (简体中文): checker hints, widget labels and
+            figure titles follow it (see ``mhsa_helpers.i18n``). The Chinese edition's lessons
+            differ from the English ones only in this argument. ``None`` (the default) keeps the
+            current language (English until one is named), so a later
+            ``setup_lesson(seed=789)`` in a Chinese lesson re-seeds without switching back to
+            English.
     """
     reproducible_math()
     seed = check_seed("seed", seed)
     threads = check_positive_int("threads", threads)
-    set_language(lang)
+    if lang is not None:
+        set_language(lang)
     random.seed(seed)
     torch.manual_seed(seed)
     torch.set_num_threads(threads)

@@ -51,6 +51,14 @@ def _deterministic_torch():
     yield
 
 
+@pytest.fixture(autouse=True)
+def _english_by_default():
+    """Every test starts in English: the lesson language is sticky (``setup_lesson`` keeps it)."""
+    mh.i18n.set_language("en")
+    yield
+    mh.i18n.set_language("en")
+
+
 @pytest.fixture
 def journey() -> mh.Journey:
     return mh.load_journey()

@@ -18,7 +18,7 @@ WORDS = mh.load_journey().words
 def test_all_figures_are_exported():
     for name in figs.__all__:
         assert getattr(mh.figures, name) is getattr(figs, name)
-    assert len(figs.__all__) == 6
+    assert len(figs.__all__) == 7
 
 
 def test_plot_dropout_mask():

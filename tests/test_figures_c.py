@@ -21,7 +21,7 @@ from mhsa_helpers.ui.figures import production
 def test_every_production_figure_is_exported_by_mh_figures():
     for name in production.__all__:
         assert getattr(mh.figures, name) is getattr(production, name)
-    assert len(production.__all__) == 7
+    assert len(production.__all__) == 8
 
 
 def fused_module() -> mh.FusedQKVMultiHeadAttention:
@@ -33,7 +33,8 @@ def fused_module() -> mh.FusedQKVMultiHeadAttention:
 def test_plot_fused_qkv_weight_only_has_three_labelled_blocks():
     fused = fused_module()
     fig = mh.figures.plot_fused_qkv(fused.qkv.weight)
-    (ax,) = fig.axes
+    ax, bar = fig.axes  # the weight and its colour bar
+    assert bar.get_ylabel() == "weight"
     assert ax.get_title() == "qkv.weight (12, 3): three stacked blocks"
     assert ax.get_xlabel() == "input feature (d_in)"
     assert ax.get_ylabel() == "row = output feature (3 * d_out)"
@@ -46,7 +47,7 @@ def test_plot_fused_qkv_with_output_splits_columns_into_q_k_v():
     fused = fused_module()
     out = fused.qkv(mh.load_journey().batch)[0]  # (6, 12)
     fig = mh.figures.plot_fused_qkv(fused.qkv.weight, out)
-    assert len(fig.axes) == 2
+    assert len(fig.axes) == 4  # two panels, then their colour bars
     ax_out = fig.axes[1]
     assert ax_out.get_title() == "qkv(x) (6, 12) = Q | K | V"
     assert ax_out.get_xlabel() == "output feature: split(d_out, dim=-1)"

@@ -127,6 +127,12 @@ def _wrapper_vs_split(tokens: list[str]) -> Figure:
     )
 
 
+def _head_entropy(tokens: list[str]) -> Figure:
+    return mh.figures.plot_head_entropy(
+        torch.tensor([1.0960, 1.0965]), 1.0965, title=tr("two heads", "两个头")
+    )
+
+
 def _fused_qkv(tokens: list[str]) -> Figure:
     weight = torch.randn(12, 3, generator=torch.Generator().manual_seed(0))
     return mh.figures.plot_fused_qkv(weight, INPUTS @ weight.T)
@@ -135,6 +141,15 @@ def _fused_qkv(tokens: list[str]) -> Figure:
 def _attention_memory(tokens: list[str]) -> Figure:
     lengths = [32, 64, 128]
     return mh.figures.plot_attention_memory(lengths, [4 * t * t for t in lengths], lengths)
+
+
+def _forward_times(tokens: list[str]) -> Figure:
+    lengths = [32, 64, 128, 256]
+    times = {
+        "MultiHeadAttention": [0.2, 0.5, 1.6, 6.0],
+        "SDPAMultiHeadAttention": [0.3, 0.4, 1.0, 3.1],
+    }
+    return mh.figures.plot_forward_times(lengths, times, title=tr("measured", "实测"))
 
 
 def _precision_error(tokens: list[str]) -> Figure:
@@ -200,7 +215,9 @@ FIGURES: dict[str, Callable[[list[str]], Figure]] = {
     "plot_head_split": _head_split,
     "plot_wrapper_vs_split": _wrapper_vs_split,
     "plot_fused_qkv": _fused_qkv,
+    "plot_head_entropy": _head_entropy,
     "plot_attention_memory": _attention_memory,
+    "plot_forward_times": _forward_times,
     "plot_precision_error": _precision_error,
     "plot_relative_position_scores": _relative_position_scores,
     "plot_cross_attention": _cross_attention,
@@ -222,7 +239,9 @@ WITH_TOKENS = [
         "plot_matmul_counts",
         "plot_wrapper_vs_split",
         "plot_fused_qkv",
+        "plot_head_entropy",
         "plot_attention_memory",
+        "plot_forward_times",
         "plot_precision_error",
         "plot_relative_position_scores",
         "plot_kv_cache_growth",
@@ -240,6 +259,8 @@ CODE = {
     "d_in",
     "d_out",
     "MiB",
+    "MultiHeadAttention",
+    "SDPAMultiHeadAttention",
     "1 - p",
     "1 / (1 - p)",
     "torch.cat(dim=-1): (6, 2 x 2 = 4)",

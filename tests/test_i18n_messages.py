@@ -117,17 +117,42 @@ def test_the_lesson_language_follows_setup_lesson():
         mh.setup_lesson(lang="zh")
         assert language() == "zh"
         assert str(tr("heads", "头数")) == "头数" and say("heads", "头数") == "头数"
+        mh.setup_lesson(lang="en")
+        assert language() == "en"
+    finally:
+        set_language("en")
+
+
+def test_the_language_is_sticky_unless_named():
+    """A later ``setup_lesson(seed=789)`` in a Chinese lesson re-seeds, still in Chinese."""
+    try:
+        mh.setup_lesson(lang="zh")
+        mh.setup_lesson(seed=789)
+        assert language() == "zh" and say("heads", "头数") == "头数"
+        mh.setup_lesson(789, 1)
+        assert language() == "zh"
+        with using_language("en"):
+            mh.setup_lesson(threads=1)
+            assert language() == "en"
+        assert language() == "zh"
+        mh.setup_lesson(seed=123, lang="en")
+        assert language() == "en"
         mh.setup_lesson()
         assert language() == "en"
     finally:
         set_language("en")
 
 
-@pytest.mark.parametrize("bad", ["fr", "ZH", "", None, 1])
-def test_a_wrong_language_is_named(bad):
-    with pytest.raises((ValueError, TypeError), match="lang"):
-        mh.setup_lesson(lang=bad)
-    assert language() == "en"
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("bad", ["fr", "ZH", "", 1, b"zh", True])
+def test_a_wrong_language_is_named_and_changes_nothing(lang, bad):
+    try:
+        set_language(lang)
+        with pytest.raises((ValueError, TypeError), match="lang"):
+            mh.setup_lesson(seed=5, lang=bad)
+        assert language() == lang
+    finally:
+        set_language("en")
 
 
 def test_texts_join_in_both_languages():

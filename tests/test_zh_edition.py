@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,6 +71,10 @@ CHINESE_TEXT = [
 @pytest.fixture
 def course(tmp_path, monkeypatch):
     """A one-lesson course in tmp_path, the Chinese twin started and translated."""
+    return _tiny_course(tmp_path, monkeypatch)
+
+
+def _tiny_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     notebooks = tmp_path / "notebooks"
     (notebooks / "scripts").mkdir(parents=True)
     (notebooks / "solutions" / "scripts").mkdir(parents=True)
@@ -235,3 +242,344 @@ def test_join_keeps_lists_code_and_a_space_next_to_latin_text():
         "# 图",
         "# ```",
     ]
+
+
+# --- A lesson keeps its language --------------------------------------------------------------
+
+
+def add_code_cell(path: Path, code: str) -> None:
+    """Append one code cell (the same text in either edition keeps the code check quiet)."""
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "\n# %%\n" + code + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'mh.set_language("en")',
+        "mh.i18n.set_language('en')",
+        'with mh.i18n.using_language("en"):\n    print(mh.i18n.language())',
+        'from mhsa_helpers.i18n import set_language as speak\n\nspeak("en")',
+        "lang = 'en'\nmh.setup_lesson(seed=5, lang=lang)",
+        "mh.setup_lesson(5, 1, 'en')",
+        'options = {"lang": "en"}\nmh.setup_lesson(**options)',
+        '%time mh.set_language("en")\nmh.set_language("en")',
+    ],
+    ids=[
+        "set_language",
+        "module-path",
+        "using_language",
+        "alias",
+        "variable",
+        "positional",
+        "options",
+        "with-a-magic",
+    ],
+)
+def test_a_chinese_lesson_that_switches_language_is_caught(course, code):
+    english, chinese = course
+    add_code_cell(english, code)
+    add_code_cell(chinese, code)
+    problems = zh_edition.check()
+    assert any(
+        "switches the Chinese lesson" in p and "03_causal_attention.py" in p for p in problems
+    ), problems
+
+
+def test_a_later_explicit_english_setup_is_caught_twice(course):
+    """``lang="en"`` in the Chinese copy only: the code differs *and* the language changes."""
+    english, chinese = course
+    add_code_cell(english, "mh.setup_lesson(seed=123)")
+    add_code_cell(chinese, 'mh.setup_lesson(seed=123, lang="en")')
+    problems = zh_edition.check()
+    assert any("code differs" in p for p in problems)
+    assert any("switches the Chinese lesson to 'en'" in p for p in problems)
+
+
+def test_a_later_setup_without_a_language_keeps_chinese(course):
+    english, chinese = course
+    for path in (english, chinese):
+        add_code_cell(path, "mh.setup_lesson(seed=123)\nmh.setup_lesson(789, threads=1)")
+    add_code_cell(english, "x = 1")
+    add_code_cell(chinese, "x = 1")
+    assert zh_edition.check() == []
+
+
+def test_the_first_setup_of_a_chinese_lesson_must_name_chinese(course):
+    english, chinese = course
+    edit(chinese, 'mh.setup_lesson(seed=789, lang="zh")', "mh.setup_lesson(seed=789)")
+    add_code_cell(english, "mh.setup_lesson(seed=1)")
+    add_code_cell(chinese, 'mh.setup_lesson(seed=1, lang="zh")')
+    problems = zh_edition.check()
+    assert any("the first mh.setup_lesson(seed=789)" in p and 'lang="zh"' in p for p in problems)
+
+
+def test_an_english_lesson_that_switches_to_chinese_is_caught(course):
+    english, chinese = course
+    add_code_cell(english, 'mh.set_language("zh")')
+    add_code_cell(chinese, 'mh.set_language("zh")')
+    problems = zh_edition.check()
+    assert len(problems) == 1 and "switches the English lesson to 'zh'" in problems[0]
+
+
+def test_language_calls_read_what_a_cell_does():
+    calls = zh_edition.language_calls(
+        'mh.setup_lesson(seed=1)\nmh.setup_lesson(lang="zh")\nmh.set_language(x)\n'
+        "print('setup_lesson(lang=\"en\")')"
+    )
+    assert [(c.name, c.lang) for c in calls] == [
+        ("setup_lesson", None),
+        ("setup_lesson", "zh"),
+        ("set_language", "?"),
+    ]
+    # not Python (a cell the parser cannot read): the text still shows the call
+    broken = zh_edition.language_calls('mh.set_language("en")\nif :')
+    assert [(c.name, c.lang) for c in broken] == [("set_language", "en")]
+
+
+# --- join never changes code ------------------------------------------------------------------
+
+CODE_BLOCKS = {
+    "tilde-fence": ["# ~~~python", "# 中文 = 1", "# 值 = 中文", "# ~~~"],
+    "backtick-fence-with-info": ["# ```text", "# 第一行", "# 第二行", "# ```"],
+    "indented": ["#     张量 = torch.ones(2)", "#     形状 = 张量.shape"],
+    "display-math": ["# $$", r"# \text{注意力} = ", r"# \text{权重}", "# $$"],
+    "html": ["# <div>", "# 第一行", "# 第二行", "# </div>"],
+    "table": ["# | 名称 | 形状 |", "# |---|---|", "# | 查询 | (b, T) |", "# | 键 | (b, T) |"],
+}
+
+
+@pytest.mark.parametrize("block", list(CODE_BLOCKS.values()), ids=list(CODE_BLOCKS))
+def test_join_leaves_code_math_html_and_tables_alone(block):
+    lines = ["# 前面的段落", "# 接着写。", "#", *block, "#", "# 后面的段落"]
+    joined = zh_edition.join_paragraph_lines(lines)
+    assert joined == ["# 前面的段落接着写。", "#", *block, "#", "# 后面的段落"]
+
+
+def test_join_keeps_hard_breaks_quotes_and_code_spans():
+    lines = [
+        "# 第一行两个空格结尾  ",
+        "# 第二行",
+        "#",
+        "# 反斜杠结尾\\",
+        "# 下一行",
+        "#",
+        "# > 引文第一行",
+        "# > 引文第二行",
+        "#",
+        "# 一个跨行的 `代码",
+        "# 片段` 不动",
+    ]
+    assert zh_edition.join_paragraph_lines(lines) == lines
+
+
+def test_join_joins_a_list_items_continuation():
+    lines = ["# - 列表项的第一行", "#   接着写", "# - 第二项"]
+    assert zh_edition.join_paragraph_lines(lines) == ["# - 列表项的第一行接着写", "# - 第二项"]
+
+
+def test_join_rewrites_a_file_without_touching_its_code_blocks(course):
+    _english, chinese = course
+    block = "# ~~~\n# 甲\n# 乙\n# ~~~\n#\n#     丙\n#     丁"
+    edit(chinese, "权重的每一行加起来都等于一。", "权重的每一行\n# 加起来都等于一。\n#\n" + block)
+    assert zh_edition.join([chinese]) == 1
+    text = chinese.read_text(encoding="utf-8")
+    assert "权重的每一行加起来都等于一。" in text and block in text
+    assert zh_edition.join([chinese]) == 0  # nothing left to join
+
+
+_PARAGRAPH_LINE = st.lists(
+    st.sampled_from(["中文", "词元", "，", "。", "Q", "code", " ", "*", "`x`", "$a$"]),
+    min_size=1,
+    max_size=5,
+).map("".join)
+_CODE_LINE = st.lists(
+    st.sampled_from(["中", "文", "x", "=", " ", "(", ")", "#", "`"]), min_size=1, max_size=6
+).map("".join)
+
+
+@st.composite
+def _markdown_cells(draw):
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["paragraph", "tilde", "backtick", "indented"]))
+        if kind == "paragraph":
+            body = draw(st.lists(_PARAGRAPH_LINE, min_size=1, max_size=4))
+            lines += ["# " + line.strip() for line in body if line.strip()]
+        else:
+            body = draw(st.lists(_CODE_LINE, min_size=1, max_size=4))
+            if kind == "indented":
+                lines += ["#     " + line for line in body]
+            else:
+                fence = "~~~" if kind == "tilde" else "```"
+                lines += ["# " + fence, *("# " + line for line in body), "# " + fence]
+        lines.append("#")
+    return lines
+
+
+@settings(max_examples=150, deadline=None)
+@given(_markdown_cells())
+def test_join_never_changes_code_and_is_idempotent(lines):
+    joined = zh_edition.join_paragraph_lines(lines)
+    text = "\n".join(zh_edition._md(line) for line in lines)
+    after = "\n".join(zh_edition._md(line) for line in joined)
+    assert zh_edition.verbatim_parts(after) == zh_edition.verbatim_parts(text)
+    assert zh_edition.join_paragraph_lines(joined) == joined
+    assert len(joined) <= len(lines)
+
+
+# --- messages, never tracebacks; files never corrupted ----------------------------------------
+
+
+def run_tool(capsys, *argv: str) -> tuple[int, str]:
+    """``zh_edition.py ARGV`` in this process: (exit status, what it printed to stderr)."""
+    status = zh_edition.main(list(argv))
+    return status, capsys.readouterr().err
+
+
+def test_a_script_in_another_encoding_is_named(course, capsys):
+    _english, chinese = course
+    chinese.write_bytes(chinese.read_text(encoding="utf-8").encode("gb18030"))
+    problems = zh_edition.check()
+    assert any("03_causal_attention.py" in p and "not UTF-8" in p for p in problems), problems
+    before = chinese.read_bytes()
+    status, err = run_tool(capsys, "stamp", str(chinese), "--all")
+    assert status == 1 and "not UTF-8" in err and "03_causal_attention.py" in err
+    assert chinese.read_bytes() == before
+    status, err = run_tool(capsys, "join", str(chinese))
+    assert status == 1 and "save it again as UTF-8" in err
+
+
+def test_a_utf16_script_is_recognised(course, capsys):
+    _english, chinese = course
+    chinese.write_bytes(chinese.read_text(encoding="utf-8").encode("utf-16"))
+    status, err = run_tool(capsys, "stamp", str(chinese), "--all")
+    assert status == 1 and "UTF-16" in err
+
+
+def test_new_refuses_what_is_not_an_english_lesson_script(course, tmp_path, capsys):
+    english, chinese = course
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("# %%\nprint(1)\n", encoding="utf-8")
+    for path, says in [
+        (outside, "not an English lesson script"),
+        (chinese, "is a Chinese script"),
+        (english.with_name("04_missing.py"), "no such file"),
+        (english.with_suffix(".txt"), "not an English lesson script"),
+        (english, "exists already"),
+    ]:
+        status, err = run_tool(capsys, "new", str(path))
+        assert status == 1 and says in err, (path, err)
+    assert sorted(p.name for p in chinese.parent.iterdir()) == [chinese.name]
+
+
+def test_stamp_refuses_a_script_without_an_english_twin(course, tmp_path, capsys):
+    english, chinese = course
+    orphan = chinese.with_name("99_orphan.py")
+    orphan.write_text(chinese.read_text(encoding="utf-8"), encoding="utf-8")
+    status, err = run_tool(capsys, "stamp", str(orphan), "--all")
+    assert status == 1 and "no English twin" in err and "99_orphan.py" in err
+    status, err = run_tool(capsys, "stamp", str(english), "--all")
+    assert status == 1 and "not a Chinese script" in err
+    status, err = run_tool(capsys, "stamp", str(chinese.with_name("98_gone.py")), "--all")
+    assert status == 1 and "no such file" in err
+
+
+@pytest.mark.parametrize(
+    ("cells", "says"),
+    [
+        (["99"], "there is no cell 99"),
+        (["1"], "cell 1 is a code cell"),
+        (["-1"], "no cell -1"),
+        (["0", "7"], "no cell 7"),
+    ],
+    ids=["past-the-end", "code-cell", "negative", "one-of-two"],
+)
+def test_stamp_refuses_cells_that_do_not_exist_and_writes_nothing(course, capsys, cells, says):
+    english, chinese = course
+    edit(english, "sums to one after", "sums to exactly one after")
+    before = chinese.read_bytes()
+    status, err = run_tool(capsys, "stamp", str(chinese), "--cells", *cells)
+    assert status == 1 and says in err and "nothing was stamped" in err
+    assert chinese.read_bytes() == before
+
+
+def test_the_command_line_prints_no_traceback(tmp_path):
+    outside = tmp_path / "lesson.py"
+    outside.write_text("# %%\nprint(1)\n", encoding="utf-8")
+    for argv in (
+        ["new", str(outside)],
+        ["stamp", str(ROOT / "notebooks" / "zh" / "scripts" / "99_no_such_lesson.py"), "--all"],
+    ):
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "tools" / "zh_edition.py"), *argv],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 1, done
+        assert "Traceback" not in done.stderr and done.stderr.strip(), done.stderr
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+    bom=st.booleans(),
+    final=st.booleans(),
+)
+def test_stamp_and_join_keep_line_endings_bom_and_the_last_break(
+    tmp_path_factory, newline, bom, final
+):
+    course_dir = tmp_path_factory.mktemp("course")
+    with pytest.MonkeyPatch.context() as patch:
+        english, chinese = _tiny_course(course_dir, patch)
+        edit(english, "sums to one after", "sums to exactly one after")
+        lines = chinese.read_text(encoding="utf-8").split("\n")[:-1]
+        lines[-4] += "\u2028保留"  # a line separator inside a line is text, not a line break
+        text = ("\ufeff" if bom else "") + newline.join(lines) + (newline if final else "")
+        chinese.write_bytes(text.encode("utf-8"))
+        zh_edition.stamp(chinese, [2])
+        after = chinese.read_bytes().decode("utf-8")
+        assert after.startswith("\ufeff") == bom
+        assert after.endswith(newline) == final
+        assert len(zh_edition.LINE_BREAK.findall(after)) == len(lines) - (not final)
+        assert all(found == newline for found in zh_edition.LINE_BREAK.findall(after))
+        assert "\u2028保留" in after
+        assert zh_edition.check() == []
+        raw = chinese.read_bytes().decode("utf-8")  # bytes: read_text would turn CRLF into LF
+        raw = raw.replace("都看不到后面的词元。", "都看不到" + newline + "# 后面的词元。")
+        chinese.write_bytes(raw.encode("utf-8"))
+        assert zh_edition.join([chinese]) == 1
+        joined = chinese.read_bytes().decode("utf-8")
+        assert set(zh_edition.LINE_BREAK.findall(joined)) == {newline}
+        assert joined.startswith("\ufeff") == bom and "都看不到后面的词元。" in joined
+
+
+def test_a_failed_write_leaves_the_file_as_it_was(course, monkeypatch, capsys):
+    english, chinese = course
+    edit(english, "sums to one after", "sums to exactly one after")
+    before = chinese.read_bytes()
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(zh_edition.os, "replace", full_disk)
+    status, err = run_tool(capsys, "stamp", str(chinese), "--cells", "2")
+    assert status == 1 and "No space left on device" in err and "unchanged" in err
+    assert chinese.read_bytes() == before
+    assert sorted(p.name for p in chinese.parent.iterdir()) == [chinese.name]
+
+
+@pytest.mark.parametrize(
+    ("glossary", "says"),
+    [
+        ("{not json", "not valid JSON (line 1"),
+        ('{"terms": [{"en": "x"}]}', "expected"),
+        ("", "JSON"),
+    ],
+    ids=["broken-json", "missing-key", "empty"],
+)
+def test_a_broken_glossary_is_a_message(course, capsys, glossary, says):
+    zh_edition.GLOSSARY.write_text(glossary, encoding="utf-8")
+    status, err = run_tool(capsys, "check")
+    assert status == 1 and "glossary.json" in err and says in err

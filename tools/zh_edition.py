@@ -21,18 +21,40 @@ The rules that ``check`` enforces:
   brackets at its first use, e.g. 因果掩码（causal mask） (or English first: dropout（随机失活））;
 * a Chinese paragraph is not broken between two Chinese characters (a browser shows such a line
   break as a space; ``join`` fixes it);
+* a lesson keeps its language: a Chinese lesson names ``lang="zh"`` in its first
+  ``setup_lesson`` and never another language later (``setup_lesson(lang="en")``,
+  ``set_language("en")``, ``using_language("en")``); an English lesson never switches to Chinese.
+  ``setup_lesson()`` without ``lang`` keeps the current language;
 * every relative link in either edition's markdown points to a file that exists.
+
+Markdown is read with markdown-it-py (the CommonMark parser jupytext brings), so code blocks
+(fenced with backticks or tildes, or indented), display math, HTML blocks and tables are never
+joined or counted as prose. The tool never prints a traceback: a problem with a file (not UTF-8,
+not where a lesson script belongs, a cell that does not exist) is a message naming the file and
+what to do, and the exit status is non-zero. It writes a script atomically (a temporary file,
+then a rename) and keeps its line endings (LF, CRLF or CR), its byte-order mark and its last line
+break.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import hashlib
 import json
+import os
 import re
 import sys
+import tempfile
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from urllib.parse import unquote
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -61,8 +83,7 @@ class Cell:
         body = "\n".join(self.lines).strip("\n")
         if self.kind == "markdown":
             return "\n".join(
-                line[2:] if line.startswith("# ") else line.lstrip("#")
-                for line in body.splitlines()
+                line[2:] if line.startswith("# ") else line.lstrip("#") for line in body.split("\n")
             )
         return body
 
@@ -79,11 +100,77 @@ class Cell:
         return found.group(1) if found else None
 
 
+class ToolError(Exception):
+    """A problem with the user's files or arguments: printed as a message, never a traceback."""
+
+
+def display(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it, else as given."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+BOM = "\ufeff"
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a script's text is laid out in its file: kept when the tool rewrites it."""
+
+    newline: str = "\n"
+    bom: bool = False
+    final_newline: bool = True
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path`` (byte-order mark included), or a ``ToolError`` saying why not."""
+    name = display(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ToolError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ToolError(f"{name}: is a folder, not a script") from None
+    except OSError as error:
+        raise ToolError(f"{name}: cannot be read ({error.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            found = "it looks like UTF-16"
+        else:
+            found = f"byte 0x{data[error.start]:02x} at position {error.start} is not UTF-8"
+        raise ToolError(
+            f"{name}: not UTF-8 text ({found}); the course's scripts are UTF-8: save it again "
+            "as UTF-8 (e.g. `iconv -f GB18030 -t UTF-8 FILE`) and rerun"
+        ) from None
+
+
+def layout_of(text: str) -> Layout:
+    """The line break most lines of ``text`` end with, its byte-order mark and last line break."""
+    breaks = LINE_BREAK.findall(text)
+    newline = max(("\n", "\r\n", "\r"), key=breaks.count) if breaks else "\n"
+    body = text.removeprefix(BOM)
+    return Layout(newline, text.startswith(BOM), body == "" or body.endswith(("\n", "\r")))
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``, split at LF, CRLF and CR only (not at U+2028, form feeds, ...)."""
+    text = text.removeprefix(BOM)
+    lines = LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()  # the text ended with a line break
+    return lines
+
+
 def read_cells(path: Path) -> tuple[list[str], list[Cell]]:
     """The script's preamble lines (the jupytext header) and its cells."""
     preamble: list[str] = []
     cells: list[Cell] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(split_lines(read_text(path)), start=1):
         start = CELL_START.match(line)
         if start:
             rest = start.group("rest")
@@ -96,12 +183,44 @@ def read_cells(path: Path) -> tuple[list[str], list[Cell]]:
     return preamble, cells
 
 
-def write_cells(path: Path, preamble: list[str], cells: list[Cell]) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` in one rename: an interrupted write leaves the old file."""
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    name = display(path)
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise ToolError(f"{name}: cannot write next to it ({error.strerror})") from None
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise ToolError(f"{name}: cannot be written ({error.strerror}); it is unchanged") from None
+
+
+def write_cells(
+    path: Path, preamble: list[str], cells: list[Cell], layout: Layout | None = None
+) -> None:
+    """Write the script; ``layout`` defaults to the existing file's (LF for a new file)."""
+    if layout is None:
+        layout = layout_of(read_text(path)) if path.exists() else Layout()
     out = list(preamble)
     for cell in cells:
         out.append("# %%" + cell.header)
         out.extend(cell.lines)
-    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    text = layout.newline.join(out) + (layout.newline if layout.final_newline else "")
+    write_atomically(path, ((BOM if layout.bom else "") + text).encode("utf-8"))
 
 
 def en_hash(cell: Cell) -> str:
@@ -116,8 +235,33 @@ def with_hash(header: str, value: str) -> str:
 WIDE = re.compile(
     r"[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2018-\u201d\u2026\u2014]"
 )
-#: Markdown lines that start a block of their own: never joined to the line before them.
-BLOCK_START = re.compile(r"^\s*([-*+] |\d+[.)] |#|\||>|\$\$|```|<)")
+#: Tokens whose text is code, math or raw HTML: ``join`` never changes them.
+VERBATIM = frozenset(
+    {"fence", "code_block", "code_inline", "math_block", "math_inline", "html_block", "html_inline"}
+)
+
+
+@cache
+def markdown_parser() -> MarkdownIt:
+    """CommonMark with tables and dollar math: what JupyterLab renders in a markdown cell."""
+    return MarkdownIt("commonmark").enable("table").use(dollarmath_plugin)
+
+
+def parse_markdown(text: str) -> list[Token]:
+    return markdown_parser().parse(text)
+
+
+def _flat(tokens: list[Token]) -> list[Token]:
+    out = []
+    for token in tokens:
+        out.append(token)
+        out.extend(token.children or [])
+    return out
+
+
+def verbatim_parts(text: str) -> list[tuple[str, str]]:
+    """(kind, content) of every code block, code span, math and raw HTML in markdown ``text``."""
+    return [(t.type, t.content) for t in _flat(parse_markdown(text)) if t.type in VERBATIM]
 
 
 def _md(line: str) -> str:
@@ -133,33 +277,60 @@ def _last(text: str) -> str:
     return text.strip().rstrip("*_")[-1:]
 
 
+def _soft_breaks(texts: list[str]) -> list[int]:
+    """Lines ``i`` whose break from line ``i - 1`` is a soft break inside one paragraph.
+
+    Only paragraphs outside block quotes (a quote's next line starts with ``>``): never a line of
+    a code block, display math, an HTML block, a table, a heading or a list item's first line.
+    """
+    breaks = []
+    quoted = 0
+    for token in parse_markdown("\n".join(texts)):
+        if token.type == "blockquote_open":
+            quoted += 1
+        elif token.type == "blockquote_close":
+            quoted -= 1
+        elif token.type == "paragraph_open" and not quoted and token.map:
+            start, end = token.map
+            breaks.extend(range(start + 1, end))
+    return breaks
+
+
 def join_paragraph_lines(lines: list[str]) -> list[str]:
     """Join the soft line breaks of a markdown cell's comment lines that touch Chinese text.
 
     Two Chinese characters meet without a space; Chinese next to a Latin character gets one space
-    (the course's style). Lines in code fences, Mermaid blocks, display math, tables, headings
-    and list starts are left alone.
+    (the course's style). Only the lines of one paragraph are joined (markdown-it-py decides what
+    a paragraph is), never after a hard break (two spaces or a backslash at the end of a line),
+    and never where it would change code, math or HTML (a code span broken across two lines).
     """
+    texts = [_md(line) for line in lines]
+    original = verbatim_parts("\n".join(texts))
+    joins: set[int] = set()
+    for index in _soft_breaks(texts):
+        candidate = joins | {index}
+        joined = _join_at(lines, candidate)
+        if joined == _join_at(lines, joins):
+            continue  # nothing to join here (no Chinese at the break)
+        if verbatim_parts("\n".join(_md(line) for line in joined)) == original:
+            joins = candidate
+    return _join_at(lines, joins)
+
+
+def _join_at(lines: list[str], joins: set[int]) -> list[str]:
+    """``lines`` with line ``i`` joined to the one before it, for each ``i`` in ``joins`` that is
+    a break next to Chinese text."""
     out: list[str] = []
-    fenced = False
-    for line in lines:
+    for index, line in enumerate(lines):
         text = _md(line)
-        toggles = text.strip().startswith("```") or text.strip() == "$$"
         previous = _md(out[-1]) if out else ""
-        joinable = (
-            out
-            and not fenced
-            and not toggles
+        if (
+            index in joins
             and text.strip()
             and previous.strip()
-            and not BLOCK_START.match(text)
-            and not BLOCK_START.match(previous)
-            and not previous.endswith("  ")
+            and not previous.endswith(("  ", "\\"))
             and (WIDE.match(_first(text)) or WIDE.match(_last(previous)))
-        )
-        if toggles:
-            fenced = not fenced
-        if joinable:
+        ):
             left, right = previous.rstrip(), text.lstrip()
             both_wide = WIDE.match(_last(left)) and WIDE.match(_first(right))
             out[-1] = "# " + left + ("" if both_wide else " ") + right
@@ -207,26 +378,38 @@ def twin(english: Path) -> Path:
 
 
 def prose_words(markdown: str) -> int:
-    """English words in ``markdown`` outside code, math, links' targets and HTML tags."""
-    text = re.sub(r"```.*?```", " ", markdown, flags=re.S)
-    text = re.sub(r"`[^`]*`", " ", text)
-    text = re.sub(r"\$\$.*?\$\$|\$[^$]*\$", " ", text, flags=re.S)
-    text = re.sub(r"\]\([^)]*\)|<[^>]+>|https?://\S+", " ", text)
+    """English words in ``markdown``'s prose: not in code, math, HTML, link targets or URLs."""
+    text = " ".join(
+        t.content for t in _flat(parse_markdown(markdown)) if t.type in ("text", "image")
+    )
+    text = re.sub(r"https?://\S+", " ", text)
     return len(re.findall(r"\b[A-Za-z]{2,}\b", text))
 
 
 def glossary_terms() -> list[tuple[list[str], list[str]]]:
     """(English forms, Chinese forms) of every glossary term a bracket check applies to."""
-    terms = json.loads(GLOSSARY.read_text(encoding="utf-8"))["terms"]
+    try:
+        terms = json.loads(read_text(GLOSSARY))["terms"]
+        pairs_ = [(term["en"], term["zh"]) for term in terms]
+    except json.JSONDecodeError as error:
+        raise ToolError(
+            f"{display(GLOSSARY)}: not valid JSON (line {error.lineno}, column {error.colno}: "
+            f"{error.msg}); fix it and rerun"
+        ) from None
+    except (KeyError, TypeError):
+        raise ToolError(
+            f'{display(GLOSSARY)}: expected {{"terms": [{{"en": ..., "zh": ...}}, ...]}}; '
+            "fix it and rerun"
+        ) from None
     out = []
-    for term in terms:
+    for term_en, term_zh in pairs_:
         english = []
-        for alt in term["en"].split(" / "):
+        for alt in term_en.split(" / "):
             english.append(re.sub(r"\s*\(.*?\)", "", alt).strip())
             english.extend(inner.strip() for inner in re.findall(r"\((.*?)\)", alt))
         english = [e for e in english if e]
         chinese = []
-        for alt in term["zh"].split(" / "):
+        for alt in term_zh.split(" / "):
             alt = alt.strip()
             if len(CJK.findall(alt)) < 2:
                 continue
@@ -270,18 +453,134 @@ def bracket_problems(
     return problems
 
 
-LINK = re.compile(r"!?\[[^\]]*\]\((?P<target>[^)\s]+)\)|<img[^>]*src=\"(?P<src>[^\"]+)\"")
+HTML_SRC = re.compile(r"<img[^>]*\ssrc=[\"'](?P<src>[^\"']+)[\"']", flags=re.I)
+
+
+def link_targets(markdown: str) -> list[str]:
+    """The targets of the links and images in ``markdown`` (also ``<img src>`` in raw HTML)."""
+    targets = []
+    for token in _flat(parse_markdown(markdown)):
+        if token.type == "link_open":
+            targets.append(str(token.attrs.get("href", "")))
+        elif token.type == "image":
+            targets.append(str(token.attrs.get("src", "")))
+        elif token.type in ("html_block", "html_inline"):
+            targets.extend(m.group("src") for m in HTML_SRC.finditer(token.content))
+    return targets
 
 
 def link_problems(name: str, notebook_dir: Path, markdown: str) -> list[str]:
     problems = []
-    for match in LINK.finditer(markdown):
-        target = match.group("target") or match.group("src")
-        if re.match(r"^[a-z]+:|^#", target):
+    for target in link_targets(markdown):
+        if not target or re.match(r"^[a-z][a-z0-9+.-]*:|^#", target, flags=re.I):
             continue
-        path = (notebook_dir / target.split("#")[0]).resolve()
+        path = (notebook_dir / unquote(target.split("#")[0])).resolve()
         if not path.exists():
             problems.append(f"{name}: the link {target} points to a file that does not exist")
+    return problems
+
+
+#: The calls that set the lesson language, and the position of their language argument.
+LANGUAGE_CALLS = {"setup_lesson": 2, "set_language": 0, "using_language": 0}
+LANGUAGE_CALL = re.compile(
+    r"\b(?P<name>setup_lesson|set_language|using_language)\s*\((?P<args>[^()]*)"
+)
+
+
+@dataclass(frozen=True)
+class LanguageCall:
+    """A call that may set the lesson language: ``lang`` is the literal language it names, None
+    when it names none (``setup_lesson(seed=789)`` keeps the language) or ``"?"`` when the
+    argument is not a literal string."""
+
+    name: str
+    lang: str | None
+    source: str
+
+
+def language_calls(code: str) -> list[LanguageCall]:
+    """The language-setting calls of a code cell, in order (IPython magics are skipped)."""
+    plain = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line for line in code.split("\n")
+    )
+    try:
+        tree = ast.parse(plain)
+    except SyntaxError:
+        return [_call_from_text(m) for m in LANGUAGE_CALL.finditer(plain)]
+    names = {name: name for name in LANGUAGE_CALLS}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name in LANGUAGE_CALLS and alias.asname:
+                    names[alias.asname] = alias.name
+    calls: list[tuple[tuple[int, int], LanguageCall]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if called not in names:
+            continue
+        name = names[called]
+        argument: ast.expr | None = None
+        for keyword in node.keywords:
+            if keyword.arg == "lang" or keyword.arg is None:  # lang=... or **options
+                argument = keyword.value
+        position = LANGUAGE_CALLS[name]
+        if argument is None and len(node.args) > position:
+            argument = node.args[position]
+        if argument is None and any(isinstance(a, ast.Starred) for a in node.args):
+            argument = node.args[-1]  # setup_lesson(*args): the language cannot be read
+        if argument is None:
+            lang = None
+        elif isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            lang = argument.value
+        else:
+            lang = "?"
+        source = ast.get_source_segment(plain, node) or name
+        calls.append(((node.lineno, node.col_offset), LanguageCall(name, lang, source)))
+    return [call for _, call in sorted(calls, key=lambda found: found[0])]
+
+
+def _call_from_text(match: re.Match) -> LanguageCall:
+    args = match.group("args")
+    named = re.search(r"lang\s*=\s*(?P<q>[\"'])(?P<lang>[^\"']*)(?P=q)", args)
+    if named:
+        lang: str | None = named.group("lang")
+    elif "lang" in args or (match.group("name") != "setup_lesson" and args.strip()):
+        literal = re.fullmatch(r"\s*([\"'])([^\"']*)\1\s*", args)
+        lang = literal.group(2) if literal else "?"
+    else:
+        lang = None
+    return LanguageCall(match.group("name"), lang, match.group(0) + ")")
+
+
+def language_problems(name: str, cells: list[tuple[str, Cell]], lang: str) -> list[str]:
+    """A lesson in ``lang`` never names another language; a Chinese one starts in Chinese."""
+    problems = []
+    first_setup = True
+    edition = {"zh": "Chinese", "en": "English"}[lang]
+    for where, cell in cells:
+        for call in language_calls(cell.text):
+            if call.name == "setup_lesson" and first_setup:
+                first_setup = False
+                if lang == "zh" and call.lang != "zh":
+                    problems.append(
+                        f'{where}: the first {call.source} must name lang="zh" (the Chinese '
+                        "lesson starts in Chinese; later calls keep the language)"
+                    )
+                    continue
+            if call.lang is not None and call.lang != lang:
+                shown = (
+                    "a language that is not a literal string"
+                    if call.lang == "?"
+                    else repr(call.lang)
+                )
+                problems.append(
+                    f"{where}: {call.source} switches the {edition} lesson to {shown} from this "
+                    f"cell on; a lesson keeps one language (setup_lesson() without lang keeps "
+                    f"it): remove the language argument or the call, in both editions"
+                )
     return problems
 
 
@@ -292,16 +591,33 @@ def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[s
             f"{name}: missing (the Chinese twin of {english.relative_to(ROOT)}); start it with "
             f"`python tools/zh_edition.py new {english.relative_to(ROOT)}`"
         ]
-    _, en_cells = read_cells(english)
-    _, zh_cells = read_cells(chinese)
-    problems = []
+    try:
+        _, en_cells = read_cells(english)
+        _, zh_cells = read_cells(chinese)
+    except ToolError as error:
+        return [str(error)]
+    problems = language_problems(
+        name, [(f"{name}:{c.line_no}", c) for c in zh_cells if c.kind == "code"], "zh"
+    )
+    problems += language_problems(
+        display(english),
+        [(f"{display(english)}:{c.line_no}", c) for c in en_cells if c.kind == "code"],
+        "en",
+    )
     if [c.kind for c in en_cells] != [c.kind for c in zh_cells]:
-        return [
+        problems.insert(
+            0,
             f"{name}: its cells differ from the English ones "
             f"({len(zh_cells)} vs {len(en_cells)} cells, or their kinds differ); the two "
-            "editions must have the same cells in the same order"
-        ]
-    called_zh = False
+            "editions must have the same cells in the same order",
+        )
+        return problems
+    called_zh = any(
+        call.name == "setup_lesson"
+        for c in zh_cells
+        if c.kind == "code"
+        for call in language_calls(c.text)
+    )
     for index, (en, zh) in enumerate(zip(en_cells, zh_cells, strict=True)):
         where = f"{name}:{zh.line_no} (cell {index})"
         if en.metadata != zh.metadata:
@@ -309,8 +625,6 @@ def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[s
                 f"{where}: metadata {zh.metadata!r} but the English cell has {en.metadata!r}"
             )
         if en.kind == "code":
-            if SETUP_ZH.search(zh.text):
-                called_zh = True
             normalised = SETUP_ZH.sub(lambda m: f"setup_lesson({m.group('args')})", zh.text)
             if normalised != en.text:
                 problems.append(
@@ -322,7 +636,7 @@ def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[s
         if recorded is None:
             problems.append(f"{where}: no {HASH_KEY} (which English text does it translate?)")
         elif recorded != current:
-            first = en.text.strip().splitlines()[0][:70] if en.text.strip() else ""
+            first = en.text.strip().split("\n")[0][:70] if en.text.strip() else ""
             problems.append(
                 f"{where}: the English text changed ({english.relative_to(ROOT)}:{en.line_no}: "
                 f"{first!r}...); revisit the translation, then "
@@ -348,23 +662,54 @@ def check() -> list[str]:
     problems: list[str] = []
     for english, chinese in pairs():
         problems.extend(check_pair(english, chinese, terms))
-    english_names = {p.name for p, _ in pairs()}
+    chinese_twins = {chinese for _, chinese in pairs()}
     for extra in sorted(ZH.glob("**/scripts/*.py")):
-        if extra.name not in english_names:
-            problems.append(f"{extra.relative_to(ROOT)}: has no English twin")
+        if extra not in chinese_twins:
+            problems.append(f"{display(extra)}: has no English twin")
     for script in sorted(NOTEBOOKS.glob("**/scripts/*.py")):
         notebook_dir = script.parent.parent
-        _, cells = read_cells(script)
+        try:
+            _, cells = read_cells(script)
+        except ToolError as error:
+            if not any(str(error) in p for p in problems):
+                problems.append(str(error))
+            continue
         markdown = "\n".join(c.text for c in cells if c.kind == "markdown")
-        problems.extend(link_problems(str(script.relative_to(ROOT)), notebook_dir, markdown))
+        problems.extend(link_problems(display(script), notebook_dir, markdown))
     return problems
+
+
+def english_script(path: Path) -> Path:
+    """``path`` if it is an English lesson or solution script, else a ``ToolError`` saying why."""
+    path = path.resolve()
+    if path.is_relative_to(ZH):
+        raise ToolError(
+            f"{display(path)} is a Chinese script; `new` takes the English one "
+            f"({display(NOTEBOOKS / path.relative_to(ZH))})"
+        )
+    if path.suffix != ".py" or path.parent not in (
+        NOTEBOOKS / "scripts",
+        NOTEBOOKS / "solutions" / "scripts",
+    ):
+        raise ToolError(
+            f"{display(path)} is not an English lesson script: `new` takes a percent script in "
+            f"{display(NOTEBOOKS / 'scripts')}/ or {display(NOTEBOOKS / 'solutions' / 'scripts')}/"
+        )
+    if not path.is_file():
+        raise ToolError(f"{display(path)}: no such file")
+    return path
 
 
 def new(english: Path) -> Path:
     """Start the Chinese twin: the English cells, hashes recorded, ``lang="zh"`` in the setup."""
+    english = english_script(english)
     chinese = twin(english)
     if chinese.exists():
-        raise SystemExit(f"{chinese.relative_to(ROOT)} exists already")
+        raise ToolError(
+            f"{display(chinese)} exists already; `new` never overwrites a translation (use "
+            f"`stamp` after revisiting it)"
+        )
+    text = read_text(english)
     preamble, cells = read_cells(english)
     for cell in cells:
         if cell.kind == "markdown":
@@ -377,29 +722,65 @@ def new(english: Path) -> Path:
                 joined,
             )
             cell.lines = joined.split("\n")
-    chinese.parent.mkdir(parents=True, exist_ok=True)
-    write_cells(chinese, preamble, cells)
+    try:
+        chinese.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ToolError(
+            f"{display(chinese.parent)}: cannot be created ({error.strerror})"
+        ) from None
+    write_cells(chinese, preamble, cells, layout_of(text))
     return chinese
 
 
 def stamp(chinese: Path, cells: list[int] | None) -> list[int]:
-    """Record the current English hash in the given markdown cells (all of them if None)."""
-    english = NOTEBOOKS / chinese.resolve().relative_to(ZH)
+    """Record the current English hash in the given markdown cells (all of them if None).
+
+    Every index must name a markdown cell of the script; otherwise nothing is written.
+    """
+    chinese = chinese.resolve()
+    if not chinese.is_relative_to(ZH) or chinese.suffix != ".py":
+        raise ToolError(
+            f"{display(chinese)} is not a Chinese script: `stamp` takes a script in "
+            f"{display(ZH / 'scripts')}/ or {display(ZH / 'solutions' / 'scripts')}/"
+        )
+    english = NOTEBOOKS / chinese.relative_to(ZH)
     preamble, zh_cells = read_cells(chinese)
+    if not english.is_file():
+        raise ToolError(
+            f"{display(chinese)} has no English twin ({display(english)} does not exist); a "
+            "Chinese script translates an English one of the same name"
+        )
     _, en_cells = read_cells(english)
     if [c.kind for c in en_cells] != [c.kind for c in zh_cells]:
-        raise SystemExit(f"{chinese}: the cells differ from the English ones; align them first")
+        raise ToolError(
+            f"{display(chinese)}: its cells differ from the English ones ({len(zh_cells)} vs "
+            f"{len(en_cells)} cells, or their kinds differ); align them first"
+        )
+    markdown = [i for i, c in enumerate(zh_cells) if c.kind == "markdown"]
+    if cells is not None:
+        wrong = [i for i in cells if i not in markdown]
+        if wrong:
+            reasons = [
+                f"cell {i} is a code cell (code carries no {HASH_KEY})"
+                if 0 <= i < len(zh_cells)
+                else f"there is no cell {i} (the cells are 0..{len(zh_cells) - 1})"
+                for i in dict.fromkeys(wrong)
+            ]
+            raise ToolError(
+                f"{display(chinese)}: {'; '.join(reasons)}; nothing was stamped. Its markdown "
+                f"cells are {markdown}"
+            )
     done = []
-    for index, (en, zh) in enumerate(zip(en_cells, zh_cells, strict=True)):
-        if zh.kind == "markdown" and (cells is None or index in cells):
-            zh.header = with_hash(zh.header, en_hash(en))
+    for index in markdown:
+        if cells is None or index in cells:
+            zh_cells[index].header = with_hash(zh_cells[index].header, en_hash(en_cells[index]))
             done.append(index)
     write_cells(chinese, preamble, zh_cells)
     return done
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="check both editions (exit 1 on a problem)")
     start = sub.add_parser("new", help="start the Chinese twin of English scripts")
@@ -411,7 +792,24 @@ def main() -> int:
     which.add_argument("--all", action="store_true")
     joining = sub.add_parser("join", help="one line per Chinese paragraph (all Chinese scripts)")
     joining.add_argument("scripts", nargs="*", type=Path)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except ToolError as error:
+        print(f"zh_edition.py {args.command}: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        where = f"{display(Path(error.filename))}: " if error.filename else ""
+        print(f"zh_edition.py {args.command}: {where}{error.strerror or error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(
+            f"zh_edition.py {args.command}: interrupted; no file was half-written", file=sys.stderr
+        )
+        return 130
+
+
+def run(args: argparse.Namespace) -> int:
     if args.command == "check":
         problems = check()
         for problem in problems:
@@ -419,15 +817,16 @@ def main() -> int:
         print(f"zh edition: {len(pairs())} pairs checked, {len(problems)} problem(s)")
         return 1 if problems else 0
     if args.command == "new":
-        for script in args.scripts:
-            print(f"wrote {new(script.resolve()).relative_to(ROOT)}")
+        scripts = [english_script(script) for script in args.scripts]  # all checked, then written
+        for script in scripts:
+            print(f"wrote {display(new(script))}")
         return 0
     if args.command == "join":
         paths = [p.resolve() for p in args.scripts] or sorted(ZH.glob("**/scripts/*.py"))
         print(f"joined the Chinese paragraphs of {join(paths)} script(s)")
         return 0
-    done = stamp(args.script.resolve(), None if args.all else args.cells)
-    print(f"stamped cells {done} of {args.script}")
+    done = stamp(args.script, None if args.all else args.cells)
+    print(f"stamped cells {done} of {display(args.script)}")
     return 0
 
 

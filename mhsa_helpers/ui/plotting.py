@@ -33,6 +33,7 @@ from matplotlib.figure import Figure
 from ..i18n import Text
 from ..validation import as_float, as_int, check_flag, check_positive_int
 from .fonts import figure_label, figure_text, token_labels, with_cjk_font
+from .legibility import MIN_WIDTH_IN, TICK_PT, legible
 
 __all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]
 
@@ -139,6 +140,7 @@ def _labels(name: str, labels: object) -> list:
     return list(labels)
 
 
+@legible
 @with_cjk_font
 def plot_attention(
     weights: torch.Tensor,
@@ -228,6 +230,7 @@ def plot_attention(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_attention_heads(
     weights: torch.Tensor,
@@ -331,17 +334,22 @@ def plot_attention_grid(
     query_labels, key_labels = [str(t) for t in query_labels], [str(t) for t in key_labels]
     rows, cols = _grid_shape(num_heads, max_cols)
 
-    # Sizes in inches; the axes spans the grid exactly, so one data unit is one cell.
-    cell = 0.36 if annot else 0.2
-    label = 7 / 72 * 0.6 * max(len(t) for t in key_labels + query_labels)  # longest 7-pt label
-    head_title = 0.0 if single else 0.3
+    # Sizes in inches; the axes spans the grid exactly, so one data unit is one cell. Token
+    # labels are TICK_PT points; a grid too small for MIN_WIDTH_IN gets larger cells.
+    label = TICK_PT / 72 * 0.6 * max(len(t) for t in key_labels + query_labels)  # longest label
+    head_title = 0.0 if single else 0.32
+    left, right = 0.5 + label, 1.0
+    bottom, top = 0.5 + label, head_title + (0.45 if title else 0.1)
+    cell = max(0.36 if annot else 0.24, TICK_PT / 72 * 1.3)  # room for a label per row
     col_gap = 0.2 / cell
+    grid_w = cols * t_k + (cols - 1) * col_gap
+    # (0.4 in more: the margins a tight crop, as in a notebook, takes off)
+    cell = max(cell, (MIN_WIDTH_IN + 0.4 - left - right - 0.2 * (cols - 1)) / (cols * t_k))
+    col_gap = 0.2 / cell
+    grid_w = cols * t_k + (cols - 1) * col_gap
     # Key labels go under the bottom panel of each column: inside the grid if the last row is short.
     row_gap = (head_title + 0.1 + (label + 0.15 if num_heads % cols else 0.0)) / cell
-    grid_w = cols * t_k + (cols - 1) * col_gap
     grid_h = rows * t_q + (rows - 1) * row_gap
-    left, right = 0.45 + label, 0.9
-    bottom, top = 0.45 + label, head_title + (0.4 if title else 0.1)
     fig_w, fig_h = left + grid_w * cell + right, bottom + grid_h * cell + top
     fig = plt.figure(figsize=(fig_w, fig_h))
     ax = fig.add_axes((left / fig_w, bottom / fig_h, grid_w * cell / fig_w, grid_h * cell / fig_h))
@@ -370,11 +378,11 @@ def plot_attention_grid(
                 figure_text(f"Head {head + 1}", f"头 {head + 1}"),
                 ha="center",
                 va="bottom",
-                fontsize=9,
+                fontsize=TICK_PT + 1,
             )
         if col == 0:  # query labels left of the first column
             for i, token in enumerate(query_labels):
-                ax.text(x0 - 0.5 - pad, y0 + i, token, ha="right", va="center", fontsize=7)
+                ax.text(x0 - 0.5 - pad, y0 + i, token, ha="right", va="center", fontsize=TICK_PT)
         if head + cols >= num_heads:  # key labels under the bottom panel of each column
             for j, token in enumerate(key_labels):
                 ax.text(
@@ -384,7 +392,7 @@ def plot_attention_grid(
                     ha="center",
                     va="top",
                     rotation=90,
-                    fontsize=7,
+                    fontsize=TICK_PT,
                 )
         if annot:
             for i, j in torch.nonzero(stack[head]).tolist():
@@ -395,7 +403,7 @@ def plot_attention_grid(
                     f"{value:.2f}",
                     ha="center",
                     va="center",
-                    fontsize=7,
+                    fontsize=8,
                     color="white" if value > 0.6 * vmax else "black",
                 )
     ax.set_xlim(-0.5, grid_w - 0.5)
@@ -403,16 +411,24 @@ def plot_attention_grid(
     middle_x, middle_y = (left + grid_w * cell / 2) / fig_w, (bottom + grid_h * cell / 2) / fig_h
     key_label = figure_text("key (attended to)", "键（被注意的词元）")
     query_label = figure_text("query (attending)", "查询（发出注意的词元）")
-    fig.text(middle_x, 0.08 / fig_h, key_label, ha="center", va="bottom", fontsize=8)
-    fig.text(0.08 / fig_w, middle_y, query_label, ha="left", va="center", rotation=90, fontsize=8)
+    fig.text(middle_x, 0.08 / fig_h, key_label, ha="center", va="bottom", fontsize=TICK_PT + 1)
+    fig.text(
+        0.08 / fig_w,
+        middle_y,
+        query_label,
+        ha="left",
+        va="center",
+        rotation=90,
+        fontsize=TICK_PT + 1,
+    )
     bar = fig.add_axes(
         ((fig_w - right + 0.2) / fig_w, bottom / fig_h, 0.12 / fig_w, grid_h * cell / fig_h)
     )
     assert image is not None  # num_heads >= 1 was checked
     fig.colorbar(image, cax=bar)
-    bar.tick_params(labelsize=7)
+    bar.tick_params(labelsize=TICK_PT)
     if title:
-        fig.suptitle(figure_label(title), y=1 - 0.1 / fig_h, va="top", fontsize=10)
+        fig.suptitle(figure_label(title), y=1 - 0.1 / fig_h, va="top", fontsize=TICK_PT + 2)
     return fig
 
 

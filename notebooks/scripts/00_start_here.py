@@ -142,7 +142,7 @@ assert journey.inputs.shape == (6, 3)
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-fig, ax = plt.subplots(figsize=(4.8, 3.5), layout="constrained")
+fig, ax = plt.subplots(figsize=(7.8, 4.2), layout="constrained")
 sns.heatmap(
     journey.inputs.numpy(),
     annot=True,

@@ -460,18 +460,9 @@ for series in ms.values():
     assert all(0 < t < 2000 and math.isfinite(t) for t in series), series
 
 # %%
-fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
-for name, series in ms.items():
-    ax.plot(lengths, series, marker="o", label=name)
-ax.set(
-    xscale="log",
-    yscale="log",
-    xlabel=mh.tr("sequence length T", "序列长度 T"),
-    ylabel=mh.tr("forward time (ms)", "前向计算时间（毫秒）"),
+fig = mh.figures.plot_forward_times(
+    lengths, ms, title=mh.tr("Measured on this machine", "在本机上实测")
 )
-ax.set_xticks(lengths, [str(T) for T in lengths])
-ax.set_title(mh.tr("Measured on this machine", "在本机上实测"))
-ax.legend()
 plt.show()
 
 # %% [markdown]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import html
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +154,12 @@ def explore_attention(
             weights = weights[0]  # (h, T, T)
             torch.manual_seed(seed)
             shown = mha.dropout(weights)  # (h, T, T); identity in eval mode
+    if not bool(torch.isfinite(weights).all()):
+        raise ValueError(
+            f"sentences[{sentence!r}]: its embeddings are too large: at scale={scale} the "
+            "attention scores overflow float32 and the weights are NaN; use embeddings of "
+            "moderate size (the book's entries are below 1) or a smaller scale"
+        )
     if mode == "train" and dropout > 0:
         survivors = 1 / (1 - dropout)
         note = say(
@@ -181,30 +188,73 @@ def explore_attention(
 
 
 def _check_sentences(sentences: object) -> dict[str, tuple[list[str], torch.Tensor]]:
-    """``sentences`` (None: the course's two) after checking it maps names to (words, (T, d_in))."""
+    """``sentences`` (None: the course's two) after checking it maps names to (words, (T, d_in)).
+
+    Every entry is checked here, before a widget exists: inside a slider's callback ipywidgets
+    would swallow the error and leave a dead widget. The embeddings must be what the explorer's
+    float32 layers can take: a float32 CPU tensor, one finite row per word.
+    """
     if sentences is None:
         return example_sentences()
-    if not isinstance(sentences, dict) or not sentences:
+    if not isinstance(sentences, Mapping) or not sentences:
         raise TypeError(
             "sentences must be a non-empty dict name -> (words, embeddings (T, d_in)), got "
             f"{type(sentences).__name__} {sentences!r:.60}"
         )
+    checked = {}
     for name, entry in sentences.items():
-        ok = (
-            isinstance(entry, tuple)
-            and len(entry) == 2
-            and isinstance(entry[1], torch.Tensor)
-            and entry[1].is_floating_point()
-            and entry[1].dim() == 2
-            and not isinstance(entry[0], str)
-            and len(entry[0]) == entry[1].shape[0] >= 1
-        )
-        if not ok:
-            raise ValueError(
-                f"sentences[{name!r}] must be (words, embeddings) with one float (d_in,) "
-                f"embedding row per word, got {entry!r:.80}"
+        if not isinstance(name, str) or not name:
+            raise TypeError(
+                "sentences must map names (non-empty strings, shown in the dropdown) to "
+                f"(words, embeddings), got the name {name!r} ({type(name).__name__})"
             )
-    return sentences
+        where = f"sentences[{name!r}]"
+        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
+            raise ValueError(
+                f"{where} must be a pair (words, embeddings) with one float (d_in,) embedding "
+                f"row per word, got {type(entry).__name__} {entry!r:.80}"
+            )
+        words, embeddings = entry
+        if (
+            isinstance(words, (str, bytes))
+            or not isinstance(words, Sequence)
+            or not all(isinstance(word, str) for word in words)
+        ):
+            raise TypeError(
+                f"{where}: the words must be a list of strings (e.g. sentence.split()), got "
+                f"{type(words).__name__} {words!r:.60}"
+            )
+        if not isinstance(embeddings, torch.Tensor):
+            raise TypeError(
+                f"{where}: the embeddings must be a torch.Tensor (T, d_in), got "
+                f"{type(embeddings).__name__}"
+            )
+        if embeddings.dim() != 2 or embeddings.shape[0] != len(words) or len(words) < 1:
+            raise ValueError(
+                f"{where} must be (words, embeddings) with one float (d_in,) embedding row per "
+                f"word: {len(words)} words, embeddings.shape={tuple(embeddings.shape)}"
+            )
+        if embeddings.shape[1] < 1:
+            raise ValueError(f"{where}: the embeddings have no columns (d_in = 0)")
+        if embeddings.dtype != torch.float32:
+            raise TypeError(
+                f"{where}: the embeddings must be float32, the dtype of the explorer's layers, "
+                f"got embeddings.dtype={embeddings.dtype}; convert them with .float()"
+            )
+        if embeddings.device.type != "cpu":
+            raise ValueError(
+                f"{where}: the embeddings must be on the CPU (the explorer's layers are), got "
+                f"device={embeddings.device}; move them with .cpu()"
+            )
+        finite = torch.isfinite(embeddings).all(dim=1)
+        if not bool(finite.all()):
+            row = int((~finite).nonzero()[0])
+            raise ValueError(
+                f"{where}: the embedding of word {row} ({words[row]!r}) holds NaN or inf "
+                f"({embeddings[row].tolist()}); every embedding must be finite"
+            )
+        checked[name] = (list(words), embeddings.detach())
+    return checked
 
 
 def _check_choice(name: str, value: object, choices: list) -> None:
@@ -268,6 +318,10 @@ def attention_explorer(
     _check_choice("mode", mode, ["eval", "train"])
     d_out = check_positive_int("d_out", d_out)
     draw = check_flag("draw", draw)
+    # Every sentence at the sliders' extreme (one head: the widest scores; the largest scale),
+    # now: inside the callback ipywidgets would swallow the error and leave a dead widget.
+    for name in sentences:
+        explore_attention(1, 0.0, 8.0, seed, name, "eval", d_out=d_out, sentences=sentences)
     style = {"description_width": "70px"}
     controls = {
         "heads": widgets.IntSlider(
@@ -315,9 +369,14 @@ def attention_explorer(
     image = picture()
 
     def view(heads, dropout, scale, seed, sentence, mode):
-        result = explore_attention(
-            heads, dropout, scale, seed, sentence, mode, d_out=d_out, sentences=sentences
-        )
+        try:
+            result = explore_attention(
+                heads, dropout, scale, seed, sentence, mode, d_out=d_out, sentences=sentences
+            )
+        except (TypeError, ValueError) as error:  # shown, not swallowed by ipywidgets
+            image.layout.display = "none"
+            message.value = f"<b style='color:#b00'>{html.escape(str(error))}</b>"
+            return None
         lines = [html.escape(result.message)]
         if result.ok:
             entropies = ", ".join(f"{e:.2f}" for e in result.entropy.tolist())

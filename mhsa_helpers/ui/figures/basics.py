@@ -36,6 +36,7 @@ from matplotlib.patches import Rectangle
 
 from ...i18n import Text
 from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
+from ..legibility import legible
 
 __all__ = [
     "plot_causal_scores",
@@ -143,6 +144,7 @@ def _draw_matrix(
 # -- lesson 01 ------------------------------------------------------------------------------------
 
 
+@legible
 @with_cjk_font
 def plot_dot_products(
     query: torch.Tensor,
@@ -225,6 +227,7 @@ def plot_dot_products(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_softmax_steps(scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """Scores (left) and the attention weights softmax makes of them (right).
@@ -274,6 +277,7 @@ def plot_softmax_steps(scores: torch.Tensor, tokens: Sequence[str] | None = None
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_weighted_sum(
     weights: torch.Tensor,
@@ -340,6 +344,7 @@ def plot_weighted_sum(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_self_similarity(scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """Is every token most similar to itself? Its own score next to its best score.
@@ -386,6 +391,7 @@ def plot_self_similarity(scores: torch.Tensor, tokens: Sequence[str] | None = No
 # -- lesson 02 ------------------------------------------------------------------------------------
 
 
+@legible
 @with_cjk_font
 def plot_qkv_projections(
     inputs: torch.Tensor,
@@ -453,6 +459,7 @@ def plot_qkv_projections(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_scaling_effect(
     scores: torch.Tensor, d_k: int, tokens: Sequence[str] | None = None
@@ -501,6 +508,7 @@ def _future(size: int) -> np.ndarray:
     return np.triu(np.ones((size, size), dtype=bool), k=1)
 
 
+@legible
 @with_cjk_font
 def plot_causal_scores(
     scores: torch.Tensor, tokens: Sequence[str] | None = None, *, title: str | Text | None = None
@@ -533,6 +541,7 @@ def plot_causal_scores(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = None) -> Figure:
     """The three-step mask (top row) and the one-step ``-inf`` mask (bottom row), side by side.

@@ -11,7 +11,9 @@
 * ``plot_head_split(projection, heads, merged)`` -- one (T, d_out) projection cut into heads by
   ``view`` + ``transpose`` and merged back (lesson 06);
 * ``plot_wrapper_vs_split(head_weights, big_weight)`` -- the wrapper's separate per-head matrices
-  and the split version's one big matrix holding them stacked (lesson 06).
+  and the split version's one big matrix holding them stacked (lesson 06);
+* ``plot_head_entropy(entropy, maximum)`` -- each head's mean row entropy against the largest
+  possible, and on a scale of its own how far below it each head is (lesson 07).
 
 Each function returns a matplotlib ``Figure`` (show it with ``plt.show()``) and never calls
 ``plt.show()`` itself. Titles and labels follow the lesson language (``fonts.figure_text``:
@@ -28,12 +30,16 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..fonts import figure_text, token_labels, with_cjk_font
+from ...i18n import Text
+from ...validation import as_float
+from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
+from ..legibility import legible
 from ._common import float_tensor
 
 __all__ = [
     "plot_dropout_mask",
     "plot_dropout_scaling",
+    "plot_head_entropy",
     "plot_head_split",
     "plot_heads_concat",
     "plot_matmul_counts",
@@ -111,6 +117,7 @@ def _token_ticks(ax: Axes, tokens: Sequence[str] | None, n: int, *, axis: str = 
         ax.set_xticks(range(n), labels, rotation=45, ha="right")
 
 
+@legible
 @with_cjk_font
 def plot_dropout_mask(
     weights: torch.Tensor,
@@ -184,6 +191,7 @@ def plot_dropout_mask(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     """What dropout does on average, measured for several rates.
@@ -233,6 +241,7 @@ def plot_dropout_scaling(samples: Mapping[float, torch.Tensor]) -> Figure:
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_heads_concat(
     head_outputs: Sequence[torch.Tensor], tokens: Sequence[str] | None = None
@@ -297,6 +306,7 @@ def plot_heads_concat(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) -> Figure:
     """Measured matrix multiplications per forward pass against the number of heads.
@@ -352,6 +362,7 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_head_split(
     projection: torch.Tensor,
@@ -429,6 +440,7 @@ def plot_head_split(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torch.Tensor) -> Figure:
     """The wrapper's per-head matrices (top) and the split version's one matrix (bottom).
@@ -504,5 +516,52 @@ def plot_wrapper_vs_split(head_weights: Sequence[torch.Tensor], big_weight: torc
             f"Split: one W_query ({rows_total}, {d_in}) = the heads' rows stacked, one matmul",
             f"拆分：一个 W_query ({rows_total}, {d_in}) = 各头的行堆叠在一起，一次矩阵乘法",
         )
+    )
+    return fig
+
+
+@legible
+@with_cjk_font
+def plot_head_entropy(
+    entropy: torch.Tensor, maximum: float, *, title: str | Text | None = None
+) -> Figure:
+    """Each head's mean row entropy next to the largest possible, and the gap on its own scale.
+
+    Args:
+        entropy: (num_heads,), e.g. ``mh.head_entropy(weights)``, in nats.
+        maximum: the largest mean row entropy for these rows, e.g.
+            ``uniform_causal_entropy(T)`` for causal heads (a uniform head reaches it).
+
+    Left: the bars and the maximum, values written on the bars; heads near the maximum look
+    alike there. Right: ``maximum - entropy``, how far each head is from attending uniformly,
+    on a scale that shows differences of a thousandth of a nat.
+    """
+    h = float_tensor("entropy", entropy, 1)
+    limit = as_float("maximum", maximum)
+    if not limit > 0 or limit == float("inf"):
+        raise ValueError(f"maximum must be a positive finite entropy (nats), got maximum={maximum}")
+    if bool((h < -1e-6).any()) or bool((h > limit + 1e-4).any()):
+        raise ValueError(f"entropy must lie in [0, maximum={limit:.4f}] (nats), got {h.tolist()}")
+    names = [figure_text(f"Head {i + 1}", f"头 {i + 1}") for i in range(h.shape[0])]
+    gap = (limit - h).clamp(min=0.0)
+    fig, (ax_h, ax_gap) = plt.subplots(1, 2, figsize=(9.0, 3.6), layout="constrained")
+    bars = ax_h.bar(names, h.tolist(), width=0.5, color="tab:blue")
+    ax_h.bar_label(bars, [f"{v:.4f}" for v in h.tolist()], padding=2, fontsize=9)
+    ax_h.axhline(
+        limit,
+        color="gray",
+        linestyle="--",
+        label=figure_text(f"maximum {limit:.4f}", f"最大值 {limit:.4f}"),
+    )
+    ax_h.set_ylim(0, limit * 1.35)
+    ax_h.set_ylabel(figure_text("mean row entropy (nats)", "每行熵的平均值（奈特）"))
+    ax_h.set_title(figure_label(title) or figure_text("Entropy per head", "每个头的熵"))
+    ax_h.legend(loc="upper right", fontsize=9)
+    gap_bars = ax_gap.bar(names, gap.tolist(), width=0.5, color="tab:orange")
+    ax_gap.bar_label(gap_bars, [f"{v:.5f}" for v in gap.tolist()], padding=2, fontsize=9)
+    ax_gap.set_ylim(0, max(float(gap.max()) * 1.3, 1e-3))
+    ax_gap.set_ylabel(figure_text("maximum - entropy (nats)", "最大值 - 熵（奈特）"))
+    ax_gap.set_title(
+        figure_text("How far below the maximum (0 = uniform)", "离最大值还差多少（0 = 均匀）")
     )
     return fig

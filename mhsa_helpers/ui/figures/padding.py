@@ -21,7 +21,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from ...i18n import Text
+from ...validation import check_flag
 from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
+from ..legibility import legible
 
 __all__ = ["PAD", "padded_batch", "padding_masks"]
 
@@ -43,6 +45,7 @@ def _check_mask(key_padding_mask: object, ndim: int) -> torch.Tensor:
     return key_padding_mask.detach().cpu()
 
 
+@legible
 @with_cjk_font
 def padded_batch(
     tokens: Sequence[Sequence[str]],
@@ -90,6 +93,7 @@ def padded_batch(
     return fig
 
 
+@legible
 @with_cjk_font
 def padding_masks(
     key_padding_mask: torch.Tensor, tokens: Sequence[str] | None = None, causal: bool = True
@@ -100,6 +104,7 @@ def padding_masks(
     included) label the axes. Dark cells are hidden (True). A query row that hides every key is
     marked "no key" on the right of the last panel. ``causal=False`` leaves the first panel empty.
     """
+    causal = check_flag("causal", causal)
     mask = _check_mask(key_padding_mask, 1)
     num_tokens = mask.shape[0]
     labels = token_labels(tokens) if tokens is not None else [str(i) for i in range(num_tokens)]

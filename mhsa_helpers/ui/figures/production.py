@@ -4,6 +4,8 @@
   W_query / W_key / W_value, and its output cut into Q | K | V columns (lesson 09);
 * ``plot_attention_memory(lengths, weights_bytes, sdpa_bytes)`` -- memory of the (b, h, T, T)
   weights (~T^2) against what SDPA keeps (~T), on log-log axes (lesson 09);
+* ``plot_forward_times(lengths, times_ms)`` -- measured forward times against T, log-log, the
+  axis labelled with the measured lengths (lesson 09's benchmark);
 * ``plot_precision_error(reference, low)`` -- a bfloat16 result against the float32 one, entry by
   entry, and its errors relative to the largest output (lesson 09);
 * ``plot_relative_position_scores(scores)`` -- a (T, T) score matrix whose value depends only on
@@ -22,20 +24,24 @@ labels no font can draw become positions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import torch
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
 from ...i18n import Text
 from ..fonts import figure_label, figure_text, token_labels, with_cjk_font
+from ..legibility import legible
 from ._common import float_tensor
 
 __all__ = [
     "plot_attention_memory",
     "plot_cross_attention",
+    "plot_forward_times",
     "plot_fused_qkv",
     "plot_gqa_sharing",
     "plot_kv_cache_growth",
@@ -47,6 +53,7 @@ _QKV_NAMES = ("W_query", "W_key", "W_value")
 _QKV_COLOURS = ("tab:blue", "tab:orange", "tab:green")
 
 
+@legible
 @with_cjk_font
 def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> Figure:
     """The fused QKV weight as three stacked (d_out, d_in) blocks, and its output split in three.
@@ -63,11 +70,13 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
     d_out, d_in = w.shape[0] // 3, w.shape[1]
     panels = 1 if output is None else 2
     fig, axes = plt.subplots(
-        1, panels, figsize=(4.2 * panels + 1.2, 4.2), layout="constrained", squeeze=False
+        1, panels, figsize=(max(4.6 * panels + 1.6, 8.0), 4.4), layout="constrained", squeeze=False
     )
     ax = axes[0, 0]
     limit = float(w.abs().max()) or 1.0
-    ax.imshow(w.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    image = ax.imshow(w.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    _index_ticks(ax, d_in, 3 * d_out)
+    fig.colorbar(image, ax=ax, shrink=0.85, label=figure_text("weight", "权重"))
     for i, (name, colour) in enumerate(zip(_QKV_NAMES, _QKV_COLOURS)):
         ax.add_patch(Rectangle((-0.5, i * d_out - 0.5), d_in, d_out, fill=False, lw=3, ec=colour))
         ax.text(d_in - 0.4, (i + 0.5) * d_out - 0.5, f" {name}", va="center", color=colour)
@@ -90,7 +99,9 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
             )
         ax_out = axes[0, 1]
         limit = float(out.abs().max()) or 1.0
-        ax_out.imshow(out.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+        image = ax_out.imshow(out.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+        _index_ticks(ax_out, 3 * d_out, out.shape[0])
+        fig.colorbar(image, ax=ax_out, shrink=0.85, label=figure_text("value", "数值"))
         for i, (name, colour) in enumerate(zip("QKV", _QKV_COLOURS)):
             ax_out.add_patch(
                 Rectangle((i * d_out - 0.5, -0.5), d_out, out.shape[0], fill=False, lw=3, ec=colour)
@@ -104,6 +115,19 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
     return fig
 
 
+def _index_ticks(ax: Axes, columns: int, rows: int) -> None:
+    """Integer ticks on the cells of an image (0, 1, 2, ...; every k-th when there are many).
+
+    ``imshow`` otherwise ticks its pixel edges (-0.5, 0.5, ...), which index nothing.
+    """
+    for count, set_ticks in ((columns, ax.set_xticks), (rows, ax.set_yticks)):
+        step = max(1, -(-count // 12))  # at most about 12 labels
+        set_ticks(range(0, count, step))
+    ax.set_xlim(-0.5, ax.get_xlim()[1])
+    ax.set_ylim(rows - 0.5, -0.5)
+
+
+@legible
 @with_cjk_font
 def plot_attention_memory(
     lengths: Sequence[int],
@@ -140,6 +164,49 @@ def plot_attention_memory(
     return fig
 
 
+@legible
+@with_cjk_font
+def plot_forward_times(
+    lengths: Sequence[int],
+    times_ms: Mapping[str, Sequence[float]],
+    *,
+    title: str | Text | None = None,
+) -> Figure:
+    """Measured forward times against sequence length, one line per implementation, log-log.
+
+    ``times_ms[name][i]`` is the time of ``name`` at ``lengths[i]``, in milliseconds. The x axis
+    is labelled with the measured lengths only (no "3x10^1" minor labels between them).
+    """
+    lengths = [int(t) for t in lengths]
+    if len(lengths) < 2 or any(t < 1 for t in lengths):
+        raise ValueError(f"lengths must be at least 2 positive sequence lengths, got {lengths}")
+    if not isinstance(times_ms, Mapping) or not times_ms:
+        raise TypeError(
+            f"times_ms must be a dict name -> times (ms), got {type(times_ms).__name__}"
+        )
+    for name, series in times_ms.items():
+        values = [float(t) for t in series]
+        if len(values) != len(lengths) or not all(0 < t < float("inf") for t in values):
+            raise ValueError(
+                f"times_ms[{name!r}] must hold {len(lengths)} positive finite times (ms), one per "
+                f"length, got {values}"
+            )
+    fig, ax = plt.subplots(figsize=(8.0, 4.0), layout="constrained")
+    for name, series in times_ms.items():
+        ax.plot(lengths, [float(t) for t in series], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(lengths))
+    ax.xaxis.set_major_formatter(FixedFormatter([str(t) for t in lengths]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel(figure_text("sequence length T", "序列长度 T"))
+    ax.set_ylabel(figure_text("forward time (ms)", "前向计算时间（毫秒）"))
+    ax.set_title(figure_label(title) or figure_text("Forward time", "前向计算时间"))
+    ax.legend()
+    return fig
+
+
+@legible
 @with_cjk_font
 def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
     """A low-precision result (e.g. bfloat16 under autocast) against the float32 one.
@@ -190,6 +257,7 @@ def plot_precision_error(reference: torch.Tensor, low: torch.Tensor) -> Figure:
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_relative_position_scores(
     scores: torch.Tensor, *, title: str | Text | None = None
@@ -233,6 +301,7 @@ def plot_relative_position_scores(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_cross_attention(
     weights: torch.Tensor, query_tokens: Sequence[str], key_tokens: Sequence[str]
@@ -303,6 +372,7 @@ def plot_cross_attention(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_kv_cache_growth(
     cache_lengths: Sequence[int],
@@ -365,6 +435,7 @@ def plot_kv_cache_growth(
     return fig
 
 
+@legible
 @with_cjk_font
 def plot_gqa_sharing(kv_head_of: torch.Tensor) -> Figure:
     """Query heads (top row) joined to the key/value head each one reads (bottom row).

@@ -117,19 +117,11 @@ print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
 assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
 # %%
-fig, ax = plt.subplots(figsize=(4.5, 3))
-heads_x = [mh.say(f"Head {i + 1}", f"头 {i + 1}") for i in range(len(entropy_book))]
-ax.bar(heads_x, entropy_book.numpy(), width=0.5, color="tab:blue")
-ax.axhline(
+fig = mh.figures.plot_head_entropy(
+    entropy_book,
     uniform_causal_entropy(6),
-    color="gray",
-    linestyle="--",
-    label=mh.tr("uniform causal (max)", "均匀的因果注意力（最大值）"),
+    title=mh.tr("Book sentence, 2 heads", "书中的句子，2 个头"),
 )
-ax.set_ylim(0, 1.5)  # room above the bars for the legend
-ax.set_ylabel(mh.tr("mean row entropy (nats)", "每行熵的平均值（奈特）"))
-ax.set_title(mh.tr("Book sentence, 2 heads", "书中的句子，2 个头"))
-ax.legend(loc="upper center", fontsize=8)
 plt.show()
 
 # %% [markdown] en_hash="83bc42df975d"

@@ -180,7 +180,7 @@ assert abs(run.first_loss - math.log(64)) < 0.3 and run.final_loss < 1.0
 # **损失曲线**，每步一个点，并画出均匀猜测的水平线：
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 3))
+fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
 ax.plot(result.losses, label=mh.tr("training loss", "训练损失"))
 ax.axhline(
     math.log(64),
@@ -341,7 +341,7 @@ fig = mh.plot_attention_grid(
 plt.show()
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 3))
+fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
 ax.plot(shift.losses, label=mh.tr("training loss", "训练损失"))
 ax.axhline(math.log(64), color="gray", linestyle="--", label="log(64) = 4.16")
 ax.set_xlabel(mh.tr("step (50 steps = 1 epoch)", "步数（50 步 = 1 轮）"))

@@ -1,0 +1,59 @@
+"""Figures a learner can read at 100 % zoom: at least 600 px wide, tick labels at least 9 pt.
+
+Why: the lessons draw at 80 dpi (``setup_lesson``), and JupyterLab shows a figure's PNG at its
+pixel size after cropping it to what is drawn. A 5-inch heatmap with 7-point labels comes out
+400 px wide with labels about 7 px high. ``@legible`` on a figure function (after it has drawn)
+raises every tick label to ``TICK_PT`` points and, when the drawn part of the figure is narrower
+than ``MIN_WIDTH_IN`` inches, scales the whole figure up (text keeps its size). A function that
+draws into an ``ax`` its caller passed leaves the caller's figure alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import ParamSpec
+
+from matplotlib.figure import Figure
+
+__all__ = ["MIN_WIDTH_IN", "TICK_PT", "legible", "make_legible"]
+
+#: The lessons' figures draw at 80 dpi: 600 px is 7.5 inches.
+MIN_WIDTH_IN = 600 / 80
+#: The smallest tick label, in points.
+TICK_PT = 9
+#: Drawn width to aim for above MIN_WIDTH_IN (rounding of the crop, a label that moves).
+_SLACK_IN = 0.15
+
+_P = ParamSpec("_P")
+
+
+def make_legible(fig: Figure) -> Figure:
+    """Tick labels of every axes at least ``TICK_PT``; the drawn figure at least 600 px wide."""
+    for ax in fig.axes:
+        if any(float(label.get_fontsize()) < TICK_PT for label in ax.get_xticklabels()):
+            ax.tick_params(axis="x", which="both", labelsize=TICK_PT)
+        if any(float(label.get_fontsize()) < TICK_PT for label in ax.get_yticklabels()):
+            ax.tick_params(axis="y", which="both", labelsize=TICK_PT)
+    for _ in range(3):  # text keeps its size, so the drawn part grows a little less than scaled
+        fig.draw_without_rendering()  # lays the figure out, so the drawn extent is known
+        drawn = fig.get_tightbbox().width  # inches
+        if drawn >= MIN_WIDTH_IN + _SLACK_IN / 2:
+            break
+        width, height = fig.get_size_inches()
+        scale = (MIN_WIDTH_IN + _SLACK_IN) / drawn
+        fig.set_size_inches(width * scale, height * scale)
+    return fig
+
+
+def legible(draw: Callable[_P, Figure]) -> Callable[_P, Figure]:
+    """Decorate a figure function: ``make_legible`` on the figure it returns (see the module)."""
+
+    @wraps(draw)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> Figure:
+        fig = draw(*args, **kwargs)
+        if kwargs.get("ax") is None:  # its own figure, not one the caller passed an axes of
+            make_legible(fig)
+        return fig
+
+    return wrapper
