@@ -18,7 +18,7 @@ from torch import nn
 
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
-from mhsa_helpers.exercises import _common
+from mhsa_helpers.exercises import _common, _result
 
 
 class AlwaysClose(torch.Tensor):
@@ -281,7 +281,7 @@ def test_fused_out_proj_without_bias_is_named():
 @pytest.mark.parametrize("forward", [sleeps, loops])
 @pytest.mark.parametrize("base", [MHA, Fused])
 def test_a_forward_that_never_returns_is_stopped(monkeypatch, base, forward):
-    monkeypatch.setattr(_common, "TIME_LIMIT_S", 0.5)
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
     start = time.monotonic()
     result = CHECKERS[base](variant(base, "Hangs", forward=forward))
     assert time.monotonic() - start < 10
@@ -289,7 +289,7 @@ def test_a_forward_that_never_returns_is_stopped(monkeypatch, base, forward):
 
 
 def test_the_time_limit_leaves_an_outer_timer_armed(monkeypatch):
-    monkeypatch.setattr(_common, "TIME_LIMIT_S", 0.5)
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
     fired = []
 
     def outer(*_):
