@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import torch
 
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: A known wrong answer: one value, several values, or a test on the value.
-Match = Union[float, Sequence[float], Callable[[float], bool]]
+Match = float | Sequence[float] | Callable[[float], bool]
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,8 @@ class Number:
         if value is None:
             if self.kind is not None:
                 return fail(self.name, self.kind(answer))
-            return fail(self.name, expected_kind(A_WHOLE_NUMBER if self.whole else A_NUMBER, answer))
+            kind = A_WHOLE_NUMBER if self.whole else A_NUMBER
+            return fail(self.name, expected_kind(kind, answer))
         if self._is(value, self.expected):
             return ok(self.name, self.right)
         for match, hint in self.wrong:

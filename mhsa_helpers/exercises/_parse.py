@@ -101,7 +101,7 @@ A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（
 
 
 def expected_kind(what: Text, answer: object, *, show: str = "type") -> Text:
-    """"expected <what>, got <answer's type>." (``show="repr"``: the answer itself)."""
+    """ "expected <what>, got <answer's type>." (``show="repr"``: the answer itself)."""
     shown = repr(answer) if show == "repr" else type(answer).__name__
     return tr("expected ", "需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。")
 
