@@ -24,6 +24,7 @@ __all__ = [
     "is_bool",
     "not_a_byte_count",
     "not_a_tensor",
+    "not_a_whole_number",
     "number",
     "plain_tensor",
     "tensor_kind_hint",
@@ -104,6 +105,11 @@ def expected_kind(what: Text, answer: object, *, show: str = "type") -> Text:
     """ "expected <what>, got <answer's type>." (``show="repr"``: the answer itself)."""
     shown = repr(answer) if show == "repr" else type(answer).__name__
     return tr("expected ", "需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。")
+
+
+def not_a_whole_number(answer: object) -> Text:
+    """ "expected a whole number, got <the answer>." (the answer shown as written)."""
+    return expected_kind(A_WHOLE_NUMBER, answer, show="repr")
 
 
 def not_a_byte_count(answer: object) -> Text:

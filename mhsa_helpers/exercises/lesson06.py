@@ -22,17 +22,10 @@ from torch import nn
 from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
 from ..i18n import Text, tr
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    ok,
-    plain_tensor,
-    prediction_before_run,
-    tensor_answer,
-    whole_number,
-)
 from ._contract import ContractError, book_forward, class_answer, first_line, is_view_error
+from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
+from ._parse import not_a_whole_number, plain_tensor, whole_number
+from ._result import CheckResult, fail, missing, ok
 
 __all__ = [
     "check_build_multihead",
@@ -43,117 +36,104 @@ __all__ = [
 ]
 
 
-def _not_whole(answer: object) -> Text:
-    shown = repr(answer)
-    return tr(f"expected a whole number, got {shown}.", f"需要一个整数，收到的是 {shown}。")
+check_head_dim = number_checker(
+    "check_head_dim",
+    Number(
+        name=tr("head_dim for d_out=4096, 32 heads", "d_out=4096、32 个头时的 head_dim"),
+        what=tr("an int: the width of each head", "一个整数：每个头的宽度"),
+        expected=128,
+        right=tr(
+            "correct: 4096 // 32 = 128, twice GPT-2's head width of 64.",
+            "正确：4096 // 32 = 128，是 GPT-2 每头宽度 64 的两倍。",
+        ),
+        wrong=(
+            (
+                4096 * 32,
+                tr(
+                    "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
+                    "在 MultiHeadAttention 中 d_out 是“总”宽度：要把它除以头数。",
+                ),
+            ),
+            (
+                4096,
+                tr(
+                    "4096 is the total width d_out; each of the 32 heads gets a slice.",
+                    "4096 是总宽度 d_out；32 个头各分到其中一段。",
+                ),
+            ),
+            (
+                64,
+                tr(
+                    "64 is GPT-2's head width; this model splits a different d_out.",
+                    "64 是 GPT-2 的每头宽度；这个模型拆分的是另一个 d_out。",
+                ),
+            ),
+        ),
+        otherwise=tr(
+            "head_dim = d_out // num_heads.", "head_dim = d_out // num_heads，即总宽度除以头数。"
+        ),
+        whole=True,
+        kind=not_a_whole_number,
+    ),
+    "A Llama-2-7B-sized block: d_out = 4096 split over 32 heads gives head_dim = 128.",
+)
 
 
-def check_head_dim(answer: object) -> CheckResult:
-    """A Llama-2-7B-sized block: d_out = 4096 split over 32 heads gives head_dim = 128."""
-    name = tr("head_dim for d_out=4096, 32 heads", "d_out=4096、32 个头时的 head_dim")
-    if answer is None:
-        return missing(name, tr("an int: the width of each head", "一个整数：每个头的宽度"))
-    value = whole_number(answer)
-    if value is None:
-        return fail(name, _not_whole(answer))
-    if value == 128:
-        return ok(
-            name,
-            tr(
-                "correct: 4096 // 32 = 128, twice GPT-2's head width of 64.",
-                "正确：4096 // 32 = 128，是 GPT-2 每头宽度 64 的两倍。",
-            ),
-        )
-    if value == 4096 * 32:
-        return fail(
-            name,
-            tr(
-                "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
-                "在 MultiHeadAttention 中 d_out 是“总”宽度：要把它除以头数。",
-            ),
-        )
-    if value == 4096:
-        return fail(
-            name,
-            tr(
-                "4096 is the total width d_out; each of the 32 heads gets a slice.",
-                "4096 是总宽度 d_out；32 个头各分到其中一段。",
-            ),
-        )
-    if value == 64:
-        return fail(
-            name,
-            tr(
-                "64 is GPT-2's head width; this model splits a different d_out.",
-                "64 是 GPT-2 的每头宽度；这个模型拆分的是另一个 d_out。",
-            ),
-        )
-    return fail(
-        name,
-        tr("head_dim = d_out // num_heads.", "head_dim = d_out // num_heads，即总宽度除以头数。"),
-    )
+_D = 1024
+_MHA_PARAMETERS = 4 * _D * _D + 4 * _D  # 4_198_400
 
-
-def check_mha_parameter_count(answer: object) -> CheckResult:
-    """``MultiHeadAttention(1024, 1024, ..., num_heads=16, qkv_bias=True)``: 4*d*d + 4*d."""
-    name = tr(
-        "MultiHeadAttention parameters at GPT-2 medium size",
-        "GPT-2 medium 规模下 MultiHeadAttention 的参数量",
-    )
-    d = 1024
-    expected = 4 * d * d + 4 * d  # 4_198_400
-    if answer is None:
-        return missing(name, tr("an int: the number of parameters", "一个整数：参数的个数"))
-    value = whole_number(answer)
-    if value is None:
-        return fail(name, _not_whole(answer))
-    if value == expected:
-        return ok(
-            name,
-            tr(
-                f"correct: 4 * 1024^2 + 4 * 1024 = {expected:,}.",
-                f"正确：4 * 1024^2 + 4 * 1024 = {expected:,}。",
+check_mha_parameter_count = number_checker(
+    "check_mha_parameter_count",
+    Number(
+        name=tr(
+            "MultiHeadAttention parameters at GPT-2 medium size",
+            "GPT-2 medium 规模下 MultiHeadAttention 的参数量",
+        ),
+        what=tr("an int: the number of parameters", "一个整数：参数的个数"),
+        expected=_MHA_PARAMETERS,
+        right=tr(
+            f"correct: 4 * 1024^2 + 4 * 1024 = {_MHA_PARAMETERS:,}.",
+            f"正确：4 * 1024^2 + 4 * 1024 = {_MHA_PARAMETERS:,}。",
+        ),
+        wrong=(
+            (
+                4 * _D * _D + _D,
+                tr(
+                    "with qkv_bias=True W_query, W_key and W_value have a bias too.",
+                    "qkv_bias=True 时，W_query、W_key 和 W_value 也都有偏置。",
+                ),
             ),
-        )
-    if value == 4 * d * d + d:
-        return fail(
-            name,
-            tr(
-                "with qkv_bias=True W_query, W_key and W_value have a bias too.",
-                "qkv_bias=True 时，W_query、W_key 和 W_value 也都有偏置。",
+            (
+                4 * _D * _D,
+                tr(
+                    "the weights are right; add the biases (out_proj always has one).",
+                    "权重算对了；再加上偏置（out_proj 总是有偏置）。",
+                ),
             ),
-        )
-    if value == 4 * d * d:
-        return fail(
-            name,
-            tr(
-                "the weights are right; add the biases (out_proj always has one).",
-                "权重算对了；再加上偏置（out_proj 总是有偏置）。",
+            (
+                (3 * _D * _D + 3 * _D, 3 * _D * _D),
+                tr(
+                    "don't forget out_proj, a (d_out, d_out) Linear with a bias.",
+                    "别忘了 out_proj，它是一个带偏置的 (d_out, d_out) 线性层。",
+                ),
             ),
-        )
-    if value in (3 * d * d + 3 * d, 3 * d * d):
-        return fail(
-            name,
-            tr(
-                "don't forget out_proj, a (d_out, d_out) Linear with a bias.",
-                "别忘了 out_proj，它是一个带偏置的 (d_out, d_out) 线性层。",
+            (
+                (4 * _D * _D // 16 + 4 * _D, 4 * (_D * _D // 16) + 4 * _D),
+                tr(
+                    "the heads do not divide the parameters: the matrices stay d x d.",
+                    "拆分成多个头并不会让参数变少：这些矩阵仍然是 d x d。",
+                ),
             ),
-        )
-    if value in (4 * d * d // 16 + 4 * d, 4 * (d * d // 16) + 4 * d):
-        return fail(
-            name,
-            tr(
-                "the heads do not divide the parameters: the matrices stay d x d.",
-                "拆分成多个头并不会让参数变少：这些矩阵仍然是 d x d。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "W_query, W_key, W_value: d*d + d each; out_proj: d*d + d.",
             "W_query、W_key、W_value：各 d*d + d 个；out_proj：d*d + d 个。",
         ),
-    )
+        whole=True,
+        kind=not_a_whole_number,
+    ),
+    "``MultiHeadAttention(1024, 1024, ..., num_heads=16, qkv_bias=True)``: 4*d*d + 4*d.",
+)
 
 
 def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:

@@ -21,17 +21,10 @@ from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
 from ..i18n import Text, tr
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    not_a_byte_count,
-    not_a_tensor,
-    number,
-    ok,
-    plain_tensor,
-)
 from ._contract import book_forward, class_answer, is_view_error
+from ._kinds import Number, number_checker
+from ._parse import not_a_byte_count, not_a_tensor, number, plain_tensor
+from ._result import CheckResult, fail, missing, ok
 
 __all__ = [
     "check_attention_matrix_bytes",
@@ -47,59 +40,52 @@ _HEADS, _T, _BATCH, _BYTES = 25, 1024, 1, 4
 _ATTENTION_BYTES = _BATCH * _HEADS * _T * _T * _BYTES  # 104_857_600
 
 
-def check_attention_matrix_bytes(answer: object) -> CheckResult:
-    """``answer``: an int, the bytes of a float32 (1, 25, 1024, 1024) attention-weight tensor."""
-    name = tr("attention-matrix bytes (GPT-2 XL, T=1024)", "注意力矩阵的字节数（GPT-2 XL，T=1024）")
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "an int: batch * heads * T * T * bytes per float32",
-                "一个 int：批次 * 头数 * T * T * 每个 float32 的字节数",
+check_attention_matrix_bytes = number_checker(
+    "check_attention_matrix_bytes",
+    Number(
+        name=tr(
+            "attention-matrix bytes (GPT-2 XL, T=1024)", "注意力矩阵的字节数（GPT-2 XL，T=1024）"
+        ),
+        what=tr(
+            "an int: batch * heads * T * T * bytes per float32",
+            "一个 int：批次 * 头数 * T * T * 每个 float32 的字节数",
+        ),
+        expected=_ATTENTION_BYTES,
+        right=tr(
+            f"correct: {_ATTENTION_BYTES:,} bytes = 100 MiB per layer.",
+            f"正确：{_ATTENTION_BYTES:,} 字节 = 每层 100 MiB。",
+        ),
+        wrong=(
+            (
+                _ATTENTION_BYTES // _BYTES,
+                tr(
+                    "that is the number of floats; a float32 takes 4 bytes.",
+                    "这是浮点数的个数；一个 float32 占 4 个字节。",
+                ),
             ),
-        )
-    value = number(answer)
-    if value is None:
-        return fail(name, not_a_byte_count(answer))
-    if value == _ATTENTION_BYTES:
-        return ok(
-            name,
-            tr(
-                f"correct: {_ATTENTION_BYTES:,} bytes = 100 MiB per layer.",
-                f"正确：{_ATTENTION_BYTES:,} 字节 = 每层 100 MiB。",
+            (
+                _ATTENTION_BYTES // _HEADS,
+                tr(
+                    "each of the 25 heads has its own (T, T) matrix.",
+                    "25 个头各有自己的 (T, T) 矩阵。",
+                ),
             ),
-        )
-    if value == _ATTENTION_BYTES // _BYTES:
-        return fail(
-            name,
-            tr(
-                "that is the number of floats; a float32 takes 4 bytes.",
-                "这是浮点数的个数；一个 float32 占 4 个字节。",
+            (
+                (_BATCH * 1600 * _T * _BYTES, _ATTENTION_BYTES // 2),
+                tr(
+                    "the matrix is (T, T) per head: T * T entries, not T * d or half of it.",
+                    "每个头的矩阵是 (T, T)：有 T * T 个元素，不是 T * d，也不是它的一半。",
+                ),
             ),
-        )
-    if value == _ATTENTION_BYTES // _HEADS:
-        return fail(
-            name,
-            tr(
-                "each of the 25 heads has its own (T, T) matrix.",
-                "25 个头各有自己的 (T, T) 矩阵。",
-            ),
-        )
-    if value in (_BATCH * 1600 * _T * _BYTES, _ATTENTION_BYTES // 2):
-        return fail(
-            name,
-            tr(
-                "the matrix is (T, T) per head: T * T entries, not T * d or half of it.",
-                "每个头的矩阵是 (T, T)：有 T * T 个元素，不是 T * d，也不是它的一半。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "count batch * heads * T * T entries, then multiply by 4 bytes (float32).",
             "先数出元素个数：批次 * 头数 * T * T，再乘以 4 个字节（float32）。",
         ),
-    )
+        kind=not_a_byte_count,
+    ),
+    "``answer``: an int, the bytes of a float32 (1, 25, 1024, 1024) attention-weight tensor.",
+)
 
 
 def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
