@@ -26,6 +26,7 @@ from ._common import (
     whole_number,
 )
 from ._contract import function_answer
+from ._result import exercise
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -45,9 +46,15 @@ def _close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:
     return a.shape == b.shape and torch.allclose(a, b, atol=atol, rtol=0)
 
 
+_CONTEXT_VECTOR_NEW_TOKEN = tr(
+    "context vector of the new token 'forward'", "新词元 'forward' 的上下文向量"
+)
+
+
+@exercise(_CONTEXT_VECTOR_NEW_TOKEN)
 def check_context_vector_new_token(answer: object) -> CheckResult:
     """The context vector of "forward" (``NEW_TOKEN_EMBEDDING``) over all seven tokens, (3,)."""
-    name = tr("context vector of the new token 'forward'", "新词元 'forward' 的上下文向量")
+    name = _CONTEXT_VECTOR_NEW_TOKEN
     inputs = book_inputs()  # (6, 3)
     new = torch.tensor(NEW_TOKEN_EMBEDDING)  # (3,)
     seven = torch.cat([inputs, new.unsqueeze(0)])  # (7, 3)
@@ -115,9 +122,13 @@ _ROWS_CASES = (
 )
 
 
+_SOFTMAX_ROWS = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
+
+
+@exercise(_SOFTMAX_ROWS)
 def check_softmax_rows(answer: object) -> CheckResult:
     """A function ``f(x)`` for a 2-D float32 ``x``: softmax of every row, finite on any scale."""
-    name = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
+    name = _SOFTMAX_ROWS
     not_a_function = function_answer(answer, name, "softmax_rows")
     if not_a_function is not None:
         return not_a_function
@@ -239,9 +250,13 @@ def check_softmax_rows(answer: object) -> CheckResult:
     )
 
 
+_ATTENTION_RECEIVED = tr("attention each token receives", "每个词元得到的注意力")
+
+
+@exercise(_ATTENTION_RECEIVED)
 def check_attention_received(answer: object) -> CheckResult:
     """The column sums of the (6, 6) simplified attention weights, shape (6,)."""
-    name = tr("attention each token receives", "每个词元得到的注意力")
+    name = _ATTENTION_RECEIVED
     inputs = book_inputs()
     scores = inputs @ inputs.T  # (6, 6)
     attn_weights = torch.softmax(scores, dim=-1)  # (6, 6)
@@ -273,6 +288,12 @@ def check_attention_received(answer: object) -> CheckResult:
     )
 
 
+_PREDICTION_SELF_MATCH = tr(
+    "prediction: tokens most similar to themselves", "预测：与自己最相似的词元"
+)
+
+
+@exercise(_PREDICTION_SELF_MATCH)
 def check_prediction_self_match(prediction: object, reveal: bool = False) -> CheckResult:
     """How many of the six tokens have their largest dot product with themselves? (0..6)."""
     inputs = book_inputs()
@@ -282,7 +303,7 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
     if value is not None and not 0 <= value <= 6:
         value = None
     return prediction_result(
-        tr("prediction: tokens most similar to themselves", "预测：与自己最相似的词元"),
+        _PREDICTION_SELF_MATCH,
         prediction,
         reveal=reveal,
         what=tr("a whole number from 0 to 6", "一个 0 到 6 之间的整数"),

@@ -31,6 +31,7 @@ from ._common import (
     prediction_result,
     tensor_answer,
 )
+from ._result import exercise
 
 __all__ = [
     "check_attn_weights_3",
@@ -52,9 +53,13 @@ def _seed123_matrices() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return W_query, W_key, W_value
 
 
+_ATTN_WEIGHTS_3 = tr("attention weights of 'starts'", "'starts' 的注意力权重")
+
+
+@exercise(_ATTN_WEIGHTS_3)
 def check_attn_weights_3(answer: object) -> CheckResult:
     """The scaled softmax weights of query x(3) "starts" against all six keys, shape (6,)."""
-    name = tr("attention weights of 'starts'", "'starts' 的注意力权重")
+    name = _ATTN_WEIGHTS_3
     inputs = book_inputs()  # (6, 3)
     W_query, W_key, _ = _seed123_matrices()
     queries = inputs @ W_query  # (6, 2)
@@ -105,12 +110,16 @@ def check_attn_weights_3(answer: object) -> CheckResult:
     )
 
 
+_V1_TO_V2 = tr(
+    "SelfAttentionV1 -> SelfAttentionV2 weight transfer",
+    "把 SelfAttentionV1 的权重迁移到 SelfAttentionV2",
+)
+
+
+@exercise(_V1_TO_V2)
 def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> CheckResult:
     """``answer``: a V2-style module (``nn.Linear`` layers) carrying ``sa_v1``'s matrices."""
-    name = tr(
-        "SelfAttentionV1 -> SelfAttentionV2 weight transfer",
-        "把 SelfAttentionV1 的权重迁移到 SelfAttentionV2",
-    )
+    name = _V1_TO_V2
     if answer is None:
         return missing(
             name,
@@ -239,6 +248,12 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
     )
 
 
+_PREDICTION_SATURATION = tr(
+    "prediction: the largest weight without scaling", "预测：不缩放时最大的注意力权重"
+)
+
+
+@exercise(_PREDICTION_SATURATION)
 def check_prediction_saturation(prediction: object, reveal: bool = False) -> CheckResult:
     """The largest unscaled softmax weight (0..1) for the lesson's seed-123 query and 6 keys."""
     generator = torch.Generator().manual_seed(123)
@@ -249,7 +264,7 @@ def check_prediction_saturation(prediction: object, reveal: bool = False) -> Che
     if value is not None and not 0.0 <= value <= 1.0:
         value = None
     return prediction_result(
-        tr("prediction: the largest weight without scaling", "预测：不缩放时最大的注意力权重"),
+        _PREDICTION_SATURATION,
         prediction,
         reveal=reveal,
         what=tr("a number between 0 and 1 (one weight)", "一个 0 到 1 之间的数（一个权重）"),
@@ -369,9 +384,13 @@ def _make(cls: type, *args: object, **kwargs: object) -> tuple[nn.Module | None,
     return module, None
 
 
+_BUILD_SELF_ATTENTION = tr("build SelfAttentionV2", "动手实现 SelfAttentionV2")
+
+
+@exercise(_BUILD_SELF_ATTENTION)
 def check_build_self_attention(cls: object) -> CheckResult:
     """Contract tests for a learner's ``SelfAttentionV2`` class (the book's semantics)."""
-    name = tr("build SelfAttentionV2", "动手实现 SelfAttentionV2")
+    name = _BUILD_SELF_ATTENTION
     if cls is None:
         return missing(
             name,

@@ -19,7 +19,7 @@ from ..data import reference
 from ..i18n import Text, tr
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import number
-from ._result import CheckResult, missing
+from ._result import CheckResult, exercise, missing
 
 __all__ = [
     "check_dropout_scale",
@@ -41,11 +41,15 @@ def exercise_keep_pattern() -> torch.Tensor:
     return torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= EXERCISE_P
 
 
+_SURVIVOR_PREDICTION = tr("prediction: the value of a surviving entry", "预测：保留下来的元素的值")
+
+
+@exercise(_SURVIVOR_PREDICTION)
 def check_survivor_prediction(prediction: object) -> CheckResult:
     """Prediction: the survivors of ``nn.Dropout(0.5)`` on a 6x6 matrix of ones equal 2."""
     value = number(prediction)
     return prediction_before_run(
-        tr("prediction: the value of a surviving entry", "预测：保留下来的元素的值"),
+        _SURVIVOR_PREDICTION,
         prediction,
         value=value,
         guess=tr("a number", "一个数"),
@@ -175,9 +179,13 @@ check_zero_fraction = number_checker(
 )
 
 
+_MANUAL_DROPOUT = tr("dropout by hand, p=0.25", "手动实现 dropout，p=0.25")
+
+
+@exercise(_MANUAL_DROPOUT)
 def check_manual_dropout(answer: object) -> CheckResult:
     """The seed-789 causal weights, kept where ``exercise_keep_pattern()`` is True, / (1 - 0.25)."""
-    name = tr("dropout by hand, p=0.25", "手动实现 dropout，p=0.25")
+    name = _MANUAL_DROPOUT
     weights = reference("seed789_masked_renormalized")  # (6, 6)
     keep = exercise_keep_pattern()  # (6, 6) bool
     expected = torch.where(keep, weights / (1 - EXERCISE_P), torch.zeros(()))  # (6, 6)

@@ -19,7 +19,7 @@ from ..data import load_journey
 from ..i18n import Text, tr
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, whole_number
-from ._result import CheckResult, fail, missing
+from ._result import CheckResult, exercise, fail, missing
 
 __all__ = [
     "check_head_output",
@@ -75,13 +75,17 @@ check_wrapper_width = number_checker(
 )
 
 
+_MATMUL_PREDICTION = tr(
+    "prediction: matmul calls of a 2-head wrapper", "预测：2 个头的包装器调用矩阵乘法的次数"
+)
+
+
+@exercise(_MATMUL_PREDICTION)
 def check_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
     value = whole_number(prediction)
     return prediction_before_run(
-        tr(
-            "prediction: matmul calls of a 2-head wrapper", "预测：2 个头的包装器调用矩阵乘法的次数"
-        ),
+        _MATMUL_PREDICTION,
         prediction,
         value=value,
         guess=tr("an int", "一个整数"),
@@ -106,9 +110,13 @@ def _wrapper_output(num_heads: int = 3) -> torch.Tensor:
         return wrapper(batch)  # (2, 6, num_heads * 2)
 
 
+_HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的第 3 个头")
+
+
+@exercise(_HEAD_OUTPUT)
 def check_head_output(answer: object) -> CheckResult:
     """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
-    name = tr("head 3 of the wrapper's output", "包装器输出中的第 3 个头")
+    name = _HEAD_OUTPUT
     out = _wrapper_output()  # (2, 6, 6)
     expected = out[..., 4:6]  # (2, 6, 2)
 

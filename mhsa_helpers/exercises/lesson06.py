@@ -25,7 +25,7 @@ from ..i18n import Text, tr
 from ._contract import ContractError, book_forward, class_answer, first_line, is_view_error
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, plain_tensor, whole_number
-from ._result import CheckResult, fail, missing, ok
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_build_multihead",
@@ -136,9 +136,13 @@ check_mha_parameter_count = number_checker(
 )
 
 
+_SPLIT_INTO_HEADS = tr("split into 4 heads", "拆分成 4 个头")
+
+
+@exercise(_SPLIT_INTO_HEADS)
 def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     """``x`` (b, T, d_out) -> (b, 4, T, d_out // 4): view to (b, T, 4, hd), then transpose(1, 2)."""
-    name = tr("split into 4 heads", "拆分成 4 个头")
+    name = _SPLIT_INTO_HEADS
     if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] % 4 != 0:
         return fail(
             name,
@@ -189,12 +193,18 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
 # -- predict, then run ----------------------------------------------------------------------------
 
 
+_SPLIT_MATMUL_PREDICTION = tr(
+    "prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"
+)
+
+
+@exercise(_SPLIT_MATMUL_PREDICTION)
 def check_split_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
     ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
     value = whole_number(prediction)
     return prediction_before_run(
-        tr("prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"),
+        _SPLIT_MATMUL_PREDICTION,
         prediction,
         value=value,
         guess=tr("an int", "一个整数"),
@@ -758,6 +768,7 @@ def _book_numbers_note(cls: type) -> Text:
     )
 
 
+@exercise(_EXERCISE_BUILD)
 def check_build_multihead(cls: object) -> CheckResult:
     """Run the learner's ``MultiHeadAttention`` class through the book's contract.
 

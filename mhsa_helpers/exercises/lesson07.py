@@ -17,15 +17,20 @@ import torch
 from ..i18n import tr
 from ..inspection import head_entropy
 from ._common import CheckResult, fail, missing, number, ok, tensor_answer
+from ._result import exercise
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
 
 ROW = (0.5, 0.25, 0.25, 0.0)  # the row of exercise 1
 
 
+_ROW_ENTROPY = tr("entropy of one row", "一行的熵")
+
+
+@exercise(_ROW_ENTROPY)
 def check_row_entropy(answer: object) -> CheckResult:
     """-sum w log w of [0.5, 0.25, 0.25, 0] in nats = 1.5 log 2 = 1.0397."""
-    name = tr("entropy of one row", "一行的熵")
+    name = _ROW_ENTROPY
     expected = -sum(w * math.log(w) for w in ROW if w > 0)
     if answer is None:
         return missing(
@@ -91,9 +96,13 @@ def check_row_entropy(answer: object) -> CheckResult:
     )
 
 
+_HEAD_ENTROPY = tr("entropy of every head", "每个头的熵")
+
+
+@exercise(_HEAD_ENTROPY)
 def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
     """Per-head mean row entropy (h,) of ``weights`` (h, T, T)."""
-    name = tr("entropy of every head", "每个头的熵")
+    name = _HEAD_ENTROPY
     if answer is None:
         return missing(
             name,
@@ -149,9 +158,13 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
     )
 
 
+_SHARPEST_HEAD = tr("the sharpest head", "最敏锐（熵最低）的头")
+
+
+@exercise(_SHARPEST_HEAD)
 def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     """Index (0-based) of the head of ``weights`` (h, T, T) with the lowest entropy."""
-    name = tr("the sharpest head", "最敏锐（熵最低）的头")
+    name = _SHARPEST_HEAD
     entropy = head_entropy(weights)
     expected = int(entropy.argmin())
     if answer is None:

@@ -24,7 +24,7 @@ from ..i18n import Text, tr
 from ._contract import book_forward, class_answer, is_view_error
 from ._kinds import Number, number_checker
 from ._parse import not_a_byte_count, not_a_tensor, number, plain_tensor
-from ._result import CheckResult, fail, missing, ok
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_attention_matrix_bytes",
@@ -88,9 +88,13 @@ check_attention_matrix_bytes = number_checker(
 )
 
 
+_KEY_BLOCK = tr("W_key cut out of the fused weight", "从融合权重中切出 W_key")
+
+
+@exercise(_KEY_BLOCK)
 def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
     """``answer``: the (d_out, d_in) W_key block of ``fused.qkv.weight`` (rows d_out..2 d_out)."""
-    name = tr("W_key cut out of the fused weight", "从融合权重中切出 W_key")
+    name = _KEY_BLOCK
     if answer is None:
         return missing(
             name,
@@ -403,6 +407,12 @@ def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, Text 
     return out, None
 
 
+_BUILD_FUSED_MULTIHEAD = tr(
+    "build a fused-QKV MultiHeadAttention", "动手实现融合 QKV 的 MultiHeadAttention"
+)
+
+
+@exercise(_BUILD_FUSED_MULTIHEAD)
 def check_build_fused_multihead(cls: object) -> CheckResult:
     """Contract tests for a learner's fused-QKV multi-head attention class.
 
@@ -413,7 +423,7 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     to 1, dropout only in train mode, gradient flow to every parameter. A mismatch is compared
     with the typical mistakes so the hint can name one.
     """
-    name = tr("build a fused-QKV MultiHeadAttention", "动手实现融合 QKV 的 MultiHeadAttention")
+    name = _BUILD_FUSED_MULTIHEAD
     not_a_class = class_answer(
         cls,
         name,
@@ -715,11 +725,15 @@ def _forward_failed(setting: str) -> Text:
     return tr(f"forward failed with {setting}.", f"在 {setting} 下 forward 失败了。")
 
 
+_MEMORY_GROWTH = tr(
+    "prediction: weights memory for 8x the tokens", "预测：词元数变为 8 倍时权重占用的内存"
+)
+
+
+@exercise(_MEMORY_GROWTH)
 def check_memory_growth(prediction: object) -> CheckResult:
     """Predict-then-run: 8 x the tokens multiply the (b, h, T, T) weights' bytes by 8^2 = 64."""
-    name = tr(
-        "prediction: weights memory for 8x the tokens", "预测：词元数变为 8 倍时权重占用的内存"
-    )
+    name = _MEMORY_GROWTH
     if prediction is None:
         return missing(
             name,

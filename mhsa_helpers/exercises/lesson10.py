@@ -17,7 +17,7 @@ import torch
 from ..i18n import tr
 from ._kinds import Number, mask_answer, number_checker
 from ._parse import A_PARAMETER_COUNT, expected_kind, not_a_byte_count
-from ._result import CheckResult, fail, ok
+from ._result import CheckResult, exercise, fail, ok
 
 __all__ = [
     "check_chunk_mask",
@@ -31,9 +31,13 @@ _FUTURE = torch.ones(_CACHED + _NEW, _CACHED + _NEW).triu(1).bool()
 _CHUNK_MASK = _FUTURE[_CACHED:, :]  # (2, 5): rows = positions 3, 4
 
 
+_CHUNK_MASK_NAME = tr("causal mask of a chunk after the cache", "缓存之后一段新词元的因果掩码")
+
+
+@exercise(_CHUNK_MASK_NAME)
 def check_chunk_mask(answer: object) -> CheckResult:
     """``answer``: bool (2, 5), True where query (position 3 or 4) must not see key 0..4."""
-    name = tr("causal mask of a chunk after the cache", "缓存之后一段新词元的因果掩码")
+    name = _CHUNK_MASK_NAME
     got = mask_answer(
         name,
         answer,

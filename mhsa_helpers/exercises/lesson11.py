@@ -14,6 +14,7 @@ import torch
 from ..i18n import Text, tr
 from ._common import CheckResult, fail, mask_answer, ok, plain_tensor
 from ._contract import function_answer
+from ._result import exercise
 
 __all__ = ["check_left_padding_mask", "check_masked_softmax"]
 
@@ -22,9 +23,13 @@ _LEFT = torch.arange(_T) < (_T - _LENGTHS)[:, None]  # (3, 5): pads first, then 
 _RIGHT = torch.arange(_T) >= _LENGTHS[:, None]  # (3, 5): the real tokens first, then pads
 
 
+_LEFT_PADDING_MASK = tr("left-padding mask", "左填充掩码")
+
+
+@exercise(_LEFT_PADDING_MASK)
 def check_left_padding_mask(answer: object) -> CheckResult:
     """``answer``: bool (3, 5), True at the padding positions of lengths 3, 1, 4 left-padded."""
-    name = tr("left-padding mask", "左填充掩码")
+    name = _LEFT_PADDING_MASK
     got = mask_answer(
         name,
         answer,
@@ -140,6 +145,10 @@ def _call(fn: object, scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tenso
     return got
 
 
+_MASKED_SOFTMAX = tr("masked softmax without NaN", "不产生 NaN 的掩码 softmax")
+
+
+@exercise(_MASKED_SOFTMAX)
 def check_masked_softmax(answer: object) -> CheckResult:
     """``answer``: a function ``f(scores, hidden)`` -> weights of the scores' shape.
 
@@ -147,7 +156,7 @@ def check_masked_softmax(answer: object) -> CheckResult:
     over the visible positions of each row, 0 on hidden ones, all zeros for a fully hidden row;
     finite also for huge scores, and finite gradients.
     """
-    name = tr("masked softmax without NaN", "不产生 NaN 的掩码 softmax")
+    name = _MASKED_SOFTMAX
     not_a_function = function_answer(answer, name, "masked_softmax")
     if not_a_function is not None:
         return not_a_function
