@@ -98,8 +98,8 @@ def fill_minus_20(scores):
     return causal(scores, -20.0)
 
 
-def fill_minus_1e4(scores):  # finite, but far below any score the checker uses: correct
-    return causal(scores, -1e4)
+def fill_lowest(scores):  # the dtype's lowest number lies below any score: as good as -inf
+    return causal(scores, torch.finfo(scores.dtype).min)
 
 
 def float64_weights(scores):
@@ -119,7 +119,7 @@ def exits(scores):
     raise SystemExit
 
 
-@pytest.mark.parametrize("right", [causal, fill_minus_1e4])
+@pytest.mark.parametrize("right", [causal, fill_lowest])
 def test_causal_weights_correct_still_pass(right):
     assert_pass(ex.check_build_causal_weights(right))
 
@@ -136,6 +136,44 @@ def test_causal_weights_correct_still_pass(right):
 )
 def test_causal_weights_adversarial(wrong, words):
     assert_not_yet(ex.check_build_causal_weights(wrong), *words)
+
+
+@pytest.mark.parametrize("fill", [-1000.0, -1e4, -1e9, -1e20])
+def test_causal_weights_refuse_every_finite_fill(fill):
+    """The hint names -1000 as wrong: scores near -1e30 make any such fill take the weight."""
+    assert_not_yet(
+        ex.check_build_causal_weights(lambda scores: causal(scores, fill)), "finite", "-torch.inf"
+    )
+
+
+# -- lesson 01: a stable softmax subtracts the row MAXIMUM ---------------------------------------
+
+
+def shifted_softmax(shift):
+    def softmax_rows(x):
+        e = torch.exp(x - shift(x))
+        return e / e.sum(dim=-1, keepdim=True)
+
+    return softmax_rows
+
+
+@pytest.mark.parametrize(
+    "shift",
+    [
+        lambda x: x.min(dim=-1, keepdim=True).values,
+        lambda x: x.mean(dim=-1, keepdim=True),
+        lambda x: x.median(dim=-1, keepdim=True).values,
+        lambda x: x[:, :1],  # the first entry of each row
+        lambda x: (x.max(dim=-1, keepdim=True).values + x.min(dim=-1, keepdim=True).values) / 2,
+    ],
+    ids=["row min", "row mean", "row median", "first entry", "mid-range"],
+)
+def test_softmax_rows_must_subtract_the_row_maximum(shift):
+    assert_not_yet(ex.check_softmax_rows(shifted_softmax(shift)), "overflow", "maximum")
+
+
+def test_softmax_rows_still_passes_the_row_maximum():
+    assert_pass(ex.check_softmax_rows(shifted_softmax(lambda x: x.amax(dim=-1, keepdim=True))))
 
 
 # -- lessons 06 and 09: multi-head classes -------------------------------------------------------
@@ -391,3 +429,85 @@ def test_dropout_must_use_the_dropout_argument(base):
     half = ["1 / (1 - 0.5) = 2", "dropout argument"] if base is Fused else ["same seed"]
     assert_not_yet(CHECKERS[base](half_rate_dropout(base)), *half)
     assert_not_yet(CHECKERS[base](fixed_rate_dropout(base)), "dropout=0.0", "with the argument")
+
+
+# -- lesson 07: the sharpest head, with ties and bools ---------------------------------------------
+
+
+def _tied_weights():
+    """Three heads (h, T, T); heads 0 and 2 are the same map, sharper than head 1."""
+    generator = torch.Generator().manual_seed(7)
+    sharp = torch.softmax(4 * torch.randn(5, 5, generator=generator), dim=-1)  # (T, T)
+    flat = torch.softmax(0.1 * torch.randn(5, 5, generator=generator), dim=-1)  # (T, T)
+    return torch.stack([sharp, flat, sharp])  # (3, T, T)
+
+
+@pytest.mark.parametrize("head", [0, 2, torch.tensor(2), torch.tensor([0])])
+def test_sharpest_head_accepts_every_head_of_a_tie(head):
+    assert_pass(ex.check_sharpest_head(head, _tied_weights()))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [True, torch.tensor(True), torch.tensor([True]), torch.tensor(0.0), 2.0],
+    ids=["bool", "bool tensor", "one-element bool tensor", "float tensor", "float"],
+)
+def test_sharpest_head_refuses_bools_and_floats(answer):
+    assert_not_yet(ex.check_sharpest_head(answer, _tied_weights()), "expected an int")
+
+
+def test_sharpest_head_still_names_the_plot_numbering_and_the_flattest_head():
+    weights = _tied_weights()
+    assert_not_yet(ex.check_sharpest_head(1, weights), "from 1")  # "Head 1" = index 0
+    assert_not_yet(ex.check_sharpest_head(3, weights), "from 1")  # "Head 3" = index 2
+    flat_first = weights[[1, 0, 2]]  # (3, T, T): the flat head first, then the tied sharp ones
+    assert_not_yet(ex.check_sharpest_head(0, flat_first), "most spread-out")
+
+
+# -- lesson 11: the masked softmax on other scales and shapes --------------------------------------
+
+
+def filled_softmax(fill):
+    def masked_softmax(scores, hidden):
+        empty = hidden.all(dim=-1, keepdim=True)  # rows with nothing to see
+        weights = torch.softmax(scores.masked_fill(hidden & ~empty, fill), dim=-1)
+        return weights.masked_fill(empty, 0.0)
+
+    return masked_softmax
+
+
+@pytest.mark.parametrize("fill", [-1000.0, -1e4, -1e9])
+def test_masked_softmax_refuses_finite_fills(fill):
+    assert_not_yet(ex.check_masked_softmax(filled_softmax(fill)), "finite fill", "-torch.inf")
+
+
+@pytest.mark.parametrize("fill", [-torch.inf, torch.finfo(torch.float32).min])
+def test_masked_softmax_passes_fills_below_every_score(fill):
+    assert_pass(ex.check_masked_softmax(filled_softmax(fill)))
+
+
+def three_dims_only(scores, hidden):
+    _b, _t_q, _t_k = scores.shape  # raises on (b, h, T_q, T_k)
+    return filled_softmax(-torch.inf)(scores, hidden)
+
+
+def square_four_only(scores, hidden):
+    return filled_softmax(-torch.inf)(scores.view(-1, 4, 4), hidden.view(-1, 4, 4))
+
+
+def mask_rebuilt_as_square(scores, hidden):
+    T = scores.shape[-1]
+    causal = torch.ones(T, T, dtype=torch.bool).triu(1)  # ignores the hidden it is given
+    return filled_softmax(-torch.inf)(scores, hidden | causal)
+
+
+@pytest.mark.parametrize(
+    ("fn", "words"),
+    [
+        (three_dims_only, ["heads (2, 2, 3, 6)", "ValueError"]),
+        (square_four_only, ["(3, 5, 5)", "RuntimeError"]),
+        (mask_rebuilt_as_square, ["heads (2, 2, 3, 6)"]),
+    ],
+)
+def test_masked_softmax_is_tested_on_several_shapes(fn, words):
+    assert_not_yet(ex.check_masked_softmax(fn), *words)

@@ -119,6 +119,12 @@ _ROWS_CASES = (
         [[1000.0, 1001.0, 999.0], [0.1, 0.2, 0.3]],
     ),
     (tr("rows far apart", "一个各行数值相差极远的矩阵"), [[1000.0, 1001.0], [-1000.0, -1001.0]]),
+    # exp overflows float32 past 88: only the row MAXIMUM brings every exponent to <= 0 (the row
+    # minimum, mean, median or first entry leave one of 100 or more).
+    (
+        tr("rows with a wide spread", "一个行内数值相差很大的矩阵"),
+        [[0.0, 100.0, 200.0], [300.0, 0.0, 150.0], [-200.0, 0.0, 200.0], [0.0, 0.0, 200.0]],
+    ),
 )
 
 

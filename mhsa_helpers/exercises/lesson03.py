@@ -272,6 +272,13 @@ def _cases() -> list[tuple[Text, torch.Tensor]]:
             tr("a (3, 3) matrix of large negative scores", "一个分数都是很大负数的 (3, 3) 矩阵"),
             torch.randn(3, 3, generator=generator) - 500,
         ),
+        # Scores near -1e30 (each row uniform over its past): every finite fill a learner picks
+        # (-1000, -1e4, -1e9) lies above them and takes the weight; only -inf (or the dtype's
+        # lowest number) stays below any score.
+        (
+            tr("a (5, 5) matrix of scores near -1e30", "一个分数都接近 -1e30 的 (5, 5) 矩阵"),
+            torch.full((5, 5), -1e30),
+        ),
     ]
 
 

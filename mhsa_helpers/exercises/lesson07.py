@@ -17,6 +17,7 @@ import torch
 from ..i18n import tr
 from ..inspection import head_entropy
 from ._common import CheckResult, fail, missing, number, ok, tensor_answer
+from ._parse import is_bool
 from ._result import exercise
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
@@ -166,7 +167,8 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     """Index (0-based) of the head of ``weights`` (h, T, T) with the lowest entropy."""
     name = _SHARPEST_HEAD
     entropy = head_entropy(weights)
-    expected = int(entropy.argmin())
+    sharpest = _tied_with(entropy, entropy.min())  # every head as sharp as the sharpest
+    expected = sharpest[0]
     if answer is None:
         return missing(
             name,
@@ -175,11 +177,8 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 "一个 int：熵最低的那个头的索引（从 0 开始）",
             ),
         )
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_floating_point():
-        answer = int(answer.item())
-    if isinstance(answer, numbers.Integral) and type(answer).__name__ != "bool_":
-        answer = answer if isinstance(answer, bool) else int(answer)  # numpy ints count
-    if isinstance(answer, bool) or not isinstance(answer, int):
+    index = _head_index(answer)
+    if index is None:
         kind = type(answer).__name__
         return fail(
             name,
@@ -188,7 +187,9 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 f"需要一个 int（头的索引），收到的是 {kind}。",
             ),
         )
-    if answer == expected:
+    answer = index
+    if answer in sharpest:
+        expected = answer
         return ok(
             name,
             tr(
@@ -196,7 +197,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 f"正确：头的索引是 {expected}（图中的 “Head {expected + 1}”）。",
             ),
         )
-    if answer == expected + 1:
+    if answer - 1 in sharpest:
         return fail(
             name,
             tr(
@@ -204,7 +205,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 "图里的头从 1 开始编号，张量的索引从 0 开始：减去 1。",
             ),
         )
-    if answer == int(entropy.argmax()):
+    if answer in _tied_with(entropy, entropy.max()):
         return fail(
             name,
             tr(
@@ -219,3 +220,26 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             "先算出每个头的熵，再取 `.argmin()`。",
         ),
     )
+
+
+def _tied_with(entropy: torch.Tensor, value: torch.Tensor) -> list[int]:
+    """The heads whose entropy equals ``value`` (to float rounding): a tie has several."""
+    close = torch.isclose(entropy, value.expand_as(entropy), rtol=0.0, atol=1e-6)
+    return [int(i) for i in close.nonzero().flatten()]
+
+
+def _head_index(answer: object) -> int | None:
+    """``answer`` as a head index: an int (numpy ints too) or a one-element integer tensor.
+
+    Floats and bools are not indices (``True`` would otherwise count as head 1), nor is a bool
+    tensor.
+    """
+    if isinstance(answer, torch.Tensor):
+        if answer.numel() != 1 or answer.is_meta or answer.is_floating_point():
+            return None
+        if answer.dtype == torch.bool or answer.is_complex():
+            return None
+        return int(answer.item())
+    if is_bool(answer) or not isinstance(answer, numbers.Integral):
+        return None
+    return int(answer)
