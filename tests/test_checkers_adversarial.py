@@ -511,3 +511,103 @@ def mask_rebuilt_as_square(scores, hidden):
 )
 def test_masked_softmax_is_tested_on_several_shapes(fn, words):
     assert_not_yet(ex.check_masked_softmax(fn), *words)
+
+
+# -- lessons 06, 09: a forward that writes to its input -------------------------------------------
+
+
+def clamps_input(self, x):
+    x.clamp_(-1, 1)  # changes the output by several units on the checker's inputs
+    return type(self).__mro__[1].forward(self, x)
+
+
+def touches_input_only(self, x):
+    x.add_(0.0)  # same values, but the caller's tensor is written to
+    return type(self).__mro__[1].forward(self, x)
+
+
+def zeroes_first_feature(self, x):
+    x[..., 0] = 0.0
+    return type(self).__mro__[1].forward(self, x)
+
+
+def scales_input(self, x):
+    x.mul_(2.0)
+    return type(self).__mro__[1].forward(self, x) / 2
+
+
+@pytest.mark.parametrize(
+    "forward", [clamps_input, touches_input_only, zeroes_first_feature, scales_input]
+)
+@pytest.mark.parametrize("base", [MHA, Fused])
+def test_a_forward_that_changes_its_input_in_place_is_named(base, forward):
+    result = CHECKERS[base](variant(base, "InPlace", forward=forward))
+    assert_not_yet(result, "changed its input x in place")
+
+
+def test_copying_the_input_first_is_fine():
+    def copies_then_clamps(self, x):
+        return type(self).__mro__[1].forward(self, x.clone().add_(0.0))
+
+    assert_pass(ex.check_build_multihead(variant(MHA, "Copies", forward=copies_then_clamps)))
+
+
+# -- the time limit: on any thread, even through a bare except ------------------------------------
+
+
+def swallows_the_stop(self, x):
+    try:
+        while True:
+            pass
+    except:  # noqa: E722 -- a learner's bare except, on purpose
+        return type(self).__mro__[1].forward(self, x)
+
+
+def swallows_each_stop(self, x):
+    for _ in range(10_000):
+        try:
+            time.sleep(0.01)
+        except:  # noqa: E722
+            pass
+    return type(self).__mro__[1].forward(self, x)
+
+
+@pytest.mark.parametrize("forward", [swallows_the_stop, swallows_each_stop])
+def test_a_bare_except_does_not_swallow_the_time_limit(monkeypatch, forward):
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
+    start = time.monotonic()
+    result = ex.check_build_multihead(variant(MHA, "Swallows", forward=forward))
+    assert time.monotonic() - start < 30
+    assert_not_yet(result, "took more than 0.5 s")
+
+
+@pytest.mark.parametrize("forward", [sleeps, loops, swallows_the_stop])
+def test_the_time_limit_applies_off_the_main_thread(monkeypatch, forward):
+    import threading
+
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
+    results = []
+    worker = threading.Thread(
+        target=lambda: results.append(
+            ex.check_build_fused_multihead(variant(Fused, "H", forward=forward))
+        )
+    )
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert_not_yet(results[0], "took more than 0.5 s")
+
+
+def test_a_stopped_check_names_the_exercise_in_the_lesson_language(monkeypatch):
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
+    result = ex.check_build_multihead(variant(MHA, "Loops", forward=loops))
+    chinese = result.render("zh")
+    assert chinese.startswith("[还没对] 动手实现 MultiHeadAttention：")
+    assert "build_multihead" not in chinese
+    assert "超过 0.5 秒" in chinese
+
+
+@pytest.mark.parametrize("name", [n for n in ex.__all__ if n.startswith("check_")])
+def test_every_checker_has_a_bilingual_exercise_name(name):
+    named = getattr(ex, name).__wrapped__.exercise
+    assert named.en and named.zh and named.zh != named.en, name

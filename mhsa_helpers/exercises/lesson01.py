@@ -16,6 +16,7 @@ import torch
 
 from ..data import book_inputs
 from ..i18n import Text, tr
+from ._build import function_answer
 from ._common import (
     CheckResult,
     fail,
@@ -25,7 +26,6 @@ from ._common import (
     tensor_answer,
     whole_number,
 )
-from ._contract import function_answer
 from ._result import exercise
 
 __all__ = [

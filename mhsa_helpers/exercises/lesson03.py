@@ -17,6 +17,7 @@ import torch
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
+from ._build import function_answer
 from ._common import (
     CheckResult,
     fail,
@@ -28,7 +29,6 @@ from ._common import (
     whole_number,
     wrong_shape,
 )
-from ._contract import function_answer
 from ._result import exercise
 
 __all__ = [

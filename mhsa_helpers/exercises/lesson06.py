@@ -22,7 +22,17 @@ from torch import nn
 from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
 from ..i18n import Text, tr
-from ._contract import ContractError, book_forward, class_answer, first_line, is_view_error
+from ._build import (
+    INPUT_CHANGED,
+    MISTAKE_HINTS,
+    ContractError,
+    book_forward,
+    class_answer,
+    first_line,
+    forward_on_copy,
+    is_view_error,
+    name_mistake,
+)
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, plain_tensor, whole_number
 from ._result import CheckResult, exercise, fail, missing, ok
@@ -229,68 +239,12 @@ _EXERCISE_BUILD = tr("build MultiHeadAttention", "动手实现 MultiHeadAttentio
 # (d_in, d_out, context_length, num_heads, b, T): head_dim > 1 and != d_out, so a wrong scale
 # shows; T < context_length, so an unsliced mask shows; all five sizes distinct in the first.
 _SIZES = [(5, 12, 9, 3, 2, 7), (3, 2, 6, 2, 2, 6), (4, 8, 10, 4, 3, 5), (6, 6, 4, 1, 1, 4)]
-_SPLIT_NO_TRANSPOSE = tr(
-    "the heads are cut with `view(b, num_heads, T, head_dim)` straight away, which mixes "
-    "tokens and heads: view to (b, T, num_heads, head_dim), then transpose(1, 2).",
-    "直接用 `view(b, num_heads, T, head_dim)` 切分出头，会把词元和头混在一起："
-    "先 view 成 (b, T, num_heads, head_dim)，再 transpose(1, 2)。",
-)
-_MISTAKES = {
-    "no_scaling": tr(
-        "the scores are not scaled: divide them by sqrt(head_dim) before the softmax.",
-        "注意力分数没有缩放：在 softmax 之前先除以 sqrt(head_dim)。",
-    ),
-    "scale_d_out": tr(
-        "the scores are divided by sqrt(d_out); each head's dot products are head_dim long, so "
-        "divide by sqrt(head_dim) (keys.shape[-1] ** 0.5 after the split).",
-        "注意力分数除以的是 sqrt(d_out)；每个头的点积只有 head_dim 长，所以应该除以 "
-        "sqrt(head_dim)（拆分之后就是 keys.shape[-1] ** 0.5）。",
-    ),
-    "split_no_transpose": _SPLIT_NO_TRANSPOSE,
-    "split_no_transpose_merge_plain": _SPLIT_NO_TRANSPOSE,
-    "merge_no_transpose": tr(
-        "the heads are merged without transposing back: (b, h, T, head_dim) must become "
-        "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out).",
-        "合并各个头时没有先转置回来：在 contiguous().view(b, T, d_out) 之前，"
-        "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
-    ),
-    "no_out_proj": tr(
-        "the merged heads never go through out_proj: return self.out_proj(context_vec).",
-        "合并后的各个头没有经过 out_proj：请返回 self.out_proj(context_vec)。",
-    ),
-    "transposed_mask": tr(
-        "the mask is transposed: it hides the past instead of the future. True/1 must sit ABOVE "
-        "the diagonal (torch.triu(..., diagonal=1)), where the key comes after the query.",
-        "掩码被转置了：它隐藏的是过去而不是未来。True/1 必须在对角线“以上”"
-        "（torch.triu(..., diagonal=1)），也就是键在查询之后的位置。",
-    ),
-    "mask_after_softmax": tr(
-        "the future is masked after the softmax without renormalising, so rows no longer sum to "
-        "1: fill the scores with -inf BEFORE the softmax.",
-        "在 softmax 之后才遮住未来，又没有重新归一化，所以每行之和不再是 1："
-        "请在 softmax “之前”把注意力分数填成 -inf。",
-    ),
-    "mask_with_zero": tr(
-        "the future scores are set to 0, not -inf; exp(0) = 1 still gives the future weight. "
-        "Use masked_fill_(mask, -torch.inf).",
-        "未来的注意力分数被设成了 0 而不是 -inf；exp(0) = 1 仍然会给未来分配权重。"
-        "请用 masked_fill_(mask, -torch.inf)。",
-    ),
-    "no_mask": tr(
-        "there is no causal mask: fill the future scores with -inf before the softmax.",
-        "没有因果掩码：在 softmax 之前把未来的注意力分数填成 -inf。",
-    ),
-    "softmax_wrong_dim": tr(
-        "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
-        "softmax 作用在了错误的维度上：应该对每一行归一化，softmax(..., dim=-1)。",
-    ),
-}
 
 
 def _reference_forward(
     params: dict[str, torch.Tensor], x: torch.Tensor, num_heads: int, mistake: str | None = None
 ) -> torch.Tensor:
-    """The book's forward, or the same with one typical ``mistake`` (a key of ``_MISTAKES``)."""
+    """The book's forward, or the same with one typical ``mistake`` (one of ``MISTAKES``)."""
 
     def project(name: str) -> torch.Tensor:
         return F.linear(x, params[f"{name}.weight"], params.get(f"{name}.bias"))  # (b, T, d_out)
@@ -405,7 +359,7 @@ def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
     """``module(x)``, turning errors into hints that name the usual cause."""
     b, T, _ = x.shape
     try:
-        out = module(x)
+        out, changed = forward_on_copy(module, x)
     except RuntimeError as error:
         text = str(error)
         said = first_line(text)
@@ -440,6 +394,8 @@ def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
         raise ContractError(
             where + tr(f": forward raised {kind}: {error}", f"：forward 抛出了 {kind}：{error}")
         ) from None
+    if changed:
+        raise ContractError(where + tr(": ", "：") + INPUT_CHANGED)
     if isinstance(out, tuple):
         raise ContractError(
             where
@@ -497,13 +453,9 @@ def _diagnose(
     where: Text,
 ) -> Text:
     """Name the typical mistake whose output ``out`` reproduces, or describe what is wrong."""
-    for mistake, hint in _MISTAKES.items():
-        try:
-            candidate = _reference_forward(params, x, num_heads, mistake)
-        except RuntimeError:
-            continue
-        if torch.allclose(out, candidate, atol=1e-5, rtol=1e-4, equal_nan=True):
-            return where + tr(": ", "：") + hint
+    mistake = name_mistake(out, lambda m: _reference_forward(params, x, num_heads, m))
+    if mistake is not None:
+        return where + tr(": ", "：") + MISTAKE_HINTS[mistake]
     if not torch.isfinite(out).all():
         return where + tr(
             ": the output has NaN or inf -- is a whole row of scores masked with -inf?",

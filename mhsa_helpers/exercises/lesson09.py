@@ -21,7 +21,16 @@ from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
 from ..i18n import Text, tr
-from ._contract import book_forward, class_answer, is_view_error
+from ._build import (
+    INPUT_CHANGED,
+    MISTAKE_HINTS,
+    MISTAKES,
+    book_forward,
+    class_answer,
+    forward_on_copy,
+    is_view_error,
+    name_mistake,
+)
 from ._kinds import Number, number_checker
 from ._parse import not_a_byte_count, not_a_tensor, number, plain_tensor
 from ._result import CheckResult, exercise, fail, missing, ok
@@ -189,7 +198,7 @@ def _reference(
     """The correct forward pass, or the one with ``mistake``, for naming what went wrong.
 
     ``mistake``: a key of ``_ORDERS`` (the fused output split in another order) or one of
-    ``_contract.MISTAKES``.
+    ``_build.MISTAKES``.
     """
     d_out = out_proj.in_features
     blocks = list(qkv(x).split(d_out, dim=-1))  # 3 x (b, T, d_out)
@@ -200,60 +209,22 @@ def _reference(
     return book_forward(queries, keys, values, num_heads, out_proj, mistake or None)
 
 
-_MISTAKE_HINTS = {
-    "no_scaling": tr(
-        "the scores are not scaled: divide Q @ K^T by sqrt(head_dim) before softmax.",
-        "分数没有缩放：在 softmax 之前把 Q @ K^T 除以 sqrt(head_dim)。",
-    ),
-    "scale_d_out": tr(
-        "scaled by sqrt(d_out); each head's dot products have head_dim terms, so divide by "
-        "sqrt(head_dim) = sqrt(d_out // num_heads).",
-        "除的是 sqrt(d_out)；每个头的点积只有 head_dim 项，所以应除以 "
-        "sqrt(head_dim) = sqrt(d_out // num_heads)。",
-    ),
-    "split_no_transpose_merge_plain": tr(
-        "Q, K, V were reshaped to (b, h, T, head_dim) without a transpose, which mixes tokens "
-        "between heads: "
-        "view to (b, T, h, head_dim), then .transpose(1, 2) (and transpose back before merging).",
-        "Q、K、V 没有转置就被重排成了 (b, h, T, head_dim)，这会把词元混到别的头里："
-        "先 view 成 (b, T, h, head_dim)，再 `.transpose(1, 2)`（合并前再转置回来）。",
-    ),
-    "transposed_mask": tr(
-        "the mask is transposed: it hides the PAST and shows the future. Hide j > i: "
-        "torch.triu(ones(T, T), diagonal=1), True/1 = hidden.",
-        "掩码被转置了：它遮住了过去、露出了未来。应遮住 j > i："
-        "`torch.triu(ones(T, T), diagonal=1)`，True/1 表示遮住。",
-    ),
-    "no_mask": tr(
-        "no causal mask: fill the scores above the diagonal with -inf before softmax.",
-        "没有因果掩码：在 softmax 之前把对角线上方的分数填成 -inf。",
-    ),
-    "mask_after_softmax": tr(
-        "the future was zeroed after softmax without renormalising, so rows sum to less than 1: "
-        "fill the scores with -inf BEFORE softmax.",
-        "在 softmax 之后才把未来置零，又没有重新归一化，所以每行之和小于 1："
-        "要在 softmax 之前把分数填成 -inf。",
-    ),
-    "no_out_proj": tr(
-        "the heads are merged but out_proj is never applied: return self.out_proj(...).",
-        "各头合并了，却没有用上 out_proj：返回 `self.out_proj(...)`。",
-    ),
-}
-
-
 def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, which: Text) -> Text:
     with torch.no_grad():
-        for mistake in [*_MISTAKE_HINTS, *_ORDERS]:
-            wrong = _reference(module.qkv, module.out_proj, x, num_heads, mistake)
-            if torch.allclose(got, wrong, atol=1e-5, rtol=1e-4):
-                if mistake in _ORDERS:
-                    return tr(
-                        f"the fused output was split in the order {mistake}; qkv.weight stacks "
-                        "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V.",
-                        f"融合输出是按 {mistake} 的顺序拆开的；qkv.weight 依次堆叠 "
-                        "W_query、W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、K、V。",
-                    )
-                return _MISTAKE_HINTS[mistake]
+        mistake = name_mistake(
+            got,
+            lambda m: _reference(module.qkv, module.out_proj, x, num_heads, m),
+            (*MISTAKES, *_ORDERS),
+        )
+    if mistake in _ORDERS:
+        return tr(
+            f"the fused output was split in the order {mistake}; qkv.weight stacks "
+            "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V.",
+            f"融合输出是按 {mistake} 的顺序拆开的；qkv.weight 依次堆叠 "
+            "W_query、W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、K、V。",
+        )
+    if mistake is not None:
+        return MISTAKE_HINTS[mistake]
     return which + tr(
         " differs from mh.FusedQKVMultiHeadAttention with the same weights; check the "
         "order project -> split Q, K, V -> (b, h, T, head_dim) -> scores / sqrt(head_dim) -> "
@@ -369,9 +340,9 @@ def _view_hint(error: BaseException) -> Text:
 
 
 def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, Text | None]:
-    """``module(x)``, or None and a hint naming what went wrong."""
+    """``module(x)`` (on a copy of x), or None and a hint naming what went wrong."""
     try:
-        out = module(x)
+        out, changed = forward_on_copy(module, x)
     except RuntimeError as error:
         if is_view_error(error):
             return None, _view_hint(error)
@@ -381,6 +352,8 @@ def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, Text 
     except Exception as error:  # the learner's code: report it, never raise
         kind = type(error).__name__
         return None, tr(f"forward raised {kind}: {error}", f"forward 抛出了 {kind}：{error}")
+    if changed:
+        return None, INPUT_CHANGED
     if isinstance(out, tuple):
         return None, tr(
             "forward(x) must return one tensor (b, T, d_out), not a tuple.",
@@ -445,10 +418,10 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     assert isinstance(cls, type)
 
     with torch.random.fork_rng(devices=[]):  # seeds inside, the caller's RNG state is kept
-        return _contract_tests(cls, name)
+        return _build_tests(cls, name)
 
 
-def _contract_tests(cls: type, name: Text) -> CheckResult:
+def _build_tests(cls: type, name: Text) -> CheckResult:
     """The tests of ``check_build_fused_multihead``, run with seeded weights and inputs."""
 
     for sizes in _BUILD_SIZES:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import torch
 
 from ..i18n import Text, tr
+from ._build import function_answer
 from ._common import CheckResult, fail, mask_answer, ok, plain_tensor
-from ._contract import function_answer
 from ._result import exercise
 
 __all__ = ["check_left_padding_mask", "check_masked_softmax"]
