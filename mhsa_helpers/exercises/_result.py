@@ -11,14 +11,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, TypeVar
 
 import torch
@@ -169,50 +169,59 @@ class _Deadline:
         self.active = True
         self.lock = threading.Lock()
 
+    def stop_here(self, frame: FrameType | None) -> bool:
+        """Whether to raise the stop in ``frame``: only in the learner's or the checker's code,
+        never in this module's own frames (the guard's bookkeeping must always run)."""
+        return self.active and (frame is None or frame.f_code.co_filename != __file__)
 
-@contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[_Deadline]:
-    """Raise ``CheckTimeout`` in the block after ``seconds``, again every ``_REPEAT_S`` after that.
 
-    On the main thread with SIGALRM, a timer signal; on any other thread (or without SIGALRM), a
-    watchdog thread that raises the stop in the checking thread. ``deadline.fired`` tells
-    afterwards whether the limit was reached, even if the block swallowed the stop. A timer the
-    caller already set (e.g. a test runner's) is left alone when it fires sooner, and re-armed
-    with its remaining time afterwards.
+def _arm(seconds: float, deadline: _Deadline) -> Callable[[], None]:
+    """Start the limit; the function returned ends it (call it in a ``finally``).
+
+    On the main thread with SIGALRM, a timer signal raises ``CheckTimeout`` after ``seconds``,
+    then every ``_REPEAT_S``; on any other thread, a watchdog thread raises it in the checking
+    thread; either way again every ``_REPEAT_S`` until the check is over, so a learner's bare
+    ``except:`` that swallows one stop meets the next (off the main thread a blocking call such as
+    ``time.sleep`` ends before the stop lands; a loop that swallows every stop cannot be stopped
+    from inside the process). ``deadline.fired`` tells
+    whether the limit was reached, even if the stop was swallowed. No stop is ever raised in this
+    module's frames, so the cleanup always runs. A timer the caller already set (e.g. a test
+    runner's) is left alone when it fires sooner, and re-armed with its remaining time afterwards.
     """
-    deadline = _Deadline()
     if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-        with _alarm(seconds, deadline):
-            yield deadline
+        stop = _alarm(seconds, deadline)
     else:
-        with _watchdog(seconds, deadline):
-            yield deadline
+        stop = _watchdog(seconds, deadline)
+
+    def disarm() -> None:
+        deadline.active = False
+        stop()
+
+    return disarm
 
 
-@contextlib.contextmanager
-def _alarm(seconds: float, deadline: _Deadline) -> Iterator[None]:
+def _alarm(seconds: float, deadline: _Deadline) -> Callable[[], None]:
     old_delay, old_interval = signal.getitimer(signal.ITIMER_REAL)
     if 0 < old_delay <= seconds:
-        yield
-        return
+        return lambda: None
 
-    def on_alarm(signum: int, frame: object) -> None:
-        if deadline.active:
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        if deadline.stop_here(frame):
             deadline.fired = True
             raise CheckTimeout
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     start = time.monotonic()
     signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT_S)
-    try:
-        yield
-    finally:
-        deadline.active = False
+
+    def stop() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if old_delay > 0:
             left = max(old_delay - (time.monotonic() - start), 1e-3)
             signal.setitimer(signal.ITIMER_REAL, left, old_interval)
+
+    return stop
 
 
 def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:
@@ -221,8 +230,7 @@ def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:
     )
 
 
-@contextlib.contextmanager
-def _watchdog(seconds: float, deadline: _Deadline) -> Iterator[None]:
+def _watchdog(seconds: float, deadline: _Deadline) -> Callable[[], None]:
     target = threading.get_ident()
     done = threading.Event()
 
@@ -238,15 +246,15 @@ def _watchdog(seconds: float, deadline: _Deadline) -> Iterator[None]:
             if done.wait(_REPEAT_S):
                 return
 
-    watcher = threading.Thread(target=watch, name="checker-time-limit", daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
+    threading.Thread(target=watch, name="checker-time-limit", daemon=True).start()
+
+    def stop() -> None:
         with deadline.lock:
             deadline.active = False
             _raise_in(target, None)  # drop a stop raised but not delivered yet
         done.set()
+
+    return stop
 
 
 # -- the guard ------------------------------------------------------------------------------------
@@ -280,15 +288,23 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
                         f"收到的是 {kind}，它是 torch.Tensor 的子类；请传入普通的 torch.Tensor。",
                     ),
                 )
-        deadline: _Deadline | None = None
+        # Nothing but assignments happens before disarm(): until then a stop may land in any
+        # other module's code, message building included.
+        deadline = _Deadline()
+        result: object = None
+        error: BaseException | None = None
+        disarm = _arm(TIME_LIMIT_S, deadline)
         try:
-            with _time_limit(TIME_LIMIT_S) as deadline:
-                result = checker(*args, **kwargs)
+            result = checker(*args, **kwargs)
         except CheckTimeout:
+            deadline.fired = True
+        except (Exception, SystemExit, GeneratorExit) as raised:  # the learner's code, odd input
+            error = raised
+        finally:
+            disarm()
+        if deadline.fired:
             return _timed_out(name)
-        except (Exception, SystemExit, GeneratorExit) as error:  # the learner's code, an odd answer
-            if deadline is not None and deadline.fired:
-                return _timed_out(name)
+        if error is not None:
             kind, said = type(error).__name__, _text(error)
             return fail(
                 name,
@@ -299,8 +315,6 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
                     "请再读一遍练习要求的类型和形状，然后再试。",
                 ),
             )
-        if deadline is not None and deadline.fired:
-            return _timed_out(name)
         if type(result) not in (CheckResult, PredictionNoted):
             return fail(
                 name,
@@ -309,6 +323,7 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
                     "检查器无法判断这个答案；请重新读一遍练习。",
                 ),
             )
+        assert isinstance(result, CheckResult)
         return result
 
     safe.__wrapped__ = checker  # type: ignore[attr-defined]
