@@ -72,6 +72,46 @@ def test_self_attention_correct_still_passes():
     assert_pass(ex.check_build_self_attention(V2))
 
 
+def attention_from(q, k, v):
+    return torch.softmax(q @ k.T / k.shape[-1] ** 0.5, dim=-1) @ v  # (T, d_out)
+
+
+class V2NoBiases(V2):  # multiplies by the weights: the biases are never added
+    def forward(self, x):
+        return attention_from(
+            *(x @ getattr(self, n).weight.T for n in ("W_query", "W_key", "W_value"))
+        )
+
+
+class V2NoKeyBias(V2):  # the softmax hides a key bias: only its gradient shows it is unused
+    def forward(self, x):
+        return attention_from(self.W_query(x), x @ self.W_key.weight.T, self.W_value(x))
+
+
+class V2NoValueBias(V2):
+    def forward(self, x):
+        return attention_from(self.W_query(x), self.W_key(x), x @ self.W_value.weight.T)
+
+
+class V2QueryBiasTwice(V2):
+    def forward(self, x):
+        bias = 0 if self.W_query.bias is None else self.W_query.bias
+        return attention_from(self.W_query(x) + bias, self.W_key(x), self.W_value(x))
+
+
+@pytest.mark.parametrize(
+    ("wrong", "words"),
+    [
+        (V2NoBiases, ["non-zero biases", "x @ self.W_query.weight.T"]),
+        (V2NoKeyBias, ["W_key.bias gets no gradient"]),
+        (V2NoValueBias, ["non-zero biases", "leaves the bias out"]),
+        (V2QueryBiasTwice, ["non-zero biases"]),
+    ],
+)
+def test_self_attention_must_use_its_biases(wrong, words):
+    assert_not_yet(ex.check_build_self_attention(wrong), *words)
+
+
 @pytest.mark.parametrize(
     ("wrong", "words"),
     [

@@ -219,8 +219,7 @@ MISTAKE_HINTS: dict[str, Text] = {
         "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
     ),
     "no_out_proj": tr(
-        "the heads are merged but out_proj is never applied: return "
-        "self.out_proj(context_vec).",
+        "the heads are merged but out_proj is never applied: return self.out_proj(context_vec).",
         "各头合并了，却没有经过 out_proj：请返回 self.out_proj(context_vec)。",
     ),
     "transposed_mask": tr(

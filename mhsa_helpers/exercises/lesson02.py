@@ -21,6 +21,7 @@ from torch import nn
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
+from ._build import INPUT_CHANGED, forward_on_copy
 from ._common import (
     CheckResult,
     fail,
@@ -565,6 +566,9 @@ def _check_self_attention_class(cls: type, name: Text) -> CheckResult:
                 "qkv_bias=True 时三个层都应该有偏置：bias=qkv_bias。",
             ),
         )
+    problem = _biases_are_used(biased)
+    if problem is not None:
+        return fail(name, problem)
     sizes = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
     return ok(
         name,
@@ -575,6 +579,57 @@ def _check_self_attention_class(cls: type, name: Text) -> CheckResult:
             "注意力权重每行之和为 1，梯度能传到 W_query、W_key 和 W_value，qkv_bias 也能正常工作。",
         ),
     )
+
+
+def _biases_are_used(module: nn.Module) -> Text | None:
+    """With non-zero biases the output equals the book's class, and every bias gets a gradient.
+
+    (A key bias shifts all of one query's scores alike, so the softmax hides it: only its
+    gradient shows whether forward uses it.)
+    """
+    ref = SelfAttentionV2(3, 2, qkv_bias=True)
+    with torch.no_grad():
+        for n in _NAMES:
+            getattr(ref, n).bias.copy_(torch.randn(2) * 2)
+    try:
+        module.load_state_dict(ref.state_dict())
+    except Exception:  # extra parameters, already named for qkv_bias=False
+        return None
+    x = torch.rand(6, 3)  # (T, d_in)
+    module.zero_grad(set_to_none=True)
+    out, changed = forward_on_copy(module, x)
+    if changed:
+        return INPUT_CHANGED
+    with torch.no_grad():
+        want = ref(x)  # (T, d_out)
+    unused = tr(
+        "with qkv_bias=True and non-zero biases, ",
+        "当 qkv_bias=True 且偏置不为零时，",
+    )
+    if not isinstance(out, torch.Tensor) or not plain_tensor(out) or out.shape != want.shape:
+        return unused + tr(
+            "forward no longer returns the (T, d_out) context vectors.",
+            "forward 不再返回形状为 (T, d_out) 的上下文向量。",
+        )
+    if not torch.allclose(out.detach(), want, atol=1e-5, rtol=0):
+        return unused + tr(
+            "the output differs from mh.SelfAttentionV2 holding the same weights and biases: "
+            "call the layers themselves (self.W_query(x)), not x @ self.W_query.weight.T, "
+            "which leaves the bias out.",
+            "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致：请直接调用这些层"
+            "（self.W_query(x)），而不是 x @ self.W_query.weight.T，后者漏掉了偏置。",
+        )
+    (out * torch.rand(out.shape)).sum().backward()
+    for n in _NAMES:
+        if getattr(module, n).bias.grad is None:
+            return unused + tr(
+                f"{n}.bias gets no gradient, so forward never uses it: call the layer itself "
+                f"(self.{n}(x)), not x @ self.{n}.weight.T.",
+                f"{n}.bias 没有得到梯度，说明 forward 根本没有用到它：请直接调用这个层"
+                f"（self.{n}(x)），而不是 x @ self.{n}.weight.T。",
+            )
+    module.zero_grad(set_to_none=True)
+    return None
 
 
 def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> Text | None:
