@@ -17,16 +17,9 @@ import torch
 from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import function_answer
-from ._common import (
-    CheckResult,
-    fail,
-    ok,
-    plain_tensor,
-    prediction_result,
-    tensor_answer,
-    whole_number,
-)
-from ._result import exercise
+from ._kinds import prediction_result, tensor_answer
+from ._parse import plain_tensor, whole_number
+from ._result import CheckResult, exercise, fail, ok
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",

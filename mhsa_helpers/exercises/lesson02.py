@@ -22,17 +22,9 @@ from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import INPUT_CHANGED, forward_on_copy
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    number,
-    ok,
-    plain_tensor,
-    prediction_result,
-    tensor_answer,
-)
-from ._result import exercise
+from ._kinds import prediction_result, tensor_answer
+from ._parse import number, plain_tensor
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_attn_weights_3",

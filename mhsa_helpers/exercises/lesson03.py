@@ -18,18 +18,9 @@ from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import function_answer
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    not_a_tensor,
-    ok,
-    plain_tensor,
-    prediction_result,
-    whole_number,
-    wrong_shape,
-)
-from ._result import exercise
+from ._kinds import prediction_result
+from ._parse import not_a_tensor, plain_tensor, whole_number, wrong_shape
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_build_causal_weights",

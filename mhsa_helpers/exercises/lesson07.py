@@ -16,9 +16,9 @@ import torch
 
 from ..i18n import tr
 from ..inspection import head_entropy
-from ._common import CheckResult, fail, missing, number, ok, tensor_answer
-from ._parse import is_bool
-from ._result import exercise
+from ._kinds import tensor_answer
+from ._parse import is_bool, number
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
 

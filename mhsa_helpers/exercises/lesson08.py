@@ -16,8 +16,9 @@ import torch
 
 from ..i18n import tr
 from ..training import IGNORE_INDEX, offset_attention
-from ._common import CheckResult, fail, missing, not_a_tensor, number, ok, tensor_answer
-from ._result import exercise
+from ._kinds import tensor_answer
+from ._parse import not_a_tensor, number
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
 

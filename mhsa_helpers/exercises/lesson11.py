@@ -13,8 +13,9 @@ import torch
 
 from ..i18n import Text, tr
 from ._build import function_answer
-from ._common import CheckResult, fail, mask_answer, ok, plain_tensor
-from ._result import exercise
+from ._kinds import mask_answer
+from ._parse import plain_tensor
+from ._result import CheckResult, exercise, fail, ok
 
 __all__ = ["check_left_padding_mask", "check_masked_softmax"]
 
