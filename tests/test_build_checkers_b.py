@@ -206,7 +206,8 @@ def test_a_class_whose_forward_raises():
 
 def test_every_mistake_differs_from_the_correct_output():
     """The checker's own list of mistakes: each one is visible at its first test size."""
-    from mhsa_helpers.exercises.lesson06 import _MISTAKES, _reference_forward
+    from mhsa_helpers.exercises._build import MISTAKE_HINTS
+    from mhsa_helpers.exercises.lesson06 import _reference_forward
 
     torch.manual_seed(0)
     module = mh.MultiHeadAttention(5, 12, 9, 0.0, 3)
@@ -214,7 +215,7 @@ def test_every_mistake_differs_from_the_correct_output():
     x = torch.randn(2, 7, 5)
     right = _reference_forward(params, x, 3)
     torch.testing.assert_close(right, module(x).detach())
-    outputs = {m: _reference_forward(params, x, 3, m) for m in _MISTAKES}
+    outputs = {m: _reference_forward(params, x, 3, m) for m in MISTAKE_HINTS}
     for mistake, out in outputs.items():
         assert not torch.allclose(out, right, atol=1e-4), mistake
 

@@ -18,7 +18,7 @@ from torch import nn
 
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
-from mhsa_helpers.exercises import _common
+from mhsa_helpers.exercises import _common, _result
 
 
 class AlwaysClose(torch.Tensor):
@@ -72,6 +72,46 @@ def test_self_attention_correct_still_passes():
     assert_pass(ex.check_build_self_attention(V2))
 
 
+def attention_from(q, k, v):
+    return torch.softmax(q @ k.T / k.shape[-1] ** 0.5, dim=-1) @ v  # (T, d_out)
+
+
+class V2NoBiases(V2):  # multiplies by the weights: the biases are never added
+    def forward(self, x):
+        return attention_from(
+            *(x @ getattr(self, n).weight.T for n in ("W_query", "W_key", "W_value"))
+        )
+
+
+class V2NoKeyBias(V2):  # the softmax hides a key bias: only its gradient shows it is unused
+    def forward(self, x):
+        return attention_from(self.W_query(x), x @ self.W_key.weight.T, self.W_value(x))
+
+
+class V2NoValueBias(V2):
+    def forward(self, x):
+        return attention_from(self.W_query(x), self.W_key(x), x @ self.W_value.weight.T)
+
+
+class V2QueryBiasTwice(V2):
+    def forward(self, x):
+        bias = 0 if self.W_query.bias is None else self.W_query.bias
+        return attention_from(self.W_query(x) + bias, self.W_key(x), self.W_value(x))
+
+
+@pytest.mark.parametrize(
+    ("wrong", "words"),
+    [
+        (V2NoBiases, ["non-zero biases", "x @ self.W_query.weight.T"]),
+        (V2NoKeyBias, ["W_key.bias gets no gradient"]),
+        (V2NoValueBias, ["non-zero biases", "leaves the bias out"]),
+        (V2QueryBiasTwice, ["non-zero biases"]),
+    ],
+)
+def test_self_attention_must_use_its_biases(wrong, words):
+    assert_not_yet(ex.check_build_self_attention(wrong), *words)
+
+
 @pytest.mark.parametrize(
     ("wrong", "words"),
     [
@@ -98,8 +138,8 @@ def fill_minus_20(scores):
     return causal(scores, -20.0)
 
 
-def fill_minus_1e4(scores):  # finite, but far below any score the checker uses: correct
-    return causal(scores, -1e4)
+def fill_lowest(scores):  # the dtype's lowest number lies below any score: as good as -inf
+    return causal(scores, torch.finfo(scores.dtype).min)
 
 
 def float64_weights(scores):
@@ -119,7 +159,7 @@ def exits(scores):
     raise SystemExit
 
 
-@pytest.mark.parametrize("right", [causal, fill_minus_1e4])
+@pytest.mark.parametrize("right", [causal, fill_lowest])
 def test_causal_weights_correct_still_pass(right):
     assert_pass(ex.check_build_causal_weights(right))
 
@@ -136,6 +176,44 @@ def test_causal_weights_correct_still_pass(right):
 )
 def test_causal_weights_adversarial(wrong, words):
     assert_not_yet(ex.check_build_causal_weights(wrong), *words)
+
+
+@pytest.mark.parametrize("fill", [-1000.0, -1e4, -1e9, -1e20])
+def test_causal_weights_refuse_every_finite_fill(fill):
+    """The hint names -1000 as wrong: scores near -1e30 make any such fill take the weight."""
+    assert_not_yet(
+        ex.check_build_causal_weights(lambda scores: causal(scores, fill)), "finite", "-torch.inf"
+    )
+
+
+# -- lesson 01: a stable softmax subtracts the row MAXIMUM ---------------------------------------
+
+
+def shifted_softmax(shift):
+    def softmax_rows(x):
+        e = torch.exp(x - shift(x))
+        return e / e.sum(dim=-1, keepdim=True)
+
+    return softmax_rows
+
+
+@pytest.mark.parametrize(
+    "shift",
+    [
+        lambda x: x.min(dim=-1, keepdim=True).values,
+        lambda x: x.mean(dim=-1, keepdim=True),
+        lambda x: x.median(dim=-1, keepdim=True).values,
+        lambda x: x[:, :1],  # the first entry of each row
+        lambda x: (x.max(dim=-1, keepdim=True).values + x.min(dim=-1, keepdim=True).values) / 2,
+    ],
+    ids=["row min", "row mean", "row median", "first entry", "mid-range"],
+)
+def test_softmax_rows_must_subtract_the_row_maximum(shift):
+    assert_not_yet(ex.check_softmax_rows(shifted_softmax(shift)), "overflow", "maximum")
+
+
+def test_softmax_rows_still_passes_the_row_maximum():
+    assert_pass(ex.check_softmax_rows(shifted_softmax(lambda x: x.amax(dim=-1, keepdim=True))))
 
 
 # -- lessons 06 and 09: multi-head classes -------------------------------------------------------
@@ -281,7 +359,7 @@ def test_fused_out_proj_without_bias_is_named():
 @pytest.mark.parametrize("forward", [sleeps, loops])
 @pytest.mark.parametrize("base", [MHA, Fused])
 def test_a_forward_that_never_returns_is_stopped(monkeypatch, base, forward):
-    monkeypatch.setattr(_common, "TIME_LIMIT_S", 0.5)
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
     start = time.monotonic()
     result = CHECKERS[base](variant(base, "Hangs", forward=forward))
     assert time.monotonic() - start < 10
@@ -289,7 +367,7 @@ def test_a_forward_that_never_returns_is_stopped(monkeypatch, base, forward):
 
 
 def test_the_time_limit_leaves_an_outer_timer_armed(monkeypatch):
-    monkeypatch.setattr(_common, "TIME_LIMIT_S", 0.5)
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
     fired = []
 
     def outer(*_):
@@ -391,3 +469,202 @@ def test_dropout_must_use_the_dropout_argument(base):
     half = ["1 / (1 - 0.5) = 2", "dropout argument"] if base is Fused else ["same seed"]
     assert_not_yet(CHECKERS[base](half_rate_dropout(base)), *half)
     assert_not_yet(CHECKERS[base](fixed_rate_dropout(base)), "dropout=0.0", "with the argument")
+
+
+# -- lesson 07: the sharpest head, with ties and bools ---------------------------------------------
+
+
+def _tied_weights():
+    """Three heads (h, T, T); heads 0 and 2 are the same map, sharper than head 1."""
+    generator = torch.Generator().manual_seed(7)
+    sharp = torch.softmax(4 * torch.randn(5, 5, generator=generator), dim=-1)  # (T, T)
+    flat = torch.softmax(0.1 * torch.randn(5, 5, generator=generator), dim=-1)  # (T, T)
+    return torch.stack([sharp, flat, sharp])  # (3, T, T)
+
+
+@pytest.mark.parametrize("head", [0, 2, torch.tensor(2), torch.tensor([0])])
+def test_sharpest_head_accepts_every_head_of_a_tie(head):
+    assert_pass(ex.check_sharpest_head(head, _tied_weights()))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [True, torch.tensor(True), torch.tensor([True]), torch.tensor(0.0), 2.0],
+    ids=["bool", "bool tensor", "one-element bool tensor", "float tensor", "float"],
+)
+def test_sharpest_head_refuses_bools_and_floats(answer):
+    assert_not_yet(ex.check_sharpest_head(answer, _tied_weights()), "expected an int")
+
+
+def test_sharpest_head_still_names_the_plot_numbering_and_the_flattest_head():
+    weights = _tied_weights()
+    assert_not_yet(ex.check_sharpest_head(1, weights), "from 1")  # "Head 1" = index 0
+    assert_not_yet(ex.check_sharpest_head(3, weights), "from 1")  # "Head 3" = index 2
+    flat_first = weights[[1, 0, 2]]  # (3, T, T): the flat head first, then the tied sharp ones
+    assert_not_yet(ex.check_sharpest_head(0, flat_first), "most spread-out")
+
+
+# -- lesson 11: the masked softmax on other scales and shapes --------------------------------------
+
+
+def filled_softmax(fill):
+    def masked_softmax(scores, hidden):
+        empty = hidden.all(dim=-1, keepdim=True)  # rows with nothing to see
+        weights = torch.softmax(scores.masked_fill(hidden & ~empty, fill), dim=-1)
+        return weights.masked_fill(empty, 0.0)
+
+    return masked_softmax
+
+
+@pytest.mark.parametrize("fill", [-1000.0, -1e4, -1e9])
+def test_masked_softmax_refuses_finite_fills(fill):
+    assert_not_yet(ex.check_masked_softmax(filled_softmax(fill)), "finite fill", "-torch.inf")
+
+
+@pytest.mark.parametrize("fill", [-torch.inf, torch.finfo(torch.float32).min])
+def test_masked_softmax_passes_fills_below_every_score(fill):
+    assert_pass(ex.check_masked_softmax(filled_softmax(fill)))
+
+
+def three_dims_only(scores, hidden):
+    _b, _t_q, _t_k = scores.shape  # raises on (b, h, T_q, T_k)
+    return filled_softmax(-torch.inf)(scores, hidden)
+
+
+def square_four_only(scores, hidden):
+    return filled_softmax(-torch.inf)(scores.view(-1, 4, 4), hidden.view(-1, 4, 4))
+
+
+def mask_rebuilt_as_square(scores, hidden):
+    T = scores.shape[-1]
+    causal = torch.ones(T, T, dtype=torch.bool).triu(1)  # ignores the hidden it is given
+    return filled_softmax(-torch.inf)(scores, hidden | causal)
+
+
+@pytest.mark.parametrize(
+    ("fn", "words"),
+    [
+        (three_dims_only, ["heads (2, 2, 3, 6)", "ValueError"]),
+        (square_four_only, ["(3, 5, 5)", "RuntimeError"]),
+        (mask_rebuilt_as_square, ["heads (2, 2, 3, 6)"]),
+    ],
+)
+def test_masked_softmax_is_tested_on_several_shapes(fn, words):
+    assert_not_yet(ex.check_masked_softmax(fn), *words)
+
+
+# -- lessons 06, 09: a forward that writes to its input -------------------------------------------
+
+
+def clamps_input(self, x):
+    x.clamp_(-1, 1)  # changes the output by several units on the checker's inputs
+    return type(self).__mro__[1].forward(self, x)
+
+
+def touches_input_only(self, x):
+    x.add_(0.0)  # same values, but the caller's tensor is written to
+    return type(self).__mro__[1].forward(self, x)
+
+
+def zeroes_first_feature(self, x):
+    x[..., 0] = 0.0
+    return type(self).__mro__[1].forward(self, x)
+
+
+def scales_input(self, x):
+    x.mul_(2.0)
+    return type(self).__mro__[1].forward(self, x) / 2
+
+
+@pytest.mark.parametrize(
+    "forward", [clamps_input, touches_input_only, zeroes_first_feature, scales_input]
+)
+@pytest.mark.parametrize("base", [MHA, Fused])
+def test_a_forward_that_changes_its_input_in_place_is_named(base, forward):
+    result = CHECKERS[base](variant(base, "InPlace", forward=forward))
+    assert_not_yet(result, "changed its input x in place")
+
+
+def test_copying_the_input_first_is_fine():
+    def copies_then_clamps(self, x):
+        return type(self).__mro__[1].forward(self, x.clone().add_(0.0))
+
+    assert_pass(ex.check_build_multihead(variant(MHA, "Copies", forward=copies_then_clamps)))
+
+
+# -- the time limit: on any thread, even through a bare except ------------------------------------
+
+
+def swallows_the_stop(self, x):
+    try:
+        while True:
+            pass
+    except:  # noqa: E722 -- a learner's bare except, on purpose
+        return type(self).__mro__[1].forward(self, x)
+
+
+def swallows_as_base_exception(self, x):
+    try:  # noqa: SIM105 -- the way a learner writes it
+        time.sleep(30)
+    except BaseException:
+        pass
+    return type(self).__mro__[1].forward(self, x)
+
+
+def swallows_and_returns_zeros(self, x):
+    try:
+        while True:
+            pass
+    except:  # noqa: E722
+        return torch.zeros(x.shape[0], x.shape[1], self.d_out)
+
+
+@pytest.mark.parametrize(
+    "forward", [swallows_the_stop, swallows_as_base_exception, swallows_and_returns_zeros]
+)
+def test_a_bare_except_does_not_swallow_the_time_limit(monkeypatch, forward):
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
+    start = time.monotonic()
+    result = ex.check_build_multihead(variant(MHA, "Swallows", forward=forward))
+    assert time.monotonic() - start < 30
+    assert_not_yet(result, "took more than 0.5 s")
+
+
+def sleeps_a_little(self, x):
+    time.sleep(2)  # off the main thread a blocking call ends before the stop lands
+
+
+@pytest.mark.parametrize("forward", [sleeps_a_little, loops, swallows_the_stop])
+def test_the_time_limit_applies_off_the_main_thread(monkeypatch, forward):
+    import threading
+
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
+    results = []
+    worker = threading.Thread(
+        target=lambda: results.append(
+            ex.check_build_fused_multihead(variant(Fused, "H", forward=forward))
+        )
+    )
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert_not_yet(results[0], "took more than 0.5 s")
+
+
+def test_a_stopped_check_names_the_exercise_in_the_lesson_language(monkeypatch):
+    monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
+    result = ex.check_build_multihead(variant(MHA, "Loops", forward=loops))
+    chinese = result.render("zh")
+    assert chinese.startswith("[还没对] 动手实现 MultiHeadAttention：")
+    assert "build_multihead" not in chinese
+    assert "超过 0.5 秒" in chinese
+
+
+# Lesson 12's checkers are rewritten elsewhere; they get their names there.
+NAMED = [n for n in ex.__all__ if n.startswith("check_") and n not in ex.lesson12.__all__]
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_every_checker_has_a_bilingual_exercise_name(name):
+    named = getattr(ex, name).__wrapped__.exercise
+    assert named.en and named.zh and named.zh != named.en, name

@@ -17,9 +17,12 @@ import numpy as np
 import pytest
 import torch
 from exercise_checks import assert_not_yet, assert_pass
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
+from mhsa_helpers.exercises import _parse
 
 INPUTS = mh.book_inputs()  # (6, 3)
 WORDS = ["Your", "journey", "starts", "with", "one", "step"]
@@ -374,10 +377,100 @@ def _assert_no_pass(result):
     assert repr(result).startswith("[NOT YET] "), repr(result)
 
 
-@pytest.mark.parametrize("label", list(ODD_ANSWERS))
+def _passes_or_breaks(result) -> bool:
+    """True if ``result`` is not a plain NOT YET (a pass, a wrong type, a raise caught here)."""
+    return not (
+        isinstance(result, ex.CheckResult) and not result and repr(result).startswith("[NOT YET] ")
+    )
+
+
 @pytest.mark.parametrize("name", _all_checkers())
-def test_odd_answers_never_raise_and_never_pass(name, label):
-    _assert_no_pass(getattr(ex, name)(ODD_ANSWERS[label], *_args_for(name)))
+def test_odd_answers_never_raise_and_never_pass(name):
+    """Every odd answer, one checker at a time; the report names each answer that got through."""
+    checker, args = getattr(ex, name), _args_for(name)
+    got_through = [
+        label for label, answer in ODD_ANSWERS.items() if _passes_or_breaks(checker(answer, *args))
+    ]
+    assert got_through == [], f"{name} passed or broke on: {got_through}"
+
+
+# -- the check kinds, as properties ------------------------------------------------------------
+
+NUMBER_CHECKERS = sorted(n for n in _all_checkers() if hasattr(getattr(ex, n).__wrapped__, "spec"))
+
+_ANY_ANSWER = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=3),
+    st.builds(torch.tensor, st.floats(-1e6, 1e6, width=32)),
+    st.builds(torch.tensor, st.booleans()),
+)
+
+
+def test_numeric_exercises_are_stated_as_number_specs():
+    assert len(NUMBER_CHECKERS) >= 9, NUMBER_CHECKERS
+
+
+@pytest.mark.parametrize("name", NUMBER_CHECKERS)
+@given(answer=_ANY_ANSWER)
+def test_a_number_check_passes_exactly_its_expected_value(name, answer):
+    """Whatever the answer, a numeric check never raises, and passes only the expected value."""
+    checker = getattr(ex, name)
+    spec = checker.__wrapped__.spec
+    result = checker(answer)
+    assert isinstance(result, ex.CheckResult) and result.render("zh")
+    value = _parse.whole_number(answer) if spec.whole else _parse.number(answer)
+    right = value is not None and (
+        value == spec.expected
+        if spec.tol is None
+        else math.isclose(value, spec.expected, abs_tol=spec.tol)
+    )
+    assert bool(result) == right, (answer, repr(result))
+
+
+@pytest.mark.parametrize("name", NUMBER_CHECKERS)
+def test_a_number_check_names_every_wrong_value_in_its_catalog(name):
+    """Each catalogued wrong value gets the hint of the first entry that matches it."""
+    spec = getattr(ex, name).__wrapped__.spec
+    for match, _ in spec.wrong:
+        values = [] if callable(match) else [match] if isinstance(match, (int, float)) else match
+        for value in values:
+            hint = next(h for m, h in spec.wrong if spec._matches(value, m))
+            result = getattr(ex, name)(value)
+            assert not result and hint.en in result.render("en") and hint.zh in result.render("zh")
+
+
+@given(
+    value=st.one_of(
+        st.integers(-(10**400), 10**400),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.booleans(),
+        st.builds(np.float32, st.floats(width=32)),
+        st.builds(np.int64, st.integers(-(2**63), 2**63 - 1)),
+    )
+)
+def test_number_parsing(value):
+    """A finite real (numpy and one-element tensors too) is a number; a bool never is."""
+    parsed = _parse.number(value)
+    if isinstance(value, (bool, np.bool_)):
+        assert parsed is None
+        return
+    try:
+        finite = math.isfinite(float(value))
+    except OverflowError:
+        finite = False
+    assert (parsed is not None) == finite
+    if finite:
+        assert parsed == float(value)
+        assert _parse.number(torch.tensor(float(value), dtype=torch.float64)) == float(value)
+    whole = _parse.whole_number(value)
+    if isinstance(value, (int, np.integer)):
+        assert whole == int(value)
+    else:
+        assert (whole is not None) == (finite and float(value).is_integer())
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -392,15 +485,17 @@ def test_extra_arguments_never_raise_and_never_pass(name):
 ODD_EXTRAS = [None, "x", [1, 2], float("nan"), _meta(5, 5), torch.full((5, 5), float("nan"))]
 
 
-@pytest.mark.parametrize("extra", range(len(ODD_EXTRAS)))
 @pytest.mark.parametrize("name", sorted(n for n, case in CASES.items() if case[0]))
-def test_odd_extra_arguments_never_raise_and_never_pass(name, extra):
+def test_odd_extra_arguments_never_raise_and_never_pass(name):
     args, correct, _ = CASES[name]
-    odd = ODD_EXTRAS[extra]
-    for position in range(len(args)):
-        changed = list(args)
-        changed[position] = odd
-        _assert_no_pass(getattr(ex, name)(correct, *changed))
+    got_through = []
+    for index, odd in enumerate(ODD_EXTRAS):
+        for position in range(len(args)):
+            changed = list(args)
+            changed[position] = odd
+            if _passes_or_breaks(getattr(ex, name)(correct, *changed)):
+                got_through.append(f"extra {index} at argument {position + 1}")
+    assert got_through == [], f"{name} passed or broke on: {got_through}"
 
 
 def test_numpy_numbers_are_answers_like_any_other():

@@ -17,7 +17,7 @@ from torch import nn
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
 from mhsa_helpers.exercises import _common
-from mhsa_helpers.exercises._contract import ContractError, class_answer, function_answer
+from mhsa_helpers.exercises._build import ContractError, class_answer, function_answer
 from mhsa_helpers.i18n import Text, tr, using_language
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

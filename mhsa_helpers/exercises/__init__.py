@@ -5,7 +5,7 @@ and is truthy only for a correct answer. The notebooks ship the learner's cell w
 ``# YOUR CODE HERE``; ``notebooks/solutions/`` holds worked answers that pass.
 """
 
-from ._common import CheckResult, never_raises
+from ._result import CheckResult, never_raises
 
 # Each lesson's module adds its checkers below (one import line per lesson module).
 from .lesson01 import (

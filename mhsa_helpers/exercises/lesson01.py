@@ -16,16 +16,10 @@ import torch
 
 from ..data import book_inputs
 from ..i18n import Text, tr
-from ._common import (
-    CheckResult,
-    fail,
-    ok,
-    plain_tensor,
-    prediction_result,
-    tensor_answer,
-    whole_number,
-)
-from ._contract import function_answer
+from ._build import function_answer
+from ._kinds import prediction_result, tensor_answer
+from ._parse import plain_tensor, whole_number
+from ._result import CheckResult, exercise, fail, ok
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -45,9 +39,15 @@ def _close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:
     return a.shape == b.shape and torch.allclose(a, b, atol=atol, rtol=0)
 
 
+_CONTEXT_VECTOR_NEW_TOKEN = tr(
+    "context vector of the new token 'forward'", "新词元 'forward' 的上下文向量"
+)
+
+
+@exercise(_CONTEXT_VECTOR_NEW_TOKEN)
 def check_context_vector_new_token(answer: object) -> CheckResult:
     """The context vector of "forward" (``NEW_TOKEN_EMBEDDING``) over all seven tokens, (3,)."""
-    name = tr("context vector of the new token 'forward'", "新词元 'forward' 的上下文向量")
+    name = _CONTEXT_VECTOR_NEW_TOKEN
     inputs = book_inputs()  # (6, 3)
     new = torch.tensor(NEW_TOKEN_EMBEDDING)  # (3,)
     seven = torch.cat([inputs, new.unsqueeze(0)])  # (7, 3)
@@ -112,12 +112,22 @@ _ROWS_CASES = (
         [[1000.0, 1001.0, 999.0], [0.1, 0.2, 0.3]],
     ),
     (tr("rows far apart", "一个各行数值相差极远的矩阵"), [[1000.0, 1001.0], [-1000.0, -1001.0]]),
+    # exp overflows float32 past 88: only the row MAXIMUM brings every exponent to <= 0 (the row
+    # minimum, mean, median or first entry leave one of 100 or more).
+    (
+        tr("rows with a wide spread", "一个行内数值相差很大的矩阵"),
+        [[0.0, 100.0, 200.0], [300.0, 0.0, 150.0], [-200.0, 0.0, 200.0], [0.0, 0.0, 200.0]],
+    ),
 )
 
 
+_SOFTMAX_ROWS = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
+
+
+@exercise(_SOFTMAX_ROWS)
 def check_softmax_rows(answer: object) -> CheckResult:
     """A function ``f(x)`` for a 2-D float32 ``x``: softmax of every row, finite on any scale."""
-    name = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
+    name = _SOFTMAX_ROWS
     not_a_function = function_answer(answer, name, "softmax_rows")
     if not_a_function is not None:
         return not_a_function
@@ -239,9 +249,13 @@ def check_softmax_rows(answer: object) -> CheckResult:
     )
 
 
+_ATTENTION_RECEIVED = tr("attention each token receives", "每个词元得到的注意力")
+
+
+@exercise(_ATTENTION_RECEIVED)
 def check_attention_received(answer: object) -> CheckResult:
     """The column sums of the (6, 6) simplified attention weights, shape (6,)."""
-    name = tr("attention each token receives", "每个词元得到的注意力")
+    name = _ATTENTION_RECEIVED
     inputs = book_inputs()
     scores = inputs @ inputs.T  # (6, 6)
     attn_weights = torch.softmax(scores, dim=-1)  # (6, 6)
@@ -273,6 +287,12 @@ def check_attention_received(answer: object) -> CheckResult:
     )
 
 
+_PREDICTION_SELF_MATCH = tr(
+    "prediction: tokens most similar to themselves", "预测：与自己最相似的词元"
+)
+
+
+@exercise(_PREDICTION_SELF_MATCH)
 def check_prediction_self_match(prediction: object, reveal: bool = False) -> CheckResult:
     """How many of the six tokens have their largest dot product with themselves? (0..6)."""
     inputs = book_inputs()
@@ -282,7 +302,7 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
     if value is not None and not 0 <= value <= 6:
         value = None
     return prediction_result(
-        tr("prediction: tokens most similar to themselves", "预测：与自己最相似的词元"),
+        _PREDICTION_SELF_MATCH,
         prediction,
         reveal=reveal,
         what=tr("a whole number from 0 to 6", "一个 0 到 6 之间的整数"),

@@ -21,16 +21,10 @@ from torch import nn
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    number,
-    ok,
-    plain_tensor,
-    prediction_result,
-    tensor_answer,
-)
+from ._build import INPUT_CHANGED, forward_on_copy
+from ._kinds import prediction_result, tensor_answer
+from ._parse import number, plain_tensor
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_attn_weights_3",
@@ -52,9 +46,13 @@ def _seed123_matrices() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return W_query, W_key, W_value
 
 
+_ATTN_WEIGHTS_3 = tr("attention weights of 'starts'", "'starts' 的注意力权重")
+
+
+@exercise(_ATTN_WEIGHTS_3)
 def check_attn_weights_3(answer: object) -> CheckResult:
     """The scaled softmax weights of query x(3) "starts" against all six keys, shape (6,)."""
-    name = tr("attention weights of 'starts'", "'starts' 的注意力权重")
+    name = _ATTN_WEIGHTS_3
     inputs = book_inputs()  # (6, 3)
     W_query, W_key, _ = _seed123_matrices()
     queries = inputs @ W_query  # (6, 2)
@@ -105,12 +103,16 @@ def check_attn_weights_3(answer: object) -> CheckResult:
     )
 
 
+_V1_TO_V2 = tr(
+    "SelfAttentionV1 -> SelfAttentionV2 weight transfer",
+    "把 SelfAttentionV1 的权重迁移到 SelfAttentionV2",
+)
+
+
+@exercise(_V1_TO_V2)
 def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> CheckResult:
     """``answer``: a V2-style module (``nn.Linear`` layers) carrying ``sa_v1``'s matrices."""
-    name = tr(
-        "SelfAttentionV1 -> SelfAttentionV2 weight transfer",
-        "把 SelfAttentionV1 的权重迁移到 SelfAttentionV2",
-    )
+    name = _V1_TO_V2
     if answer is None:
         return missing(
             name,
@@ -239,6 +241,12 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
     )
 
 
+_PREDICTION_SATURATION = tr(
+    "prediction: the largest weight without scaling", "预测：不缩放时最大的注意力权重"
+)
+
+
+@exercise(_PREDICTION_SATURATION)
 def check_prediction_saturation(prediction: object, reveal: bool = False) -> CheckResult:
     """The largest unscaled softmax weight (0..1) for the lesson's seed-123 query and 6 keys."""
     generator = torch.Generator().manual_seed(123)
@@ -249,7 +257,7 @@ def check_prediction_saturation(prediction: object, reveal: bool = False) -> Che
     if value is not None and not 0.0 <= value <= 1.0:
         value = None
     return prediction_result(
-        tr("prediction: the largest weight without scaling", "预测：不缩放时最大的注意力权重"),
+        _PREDICTION_SATURATION,
         prediction,
         reveal=reveal,
         what=tr("a number between 0 and 1 (one weight)", "一个 0 到 1 之间的数（一个权重）"),
@@ -369,9 +377,13 @@ def _make(cls: type, *args: object, **kwargs: object) -> tuple[nn.Module | None,
     return module, None
 
 
+_BUILD_SELF_ATTENTION = tr("build SelfAttentionV2", "动手实现 SelfAttentionV2")
+
+
+@exercise(_BUILD_SELF_ATTENTION)
 def check_build_self_attention(cls: object) -> CheckResult:
     """Contract tests for a learner's ``SelfAttentionV2`` class (the book's semantics)."""
-    name = tr("build SelfAttentionV2", "动手实现 SelfAttentionV2")
+    name = _BUILD_SELF_ATTENTION
     if cls is None:
         return missing(
             name,
@@ -546,6 +558,9 @@ def _check_self_attention_class(cls: type, name: Text) -> CheckResult:
                 "qkv_bias=True 时三个层都应该有偏置：bias=qkv_bias。",
             ),
         )
+    problem = _biases_are_used(biased)
+    if problem is not None:
+        return fail(name, problem)
     sizes = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
     return ok(
         name,
@@ -556,6 +571,57 @@ def _check_self_attention_class(cls: type, name: Text) -> CheckResult:
             "注意力权重每行之和为 1，梯度能传到 W_query、W_key 和 W_value，qkv_bias 也能正常工作。",
         ),
     )
+
+
+def _biases_are_used(module: nn.Module) -> Text | None:
+    """With non-zero biases the output equals the book's class, and every bias gets a gradient.
+
+    (A key bias shifts all of one query's scores alike, so the softmax hides it: only its
+    gradient shows whether forward uses it.)
+    """
+    ref = SelfAttentionV2(3, 2, qkv_bias=True)
+    with torch.no_grad():
+        for n in _NAMES:
+            getattr(ref, n).bias.copy_(torch.randn(2) * 2)
+    try:
+        module.load_state_dict(ref.state_dict())
+    except Exception:  # extra parameters, already named for qkv_bias=False
+        return None
+    x = torch.rand(6, 3)  # (T, d_in)
+    module.zero_grad(set_to_none=True)
+    out, changed = forward_on_copy(module, x)
+    if changed:
+        return INPUT_CHANGED
+    with torch.no_grad():
+        want = ref(x)  # (T, d_out)
+    unused = tr(
+        "with qkv_bias=True and non-zero biases, ",
+        "当 qkv_bias=True 且偏置不为零时，",
+    )
+    if not isinstance(out, torch.Tensor) or not plain_tensor(out) or out.shape != want.shape:
+        return unused + tr(
+            "forward no longer returns the (T, d_out) context vectors.",
+            "forward 不再返回形状为 (T, d_out) 的上下文向量。",
+        )
+    if not torch.allclose(out.detach(), want, atol=1e-5, rtol=0):
+        return unused + tr(
+            "the output differs from mh.SelfAttentionV2 holding the same weights and biases: "
+            "call the layers themselves (self.W_query(x)), not x @ self.W_query.weight.T, "
+            "which leaves the bias out.",
+            "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致：请直接调用这些层"
+            "（self.W_query(x)），而不是 x @ self.W_query.weight.T，后者漏掉了偏置。",
+        )
+    (out * torch.rand(out.shape)).sum().backward()
+    for n in _NAMES:
+        if getattr(module, n).bias.grad is None:
+            return unused + tr(
+                f"{n}.bias gets no gradient, so forward never uses it: call the layer itself "
+                f"(self.{n}(x)), not x @ self.{n}.weight.T.",
+                f"{n}.bias 没有得到梯度，说明 forward 根本没有用到它：请直接调用这个层"
+                f"（self.{n}(x)），而不是 x @ self.{n}.weight.T。",
+            )
+    module.zero_grad(set_to_none=True)
+    return None
 
 
 def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> Text | None:

@@ -17,18 +17,10 @@ import torch
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    not_a_tensor,
-    ok,
-    plain_tensor,
-    prediction_result,
-    whole_number,
-    wrong_shape,
-)
-from ._contract import function_answer
+from ._build import function_answer
+from ._kinds import prediction_result
+from ._parse import not_a_tensor, plain_tensor, whole_number, wrong_shape
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_build_causal_weights",
@@ -37,9 +29,13 @@ __all__ = [
 ]
 
 
+_LOCAL_MASK = tr("local window mask for T=5", "T=5 的局部窗口掩码")
+
+
+@exercise(_LOCAL_MASK)
 def check_local_mask(answer: object) -> CheckResult:
     """(5, 5) bool, True where a token must not look: the future and everything 2+ tokens back."""
-    name = tr("local window mask for T=5", "T=5 的局部窗口掩码")
+    name = _LOCAL_MASK
     ones = torch.ones(5, 5, dtype=torch.bool)
     future = torch.triu(ones, diagonal=1)
     too_old = torch.tril(ones, diagonal=-2)
@@ -138,6 +134,12 @@ def _book_seed789_weights(x: torch.Tensor, causal: bool = True) -> torch.Tensor:
     return torch.softmax(scores / 2**0.5, dim=-1)  # (T, T)
 
 
+_PREDICTION_CHANGED_WEIGHTS = tr(
+    "prediction: causal weights that change", "预测：会改变的因果注意力权重"
+)
+
+
+@exercise(_PREDICTION_CHANGED_WEIGHTS)
 def check_prediction_changed_weights(prediction: object, reveal: bool = False) -> CheckResult:
     """How many of the 36 one-step causal weights change when "step" gets a new embedding?"""
     inputs = book_inputs()  # (6, 3)
@@ -148,7 +150,7 @@ def check_prediction_changed_weights(prediction: object, reveal: bool = False) -
     if value is not None and not 0 <= value <= 36:
         value = None
     return prediction_result(
-        tr("prediction: causal weights that change", "预测：会改变的因果注意力权重"),
+        _PREDICTION_CHANGED_WEIGHTS,
         prediction,
         reveal=reveal,
         what=tr("a whole number from 0 to 36", "一个 0 到 36 之间的整数"),
@@ -261,12 +263,23 @@ def _cases() -> list[tuple[Text, torch.Tensor]]:
             tr("a (3, 3) matrix of large negative scores", "一个分数都是很大负数的 (3, 3) 矩阵"),
             torch.randn(3, 3, generator=generator) - 500,
         ),
+        # Scores near -1e30 (each row uniform over its past): every finite fill a learner picks
+        # (-1000, -1e4, -1e9) lies above them and takes the weight; only -inf (or the dtype's
+        # lowest number) stays below any score.
+        (
+            tr("a (5, 5) matrix of scores near -1e30", "一个分数都接近 -1e30 的 (5, 5) 矩阵"),
+            torch.full((5, 5), -1e30),
+        ),
     ]
 
 
+_BUILD_CAUSAL_WEIGHTS = tr("build causal attention weights", "动手实现因果注意力权重")
+
+
+@exercise(_BUILD_CAUSAL_WEIGHTS)
 def check_build_causal_weights(fn: object) -> CheckResult:
     """Contract tests for ``fn(attn_scores)`` -> causal attention weights, (..., T, T)."""
-    name = tr("build causal attention weights", "动手实现因果注意力权重")
+    name = _BUILD_CAUSAL_WEIGHTS
     not_a_function = function_answer(fn, name, "causal_weights", reject_classes=True)
     if not_a_function is not None:
         return not_a_function

@@ -17,7 +17,9 @@ import torch
 
 from ..data import reference
 from ..i18n import Text, tr
-from ._common import CheckResult, fail, missing, number, ok, prediction_before_run, tensor_answer
+from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
+from ._parse import number
+from ._result import CheckResult, exercise, missing
 
 __all__ = [
     "check_dropout_scale",
@@ -39,11 +41,15 @@ def exercise_keep_pattern() -> torch.Tensor:
     return torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= EXERCISE_P
 
 
+_SURVIVOR_PREDICTION = tr("prediction: the value of a surviving entry", "预测：保留下来的元素的值")
+
+
+@exercise(_SURVIVOR_PREDICTION)
 def check_survivor_prediction(prediction: object) -> CheckResult:
     """Prediction: the survivors of ``nn.Dropout(0.5)`` on a 6x6 matrix of ones equal 2."""
     value = number(prediction)
     return prediction_before_run(
-        tr("prediction: the value of a surviving entry", "预测：保留下来的元素的值"),
+        _SURVIVOR_PREDICTION,
         prediction,
         value=value,
         guess=tr("a number", "一个数"),
@@ -62,142 +68,124 @@ def check_survivor_prediction(prediction: object) -> CheckResult:
     )
 
 
-def _not_a_number(answer: object) -> Text:
-    kind = type(answer).__name__
-    return tr(f"expected a number, got {kind}.", f"需要一个数，收到的是 {kind}。")
-
-
-def check_dropout_scale(answer: object) -> CheckResult:
-    """With p = 0.2, survivors are multiplied by 1 / (1 - 0.2) = 1.25."""
-    name = tr("dropout scale for p=0.2", "p=0.2 时 dropout 的缩放因子")
-    if answer is None:
-        return missing(
-            name,
-            tr("the number a surviving entry is multiplied by", "保留下来的元素要乘的那个数"),
-        )
-    value = number(answer)
-    if value is None:
-        return fail(name, _not_a_number(answer))
-    if math.isclose(value, 1.25, abs_tol=1e-4):
-        return ok(
-            name,
-            tr(
-                "correct: 1 / (1 - 0.2) = 1.25, so the expected value stays the same.",
-                "正确：1 / (1 - 0.2) = 1.25，这样期望值保持不变。",
+check_dropout_scale = number_checker(
+    "check_dropout_scale",
+    Number(
+        name=tr("dropout scale for p=0.2", "p=0.2 时 dropout 的缩放因子"),
+        what=tr("the number a surviving entry is multiplied by", "保留下来的元素要乘的那个数"),
+        expected=1.25,
+        right=tr(
+            "correct: 1 / (1 - 0.2) = 1.25, so the expected value stays the same.",
+            "正确：1 / (1 - 0.2) = 1.25，这样期望值保持不变。",
+        ),
+        wrong=(
+            (
+                0.8,
+                tr(
+                    "0.8 is the probability to survive, 1 - p. Survivors are DIVIDED by it.",
+                    "0.8 是保留下来的概率 1 - p。保留下来的元素要“除以”它。",
+                ),
             ),
-        )
-    if math.isclose(value, 0.8, abs_tol=1e-4):
-        return fail(
-            name,
-            tr(
-                "0.8 is the probability to survive, 1 - p. Survivors are DIVIDED by it.",
-                "0.8 是保留下来的概率 1 - p。保留下来的元素要“除以”它。",
+            (
+                5.0,
+                tr(
+                    "that is 1 / p. The factor is 1 / (1 - p): divide by what survives.",
+                    "这是 1 / p。缩放因子是 1 / (1 - p)：除以保留下来的比例。",
+                ),
             ),
-        )
-    if math.isclose(value, 5.0, abs_tol=1e-4):
-        return fail(
-            name,
-            tr(
-                "that is 1 / p. The factor is 1 / (1 - p): divide by what survives.",
-                "这是 1 / p。缩放因子是 1 / (1 - p)：除以保留下来的比例。",
+            (
+                2.0,
+                tr(
+                    "2 is the factor for p = 0.5 (the book's example). Here p = 0.2.",
+                    "2 是 p = 0.5 时的缩放因子（书中的例子）。这里 p = 0.2。",
+                ),
             ),
-        )
-    if math.isclose(value, 2.0, abs_tol=1e-4):
-        return fail(
-            name,
-            tr(
-                "2 is the factor for p = 0.5 (the book's example). Here p = 0.2.",
-                "2 是 p = 0.5 时的缩放因子（书中的例子）。这里 p = 0.2。",
+            (
+                0.2,
+                tr(
+                    "0.2 is p itself, the fraction dropped. What keeps the mean at 1?",
+                    "0.2 就是 p 本身，即被丢弃的比例。怎样才能让平均值保持为 1？",
+                ),
             ),
-        )
-    if math.isclose(value, 0.2, abs_tol=1e-4):
-        return fail(
-            name,
-            tr(
-                "0.2 is p itself, the fraction dropped. What keeps the mean at 1?",
-                "0.2 就是 p 本身，即被丢弃的比例。怎样才能让平均值保持为 1？",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "a fraction 1 - p survives; scale it by 1 / (1 - p) to keep the mean.",
             "保留下来的比例是 1 - p；把它们乘以 1 / (1 - p)，平均值就不变。",
         ),
-    )
+        tol=1e-4,
+    ),
+    "With p = 0.2, survivors are multiplied by 1 / (1 - 0.2) = 1.25.",
+)
 
 
-def check_zero_fraction(answer: object) -> CheckResult:
-    """Expected zeros in a 6x6 causal weight matrix after dropout p = 0.5: (15 + 21 * 0.5) / 36."""
-    name = tr("expected fraction of zeros", "零所占比例的期望值")
-    expected = (15 + 21 * 0.5) / 36  # 0.7083
-    if answer is None:
-        return missing(name, tr("a fraction between 0 and 1", "一个 0 到 1 之间的比例"))
-    value = number(answer)
-    if value is None:
-        return fail(name, _not_a_number(answer))
-    if math.isclose(value, expected, abs_tol=1e-3):
-        return ok(
-            name,
-            tr(
-                f"correct: 15 masked + 21 * 0.5 dropped = 25.5 of 36 = {expected:.4f}.",
-                f"正确：15 个被掩码 + 21 * 0.5 个被丢弃 = 36 个中的 25.5 个 = {expected:.4f}。",
+_ZERO_FRACTION = (15 + 21 * 0.5) / 36  # 0.7083
+
+check_zero_fraction = number_checker(
+    "check_zero_fraction",
+    Number(
+        name=tr("expected fraction of zeros", "零所占比例的期望值"),
+        what=tr("a fraction between 0 and 1", "一个 0 到 1 之间的比例"),
+        expected=_ZERO_FRACTION,
+        right=tr(
+            f"correct: 15 masked + 21 * 0.5 dropped = 25.5 of 36 = {_ZERO_FRACTION:.4f}.",
+            f"正确：15 个被掩码 + 21 * 0.5 个被丢弃 = 36 个中的 25.5 个 = {_ZERO_FRACTION:.4f}。",
+        ),
+        wrong=(
+            (
+                25.5,
+                tr(
+                    "25.5 is the expected COUNT of zeros; divide by the 36 entries.",
+                    "25.5 是零的“个数”的期望值；还要除以全部 36 个元素。",
+                ),
             ),
-        )
-    if math.isclose(value, 25.5, abs_tol=1e-3):
-        return fail(
-            name,
-            tr(
-                "25.5 is the expected COUNT of zeros; divide by the 36 entries.",
-                "25.5 是零的“个数”的期望值；还要除以全部 36 个元素。",
+            (
+                lambda value: not 0.0 <= value <= 1.0,
+                tr(
+                    "a fraction lies between 0 and 1: zeros divided by the 36 entries.",
+                    "比例在 0 到 1 之间：零的个数除以 36 个元素。",
+                ),
             ),
-        )
-    if not 0.0 <= value <= 1.0:
-        return fail(
-            name,
-            tr(
-                "a fraction lies between 0 and 1: zeros divided by the 36 entries.",
-                "比例在 0 到 1 之间：零的个数除以 36 个元素。",
+            (
+                0.5,
+                tr(
+                    "dropout zeroes half of the entries, but 15 entries above the diagonal are "
+                    "already 0 (the causal mask) and stay 0.",
+                    "dropout 会把一半的元素置零，但对角线以上的 15 个元素已经是 0（因果掩码），"
+                    "而且一直是 0。",
+                ),
             ),
-        )
-    if math.isclose(value, 0.5, abs_tol=1e-3):
-        return fail(
-            name,
-            tr(
-                "dropout zeroes half of the entries, but 15 entries above the diagonal are "
-                "already 0 (the causal mask) and stay 0.",
-                "dropout 会把一半的元素置零，但对角线以上的 15 个元素已经是 0（因果掩码），"
-                "而且一直是 0。",
+            (
+                15 / 36,
+                tr(
+                    "that counts only the 15 masked entries; dropout zeroes half of the 21 others.",
+                    "这只算了被掩码的 15 个元素；dropout 还会把其余 21 个元素中的一半置零。",
+                ),
             ),
-        )
-    if math.isclose(value, 15 / 36, abs_tol=1e-3):
-        return fail(
-            name,
-            tr(
-                "that counts only the 15 masked entries; dropout zeroes half of the 21 others.",
-                "这只算了被掩码的 15 个元素；dropout 还会把其余 21 个元素中的一半置零。",
+            (
+                10.5 / 36,
+                tr(
+                    "that counts only the dropped entries; add the 15 masked ones.",
+                    "这只算了被丢弃的元素；还要加上被掩码的 15 个。",
+                ),
             ),
-        )
-    if math.isclose(value, 10.5 / 36, abs_tol=1e-3):
-        return fail(
-            name,
-            tr(
-                "that counts only the dropped entries; add the 15 masked ones.",
-                "这只算了被丢弃的元素；还要加上被掩码的 15 个。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "count the 15 masked zeros, then half of the 21 entries on/below the diagonal.",
             "先数被掩码的 15 个零，再加上对角线及其以下 21 个元素中的一半。",
         ),
-    )
+        tol=1e-3,
+    ),
+    "Expected zeros in a 6x6 causal weight matrix after dropout p = 0.5: (15 + 21 * 0.5) / 36.",
+)
 
 
+_MANUAL_DROPOUT = tr("dropout by hand, p=0.25", "手动实现 dropout，p=0.25")
+
+
+@exercise(_MANUAL_DROPOUT)
 def check_manual_dropout(answer: object) -> CheckResult:
     """The seed-789 causal weights, kept where ``exercise_keep_pattern()`` is True, / (1 - 0.25)."""
-    name = tr("dropout by hand, p=0.25", "手动实现 dropout，p=0.25")
+    name = _MANUAL_DROPOUT
     weights = reference("seed789_masked_renormalized")  # (6, 6)
     keep = exercise_keep_pattern()  # (6, 6) bool
     expected = torch.where(keep, weights / (1 - EXERCISE_P), torch.zeros(()))  # (6, 6)

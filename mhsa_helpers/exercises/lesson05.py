@@ -17,15 +17,9 @@ import torch
 from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
 from ..i18n import Text, tr
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    ok,
-    prediction_before_run,
-    tensor_answer,
-    whole_number,
-)
+from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
+from ._parse import not_a_whole_number, whole_number
+from ._result import CheckResult, exercise, fail, missing
 
 __all__ = [
     "check_head_output",
@@ -35,72 +29,63 @@ __all__ = [
 ]
 
 
-def _not_whole(answer: object) -> Text:
-    shown = repr(answer)
-    return tr(f"expected a whole number, got {shown}.", f"需要一个整数，收到的是 {shown}。")
-
-
-def check_wrapper_width(answer: object) -> CheckResult:
-    """``MultiHeadAttentionWrapper(512, 96, 256, 0.1, num_heads=6)``: 6 * 96 = 576 columns."""
-    name = tr("wrapper output width", "包装器输出的宽度")
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "the size of the output's last dimension (an int)", "输出最后一维的大小（一个整数）"
+check_wrapper_width = number_checker(
+    "check_wrapper_width",
+    Number(
+        name=tr("wrapper output width", "包装器输出的宽度"),
+        what=tr(
+            "the size of the output's last dimension (an int)", "输出最后一维的大小（一个整数）"
+        ),
+        expected=6 * 96,
+        right=tr(
+            "correct: 6 heads x 96 = 576, concatenated side by side.",
+            "正确：6 个头 × 96 = 576，并排拼接在一起。",
+        ),
+        wrong=(
+            (
+                96,
+                tr(
+                    "96 is ONE head's width. The wrapper concatenates all 6 heads.",
+                    "96 是“一个”头的宽度。包装器会把全部 6 个头拼接起来。",
+                ),
             ),
-        )
-    value = whole_number(answer)
-    if value is None:
-        return fail(name, _not_whole(answer))
-    if value == 6 * 96:
-        return ok(
-            name,
-            tr(
-                "correct: 6 heads x 96 = 576, concatenated side by side.",
-                "正确：6 个头 × 96 = 576，并排拼接在一起。",
+            (
+                96 // 6,
+                tr(
+                    "in the wrapper d_out is per head, it is not split: nothing is divided.",
+                    "在包装器里 d_out 是每个头的宽度，不会被拆分：不需要做除法。",
+                ),
             ),
-        )
-    if value == 96:
-        return fail(
-            name,
-            tr(
-                "96 is ONE head's width. The wrapper concatenates all 6 heads.",
-                "96 是“一个”头的宽度。包装器会把全部 6 个头拼接起来。",
+            (
+                512,
+                tr(
+                    "512 is d_in, the width of the input. What does each head output?",
+                    "512 是 d_in，即输入的宽度。每个头输出的宽度是多少？",
+                ),
             ),
-        )
-    if value == 96 // 6:
-        return fail(
-            name,
-            tr(
-                "in the wrapper d_out is per head, it is not split: nothing is divided.",
-                "在包装器里 d_out 是每个头的宽度，不会被拆分：不需要做除法。",
-            ),
-        )
-    if value == 512:
-        return fail(
-            name,
-            tr(
-                "512 is d_in, the width of the input. What does each head output?",
-                "512 是 d_in，即输入的宽度。每个头输出的宽度是多少？",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "output width = num_heads * d_out in the wrapper.",
             "在包装器里，输出宽度 = num_heads * d_out。",
         ),
-    )
+        whole=True,
+        kind=not_a_whole_number,
+    ),
+    """``MultiHeadAttentionWrapper(512, 96, 256, 0.1, num_heads=6)``: 6 * 96 = 576 columns.""",
+)
 
 
+_MATMUL_PREDICTION = tr(
+    "prediction: matmul calls of a 2-head wrapper", "预测：2 个头的包装器调用矩阵乘法的次数"
+)
+
+
+@exercise(_MATMUL_PREDICTION)
 def check_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
     value = whole_number(prediction)
     return prediction_before_run(
-        tr(
-            "prediction: matmul calls of a 2-head wrapper", "预测：2 个头的包装器调用矩阵乘法的次数"
-        ),
+        _MATMUL_PREDICTION,
         prediction,
         value=value,
         guess=tr("an int", "一个整数"),
@@ -125,9 +110,13 @@ def _wrapper_output(num_heads: int = 3) -> torch.Tensor:
         return wrapper(batch)  # (2, 6, num_heads * 2)
 
 
+_HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的第 3 个头")
+
+
+@exercise(_HEAD_OUTPUT)
 def check_head_output(answer: object) -> CheckResult:
     """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
-    name = tr("head 3 of the wrapper's output", "包装器输出中的第 3 个头")
+    name = _HEAD_OUTPUT
     out = _wrapper_output()  # (2, 6, 6)
     expected = out[..., 4:6]  # (2, 6, 2)
 
@@ -169,69 +158,60 @@ def check_head_output(answer: object) -> CheckResult:
     )
 
 
-def check_matmul_count(answer: object) -> CheckResult:
-    """12 heads x (3 projections + Q @ K^T + weights @ V) = 60 calls, whatever the batch size."""
-    name = tr(
-        "matmuls of a 12-head wrapper on a (8, 100, d_in) batch",
-        "12 个头的包装器处理 (8, 100, d_in) 批次时的矩阵乘法次数",
-    )
-    if answer is None:
-        return missing(
-            name,
-            tr("the number of matrix multiplications (an int)", "矩阵乘法的次数（一个整数）"),
-        )
-    value = whole_number(answer)
-    if value is None:
-        return fail(name, _not_whole(answer))
-    if value == 60:
-        return ok(
-            name,
-            tr(
-                "correct: 12 x (3 projections + 2 attention matmuls) = 60; one call handles all 8 "
-                "sequences (a batched matmul), so the batch size does not change the count.",
-                "正确：12 x（3 次投影 + 2 次注意力矩阵乘法）= 60；一次调用就能处理全部 8 个序列"
-                "（批量矩阵乘法），所以批次大小不影响次数。",
+check_matmul_count = number_checker(
+    "check_matmul_count",
+    Number(
+        name=tr(
+            "matmuls of a 12-head wrapper on a (8, 100, d_in) batch",
+            "12 个头的包装器处理 (8, 100, d_in) 批次时的矩阵乘法次数",
+        ),
+        what=tr("the number of matrix multiplications (an int)", "矩阵乘法的次数（一个整数）"),
+        expected=60,
+        right=tr(
+            "correct: 12 x (3 projections + 2 attention matmuls) = 60; one call handles all 8 "
+            "sequences (a batched matmul), so the batch size does not change the count.",
+            "正确：12 x（3 次投影 + 2 次注意力矩阵乘法）= 60；一次调用就能处理全部 8 个序列"
+            "（批量矩阵乘法），所以批次大小不影响次数。",
+        ),
+        wrong=(
+            (
+                (60 * 8, 60 * 100, 60 * 800),
+                tr(
+                    "the count is of CALLS: one nn.Linear or @ call handles every sequence and "
+                    "token of the batch at once. Does the batch size change how often forward "
+                    "runs each line?",
+                    "要数的是“调用”次数：一次 nn.Linear 或 @ 调用就能同时处理批次里的所有序列和"
+                    "词元。批次大小会改变 forward 执行每一行的次数吗？",
+                ),
             ),
-        )
-    if value in (60 * 8, 60 * 100, 60 * 800):
-        return fail(
-            name,
-            tr(
-                "the count is of CALLS: one nn.Linear or @ call handles every sequence and token "
-                "of the batch at once. Does the batch size change how often forward runs each "
-                "line?",
-                "要数的是“调用”次数：一次 nn.Linear 或 @ 调用就能同时处理批次里的所有序列和"
-                "词元。批次大小会改变 forward 执行每一行的次数吗？",
+            (
+                36,
+                tr(
+                    "36 are the projections only; each head also computes Q @ K^T and weights @ V.",
+                    "36 只是投影的次数；每个头还要计算 Q @ K^T 和 weights @ V。",
+                ),
             ),
-        )
-    if value == 36:
-        return fail(
-            name,
-            tr(
-                "36 are the projections only; each head also computes Q @ K^T and weights @ V.",
-                "36 只是投影的次数；每个头还要计算 Q @ K^T 和 weights @ V。",
+            (
+                24,
+                tr(
+                    "24 are the attention matmuls only; add 3 projections per head.",
+                    "24 只是注意力部分的矩阵乘法；还要加上每个头的 3 次投影。",
+                ),
             ),
-        )
-    if value == 24:
-        return fail(
-            name,
-            tr(
-                "24 are the attention matmuls only; add 3 projections per head.",
-                "24 只是注意力部分的矩阵乘法；还要加上每个头的 3 次投影。",
+            (
+                5,
+                tr(
+                    "5 is one head's count. The wrapper runs 12 heads one after another.",
+                    "5 是一个头的次数。包装器会依次运行 12 个头。",
+                ),
             ),
-        )
-    if value == 5:
-        return fail(
-            name,
-            tr(
-                "5 is one head's count. The wrapper runs 12 heads one after another.",
-                "5 是一个头的次数。包装器会依次运行 12 个头。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "count per head: W_query, W_key, W_value, Q @ K^T, weights @ V; then x 12.",
             "按每个头来数：W_query、W_key、W_value、Q @ K^T、weights @ V；再乘以 12。",
         ),
-    )
+        whole=True,
+        kind=not_a_whole_number,
+    ),
+    "12 heads x (3 projections + Q @ K^T + weights @ V) = 60 calls, whatever the batch size.",
+)

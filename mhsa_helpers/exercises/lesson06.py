@@ -22,17 +22,20 @@ from torch import nn
 from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
 from ..i18n import Text, tr
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    ok,
-    plain_tensor,
-    prediction_before_run,
-    tensor_answer,
-    whole_number,
+from ._build import (
+    INPUT_CHANGED,
+    MISTAKE_HINTS,
+    ContractError,
+    book_forward,
+    class_answer,
+    first_line,
+    forward_on_copy,
+    is_view_error,
+    name_mistake,
 )
-from ._contract import ContractError, book_forward, class_answer, first_line, is_view_error
+from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
+from ._parse import not_a_whole_number, plain_tensor, whole_number
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_build_multihead",
@@ -43,122 +46,113 @@ __all__ = [
 ]
 
 
-def _not_whole(answer: object) -> Text:
-    shown = repr(answer)
-    return tr(f"expected a whole number, got {shown}.", f"需要一个整数，收到的是 {shown}。")
+check_head_dim = number_checker(
+    "check_head_dim",
+    Number(
+        name=tr("head_dim for d_out=4096, 32 heads", "d_out=4096、32 个头时的 head_dim"),
+        what=tr("an int: the width of each head", "一个整数：每个头的宽度"),
+        expected=128,
+        right=tr(
+            "correct: 4096 // 32 = 128, twice GPT-2's head width of 64.",
+            "正确：4096 // 32 = 128，是 GPT-2 每头宽度 64 的两倍。",
+        ),
+        wrong=(
+            (
+                4096 * 32,
+                tr(
+                    "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
+                    "在 MultiHeadAttention 中 d_out 是“总”宽度：要把它除以头数。",
+                ),
+            ),
+            (
+                4096,
+                tr(
+                    "4096 is the total width d_out; each of the 32 heads gets a slice.",
+                    "4096 是总宽度 d_out；32 个头各分到其中一段。",
+                ),
+            ),
+            (
+                64,
+                tr(
+                    "64 is GPT-2's head width; this model splits a different d_out.",
+                    "64 是 GPT-2 的每头宽度；这个模型拆分的是另一个 d_out。",
+                ),
+            ),
+        ),
+        otherwise=tr(
+            "head_dim = d_out // num_heads.", "head_dim = d_out // num_heads，即总宽度除以头数。"
+        ),
+        whole=True,
+        kind=not_a_whole_number,
+    ),
+    "A Llama-2-7B-sized block: d_out = 4096 split over 32 heads gives head_dim = 128.",
+)
 
 
-def check_head_dim(answer: object) -> CheckResult:
-    """A Llama-2-7B-sized block: d_out = 4096 split over 32 heads gives head_dim = 128."""
-    name = tr("head_dim for d_out=4096, 32 heads", "d_out=4096、32 个头时的 head_dim")
-    if answer is None:
-        return missing(name, tr("an int: the width of each head", "一个整数：每个头的宽度"))
-    value = whole_number(answer)
-    if value is None:
-        return fail(name, _not_whole(answer))
-    if value == 128:
-        return ok(
-            name,
-            tr(
-                "correct: 4096 // 32 = 128, twice GPT-2's head width of 64.",
-                "正确：4096 // 32 = 128，是 GPT-2 每头宽度 64 的两倍。",
-            ),
-        )
-    if value == 4096 * 32:
-        return fail(
-            name,
-            tr(
-                "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
-                "在 MultiHeadAttention 中 d_out 是“总”宽度：要把它除以头数。",
-            ),
-        )
-    if value == 4096:
-        return fail(
-            name,
-            tr(
-                "4096 is the total width d_out; each of the 32 heads gets a slice.",
-                "4096 是总宽度 d_out；32 个头各分到其中一段。",
-            ),
-        )
-    if value == 64:
-        return fail(
-            name,
-            tr(
-                "64 is GPT-2's head width; this model splits a different d_out.",
-                "64 是 GPT-2 的每头宽度；这个模型拆分的是另一个 d_out。",
-            ),
-        )
-    return fail(
-        name,
-        tr("head_dim = d_out // num_heads.", "head_dim = d_out // num_heads，即总宽度除以头数。"),
-    )
+_D = 1024
+_MHA_PARAMETERS = 4 * _D * _D + 4 * _D  # 4_198_400
 
-
-def check_mha_parameter_count(answer: object) -> CheckResult:
-    """``MultiHeadAttention(1024, 1024, ..., num_heads=16, qkv_bias=True)``: 4*d*d + 4*d."""
-    name = tr(
-        "MultiHeadAttention parameters at GPT-2 medium size",
-        "GPT-2 medium 规模下 MultiHeadAttention 的参数量",
-    )
-    d = 1024
-    expected = 4 * d * d + 4 * d  # 4_198_400
-    if answer is None:
-        return missing(name, tr("an int: the number of parameters", "一个整数：参数的个数"))
-    value = whole_number(answer)
-    if value is None:
-        return fail(name, _not_whole(answer))
-    if value == expected:
-        return ok(
-            name,
-            tr(
-                f"correct: 4 * 1024^2 + 4 * 1024 = {expected:,}.",
-                f"正确：4 * 1024^2 + 4 * 1024 = {expected:,}。",
+check_mha_parameter_count = number_checker(
+    "check_mha_parameter_count",
+    Number(
+        name=tr(
+            "MultiHeadAttention parameters at GPT-2 medium size",
+            "GPT-2 medium 规模下 MultiHeadAttention 的参数量",
+        ),
+        what=tr("an int: the number of parameters", "一个整数：参数的个数"),
+        expected=_MHA_PARAMETERS,
+        right=tr(
+            f"correct: 4 * 1024^2 + 4 * 1024 = {_MHA_PARAMETERS:,}.",
+            f"正确：4 * 1024^2 + 4 * 1024 = {_MHA_PARAMETERS:,}。",
+        ),
+        wrong=(
+            (
+                4 * _D * _D + _D,
+                tr(
+                    "with qkv_bias=True W_query, W_key and W_value have a bias too.",
+                    "qkv_bias=True 时，W_query、W_key 和 W_value 也都有偏置。",
+                ),
             ),
-        )
-    if value == 4 * d * d + d:
-        return fail(
-            name,
-            tr(
-                "with qkv_bias=True W_query, W_key and W_value have a bias too.",
-                "qkv_bias=True 时，W_query、W_key 和 W_value 也都有偏置。",
+            (
+                4 * _D * _D,
+                tr(
+                    "the weights are right; add the biases (out_proj always has one).",
+                    "权重算对了；再加上偏置（out_proj 总是有偏置）。",
+                ),
             ),
-        )
-    if value == 4 * d * d:
-        return fail(
-            name,
-            tr(
-                "the weights are right; add the biases (out_proj always has one).",
-                "权重算对了；再加上偏置（out_proj 总是有偏置）。",
+            (
+                (3 * _D * _D + 3 * _D, 3 * _D * _D),
+                tr(
+                    "don't forget out_proj, a (d_out, d_out) Linear with a bias.",
+                    "别忘了 out_proj，它是一个带偏置的 (d_out, d_out) 线性层。",
+                ),
             ),
-        )
-    if value in (3 * d * d + 3 * d, 3 * d * d):
-        return fail(
-            name,
-            tr(
-                "don't forget out_proj, a (d_out, d_out) Linear with a bias.",
-                "别忘了 out_proj，它是一个带偏置的 (d_out, d_out) 线性层。",
+            (
+                (4 * _D * _D // 16 + 4 * _D, 4 * (_D * _D // 16) + 4 * _D),
+                tr(
+                    "the heads do not divide the parameters: the matrices stay d x d.",
+                    "拆分成多个头并不会让参数变少：这些矩阵仍然是 d x d。",
+                ),
             ),
-        )
-    if value in (4 * d * d // 16 + 4 * d, 4 * (d * d // 16) + 4 * d):
-        return fail(
-            name,
-            tr(
-                "the heads do not divide the parameters: the matrices stay d x d.",
-                "拆分成多个头并不会让参数变少：这些矩阵仍然是 d x d。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "W_query, W_key, W_value: d*d + d each; out_proj: d*d + d.",
             "W_query、W_key、W_value：各 d*d + d 个；out_proj：d*d + d 个。",
         ),
-    )
+        whole=True,
+        kind=not_a_whole_number,
+    ),
+    "``MultiHeadAttention(1024, 1024, ..., num_heads=16, qkv_bias=True)``: 4*d*d + 4*d.",
+)
 
 
+_SPLIT_INTO_HEADS = tr("split into 4 heads", "拆分成 4 个头")
+
+
+@exercise(_SPLIT_INTO_HEADS)
 def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     """``x`` (b, T, d_out) -> (b, 4, T, d_out // 4): view to (b, T, 4, hd), then transpose(1, 2)."""
-    name = tr("split into 4 heads", "拆分成 4 个头")
+    name = _SPLIT_INTO_HEADS
     if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] % 4 != 0:
         return fail(
             name,
@@ -209,12 +203,18 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
 # -- predict, then run ----------------------------------------------------------------------------
 
 
+_SPLIT_MATMUL_PREDICTION = tr(
+    "prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"
+)
+
+
+@exercise(_SPLIT_MATMUL_PREDICTION)
 def check_split_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
     ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
     value = whole_number(prediction)
     return prediction_before_run(
-        tr("prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"),
+        _SPLIT_MATMUL_PREDICTION,
         prediction,
         value=value,
         guess=tr("an int", "一个整数"),
@@ -239,68 +239,12 @@ _EXERCISE_BUILD = tr("build MultiHeadAttention", "动手实现 MultiHeadAttentio
 # (d_in, d_out, context_length, num_heads, b, T): head_dim > 1 and != d_out, so a wrong scale
 # shows; T < context_length, so an unsliced mask shows; all five sizes distinct in the first.
 _SIZES = [(5, 12, 9, 3, 2, 7), (3, 2, 6, 2, 2, 6), (4, 8, 10, 4, 3, 5), (6, 6, 4, 1, 1, 4)]
-_SPLIT_NO_TRANSPOSE = tr(
-    "the heads are cut with `view(b, num_heads, T, head_dim)` straight away, which mixes "
-    "tokens and heads: view to (b, T, num_heads, head_dim), then transpose(1, 2).",
-    "直接用 `view(b, num_heads, T, head_dim)` 切分出头，会把词元和头混在一起："
-    "先 view 成 (b, T, num_heads, head_dim)，再 transpose(1, 2)。",
-)
-_MISTAKES = {
-    "no_scaling": tr(
-        "the scores are not scaled: divide them by sqrt(head_dim) before the softmax.",
-        "注意力分数没有缩放：在 softmax 之前先除以 sqrt(head_dim)。",
-    ),
-    "scale_d_out": tr(
-        "the scores are divided by sqrt(d_out); each head's dot products are head_dim long, so "
-        "divide by sqrt(head_dim) (keys.shape[-1] ** 0.5 after the split).",
-        "注意力分数除以的是 sqrt(d_out)；每个头的点积只有 head_dim 长，所以应该除以 "
-        "sqrt(head_dim)（拆分之后就是 keys.shape[-1] ** 0.5）。",
-    ),
-    "split_no_transpose": _SPLIT_NO_TRANSPOSE,
-    "split_no_transpose_merge_plain": _SPLIT_NO_TRANSPOSE,
-    "merge_no_transpose": tr(
-        "the heads are merged without transposing back: (b, h, T, head_dim) must become "
-        "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out).",
-        "合并各个头时没有先转置回来：在 contiguous().view(b, T, d_out) 之前，"
-        "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
-    ),
-    "no_out_proj": tr(
-        "the merged heads never go through out_proj: return self.out_proj(context_vec).",
-        "合并后的各个头没有经过 out_proj：请返回 self.out_proj(context_vec)。",
-    ),
-    "transposed_mask": tr(
-        "the mask is transposed: it hides the past instead of the future. True/1 must sit ABOVE "
-        "the diagonal (torch.triu(..., diagonal=1)), where the key comes after the query.",
-        "掩码被转置了：它隐藏的是过去而不是未来。True/1 必须在对角线“以上”"
-        "（torch.triu(..., diagonal=1)），也就是键在查询之后的位置。",
-    ),
-    "mask_after_softmax": tr(
-        "the future is masked after the softmax without renormalising, so rows no longer sum to "
-        "1: fill the scores with -inf BEFORE the softmax.",
-        "在 softmax 之后才遮住未来，又没有重新归一化，所以每行之和不再是 1："
-        "请在 softmax “之前”把注意力分数填成 -inf。",
-    ),
-    "mask_with_zero": tr(
-        "the future scores are set to 0, not -inf; exp(0) = 1 still gives the future weight. "
-        "Use masked_fill_(mask, -torch.inf).",
-        "未来的注意力分数被设成了 0 而不是 -inf；exp(0) = 1 仍然会给未来分配权重。"
-        "请用 masked_fill_(mask, -torch.inf)。",
-    ),
-    "no_mask": tr(
-        "there is no causal mask: fill the future scores with -inf before the softmax.",
-        "没有因果掩码：在 softmax 之前把未来的注意力分数填成 -inf。",
-    ),
-    "softmax_wrong_dim": tr(
-        "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
-        "softmax 作用在了错误的维度上：应该对每一行归一化，softmax(..., dim=-1)。",
-    ),
-}
 
 
 def _reference_forward(
     params: dict[str, torch.Tensor], x: torch.Tensor, num_heads: int, mistake: str | None = None
 ) -> torch.Tensor:
-    """The book's forward, or the same with one typical ``mistake`` (a key of ``_MISTAKES``)."""
+    """The book's forward, or the same with one typical ``mistake`` (one of ``MISTAKES``)."""
 
     def project(name: str) -> torch.Tensor:
         return F.linear(x, params[f"{name}.weight"], params.get(f"{name}.bias"))  # (b, T, d_out)
@@ -415,7 +359,7 @@ def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
     """``module(x)``, turning errors into hints that name the usual cause."""
     b, T, _ = x.shape
     try:
-        out = module(x)
+        out, changed = forward_on_copy(module, x)
     except RuntimeError as error:
         text = str(error)
         said = first_line(text)
@@ -450,6 +394,8 @@ def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
         raise ContractError(
             where + tr(f": forward raised {kind}: {error}", f"：forward 抛出了 {kind}：{error}")
         ) from None
+    if changed:
+        raise ContractError(where + tr(": ", "：") + INPUT_CHANGED)
     if isinstance(out, tuple):
         raise ContractError(
             where
@@ -507,13 +453,9 @@ def _diagnose(
     where: Text,
 ) -> Text:
     """Name the typical mistake whose output ``out`` reproduces, or describe what is wrong."""
-    for mistake, hint in _MISTAKES.items():
-        try:
-            candidate = _reference_forward(params, x, num_heads, mistake)
-        except RuntimeError:
-            continue
-        if torch.allclose(out, candidate, atol=1e-5, rtol=1e-4, equal_nan=True):
-            return where + tr(": ", "：") + hint
+    mistake = name_mistake(out, lambda m: _reference_forward(params, x, num_heads, m))
+    if mistake is not None:
+        return where + tr(": ", "：") + MISTAKE_HINTS[mistake]
     if not torch.isfinite(out).all():
         return where + tr(
             ": the output has NaN or inf -- is a whole row of scores masked with -inf?",
@@ -778,6 +720,7 @@ def _book_numbers_note(cls: type) -> Text:
     )
 
 
+@exercise(_EXERCISE_BUILD)
 def check_build_multihead(cls: object) -> CheckResult:
     """Run the learner's ``MultiHeadAttention`` class through the book's contract.
 

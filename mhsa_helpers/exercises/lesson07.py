@@ -16,16 +16,22 @@ import torch
 
 from ..i18n import tr
 from ..inspection import head_entropy
-from ._common import CheckResult, fail, missing, number, ok, tensor_answer
+from ._kinds import tensor_answer
+from ._parse import is_bool, number
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
 
 ROW = (0.5, 0.25, 0.25, 0.0)  # the row of exercise 1
 
 
+_ROW_ENTROPY = tr("entropy of one row", "一行的熵")
+
+
+@exercise(_ROW_ENTROPY)
 def check_row_entropy(answer: object) -> CheckResult:
     """-sum w log w of [0.5, 0.25, 0.25, 0] in nats = 1.5 log 2 = 1.0397."""
-    name = tr("entropy of one row", "一行的熵")
+    name = _ROW_ENTROPY
     expected = -sum(w * math.log(w) for w in ROW if w > 0)
     if answer is None:
         return missing(
@@ -91,9 +97,13 @@ def check_row_entropy(answer: object) -> CheckResult:
     )
 
 
+_HEAD_ENTROPY = tr("entropy of every head", "每个头的熵")
+
+
+@exercise(_HEAD_ENTROPY)
 def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
     """Per-head mean row entropy (h,) of ``weights`` (h, T, T)."""
-    name = tr("entropy of every head", "每个头的熵")
+    name = _HEAD_ENTROPY
     if answer is None:
         return missing(
             name,
@@ -149,11 +159,16 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
     )
 
 
+_SHARPEST_HEAD = tr("the sharpest head", "最敏锐（熵最低）的头")
+
+
+@exercise(_SHARPEST_HEAD)
 def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     """Index (0-based) of the head of ``weights`` (h, T, T) with the lowest entropy."""
-    name = tr("the sharpest head", "最敏锐（熵最低）的头")
+    name = _SHARPEST_HEAD
     entropy = head_entropy(weights)
-    expected = int(entropy.argmin())
+    sharpest = _tied_with(entropy, entropy.min())  # every head as sharp as the sharpest
+    expected = sharpest[0]
     if answer is None:
         return missing(
             name,
@@ -162,11 +177,8 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 "一个 int：熵最低的那个头的索引（从 0 开始）",
             ),
         )
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_floating_point():
-        answer = int(answer.item())
-    if isinstance(answer, numbers.Integral) and type(answer).__name__ != "bool_":
-        answer = answer if isinstance(answer, bool) else int(answer)  # numpy ints count
-    if isinstance(answer, bool) or not isinstance(answer, int):
+    index = _head_index(answer)
+    if index is None:
         kind = type(answer).__name__
         return fail(
             name,
@@ -175,7 +187,9 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 f"需要一个 int（头的索引），收到的是 {kind}。",
             ),
         )
-    if answer == expected:
+    answer = index
+    if answer in sharpest:
+        expected = answer
         return ok(
             name,
             tr(
@@ -183,7 +197,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 f"正确：头的索引是 {expected}（图中的 “Head {expected + 1}”）。",
             ),
         )
-    if answer == expected + 1:
+    if answer - 1 in sharpest:
         return fail(
             name,
             tr(
@@ -191,7 +205,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 "图里的头从 1 开始编号，张量的索引从 0 开始：减去 1。",
             ),
         )
-    if answer == int(entropy.argmax()):
+    if answer in _tied_with(entropy, entropy.max()):
         return fail(
             name,
             tr(
@@ -206,3 +220,26 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             "先算出每个头的熵，再取 `.argmin()`。",
         ),
     )
+
+
+def _tied_with(entropy: torch.Tensor, value: torch.Tensor) -> list[int]:
+    """The heads whose entropy equals ``value`` (to float rounding): a tie has several."""
+    close = torch.isclose(entropy, value.expand_as(entropy), rtol=0.0, atol=1e-6)
+    return [int(i) for i in close.nonzero().flatten()]
+
+
+def _head_index(answer: object) -> int | None:
+    """``answer`` as a head index: an int (numpy ints too) or a one-element integer tensor.
+
+    Floats and bools are not indices (``True`` would otherwise count as head 1), nor is a bool
+    tensor.
+    """
+    if isinstance(answer, torch.Tensor):
+        if answer.numel() != 1 or answer.is_meta or answer.is_floating_point():
+            return None
+        if answer.dtype == torch.bool or answer.is_complex():
+            return None
+        return int(answer.item())
+    if is_bool(answer) or not isinstance(answer, numbers.Integral):
+        return None
+    return int(answer)

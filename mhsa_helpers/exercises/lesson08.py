@@ -16,11 +16,18 @@ import torch
 
 from ..i18n import tr
 from ..training import IGNORE_INDEX, offset_attention
-from ._common import CheckResult, fail, missing, not_a_tensor, number, ok, tensor_answer
+from ._kinds import tensor_answer
+from ._parse import not_a_tensor, number
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
 
 
+# The guard's name for a result it builds itself (the checker's own names the sizes).
+_INITIAL_LOSS = tr("loss of a uniform guess", "均匀猜测的损失")
+
+
+@exercise(_INITIAL_LOSS)
 def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
     """log(vocab_size): the loss when every token gets probability 1 / vocab_size.
 
@@ -100,6 +107,10 @@ def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:
     return targets
 
 
+_SHIFT_TARGETS = tr("shift-task targets", "平移任务的目标")
+
+
+@exercise(_SHIFT_TARGETS)
 def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResult:
     """``target[:, t] = ids[:, t - k]`` for t >= k, -100 before."""
     name = tr(f"shift-task targets (k={k})", f"平移任务的目标（k={k}）")
@@ -165,6 +176,10 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
     )
 
 
+_OFFSET_ATTENTION = tr("attention on the token k back", "对往前第 k 个词元的注意力")
+
+
+@exercise(_OFFSET_ATTENTION)
 def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> CheckResult:
     """Mean over queries t >= k of ``weights[h, t, t - k]``, one number per head."""
     name = tr(f"attention on the token {k} back", f"对往前第 {k} 个词元的注意力")

@@ -21,17 +21,19 @@ from torch import nn
 
 from ..attention.efficient import FusedQKVMultiHeadAttention
 from ..i18n import Text, tr
-from ._common import (
-    CheckResult,
-    fail,
-    missing,
-    not_a_byte_count,
-    not_a_tensor,
-    number,
-    ok,
-    plain_tensor,
+from ._build import (
+    INPUT_CHANGED,
+    MISTAKE_HINTS,
+    MISTAKES,
+    book_forward,
+    class_answer,
+    forward_on_copy,
+    is_view_error,
+    name_mistake,
 )
-from ._contract import book_forward, class_answer, is_view_error
+from ._kinds import Number, number_checker
+from ._parse import not_a_byte_count, not_a_tensor, number, plain_tensor
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_attention_matrix_bytes",
@@ -47,64 +49,61 @@ _HEADS, _T, _BATCH, _BYTES = 25, 1024, 1, 4
 _ATTENTION_BYTES = _BATCH * _HEADS * _T * _T * _BYTES  # 104_857_600
 
 
-def check_attention_matrix_bytes(answer: object) -> CheckResult:
-    """``answer``: an int, the bytes of a float32 (1, 25, 1024, 1024) attention-weight tensor."""
-    name = tr("attention-matrix bytes (GPT-2 XL, T=1024)", "注意力矩阵的字节数（GPT-2 XL，T=1024）")
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "an int: batch * heads * T * T * bytes per float32",
-                "一个 int：批次 * 头数 * T * T * 每个 float32 的字节数",
+check_attention_matrix_bytes = number_checker(
+    "check_attention_matrix_bytes",
+    Number(
+        name=tr(
+            "attention-matrix bytes (GPT-2 XL, T=1024)", "注意力矩阵的字节数（GPT-2 XL，T=1024）"
+        ),
+        what=tr(
+            "an int: batch * heads * T * T * bytes per float32",
+            "一个 int：批次 * 头数 * T * T * 每个 float32 的字节数",
+        ),
+        expected=_ATTENTION_BYTES,
+        right=tr(
+            f"correct: {_ATTENTION_BYTES:,} bytes = 100 MiB per layer.",
+            f"正确：{_ATTENTION_BYTES:,} 字节 = 每层 100 MiB。",
+        ),
+        wrong=(
+            (
+                _ATTENTION_BYTES // _BYTES,
+                tr(
+                    "that is the number of floats; a float32 takes 4 bytes.",
+                    "这是浮点数的个数；一个 float32 占 4 个字节。",
+                ),
             ),
-        )
-    value = number(answer)
-    if value is None:
-        return fail(name, not_a_byte_count(answer))
-    if value == _ATTENTION_BYTES:
-        return ok(
-            name,
-            tr(
-                f"correct: {_ATTENTION_BYTES:,} bytes = 100 MiB per layer.",
-                f"正确：{_ATTENTION_BYTES:,} 字节 = 每层 100 MiB。",
+            (
+                _ATTENTION_BYTES // _HEADS,
+                tr(
+                    "each of the 25 heads has its own (T, T) matrix.",
+                    "25 个头各有自己的 (T, T) 矩阵。",
+                ),
             ),
-        )
-    if value == _ATTENTION_BYTES // _BYTES:
-        return fail(
-            name,
-            tr(
-                "that is the number of floats; a float32 takes 4 bytes.",
-                "这是浮点数的个数；一个 float32 占 4 个字节。",
+            (
+                (_BATCH * 1600 * _T * _BYTES, _ATTENTION_BYTES // 2),
+                tr(
+                    "the matrix is (T, T) per head: T * T entries, not T * d or half of it.",
+                    "每个头的矩阵是 (T, T)：有 T * T 个元素，不是 T * d，也不是它的一半。",
+                ),
             ),
-        )
-    if value == _ATTENTION_BYTES // _HEADS:
-        return fail(
-            name,
-            tr(
-                "each of the 25 heads has its own (T, T) matrix.",
-                "25 个头各有自己的 (T, T) 矩阵。",
-            ),
-        )
-    if value in (_BATCH * 1600 * _T * _BYTES, _ATTENTION_BYTES // 2):
-        return fail(
-            name,
-            tr(
-                "the matrix is (T, T) per head: T * T entries, not T * d or half of it.",
-                "每个头的矩阵是 (T, T)：有 T * T 个元素，不是 T * d，也不是它的一半。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "count batch * heads * T * T entries, then multiply by 4 bytes (float32).",
             "先数出元素个数：批次 * 头数 * T * T，再乘以 4 个字节（float32）。",
         ),
-    )
+        kind=not_a_byte_count,
+    ),
+    "``answer``: an int, the bytes of a float32 (1, 25, 1024, 1024) attention-weight tensor.",
+)
 
 
+_KEY_BLOCK = tr("W_key cut out of the fused weight", "从融合权重中切出 W_key")
+
+
+@exercise(_KEY_BLOCK)
 def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
     """``answer``: the (d_out, d_in) W_key block of ``fused.qkv.weight`` (rows d_out..2 d_out)."""
-    name = tr("W_key cut out of the fused weight", "从融合权重中切出 W_key")
+    name = _KEY_BLOCK
     if answer is None:
         return missing(
             name,
@@ -199,7 +198,7 @@ def _reference(
     """The correct forward pass, or the one with ``mistake``, for naming what went wrong.
 
     ``mistake``: a key of ``_ORDERS`` (the fused output split in another order) or one of
-    ``_contract.MISTAKES``.
+    ``_build.MISTAKES``.
     """
     d_out = out_proj.in_features
     blocks = list(qkv(x).split(d_out, dim=-1))  # 3 x (b, T, d_out)
@@ -210,60 +209,22 @@ def _reference(
     return book_forward(queries, keys, values, num_heads, out_proj, mistake or None)
 
 
-_MISTAKE_HINTS = {
-    "no_scaling": tr(
-        "the scores are not scaled: divide Q @ K^T by sqrt(head_dim) before softmax.",
-        "分数没有缩放：在 softmax 之前把 Q @ K^T 除以 sqrt(head_dim)。",
-    ),
-    "scale_d_out": tr(
-        "scaled by sqrt(d_out); each head's dot products have head_dim terms, so divide by "
-        "sqrt(head_dim) = sqrt(d_out // num_heads).",
-        "除的是 sqrt(d_out)；每个头的点积只有 head_dim 项，所以应除以 "
-        "sqrt(head_dim) = sqrt(d_out // num_heads)。",
-    ),
-    "split_no_transpose_merge_plain": tr(
-        "Q, K, V were reshaped to (b, h, T, head_dim) without a transpose, which mixes tokens "
-        "between heads: "
-        "view to (b, T, h, head_dim), then .transpose(1, 2) (and transpose back before merging).",
-        "Q、K、V 没有转置就被重排成了 (b, h, T, head_dim)，这会把词元混到别的头里："
-        "先 view 成 (b, T, h, head_dim)，再 `.transpose(1, 2)`（合并前再转置回来）。",
-    ),
-    "transposed_mask": tr(
-        "the mask is transposed: it hides the PAST and shows the future. Hide j > i: "
-        "torch.triu(ones(T, T), diagonal=1), True/1 = hidden.",
-        "掩码被转置了：它遮住了过去、露出了未来。应遮住 j > i："
-        "`torch.triu(ones(T, T), diagonal=1)`，True/1 表示遮住。",
-    ),
-    "no_mask": tr(
-        "no causal mask: fill the scores above the diagonal with -inf before softmax.",
-        "没有因果掩码：在 softmax 之前把对角线上方的分数填成 -inf。",
-    ),
-    "mask_after_softmax": tr(
-        "the future was zeroed after softmax without renormalising, so rows sum to less than 1: "
-        "fill the scores with -inf BEFORE softmax.",
-        "在 softmax 之后才把未来置零，又没有重新归一化，所以每行之和小于 1："
-        "要在 softmax 之前把分数填成 -inf。",
-    ),
-    "no_out_proj": tr(
-        "the heads are merged but out_proj is never applied: return self.out_proj(...).",
-        "各头合并了，却没有用上 out_proj：返回 `self.out_proj(...)`。",
-    ),
-}
-
-
 def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, which: Text) -> Text:
     with torch.no_grad():
-        for mistake in [*_MISTAKE_HINTS, *_ORDERS]:
-            wrong = _reference(module.qkv, module.out_proj, x, num_heads, mistake)
-            if torch.allclose(got, wrong, atol=1e-5, rtol=1e-4):
-                if mistake in _ORDERS:
-                    return tr(
-                        f"the fused output was split in the order {mistake}; qkv.weight stacks "
-                        "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V.",
-                        f"融合输出是按 {mistake} 的顺序拆开的；qkv.weight 依次堆叠 "
-                        "W_query、W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、K、V。",
-                    )
-                return _MISTAKE_HINTS[mistake]
+        mistake = name_mistake(
+            got,
+            lambda m: _reference(module.qkv, module.out_proj, x, num_heads, m),
+            (*MISTAKES, *_ORDERS),
+        )
+    if mistake in _ORDERS:
+        return tr(
+            f"the fused output was split in the order {mistake}; qkv.weight stacks "
+            "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V.",
+            f"融合输出是按 {mistake} 的顺序拆开的；qkv.weight 依次堆叠 "
+            "W_query、W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、K、V。",
+        )
+    if mistake is not None:
+        return MISTAKE_HINTS[mistake]
     return which + tr(
         " differs from mh.FusedQKVMultiHeadAttention with the same weights; check the "
         "order project -> split Q, K, V -> (b, h, T, head_dim) -> scores / sqrt(head_dim) -> "
@@ -379,9 +340,9 @@ def _view_hint(error: BaseException) -> Text:
 
 
 def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, Text | None]:
-    """``module(x)``, or None and a hint naming what went wrong."""
+    """``module(x)`` (on a copy of x), or None and a hint naming what went wrong."""
     try:
-        out = module(x)
+        out, changed = forward_on_copy(module, x)
     except RuntimeError as error:
         if is_view_error(error):
             return None, _view_hint(error)
@@ -391,6 +352,8 @@ def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, Text 
     except Exception as error:  # the learner's code: report it, never raise
         kind = type(error).__name__
         return None, tr(f"forward raised {kind}: {error}", f"forward 抛出了 {kind}：{error}")
+    if changed:
+        return None, INPUT_CHANGED
     if isinstance(out, tuple):
         return None, tr(
             "forward(x) must return one tensor (b, T, d_out), not a tuple.",
@@ -417,6 +380,12 @@ def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, Text 
     return out, None
 
 
+_BUILD_FUSED_MULTIHEAD = tr(
+    "build a fused-QKV MultiHeadAttention", "动手实现融合 QKV 的 MultiHeadAttention"
+)
+
+
+@exercise(_BUILD_FUSED_MULTIHEAD)
 def check_build_fused_multihead(cls: object) -> CheckResult:
     """Contract tests for a learner's fused-QKV multi-head attention class.
 
@@ -427,7 +396,7 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     to 1, dropout only in train mode, gradient flow to every parameter. A mismatch is compared
     with the typical mistakes so the hint can name one.
     """
-    name = tr("build a fused-QKV MultiHeadAttention", "动手实现融合 QKV 的 MultiHeadAttention")
+    name = _BUILD_FUSED_MULTIHEAD
     not_a_class = class_answer(
         cls,
         name,
@@ -449,10 +418,10 @@ def check_build_fused_multihead(cls: object) -> CheckResult:
     assert isinstance(cls, type)
 
     with torch.random.fork_rng(devices=[]):  # seeds inside, the caller's RNG state is kept
-        return _contract_tests(cls, name)
+        return _build_tests(cls, name)
 
 
-def _contract_tests(cls: type, name: Text) -> CheckResult:
+def _build_tests(cls: type, name: Text) -> CheckResult:
     """The tests of ``check_build_fused_multihead``, run with seeded weights and inputs."""
 
     for sizes in _BUILD_SIZES:
@@ -729,11 +698,15 @@ def _forward_failed(setting: str) -> Text:
     return tr(f"forward failed with {setting}.", f"在 {setting} 下 forward 失败了。")
 
 
+_MEMORY_GROWTH = tr(
+    "prediction: weights memory for 8x the tokens", "预测：词元数变为 8 倍时权重占用的内存"
+)
+
+
+@exercise(_MEMORY_GROWTH)
 def check_memory_growth(prediction: object) -> CheckResult:
     """Predict-then-run: 8 x the tokens multiply the (b, h, T, T) weights' bytes by 8^2 = 64."""
-    name = tr(
-        "prediction: weights memory for 8x the tokens", "预测：词元数变为 8 倍时权重占用的内存"
-    )
+    name = _MEMORY_GROWTH
     if prediction is None:
         return missing(
             name,

@@ -15,16 +15,9 @@ from __future__ import annotations
 import torch
 
 from ..i18n import tr
-from ._common import (
-    CheckResult,
-    fail,
-    mask_answer,
-    missing,
-    not_a_byte_count,
-    number,
-    ok,
-    whole_number,
-)
+from ._kinds import Number, mask_answer, number_checker
+from ._parse import A_PARAMETER_COUNT, expected_kind, not_a_byte_count
+from ._result import CheckResult, exercise, fail, ok
 
 __all__ = [
     "check_chunk_mask",
@@ -38,9 +31,13 @@ _FUTURE = torch.ones(_CACHED + _NEW, _CACHED + _NEW).triu(1).bool()
 _CHUNK_MASK = _FUTURE[_CACHED:, :]  # (2, 5): rows = positions 3, 4
 
 
+_CHUNK_MASK_NAME = tr("causal mask of a chunk after the cache", "缓存之后一段新词元的因果掩码")
+
+
+@exercise(_CHUNK_MASK_NAME)
 def check_chunk_mask(answer: object) -> CheckResult:
     """``answer``: bool (2, 5), True where query (position 3 or 4) must not see key 0..4."""
-    name = tr("causal mask of a chunk after the cache", "缓存之后一段新词元的因果掩码")
+    name = _CHUNK_MASK_NAME
     got = mask_answer(
         name,
         answer,
@@ -91,64 +88,54 @@ _LAYERS, _KV_HEADS, _HEAD_DIM, _CONTEXT, _BYTES = 80, 8, 128, 4096, 2
 _KV_BYTES = 2 * _LAYERS * _KV_HEADS * _HEAD_DIM * _CONTEXT * _BYTES  # 1.25 GiB
 
 
-def check_kv_cache_bytes(answer: object) -> CheckResult:
-    """``answer``: an int, bytes of keys + values for every layer of one 4096-token sequence."""
-    name = tr(
-        "KV-cache bytes (80 layers, GQA with 8 K/V heads)",
-        "KV 缓存的字节数（80 层，GQA，8 个 K/V 头）",
-    )
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "an int: 2 (K and V) * layers * kv_heads * head_dim * T * bytes",
-                "一个 int：2（K 和 V）* 层数 * kv_heads * head_dim * T * 字节数",
+check_kv_cache_bytes = number_checker(
+    "check_kv_cache_bytes",
+    Number(
+        name=tr(
+            "KV-cache bytes (80 layers, GQA with 8 K/V heads)",
+            "KV 缓存的字节数（80 层，GQA，8 个 K/V 头）",
+        ),
+        what=tr(
+            "an int: 2 (K and V) * layers * kv_heads * head_dim * T * bytes",
+            "一个 int：2（K 和 V）* 层数 * kv_heads * head_dim * T * 字节数",
+        ),
+        expected=_KV_BYTES,
+        right=tr(
+            f"correct: {_KV_BYTES:,} bytes = 1.25 GiB per sequence.",
+            f"正确：{_KV_BYTES:,} 字节 = 每个序列 1.25 GiB。",
+        ),
+        wrong=(
+            (
+                _KV_BYTES // 2,
+                tr("both keys and values are cached: multiply by 2.", "键和值都要缓存：乘以 2。"),
             ),
-        )
-    value = number(answer)
-    if value is None:
-        return fail(name, not_a_byte_count(answer))
-    if value == _KV_BYTES:
-        return ok(
-            name,
-            tr(
-                f"correct: {_KV_BYTES:,} bytes = 1.25 GiB per sequence.",
-                f"正确：{_KV_BYTES:,} 字节 = 每个序列 1.25 GiB。",
+            (
+                _KV_BYTES * 8,
+                tr(
+                    "that is plain multi-head attention: only the 8 K/V heads are cached.",
+                    "这是普通多头注意力的结果：这里只缓存 8 个 K/V 头。",
+                ),
             ),
-        )
-    if value == _KV_BYTES // 2:
-        return fail(
-            name,
-            tr(
-                "both keys and values are cached: multiply by 2.",
-                "键和值都要缓存：乘以 2。",
+            (
+                _KV_BYTES // _LAYERS,
+                tr(
+                    "every one of the 80 layers keeps its own cache.",
+                    "80 层中的每一层都有自己的缓存。",
+                ),
             ),
-        )
-    if value == _KV_BYTES * 8:
-        return fail(
-            name,
-            tr(
-                "that is plain multi-head attention: only the 8 K/V heads are cached.",
-                "这是普通多头注意力的结果：这里只缓存 8 个 K/V 头。",
+            (
+                (_KV_BYTES * 2, _KV_BYTES // _BYTES),
+                tr("bfloat16 takes 2 bytes per number.", "bfloat16 每个数占 2 个字节。"),
             ),
-        )
-    if value == _KV_BYTES // _LAYERS:
-        return fail(
-            name,
-            tr(
-                "every one of the 80 layers keeps its own cache.",
-                "80 层中的每一层都有自己的缓存。",
-            ),
-        )
-    if value in (_KV_BYTES * 2, _KV_BYTES // _BYTES):
-        return fail(name, tr("bfloat16 takes 2 bytes per number.", "bfloat16 每个数占 2 个字节。"))
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "multiply 2 * 80 layers * 8 heads * 128 * 4096 tokens * 2 bytes.",
             "计算 2 * 80 层 * 8 个头 * 128 * 4096 个词元 * 2 字节。",
         ),
-    )
+        kind=not_a_byte_count,
+    ),
+    "``answer``: an int, bytes of keys + values for every layer of one 4096-token sequence.",
+)
 
 
 _D, _HEADS, _GROUPS = 8192, 64, 8
@@ -157,61 +144,46 @@ _GQA_PARAMS = _D * _D + 2 * _D * _KV_WIDTH + _D * _D + _D  # 151_003_136
 _MHA_PARAMS = 4 * _D * _D + _D
 
 
-def check_gqa_parameter_count(answer: object) -> CheckResult:
-    """``answer``: an int, ``sum(p.numel() for p in gqa.parameters())`` for that GQA layer."""
-    name = tr(
-        "GQA parameter count (d=8192, 64 heads, 8 groups)",
-        "GQA 的参数量（d=8192，64 个头，8 组）",
-    )
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "an int: W_query + W_key + W_value + out_proj (weight and bias)",
-                "一个 int：W_query + W_key + W_value + out_proj（权重和偏置）",
+check_gqa_parameter_count = number_checker(
+    "check_gqa_parameter_count",
+    Number(
+        name=tr(
+            "GQA parameter count (d=8192, 64 heads, 8 groups)",
+            "GQA 的参数量（d=8192，64 个头，8 组）",
+        ),
+        what=tr(
+            "an int: W_query + W_key + W_value + out_proj (weight and bias)",
+            "一个 int：W_query + W_key + W_value + out_proj（权重和偏置）",
+        ),
+        expected=_GQA_PARAMS,
+        right=tr(
+            f"correct: {_GQA_PARAMS:,} parameters ({_MHA_PARAMS:,} with plain MHA).",
+            f"正确：{_GQA_PARAMS:,} 个参数（普通 MHA 是 {_MHA_PARAMS:,} 个）。",
+        ),
+        wrong=(
+            (
+                _MHA_PARAMS,
+                tr(
+                    "that is plain MHA: W_key and W_value map 8192 -> 8 * 128 = 1024 only.",
+                    "这是普通 MHA 的结果：W_key 和 W_value 只把 8192 映射到 8 * 128 = 1024。",
+                ),
             ),
-        )
-    value = number(answer)
-    if value is None:
-        kind = type(answer).__name__
-        return fail(
-            name,
-            tr(
-                f"expected a number of parameters (an int), got {kind}.",
-                f"需要一个参数个数（int），收到的是 {kind}。",
+            (
+                _GQA_PARAMS - _D,
+                tr(
+                    "out_proj has a bias of 8192 numbers as well.",
+                    "out_proj 还有一个含 8192 个数的偏置。",
+                ),
             ),
-        )
-    if value == _GQA_PARAMS:
-        return ok(
-            name,
-            tr(
-                f"correct: {_GQA_PARAMS:,} parameters ({_MHA_PARAMS:,} with plain MHA).",
-                f"正确：{_GQA_PARAMS:,} 个参数（普通 MHA 是 {_MHA_PARAMS:,} 个）。",
-            ),
-        )
-    if value == _MHA_PARAMS:
-        return fail(
-            name,
-            tr(
-                "that is plain MHA: W_key and W_value map 8192 -> 8 * 128 = 1024 only.",
-                "这是普通 MHA 的结果：W_key 和 W_value 只把 8192 映射到 8 * 128 = 1024。",
-            ),
-        )
-    if value == _GQA_PARAMS - _D:
-        return fail(
-            name,
-            tr(
-                "out_proj has a bias of 8192 numbers as well.",
-                "out_proj 还有一个含 8192 个数的偏置。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "W_query 8192x8192, W_key and W_value 1024x8192 each, out_proj 8192x8192 + 8192.",
             "W_query 是 8192x8192，W_key 和 W_value 各是 1024x8192，out_proj 是 8192x8192 + 8192。",
         ),
-    )
+        kind=lambda answer: expected_kind(A_PARAMETER_COUNT, answer),
+    ),
+    "``answer``: an int, ``sum(p.numel() for p in gqa.parameters())`` for that GQA layer.",
+)
 
 
 _PROMPT, _NEW_TOKENS = 4, 12
@@ -219,59 +191,47 @@ _WITHOUT_CACHE = sum(range(_PROMPT, _PROMPT + _NEW_TOKENS))  # 4 + 5 + ... + 15 
 _WITH_CACHE = _PROMPT + _NEW_TOKENS - 1  # 15
 
 
-def check_projected_tokens(prediction: object) -> CheckResult:
-    """Predict-then-run: token rows through the Q/K/V projection, no cache, 12 steps after 4."""
-    name = tr("prediction: tokens projected without a cache", "预测：没有缓存时被投影的词元数")
-    if prediction is None:
-        return missing(
-            name,
-            tr(
-                "an int: the total number of token rows projected over 12 steps",
-                "一个 int：12 步中被投影的词元行的总数",
+check_projected_tokens = number_checker(
+    "check_projected_tokens",
+    Number(
+        name=tr("prediction: tokens projected without a cache", "预测：没有缓存时被投影的词元数"),
+        what=tr(
+            "an int: the total number of token rows projected over 12 steps",
+            "一个 int：12 步中被投影的词元行的总数",
+        ),
+        expected=_WITHOUT_CACHE,
+        right=tr(
+            f"right: 4 + 5 + ... + 15 = {_WITHOUT_CACHE} (with a cache: 15).",
+            f"对了：4 + 5 + ... + 15 = {_WITHOUT_CACHE}（有缓存时是 15）。",
+        ),
+        wrong=(
+            (
+                _WITH_CACHE,
+                tr(
+                    "that is the count WITH a cache; without one, every step re-projects all.",
+                    "这是有缓存时的数目；没有缓存时，每一步都要把所有词元重新投影一遍。",
+                ),
             ),
-        )
-    value = whole_number(prediction)
-    if value is None:
-        kind = type(prediction).__name__
-        return fail(
-            name, tr(f"expected a whole number, got {kind}.", f"需要一个整数，收到的是 {kind}。")
-        )
-    if value == _WITHOUT_CACHE:
-        return ok(
-            name,
-            tr(
-                f"right: 4 + 5 + ... + 15 = {_WITHOUT_CACHE} (with a cache: 15).",
-                f"对了：4 + 5 + ... + 15 = {_WITHOUT_CACHE}（有缓存时是 15）。",
+            (
+                _PROMPT * _NEW_TOKENS,
+                tr(
+                    "the sequence grows by one token per step: 4, then 5, 6, ...",
+                    "序列每一步增长一个词元：4，然后 5、6、……",
+                ),
             ),
-        )
-    if value == _WITH_CACHE:
-        return fail(
-            name,
-            tr(
-                "that is the count WITH a cache; without one, every step re-projects all.",
-                "这是有缓存时的数目；没有缓存时，每一步都要把所有词元重新投影一遍。",
+            (
+                (_WITHOUT_CACHE + _PROMPT + _NEW_TOKENS, sum(range(_PROMPT + 1, 17))),
+                tr(
+                    "step 1 projects the 4 prompt tokens, step 12 projects 15 (not 16).",
+                    "第 1 步投影提示中的 4 个词元，第 12 步投影 15 个（不是 16 个）。",
+                ),
             ),
-        )
-    if value == _PROMPT * _NEW_TOKENS:
-        return fail(
-            name,
-            tr(
-                "the sequence grows by one token per step: 4, then 5, 6, ...",
-                "序列每一步增长一个词元：4，然后 5、6、……",
-            ),
-        )
-    if value in (_WITHOUT_CACHE + _PROMPT + _NEW_TOKENS, sum(range(_PROMPT + 1, 17))):
-        return fail(
-            name,
-            tr(
-                "step 1 projects the 4 prompt tokens, step 12 projects 15 (not 16).",
-                "第 1 步投影提示中的 4 个词元，第 12 步投影 15 个（不是 16 个）。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "step 1 feeds 4 tokens, step 2 feeds 5, ..., step 12 feeds 15: add them up.",
             "第 1 步输入 4 个词元，第 2 步输入 5 个，……，第 12 步输入 15 个：把它们加起来。",
         ),
-    )
+        whole=True,
+    ),
+    "Predict-then-run: token rows through the Q/K/V projection, no cache, 12 steps after 4.",
+)

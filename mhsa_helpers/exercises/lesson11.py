@@ -12,8 +12,10 @@ from __future__ import annotations
 import torch
 
 from ..i18n import Text, tr
-from ._common import CheckResult, fail, mask_answer, ok, plain_tensor
-from ._contract import function_answer
+from ._build import function_answer
+from ._kinds import mask_answer
+from ._parse import plain_tensor
+from ._result import CheckResult, exercise, fail, ok
 
 __all__ = ["check_left_padding_mask", "check_masked_softmax"]
 
@@ -22,9 +24,13 @@ _LEFT = torch.arange(_T) < (_T - _LENGTHS)[:, None]  # (3, 5): pads first, then 
 _RIGHT = torch.arange(_T) >= _LENGTHS[:, None]  # (3, 5): the real tokens first, then pads
 
 
+_LEFT_PADDING_MASK = tr("left-padding mask", "左填充掩码")
+
+
+@exercise(_LEFT_PADDING_MASK)
 def check_left_padding_mask(answer: object) -> CheckResult:
     """``answer``: bool (3, 5), True at the padding positions of lengths 3, 1, 4 left-padded."""
-    name = tr("left-padding mask", "左填充掩码")
+    name = _LEFT_PADDING_MASK
     got = mask_answer(
         name,
         answer,
@@ -113,6 +119,42 @@ def _reference_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return scores, hidden, expected
 
 
+def _masked_softmax(scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    """The expected weights, in float64: softmax over the visible keys, 0 rows where none is."""
+    empty = hidden.all(dim=-1, keepdim=True)  # (..., T_q, 1)
+    filled = scores.double().masked_fill(hidden & ~empty, -torch.inf)
+    return torch.softmax(filled, dim=-1).masked_fill(hidden, 0.0).float()
+
+
+#: Scores of other shapes (and one scale) than the first case, each with its own hidden pattern.
+#: Near -1e30 every finite fill (-1000, -1e4, -1e9) lies above the visible scores and takes the
+#: weight; only -inf stays below any score.
+_FAR_BELOW = tr("scores near -1e30", "接近 -1e30 的分数")
+
+
+def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
+    gen = torch.Generator().manual_seed(12)
+    left = torch.arange(5) < torch.tensor([0, 2, 4])[:, None]  # (3, 5): 0, 2, 4 pads first
+    hidden3 = torch.ones(5, 5, dtype=torch.bool).triu(1) | left[:, None, :]  # (3, 5, 5)
+    hidden4 = torch.rand(2, 2, 3, 6, generator=gen) < 0.5  # (b, h, T_q, T_k), T_q != T_k
+    hidden4[0, 1, 2] = True  # a row with no visible key
+    hidden4[1, 0, 0] = False  # a row with every key visible
+    _, hidden_first, _ = _reference_case()
+    return [
+        (
+            tr("a (3, 5, 5) batch", "一个 (3, 5, 5) 的批次"),
+            2 * torch.randn(3, 5, 5, generator=gen),
+            hidden3,
+        ),
+        (
+            tr("heads (2, 2, 3, 6)", "多个头的 (2, 2, 3, 6) 分数"),
+            2 * torch.randn(2, 2, 3, 6, generator=gen),
+            hidden4,
+        ),
+        (_FAR_BELOW, torch.full((2, 4, 4), -1e30), hidden_first),
+    ]
+
+
 def _call(fn: object, scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor | Text:
     """Run the learner's function; return its tensor, or a message saying what went wrong."""
     try:
@@ -140,6 +182,56 @@ def _call(fn: object, scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tenso
     return got
 
 
+def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> Text | None:
+    """What is wrong with the weights ``got`` for ``hidden``, or None if they are ``expected``."""
+    got = got.detach().float().cpu()
+    empty = hidden.all(dim=-1)  # (b, T_q): rows with no visible key
+    if torch.isnan(got).any():
+        return tr(
+            "NaN in the output: a row whose positions are all hidden is "
+            "softmax([-inf, ..., -inf]) = 0 / 0. Find those rows (hidden.all(dim=-1)) and "
+            "keep them out of the -inf fill.",
+            "输出里有 NaN：所有位置都被遮住的一行是 softmax([-inf, ..., -inf]) = 0 / 0。"
+            "找出这些行（`hidden.all(dim=-1)`），不要对它们填 -inf。",
+        )
+    if not torch.isfinite(got).all():
+        return tr(
+            "inf in the output: subtract each row's maximum before exp.",
+            "输出里有 inf：在 exp 之前先减去每一行的最大值。",
+        )
+    if got[hidden].abs().max() > 0:
+        if torch.allclose(got[empty], torch.full_like(got[empty], 1 / got.shape[-1])):
+            return tr(
+                "a fully hidden row came out uniform (1/4 each): a large negative fill such "
+                "as -1e9 gives every hidden position the same weight. Those rows must be all "
+                "zeros.",
+                "完全被遮住的一行变成了均匀分布（每个 1/4）：用 -1e9 这样很大的负数填充，"
+                "会让每个被遮住的位置得到相同的权重。这些行必须全是 0。",
+            )
+        return tr(
+            "hidden positions must get weight exactly 0.",
+            "被遮住的位置的权重必须恰好为 0。",
+        )
+    if not torch.allclose(got, expected, atol=1e-5, rtol=0):
+        sums = got.sum(dim=-1)
+        if not torch.allclose(sums[~empty], torch.ones(int((~empty).sum())), atol=1e-4):
+            return tr(
+                "rows do not sum to 1 over their visible positions: zeroing weights *after* "
+                "a plain softmax does not renormalise. Fill hidden scores with -inf first.",
+                "每行在可见位置上的和不是 1：在普通 softmax 之后再把权重置零，"
+                "不会重新归一化。请先把被遮住的分数填成 -inf。",
+            )
+        return tr(
+            "the visible weights differ from a softmax over the visible scores.",
+            "可见位置的权重与对可见分数做 softmax 的结果不一致。",
+        )
+    return None
+
+
+_MASKED_SOFTMAX = tr("masked softmax without NaN", "不产生 NaN 的掩码 softmax")
+
+
+@exercise(_MASKED_SOFTMAX)
 def check_masked_softmax(answer: object) -> CheckResult:
     """``answer``: a function ``f(scores, hidden)`` -> weights of the scores' shape.
 
@@ -147,7 +239,7 @@ def check_masked_softmax(answer: object) -> CheckResult:
     over the visible positions of each row, 0 on hidden ones, all zeros for a fully hidden row;
     finite also for huge scores, and finite gradients.
     """
-    name = tr("masked softmax without NaN", "不产生 NaN 的掩码 softmax")
+    name = _MASKED_SOFTMAX
     not_a_function = function_answer(answer, name, "masked_softmax")
     if not_a_function is not None:
         return not_a_function
@@ -155,65 +247,9 @@ def check_masked_softmax(answer: object) -> CheckResult:
     got = _call(answer, scores.clone(), hidden)
     if isinstance(got, Text):
         return fail(name, got)
-    got = got.detach().float().cpu()
-    empty = hidden.all(dim=-1)  # (b, T_q): rows with no visible key
-    if torch.isnan(got).any():
-        return fail(
-            name,
-            tr(
-                "NaN in the output: a row whose positions are all hidden is "
-                "softmax([-inf, ..., -inf]) = 0 / 0. Find those rows (hidden.all(dim=-1)) and "
-                "keep them out of the -inf fill.",
-                "输出里有 NaN：所有位置都被遮住的一行是 softmax([-inf, ..., -inf]) = 0 / 0。"
-                "找出这些行（`hidden.all(dim=-1)`），不要对它们填 -inf。",
-            ),
-        )
-    if not torch.isfinite(got).all():
-        return fail(
-            name,
-            tr(
-                "inf in the output: subtract each row's maximum before exp.",
-                "输出里有 inf：在 exp 之前先减去每一行的最大值。",
-            ),
-        )
-    if got[hidden].abs().max() > 0:
-        if torch.allclose(got[empty], torch.full_like(got[empty], 0.25)):
-            return fail(
-                name,
-                tr(
-                    "a fully hidden row came out uniform (1/4 each): a large negative fill such "
-                    "as -1e9 gives every hidden position the same weight. Those rows must be all "
-                    "zeros.",
-                    "完全被遮住的一行变成了均匀分布（每个 1/4）：用 -1e9 这样很大的负数填充，"
-                    "会让每个被遮住的位置得到相同的权重。这些行必须全是 0。",
-                ),
-            )
-        return fail(
-            name,
-            tr(
-                "hidden positions must get weight exactly 0.",
-                "被遮住的位置的权重必须恰好为 0。",
-            ),
-        )
-    if not torch.allclose(got, expected, atol=1e-5, rtol=0):
-        sums = got.sum(dim=-1)
-        if not torch.allclose(sums[~empty], torch.ones(int((~empty).sum())), atol=1e-4):
-            return fail(
-                name,
-                tr(
-                    "rows do not sum to 1 over their visible positions: zeroing weights *after* "
-                    "a plain softmax does not renormalise. Fill hidden scores with -inf first.",
-                    "每行在可见位置上的和不是 1：在普通 softmax 之后再把权重置零，"
-                    "不会重新归一化。请先把被遮住的分数填成 -inf。",
-                ),
-            )
-        return fail(
-            name,
-            tr(
-                "the visible weights differ from a softmax over the visible scores.",
-                "可见位置的权重与对可见分数做 softmax 的结果不一致。",
-            ),
-        )
+    problem = _judge(got, hidden, expected)
+    if problem is not None:
+        return fail(name, problem)
     big = _call(answer, 1000 * scores, hidden)
     if isinstance(big, Text):
         return fail(name, tr("with scores x 1000: ", "分数乘以 1000 时：") + big)
@@ -251,6 +287,27 @@ def check_masked_softmax(answer: object) -> CheckResult:
                 "先让这样的行不做掩码，再把它们置零。",
             ),
         )
+    for label, more, hidden_more in _more_cases():
+        on = tr("on ", "在") + label + tr(": ", "上：")
+        got = _call(answer, more.clone(), hidden_more)
+        if isinstance(got, Text):
+            return fail(name, on + got)
+        hidden_in_seen_rows = ~hidden_more.all(dim=-1, keepdim=True) & hidden_more
+        if label is _FAR_BELOW and got.detach()[hidden_in_seen_rows].abs().max() > 0:
+            return fail(
+                name,
+                on
+                + tr(
+                    "hidden positions got weight: a finite fill (-1000, -1e4, -1e9) is not below "
+                    "scores this low. Fill hidden scores with -torch.inf (and zero the rows with "
+                    "no visible key).",
+                    "被遮住的位置得到了权重：有限的填充值（-1000、-1e4、-1e9）并不比这么低的"
+                    "分数更小。请把被遮住的分数填成 -torch.inf（再把没有可见键的行置零）。",
+                ),
+            )
+        problem = _judge(got, hidden_more, _masked_softmax(more, hidden_more))
+        if problem is not None:
+            return fail(name, on + problem)
     return ok(
         name,
         tr(

@@ -1,4 +1,4 @@
-"""The harness the "build it" checkers share: accept the learner's class or function, run it safely.
+"""The build-it harness: accept the learner's class or function, run it safely, name its mistake.
 
 A build-it exercise hands a checker the learner's own class (lessons 06, 09) or function (lessons
 01, 03, 11), which may be unfinished, raise anything, or be passed the wrong way (an instance
@@ -10,10 +10,13 @@ instead of the class, a call instead of the function). The mechanical parts are 
   is the hint;
 * ``is_view_error`` / ``first_line`` -- recognise a ``.view`` on a non-contiguous tensor (the
   usual slip when merging heads after ``transpose``) and quote torch's message briefly;
-* ``book_forward`` -- the book's causal multi-head forward from projected queries, keys and
-  values, or the same with one typical mistake, so that a wrong output can be named.
+* ``forward_on_copy`` -- run ``module(x)`` on a copy of ``x`` and say whether forward changed
+  its input in place (the reference then still runs on the untouched ``x``);
+* ``book_forward`` and ``MISTAKE_HINTS`` -- the book's causal multi-head forward from projected
+  queries, keys and values, or the same with one typical mistake, and the ONE catalog of hints
+  that name those mistakes; ``name_mistake`` finds the mistake an output reproduces.
 
-What each lesson tests, at which sizes and tolerances, and every hint text stay in its module.
+What each lesson tests, at which sizes and tolerances, stays in its module.
 """
 
 from __future__ import annotations
@@ -25,16 +28,20 @@ import torch
 from torch import nn
 
 from ..i18n import Text, tr
-from ._common import CheckResult, UntranslatedMessage, fail, missing
+from ._result import CheckResult, UntranslatedMessage, fail, missing
 
 __all__ = [
+    "INPUT_CHANGED",
     "MISTAKES",
+    "MISTAKE_HINTS",
     "ContractError",
     "book_forward",
     "class_answer",
     "first_line",
+    "forward_on_copy",
     "function_answer",
     "is_view_error",
+    "name_mistake",
 ]
 
 
@@ -179,3 +186,106 @@ def book_forward(
     if mistake == "no_out_proj":
         return merged
     return out_proj(merged)  # (b, T, d_out)
+
+
+_SPLIT_NO_TRANSPOSE = tr(
+    "the heads are cut with `view(b, num_heads, T, head_dim)` straight away, without a "
+    "transpose, which mixes tokens and heads: view to (b, T, num_heads, head_dim), then "
+    "transpose(1, 2), as in queries.view(b, T, num_heads, head_dim).transpose(1, 2) (and "
+    "transpose back before merging).",
+    "直接用 `view(b, num_heads, T, head_dim)` 切分出头、没有转置，会把词元和头混在一起："
+    "先 view 成 (b, T, num_heads, head_dim)，再 transpose(1, 2)，即 "
+    "queries.view(b, T, num_heads, head_dim).transpose(1, 2)（合并前再转置回来）。",
+)
+
+#: The one catalog: each mistake of ``MISTAKES`` and the hint that names it.
+MISTAKE_HINTS: dict[str, Text] = {
+    "no_scaling": tr(
+        "the scores are not scaled: divide them by sqrt(head_dim) before the softmax.",
+        "注意力分数没有缩放：在 softmax 之前先除以 sqrt(head_dim)。",
+    ),
+    "scale_d_out": tr(
+        "the scores are divided by sqrt(d_out); each head's dot products are head_dim long, so "
+        "divide by sqrt(head_dim) (keys.shape[-1] ** 0.5 after the split).",
+        "注意力分数除以的是 sqrt(d_out)；每个头的点积只有 head_dim 长，所以应该除以 "
+        "sqrt(head_dim)（拆分之后就是 keys.shape[-1] ** 0.5）。",
+    ),
+    "split_no_transpose": _SPLIT_NO_TRANSPOSE,
+    "split_no_transpose_merge_plain": _SPLIT_NO_TRANSPOSE,
+    "merge_no_transpose": tr(
+        "the heads are merged without transposing back: (b, h, T, head_dim) must become "
+        "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out).",
+        "合并各个头时没有先转置回来：在 contiguous().view(b, T, d_out) 之前，"
+        "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
+    ),
+    "no_out_proj": tr(
+        "the heads are merged but out_proj is never applied: return self.out_proj(context_vec).",
+        "各头合并了，却没有经过 out_proj：请返回 self.out_proj(context_vec)。",
+    ),
+    "transposed_mask": tr(
+        "the mask is transposed: it hides the past instead of the future. True/1 must sit ABOVE "
+        "the diagonal (torch.triu(..., diagonal=1)), where the key comes after the query.",
+        "掩码被转置了：它隐藏的是过去而不是未来。True/1 必须在对角线“以上”"
+        "（torch.triu(..., diagonal=1)），也就是键在查询之后的位置。",
+    ),
+    "mask_after_softmax": tr(
+        "the future is masked after the softmax without renormalising, so rows no longer sum to "
+        "1: fill the scores with -inf BEFORE the softmax.",
+        "在 softmax 之后才遮住未来，又没有重新归一化，所以每行之和不再是 1："
+        "请在 softmax “之前”把注意力分数填成 -inf。",
+    ),
+    "mask_with_zero": tr(
+        "the future scores are set to 0, not -inf; exp(0) = 1 still gives the future weight. "
+        "Use masked_fill_(mask, -torch.inf).",
+        "未来的注意力分数被设成了 0 而不是 -inf；exp(0) = 1 仍然会给未来分配权重。"
+        "请用 masked_fill_(mask, -torch.inf)。",
+    ),
+    "no_mask": tr(
+        "there is no causal mask: fill the future scores with -inf before the softmax.",
+        "没有因果掩码：在 softmax 之前把未来的注意力分数填成 -inf。",
+    ),
+    "softmax_wrong_dim": tr(
+        "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
+        "softmax 作用在了错误的维度上：应该对每一行归一化，softmax(..., dim=-1)。",
+    ),
+}
+
+
+def name_mistake(
+    out: torch.Tensor,
+    forward: Callable[[str], torch.Tensor],
+    mistakes: tuple[str, ...] = MISTAKES,
+) -> str | None:
+    """The first of ``mistakes`` whose output ``forward(mistake)`` equals ``out``, or None."""
+    for mistake in mistakes:
+        try:
+            candidate = forward(mistake)
+        except RuntimeError:  # this mistake cannot even run at these sizes
+            continue
+        if torch.allclose(out, candidate, atol=1e-5, rtol=1e-4, equal_nan=True):
+            return mistake
+    return None
+
+
+#: The hint for a forward that writes to the tensor it was given.
+INPUT_CHANGED = tr(
+    "forward changed its input x in place (an in-place op such as x.clamp_(...), x.add_(...) or "
+    "x[...] = ... on the argument): the caller's tensor is then no longer what it passed. Compute "
+    "a new tensor instead (x.clamp(...), x + ...).",
+    "forward 原地修改了它的输入 x（对参数用了 x.clamp_(...)、x.add_(...) 或 x[...] = ... "
+    "这样的原地操作）：调用者的张量就不再是它传进去的那个了。请改为计算一个新张量"
+    "（x.clamp(...)、x + ...）。",
+)
+
+
+def forward_on_copy(module: nn.Module, x: torch.Tensor) -> tuple[object, bool]:
+    """``module(copy of x)`` and whether forward changed that copy in place.
+
+    The learner's forward gets its own copy, so the reference, run on ``x`` afterwards, sees the
+    input the test meant; a write to the copy (even one that keeps its values) is reported.
+    """
+    given = x.clone()
+    version = given._version
+    out = module(given)
+    changed = given._version != version or not torch.equal(given, x)
+    return out, changed

@@ -1,0 +1,298 @@
+"""The kinds of exercise check, each written once: a number (with a catalog of known wrong values
+and their hints), a tensor, a boolean mask, and a prediction (a guess judged before or after the
+experiment that settles it).
+
+A lesson states a check as data -- the expected answer, the wrong answers it recognises, the texts
+in both languages -- and one of these functions does the rest (the missing answer, the wrong kind,
+the wrong shape, the order of the tests).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..i18n import Text, tr
+from ._parse import (
+    A_NUMBER,
+    A_WHOLE_NUMBER,
+    expected_kind,
+    number,
+    tensor_kind_hint,
+    whole_number,
+    wrong_shape,
+)
+from ._result import CheckResult, PredictionNoted, exercise, fail, missing, ok
+
+__all__ = [
+    "Number",
+    "mask_answer",
+    "number_checker",
+    "prediction_before_run",
+    "prediction_result",
+    "tensor_answer",
+]
+
+#: A known wrong answer: one value, several values, or a test on the value.
+Match = float | Sequence[float] | Callable[[float], bool]
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric exercise: ``expected`` passes with ``right``; each ``(match, hint)`` of ``wrong``
+    is tried in order; anything else gets ``otherwise``.
+
+    ``whole``: the answer must be a whole number (``whole_number``), else any finite number
+    (``number``). ``tol``: None compares with ``==``; a float compares with that absolute
+    tolerance. ``kind`` is the hint for an answer that is not a number at all (default:
+    "expected a number / a whole number, got <type>").
+    """
+
+    name: Text
+    what: Text
+    expected: float
+    right: Text
+    wrong: tuple[tuple[Match, Text], ...]
+    otherwise: Text
+    whole: bool = False
+    tol: float | None = None
+    kind: Callable[[object], Text] | None = field(default=None)
+
+    def _is(self, value: float, target: float) -> bool:
+        if self.tol is None:
+            return value == target
+        return math.isclose(value, target, abs_tol=self.tol)
+
+    def _matches(self, value: float, match: Match) -> bool:
+        if callable(match):
+            return bool(match(value))
+        if isinstance(match, (int, float)):
+            return self._is(value, match)
+        return any(self._is(value, m) for m in match)
+
+    def check(self, answer: object) -> CheckResult:
+        if answer is None:
+            return missing(self.name, self.what)
+        value = whole_number(answer) if self.whole else number(answer)
+        if value is None:
+            if self.kind is not None:
+                return fail(self.name, self.kind(answer))
+            kind = A_WHOLE_NUMBER if self.whole else A_NUMBER
+            return fail(self.name, expected_kind(kind, answer))
+        if self._is(value, self.expected):
+            return ok(self.name, self.right)
+        for match, hint in self.wrong:
+            if self._matches(value, match):
+                return fail(self.name, hint)
+        return fail(self.name, self.otherwise)
+
+
+def number_checker(python_name: str, spec: Number, doc: str) -> Callable[[object], CheckResult]:
+    """The checker function ``python_name(answer)`` for the numeric exercise ``spec``."""
+
+    def checker(answer: object) -> CheckResult:
+        return spec.check(answer)
+
+    checker.__name__ = checker.__qualname__ = python_name
+    checker.__doc__ = doc
+    checker.spec = spec  # type: ignore[attr-defined]
+    return exercise(spec.name)(checker)
+
+
+def tensor_answer(
+    exercise: Text,
+    answer: Any,
+    expected: torch.Tensor,
+    *,
+    what: Text,
+    hint: Callable[[torch.Tensor], Text] | Text,
+    atol: float = 1e-4,
+) -> CheckResult:
+    """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``)."""
+    if answer is None:
+        return missing(exercise, what)
+    kind_hint = tensor_kind_hint(answer)
+    if kind_hint is not None:
+        return fail(exercise, kind_hint)
+    if tuple(answer.shape) != tuple(expected.shape):
+        return fail(exercise, wrong_shape(tuple(answer.shape), tuple(expected.shape)))
+    if not answer.is_floating_point():
+        dtype = answer.dtype
+        return fail(
+            exercise,
+            tr(
+                f"expected a floating-point tensor, got dtype {dtype}.",
+                f"需要浮点张量，收到的 dtype 是 {dtype}。",
+            ),
+        )
+    got = answer.detach().to(torch.float64).cpu()
+    want = expected.detach().to(torch.float64).cpu()
+    if not torch.allclose(got, want, atol=atol, rtol=0):
+        return fail(exercise, hint(answer) if callable(hint) else hint)
+    return ok(exercise)
+
+
+def mask_answer(
+    exercise: Text,
+    answer: Any,
+    expected_shape: tuple[int, ...],
+    *,
+    what: Text,
+    shape_hint: Text,
+    dtype_hint: Text,
+) -> CheckResult | torch.Tensor:
+    """The first checks of a boolean-mask answer, shared by the mask exercises.
+
+    Returns the NOT YET result for a missing answer, a non-tensor, a subclass or meta tensor, a
+    wrong shape (``shape_hint`` says what rows and columns are) or a dtype other than bool
+    (``dtype_hint`` follows the dtype); otherwise the answer on the CPU, ready to compare.
+    """
+    if answer is None:
+        return missing(exercise, what)
+    kind_hint = tensor_kind_hint(answer)
+    if kind_hint is not None:
+        return fail(exercise, kind_hint)
+    if tuple(answer.shape) != tuple(expected_shape):
+        return fail(
+            exercise,
+            wrong_shape(tuple(answer.shape), tuple(expected_shape)) + " " + shape_hint,
+        )
+    if answer.dtype != torch.bool:
+        dtype = answer.dtype
+        return fail(
+            exercise,
+            tr(
+                f"expected dtype torch.bool, got {dtype}",
+                f"需要 dtype torch.bool，收到的是 {dtype}",
+            )
+            + dtype_hint,
+        )
+    return answer.cpu()
+
+
+# -- predict, then run ----------------------------------------------------------------------------
+
+
+def prediction_result(
+    exercise: Text,
+    prediction: object,
+    *,
+    reveal: object,
+    what: Text,
+    value: object,
+    actual: Text,
+    correct: bool,
+    explain: Text,
+) -> CheckResult:
+    """A guess written down first (``reveal=False``) and judged after the experiment.
+
+    ``value`` is the parsed prediction (None when ``prediction`` is not of the kind ``what``
+    describes); ``actual`` is what the experiment shows; ``correct`` whether ``value`` matches it.
+    With ``reveal=False`` (the prediction cell) nothing about the answer is said.
+    """
+    if not isinstance(reveal, bool):
+        return fail(
+            exercise,
+            tr(
+                f"reveal must be True or False, got {reveal!r}.",
+                f"reveal 只能是 True 或 False，收到的是 {reveal!r}。",
+            ),
+        )
+    if prediction is None:
+        if not reveal:
+            return CheckResult(
+                False,
+                exercise,
+                tr("no prediction yet -- replace the `None` with ", "还没有预测。请把 `None` 换成")
+                + what
+                + tr(
+                    ", then run the next cell to see if you were right.",
+                    "，然后运行下一个单元格，看看你猜得对不对。",
+                ),
+            )
+        return fail(
+            exercise,
+            tr(
+                "no prediction was written; the output above shows ",
+                "没有写下预测；上面的输出显示：",
+            )
+            + actual
+            + tr(
+                ". Next time write your guess first: what surprises you is what you learn.",
+                "。下次先写下你的猜测：让你意外的地方，正是你学到东西的地方。",
+            ),
+        )
+    shown = repr(prediction)
+    if value is None:
+        return fail(
+            exercise,
+            tr("expected ", "这里需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。"),
+        )
+    if not reveal:
+        return PredictionNoted(
+            False,
+            exercise,
+            tr(
+                f"your prediction {shown} is written down. Run the next cell.",
+                f"你的预测 {shown} 已经记下。运行下一个单元格吧。",
+            ),
+        )
+    if correct:
+        return ok(
+            exercise,
+            tr(f"you predicted {shown}, and the output shows ", f"你预测的是 {shown}，输出显示：")
+            + actual
+            + tr(".", "。"),
+        )
+    return fail(
+        exercise,
+        tr(f"you predicted {shown}, but the output shows ", f"你预测的是 {shown}，但输出显示：")
+        + actual
+        + tr(". ", "。")
+        + explain,
+    )
+
+
+def prediction_before_run(
+    exercise: Text,
+    prediction: object,
+    *,
+    value: object,
+    guess: Text,
+    kind: Text,
+    correct: bool,
+    right: Text,
+    wrong: Text,
+) -> CheckResult:
+    """A guess judged in the prediction cell itself (no ``reveal`` step); the next cell shows why.
+
+    ``value`` is the parsed prediction (None when ``prediction`` is not ``kind``, e.g. "a whole
+    number"); ``guess`` names what to write in the prompt, e.g. "an int"; ``correct`` whether
+    ``value`` is what the next cell shows; ``right``/``wrong`` are the messages for either case.
+    """
+    if prediction is None:
+        return CheckResult(
+            False,
+            exercise,
+            tr("no prediction yet -- write your guess (", "还没有预测。请把你的猜测（")
+            + guess
+            + tr(
+                ") in place of `None`, run this cell, then run the next one to see what happens.",
+                "）写在 `None` 的位置，运行这个单元格，再运行下一个，看看会发生什么。",
+            ),
+        )
+    if value is None:
+        shown = repr(prediction)
+        return fail(
+            exercise,
+            tr("a prediction here is ", "这里的预测应该是")
+            + kind
+            + tr(f", got {shown}.", f"，收到的是 {shown}。"),
+        )
+    if correct:
+        return ok(exercise, right)
+    return fail(exercise, wrong)

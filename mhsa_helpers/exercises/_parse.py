@@ -1,0 +1,145 @@
+"""Reading a learner's answer: a number, a whole number, a plain tensor; and the hints for the
+wrong kind of answer, each written once in both languages.
+
+``number`` / ``whole_number`` return the parsed value or None; the checkers then say
+``expected_kind(what, answer)``: "expected <what>, got <type>." in the lesson language.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import torch
+
+from ..i18n import Text, tr
+
+__all__ = [
+    "A_BYTE_COUNT",
+    "A_NUMBER",
+    "A_PARAMETER_COUNT",
+    "A_WHOLE_NUMBER",
+    "expected_kind",
+    "is_bool",
+    "not_a_byte_count",
+    "not_a_tensor",
+    "not_a_whole_number",
+    "number",
+    "plain_tensor",
+    "tensor_kind_hint",
+    "whole_number",
+    "wrong_shape",
+]
+
+
+def plain_tensor(answer: object) -> bool:
+    """Whether ``answer`` is a plain ``torch.Tensor`` (or ``nn.Parameter``), not a subclass.
+
+    A subclass can override any torch function (``allclose`` included) through
+    ``__torch_function__``, so the checkers compare only plain tensors.
+    """
+    return type(answer) in (torch.Tensor, torch.nn.Parameter)
+
+
+def is_bool(answer: object) -> bool:
+    """``True``/``False``, a numpy bool, or a one-element bool tensor: never a number here."""
+    if isinstance(answer, torch.Tensor):
+        return answer.dtype == torch.bool
+    return isinstance(answer, bool) or type(answer).__name__ == "bool_"
+
+
+def _scalar(answer: object) -> object:
+    """A plain one-element tensor as its Python value; any other tensor as None."""
+    if isinstance(answer, torch.Tensor):
+        if not plain_tensor(answer) or answer.numel() != 1 or answer.is_meta:
+            return None
+        return answer.item()
+    return answer
+
+
+def number(answer: object) -> float | None:
+    """``answer`` as a float if it is a finite real number (or a one-element tensor), else None.
+
+    Numpy scalars count. ``True``/``False`` (a bool tensor too) are not numbers here, nor are
+    strings, lists, NaN, infinity or an int too large for a float.
+    """
+    if is_bool(answer):
+        return None
+    answer = _scalar(answer)
+    if isinstance(answer, numbers.Real) and not is_bool(answer):
+        try:
+            value = float(answer)
+        except OverflowError:
+            return None
+        return value if math.isfinite(value) else None
+    return None
+
+
+def whole_number(answer: object) -> int | None:
+    """``answer`` as an int if it is a whole number (int, integral float, one-element tensor).
+
+    Numpy integers and floats count; bools (a bool tensor too) do not.
+    """
+    if is_bool(answer):
+        return None
+    answer = _scalar(answer)
+    if isinstance(answer, numbers.Integral) and not is_bool(answer):
+        return int(answer)
+    if isinstance(answer, numbers.Real) and not is_bool(answer):
+        value = float(answer)
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+    return None
+
+
+# -- what kind of answer was expected ------------------------------------------------------------
+
+A_NUMBER = tr("a number", "一个数")
+A_WHOLE_NUMBER = tr("a whole number", "一个整数")
+A_BYTE_COUNT = tr("a number of bytes (an int)", "一个字节数（int）")
+A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（int）")
+
+
+def expected_kind(what: Text, answer: object, *, show: str = "type") -> Text:
+    """ "expected <what>, got <answer's type>." (``show="repr"``: the answer itself)."""
+    shown = repr(answer) if show == "repr" else type(answer).__name__
+    return tr("expected ", "需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。")
+
+
+def not_a_whole_number(answer: object) -> Text:
+    """ "expected a whole number, got <the answer>." (the answer shown as written)."""
+    return expected_kind(A_WHOLE_NUMBER, answer, show="repr")
+
+
+def not_a_byte_count(answer: object) -> Text:
+    """The hint for a memory exercise's answer that is not a number of bytes."""
+    return expected_kind(A_BYTE_COUNT, answer)
+
+
+def not_a_tensor(answer: object) -> Text:
+    """The hint for an answer that should have been a tensor."""
+    return expected_kind(tr("a torch.Tensor", "一个 torch.Tensor"), answer)
+
+
+def wrong_shape(got: object, expected: object) -> Text:
+    """The hint for a tensor of the wrong shape (``got`` and ``expected`` are shape tuples)."""
+    return tr(f"shape {got} but expected {expected}.", f"形状是 {got}，应为 {expected}。")
+
+
+def tensor_kind_hint(answer: Any) -> Text | None:
+    """The hint for a non-tensor, a tensor subclass or a meta tensor; None for a plain tensor."""
+    if not isinstance(answer, torch.Tensor):
+        return not_a_tensor(answer)
+    if not plain_tensor(answer):
+        kind = type(answer).__name__
+        return tr(
+            f"expected a plain torch.Tensor, got the subclass {kind}.",
+            f"需要普通的 torch.Tensor，收到的是它的子类 {kind}。",
+        )
+    if answer.is_meta:
+        return tr(
+            "a meta tensor has a shape but no values: compute real numbers.",
+            "meta 张量只有形状没有数值：请算出真正的数。",
+        )
+    return None
