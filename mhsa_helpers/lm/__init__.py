@@ -11,6 +11,8 @@
 * ``analysis`` -- ``attention_on``, ``head_focus``, ``focus_on_texts``: which heads look at the
   previous character, the line start, the punctuation -- measured; ``copied_share``: how much of a
   generated text is copied from the training text;
+* ``verse`` -- ``verse_shape``: half-lines of 5 or 7 characters, lines of two equal halves, and
+  8-character pieces copied from the training text, measured on a generated text;
 * ``labels`` -- ``char_axis``, ``char_table``: heatmap labels with or without a Chinese font.
 
 Only torch is imported here; ``labels`` imports matplotlib and ``training`` tqdm when used.
@@ -29,7 +31,7 @@ from .checkpoint import DEMO_CHECKPOINT, CharLMCheckpoint, load_checkpoint, save
 from .generation import generate, next_token_probs
 from .labels import CharAxis, char_axis, char_table, find_cjk_font
 from .model import BlockParts, CharTransformer, FeedForward, TransformerBlock
-from .text import PUNCTUATION, Poem, Verse, load_song_ci, load_verse, poem_text
+from .text import PUNCTUATION, Poem, Verse, load_ablation, load_song_ci, load_verse, poem_text
 from .tokenizer import UNKNOWN, CharTokenizer
 from .training import (
     CharLMConfig,
@@ -41,6 +43,7 @@ from .training import (
     validation_loss,
     verse_data,
 )
+from .verse import VerseShape, verse_lines, verse_shape
 
 __all__ = [
     "CATEGORIES",
@@ -61,6 +64,7 @@ __all__ = [
     "TextData",
     "TransformerBlock",
     "Verse",
+    "VerseShape",
     "attention_on",
     "char_axis",
     "char_table",
@@ -70,6 +74,7 @@ __all__ = [
     "generate",
     "head_focus",
     "learning_rate",
+    "load_ablation",
     "load_checkpoint",
     "load_song_ci",
     "load_verse",
@@ -80,4 +85,6 @@ __all__ = [
     "train_char_lm",
     "validation_loss",
     "verse_data",
+    "verse_lines",
+    "verse_shape",
 ]

@@ -22,6 +22,8 @@ so they produce the same tokens; the cached one is faster within the first windo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from ..attention.validation import as_float, as_int, check_flag, check_positive_int, check_seed
@@ -76,6 +78,25 @@ def _check_top_k(top_k: object, vocab_size: int) -> int | None:
     return value
 
 
+def _check_banned(banned: object, vocab_size: int) -> torch.Tensor:
+    if isinstance(banned, torch.Tensor):
+        if banned.is_floating_point() or banned.dtype == torch.bool or banned.dim() > 1:
+            raise TypeError(f"banned must hold integer token ids, got a {banned.dtype} tensor")
+        values = banned.tolist()
+    elif isinstance(banned, (list, tuple, set, frozenset)):
+        values = [as_int("banned", v) for v in banned]
+    else:
+        raise TypeError(
+            f"banned must be a list or tensor of token ids, got {type(banned).__name__}"
+        )
+    values = [values] if isinstance(values, int) else values
+    if any(not 0 <= v < vocab_size for v in values):
+        raise ValueError(f"banned ids must be in [0, {vocab_size}), got {sorted(values)[:10]}")
+    if len(set(values)) >= vocab_size:
+        raise ValueError("banned must leave at least one token that can be drawn")
+    return torch.tensor(sorted(set(values)), dtype=torch.long)
+
+
 @torch.no_grad()
 def generate(
     model: CharTransformer,
@@ -86,6 +107,7 @@ def generate(
     top_k: int | None = None,
     seed: int = 0,
     use_cache: bool = True,
+    banned: Sequence[int] | torch.Tensor = (),
 ) -> torch.Tensor:
     """Continue ``prompt`` by ``max_new_tokens`` sampled tokens; return prompt + new tokens.
 
@@ -99,6 +121,8 @@ def generate(
         seed: seeds the sampling generator, an int in [-2**63, 2**64 - 1] (the global RNG is
             not touched).
         use_cache: one ``KVCache`` per block (True) or the full re-computation (False).
+        banned: token ids never drawn (their logits set to -inf first), e.g. the tokenizer's
+            unknown-character token: ``banned=tokenizer.encode(lm.UNKNOWN)``.
 
     Returns ids of shape (T + max_new_tokens,) or (b, T + max_new_tokens), like ``prompt``; an
     empty batch (b = 0) gives an empty result of that shape.
@@ -112,6 +136,7 @@ def generate(
     top_k = _check_top_k(top_k, model.vocab_size)
     seed = check_seed("seed", seed)
     check_flag("use_cache", use_cache)
+    banned_ids = _check_banned(banned, model.vocab_size)
     if prompt.dim() not in (1, 2):
         raise ValueError(
             f"prompt must have shape (T,) or (batch, T), got prompt.shape={tuple(prompt.shape)}"
@@ -136,7 +161,10 @@ def generate(
                 cached = ids.shape[1]
             else:  # no cache, or the window slid: re-read the last `window` tokens
                 logits = model(ids[:, -window:])  # (b, <= window, vocab)
-            probs = next_token_probs(logits[:, -1], temperature=temperature, top_k=top_k)
+            last = logits[:, -1]  # (b, vocab)
+            if banned_ids.numel():
+                last = last.index_fill(-1, banned_ids.to(last.device), float("-inf"))
+            probs = next_token_probs(last, temperature=temperature, top_k=top_k)
             next_id = torch.multinomial(probs, 1, generator=generator)  # (b, 1)
             ids = torch.cat([ids, next_id.to(ids.dtype)], dim=1)  # (b, T_so_far + 1)
     finally:

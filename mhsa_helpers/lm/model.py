@@ -105,7 +105,10 @@ class TransformerBlock(nn.Module):
         cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Return (b, T, d_model), or ``(out, weights)`` with weights (b, num_heads, T, T_k)."""
-        attended, weights = self.attn(self.ln_1(x), return_weights=True, cache=cache)
+        if return_weights:
+            attended, weights = self.attn(self.ln_1(x), return_weights=True, cache=cache)
+        else:  # no weights asked: a fused attention (SDPA) may skip the (T, T) matrix
+            attended, weights = self.attn(self.ln_1(x), cache=cache), None
         x = x + attended if self.parts.residual else attended  # (b, T, d_model)
         if self.ff is not None:
             fed = self.ff(self.ln_2(x))  # (b, T, d_model)
@@ -261,8 +264,11 @@ class CharTransformer(nn.Module):
         all_weights = []
         for i, block in enumerate(self.blocks):
             cache = None if caches is None else caches[i]
-            x, weights = block(x, return_weights=True, cache=cache)  # (b, T, d), (b, h, T, T_k)
-            all_weights.append(weights)
+            if return_weights:
+                x, weights = block(x, return_weights=True, cache=cache)  # (b, h, T, T_k)
+                all_weights.append(weights)
+            else:
+                x = block(x, cache=cache)  # (b, T, d_model)
         logits = self.lm_head(self.ln_f(x))  # (b, T, vocab_size)
         if not return_weights:
             return logits

@@ -9,11 +9,13 @@ validation section; no training poem shares a line with a validation poem.
 
 * ``load_verse()`` -- ``Verse(train, validation)``: the poems, each a ``Poem(lines)``;
 * ``poem_text(poems)`` -- what the model reads: the poems' lines, an empty line after each poem;
-* ``load_song_ci()`` -- the Song ci (宋词) of the same package, for "train it on another text".
+* ``load_song_ci()`` -- the Song ci (宋词) of the same package, for "train it on another text";
+* ``load_ablation()`` -- the records of tools/ablation_char_lm.py (data/char_lm_ablation.json).
 """
 
 from __future__ import annotations
 
+import json
 import lzma
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,12 +26,14 @@ __all__ = [
     "PUNCTUATION",
     "Poem",
     "Verse",
+    "load_ablation",
     "load_song_ci",
     "load_verse",
     "poem_text",
 ]
 
 VERSE_FILE = "tang_verse.txt.xz"
+ABLATION_FILE = "char_lm_ablation.json"
 SONG_CI_FILE = "song_ci.txt.xz"
 # Punctuation of the poems' lines (full-width, as written in Chinese text).
 PUNCTUATION = frozenset("，。？！；：、“”《》・")
@@ -87,3 +91,13 @@ def poem_text(poems: tuple[Poem, ...] | list[Poem]) -> str:
     if not isinstance(poems, (list, tuple)) or not all(isinstance(p, Poem) for p in poems):
         raise TypeError(f"poems must be a list of Poem, got {type(poems).__name__}")
     return "".join(poem.text + "\n" for poem in poems)
+
+
+def load_ablation() -> list[dict]:
+    """The rows of data/char_lm_ablation.json: name, validation loss, config, parameters, time."""
+    path = data_file(ABLATION_FILE)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"course data file {ABLATION_FILE!r} is missing: run tools/ablation_char_lm.py"
+        )
+    return list(json.loads(path.read_text(encoding="utf-8"))["rows"])
