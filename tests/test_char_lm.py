@@ -603,8 +603,10 @@ def test_head_focus_measures_the_parallel_character():
     assert focus.shares[0, 0, 3] == 1.0 and focus.strongest("parallel") == (0, 0)
     torch.testing.assert_close(focus.shares[0, 1], focus.baseline)
     assert focus.shares[0, 0, 4] < 0.5  # the predicted character's partner is one further on
-    with pytest.raises(ValueError, match="couplet"):
-        lm.head_focus(torch.eye(4)[None], "\n床前\n")
+    no_couplet = lm.head_focus(torch.eye(4)[None], "\n床前\n")
+    assert no_couplet.shares[0, 0, 3].isnan() and no_couplet.baseline[4].isnan()
+    with pytest.raises(ValueError, match="parallel"):
+        no_couplet.strongest("parallel")
 
 
 def test_tiny_model_on_a_real_text_gives_shares_in_range():

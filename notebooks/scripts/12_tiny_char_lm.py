@@ -224,12 +224,12 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Read the table from the top. With this short budget, attention alone (one head or four) is worse
-# than the bigram table: a single layer that only averages vectors, without a residual path, has
-# lost the current character itself and must learn everything in 400 steps. Feed-forward alone
-# changes little. The residual connection is the big step: the current character's own vector now
-# reaches the output directly. Layer norm helps once more, and four blocks trained longer (the
-# shipped model) go well below every count table.
+# Read the table from the top. With this short budget every one-block row stays above the bigram
+# table: in 400 steps a single block has not yet learned what the table simply counts. Four heads
+# instead of one, and the feed-forward network, change the loss by about 0.01 each; the residual
+# connections by 0.08. Layer norm is the largest step of the one-block rows (0.28 nats). The last
+# row differs in two ways, four blocks *and* a budget 30 times larger, and it is the one that goes
+# well below every count table.
 #
 # ## 5. The shipped model clears the bar
 #
@@ -357,9 +357,31 @@ for category in lm.CATEGORIES:
     share = focus.shares[layer, head, lm.CATEGORIES.index(category)].item()
     uniform = focus.baseline[lm.CATEGORIES.index(category)].item()
     print(f"{category:>13}: block {layer + 1} head {head + 1}, {share:.2f} (uniform {uniform:.2f})")
+shares, base = focus.shares, focus.baseline  # (num_layers, num_heads, 5), (5,)
+assert focus.strongest("parallel next") == (3, 2) and shares[3, 2, 4] > 10 * base[4]
+assert shares[..., 3].max() < 2 * base[3]  # no head on the partner of the query's own character
+assert focus.strongest("previous") == (0, 1) and shares[0, 1, 0] > 5 * base[0]
+assert focus.strongest("line start") == (1, 0) and shares[1, 0, 1] > 5 * base[1]
+assert focus.strongest("punctuation") == (2, 3) and shares[2, 3, 2] > 4 * base[2]
 
 # %% [markdown]
-# Placeholder.
+# The numbers, against the uniform row:
+#
+# * **Parallel next:** block 4 head 3 gives 0.64 of its weight to the character of the first half
+#   that pairs with the one about to be predicted, ten times the uniform 0.06. In 床前明月光，
+#   疑是地上霜, when the model is about to write 是, this head looks at 前. A head has found the
+#   couplet's parallelism (对仗), measured on poems the model never saw.
+# * **Parallel** (the partner of the query's own character): no head; the largest share is 0.08,
+#   close to the uniform 0.05. The head looks one place further on, at the partner of what comes
+#   next, which is the one that helps to predict it.
+# * **Previous character:** block 1 heads 1 and 2 (0.41 and 0.46; uniform 0.08).
+# * **Line start:** block 2 head 1 gives 0.50 to the newline that began the line (uniform 0.08).
+# * **Punctuation:** block 3 head 4 gives 0.56 (uniform 0.12): a comma or a full stop tells where
+#   in the line the next character falls.
+#
+# The heatmap shows the couplet head on one held-out poem; the table under it gives the character
+# at each position (the axes show the characters when a Chinese font is installed, positions
+# otherwise).
 
 # %%
 poem = "\n" + verse.validation[3].text
@@ -382,7 +404,8 @@ print(lm.char_table(poem))
 #
 # * Count tables set the bar: unigram, bigram and trigram tables on the same split.
 # * A Transformer block: layer norm → `MultiHeadAttention` → residual, layer norm → feed-forward →
-#   residual. Measured one part at a time, the residual connection earns the most at a short budget.
+#   residual. Measured one part at a time at a short budget, layer norm earns the most; only
+#   several blocks trained longer beat the count tables.
 # * The shipped model scores well below the best count table, writes lines of two equal halves,
 #   and copies almost none of its 8-character pieces.
 # * Past `context_length` the window slides; the cached and the uncached paths give the same text.
