@@ -611,8 +611,7 @@ def test_head_focus_measures_the_parallel_character():
 
 def test_tiny_model_on_a_real_text_gives_shares_in_range():
     model = mh.lm.CharTransformer(11, 8, 32, 2, 1)
-    tokenizer = lm.CharTokenizer("床前明月光疑是地上霜，。\n"[:11])
-    text = "\n床前明月光，疑是地上霜。\n"
-    text = "".join(c if c in tokenizer else "床" for c in text)
-    focus = lm.focus_on_texts(model, tokenizer, [text, text])
+    tokenizer = lm.CharTokenizer("床前明月光疑是霜，。\n")
+    text = "\n床前明月光，疑是月光霜。\n"
+    focus = lm.focus_on_texts(model, tokenizer, [text, text[:-1]])
     assert ((focus.shares >= 0) & (focus.shares <= 1 + 1e-6)).all()

@@ -208,8 +208,8 @@ def check_own_text(answer: object, data: object) -> CheckResult:
         return missing(
             name,
             tr(
-                "the CharLMRun that lm.train_char_lm(config, data=data) returns",
-                "lm.train_char_lm(config, data=data) 返回的 CharLMRun",
+                "the CharLMRun that `lm.train_char_lm(config, data=data)` returns",
+                "由 `lm.train_char_lm(config, data=data)` 返回的训练记录（CharLMRun）",
             ),
         )
     if not isinstance(data, TextData):

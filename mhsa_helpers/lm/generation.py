@@ -50,13 +50,14 @@ def next_token_probs(
     top_k = _check_top_k(top_k, logits.shape[-1])
     # Subtract the maximum first: logits / 1e-38 would overflow, (logits - max) / 1e-38 is 0
     # for the largest logit and -inf for the others, a valid distribution.
-    shifted = logits - logits.amax(dim=-1, keepdim=True)  # (b, vocab), max 0
+    # In float64: a temperature below float32's range (1e-300) would round to 0 in float32.
+    shifted = (logits - logits.amax(dim=-1, keepdim=True)).double()  # (b, vocab), max 0
     scaled = shifted / temperature  # (b, vocab)
     if top_k is not None:
         keep = torch.zeros_like(scaled, dtype=torch.bool)
         keep.scatter_(-1, torch.topk(scaled, top_k, dim=-1).indices, True)  # exactly k per row
         scaled = scaled.masked_fill(~keep, float("-inf"))  # (b, vocab)
-    return torch.softmax(scaled, dim=-1)  # (b, vocab)
+    return torch.softmax(scaled, dim=-1).to(logits.dtype)  # (b, vocab)
 
 
 def _check_temperature(temperature: object) -> float:
