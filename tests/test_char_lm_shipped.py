@@ -1,7 +1,7 @@
 """The shipped model's claims that lesson 12 prints: it beats the count tables, it writes verse.
 
-Each test stays under a few seconds on one core: the margin over the count tables is measured on
-a slice of the validation text, the verse shape on a few generated poems.
+The margin over the count tables is measured on a slice of the validation text, the verse shape
+on a few generated poems; the two tests that take about 10 s are marked ``slow``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def test_shipped_checkpoint_is_the_script_s_and_small(shipped):
     assert shipped.tokenizer.chars == lm.verse_data().tokenizer.chars
 
 
+@pytest.mark.slow  # two training steps of the full-size model: about 10 s on one core
 def test_script_first_steps_reproduce_the_recorded_losses(shipped):
     run = lm.train_char_lm(demo_config(), stop_after=2, progress=False)
     # Same machine: identical; another CPU may round the last bits differently.
@@ -63,6 +64,7 @@ def test_the_recorded_validation_loss_is_the_loaded_model_s(shipped):
     )
 
 
+@pytest.mark.slow  # six poems, token by token: about 10-15 s on one core
 def test_it_writes_verse_with_the_lesson_s_settings(shipped):
     tokenizer, model = shipped.tokenizer, shipped.model
     verse = lm.load_verse()
