@@ -74,3 +74,34 @@ def test_punctuation_share():
     assert_not_yet(ex.check_punctuation_share(per_query, weights, text), "shape")
     assert_not_yet(ex.check_punctuation_share(None, weights, text), "no answer yet")
     assert_not_yet(ex.check_punctuation_share(0.3, weights, text))
+
+
+def test_own_text():
+    data = lm.text_data(lm.load_song_ci()[:8000])
+    config = lm.CharLMConfig(
+        d_model=32,
+        num_heads=2,
+        num_layers=1,
+        context_length=16,
+        dropout=0.0,
+        batch_size=16,
+        steps=120,
+        lr=1e-2,
+        min_lr=1e-3,
+        warmup_steps=10,
+        eval_every=120,
+    )
+    run = lm.train_char_lm(config, data=data, progress=False)
+    assert_pass(ex.check_own_text(run, data))
+    assert_not_yet(ex.check_own_text(None, data), "CharLMRun")
+    assert_not_yet(ex.check_own_text(run.model, data), "CharTransformer")
+    assert_not_yet(ex.check_own_text(run, lm.text_data(lm.load_song_ci()[9000:17000])), "data=data")
+    untrained = lm.train_char_lm(
+        lm.CharLMConfig(**{**config.__dict__, "steps": 2, "warmup_steps": 1, "eval_every": 2}),
+        data=data,
+        progress=False,
+    )
+    assert_not_yet(ex.check_own_text(untrained, data), "unigram")
+    run.val_losses = []
+    assert_not_yet(ex.check_own_text(run, data), "no validation loss")
+    assert_not_yet(ex.check_own_text(run, "data"), "TextData")

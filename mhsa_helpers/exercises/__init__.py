@@ -56,7 +56,12 @@ from .lesson10 import (
     check_projected_tokens,
 )
 from .lesson11 import check_left_padding_mask, check_masked_softmax
-from .lesson12 import check_cache_numbers, check_punctuation_share, check_top_k_probs
+from .lesson12 import (
+    check_cache_numbers,
+    check_own_text,
+    check_punctuation_share,
+    check_top_k_probs,
+)
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -88,6 +93,7 @@ __all__ = [
     "check_memory_growth",
     "check_mha_parameter_count",
     "check_offset_attention",
+    "check_own_text",
     "check_prediction_changed_weights",
     "check_prediction_saturation",
     "check_prediction_self_match",

@@ -7,6 +7,8 @@
 * ``check_punctuation_share(answer, weights, text)`` -- per head, the total weight on punctuation
   keys at or before each query, averaged over the queries that have one: what
   ``mh.lm.head_focus`` reports as "punctuation".
+* ``check_own_text(answer, data)`` -- a run of ``lm.train_char_lm`` on another text
+  (``data = lm.text_data(...)``) whose validation loss is below that text's unigram count table.
 """
 
 from __future__ import annotations
@@ -15,11 +17,18 @@ import torch
 
 from ..i18n import tr
 from ..lm.analysis import head_focus
+from ..lm.baselines import CountTable
 from ..lm.generation import next_token_probs
 from ..lm.text import PUNCTUATION
+from ..lm.training import CharLMRun, TextData
 from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
 
-__all__ = ["check_cache_numbers", "check_punctuation_share", "check_top_k_probs"]
+__all__ = [
+    "check_cache_numbers",
+    "check_own_text",
+    "check_punctuation_share",
+    "check_top_k_probs",
+]
 
 _LAYERS, _HEADS, _HEAD_DIM, _TOKENS = 3, 4, 32, 100
 _CACHE_NUMBERS = 2 * _LAYERS * _HEADS * _TOKENS * _HEAD_DIM  # 76_800
@@ -187,5 +196,63 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
             "weights over those keys; average over the queries that have a punctuation key.",
             "is_punct = 一个 (T,) 的 bool 张量，标出属于 PUNCTUATION 的键；把每个查询行在这些键上"
             "的权重加起来；再对有标点键的查询求平均。",
+        ),
+    )
+
+
+def check_own_text(answer: object, data: object) -> CheckResult:
+    """``answer``: a ``CharLMRun`` trained on ``data`` (``lm.text_data(...)``) that beats the
+    unigram count table of the same text on its validation part."""
+    name = tr("a model trained on another text", "在另一段文本上训练的模型")
+    if answer is None:
+        return missing(
+            name,
+            tr(
+                "the CharLMRun that `lm.train_char_lm(config, data=data)` returns",
+                "由 `lm.train_char_lm(config, data=data)` 返回的训练记录（CharLMRun）",
+            ),
+        )
+    if not isinstance(data, TextData):
+        return fail(
+            name,
+            tr("pass the TextData you trained on as data.", "把训练用的 TextData 作为 data 传入。"),
+        )
+    if not isinstance(answer, CharLMRun):
+        kind = type(answer).__name__
+        return fail(
+            name,
+            tr(
+                f"expected the run lm.train_char_lm returns, got a {kind}.",
+                f"需要 lm.train_char_lm 返回的训练记录（CharLMRun），收到的是 {kind}。",
+            ),
+        )
+    if answer.tokenizer.chars != data.tokenizer.chars:
+        return fail(
+            name,
+            tr(
+                "this run was trained on another text: pass data=data to lm.train_char_lm.",
+                "这次训练用的是别的文本：调用 lm.train_char_lm 时要传 data=data。",
+            ),
+        )
+    if not answer.val_losses:
+        return fail(name, tr("the run has no validation loss.", "这次训练没有验证损失。"))
+    vocab = data.tokenizer.vocab_size
+    unigram = CountTable(data.train_ids, 1, vocab).loss(data.val_ids)
+    val = answer.val_losses[-1][1]
+    if not val < unigram:
+        return fail(
+            name,
+            tr(
+                f"validation loss {val:.2f} is not below the unigram table's {unigram:.2f}: "
+                "train more steps (or with a larger learning rate).",
+                f"验证损失 {val:.2f} 没有低于一元计数表的 {unigram:.2f}。"
+                "多训练一些步数，或调大学习率。",
+            ),
+        )
+    return ok(
+        name,
+        tr(
+            f"validation loss {val:.2f}, below the unigram table's {unigram:.2f}.",
+            f"验证损失 {val:.2f}，低于一元计数表的 {unigram:.2f}。",
         ),
     )

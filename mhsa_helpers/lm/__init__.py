@@ -1,6 +1,7 @@
 """A tiny character-level language model (字符级语言模型) that writes Tang poems (lesson 12).
 
-* ``text`` -- the Tang 300 shipped in data/: ``load_tang300``, ``poem_text``, ``split_poems``;
+* ``text`` -- Tang regular verse shipped in data/: ``load_verse``, ``poem_text``, ``load_song_ci``;
+* ``baselines`` -- ``CountTable``: unigram, bigram and trigram count tables, the bar to clear;
 * ``tokenizer`` -- ``CharTokenizer``: one token per character;
 * ``model`` -- ``CharTransformer`` (embeddings, ``TransformerBlock`` s around the course's
   ``MultiHeadAttention``, ``FeedForward``, layer norms, LM head);
@@ -10,6 +11,8 @@
 * ``analysis`` -- ``attention_on``, ``head_focus``, ``focus_on_texts``: which heads look at the
   previous character, the line start, the punctuation -- measured; ``copied_share``: how much of a
   generated text is copied from the training text;
+* ``verse`` -- ``verse_shape``: half-lines of 5 or 7 characters, lines of two equal halves, and
+  8-character pieces copied from the training text, measured on a generated text;
 * ``labels`` -- ``char_axis``, ``char_table``: heatmap labels with or without a Chinese font.
 
 Only torch is imported here; ``labels`` imports matplotlib and ``training`` tqdm when used.
@@ -23,35 +26,45 @@ from .analysis import (
     focus_on_texts,
     head_focus,
 )
+from .baselines import CountTable
 from .checkpoint import DEMO_CHECKPOINT, CharLMCheckpoint, load_checkpoint, save_checkpoint
 from .generation import generate, next_token_probs
 from .labels import CharAxis, char_axis, char_table, find_cjk_font
-from .model import CharTransformer, FeedForward, TransformerBlock
-from .text import PUNCTUATION, Poem, load_tang300, poem_text, split_poems
-from .tokenizer import CharTokenizer
+from .model import BlockParts, CharTransformer, FeedForward, TransformerBlock
+from .text import PUNCTUATION, Poem, Verse, load_ablation, load_song_ci, load_verse, poem_text
+from .tokenizer import UNKNOWN, CharTokenizer
 from .training import (
     CharLMConfig,
     CharLMRun,
+    TextData,
     learning_rate,
-    tang300_data,
+    text_data,
     train_char_lm,
     validation_loss,
+    verse_data,
 )
+from .verse import VerseShape, verse_lines, verse_shape
 
 __all__ = [
     "CATEGORIES",
     "DEMO_CHECKPOINT",
     "PUNCTUATION",
+    "UNKNOWN",
+    "BlockParts",
     "CharAxis",
     "CharLMCheckpoint",
     "CharLMConfig",
     "CharLMRun",
     "CharTokenizer",
     "CharTransformer",
+    "CountTable",
     "FeedForward",
     "HeadFocus",
     "Poem",
+    "TextData",
     "TransformerBlock",
+    "Verse",
+    "VerseShape",
     "attention_on",
     "char_axis",
     "char_table",
@@ -61,13 +74,17 @@ __all__ = [
     "generate",
     "head_focus",
     "learning_rate",
+    "load_ablation",
     "load_checkpoint",
-    "load_tang300",
+    "load_song_ci",
+    "load_verse",
     "next_token_probs",
     "poem_text",
     "save_checkpoint",
-    "split_poems",
-    "tang300_data",
+    "text_data",
     "train_char_lm",
     "validation_loss",
+    "verse_data",
+    "verse_lines",
+    "verse_shape",
 ]

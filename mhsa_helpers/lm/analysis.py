@@ -1,13 +1,19 @@
 """What the trained heads look at, measured: ``head_focus(weights, text)``.
 
-For every head, three shares of attention weight on a real text, each averaged over the queries
+For every head, five shares of attention weight on a real text, each averaged over the queries
 where it is defined:
 
 * ``previous`` -- the weight on the character just before the query (key t - 1; queries t >= 1);
 * ``line start`` -- the weight on the newline that begins the query's line (the last "\\n" before
   the query; queries that have one);
 * ``punctuation`` -- the total weight on punctuation marks (，。？！ ...) at or before the query
-  (queries that have at least one).
+  (queries that have at least one);
+* ``parallel`` -- for a query in the second half of a couplet line (下句), the weight on the
+  character at the same place in the first half (上句): the character it pairs with in a couplet
+  (对仗), e.g. 疑 -> 床 in 床前明月光，疑是地上霜。;
+* ``parallel next`` -- for the comma and the second half's characters, the weight on the first
+  half's character one place further on: the partner of the character being *predicted* (the
+  query 疑 predicts 是, whose partner is 前).
 
 The shares may overlap (the previous character can be the newline or a comma). A head that spread
 its weight evenly over the past would get the ``baseline`` shares, computed the same way for
@@ -35,7 +41,7 @@ __all__ = [
     "head_focus",
 ]
 
-CATEGORIES = ("previous", "line start", "punctuation")
+CATEGORIES = ("previous", "line start", "punctuation", "parallel", "parallel next")
 
 
 def _category_name(category: str) -> str:
@@ -44,6 +50,8 @@ def _category_name(category: str) -> str:
         "previous": say("previous", "前一个字符"),
         "line start": say("line start", "行首"),
         "punctuation": say("punctuation", "标点"),
+        "parallel": say("parallel", "对仗字"),
+        "parallel next": say("parallel next", "下一字的对仗字"),
     }
     return names.get(category, category)
 
@@ -60,21 +68,29 @@ def _right(text: str, width: int) -> str:
 
 @dataclass(frozen=True)
 class HeadFocus:
-    """Shares of attention per head: ``shares`` (num_layers, num_heads, 3), ``baseline`` (3,).
+    """Shares of attention per head: ``shares`` (num_layers, num_heads, 5), ``baseline`` (5,).
 
-    The last dimension follows ``CATEGORIES``: previous character, line start, punctuation.
+    The last dimension follows ``CATEGORIES``: previous character, line start, punctuation,
+    parallel character, the predicted character's parallel.
     """
 
     shares: torch.Tensor
     baseline: torch.Tensor
     categories: tuple[str, ...] = CATEGORIES
 
+    def __post_init__(self) -> None:
+        # Fewer columns than CATEGORIES (a table built by hand): the first ones.
+        if self.categories == CATEGORIES and self.shares.shape[-1] < len(CATEGORIES):
+            object.__setattr__(self, "categories", CATEGORIES[: self.shares.shape[-1]])
+
     def strongest(self, category: str) -> tuple[int, int]:
         """(layer, head), 0-based, of the head with the largest share in ``category``."""
         if category not in self.categories:
             raise ValueError(f"category must be one of {self.categories}, got {category!r}")
         column = self.shares[..., self.categories.index(category)]  # (L, h)
-        flat = int(column.argmax())
+        if bool(column.isnan().all()):
+            raise ValueError(f"no query of the text had a {category!r} key")
+        flat = int(column.nan_to_num(float("-inf")).argmax())
         return divmod(flat, column.shape[1])
 
     def table(self) -> str:
@@ -83,25 +99,43 @@ class HeadFocus:
         The headings follow the lesson language; the columns line up in both.
         """
         block, head_name = say("block", "块"), say("head", "头")
-        names = " | ".join(_right(_category_name(c), 11) for c in self.categories)
+        names = " | ".join(_right(_category_name(c), 13) for c in self.categories)
         header = f"{_right(block, 5)} {_right(head_name, 4)} | {names}"
         rows = [header, "-" * _width(header)]
         num_layers, num_heads, _ = self.shares.shape
         for layer in range(num_layers):
             for head in range(num_heads):
-                values = " | ".join(f"{v:>11.2f}" for v in self.shares[layer, head].tolist())
+                values = " | ".join(f"{v:>13.2f}" for v in self.shares[layer, head].tolist())
                 rows.append(f"{layer + 1:>5} {head + 1:>4} | {values}")
         rows.append("-" * _width(header))
         uniform = _right(say("uniform", "均匀注意力"), 10)
-        rows.append(f"{uniform} | " + " | ".join(f"{v:>11.2f}" for v in self.baseline))
+        rows.append(f"{uniform} | " + " | ".join(f"{v:>13.2f}" for v in self.baseline))
         return "\n".join(rows)
 
     def __repr__(self) -> str:
         return self.table()
 
 
+def _parallel_keys(text: str) -> tuple[list[int], list[int]]:
+    """Per query, the key of its parallel character and of the predicted one's (-1: none)."""
+    same, following = [-1] * len(text), [-1] * len(text)
+    start = 0
+    for line in text.split("\n"):
+        comma = line.find("，")
+        half = comma
+        if comma > 0 and len(line) >= 2 * half + 1:
+            for j in range(-1, half):  # -1: the comma itself
+                query = start + comma + 1 + j
+                if j >= 0:
+                    same[query] = start + j
+                if j + 1 < half:
+                    following[query] = start + j + 1
+        start += len(line) + 1
+    return same, following
+
+
 def _category_masks(text: str) -> tuple[torch.Tensor, ...]:
-    """Three (T, T) bool masks over (query, key): the keys each category counts, per query."""
+    """Five (T, T) bool masks over (query, key): the keys each category counts, per query."""
     num = len(text)
     query = torch.arange(num)[:, None]  # (T, 1)
     key = torch.arange(num)[None, :]  # (1, T)
@@ -115,17 +149,23 @@ def _category_masks(text: str) -> tuple[torch.Tensor, ...]:
     line_start = key == torch.tensor(last_newline)[:, None]  # (T, T); -1 matches nothing
     is_punct = torch.tensor([ch in PUNCTUATION for ch in text])  # (T,)
     punctuation = is_punct[None, :] & (key <= query)  # (T, T)
-    return previous, line_start, punctuation
+    same, following = _parallel_keys(text)
+    parallel = key == torch.tensor(same)[:, None]  # (T, T)
+    parallel_next = key == torch.tensor(following)[:, None]  # (T, T)
+    return previous, line_start, punctuation, parallel, parallel_next
 
 
 def head_focus(weights: torch.Tensor, text: str) -> HeadFocus:
-    """Measure ``previous`` / ``line start`` / ``punctuation`` shares of ``weights`` on ``text``.
+    """Measure the five shares (``CATEGORIES``) of ``weights`` on ``text``.
 
     Args:
         weights: attention weights of one sequence, (num_heads, T, T) or
             (num_layers, num_heads, T, T) (e.g. ``weights[0]`` of ``model(ids,
             return_weights=True)``).
         text: the T characters the weights were computed on.
+
+    A category that no query of ``text`` has (``parallel`` in a text without a couplet line)
+    gets NaN shares; ``focus_on_texts`` averages over the texts where it is defined.
     """
     if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
         raise TypeError("weights must be a floating-point torch.Tensor")
@@ -149,12 +189,14 @@ def head_focus(weights: torch.Tensor, text: str) -> HeadFocus:
     shares, baseline = [], []
     for mask in _category_masks(text):
         rows = mask.any(dim=-1)  # (T,): queries where the category exists
-        if not rows.any():
-            raise ValueError("text is too short: some category has no query (add a newline)")
+        if not rows.any():  # e.g. no couplet line: the share is not defined
+            shares.append(torch.full(weights.shape[:2], float("nan")))
+            baseline.append(torch.tensor(float("nan")))
+            continue
         per_query = (weights * mask).sum(dim=-1)[..., rows]  # (L, h, n_rows)
         shares.append(per_query.mean(dim=-1))  # (L, h)
         baseline.append((uniform * mask).sum(dim=-1)[rows].mean())
-    return HeadFocus(torch.stack(shares, dim=-1), torch.stack(baseline))  # (L, h, 3), (3,)
+    return HeadFocus(torch.stack(shares, dim=-1), torch.stack(baseline))  # (L, h, 5), (5,)
 
 
 @torch.no_grad()
@@ -194,9 +236,11 @@ def copied_share(generated: str, reference: str, n: int = 4) -> float:
         raise TypeError("generated and reference must be str")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1, got n={n!r}")
-    known = {reference[i : i + n] for i in range(len(reference) - n + 1)}
     pieces = [generated[i : i + n] for i in range(len(generated) - n + 1)]
     pieces = [p for p in pieces if "\n" not in p]
     if not pieces:
         raise ValueError(f"generated has no {n}-character piece without a newline")
+    if len(pieces) < 2000:  # a few pieces: a substring search each is faster than a set
+        return sum(p in reference for p in pieces) / len(pieces)
+    known = {reference[i : i + n] for i in range(len(reference) - n + 1)}
     return sum(p in known for p in pieces) / len(pieces)

@@ -1,24 +1,32 @@
-"""``generate``: autoregressive sampling (自回归生成) from a ``CharTransformer``.
+"""``generate``: autoregressive sampling (自回归生成) from a ``CharTransformer``, of any length.
 
 Each step turns the logits of the last position into probabilities (softmax of
 ``logits / temperature``, keeping only the ``top_k`` largest when given), draws the next token from
 a generator seeded with ``seed``, appends it and repeats.
 
+The model has learned positions 0 .. ``context_length - 1`` only, so it reads at most the last
+``context_length`` tokens: once the text is longer, the window slides (滑动窗口) and the model
+sees the last ``context_length`` tokens at positions 0 .. context_length - 1, as nanoGPT's
+``generate`` crops its input.
+
 * ``use_cache=True``: the prompt goes through the model once, filling one ``KVCache`` per block;
-  each later step feeds only the newest token, which attends to every cached key and value.
-* ``use_cache=False``: every step runs the whole sequence again (the full re-computation).
+  each later step feeds only the newest token, which attends to every cached key and value. When
+  the window slides, every token moves to a new position, so its cached keys (computed with the old
+  position's embedding) no longer hold: from then on each step re-reads the whole window, exactly
+  as the uncached path does.
+* ``use_cache=False``: every step runs the whole window again (the full re-computation).
 
 Both paths compute the same logits up to float rounding and draw from the same seeded generator,
-so they produce the same tokens; the cached one is faster because it skips the re-computation.
+so they produce the same tokens; the cached one is faster within the first window.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 
 import torch
 
-from ..validation import check_flag, check_positive_int
+from ..validation import as_float, as_int, check_flag, check_positive_int, check_seed
 from .model import CharTransformer
 
 __all__ = ["generate", "next_token_probs"]
@@ -30,41 +38,64 @@ def next_token_probs(
     """Logits (b, vocab) -> probabilities (b, vocab): softmax(logits / temperature), top-k only.
 
     ``temperature`` < 1 sharpens the distribution (more likely characters get even more likely),
-    > 1 flattens it. ``top_k`` sets every logit below the k-th largest to -inf first, so only the
-    k most likely characters can be drawn (``top_k=1`` is greedy decoding).
+    > 1 flattens it; a tiny temperature tends to greedy decoding (ties share the probability).
+    ``top_k`` keeps exactly the k largest logits (the first in vocabulary order among ties) and
+    sets the others to -inf, so only k characters can be drawn (``top_k=1`` is greedy decoding).
     """
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
         raise TypeError("logits must be a floating-point torch.Tensor")
+    if logits.dim() < 1 or logits.shape[-1] < 1:
+        raise ValueError(f"logits must end in a vocabulary dimension, got {tuple(logits.shape)}")
     temperature = _check_temperature(temperature)
-    _check_top_k(top_k, logits.shape[-1])
-    scaled = logits / temperature  # (b, vocab)
+    top_k = _check_top_k(top_k, logits.shape[-1])
+    # Subtract the maximum first: logits / 1e-38 would overflow, (logits - max) / 1e-38 is 0
+    # for the largest logit and -inf for the others, a valid distribution.
+    # In float64: a temperature below float32's range (1e-300) would round to 0 in float32.
+    shifted = (logits - logits.amax(dim=-1, keepdim=True)).double()  # (b, vocab), max 0
+    scaled = shifted / temperature  # (b, vocab)
     if top_k is not None:
-        kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]  # (b, 1)
-        scaled = scaled.masked_fill(scaled < kth, float("-inf"))  # (b, vocab)
-    return torch.softmax(scaled, dim=-1)  # (b, vocab)
+        keep = torch.zeros_like(scaled, dtype=torch.bool)
+        keep.scatter_(-1, torch.topk(scaled, top_k, dim=-1).indices, True)  # exactly k per row
+        scaled = scaled.masked_fill(~keep, float("-inf"))  # (b, vocab)
+    return torch.softmax(scaled, dim=-1).to(logits.dtype)  # (b, vocab)
 
 
 def _check_temperature(temperature: object) -> float:
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise TypeError(
-            f"temperature must be a positive number, got temperature={temperature!r} "
-            f"({type(temperature).__name__})"
-        )
-    if not (math.isfinite(temperature) and temperature > 0):
+    value = as_float("temperature", temperature)
+    if not (value > 0 and value != float("inf")):
         raise ValueError(
             f"temperature must be a positive finite number, got temperature={temperature!r} "
             "(for greedy decoding use top_k=1)"
         )
-    return float(temperature)
+    return value
 
 
-def _check_top_k(top_k: object, vocab_size: int) -> None:
+def _check_top_k(top_k: object, vocab_size: int) -> int | None:
     if top_k is None:
-        return
-    if isinstance(top_k, bool) or not isinstance(top_k, int):
-        raise TypeError(f"top_k must be None or an int, got top_k={top_k!r}")
-    if not 1 <= top_k <= vocab_size:
+        return None
+    value = as_int("top_k", top_k)
+    if not 1 <= value <= vocab_size:
         raise ValueError(f"top_k must be in [1, vocab_size={vocab_size}], got top_k={top_k}")
+    return value
+
+
+def _check_banned(banned: object, vocab_size: int) -> torch.Tensor:
+    if isinstance(banned, torch.Tensor):
+        if banned.is_floating_point() or banned.dtype == torch.bool or banned.dim() > 1:
+            raise TypeError(f"banned must hold integer token ids, got a {banned.dtype} tensor")
+        values = banned.tolist()
+    elif isinstance(banned, (list, tuple, set, frozenset)):
+        values = [as_int("banned", v) for v in banned]
+    else:
+        raise TypeError(
+            f"banned must be a list or tensor of token ids, got {type(banned).__name__}"
+        )
+    values = [values] if isinstance(values, int) else values
+    if any(not 0 <= v < vocab_size for v in values):
+        raise ValueError(f"banned ids must be in [0, {vocab_size}), got {sorted(values)[:10]}")
+    if len(set(values)) >= vocab_size:
+        raise ValueError("banned must leave at least one token that can be drawn")
+    return torch.tensor(sorted(set(values)), dtype=torch.long)
 
 
 @torch.no_grad()
@@ -77,52 +108,66 @@ def generate(
     top_k: int | None = None,
     seed: int = 0,
     use_cache: bool = True,
+    banned: Sequence[int] | torch.Tensor = (),
 ) -> torch.Tensor:
     """Continue ``prompt`` by ``max_new_tokens`` sampled tokens; return prompt + new tokens.
 
     Args:
         model: a ``CharTransformer`` (run in eval mode; its mode is restored afterwards).
-        prompt: token ids (T,) or (b, T), e.g. ``tokenizer.encode("明月")``.
-        max_new_tokens: how many tokens to add; prompt + new tokens must fit in
-            ``model.context_length`` (the learned positions end there).
-        temperature, top_k: see ``next_token_probs``.
-        seed: seeds the sampling generator (the global RNG is not touched).
+        prompt: token ids (T,) or (b, T), e.g. ``tokenizer.encode("明月")``; any length (the
+            model reads its last ``context_length`` tokens).
+        max_new_tokens: how many tokens to add, any number >= 1: past ``context_length`` the
+            window slides.
+        temperature, top_k: see ``next_token_probs`` (numpy numbers are accepted).
+        seed: seeds the sampling generator, an int in [-2**63, 2**64 - 1] (the global RNG is
+            not touched).
         use_cache: one ``KVCache`` per block (True) or the full re-computation (False).
+        banned: token ids never drawn (their logits set to -inf first), e.g. the tokenizer's
+            unknown-character token: ``banned=tokenizer.encode(lm.UNKNOWN)``.
 
-    Returns ids of shape (T + max_new_tokens,) or (b, T + max_new_tokens), like ``prompt``.
+    Returns ids of shape (T + max_new_tokens,) or (b, T + max_new_tokens), like ``prompt``; an
+    empty batch (b = 0) gives an empty result of that shape.
     """
     if not isinstance(model, CharTransformer):
         raise TypeError(f"model must be a CharTransformer, got {type(model).__name__}")
     if not isinstance(prompt, torch.Tensor):
         raise TypeError(f"prompt must be a torch.Tensor of token ids, got {type(prompt).__name__}")
-    check_positive_int("max_new_tokens", max_new_tokens)
-    _check_temperature(temperature)
-    _check_top_k(top_k, model.vocab_size)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got seed={seed!r}")
+    max_new_tokens = check_positive_int("max_new_tokens", max_new_tokens)
+    temperature = _check_temperature(temperature)
+    top_k = _check_top_k(top_k, model.vocab_size)
+    seed = check_seed("seed", seed)
     check_flag("use_cache", use_cache)
+    banned_ids = _check_banned(banned, model.vocab_size)
+    if prompt.dim() not in (1, 2):
+        raise ValueError(
+            f"prompt must have shape (T,) or (batch, T), got prompt.shape={tuple(prompt.shape)}"
+        )
     squeeze = prompt.dim() == 1
     ids = prompt.unsqueeze(0) if squeeze else prompt  # (b, T)
-    model.check_ids(ids, name="prompt")
-    total = ids.shape[1] + max_new_tokens
-    if total > model.context_length:
-        raise ValueError(
-            f"prompt ({ids.shape[1]} tokens) + max_new_tokens={max_new_tokens} = {total} exceeds "
-            f"context_length={model.context_length}"
-        )
-    generator = torch.Generator(device=ids.device).manual_seed(seed)
+    if ids.shape[0] == 0 and ids.shape[1] >= 1:  # nothing to continue, but check the dtype
+        model.check_ids(torch.zeros(1, 1, dtype=ids.dtype, device=ids.device), name="prompt")
+        return ids.new_zeros(0, ids.shape[1] + max_new_tokens)
+    window = model.context_length
+    model.check_ids(ids[:, -window:], name="prompt")
+    # torch.Generator takes seeds in [-2**63, 2**64); a negative one as its 64-bit pattern.
+    generator = torch.Generator(device=ids.device).manual_seed(seed % 2**64)
     was_training = model.training
     model.eval()
     try:
         caches = model.new_caches() if use_cache else None
-        step_input = ids  # (b, T): the whole prompt first
+        cached = 0  # tokens in the caches
         for _ in range(max_new_tokens):
-            # Without caches, the whole sequence again; with them, only the newest tokens.
-            logits = model(ids) if caches is None else model(step_input, caches=caches)
-            probs = next_token_probs(logits[:, -1], temperature=temperature, top_k=top_k)
+            if caches is not None and ids.shape[1] <= window:
+                logits = model(ids[:, cached:], caches=caches)  # (b, new, vocab)
+                cached = ids.shape[1]
+            else:  # no cache, or the window slid: re-read the last `window` tokens
+                logits = model(ids[:, -window:])  # (b, <= window, vocab)
+            last = logits[:, -1]  # (b, vocab)
+            if banned_ids.numel():
+                last = last.index_fill(-1, banned_ids.to(last.device), float("-inf"))
+            probs = next_token_probs(last, temperature=temperature, top_k=top_k)
             next_id = torch.multinomial(probs, 1, generator=generator)  # (b, 1)
-            ids = torch.cat([ids, next_id], dim=1)  # (b, T_so_far + 1)
-            step_input = next_id
+            ids = torch.cat([ids, next_id.to(ids.dtype)], dim=1)  # (b, T_so_far + 1)
     finally:
         model.train(was_training)
     return ids[0] if squeeze else ids

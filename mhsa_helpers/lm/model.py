@@ -16,6 +16,7 @@ recomputing the past.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -24,7 +25,7 @@ from ..attention.kv_cache import KVCache
 from ..attention.multihead import MultiHeadAttention
 from ..validation import check_dropout, check_flag, check_positive_int
 
-__all__ = ["CharTransformer", "FeedForward", "TransformerBlock"]
+__all__ = ["BlockParts", "CharTransformer", "FeedForward", "TransformerBlock"]
 
 
 class FeedForward(nn.Module):
@@ -47,6 +48,24 @@ class FeedForward(nn.Module):
         return self.dropout(self.fc_out(self.act(self.fc_in(x))))  # (b, T, d_model)
 
 
+@dataclass(frozen=True)
+class BlockParts:
+    """Which parts a ``TransformerBlock`` has (all by default; lesson 12's ablation removes some).
+
+    ``feed_forward`` -- the ``FeedForward`` after attention; ``residual`` -- the two additions
+    ``x + ...``; ``layer_norm`` -- ``ln_1``, ``ln_2`` and the model's ``ln_f`` (``nn.Identity``
+    when off).
+    """
+
+    feed_forward: bool = True
+    residual: bool = True
+    layer_norm: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("feed_forward", "residual", "layer_norm"):
+            check_flag(name, getattr(self, name))
+
+
 class TransformerBlock(nn.Module):
     """``x + attn(ln_1(x))``, then ``x + ff(ln_2(x))``: (b, T, d_model) -> (b, T, d_model).
 
@@ -66,13 +85,17 @@ class TransformerBlock(nn.Module):
         num_heads: int,
         dropout: float = 0.0,
         ff_hidden: int | None = None,
+        *,
+        parts: BlockParts | None = None,
     ):
         super().__init__()
         hidden = 4 * d_model if ff_hidden is None else check_positive_int("ff_hidden", ff_hidden)
-        self.ln_1 = nn.LayerNorm(d_model)
+        self.parts = BlockParts() if parts is None else parts
+        norm = nn.LayerNorm if self.parts.layer_norm else nn.Identity
+        self.ln_1 = norm(d_model)
         self.attn = MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
-        self.ln_2 = nn.LayerNorm(d_model)
-        self.ff = FeedForward(d_model, hidden, dropout)
+        self.ln_2 = norm(d_model)
+        self.ff = FeedForward(d_model, hidden, dropout) if self.parts.feed_forward else None
 
     def forward(
         self,
@@ -82,9 +105,14 @@ class TransformerBlock(nn.Module):
         cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Return (b, T, d_model), or ``(out, weights)`` with weights (b, num_heads, T, T_k)."""
-        attended, weights = self.attn(self.ln_1(x), return_weights=True, cache=cache)
-        x = x + attended  # (b, T, d_model), residual
-        x = x + self.ff(self.ln_2(x))  # (b, T, d_model), residual
+        if return_weights:
+            attended, weights = self.attn(self.ln_1(x), return_weights=True, cache=cache)
+        else:  # no weights asked: a fused attention (SDPA) may skip the (T, T) matrix
+            attended, weights = self.attn(self.ln_1(x), cache=cache), None
+        x = x + attended if self.parts.residual else attended  # (b, T, d_model)
+        if self.ff is not None:
+            fed = self.ff(self.ln_2(x))  # (b, T, d_model)
+            x = x + fed if self.parts.residual else fed  # (b, T, d_model)
         return (x, weights) if return_weights else x
 
 
@@ -116,6 +144,8 @@ class CharTransformer(nn.Module):
         num_heads: int = 4,
         num_layers: int = 3,
         dropout: float = 0.0,
+        *,
+        parts: BlockParts | None = None,
     ):
         super().__init__()
         self.vocab_size = check_positive_int("vocab_size", vocab_size)
@@ -124,6 +154,9 @@ class CharTransformer(nn.Module):
         self.num_heads = check_positive_int("num_heads", num_heads)
         self.num_layers = check_positive_int("num_layers", num_layers)
         self.dropout_rate = check_dropout(dropout)
+        if parts is not None and not isinstance(parts, BlockParts):
+            raise TypeError(f"parts must be a BlockParts or None, got {type(parts).__name__}")
+        self.parts = BlockParts() if parts is None else parts
         if d_model % num_heads:
             raise ValueError(
                 f"d_model must be divisible by num_heads, got d_model={d_model}, "
@@ -133,11 +166,11 @@ class CharTransformer(nn.Module):
         self.pos_emb = nn.Embedding(context_length, d_model)
         self.blocks = nn.ModuleList(
             [
-                TransformerBlock(d_model, context_length, num_heads, dropout)
+                TransformerBlock(d_model, context_length, num_heads, dropout, parts=self.parts)
                 for _ in range(num_layers)
             ]
         )
-        self.ln_f = nn.LayerNorm(d_model)
+        self.ln_f = nn.LayerNorm(d_model) if self.parts.layer_norm else nn.Identity()
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         self.apply(self._init_weights)
         self.lm_head.weight = self.tok_emb.weight  # weight tying
@@ -231,8 +264,11 @@ class CharTransformer(nn.Module):
         all_weights = []
         for i, block in enumerate(self.blocks):
             cache = None if caches is None else caches[i]
-            x, weights = block(x, return_weights=True, cache=cache)  # (b, T, d), (b, h, T, T_k)
-            all_weights.append(weights)
+            if return_weights:
+                x, weights = block(x, return_weights=True, cache=cache)  # (b, h, T, T_k)
+                all_weights.append(weights)
+            else:
+                x = block(x, cache=cache)  # (b, T, d_model)
         logits = self.lm_head(self.ln_f(x))  # (b, T, vocab_size)
         if not return_weights:
             return logits

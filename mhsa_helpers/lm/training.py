@@ -1,4 +1,4 @@
-"""Training a ``CharTransformer`` on the Tang 300: ``train_char_lm(CharLMConfig(...))``.
+"""Training a ``CharTransformer`` on Tang verse: ``train_char_lm(CharLMConfig(...))``.
 
 Each step draws ``batch_size`` random windows of ``context_length + 1`` characters from the
 training poems; the model reads the first ``context_length`` and must predict each next one
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
+from functools import lru_cache
 
 import torch
 from torch.nn import functional as F
@@ -30,8 +32,8 @@ from ..validation import (
     check_positive_int,
     check_seed,
 )
-from .model import CharTransformer
-from .text import load_tang300, poem_text, split_poems
+from .model import BlockParts, CharTransformer
+from .text import load_verse, poem_text
 from .tokenizer import CharTokenizer
 
 __all__ = [
@@ -39,10 +41,14 @@ __all__ = [
     "CharLMRun",
     "TextData",
     "learning_rate",
-    "tang300_data",
+    "text_data",
     "train_char_lm",
     "validation_loss",
+    "verse_data",
 ]
+
+MAX_CHARS = 3000  # the vocabulary of the verse: 3,000 characters cover 98.9 % of its text
+MIN_TEXT = 1000  # text_data refuses a shorter text
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,9 @@ class CharLMConfig:
     weight_decay: float = 0.1
     eval_every: int = 50
     seed: int = 0
+    feed_forward: bool = True
+    residual: bool = True
+    layer_norm: bool = True
 
     def __post_init__(self) -> None:
         # Numbers may be numpy scalars (as torch.nn.Linear allows); they are stored as Python
@@ -98,6 +107,8 @@ class CharLMConfig:
                 f"warmup_steps must be in [0, steps={self.steps}), got {self.warmup_steps}"
             )
         object.__setattr__(self, "seed", check_seed("seed", self.seed))
+        for name in ("feed_forward", "residual", "layer_norm"):
+            check_flag(name, getattr(self, name))
 
     @classmethod
     def from_dict(cls, values: dict) -> CharLMConfig:
@@ -117,6 +128,7 @@ class CharLMConfig:
             self.num_heads,
             self.num_layers,
             self.dropout,
+            parts=BlockParts(self.feed_forward, self.residual, self.layer_norm),
         )
 
 
@@ -163,14 +175,54 @@ class TextData:
     val_ids: torch.Tensor  # (N_val,)
 
 
-def tang300_data() -> TextData:
-    """Tokenizer of all poems; ids of the training poems and of every 20th poem (validation)."""
-    poems = load_tang300()
-    train, validation = split_poems(poems)
-    tokenizer = CharTokenizer(poem_text(poems))
+@lru_cache(maxsize=1)
+def verse_data() -> TextData:
+    """The course corpus: a tokenizer of the training poems' 3,000 most frequent characters
+    (and ``UNKNOWN``), the ids of the training poems and of the validation poems."""
+    verse = load_verse()
+    train = poem_text(verse.train)
+    tokenizer = CharTokenizer(train, max_chars=MAX_CHARS)
     return TextData(
-        tokenizer, tokenizer.encode(poem_text(train)), tokenizer.encode(poem_text(validation))
+        tokenizer, tokenizer.encode(train), tokenizer.encode(poem_text(verse.validation))
     )
+
+
+def text_data(
+    text: str, *, validation_share: float = 0.1, max_chars: int | None = MAX_CHARS
+) -> TextData:
+    """Tokenizer and train / validation ids from any text (e.g. the Song ci, or your own).
+
+    The last ``validation_share`` of the text (cut at an empty line, or a newline, when there is
+    one near the cut) is held out for validation; the tokenizer is built from the training part
+    only, capped at the ``max_chars`` most frequent characters (None: all of them) with
+    ``UNKNOWN`` for every other one, so a character seen only in the held-out part is unknown.
+    A text under 1,000 characters is refused: there is not enough to learn from or to measure.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if len(text) < MIN_TEXT:
+        raise ValueError(
+            f"text must have at least {MIN_TEXT} characters to train on and hold out a "
+            f"validation part, got len(text)={len(text)}"
+        )
+    share = as_float("validation_share", validation_share)
+    if not 0.01 <= share <= 0.5:
+        raise ValueError(
+            f"validation_share must be in [0.01, 0.5], got validation_share={validation_share!r}"
+        )
+    cut = int(len(text) * (1 - share))
+    for mark in ("\n\n", "\n"):
+        found = text.rfind(mark, int(cut * 0.9), cut)
+        if found > 0:
+            cut = found + len(mark)
+            break
+    train, validation = text[:cut], text[cut:]
+    tokenizer = CharTokenizer(
+        train, max_chars=max_chars if max_chars is None else as_int("max_chars", max_chars)
+    )
+    if tokenizer.unknown is None:  # no cap: characters only in the validation part
+        tokenizer = CharTokenizer(train, max_chars=len(set(train)))
+    return TextData(tokenizer, tokenizer.encode(train), tokenizer.encode(validation))
 
 
 def learning_rate(step: int, config: CharLMConfig) -> float:
@@ -185,26 +237,57 @@ def _random_windows(
     ids: torch.Tensor, batch_size: int, length: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``batch_size`` random windows: inputs (b, length) and next-character targets (b, length)."""
-    starts = torch.randint(0, ids.numel() - length, (batch_size,))  # (b,)
-    offsets = torch.arange(length + 1)  # (length + 1,)
+    starts = torch.randint(0, ids.numel() - length, (batch_size,)).to(ids.device)  # (b,)
+    offsets = torch.arange(length + 1, device=ids.device)  # (length + 1,)
     windows = ids[starts[:, None] + offsets]  # (b, length + 1)
     return windows[:, :-1], windows[:, 1:]
 
 
 @torch.no_grad()
-def validation_loss(model: CharTransformer, ids: torch.Tensor) -> float:
-    """Mean next-character loss over consecutive, non-overlapping windows of ``ids``."""
+def validation_loss(model: CharTransformer, ids: torch.Tensor, *, batch_size: int = 64) -> float:
+    """Mean next-character loss over consecutive, non-overlapping windows of ``ids``.
+
+    Every window's positions count alike (the first ones see little context, as in training).
+    """
     length = model.context_length
     count = (ids.numel() - 1) // length
     if count < 1:
         raise ValueError(f"need more than context_length={length} ids, got {ids.numel()}")
+    ids = ids.to(model.tok_emb.weight.device)
     inputs = ids[: count * length].view(count, length)  # (n, T)
     targets = ids[1 : count * length + 1].view(count, length)  # (n, T)
     was_training = model.training
     model.eval()
-    logits = model(inputs)  # (n, T, vocab)
-    model.train(was_training)
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+    total = 0.0
+    try:
+        for start in range(0, count, batch_size):
+            logits = model(inputs[start : start + batch_size])  # (n_b, T, vocab)
+            total += F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]),
+                targets[start : start + batch_size].reshape(-1),
+                reduction="sum",
+            ).item()
+    finally:
+        model.train(was_training)
+    return total / (count * length)
+
+
+def _check_device(device: object) -> torch.device:
+    """``device`` as a ``torch.device`` if torch knows it and it is present, else raise."""
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
+    try:
+        device = torch.device(device)
+    except RuntimeError as err:
+        raise ValueError(f"device={device!r} is not a device torch knows ({err})") from None
+    present = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available(),
+        "mps": torch.backends.mps.is_available(),
+    }
+    if not present.get(device.type, False):
+        raise ValueError(f"device={str(device)!r} is not available on this machine")
+    return device
 
 
 def train_char_lm(
@@ -213,6 +296,8 @@ def train_char_lm(
     stop_after: int | None = None,
     progress: bool = True,
     data: TextData | None = None,
+    device: str | torch.device = "cpu",
+    on_eval: Callable[[CharLMRun], object] | None = None,
 ) -> CharLMRun:
     """Train a fresh ``CharTransformer`` on the Tang 300 with ``config`` (default: the demo's).
 
@@ -221,9 +306,15 @@ def train_char_lm(
         stop_after: stop after this many steps of the configured schedule (the learning rate
             still follows ``config.steps``), e.g. to re-run a checkpoint's first steps.
         progress: show a ``tqdm`` progress bar (``tqdm.auto``: a widget in a notebook).
-        data: the tokenizer and ids (default ``tang300_data()``).
+        data: the tokenizer and ids (default ``verse_data()``; ``text_data(text)`` for another).
+        device: where to train (``"cuda"`` or ``"mps"`` when present). The default, the CPU, is
+            what the course's saved outputs were made on; another device gives other digits.
 
-    The caller's global RNG state and thread count are restored afterwards.
+        on_eval: called with the run so far (model in train mode) after each validation, e.g.
+            to save a checkpoint on the way (tools/train_char_lm.py does).
+
+    The caller's global RNG state and thread count are restored afterwards. The model comes
+    back on ``device``.
     """
     config = CharLMConfig() if config is None else config
     if not isinstance(config, CharLMConfig):
@@ -232,9 +323,19 @@ def train_char_lm(
     if steps > config.steps:
         raise ValueError(f"stop_after must be <= config.steps={config.steps}, got {stop_after}")
     check_flag("progress", progress)
-    data = tang300_data() if data is None else data
+    if on_eval is not None and not callable(on_eval):
+        raise TypeError(f"on_eval must be callable or None, got {type(on_eval).__name__}")
+    data = verse_data() if data is None else data
     if not isinstance(data, TextData):
         raise TypeError(f"data must be a TextData or None, got {type(data).__name__}")
+    for name, ids in (("training", data.train_ids), ("validation", data.val_ids)):
+        if ids.numel() < config.context_length + 1:
+            raise ValueError(
+                f"the {name} text has {ids.numel()} characters, too few for windows of "
+                f"context_length + 1 = {config.context_length + 1}: use a longer text or a "
+                "smaller context_length"
+            )
+    device = _check_device(device)
     vocab_size = data.tokenizer.vocab_size
     losses: list[float] = []
     val_losses: list[tuple[int, float]] = []
@@ -247,7 +348,8 @@ def train_char_lm(
     start = time.perf_counter()
     with one_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        model = config.build_model(vocab_size)
+        model = config.build_model(vocab_size).to(device)
+        train_ids, val_ids = data.train_ids.to(device), data.val_ids.to(device)
         matrices = [p for p in model.parameters() if p.dim() >= 2]  # decayed
         others = [p for p in model.parameters() if p.dim() < 2]  # biases, layer-norm scales
         optimizer = torch.optim.AdamW(
@@ -263,7 +365,7 @@ def train_char_lm(
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(step, config)
             inputs, targets = _random_windows(
-                data.train_ids, config.batch_size, config.context_length
+                train_ids, config.batch_size, config.context_length
             )  # (b, T), (b, T)
             logits = model(inputs)  # (b, T, vocab)
             loss = F.cross_entropy(logits.reshape(-1, vocab_size), targets.reshape(-1))
@@ -274,7 +376,10 @@ def train_char_lm(
             losses.append(loss.item())  # a float: a kept tensor would keep its buffer alive
             evaluate = (step + 1) % config.eval_every == 0 or step + 1 == steps
             if evaluate:
-                val_losses.append((step + 1, validation_loss(model, data.val_ids)))
+                val_losses.append((step + 1, validation_loss(model, val_ids)))
+                if on_eval is not None:
+                    seconds = time.perf_counter() - start
+                    on_eval(CharLMRun(model, data.tokenizer, config, losses, val_losses, seconds))
             if bar is not None:
                 bar.update(1)
                 if step % 10 == 0 or evaluate:

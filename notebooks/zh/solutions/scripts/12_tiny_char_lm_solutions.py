@@ -24,14 +24,17 @@ mh.setup_lesson(lang="zh")
 shipped = lm.load_checkpoint()
 model, tokenizer = shipped.model, shipped.tokenizer
 
-# %% [markdown] en_hash="82c323fffe82"
-# **练习 1。** 每个块都有自己的注意力，因此也有自己的缓存；每个缓存为每个头、每个词元（token）保存一个键向量和一个值向量，各含 `head_dim` 个数：2（K 和 V）× 3 个块 × 4 个头 × 100 个词元 × 32。我们用真实的缓存来核对这个公式。
+# %% [markdown] en_hash="812f22fa7e6d"
+# **练习 1。** 每个块都有自己的注意力，因此也有自己的缓存。每个缓存为每个头、每个词元（token）保存一个键向量和一个值向量，各含 `head_dim` 个数。所以一共是 2（K 和 V）× 3 个块 × 4 个头 × 100 个词元 × 32。我们用一个同样大小的模型（`d_model` = 4 × 32 = 128）的真实缓存来核对这个公式。
 
 # %%
 answer = 2 * 3 * 4 * 100 * 32
-caches = model.new_caches()
+smaller = lm.CharTransformer(
+    tokenizer.vocab_size, d_model=128, context_length=128, num_heads=4, num_layers=3
+)
+caches = smaller.new_caches()
 with torch.no_grad():
-    model(tokenizer.encode("月" * 100)[None], caches=caches)  # 100 tokens, batch 1
+    smaller(tokenizer.encode("月" * 100)[None], caches=caches)  # 100 tokens, batch 1
 print(caches[0])
 assert answer == sum(c.keys.numel() + c.values.numel() for c in caches)
 print(answer)
@@ -40,7 +43,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="43c43bd98f13"
-# **练习 2。** 先除以温度（temperature），再找出每一行第 k 大的值（`torch.topk`），把所有比它小的值设为 -inf，最后做 softmax：-inf 的位置恰好得到 0。
+# **练习 2。** 先除以温度（temperature），再找出每一行第 k 大的值（`torch.topk`），把所有比它小的值设为 -inf，最后做 softmax。-inf 的位置恰好得到 0。
 
 # %%
 with torch.no_grad():
@@ -66,15 +69,39 @@ result
 # **练习 3。** 先构造一个形状为 (T,) 的标点键掩码；把每个查询行在这些键上的权重加起来；然后在“自身或之前有标点”的查询上取平均（在这些位置上，标点的累计计数 > 0）。
 
 # %%
-night = next(p for p in lm.load_tang300() if p.title == "夜思")
-line = "\n" + night.text
-weights_ex = lm.attention_on(model, tokenizer, line)[1]  # (num_heads, T, T), block 2
+poem = "\n" + lm.load_verse().validation[3].text
+weights_ex = lm.attention_on(model, tokenizer, poem)[1]  # (num_heads, T, T), block 2
 
-is_punct = torch.tensor([ch in lm.PUNCTUATION for ch in line])  # (T,)
+is_punct = torch.tensor([ch in lm.PUNCTUATION for ch in poem])  # (T,)
 per_query = (weights_ex * is_punct).sum(dim=-1)  # (num_heads, T)
 has_mark = is_punct.cumsum(dim=0) > 0  # (T,)
 answer = per_query[:, has_mark].mean(dim=-1)  # (num_heads,)
 print(answer)
-result = mhsa_helpers.exercises.check_punctuation_share(answer, weights_ex, line)
+result = mhsa_helpers.exercises.check_punctuation_share(answer, weights_ex, poem)
+assert result, result
+result
+
+# %% [markdown] en_hash="9bfc51e6d75a"
+# **练习 4。** `lm.text_data` 把文本的最后十分之一留作验证。一个小模型只要短短训练一下，就能胜过一元计数表，因为它学会了哪些字常跟在哪些字后面。这里的训练故意很短（一个块，200 步），好让笔记本运行得快。训练一分钟左右（600 步，或者 `d_model` 取 128）损失会更低。
+
+# %%
+own = lm.text_data(lm.load_song_ci()[:200_000])
+own_config = lm.CharLMConfig(
+    d_model=64,
+    num_heads=4,
+    num_layers=1,
+    context_length=32,
+    dropout=0.0,
+    batch_size=16,
+    steps=200,
+    lr=3e-3,
+    min_lr=3e-4,
+    warmup_steps=20,
+    eval_every=100,
+    seed=0,
+)
+answer = lm.train_char_lm(own_config, data=own, progress=False)
+print(answer)
+result = mhsa_helpers.exercises.check_own_text(answer, own)
 assert result, result
 result

@@ -1,0 +1,141 @@
+"""Training throughput of lesson 12's model: the course's attention vs SDPA vs a nanoGPT block.
+
+    python benchmarks/char_lm_training.py           # the shipped model's sizes (a few minutes)
+    python benchmarks/char_lm_training.py --quick   # smoke run, small sizes (under a minute)
+
+Three models of the same sizes (the shipped model's: d_model 192, 4 heads, 4 blocks, context 64,
+batch 32, vocabulary 3,001) run the same training step (forward, cross-entropy, backward, AdamW)
+on the same random batches, one CPU thread:
+
+* ``course`` -- ``lm.CharTransformer`` with the course's ``MultiHeadAttention`` (the explicit
+  (T, T) weight matrix, what `make train-demo` uses);
+* ``sdpa`` -- the same model with every block's attention replaced by the course's
+  ``SDPAMultiHeadAttention`` (fused QKV, ``F.scaled_dot_product_attention``);
+* ``nanogpt`` -- a nanoGPT-style model written here: one ``c_attn`` projection and
+  ``F.scaled_dot_product_attention(..., is_causal=True)`` per block.
+
+Rounds are interleaved (each round times every model once, in rotating order) after a warm-up;
+the table reports the median tokens per second and the ratio to ``course``, all measured in this
+one run. All three start from the same loss (about log(vocab_size)); the script checks that each
+step's loss is finite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import statistics
+import time
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+import mhsa_helpers as mh
+from mhsa_helpers import lm
+
+
+class NanoBlock(nn.Module):
+    """nanoGPT's Block: x + attn(ln_1(x)), x + mlp(ln_2(x)), attention in one SDPA call."""
+
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        self.num_heads = num_heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.c_attn = nn.Linear(d_model, 3 * d_model)
+        self.c_proj = nn.Linear(d_model, d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(d, dim=2)  # each (b, T, d)
+        q, k, v = (
+            z.view(b, t, self.num_heads, d // self.num_heads).transpose(1, 2) for z in (q, k, v)
+        )
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, T, head_dim)
+        x = x + self.c_proj(y.transpose(1, 2).reshape(b, t, d))  # (b, T, d)
+        return x + self.mlp(self.ln_2(x))  # (b, T, d)
+
+
+class NanoGPT(nn.Module):
+    def __init__(self, vocab: int, d_model: int, context: int, num_heads: int, num_layers: int):
+        super().__init__()
+        self.tok_emb, self.pos_emb = nn.Embedding(vocab, d_model), nn.Embedding(context, d_model)
+        self.blocks = nn.Sequential(*[NanoBlock(d_model, num_heads) for _ in range(num_layers)])
+        self.ln_f = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab, bias=False)
+        self.apply(self._init_weights)  # nanoGPT's init: normal(0, 0.02), zero biases
+        self.lm_head.weight = self.tok_emb.weight
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        # Without it (torch's default N(0, 1) embeddings, tied to the LM head) the logits are
+        # huge and a CPU step is about 3x slower: the same sizes must start the same way.
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.tok_emb(ids) + self.pos_emb(torch.arange(ids.shape[1]))  # (b, T, d)
+        return self.lm_head(self.ln_f(self.blocks(x)))  # (b, T, vocab)
+
+
+def build(kind: str, vocab: int, d: int, context: int, heads: int, layers: int) -> nn.Module:
+    torch.manual_seed(0)
+    if kind == "nanogpt":
+        return NanoGPT(vocab, d, context, heads, layers)
+    model = lm.CharTransformer(vocab, d, context, heads, layers)
+    if kind == "sdpa":
+        for block in model.blocks:
+            block.attn = mh.SDPAMultiHeadAttention(d, d, context, 0.0, heads)
+    return model
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few rounds")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    vocab, d, context, heads, layers, batch = 3001, 192, 64, 4, 4, 32
+    if args.quick:
+        vocab, d, layers, batch, args.rounds = 500, 64, 2, 8, 3
+    if args.rounds < 1:
+        raise SystemExit("char_lm_training: --rounds must be >= 1")
+    torch.set_num_threads(1)
+    kinds = ("course", "sdpa", "nanogpt")
+    models = {k: build(k, vocab, d, context, heads, layers) for k in kinds}
+    optimizers = {k: torch.optim.AdamW(m.parameters(), lr=1e-3) for k, m in models.items()}
+    generator = torch.Generator().manual_seed(0)
+
+    def step(kind: str) -> float:
+        ids = torch.randint(0, vocab, (batch, context + 1), generator=generator)
+        start = time.perf_counter()
+        logits = models[kind](ids[:, :-1])  # (b, T, vocab)
+        loss = F.cross_entropy(logits.reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        optimizers[kind].zero_grad(set_to_none=True)
+        loss.backward()
+        optimizers[kind].step()
+        if not math.isfinite(loss.item()):
+            raise SystemExit(f"char_lm_training: {kind} gave a non-finite loss")
+        return time.perf_counter() - start
+
+    for kind in kinds:  # warm-up
+        step(kind)
+    times: dict[str, list[float]] = {k: [] for k in kinds}
+    for r in range(args.rounds):
+        for kind in kinds[r % 3 :] + kinds[: r % 3]:
+            times[kind].append(step(kind))
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, 1 thread")
+    print(f"d_model {d}, {heads} heads, {layers} blocks, context {context}, batch {batch}")
+    base = batch * context / statistics.median(times["course"])
+    for kind in kinds:
+        speed = batch * context / statistics.median(times[kind])
+        print(f"{kind:>8}: {speed:8.0f} tokens/s  ({speed / base:.2f}x course)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The shipped model's claims that lesson 12 prints: it beats the count tables, it writes verse.
+
+The margin over the count tables is measured on a slice of the validation text, the verse shape
+on a few generated poems; the two tests that take about 10 s are marked ``slow``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from mhsa_helpers import lm
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def shipped() -> lm.CharLMCheckpoint:
+    return lm.load_checkpoint()
+
+
+def demo_config() -> lm.CharLMConfig:
+    """The config of tools/train_char_lm.py (imported from the script itself)."""
+    spec = importlib.util.spec_from_file_location("train_char_lm", ROOT / "tools/train_char_lm.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.DEMO_CONFIG
+
+
+def test_shipped_checkpoint_is_the_script_s_and_small(shipped):
+    assert (ROOT / "data" / lm.DEMO_CHECKPOINT).stat().st_size < 5_000_000
+    assert shipped.config == demo_config()
+    assert len(shipped.losses) == shipped.config.steps == shipped.val_losses[-1][0]
+    assert shipped.tokenizer.chars == lm.verse_data().tokenizer.chars
+
+
+@pytest.mark.slow  # two training steps of the full-size model: about 10 s on one core
+def test_script_first_steps_reproduce_the_recorded_losses(shipped):
+    run = lm.train_char_lm(demo_config(), stop_after=2, progress=False)
+    # Same machine: identical; another CPU may round the last bits differently.
+    torch.testing.assert_close(
+        torch.tensor(run.losses), torch.tensor(shipped.losses[:2]), rtol=1e-4, atol=1e-4
+    )
+
+
+def test_the_model_beats_every_count_table_by_a_quarter_nat(shipped):
+    data = lm.verse_data()
+    part = data.val_ids[: 64 * 200 + 1]  # 200 windows of the validation text
+    model_loss = lm.validation_loss(shipped.model, part)
+    for order in (1, 2, 3):
+        table = lm.CountTable(data.train_ids, order, data.tokenizer.vocab_size).loss(part)
+        assert model_loss <= table - 0.25, (order, table, model_loss)
+
+
+def test_the_recorded_validation_loss_is_the_loaded_model_s(shipped):
+    data = lm.verse_data()
+    half = data.val_ids[: data.val_ids.numel() // 4]
+    # The recorded loss was measured in float32 before the float16 rounding of the saved weights.
+    assert lm.validation_loss(shipped.model, half) == pytest.approx(
+        shipped.val_losses[-1][1], abs=0.1
+    )
+
+
+@pytest.mark.slow  # six poems, token by token: about 10-15 s on one core
+def test_it_writes_verse_with_the_lesson_s_settings(shipped):
+    tokenizer, model = shipped.tokenizer, shipped.model
+    verse = lm.load_verse()
+    settings = {"temperature": 0.8, "top_k": 20, "banned": tokenizer.encode(lm.UNKNOWN)}
+    written = []
+    for seed, poem in enumerate(verse.validation[8:14]):  # other poems than the lesson's
+        first = poem.lines[0] + "\n"
+        out = lm.generate(model, tokenizer.encode(first), 64 - len(first), seed=seed, **settings)
+        written.append(tokenizer.decode(out[len(first) :]).split("\n\n")[0] + "\n")
+    shape = lm.verse_shape("".join(written), lm.poem_text(verse.train))
+    assert shape.half_lines >= 0.85 and shape.couplets >= 0.80 and shape.copied <= 0.10, shape
