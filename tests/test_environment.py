@@ -134,12 +134,22 @@ def test_ci_installs_the_browser_then_runs_make_test(tmp_path):
     assert result.returncode != 0
     assert "apt-get install" in log.read_text() and "make" not in log.read_text()
     log.unlink()
-    chromium = bin_dir / "chromium"
-    chromium.write_text("#!/bin/sh\n")
-    chromium.chmod(0o755)
+    for present in ("chromium", "npm"):
+        tool = bin_dir / present
+        tool.write_text("#!/bin/sh\n")
+        tool.chmod(0o755)
     result = subprocess.run([BASH, str(ROOT / ".ci" / "run")], env=env, capture_output=True)
     assert result.returncode == 0, result.stderr
     assert log.read_text().splitlines() == ["make test"]
+    # Without npm (the website's JavaScript comes from site/package-lock.json) it installs it.
+    log.unlink()
+    (bin_dir / "npm").unlink()
+    result = subprocess.run([BASH, str(ROOT / ".ci" / "run")], env=env, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    assert calls[-1] == "make test" and "apt-get install -y -qq nodejs npm" in calls
+    (bin_dir / "npm").write_text("#!/bin/sh\n")
+    (bin_dir / "npm").chmod(0o755)
     # Without a Chinese font the script installs one for the Chinese edition's pages.
     log.unlink()
     fc_list.write_text("#!/bin/sh\n")
