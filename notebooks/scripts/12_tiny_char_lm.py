@@ -247,7 +247,7 @@ print(
 )
 assert model_loss <= best_table - 0.25
 
-fig, ax = plt.subplots(figsize=(7, 3.2))
+fig, ax = plt.subplots(figsize=(8, 3.6))
 ax.plot(
     range(1, len(shipped.losses) + 1),
     shipped.losses,
