@@ -316,14 +316,14 @@ print(tokenizer.decode(long_cached))
 
 # %% [markdown]
 # Within the first window the cache saves the re-computation. Both speeds are measured here, in
-# this one run, writing 32 poems at once (your numbers will differ; CI only checks that the cache
+# this one run, writing 8 poems at once (your numbers will differ; CI only checks that the cache
 # is faster):
 
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-def tokens_per_second(use_cache, batch=32, new_tokens=56, repeats=3):
-    prompts = prompt.expand(batch, -1)  # (batch, T): 32 poems at once
+def tokens_per_second(use_cache, batch=8, new_tokens=32, repeats=3):
+    prompts = prompt.expand(batch, -1)  # (batch, T): 8 poems at once
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
