@@ -41,6 +41,9 @@ suppress_warnings = ["mystnb.unknown_mime_type"]
 # The saved notebooks, as they are: never executed here.
 nb_execution_mode = "off"
 nb_merge_streams = True
+# Markdown that a cell *outputs* (lesson 06's table of the forward pass) is read as MyST too, so its
+# tables and $...$ formulas render as they do in JupyterLab (the default, commonmark, has neither).
+nb_render_markdown_format = "myst"
 # A collapsed "check" cell stays collapsed on the page (its output too).
 nb_code_prompt_show = "Show {type}"
 nb_code_prompt_hide = "Hide {type}"

@@ -41,8 +41,8 @@ def check_cache_numbers(answer: object) -> CheckResult:
         return missing(
             name,
             tr(
-                "an int: 2 (K and V) * blocks * heads * tokens * head_dim",
-                "一个 int：2（K 和 V）* 块数 * 头数 * 词元数 * head_dim",
+                "an int: how many numbers all the KV caches hold together",
+                "一个整数，即所有 KV 缓存里一共存了多少个数",
             ),
         )
     value = whole_number(answer)
@@ -79,6 +79,22 @@ def check_cache_numbers(answer: object) -> CheckResult:
                 "3 个块各有自己的注意力，所以各有自己的缓存。",
             ),
         )
+    if value == 2 * 4 * _HEADS * _TOKENS * _HEAD_DIM:
+        return fail(
+            name,
+            tr(
+                "that counts 4 blocks, as in our model; the smaller one has 3.",
+                "这是按 4 个块算的，那是我们的模型；这个小模型只有 3 个块。",
+            ),
+        )
+    if value == 2 * _LAYERS * _HEADS * _TOKENS * 48:
+        return fail(
+            name,
+            tr(
+                "that uses our model's head_dim (48); here head_dim is 32.",
+                "这里用了我们模型的 head_dim（48）；这个小模型的 head_dim 是 32。",
+            ),
+        )
     if value == _CACHE_NUMBERS * 4:
         return fail(
             name,
@@ -98,8 +114,9 @@ def check_cache_numbers(answer: object) -> CheckResult:
     return fail(
         name,
         tr(
-            "multiply 2 (K, V) * 3 blocks * 4 heads * 100 tokens * 32 numbers.",
-            "计算 2（K、V）* 3 个块 * 4 个头 * 100 个词元 * 32 个数。",
+            "count what one head caches for one token, then how many heads, blocks and tokens "
+            "there are.",
+            "先数一个头为一个词元缓存多少个数，再数有几个头、几个块、几个词元。",
         ),
     )
 
@@ -208,8 +225,8 @@ def check_own_text(answer: object, data: object) -> CheckResult:
         return missing(
             name,
             tr(
-                "the CharLMRun that `lm.train_char_lm(config, data=data)` returns",
-                "由 `lm.train_char_lm(config, data=data)` 返回的训练记录（CharLMRun）",
+                "the CharLMRun your training returned",
+                "你训练得到的训练记录（CharLMRun）",
             ),
         )
     if not isinstance(data, TextData):
@@ -230,8 +247,8 @@ def check_own_text(answer: object, data: object) -> CheckResult:
         return fail(
             name,
             tr(
-                "this run was trained on another text: pass data=data to lm.train_char_lm.",
-                "这次训练用的是别的文本：调用 lm.train_char_lm 时要传 data=data。",
+                "this run was trained on another text: pass data=own to lm.train_char_lm.",
+                "这次训练用的是别的文本：调用 lm.train_char_lm 时要传 data=own。",
             ),
         )
     if not answer.val_losses:

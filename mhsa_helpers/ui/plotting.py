@@ -38,6 +38,11 @@ from .legibility import MIN_WIDTH_IN, TICK_PT, legible
 __all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]
 
 
+# Above this many tokens a heatmap stops growing with T (lesson 12's poems have ~50): at the
+# lessons' 80 dpi it stays about 1,000 px wide, so a learner sees it whole and can read its labels.
+_LONG = 24
+
+
 def _as_matrix_stack(
     weights: object, batch_index: int, *, allow_matrix: bool = False
 ) -> torch.Tensor:
@@ -203,7 +208,10 @@ def plot_attention(
     else:
         rows, cols = _check_tokens(tokens, t_q, t_k)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(0.55 * t_k + 2.4, 0.5 * t_q + 1.6), layout="constrained")
+        width, height = 0.55 * t_k + 2.4, 0.5 * t_q + 1.6  # inches: a cell per token pair
+        if max(t_q, t_k) > _LONG:  # a long text: a screen-sized figure, not one 2,500 px wide
+            width, height = min(width, 12.5), min(height, 11.5)
+        fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
     else:
         fig = cast(Figure, ax.figure)  # a SubFigure draws the same way
     annot = max(t_q, t_k) <= 8 if annot is None else annot
