@@ -24,8 +24,13 @@ OTHER = "zh" if EDITION == "en" else "en"
 ZH = EDITION == "zh"
 
 project = "多头自注意力，一步一步" if ZH else "Multi-Head Self-Attention, step by step"
-author = "the course authors"
-copyright = "the course authors, MIT licence"
+# The lesson text and figures are CC BY 4.0 (LICENSE-TEXT), the code MIT (LICENSE).
+author = "课程作者" if ZH else "the course authors"
+copyright = (
+    "2026 课程作者。正文与插图采用 CC BY 4.0 许可，代码采用 MIT 许可"
+    if ZH
+    else "2026 the course authors. Text and figures: CC BY 4.0; code: MIT licence"
+)
 language = "zh_CN" if ZH else "en"
 # Chinese search needs word segmentation (jieba, in the docs extra); Sphinx uses it when installed.
 html_search_language = "zh" if ZH else "en"
