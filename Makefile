@@ -3,6 +3,10 @@ PYTHON ?= python3
 # JupyterLab refuses to start as root unless told; learners are rarely root, containers often are.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 VENV   := .venv
+# matplotlib's font cache for everything make runs, built from this checkout's .venv: a shared
+# ~/.cache/matplotlib written by another environment (one since deleted, say) can point at fonts
+# that are gone, and every figure then logs font warnings. Cleared whenever .venv is reinstalled.
+export MPLCONFIGDIR := $(CURDIR)/build/mplconfig
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
@@ -30,6 +34,7 @@ $(STAMP): pyproject.toml constraints.txt | $(PY)
 		echo 'uv pip install --python $(PY) -c constraints.txt -e ".[dev]"'; \
 		uv pip install --quiet --python $(PY) -c constraints.txt -e ".[dev]"; \
 	fi
+	rm -rf build/mplconfig
 	touch $(STAMP)
 
 ## make lab: create .venv if needed, install, start JupyterLab in notebooks/ (token auth on; the URL is printed)
@@ -97,7 +102,7 @@ install-test: $(STAMP)
 	test -x $(WHEEL_VENV)/bin/python || $(PYTHON) -m venv $(WHEEL_VENV)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet -c constraints.txt $$($(PY) tools/render_environment.py --runtime)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --no-deps --force-reinstall build/wheel/mhsa_helpers-*.whl
-	cd "$$(mktemp -d)" && $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/tools/check_install.py
+	cd "$$(mktemp -d)" && MPLCONFIGDIR="$$PWD/mplconfig" $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/tools/check_install.py
 
 ## make notebooks: regenerate every .ipynb from its paired jupytext script and execute it in place
 notebooks: $(STAMP)

@@ -221,7 +221,12 @@ def full_install(interpreter: Interpreter, scratch: Path) -> tuple[str, str]:
         return "FAIL", "full install: " + explain_pip_failure(output, _prober(python, scratch))
     elsewhere = scratch / "elsewhere"
     elsewhere.mkdir()
-    check = run([python, str(ROOT / "tools" / "check_install.py")], cwd=elsewhere, timeout=600)
+    # A font cache of its own: this venv is deleted afterwards, and a shared cache that points
+    # into it would leave every later matplotlib without its fonts.
+    env = {**os.environ, "MPLCONFIGDIR": str(scratch / "mplconfig")}
+    check = run(
+        [python, str(ROOT / "tools" / "check_install.py")], cwd=elsewhere, env=env, timeout=600
+    )
     if check.returncode != 0:
         return "FAIL", "import check: " + (check.stdout + check.stderr).strip()[-600:]
     return "PASS", "full install with the lock, then tools/check_install.py from another folder"
