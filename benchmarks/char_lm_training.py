@@ -8,7 +8,11 @@ batch 32, vocabulary 3,001) run the same training step (forward, cross-entropy, 
 on the same random batches, one CPU thread:
 
 * ``course`` -- ``lm.CharTransformer`` with the course's ``MultiHeadAttention`` (the explicit
-  (T, T) weight matrix, what `make train-demo` uses);
+  (T, T) weight matrix: ``train_char_lm(backend="eager")``, how the shipped checkpoint was
+  trained);
+* ``course-sdpa`` -- the same model, the same parameters, its attention run by the ``"sdpa"``
+  backend of the course's core (``train_char_lm(backend="sdpa")``, what `make train-demo` uses:
+  on the CPU the same losses to float32 rounding, tests/test_char_lm.py);
 * ``sdpa`` -- the same model with every block's attention replaced by the course's
   ``SDPAMultiHeadAttention`` (fused QKV, ``F.scaled_dot_product_attention``);
 * ``nanogpt`` -- a nanoGPT-style model written here: one ``c_attn`` projection and
@@ -21,6 +25,12 @@ step's loss is finite.
 """
 
 from __future__ import annotations
+
+import os
+
+# Timings measure MKL's fastest kernels: mhsa_helpers asks for its reproducible mode
+# (MKL_CBWR=COMPATIBLE, for the lessons' bit-for-bit claims) only when nothing is set.
+os.environ.setdefault("MKL_CBWR", "AUTO")
 
 import argparse
 import math
@@ -89,6 +99,9 @@ def build(kind: str, vocab: int, d: int, context: int, heads: int, layers: int) 
     if kind == "nanogpt":
         return NanoGPT(vocab, d, context, heads, layers)
     model = lm.CharTransformer(vocab, d, context, heads, layers)
+    if kind == "course-sdpa":
+        for block in model.blocks:
+            block.attn.use_sdpa = True
     if kind == "sdpa":
         for block in model.blocks:
             block.attn = mh.SDPAMultiHeadAttention(d, d, context, 0.0, heads)
@@ -106,7 +119,7 @@ def main() -> None:
     if args.rounds < 1:
         raise SystemExit("char_lm_training: --rounds must be >= 1")
     torch.set_num_threads(1)
-    kinds = ("course", "sdpa", "nanogpt")
+    kinds = ("course", "course-sdpa", "sdpa", "nanogpt")
     models = {k: build(k, vocab, d, context, heads, layers) for k in kinds}
     optimizers = {k: torch.optim.AdamW(m.parameters(), lr=1e-3) for k, m in models.items()}
     generator = torch.Generator().manual_seed(0)
@@ -127,14 +140,19 @@ def main() -> None:
         step(kind)
     times: dict[str, list[float]] = {k: [] for k in kinds}
     for r in range(args.rounds):
-        for kind in kinds[r % 3 :] + kinds[: r % 3]:
+        for kind in kinds[r % len(kinds) :] + kinds[: r % len(kinds)]:
             times[kind].append(step(kind))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, 1 thread")
+    print(f"MKL_CBWR={os.environ['MKL_CBWR']}, load average {load:.1f} after the rounds")
     print(f"d_model {d}, {heads} heads, {layers} blocks, context {context}, batch {batch}")
     base = batch * context / statistics.median(times["course"])
     for kind in kinds:
         speed = batch * context / statistics.median(times[kind])
-        print(f"{kind:>8}: {speed:8.0f} tokens/s  ({speed / base:.2f}x course)")
+        steps = 1 / statistics.median(times[kind])
+        print(
+            f"{kind:>11}: {speed:8.0f} tokens/s, {steps:.2f} steps/s  ({speed / base:.2f}x course)"
+        )
 
 
 if __name__ == "__main__":

@@ -44,13 +44,26 @@ def test_verse_corpus_is_regular_verse_split_by_whole_poems():
     assert (len(verse.train), len(verse.validation)) == (33323, 1809)
     poems = verse.train + verse.validation
     assert all(len(p.lines) in (2, 4) and all(COUPLET.match(x) for x in p.lines) for p in poems)
-    held_out = {line for poem in verse.validation for line in poem.lines}
-    assert not any(held_out.intersection(poem.lines) for poem in verse.train)
     assert len(set(poems)) == len(poems)  # no exact duplicates
     text = lm.poem_text(verse.train[:2])
     assert text == verse.train[0].text + "\n" + verse.train[1].text + "\n"
     with pytest.raises(TypeError, match="poems"):
         lm.poem_text("床前明月光")
+
+
+def test_no_training_poem_shares_a_couplet_with_a_validation_poem():
+    """The split the lesson describes: couplets (the file's lines) never cross it; single lines
+    (句) rarely do, mostly the first line of a series (何处春深好 opens dozens of poems)."""
+    verse = lm.load_verse()
+    held_out = {couplet for poem in verse.validation for couplet in poem.lines}
+    assert not [poem for poem in verse.train if held_out.intersection(poem.lines)]
+
+    def halves(poem: lm.Poem) -> set[str]:
+        return {half for couplet in poem.lines for half in re.split("[，。？！]", couplet) if half}
+
+    held_halves = set().union(*(halves(poem) for poem in verse.validation))
+    sharing = [poem for poem in verse.train if halves(poem) & held_halves]
+    assert len(sharing) == 108 and len(sharing) < 0.004 * len(verse.train)
 
 
 def test_verse_data_caps_the_vocabulary_with_an_unknown_token():
@@ -469,6 +482,43 @@ def test_training_device_is_checked(device, error):
         pytest.skip("this machine has CUDA")
     with pytest.raises(error, match="device"):
         lm.train_char_lm(tiny_config(), progress=False, data=small_data(), device=device)
+
+
+def test_the_sdpa_backend_trains_the_same_model_and_returns_the_plain_one():
+    """make train-demo's fast path: on the CPU the same losses to float32 rounding, dropout
+    included (SDPA draws the same masks), and the model comes back with the eager attention
+    that lesson 12 reads the weights of."""
+    data = small_data()
+    for dropout in (0.0, 0.2):
+        config = tiny_config(dropout=dropout, steps=8, warmup_steps=1, eval_every=8)
+        eager = lm.train_char_lm(config, progress=False, data=data)
+        fast = lm.train_char_lm(config, progress=False, data=data, backend="sdpa")
+        torch.testing.assert_close(
+            torch.tensor(fast.losses), torch.tensor(eager.losses), rtol=1e-5, atol=1e-5
+        )
+        assert fast.val_losses[-1][1] == pytest.approx(eager.val_losses[-1][1], abs=1e-5)
+        assert not any("use_sdpa" in vars(block.attn) for block in fast.model.blocks)
+    ids = data.val_ids[:10][None]  # (1, 10)
+    _, weights = fast.model(ids, return_weights=True)  # (1, num_layers, h, 10, 10)
+    assert weights.shape == (1, 1, 2, 10, 10)
+    with pytest.raises(ValueError, match="backend"):
+        lm.train_char_lm(config, progress=False, data=data, backend="flash")
+
+
+def test_the_block_figure_is_drawn_with_the_model_s_own_sizes():
+    torch.manual_seed(0)
+    model = lm.CharTransformer(50, 24, 16, 3, 2)  # vocab 50, d_model 24, context 16, 3 heads
+    fig = mh.figures.plot_transformer_block(model)
+    texts = " | ".join(t.get_text() for t in fig.axes[0].texts)
+    for size in ("50 × 24", "16 × 24", "3 heads × head_dim 8 = 24", "24 → 96 → GELU → 24"):
+        assert size in texts, (size, texts)
+    assert (
+        "× 2 blocks" in texts
+        and "T ≤ 16" in texts
+        and f"{model.num_parameters():,}" in (fig.axes[0].get_title())
+    )
+    with pytest.raises(TypeError, match="model"):
+        mh.figures.plot_transformer_block(lm.load_checkpoint())
 
 
 def test_config_rejects_bad_values():

@@ -13,11 +13,11 @@ def test_cache_numbers():
     assert_pass(ex.check_cache_numbers(2 * 3 * 4 * 100 * 32))
     assert_pass(ex.check_cache_numbers(torch.tensor(76_800)))
     assert_pass(ex.check_cache_numbers(76_800.0))
-    assert_not_yet(ex.check_cache_numbers(3 * 4 * 100 * 32), "multiply by 2")
+    assert_not_yet(ex.check_cache_numbers(3 * 4 * 100 * 32), "holds both")
     assert_not_yet(ex.check_cache_numbers(2 * 4 * 100 * 32), "3 blocks")
     assert_not_yet(ex.check_cache_numbers(4 * 76_800), "bytes")
     assert_not_yet(ex.check_cache_numbers(2 * 3 * 100 * 32), "4 heads")
-    assert_not_yet(ex.check_cache_numbers(2 * 3 * 4 * 99 * 32))
+    assert_not_yet(ex.check_cache_numbers(2 * 3 * 4 * 99 * 32), "is not how many")
     assert_not_yet(ex.check_cache_numbers(76_800.5))
     assert_not_yet(ex.check_cache_numbers(True))
     assert_not_yet(ex.check_cache_numbers("76800"))
@@ -37,15 +37,26 @@ def test_top_k_probs():
     multiplied = torch.softmax(
         times.masked_fill(times < times.topk(k, -1).values[:, -1:], float("-inf")), -1
     )
-    assert_not_yet(ex.check_top_k_probs(multiplied, logits, k, temperature), "multiply")
+    assert_not_yet(ex.check_top_k_probs(multiplied, logits, k, temperature), "multiplied")
     no_top_k = torch.softmax(scaled, dim=-1)
-    assert_not_yet(ex.check_top_k_probs(no_top_k, logits, k, temperature), "k largest")
+    assert_not_yet(ex.check_top_k_probs(no_top_k, logits, k, temperature), "keeps only 3")
     zeroed_after = torch.where(right > 0, no_top_k, torch.zeros_like(no_top_k))
-    assert_not_yet(ex.check_top_k_probs(zeroed_after, logits, k, temperature), "BEFORE")
+    assert_not_yet(ex.check_top_k_probs(zeroed_after, logits, k, temperature), "AFTER")
     smallest = torch.softmax(
         scaled.masked_fill(scaled > -(-scaled).topk(k, -1).values[:, -1:], float("-inf")), -1
     )
-    assert_not_yet(ex.check_top_k_probs(smallest, logits, k, temperature))
+    assert_not_yet(ex.check_top_k_probs(smallest, logits, k, temperature), "largest logits")
+    halved = right.clone()
+    halved[:, :] = right / 2
+    assert_not_yet(ex.check_top_k_probs(halved, logits, k, temperature), "sums to")
+    hot = logits / 2.0
+    too_hot = torch.softmax(
+        hot.masked_fill(hot < hot.topk(k, -1).values[:, -1:], float("-inf")), -1
+    )
+    assert_not_yet(ex.check_top_k_probs(too_hot, logits, k, temperature), "temperature enters")
+    four = scaled.topk(k + 1, dim=-1).values[:, -1:]
+    top_four = torch.softmax(scaled.masked_fill(scaled < four, float("-inf")), dim=-1)
+    assert_not_yet(ex.check_top_k_probs(top_four, logits, k, temperature), "keeps exactly 3")
     assert_not_yet(ex.check_top_k_probs(right[0], logits, k, temperature), "shape")
     assert_not_yet(ex.check_top_k_probs(right.log(), logits, k, temperature))
     assert_not_yet(ex.check_top_k_probs(None, logits, k, temperature), "no answer yet")
@@ -70,7 +81,7 @@ def test_punctuation_share():
     mean_not_sum = (weights * is_punct).mean(-1)[:, has_one].mean(-1)
     assert_not_yet(ex.check_punctuation_share(mean_not_sum, weights, text))
     transposed = (weights.transpose(-2, -1) * is_punct).sum(-1)[:, has_one].mean(-1)
-    assert_not_yet(ex.check_punctuation_share(transposed, weights, text))
+    assert_not_yet(ex.check_punctuation_share(transposed, weights, text), "lm.PUNCTUATION")
     assert_not_yet(ex.check_punctuation_share(per_query, weights, text), "shape")
     assert_not_yet(ex.check_punctuation_share(None, weights, text), "no answer yet")
     assert_not_yet(ex.check_punctuation_share(0.3, weights, text))
@@ -105,3 +116,17 @@ def test_own_text():
     run.val_losses = []
     assert_not_yet(ex.check_own_text(run, data), "no validation loss")
     assert_not_yet(ex.check_own_text(run, "data"), "TextData")
+
+
+def test_hints_name_the_mistake_without_giving_the_method():
+    """No hint of the cache or the top-k exercise spells out how to compute the answer."""
+    logits = torch.randn(2, 10, generator=torch.Generator().manual_seed(0))  # (b, vocab)
+    answers = [None, 1, 3 * 4 * 100 * 32, 2 * 4 * 100 * 32, 2 * 3 * 100 * 32, 12345]
+    results = [ex.check_cache_numbers(a) for a in answers]
+    wrong = [None, torch.zeros(2, 10), torch.softmax(logits, -1), torch.full((2, 10), 0.1)]
+    results += [ex.check_top_k_probs(a, logits, 3, 0.7) for a in wrong]
+    for result in results:
+        for lang in ("en", "zh"):
+            text = result.render(lang)
+            assert not result and "torch." not in text and "2 * 3" not in text, text
+            assert "/ temperature" not in text and "-inf" not in text and "* 32" not in text, text

@@ -129,3 +129,29 @@ def test_a_widget_picture_keeps_the_figure_alt_text(journey, weights):
     assert "权重" in image.alt and CJK.search(image.alt)
     assert image.tooltip is None  # ipywidgets 8 cannot draw an Image with a tooltip
     assert base64.b64encode(image.value)[:8]  # the picture itself was drawn too
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_figure_function_gives_alt_text_in_the_lesson_language(lang):
+    from test_i18n_figures import FIGURES, WORDS
+
+    problems = []
+    for name, draw in sorted(FIGURES.items()):
+        with using_language(lang):
+            fig = draw(list(WORDS))
+            problem = _problem(describe(fig), chinese=lang == "zh")
+            plt.close(fig)
+        if problem:
+            problems.append(f"{name}: {problem}")
+    assert problems == []
+
+
+def test_the_transformer_block_alt_text_gives_the_model_s_sizes():
+    torch.manual_seed(0)
+    model = mh.lm.CharTransformer(50, 24, 16, 3, 2)  # vocab 50, d_model 24, context 16
+    for lang, words in (("en", "3 heads of head_dim 8"), ("zh", "3 个头（head_dim 8）")):
+        with using_language(lang):
+            fig = mh.figures.plot_transformer_block(model)
+            text = describe(fig)
+            plt.close(fig)
+        assert words in text and "50 × 24" in text and "16 × 24" in text and "96" in text, text

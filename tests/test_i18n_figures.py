@@ -185,6 +185,11 @@ def _padding_masks(tokens: list[str]) -> Figure:
     return mh.figures.padding_masks(torch.tensor([True, False, False, False]), tokens[:4])
 
 
+def _transformer_block(tokens: list[str]) -> Figure:
+    torch.manual_seed(0)
+    return mh.figures.plot_transformer_block(lm.CharTransformer(20, 16, 8, 2, 2))
+
+
 def _attention_heatmap(tokens: list[str]) -> Figure:
     return mh.plot_attention(torch.softmax(INPUTS @ INPUTS.T, -1), tokens)
 
@@ -225,6 +230,7 @@ FIGURES: dict[str, Callable[[list[str]], Figure]] = {
     "plot_gqa_sharing": _gqa_sharing,
     "padded_batch": _padded_batch,
     "padding_masks": _padding_masks,
+    "plot_transformer_block": _transformer_block,
     "plot_attention": _attention_heatmap,
     "plot_attention_heads": _attention_heads,
     "plot_attention_grid": _attention_grid,
@@ -246,6 +252,7 @@ WITH_TOKENS = [
         "plot_relative_position_scores",
         "plot_kv_cache_growth",
         "plot_gqa_sharing",
+        "plot_transformer_block",
     }
 ]
 # English texts that are code or symbols, the same in both languages.

@@ -1,9 +1,9 @@
 """Checkers for lesson 12, a tiny character model that writes (字符级语言模型).
 
-* ``check_cache_numbers(answer)`` -- how many numbers the KV caches of the demo model hold after
-  100 tokens: 3 blocks, 4 heads of head_dim 32, keys and values, batch 1: 2 * 3 * 4 * 100 * 32.
+* ``check_cache_numbers(answer)`` -- how many numbers the KV caches of a smaller model (3 blocks,
+  4 heads of head_dim 32, batch 1) hold after 100 tokens.
 * ``check_top_k_probs(answer, logits, k, temperature)`` -- next-token probabilities with a
-  temperature and top-k: softmax(logits / temperature) over the k largest logits, 0 elsewhere.
+  temperature and top-k, as ``lm.generate`` samples them.
 * ``check_punctuation_share(answer, weights, text)`` -- per head, the total weight on punctuation
   keys at or before each query, averaged over the queries that have one: what
   ``mh.lm.head_focus`` reports as "punctuation".
@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import torch
 
-from ..i18n import tr
+from ..i18n import Text, tr
 from ..lm.analysis import head_focus
 from ..lm.baselines import CountTable
 from ..lm.generation import next_token_probs
 from ..lm.text import PUNCTUATION
 from ..lm.training import CharLMRun, TextData
 from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
+from ._result import exercise
 
 __all__ = [
     "check_cache_numbers",
@@ -33,10 +34,16 @@ __all__ = [
 _LAYERS, _HEADS, _HEAD_DIM, _TOKENS = 3, 4, 32, 100
 _CACHE_NUMBERS = 2 * _LAYERS * _HEADS * _TOKENS * _HEAD_DIM  # 76_800
 
+_CACHE = tr("numbers in the KV caches after 100 tokens", "100 个词元之后 KV 缓存中数的个数")
+_TOP_K = tr("sampling probabilities with temperature and top-k", "带温度和 top-k 的采样概率")
+_PUNCTUATION = tr("weight on punctuation, per head", "每个头在标点上的权重")
+_OWN_TEXT = tr("a model trained on another text", "在另一段文本上训练的模型")
 
+
+@exercise(_CACHE)
 def check_cache_numbers(answer: object) -> CheckResult:
     """``answer``: an int, numbers in all caches (keys + values, 3 blocks) after 100 tokens."""
-    name = tr("numbers in the KV caches after 100 tokens", "100 个词元之后 KV 缓存中数的个数")
+    name = _CACHE
     if answer is None:
         return missing(
             name,
@@ -67,16 +74,16 @@ def check_cache_numbers(answer: object) -> CheckResult:
         return fail(
             name,
             tr(
-                "both the keys and the values are cached: multiply by 2.",
-                "键和值都要缓存：乘以 2。",
+                "that counts only the keys (or only the values); the cache holds both.",
+                "这只数了键（或只数了值）；缓存里两者都有。",
             ),
         )
     if value == _CACHE_NUMBERS // _LAYERS:
         return fail(
             name,
             tr(
-                "each of the 3 blocks has its own attention, so its own cache.",
-                "3 个块各有自己的注意力，所以各有自己的缓存。",
+                "that is one block's cache; each of the 3 blocks has its own.",
+                "这只是一个块的缓存；3 个块各有自己的缓存。",
             ),
         )
     if value == 2 * 4 * _HEADS * _TOKENS * _HEAD_DIM:
@@ -107,28 +114,56 @@ def check_cache_numbers(answer: object) -> CheckResult:
         return fail(
             name,
             tr(
-                "every one of the 4 heads caches its keys and values: d_model = 4 * 32.",
-                "4 个头中的每一个都缓存自己的键和值：d_model = 4 * 32。",
+                "that is one head's part; each of the 4 heads caches keys and values of its own.",
+                "这只是一个头的那一份；4 个头各自缓存自己的键和值。",
             ),
         )
     return fail(
         name,
         tr(
-            "count what one head caches for one token, then how many heads, blocks and tokens "
-            "there are.",
-            "先数一个头为一个词元缓存多少个数，再数有几个头、几个块、几个词元。",
+            f"{value:,} is not how many numbers the 3 blocks' caches hold after 100 tokens.",
+            f"{value:,} 不是 100 个词元之后 3 个块的缓存里数的个数。",
         ),
     )
 
 
+def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
+    """What is wrong with probabilities of the right shape that are not the expected ones."""
+    got = answer.detach().to(torch.float64)
+    sums = got.sum(dim=-1)  # (b,)
+    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+        row = int((sums - 1).abs().argmax())
+        total = float(sums[row])
+        return tr(
+            f"row {row} sums to {total:.4f}, not 1: these are not probabilities.",
+            f"第 {row} 行之和是 {total:.4f}，不是 1：这不是概率。",
+        )
+    kept = (got > 0).sum(dim=-1)  # (b,)
+    if bool((kept != k).any()):
+        row = int((kept != k).nonzero()[0])
+        count = int(kept[row])
+        return tr(
+            f"row {row} has {count} non-zero probabilities; top-k keeps exactly {k}.",
+            f"第 {row} 行有 {count} 个非零概率；top-k 只保留 {k} 个。",
+        )
+    largest = logits.detach().topk(k, dim=-1).indices  # (b, k)
+    if not bool(torch.gather(got, -1, largest.to(got.device)).gt(0).all()):
+        return tr(
+            f"the non-zero probabilities are not at the {k} largest logits of each row.",
+            f"非零概率不在每行最大的 {k} 个 logits 上。",
+        )
+    return tr(
+        "the right entries are kept, but their values are off: check how the temperature enters.",
+        "保留的位置对了，但数值不对：检查温度是怎样起作用的。",
+    )
+
+
+@exercise(_TOP_K)
 def check_top_k_probs(
     answer: object, logits: torch.Tensor, k: int, temperature: float
 ) -> CheckResult:
     """softmax(logits / temperature) restricted to the ``k`` largest logits, (b, vocab)."""
-    name = tr(
-        f"top-{k} probabilities at temperature {temperature}",
-        f"温度为 {temperature} 时的 top-{k} 概率",
-    )
+    name = _TOP_K
     expected = next_token_probs(logits, temperature=temperature, top_k=k)
     if isinstance(answer, torch.Tensor) and answer.shape == expected.shape:
         got = answer.detach().to(torch.float64)
@@ -138,24 +173,25 @@ def check_top_k_probs(
                 return fail(
                     name,
                     tr(
-                        "the temperature is missing: divide the logits by it first.",
-                        "漏掉了温度：先把 logits 除以温度。",
+                        "these are the probabilities at temperature 1: the temperature is missing.",
+                        "这是温度为 1 时的概率：漏掉了温度。",
                     ),
                 )
             if near(next_token_probs(logits * temperature, temperature=1.0, top_k=k)):
                 return fail(
                     name,
                     tr(
-                        "divide the logits by the temperature, don't multiply.",
-                        "要把 logits 除以温度，而不是乘以温度。",
+                        "these come from logits multiplied by the temperature; a temperature "
+                        "below 1 should sharpen the distribution, this flattens it.",
+                        "这是 logits 乘以温度的结果；温度低于 1 应当让分布更尖，这里却更平了。",
                     ),
                 )
             if near(next_token_probs(logits, temperature=temperature)):
                 return fail(
                     name,
                     tr(
-                        "only the k largest logits may keep a probability above 0.",
-                        "只有最大的 k 个 logits 可以保留大于 0 的概率。",
+                        f"every entry has a probability above 0; top-k keeps only {k} per row.",
+                        f"每个位置的概率都大于 0；top-k 每行只保留 {k} 个。",
                     ),
                 )
             full = torch.softmax(logits / temperature, dim=-1)
@@ -163,8 +199,10 @@ def check_top_k_probs(
                 return fail(
                     name,
                     tr(
-                        "set the other logits to -inf BEFORE the softmax (rows sum to 1).",
-                        "要在 softmax 之前把其余的 logits 设为 -inf（这样每行之和为 1）。",
+                        "the kept values are the full softmax's, so a row sums to less than 1: "
+                        "the others were removed AFTER the softmax.",
+                        "保留的是完整 softmax 的值，所以每行之和小于 1："
+                        "其余的是在 softmax 之后才去掉的。",
                     ),
                 )
     shape = tuple(logits.shape)
@@ -173,18 +211,14 @@ def check_top_k_probs(
         answer,
         expected,
         what=tr(f"a {shape} tensor of probabilities", f"一个形状为 {shape} 的概率张量"),
-        hint=tr(
-            "scaled = logits / temperature; keep values >= the k-th largest "
-            "(torch.topk), set the rest to -inf, then torch.softmax(dim=-1).",
-            "scaled = logits / temperature；保留 >= 第 k 大值的那些（`torch.topk`），"
-            "其余设为 -inf，然后 `torch.softmax(dim=-1)`。",
-        ),
+        hint=lambda wrong: _top_k_wrong(wrong, logits, k),
     )
 
 
+@exercise(_PUNCTUATION)
 def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) -> CheckResult:
     """Per head: mean over queries (with a punctuation key at or before them) of that weight."""
-    name = tr("weight on punctuation, per head", "每个头在标点上的权重")
+    name = _PUNCTUATION
     expected = head_focus(weights, text).shares[0, :, 2]  # (h,)
     if (
         isinstance(answer, torch.Tensor)
@@ -209,18 +243,19 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
         expected,
         what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
         hint=tr(
-            "is_punct = a (T,) bool tensor of the keys in PUNCTUATION; sum each query row's "
-            "weights over those keys; average over the queries that have a punctuation key.",
-            "is_punct = 一个 (T,) 的 bool 张量，标出属于 PUNCTUATION 的键；把每个查询行在这些键上"
-            "的权重加起来；再对有标点键的查询求平均。",
+            "these are not the heads' punctuation shares: each is a share of weight, between 0 "
+            "and 1, on the keys in lm.PUNCTUATION only.",
+            "这不是各个头在标点上的权重占比：每个值是落在 lm.PUNCTUATION 中的键上的权重之和，"
+            "在 0 到 1 之间。",
         ),
     )
 
 
+@exercise(_OWN_TEXT)
 def check_own_text(answer: object, data: object) -> CheckResult:
     """``answer``: a ``CharLMRun`` trained on ``data`` (``lm.text_data(...)``) that beats the
     unigram count table of the same text on its validation part."""
-    name = tr("a model trained on another text", "在另一段文本上训练的模型")
+    name = _OWN_TEXT
     if answer is None:
         return missing(
             name,

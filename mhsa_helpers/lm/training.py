@@ -22,6 +22,7 @@ from functools import lru_cache
 import torch
 from torch.nn import functional as F
 
+from ..attention.functional import BACKENDS
 from ..i18n import say
 from ..lesson import one_thread, progress_bar
 from ..validation import (
@@ -32,7 +33,7 @@ from ..validation import (
     check_positive_int,
     check_seed,
 )
-from .model import BlockParts, CharTransformer
+from .model import BlockParts, CharTransformer, TransformerBlock
 from .text import load_verse, poem_text
 from .tokenizer import CharTokenizer
 
@@ -297,6 +298,7 @@ def train_char_lm(
     progress: bool = True,
     data: TextData | None = None,
     device: str | torch.device = "cpu",
+    backend: str = "eager",
     on_eval: Callable[[CharLMRun], object] | None = None,
 ) -> CharLMRun:
     """Train a fresh ``CharTransformer`` on the Tang 300 with ``config`` (default: the demo's).
@@ -309,7 +311,14 @@ def train_char_lm(
         data: the tokenizer and ids (default ``verse_data()``; ``text_data(text)`` for another).
         device: where to train (``"cuda"`` or ``"mps"`` when present). The default, the CPU, is
             what the course's saved outputs were made on; another device gives other digits.
-
+        backend: how the blocks' ``MultiHeadAttention`` computes attention while training, a key
+            of ``attention.functional.BACKENDS``: ``"eager"`` (the explicit (T, T) weights) or
+            ``"sdpa"`` (``F.scaled_dot_product_attention``, faster; ``make train-demo`` uses
+            it). The same parameters and the same formula: on the CPU, SDPA's kernel also draws
+            its attention-dropout mask from the global generator in the same order, so the two
+            give the same losses to float32 rounding, dropout included (tests/test_char_lm.py).
+            (A GPU's fused kernels draw their masks their own way.) The returned model is the
+            plain one (eager attention, as lesson 12 inspects it) whatever the backend.
         on_eval: called with the run so far (model in train mode) after each validation, e.g.
             to save a checkpoint on the way (tools/train_char_lm.py does).
 
@@ -336,6 +345,8 @@ def train_char_lm(
                 "smaller context_length"
             )
     device = _check_device(device)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got backend={backend!r}")
     vocab_size = data.tokenizer.vocab_size
     losses: list[float] = []
     val_losses: list[tuple[int, float]] = []
@@ -349,6 +360,9 @@ def train_char_lm(
     with one_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         model = config.build_model(vocab_size).to(device)
+        attentions = [block.attn for block in model.blocks if isinstance(block, TransformerBlock)]
+        for attention in attentions:  # an instance attribute, removed after training
+            attention.use_sdpa = backend == "sdpa"
         train_ids, val_ids = data.train_ids.to(device), data.val_ids.to(device)
         matrices = [p for p in model.parameters() if p.dim() >= 2]  # decayed
         others = [p for p in model.parameters() if p.dim() < 2]  # biases, layer-norm scales
@@ -388,6 +402,8 @@ def train_char_lm(
                         shown["val_loss"] = f"{val_losses[-1][1]:.3f}"
                     bar.set_postfix(shown)
         model.eval()
+        for attention in attentions:
+            del attention.use_sdpa  # back to the class's eager attention
     if bar is not None:
         bar.close()
     return CharLMRun(

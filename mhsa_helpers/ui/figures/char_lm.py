@@ -1,0 +1,265 @@
+"""The figure of lesson 12: one Transformer block of a character model, with its real sizes.
+
+* ``plot_transformer_block(model)`` -- from the ids to the logits: the two embeddings, one
+  pre-norm block (layer norm -> ``MultiHeadAttention`` -> residual, layer norm -> feed-forward
+  -> residual) with the number of blocks beside it, the final layer norm and the tied LM head.
+  Every size in it (``d_model``, heads and ``head_dim``, the feed-forward width, the number of
+  blocks, ``context_length``, the vocabulary) is read from the model it is given, so the picture
+  is the shipped model's (``lm.load_checkpoint().model``), not a generic one.
+
+Texts follow the lesson language (``fonts.figure_text``); the alt text lists the sizes.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch, Rectangle
+
+from ...i18n import say
+from ...lm.model import CharTransformer, TransformerBlock
+from ..alt_text import set_alt_text
+from ..fonts import figure_text, with_cjk_font
+from ..legibility import legible
+
+__all__ = ["plot_transformer_block"]
+
+_COLOURS = {
+    "embed": "#fde9c9",
+    "norm": "#e2e2e2",
+    "attn": "#cfe2f3",
+    "ff": "#d9ead3",
+    "head": "#f4cccc",
+}
+_CENTRE, _WIDTH = 4.0, 5.6  # x of the main path, width of a box
+_FONT = 10
+
+
+def _box(ax: Axes, y: float, text: str, colour: str, height: float = 0.8) -> None:
+    ax.add_patch(
+        FancyBboxPatch(
+            (_CENTRE - _WIDTH / 2, y - height / 2),
+            _WIDTH,
+            height,
+            boxstyle="round,pad=0.02,rounding_size=0.15",
+            facecolor=_COLOURS[colour],
+            edgecolor="#444444",
+        )
+    )
+    ax.text(_CENTRE, y, text, ha="center", va="center", fontsize=_FONT)
+
+
+def _arrow(ax: Axes, y_from: float, y_to: float, x: float = _CENTRE) -> None:
+    ax.annotate(
+        "",
+        xy=(x, y_to),
+        xytext=(x, y_from),
+        arrowprops={"arrowstyle": "->", "linewidth": 1.3, "color": "#333333"},
+    )
+
+
+def _plus(ax: Axes, y: float) -> None:
+    ax.text(
+        _CENTRE,
+        y,
+        "+",
+        ha="center",
+        va="center",
+        fontsize=12,
+        weight="bold",
+        bbox={"boxstyle": "circle,pad=0.15", "facecolor": "white", "edgecolor": "#333333"},
+    )
+
+
+def _residual(ax: Axes, y_from: float, y_plus: float) -> None:
+    """The skip path: from the main path at ``y_from`` round the right side into the ⊕."""
+    side = _CENTRE + _WIDTH / 2 + 0.45
+    ax.plot([_CENTRE, side, side], [y_from, y_from, y_plus], color="#b45f06", linewidth=1.6)
+    ax.annotate(
+        "",
+        xy=(_CENTRE + 0.27, y_plus),
+        xytext=(side, y_plus),
+        arrowprops={"arrowstyle": "->", "linewidth": 1.6, "color": "#b45f06"},
+    )
+    ax.text(
+        side + 0.12,
+        (y_from + y_plus) / 2,
+        figure_text("residual", "残差连接"),
+        ha="left",
+        va="center",
+        fontsize=_FONT - 1,
+        color="#b45f06",
+        rotation=90,
+    )
+
+
+@legible
+@with_cjk_font
+def plot_transformer_block(model: CharTransformer) -> Figure:
+    """Draw ``model``'s path from ids to logits, one block in full, with the model's own sizes.
+
+    Args:
+        model: a ``mhsa_helpers.lm.CharTransformer`` (lesson 12: ``lm.load_checkpoint().model``).
+
+    Returns the figure: one axes without ticks, a box per layer (embeddings, layer norms,
+    attention, feed-forward, LM head), the residual paths, and the shape ``(b, T, d_model)``
+    between the parts.
+    """
+    if not isinstance(model, CharTransformer):
+        raise TypeError(
+            f"model must be a mhsa_helpers.lm.CharTransformer, got {type(model).__name__}"
+        )
+    d, heads, head_dim = model.d_model, model.num_heads, model.head_dim
+    layers, context, vocab = model.num_layers, model.context_length, model.vocab_size
+    block = model.blocks[0]
+    assert isinstance(block, TransformerBlock)
+    hidden = block.ff.fc_in.out_features if block.ff is not None else None
+    parts = model.parts
+
+    fig, ax = plt.subplots(figsize=(8.0, 7.2))
+    ax.set_xlim(0.5, 9.4)
+    ax.set_ylim(-0.2, 15.2)
+    ax.set_axis_off()
+    shape = f"(b, T, {d})"
+
+    ax.text(
+        _CENTRE,
+        0.2,
+        figure_text(f"character ids (b, T), T ≤ {context}", f"字符编号 (b, T)，T ≤ {context}"),
+        ha="center",
+        va="center",
+        fontsize=_FONT,
+    )
+    _arrow(ax, 0.45, 1.05)
+    _box(
+        ax,
+        1.6,
+        figure_text(
+            f"token embedding {vocab:,} × {d}\n+ position embedding {context} × {d}",
+            f"词元嵌入 {vocab:,} × {d}\n+ 位置嵌入 {context} × {d}",
+        ),
+        "embed",
+        height=1.0,
+    )
+    _arrow(ax, 2.1, 2.95)
+    ax.text(_CENTRE - 0.15, 2.55, shape, ha="right", va="center", fontsize=_FONT - 1)
+
+    # The block: a dashed frame round its layers, the number of blocks at its side.
+    ax.add_patch(
+        Rectangle(
+            (0.7, 2.95),
+            7.3,
+            8.05,
+            fill=False,
+            linestyle="--",
+            edgecolor="#666666",
+            linewidth=1.2,
+        )
+    )
+    ax.text(
+        8.15,
+        10.75,
+        figure_text(f"× {layers} blocks", f"× {layers} 个块"),
+        ha="left",
+        va="top",
+        fontsize=_FONT + 1,
+        weight="bold",
+    )
+    norm = figure_text(f"layer norm ({d})", f"层归一化（{d}）")
+    _arrow(ax, 2.95, 3.5)
+    _box(
+        ax,
+        3.9,
+        norm if parts.layer_norm else figure_text("(no layer norm)", "（无层归一化）"),
+        "norm",
+    )
+    _arrow(ax, 4.3, 4.85)
+    _box(
+        ax,
+        5.45,
+        figure_text(
+            f"MultiHeadAttention, causal\n{heads} heads × head_dim {head_dim} = {d}",
+            f"多头注意力 MultiHeadAttention（因果）\n{heads} 个头 × head_dim {head_dim} = {d}",
+        ),
+        "attn",
+        height=1.1,
+    )
+    _arrow(ax, 6.0, 6.5)
+    _plus(ax, 6.76)
+    if parts.residual:
+        _residual(ax, 3.25, 6.76)
+    _arrow(ax, 7.02, 7.5)
+    ax.text(_CENTRE - 0.15, 7.25, shape, ha="right", va="center", fontsize=_FONT - 1)
+    _box(
+        ax,
+        7.9,
+        norm if parts.layer_norm else figure_text("(no layer norm)", "（无层归一化）"),
+        "norm",
+    )
+    _arrow(ax, 8.3, 8.85)
+    if hidden is None:
+        ff = figure_text("(no feed-forward)", "（无前馈网络）")
+    else:
+        ff = figure_text(
+            f"feed-forward, each position alone\n{d} → {hidden} → GELU → {d}",
+            f"前馈网络（每个位置单独计算）\n{d} → {hidden} → GELU → {d}",
+        )
+    _box(ax, 9.45, ff, "ff", height=1.1)
+    _arrow(ax, 10.0, 10.34)
+    _plus(ax, 10.6)
+    if parts.residual:
+        _residual(ax, 7.26, 10.6)
+    _arrow(ax, 10.86, 11.6)
+    ax.text(_CENTRE - 0.15, 11.2, shape, ha="right", va="center", fontsize=_FONT - 1)
+
+    _box(ax, 12.0, figure_text(f"final layer norm ({d})", f"最后的层归一化（{d}）"), "norm")
+    _arrow(ax, 12.4, 12.95)
+    _box(
+        ax,
+        13.45,
+        figure_text(
+            f"LM head {d} → {vocab:,}\n(tied to the token embedding)",
+            f"语言模型头 {d} → {vocab:,}\n（与词元嵌入共享权重）",
+        ),
+        "head",
+        height=1.0,
+    )
+    _arrow(ax, 13.95, 14.5)
+    ax.text(
+        _CENTRE,
+        14.8,
+        figure_text(f"logits (b, T, {vocab:,})", f"logits (b, T, {vocab:,})"),
+        ha="center",
+        va="center",
+        fontsize=_FONT,
+    )
+    ax.set_title(
+        figure_text(
+            f"The model's Transformer block, real sizes ({model.num_parameters():,} parameters)",
+            f"模型的 Transformer 块，真实尺寸（{model.num_parameters():,} 个参数）",
+        ),
+        fontsize=_FONT + 1,
+    )
+    feed = (
+        say(f"a feed-forward network {d} to {hidden} to {d}", f"前馈网络 {d} → {hidden} → {d}")
+        if hidden is not None
+        else say("no feed-forward network", "没有前馈网络")
+    )
+    set_alt_text(
+        fig,
+        say(
+            f"A diagram of the character model from ids to logits: token embedding "
+            f"{vocab:,} × {d} plus position embedding {context} × {d}; then {layers} identical "
+            f"blocks, each a layer norm, causal multi-head attention with {heads} heads of "
+            f"head_dim {head_dim}, a residual addition, a layer norm, {feed} and a second "
+            f"residual addition, every step of shape (b, T, {d}); then a final layer norm and the "
+            f"LM head {d} to {vocab:,}, tied to the token embedding.",
+            f"字符模型从字符编号到 logits 的示意图：词元嵌入 {vocab:,} × {d} 加位置嵌入 "
+            f"{context} × {d}；然后是 {layers} 个相同的块，每块依次是层归一化、{heads} 个头"
+            f"（head_dim {head_dim}）的因果多头注意力、残差相加、层归一化、{feed}、再一次残差"
+            f"相加，每一步的形状都是 (b, T, {d})；最后是层归一化和语言模型头 {d} → {vocab:,}，"
+            "它与词元嵌入共享权重。",
+        ),
+    )
+    return fig
