@@ -659,6 +659,32 @@ def test_head_focus_measures_the_parallel_character():
         no_couplet.strongest("parallel")
 
 
+def test_the_strongest_heads_are_listed_in_the_lesson_language():
+    text = "\n床前明月光，疑是地上霜。\n"
+    num = len(text)
+    uniform = torch.ones(num, num).tril() / torch.arange(1, num + 1)[:, None]
+    previous = torch.diag(torch.ones(num - 1), -1)
+    previous[0, 0] = 1.0  # (T, T): every query on the character before it
+    focus = lm.head_focus(torch.stack([uniform, previous]), text)  # (1, 2, 5)
+    english = focus.strongest_heads().splitlines()
+    assert len(english) == 5 and english[0].endswith(
+        "previous: block 1 head 2, 1.00 (uniform 0.17)"
+    )
+    with mh.i18n.using_language("zh"):
+        chinese = focus.strongest_heads().splitlines()
+        table = focus.table()
+    assert chinese[0].endswith("前一个字符：第 1 块第 2 个头，1.00（均匀注意力 0.17）")
+    assert "块" in table and "均匀注意力" in table and "previous" not in table
+    assert len(lm.head_focus(torch.eye(4)[None], "\n床前\n").strongest_heads().splitlines()) == 2
+
+
+def test_verse_shape_prints_in_the_lesson_language():
+    shape = lm.verse_shape("床前明月光，疑是地上霜。\n", "举头望明月，低头思故乡。\n")
+    assert "half-lines of 5 or 7 characters: 100% of 2" in repr(shape)
+    with mh.i18n.using_language("zh"):
+        assert "5 或 7 个字的半句：2 个中占 100%" in repr(shape) and "half" not in repr(shape)
+
+
 def test_tiny_model_on_a_real_text_gives_shares_in_range():
     model = mh.lm.CharTransformer(11, 8, 32, 2, 1)
     tokenizer = lm.CharTokenizer("床前明月光疑是霜，。\n")

@@ -112,6 +112,29 @@ class HeadFocus:
         rows.append(f"{uniform} | " + " | ".join(f"{v:>13.2f}" for v in self.baseline))
         return "\n".join(rows)
 
+    def strongest_heads(self) -> str:
+        """One line per category: the head with the largest share, its share and the uniform one.
+
+        In the lesson language; a category no query of the texts had a key of is left out.
+        """
+        rows = []
+        for index, category in enumerate(self.categories):
+            if bool(self.shares[..., index].isnan().all()):
+                continue
+            layer, head = self.strongest(category)
+            share = float(self.shares[layer, head, index])
+            uniform = float(self.baseline[index])
+            name = _right(_category_name(category), 14)
+            rows.append(
+                say(
+                    f"{name}: block {layer + 1} head {head + 1}, {share:.2f} "
+                    f"(uniform {uniform:.2f})",
+                    f"{name}：第 {layer + 1} 块第 {head + 1} 个头，{share:.2f}"
+                    f"（均匀注意力 {uniform:.2f}）",
+                )
+            )
+        return "\n".join(rows)
+
     def __repr__(self) -> str:
         return self.table()
 
