@@ -112,9 +112,9 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/attention.py
 
-## make train-demo: retrain lesson 12's character model and rewrite data/char_lm.pt (seeded, minutes)
+## make train-demo: retrain lesson 12's character model and rewrite data/char_lm.pt (seeded; prints a time estimate first)
 train-demo: $(STAMP)
-	$(PY) tools/train_char_lm.py
+	MKL_CBWR=AUTO $(PY) tools/train_char_lm.py
 
 ## make lock: re-resolve constraints.txt from pyproject.toml's ranges for EVERY supported Python
 ## (uv's universal resolver: environment markers where versions differ, e.g. by python_full_version),

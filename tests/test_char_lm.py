@@ -484,6 +484,33 @@ def test_training_device_is_checked(device, error):
         lm.train_char_lm(tiny_config(), progress=False, data=small_data(), device=device)
 
 
+@pytest.mark.parametrize(
+    ("device", "error"),
+    [("cuda:7", ValueError), ("gpu", ValueError), (3, TypeError), ("meta", ValueError)],
+)
+def test_generation_device_is_checked_before_the_model_moves(device, error):
+    model = tiny_model()
+    if device == "cuda:7" and torch.cuda.device_count() > 7:
+        device = "cuda:99"
+    with pytest.raises(error, match="device"):
+        lm.generate(model, torch.tensor([1, 2]), 3, device=device)
+    assert model.tok_emb.weight.device.type == "cpu"
+
+
+def test_generation_runs_where_the_model_is_or_where_it_is_told():
+    model = tiny_model()
+    prompt = torch.tensor([[1, 2, 3]])  # (b, T)
+    default = lm.generate(model, prompt, 5, seed=3)  # (1, 8)
+    assert torch.equal(lm.generate(model, prompt, 5, seed=3, device="cpu"), default)
+    assert torch.equal(lm.generate(model, prompt, 5, seed=3, device=torch.device("cpu")), default)
+    present = [d for d in ("cuda", "mps") if getattr(torch, d).is_available()]
+    for name in present:  # a GPU machine: the model moves there, the prompt follows it
+        out = lm.generate(model, prompt, 5, seed=3, device=name)
+        assert out.device.type == name and out.shape == default.shape
+        assert model.tok_emb.weight.device.type == name
+        model.cpu()
+
+
 def test_the_sdpa_backend_trains_the_same_model_and_returns_the_plain_one():
     """make train-demo's fast path: on the CPU the same losses to float32 rounding, dropout
     included (SDPA draws the same masks), and the model comes back with the eager attention

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import torch
 
 from ..validation import as_float, as_int, check_flag, check_positive_int, check_seed
+from .device import check_device
 from .model import CharTransformer
 
 __all__ = ["generate", "next_token_probs"]
@@ -109,6 +110,7 @@ def generate(
     seed: int = 0,
     use_cache: bool = True,
     banned: Sequence[int] | torch.Tensor = (),
+    device: str | torch.device | None = None,
 ) -> torch.Tensor:
     """Continue ``prompt`` by ``max_new_tokens`` sampled tokens; return prompt + new tokens.
 
@@ -124,9 +126,13 @@ def generate(
         use_cache: one ``KVCache`` per block (True) or the full re-computation (False).
         banned: token ids never drawn (their logits set to -inf first), e.g. the tokenizer's
             unknown-character token: ``banned=tokenizer.encode(lm.UNKNOWN)``.
+        device: where to generate (``"cuda"`` or ``"mps"`` when present). None: where the model
+            is. Otherwise the model is moved there first (``model.to(device)``, as
+            ``train_char_lm`` leaves it on its device). The prompt follows the model; the CPU,
+            the default, is what the course's saved outputs were made on.
 
-    Returns ids of shape (T + max_new_tokens,) or (b, T + max_new_tokens), like ``prompt``; an
-    empty batch (b = 0) gives an empty result of that shape.
+    Returns ids of shape (T + max_new_tokens,) or (b, T + max_new_tokens), like ``prompt``, on
+    the model's device; an empty batch (b = 0) gives an empty result of that shape.
     """
     if not isinstance(model, CharTransformer):
         raise TypeError(f"model must be a CharTransformer, got {type(model).__name__}")
@@ -138,6 +144,9 @@ def generate(
     seed = check_seed("seed", seed)
     check_flag("use_cache", use_cache)
     banned_ids = _check_banned(banned, model.vocab_size)
+    if device is not None:
+        model.to(check_device(device))
+    prompt = prompt.to(model.tok_emb.weight.device)  # the prompt follows the model
     if prompt.dim() not in (1, 2):
         raise ValueError(
             f"prompt must have shape (T,) or (batch, T), got prompt.shape={tuple(prompt.shape)}"

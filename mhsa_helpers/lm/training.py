@@ -33,6 +33,7 @@ from ..validation import (
     check_positive_int,
     check_seed,
 )
+from .device import check_device
 from .model import BlockParts, CharTransformer, TransformerBlock
 from .text import load_verse, poem_text
 from .tokenizer import CharTokenizer
@@ -273,24 +274,6 @@ def validation_loss(model: CharTransformer, ids: torch.Tensor, *, batch_size: in
     return total / (count * length)
 
 
-def _check_device(device: object) -> torch.device:
-    """``device`` as a ``torch.device`` if torch knows it and it is present, else raise."""
-    if not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
-    try:
-        device = torch.device(device)
-    except RuntimeError as err:
-        raise ValueError(f"device={device!r} is not a device torch knows ({err})") from None
-    present = {
-        "cpu": True,
-        "cuda": torch.cuda.is_available(),
-        "mps": torch.backends.mps.is_available(),
-    }
-    if not present.get(device.type, False):
-        raise ValueError(f"device={str(device)!r} is not available on this machine")
-    return device
-
-
 def train_char_lm(
     config: CharLMConfig | None = None,
     *,
@@ -344,7 +327,7 @@ def train_char_lm(
                 f"context_length + 1 = {config.context_length + 1}: use a longer text or a "
                 "smaller context_length"
             )
-    device = _check_device(device)
+    device = check_device(device)
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got backend={backend!r}")
     vocab_size = data.tokenizer.vocab_size

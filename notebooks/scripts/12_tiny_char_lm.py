@@ -56,8 +56,9 @@ mh.setup_lesson()
 # `data/SOURCES.md` for the source and the command that built the file). Regular verse is strict:
 # a quatrain (绝句) has 4 lines, a regulated poem (律诗) 8, and every line has 5 or 7 characters.
 # The file has one couplet per line (two lines of the poem, 上句 and 下句), an empty line after
-# each poem. Every 20th poem is held out for validation, and no training poem shares a line with
-# a validation poem.
+# each poem. Every 20th poem is held out for validation, and no training poem shares a couplet
+# with a validation poem. (A single line may recur: 何处春深好 opens a whole series of poems, and
+# 108 of the 33,323 training poems share one line with a validation poem.)
 
 # %%
 verse = lm.load_verse()
@@ -193,6 +194,15 @@ print(model)
 print(f"{model.num_parameters():,} parameters")
 
 # %% [markdown]
+# The same model as a picture, every size read from the loaded model: the path from the ids to
+# the logits, with one block drawn in full (the dashed frame), which the model stacks
+# `num_layers` times.
+
+# %%
+fig = mh.figures.plot_transformer_block(model)  # every size read from the model itself
+plt.show()
+
+# %% [markdown]
 # ## 4. One part at a time, measured
 #
 # Which part earns what? `tools/ablation_char_lm.py` trains one model per row from the same seed
@@ -244,9 +254,12 @@ plt.show()
 #
 # ## 5. The shipped model clears the bar
 #
-# `make train-demo` (`tools/train_char_lm.py`) trained it with a fixed seed on one CPU thread and
-# wrote `data/char_lm.pt`: the weights (in float16, to stay under 5 MB), the tokenizer and the loss
-# of every step.
+# `tools/train_char_lm.py` trained it with a fixed seed on one CPU thread and wrote
+# `data/char_lm.pt`: the weights (in float16, to stay under 5 MB), the tokenizer and the loss of
+# every step. `make train-demo` trains it again: it first times a few steps on your machine and
+# prints how many minutes the run will take, then trains with the `"sdpa"` backend of the course's
+# attention core. That is the same model, and on the CPU the same losses to float32 rounding
+# (tested); `benchmarks/char_lm_training.py` measures how much faster it is.
 
 # %%
 print(shipped)
@@ -273,7 +286,7 @@ ax.axhline(
 ax.set_ylim(4.0, 8.2)
 ax.set_xlabel(mh.tr("step", "步数"))
 ax.set_ylabel(mh.tr("cross-entropy (nats)", "交叉熵（奈特）"))
-ax.set_title(mh.tr("The shipped model (make train-demo)", "随课程提供的模型（make train-demo）"))
+ax.set_title(mh.tr("The shipped model (make train-demo)", "课程自带的模型（make train-demo）"))
 ax.legend()
 fig.tight_layout()
 plt.show()
@@ -288,13 +301,16 @@ plt.show()
 # 8-character pieces that occur verbatim in the training text (copying).
 
 # %%
-settings = {"temperature": 0.8, "top_k": 20, "banned": tokenizer.encode(lm.UNKNOWN)}
+banned = tokenizer.encode(lm.UNKNOWN)  # (1,): the unknown token is never drawn
+settings = {"temperature": 0.8, "top_k": 20, "banned": banned}
 firsts = [poem.lines[0] + "\n" for poem in verse.validation[:8]]
 written = []
 for seed, first in enumerate(firsts):
-    prompt = tokenizer.encode(first)  # (T,)
-    out = lm.generate(model, prompt, config.context_length - len(first), seed=seed, **settings)
-    written.append(tokenizer.decode(out[len(first) :]).split("\n\n")[0] + "\n")
+    prompt = tokenizer.encode(first)  # (T,): the first couplet and its newline
+    new = config.context_length - len(first)  # fill the window: T + new = 64
+    out = lm.generate(model, prompt, new, seed=seed, **settings)  # (T + new,)
+    poem_ids = out[len(first) :]  # (new,): what the model wrote
+    written.append(tokenizer.decode(poem_ids).split("\n\n")[0] + "\n")  # up to the poem's end
 print(first + written[-1])
 shape = lm.verse_shape("".join(written), train_text)
 print(shape)
@@ -305,7 +321,7 @@ assert shape.half_lines >= 0.85 and shape.couplets >= 0.80 and shape.copied <= 0
 
 # %%
 first_line = "床前明月光，"
-out = lm.generate(model, tokenizer.encode(first_line), 40, seed=1, **settings)
+out = lm.generate(model, tokenizer.encode(first_line), 40, seed=1, **settings)  # (6 + 40,)
 print(tokenizer.decode(out).split("\n\n")[0])
 
 # %% [markdown]
@@ -319,9 +335,9 @@ print(tokenizer.decode(out).split("\n\n")[0])
 # the window -- exactly what the uncached path does. Same seed, same characters:
 
 # %%
-prompt = tokenizer.encode(first_line)
-long_cached = lm.generate(model, prompt, 150, seed=2, use_cache=True, **settings)
-long_plain = lm.generate(model, prompt, 150, seed=2, use_cache=False, **settings)
+prompt = tokenizer.encode(first_line)  # (6,)
+long_cached = lm.generate(model, prompt, 150, seed=2, use_cache=True, **settings)  # (156,)
+long_plain = lm.generate(model, prompt, 150, seed=2, use_cache=False, **settings)  # (156,)
 assert long_cached.shape == (len(first_line) + 150,) and torch.equal(long_cached, long_plain)
 print(tokenizer.decode(long_cached))
 
@@ -338,7 +354,7 @@ def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        lm.generate(model, prompts, new_tokens, seed=0, use_cache=use_cache)
+        lm.generate(model, prompts, new_tokens, seed=0, use_cache=use_cache)  # (batch, T + new)
         times.append(time.perf_counter() - start)
     return batch * new_tokens / sorted(times)[len(times) // 2]  # median run
 
@@ -364,11 +380,7 @@ assert speed_with > speed_without
 held_out = ["\n" + p.text[: config.context_length - 1] for p in verse.validation[:200]]
 focus = lm.focus_on_texts(model, tokenizer, held_out)
 print(focus.table())
-for category in lm.CATEGORIES:
-    layer, head = focus.strongest(category)
-    share = focus.shares[layer, head, lm.CATEGORIES.index(category)].item()
-    uniform = focus.baseline[lm.CATEGORIES.index(category)].item()
-    print(f"{category:>13}: block {layer + 1} head {head + 1}, {share:.2f} (uniform {uniform:.2f})")
+print(focus.strongest_heads())  # per category: the head with the largest share
 shares, base = focus.shares, focus.baseline  # (num_layers, num_heads, 5), (5,)
 assert focus.strongest("parallel next") == (3, 2) and shares[3, 2, 4] > 10 * base[4]
 assert shares[..., 3].max() < 2 * base[3]  # no head on the partner of the query's own character

@@ -14,11 +14,11 @@
 # 第 08 课在玩具任务上训练了一个注意力层，第 10 课实现了 KV 缓存（KV cache）。本课把课程自己的 `MultiHeadAttention` 装进一个小而完整的**语言模型**（language model）。它一个字一个字地读三万五千首唐诗，然后自己写诗。
 #
 # **学习目标**
-# 1. 先立一根标杆。**计数表**（n-gram model，即 n 元语法模型）根据前一两个字预测下一个字。
+# 1. 先立一根标杆。**计数表**（count table），即 n 元语法模型（n-gram model），根据前一两个字预测下一个字。
 # 2. 给注意力配齐一个能用的模型所需的部件，即**前馈网络**（feed-forward network）、**残差连接**（residual connection）、**层归一化**（layer normalization）和多个块，并实际测量每个部件带来多少好处。
-# 3. 验证随课程提供的模型越过了这根标杆，而且它写出的东西有近体诗的格律，又不是照抄。
+# 3. 验证课程自带的模型越过了这根标杆，而且它写出的东西有近体诗（regular verse）的格律，又不是照抄。
 # 4. 生成任意长度的文本。上下文写满以后，窗口向后滑动。
-# 5. 在留出的诗上测量训练好的头在看什么，包括上句中与将要预测的字相对的那个字（对仗）。
+# 5. 在留出的诗上测量训练好的头在看什么，包括上句中与将要预测的字相对的那个字，这叫对仗（parallelism）。
 #
 # **预备知识：** 第 06 课的 `MultiHeadAttention`；第 08 课的训练、交叉熵与损失曲线（loss curve）；第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 60 分钟。
 #
@@ -37,10 +37,10 @@ from mhsa_helpers import lm
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="737c740c75b1"
+# %% [markdown] en_hash="f82291971164"
 # ## 1. 文本：唐代近体诗
 #
-# `data/tang_verse.txt.xz` 收录《全唐诗》中的**近体诗**，取自 npm 软件包 `chinese-poetry`。这些诗属于公有领域，来源和生成这个文件的命令见 `data/SOURCES.md`。近体诗格律严整。绝句四句，律诗八句，每句五个字或七个字。文件里每行是一联，也就是上句加下句，每首诗后空一行。每 20 首诗留出一首作验证，而且没有哪首训练诗和验证诗有相同的诗行。
+# `data/tang_verse.txt.xz` 收录《全唐诗》中的**近体诗**，取自 npm 软件包 `chinese-poetry`。这些诗属于公有领域，来源和生成这个文件的命令见 `data/SOURCES.md`。近体诗格律严整。绝句四句，律诗八句，每句（line）五个字或七个字。文件里每行是一联（couplet），也就是上句加下句，每首诗后空一行。每 20 首诗留出一首作验证，而且没有哪首训练诗和验证诗有相同的联。单独的一句倒可能重复。“何处春深好”开头的就有一整组诗，33,323 首训练诗中有 108 首和某首验证诗有一句相同。
 
 # %%
 verse = lm.load_verse()
@@ -50,7 +50,7 @@ train_text = lm.poem_text(verse.train)
 print(f"{len(train_text):,} training characters, {len(set(train_text)):,} different ones")
 
 # %% [markdown] en_hash="ecbbaf43988f"
-# 每个字就是一个词元（token），这就是**字符级分词器**（character-level tokenizer）。六千多个不同的字，对一个小模型来说词表（vocabulary）太大了，最生僻的字只出现一两次。我们只保留最常见的 3,000 个字，它们覆盖了 98.9 % 的文本。其余的字都读作同一个**未知字符**词元 `□`，也就是古籍整理中表示缺字的那个方框。
+# 每个字就是一个词元（token），这就是**字符级分词器**（character-level tokenizer）。六千多个不同的字，对一个小模型来说词表（vocabulary）太大了，最生僻的字只出现一两次。我们只保留最常见的 3,000 个字，它们覆盖了 98.9 % 的文本。其余的字都读作同一个**未知字符**（unknown character）词元 `□`，也就是古籍整理中表示缺字的那个方框。
 
 # %%
 data = lm.verse_data()  # tokenizer + train / validation ids
@@ -64,7 +64,7 @@ assert 0.005 < unknown_share < 0.015
 # %% [markdown] en_hash="f2c38aa1cd6a"
 # ## 2. 标杆：计数表
 #
-# 先不用任何网络，看看最简单的模型。**一元**（unigram）计数表只按每个字出现的频率来预测。**二元**（bigram）计数表看前一个字后面跟过什么字。**三元**（trigram）计数表看前两个字。没见过的字对会得到概率 0，损失就成了无穷大。所以每张表都按一定权重混入更小的表，这叫插值平滑（interpolation），权重在训练文本的一小段上拟合。验证损失（validation loss）和网络报告的是同一种交叉熵（cross-entropy），即 $-\frac{1}{N}\sum_t \log p(c_t \mid \text{之前的文字})$，单位是奈特（nat）。
+# 先不用任何网络，看看最简单的模型。**一元**（unigram）计数表只按每个字出现的频率来预测。**二元**（bigram）计数表看前一个字后面跟过什么字。**三元**（trigram）计数表看前两个字。没见过的字对会得到概率 0，损失就成了无穷大。所以每张表都按一定权重混入更小的表，这叫插值平滑（interpolation smoothing），权重在训练文本的一小段上拟合。验证损失（validation loss）和网络报告的是同一种交叉熵（cross-entropy），即 $-\frac{1}{N}\sum_t \log p(c_t \mid \text{之前的文字})$，单位是奈特（nat）。
 
 # %%
 vocab = tokenizer.vocab_size
@@ -145,7 +145,7 @@ for name, part in block.named_children():
     print(f"  {name:>4}: {sum(p.numel() for p in part.parameters()):>7,} parameters")
 
 # %% [markdown] en_hash="67e9bce8d23b"
-# 随课程提供的模型是 `lm.CharTransformer`。它由词元嵌入（token embedding）$E$（每个字一个学到的向量）加上学到的位置嵌入（positional embedding）$P$、`num_layers` 个块、最后一个层归一化和 LM 头组成。LM 头重用 $E$，这叫**权重绑定**（weight tying），GPT-2 也是这样做的。
+# 课程自带的模型是 `lm.CharTransformer`。它由词元嵌入（token embedding）$E$（每个字一个学到的向量）加上学到的位置嵌入（positional embedding）$P$、`num_layers` 个块、最后一个层归一化和 LM 头组成。LM 头重用 $E$，这叫**权重绑定**（weight tying），GPT-2 也是这样做的。
 #
 # $$
 # x_0 = E[\text{ids}] + P[0..T-1], \qquad x_\ell = \mathrm{Block}_\ell(x_{\ell-1}), \qquad
@@ -158,10 +158,17 @@ print(config)
 print(model)
 print(f"{model.num_parameters():,} parameters")
 
+# %% [markdown] en_hash="10e4f92e2eb5"
+# 同一个模型画成图，图中的每个尺寸都从载入的模型中读出。它画出从字符编号到 logits 的整条路径。虚线框里是一个完整的块，模型把它叠了 `num_layers` 次。
+
+# %%
+fig = mh.figures.plot_transformer_block(model)  # every size read from the model itself
+plt.show()
+
 # %% [markdown] en_hash="c25fe23db6af"
 # ## 4. 一次加一个部件，逐一测量
 #
-# 每个部件各带来多少好处？`tools/ablation_char_lm.py` 为每一行训练一个模型。各行用同一个种子、同样的训练量（400 步，每步 16 个窗口，`d_model` 为 128，一个块），只是去掉某些部件。先是只有一个头的注意力，然后是四个头，再依次加回前馈网络、残差连接和层归一化。最后一行是随课程提供的模型，有 4 个块，训练得更久。记录保存在 `data/char_lm_ablation.json` 里。运行 `python tools/ablation_char_lm.py --row "+ residual"` 可以重跑其中一行，在空闲的 CPU 核上约需一分钟。
+# 每个部件各带来多少好处？`tools/ablation_char_lm.py` 为每一行训练一个模型。各行用同一个种子、同样的训练量（400 步，每步 16 个窗口，`d_model` 为 128，一个块），只是去掉某些部件。先是只有一个头的注意力，然后是四个头，再依次加回前馈网络、残差连接和层归一化。最后一行是课程自带的模型，有 4 个块，训练得更久。记录保存在 `data/char_lm_ablation.json` 里。运行 `python tools/ablation_char_lm.py --row "+ residual"` 可以重跑其中一行，在空闲的 CPU 核上约需一分钟。
 
 # %%
 rows = lm.load_ablation()  # data/char_lm_ablation.json
@@ -193,12 +200,12 @@ ax.legend()
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] en_hash="eec4f41de8b0"
+# %% [markdown] en_hash="b7364abd926f"
 # 从上往下读这张表。训练量这么小，所有只有一个块的模型都还不如二元计数表。400 步里，一个块还没学会计数表直接数出来的东西。把一个头换成四个头，或者加上前馈网络，损失各只变化约 0.01。加上残差连接，降低 0.08。层归一化是单块模型里最大的一步，降低 0.28 奈特。最后一行同时改了好几处：4 个块而不是 1 个，`d_model` 为 192 而不是 128，dropout 为 0.1，训练窗口数是 7.5 倍（1,500 步、每步 32 个，而不是 400 步、每步 16 个）。所以它不能单独说明多加几个块带来多少好处，只是它的损失明显低于所有计数表。
 #
-# ## 5. 随课程提供的模型越过了标杆
+# ## 5. 课程自带的模型越过了标杆
 #
-# `make train-demo`（`tools/train_char_lm.py`）用固定的种子在一个 CPU 线程上训练它，并写出 `data/char_lm.pt`。文件里有权重（以 float16 保存，使文件小于 5 MB）、分词器和每一步的损失。
+# `tools/train_char_lm.py` 用固定的种子在一个 CPU 线程上训练了它，并写出 `data/char_lm.pt`。文件里有权重（以 float16 保存，使文件小于 5 MB）、分词器和每一步的损失。`make train-demo` 会重新训练它。它先在你的机器上计时跑几步，打印整个训练大约要几分钟，然后用课程注意力核心的 `"sdpa"` 后端来训练。模型是同一个，在 CPU 上损失也相同，只差 float32 的舍入（有测试）。快了多少，由 `benchmarks/char_lm_training.py` 测量。
 
 # %%
 print(shipped)
@@ -225,7 +232,7 @@ ax.axhline(
 ax.set_ylim(4.0, 8.2)
 ax.set_xlabel(mh.tr("step", "步数"))
 ax.set_ylabel(mh.tr("cross-entropy (nats)", "交叉熵（奈特）"))
-ax.set_title(mh.tr("The shipped model (make train-demo)", "随课程提供的模型（make train-demo）"))
+ax.set_title(mh.tr("The shipped model (make train-demo)", "课程自带的模型（make train-demo）"))
 ax.legend()
 fig.tight_layout()
 plt.show()
@@ -236,13 +243,16 @@ plt.show()
 # 我们把八首验证诗的第一联交给模型，这些诗它从没见过，让它接着写。温度取 0.8，top-k 取 20，并且永远不抽未知字符。然后 `lm.verse_shape` 只统计模型写出的部分。它数三个比例：五字或七字半句所占的比例，两半等长的诗行（`XXXXX，XXXXX。`）所占的比例，以及 8 字片段中在训练文本里原样出现过的比例，也就是照抄的程度。
 
 # %%
-settings = {"temperature": 0.8, "top_k": 20, "banned": tokenizer.encode(lm.UNKNOWN)}
+banned = tokenizer.encode(lm.UNKNOWN)  # (1,): the unknown token is never drawn
+settings = {"temperature": 0.8, "top_k": 20, "banned": banned}
 firsts = [poem.lines[0] + "\n" for poem in verse.validation[:8]]
 written = []
 for seed, first in enumerate(firsts):
-    prompt = tokenizer.encode(first)  # (T,)
-    out = lm.generate(model, prompt, config.context_length - len(first), seed=seed, **settings)
-    written.append(tokenizer.decode(out[len(first) :]).split("\n\n")[0] + "\n")
+    prompt = tokenizer.encode(first)  # (T,): the first couplet and its newline
+    new = config.context_length - len(first)  # fill the window: T + new = 64
+    out = lm.generate(model, prompt, new, seed=seed, **settings)  # (T + new,)
+    poem_ids = out[len(first) :]  # (new,): what the model wrote
+    written.append(tokenizer.decode(poem_ids).split("\n\n")[0] + "\n")  # up to the poem's end
 print(first + written[-1])
 shape = lm.verse_shape("".join(written), train_text)
 print(shape)
@@ -253,7 +263,7 @@ assert shape.half_lines >= 0.85 and shape.couplets >= 0.80 and shape.copied <= 0
 
 # %%
 first_line = "床前明月光，"
-out = lm.generate(model, tokenizer.encode(first_line), 40, seed=1, **settings)
+out = lm.generate(model, tokenizer.encode(first_line), 40, seed=1, **settings)  # (6 + 40,)
 print(tokenizer.decode(out).split("\n\n")[0])
 
 # %% [markdown] en_hash="3a67bbba927c"
@@ -262,9 +272,9 @@ print(tokenizer.decode(out).split("\n\n")[0])
 # 模型只学过 $0 \ldots$ `context_length` $- 1$ 这些位置。要写得更长，`lm.generate` 就让窗口滑动，和 nanoGPT 截取输入的做法一样。每一步只读最后 `context_length` 个字，放在位置 $0 \ldots 63$ 上。用 KV 缓存时，第一个窗口里每步只算一个新词元。窗口一滑动，每个词元都换到了新位置，缓存里的键是用旧位置的嵌入算出来的，就不再成立了。所以从这时起每一步都重读整个窗口，和不用缓存时完全一样。种子相同，写出的字也相同。
 
 # %%
-prompt = tokenizer.encode(first_line)
-long_cached = lm.generate(model, prompt, 150, seed=2, use_cache=True, **settings)
-long_plain = lm.generate(model, prompt, 150, seed=2, use_cache=False, **settings)
+prompt = tokenizer.encode(first_line)  # (6,)
+long_cached = lm.generate(model, prompt, 150, seed=2, use_cache=True, **settings)  # (156,)
+long_plain = lm.generate(model, prompt, 150, seed=2, use_cache=False, **settings)  # (156,)
 assert long_cached.shape == (len(first_line) + 150,) and torch.equal(long_cached, long_plain)
 print(tokenizer.decode(long_cached))
 
@@ -279,7 +289,7 @@ def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        lm.generate(model, prompts, new_tokens, seed=0, use_cache=use_cache)
+        lm.generate(model, prompts, new_tokens, seed=0, use_cache=use_cache)  # (batch, T + new)
         times.append(time.perf_counter() - start)
     return batch * new_tokens / sorted(times)[len(times) // 2]  # median run
 
@@ -299,11 +309,7 @@ assert speed_with > speed_without
 held_out = ["\n" + p.text[: config.context_length - 1] for p in verse.validation[:200]]
 focus = lm.focus_on_texts(model, tokenizer, held_out)
 print(focus.table())
-for category in lm.CATEGORIES:
-    layer, head = focus.strongest(category)
-    share = focus.shares[layer, head, lm.CATEGORIES.index(category)].item()
-    uniform = focus.baseline[lm.CATEGORIES.index(category)].item()
-    print(f"{category:>13}: block {layer + 1} head {head + 1}, {share:.2f} (uniform {uniform:.2f})")
+print(focus.strongest_heads())  # per category: the head with the largest share
 shares, base = focus.shares, focus.baseline  # (num_layers, num_heads, 5), (5,)
 assert focus.strongest("parallel next") == (3, 2) and shares[3, 2, 4] > 10 * base[4]
 assert shares[..., 3].max() < 2 * base[3]  # no head on the partner of the query's own character
@@ -343,7 +349,7 @@ print(lm.char_table(poem))
 #
 # * 计数表立下标杆。一元、二元、三元计数表用的是同一个划分。
 # * Transformer 块是层归一化 → `MultiHeadAttention` → 残差，层归一化 → 前馈网络 → 残差。在很小的训练量下一次加一个部件来测量，层归一化带来的好处最大。只有多个块、训练得更久，才胜过计数表。
-# * 随课程提供的模型损失明显低于最好的计数表，写出的诗行两半等长，8 字片段几乎没有照抄。
+# * 课程自带的模型损失明显低于最好的计数表，写出的诗行两半等长，8 字片段几乎没有照抄。
 # * 超过 `context_length` 以后窗口滑动，用不用缓存写出的文本都一样。
 # * 在留出的诗上测量，有的头看前一个字，有的看行首、标点，还有一个头看上句中与将要写出的字相对的那个字。没有哪个头看查询自身的对仗字（见第 8 节的表）。
 #
@@ -370,7 +376,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_top_k_probs(answer, logits_ex, 3, 0.7)
 
 # %% [markdown] en_hash="1b7f8bfd64ce"
-# **练习 3。** 不用 `lm.head_focus`，为 `weights_ex`（随课程提供的模型第 2 块在 `poem` 上的权重）的每个头计算标点份额。先对每个查询，把落在 `lm.PUNCTUATION` 中的键上的权重加起来。再对那些在自身或之前至少有一个标点的查询求平均。形状为 `(num_heads,)`。
+# **练习 3。** 不用 `lm.head_focus`，为 `weights_ex`（课程自带的模型第 2 块在 `poem` 上的权重）的每个头计算标点份额。先对每个查询，把落在 `lm.PUNCTUATION` 中的键上的权重加起来。再对那些在自身或之前至少有一个标点的查询求平均。形状为 `(num_heads,)`。
 
 # %%
 weights_ex = weights[1]  # (num_heads, T, T)
