@@ -229,7 +229,10 @@ def plot_transformer_block(model: CharTransformer) -> Figure:
     ax.text(
         _CENTRE,
         14.8,
-        figure_text(f"logits (b, T, {vocab:,})", f"logits (b, T, {vocab:,})"),
+        figure_text(
+            f"logits (b, T, {vocab:,}): a score per next character",
+            f"logits (b, T, {vocab:,})：下一个字的每个候选一个分数",
+        ),
         ha="center",
         va="center",
         fontsize=_FONT,
