@@ -38,8 +38,9 @@ def test_shipped_checkpoint_is_the_script_s_and_small(shipped):
 
 
 @pytest.mark.slow  # two training steps of the full-size model: about 10 s on one core
-def test_script_first_steps_reproduce_the_recorded_losses(shipped):
-    run = lm.train_char_lm(demo_config(), stop_after=2, progress=False)
+@pytest.mark.parametrize("backend", ["eager", "sdpa"])  # sdpa: make train-demo's fast path
+def test_script_first_steps_reproduce_the_recorded_losses(shipped, backend):
+    run = lm.train_char_lm(demo_config(), stop_after=2, progress=False, backend=backend)
     # Same machine: identical; another CPU may round the last bits differently.
     torch.testing.assert_close(
         torch.tensor(run.losses), torch.tensor(shipped.losses[:2]), rtol=1e-4, atol=1e-4
