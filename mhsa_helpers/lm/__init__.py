@@ -5,8 +5,11 @@
 * ``tokenizer`` -- ``CharTokenizer``: one token per character;
 * ``model`` -- ``CharTransformer`` (embeddings, ``TransformerBlock`` s around the course's
   ``MultiHeadAttention``, ``FeedForward``, layer norms, LM head);
-* ``training`` -- ``CharLMConfig``, ``train_char_lm`` (seeded, one thread, tqdm);
+* ``training`` -- ``CharLMConfig``, ``train_char_lm`` (seeded, one thread, tqdm; ``backend="sdpa"``
+  for the fast path of ``make train-demo``);
 * ``generation`` -- ``generate`` with or without one ``KVCache`` per block, ``next_token_probs``;
+* ``device`` -- ``check_device``: CPU by default, CUDA or Apple MPS when present (training and
+  generation);
 * ``checkpoint`` -- ``save_checkpoint``, ``load_checkpoint`` (the shipped data/char_lm.pt);
 * ``analysis`` -- ``attention_on``, ``head_focus``, ``focus_on_texts``: which heads look at the
   previous character, the line start, the punctuation -- measured; ``copied_share``: how much of a
