@@ -539,9 +539,10 @@ def plot_learned_alignment(
     rows = torch.arange(n_q)
     cols = torch.tensor(expected)
     titles = (figure_text("before training", "训练前"), figure_text("after training", "训练后"))
-    image = None
+    images = []
     for ax, w, title in zip(axes, maps, titles):
         image = ax.imshow(w.numpy(), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+        images.append(image)
         for i, j in enumerate(expected):
             ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=2.5, ec="tab:red"))
         _index_ticks(ax, n_kv, n_q)
@@ -554,5 +555,7 @@ def plot_learned_alignment(
         )
         ax.set_xlabel(figure_text("source position (keys, values)", "源序列位置（键、值）"))
         ax.set_ylabel(figure_text("target position (queries)", "目标序列位置（查询）"))
-    fig.colorbar(image, ax=list(axes), shrink=0.85, label=figure_text("mean weight", "平均权重"))
+    fig.colorbar(
+        images[-1], ax=list(axes), shrink=0.85, label=figure_text("mean weight", "平均权重")
+    )
     return fig
