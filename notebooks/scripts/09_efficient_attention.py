@@ -98,8 +98,8 @@ plt.show()
 #
 # * `x` is read from memory **once** instead of three times, and one big matrix keeps the
 #   multiply units busier than three thin ones (better *arithmetic intensity* / 算术强度);
-# * one kernel launch (内核启动) instead of three (on a GPU each launch costs a few microseconds, which
-#   matters when the model runs thousands of them per token);
+# * one kernel launch (内核启动) instead of three (each launch has a fixed cost, which adds up when
+#   a model runs thousands of them per token; this lesson does not measure it);
 # * the three weights live in one tensor, so they are initialized, saved and sharded together.
 #
 # The package's `mh.FusedQKVMultiHeadAttention` is lesson 06's class with this one change: a
@@ -412,8 +412,9 @@ plt.show()
 #
 # ## 6. bfloat16 under autocast
 #
-# GPUs, and recent CPUs, multiply **bfloat16** numbers much faster than float32 and store them in
-# half the bytes. bfloat16 keeps float32's range (8 exponent bits) but only 8 significant bits, so
+# **bfloat16** numbers take half the bytes of float32; on hardware with bfloat16 matrix units
+# (recent GPUs and some CPUs) they are also multiplied faster, which this lesson does not
+# measure. bfloat16 keeps float32's range (8 exponent bits) but only 8 significant bits, so
 # each number is rounded to about $2^{-8} \approx 0.4\%$ of its size. **Autocast** runs the
 # matmuls of a block in bfloat16 while the parameters stay float32; you change nothing in the
 # class:

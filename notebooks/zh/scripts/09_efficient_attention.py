@@ -75,11 +75,11 @@ for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
 fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
 plt.show()
 
-# %% [markdown] en_hash="736566dcef59"
+# %% [markdown] en_hash="dce4196e5f10"
 # **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 × b·T·d_in·d_out 次乘加），但计算机很少只受算术本身的限制：
 #
 # * `x` 只从内存读**一次**，而不是三次；而且一个大矩阵比三个瘦长的矩阵更能让乘法单元保持忙碌（*算术强度*（arithmetic intensity）更高）；
-# * 只需一次内核启动（kernel launch），而不是三次（在 GPU 上每次启动要花几微秒，模型每处理一个词元（token）就要启动成千上万次，这笔开销就不能忽略了）；
+# * 只需一次内核启动（kernel launch），而不是三次（每次启动都有固定开销，模型每处理一个词元（token）就要启动成千上万次，这笔开销会累积起来；本课不测量它）；
 # * 三个权重放在同一个张量里，初始化、保存和分片都一起完成。
 #
 # 本包的 `mh.FusedQKVMultiHeadAttention` 就是第 06 课的类，只改了这一处：用单个 `qkv = nn.Linear(d_in, 3 * d_out)` 代替 `W_query`、`W_key`、`W_value`。`from_multihead(mha)` 把 `mha` 的权重叠进它的 `qkv`，并复制 `out_proj`，所以它算出的正是第 06 课算出的结果。（本课最后，你会自己写出这个类。）
@@ -335,12 +335,12 @@ fig = mh.figures.plot_relative_position_scores(
 )
 plt.show()
 
-# %% [markdown] en_hash="88a17465ecc2"
+# %% [markdown] en_hash="48d0b5356901"
 # 两幅图的结构相同——沿每条对角线取值不变——但来由不同：RoPE 来自对 Q 和 K 的旋转，ALiBi 则直接加在分数上。无论哪种，注意力块的其余部分（SDPA、掩码、`out_proj`）都不用改，所以两者都能嵌进本课程的类，而不触动它们的形状约定。另外，用 KV 缓存（KV cache，见第 10 课）时，RoPE 在每个键存入缓存之前按它自己的位置旋转一次。
 #
 # ## 6. 自动混合精度下的 bfloat16
 #
-# GPU 以及较新的 CPU 做 **bfloat16** 乘法比 float32 快得多，存储也只需一半的字节。bfloat16 保留了 float32 的数值范围（8 位指数），但只有 8 位有效位，所以每个数的舍入误差约为它自身大小的 $2^{-8} \approx 0.4\%$。**自动混合精度**让一个模块里的矩阵乘法以 bfloat16 运行，而参数仍保持 float32；类本身一点都不用改：
+# **bfloat16** 的数只占 float32 一半的字节。在带有 bfloat16 矩阵单元的硬件上（较新的 GPU 和部分 CPU），它们的乘法也更快，但本课没有测量这一点。bfloat16 保留了 float32 的数值范围（8 位指数），但只有 8 位有效位，所以每个数的舍入误差约为它自身大小的 $2^{-8} \approx 0.4\%$。**自动混合精度**让一个模块里的矩阵乘法以 bfloat16 运行，而参数仍保持 float32；类本身一点都不用改：
 
 # %%
 torch.manual_seed(0)
