@@ -322,8 +322,10 @@ sdpa_allowed = ~causal_hidden & ~key_padding_mask[:, None, None, :]  # (b, 1, T,
 hf_additive = (1.0 - keep) * torch.finfo(torch.float32).min  # (b, 1, T, T), added to the scores
 steps = torch.arange(1, T + 1)  # (T_q,): query i sees i + 1 keys without padding
 valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
+print("Hugging Face attention_mask:")
 print(attention_mask)
-print("d2l's valid_lens per query:\n", valid_lens_2d)
+print("d2l's valid_lens, one per query:")
+print(valid_lens_2d)
 
 # %% [markdown]
 # Now one head (the full width 4 of `mha`'s projections) attends with each of them. The course's
