@@ -21,7 +21,7 @@ from mhsa_helpers.ui.figures import production
 def test_every_production_figure_is_exported_by_mh_figures():
     for name in production.__all__:
         assert getattr(mh.figures, name) is getattr(production, name)
-    assert len(production.__all__) == 8
+    assert len(production.__all__) == 9
 
 
 def fused_module() -> mh.FusedQKVMultiHeadAttention:
@@ -149,6 +149,27 @@ def test_plot_kv_cache_growth_bars_per_step():
     assert heights == [4, 5, 6, 4, 1, 1]
     with pytest.raises(ValueError, match="same length"):
         mh.figures.plot_kv_cache_growth([1, 2], [1], [1, 2])
+
+
+def test_plot_learned_alignment_boxes_the_expected_cells_and_states_the_shares():
+    before = torch.full((4, 4), 0.25)  # (n_q, n_kv): a uniform head
+    after = torch.eye(4).flip(-1) * 0.8 + 0.05  # 85 % on the reversed positions
+    fig = mh.figures.plot_learned_alignment(before, after, [3, 2, 1, 0])
+    ax_before, ax_after = fig.axes[:2]
+    assert ax_before.get_title() == "before training: 25.0% on the boxed cells (chance 25.0%)"
+    assert ax_after.get_title() == "after training: 85.0% on the boxed cells (chance 25.0%)"
+    assert ax_after.get_xlabel() == "source position (keys, values)"
+    assert ax_after.get_ylabel() == "target position (queries)"
+    boxes = sorted((round(p.get_x() + 0.5), round(p.get_y() + 0.5)) for p in ax_after.patches)
+    assert boxes == [(0, 3), (1, 2), (2, 1), (3, 0)]  # (source, target) of every expected cell
+    assert [t.get_text() for t in ax_after.get_xticklabels()] == ["0", "1", "2", "3"]
+    assert fig.axes[2].get_ylabel() == "mean weight"  # the colour bar
+    with pytest.raises(ValueError, match="source positions"):
+        mh.figures.plot_learned_alignment(before, after, [3, 2, 1, 4])
+    with pytest.raises(ValueError, match="one shape"):
+        mh.figures.plot_learned_alignment(before, after[:3], [3, 2, 1])
+    with pytest.raises(TypeError, match="expected"):
+        mh.figures.plot_learned_alignment(before, after, "3210")
 
 
 @pytest.mark.parametrize(("groups", "kind"), [(2, "GQA"), (1, "MQA"), (8, "MHA")])

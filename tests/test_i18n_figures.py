@@ -172,6 +172,11 @@ def _kv_cache_growth(tokens: list[str]) -> Figure:
     return mh.figures.plot_kv_cache_growth([4, 5, 6], [4, 5, 6], [4, 1, 1])
 
 
+def _learned_alignment(tokens: list[str]) -> Figure:
+    after = torch.eye(4).flip(-1) * 0.9 + 0.025  # (4, 4): most weight on the reversed position
+    return mh.figures.plot_learned_alignment(torch.full((4, 4), 0.25), after, [3, 2, 1, 0])
+
+
 def _gqa_sharing(tokens: list[str]) -> Figure:
     return mh.figures.plot_gqa_sharing(torch.arange(2).repeat_interleave(4))
 
@@ -227,6 +232,7 @@ FIGURES: dict[str, Callable[[list[str]], Figure]] = {
     "plot_relative_position_scores": _relative_position_scores,
     "plot_cross_attention": _cross_attention,
     "plot_kv_cache_growth": _kv_cache_growth,
+    "plot_learned_alignment": _learned_alignment,
     "plot_gqa_sharing": _gqa_sharing,
     "padded_batch": _padded_batch,
     "padding_masks": _padding_masks,
@@ -251,6 +257,7 @@ WITH_TOKENS = [
         "plot_precision_error",
         "plot_relative_position_scores",
         "plot_kv_cache_growth",
+        "plot_learned_alignment",
         "plot_gqa_sharing",
         "plot_transformer_block",
     }

@@ -5,6 +5,9 @@
 * ``check_masked_softmax(answer)`` -- a function ``masked_softmax(scores, hidden)``: softmax over
   the visible positions of each row, exactly 0 on hidden ones, and a row of zeros (no NaN, not
   even in the gradient) when every position of a row is hidden.
+* ``check_hf_to_sdpa_mask(answer)`` -- a function ``hf_to_sdpa(attention_mask)``: a Hugging Face
+  mask (int (b, T), 1 = real token) into SDPA's bool ``attn_mask`` for an encoder (True = may
+  attend, broadcasting to (b, h, T, T)).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from ._kinds import mask_answer
 from ._parse import plain_tensor
 from ._result import CheckResult, exercise, fail, ok
 
-__all__ = ["check_left_padding_mask", "check_masked_softmax"]
+__all__ = ["check_hf_to_sdpa_mask", "check_left_padding_mask", "check_masked_softmax"]
 
 _LENGTHS, _T = torch.tensor([3, 1, 4]), 5
 _LEFT = torch.arange(_T) < (_T - _LENGTHS)[:, None]  # (3, 5): pads first, then the real tokens
@@ -313,5 +316,174 @@ def check_masked_softmax(answer: object) -> CheckResult:
         tr(
             "correct: softmax over visible keys, zero rows for empty ones, finite grads.",
             "正确：在可见的键上做 softmax，空行全为 0，梯度有限。",
+        ),
+    )
+
+
+# -- exercise 3: a Hugging Face attention_mask into SDPA's boolean attn_mask --------------------
+
+_HF_TO_SDPA = tr(
+    "Hugging Face attention_mask -> SDPA attn_mask",
+    "Hugging Face 的 attention_mask -> SDPA 的 attn_mask",
+)
+
+
+def _hf_cases() -> list[tuple[Text, torch.Tensor]]:
+    """Hugging Face masks (int, 1 = real token) of other sizes than the lesson's, b != T."""
+    packed = torch.tensor([[1, 1, 0, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1, 1]])  # (2, 7): a pad inside
+    return [
+        (
+            tr("right padding, lengths 5, 2, 4", "右填充，长度 5、2、4"),
+            (torch.arange(5) < torch.tensor([5, 2, 4])[:, None]).long(),  # (3, 5)
+        ),
+        (
+            tr("left padding, lengths 1, 3, 4, 2", "左填充，长度 1、3、4、2"),
+            (torch.arange(4) >= 4 - torch.tensor([1, 3, 4, 2])[:, None]).long(),  # (4, 4)
+        ),
+        (tr("a pad in the middle", "中间有一个填充"), packed),
+    ]
+
+
+def _sdpa_output(attn_mask: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """SDPA's output for fixed q, k, v of shape (b, 2, T, 4) with the given attn_mask."""
+    b, t = real.shape
+    gen = torch.Generator().manual_seed(19)
+    q, k, v = (torch.randn(b, 2, t, 4, generator=gen) for _ in range(3))
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+
+
+def _judge_sdpa_mask(got: object, attention_mask: torch.Tensor) -> Text | None:
+    """What is wrong with ``got`` as SDPA's bool mask for ``attention_mask``, or None."""
+    real = attention_mask.bool()  # (b, T): True = a real token
+    b, t = real.shape
+    full = (b, 2, t, t)  # (b, h, T_q, T_k): what SDPA broadcasts the mask to
+    expected = real[:, None, None, :].expand(full)
+    kind = type(got).__name__
+    if not isinstance(got, torch.Tensor):
+        return tr(
+            f"your function returned {kind}, not a tensor.",
+            f"你的函数返回的是 {kind}，不是张量。",
+        )
+    if not plain_tensor(got):
+        return tr(
+            f"your function returned a {kind}; return a plain torch.Tensor.",
+            f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+        )
+    shape = tuple(got.shape)
+    if got.dtype != torch.bool:
+        if got.is_floating_point() or got.is_complex():
+            return tr(
+                f"a {got.dtype} mask: SDPA adds a float attn_mask to the scores (0 keeps, -inf "
+                "hides), so 1.0 and 0.0 hide nothing. Return a bool tensor.",
+                f"这是 {got.dtype} 掩码：SDPA 会把浮点的 attn_mask 加到分数上（0 保留，-inf "
+                "遮住），所以 1.0 和 0.0 什么也遮不住。请返回 bool 张量。",
+            )
+        return tr(
+            f"dtype {got.dtype}: SDPA takes a bool mask (or a float one added to the scores), "
+            "not integers. Return a bool tensor.",
+            f"dtype 是 {got.dtype}：SDPA 接受 bool 掩码（或加到分数上的浮点掩码），不接受整数。"
+            "请返回 bool 张量。",
+        )
+    if shape == (b, t) and b != t:
+        return tr(
+            f"shape {shape}: SDPA lines up the mask's axes from the right, so a (b, T) mask is "
+            "read as (T_q, T_k) and meets the batch axis nowhere. Give it the head and query "
+            "axes as size-1 axes, so that it broadcasts over heads and queries.",
+            f"形状是 {shape}：SDPA 从右边对齐掩码的各个轴，(b, T) 的掩码会被当成 (T_q, T_k)，"
+            "批次轴对不上。请给它加上大小为 1 的头轴和查询轴，让它在头和查询上广播。",
+        )
+    try:
+        broadcast = got.expand(full)
+    except RuntimeError:
+        return tr(
+            f"shape {shape} does not broadcast to (b, h, T_q, T_k) = {full}: one row of keys "
+            "per sequence, with size-1 axes for the heads and the queries.",
+            f"形状 {shape} 不能广播成 (b, h, T_q, T_k) = {full}：每个序列一行键，"
+            "头轴和查询轴的大小为 1。",
+        )
+    if torch.equal(broadcast, expected):
+        if not torch.equal(_sdpa_output(got, real), _sdpa_output(expected, real)):
+            return tr(
+                "SDPA computes another output with this mask.", "用这个掩码，SDPA 算出的输出不同。"
+            )
+        return None
+    if torch.equal(broadcast, ~expected):
+        return tr(
+            "inverted: for SDPA's bool attn_mask True means *may attend*, so the real tokens "
+            "must be True. True at the pads is nn.MultiheadAttention's key_padding_mask "
+            "(and this course's) convention.",
+            "弄反了：SDPA 的 bool attn_mask 中 True 表示“可以关注”，所以真实词元必须为 True。"
+            "填充为 True 是 nn.MultiheadAttention 的 key_padding_mask（也是本课程）的约定。",
+        )
+    causal = torch.ones(t, t, dtype=torch.bool).tril()
+    if torch.equal(broadcast, expected & causal):
+        return tr(
+            "a causal mask crept in: an encoder lets every query see every real token, also "
+            "the later ones.",
+            "混进了因果掩码：编码器让每个查询看到所有真实词元，包括后面的。",
+        )
+    if torch.equal(broadcast, real[:, None, :, None].expand(full)):
+        return tr(
+            "the mask hides query rows, not key columns: padding is a property of the keys, "
+            "so its axis is the last one (T_k), with size 1 for the queries.",
+            "这个掩码遮住的是查询的行，而不是键的列：填充是键的属性，"
+            "所以它在最后一个轴（T_k）上，查询轴的大小为 1。",
+        )
+    if not torch.equal(broadcast, broadcast[:, :1, :1, :].expand(full)):
+        return tr(
+            "the mask differs between heads or between queries: padding hides the same keys "
+            "from every query of a sequence.",
+            "掩码在不同的头或不同的查询之间不一样：填充对一个序列的每个查询遮住的是同样的键。",
+        )
+    return tr(
+        "some keys are hidden or visible at the wrong places: True exactly where the "
+        "attention_mask holds a 1.",
+        "有些键在错误的位置被遮住或可见：应当恰好在 attention_mask 为 1 的位置为 True。",
+    )
+
+
+@exercise(_HF_TO_SDPA)
+def check_hf_to_sdpa_mask(answer: object) -> CheckResult:
+    """``answer``: a function ``hf_to_sdpa(attention_mask)`` -> SDPA's bool ``attn_mask``.
+
+    ``attention_mask`` is a Hugging Face mask, int (b, T), 1 = real token; the result must
+    broadcast to (b, h, T, T) with True = may attend, for an encoder (no causal mask). It is
+    tried on masks other than the lesson's, with b != T, and must leave its input unchanged.
+    """
+    name = _HF_TO_SDPA
+    not_a_function = function_answer(answer, name, "hf_to_sdpa")
+    if not_a_function is not None:
+        return not_a_function
+    for label, attention_mask in _hf_cases():
+        on = tr("on ", "测试（") + label + tr(": ", "）：")
+        given = attention_mask.clone()
+        try:
+            got = answer(given)  # type: ignore[operator]
+        except Exception as error:  # the learner's code may raise anything
+            kind = type(error).__name__
+            return fail(
+                name,
+                on
+                + tr(f"your function raised {kind}: {error}.", f"你的函数抛出了 {kind}：{error}。"),
+            )
+        if not torch.equal(given, attention_mask):
+            return fail(
+                name,
+                on
+                + tr(
+                    "your function changed the attention_mask it was given (an in-place "
+                    "operation); build a new tensor instead.",
+                    "你的函数修改了传入的 attention_mask（原地操作）；请新建一个张量。",
+                ),
+            )
+        problem = _judge_sdpa_mask(got, attention_mask)
+        if problem is not None:
+            return fail(name, on + problem)
+    return ok(
+        name,
+        tr(
+            "correct: True at the real tokens, one row of keys per sequence, broadcast over "
+            "heads and queries.",
+            "正确：真实词元处为 True，每个序列一行键，在头和查询上广播。",
         ),
     )

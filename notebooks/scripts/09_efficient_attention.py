@@ -27,7 +27,8 @@
 # 4. See where **RoPE** (旋转位置编码) and **ALiBi** (线性偏置注意力) act: on Q and K after the
 #    projection, and on the scores.
 # 5. Run the block in **bfloat16** (bf16，脑浮点数) under **autocast** (自动混合精度) and compare it
-#    with float32.
+#    with float32; measure the softmax in float16 and bfloat16, see which mask fill values
+#    survive there, and upcast the softmax as production code does.
 # 6. Build it: write a fused-QKV multi-head attention class that passes the contract tests.
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`, `view` + `transpose` into heads).
@@ -97,8 +98,8 @@ plt.show()
 #
 # * `x` is read from memory **once** instead of three times, and one big matrix keeps the
 #   multiply units busier than three thin ones (better *arithmetic intensity* / 算术强度);
-# * one kernel launch (内核启动) instead of three (on a GPU each launch costs a few microseconds, which
-#   matters when the model runs thousands of them per token);
+# * one kernel launch (内核启动) instead of three (each launch has a fixed cost, which adds up when
+#   a model runs thousands of them per token; this lesson does not measure it);
 # * the three weights live in one tensor, so they are initialized, saved and sharded together.
 #
 # The package's `mh.FusedQKVMultiHeadAttention` is lesson 06's class with this one change: a
@@ -137,6 +138,41 @@ print("SDPA context == explicit mask + softmax + weighted sum:", tuple(context_s
 sdpa_mha = mh.SDPAMultiHeadAttention.from_multihead(mha)
 torch.testing.assert_close(sdpa_mha(x), out_06)
 print("SDPAMultiHeadAttention == lesson 06 MultiHeadAttention")
+
+# %% [markdown]
+# ### Two layouts of the heads
+#
+# Many codebases (timm's `Attention`, for one) cut the fused output into heads in one line:
+# `qkv.view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)`. The `view` works because the fused
+# weight stacks W_query, W_key, W_value row-wise: the 3 * d_out output features are 3 blocks
+# (Q, K, V), each of h heads of head_dim features. The `permute` then moves those axes:
+#
+# | axis of the view | 0 | 1 | 2 | 3 | 4 |
+# |---|---|---|---|---|---|
+# | `view(b, T, 3, h, head_dim)` | b | T | 3 (Q, K or V) | h | head_dim |
+# | `permute(2, 0, 3, 1, 4)` | 3 | b | h | T | head_dim |
+#
+# so that `unbind(0)` returns Q, K, V, each (b, h, T, head_dim), the layout SDPA takes. The
+# **flash-attn** package's `flash_attn_func` takes (b, T, h, head_dim) instead: that is the
+# view before any permute, so it needs no transpose on the way in and none on the way out.
+
+# %%
+b, T = x.shape[:2]  # 2, 6
+h, hd = fused_mha.num_heads, fused_mha.head_dim  # 2, 2
+with torch.no_grad():
+    qkv_5d = fused_mha.qkv(x).view(b, T, 3, h, hd)  # (b, T, 3, h, head_dim)
+    q5, k5, v5 = qkv_5d.permute(2, 0, 3, 1, 4).unbind(0)  # each (b, h, T, head_dim)
+    for ours, permuted in zip(fused_mha.project(x), (q5, k5, v5)):
+        assert torch.equal(ours, permuted)
+    print("permute(2, 0, 3, 1, 4) ->", tuple(q5.shape), "== fused_mha.project(x)")
+
+    q_flash, k_flash, v_flash = qkv_5d.unbind(2)  # each (b, T, h, head_dim): flash-attn's layout
+    assert torch.equal(q_flash.transpose(1, 2), q5)  # SDPA's layout is one transpose away
+    context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
+    merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)
+print("flash-attn layout", tuple(q_flash.shape), "| SDPA layout", tuple(q5.shape))
+print("merged heads", tuple(merged.shape))
+torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 
 # %% [markdown]
 # SDPA returns only the context vectors, never the weights — that is the point of it. When you
@@ -376,8 +412,9 @@ plt.show()
 #
 # ## 6. bfloat16 under autocast
 #
-# GPUs, and recent CPUs, multiply **bfloat16** numbers much faster than float32 and store them in
-# half the bytes. bfloat16 keeps float32's range (8 exponent bits) but only 8 significant bits, so
+# **bfloat16** numbers take half the bytes of float32; on hardware with bfloat16 matrix units
+# (recent GPUs and some CPUs) they are also multiplied faster, which this lesson does not
+# measure. bfloat16 keeps float32's range (8 exponent bits) but only 8 significant bits, so
 # each number is rounded to about $2^{-8} \approx 0.4\%$ of its size. **Autocast** runs the
 # matmuls of a block in bfloat16 while the parameters stay float32; you change nothing in the
 # class:
@@ -414,8 +451,79 @@ plt.show()
 # usually keeps float32 master weights (as autocast does here) so that small updates are not
 # rounded away. (The exact errors depend on your CPU's bfloat16 kernels, so this lesson prints only
 # the comparison, not the numbers.)
+
+# %% [markdown]
+# ## 7. Softmax and masks in low precision
 #
-# ## 7. A small benchmark on your machine
+# Autocast keeps the softmax in float32 on purpose. What happens when the softmax itself runs in
+# float16 or bfloat16? The block of section 6 gives the scores: its own Q and K for `xb`,
+# causally masked, with float32 as the reference. `torch.finfo(dtype).eps` is the dtype's step
+# at 1.
+
+# %%
+with torch.no_grad():
+    q32, k32, _ = block.project(xb)  # each (2, 4, 32, 16): (b, h, T, head_dim)
+future32 = torch.ones(32, 32, dtype=torch.bool).triu(diagonal=1)  # (T, T), True = hidden
+scores32 = (q32 @ k32.transpose(-2, -1) / math.sqrt(16)).masked_fill(future32, -torch.inf)
+reference = torch.softmax(scores32, dim=-1)  # (2, 4, 32, 32), float32
+print(f"{'dtype':<16}{'eps':>9}{'largest error':>15}{'row sums off by':>17}")
+for dtype in (torch.float16, torch.bfloat16):
+    weights_low = torch.softmax(scores32.to(dtype), dim=-1)  # (2, 4, 32, 32) in dtype
+    error = (weights_low.float() - reference).abs().max().item()
+    off = (weights_low.float().sum(dim=-1) - 1).abs().max().item()
+    print(f"{dtype!s:<16}{torch.finfo(dtype).eps:>9.0e}{error:>15.0e}{off:>17.0e}")
+
+# %% [markdown]
+# bfloat16's error is about ten times float16's: it has 3 fewer significant bits. Either way
+# the weights of a row no longer sum to exactly 1. That is rounding, and a model tolerates it.
+# The masks are a different story. A fill value that is fine in float32 may not exist in a
+# smaller type:
+
+# %%
+for dtype in (torch.float16, torch.bfloat16, torch.float32):
+    lowest = torch.finfo(dtype).min
+    as_dtype = torch.tensor(-1e9).to(dtype).item()
+    print(f"{dtype!s:<16} lowest number {lowest:>10.3g}   -1e9 becomes {as_dtype:.4g}")
+try:
+    scores32.half().masked_fill(future32, -1e9)
+except RuntimeError as error:
+    print("float16 masked_fill(-1e9):", error)
+lowest16 = torch.finfo(torch.float16).min
+print("float16: -30 + lowest =", (torch.tensor(-30.0).half() + lowest16).item())
+
+# %% [markdown]
+# In float16 the largest number is 65504, so $-10^9$ is $-\infty$ (and `masked_fill` refuses to
+# write it), and even the lowest number plus a score of -30 overflows to $-\infty$. bfloat16 has
+# float32's range, so $-10^9$ survives, rounded. This is why Hugging Face fills with
+# `torch.finfo(dtype).min` instead of a constant, and why this course fills with `-inf` and
+# treats a row with no visible key on its own (lesson 11): any fill must be below every score,
+# and no finite number is safe in every dtype.
+#
+# **The fix production code uses: upcast the softmax.** Hugging Face's Llama computes
+# `softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)`: the scores may be low
+# precision, the softmax runs and returns float32. Measured on the same scores:
+
+# %%
+print(f"{'dtype':<16}{'upcast error':>13}{'row sums off by':>17}{'cast back: error':>18}")
+for dtype in (torch.float16, torch.bfloat16):
+    upcast = torch.softmax(scores32.to(dtype), dim=-1, dtype=torch.float32)  # float32
+    error = (upcast - reference).abs().max().item()
+    off = (upcast.sum(dim=-1) - 1).abs().max().item()
+    back = (upcast.to(dtype).float() - reference).abs().max().item()  # .to(query.dtype)
+    print(f"{dtype!s:<16}{error:>13.0e}{off:>17.0e}{back:>18.0e}")
+hand = torch.exp(20 * scores32.half())  # a softmax written by hand in float16, no max subtracted
+print("largest score x 20:", round(20 * scores32.max().item(), 1), "| exp in float16:", hand.max())
+
+# %% [markdown]
+# Upcast, the weights keep only the rounding of the scores (8e-05 instead of 2e-04 in float16,
+# 5e-04 instead of 2e-03 in bfloat16), and every row sums to 1 within float32's step. Cast back to the low dtype, as the
+# next matmul needs, the error is the first table's again: torch's own softmax kernel already
+# computes in float32 on this CPU and rounds only its result. So the upcast guards against the
+# cases where that is not so: a kernel that accumulates in the low dtype, and softmaxes written
+# by hand. The last line shows the worst one: $e^{x}$ overflows float16 for any $x > 11.1$, so
+# a hand-written softmax that does not subtract the row maximum returns inf and then NaN.
+#
+# ## 8. A small benchmark on your machine
 #
 # Time a forward pass of lesson 06's class and of the SDPA class (same weights) for a few
 # sequence lengths. The sizes are tiny so that the notebook stays fast; `benchmarks/attention.py`
@@ -425,6 +533,7 @@ plt.show()
 
 # %%
 # NBVAL_IGNORE_OUTPUT
+import itertools
 import time
 
 from tqdm import tqdm
@@ -456,6 +565,8 @@ for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
     print(
         f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   ratio {slow_ms / fast_ms:4.1f}x"
     )
+ratios = [slow / quick for slow, quick in zip(*ms.values())]
+print("the ratio grew at every longer T:", all(b > a for a, b in itertools.pairwise(ratios)))
 for series in ms.values():
     assert all(0 < t < 2000 and math.isfinite(t) for t in series), series
 
@@ -466,9 +577,13 @@ fig = mh.figures.plot_forward_times(
 plt.show()
 
 # %% [markdown]
-# How large the speed gap is depends on the machine and on T (at very short T SDPA's fixed cost
-# per call can even make it slower); it grows with T, and on a GPU SDPA wins by a wide margin.
-# Above all, SDPA keeps its extra memory linear in T.
+# How large the speed gap is depends on the machine. Over several builds of this notebook SDPA
+# was faster at every length, by 1.3x to 2.6x (runs gave 1.9, 1.8, 1.9, 2.6, then 2.0, 1.7,
+# 1.5, 1.6, then 1.4, 1.3, 1.3, 1.6), and the ratio did **not** grow steadily with T. At these tiny
+# sizes the fixed cost of each call weighs as much as the T² work, so this benchmark cannot say
+# how the gap scales with T; the last printed line says whether it grew at every step on your
+# machine. What holds at every size is the memory: SDPA keeps its extra memory linear in T
+# (section 4).
 #
 # ## Summary
 #
@@ -483,7 +598,13 @@ plt.show()
 # * RoPE rotates Q and K after the projection; ALiBi adds a distance penalty to the scores (a
 #   float `attn_mask` in SDPA). Both make a score depend on the offset $i - j$.
 # * Under `torch.autocast("cpu", dtype=torch.bfloat16)` the same block runs in bfloat16 with
-#   float32 parameters, within about $2^{-8}$ relative error.
+#   float32 parameters; almost every error is below $2^{-8}$ of the largest output.
+# * A softmax in float16 or bfloat16 is off by about its dtype's step and its rows no longer sum
+#   to 1; upcasting it (`softmax(..., dtype=torch.float32)`) leaves only the scores' rounding.
+#   $-10^9$ is $-\infty$ in float16: fill with `-inf` or `torch.finfo(dtype).min`, never a
+#   constant picked for float32.
+# * `view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)` cuts a fused output into Q, K, V in
+#   SDPA's (b, h, T, head_dim) layout; flash-attn takes the (b, T, h, head_dim) view directly.
 #
 # Next: lesson 10 uses these pieces to generate text token by token with a KV cache, lets a
 # decoder attend to an encoder (cross-attention), and shrinks the cache with grouped-query

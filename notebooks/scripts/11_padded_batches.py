@@ -23,6 +23,8 @@
 # 3. Recognise the NaN trap (a query with no visible key: softmax of all `-inf`) and its fix.
 # 4. Prove "batched == one at a time" with `torch.testing.assert_close`, and translate d2l's
 #    `valid_lens` into a key padding mask.
+# 5. Convert between the six mask conventions a learner meets (lesson 03, this course, SDPA,
+#    `nn.MultiheadAttention`, Hugging Face, d2l) and check that they give the same attention.
 #
 # **Prerequisites:** lessons 06 (`MultiHeadAttention`) and 10 (the KV cache).
 # **Time:** about 40 minutes.
@@ -287,7 +289,91 @@ print("d2l's valid_lens and our key_padding_mask give the same weights")
 # *uniform* average over the pads instead of zeros. And `valid_lens` can only say "the first L
 # tokens are real": left padding, or pads in the middle of packed sequences, need a mask.
 #
-# ## 7. Padding and the KV cache
+# ## 7. Six mask conventions, one attention
+#
+# Mask mistakes are the commonest attention bug, because every library says "mask" and means
+# something else by it. The six conventions you will meet, for the same right-padded, causal
+# batch:
+#
+# | where | the mask | dtype, shape | a key is visible where the entry is |
+# |---|---|---|---|
+# | lesson 03 | `torch.tril(torch.ones(T, T))` | float (T, T) | 1 (keep) |
+# | this course | `triu(diagonal=1)`, `key_padding_mask` | bool (T, T), (b, T) | `False` (`True` = hidden) |
+# | SDPA | bool `attn_mask` | bool, broadcast to (b, h, T_q, T_k) | `True` (may attend) |
+# | `nn.MultiheadAttention` | `key_padding_mask` (and a bool `attn_mask`) | bool (b, T_k) | `False` (`True` = ignore) |
+# | Hugging Face | `attention_mask` | int (b, T) | 1 (a real token) |
+# | d2l | `valid_lens`, hidden scores filled with $-10^6$ | int (b,) or (b, T_q) | position < `valid_lens` |
+#
+# Two of them say `True` and mean the opposite (SDPA's "may attend", `nn.MultiheadAttention`'s
+# "ignore"), and two are not bool at all: a float mask is *added* to the scores by SDPA (0 keeps,
+# $-\infty$ hides), so a float 0/1 mask hides nothing. Hugging Face itself turns its 0/1 mask into
+# such an additive float mask, with the dtype's lowest number in place of $-\infty$.
+#
+# The next cell starts from the Hugging Face mask of our right-padded batch and builds the other
+# five from it:
+
+# %%
+attention_mask = (~mask_right).long()  # (b, T) Hugging Face: 1 = a real token
+key_padding_mask = attention_mask == 0  # (b, T) this course, nn.MultiheadAttention: True = pad
+causal_hidden = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T) True = hidden
+tril_keep = torch.tril(torch.ones(T, T))  # (T, T) lesson 03: 1 = keep
+keep = tril_keep * attention_mask[:, None, None, :]  # (b, 1, T, T) float, 1 = keep
+sdpa_allowed = ~causal_hidden & ~key_padding_mask[:, None, None, :]  # (b, 1, T, T) True = may
+hf_additive = (1.0 - keep) * torch.finfo(torch.float32).min  # (b, 1, T, T), added to the scores
+steps = torch.arange(1, T + 1)  # (T_q,): query i sees i + 1 keys without padding
+valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
+print("Hugging Face attention_mask:")
+print(attention_mask)
+print("d2l's valid_lens, one per query:")
+print(valid_lens_2d)
+
+# %% [markdown]
+# Now one head (the full width 4 of `mha`'s projections) attends with each of them. The course's
+# `masked_attention` is the reference; every other convention must give the same weights, and
+# SDPA, which returns no weights, the same context vectors:
+
+# %%
+import torch.nn.functional as F
+from torch import nn
+
+with torch.no_grad():
+    q = mha.W_query(batch_right)[:, None]  # (b, 1, T, 4): one head of width 4
+    k = mha.W_key(batch_right)[:, None]  # (b, 1, T, 4)
+    v = mha.W_value(batch_right)[:, None]  # (b, 1, T, 4)
+    scores = q @ k.transpose(-2, -1) / 4**0.5  # (b, 1, T, T)
+    context, reference = mh.masked_attention(
+        q, k, v, causal_hidden, key_padding_mask=key_padding_mask
+    )  # (b, 1, T, 4), (b, 1, T, T)
+
+    d2l_hidden = torch.arange(T) >= valid_lens_2d[:, None, :, None]  # (b, 1, T_q, T_k)
+    weights_by = {
+        "lesson 03 tril ones": torch.softmax(scores.masked_fill(keep == 0, -torch.inf), dim=-1),
+        "Hugging Face additive": torch.softmax(scores + hf_additive, dim=-1),
+        "d2l valid_lens, -1e6": torch.softmax(scores.masked_fill(d2l_hidden, -1e6), dim=-1),
+    }
+    torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False, batch_first=True)
+    torch_mha.in_proj_weight.copy_(torch.eye(4).repeat(3, 1))  # (12, 4): q, k, v pass through
+    torch_mha.out_proj.weight.copy_(torch.eye(4))  # (4, 4): no output projection either
+    context_torch, weights_torch = torch_mha(
+        q[:, 0], k[:, 0], v[:, 0], attn_mask=causal_hidden, key_padding_mask=key_padding_mask
+    )  # (b, T, 4), (b, T, T)
+    weights_by["nn.MultiheadAttention"] = weights_torch[:, None]  # (b, 1, T, T)
+    context_sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_allowed)
+
+for name, weights_other in weights_by.items():
+    torch.testing.assert_close(weights_other, reference)
+    print(f"{name:<22} weights == this course's")
+torch.testing.assert_close(context_torch[:, None], context)
+torch.testing.assert_close(context_sdpa, context)
+print(f"{'SDPA bool attn_mask':<22} context == this course's")
+
+# %% [markdown]
+# Same attention six times. The conversions are one comparison or one `~` each; what goes wrong
+# in practice is the meaning of `True`, a float mask where a bool one was meant, and the shape:
+# SDPA broadcasts the mask against (b, h, T_q, T_k) from the right, so a padding mask needs its
+# head and query axes as size-1 axes, as `sdpa_allowed` has.
+#
+# ## 8. Padding and the KV cache
 #
 # Generation pads prompts on the left, then appends new tokens for the whole batch. The cache
 # must remember which cached keys are pads: `KVCache` stores their mask
@@ -320,6 +406,8 @@ for b in range(3):
 #   zero weights and a zero context vector, without ever computing the NaN.
 # * With the mask, batched == one at a time at every real token, for every class in the package,
 #   the SDPA path and the KV cache included. d2l's `valid_lens` is the right-padding special case.
+# * Six libraries, six mask conventions, one attention: know what `True` (or 1) means in each,
+#   whether the mask is bool or added to the scores, and how it broadcasts.
 # * Next: lesson 12 trains a small character-level model on Tang poems and lets it write.
 #
 # ## Exercises
@@ -345,3 +433,16 @@ mhsa_helpers.exercises.check_left_padding_mask(answer)
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_masked_softmax(answer)
+
+# %% [markdown]
+# **Exercise 3.** A BERT-style encoder (no causal mask) gets its batch from a Hugging Face
+# tokenizer: `attention_mask` is an int tensor (b, T), 1 = a real token, 0 = a pad. Write
+# `hf_to_sdpa(attention_mask)`, returning the bool `attn_mask` for
+# `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` with q, k, v of shape
+# (b, h, T, head_dim): every query may attend to every real token of its own sequence. The
+# checker tries your function on other masks than this lesson's. Set `answer = hf_to_sdpa`
+# (the function itself).
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_hf_to_sdpa_mask(answer)

@@ -14,7 +14,10 @@
   each target token to every source token, width and darkness = weight (lesson 10);
 * ``plot_kv_cache_growth(cache_lengths, projected_without, projected_with)`` -- the cache one
   token longer at every step, and the tokens each step must project with and without it;
-* ``plot_gqa_sharing(kv_head_of)`` -- query heads joined to the K/V head they share (GQA / MQA).
+* ``plot_gqa_sharing(kv_head_of)`` -- query heads joined to the K/V head they share (GQA / MQA);
+* ``plot_learned_alignment(before, after, expected)`` -- a cross-attention head's mean weights
+  before and after training, the expected source position of each target position boxed, with
+  the share of weight there and the chance level (lesson 10).
 
 Every function takes tensors or numbers a lesson computed, returns a matplotlib ``Figure`` with
 titled and labelled axes, and leaves showing it to the caller (``plt.show()``). Titles and labels
@@ -45,6 +48,7 @@ __all__ = [
     "plot_fused_qkv",
     "plot_gqa_sharing",
     "plot_kv_cache_growth",
+    "plot_learned_alignment",
     "plot_precision_error",
     "plot_relative_position_scores",
 ]
@@ -492,5 +496,66 @@ def plot_gqa_sharing(kv_head_of: torch.Tensor) -> Figure:
             f"{kind}: num_heads={num_heads}, num_kv_groups={num_kv}",
             f"{kind}：查询头数 num_heads={num_heads}，K/V 组数 num_kv_groups={num_kv}",
         )
+    )
+    return fig
+
+
+@legible
+@with_cjk_font
+def plot_learned_alignment(
+    before: torch.Tensor, after: torch.Tensor, expected: Sequence[int] | torch.Tensor
+) -> Figure:
+    """A cross-attention head before and after training: its mean weights, the expected cells boxed.
+
+    Args:
+        before, after: (n_q, n_kv) mean attention weights (queries = target positions, keys =
+            source positions), before and after training, e.g. averaged over held-out inputs.
+        expected: for each target position, the source position it should attend to.
+
+    Each panel's title gives the share of weight on the expected positions and the chance
+    level 1 / n_kv, the share a uniform head would put there.
+    """
+    maps = [float_tensor("before", before, 2), float_tensor("after", after, 2)]
+    if maps[0].shape != maps[1].shape:
+        raise ValueError(
+            f"before and after must have one shape, got {tuple(maps[0].shape)} and "
+            f"{tuple(maps[1].shape)}"
+        )
+    if isinstance(expected, torch.Tensor):
+        expected = [int(j) for j in expected.flatten().tolist()]
+    if isinstance(expected, str) or not isinstance(expected, Sequence):
+        raise TypeError(
+            f"expected must be a list of source positions, got {type(expected).__name__}"
+        )
+    n_q, n_kv = maps[0].shape
+    if len(expected) != n_q or not all(isinstance(j, int) and 0 <= j < n_kv for j in expected):
+        raise ValueError(
+            f"expected must hold {n_q} source positions in 0..{n_kv - 1}, got {list(expected)}"
+        )
+    for name, w in zip(("before", "after"), maps):
+        if float(w.min()) < 0 or float(w.max()) > 1:
+            raise ValueError(f"{name} must hold attention weights in [0, 1]")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
+    rows = torch.arange(n_q)
+    cols = torch.tensor(expected)
+    titles = (figure_text("before training", "训练前"), figure_text("after training", "训练后"))
+    images = []
+    for ax, w, title in zip(axes, maps, titles):
+        image = ax.imshow(w.numpy(), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+        images.append(image)
+        for i, j in enumerate(expected):
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=2.5, ec="tab:red"))
+        _index_ticks(ax, n_kv, n_q)
+        share = float(w[rows, cols].mean())
+        ax.set_title(
+            figure_text(
+                f"{title}: {share:.1%} on the boxed cells (chance {1 / n_kv:.1%})",
+                f"{title}：方框内占 {share:.1%}（随机水平 {1 / n_kv:.1%}）",
+            )
+        )
+        ax.set_xlabel(figure_text("source position (keys, values)", "源序列位置（键、值）"))
+        ax.set_ylabel(figure_text("target position (queries)", "目标序列位置（查询）"))
+    fig.colorbar(
+        images[-1], ax=list(axes), shrink=0.85, label=figure_text("mean weight", "平均权重")
     )
     return fig

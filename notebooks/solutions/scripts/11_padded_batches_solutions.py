@@ -64,3 +64,35 @@ identity = torch.eye(T).expand(2, T, T)
 _, weights = mh.masked_attention(scores, identity, identity, causal, key_padding_mask=pad)
 torch.testing.assert_close(masked_softmax(scores / T**0.5, causal | pad[:, None, :]), weights)
 print(weights[0])
+
+# %% [markdown]
+# **Exercise 3.** SDPA's bool mask is True where a query *may attend*, a Hugging Face mask is 1
+# at a real token: the same positions, so one comparison gives them. Padding hides keys, so the
+# result must broadcast over the heads and the queries: size-1 axes there, (b, 1, 1, T).
+
+
+# %%
+def hf_to_sdpa(attention_mask):
+    real = attention_mask == 1  # (b, T): True = a real token, which SDPA may attend
+    return real[:, None, None, :]  # (b, 1, 1, T): broadcast over heads and queries
+
+
+answer = hf_to_sdpa
+result = mhsa_helpers.exercises.check_hf_to_sdpa_mask(answer)
+assert result
+result
+
+# %% [markdown]
+# SDPA with this mask computes what the same sequences compute with their pads cut off:
+
+# %%
+import torch.nn.functional as F
+
+attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T): left, right padding
+q, k, v = (torch.randn(2, 3, 5, 4) for _ in range(3))  # (b, h, T, head_dim)
+out = F.scaled_dot_product_attention(q, k, v, attn_mask=hf_to_sdpa(attention_mask))
+for b in range(2):
+    real = attention_mask[b] == 1  # (T,)
+    alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
+    torch.testing.assert_close(out[b], alone)
+print("SDPA with hf_to_sdpa's mask == the same sequences with their pads removed")

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="1bdeb5259ca0"
+# %% [markdown] en_hash="4403f58e02c7"
 # # 09 · 高效注意力
 #
 # 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，它从不把 T × T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看 RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
@@ -18,7 +18,7 @@
 # 2. 调用缩放点积注意力（scaled dot-product attention）的现成函数 `torch.nn.functional.scaled_dot_product_attention`（简称 SDPA）和 torch 自带的 `nn.MultiheadAttention`，复制权重之后，两者都能复现第 06 课的输出。
 # 3. 算出 (b, h, T, T) 的权重占多少内存，以及 **FlashAttention**（分块精确注意力：分块计算、从不存储 T×T 矩阵）因为不存它们而省下多少。
 # 4. 看清两种位置编码作用在哪里：**旋转位置编码**（RoPE）作用于投影之后的 Q 和 K，**线性偏置注意力**（ALiBi）作用于分数。
-# 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32 的结果比较。
+# 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32 的结果比较。测量 float16 和 bfloat16 下的 softmax，看掩码填入的哪些值在这些类型里还能保留，并像生产代码那样把 softmax 升到 float32 计算。
 # 6. 动手实现：写一个融合 QKV 的多头注意力类，让它通过形状约定（shape contract）的测试。
 #
 # **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 认真学第一遍约 75 分钟（阅读并运行每个单元格 45 分钟，练习 30 分钟，其中大部分花在动手实现的练习上）。
@@ -75,11 +75,11 @@ for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
 fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
 plt.show()
 
-# %% [markdown] en_hash="736566dcef59"
+# %% [markdown] en_hash="dce4196e5f10"
 # **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同（都是 3 × b·T·d_in·d_out 次乘加），但计算机很少只受算术本身的限制：
 #
 # * `x` 只从内存读**一次**，而不是三次；而且一个大矩阵比三个瘦长的矩阵更能让乘法单元保持忙碌（*算术强度*（arithmetic intensity）更高）；
-# * 只需一次内核启动（kernel launch），而不是三次（在 GPU 上每次启动要花几微秒，模型每处理一个词元（token）就要启动成千上万次，这笔开销就不能忽略了）；
+# * 只需一次内核启动（kernel launch），而不是三次（每次启动都有固定开销，模型每处理一个词元（token）就要启动成千上万次，这笔开销会累积起来；本课不测量它）；
 # * 三个权重放在同一个张量里，初始化、保存和分片都一起完成。
 #
 # 本包的 `mh.FusedQKVMultiHeadAttention` 就是第 06 课的类，只改了这一处：用单个 `qkv = nn.Linear(d_in, 3 * d_out)` 代替 `W_query`、`W_key`、`W_value`。`from_multihead(mha)` 把 `mha` 的权重叠进它的 `qkv`，并复制 `out_proj`，所以它算出的正是第 06 课算出的结果。（本课最后，你会自己写出这个类。）
@@ -112,6 +112,36 @@ print("SDPA context == explicit mask + softmax + weighted sum:", tuple(context_s
 sdpa_mha = mh.SDPAMultiHeadAttention.from_multihead(mha)
 torch.testing.assert_close(sdpa_mha(x), out_06)
 print("SDPAMultiHeadAttention == lesson 06 MultiHeadAttention")
+
+# %% [markdown] en_hash="fb482d161a72"
+# ### 头的两种布局
+#
+# 很多代码库（例如 timm 的 `Attention`）用一行代码把融合的输出切成多个头：`qkv.view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)`。这里的 `view` 之所以可行，是因为融合权重按行依次叠放了 W_query、W_key、W_value：3 * d_out 个输出特征分成 3 块（Q、K、V），每块有 h 个头，每个头有 head_dim 个特征。接着 `permute` 调换这些轴：
+#
+# | view 的轴 | 0 | 1 | 2 | 3 | 4 |
+# |---|---|---|---|---|---|
+# | `view(b, T, 3, h, head_dim)` | b | T | 3（Q、K 或 V） | h | head_dim |
+# | `permute(2, 0, 3, 1, 4)` | 3 | b | h | T | head_dim |
+#
+# 这样 `unbind(0)` 就返回 Q、K、V，形状都是 (b, h, T, head_dim)，也就是 SDPA 接受的布局。**flash-attn** 包的 `flash_attn_func` 接受的则是 (b, T, h, head_dim)。这正是 permute 之前的 view，所以输入时不用转置（transpose），输出时也不用。
+
+# %%
+b, T = x.shape[:2]  # 2, 6
+h, hd = fused_mha.num_heads, fused_mha.head_dim  # 2, 2
+with torch.no_grad():
+    qkv_5d = fused_mha.qkv(x).view(b, T, 3, h, hd)  # (b, T, 3, h, head_dim)
+    q5, k5, v5 = qkv_5d.permute(2, 0, 3, 1, 4).unbind(0)  # each (b, h, T, head_dim)
+    for ours, permuted in zip(fused_mha.project(x), (q5, k5, v5)):
+        assert torch.equal(ours, permuted)
+    print("permute(2, 0, 3, 1, 4) ->", tuple(q5.shape), "== fused_mha.project(x)")
+
+    q_flash, k_flash, v_flash = qkv_5d.unbind(2)  # each (b, T, h, head_dim): flash-attn's layout
+    assert torch.equal(q_flash.transpose(1, 2), q5)  # SDPA's layout is one transpose away
+    context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
+    merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)
+print("flash-attn layout", tuple(q_flash.shape), "| SDPA layout", tuple(q5.shape))
+print("merged heads", tuple(merged.shape))
+torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 
 # %% [markdown] en_hash="f2c02a002a2a"
 # SDPA 只返回上下文向量（context vector），从不返回权重——这正是它的用意所在。想要*看一看*权重时（第 07 课），`SDPAMultiHeadAttention(..., return_weights=True)` 会退回显式计算的路径，那条路径会把权重存下来：
@@ -305,12 +335,12 @@ fig = mh.figures.plot_relative_position_scores(
 )
 plt.show()
 
-# %% [markdown] en_hash="88a17465ecc2"
+# %% [markdown] en_hash="48d0b5356901"
 # 两幅图的结构相同——沿每条对角线取值不变——但来由不同：RoPE 来自对 Q 和 K 的旋转，ALiBi 则直接加在分数上。无论哪种，注意力块的其余部分（SDPA、掩码、`out_proj`）都不用改，所以两者都能嵌进本课程的类，而不触动它们的形状约定。另外，用 KV 缓存（KV cache，见第 10 课）时，RoPE 在每个键存入缓存之前按它自己的位置旋转一次。
 #
 # ## 6. 自动混合精度下的 bfloat16
 #
-# GPU 以及较新的 CPU 做 **bfloat16** 乘法比 float32 快得多，存储也只需一半的字节。bfloat16 保留了 float32 的数值范围（8 位指数），但只有 8 位有效位，所以每个数的舍入误差约为它自身大小的 $2^{-8} \approx 0.4\%$。**自动混合精度**让一个模块里的矩阵乘法以 bfloat16 运行，而参数仍保持 float32；类本身一点都不用改：
+# **bfloat16** 的数只占 float32 一半的字节。在带有 bfloat16 矩阵单元的硬件上（较新的 GPU 和部分 CPU），它们的乘法也更快，但本课没有测量这一点。bfloat16 保留了 float32 的数值范围（8 位指数），但只有 8 位有效位，所以每个数的舍入误差约为它自身大小的 $2^{-8} \approx 0.4\%$。**自动混合精度**让一个模块里的矩阵乘法以 bfloat16 运行，而参数仍保持 float32；类本身一点都不用改：
 
 # %%
 torch.manual_seed(0)
@@ -335,15 +365,68 @@ torch.testing.assert_close(out16.float(), out32, atol=2e-2, rtol=2e-2)
 fig = mh.figures.plot_precision_error(out32, out16)
 plt.show()
 
-# %% [markdown] en_hash="4710a7c88494"
+# %% [markdown] en_hash="1918c49109d0"
 # 点都落在对角线上：同一个函数。以最大的输出为基准衡量，误差几乎全部低于 bfloat16 的步长 $2^{-8}$，没有一个达到 1%：这是舍入，不是 bug。输出小，误差并不跟着变小，因为一个小的输出是若干较大乘积之和，而其中每个乘积都经过了舍入。这就是“bfloat16 对注意力来说足够好”在实践中的含义：同一个函数，算得没那么精确，内存只要一半。用 bfloat16 训练时，通常保留一份 float32 的主权重（master weights，这里的自动混合精度正是这样做的），以免微小的更新被舍入掉。（具体的误差取决于你的 CPU 的 bfloat16 内核，所以本课只打印比较的结论，不打印数值。）
+
+# %% [markdown] en_hash="f14fa7380d86"
+# ## 7. 低精度下的 softmax 与掩码
 #
-# ## 7. 在你的机器上做个小基准测试
+# 自动混合精度特意让 softmax 保持 float32。如果 softmax 本身用 float16 或 bfloat16 计算，会怎样？分数取自第 6 节的模块：用它自己的 Q 和 K 作用于 `xb`，再加上因果掩码，以 float32 的结果为参照。`torch.finfo(dtype).eps` 是该 dtype 在 1 附近的步长。
+
+# %%
+with torch.no_grad():
+    q32, k32, _ = block.project(xb)  # each (2, 4, 32, 16): (b, h, T, head_dim)
+future32 = torch.ones(32, 32, dtype=torch.bool).triu(diagonal=1)  # (T, T), True = hidden
+scores32 = (q32 @ k32.transpose(-2, -1) / math.sqrt(16)).masked_fill(future32, -torch.inf)
+reference = torch.softmax(scores32, dim=-1)  # (2, 4, 32, 32), float32
+print(f"{'dtype':<16}{'eps':>9}{'largest error':>15}{'row sums off by':>17}")
+for dtype in (torch.float16, torch.bfloat16):
+    weights_low = torch.softmax(scores32.to(dtype), dim=-1)  # (2, 4, 32, 32) in dtype
+    error = (weights_low.float() - reference).abs().max().item()
+    off = (weights_low.float().sum(dim=-1) - 1).abs().max().item()
+    print(f"{dtype!s:<16}{torch.finfo(dtype).eps:>9.0e}{error:>15.0e}{off:>17.0e}")
+
+# %% [markdown] en_hash="7ed21b836103"
+# bfloat16 的误差大约是 float16 的十倍，因为它的有效位少 3 位。无论哪种类型，一行权重之和都不再恰好是 1。这是舍入，模型能够容忍。掩码就是另一回事了。在 float32 里没问题的填入值，在更小的类型里可能根本表示不了：
+
+# %%
+for dtype in (torch.float16, torch.bfloat16, torch.float32):
+    lowest = torch.finfo(dtype).min
+    as_dtype = torch.tensor(-1e9).to(dtype).item()
+    print(f"{dtype!s:<16} lowest number {lowest:>10.3g}   -1e9 becomes {as_dtype:.4g}")
+try:
+    scores32.half().masked_fill(future32, -1e9)
+except RuntimeError as error:
+    print("float16 masked_fill(-1e9):", error)
+lowest16 = torch.finfo(torch.float16).min
+print("float16: -30 + lowest =", (torch.tensor(-30.0).half() + lowest16).item())
+
+# %% [markdown] en_hash="d6de4648301f"
+# float16 能表示的最大数是 65504，所以 $-10^9$ 就成了 $-\infty$（`masked_fill` 干脆拒绝写入），甚至最小的数再加上 -30 的分数，也会溢出（overflow）成 $-\infty$。bfloat16 的范围和 float32 一样，所以 $-10^9$ 能保留下来，只是被舍入了。正因为如此，Hugging Face 填入的是 `torch.finfo(dtype).min` 而不是某个常数，而本课程填入 `-inf`，并单独处理没有可见键的行（第 11 课）。填入的值必须低于所有分数，而没有哪个有限的数在每种 dtype 里都安全。
+#
+# **生产代码的修复办法是把 softmax 升到 float32 计算。** Hugging Face 的 Llama 这样写：`softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)`。分数可以是低精度的，softmax 则在 float32 中计算并返回 float32。在同样的分数上测量：
+
+# %%
+print(f"{'dtype':<16}{'upcast error':>13}{'row sums off by':>17}{'cast back: error':>18}")
+for dtype in (torch.float16, torch.bfloat16):
+    upcast = torch.softmax(scores32.to(dtype), dim=-1, dtype=torch.float32)  # float32
+    error = (upcast - reference).abs().max().item()
+    off = (upcast.sum(dim=-1) - 1).abs().max().item()
+    back = (upcast.to(dtype).float() - reference).abs().max().item()  # .to(query.dtype)
+    print(f"{dtype!s:<16}{error:>13.0e}{off:>17.0e}{back:>18.0e}")
+hand = torch.exp(20 * scores32.half())  # a softmax written by hand in float16, no max subtracted
+print("largest score x 20:", round(20 * scores32.max().item(), 1), "| exp in float16:", hand.max())
+
+# %% [markdown] en_hash="beb5cbe52cfe"
+# 升到 float32 之后，权重只剩下分数本身的舍入误差（float16 中是 8e-05 而不是 2e-04，bfloat16 中是 5e-04 而不是 2e-03），每一行的和在 float32 的步长以内等于 1。再转回低精度类型（下一次矩阵乘法需要这样做），误差又回到第一张表的数值。原因是在这台 CPU 上，torch 自己的 softmax 内核本来就在 float32 中计算，只对结果做舍入。所以升精度防的是另外几种情况：在低精度类型中累加的内核，以及手写的 softmax。最后一行就是最糟的情况：只要 $x > 11.1$，$e^{x}$ 在 float16 中就会溢出。一个不减去行最大值的手写 softmax 会先得到 inf，再得到 NaN。
+#
+# ## 8. 在你的机器上做个小基准测试
 #
 # 对几种序列长度，分别给第 06 课的类和 SDPA 类（权重相同）的一次前向传播计时。为了让 notebook 跑得快，这里的尺寸都很小；真正在 GPT-2 规模上的测量由 `benchmarks/attention.py`（`make bench`）完成。耗时取决于你的机器，所以 CI 不比较下一个单元格的输出（`NBVAL_IGNORE_OUTPUT`），但这个单元格仍会检查每个耗时都是正数、并且在合理范围内。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
+import itertools
 import time
 
 from tqdm import tqdm
@@ -375,6 +458,8 @@ for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
     print(
         f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   ratio {slow_ms / fast_ms:4.1f}x"
     )
+ratios = [slow / quick for slow, quick in zip(*ms.values())]
+print("the ratio grew at every longer T:", all(b > a for a, b in itertools.pairwise(ratios)))
 for series in ms.values():
     assert all(0 < t < 2000 and math.isfinite(t) for t in series), series
 
@@ -384,8 +469,8 @@ fig = mh.figures.plot_forward_times(
 )
 plt.show()
 
-# %% [markdown] en_hash="4ceb44bfe54e"
-# 速度差距有多大，取决于机器和 T（T 很短时，SDPA 每次调用的固定开销甚至可能让它更慢）；差距随 T 增大而拉开，在 GPU 上 SDPA 遥遥领先。最重要的是，SDPA 的额外内存随 T 线性增长。
+# %% [markdown] en_hash="081c5701a6cd"
+# 速度差距有多大，取决于机器。在这个 notebook 的几次构建中，SDPA 在每个长度上都更快，快 1.3 到 2.6 倍（几次运行分别得到 1.9、1.8、1.9、2.6，2.0、1.7、1.5、1.6，以及 1.4、1.3、1.3、1.6）。这个倍数**并没有**随 T 稳定增大。在这么小的尺寸下，每次调用的固定开销和 T² 的计算量一样重要，所以这个基准测试说明不了差距怎样随 T 变化。最后打印的一行告诉你，在你的机器上倍数是否每一步都在增大。在任何尺寸下都成立的是内存：SDPA 的额外内存随 T 线性增长（第 4 节）。
 #
 # ## 小结
 #
@@ -394,7 +479,9 @@ plt.show()
 # * `nn.MultiheadAttention` 又是同一个函数：它的 `in_proj_weight` 就是我们叠好的权重。留意掩码约定（在它那里 True = 遮住，在 SDPA 里 True = 允许关注）。
 # * 显式路径要存 (b, h, T, T) 张量，内存 ~ T²；FlashAttention 分块计算，只存 O(T)。
 # * RoPE 在投影之后旋转 Q 和 K；ALiBi 给分数加上距离惩罚（在 SDPA 里是一个浮点型 `attn_mask`）。两者都让分数依赖于偏移 $i - j$。
-# * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行、参数仍为 float32，相对误差约在 $2^{-8}$ 以内。
+# * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行，参数仍为 float32。几乎所有误差都低于最大输出的 $2^{-8}$。
+# * 用 float16 或 bfloat16 计算 softmax，误差大约是该 dtype 的步长，每行之和也不再是 1。把它升到 float32（`softmax(..., dtype=torch.float32)`），就只剩分数本身的舍入误差。$-10^9$ 在 float16 中就是 $-\infty$：请填入 `-inf` 或 `torch.finfo(dtype).min`，不要用为 float32 挑的常数。
+# * `view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)` 把融合的输出切成 Q、K、V，得到 SDPA 的 (b, h, T, head_dim) 布局。flash-attn 直接接受 (b, T, h, head_dim) 的 view。
 #
 # 下一课：第 10 课用这些部件借助 KV 缓存逐个词元地生成文本，让解码器关注编码器的输出，即交叉注意力（cross-attention），并用分组查询注意力（grouped-query attention，GQA）缩小缓存。
 

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="006b37baa6e5"
+# %% [markdown] en_hash="c49ec70f6c55"
 # # 11 · 真实句子成批处理：填充掩码（padding mask）
 #
 # 到目前为止，每个例子里的序列都一样长。真实的句子长短不一，可一个批次（batch）是一个形状为 (b, T, d_in) 的张量，所以短句要用**填充**词元补齐。本课要确保这些填充物不改变任何结果：每个真实词元（token）得到的输出，必须和它所在的句子单独运行时得到的完全一样。
@@ -18,6 +18,7 @@
 # 2. 看清填充在什么时候会泄漏到真实词元里，以及填充掩码如何与因果掩码（causal mask）合并。
 # 3. 认出 NaN 陷阱（某个查询看不到任何键：对全是 `-inf` 的一行做 softmax）及其修复方法。
 # 4. 用 `torch.testing.assert_close` 证明“成批计算 == 逐句计算”，并把 d2l 的有效长度（valid length）`valid_lens` 转换成键填充掩码。
+# 5. 在学习者会遇到的六种掩码约定（第 03 课、本课程、SDPA、`nn.MultiheadAttention`、Hugging Face、d2l）之间相互转换，并验证它们给出相同的注意力。
 #
 # **预备知识：** 第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时：** 约 40 分钟。
 #
@@ -241,10 +242,83 @@ theirs = d2l_masked_softmax(scores_right / T**0.5, valid_lens)  # (b, T_q, T_k)
 torch.testing.assert_close(ours, theirs)
 print("d2l's valid_lens and our key_padding_mask give the same weights")
 
-# %% [markdown] en_hash="878f5bcc0741"
+# %% [markdown] en_hash="8d1d12959726"
 # 有限的 $-10^6$ 永远不会产生 NaN，但如果一行的键全被遮住，这一行就会变成对填充的*均匀*平均，而不是零。此外，`valid_lens` 只能表达“前 L 个词元是真实的”：左填充，或者打包序列中间的填充，都需要用掩码来描述。
 #
-# ## 7. 填充与 KV 缓存
+# ## 7. 六种掩码约定，同一个注意力
+#
+# 掩码写错是注意力里最常见的 bug。每个库都说“掩码”，意思却各不相同。对同一个右填充、带因果掩码的批次，你会遇到下面六种约定：
+#
+# | 出处 | 掩码 | dtype 和形状 | 键可见时，该位置的值是 |
+# |---|---|---|---|
+# | 第 03 课 | `torch.tril(torch.ones(T, T))` | 浮点 (T, T) | 1（保留） |
+# | 本课程 | `triu(diagonal=1)`、`key_padding_mask` | 布尔 (T, T)、(b, T) | `False`（`True` 表示遮住） |
+# | SDPA | 布尔 `attn_mask` | 布尔，广播成 (b, h, T_q, T_k) | `True`（可以关注） |
+# | `nn.MultiheadAttention` | `key_padding_mask`（以及布尔 `attn_mask`） | 布尔 (b, T_k) | `False`（`True` 表示忽略） |
+# | Hugging Face | `attention_mask` | 整数 (b, T) | 1（真实词元） |
+# | d2l | `valid_lens`，被遮住的分数填 $-10^6$ | 整数 (b,) 或 (b, T_q) | 位置 < `valid_lens` |
+#
+# 其中两种都写 `True`，意思却相反：SDPA 的 `True` 是“可以关注”，`nn.MultiheadAttention` 的 `True` 是“忽略”。还有两种根本不是布尔值。SDPA 会把浮点掩码*加*到分数上（0 保留，$-\infty$ 遮住），所以 0/1 的浮点掩码什么也遮不住。Hugging Face 自己也会把 0/1 掩码变成这样的加性浮点掩码，只是用该 dtype 能表示的最小数代替 $-\infty$。
+#
+# 下一个单元从这个右填充批次的 Hugging Face 掩码出发，构造出另外五种：
+
+# %%
+attention_mask = (~mask_right).long()  # (b, T) Hugging Face: 1 = a real token
+key_padding_mask = attention_mask == 0  # (b, T) this course, nn.MultiheadAttention: True = pad
+causal_hidden = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T) True = hidden
+tril_keep = torch.tril(torch.ones(T, T))  # (T, T) lesson 03: 1 = keep
+keep = tril_keep * attention_mask[:, None, None, :]  # (b, 1, T, T) float, 1 = keep
+sdpa_allowed = ~causal_hidden & ~key_padding_mask[:, None, None, :]  # (b, 1, T, T) True = may
+hf_additive = (1.0 - keep) * torch.finfo(torch.float32).min  # (b, 1, T, T), added to the scores
+steps = torch.arange(1, T + 1)  # (T_q,): query i sees i + 1 keys without padding
+valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
+print("Hugging Face attention_mask:")
+print(attention_mask)
+print("d2l's valid_lens, one per query:")
+print(valid_lens_2d)
+
+# %% [markdown] en_hash="d90fd4537ee2"
+# 现在让一个头（用 `mha` 投影的全部宽度 4）分别按每种约定计算注意力。以本课程的 `masked_attention` 为参照：其他约定必须给出相同的权重。SDPA 不返回权重，它必须给出相同的上下文向量（context vector）：
+
+# %%
+import torch.nn.functional as F
+from torch import nn
+
+with torch.no_grad():
+    q = mha.W_query(batch_right)[:, None]  # (b, 1, T, 4): one head of width 4
+    k = mha.W_key(batch_right)[:, None]  # (b, 1, T, 4)
+    v = mha.W_value(batch_right)[:, None]  # (b, 1, T, 4)
+    scores = q @ k.transpose(-2, -1) / 4**0.5  # (b, 1, T, T)
+    context, reference = mh.masked_attention(
+        q, k, v, causal_hidden, key_padding_mask=key_padding_mask
+    )  # (b, 1, T, 4), (b, 1, T, T)
+
+    d2l_hidden = torch.arange(T) >= valid_lens_2d[:, None, :, None]  # (b, 1, T_q, T_k)
+    weights_by = {
+        "lesson 03 tril ones": torch.softmax(scores.masked_fill(keep == 0, -torch.inf), dim=-1),
+        "Hugging Face additive": torch.softmax(scores + hf_additive, dim=-1),
+        "d2l valid_lens, -1e6": torch.softmax(scores.masked_fill(d2l_hidden, -1e6), dim=-1),
+    }
+    torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False, batch_first=True)
+    torch_mha.in_proj_weight.copy_(torch.eye(4).repeat(3, 1))  # (12, 4): q, k, v pass through
+    torch_mha.out_proj.weight.copy_(torch.eye(4))  # (4, 4): no output projection either
+    context_torch, weights_torch = torch_mha(
+        q[:, 0], k[:, 0], v[:, 0], attn_mask=causal_hidden, key_padding_mask=key_padding_mask
+    )  # (b, T, 4), (b, T, T)
+    weights_by["nn.MultiheadAttention"] = weights_torch[:, None]  # (b, 1, T, T)
+    context_sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_allowed)
+
+for name, weights_other in weights_by.items():
+    torch.testing.assert_close(weights_other, reference)
+    print(f"{name:<22} weights == this course's")
+torch.testing.assert_close(context_torch[:, None], context)
+torch.testing.assert_close(context_sdpa, context)
+print(f"{'SDPA bool attn_mask':<22} context == this course's")
+
+# %% [markdown] en_hash="c893d941de0b"
+# 六次得到的是同一个注意力。每次转换只是一次比较或一个 `~`。实践中出错的地方有三个：`True` 的含义，把浮点掩码当成布尔掩码，以及形状。SDPA 从右边开始，把掩码和 (b, h, T_q, T_k) 对齐广播，所以填充掩码要有大小为 1 的头轴和查询轴，就像 `sdpa_allowed` 那样。
+#
+# ## 8. 填充与 KV 缓存
 #
 # 生成时，提示词（prompt）在左侧填充，之后整个批次一起追加新词元。缓存必须记住哪些缓存的键是填充：`KVCache` 保存了它们的掩码（`cache.key_padding_mask`，形状为 (b, T_cached)），每次调用只需传入新词元的填充掩码。
 
@@ -258,7 +332,7 @@ print(cache.key_padding_mask)
 for b in range(3):
     torch.testing.assert_close(step[b, 0], alone[b][-1])  # the last token, as if alone
 
-# %% [markdown] en_hash="9b9e814abe46"
+# %% [markdown] en_hash="c4236836c013"
 # `6 padded` 统计的是缓存中整个批次的填充位置数（2 + 4）。新词元在每个序列中都是真实词元，所以缓存的掩码多了一列 `False`，而每个句子最后一个词元的输出，正是这个句子单独运行时得到的输出。
 #
 # ## 小结
@@ -267,6 +341,7 @@ for b in range(3):
 # * 有因果掩码时，右填充永远影响不到真实词元；左填充和没有因果掩码的层则会受影响——而掩码会对每个查询遮住填充的键。
 # * 如果一个查询的所有键都被遮住（左填充 + 因果掩码），对全是 $-\infty$ 的一行做 softmax 会得到 NaN；即使损失跳过了这一行，NaN 也会污染梯度。在本课程中，这样的行得到零权重和零上下文向量，整个过程从不计算出 NaN。
 # * 有了掩码，在每个真实词元上都有“成批计算 == 逐句计算”：包中的每个类都成立，SDPA 路径和 KV 缓存也不例外。d2l 的 `valid_lens` 是右填充下的特例。
+# * 六个库，六种掩码约定，同一个注意力。要弄清每种约定里 `True`（或 1）的含义，掩码是布尔值还是加到分数上的数，以及它怎样广播。
 # * 下一课：第 12 课在唐诗上训练一个小型字符级语言模型（character-level language model），然后让它自己写诗。
 #
 # ## 练习
@@ -287,3 +362,10 @@ mhsa_helpers.exercises.check_left_padding_mask(answer)
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_masked_softmax(answer)
+
+# %% [markdown] en_hash="08bba198b129"
+# **练习 3。** 一个 BERT 式的编码器（没有因果掩码）从 Hugging Face 的分词器得到批次：`attention_mask` 是形状为 (b, T) 的整数张量，1 表示真实词元，0 表示填充。编写 `hf_to_sdpa(attention_mask)`，返回 `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` 所需的布尔 `attn_mask`，其中 q、k、v 的形状为 (b, h, T, head_dim)。要求：每个查询都可以关注本序列的所有真实词元。检查器会用本课以外的掩码测试你的函数。令 `answer = hf_to_sdpa`（函数本身）。
+
+# %%
+answer = None  # YOUR CODE HERE
+mhsa_helpers.exercises.check_hf_to_sdpa_mask(answer)

@@ -60,3 +60,33 @@ identity = torch.eye(T).expand(2, T, T)
 _, weights = mh.masked_attention(scores, identity, identity, causal, key_padding_mask=pad)
 torch.testing.assert_close(masked_softmax(scores / T**0.5, causal | pad[:, None, :]), weights)
 print(weights[0])
+
+# %% [markdown] en_hash="70c96b41c8c4"
+# **练习 3。** SDPA 的布尔掩码在查询*可以关注*的位置为 True，Hugging Face 的掩码在真实词元处为 1。两者是同样的位置，所以一次比较就够了。填充遮住的是键，所以结果要在头和查询上广播：在这两个轴上放大小为 1 的轴，得到 (b, 1, 1, T)。
+
+
+# %%
+def hf_to_sdpa(attention_mask):
+    real = attention_mask == 1  # (b, T): True = a real token, which SDPA may attend
+    return real[:, None, None, :]  # (b, 1, 1, T): broadcast over heads and queries
+
+
+answer = hf_to_sdpa
+result = mhsa_helpers.exercises.check_hf_to_sdpa_mask(answer)
+assert result
+result
+
+# %% [markdown] en_hash="025aeda766ac"
+# 用这个掩码，SDPA 算出的结果与把填充去掉后的同一批序列相同：
+
+# %%
+import torch.nn.functional as F
+
+attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T): left, right padding
+q, k, v = (torch.randn(2, 3, 5, 4) for _ in range(3))  # (b, h, T, head_dim)
+out = F.scaled_dot_product_attention(q, k, v, attn_mask=hf_to_sdpa(attention_mask))
+for b in range(2):
+    real = attention_mask[b] == 1  # (T,)
+    alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
+    torch.testing.assert_close(out[b], alone)
+print("SDPA with hf_to_sdpa's mask == the same sequences with their pads removed")
