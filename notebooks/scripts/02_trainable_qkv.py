@@ -28,8 +28,8 @@
 # A little PyTorch: `nn.Module`, `nn.Parameter`, `nn.Linear`; and what **autograd** (自动求导)
 # does: `requires_grad=True` makes torch record the computation so that `.backward()` can fill in
 # the gradients (lesson 00 lists where to read up).
-# **Time:** about 90 minutes for a careful first reading: run every cell, make the prediction in
-# section 4, build `SelfAttentionV2` yourself (exercise 1, 20–30 minutes) and try the other two.
+# **Time:** about 90 minutes (reading, running 26 code cells, 1 prediction, 2 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** inputs `(T, d_in) = (6, 3)` → queries/keys/values `(T, d_out) = (6, 2)` →
 # weights `(T, T)` → context vectors `(T, d_out) = (6, 2)`.

@@ -37,8 +37,8 @@
 # the output matrix $W^O$ after the concatenation.)
 #
 # **Prerequisites:** lesson 04 (`04_dropout`): the `CausalAttention` class.
-# **Time:** about 50 minutes for a careful first reading that runs every cell and tries the
-# prediction and the three exercises (the cells themselves run in a few seconds).
+# **Time:** about 65 minutes (reading, running 21 code cells, 1 prediction, 3 exercises; the rule
+# is in lesson 00).
 #
 # **Shape contract:** `MultiHeadAttentionWrapper`: `(b, T, d_in)` → `(b, T, num_heads * d_out)`;
 # each head: `(b, T, d_in)` → `(b, T, d_out)`.

@@ -40,9 +40,8 @@
 # 5. Count the parameters at GPT-2 sizes, and see why more heads cost no extra parameters.
 #
 # **Prerequisites:** lesson 05 (`05_multihead_wrapper`).
-# **Time:** about 90 minutes for a careful first reading that runs every cell, makes the
-# prediction, builds the class (section 5; plan 30 of the 90 minutes for it) and tries the
-# three exercises. The cells themselves run in a few seconds.
+# **Time:** about 105 minutes (reading, running 30 code cells, 1 prediction, 3 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `MultiHeadAttention`: `(b, T, d_in)` → `(b, T, d_out)`; inside, each of
 # Q, K, V is `(b, num_heads, T, head_dim)` and the weights are `(b, num_heads, T, T)`.

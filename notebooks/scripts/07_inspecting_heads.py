@@ -27,8 +27,8 @@
 #
 # **Prerequisites:** lesson 06 (`06_multihead_split`): `MultiHeadAttention`, `num_heads`,
 # `head_dim = d_out // num_heads`.
-# **Time:** about 50 minutes for a careful first pass (30 to read, run every cell and play with
-# the explorer, 20 for the exercises).
+# **Time:** about 60 minutes (reading, running 17 code cells, 3 exercises; the rule is in lesson
+# 00).
 #
 # **Shape contract:** `mha(x, return_weights=True)` with `x` `(b, T, d_in)` returns
 # `(out, weights)`: `out` `(b, T, d_out)`, `weights` `(b, num_heads, T, T)`;

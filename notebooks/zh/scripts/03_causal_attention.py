@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="494fe675b46c"
+# %% [markdown] en_hash="f4e3060cef38"
 # # 03 · 因果注意力（causal attention）
 #
 # GPT 模型训练的任务是预测下一个词元（token）。如果在计算位置 $i$ 时，注意力能看到 $i$ 之后的词元，那就等于考试时翻书抄答案。**因果注意力**（causal attention），也叫掩码注意力（masked attention），让每个词元只能关注它自己和它之前的词元。本课把**因果掩码**（causal mask）构建两次：一次用书中“笨但直白”的三步法，把道理摆清楚；一次用实际代码采用的一步 `-inf` 法。
@@ -18,7 +18,7 @@
 # 2. 回答**信息泄漏**（information leakage）的问题：第 1 步的 softmax 看到过未来的分数，可它们却没有留下任何痕迹。分别从代数上和数值上说明这一点。
 # 3. 在 softmax 之前用 `-inf` 做掩码（一步法），并验证两种方法结果一致。
 #
-# **预备知识：** 第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时：** 认真读第一遍大约 75 分钟：运行每个单元格，在第 5 节做出预测，并尝试两道练习（第二道要你自己写出因果权重，需要 20–30 分钟）。
+# **预备知识：** 第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时：** 约 75 分钟（阅读、运行 22 个代码单元格、1 次预测、1 道练习、1 个动手实现；估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
 

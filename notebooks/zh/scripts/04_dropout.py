@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="7e2f1bf0ccb0"
+# %% [markdown] en_hash="552b6db6b57b"
 # # 04 · dropout（随机失活）
 #
 # 参数很多的模型容易**过拟合**（overfitting）：把训练文本背下来，而不是学会能推广到新文本的规律。**dropout**（随机失活）就是用来对付它、“防背题”的手段：训练时，它把流经网络的数值随机清零一部分，逼模型不能依赖其中任何一个。在 GPT 这类模型中，dropout 可以作用在**注意力权重**（attention weights）上。本课最后，我们把第 03 课的因果掩码（causal mask）和 dropout 一起装进书中的 `CausalAttention` 类，它一次处理一整个**批次**（batch）。
@@ -19,7 +19,7 @@
 # 3. 知道 dropout 在注意力中放在哪里、真实模型用多大的丢弃率（dropout rate），以及 dropout 做不到什么（救不了太小的数据集）。
 # 4. 实现 `CausalAttention`，用**缓冲区**（`register_buffer`）保存掩码，并在形状为 (2, 6, 3) 的批次上运行它。
 #
-# **预备知识：** 第 03 课（`03_causal_attention`）：因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 认真读第一遍约 50 分钟：运行每个单元格，做一次预测和三道练习（单元格本身几秒钟就能跑完）。
+# **预备知识：** 第 03 课（`03_causal_attention`）：因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 约 75 分钟（阅读、运行 25 个代码单元格、1 次预测、3 道练习；估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `CausalAttention`：`(b, T, d_in)` → `(b, T, d_out)`；dropout 作用在形状为 `(b, T, T)` 的权重上，而且只在训练模式下生效。
 

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="f1e278982090"
+# %% [markdown] en_hash="b39ee07dbb2f"
 # # 05 · 多头注意力（multi-head attention）：叠罗汉
 #
 # 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍：本课先用最直白的写法：用一个**包装器**（wrapper）把几个独立的 `CausalAttention` 模块并排装在一起，中文学习笔记管这叫“叠罗汉”；第 06 课再讲快的写法。
@@ -26,7 +26,7 @@
 #
 # 而包装器把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
 #
-# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 认真读第一遍约需 50 分钟，包括运行每个单元格、完成一次预测和三道练习（单元格本身几秒钟就能跑完）。
+# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 约 65 分钟（阅读、运行 21 个代码单元格、1 次预测、3 道练习；估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttentionWrapper`：`(b, T, d_in)` → `(b, T, num_heads * d_out)`；每个头：`(b, T, d_in)` → `(b, T, d_out)`。
 

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="2863de6ae16d"
+# %% [markdown] en_hash="ae29344c6b45"
 # # 06 · 多头注意力（multi-head attention）：切开看
 #
 # 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中高效的 `MultiHeadAttention` 换了一种做法：查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果；再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头；最后由**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。学习笔记把第 05 课的写法叫作“叠罗汉”，把这一课的写法叫作“切开看”。本课最后会证明：两者计算的是同一个函数。
@@ -27,7 +27,7 @@
 # 4. 证明包装器（wrapper）版本与拆分版本计算的是同一件事（`mh.multihead_from_wrapper`），并弄清楚为什么“相同”只在某些情况下意味着逐位相同。
 # 5. 按 GPT-2 的几种规模数一数参数量，弄清楚为什么增加头数不需要额外的参数。
 #
-# **预备知识：** 第 05 课（`05_multihead_wrapper`）。**用时：** 认真读第一遍，运行每个单元格，写下预测，动手实现这个类（第 5 节，在 90 分钟里给它留出 30 分钟），再试一试三道练习，大约需要 90 分钟。单元格本身几秒钟就能跑完。
+# **预备知识：** 第 05 课（`05_multihead_wrapper`）。**用时：** 约 105 分钟（阅读、运行 30 个代码单元格、1 次预测、3 道练习、1 个动手实现；估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttention`：`(b, T, d_in)` → `(b, T, d_out)`；在内部，Q、K、V 的形状都是 `(b, num_heads, T, head_dim)`，注意力权重（attention weights）的形状是 `(b, num_heads, T, T)`。
 

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="cd58a9d455e5"
+# %% [markdown] en_hash="27318ab69e83"
 # # 07 · 观察注意力头（attention heads）
 #
 # 第 06 课构建了 `MultiHeadAttention`：一个大投影（projection），切成多个头。每个头都会算出自己的一个 (T, T) **注意力权重**（attention weights）矩阵。这一课把这个模块打开，一个头一个头地看这些矩阵，并追问：它们能告诉我们什么，又不能告诉我们什么。
@@ -19,7 +19,7 @@
 # 3. 用一个交互式探索工具改变头数、dropout（随机失活）的丢弃率（dropout rate）和随机种子。
 # 4. 认清局限：注意力权重不等于解释，而且头与头之间可能存在**冗余**（redundancy）。（第 08 课会训练模型，用实验来检验这一点。）
 #
-# **预备知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 认真学一遍大约 50 分钟（30 分钟用来阅读、运行每个单元格、摆弄探索工具，20 分钟用来做练习）。
+# **预备知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 约 60 分钟（阅读、运行 17 个代码单元格、3 道练习；估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
 
