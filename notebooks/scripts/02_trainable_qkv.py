@@ -350,10 +350,16 @@ print(sa_v1(inputs))
 # Same seed, same order of `torch.rand` calls, so the module holds the very matrices of
 # section 1, and its second row is our `context_vector_2`. The whole matrix matches the book's
 # printed values.
+#
+# Note the call: `sa_v1(inputs)`, not `sa_v1.forward(inputs)`. Calling a module runs
+# `nn.Module.__call__`, which runs `forward` and, around it, any **hooks** registered on the
+# module (lesson 06 uses them to trace shapes). Both give the same (T, d_out) tensor, as the next
+# cell checks; call the module itself, so that hooks run.
 
 # %%
 assert torch.equal(sa_v1.W_query, W_query) and torch.equal(sa_v1.W_value, W_value)
 out_v1 = sa_v1(inputs).detach()  # (T, d_out)
+assert torch.equal(out_v1, sa_v1.forward(inputs).detach())  # (T, d_out): module(x) runs forward
 torch.testing.assert_close(out_v1[1], context_vector_2.detach())
 torch.testing.assert_close(
     out_v1, journey.reference["self_attention_v1_seed123"], atol=1e-4, rtol=0

@@ -24,8 +24,9 @@
 # 2. Switch dropout off with `.eval()` and explain why the average stays the same.
 # 3. Know where dropout sits in attention, which rates real models use, and what dropout cannot
 #    do (rescue a tiny data set).
-# 4. Build `CausalAttention` with the mask as a **buffer** (缓冲区, `register_buffer`) and run it
-#    on a batch (2, 6, 3).
+# 4. Read the book's `CausalAttention`, which keeps the mask as a **buffer** (缓冲区,
+#    `register_buffer`), and run it on a batch (2, 6, 3); see why a buffer and not a plain
+#    attribute.
 #
 # **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
 # weights.

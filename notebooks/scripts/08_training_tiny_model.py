@@ -17,7 +17,7 @@
 # has something definite to find -- and finds it.
 #
 # **Learning goals**
-# 1. Build `TinyAttentionLM`: **token embedding** (词元嵌入) + **positional embedding** (位置嵌入)
+# 1. Read `TinyAttentionLM`, the complete model the lesson writes out: **token embedding** (词元嵌入) + **positional embedding** (位置嵌入)
 #    + causal multi-head attention + a linear **LM head** (语言模型头) that gives **logits**
 #    (未归一化得分: one score per possible next token, before the softmax).
 # 2. Predict the loss of an untrained model, then train it on the **repeat task** with

@@ -294,12 +294,15 @@ torch.manual_seed(123)
 sa_v1 = SelfAttentionV1(d_in, d_out)
 print(sa_v1(inputs))
 
-# %% [markdown] en_hash="8cb6ebf16c17"
+# %% [markdown] en_hash="678b4f8a7be7"
 # 种子相同，`torch.rand` 的调用顺序也相同，所以这个模块里装的正是第 1 节的那几个矩阵，它输出的第二行就是我们的 `context_vector_2`。整个矩阵都与书中印出的数值一致。
+#
+# 注意调用的写法：`sa_v1(inputs)`，而不是 `sa_v1.forward(inputs)`。调用一个模块，运行的是 `nn.Module.__call__`。它会运行 `forward`，并在前后运行注册在这个模块上的**钩子**（hook，第 06 课用它追踪形状）。两种写法得到同一个 (T, d_out) 张量，下一个单元格会验证这一点。请直接调用模块本身，这样钩子才会运行。
 
 # %%
 assert torch.equal(sa_v1.W_query, W_query) and torch.equal(sa_v1.W_value, W_value)
 out_v1 = sa_v1(inputs).detach()  # (T, d_out)
+assert torch.equal(out_v1, sa_v1.forward(inputs).detach())  # (T, d_out): module(x) runs forward
 torch.testing.assert_close(out_v1[1], context_vector_2.detach())
 torch.testing.assert_close(
     out_v1, journey.reference["self_attention_v1_seed123"], atol=1e-4, rtol=0

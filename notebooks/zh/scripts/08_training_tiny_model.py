@@ -8,13 +8,13 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="3556c9c20bf9"
+# %% [markdown] en_hash="409ee1a0adc1"
 # # 08 · 训练一个小模型
 #
 # 到目前为止，每一个注意力权重（attention weight）都来自未经训练的投影（projection）。这一课把 `MultiHeadAttention` 放进一个最小的**语言模型**（language model），在两个玩具任务上训练它：一个任务只用来确认模块的每个部分都在学习；另一个任务里，头有一个明确的目标可找——而且它真的找到了。
 #
 # **学习目标**
-# 1. 搭出 `TinyAttentionLM`：**词元嵌入**（token embedding）+ **位置嵌入**（positional embedding）+ 因果多头注意力（multi-head attention）+ 一个线性的**语言模型头**（LM head），它输出 **logits**：softmax 之前的分数，每个可能的下一个词元（token）一个。
+# 1. 读懂 `TinyAttentionLM`，本课把这个完整的模型写了出来：**词元嵌入**（token embedding）+ **位置嵌入**（positional embedding）+ 因果多头注意力（multi-head attention）+ 一个线性的**语言模型头**（LM head），它输出 **logits**：softmax 之前的分数，每个可能的下一个词元（token）一个。
 # 2. 先预测未经训练的模型的损失，再用交叉熵在**重复任务**上训练它，看着损失在 3 个**轮次**（epoch）内降到远低于 1.0。
 # 3. 做一个经典实验：宽度不变，4 个头 → 8 个头（head_dim 从 8 变为 4），并用**消融**（ablation）检验每个头有多重要。
 # 4. 在**平移任务**上训练它（抄写 $k$ 个位置之前的词元），看着一个头**专门化**（specialise）到偏移量 $k$ 上，用 `mh.offset_attention` 来度量。
