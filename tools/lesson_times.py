@@ -173,7 +173,7 @@ def zh_statement(c: Counts, start: bool = False) -> str:
     parts += [f"{c.exercises} 道练习"] if c.exercises else []
     parts += [f"{c.build_its} 个动手实现"] if c.build_its else []
     rule = "估算规则见下文" if start else "估算规则见第 00 课"
-    return f"{ZH_TIME} 约 {c.minutes} 分钟（{'、'.join(parts)}；{rule}）。"
+    return f"{ZH_TIME} 约 {c.minutes} 分钟（{'、'.join(parts)}，{rule}）。"
 
 
 class Files:

@@ -18,7 +18,7 @@
 # 2. 理解分数**为什么**要除以 $\sqrt{d_k}$：否则会出现 **softmax 饱和**（softmax saturation），进而导致**梯度消失**（vanishing gradient）。
 # 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 如何存储同一个矩阵（`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
 #
-# **预备知识：** 第 01 课（`01_simplified_self_attention`）：分数、softmax、上下文向量。一点 PyTorch 基础：`nn.Module`、`nn.Parameter`、`nn.Linear`；以及**自动求导**（autograd）做了什么：`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来（第 00 课列出了可以去哪里补课）。**用时：** 约 90 分钟（阅读、运行 26 个代码单元格、1 次预测、2 道练习、1 个动手实现；估算规则见第 00 课）。
+# **预备知识：** 第 01 课（`01_simplified_self_attention`）：分数、softmax、上下文向量。一点 PyTorch 基础：`nn.Module`、`nn.Parameter`、`nn.Linear`；以及**自动求导**（autograd）做了什么：`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来（第 00 课列出了可以去哪里补课）。**用时：** 约 90 分钟（阅读、运行 26 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
 

@@ -17,7 +17,7 @@
 # 1. 用几个独立的 `CausalAttention` 头搭出 `MultiHeadAttentionWrapper`，复现书中形状为 (2, 6, 4) 的输出。
 # 2. 弄清宽度约定：在这个包装器里，`d_out` 是*每个*头的宽度；输出宽度是 `num_heads * d_out`。
 # 3. 看到每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
-# 4. 算一算代价：每个头的每个投影（projection）都要做一次矩阵乘法；再看看这个次数能预测多少耗时，又预测不了什么。
+# 4. 算一算代价：每个头的每个投影（projection）都要做一次矩阵乘法，再看看这个次数能预测多少耗时、预测不了什么。
 #
 # 用公式表示（沿用“Attention Is All You Need”的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
 #
@@ -26,7 +26,7 @@
 #
 # 而包装器把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
 #
-# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 约 70 分钟（阅读、运行 21 个代码单元格、1 次预测、3 道练习；估算规则见第 00 课）。
+# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 约 70 分钟（阅读、运行 21 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttentionWrapper`：`(b, T, d_in)` → `(b, T, num_heads * d_out)`；每个头：`(b, T, d_in)` → `(b, T, d_out)`。
 

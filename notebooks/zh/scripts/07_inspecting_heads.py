@@ -19,7 +19,7 @@
 # 3. 用一个交互式探索工具改变头数、dropout（随机失活）的丢弃率（dropout rate）和随机种子。
 # 4. 认清局限：注意力权重不等于解释，而且头与头之间可能存在**冗余**（redundancy）。（第 08 课会训练模型，用实验来检验这一点。）
 #
-# **预备知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 约 60 分钟（阅读、运行 17 个代码单元格、3 道练习；估算规则见第 00 课）。
+# **预备知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 约 60 分钟（阅读、运行 17 个代码单元格、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
 

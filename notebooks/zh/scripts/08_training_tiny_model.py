@@ -20,7 +20,7 @@
 # 4. 在**平移任务**上训练它（抄写 $k$ 个位置之前的词元），看着一个头**专门化**（specialise）到偏移量 $k$ 上，用 `mh.offset_attention` 来度量。
 # 5. 改变头数，看看什么变了、什么没变。
 #
-# **预备知识：** 第 07 课（`07_inspecting_heads`）：每个头的权重、热力图（heatmap）、熵；PyTorch 的自动求导（autograd）即 `loss.backward()`、优化器（optimizer）的一步更新，以及把交叉熵用作损失（第 00 课列出了可以去哪里补课）。**用时：** 约 80 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习；估算规则见第 00 课）。
+# **预备知识：** 第 07 课（`07_inspecting_heads`）：每个头的权重、热力图（heatmap）、熵；PyTorch 的自动求导（autograd）即 `loss.backward()`、优化器（optimizer）的一步更新，以及把交叉熵用作损失（第 00 课列出了可以去哪里补课）。**用时：** 约 80 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 词元 id `(b, T)`（小于 `vocab_size` 的整数，`T <= context_length`）→ logits `(b, T, vocab_size)`；加上 `return_weights=True` 时还返回权重 `(b, num_heads, T, T)`；目标 `(b, T)`，没有目标的位置为 -100。
 

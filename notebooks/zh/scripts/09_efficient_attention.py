@@ -21,7 +21,7 @@
 # 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32 的结果比较。
 # 6. 动手实现：写一个融合 QKV 的多头注意力类，让它通过形状约定（shape contract）的测试。
 #
-# **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 约 85 分钟（阅读、运行 23 个代码单元格、1 次预测、2 道练习、1 个动手实现；估算规则见第 00 课）。
+# **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 约 85 分钟（阅读、运行 23 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定：** `x` (b, T, d_in) → `qkv` (b, T, 3 * d_out) → Q, K, V (b, h, T, head_dim) → 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
 #

@@ -18,7 +18,7 @@
 # 2. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**（autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
 # 3. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块核对这些公式。
 #
-# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 70 分钟（阅读、运行 23 个代码单元格、1 次预测、3 道练习；估算规则见第 00 课）。
+# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 70 分钟（阅读、运行 23 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) → (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) → (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 

@@ -19,7 +19,7 @@
 # 3. 认出 NaN 陷阱（某个查询看不到任何键：对全是 `-inf` 的一行做 softmax）及其修复方法。
 # 4. 用 `torch.testing.assert_close` 证明“成批计算 == 逐句计算”，并把 d2l 的有效长度（valid length）`valid_lens` 转换成键填充掩码。
 #
-# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时：** 约 50 分钟（阅读、运行 17 个代码单元格、2 道练习；估算规则见第 00 课）。
+# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时：** 约 50 分钟（阅读、运行 17 个代码单元格、2 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `module(x, key_padding_mask=mask, return_weights=True)`，其中 `x` 的形状为 (b, T, d_in)，`mask` 是形状为 (b, T) 的布尔张量；它返回形状为 (b, T, d_out) 的输出和形状为 (b, num_heads, T, T) 的权重，填充键上的权重为零。
 
