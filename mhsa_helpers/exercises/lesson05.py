@@ -129,8 +129,9 @@ def check_head_output(answer: object) -> CheckResult:
                     f"这是第 {k} 个头。第 k 个头位于第 (k - 1) * d_out : k * d_out 列。",
                 )
         return tr(
-            "slice the last dimension of the wrapper's output: out[..., 4:6].",
-            "对包装器输出的最后一维切片：out[..., 4:6]。",
+            "slice the last dimension of the wrapper's output: head k sits in columns "
+            "(k - 1) * d_out : k * d_out.",
+            "对包装器输出的最后一维切片：第 k 个头位于第 (k - 1) * d_out : k * d_out 列。",
         )
 
     if answer is None:

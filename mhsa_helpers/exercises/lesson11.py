@@ -9,7 +9,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ..i18n import Text, tr
 from ._build import function_answer
@@ -182,6 +186,44 @@ def _call(fn: object, scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tenso
     return got
 
 
+class _NaNWatch(TorchFunctionMode):
+    """Whether any torch call made while it is active returned a tensor holding a NaN."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = False
+
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types: object,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        out = func(*args, **(kwargs or {}))
+        if not self.seen:
+            for item in out if isinstance(out, (tuple, list)) else (out,):
+                if (
+                    type(item) is torch.Tensor
+                    and item.is_floating_point()
+                    and not item.is_meta
+                    and bool(torch.isnan(item).any())
+                ):
+                    self.seen = True
+        return out
+
+
+#: The lesson's rule is never to produce a NaN, not to produce one and repair it.
+_NAN_REPAIRED = tr(
+    "the output is right, but a NaN was computed on the way (softmax of a row that is all -inf is "
+    "0 / 0) and replaced afterwards (nan_to_num, torch.where): never produce the NaN. Leave the "
+    "rows with no visible key out of the -inf fill (hidden.all(dim=-1)), then zero them.",
+    "输出是对的，但中途算出过 NaN（一整行都是 -inf 的 softmax 就是 0 / 0），之后才被替换掉"
+    "（`nan_to_num`、`torch.where`）：不要产生这个 NaN。没有可见键的行（`hidden.all(dim=-1)`）"
+    "不要填 -inf，之后再把它们置零。",
+)
+
+
 def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> Text | None:
     """What is wrong with the weights ``got`` for ``hidden``, or None if they are ``expected``."""
     got = got.detach().float().cpu()
@@ -244,7 +286,9 @@ def check_masked_softmax(answer: object) -> CheckResult:
     if not_a_function is not None:
         return not_a_function
     scores, hidden, expected = _reference_case()
-    got = _call(answer, scores.clone(), hidden)
+    watch = _NaNWatch()
+    with watch:
+        got = _call(answer, scores.clone(), hidden)
     if isinstance(got, Text):
         return fail(name, got)
     problem = _judge(got, hidden, expected)
@@ -287,6 +331,8 @@ def check_masked_softmax(answer: object) -> CheckResult:
                 "先让这样的行不做掩码，再把它们置零。",
             ),
         )
+    if watch.seen:
+        return fail(name, _NAN_REPAIRED)
     for label, more, hidden_more in _more_cases():
         on = tr("on ", "在") + label + tr(": ", "上：")
         got = _call(answer, more.clone(), hidden_more)
