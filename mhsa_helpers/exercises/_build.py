@@ -16,27 +16,47 @@ instead of the class, a call instead of the function). The mechanical parts are 
   queries, keys and values, or the same with one typical mistake, and the ONE catalog of hints
   that name those mistakes; ``name_mistake`` finds the mistake an output reproduces.
 
-What each lesson tests, at which sizes and tolerances, stays in its module.
+The one runner:
+
+* ``BuildSpec`` / ``build_checker`` -- a build-it exercise as data: its name, what to pass (a
+  class or a function) and the hints for the wrong kind of answer, its contracts in order (each
+  raises ``ContractError`` with its hint at the first thing that is wrong) and the PASS message;
+  ``build_checker`` turns it into the checker (answer kind first, the contracts under a forked,
+  seeded random state, ``fail``/``ok``);
+* ``ForwardTexts`` / ``call_forward`` -- one call of the learner's forward (or function), every
+  way it can go wrong (it raises, writes to its input, returns a tuple, no tensor, a subclass, the
+  wrong dtype, device or shape) turned into the exercise's own hint;
+* ``construct`` -- build the learner's class at given sizes, naming what its constructor raised.
+
+What each lesson tests, at which sizes and tolerances, and its texts stay in its module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 from torch import nn
 
 from ..i18n import Text, tr
-from ._result import CheckResult, UntranslatedMessage, fail, missing
+from ._parse import plain_tensor
+from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok
 
 __all__ = [
     "INPUT_CHANGED",
     "MISTAKES",
     "MISTAKE_HINTS",
+    "BuildSpec",
     "ContractError",
+    "ForwardTexts",
     "book_forward",
+    "build_checker",
+    "call_forward",
     "class_answer",
+    "construct",
+    "fill",
     "first_line",
     "forward_on_copy",
     "function_answer",
@@ -61,6 +81,11 @@ class ContractError(Exception):
         self.text = text
 
 
+def fill(text: Text, **values: object) -> Text:
+    """``text`` with its ``{placeholders}`` filled in (``str.format``), in both languages."""
+    return replace(text, en=text.en.format(**values), zh=text.zh.format(**values))
+
+
 def class_answer(
     cls: object,
     exercise: Text,
@@ -68,24 +93,21 @@ def class_answer(
     missing_what: Text,
     instance_hint: Text,
     not_class_hint: Text,
+    modules_only: bool = True,
 ) -> CheckResult | None:
     """None if ``cls`` is a class derived from ``nn.Module``, else the ``[NOT YET]`` to return.
 
-    ``not_class_hint`` (both of its languages) may use ``{cls!r}`` and ``{kind}`` (the answer's
-    type name), filled in with ``str.format``.
+    ``instance_hint`` and ``not_class_hint`` (both of their languages) may use ``{cls!r}`` and
+    ``{kind}`` (the answer's type name), filled in with ``str.format``. With
+    ``modules_only=False`` any class is accepted here (its instances are checked later).
     """
     if cls is None:
         return missing(exercise, missing_what)
+    kind = type(cls).__name__
     if isinstance(cls, nn.Module):
-        return fail(exercise, instance_hint)
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        kind = type(cls).__name__
-        hint = replace(
-            not_class_hint,
-            en=not_class_hint.en.format(cls=cls, kind=kind),
-            zh=not_class_hint.zh.format(cls=cls, kind=kind),
-        )
-        return fail(exercise, hint)
+        return fail(exercise, fill(instance_hint, cls=cls, kind=kind))
+    if not isinstance(cls, type) or (modules_only and not issubclass(cls, nn.Module)):
+        return fail(exercise, fill(not_class_hint, cls=cls, kind=kind))
     return None
 
 
@@ -289,3 +311,192 @@ def forward_on_copy(module: nn.Module, x: torch.Tensor) -> tuple[object, bool]:
     out = module(given)
     changed = given._version != version or not torch.equal(given, x)
     return out, changed
+
+
+# -- the one runner -------------------------------------------------------------------------------
+
+
+def _no_runtime_reading(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
+    return None
+
+
+@dataclass(frozen=True)
+class ForwardTexts:
+    """How one exercise words each way a call of the learner's forward (or function) goes wrong.
+
+    Every text is a template filled in with ``fill``: ``raised`` gets ``{kind}`` (the exception's
+    type), ``{error}`` (its message) and ``{said}`` (its first line); ``not_tensor`` and
+    ``subclass`` get ``{kind}`` (the returned type); ``dtype`` gets ``{got_dtype}``,
+    ``{got_device}``, ``{dtype}``, ``{device}``; ``shape`` gets ``{got}`` and ``{want}`` (shape
+    tuples). ``call_forward``'s ``values`` fill in any other placeholder (sizes, say). A text that
+    is None is a test this exercise does not make: ``input_changed`` None leaves the input
+    unwatched, ``tuple_`` None counts a tuple as "not a tensor", ``dtype`` None keeps any dtype.
+    ``runtime`` reads a ``RuntimeError`` first (e.g. a ``.view`` on a non-contiguous tensor);
+    None from it falls back to ``raised``. ``not_written``: the hint for ``NotImplementedError``
+    (None: like any other exception). ``shape_first``: test the shape before the dtype.
+    """
+
+    raised: Text
+    not_tensor: Text
+    subclass: Text
+    tuple_: Text | None = None
+    input_changed: Text | None = None
+    dtype: Text | None = None
+    shape: Text | None = None
+    runtime: Callable[[RuntimeError, tuple[object, ...]], Text | None] = _no_runtime_reading
+    not_written: Text | None = None
+    shape_first: bool = False
+
+
+_NOWHERE = Text("", "")
+
+
+def call_forward(
+    fn: Callable[..., object],
+    args: Sequence[object],
+    texts: ForwardTexts,
+    *,
+    where: Text = _NOWHERE,
+    want_shape: tuple[int, ...] | None = None,
+    **values: object,
+) -> torch.Tensor:
+    """``fn(*args)``, the output a plain tensor; else ``ContractError(where + the hint)``.
+
+    With ``texts.input_changed`` the first argument is passed as a copy and a write to it (even
+    one that keeps its values) is the hint; ``want_shape`` is the shape the output must have.
+    """
+    args = tuple(args)
+    x = args[0]
+    watch = texts.input_changed is not None and isinstance(x, torch.Tensor)
+    given = (x.clone(), *args[1:]) if watch else args  # type: ignore[union-attr]
+    version = given[0]._version if watch else 0  # type: ignore[union-attr]
+
+    def stop(text: Text, **more: object) -> ContractError:
+        return ContractError(where + fill(text, **values, **more))
+
+    try:
+        out = fn(*given)
+    except Exception as error:  # the learner's code may raise anything
+        if isinstance(error, NotImplementedError) and texts.not_written is not None:
+            raise stop(texts.not_written) from None
+        reading = texts.runtime(error, args) if isinstance(error, RuntimeError) else None
+        if reading is not None:
+            raise ContractError(where + reading) from None
+        kind, said = type(error).__name__, first_line(str(error))
+        raise stop(texts.raised, kind=kind, error=error, said=said) from None
+    if watch:
+        copy = given[0]
+        assert isinstance(copy, torch.Tensor) and isinstance(x, torch.Tensor)
+        if copy._version != version or not torch.equal(copy, x):
+            assert texts.input_changed is not None
+            raise stop(texts.input_changed)
+    if isinstance(out, tuple) and texts.tuple_ is not None:
+        raise stop(texts.tuple_)
+    kind = type(out).__name__
+    if not isinstance(out, torch.Tensor):
+        raise stop(texts.not_tensor, kind=kind)
+    if not plain_tensor(out):
+        raise stop(texts.subclass, kind=kind)
+    for check in ("shape", "dtype") if texts.shape_first else ("dtype", "shape"):
+        wrong_type = isinstance(x, torch.Tensor) and (
+            out.dtype != x.dtype or out.device != x.device
+        )
+        if check == "dtype" and texts.dtype is not None and wrong_type:
+            assert isinstance(x, torch.Tensor)
+            raise stop(
+                texts.dtype,
+                got_dtype=out.dtype,
+                got_device=out.device,
+                dtype=x.dtype,
+                device=x.device,
+            )
+        wrong_shape = want_shape is not None and tuple(out.shape) != tuple(want_shape)
+        if check == "shape" and texts.shape is not None and wrong_shape:
+            raise stop(texts.shape, got=tuple(out.shape), want=want_shape)
+    return out
+
+
+def construct(
+    cls: type, args: Sequence[object], kwargs: dict[str, object], raised: Text, not_module: Text
+) -> nn.Module:
+    """``cls(*args, **kwargs)``, an ``nn.Module``; else ``ContractError`` with the hint.
+
+    ``raised`` gets ``{call}`` (the call as written, ``cls(5, 12, ...)``), ``{name}`` (the class's
+    name), ``{kind}`` and ``{error}``; ``not_module`` gets ``{call}``, ``{name}`` and ``{kind}``.
+    """
+    shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+    call = f"cls({shown})"
+    name = cls.__name__
+    try:
+        module = cls(*args, **kwargs)
+    except Exception as error:  # the learner's code may raise anything
+        hint = fill(raised, call=call, name=name, kind=type(error).__name__, error=error)
+        raise ContractError(hint) from None
+    if not isinstance(module, nn.Module):
+        raise ContractError(fill(not_module, call=call, name=name, kind=type(module).__name__))
+    return module
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """A build-it exercise as data.
+
+    ``answer`` is ``"class"`` (the learner's class; ``missing_what``, ``instance_hint`` and
+    ``not_class_hint`` as in ``class_answer``, ``modules_only`` too) or ``"function"`` (the
+    learner's function, written ``answer = <function_name>``; ``reject_classes`` as in
+    ``function_answer``). ``contracts`` run in order, each given the answer; the first to raise
+    ``ContractError`` gives the hint. They run under a forked random state (the learner's is
+    kept), after ``torch.manual_seed(seed)`` unless ``seed`` is None. ``passed`` is the PASS
+    message, or a function of the answer giving it.
+    """
+
+    name: Text
+    contracts: tuple[Callable[[Any], None], ...]
+    passed: Text | Callable[[Any], Text]
+    answer: str = "class"
+    missing_what: Text = _NOWHERE
+    instance_hint: Text = _NOWHERE
+    not_class_hint: Text = _NOWHERE
+    modules_only: bool = True
+    function_name: str = ""
+    reject_classes: bool = False
+    seed: int | None = None
+
+    def check(self, answer: object) -> CheckResult:
+        if self.answer == "class":
+            refused = class_answer(
+                answer,
+                self.name,
+                missing_what=self.missing_what,
+                instance_hint=self.instance_hint,
+                not_class_hint=self.not_class_hint,
+                modules_only=self.modules_only,
+            )
+        else:
+            refused = function_answer(
+                answer, self.name, self.function_name, reject_classes=self.reject_classes
+            )
+        if refused is not None:
+            return refused
+        with torch.random.fork_rng(devices=[]):
+            if self.seed is not None:
+                torch.manual_seed(self.seed)
+            try:
+                for contract in self.contracts:
+                    contract(answer)
+            except ContractError as stop:
+                return fail(self.name, stop.text)
+            passed = self.passed if isinstance(self.passed, Text) else self.passed(answer)
+        return ok(self.name, passed)
+
+
+def build_checker(python_name: str, spec: BuildSpec, doc: str) -> Callable[[object], CheckResult]:
+    """The checker function ``python_name(answer)`` for the build-it exercise ``spec``."""
+
+    def checker(answer: object) -> CheckResult:
+        return spec.check(answer)
+
+    checker.__name__ = checker.__qualname__ = python_name
+    checker.__doc__ = doc
+    checker.spec = spec  # type: ignore[attr-defined]
+    return exercise(spec.name)(checker)
