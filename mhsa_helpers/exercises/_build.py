@@ -368,8 +368,8 @@ def call_forward(
     args = tuple(args)
     x = args[0]
     watch = texts.input_changed is not None and isinstance(x, torch.Tensor)
-    given = (x.clone(), *args[1:]) if watch else args  # type: ignore[union-attr]
-    version = given[0]._version if watch else 0  # type: ignore[union-attr]
+    given = (x.clone(), *args[1:]) if isinstance(x, torch.Tensor) and watch else args
+    version = given[0]._version if isinstance(given[0], torch.Tensor) else 0
 
     def stop(text: Text, **more: object) -> ContractError:
         return ContractError(where + fill(text, **values, **more))
