@@ -45,6 +45,7 @@ from ._parse import plain_tensor
 from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok
 
 __all__ = [
+    "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
     "MISTAKES",
     "MISTAKE_HINTS",
@@ -60,7 +61,10 @@ __all__ = [
     "first_line",
     "forward_on_copy",
     "function_answer",
+    "head_forward",
     "is_view_error",
+    "mistakes_hint",
+    "name_head_mistakes",
     "name_mistake",
 ]
 
@@ -196,7 +200,8 @@ def book_forward(
         scores = scores.masked_fill(future, 0.0)
     elif mistake not in ("mask_after_softmax", "no_mask"):
         scores = scores.masked_fill(future, -torch.inf)
-    scale = {"no_scaling": 1.0, "scale_d_out": d_out**0.5}.get(mistake or "", head_dim**0.5)
+    scales = {"no_scaling": 1.0, "scale_d_out": d_out**0.5, "scale_not_sqrt": float(head_dim)}
+    scale = scales.get(mistake or "", head_dim**0.5)
     weights = torch.softmax(scores / scale, dim=-2 if mistake == "softmax_wrong_dim" else -1)
     if mistake == "mask_after_softmax":
         weights = weights.masked_fill(future, 0.0)
@@ -266,11 +271,75 @@ MISTAKE_HINTS: dict[str, Text] = {
         "there is no causal mask: fill the future scores with -inf before the softmax.",
         "没有因果掩码：在 softmax 之前把未来的注意力分数填成 -inf。",
     ),
+    "scale_not_sqrt": tr(
+        "the scores are divided by d_k itself; divide by its square root, "
+        "keys.shape[-1] ** 0.5, before the softmax.",
+        "注意力分数除以的是 d_k 本身；应该在 softmax 之前除以它的平方根 keys.shape[-1] ** 0.5。",
+    ),
     "softmax_wrong_dim": tr(
         "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
         "softmax 作用在了错误的维度上：应该对每一行归一化，softmax(..., dim=-1)。",
     ),
 }
+
+
+#: The slips of one causal head's forward (lessons 04 and 05's classes), which ``head_forward``
+#: reproduces alone or two at a time (one from each group).
+HEAD_MISTAKE_GROUPS = (
+    ("no_mask", "mask_after_softmax", "mask_with_zero", "transposed_mask"),
+    ("no_scaling", "scale_not_sqrt", "softmax_wrong_dim"),
+)
+
+
+def head_forward(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    mistakes: frozenset[str] = frozenset(),
+) -> torch.Tensor:
+    """One causal head after the projections, (..., T, d) each, with the given ``mistakes``."""
+    T = queries.shape[-2]
+    scores = queries @ keys.transpose(-2, -1)  # (..., T, T)
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T)
+    if "transposed_mask" in mistakes:
+        future = future.T
+    if "mask_with_zero" in mistakes:
+        scores = scores.masked_fill(future, 0.0)
+    elif not mistakes & {"no_mask", "mask_after_softmax"}:
+        scores = scores.masked_fill(future, -torch.inf)
+    d_k = keys.shape[-1]
+    scale = 1.0 if "no_scaling" in mistakes else d_k if "scale_not_sqrt" in mistakes else d_k**0.5
+    weights = torch.softmax(scores / scale, dim=-2 if "softmax_wrong_dim" in mistakes else -1)
+    if "mask_after_softmax" in mistakes:
+        weights = weights.masked_fill(future, 0.0)
+    return weights @ values  # (..., T, d)
+
+
+def name_head_mistakes(
+    out: torch.Tensor, forward: Callable[[frozenset[str]], torch.Tensor]
+) -> tuple[str, ...]:
+    """The mistakes (one, else two from different groups) whose output ``forward`` equals
+    ``out``; empty when none does."""
+    first, second = HEAD_MISTAKE_GROUPS
+    singles = [(m,) for m in (*first, *second)]
+    pairs = [(a, b) for a in first for b in second]
+    for combination in (*singles, *pairs):
+        candidate = forward(frozenset(combination))
+        if candidate.shape == out.shape and torch.allclose(
+            out, candidate, atol=1e-5, rtol=1e-4, equal_nan=True
+        ):
+            return combination
+    return ()
+
+
+def mistakes_hint(mistakes: tuple[str, ...]) -> Text:
+    """The catalog's hints for ``mistakes``, one after the other (two mistakes: both named)."""
+    if len(mistakes) == 1:
+        return MISTAKE_HINTS[mistakes[0]]
+    hint = tr(f"{len(mistakes)} mistakes at once: ", f"同时有 {len(mistakes)} 处错误：")
+    for index, mistake in enumerate(mistakes):
+        hint = hint + (tr(" And ", "另外，") if index else _NOWHERE) + MISTAKE_HINTS[mistake]
+    return hint
 
 
 def name_mistake(
@@ -417,23 +486,31 @@ def call_forward(
 
 
 def construct(
-    cls: type, args: Sequence[object], kwargs: dict[str, object], raised: Text, not_module: Text
+    cls: type,
+    args: Sequence[object],
+    kwargs: dict[str, object],
+    raised: Text,
+    not_module: Text,
+    not_written: Text | None = None,
 ) -> nn.Module:
     """``cls(*args, **kwargs)``, an ``nn.Module``; else ``ContractError`` with the hint.
 
-    ``raised`` gets ``{call}`` (the call as written, ``cls(5, 12, ...)``), ``{name}`` (the class's
-    name), ``{kind}`` and ``{error}``; ``not_module`` gets ``{call}``, ``{name}`` and ``{kind}``.
+    ``raised`` gets ``{call}`` (the call as written, ``cls(5, 12, ...)``), ``{args}`` (what is
+    inside its parentheses), ``{name}`` (the class's name), ``{kind}`` and ``{error}``;
+    ``not_module`` gets ``{call}``, ``{args}``, ``{name}`` and ``{kind}``. ``not_written``: the
+    hint for ``NotImplementedError`` (None: like any other exception).
     """
     shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-    call = f"cls({shown})"
-    name = cls.__name__
+    said = {"call": f"cls({shown})", "args": shown, "name": cls.__name__}
     try:
         module = cls(*args, **kwargs)
     except Exception as error:  # the learner's code may raise anything
-        hint = fill(raised, call=call, name=name, kind=type(error).__name__, error=error)
+        if isinstance(error, NotImplementedError) and not_written is not None:
+            raise ContractError(not_written) from None
+        hint = fill(raised, **said, kind=type(error).__name__, error=error)
         raise ContractError(hint) from None
     if not isinstance(module, nn.Module):
-        raise ContractError(fill(not_module, call=call, name=name, kind=type(module).__name__))
+        raise ContractError(fill(not_module, **said, kind=type(module).__name__))
     return module
 
 
@@ -498,5 +575,5 @@ def build_checker(python_name: str, spec: BuildSpec, doc: str) -> Callable[[obje
 
     checker.__name__ = checker.__qualname__ = python_name
     checker.__doc__ = doc
-    checker.spec = spec  # type: ignore[attr-defined]
+    checker.build_spec = spec  # type: ignore[attr-defined]
     return exercise(spec.name)(checker)
