@@ -55,7 +55,9 @@ from .lesson10 import (
     check_chunk_mask,
     check_gqa_parameter_count,
     check_kv_cache_bytes,
+    check_kv_cache_step,
     check_projected_tokens,
+    check_repeat_kv,
 )
 from .lesson11 import check_hf_to_sdpa_mask, check_left_padding_mask, check_masked_softmax
 from .lesson12 import (
@@ -88,6 +90,7 @@ __all__ = [
     "check_initial_loss",
     "check_key_block",
     "check_kv_cache_bytes",
+    "check_kv_cache_step",
     "check_left_padding_mask",
     "check_local_mask",
     "check_manual_dropout",
@@ -103,6 +106,7 @@ __all__ = [
     "check_prediction_self_match",
     "check_projected_tokens",
     "check_punctuation_share",
+    "check_repeat_kv",
     "check_row_entropy",
     "check_sharpest_head",
     "check_shift_targets",
