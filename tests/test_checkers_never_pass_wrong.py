@@ -109,8 +109,8 @@ CHUNK = torch.tensor(
     [[False, False, False, False, True], [True, False, False, False, False]]
 )  # window of 4: query 5 sees keys 2..5, query 6 keys 3..6 (keys are positions 2..6)
 _fits = 21  # whole 6000-token conversations in 24 GiB (48 layers, 8 K/V heads of 128, float16)
-_D = 3072
-_gqa = _D * _D + 2 * _D * 1024 + _D * _D + _D + _D + 2 * 1024  # qkv_bias=True
+_D = 3584
+_gqa = 2 * _D * _D + 2 * _D * 512 + _D + 2 * 512  # Q/K/V biases, no output bias
 
 
 # checker name -> (extra arguments, correct answer, [(wrong answer, fragment of the hint), ...])
@@ -290,10 +290,10 @@ CASES = {
         (),
         _gqa,
         [
-            (_gqa - _D - 2 * 1024, "without Q/K/V biases"),
-            (4 * _D * _D + 4 * _D, "plain MHA"),
-            (_gqa - _D, "out_proj has a bias"),
-            (_gqa - 2 * 1024 + 2 * _D, "one number per output"),
+            (_gqa + _D, "output projection"),
+            (_gqa - _D - 2 * 512, "biases of W_query"),
+            (4 * _D * _D + 3 * _D, "plain MHA"),
+            (_gqa - 2 * 512 + 2 * _D, "one number per output"),
         ],
     ),
 }

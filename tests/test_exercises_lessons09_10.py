@@ -55,15 +55,17 @@ def test_kv_cache_conversations():
 
 def test_gqa_parameter_count():
     module = mh.GroupedQueryAttention(
-        3072, 3072, 2, 0.0, num_heads=24, num_kv_groups=8, qkv_bias=True
+        3584, 3584, 2, 0.0, num_heads=28, num_kv_groups=4, qkv_bias=True
     )
-    right = sum(p.numel() for p in module.parameters())
-    assert right == 2 * 3072 * 3072 + 2 * 3072 * 1024 + 3072 + 3072 + 2 * 1024
+    package = sum(p.numel() for p in module.parameters())
+    right = package - 3584  # the exercise's layer has no output bias
+    assert right == 2 * 3584 * 3584 + 2 * 3584 * 512 + 3584 + 2 * 512
     assert ex.check_gqa_parameter_count(right)
     assert ex.check_gqa_parameter_count(torch.tensor(right))
-    no_bias = right - 3072 - 2 * 1024
-    assert not_yet(r := ex.check_gqa_parameter_count(no_bias)) and "without Q/K/V" in repr(r)
-    assert not_yet(ex.check_gqa_parameter_count(right - 3072))
+    assert not_yet(r := ex.check_gqa_parameter_count(package)) and "output projection" in repr(r)
+    no_bias = right - 3584 - 2 * 512
+    assert not_yet(r := ex.check_gqa_parameter_count(no_bias)) and "biases of W_query" in repr(r)
+    assert not_yet(ex.check_gqa_parameter_count(right - 1))
     assert not_yet(ex.check_gqa_parameter_count(0))
     assert not_yet(ex.check_gqa_parameter_count([right]))
     assert not_yet(ex.check_gqa_parameter_count(None))

@@ -104,7 +104,7 @@ class NoOutProj(nn.Module):
 CHUNK = torch.tensor([[0, 0, 0, 0, 1], [1, 0, 0, 0, 0]]).bool()  # (2, 5), window of 4
 LEFT = torch.arange(5) < (5 - torch.tensor([3, 1, 4]))[:, None]  # (3, 5)
 FITS = 21  # whole conversations in lesson 10's exercise 2
-GQA = 3072 * 3072 * 2 + 2 * 3072 * 1024 + 3072 + 3072 + 2 * 1024  # qkv_bias=True
+GQA = 3584 * 3584 * 2 + 2 * 3584 * 512 + 3584 + 2 * 512  # Q/K/V biases, no output bias
 LOGITS = torch.randn(2, 10, generator=torch.Generator().manual_seed(0))
 
 #: checker name -> (right answer, wrong answers): calls that build a CheckResult.
@@ -248,9 +248,10 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
         lambda: ex.check_gqa_parameter_count(GQA),
         [
             lambda: ex.check_gqa_parameter_count(None),
-            lambda: ex.check_gqa_parameter_count(GQA - 3072 - 2 * 1024),
-            lambda: ex.check_gqa_parameter_count(4 * 3072 * 3072 + 4 * 3072),
-            lambda: ex.check_gqa_parameter_count(GQA - 3072),
+            lambda: ex.check_gqa_parameter_count(GQA + 3584),
+            lambda: ex.check_gqa_parameter_count(GQA - 3584 - 2 * 512),
+            lambda: ex.check_gqa_parameter_count(4 * 3584 * 3584 + 3 * 3584),
+            lambda: ex.check_gqa_parameter_count(GQA - 1),
             lambda: ex.check_gqa_parameter_count(0),
             lambda: ex.check_gqa_parameter_count([GQA]),
         ],
@@ -385,8 +386,8 @@ def test_english_lines_stay_as_they_were():
         "[NOT YET] shift-task targets (k=2): hint: shape (2, 7) but expected (2, 8), like ids."
     )
     assert repr(ex.check_chunk_mask(CHUNK.float())) == (
-        "[NOT YET] mask of a chunk after a sliding-window cache: hint: expected dtype torch.bool, got "
-        "torch.float32 (use .bool())."
+        "[NOT YET] mask of a chunk after a sliding-window cache: hint: expected dtype "
+        "torch.bool, got torch.float32 (use .bool())."
     )
     assert repr(ex.check_build_fused_multihead(NoOutProj)) == (
         "[NOT YET] build a fused-QKV MultiHeadAttention: hint: forgot out_proj: add "

@@ -5,9 +5,9 @@
   (True = hidden) over the keys 2..6.
 * ``check_kv_cache_bytes(answer)`` -- how many whole 6000-token conversations fit into 24 GiB of
   KV cache for a model of 48 layers, 8 K/V heads of size 128, float16 (21).
-* ``check_gqa_parameter_count(answer)`` -- parameters of one ``GroupedQueryAttention`` with
-  d_in = d_out = 3072, 24 query heads, 8 K/V groups and ``qkv_bias=True`` (the lesson's formula
-  counts no Q/K/V bias).
+* ``check_gqa_parameter_count(answer)`` -- parameters of a Qwen2-7B-like attention layer:
+  d = 3584, 28 query heads, 4 K/V groups, biases on Q/K/V and none on the output projection
+  (the package's class, and the lesson's formula, give out_proj a bias).
 * ``check_projected_tokens(prediction)`` -- predict-then-run: the token rows that go through the
   projection when 12 tokens are generated after a 4-token prompt without a cache (114).
 * ``check_kv_cache_step(MyKVCache)`` -- build it: a cache class whose ``append_and_attend(q, k, v)``
@@ -238,20 +238,23 @@ check_kv_cache_bytes = number_checker(
 )
 
 
-# Exercise 3: GroupedQueryAttention(3072, 3072, ..., num_heads=24, num_kv_groups=8, qkv_bias=True).
-_D, _HEADS, _GROUPS = 3072, 24, 8
-_KV_WIDTH = _GROUPS * (_D // _HEADS)  # 1024
-_NO_BIAS = _D * _D + 2 * _D * _KV_WIDTH + _D * _D + _D  # the lesson's formula
-_GQA_PARAMS = _NO_BIAS + _D + 2 * _KV_WIDTH  # + the biases of W_query, W_key, W_value
-_MHA_PARAMS = 4 * _D * _D + 4 * _D
+# Exercise 3: a Qwen2-7B-like attention layer: d = 3584, 28 query heads of 128, 4 K/V groups,
+# biases on W_query, W_key and W_value, none on the output projection. The package's
+# GroupedQueryAttention always gives out_proj a bias, so building it counts d too many.
+_D, _HEADS, _GROUPS = 3584, 28, 4
+_KV_WIDTH = _GROUPS * (_D // _HEADS)  # 512
+_WEIGHTS = _D * _D + 2 * _D * _KV_WIDTH + _D * _D
+_GQA_PARAMS = _WEIGHTS + _D + 2 * _KV_WIDTH  # + the Q/K/V biases, no output bias
+_PACKAGE = _GQA_PARAMS + _D  # GroupedQueryAttention(..., qkv_bias=True): out_proj has a bias
+_MHA_PARAMS = 4 * _D * _D + 3 * _D
 
 
 check_gqa_parameter_count = number_checker(
     "check_gqa_parameter_count",
     Number(
         name=tr(
-            "GQA parameter count with Q/K/V biases",
-            "带 Q/K/V 偏置的 GQA 参数量",
+            "parameters of a GQA layer with Q/K/V biases and no output bias",
+            "有 Q/K/V 偏置、无输出偏置的 GQA 层的参数量",
         ),
         what=tr(
             "the layer's number of parameters, an int, in `answer`",
@@ -259,52 +262,54 @@ check_gqa_parameter_count = number_checker(
         ),
         expected=_GQA_PARAMS,
         right=tr(
-            f"correct: {_GQA_PARAMS:,} parameters; the biases add {_GQA_PARAMS - _NO_BIAS:,}.",
-            f"正确：{_GQA_PARAMS:,} 个参数，其中偏置增加了 {_GQA_PARAMS - _NO_BIAS:,} 个。",
+            f"correct: {_GQA_PARAMS:,} parameters; the package's GroupedQueryAttention with "
+            f"qkv_bias=True has {_PACKAGE:,} (its out_proj has a bias).",
+            f"正确：{_GQA_PARAMS:,} 个参数。包里带 qkv_bias=True 的 GroupedQueryAttention 有 "
+            f"{_PACKAGE:,} 个（它的 out_proj 有偏置）。",
         ),
         wrong=(
             (
-                _NO_BIAS,
+                _PACKAGE,
                 tr(
-                    "that is the count without Q/K/V biases (the lesson's formula); qkv_bias=True "
-                    "gives W_query, W_key and W_value a bias each.",
-                    "这是没有 Q/K/V 偏置的结果（课上的公式）。qkv_bias=True 让 W_query、W_key "
-                    "和 W_value 各有一个偏置。",
+                    "that counts a bias on the output projection, as the package's class has; "
+                    "this layer's output projection has none.",
+                    "这个数包含了输出投影的偏置，包里的类确实有它。但这一层的输出投影没有偏置。",
                 ),
             ),
             (
-                _NO_BIAS + 3 * _D,
+                (_WEIGHTS, _WEIGHTS + _D),
+                tr(
+                    "the biases of W_query, W_key and W_value are missing: one number per output "
+                    "of each.",
+                    "缺少 W_query、W_key 和 W_value 的偏置。每个输出各有一个偏置。",
+                ),
+            ),
+            (
+                (_WEIGHTS + 3 * _D, _WEIGHTS + 4 * _D),
                 tr(
                     "a bias has one number per output: W_key and W_value output only the K/V "
-                    "width (8 groups of 128).",
+                    "width (4 groups of 128).",
                     "偏置的长度等于输出的维度。"
-                    "W_key 和 W_value 只输出 K/V 的宽度（8 组，每组 128）。",
+                    "W_key 和 W_value 只输出 K/V 的宽度（4 组，每组 128）。",
                 ),
             ),
             (
-                _MHA_PARAMS,
+                (_MHA_PARAMS, _MHA_PARAMS + _D),
                 tr(
-                    "that is plain MHA: W_key and W_value map 3072 to the K/V width only.",
+                    "that is plain MHA: W_key and W_value map 3584 to the K/V width only.",
                     "这是普通 MHA 的结果。W_key 和 W_value 只映射到 K/V 的宽度。",
-                ),
-            ),
-            (
-                _GQA_PARAMS - _D,
-                tr(
-                    "out_proj has a bias of 3072 numbers as well.",
-                    "out_proj 还有一个含 3072 个数的偏置。",
                 ),
             ),
         ),
         otherwise=tr(
-            "count each of the four Linear layers: its weight (outputs x inputs) and its bias "
-            "(one per output); check your count on a small module built with qkv_bias=True.",
-            "逐个数四个 Linear 层：权重是输出数乘输入数，偏置每个输出一个。"
-            "先用 qkv_bias=True 建一个小模块，检验你的算法。",
+            "count each of the four Linear layers: its weight (outputs x inputs) and, where it "
+            "has one, its bias (one number per output).",
+            "逐个数四个 Linear 层：权重是输出数乘输入数。有偏置的层，每个输出再加一个偏置。",
         ),
         kind=lambda answer: expected_kind(A_PARAMETER_COUNT, answer),
     ),
-    "``answer``: an int, ``sum(p.numel() for p in gqa.parameters())`` for that GQA layer.",
+    "``answer``: an int, the parameters of a Qwen2-7B-like attention layer (d = 3584, 28 heads, "
+    "4 K/V groups, Q/K/V biases, no output bias).",
 )
 
 
