@@ -400,3 +400,54 @@ def test_kv_cache_cat_on_a_wrong_dim_is_named_from_the_cache_when_cat_succeeds()
     finally:
         lesson10._KV_SIZES = saved
     assert_not_yet(result, "grew along dim 1", "dim=-2")
+
+
+class SDPAIsCausal(CatCache):
+    """SDPA's is_causal=True aligns its mask top-left: wrong as soon as something is cached."""
+
+    def attend(self, q, offset):
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, self.keys, self.values, is_causal=True
+        )
+
+
+class SDPAIsCausalOnlyWhenEmpty(CatCache):
+    """The usual repair: is_causal for the prefill, an explicit offset mask afterwards."""
+
+    def attend(self, q, offset):
+        if offset == 0:
+            return torch.nn.functional.scaled_dot_product_attention(
+                q, self.keys, self.values, is_causal=True
+            )
+        return super().attend(q, offset)
+
+
+def test_sdpa_is_causal_after_a_cache_is_named_and_its_repair_passes():
+    assert_not_yet(ex.check_kv_cache_step(SDPAIsCausal), "cache offset")
+    assert ex.check_kv_cache_step(SDPAIsCausalOnlyWhenEmpty)
+
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: ex.check_kv_cache_step(CatCache),
+        lambda: ex.check_kv_cache_step(variant(attend=top_left)),
+        lambda: ex.check_kv_cache_step(variant(store=wrong_dim(1))),
+        lambda: ex.check_kv_cache_step(Unbounded),
+        lambda: ex.check_kv_cache_step(CachesQueries),
+        lambda: ex.check_kv_cache_step(InPlaceKeys),
+        lambda: ex.check_repeat_kv(interleave),
+        lambda: ex.check_repeat_kv(tiled),
+        lambda: ex.check_repeat_kv(on_tokens),
+        lambda: ex.check_repeat_kv(breaks_at_one),
+    ],
+)
+def test_build_it_results_speak_both_languages(call):
+    result = call()
+    english, chinese = result.render("en"), result.render("zh")
+    assert not CHINESE.search(english), english
+    assert CHINESE.search(chinese.split("：", 1)[-1]), chinese  # the hint itself, not only the name
+    assert english.startswith("[PASS]" if result else "[NOT YET]"), english
