@@ -522,6 +522,28 @@ def _new_cache(cls: type, max_len: int) -> object:
     return cache
 
 
+#: (the attribute, what it holds instead) -> the hint.
+_HOLDS_WRONG: dict[tuple[str, str], Text] = {
+    ("keys", "queries"): tr(
+        "self.keys holds the queries: cache the keys k there; a query is used once, at its own "
+        "step.",
+        "self.keys 里存的是查询。这里应该缓存键 k，查询只在自己那一步用一次。",
+    ),
+    ("keys", "values"): tr(
+        "self.keys holds the values: cache the keys k there.",
+        "self.keys 里存的是值。这里应该缓存键 k。",
+    ),
+    ("values", "queries"): tr(
+        "self.values holds the queries: cache the values v there.",
+        "self.values 里存的是查询。这里应该缓存值 v。",
+    ),
+    ("values", "keys"): tr(
+        "self.values holds the keys: cache the values v there.",
+        "self.values 里存的是键。这里应该缓存值 v。",
+    ),
+}
+
+
 def _cached_tensor(
     cache: object, name: str, want: torch.Tensor, others: dict[str, torch.Tensor]
 ) -> None:
@@ -562,12 +584,7 @@ def _cached_tensor(
         return
     for other, tensor in others.items():
         if torch.allclose(held, tensor):
-            raise ContractError(
-                tr(
-                    f"self.{name} holds the {other}; cache the {name} there.",
-                    f"self.{name} 里存的是 {other}，这里应该缓存 {name}。",
-                )
-            )
+            raise ContractError(_HOLDS_WRONG[name, other])
 
 
 def _same_as_full_attention(cls: type) -> None:
@@ -666,10 +683,10 @@ def _bounded(cls: type) -> None:
     else:
         raise ContractError(
             tr(
-                f"MyKVCache({max_len}) took a 6th token: the cache grows without bound. Before "
-                "appending, raise ValueError when the cached tokens plus the new ones exceed "
-                "max_len.",
-                f"MyKVCache({max_len}) 接受了第 6 个词元，缓存会无限增长。追加之前，"
+                f"{cls.__name__}({max_len}) took a 6th token: the cache grows without bound. "
+                "Before appending, raise ValueError when the cached tokens plus the new ones "
+                "exceed max_len.",
+                f"{cls.__name__}({max_len}) 接受了第 6 个词元，缓存会无限增长。追加之前，"
                 "如果已缓存的词元加上新词元超过 max_len，就抛出 ValueError。",
             )
         )
