@@ -106,11 +106,11 @@ _bytes = 25 * 1024 * 1024 * 4
 # -- lesson 10 -----------------------------------------------------------------------------------
 
 CHUNK = torch.tensor(
-    [[False, False, False, False, True], [False, False, False, False, False]]
-)  # query 3 may see keys 0..3, query 4 keys 0..4
-_kv = 2 * 80 * 8 * 128 * 4096 * 2
-_D = 8192
-_gqa = _D * _D + 2 * _D * 1024 + _D * _D + _D
+    [[False, False, False, False, True], [True, False, False, False, False]]
+)  # window of 4: query 5 sees keys 2..5, query 6 keys 3..6 (keys are positions 2..6)
+_fits = 21  # whole 6000-token conversations in 24 GiB (48 layers, 8 K/V heads of 128, float16)
+_D = 3584
+_gqa = 2 * _D * _D + 2 * _D * 512 + _D + 2 * 512  # Q/K/V biases, no output bias
 
 
 # checker name -> (extra arguments, correct answer, [(wrong answer, fragment of the hint), ...])
@@ -272,25 +272,28 @@ CASES = {
             (torch.ones(2, 5).triu(1).bool(), "top-left"),
             (CHUNK.float(), "dtype torch.bool"),
             (torch.ones(5, 5).triu(1).bool(), "shape (5, 5)"),
+            (torch.tensor([[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]]).bool(), "plain causal"),
         ],
     ),
     "check_kv_cache_bytes": (
         (),
-        _kv,
+        _fits,
         [
-            (_kv // 2, "multiply by 2"),
-            (_kv * 8, "plain multi-head"),
-            (_kv // 80, "80 layers"),
-            (_kv * 2, "2 bytes per number"),
+            (_fits + 1, "round down"),
+            (4, "plain MHA"),
+            (43, "keys and values"),
+            (10, "2 bytes per number"),
+            (20, "2**30"),
         ],
     ),
     "check_gqa_parameter_count": (
         (),
         _gqa,
         [
-            (4 * _D * _D + _D, "plain MHA"),
-            (_gqa - _D, "bias"),
-            (_gqa + 3 * 1024, "W_query 8192x8192"),
+            (_gqa + _D, "output projection"),
+            (_gqa - _D - 2 * 512, "biases of W_query"),
+            (4 * _D * _D + 3 * _D, "plain MHA"),
+            (_gqa - 2 * 512 + 2 * _D, "one number per output"),
         ],
     ),
 }

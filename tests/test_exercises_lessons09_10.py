@@ -24,38 +24,48 @@ def test_attention_matrix_bytes():
 
 
 def test_chunk_mask():
-    right = torch.ones(5, 5).triu(1).bool()[3:]
+    keys, queries = torch.arange(2, 7), torch.arange(5, 7)  # positions
+    right = (keys > queries[:, None]) | (keys <= queries[:, None] - 4)  # (2, 5), window of 4
     assert ex.check_chunk_mask(right)
     top_left = torch.ones(2, 5).triu(1).bool()
     assert not_yet(r := ex.check_chunk_mask(top_left)) and "is_causal" in repr(r)
     assert not_yet(r := ex.check_chunk_mask(~right)) and "inverted" in repr(r)
+    causal = keys > queries[:, None]
+    assert not_yet(r := ex.check_chunk_mask(causal)) and "plain causal" in repr(r)
+    narrow = causal | (keys <= queries[:, None] - 3)
+    assert not_yet(r := ex.check_chunk_mask(narrow)) and "3 positions" in repr(r)
     assert not_yet(ex.check_chunk_mask(right.float()))
     assert not_yet(ex.check_chunk_mask(torch.ones(5, 5).triu(1).bool()))  # wrong shape
     assert not_yet(ex.check_chunk_mask(torch.zeros(2, 5, dtype=torch.bool)))
     assert not_yet(ex.check_chunk_mask(None))
 
 
-def test_kv_cache_bytes():
-    right = 2 * 80 * 8 * 128 * 4096 * 2
-    assert right == 5 * 2**28  # 1.25 GiB
+def test_kv_cache_conversations():
+    per_token = 2 * 48 * 8 * 128 * 2  # K and V, layers, K/V heads, head_dim, float16 bytes
+    right = (24 * 2**30) // (per_token * 6000)
+    assert right == 21
     assert ex.check_kv_cache_bytes(right)
     assert ex.check_kv_cache_bytes(float(right))
-    assert not_yet(r := ex.check_kv_cache_bytes(right // 2)) and "values" in repr(r)
-    assert not_yet(r := ex.check_kv_cache_bytes(right * 8)) and "multi-head" in repr(r)
-    assert not_yet(ex.check_kv_cache_bytes(right + 1))
-    assert not_yet(ex.check_kv_cache_bytes("1 GiB"))
+    assert not_yet(r := ex.check_kv_cache_bytes(22)) and "round down" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(4)) and "MHA" in repr(r)
+    assert not_yet(ex.check_kv_cache_bytes(21.8))
+    assert not_yet(ex.check_kv_cache_bytes("21"))
     assert not_yet(ex.check_kv_cache_bytes(None))
 
 
 def test_gqa_parameter_count():
-    module = mh.GroupedQueryAttention(128, 128, 2, 0.0, num_heads=64, num_kv_groups=8)
-    small = sum(p.numel() for p in module.parameters())
-    assert small == 2 * 128 * 128 + 2 * 128 * 16 + 128  # the same formula at a small size
-    right = 2 * 8192 * 8192 + 2 * 8192 * 1024 + 8192
+    module = mh.GroupedQueryAttention(
+        3584, 3584, 2, 0.0, num_heads=28, num_kv_groups=4, qkv_bias=True
+    )
+    package = sum(p.numel() for p in module.parameters())
+    right = package - 3584  # the exercise's layer has no output bias
+    assert right == 2 * 3584 * 3584 + 2 * 3584 * 512 + 3584 + 2 * 512
     assert ex.check_gqa_parameter_count(right)
     assert ex.check_gqa_parameter_count(torch.tensor(right))
-    assert not_yet(r := ex.check_gqa_parameter_count(4 * 8192 * 8192 + 8192)) and "MHA" in repr(r)
-    assert not_yet(ex.check_gqa_parameter_count(right - 8192))
+    assert not_yet(r := ex.check_gqa_parameter_count(package)) and "output projection" in repr(r)
+    no_bias = right - 3584 - 2 * 512
+    assert not_yet(r := ex.check_gqa_parameter_count(no_bias)) and "biases of W_query" in repr(r)
+    assert not_yet(ex.check_gqa_parameter_count(right - 1))
     assert not_yet(ex.check_gqa_parameter_count(0))
     assert not_yet(ex.check_gqa_parameter_count([right]))
     assert not_yet(ex.check_gqa_parameter_count(None))

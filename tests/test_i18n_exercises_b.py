@@ -101,10 +101,10 @@ class NoOutProj(nn.Module):
         return x
 
 
-CHUNK = torch.ones(5, 5).triu(1).bool()[3:]  # (2, 5)
+CHUNK = torch.tensor([[0, 0, 0, 0, 1], [1, 0, 0, 0, 0]]).bool()  # (2, 5), window of 4
 LEFT = torch.arange(5) < (5 - torch.tensor([3, 1, 4]))[:, None]  # (3, 5)
-KV_BYTES = 2 * 80 * 8 * 128 * 4096 * 2
-GQA = 8192 * 8192 * 2 + 2 * 8192 * 1024 + 8192
+FITS = 21  # whole conversations in lesson 10's exercise 2
+GQA = 3584 * 3584 * 2 + 2 * 3584 * 512 + 3584 + 2 * 512  # Q/K/V biases, no output bias
 LOGITS = torch.randn(2, 10, generator=torch.Generator().manual_seed(0))
 
 #: checker name -> (right answer, wrong answers): calls that build a CheckResult.
@@ -232,23 +232,26 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
         ],
     ),
     "kv_cache_bytes": (
-        lambda: ex.check_kv_cache_bytes(KV_BYTES),
+        lambda: ex.check_kv_cache_bytes(FITS),
         [
             lambda: ex.check_kv_cache_bytes(None),
-            lambda: ex.check_kv_cache_bytes(KV_BYTES // 2),
-            lambda: ex.check_kv_cache_bytes(KV_BYTES * 8),
-            lambda: ex.check_kv_cache_bytes(KV_BYTES // 80),
-            lambda: ex.check_kv_cache_bytes(KV_BYTES * 2),
-            lambda: ex.check_kv_cache_bytes(KV_BYTES + 1),
-            lambda: ex.check_kv_cache_bytes("1 GiB"),
+            lambda: ex.check_kv_cache_bytes(FITS + 1),
+            lambda: ex.check_kv_cache_bytes(4),
+            lambda: ex.check_kv_cache_bytes(43),
+            lambda: ex.check_kv_cache_bytes(10),
+            lambda: ex.check_kv_cache_bytes(20),
+            lambda: ex.check_kv_cache_bytes(7),
+            lambda: ex.check_kv_cache_bytes("21"),
         ],
     ),
     "gqa_parameter_count": (
         lambda: ex.check_gqa_parameter_count(GQA),
         [
             lambda: ex.check_gqa_parameter_count(None),
-            lambda: ex.check_gqa_parameter_count(4 * 8192 * 8192 + 8192),
-            lambda: ex.check_gqa_parameter_count(GQA - 8192),
+            lambda: ex.check_gqa_parameter_count(GQA + 3584),
+            lambda: ex.check_gqa_parameter_count(GQA - 3584 - 2 * 512),
+            lambda: ex.check_gqa_parameter_count(4 * 3584 * 3584 + 3 * 3584),
+            lambda: ex.check_gqa_parameter_count(GQA - 1),
             lambda: ex.check_gqa_parameter_count(0),
             lambda: ex.check_gqa_parameter_count([GQA]),
         ],
@@ -383,14 +386,14 @@ def test_english_lines_stay_as_they_were():
         "[NOT YET] shift-task targets (k=2): hint: shape (2, 7) but expected (2, 8), like ids."
     )
     assert repr(ex.check_chunk_mask(CHUNK.float())) == (
-        "[NOT YET] causal mask of a chunk after the cache: hint: expected dtype torch.bool, got "
-        "torch.float32 (use .bool())."
+        "[NOT YET] mask of a chunk after a sliding-window cache: hint: expected dtype "
+        "torch.bool, got torch.float32 (use .bool())."
     )
     assert repr(ex.check_build_fused_multihead(NoOutProj)) == (
         "[NOT YET] build a fused-QKV MultiHeadAttention: hint: forgot out_proj: add "
         "self.out_proj = nn.Linear(d_out, d_out) and apply it last."
     )
     with using_language("zh"):
-        assert repr(ex.check_kv_cache_bytes(KV_BYTES // 2)) == (
-            "[还没对] KV 缓存的字节数（80 层，GQA，8 个 K/V 头）：提示：键和值都要缓存：乘以 2。"
+        assert repr(ex.check_kv_cache_bytes(43)) == (
+            "[还没对] 24 GiB 的 KV 缓存能容纳的对话数：提示：键和值都要缓存，每层两个张量。"
         )

@@ -23,6 +23,7 @@ from .lesson02 import (
 )
 from .lesson03 import check_build_causal_weights, check_local_mask, check_prediction_changed_weights
 from .lesson04 import (
+    check_causal_attention_class,
     check_dropout_scale,
     check_manual_dropout,
     check_survivor_prediction,
@@ -32,6 +33,7 @@ from .lesson05 import (
     check_head_output,
     check_matmul_count,
     check_matmul_prediction,
+    check_wrapper_class,
     check_wrapper_width,
 )
 from .lesson06 import (
@@ -53,7 +55,9 @@ from .lesson10 import (
     check_chunk_mask,
     check_gqa_parameter_count,
     check_kv_cache_bytes,
+    check_kv_cache_step,
     check_projected_tokens,
+    check_repeat_kv,
 )
 from .lesson11 import check_hf_to_sdpa_mask, check_left_padding_mask, check_masked_softmax
 from .lesson12 import (
@@ -74,6 +78,7 @@ __all__ = [
     "check_build_multihead",
     "check_build_self_attention",
     "check_cache_numbers",
+    "check_causal_attention_class",
     "check_chunk_mask",
     "check_context_vector_new_token",
     "check_dropout_scale",
@@ -85,6 +90,7 @@ __all__ = [
     "check_initial_loss",
     "check_key_block",
     "check_kv_cache_bytes",
+    "check_kv_cache_step",
     "check_left_padding_mask",
     "check_local_mask",
     "check_manual_dropout",
@@ -100,6 +106,7 @@ __all__ = [
     "check_prediction_self_match",
     "check_projected_tokens",
     "check_punctuation_share",
+    "check_repeat_kv",
     "check_row_entropy",
     "check_sharpest_head",
     "check_shift_targets",
@@ -109,6 +116,7 @@ __all__ = [
     "check_survivor_prediction",
     "check_top_k_probs",
     "check_v1_to_v2",
+    "check_wrapper_class",
     "check_wrapper_width",
     "check_zero_fraction",
 ]

@@ -1,54 +1,85 @@
 """Checkers for lesson 10: cross-attention (交叉注意力), KV cache (KV 缓存), GQA (分组查询注意力).
 
-* ``check_chunk_mask(answer)`` -- the bool mask (True = hidden) of a 2-token chunk at positions
-  3 and 4, after 3 cached tokens, over the 5 keys 0..4.
-* ``check_kv_cache_bytes(answer)`` -- KV-cache bytes of a large Llama-like model: 80 layers,
-  8 K/V heads of size 128, context 4096, batch 1, 2 bytes per number (bfloat16).
-* ``check_gqa_parameter_count(answer)`` -- parameters of one ``GroupedQueryAttention`` with
-  d_in = d_out = 8192, 64 query heads, 8 K/V groups, no qkv bias (out_proj has a bias).
+* ``check_chunk_mask(answer)`` -- a sliding-window cache (window 4: a query sees itself and the 3
+  positions before it) holds positions 2..4; the chunk at positions 5 and 6 needs its bool mask
+  (True = hidden) over the keys 2..6.
+* ``check_kv_cache_bytes(answer)`` -- how many whole 6000-token conversations fit into 24 GiB of
+  KV cache for a model of 48 layers, 8 K/V heads of size 128, float16 (21).
+* ``check_gqa_parameter_count(answer)`` -- parameters of a Qwen2-7B-like attention layer:
+  d = 3584, 28 query heads, 4 K/V groups, biases on Q/K/V and none on the output projection
+  (the package's class, and the lesson's formula, give out_proj a bias).
 * ``check_projected_tokens(prediction)`` -- predict-then-run: the token rows that go through the
   projection when 12 tokens are generated after a 4-token prompt without a cache (114).
+* ``check_kv_cache_step(MyKVCache)`` -- build it: a cache class whose ``append_and_attend(q, k, v)``
+  appends the new keys and values and attends with the causal mask at the cache offset.
+* ``check_repeat_kv(repeat_kv)`` -- build it: GQA's key/value sharing, (b, g, T, d) ->
+  (b, g * n_rep, T, d) with ``repeat_interleave`` semantics.
 """
 
 from __future__ import annotations
 
+import re
+from functools import partial
+
 import torch
 
-from ..i18n import tr
+from ..i18n import Text, tr
+from ._build import (
+    BuildSpec,
+    ContractError,
+    ForwardTexts,
+    build_checker,
+    call_forward,
+    first_line,
+    name_mistake,
+)
 from ._kinds import Number, mask_answer, number_checker
-from ._parse import A_PARAMETER_COUNT, expected_kind, not_a_byte_count
+from ._parse import A_PARAMETER_COUNT, expected_kind
 from ._result import CheckResult, exercise, fail, ok
 
 __all__ = [
     "check_chunk_mask",
     "check_gqa_parameter_count",
     "check_kv_cache_bytes",
+    "check_kv_cache_step",
     "check_projected_tokens",
+    "check_repeat_kv",
 ]
 
-_CACHED, _NEW = 3, 2
-_FUTURE = torch.ones(_CACHED + _NEW, _CACHED + _NEW).triu(1).bool()
-_CHUNK_MASK = _FUTURE[_CACHED:, :]  # (2, 5): rows = positions 3, 4
+# Exercise 1: a sliding window of 4 (the query and the 3 positions before it); the cache keeps
+# positions 2, 3, 4 and the chunk brings positions 5 and 6, so the keys are positions 2..6.
+_WINDOW, _FIRST_KEY, _FIRST_NEW, _LAST = 4, 2, 5, 6
+_KEY_POS = torch.arange(_FIRST_KEY, _LAST + 1)  # (5,)
+_QUERY_POS = torch.arange(_FIRST_NEW, _LAST + 1)  # (2,)
+_AHEAD = _KEY_POS[None, :] > _QUERY_POS[:, None]  # (2, 5)
+_CHUNK_MASK = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - _WINDOW)  # (2, 5)
+_NO_WINDOW = _AHEAD
+_WINDOW_3 = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - (_WINDOW - 1))
+_TOP_LEFT = torch.ones(2, 5).triu(1).bool()
 
 
-_CHUNK_MASK_NAME = tr("causal mask of a chunk after the cache", "缓存之后一段新词元的因果掩码")
+_CHUNK_MASK_NAME = tr(
+    "mask of a chunk after a sliding-window cache", "滑动窗口缓存之后一段新词元的掩码"
+)
 
 
 @exercise(_CHUNK_MASK_NAME)
 def check_chunk_mask(answer: object) -> CheckResult:
-    """``answer``: bool (2, 5), True where query (position 3 or 4) must not see key 0..4."""
+    """``answer``: bool (2, 5), True where query 5 or 6 must not see key 2..6 (window of 4)."""
     name = _CHUNK_MASK_NAME
     got = mask_answer(
         name,
         answer,
         tuple(_CHUNK_MASK.shape),
         what=tr(
-            "a bool (2, 5) tensor, True where attention is hidden",
-            "一个 bool 类型的 (2, 5) 张量，注意力被遮住的位置为 True",
+            "the chunk's mask in `answer`: a bool tensor, one row per new token, one column per "
+            "key, True where attention is hidden",
+            "这段新词元的掩码，写进 `answer`。它是一个 bool 张量，每个新词元一行，每个键一列，"
+            "被遮住的位置为 True",
         ),
         shape_hint=tr(
-            "one row per new query, one column per key (3 cached + 2 new).",
-            "每个新查询一行，每个键一列（3 个已缓存 + 2 个新的）。",
+            "one row per new query (positions 5, 6), one column per key (positions 2..6).",
+            "每个新查询一行（位置 5、6），每个键一列（位置 2..6）。",
         ),
         dtype_hint=tr(" (use .bool()).", "（用 `.bool()`）。"),
     )
@@ -56,133 +87,229 @@ def check_chunk_mask(answer: object) -> CheckResult:
         return got
     answer = got
     if torch.equal(answer, _CHUNK_MASK):
-        return ok(name)
-    if torch.equal(answer, ~_CHUNK_MASK):
-        return fail(
+        return ok(
             name,
+            tr(
+                "correct: position 5 sees keys 2..5, position 6 sees keys 3..6.",
+                "正确。位置 5 看到键 2..5，位置 6 看到键 3..6。",
+            ),
+        )
+    hints = (
+        (
+            ~_CHUNK_MASK,
             tr(
                 "inverted: in this course True means hidden (SDPA's convention is ~).",
-                "弄反了：本课程中 True 表示遮住（SDPA 的约定与此相反，是 ~）。",
+                "弄反了。本课程中 True 表示遮住（SDPA 的约定与此相反，是 ~）。",
             ),
-        )
-    if torch.equal(answer, torch.ones(_NEW, _CACHED + _NEW).triu(1).bool()):
-        return fail(
-            name,
+        ),
+        (
+            _NO_WINDOW,
             tr(
-                "that is the top-left aligned mask (what is_causal=True builds): the new queries "
-                "are positions 3 and 4, so take rows 3..4 of the full 5 x 5 mask.",
-                "这是左上角对齐的掩码（is_causal=True 构建的就是它）：新查询位于位置 3 和 4，"
-                "所以要取完整 5 x 5 掩码的第 3..4 行。",
+                "that is the plain causal mask: the window also hides keys more than 3 positions "
+                "back, and key 2 is 4 positions before query 6.",
+                "这是普通的因果掩码。窗口还会遮住 3 个位置以前的键，"
+                "而键 2 在查询 6 之前 4 个位置。",
             ),
-        )
+        ),
+        (
+            _WINDOW_3,
+            tr(
+                "that window holds 3 positions; a window of 4 counts the query itself and the 3 "
+                "positions before it.",
+                "这个窗口只有 3 个位置。大小为 4 的窗口包含查询自己和它之前的 3 个位置。",
+            ),
+        ),
+        (
+            _TOP_LEFT,
+            tr(
+                "that is the top-left aligned mask (what is_causal=True builds): the first column "
+                "is key position 2, not 0; compare the positions of query and key.",
+                "这是左上角对齐的掩码（is_causal=True 构建的就是它）。第一列是位置 2 的键，"
+                "不是位置 0，请比较查询和键的位置。",
+            ),
+        ),
+    )
+    for wrong, hint in hints:
+        if torch.equal(answer, wrong):
+            return fail(name, hint)
     return fail(
         name,
         tr(
-            "query at position p may see keys 0..p: build the 5 x 5 mask, keep rows 3:5.",
-            "位置 p 的查询可以看到键 0..p：先构建 5 x 5 的掩码，再保留第 3:5 行。",
+            "write down each column's key position (2..6) and each row's query position (5, 6): "
+            "hide a key after the query, or 4 or more positions before it.",
+            "先写出每一列键的位置（2..6）和每一行查询的位置（5、6）。键在查询之后，"
+            "或者在查询之前 4 个位置及更早，就遮住它。",
         ),
     )
 
 
-_LAYERS, _KV_HEADS, _HEAD_DIM, _CONTEXT, _BYTES = 80, 8, 128, 4096, 2
-_KV_BYTES = 2 * _LAYERS * _KV_HEADS * _HEAD_DIM * _CONTEXT * _BYTES  # 1.25 GiB
+# Exercise 2: 24 GiB of KV cache, conversations of 6000 tokens, 48 layers, 8 K/V heads of 128,
+# float16 (2 bytes); the model has 40 query heads.
+_LAYERS, _KV_HEADS, _Q_HEADS, _HEAD_DIM, _TOKENS, _BYTES = 48, 8, 40, 128, 6000, 2
+_BUDGET = 24 * 2**30
+
+
+def _fits(
+    kv_heads: int = _KV_HEADS,
+    factor: int = 2,
+    layers: int = _LAYERS,
+    nbytes: int = 2,
+    budget: float = _BUDGET,
+) -> int:
+    per_conversation = factor * layers * kv_heads * _HEAD_DIM * _TOKENS * nbytes
+    return int(budget // per_conversation)
+
+
+_CONVERSATIONS = _fits()  # 21
 
 
 check_kv_cache_bytes = number_checker(
     "check_kv_cache_bytes",
     Number(
         name=tr(
-            "KV-cache bytes (80 layers, GQA with 8 K/V heads)",
-            "KV 缓存的字节数（80 层，GQA，8 个 K/V 头）",
+            "conversations that fit into 24 GiB of KV cache",
+            "24 GiB 的 KV 缓存能容纳的对话数",
         ),
         what=tr(
-            "an int: 2 (K and V) * layers * kv_heads * head_dim * T * bytes",
-            "一个 int：2（K 和 V）* 层数 * kv_heads * head_dim * T * 字节数",
+            "the number of whole conversations, an int, in `answer`",
+            "完整对话的个数，一个 int，写进 `answer`",
         ),
-        expected=_KV_BYTES,
+        expected=_CONVERSATIONS,
         right=tr(
-            f"correct: {_KV_BYTES:,} bytes = 1.25 GiB per sequence.",
-            f"正确：{_KV_BYTES:,} 字节 = 每个序列 1.25 GiB。",
+            f"correct: {_CONVERSATIONS} conversations (with 40 K/V heads, plain MHA, only "
+            f"{_fits(kv_heads=_Q_HEADS)}).",
+            f"正确：{_CONVERSATIONS} 个对话（如果用 40 个 K/V 头的普通 MHA，只有 "
+            f"{_fits(kv_heads=_Q_HEADS)} 个）。",
         ),
         wrong=(
             (
-                _KV_BYTES // 2,
-                tr("both keys and values are cached: multiply by 2.", "键和值都要缓存：乘以 2。"),
-            ),
-            (
-                _KV_BYTES * 8,
+                _CONVERSATIONS + 1,
                 tr(
-                    "that is plain multi-head attention: only the 8 K/V heads are cached.",
-                    "这是普通多头注意力的结果：这里只缓存 8 个 K/V 头。",
+                    "a conversation that only partly fits cannot be served: round down.",
+                    "只能放下一部分的对话无法服务，所以要向下取整。",
                 ),
             ),
             (
-                _KV_BYTES // _LAYERS,
+                _fits(kv_heads=_Q_HEADS),
                 tr(
-                    "every one of the 80 layers keeps its own cache.",
-                    "80 层中的每一层都有自己的缓存。",
+                    "that counts one K/V head per query head (plain MHA); this model caches only "
+                    "its 8 K/V heads.",
+                    "这是每个查询头都有自己 K/V 头（普通 MHA）的结果。这个模型只缓存 8 个 K/V 头。",
                 ),
             ),
             (
-                (_KV_BYTES * 2, _KV_BYTES // _BYTES),
-                tr("bfloat16 takes 2 bytes per number.", "bfloat16 每个数占 2 个字节。"),
+                (_fits(factor=1), _fits(factor=1) + 1),
+                tr(
+                    "both keys and values are cached, two tensors per layer.",
+                    "键和值都要缓存，每层两个张量。",
+                ),
+            ),
+            (
+                (_fits(nbytes=4), _fits(nbytes=4) + 1),
+                tr(
+                    "float16 takes 2 bytes per number, not 4.",
+                    "float16 每个数占 2 个字节，不是 4 个。",
+                ),
+            ),
+            (
+                (_fits(layers=1), _fits(layers=1) + 1),
+                tr(
+                    "every one of the 48 layers keeps its own cache.",
+                    "48 层中的每一层都有自己的缓存。",
+                ),
+            ),
+            (
+                _fits(budget=24e9),
+                tr(
+                    "a GiB is 2**30 bytes, not 10**9.",
+                    "1 GiB 是 2**30 字节，不是 10**9 字节。",
+                ),
             ),
         ),
         otherwise=tr(
-            "multiply 2 * 80 layers * 8 heads * 128 * 4096 tokens * 2 bytes.",
-            "计算 2 * 80 层 * 8 个头 * 128 * 4096 个词元 * 2 字节。",
+            "work out the bytes one token adds to the cache of the whole model, then the bytes of "
+            "one conversation, then how many of those fit into 24 GiB.",
+            "先算出一个词元给整个模型的缓存增加多少字节，再算一个对话的字节数，"
+            "最后看 24 GiB 能放下多少个对话。",
         ),
-        kind=not_a_byte_count,
+        whole=True,
     ),
-    "``answer``: an int, bytes of keys + values for every layer of one 4096-token sequence.",
+    "``answer``: an int, whole 6000-token conversations whose KV caches fit into 24 GiB.",
 )
 
 
-_D, _HEADS, _GROUPS = 8192, 64, 8
-_KV_WIDTH = _GROUPS * (_D // _HEADS)  # 1024
-_GQA_PARAMS = _D * _D + 2 * _D * _KV_WIDTH + _D * _D + _D  # 151_003_136
-_MHA_PARAMS = 4 * _D * _D + _D
+# Exercise 3: a Qwen2-7B-like attention layer: d = 3584, 28 query heads of 128, 4 K/V groups,
+# biases on W_query, W_key and W_value, none on the output projection. The package's
+# GroupedQueryAttention always gives out_proj a bias, so building it counts d too many.
+_D, _HEADS, _GROUPS = 3584, 28, 4
+_KV_WIDTH = _GROUPS * (_D // _HEADS)  # 512
+_WEIGHTS = _D * _D + 2 * _D * _KV_WIDTH + _D * _D
+_GQA_PARAMS = _WEIGHTS + _D + 2 * _KV_WIDTH  # + the Q/K/V biases, no output bias
+_PACKAGE = _GQA_PARAMS + _D  # GroupedQueryAttention(..., qkv_bias=True): out_proj has a bias
+_MHA_PARAMS = 4 * _D * _D + 3 * _D
 
 
 check_gqa_parameter_count = number_checker(
     "check_gqa_parameter_count",
     Number(
         name=tr(
-            "GQA parameter count (d=8192, 64 heads, 8 groups)",
-            "GQA 的参数量（d=8192，64 个头，8 组）",
+            "parameters of a GQA layer with Q/K/V biases and no output bias",
+            "有 Q/K/V 偏置、无输出偏置的 GQA 层的参数量",
         ),
         what=tr(
-            "an int: W_query + W_key + W_value + out_proj (weight and bias)",
-            "一个 int：W_query + W_key + W_value + out_proj（权重和偏置）",
+            "the layer's number of parameters, an int, in `answer`",
+            "这一层的参数个数，一个 int，写进 `answer`",
         ),
         expected=_GQA_PARAMS,
         right=tr(
-            f"correct: {_GQA_PARAMS:,} parameters ({_MHA_PARAMS:,} with plain MHA).",
-            f"正确：{_GQA_PARAMS:,} 个参数（普通 MHA 是 {_MHA_PARAMS:,} 个）。",
+            f"correct: {_GQA_PARAMS:,} parameters; the package's GroupedQueryAttention with "
+            f"qkv_bias=True has {_PACKAGE:,} (its out_proj has a bias).",
+            f"正确：{_GQA_PARAMS:,} 个参数。包里带 qkv_bias=True 的 GroupedQueryAttention 有 "
+            f"{_PACKAGE:,} 个（它的 out_proj 有偏置）。",
         ),
         wrong=(
             (
-                _MHA_PARAMS,
+                _PACKAGE,
                 tr(
-                    "that is plain MHA: W_key and W_value map 8192 -> 8 * 128 = 1024 only.",
-                    "这是普通 MHA 的结果：W_key 和 W_value 只把 8192 映射到 8 * 128 = 1024。",
+                    "that counts a bias on the output projection, as the package's class has; "
+                    "this layer's output projection has none.",
+                    "这个数包含了输出投影的偏置，包里的类确实有它。但这一层的输出投影没有偏置。",
                 ),
             ),
             (
-                _GQA_PARAMS - _D,
+                (_WEIGHTS, _WEIGHTS + _D),
                 tr(
-                    "out_proj has a bias of 8192 numbers as well.",
-                    "out_proj 还有一个含 8192 个数的偏置。",
+                    "the biases of W_query, W_key and W_value are missing: one number per output "
+                    "of each.",
+                    "缺少 W_query、W_key 和 W_value 的偏置。每个输出各有一个偏置。",
+                ),
+            ),
+            (
+                (_WEIGHTS + 3 * _D, _WEIGHTS + 4 * _D),
+                tr(
+                    "a bias has one number per output: W_key and W_value output only the K/V "
+                    "width (4 groups of 128).",
+                    "偏置的长度等于输出的维度。"
+                    "W_key 和 W_value 只输出 K/V 的宽度（4 组，每组 128）。",
+                ),
+            ),
+            (
+                (_MHA_PARAMS, _MHA_PARAMS + _D),
+                tr(
+                    "that is plain MHA: W_key and W_value map 3584 to the K/V width only.",
+                    "这是普通 MHA 的结果。W_key 和 W_value 只映射到 K/V 的宽度。",
                 ),
             ),
         ),
         otherwise=tr(
-            "W_query 8192x8192, W_key and W_value 1024x8192 each, out_proj 8192x8192 + 8192.",
-            "W_query 是 8192x8192，W_key 和 W_value 各是 1024x8192，out_proj 是 8192x8192 + 8192。",
+            "count each of the four Linear layers: its weight (outputs x inputs) and, where it "
+            "has one, its bias (one number per output).",
+            "逐个数四个 Linear 层：权重是输出数乘输入数。有偏置的层，每个输出再加一个偏置。",
         ),
         kind=lambda answer: expected_kind(A_PARAMETER_COUNT, answer),
     ),
-    "``answer``: an int, ``sum(p.numel() for p in gqa.parameters())`` for that GQA layer.",
+    "``answer``: an int, the parameters of a Qwen2-7B-like attention layer (d = 3584, 28 heads, "
+    "4 K/V groups, Q/K/V biases, no output bias).",
 )
 
 
@@ -196,8 +323,8 @@ check_projected_tokens = number_checker(
     Number(
         name=tr("prediction: tokens projected without a cache", "预测：没有缓存时被投影的词元数"),
         what=tr(
-            "an int: the total number of token rows projected over 12 steps",
-            "一个 int：12 步中被投影的词元行的总数",
+            "your guess in `prediction`, an int: the token rows projected in total",
+            "你的猜测，一个 int，写进 `prediction`：总共被投影的词元行数",
         ),
         expected=_WITHOUT_CACHE,
         right=tr(
@@ -234,4 +361,502 @@ check_projected_tokens = number_checker(
         whole=True,
     ),
     "Predict-then-run: token rows through the Q/K/V projection, no cache, 12 steps after 4.",
+)
+
+
+# -- build it: a KV cache that appends and attends -------------------------------------------------
+
+#: The slips of a cached attention step that ``_cached_attention`` reproduces.
+_KV_MISTAKES = (
+    "top_left_mask",
+    "no_mask",
+    "no_cache",
+    "cache_queries",
+    "values_are_keys",
+    "no_scaling",
+)
+
+_KV_HINTS: dict[str, Text] = {
+    "top_left_mask": tr(
+        "the causal mask ignores the cache offset: the n new queries sit at positions "
+        "offset .. offset + n - 1, so take rows offset:offset + n of the full (T, T) mask, "
+        "not the top-left (n, T) block.",
+        "因果掩码没有考虑缓存的偏移量。n 个新查询位于 offset .. offset + n - 1，"
+        "所以要取完整 (T, T) 掩码的第 offset:offset + n 行，而不是左上角的 (n, T) 块。",
+    ),
+    "no_mask": tr(
+        "one token at a time works, but a chunk of several new tokens sees its own future: "
+        "mask the keys after each query (rows offset:offset + n of the full causal mask).",
+        "一次一个词元时没问题，但一次送入几个新词元时，它们能看到自己的未来。"
+        "请遮住每个查询之后的键（完整因果掩码的第 offset:offset + n 行）。",
+    ),
+    "no_cache": tr(
+        "the new queries attend only to the new keys: append k and v to self.keys and "
+        "self.values (torch.cat along the token dim), then attend to everything cached.",
+        "新查询只关注了新的键。请把 k 和 v 追加到 self.keys 和 self.values 上"
+        "（沿词元维度 torch.cat），再对缓存里的全部内容做注意力。",
+    ),
+    "cache_queries": tr(
+        "the cache holds the queries: cache the keys k (and the values v); a query is used once, "
+        "at its own step, and never needs to be kept.",
+        "缓存里存的是查询。应该缓存键 k（和值 v）。查询只在自己那一步用一次，不需要保存。",
+    ),
+    "values_are_keys": tr(
+        "self.values holds the keys: cache v there; the weights multiply the cached values.",
+        "self.values 里存的是键。这里应该存 v，注意力权重乘的是缓存的值。",
+    ),
+    "no_scaling": tr(
+        "the scores are not scaled: divide q @ keys.transpose(-2, -1) by sqrt(head_dim).",
+        "注意力分数没有缩放。请把 q @ keys.transpose(-2, -1) 除以 sqrt(head_dim)。",
+    ),
+}
+
+
+def _cached_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    chunks: tuple[int, ...],
+    mistake: str | None = None,
+) -> torch.Tensor:
+    """The outputs (b, h, T, d) of feeding q, k, v (b, h, T, d) chunk by chunk through a cache."""
+    outputs, start = [], 0
+    for n in chunks:
+        end = start + n
+        q_new = q[:, :, start:end]  # (b, h, n, d)
+        first = start if mistake == "no_cache" else 0
+        keys = (q if mistake == "cache_queries" else k)[:, :, first:end]  # (b, h, T_k, d)
+        values = (k if mistake == "values_are_keys" else v)[:, :, first:end]  # (b, h, T_k, d)
+        T_k = keys.shape[-2]
+        full = torch.ones(T_k, T_k, dtype=torch.bool).triu(1)  # (T_k, T_k), True = hidden
+        mask = full[T_k - n :]  # (n, T_k): rows offset .. offset + n - 1
+        if mistake == "top_left_mask":
+            mask = torch.ones(n, T_k, dtype=torch.bool).triu(1)
+        scale = 1.0 if mistake == "no_scaling" else q.shape[-1] ** 0.5
+        scores = q_new @ keys.transpose(-2, -1) / scale  # (b, h, n, T_k)
+        if mistake != "no_mask":
+            scores = scores.masked_fill(mask, -torch.inf)
+        outputs.append(torch.softmax(scores, dim=-1) @ values)  # (b, h, n, d)
+        start = end
+    return torch.cat(outputs, dim=-2)  # (b, h, T, d)
+
+
+#: (b, h, head_dim, chunks): max_len is the sum of the chunks (the lesson uses other sizes).
+_KV_SIZES = ((2, 3, 4, (3, 1, 2, 1, 1)), (1, 2, 5, (1, 1, 4, 1)))
+
+_KV_NAME = tr("build it: a KV cache that appends and attends", "动手实现：追加并做注意力的 KV 缓存")
+
+_CAT_DIM = re.compile(r"Sizes of tensors must match except in dimension (\d+)")
+
+
+def _cat_reading(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
+    """torch.cat along another dim than the tokens' fails on chunks of different lengths."""
+    found = _CAT_DIM.search(str(error))
+    if found is None or found.group(1) == "2":
+        return None
+    dim = found.group(1)
+    return tr(
+        f"torch.cat joined the cache along dim {dim} and failed: keys and values are "
+        "(b, h, T, head_dim) and the tokens are dim 2, so concatenate with torch.cat(..., dim=-2).",
+        f"torch.cat 沿第 {dim} 维拼接缓存，失败了。键和值的形状是 (b, h, T, head_dim)，"
+        "词元在第 2 维，所以要用 torch.cat(..., dim=-2) 拼接。",
+    )
+
+
+_KV_TEXTS = ForwardTexts(
+    raised=tr(
+        "append_and_attend raised {kind}: {said}",
+        "append_and_attend 抛出了 {kind}：{said}",
+    ),
+    not_tensor=tr(
+        "append_and_attend returned {kind}; return the attention output, a tensor (b, h, n, d).",
+        "append_and_attend 返回的是 {kind}。请返回注意力的输出，一个 (b, h, n, d) 张量。",
+    ),
+    subclass=tr(
+        "append_and_attend returned a {kind}; return a plain torch.Tensor.",
+        "append_and_attend 返回的是 {kind}。请返回普通的 torch.Tensor。",
+    ),
+    tuple_=tr(
+        "append_and_attend returned a tuple; return only the output (b, h, n, d).",
+        "append_and_attend 返回了一个元组。只返回输出 (b, h, n, d) 即可。",
+    ),
+    input_changed=tr(
+        "append_and_attend changed its argument q in place; compute new tensors instead.",
+        "append_and_attend 原地修改了参数 q。请改为计算新的张量。",
+    ),
+    dtype=tr(
+        "the output is {got_dtype} on {got_device}; keep the inputs' {dtype} on {device}.",
+        "输出是 {got_device} 上的 {got_dtype}，应该保持输入的 {dtype}（{device}）。",
+    ),
+    shape=tr(
+        "the output has shape {got}; the new tokens' output is {want}: one row per new query.",
+        "输出的形状是 {got}，新词元的输出应该是 {want}，每个新查询一行。",
+    ),
+    runtime=_cat_reading,
+    not_written=tr(
+        "append_and_attend is not written yet (it raises NotImplementedError).",
+        "append_and_attend 还没有写（它抛出 NotImplementedError）。",
+    ),
+)
+
+
+def _new_cache(cls: type, max_len: int) -> object:
+    try:
+        cache = cls(max_len)
+    except Exception as error:  # the learner's code may raise anything
+        raise ContractError(
+            tr(
+                f"{cls.__name__}({max_len}) raised {type(error).__name__}: "
+                f"{first_line(str(error))}",
+                f"{cls.__name__}({max_len}) 抛出了 {type(error).__name__}："
+                f"{first_line(str(error))}",
+            )
+        ) from None
+    if not callable(getattr(cache, "append_and_attend", None)):
+        raise ContractError(
+            tr(
+                f"{cls.__name__} has no method append_and_attend(self, q, k, v).",
+                f"{cls.__name__} 没有 append_and_attend(self, q, k, v) 方法。",
+            )
+        )
+    return cache
+
+
+#: (the attribute, what it holds instead) -> the hint.
+_HOLDS_WRONG: dict[tuple[str, str], Text] = {
+    ("keys", "queries"): tr(
+        "self.keys holds the queries: cache the keys k there; a query is used once, at its own "
+        "step.",
+        "self.keys 里存的是查询。这里应该缓存键 k，查询只在自己那一步用一次。",
+    ),
+    ("keys", "values"): tr(
+        "self.keys holds the values: cache the keys k there.",
+        "self.keys 里存的是值。这里应该缓存键 k。",
+    ),
+    ("values", "queries"): tr(
+        "self.values holds the queries: cache the values v there.",
+        "self.values 里存的是查询。这里应该缓存值 v。",
+    ),
+    ("values", "keys"): tr(
+        "self.values holds the keys: cache the values v there.",
+        "self.values 里存的是键。这里应该缓存值 v。",
+    ),
+}
+
+
+def _cached_tensor(
+    cache: object, name: str, want: torch.Tensor, others: dict[str, torch.Tensor]
+) -> None:
+    """``cache.<name>`` (when it is a tensor) must equal ``want``; name what it holds instead."""
+    held = getattr(cache, name, None)
+    if not isinstance(held, torch.Tensor):
+        return
+    same_but_tokens = held.dim() == want.dim() and (
+        held.shape[:2] + held.shape[3:] == want.shape[:2] + want.shape[3:]
+    )
+    if same_but_tokens and held.shape[2] < want.shape[2]:
+        raise ContractError(_KV_HINTS["no_cache"])
+    if held.shape != want.shape:
+        got, shape = tuple(held.shape), tuple(want.shape)
+        grown = [d for d in range(min(held.dim(), want.dim())) if held.shape[d] != want.shape[d]]
+        if grown and held.dim() == want.dim():
+            dim = grown[0]
+            raise ContractError(
+                tr(
+                    f"after the step self.{name} has shape {got}, not {shape} "
+                    f"(b, h, T_cached, head_dim): it grew along dim {dim}; concatenate along "
+                    "the token dim, torch.cat(..., dim=-2).",
+                    f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
+                    f"（b, h, T_cached, head_dim）。它在第 {dim} 维上增长了。"
+                    "应该沿词元维度拼接，torch.cat(..., dim=-2)。",
+                )
+            )
+        raise ContractError(
+            tr(
+                f"after the step self.{name} has shape {got}, not {shape} "
+                "(b, h, T_cached, head_dim): append the new tokens along the token dim, "
+                "torch.cat(..., dim=-2).",
+                f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
+                "（b, h, T_cached, head_dim）。应该沿词元维度追加新词元，torch.cat(..., dim=-2)。",
+            )
+        )
+    if torch.allclose(held, want):
+        return
+    for other, tensor in others.items():
+        if torch.allclose(held, tensor):
+            raise ContractError(_HOLDS_WRONG[name, other])
+
+
+def _same_as_full_attention(cls: type) -> None:
+    for b, h, d, chunks in _KV_SIZES:
+        T = sum(chunks)
+        q, k, v = (torch.randn(b, h, T, d) for _ in range(3))  # (b, h, T, d) each
+        cache = _new_cache(cls, T)
+        outs, start = [], 0
+        where = tr(
+            f"(b={b}, h={h}, head_dim={d}, chunks {chunks}) ",
+            f"（b={b}，h={h}，head_dim={d}，分段 {chunks}）",
+        )
+        for n in chunks:
+            end = start + n
+            k_new, v_new = k[:, :, start:end].clone(), v[:, :, start:end].clone()
+            before = (k_new._version, v_new._version)
+            others = {"queries": q[:, :, :end]}
+            try:
+                out = call_forward(
+                    cache.append_and_attend,  # type: ignore[attr-defined]
+                    (q[:, :, start:end], k_new, v_new),
+                    _KV_TEXTS,
+                    where=where,
+                    want_shape=(b, h, n, d),
+                )
+            except ContractError:
+                # a cache grown along another dim is a clearer hint than the error it caused
+                for name, full in (("keys", k), ("values", v)):
+                    held = getattr(cache, name, None)
+                    sizes = {tuple(full[:, :, :t].shape) for t in (start, end)}
+                    if isinstance(held, torch.Tensor) and tuple(held.shape) not in sizes:
+                        _cached_tensor(cache, name, full[:, :, :end], {})
+                raise
+            versions = (k_new._version, v_new._version)
+            if versions != before or not (
+                torch.equal(k_new, k[:, :, start:end]) and torch.equal(v_new, v[:, :, start:end])
+            ):
+                raise ContractError(
+                    where
+                    + tr(
+                        "append_and_attend changed its argument k or v in place; store new "
+                        "tensors (torch.cat makes one).",
+                        "append_and_attend 原地修改了参数 k 或 v。"
+                        "请保存新的张量（torch.cat 会生成新张量）。",
+                    )
+                )
+            _cached_tensor(cache, "keys", k[:, :, :end], {**others, "values": v[:, :, :end]})
+            _cached_tensor(cache, "values", v[:, :, :end], {**others, "keys": k[:, :, :end]})
+            outs.append(out)
+            start = end
+        got = torch.cat(outs, dim=-2)  # (b, h, T, d)
+        want = _cached_attention(q, k, v, chunks)
+        if torch.allclose(got, want, atol=1e-5, rtol=1e-4):
+            continue
+        variant = partial(_cached_attention, q, k, v, chunks)
+        mistake = name_mistake(got, variant, _KV_MISTAKES)
+        if mistake is not None:
+            raise ContractError(where + _KV_HINTS[mistake])
+        raise ContractError(
+            where
+            + tr(
+                "fed chunk by chunk, the outputs differ from one causal attention over the whole "
+                "sequence: append k and v along the token dim, then softmax(q K^T / sqrt(d)) "
+                "with the causal mask at the cache offset, times V.",
+                "分段送入时，输出与对整个序列做一次因果注意力的结果不同。请沿词元维度追加 k 和 v，"
+                "再计算带缓存偏移因果掩码的 softmax(q K^T / sqrt(d))，乘以 V。",
+            )
+        )
+
+
+def _bounded(cls: type) -> None:
+    max_len, b, h, d = 5, 1, 2, 3
+    cache = _new_cache(cls, max_len)
+    q, k, v = (torch.randn(b, h, max_len + 1, d) for _ in range(3))  # (b, h, T, d) each
+    for start, end in ((0, 3), (3, 5)):
+        call_forward(
+            cache.append_and_attend,  # type: ignore[attr-defined]
+            (q[:, :, start:end], k[:, :, start:end], v[:, :, start:end]),
+            _KV_TEXTS,
+            want_shape=(b, h, end - start, d),
+        )
+    one_more = (q[:, :, 5:], k[:, :, 5:], v[:, :, 5:])
+    try:
+        cache.append_and_attend(*one_more)  # type: ignore[attr-defined]
+    except ValueError:
+        pass
+    except Exception as error:  # the learner's code may raise anything
+        raise ContractError(
+            tr(
+                f"a token beyond max_len raised {type(error).__name__}; raise a ValueError that "
+                "says the cache is full, before changing anything.",
+                f"超出 max_len 的词元抛出了 {type(error).__name__}。请抛出 ValueError，"
+                "说明缓存已满，而且要在改动任何东西之前抛出。",
+            )
+        ) from None
+    else:
+        raise ContractError(
+            tr(
+                f"{cls.__name__}({max_len}) took a 6th token: the cache grows without bound. "
+                "Before appending, raise ValueError when the cached tokens plus the new ones "
+                "exceed max_len.",
+                f"{cls.__name__}({max_len}) 接受了第 6 个词元，缓存会无限增长。追加之前，"
+                "如果已缓存的词元加上新词元超过 max_len，就抛出 ValueError。",
+            )
+        )
+    keys = getattr(cache, "keys", None)
+    if isinstance(keys, torch.Tensor) and keys.shape[-2] != max_len:
+        raise ContractError(
+            tr(
+                f"the refused token was still appended (self.keys holds {keys.shape[-2]} tokens): "
+                "check the length before torch.cat.",
+                f"被拒绝的词元仍然被追加了（self.keys 里有 {keys.shape[-2]} 个词元）。"
+                "请在 torch.cat 之前检查长度。",
+            )
+        )
+
+
+check_kv_cache_step = build_checker(
+    "check_kv_cache_step",
+    BuildSpec(
+        name=_KV_NAME,
+        missing_what=tr(
+            "your class once it is written (`answer = MyKVCache`, the class itself)",
+            "写好的类（`answer = MyKVCache`，类本身）",
+        ),
+        instance_hint=tr(
+            "pass the class itself, not an instance: drop the (...) after its name.",
+            "请传入类本身，而不是它的实例：去掉类名后面的 (...)。",
+        ),
+        not_class_hint=tr(
+            "expected the class itself (write `answer = MyKVCache`, no parentheses), got {kind}.",
+            "需要类本身（写 `answer = MyKVCache`，不带括号），收到的是 {kind}。",
+        ),
+        modules_only=False,
+        contracts=(_same_as_full_attention, _bounded),
+        passed=tr(
+            "correct: fed in uneven chunks at two sizes, your cache gives the outputs of one "
+            "causal attention over the whole sequence, and refuses a token beyond max_len.",
+            "正确。在两种尺寸下分段送入不均匀的块，你的缓存给出的输出与对整个序列做一次"
+            "因果注意力相同，而且拒绝超出 max_len 的词元。",
+        ),
+        seed=10,
+    ),
+    """Contract tests for a learner's KV cache class.
+
+    ``cls(max_len)`` keeps ``self.keys`` / ``self.values`` (b, h, T_cached, head_dim);
+    ``append_and_attend(q, k, v)`` takes the new tokens' projected queries, keys and values
+    (b, h, n, head_dim), appends k and v, and returns (b, h, n, head_dim): causal attention of
+    the new queries over every cached key. Checked at two sizes in uneven chunks against one
+    causal pass, the cached tensors, inputs left unchanged, and a ``ValueError`` beyond max_len.
+    """,
+)
+
+
+# -- build it: GQA's key/value sharing -----------------------------------------------------------
+
+_REPEAT_NAME = tr(
+    "build it: repeat_kv, GQA's key/value sharing", "动手实现：repeat_kv，GQA 的键/值共享"
+)
+
+#: (b, g, T, d, n_rep): other sizes than the lesson's, n_rep = 1 included.
+_REPEAT_SIZES = ((2, 3, 5, 4, 2), (1, 2, 3, 6, 4), (2, 4, 2, 3, 1))
+
+_REPEAT_TEXTS = ForwardTexts(
+    raised=tr(
+        "repeat_kv(x, n_rep={n_rep}) with x {shape} raised {kind}: {said}",
+        "repeat_kv(x, n_rep={n_rep})（x 的形状是 {shape}）抛出了 {kind}：{said}",
+    ),
+    not_tensor=tr(
+        "repeat_kv returned {kind}; return the repeated tensor.",
+        "repeat_kv 返回的是 {kind}。请返回重复之后的张量。",
+    ),
+    subclass=tr(
+        "repeat_kv returned a {kind}; return a plain torch.Tensor.",
+        "repeat_kv 返回的是 {kind}。请返回普通的 torch.Tensor。",
+    ),
+    input_changed=tr(
+        "repeat_kv changed its input x in place; return a new tensor (a view is fine).",
+        "repeat_kv 原地修改了输入 x。请返回新的张量（视图也可以）。",
+    ),
+    dtype=tr(
+        "the output is {got_dtype} on {got_device}; keep x's {dtype} on {device}.",
+        "输出是 {got_device} 上的 {got_dtype}，应该保持 x 的 {dtype}（{device}）。",
+    ),
+    not_written=tr(
+        "repeat_kv is not written yet (it raises NotImplementedError).",
+        "repeat_kv 还没有写（它抛出 NotImplementedError）。",
+    ),
+)
+
+
+def _repeat_shape_hint(got: tuple[int, ...], b: int, g: int, T: int, d: int, n: int) -> Text:
+    where = {
+        (b * n, g, T, d): tr("dim 0 (the batch)", "第 0 维（批次）"),
+        (b, g, T * n, d): tr("dim 2 (the tokens)", "第 2 维（词元）"),
+        (b, g, T, d * n): tr("dim 3 (head_dim)", "第 3 维（head_dim）"),
+    }.get(tuple(got))  # type: ignore[arg-type]
+    want = (b, g * n, T, d)
+    if where is not None:
+        return (
+            tr(f"the output has shape {got}: it repeats along ", f"输出的形状是 {got}，它沿着")
+            + where
+            + tr(
+                f" instead of the heads; repeat along dim 1 to get {want}.",
+                f"重复，而不是沿着头。应该沿第 1 维重复，得到 {want}。",
+            )
+        )
+    if got == (b, g, T, d):
+        return tr(
+            f"the output is x's shape {got}: each K/V head must appear n_rep = {n} times, {want}.",
+            f"输出仍是 x 的形状 {got}。每个 K/V 头要出现 n_rep = {n} 次，得到 {want}。",
+        )
+    return tr(
+        f"the output has shape {got}; (b, g, T, d) = {(b, g, T, d)} with n_rep = {n} must "
+        f"give {want}.",
+        f"输出的形状是 {got}。(b, g, T, d) = {(b, g, T, d)}，n_rep = {n} 时应该得到 {want}。",
+    )
+
+
+def _repeats_heads(fn: object) -> None:
+    for b, g, T, d, n in _REPEAT_SIZES:
+        x = torch.randn(b, g, T, d)  # (b, g, T, d)
+        out = call_forward(
+            fn,  # type: ignore[arg-type]
+            (x, n),
+            _REPEAT_TEXTS,
+            n_rep=n,
+            shape=tuple(x.shape),
+        )
+        if tuple(out.shape) != (b, g * n, T, d):
+            raise ContractError(_repeat_shape_hint(tuple(out.shape), b, g, T, d, n))
+        if torch.equal(out, x.repeat_interleave(n, dim=1)):
+            continue
+        if torch.equal(out, x.repeat(1, n, 1, 1)):
+            order = x.new_tensor(range(g)).long().repeat(n).tolist()
+            raise ContractError(
+                tr(
+                    f"the heads are grouped wrongly: your output's heads are the K/V heads "
+                    f"{order} (x.repeat tiles them), but GQA gives each K/V head n_rep "
+                    "consecutive query heads (repeat_interleave: 0, 0, 1, 1, ...).",
+                    f"头的分组不对。你的输出依次是 K/V 头 {order}（x.repeat 是整体平铺），"
+                    "而 GQA 让每个 K/V 头服务 n_rep 个相邻的查询头"
+                    "（repeat_interleave：0、0、1、1……）。",
+                )
+            )
+        raise ContractError(
+            tr(
+                f"with n_rep = {n}, output head i must equal x[:, i // n_rep] (b, g, T, d) = "
+                f"{(b, g, T, d)}.",
+                f"n_rep = {n} 时，输出的第 i 个头必须等于 x[:, i // n_rep]（(b, g, T, d) = "
+                f"{(b, g, T, d)}）。",
+            )
+        )
+
+
+check_repeat_kv = build_checker(
+    "check_repeat_kv",
+    BuildSpec(
+        name=_REPEAT_NAME,
+        answer="function",
+        function_name="repeat_kv",
+        reject_classes=True,
+        contracts=(_repeats_heads,),
+        passed=tr(
+            "correct: at three sizes (n_rep = 1 too) each K/V head serves n_rep consecutive "
+            "query heads, as in mh.GroupedQueryAttention.",
+            "正确。在三种尺寸下（包括 n_rep = 1），每个 K/V 头都服务 n_rep 个相邻的查询头，"
+            "与 mh.GroupedQueryAttention 一致。",
+        ),
+        seed=10,
+    ),
+    """Contract tests for a learner's ``repeat_kv(x, n_rep)``: (b, g, T, d) -> (b, g * n_rep, T, d),
+    output head i = x[:, i // n_rep] (repeat_interleave on dim 1), input unchanged, dtype kept.
+    """,
 )

@@ -25,10 +25,11 @@
 #    `KVCache`, get identical outputs, and count what the cache saves.
 # 4. Compute the parameter and KV-cache savings of GQA and MQA at GPT-2 and Llama-like sizes,
 #    and check the formulas against the modules.
+# 5. Build a KV cache that appends and attends, and GQA's key/value sharing, yourself.
 #
 # **Prerequisites:** lesson 09 (fused QKV, `F.scaled_dot_product_attention`).
-# **Time:** about 75 minutes (reading, running 25 code cells, 1 prediction, 3 exercises; the rule
-# is in lesson 00).
+# **Time:** about 120 minutes (reading, running 27 code cells, 1 prediction, 3 exercises, 2
+# build-its; the rule is in lesson 00).
 #
 # **Shape contract:** cross-attention: query (b, n_q, d_q), key_value (b, n_kv, d_kv) ->
 # (b, n_q, d_out), weights (b, h, n_q, n_kv). Cached self-attention: n new tokens (b, n, d_in) ->
@@ -380,6 +381,39 @@ torch.testing.assert_close(torch.cat(chunks, dim=1), full)
 print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache), "tokens cached")
 
 # %% [markdown]
+# ### Build it: a KV cache that appends and attends
+#
+# Now write the cache yourself. The layer has already projected the new tokens: `q`, `k` and `v`
+# arrive split into heads, (b, h, n, head_dim) each. Your class keeps what it has cached in
+# `self.keys` and `self.values`, (b, h, T_cached, head_dim), and its `append_and_attend(q, k, v)`
+#
+# 1. refuses, with a `ValueError`, new tokens that would take the cache past `max_len`
+#    (before changing anything);
+# 2. appends `k` and `v` to the cache;
+# 3. returns the attention of the new queries over every cached key, (b, h, n, head_dim), with
+#    the causal mask that fits where the new tokens sit.
+#
+# The checker feeds random queries, keys and values in uneven chunks at sizes other than this
+# lesson's, and compares your outputs with one causal attention over the whole sequence. It
+# also checks what you cached, that `q`, `k` and `v` are left as they were, and the limit.
+
+
+# %%
+class MyKVCache:
+    def __init__(self, max_len):
+        self.max_len = max_len
+        self.keys = None  # (b, h, T_cached, head_dim)
+        self.values = None  # (b, h, T_cached, head_dim)
+
+    def append_and_attend(self, q, k, v):  # (b, h, n, head_dim) each
+        # YOUR CODE HERE: check the limit, append k and v, attend (b, h, n, head_dim)
+        raise NotImplementedError
+
+
+answer = None  # YOUR CODE HERE: answer = MyKVCache once it is written
+mhsa_helpers.exercises.check_kv_cache_step(answer)
+
+# %% [markdown]
 # ## 3. Grouped-query attention: fewer keys and values
 #
 # The KV cache stores one key and one value vector per head, per token, per layer. **GQA** keeps
@@ -417,6 +451,28 @@ keys_h = keys_g.repeat_interleave(group_size, dim=1)  # (b, num_heads, T, head_d
 print(tuple(keys_g.shape), "->", tuple(keys_h.shape))
 for head in range(num_heads):
     assert torch.equal(keys_h[:, head], keys_g[:, kv_head_of[head]])
+
+# %% [markdown]
+# ### Build it: the key/value sharing
+#
+# Write `repeat_kv(x, n_rep)`, the sharing step of GQA: x holds g K/V heads, (b, g, T, head_dim),
+# and the result must hold g * n_rep heads, (b, g * n_rep, T, head_dim), in which query head i
+# meets K/V head i // n_rep, exactly as the cell above. This time without `repeat_interleave`:
+# use `expand` and `reshape`, as Hugging Face's Llama code does (`expand` makes a view, so no
+# copy is made before the reshape). Mind the order of the two new axes, and n_rep = 1.
+#
+# The checker calls your function at three sizes (n_rep = 1 among them) and compares with the
+# sharing that `mh.GroupedQueryAttention` does.
+
+
+# %%
+def repeat_kv(x, n_rep):  # (b, g, T, head_dim) -> (b, g * n_rep, T, head_dim)
+    # YOUR CODE HERE
+    raise NotImplementedError
+
+
+answer = None  # YOUR CODE HERE: answer = repeat_kv once it is written
+mhsa_helpers.exercises.check_repeat_kv(answer)
 
 # %% [markdown]
 # First the sanity check: with one group per head, GQA *is* lesson 06's multi-head attention
@@ -547,26 +603,30 @@ print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "
 #
 # Solutions: `solutions/10_cross_attention_kv_cache_gqa_solutions.ipynb`.
 #
-# **Exercise 1.** A cache holds 3 tokens and you feed a chunk of 2 more (positions 3 and 4).
-# Build their bool mask of shape (2, 5) over keys 0..4, with `True` = hidden (this course's
-# convention).
+# **Exercise 1.** Some models (Mistral 7B among them) attend over a **sliding window**: a query
+# sees itself and the 3 positions before it (a window of 4), so the cache only keeps the last 3
+# positions. The cache holds positions 2, 3 and 4, and you feed a chunk of 2 more (positions 5
+# and 6). Build their bool mask of shape (2, 5) over the keys at positions 2..6, with `True` =
+# hidden (this course's convention).
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_chunk_mask(answer)
 
 # %% [markdown]
-# **Exercise 2.** A larger Llama-like model has 80 layers, 8 K/V heads of size 128, and a context
-# of 4096 tokens. How many bytes does its bfloat16 KV cache take for one full sequence?
+# **Exercise 2.** A server keeps 24 GiB of GPU memory for KV caches. Its model has 48 layers,
+# 40 query heads of size 128 in 8 K/V groups, and stores the cache in float16. How many whole
+# conversations of 6000 tokens can it serve at once?
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 
 # %% [markdown]
-# **Exercise 3.** How many parameters does one `GroupedQueryAttention` layer have with
-# d_in = d_out = 8192, 64 query heads and 8 K/V groups (no Q/K/V bias)? Check your formula on a
-# small module first.
+# **Exercise 3.** A Qwen2-7B-like attention layer has d_in = d_out = 3584, 28 query heads of size
+# 128 in 4 K/V groups, a bias on W_query, W_key and W_value, and **no** bias on the output
+# projection (the package's class always gives `out_proj` one). How many parameters does it
+# have?
 
 # %%
 answer = None  # YOUR CODE HERE

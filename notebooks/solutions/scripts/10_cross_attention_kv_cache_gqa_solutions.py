@@ -22,62 +22,115 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** The new queries are positions 3 and 4, so their rows are rows 3..4 of the full
-# 5 x 5 causal mask (True above the diagonal): position 3 may not see key 4; position 4 sees all.
+# **Exercise 1.** Write down the positions: the keys are positions 2..6 (three cached, two new),
+# the queries 5 and 6. A key is hidden when it comes after the query (the causal part) or when it
+# is 4 or more positions before it (outside the window of 4). Query 5 sees keys 2..5; query 6
+# sees keys 3..6, so it loses key 2, the first column.
 
 # %%
-cached, new = 3, 2
-full_mask = torch.ones(cached + new, cached + new).triu(diagonal=1).bool()  # (5, 5)
-answer = full_mask[cached:]  # (2, 5)
-print(answer)
+window = 4
+key_pos = torch.arange(2, 7)  # (5,): positions of the cached and the new keys
+query_pos = torch.arange(5, 7)  # (2,): positions of the new queries
+ahead = key_pos[None, :] > query_pos[:, None]  # (2, 5): the future
+too_old = key_pos[None, :] <= query_pos[:, None] - window  # (2, 5): outside the window
+answer = ahead | too_old  # (2, 5), True = hidden
+print(answer.int())
 result = mhsa_helpers.exercises.check_chunk_mask(answer)
 assert result
 result
 
 # %% [markdown]
-# The package slices its `mask` buffer the same way; with the explicit path we can see it:
+# The package's classes have no window; a plain causal chunk mask would differ in exactly one
+# entry, the one the window adds:
 
 # %%
-torch.manual_seed(0)
-layer = mh.SDPAMultiHeadAttention(4, 4, 8, 0.0, num_heads=1).eval()
-cache = mh.KVCache(8)
-x = torch.randn(1, 5, 4)
-with torch.no_grad():
-    layer(x[:, :cached], cache=cache)
-    _, weights = layer(x[:, cached:], cache=cache, return_weights=True)  # (1, 1, 2, 5)
-assert torch.equal(weights[0, 0] == 0, answer)
-print("zeros of the chunk's weights are exactly the hidden entries")
+plain = ahead  # rows 5..6 of a plain causal mask over keys 2..6
+print("entries the window adds:", (answer & ~plain).nonzero().tolist())
 
 # %% [markdown]
-# **Exercise 2.** Keys and values (2), for every layer, K/V head, head dimension and token,
-# 2 bytes each: 2 x 80 x 8 x 128 x 4096 x 2 = 1.25 GiB. With 64 K/V heads (plain MHA) it would
-# be 8 times as much, 10 GiB.
+# **Exercise 2.** One token adds a key and a value (2) in every layer (48), for each K/V head (8,
+# not 40: only the groups are cached), of 128 numbers of 2 bytes: 196,608 bytes. A conversation
+# of 6000 tokens takes 6000 times that, and 24 GiB hold 21.8 of them: 21 whole conversations.
+# With plain MHA (40 K/V heads) the cache would be 5 times larger and only 4 would fit.
 
 # %%
-layers, kv_heads, head_dim, T, bytes_per_number = 80, 8, 128, 4096, 2
-answer = 2 * layers * kv_heads * head_dim * T * bytes_per_number
-print(f"{answer:,} bytes = {answer / 2**30:.2f} GiB")
+layers, kv_heads, head_dim, T, bytes_per_number = 48, 8, 128, 6000, 2
+per_token = 2 * layers * kv_heads * head_dim * bytes_per_number  # K and V
+per_conversation = per_token * T
+budget = 24 * 2**30
+answer = budget // per_conversation
+print(f"{per_token:,} bytes per token, {per_conversation / 2**30:.2f} GiB per conversation")
+print(f"{budget / per_conversation:.2f} conversations fit -> {answer} whole ones")
 result = mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 assert result
 result
 
 # %% [markdown]
-# **Exercise 3.** W_query d x d, W_key and W_value d x (g · head_dim) each, out_proj d x d plus a
-# bias of d. We check the formula on a module with the same proportions (64 heads, 8 groups) but
-# d = 128, then apply it to d = 8192.
+# **Exercise 3.** Four Linear layers: W_query 3584 x 3584 with a bias of 3584; W_key and W_value
+# 3584 x 512 each (4 groups of 128) with biases of 512; the output projection 3584 x 3584 and no
+# bias. We count the package's class with `qkv_bias=True` and remove its `out_proj` bias, the one
+# part this layer lacks.
+
+# %%
+d, heads, groups = 3584, 28, 4
+kv_width = groups * (d // heads)  # 512
+answer = (d * d + d) + 2 * (d * kv_width + kv_width) + d * d
+like = mh.GroupedQueryAttention(d, d, 4, 0.0, num_heads=heads, num_kv_groups=groups, qkv_bias=True)
+assert sum(p.numel() for p in like.parameters()) - like.out_proj.bias.numel() == answer
+print(f"{answer:,} parameters")
+result = mhsa_helpers.exercises.check_gqa_parameter_count(answer)
+assert result
+result
+
+# %% [markdown]
+# **Build it: a KV cache.** Check the limit first, so that a refused chunk changes nothing. The
+# new queries sit at positions `offset .. offset + n - 1`, where `offset` is the number of tokens
+# cached before this call: their mask is those rows of the full causal mask.
 
 
 # %%
-def gqa_params(d, num_heads, num_kv_groups):
-    head_dim = d // num_heads
-    return d * d + 2 * d * num_kv_groups * head_dim + d * d + d
+class MyKVCache:
+    def __init__(self, max_len):
+        self.max_len = max_len
+        self.keys = None  # (b, h, T_cached, head_dim)
+        self.values = None  # (b, h, T_cached, head_dim)
+
+    def append_and_attend(self, q, k, v):  # (b, h, n, head_dim) each
+        offset = 0 if self.keys is None else self.keys.shape[-2]
+        n = k.shape[-2]
+        if offset + n > self.max_len:
+            raise ValueError(f"{offset} cached + {n} new tokens exceed max_len={self.max_len}")
+        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=-2)
+        self.values = v if self.values is None else torch.cat([self.values, v], dim=-2)
+        T = offset + n
+        future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)[offset:]  # (n, T)
+        scores = q @ self.keys.transpose(-2, -1) / q.shape[-1] ** 0.5  # (b, h, n, T)
+        weights = torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1)
+        return weights @ self.values  # (b, h, n, head_dim)
 
 
-small = mh.GroupedQueryAttention(128, 128, 4, 0.0, num_heads=64, num_kv_groups=8)
-assert sum(p.numel() for p in small.parameters()) == gqa_params(128, 64, 8)
+answer = MyKVCache
+result = mhsa_helpers.exercises.check_kv_cache_step(answer)
+assert result
+result
 
-answer = gqa_params(8192, 64, 8)
-print(f"{answer:,} parameters")
-result = mhsa_helpers.exercises.check_gqa_parameter_count(answer)
+# %% [markdown]
+# **Build it: the key/value sharing.** Insert a new axis right after the K/V heads, expand it to
+# n_rep (a view, no copy), and merge the two axes: K/V head j becomes query heads
+# j * n_rep .. j * n_rep + n_rep - 1. Putting the new axis before the heads instead would tile
+# them (0, 1, 0, 1, ...), which is `repeat`, not `repeat_interleave`.
+
+
+# %%
+def repeat_kv(x, n_rep):  # (b, g, T, head_dim) -> (b, g * n_rep, T, head_dim)
+    b, g, T, head_dim = x.shape
+    expanded = x[:, :, None, :, :].expand(b, g, n_rep, T, head_dim)  # a view
+    return expanded.reshape(b, g * n_rep, T, head_dim)
+
+
+x = torch.randn(2, 3, 5, 4)  # (b, g, T, head_dim)
+assert torch.equal(repeat_kv(x, 2), x.repeat_interleave(2, dim=1))
+answer = repeat_kv
+result = mhsa_helpers.exercises.check_repeat_kv(answer)
 assert result
 result

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="ef25dcb0d28e"
+# %% [markdown] en_hash="b5b1bcb25a6b"
 # # 10 · 交叉注意力（cross-attention）、KV 缓存（KV cache）与 GQA
 #
 # 第 06 课和第 09 课的注意力块要用到真实的模型里，还差三个想法：让解码器读取编码器的输出，即**交叉注意力**；逐个词元（token）生成时不再重算过去，即 **KV 缓存**；让多个头共用键和值，从而缩小缓存，即**分组查询注意力**（grouped-query attention），以及它的极端情形**多查询注意力**（multi-query attention）。
@@ -18,8 +18,9 @@
 # 2. 把一个很小的交叉注意力模型训练一秒钟，测量它学到的对齐，并与随机水平（chance level）比较。
 # 3. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**（autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
 # 4. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块核对这些公式。
+# 5. 亲手实现一个追加并做注意力的 KV 缓存，以及 GQA 的键/值共享。
 #
-# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 75 分钟（阅读、运行 25 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
+# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 120 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习、2 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) → (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) → (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 
@@ -324,6 +325,33 @@ with torch.no_grad():
 torch.testing.assert_close(torch.cat(chunks, dim=1), full)
 print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache), "tokens cached")
 
+# %% [markdown] en_hash="acfe6d01de8f"
+# ### 动手实现：追加并做注意力的 KV 缓存
+#
+# 现在自己来写这个缓存。层已经把新词元投影好了，`q`、`k`、`v` 传进来时已经拆成了多个头，形状都是 (b, h, n, head_dim)。你的类把缓存的内容存在 `self.keys` 和 `self.values` 里，形状是 (b, h, T_cached, head_dim)。它的 `append_and_attend(q, k, v)` 要做三件事。
+#
+# 1. 如果新词元会让缓存超过 `max_len`，就抛出 `ValueError`，而且在改动任何东西之前抛出。
+# 2. 把 `k` 和 `v` 追加到缓存里。
+# 3. 返回新查询对所有已缓存键的注意力输出 (b, h, n, head_dim)。因果掩码要与新词元所在的位置对应。
+#
+# 检查器用随机的查询、键和值，按长短不一的块送入。尺寸与本课不同。它把你的输出与对整个序列做一次因果注意力（causal attention）的结果比较，还会检查你缓存了什么、`q`、`k`、`v` 是否保持原样，以及长度上限。
+
+
+# %%
+class MyKVCache:
+    def __init__(self, max_len):
+        self.max_len = max_len
+        self.keys = None  # (b, h, T_cached, head_dim)
+        self.values = None  # (b, h, T_cached, head_dim)
+
+    def append_and_attend(self, q, k, v):  # (b, h, n, head_dim) each
+        # YOUR CODE HERE: check the limit, append k and v, attend (b, h, n, head_dim)
+        raise NotImplementedError
+
+
+answer = None  # YOUR CODE HERE: answer = MyKVCache once it is written
+mhsa_helpers.exercises.check_kv_cache_step(answer)
+
 # %% [markdown] en_hash="6d0662d3ad4d"
 # ## 3. 分组查询注意力：更少的键和值
 #
@@ -355,6 +383,23 @@ keys_h = keys_g.repeat_interleave(group_size, dim=1)  # (b, num_heads, T, head_d
 print(tuple(keys_g.shape), "->", tuple(keys_h.shape))
 for head in range(num_heads):
     assert torch.equal(keys_h[:, head], keys_g[:, kv_head_of[head]])
+
+# %% [markdown] en_hash="451ef2dc29ce"
+# ### 动手实现：键/值共享
+#
+# 写出 `repeat_kv(x, n_rep)`，也就是 GQA 中共享键和值的那一步。x 里有 g 个 K/V 头，形状是 (b, g, T, head_dim)。结果要有 g * n_rep 个头，形状是 (b, g * n_rep, T, head_dim)，其中查询头 i 对应 K/V 头 i // n_rep，与上面的单元格完全一样。这一次不用 `repeat_interleave`，而是用 `expand` 和 `reshape`，Hugging Face 的 Llama 代码就是这样写的（`expand` 只生成视图，reshape 之前不复制数据）。注意两个新轴的先后顺序，也别忘了 n_rep = 1 的情形。
+#
+# 检查器在三种尺寸下调用你的函数（其中一种 n_rep = 1），并与 `mh.GroupedQueryAttention` 的共享方式比较。
+
+
+# %%
+def repeat_kv(x, n_rep):  # (b, g, T, head_dim) -> (b, g * n_rep, T, head_dim)
+    # YOUR CODE HERE
+    raise NotImplementedError
+
+
+answer = None  # YOUR CODE HERE: answer = repeat_kv once it is written
+mhsa_helpers.exercises.check_repeat_kv(answer)
 
 # %% [markdown] en_hash="fd1f872eea90"
 # 先做个合理性检查：每个头自成一组时，GQA *就是*第 06 课的多头注意力（参数名称和形状都相同，所以 `load_state_dict` 能把参数复制过去）：
@@ -463,26 +508,26 @@ assert cache_lengths == [len(prompt[0])] + [len(prompt[0]) + i for i in range(1,
 assert weights.shape == (2, 2, 3, 7) and kv_head_of.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
 print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "tokens cached")
 
-# %% [markdown] en_hash="f91a6e3b66e6"
+# %% [markdown] en_hash="c7b23b702af1"
 # ## 练习
 #
 # 参考答案：`solutions/10_cross_attention_kv_cache_gqa_solutions.ipynb`。
 #
-# **练习 1。** 缓存里已有 3 个词元，你再送入一个 2 个词元的块（位置 3 和 4）。为它们构造形状为 (2, 5)、覆盖键 0..4 的布尔掩码，`True` = 遮住（本课程的约定）。
+# **练习 1。** 有些模型（例如 Mistral 7B）只在一个**滑动窗口**内做注意力。查询能看到自己和它之前的 3 个位置（窗口大小为 4），所以缓存只保留最后 3 个位置。现在缓存里是位置 2、3、4，你再送入 2 个词元的块（位置 5 和 6）。为它们构造形状为 (2, 5) 的布尔掩码，列依次对应位置 2..6 的键，`True` = 遮住（本课程的约定）。
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_chunk_mask(answer)
 
-# %% [markdown] en_hash="8079c13834b4"
-# **练习 2。** 一个更大的类 Llama 模型有 80 层、8 个大小为 128 的 K/V 头，上下文长度为 4096 个词元。对一个完整的序列，它的 bfloat16 KV 缓存占多少字节？
+# %% [markdown] en_hash="a51a3c192d4d"
+# **练习 2。** 一台服务器留出 24 GiB 显存给 KV 缓存。它的模型有 48 层，40 个大小为 128 的查询头分成 8 个 K/V 组，缓存用 float16 存储。它同时最多能服务多少个长度为 6000 个词元的完整对话？
 
 # %%
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 
-# %% [markdown] en_hash="c438b28a9b37"
-# **练习 3。** 一个 `GroupedQueryAttention` 层在 d_in = d_out = 8192、64 个查询头、8 个 K/V 组（Q/K/V 不带偏置）时有多少个参数？先在一个小模块上检验你的公式。
+# %% [markdown] en_hash="581d6b4dd338"
+# **练习 3。** 一个类似 Qwen2-7B 的注意力层，d_in = d_out = 3584，28 个大小为 128 的查询头分成 4 个 K/V 组。W_query、W_key 和 W_value 都带偏置，输出投影**不带**偏置（包里的类总给 `out_proj` 一个偏置）。这一层有多少个参数？
 
 # %%
 answer = None  # YOUR CODE HERE

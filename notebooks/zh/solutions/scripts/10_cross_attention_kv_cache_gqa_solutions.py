@@ -21,58 +21,101 @@ import mhsa_helpers.exercises
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="ac49a8f04628"
-# **练习 1。** 新的查询位于位置 3 和 4，所以它们的行就是完整的 5 × 5 因果掩码（对角线以上为 True）的第 3..4 行：位置 3 不能看到键 4；位置 4 能看到全部。
+# %% [markdown] en_hash="f1226a1766da"
+# **练习 1。** 先写出位置。键是位置 2..6（3 个已缓存，2 个新的），查询是位置 5 和 6。键在查询之后（因果的部分），或者在查询之前 4 个位置及更早（窗口大小 4 之外），就要遮住。查询 5 能看到键 2..5。查询 6 能看到键 3..6，所以它看不到键 2，也就是第一列。
 
 # %%
-cached, new = 3, 2
-full_mask = torch.ones(cached + new, cached + new).triu(diagonal=1).bool()  # (5, 5)
-answer = full_mask[cached:]  # (2, 5)
-print(answer)
+window = 4
+key_pos = torch.arange(2, 7)  # (5,): positions of the cached and the new keys
+query_pos = torch.arange(5, 7)  # (2,): positions of the new queries
+ahead = key_pos[None, :] > query_pos[:, None]  # (2, 5): the future
+too_old = key_pos[None, :] <= query_pos[:, None] - window  # (2, 5): outside the window
+answer = ahead | too_old  # (2, 5), True = hidden
+print(answer.int())
 result = mhsa_helpers.exercises.check_chunk_mask(answer)
 assert result
 result
 
-# %% [markdown] en_hash="62cf7779fa2d"
-# 本包对它的 `mask` 缓冲区也是这样切片的；走显式路径，就能亲眼看到：
+# %% [markdown] en_hash="456e5bc0ffcf"
+# 包里的类没有窗口。普通的因果掩码与它只差一个位置，正是窗口多遮住的那一个：
 
 # %%
-torch.manual_seed(0)
-layer = mh.SDPAMultiHeadAttention(4, 4, 8, 0.0, num_heads=1).eval()
-cache = mh.KVCache(8)
-x = torch.randn(1, 5, 4)
-with torch.no_grad():
-    layer(x[:, :cached], cache=cache)
-    _, weights = layer(x[:, cached:], cache=cache, return_weights=True)  # (1, 1, 2, 5)
-assert torch.equal(weights[0, 0] == 0, answer)
-print("zeros of the chunk's weights are exactly the hidden entries")
+plain = ahead  # rows 5..6 of a plain causal mask over keys 2..6
+print("entries the window adds:", (answer & ~plain).nonzero().tolist())
 
-# %% [markdown] en_hash="b4510333fc70"
-# **练习 2。** 键和值（2），每一层、每个 K/V 头、每个头维度、每个词元各一份，每个数 2 字节：2 × 80 × 8 × 128 × 4096 × 2 = 1.25 GiB。如果是 64 个 K/V 头（普通的 MHA），就要 8 倍，即 10 GiB。
+# %% [markdown] en_hash="dc107811a319"
+# **练习 2。** 一个词元在每一层（48 层）为每个 K/V 头（8 个，不是 40 个，只缓存分组）各加一个键和一个值（乘 2），每个有 128 个数，每个数 2 字节，共 196,608 字节。6000 个词元的对话占它的 6000 倍，24 GiB 能放 21.8 个，也就是 21 个完整对话。如果是普通 MHA（40 个 K/V 头），缓存会大 5 倍，只放得下 4 个。
 
 # %%
-layers, kv_heads, head_dim, T, bytes_per_number = 80, 8, 128, 4096, 2
-answer = 2 * layers * kv_heads * head_dim * T * bytes_per_number
-print(f"{answer:,} bytes = {answer / 2**30:.2f} GiB")
+layers, kv_heads, head_dim, T, bytes_per_number = 48, 8, 128, 6000, 2
+per_token = 2 * layers * kv_heads * head_dim * bytes_per_number  # K and V
+per_conversation = per_token * T
+budget = 24 * 2**30
+answer = budget // per_conversation
+print(f"{per_token:,} bytes per token, {per_conversation / 2**30:.2f} GiB per conversation")
+print(f"{budget / per_conversation:.2f} conversations fit -> {answer} whole ones")
 result = mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 assert result
 result
 
-# %% [markdown] en_hash="5a6517aebb96"
-# **练习 3。** W_query 是 d × d，W_key 和 W_value 各是 d × (g · head_dim)，out_proj 是 d × d 再加 d 个偏置。我们先在比例相同（64 个头、8 组）但 d = 128 的模块上检验公式，再把它用到 d = 8192 上。
+# %% [markdown] en_hash="70da1279f9e0"
+# **练习 3。** 一共四个 Linear 层。W_query 是 3584 × 3584，偏置 3584 个。W_key 和 W_value 各是 3584 × 512（4 组，每组 128），偏置各 512 个。输出投影是 3584 × 3584，没有偏置。我们数一数包里 `qkv_bias=True` 的类，再减去它 `out_proj` 的偏置，这正是这一层没有的部分。
+
+# %%
+d, heads, groups = 3584, 28, 4
+kv_width = groups * (d // heads)  # 512
+answer = (d * d + d) + 2 * (d * kv_width + kv_width) + d * d
+like = mh.GroupedQueryAttention(d, d, 4, 0.0, num_heads=heads, num_kv_groups=groups, qkv_bias=True)
+assert sum(p.numel() for p in like.parameters()) - like.out_proj.bias.numel() == answer
+print(f"{answer:,} parameters")
+result = mhsa_helpers.exercises.check_gqa_parameter_count(answer)
+assert result
+result
+
+# %% [markdown] en_hash="2476cb631070"
+# **动手实现：KV 缓存。** 先检查长度上限，这样被拒绝的块不会改动任何东西。新查询位于 `offset .. offset + n - 1`，其中 `offset` 是这次调用之前已缓存的词元数。它们的掩码就是完整因果掩码的这几行。
 
 
 # %%
-def gqa_params(d, num_heads, num_kv_groups):
-    head_dim = d // num_heads
-    return d * d + 2 * d * num_kv_groups * head_dim + d * d + d
+class MyKVCache:
+    def __init__(self, max_len):
+        self.max_len = max_len
+        self.keys = None  # (b, h, T_cached, head_dim)
+        self.values = None  # (b, h, T_cached, head_dim)
+
+    def append_and_attend(self, q, k, v):  # (b, h, n, head_dim) each
+        offset = 0 if self.keys is None else self.keys.shape[-2]
+        n = k.shape[-2]
+        if offset + n > self.max_len:
+            raise ValueError(f"{offset} cached + {n} new tokens exceed max_len={self.max_len}")
+        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=-2)
+        self.values = v if self.values is None else torch.cat([self.values, v], dim=-2)
+        T = offset + n
+        future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)[offset:]  # (n, T)
+        scores = q @ self.keys.transpose(-2, -1) / q.shape[-1] ** 0.5  # (b, h, n, T)
+        weights = torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1)
+        return weights @ self.values  # (b, h, n, head_dim)
 
 
-small = mh.GroupedQueryAttention(128, 128, 4, 0.0, num_heads=64, num_kv_groups=8)
-assert sum(p.numel() for p in small.parameters()) == gqa_params(128, 64, 8)
+answer = MyKVCache
+result = mhsa_helpers.exercises.check_kv_cache_step(answer)
+assert result
+result
 
-answer = gqa_params(8192, 64, 8)
-print(f"{answer:,} parameters")
-result = mhsa_helpers.exercises.check_gqa_parameter_count(answer)
+# %% [markdown] en_hash="25ac79fcc1a4"
+# **动手实现：键/值共享。** 紧跟在 K/V 头之后插入一个新轴，把它 expand 到 n_rep（只是视图，不复制），再把这两个轴合并。K/V 头 j 就变成查询头 j * n_rep .. j * n_rep + n_rep - 1。如果把新轴放在头之前，头就会被整体平铺（0、1、0、1……），那是 `repeat`，不是 `repeat_interleave`。
+
+
+# %%
+def repeat_kv(x, n_rep):  # (b, g, T, head_dim) -> (b, g * n_rep, T, head_dim)
+    b, g, T, head_dim = x.shape
+    expanded = x[:, :, None, :, :].expand(b, g, n_rep, T, head_dim)  # a view
+    return expanded.reshape(b, g * n_rep, T, head_dim)
+
+
+x = torch.randn(2, 3, 5, 4)  # (b, g, T, head_dim)
+assert torch.equal(repeat_kv(x, 2), x.repeat_interleave(2, dim=1))
+answer = repeat_kv
+result = mhsa_helpers.exercises.check_repeat_kv(answer)
 assert result
 result
