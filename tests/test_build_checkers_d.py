@@ -101,7 +101,7 @@ def test_a_mask_built_in_forward_passes_with_a_note():
             {"mask_after_softmax": True, "scale_power": 1.0},
             ["2 mistakes", "after the softmax", "d_k itself"],
         ),
-        ({"eval_dropout": True}, ["active in eval mode"]),
+        ({"eval_dropout": True}, ["applied in eval mode"]),
     ],
 )
 def test_the_usual_mistakes_are_named(switches, fragments):

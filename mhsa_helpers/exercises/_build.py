@@ -57,6 +57,7 @@ __all__ = [
     "call_forward",
     "class_answer",
     "construct",
+    "dropout_only_in_training",
     "fill",
     "first_line",
     "forward_on_copy",
@@ -577,3 +578,64 @@ def build_checker(python_name: str, spec: BuildSpec, doc: str) -> Callable[[obje
     checker.__doc__ = doc
     checker.build_spec = spec  # type: ignore[attr-defined]
     return exercise(spec.name)(checker)
+
+
+def dropout_only_in_training(
+    run: Callable[[torch.Tensor], torch.Tensor],
+    module: nn.Module,
+    reference: nn.Module,
+    x: torch.Tensor,
+    where: Text,
+    seed: int,
+) -> None:
+    """The contract "dropout only in training, at the book's place", written once.
+
+    ``module`` and ``reference`` hold the same weights and a dropout rate > 0; ``run(x)`` calls
+    the learner's forward through ``call_forward``. In eval mode the output is the same twice and
+    equals the reference's; in train mode, after ``torch.manual_seed(seed)``, something is dropped
+    and the output equals the reference's after the same seed. The hints follow ``where``.
+    """
+    module.eval()
+    reference.eval()
+    with torch.no_grad():
+        first, second = run(x), run(x)
+        want = reference(x)
+    if not torch.equal(first, second) or not torch.allclose(first, want, atol=1e-5, rtol=1e-4):
+        raise ContractError(
+            where
+            + tr(
+                " in eval mode the output is random or differs from the dropout-free result: "
+                "dropout is applied in eval mode. Use self.dropout = nn.Dropout(dropout) (not "
+                "F.dropout, whose training=True is the default) so that .eval() switches it off.",
+                "，在评估模式下输出是随机的，或者与不做 dropout 的结果不同：评估模式下也做了 "
+                "dropout。请用 self.dropout = nn.Dropout(dropout)（不要用默认 training=True 的 "
+                "F.dropout），这样 .eval() 才能把它关掉。",
+            )
+        )
+    module.train()
+    reference.train()
+    with torch.no_grad():
+        torch.manual_seed(seed)
+        out_train = run(x)
+        torch.manual_seed(seed)
+        want_train = reference(x)
+    if torch.allclose(out_train, want, atol=1e-6):
+        raise ContractError(
+            where
+            + tr(
+                " in training mode nothing is dropped: apply self.dropout to the attention "
+                "weights after the softmax.",
+                "，在训练模式下什么都没有丢弃：请在 softmax 之后对注意力权重使用 self.dropout。",
+            )
+        )
+    if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
+        raise ContractError(
+            where
+            + tr(
+                " in training mode the output differs from the book's class with the same "
+                "seed: apply self.dropout to the attention weights, right after the softmax and "
+                "before the product with the values (the book's place).",
+                "，在训练模式下，输出与使用相同随机种子的书中的类不一致：请在 softmax 之后、"
+                "与值相乘之前（书中的位置）对注意力权重使用 self.dropout。",
+            )
+        )

@@ -31,6 +31,7 @@ from ._build import (
     build_checker,
     call_forward,
     construct,
+    dropout_only_in_training,
     head_forward,
     mistakes_hint,
     name_head_mistakes,
@@ -464,52 +465,11 @@ def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
         torch.manual_seed(600)
         module, reference = _built(spec, cls, sizes, 0.5)
         x = torch.randn(b, T, d_in)  # (b, T, d_in)
-        module.eval()
-        reference.eval()
-        with torch.no_grad():
-            first, second = _forward(spec, module, x, where), _forward(spec, module, x, where)
-            want = reference(x)
-        if not torch.equal(first, second) or not torch.allclose(first, want, atol=1e-5):
-            raise ContractError(
-                where
-                + tr(
-                    ": in eval mode the output is random or differs from the dropout-free "
-                    "result: dropout is active in eval mode. Use self.dropout = "
-                    "nn.Dropout(dropout) (not F.dropout, whose training=True is the default), "
-                    "so that .eval() switches it off.",
-                    "：在评估模式下输出是随机的，或者与不做 dropout 的结果不同：评估模式下 dropout "
-                    "仍在起作用。请用 self.dropout = nn.Dropout(dropout)（不要用默认 "
-                    "training=True 的 F.dropout），这样 .eval() 才能把它关掉。",
-                )
-            )
-        module.train()
-        reference.train()
-        with torch.no_grad():
-            torch.manual_seed(601)
-            out_train = _forward(spec, module, x, where)
-            torch.manual_seed(601)
-            want_train = reference(x)
-        if torch.allclose(out_train, want, atol=1e-6):
-            raise ContractError(
-                where
-                + tr(
-                    ": in training mode nothing is dropped: apply self.dropout to the attention "
-                    "weights after the softmax.",
-                    "：在训练模式下什么都没有丢弃：请在 softmax 之后"
-                    "对注意力权重使用 self.dropout。",
-                )
-            )
-        if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
-            raise ContractError(
-                where
-                + tr(
-                    ": in training mode the output differs from the book's class with the same "
-                    "seed: apply self.dropout(attn_weights) right after the softmax, before the "
-                    "product with the values.",
-                    "：在训练模式下，输出与使用相同随机种子的书中的类不一致：请在 softmax 之后、"
-                    "与值相乘之前使用 self.dropout(attn_weights)。",
-                )
-            )
+
+        def run(x: torch.Tensor) -> torch.Tensor:
+            return _forward(spec, module, x, where)
+
+        dropout_only_in_training(run, module, reference, x, where, seed=601)
 
     def gradients_flow(cls: type) -> None:
         sizes = _HEAD_SIZES[1]

@@ -32,6 +32,7 @@ from ._build import (
     build_checker,
     call_forward,
     construct,
+    dropout_only_in_training,
     fill,
     first_line,
     is_view_error,
@@ -534,50 +535,7 @@ def _check_dropout(cls: type) -> None:
     module = _construct(cls, 5, 12, 9, 0.5, 3)
     _load_reference(module, ref)
     x = torch.randn(2, 7, 5)  # (b, T, d_in)
-    module.eval()
-    ref.eval()
-    with torch.no_grad():
-        first, second = _run(module, x, where), _run(module, x, where)
-        want = ref(x)
-    if not torch.equal(first, second) or not torch.allclose(first, want, atol=1e-5, rtol=1e-4):
-        raise ContractError(
-            where
-            + tr(
-                " in eval mode the output is random or differs from the dropout-free result: "
-                "dropout is applied in eval mode. Use self.dropout = nn.Dropout(dropout) (not "
-                "F.dropout, whose training=True is the default) so that .eval() switches it off.",
-                "，在评估模式下输出是随机的，或者与不做 dropout 的结果不同：评估模式下也做了 "
-                "dropout。请用 self.dropout = nn.Dropout(dropout)（不要用默认 training=True 的 "
-                "F.dropout），这样 .eval() 才能把它关掉。",
-            )
-        )
-    module.train()
-    ref.train()
-    with torch.no_grad():
-        torch.manual_seed(301)
-        out_train = _run(module, x, where)
-        torch.manual_seed(301)
-        want_train = ref(x)
-    if torch.allclose(out_train, want, atol=1e-6):
-        raise ContractError(
-            where
-            + tr(
-                " in training mode nothing is dropped: apply self.dropout to the attention "
-                "weights after the softmax.",
-                "，在训练模式下什么都没有丢弃：请在 softmax 之后对注意力权重使用 self.dropout。",
-            )
-        )
-    if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
-        raise ContractError(
-            where
-            + tr(
-                " in training mode the output differs from the book's class with the same "
-                "seed: apply self.dropout to the attention weights, right after the softmax and "
-                "before the product with the values (the book's place).",
-                "，在训练模式下，输出与使用相同随机种子的书中的类不一致：请在 softmax 之后、"
-                "与值相乘之前（书中的位置）对注意力权重使用 self.dropout。",
-            )
-        )
+    dropout_only_in_training(lambda x: _run(module, x, where), module, ref, x, where, seed=301)
 
 
 def _check_gradients(cls: type) -> None:
