@@ -66,6 +66,8 @@ def _is_build_it(name: str) -> bool:
     from mhsa_helpers import exercises  # imported on first use: torch takes a second
 
     return hasattr(getattr(exercises, name, None), "build_spec")
+
+
 GUESS = re.compile(r"^\s*(prediction|my_guess)\s*=\s*None|YOUR PREDICTION", re.M)
 MAP_ROW = re.compile(
     r"^(?P<head>(?:# )?\| (?P<num>\d\d) \|.*\| )(?P<min>\d+)(?P<unit> min| 分钟)( \|)$"
