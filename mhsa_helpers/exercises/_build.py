@@ -170,6 +170,7 @@ MISTAKES = (
     "mask_with_zero",
     "no_mask",
     "softmax_wrong_dim",
+    "scale_not_sqrt",  # last: at sizes where head_dim == sqrt(d_out) it reads as scale_d_out
 )
 
 
