@@ -187,6 +187,9 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
 
 # (d_in, d_out, context_length, num_heads, b, T): the book's size, then two with head_dim 4.
 _BUILD_SIZES = ((3, 4, 6, 2, 2, 6), (8, 12, 10, 3, 2, 9), (6, 16, 9, 4, 3, 7))
+#: The fused output viewed per head, (b, T, num_heads, 3, head_dim), as some codebases lay it out.
+_PER_HEAD_LAYOUT = "per_head_layout"
+
 _ORDERS = {
     "K, Q, V": (1, 0, 2),
     "Q, V, K": (0, 2, 1),
@@ -206,6 +209,11 @@ def _reference(
     """
     d_out = out_proj.in_features
     blocks = list(qkv(x).split(d_out, dim=-1))  # 3 x (b, T, d_out)
+    if mistake == _PER_HEAD_LAYOUT:  # viewed as (b, T, h, 3, head_dim): Q, K, V interleaved
+        b, T, _ = x.shape
+        fused = qkv(x).view(b, T, num_heads, 3, d_out // num_heads)  # (b, T, h, 3, head_dim)
+        blocks = [fused[:, :, :, i].reshape(b, T, d_out) for i in range(3)]  # 3 x (b, T, d_out)
+        mistake = ""
     if mistake in _ORDERS:
         blocks = [blocks[i] for i in _ORDERS[mistake]]
         mistake = ""
@@ -218,7 +226,16 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
         mistake = name_mistake(
             got,
             lambda m: _reference(module.qkv, module.out_proj, x, num_heads, m),
-            (*MISTAKES, *_ORDERS),
+            (*MISTAKES, *_ORDERS, _PER_HEAD_LAYOUT),
+        )
+    if mistake == _PER_HEAD_LAYOUT:
+        return tr(
+            "the fused output was viewed as (b, T, num_heads, 3, head_dim), with Q, K and V "
+            "side by side inside each head; this layer's qkv.weight stacks all of W_query, then "
+            "W_key, then W_value, so the layout is (b, T, 3, num_heads, head_dim).",
+            "融合输出被看成了 (b, T, num_heads, 3, head_dim)，即每个头里 Q、K、V 挨在一起。"
+            "这一层的 qkv.weight 先放全部 W_query，再放 W_key，最后放 W_value，"
+            "所以布局是 (b, T, 3, num_heads, head_dim)。",
         )
     if mistake in _ORDERS:
         return tr(
@@ -226,6 +243,15 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
             "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V.",
             f"融合输出是按 {mistake} 的顺序拆开的；qkv.weight 依次堆叠 "
             "W_query、W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、K、V。",
+        )
+    d_out = module.out_proj.in_features
+    if mistake in ("scale_d_out", "scale_not_sqrt") and (d_out // num_heads) ** 2 == d_out:
+        return tr(  # at this size head_dim == sqrt(d_out): the two slips give the same scores
+            "the scores are divided by head_dim itself or by sqrt(d_out) (the same number at "
+            f"d_out={d_out}, {num_heads} heads); divide by sqrt(head_dim), keys.shape[-1] ** 0.5 "
+            "after the split.",
+            f"注意力分数除以的是 head_dim 本身或 sqrt(d_out)（d_out={d_out}、{num_heads} 个头时"
+            "两者相等）；应该除以 sqrt(head_dim)，即拆分之后的 keys.shape[-1] ** 0.5。",
         )
     if mistake is not None:
         return MISTAKE_HINTS[mistake]
