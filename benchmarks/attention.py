@@ -19,7 +19,12 @@ What it measures, on the current device (CUDA if available, else CPU; ``--device
    work, so the "useful" count halves the attention term; the target is judged on that one.
    The reference matmul is (b*T, d) @ (d, 4d + 2T), whose 2*b*T*d*(4d + 2T) FLOPs equal the
    dense count exactly.
-3. **Peak memory** at long context (T=4096, b=1) of the teaching class vs SDPA. On CPU each
+3. **Wrapper vs split** (``--part wrapper-vs-split``): the wrapper of lessons 05 against the
+   split-matrix ``MultiHeadAttention`` of lesson 06 at several sizes, forward and forward+backward,
+   interleaved, median, ratio wrapper / split. The split module is measured twice: as the course
+   defines it (with ``out_proj``) and with ``out_proj`` replaced by ``nn.Identity`` (exactly the
+   wrapper's function, one (b*T, d) @ (d, d) product less), which is the fair peer.
+4. **Peak memory** at long context (T=4096, b=1) of the teaching class vs SDPA. On CPU each
    measurement runs in a fresh subprocess and reports the growth of the peak resident set size
    over the resident set size just before the call, once the model and input exist and one small
    warm-up call has run (Linux: the peak is reset through ``/proc/self/clear_refs`` and read as
@@ -202,6 +207,94 @@ def flop_rate(args, device: str) -> dict[str, float]:
     }
 
 
+# -- wrapper vs split ----------------------------------------------------------------------------
+
+# (b, T, d_model, heads): lesson 08's size, then GPT-2-small width at a short, a medium and the
+# speed table's sequence length.
+SPLIT_SIZES = [(8, 16, 32, 4), (2, 8, 768, 12), (2, 64, 768, 12), (2, 512, 768, 12)]
+SPLIT_NAMES = ["wrapper", "split", "split, no out_proj"]
+
+
+def build_split_peers(b: int, t: int, d: int, h: int) -> dict[str, nn.Module]:
+    """The wrapper, the split module that computes the same function, and that module with
+    its (identity) ``out_proj`` removed. All three hold the same numbers."""
+    torch.manual_seed(0)
+    wrapper = mh.MultiHeadAttentionWrapper(d, d // h, t, 0.0, h)
+    split = mh.multihead_from_wrapper(wrapper)
+    no_proj = mh.multihead_from_wrapper(wrapper)
+    no_proj.out_proj = nn.Identity()  # type: ignore[assignment]
+    return dict(zip(SPLIT_NAMES, (wrapper, split, no_proj)))
+
+
+def wrapper_vs_split(args, device: str) -> list[dict[str, float | int]]:
+    rows: list[dict[str, float | int]] = []
+    sizes = SPLIT_SIZES[:2] if args.quick else SPLIT_SIZES
+    for b, t, d, h in sizes:
+        modules = {name: m.to(device) for name, m in build_split_peers(b, t, d, h).items()}
+        x = torch.randn(b, t, d, device=device)
+        with torch.no_grad():
+            outs = [m.eval()(x) for m in modules.values()]
+        torch.testing.assert_close(outs[0], outs[1])  # the same function
+        torch.testing.assert_close(outs[0], outs[2])
+        row: dict[str, float | int] = {"b": b, "T": t, "d": d, "heads": h}
+        for mode, make in (("forward", forward_step), ("train", train_step)):
+            steps = {
+                name: make(m.eval() if mode == "forward" else m.train(), x)
+                for name, m in modules.items()
+            }
+            start = time.perf_counter()  # size the repeats: about 2 s per implementation
+            for step in steps.values():
+                step()
+            one = (time.perf_counter() - start) / len(steps)
+            repeats = 5 if args.quick else max(7, min(200, int(2.0 / max(one, 1e-6))))
+            times = time_interleaved(steps, repeats, args.warmup, device, f"{mode} T={t} d={d}")
+            for name in SPLIT_NAMES:
+                row[f"{mode}_ms {name}"] = 1e3 * statistics.median(times[name])
+            row[f"{mode}_repeats"] = repeats
+        rows.append(row)
+    return rows
+
+
+def softmax_chain(args, device: str) -> dict[str, float]:
+    """Mask, scale and softmax of the (b, h, T, T) scores at once vs one head at a time.
+
+    The same arithmetic; what differs is the size of the tensor each step walks through: the
+    split class's (b, h, T, T) scores or the wrapper's (b, T, T) per head.
+    """
+    b, t, h = 2, 512, 12
+    torch.manual_seed(0)
+    scores = torch.randn(b, h, t, t, device=device)
+    mask = torch.ones(t, t, dtype=torch.bool, device=device).triu(1)
+
+    def all_heads() -> None:
+        torch.softmax(scores.masked_fill(mask, -torch.inf) / 8.0, dim=-1)
+
+    def per_head() -> None:
+        for i in range(h):
+            torch.softmax(scores[:, i].masked_fill(mask, -torch.inf) / 8.0, dim=-1)
+
+    repeats = 5 if args.quick else 15
+    times = time_interleaved(
+        {"all heads": all_heads, "per head": per_head}, repeats, args.warmup, device, "softmax"
+    )
+    return {name: 1e3 * statistics.median(values) for name, values in times.items()}
+
+
+def split_table(rows: list[dict[str, float | int]]) -> str:
+    lines = [
+        "| b, T, d, heads | forward: wrapper / split / split w/o out_proj (ms) | wrapper ÷ "
+        "split w/o out_proj | forward+backward (ms) | wrapper ÷ split w/o out_proj |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cells = [f"{r['b']}, {r['T']}, {r['d']}, {r['heads']}"]
+        for mode in ("forward", "train"):
+            w, s, n = (float(r[f"{mode}_ms {name}"]) for name in SPLIT_NAMES)
+            cells += [f"{w:.3g} / {s:.3g} / {n:.3g}", f"{w / n:.2f}x"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # -- peak memory --------------------------------------------------------------------------------
 
 
@@ -332,6 +425,34 @@ def plot(speeds, mem, args, path: Path) -> None:
     plt.close(fig)
 
 
+def report_wrapper_vs_split(args, started: float) -> int:
+    rows = wrapper_vs_split(args, args.device)
+    chain = softmax_chain(args, args.device)
+    elapsed = time.perf_counter() - started
+    print("\nWrapper (lesson 05) vs split (lesson 06), medians of interleaved runs:")
+    print(split_table(rows))
+    print(
+        f"\nMask + scale + softmax of (2, 12, 512, 512) scores: all heads at once "
+        f"{chain['all heads']:.1f} ms, one (2, 512, 512) head at a time {chain['per head']:.1f} "
+        f"ms -> ratio all / per head {chain['all heads'] / chain['per head']:.2f}"
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = "wrapper_vs_split_quick" if args.quick else "wrapper_vs_split"
+    record = {
+        "config": {k: str(v) for k, v in vars(args).items()},
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "mkl_cbwr": os.environ.get("MKL_CBWR"),
+        "rows_ms": rows,
+        "softmax_chain_ms": chain,
+        "elapsed_s": elapsed,
+    }
+    (args.out / f"{stem}.json").write_text(json.dumps(record, indent=2))
+    print(f"\nSaved {args.out / (stem + '.json')} ({elapsed:.0f} s)")
+    assert all(v > 0 for r in rows for k, v in r.items() if k.endswith("ms") or "_ms " in k)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (smoke run)")
@@ -345,6 +466,12 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--part",
+        choices=("all", "wrapper-vs-split"),
+        default="all",
+        help="wrapper-vs-split: only the wrapper (lesson 05) vs split (lesson 06) sweep",
+    )
     parser.add_argument("--memory-child", nargs=3, metavar=("NAME", "MODE", "T"), default=None)
     args = parser.parse_args()
     if args.threads:
@@ -362,10 +489,14 @@ def main() -> int:
         f"cpu={platform.processor() or platform.machine()} cores={os.cpu_count()} "
         f"load(1 min)={load:.2f}"
     )
+    print(f"MKL_CBWR={os.environ.get('MKL_CBWR')}")
     started = time.perf_counter()
+    if args.part == "wrapper-vs-split":
+        return report_wrapper_vs_split(args, started)
     speeds = speed(args, args.device)
     rate = flop_rate(args, args.device)
     mem = memory(args, args.device)
+    split_rows = wrapper_vs_split(args, args.device)
     elapsed = time.perf_counter() - started
 
     print(f"\nSpeed, median of {args.repeats} interleaved runs:")
@@ -399,6 +530,8 @@ def main() -> int:
         met = value <= limit if op == "<=" else value >= limit
         print(f"  {label}: {value:.2f} -> {'met' if met else 'NOT met'}")
     print(f"  (SDPA forward-only memory ratio: {mem_ratio['forward']:.3f})")
+    print("\nWrapper (lesson 05) vs split (lesson 06), medians of interleaved runs:")
+    print(split_table(split_rows))
 
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "attention_quick" if args.quick else "attention"
@@ -411,6 +544,7 @@ def main() -> int:
         "flop_rate": rate,
         "peak_memory_bytes": mem,
         "targets": targets,
+        "wrapper_vs_split_ms": split_rows,
         "elapsed_s": elapsed,
     }
     (args.out / f"{stem}.json").write_text(json.dumps(record, indent=2))

@@ -25,9 +25,14 @@
 # 1. Check that your environment works: torch, the device, plotting, interactive widgets.
 # 2. See the lesson map, the conventions every lesson follows and the glossary of terms.
 #
-# **Time:** 15 minutes for this notebook. Each lesson states in its opening the time a careful
-# beginner needs who runs every cell and tries every exercise: plan on 1–2 hours per lesson, not
-# minutes (the README adds them up).
+# **Time:** about 20 minutes (reading, running 8 code cells; the rule follows).
+#
+# **How the times are estimated.** Every lesson states its time in its opening, and the lesson map
+# below lists them. All come from one rule applied to the lesson's English text: minutes = prose
+# words / 120 + 1.5 per code cell + 3 per prediction + 8 per exercise + 20 per build-it exercise
+# (writing a class or function), rounded to the nearest 5. It assumes a careful first reading that
+# runs every cell and tries everything; `tools/lesson_times.py` computes the times and writes them
+# into every lesson, this map and the README. Take longer where an idea is new to you.
 #
 # **Prerequisites** (what the lessons use without teaching it; one evening of reading each if it
 # is new to you):
@@ -52,20 +57,20 @@
 #
 # | # | notebook | you build | key idea | time |
 # |---|---|---|---|---|
-# | 01 | `01_simplified_self_attention` | scores, softmax, context vectors by hand | attention = weighted average | 75 min |
+# | 01 | `01_simplified_self_attention` | scores, softmax, context vectors by hand | attention = weighted average | 80 min |
 # | 02 | `02_trainable_qkv` | `SelfAttentionV1`, your own `SelfAttentionV2` | queries, keys, values (查询、键、值) | 90 min |
-# | 03 | `03_causal_attention` | the causal mask, two ways; your own causal weights | no peeking at the future (因果注意力) | 75 min |
-# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) | 50 min |
-# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side | 50 min |
-# | 06 | `06_multihead_split` | your own `MultiHeadAttention` | one big matrix, split into heads | 90 min |
-# | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? | 50 min |
-# | 08 | `08_training_tiny_model` | `TinyAttentionLM`, 4 → 8 heads, ablation | watching heads learn | 60 min |
-# | 09 | `09_efficient_attention` | fused QKV (your own), SDPA | the same block, made fast; RoPE/ALiBi; bf16 | 75 min |
-# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller | 60 min |
-# | 11 | `11_padded_batches` | padded batches, `key_padding_mask` | sentences of different lengths (填充掩码) | 40 min |
-# | 12 | `12_tiny_char_lm` | a character model of Tang poems | a Transformer block around attention; the KV cache at work | 60 min |
+# | 03 | `03_causal_attention` | the causal mask, two ways; your own causal weights | no peeking at the future (因果注意力); a weighted average of the past | 80 min |
+# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) | 75 min |
+# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side | 70 min |
+# | 06 | `06_multihead_split` | your own `MultiHeadAttention` | one big matrix, split into heads | 110 min |
+# | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? | 60 min |
+# | 08 | `08_training_tiny_model` | `TinyAttentionLM`, 4 → 8 heads, ablation | watching heads learn | 80 min |
+# | 09 | `09_efficient_attention` | fused QKV (your own), SDPA | the same block, made fast; RoPE/ALiBi; bf16 | 85 min |
+# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller | 70 min |
+# | 11 | `11_padded_batches` | padded batches, `key_padding_mask` | sentences of different lengths (填充掩码) | 50 min |
+# | 12 | `12_tiny_char_lm` | a character model of Tang poems | a Transformer block around attention; the KV cache at work | 75 min |
 #
-# In all about 13 hours: a weekend, or two weeks of evenings.
+# In all about 16 hours: a weekend, or two weeks of evenings.
 #
 # Solutions to the exercises are in `solutions/` — try first, then compare.
 #

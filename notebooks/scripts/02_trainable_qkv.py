@@ -28,8 +28,8 @@
 # A little PyTorch: `nn.Module`, `nn.Parameter`, `nn.Linear`; and what **autograd** (自动求导)
 # does: `requires_grad=True` makes torch record the computation so that `.backward()` can fill in
 # the gradients (lesson 00 lists where to read up).
-# **Time:** about 90 minutes for a careful first reading: run every cell, make the prediction in
-# section 4, build `SelfAttentionV2` yourself (exercise 1, 20–30 minutes) and try the other two.
+# **Time:** about 90 minutes (reading, running 26 code cells, 1 prediction, 2 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** inputs `(T, d_in) = (6, 3)` → queries/keys/values `(T, d_out) = (6, 2)` →
 # weights `(T, T)` → context vectors `(T, d_out) = (6, 2)`.
@@ -350,10 +350,16 @@ print(sa_v1(inputs))
 # Same seed, same order of `torch.rand` calls, so the module holds the very matrices of
 # section 1, and its second row is our `context_vector_2`. The whole matrix matches the book's
 # printed values.
+#
+# Note the call: `sa_v1(inputs)`, not `sa_v1.forward(inputs)`. Calling a module runs
+# `nn.Module.__call__`, which runs `forward` and, around it, any **hooks** registered on the
+# module (lesson 06 uses them to trace shapes). Both give the same (T, d_out) tensor, as the next
+# cell checks; call the module itself, so that hooks run.
 
 # %%
 assert torch.equal(sa_v1.W_query, W_query) and torch.equal(sa_v1.W_value, W_value)
 out_v1 = sa_v1(inputs).detach()  # (T, d_out)
+assert torch.equal(out_v1, sa_v1.forward(inputs).detach())  # (T, d_out): module(x) runs forward
 torch.testing.assert_close(out_v1[1], context_vector_2.detach())
 torch.testing.assert_close(
     out_v1, journey.reference["self_attention_v1_seed123"], atol=1e-4, rtol=0

@@ -24,12 +24,13 @@
 # 2. Answer the **information leakage** (信息泄漏) question: the softmax of step 1 saw the
 #    future scores, yet nothing of them survives. Show it algebraically and numerically.
 # 3. Mask with `-inf` before the softmax (the one-step method) and check that both methods agree.
+# 4. See the mathematical trick behind it: the masked softmax of zero scores averages each
+#    token's past, and with real scores it is causal attention, a weighted average of the past.
 #
 # **Prerequisites:** lesson 02 (`02_trainable_qkv`): queries, keys, values, scaled softmax,
 # `SelfAttentionV2`.
-# **Time:** about 75 minutes for a careful first reading: run every cell, make the prediction in
-# section 5, and try the two exercises (the second, writing the causal weights yourself, takes
-# 20–30 minutes).
+# **Time:** about 80 minutes (reading, running 26 code cells, 1 prediction, 1 exercise, 1 build-it;
+# the rule is in lesson 00).
 #
 # **Shape contract:** scores `(T, T)` → causal weights `(T, T)`, zero above the diagonal, each
 # row summing to 1 → context vectors `(T, d_out)`.
@@ -199,8 +200,98 @@ plt.show()
 # a sum and a divide. The `-inf` trick will come back when a GPT model generates text: **top-k
 # sampling** (top-k 采样) sets every score except the k largest to `-inf` before the softmax, so
 # only those k tokens can be picked.
+
+# %% [markdown]
+# ## 5. The mathematical trick: causal attention is an average of the past
 #
-# ## 5. Proof by experiment: change the future
+# Andrej Karpathy's lecture "Let's build GPT" looks at the causal mask from another side. Take the
+# simplest thing a token could do with its past: the plain **average** of itself and every token
+# before it. Counting tokens from 1, token $i$ gets
+#
+# $$\bar{x}^{(i)} = \frac{1}{i} \sum_{j=1}^{i} x^{(j)} .$$
+#
+# First with a loop over the six embeddings:
+
+# %%
+average_loop = torch.zeros(context_length, 3)  # (T, d_in)
+for i in range(context_length):
+    average_loop[i] = inputs[: i + 1].mean(dim=0)  # (d_in,): the mean of rows 0..i
+print(average_loop)
+
+# %% [markdown]
+# The loop is one matrix product. Divide each row of `torch.tril(torch.ones(T, T))` (the
+# `mask_simple` of section 2) by its sum: row $i$ holds $1/i$ in its first $i$ entries and 0 after
+# them, so multiplying it with the inputs averages exactly tokens $1..i$:
+#
+# $$\bar{X} = W X, \qquad W_{ij} = \begin{cases} 1/i & j \le i \\ 0 & j > i \end{cases}$$
+
+# %%
+ones_below = torch.tril(torch.ones(context_length, context_length))  # (T, T)
+average_weights = ones_below / ones_below.sum(dim=-1, keepdim=True)  # (T, T), rows sum to 1
+average_matmul = average_weights @ inputs  # (T, T) @ (T, d_in) -> (T, d_in)
+print(average_weights)
+assert torch.equal(ones_below, mask_simple)  # the matrix of the three-step method
+torch.testing.assert_close(average_matmul, average_loop)  # loop == matrix product
+
+# %% [markdown]
+# And $W$ is a softmax. Start from scores that are all 0 (no token prefers any other), hide the
+# future with $-\infty$ as in section 4, and take the softmax of every row: the $i$ visible
+# entries become $e^0 = 1$, the hidden ones $e^{-\infty} = 0$, so each row is $1/i$ on the past
+# and 0 on the future, the same matrix:
+#
+# $$W = \operatorname{softmax}\big(\operatorname{mask}(\mathbf{0})\big), \qquad
+# \operatorname{mask}(S)_{ij} = \begin{cases} S_{ij} & j \le i \\ -\infty & j > i
+# \end{cases}$$
+
+# %%
+zero_scores = torch.zeros(context_length, context_length)  # (T, T): no preferences yet
+average_softmax = torch.softmax(zero_scores.masked_fill(mask.bool(), -torch.inf), dim=-1)  # (T, T)
+print(average_softmax)
+assert torch.equal(average_softmax, average_weights)  # softmax over -inf == tril / row sums
+torch.testing.assert_close(average_softmax @ inputs, average_loop)  # all three agree
+
+# %% [markdown]
+# **Causal attention is that average with learned preferences.** Put the scaled scores
+# $q^{(i)} \cdot k^{(j)} / \sqrt{d_k}$ of `sa_v2` where the zeros were, and the same masked
+# softmax gives the causal weights of section 4; multiply them with the values instead of the
+# inputs, and every token gets a **weighted average** (加权平均) of the values of its past,
+# weighted by how well its query matches each key:
+#
+# $$Z = \operatorname{softmax}\Big(\operatorname{mask}\big(QK^\top / \sqrt{d_k}\big)\Big)\,V .$$
+
+# %%
+scored = torch.softmax((attn_scores / d_k**0.5).masked_fill(mask.bool(), -torch.inf), dim=-1)
+torch.testing.assert_close(scored, attn_weights_causal)  # (T, T): section 4's weights
+context_causal = scored @ values  # (T, T) @ (T, d_out) -> (T, d_out)
+print("plain average, row 'starts':", average_weights[2])
+print("causal weights, row 'starts':", scored[2])
+print(context_causal)
+
+fig, (ax_average, ax_scored) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
+mh.plot_attention(
+    average_weights,
+    words,
+    ax=ax_average,
+    title=mh.tr("Zero scores: the plain average", "分数全为 0：简单平均"),
+    vmax=1.0,
+    cbar=False,
+)
+mh.plot_attention(
+    scored,
+    words,
+    ax=ax_scored,
+    title=mh.tr("Scores of sa_v2: causal attention", "sa_v2 的分数：因果注意力"),
+    vmax=1.0,
+)
+plt.show()
+
+# %% [markdown]
+# Zero scores give the plain average; learned scores let a token choose which part of its past to
+# listen to. With `sa_v2`'s untrained weights the causal rows are still close to the plain average
+# (row "starts": 0.3800, 0.3097, 0.3103 against 1/3 each), as the two maps show side by side;
+# training is what moves them (lesson 08).
+#
+# ## 6. Proof by experiment: change the future
 #
 # If nothing leaks, changing the *last* token ("step") must not change any earlier row. We
 # replace its embedding by something very different and recompute everything.
@@ -281,7 +372,7 @@ torch.testing.assert_close(after3, after)
 print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result")
 
 # %% [markdown]
-# ## 6. Before and after
+# ## 7. Before and after
 #
 # The same weights before and after masking, on one colour scale from 0 to 1. Below the
 # diagonal each row has been stretched so that it sums to 1 again; above it, nothing. The
@@ -347,6 +438,9 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 #   rows unchanged.
 # * One-step method (the one to use): `scores.masked_fill(torch.triu(ones, diagonal=1).bool(),
 #   -torch.inf)`, then softmax. Same weights (to float precision), fewer operations.
+# * The mathematical trick: `tril(ones) / row sums`, the softmax of zero scores masked with
+#   `-inf`, and a loop all average each token's past; with the scores $QK^\top / \sqrt{d_k}$
+#   instead of zeros the same softmax is causal attention, a weighted average of the past values.
 # * Next: lesson 04 adds **dropout** (随机失活 / dropout) and wraps all this into a batched
 #   `CausalAttention` class with the mask as a buffer.
 #

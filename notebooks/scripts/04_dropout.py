@@ -24,13 +24,14 @@
 # 2. Switch dropout off with `.eval()` and explain why the average stays the same.
 # 3. Know where dropout sits in attention, which rates real models use, and what dropout cannot
 #    do (rescue a tiny data set).
-# 4. Build `CausalAttention` with the mask as a **buffer** (缓冲区, `register_buffer`) and run it
-#    on a batch (2, 6, 3).
+# 4. Read the book's `CausalAttention`, which keeps the mask as a **buffer** (缓冲区,
+#    `register_buffer`), and run it on a batch (2, 6, 3); see why a buffer and not a plain
+#    attribute.
 #
 # **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
 # weights.
-# **Time:** about 50 minutes for a careful first reading that runs every cell and tries the
-# prediction and the three exercises (the cells themselves run in a few seconds).
+# **Time:** about 75 minutes (reading, running 25 code cells, 1 prediction, 3 exercises; the rule
+# is in lesson 00).
 #
 # **Shape contract:** `CausalAttention`: `(b, T, d_in)` → `(b, T, d_out)`; dropout acts on the
 # `(b, T, T)` weights, in training mode only.

@@ -24,7 +24,8 @@
 # 2. Get the width convention right: in the wrapper `d_out` is the width of *each* head; the
 #    output is `num_heads * d_out` wide.
 # 3. See that each head is an independent module, and look at each head's attention weights.
-# 4. Count the cost: one matrix multiplication per head for each projection.
+# 4. Count the cost: one matrix multiplication per head for each projection; then see what the
+#    count does and does not predict about the time.
 #
 # In formulas (the notation of "Attention Is All You Need"), head $i$ has its own projection
 # matrices $W_i^Q, W_i^K, W_i^V$ and runs the causal attention of lesson 04:
@@ -37,8 +38,8 @@
 # the output matrix $W^O$ after the concatenation.)
 #
 # **Prerequisites:** lesson 04 (`04_dropout`): the `CausalAttention` class.
-# **Time:** about 50 minutes for a careful first reading that runs every cell and tries the
-# prediction and the three exercises (the cells themselves run in a few seconds).
+# **Time:** about 70 minutes (reading, running 21 code cells, 1 prediction, 3 exercises; the rule
+# is in lesson 00).
 #
 # **Shape contract:** `MultiHeadAttentionWrapper`: `(b, T, d_in)` → `(b, T, num_heads * d_out)`;
 # each head: `(b, T, d_in)` → `(b, T, d_out)`.
@@ -177,10 +178,14 @@ with torch.device("meta"):  # shapes only: no memory, no random numbers
 # %% [markdown]
 # ## 4. What does each head look at?
 #
-# Each head computes its own (T, T) attention weights. `CausalAttention` returns them with
-# `return_weights=True`; stacking the heads gives (b, num_heads, T, T). With only 2 dimensions
-# per head and random (untrained) weights the patterns are similar — after training they differ
-# (lesson 08).
+# Each head compares the tokens in a space of its own: its `W_query` and `W_key` map the 3 input
+# features to 2 numbers of its own, (b, T, 3) → (b, T, 2), and its scores see only those 2. The
+# paper that introduced multi-head attention says the heads attend to different **representation
+# subspaces** (表示子空间). Each head computes its own (T, T) attention weights.
+# `CausalAttention` returns them with `return_weights=True`; stacking the heads gives
+# (b, num_heads, T, T). With only 2 dimensions per head and random (untrained) weights the
+# patterns are similar. Whether training makes heads differ is a question for lesson 08, which
+# finds both: heads that differ, and heads that all learn the same thing.
 
 # %%
 with torch.no_grad():
@@ -264,18 +269,12 @@ plt.show()
 
 # %% [markdown]
 # Five products per head, so 5 × `num_heads` per forward pass. The total arithmetic is the same
-# as one projection of width `num_heads * d_out` — but done as many small calls, and every call
-# has a fixed cost (Python, dispatch, and on a GPU a kernel launch / 内核启动). The timing below
-# compares 12 separate (T, 768) @ (768, 64) products with one (T, 768) @ (768, 768) product, for
-# a short and a long sequence. Times depend on your machine, so CI does not compare the printed
-# numbers; it only checks that both results are equal and the times are sane.
-#
-# What to expect: for a few tokens the fixed cost per call dominates and the loop tends to be
-# slower (by how much depends on the machine: read the ratio printed below); for a few hundred tokens each small product is already big enough to keep one CPU
-# core busy, and the two can come out about equal, either way round. The gap reappears on GPUs
-# and in training: the course benchmark (`make bench`, discussed in lesson 09) measures the whole
-# wrapper at GPT-2 size at about 2x the time of `torch.nn.MultiheadAttention` for forward +
-# backward.
+# as one projection of width `num_heads * d_out`, but done as many small calls, and every call
+# has a fixed cost (Python, dispatch). Does that cost show? The timing below compares 12
+# separate (T, 768) @ (768, 64) products with one (T, 768) @ (768, 768) product, for a short and a
+# long sequence, and prints the ratio: above 1 means the 12 small products took longer. Times
+# depend on your machine, so CI does not compare the printed numbers; it only checks that both
+# results are equal and the times are sane.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -304,8 +303,19 @@ for num_tokens in [6, 256]:
 torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
 
 # %% [markdown]
-# The two give the same numbers (the last cell's `assert_close`). Lesson 06 turns that
-# observation into a class: one big `W_query`, `W_key`, `W_value`, split into heads afterwards.
+# The two give the same numbers (the last cell's `assert_close`). Read the two ratios: for 6
+# tokens the loop pays the fixed cost 12 times over very little work; for 256 tokens each small
+# product has real work to do, and the ratio moves towards 1. A busy machine can blur both.
+#
+# The same question for the whole modules is measured in `benchmarks/attention.py --part
+# wrapper-vs-split`: the wrapper against lesson 06's split class computing the same function,
+# one thread, on the course's 2-core machine. For 8 to 64 tokens the wrapper took 1.2–1.9x the
+# time of the split class. At 512 tokens its forward pass took only 0.7x: there most of the work
+# is in the (T, T) steps (mask, softmax), and the wrapper does them one head at a time on 2 MiB of
+# scores, small enough for the CPU's cache, where the split class works through 24 MiB at once.
+# So the count predicts the cost of the calls, not the whole time (the table is in
+# `benchmarks/README.md`). Lesson 06 turns the one-big-matrix observation into a class: one big
+# `W_query`, `W_key`, `W_value`, split into heads afterwards.
 #
 # **Check cell (collapsed; it serves the course's tests).** The package's wrapper,
 # `mh.MultiHeadAttentionWrapper`, is the same class plus argument and input checks. The hidden
@@ -331,7 +341,9 @@ print(mh.assert_same_module(ours, theirs, batch))
 #   columns are lesson 04's single-head output.
 # * Width convention of the wrapper: `d_out` per head, output width `num_heads * d_out`.
 # * Cost: 3 projections + 2 attention products per head, run one head after another:
-#   5 × `num_heads` matrix multiplications per forward pass.
+#   5 × `num_heads` matrix multiplications per forward pass. Many small calls cost time when the
+#   calls are small; on a CPU the count is not the whole story (at 512 tokens the wrapper's
+#   forward pass measured faster than lesson 06's split class).
 # * Next: lesson 06 computes all heads with one big matrix per projection and one batched
 #   matrix multiplication (批量矩阵乘法), and proves it gives the same result.
 #

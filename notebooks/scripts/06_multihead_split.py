@@ -12,7 +12,7 @@
 # # 06 · Multi-head attention, version 2: one big matrix, split into heads (多头注意力 · 拆分成多个头)
 #
 # Lesson 05 ran each **attention head** (注意力头) as a separate module: 5 small matrix
-# products per head. The book's efficient `MultiHeadAttention` computes the queries, keys and
+# products per head. The book's second version, `MultiHeadAttention`, computes the queries, keys and
 # values of *all* heads with one big matrix each, cuts the result into heads with `view` and
 # `transpose`, and lets a single **batched matrix multiplication** (批量矩阵乘法) handle every
 # head at once. An **output projection** (输出投影, `out_proj`) mixes the heads at the end. Then
@@ -40,9 +40,8 @@
 # 5. Count the parameters at GPT-2 sizes, and see why more heads cost no extra parameters.
 #
 # **Prerequisites:** lesson 05 (`05_multihead_wrapper`).
-# **Time:** about 90 minutes for a careful first reading that runs every cell, makes the
-# prediction, builds the class (section 5; plan 30 of the 90 minutes for it) and tries the
-# three exercises. The cells themselves run in a few seconds.
+# **Time:** about 110 minutes (reading, running 31 code cells, 1 prediction, 3 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `MultiHeadAttention`: `(b, T, d_in)` → `(b, T, d_out)`; inside, each of
 # Q, K, V is `(b, num_heads, T, head_dim)` and the weights are `(b, num_heads, T, T)`.
@@ -53,9 +52,11 @@ import torch
 from IPython.display import Markdown
 from torch import nn
 from torch.overrides import TorchFunctionMode
+from torch.utils.flop_counter import FlopCounterMode
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
+from mhsa_helpers.inspection import uniform_causal_entropy
 
 mh.setup_lesson()
 journey = mh.load_journey()
@@ -235,7 +236,9 @@ assert torch.equal(merged_queries, queries)  # split + merge = identity
 # ## 4. The forward pass, step by step
 #
 # Everything together: the ten steps of the forward pass (the table of the Chinese tutorial
-# 「多头注意力」), with the shape after each step. New at the end is step 10, `out_proj`, a
+# 「多头注意力」). The table says what each step produces, under the names of the book's code,
+# and its shape; the PyTorch calls are for you to choose (sections 1–3 used every one of them).
+# New at the end is step 10, `out_proj`, a
 # (d_out → d_out) linear layer applied to the merged heads ($W^O$ in the formula). The heads
 # never see each other's results; `out_proj` is where their outputs get mixed. The book notes it
 # is not strictly necessary but commonly used in many LLM architectures. Keys and values go through
@@ -243,52 +246,94 @@ assert torch.equal(merged_queries, queries)  # split + merge = identity
 # step 7.
 
 # %%
-forward_steps = [  # (step, code in forward, formula, shape of the result)
-    ("1. input", "x", "$X$", "(b, T, d_in)"),
-    ("2. project", "self.W_query(x)", "$Q = XW^Q$", "(b, T, d_out)"),
+forward_steps = [  # (step, what it produces: the book's names, formula, shape of the result)
+    (mh.say("1. input", "1. 输入序列"), mh.say("`x`", "`x`"), "$X$", "(b, T, d_in)"),
     (
-        "3. split",
-        "queries.view(b, T, h, head_dim)",
-        "$h$ blocks of $d_k$ columns",
+        mh.say("2. project", "2. 生成 QKV"),
+        mh.say(
+            "`queries`, `keys`, `values`: `x` through `W_query`, `W_key`, `W_value`",
+            "`queries`、`keys`、`values`：`x` 分别经过 `W_query`、`W_key`、`W_value`",
+        ),
+        "$Q = XW^Q$",
+        "(b, T, d_out)",
+    ),
+    (
+        mh.say("3. split", "3. 重塑多头"),
+        mh.say(
+            "each of the three, its last dimension cut into `num_heads` blocks of `head_dim`",
+            "三者各自把最后一维切成 `num_heads` 块，每块 `head_dim` 宽",
+        ),
+        mh.say("$h$ blocks of $d_k$ columns", "$h$ 块，每块 $d_k$ 列"),
         "(b, T, h, head_dim)",
     ),
-    ("4. heads first", "queries.transpose(1, 2)", "$Q_1, \\dots, Q_h$", "(b, h, T, head_dim)"),
-    ("5. scores", "queries @ keys.transpose(2, 3)", "$Q_iK_i^\\top$", "(b, h, T, T)"),
     (
-        "6. mask",
-        "attn_scores.masked_fill_(mask_bool, -torch.inf)",
-        "future $\\to -\\infty$",
+        mh.say("4. heads first", "4. 转置维度"),
+        mh.say(
+            "the same, with the head dimension in front of the tokens",
+            "同样的数，头这一维挪到词元前面",
+        ),
+        "$Q_1, \\dots, Q_h$",
+        "(b, h, T, head_dim)",
+    ),
+    (
+        mh.say("5. scores", "5. 计算分数"),
+        mh.say(
+            "`attn_scores`: each head's queries against its own keys",
+            "`attn_scores`：每个头的查询与它自己的键相乘",
+        ),
+        "$Q_iK_i^\\top$",
         "(b, h, T, T)",
     ),
     (
-        "7. scale, softmax",
-        "torch.softmax(attn_scores / head_dim**0.5, dim=-1)",
+        mh.say("6. mask", "6. 应用掩码"),
+        mh.say(
+            "`attn_scores`, the future hidden with the buffer `mask`, cut to T × T",
+            "`attn_scores`，用缓冲区 `mask`（截成 T × T）遮住未来",
+        ),
+        mh.say("future $\\to -\\infty$", "未来 $\\to -\\infty$"),
+        "(b, h, T, T)",
+    ),
+    (
+        mh.say("7. scale, softmax", "7. 缩放归一化"),
+        mh.say(
+            "`attn_weights`, then `dropout` on them (training only)",
+            "`attn_weights`，随后对它做 `dropout`（只在训练时）",
+        ),
         "$A_i = \\mathrm{softmax}(Q_iK_i^\\top / \\sqrt{d_k})$",
         "(b, h, T, T)",
     ),
     (
-        "8. weighted sum",
-        "attn_weights @ values",
+        mh.say("8. weighted sum", "8. 加权求和"),
+        mh.say(
+            "`context_vec`: each head's weights times its values",
+            "`context_vec`：每个头的权重乘以它的值",
+        ),
         "$\\mathrm{head}_i = A_iV_i$",
         "(b, h, T, head_dim)",
     ),
     (
-        "9. merge",
-        "context.transpose(1, 2).contiguous().view(b, T, d_out)",
+        mh.say("9. merge", "9. 拼接结果"),
+        mh.say(
+            "`context_vec`, the heads side by side again",
+            "`context_vec`，各个头重新并排",
+        ),
         "$\\mathrm{Concat}(\\mathrm{head}_1, \\dots, \\mathrm{head}_h)$",
         "(b, T, d_out)",
     ),
     (
-        "10. output projection",
-        "self.out_proj(context)",
+        mh.say("10. output projection", "10. 输出投影"),
+        mh.say("what `out_proj` makes of it: the output", "`out_proj` 的结果，即输出"),
         "$\\mathrm{Concat}(\\dots)\\,W^O$",
         "(b, T, d_out)",
     ),
 ]
 rows = [
-    f"| {step} | `{code}` | {formula} | {shape} |" for step, code, formula, shape in forward_steps
+    f"| {step} | {what} | {formula} | {shape} |" for step, what, formula, shape in forward_steps
 ]
-Markdown("\n".join(["| step | PyTorch code | formula | shape |", "|---|---|---|---|", *rows]))
+header = mh.say(
+    "| step | what it produces | formula | shape |", "| 步骤 | 得到什么 | 公式 | 形状 |"
+)
+Markdown("\n".join([header, "|---|---|---|---|", *rows]))
 
 # %% [markdown]
 # Here $h$ = `num_heads` and $d_k$ = `head_dim` = `d_out // num_heads`.
@@ -305,7 +350,7 @@ Markdown("\n".join(["| step | PyTorch code | formula | shape |", "|---|---|---|-
 # runs contract tests: shapes at several sizes, causality (changing a later token changes nothing
 # earlier), rows of weights summing to 1, equal outputs, dropout in training mode only, and a
 # gradient for every parameter. If something is off, its hint names the likely mistake. Section
-# 6 shows the book's version — try first.
+# 6 holds the book's version, folded away: open it once your class passes.
 
 
 # %%
@@ -324,10 +369,12 @@ mhsa_helpers.exercises.check_build_multihead(MyMultiHeadAttention)
 # %% [markdown]
 # ## 6. The book's class
 #
-# Here is the book's `MultiHeadAttention`; compare it with yours, line by line.
+# The book's `MultiHeadAttention` is in the next cell, folded away so that it does not give the
+# build-it away (click the cell to open it). Once your class passes, compare the two line by
+# line. The rest of the lesson runs this class.
 
 
-# %%
+# %% jupyter={"source_hidden": true}
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
@@ -502,13 +549,21 @@ plt.show()
 # `nn.Linear` is `out_proj`, which the wrapper does not have. From two heads on it makes fewer,
 # and the gap grows with every head.
 #
+# Fewer calls are not always less time. Timed against each other on the course's 2-core CPU
+# (`benchmarks/attention.py --part wrapper-vs-split`, lesson 05), this class computing the
+# wrapper's function was faster for 8 to 64 tokens (the wrapper took 1.2–1.9x its time), but at
+# 512 tokens its forward pass took 1.4x the wrapper's: it runs mask and softmax over the scores of
+# all heads at once, (b, h, T, T), 24 MiB that do not stay in the CPU's cache, where the wrapper
+# handles 2 MiB per head. The matmul count is not the whole story on a CPU.
+#
 # ## 7. Looking inside: `return_weights=True`
 #
 # `mh.MultiHeadAttention` has a debug switch: `return_weights=True` also returns the attention
 # weights, (b, num_heads, T, T), taken after the softmax and before dropout. With the same seed
-# it holds the same weights as our class. (In the book's example each head is only 1 wide, so a
-# head has little to work with: head 2 spreads its weight almost evenly over the tokens it may
-# see.)
+# it holds the same weights as our class. In the book's example each head is only 1 wide, so a
+# head has little to work with: both heads spread their weight almost evenly over the tokens they
+# may see. The cell prints their mean row **entropy** (熵, lesson 07's measure: the larger, the
+# more even), next to its largest possible value, that of perfectly even causal rows.
 
 # %%
 torch.manual_seed(123)
@@ -518,6 +573,9 @@ print(out.shape, attn.shape)
 assert attn.shape == (2, 2, 6, 6)
 assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # each row sums to 1
 assert (attn.triu(diagonal=1) == 0).all()  # causal
+entropy = mh.head_entropy(attn.detach())  # (num_heads,)
+print("mean row entropy per head:", entropy, f"| even rows: {uniform_causal_entropy(T):.4f}")
+assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # both heads nearly even
 fig = mh.plot_attention_heads(
     attn.detach(),
     words,
@@ -637,11 +695,39 @@ for heads in [1, 4, 12]:
 # What changes is what a token can do with them. One head gives each token *one* softmax over
 # the others: if it needs information from two places (say the previous word and the subject of
 # the sentence), it has to split its weight between them and receives a blend of their values.
-# Twelve heads give it twelve independent weightings, each reading its own 64 columns of the
-# values, side by side in the output; `out_proj` then combines them. The price is that each
+# Twelve heads give it twelve independent weightings. Each head compares queries and keys in its
+# own 64 columns of Q and K, (b, T, 768) → (b, 12, T, 64), and reads its own 64 columns of the
+# values; the outputs sit side by side and `out_proj` then combines them. The price is that each
 # head's scores are dot products of only head_dim = 64 numbers. This is the motivation of the
-# original paper (Vaswani et al., 2017); whether trained heads really divide the work into
+# original paper (Vaswani et al., 2017), which says the heads attend to different
+# **representation subspaces** (表示子空间); whether trained heads really divide the work into
 # recognisable roles is an empirical question, which lessons 07 and 08 look at.
+#
+# **Nor do more heads cost more arithmetic.** Per head, the scores $Q_iK_i^\top$ and the weighted
+# sum $A_iV_i$ each take $T^2 \cdot$ head_dim multiply-adds; $h$ heads take
+# $h \cdot T^2 \cdot d_{out} / h = T^2 \cdot d_{out}$, the same as one head of width $d_{out}$.
+# Attention is $O(T^2 \cdot d)$ for one head or many. `FlopCounterMode` (in
+# `torch.utils.flop_counter`) counts the FLOPs (2 per multiply-add) of one forward pass at GPT-2
+# small's width and context, on the `meta` device again:
+
+# %%
+for heads in [1, 4, 12]:
+    with torch.device("meta"):  # shapes only: no memory, no random numbers
+        module = mh.MultiHeadAttention(768, 768, 1024, 0.0, num_heads=heads)
+        x_meta = torch.empty(1, 1024, 768)  # (b, T, d_in)
+    with FlopCounterMode(display=False) as flops:
+        module(x_meta)  # (b, T, d_out)
+    by_op = {str(op): n for op, n in flops.get_flop_counts()["Global"].items()}
+    attention = by_op["aten.bmm"]  # Q K^T and weights @ V, all heads: (b, h, T, T) products
+    print(
+        f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
+        f"{attention / 1e9:.2f} in the (T, T) products"
+    )
+    assert attention == 2 * 2 * 1024**2 * 768  # 2 products x 2 FLOPs x T^2 x d_out, any h
+
+# %% [markdown]
+# The same 8.05 GFLOP for 1, 4 or 12 heads; 3.22 of them are the (T, T) products, which grow with
+# $T^2$, the rest are the four projections, which grow with $T$.
 #
 # **Check cell (collapsed; it serves the course's tests).** The hidden cell below checks two
 # things. (1) The inline class equals `mh.MultiHeadAttention`: same seed, same layers in the same
@@ -687,8 +773,10 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 # * Merge back: `transpose(1, 2)` then `contiguous().view(b, T, d_out)` (or `reshape`, which
 #   copies when it must). `view` alone fails on the transposed tensor.
 # * `out_proj` (输出投影) mixes the heads. Cost: 4 linear layers + 2 matmuls for any number of
-#   heads. Parameters: 4·d² + d without qkv bias — also independent of the number of heads, so
-#   more heads buy more independent attention weightings at the same parameter count.
+#   heads (fewer calls; whether that is faster depends on the sizes: at 512 tokens the wrapper's
+#   forward pass measured faster on a CPU). Parameters: 4·d² + d without qkv bias, and FLOPs
+#   $O(T^2 \cdot d)$: both independent of the number of heads, so more heads buy more independent
+#   attention weightings at the same parameter count and arithmetic.
 # * Width conventions: wrapper `d_out` per head; `MultiHeadAttention` `d_out` total.
 # * `mh.multihead_from_wrapper` turns a wrapper into the split version: bit-identical on the
 #   book's example, equal to float32 rounding at GPT-2 size (float addition is not associative).

@@ -17,7 +17,7 @@
 # has something definite to find -- and finds it.
 #
 # **Learning goals**
-# 1. Build `TinyAttentionLM`: **token embedding** (词元嵌入) + **positional embedding** (位置嵌入)
+# 1. Read `TinyAttentionLM`, the complete model the lesson writes out: **token embedding** (词元嵌入) + **positional embedding** (位置嵌入)
 #    + causal multi-head attention + a linear **LM head** (语言模型头) that gives **logits**
 #    (未归一化得分: one score per possible next token, before the softmax).
 # 2. Predict the loss of an untrained model, then train it on the **repeat task** with
@@ -31,8 +31,8 @@
 # **Prerequisites:** lesson 07 (`07_inspecting_heads`): per-head weights, heatmaps, entropy;
 # PyTorch's autograd (`loss.backward()`), an optimizer step, and cross-entropy as a loss (lesson 00
 # lists where to read up on them).
-# **Time:** about 60 minutes for a careful first pass (40 to read, run every cell and train with
-# the widget, 20 for the exercises).
+# **Time:** about 80 minutes (reading, running 27 code cells, 1 prediction, 3 exercises; the rule
+# is in lesson 00).
 #
 # **Shape contract:** token ids `(b, T)` (integers below `vocab_size`, `T <= context_length`) →
 # logits `(b, T, vocab_size)`, and with `return_weights=True` also weights `(b, num_heads, T, T)`;

@@ -32,8 +32,8 @@
 # 6. Build it: write a fused-QKV multi-head attention class that passes the contract tests.
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`, `view` + `transpose` into heads).
-# **Time:** about 75 minutes for a careful first pass (45 to read and run every cell, 30 for the
-# exercises, most of it for the build-it exercise).
+# **Time:** about 85 minutes (reading, running 23 code cells, 1 prediction, 2 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim)
 # -> output (b, T, d_out), with `head_dim = d_out // num_heads`.

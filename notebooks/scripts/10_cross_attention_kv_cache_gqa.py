@@ -27,8 +27,8 @@
 #    and check the formulas against the modules.
 #
 # **Prerequisites:** lesson 09 (fused QKV, `F.scaled_dot_product_attention`).
-# **Time:** about 60 minutes for a careful first pass (40 to read and run every cell, 20 for the
-# exercises).
+# **Time:** about 70 minutes (reading, running 23 code cells, 1 prediction, 3 exercises; the rule
+# is in lesson 00).
 #
 # **Shape contract:** cross-attention: query (b, n_q, d_q), key_value (b, n_kv, d_kv) ->
 # (b, n_q, d_out), weights (b, h, n_q, n_kv). Cached self-attention: n new tokens (b, n, d_in) ->

@@ -27,7 +27,8 @@
 #    `nn.MultiheadAttention`, Hugging Face, d2l) and check that they give the same attention.
 #
 # **Prerequisites:** lessons 06 (`MultiHeadAttention`) and 10 (the KV cache).
-# **Time:** about 40 minutes.
+# **Time:** about 50 minutes (reading, running 17 code cells, 2 exercises; the rule is in lesson
+# 00).
 #
 # **Shape contract:** `module(x, key_padding_mask=mask, return_weights=True)` with `x`
 # (b, T, d_in) and `mask` bool (b, T) returns (b, T, d_out) and weights (b, num_heads, T, T);

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="130aa3f15cec"
+# %% [markdown] en_hash="e537cc922330"
 # # 00 · 从这里开始 —— 多头自注意力（Multi-Head Self-Attention），一步一步
 #
 # English edition / 英文版：[notebooks/00_start_here.ipynb](../00_start_here.ipynb)——内容和代码与本版完全相同，只是用英文写成。哪一版读起来顺手就用哪一版，两版打印出的数字一模一样。
@@ -19,7 +19,9 @@
 # 1. 确认你的环境可用：torch、计算设备、绘图、交互式控件。
 # 2. 了解课程地图、每一课都遵循的约定，以及术语表。
 #
-# **用时：** 本 notebook 约需 15 分钟。每一课开头都写明了认真的初学者（运行每个单元格、尝试每道练习）所需的时间：每课请预留 1–2 小时，而不是几分钟（README 里有总计）。
+# **用时：** 约 20 分钟（阅读、运行 8 个代码单元格，估算规则见下文）。
+#
+# **用时怎么估算。** 每一课开头都写明用时，下面的课程地图也列出了它们。这些数字出自同一条规则，按每课的英文文本计算：分钟数 = 正文词数 / 120 + 每个代码单元格 1.5 + 每次预测 3 + 每道练习 8 + 每个动手实现的练习 20（亲手写一个类或函数），再取最接近的 5 的倍数。规则假定你认真读第一遍，运行每个单元格，每道题都动手试。`tools/lesson_times.py` 负责计算，并把结果写进每一课、这张地图和 README。遇到新概念，多花些时间也无妨。
 #
 # **预备知识**（课程直接使用、不再讲解的内容；哪一项还不熟悉，花一个晚上读一读即可）：
 # * **Python**：函数、类、循环、列表推导式。
@@ -32,25 +34,25 @@
 #
 # **形状约定（shape contract）：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
 
-# %% [markdown] en_hash="c4237fbbf0e5"
+# %% [markdown] en_hash="536f4355a95f"
 # ## 课程地图
 #
 # | # | notebook | 你要构建的 | 核心思想 | 用时 |
 # |---|---|---|---|---|
-# | 01 | `01_simplified_self_attention` | 亲手算分数、softmax 和上下文向量（context vector） | 注意力 = 加权平均 | 75 分钟 |
+# | 01 | `01_simplified_self_attention` | 亲手算分数、softmax 和上下文向量（context vector） | 注意力 = 加权平均 | 80 分钟 |
 # | 02 | `02_trainable_qkv` | `SelfAttentionV1`，以及你自己的 `SelfAttentionV2` | 查询、键、值（query, key, value） | 90 分钟 |
-# | 03 | `03_causal_attention` | 两种写法的因果掩码（causal mask）；你自己的因果权重 | 不许偷看未来：因果注意力（causal attention） | 75 分钟 |
-# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做 dropout（随机失活） | 50 分钟 |
-# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | 几个头并排（叠罗汉） | 50 分钟 |
-# | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention` | 一个大矩阵，切成几个头 | 90 分钟 |
-# | 07 | `07_inspecting_heads` | 热力图（heatmap）、头的熵、探索工具 | 各个头在看什么？ | 50 分钟 |
-# | 08 | `08_training_tiny_model` | `TinyAttentionLM`，4 → 8 个头，消融（ablation） | 看着头学会东西 | 60 分钟 |
-# | 09 | `09_efficient_attention` | 融合 QKV（你自己写），SDPA | 同一个模块，变快；RoPE/ALiBi；bf16 | 75 分钟 |
-# | 10 | `10_cross_attention_kv_cache_gqa` | 交叉注意力（cross-attention）、KV 缓存（KV cache）、分组查询注意力（GQA） | 生成文本，并让模型更省 | 60 分钟 |
-# | 11 | `11_padded_batches` | 带填充（padding）的批次（batch）、`key_padding_mask` | 长短不一的句子（填充掩码） | 40 分钟 |
-# | 12 | `12_tiny_char_lm` | 一个学唐诗的字符级模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 60 分钟 |
+# | 03 | `03_causal_attention` | 两种写法的因果掩码（causal mask）；你自己的因果权重 | 不许偷看未来：因果注意力（causal attention）；对过去的加权平均 | 80 分钟 |
+# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做 dropout（随机失活） | 75 分钟 |
+# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | 几个头并排（叠罗汉） | 70 分钟 |
+# | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention` | 一个大矩阵，切成几个头 | 110 分钟 |
+# | 07 | `07_inspecting_heads` | 热力图（heatmap）、头的熵、探索工具 | 各个头在看什么？ | 60 分钟 |
+# | 08 | `08_training_tiny_model` | `TinyAttentionLM`，4 → 8 个头，消融（ablation） | 看着头学会东西 | 80 分钟 |
+# | 09 | `09_efficient_attention` | 融合 QKV（你自己写），SDPA | 同一个模块，变快；RoPE/ALiBi；bf16 | 85 分钟 |
+# | 10 | `10_cross_attention_kv_cache_gqa` | 交叉注意力（cross-attention）、KV 缓存（KV cache）、分组查询注意力（GQA） | 生成文本，并让模型更省 | 70 分钟 |
+# | 11 | `11_padded_batches` | 带填充（padding）的批次（batch）、`key_padding_mask` | 长短不一的句子（填充掩码） | 50 分钟 |
+# | 12 | `12_tiny_char_lm` | 一个学唐诗的字符级模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
 #
-# 合计约 13 小时：一个周末，或两周的晚上。
+# 合计约 16 小时：一个周末，或两周的晚上。
 #
 # 练习的参考答案在 `solutions/` 里——先自己做，再对照。
 #

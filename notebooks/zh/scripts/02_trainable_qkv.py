@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="21c8eb145470"
+# %% [markdown] en_hash="5eb24be48baf"
 # # 02 · 可训练的查询、键、值（query, key, value）
 #
 # 第 01 课直接用原始的嵌入（embedding）计算注意力，所以没有任何东西可以学习。现在，每个词元（token）要经过三次投影（projection），分别乘以三个**可训练权重矩阵**（trainable weight matrix）`W_query`、`W_key`、`W_value`。这就是**缩放点积注意力**（scaled dot-product attention），GPT 模型用的正是它。我们用 `torch.manual_seed(123)` 复现书中的数字。
@@ -18,7 +18,7 @@
 # 2. 理解分数**为什么**要除以 $\sqrt{d_k}$：否则会出现 **softmax 饱和**（softmax saturation），进而导致**梯度消失**（vanishing gradient）。
 # 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 如何存储同一个矩阵（`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
 #
-# **预备知识：** 第 01 课（`01_simplified_self_attention`）：分数、softmax、上下文向量。一点 PyTorch 基础：`nn.Module`、`nn.Parameter`、`nn.Linear`；以及**自动求导**（autograd）做了什么：`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来（第 00 课列出了可以去哪里补课）。**用时：** 认真读第一遍约 90 分钟：运行每个单元格，在第 4 节写下预测，亲手实现 `SelfAttentionV2`（练习 1，20–30 分钟），再试试另外两道练习。
+# **预备知识：** 第 01 课（`01_simplified_self_attention`）：分数、softmax、上下文向量。一点 PyTorch 基础：`nn.Module`、`nn.Parameter`、`nn.Linear`；以及**自动求导**（autograd）做了什么：`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来（第 00 课列出了可以去哪里补课）。**用时：** 约 90 分钟（阅读、运行 26 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
 
@@ -294,12 +294,15 @@ torch.manual_seed(123)
 sa_v1 = SelfAttentionV1(d_in, d_out)
 print(sa_v1(inputs))
 
-# %% [markdown] en_hash="8cb6ebf16c17"
+# %% [markdown] en_hash="678b4f8a7be7"
 # 种子相同，`torch.rand` 的调用顺序也相同，所以这个模块里装的正是第 1 节的那几个矩阵，它输出的第二行就是我们的 `context_vector_2`。整个矩阵都与书中印出的数值一致。
+#
+# 注意调用的写法：`sa_v1(inputs)`，而不是 `sa_v1.forward(inputs)`。调用一个模块，运行的是 `nn.Module.__call__`。它会运行 `forward`，并在前后运行注册在这个模块上的**钩子**（hook，第 06 课用它追踪形状）。两种写法得到同一个 (T, d_out) 张量，下一个单元格会验证这一点。请直接调用模块本身，这样钩子才会运行。
 
 # %%
 assert torch.equal(sa_v1.W_query, W_query) and torch.equal(sa_v1.W_value, W_value)
 out_v1 = sa_v1(inputs).detach()  # (T, d_out)
+assert torch.equal(out_v1, sa_v1.forward(inputs).detach())  # (T, d_out): module(x) runs forward
 torch.testing.assert_close(out_v1[1], context_vector_2.detach())
 torch.testing.assert_close(
     out_v1, journey.reference["self_attention_v1_seed123"], atol=1e-4, rtol=0

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="494fe675b46c"
+# %% [markdown] en_hash="726fd5d0944c"
 # # 03 · 因果注意力（causal attention）
 #
 # GPT 模型训练的任务是预测下一个词元（token）。如果在计算位置 $i$ 时，注意力能看到 $i$ 之后的词元，那就等于考试时翻书抄答案。**因果注意力**（causal attention），也叫掩码注意力（masked attention），让每个词元只能关注它自己和它之前的词元。本课把**因果掩码**（causal mask）构建两次：一次用书中“笨但直白”的三步法，把道理摆清楚；一次用实际代码采用的一步 `-inf` 法。
@@ -17,8 +17,9 @@
 # 1. 用**下三角矩阵**（lower-triangular matrix）遮住未来，再对每一行做**重新归一化**（renormalization）：这就是三步法。
 # 2. 回答**信息泄漏**（information leakage）的问题：第 1 步的 softmax 看到过未来的分数，可它们却没有留下任何痕迹。分别从代数上和数值上说明这一点。
 # 3. 在 softmax 之前用 `-inf` 做掩码（一步法），并验证两种方法结果一致。
+# 4. 看懂背后的数学小技巧：对全为 0 的分数做带掩码的 softmax，就是对每个词元的过去取平均。换成真正的分数，就是因果注意力，即对过去的加权平均。
 #
-# **预备知识：** 第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时：** 认真读第一遍大约 75 分钟：运行每个单元格，在第 5 节做出预测，并尝试两道练习（第二道要你自己写出因果权重，需要 20–30 分钟）。
+# **预备知识：** 第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时：** 约 80 分钟（阅读、运行 26 个代码单元格、1 次预测、1 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
 
@@ -168,10 +169,86 @@ print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
 fig = mh.figures.plot_mask_paths(attn_scores / d_k**0.5, words)
 plt.show()
 
-# %% [markdown] en_hash="899b30749bdc"
+# %% [markdown] en_hash="8bdbe83a8b24"
 # 实际的实现用的都是一步法：一次 `masked_fill`，代替一次乘法、一次求和和一次除法。等到 GPT 模型生成文本时，`-inf` 技巧还会再次出现：**top-k 采样**（top-k sampling）在 softmax 之前把除最大的 k 个以外的所有分数都设为 `-inf`，于是只有这 k 个词元可能被选中。
+
+# %% [markdown] en_hash="3c22d500758c"
+# ## 5. 数学上的小技巧：因果注意力是对过去的平均
 #
-# ## 5. 用实验来证明：改变未来
+# Andrej Karpathy 在讲座《Let's build GPT》里从另一面看因果掩码。先让一个词元对它的过去做最简单的事：把它自己和它之前的所有词元取**平均**。词元从 1 开始数，第 $i$ 个词元得到
+#
+# $$\bar{x}^{(i)} = \frac{1}{i} \sum_{j=1}^{i} x^{(j)} .$$
+#
+# 先用循环，对六个嵌入（embedding）计算：
+
+# %%
+average_loop = torch.zeros(context_length, 3)  # (T, d_in)
+for i in range(context_length):
+    average_loop[i] = inputs[: i + 1].mean(dim=0)  # (d_in,): the mean of rows 0..i
+print(average_loop)
+
+# %% [markdown] en_hash="c623986041ab"
+# 这个循环就是一次矩阵乘法。把 `torch.tril(torch.ones(T, T))`（第 2 节的 `mask_simple`）的每一行除以该行之和，第 $i$ 行的前 $i$ 个元素是 $1/i$，其余是 0。用它乘以输入，正好是前 $i$ 个词元的平均：
+#
+# $$\bar{X} = W X, \qquad W_{ij} = \begin{cases} 1/i & j \le i \\ 0 & j > i \end{cases}$$
+
+# %%
+ones_below = torch.tril(torch.ones(context_length, context_length))  # (T, T)
+average_weights = ones_below / ones_below.sum(dim=-1, keepdim=True)  # (T, T), rows sum to 1
+average_matmul = average_weights @ inputs  # (T, T) @ (T, d_in) -> (T, d_in)
+print(average_weights)
+assert torch.equal(ones_below, mask_simple)  # the matrix of the three-step method
+torch.testing.assert_close(average_matmul, average_loop)  # loop == matrix product
+
+# %% [markdown] en_hash="51d27cda75f9"
+# $W$ 也是一个 softmax。从全为 0 的分数出发（哪个词元都不偏爱），像第 4 节那样用 $-\infty$ 遮住未来，再对每一行做 softmax。看得见的 $i$ 个位置变成 $e^0 = 1$，被遮住的变成 $e^{-\infty} = 0$。于是每一行在过去是 $1/i$，在未来是 0，还是同一个矩阵：
+#
+# $$W = \operatorname{softmax}\big(\operatorname{mask}(\mathbf{0})\big), \qquad
+# \operatorname{mask}(S)_{ij} = \begin{cases} S_{ij} & j \le i \\ -\infty & j > i
+# \end{cases}$$
+
+# %%
+zero_scores = torch.zeros(context_length, context_length)  # (T, T): no preferences yet
+average_softmax = torch.softmax(zero_scores.masked_fill(mask.bool(), -torch.inf), dim=-1)  # (T, T)
+print(average_softmax)
+assert torch.equal(average_softmax, average_weights)  # softmax over -inf == tril / row sums
+torch.testing.assert_close(average_softmax @ inputs, average_loop)  # all three agree
+
+# %% [markdown] en_hash="6c86160bbe0d"
+# **因果注意力，就是带着学来的偏好做这个平均。** 把 0 换成 `sa_v2` 缩放后的分数 $q^{(i)} \cdot k^{(j)} / \sqrt{d_k}$，同样的带掩码 softmax 就给出第 4 节的因果权重。再用它乘以值，而不是输入，每个词元就得到它过去那些值的**加权平均**（weighted average）。权重的大小，取决于它的查询与每个键有多匹配：
+#
+# $$Z = \operatorname{softmax}\Big(\operatorname{mask}\big(QK^\top / \sqrt{d_k}\big)\Big)\,V .$$
+
+# %%
+scored = torch.softmax((attn_scores / d_k**0.5).masked_fill(mask.bool(), -torch.inf), dim=-1)
+torch.testing.assert_close(scored, attn_weights_causal)  # (T, T): section 4's weights
+context_causal = scored @ values  # (T, T) @ (T, d_out) -> (T, d_out)
+print("plain average, row 'starts':", average_weights[2])
+print("causal weights, row 'starts':", scored[2])
+print(context_causal)
+
+fig, (ax_average, ax_scored) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
+mh.plot_attention(
+    average_weights,
+    words,
+    ax=ax_average,
+    title=mh.tr("Zero scores: the plain average", "分数全为 0：简单平均"),
+    vmax=1.0,
+    cbar=False,
+)
+mh.plot_attention(
+    scored,
+    words,
+    ax=ax_scored,
+    title=mh.tr("Scores of sa_v2: causal attention", "sa_v2 的分数：因果注意力"),
+    vmax=1.0,
+)
+plt.show()
+
+# %% [markdown] en_hash="9896a0821d31"
+# 分数全为 0，得到的是简单平均。学来的分数，让词元自己选择多听过去的哪一部分。`sa_v2` 的权重还没有训练，所以因果权重的各行仍接近简单平均：“starts”这一行是 0.3800、0.3097、0.3103，简单平均则各为 1/3。两张图并排画出了这一点。让它们偏离平均的，是训练（第 08 课）。
+#
+# ## 6. 用实验来证明：改变未来
 #
 # 如果没有泄漏，那么改变*最后一个*词元（“step”）就不应该改变前面任何一行。我们把它的嵌入（embedding）换成一个截然不同的向量，然后全部重算一遍。
 #
@@ -243,8 +320,8 @@ torch.testing.assert_close(after3[:5], before3[:5], atol=1e-6, rtol=0)
 torch.testing.assert_close(after3, after)
 print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result")
 
-# %% [markdown] en_hash="93986c18f7a5"
-# ## 6. 掩码前后对比
+# %% [markdown] en_hash="f84bae19f7c8"
+# ## 7. 掩码前后对比
 #
 # 同一组权重在掩码前后的样子，使用同一个从 0 到 1 的色标。对角线以下，每一行都被拉伸，使其和重新为 1；对角线以上则什么都不剩。越靠前的词元，能分到它注意力的词元就越少（“Your”把全部注意力都留给了自己）。
 
@@ -288,13 +365,14 @@ kept = ~mask.bool()  # (T, T): the 21 entries on and below the diagonal
 assert (attn_weights_causal - masked_simple_norm)[kept].abs().max() < 1e-6
 print("three-step vs one-step: every kept entry agrees to within 1e-6")
 
-# %% [markdown] en_hash="c656f2766a41"
+# %% [markdown] en_hash="684e1178beb1"
 # ## 小结
 #
 # * **因果注意力**：词元 $i$ 只关注词元 $1..i$。(T, T) 的注意力权重中，对角线以上的元素都必须为 0。
 # * 三步法：做 softmax，乘以 `torch.tril(torch.ones(T, T))`，每行除以它的和。书中“journey”那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
 # * 没有**信息泄漏**：整行的分母在重新归一化时被约掉了；结果就是只在未被遮住的分数上做的 softmax。改变一个未来的词元，前面的行保持不变。
 # * 一步法（实际该用的方法）：`scores.masked_fill(torch.triu(ones, diagonal=1).bool(), -torch.inf)`，然后做 softmax。权重相同（在浮点精度内），运算更少。
+# * 数学小技巧：`tril(ones) / 行和`、对全为 0 的分数用 `-inf` 掩码后做 softmax、一个循环，这三者都是对每个词元的过去取平均。把 0 换成分数 $QK^\top / \sqrt{d_k}$，同一个 softmax 就是因果注意力：对过去那些值的加权平均。
 # * 下一步：第 04 课加入 **dropout**（随机失活），并把这一切封装成一个支持批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在其中。
 #
 # ## 练习

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="f1e278982090"
+# %% [markdown] en_hash="06f9cfe5d46c"
 # # 05 · 多头注意力（multi-head attention）：叠罗汉
 #
 # 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍：本课先用最直白的写法：用一个**包装器**（wrapper）把几个独立的 `CausalAttention` 模块并排装在一起，中文学习笔记管这叫“叠罗汉”；第 06 课再讲快的写法。
@@ -17,7 +17,7 @@
 # 1. 用几个独立的 `CausalAttention` 头搭出 `MultiHeadAttentionWrapper`，复现书中形状为 (2, 6, 4) 的输出。
 # 2. 弄清宽度约定：在这个包装器里，`d_out` 是*每个*头的宽度；输出宽度是 `num_heads * d_out`。
 # 3. 看到每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
-# 4. 算一算代价：每个头的每个投影（projection）都要做一次矩阵乘法。
+# 4. 算一算代价：每个头的每个投影（projection）都要做一次矩阵乘法，再看看这个次数能预测多少耗时、预测不了什么。
 #
 # 用公式表示（沿用“Attention Is All You Need”的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
 #
@@ -26,7 +26,7 @@
 #
 # 而包装器把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
 #
-# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 认真读第一遍约需 50 分钟，包括运行每个单元格、完成一次预测和三道练习（单元格本身几秒钟就能跑完）。
+# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 约 70 分钟（阅读、运行 21 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttentionWrapper`：`(b, T, d_in)` → `(b, T, num_heads * d_out)`；每个头：`(b, T, d_in)` → `(b, T, d_out)`。
 
@@ -150,10 +150,10 @@ with torch.device("meta"):  # shapes only: no memory, no random numbers
     gpt2_like = MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
     print(gpt2_like(torch.empty(1, 4, 768)).shape)  # (b, T, 12 * 64)
 
-# %% [markdown] en_hash="eb4219efb8b6"
+# %% [markdown] en_hash="65dc7bf0ec1c"
 # ## 4. 每个头在看什么？
 #
-# 每个头都算出自己的 (T, T) 注意力权重。`CausalAttention` 在 `return_weights=True` 时会返回它们；把各个头的权重堆叠起来，得到 (b, num_heads, T, T)。每个头只有 2 个维度，权重又是随机的（未经训练），所以这些模式看起来差不多——训练之后它们就会各不相同（第 08 课）。
+# 每个头都在自己的空间里比较词元。它的 `W_query` 和 `W_key` 把 3 个输入特征映射成它自己的 2 个数，(b, T, 3) → (b, T, 2)，它的分数只看得到这 2 个数。提出多头注意力的那篇论文说，各个头关注的是不同的**表示子空间**（representation subspace）。每个头都算出自己的 (T, T) 注意力权重。`CausalAttention` 在 `return_weights=True` 时会返回它们；把各个头的权重堆叠起来，得到 (b, num_heads, T, T)。每个头只有 2 个维度，权重又是随机的（未经训练），所以这些模式看起来差不多。训练能不能让各个头变得不同，留给第 08 课回答。两种情况它都见到了：有的头各不相同，也有的头全都学成了同一个样子。
 
 # %%
 with torch.no_grad():
@@ -225,10 +225,8 @@ for num_heads in [1, 2, 3, 4]:
 fig = mh.figures.plot_matmul_counts({"wrapper": wrapper_counts})
 plt.show()
 
-# %% [markdown] en_hash="1e80f7c5f920"
-# 每个头 5 次乘法，所以每次前向传播共 5 × `num_heads` 次。总的计算量与一个宽度为 `num_heads * d_out` 的投影相同——只不过拆成了许多次小调用，而每次调用都有固定开销（Python、分派，在 GPU 上还有一次内核启动（kernel launch））。下面的计时比较了 12 次独立的 (T, 768) @ (768, 64) 乘法与一次 (T, 768) @ (768, 768) 乘法，分别针对短序列和长序列。耗时取决于你的机器，所以 CI 不比较打印出的数字；它只检查两种算法结果相等、耗时在合理范围内。
-#
-# 预期结果：只有几个词元时，每次调用的固定开销占主导，循环往往更慢（慢多少取决于机器：看下面打印出的比值）；有几百个词元时，每个小乘法本身已经足以让一个 CPU 核心忙起来，两者可能差不多，谁快谁慢都有可能。在 GPU 上和训练中，差距又会重新出现：课程的基准测试（`make bench`，第 09 课会讨论）测得，在 GPT-2 的规模下，整个包装器做一次前向 + 反向传播的耗时约为 `torch.nn.MultiheadAttention` 的 2 倍。
+# %% [markdown] en_hash="748a13e21a6d"
+# 每个头 5 次乘法，所以每次前向传播共 5 × `num_heads` 次。总的计算量与一个宽度为 `num_heads * d_out` 的投影相同，只不过拆成了许多次小调用，而每次调用都有固定开销（Python、分派）。这份开销看得出来吗？下面的计时比较了 12 次独立的 (T, 768) @ (768, 64) 乘法与一次 (T, 768) @ (768, 768) 乘法，分别针对短序列和长序列，并打印两者的比值。比值大于 1，说明 12 次小乘法更慢。耗时取决于你的机器，所以 CI 不比较打印出的数字，只检查两种算法结果相等、耗时在合理范围内。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -256,8 +254,10 @@ for num_tokens in [6, 256]:
     assert 0 < t_big < 1 and 0 < t_loop < 1
 torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
 
-# %% [markdown] en_hash="6a08c4c9faee"
-# 两种算法给出相同的数字（上一个单元格里的 `assert_close`）。第 06 课把这个发现变成一个类：`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头——“叠罗汉”变成了“切开看”。
+# %% [markdown] en_hash="9e8d8e3a3442"
+# 两种算法给出相同的数字（上一个单元格里的 `assert_close`）。再看两个比值。6 个词元时，循环为很少的计算付了 12 次固定开销。256 个词元时，每次小乘法都有实打实的计算，比值向 1 靠拢。机器一忙，两个比值都会变得模糊。
+#
+# 对整个模块提同样的问题，`benchmarks/attention.py --part wrapper-vs-split` 做了测量。它拿包装器和第 06 课计算同一个函数的拆分版类比较，单线程，在课程的 2 核机器上运行。8 到 64 个词元时，包装器的耗时是拆分版的 1.2–1.9 倍。到了 512 个词元，它的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在 (T, T) 的那几步（掩码、softmax）里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存；拆分版却要一口气处理 24 MiB。所以，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现变成一个类：`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头，“叠罗汉”变成了“切开看”。
 #
 # **检查（供 CI 使用；已折叠）。** 课程包里的包装器 `mh.MultiHeadAttentionWrapper` 就是同一个类，只是多了参数和输入检查。下面隐藏的单元格证明了这一点：同样的种子、同样顺序的同样参数，所以输出逐位相等——在训练模式下开着 dropout 也是如此，只要 dropout 的随机抽取用同样的方式设定种子。点击即可展开。
 
@@ -269,13 +269,13 @@ theirs = mh.MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_head
 
 print(mh.assert_same_module(ours, theirs, batch))
 
-# %% [markdown] en_hash="a0280f45d07f"
+# %% [markdown] en_hash="6833999e7065"
 # ## 小结
 #
 # * **多头注意力** = 几个独立的**注意力头**，每个都有自己的 `W_query`/`W_key`/`W_value`，输出沿最后一维拼接。
 # * 包装器写法（叠罗汉）在一个 `nn.ModuleList` 里放 `num_heads` 个 `CausalAttention` 模块。书中的例子（种子 123，`d_out=2`，2 个头）给出 (2, 6, 4) 的输出，其前两列就是第 04 课的单头输出。
 # * 包装器的宽度约定：`d_out` 是每个头的宽度，输出宽度是 `num_heads * d_out`。
-# * 代价：每个头 3 次投影 + 2 次注意力乘法，各个头依次运行：每次前向传播共 5 × `num_heads` 次矩阵乘法。
+# * 代价：每个头 3 次投影 + 2 次注意力乘法，各个头依次运行，每次前向传播共 5 × `num_heads` 次矩阵乘法。调用都很小时，调用多就费时间。在 CPU 上，次数并不说明一切：512 个词元时，测得包装器的前向传播比第 06 课的拆分版更快。
 # * 下一步：第 06 课对每个投影只用一个大矩阵、再用一次批量矩阵乘法（batched matrix multiplication）算出所有头，并证明结果与本课相同。
 #
 # ## 练习

@@ -8,10 +8,10 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="2863de6ae16d"
+# %% [markdown] en_hash="87e3b48ce9d3"
 # # 06 · 多头注意力（multi-head attention）：切开看
 #
-# 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中高效的 `MultiHeadAttention` 换了一种做法：查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果；再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头；最后由**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。学习笔记把第 05 课的写法叫作“叠罗汉”，把这一课的写法叫作“切开看”。本课最后会证明：两者计算的是同一个函数。
+# 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中的第二个版本 `MultiHeadAttention` 换了一种做法：查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果；再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头；最后由**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。学习笔记把第 05 课的写法叫作“叠罗汉”，把这一课的写法叫作“切开看”。本课最后会证明：两者计算的是同一个函数。
 #
 # 公式就是第 05 课的公式，再加上输出矩阵 $W^O$：
 #
@@ -27,7 +27,7 @@
 # 4. 证明包装器（wrapper）版本与拆分版本计算的是同一件事（`mh.multihead_from_wrapper`），并弄清楚为什么“相同”只在某些情况下意味着逐位相同。
 # 5. 按 GPT-2 的几种规模数一数参数量，弄清楚为什么增加头数不需要额外的参数。
 #
-# **预备知识：** 第 05 课（`05_multihead_wrapper`）。**用时：** 认真读第一遍，运行每个单元格，写下预测，动手实现这个类（第 5 节，在 90 分钟里给它留出 30 分钟），再试一试三道练习，大约需要 90 分钟。单元格本身几秒钟就能跑完。
+# **预备知识：** 第 05 课（`05_multihead_wrapper`）。**用时：** 约 110 分钟（阅读、运行 31 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttention`：`(b, T, d_in)` → `(b, T, d_out)`；在内部，Q、K、V 的形状都是 `(b, num_heads, T, head_dim)`，注意力权重（attention weights）的形状是 `(b, num_heads, T, T)`。
 
@@ -37,9 +37,11 @@ import torch
 from IPython.display import Markdown
 from torch import nn
 from torch.overrides import TorchFunctionMode
+from torch.utils.flop_counter import FlopCounterMode
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
+from mhsa_helpers.inspection import uniform_causal_entropy
 
 mh.setup_lesson(lang="zh")
 journey = mh.load_journey()
@@ -198,82 +200,111 @@ fig = mh.figures.plot_head_split(queries[0], q[0], merged_queries[0], words)
 plt.show()
 assert torch.equal(merged_queries, queries)  # split + merge = identity
 
-# %% [markdown] en_hash="e4f86478df0d"
+# %% [markdown] en_hash="9af7b8bf553d"
 # ## 4. 前向传播，一步一步来
 #
-# 把所有内容放在一起：前向传播的十个步骤（即中文教程《多头注意力》中的那张表），以及每一步之后的形状。最后新增的是第 10 步 `out_proj`：一个作用在合并后结果上的 (d_out → d_out) 线性层（即公式中的 $W^O$）。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样；dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
+# 把所有内容放在一起：前向传播的十个步骤，即中文教程《多头注意力》中的那张表。表中写出每一步得到什么（用书中代码里的名字），以及它的形状。具体用哪些 PyTorch 调用，由你自己来选：第 1–3 节把它们都用过了。最后新增的是第 10 步 `out_proj`：一个作用在合并后结果上的 (d_out → d_out) 线性层（即公式中的 $W^O$）。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样；dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
 #
-# 下面的代码生成的表格用的是英文（表头 step、PyTorch code、formula、shape 分别是步骤、PyTorch 代码、公式、形状），各步的名称与教程中的说法一一对应：
-#
-# | 表中的步骤 | 教程中的说法 |
-# |---|---|
-# | 1. input | 输入序列 |
-# | 2. project | 生成 QKV |
-# | 3. split | 重塑多头 |
-# | 4. heads first | 转置维度 |
-# | 5. scores | 计算分数 |
-# | 6. mask | 应用掩码 |
-# | 7. scale, softmax | 缩放归一化（normalization） |
-# | 8. weighted sum | 加权求和 |
-# | 9. merge | 拼接结果 |
-# | 10. output projection | 输出投影 |
+# 各步的名称沿用教程的说法。第 7 步先除以 $\sqrt{d_k}$ 缩放，再用 softmax 做归一化（normalization），教程把它叫作“缩放归一化”。
 
 # %%
-forward_steps = [  # (step, code in forward, formula, shape of the result)
-    ("1. input", "x", "$X$", "(b, T, d_in)"),
-    ("2. project", "self.W_query(x)", "$Q = XW^Q$", "(b, T, d_out)"),
+forward_steps = [  # (step, what it produces: the book's names, formula, shape of the result)
+    (mh.say("1. input", "1. 输入序列"), mh.say("`x`", "`x`"), "$X$", "(b, T, d_in)"),
     (
-        "3. split",
-        "queries.view(b, T, h, head_dim)",
-        "$h$ blocks of $d_k$ columns",
+        mh.say("2. project", "2. 生成 QKV"),
+        mh.say(
+            "`queries`, `keys`, `values`: `x` through `W_query`, `W_key`, `W_value`",
+            "`queries`、`keys`、`values`：`x` 分别经过 `W_query`、`W_key`、`W_value`",
+        ),
+        "$Q = XW^Q$",
+        "(b, T, d_out)",
+    ),
+    (
+        mh.say("3. split", "3. 重塑多头"),
+        mh.say(
+            "each of the three, its last dimension cut into `num_heads` blocks of `head_dim`",
+            "三者各自把最后一维切成 `num_heads` 块，每块 `head_dim` 宽",
+        ),
+        mh.say("$h$ blocks of $d_k$ columns", "$h$ 块，每块 $d_k$ 列"),
         "(b, T, h, head_dim)",
     ),
-    ("4. heads first", "queries.transpose(1, 2)", "$Q_1, \\dots, Q_h$", "(b, h, T, head_dim)"),
-    ("5. scores", "queries @ keys.transpose(2, 3)", "$Q_iK_i^\\top$", "(b, h, T, T)"),
     (
-        "6. mask",
-        "attn_scores.masked_fill_(mask_bool, -torch.inf)",
-        "future $\\to -\\infty$",
+        mh.say("4. heads first", "4. 转置维度"),
+        mh.say(
+            "the same, with the head dimension in front of the tokens",
+            "同样的数，头这一维挪到词元前面",
+        ),
+        "$Q_1, \\dots, Q_h$",
+        "(b, h, T, head_dim)",
+    ),
+    (
+        mh.say("5. scores", "5. 计算分数"),
+        mh.say(
+            "`attn_scores`: each head's queries against its own keys",
+            "`attn_scores`：每个头的查询与它自己的键相乘",
+        ),
+        "$Q_iK_i^\\top$",
         "(b, h, T, T)",
     ),
     (
-        "7. scale, softmax",
-        "torch.softmax(attn_scores / head_dim**0.5, dim=-1)",
+        mh.say("6. mask", "6. 应用掩码"),
+        mh.say(
+            "`attn_scores`, the future hidden with the buffer `mask`, cut to T × T",
+            "`attn_scores`，用缓冲区 `mask`（截成 T × T）遮住未来",
+        ),
+        mh.say("future $\\to -\\infty$", "未来 $\\to -\\infty$"),
+        "(b, h, T, T)",
+    ),
+    (
+        mh.say("7. scale, softmax", "7. 缩放归一化"),
+        mh.say(
+            "`attn_weights`, then `dropout` on them (training only)",
+            "`attn_weights`，随后对它做 `dropout`（只在训练时）",
+        ),
         "$A_i = \\mathrm{softmax}(Q_iK_i^\\top / \\sqrt{d_k})$",
         "(b, h, T, T)",
     ),
     (
-        "8. weighted sum",
-        "attn_weights @ values",
+        mh.say("8. weighted sum", "8. 加权求和"),
+        mh.say(
+            "`context_vec`: each head's weights times its values",
+            "`context_vec`：每个头的权重乘以它的值",
+        ),
         "$\\mathrm{head}_i = A_iV_i$",
         "(b, h, T, head_dim)",
     ),
     (
-        "9. merge",
-        "context.transpose(1, 2).contiguous().view(b, T, d_out)",
+        mh.say("9. merge", "9. 拼接结果"),
+        mh.say(
+            "`context_vec`, the heads side by side again",
+            "`context_vec`，各个头重新并排",
+        ),
         "$\\mathrm{Concat}(\\mathrm{head}_1, \\dots, \\mathrm{head}_h)$",
         "(b, T, d_out)",
     ),
     (
-        "10. output projection",
-        "self.out_proj(context)",
+        mh.say("10. output projection", "10. 输出投影"),
+        mh.say("what `out_proj` makes of it: the output", "`out_proj` 的结果，即输出"),
         "$\\mathrm{Concat}(\\dots)\\,W^O$",
         "(b, T, d_out)",
     ),
 ]
 rows = [
-    f"| {step} | `{code}` | {formula} | {shape} |" for step, code, formula, shape in forward_steps
+    f"| {step} | {what} | {formula} | {shape} |" for step, what, formula, shape in forward_steps
 ]
-Markdown("\n".join(["| step | PyTorch code | formula | shape |", "|---|---|---|---|", *rows]))
+header = mh.say(
+    "| step | what it produces | formula | shape |", "| 步骤 | 得到什么 | 公式 | 形状 |"
+)
+Markdown("\n".join([header, "|---|---|---|---|", *rows]))
 
-# %% [markdown] en_hash="f4ea4a7cdc64"
+# %% [markdown] en_hash="450e97656e51"
 # 其中 $h$ = `num_heads`，$d_k$ = `head_dim` = `d_out // num_heads`。
 #
 # ## 5. 自己动手实现
 #
 # 先别看书中的类，自己写一个：照着上面的表格，把下面的 `MyMultiHeadAttention` 补充完整。构造函数接受与书中相同的参数 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；请沿用书中的名字 `W_query`、`W_key`、`W_value`、`out_proj`、`dropout`，并把因果掩码（causal mask）注册为名为 `mask` 的缓冲区（与第 04 课的 `CausalAttention` 一样）。`forward(x)` 接受形状为 (b, T, d_in) 的 x，返回 (b, T, d_out)。
 #
-# 检查器会按这些名字把 `mh.MultiHeadAttention` 的权重复制到你的模块里，然后运行约定测试：几种不同尺寸下的形状；因果性（改动靠后的词元，不会改变前面任何位置的输出）；每行权重之和为 1；输出相等；dropout 只在训练模式下起作用；每个参数都有梯度。如果哪里不对，提示会指出最可能的错误。第 6 节给出书中的版本——先自己试一试。
+# 检查器会按这些名字把 `mh.MultiHeadAttention` 的权重复制到你的模块里，然后运行约定测试：几种不同尺寸下的形状；因果性（改动靠后的词元，不会改变前面任何位置的输出）；每行权重之和为 1；输出相等；dropout 只在训练模式下起作用；每个参数都有梯度。如果哪里不对，提示会指出最可能的错误。第 6 节是书中的版本，已经折叠起来：等你的类通过了再打开。
 
 
 # %%
@@ -289,13 +320,13 @@ class MyMultiHeadAttention(nn.Module):
 
 mhsa_helpers.exercises.check_build_multihead(MyMultiHeadAttention)
 
-# %% [markdown] en_hash="7a170f37612a"
+# %% [markdown] en_hash="863d16b1d28b"
 # ## 6. 书中的类
 #
-# 下面是书中的 `MultiHeadAttention`，请和你写的版本逐行对照。
+# 书中的 `MultiHeadAttention` 在下一个单元格里。它已经折叠起来，免得提前泄露动手实现的答案（点击单元格即可展开）。等你的类通过检查，再把两者逐行对照。本课余下的部分都运行这个类。
 
 
-# %%
+# %% jupyter={"source_hidden": true}
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
@@ -453,12 +484,14 @@ for heads in [1, 2, 3, 4]:
 fig = mh.figures.plot_matmul_counts(counts)
 plt.show()
 
-# %% [markdown] en_hash="acda8c406f6b"
+# %% [markdown] en_hash="0e6e6894db14"
 # 只有一个头时，拆分版比包装器多一次调用（6 次对 5 次）：多出来的那次 `nn.Linear` 就是 `out_proj`，包装器没有这一层。从两个头开始，拆分版的调用次数就更少了，而且每多一个头，差距就拉大一些。
+#
+# 调用少，不一定就省时间。在课程的 2 核 CPU 上让两者对比计时（`benchmarks/attention.py --part wrapper-vs-split`，见第 05 课），用这个类计算包装器的那个函数：8 到 64 个词元时它更快，包装器的耗时是它的 1.2–1.9 倍。可到了 512 个词元，它的前向传播反而是包装器的 1.4 倍。原因在于，它一次对所有头的分数 (b, h, T, T) 做掩码和 softmax。这 24 MiB 的数据留不在 CPU 的缓存里，而包装器每个头只处理 2 MiB。在 CPU 上，矩阵乘法的次数并不说明一切。
 #
 # ## 7. 往里看一眼：`return_weights=True`
 #
-# `mh.MultiHeadAttention` 有一个调试开关：`return_weights=True` 时还会额外返回注意力权重，形状为 (b, num_heads, T, T)，取自 softmax 之后、dropout 之前。在相同的随机种子下，它的权重与我们自己的类相同。（书中的例子里每个头只有 1 维宽，一个头能施展的空间很小：头 2 几乎把权重平均分给了它能看到的所有词元。）
+# `mh.MultiHeadAttention` 有一个调试开关：`return_weights=True` 时还会额外返回注意力权重，形状为 (b, num_heads, T, T)，取自 softmax 之后、dropout 之前。在相同的随机种子下，它的权重与我们自己的类相同。书中的例子里每个头只有 1 维宽，一个头能施展的空间很小。两个头都几乎把权重平均分给了它们能看到的词元。单元格打印出每个头各行**熵**（entropy）的平均值，这是第 07 课的度量，越大越均匀。旁边是它可能的最大值，也就是完全均匀的因果行的熵。
 
 # %%
 torch.manual_seed(123)
@@ -468,6 +501,9 @@ print(out.shape, attn.shape)
 assert attn.shape == (2, 2, 6, 6)
 assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # each row sums to 1
 assert (attn.triu(diagonal=1) == 0).all()  # causal
+entropy = mh.head_entropy(attn.detach())  # (num_heads,)
+print("mean row entropy per head:", entropy, f"| even rows: {uniform_causal_entropy(T):.4f}")
+assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # both heads nearly even
 fig = mh.plot_attention_heads(
     attn.detach(),
     words,
@@ -561,8 +597,28 @@ for heads in [1, 4, 12]:
     )
     assert count == 4 * 768 * 768 + 768
 
-# %% [markdown] en_hash="8801e774b683"
-# 变的是词元能用这些参数做什么。只有一个头时，每个词元只有*一组* softmax 权重去分配给其他词元：如果它需要从两个地方获取信息（比如前一个词和句子的主语），就只能把权重分给两者，得到的是它们的值的混合。十二个头则给它十二组互相独立的权重分配，每组读取值向量中属于自己的 64 列，在输出中并排放着；随后由 `out_proj` 把它们组合起来。代价是每个头的分数只是 head_dim = 64 个数的点积（dot product）。这正是原始论文（Vaswani et al., 2017）的动机；至于训练好的头是否真的分工成可辨认的角色，则是一个需要用实验回答的问题，第 07 课和第 08 课会去看一看。
+# %% [markdown] en_hash="ce0a5d249b1f"
+# 变的是词元能用这些参数做什么。只有一个头时，每个词元只有*一组* softmax 权重去分配给其他词元：如果它需要从两个地方获取信息（比如前一个词和句子的主语），就只能把权重分给两者，得到的是它们的值的混合。十二个头则给它十二组互相独立的权重分配。每个头在 Q 和 K 中属于自己的 64 列里比较查询和键，(b, T, 768) → (b, 12, T, 64)，并读取值向量中属于自己的 64 列。各个头的输出并排放着，随后由 `out_proj` 把它们组合起来。代价是每个头的分数只是 head_dim = 64 个数的点积（dot product）。这正是原始论文（Vaswani et al., 2017）的动机。论文说，各个头关注的是不同的**表示子空间**（representation subspace）。至于训练好的头是否真的分工成可辨认的角色，则是一个需要用实验回答的问题，第 07 课和第 08 课会去看一看。
+#
+# **头多了，计算量也不变。** 每个头的分数 $Q_iK_i^\top$ 和加权求和 $A_iV_i$ 各需 $T^2 \cdot$ head_dim 次乘加。$h$ 个头合计 $h \cdot T^2 \cdot d_{out} / h = T^2 \cdot d_{out}$，与一个宽度为 $d_{out}$ 的头相同。无论一个头还是多个头，注意力都是 $O(T^2 \cdot d)$。`torch.utils.flop_counter` 里的 `FlopCounterMode` 可以统计浮点运算次数（FLOP，每次乘加算 2 次）。下面仍在 `meta` 设备上，按 GPT-2 small 的宽度和上下文长度，统计一次前向传播：
+
+# %%
+for heads in [1, 4, 12]:
+    with torch.device("meta"):  # shapes only: no memory, no random numbers
+        module = mh.MultiHeadAttention(768, 768, 1024, 0.0, num_heads=heads)
+        x_meta = torch.empty(1, 1024, 768)  # (b, T, d_in)
+    with FlopCounterMode(display=False) as flops:
+        module(x_meta)  # (b, T, d_out)
+    by_op = {str(op): n for op, n in flops.get_flop_counts()["Global"].items()}
+    attention = by_op["aten.bmm"]  # Q K^T and weights @ V, all heads: (b, h, T, T) products
+    print(
+        f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
+        f"{attention / 1e9:.2f} in the (T, T) products"
+    )
+    assert attention == 2 * 2 * 1024**2 * 768  # 2 products x 2 FLOPs x T^2 x d_out, any h
+
+# %% [markdown] en_hash="058d8339ef7a"
+# 1 个、4 个、12 个头都是 8.05 GFLOP。其中 3.22 GFLOP 是 (T, T) 的那两次乘法，随 $T^2$ 增长。其余是四个投影，随 $T$ 增长。
 #
 # **检查（供 CI 使用；已折叠）。** 下面隐藏的单元格检查两件事。(1) 本课内联写出的类与 `mh.MultiHeadAttention` 等价：相同的随机种子、相同顺序创建的相同层，因此权重相同，输出逐位相同——无论在评估模式，还是在固定种子 dropout 的训练模式下。(2) 在 GPT-2 small 的形状下（12 个头 × 64，随机的 64 个词元输入），包装器与 `mh.multihead_from_wrapper` 的结果在 float32 舍入误差范围内相等；它们是否也逐位相同，取决于 CPU、BLAS 库和线程数，因为浮点加法不满足结合律：在 float32 中，(0.1 + 0.3) + 0.4 与 0.1 + (0.3 + 0.4) 在最后一位上不同。因此，本课程一般用 `torch.testing.assert_close` 检查“同一个函数”，只在计算过程能完全对齐的小例子上才用 `torch.equal`。点击该单元格即可展开。
 
@@ -588,13 +644,13 @@ assert not torch.equal(left, right)
 torch.testing.assert_close(left, right)
 print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item():.10f}")
 
-# %% [markdown] en_hash="26e5fafdf087"
+# %% [markdown] en_hash="fae855e840dd"
 # ## 小结
 #
 # * 拆分成多个头：先 `view(b, T, num_heads, head_dim)`，再 `transpose(1, 2)` → (b, h, T, head_dim)，其中 `head_dim = d_out // num_heads`。头 1 = 前 head_dim 列，头 2 = 接下来的 head_dim 列，依此类推。
 # * 一次**批量矩阵乘法** `q @ k.transpose(2, 3)` 就算出所有头，与逐头循环的结果逐位相同。
 # * 合并回去：先 `transpose(1, 2)`，再 `contiguous().view(b, T, d_out)`（或者用 `reshape`，必要时它会复制）。直接对转置后的张量调用 `view` 会失败。
-# * `out_proj`（输出投影）负责混合各个头。代价：无论多少个头，都是 4 次线性层调用 + 2 次矩阵乘法。参数量：不带 qkv 偏置时为 4·d² + d——同样与头数无关，所以更多的头在参数量不变的情况下换来更多组相互独立的注意力权重分配。
+# * `out_proj`（输出投影）负责混合各个头。代价：无论多少个头，都是 4 次线性层调用 + 2 次矩阵乘法。调用次数少了，是否更快要看尺寸。在 CPU 上，512 个词元时测得包装器的前向传播更快。参数量：不带 qkv 偏置时为 4·d² + d；计算量为 $O(T^2 \cdot d)$。两者都与头数无关，所以更多的头在参数量和计算量都不变的情况下，换来更多组相互独立的注意力权重分配。
 # * 宽度约定：包装器的 `d_out` 是每个头的宽度；`MultiHeadAttention` 的 `d_out` 是总宽度。
 # * `mh.multihead_from_wrapper` 把包装器（叠罗汉）变成拆分版（切开看）：在书中的例子上逐位相同，在 GPT-2 的规模下在 float32 舍入误差范围内相等（浮点加法不满足结合律）。
 # * 对前向传播的追踪（钩子 + 一个 `TorchFunctionMode`）证实了 10 步表格中的每一个形状。

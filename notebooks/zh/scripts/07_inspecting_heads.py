@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="cd58a9d455e5"
+# %% [markdown] en_hash="27318ab69e83"
 # # 07 · 观察注意力头（attention heads）
 #
 # 第 06 课构建了 `MultiHeadAttention`：一个大投影（projection），切成多个头。每个头都会算出自己的一个 (T, T) **注意力权重**（attention weights）矩阵。这一课把这个模块打开，一个头一个头地看这些矩阵，并追问：它们能告诉我们什么，又不能告诉我们什么。
@@ -19,7 +19,7 @@
 # 3. 用一个交互式探索工具改变头数、dropout（随机失活）的丢弃率（dropout rate）和随机种子。
 # 4. 认清局限：注意力权重不等于解释，而且头与头之间可能存在**冗余**（redundancy）。（第 08 课会训练模型，用实验来检验这一点。）
 #
-# **预备知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 认真学一遍大约 50 分钟（30 分钟用来阅读、运行每个单元格、摆弄探索工具，20 分钟用来做练习）。
+# **预备知识：** 第 06 课（`06_multihead_split`）：`MultiHeadAttention`、`num_heads`、`head_dim = d_out // num_heads`。**用时：** 约 60 分钟（阅读、运行 17 个代码单元格、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `mha(x, return_weights=True)` 的输入 `x` 为 `(b, T, d_in)`，返回 `(out, weights)`：`out` 为 `(b, T, d_out)`，`weights` 为 `(b, num_heads, T, T)`；`mh.head_entropy(weights)` → `(num_heads,)`。
 
@@ -127,10 +127,10 @@ plt.show()
 # %% [markdown] en_hash="83bc42df975d"
 # 两个头都紧贴着最大值：它们几乎把注意力平均地分散开了。这不是注意力本身的性质，而是*这个*模块的性质：权重没有经过训练，而且书中的嵌入（embedding）很小（各元素都小于 1），所以每个分数 $q \cdot k / \sqrt{d_k}$ 都接近 0，而一组几乎相等的分数经过 softmax 之后，得到的就几乎是均匀分布。
 
-# %% [markdown] en_hash="638050562d83"
+# %% [markdown] en_hash="d7553633566d"
 # ## 3. 一个更长的句子
 #
-# 书中只给了六个词的嵌入。为了用更长的句子，我们用确定性的方法造一些玩具嵌入：`mh.ui.sentences.embed_words` 给每个不同的词分配一个固定的随机向量，取值在 $[0, 1)^3$ 中（在每台机器上都一样，同一个词每次出现时也一样）。我们把它们乘以 3，让分数不至于太小，各个头之间的差别也更明显。四个头，宽度 `d_out = 24`（`head_dim = 6`）：
+# 书中只给了六个词的嵌入。为了用更长的句子，我们用确定性的方法造一些玩具嵌入：`mh.ui.sentences.embed_words` 给每个不同的词分配一个固定的随机向量，取值在 $[0, 1)^3$ 中（在每台机器上都一样，同一个词每次出现时也一样）。我们把它们乘以 3，让分数不至于太小。四个头，宽度 `d_out = 24`（`head_dim = 6`）。为了对比，单元格还用不乘 3 的嵌入运行了同一个模块：
 
 # %%
 from mhsa_helpers.ui.sentences import LONGER_SENTENCE, embed_words
@@ -143,11 +143,18 @@ torch.manual_seed(123)
 mha_long = mh.MultiHeadAttention(d_in=3, d_out=24, context_length=11, dropout=0.0, num_heads=4)
 with torch.no_grad():
     _, weights_long = mha_long(long_inputs.unsqueeze(0), return_weights=True)  # (1, 4, 11, 11)
+    _, weights_x1 = mha_long(embed_words(long_words).unsqueeze(0), return_weights=True)
 entropy_long = mh.head_entropy(weights_long)  # (4,)
-print("entropy per head:", entropy_long)
-print(f"maximum for T=11: {uniform_causal_entropy(11):.4f}")
+entropy_x1 = mh.head_entropy(weights_x1)  # (4,): the same heads, embeddings not scaled
+print("entropy per head, x3:", entropy_long)
+print("entropy per head, x1:", entropy_x1)
+print(f"maximum for T=11:     {uniform_causal_entropy(11):.4f}")
+assert (entropy_long < entropy_x1).all()  # the factor 3 sharpens every head a little
+assert (entropy_long > 0.9 * uniform_causal_entropy(11)).all()  # all stay close to even
 
-# %% [markdown] en_hash="5d949596664f"
+# %% [markdown] en_hash="e26dd95777b6"
+# 乘以 3 之后，熵从 1.5899–1.5909 变成 1.47–1.58。前者都在最大值 1.5911 的 0.1 % 以内，后者是最大值的 92–99 %。各个头变得稍微集中了一点，彼此也稍有不同，但四个头都仍然接近均匀，下面的热力图看上去也差不多。未经训练的头，还谈不上有什么有意思的差别；第 08 课会训练它们。
+#
 # 对于更大的网格，我们用 `mh.plot_attention_grid` 来画：面板与 `plot_attention_heads` 相同（每个头一块，共用一个色标），只是格子里不写数字，而且画得足够快，下面的探索工具每拖动一次滑块都能重画。
 
 # %%

@@ -8,19 +8,19 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="cee7336c052f"
+# %% [markdown] en_hash="409ee1a0adc1"
 # # 08 · 训练一个小模型
 #
 # 到目前为止，每一个注意力权重（attention weight）都来自未经训练的投影（projection）。这一课把 `MultiHeadAttention` 放进一个最小的**语言模型**（language model），在两个玩具任务上训练它：一个任务只用来确认模块的每个部分都在学习；另一个任务里，头有一个明确的目标可找——而且它真的找到了。
 #
 # **学习目标**
-# 1. 搭出 `TinyAttentionLM`：**词元嵌入**（token embedding）+ **位置嵌入**（positional embedding）+ 因果多头注意力（multi-head attention）+ 一个线性的**语言模型头**（LM head），它输出 **logits**：softmax 之前的分数，每个可能的下一个词元（token）一个。
+# 1. 读懂 `TinyAttentionLM`，本课把这个完整的模型写了出来：**词元嵌入**（token embedding）+ **位置嵌入**（positional embedding）+ 因果多头注意力（multi-head attention）+ 一个线性的**语言模型头**（LM head），它输出 **logits**：softmax 之前的分数，每个可能的下一个词元（token）一个。
 # 2. 先预测未经训练的模型的损失，再用交叉熵在**重复任务**上训练它，看着损失在 3 个**轮次**（epoch）内降到远低于 1.0。
 # 3. 做一个经典实验：宽度不变，4 个头 → 8 个头（head_dim 从 8 变为 4），并用**消融**（ablation）检验每个头有多重要。
 # 4. 在**平移任务**上训练它（抄写 $k$ 个位置之前的词元），看着一个头**专门化**（specialise）到偏移量 $k$ 上，用 `mh.offset_attention` 来度量。
 # 5. 改变头数，看看什么变了、什么没变。
 #
-# **预备知识：** 第 07 课（`07_inspecting_heads`）：每个头的权重、热力图（heatmap）、熵；PyTorch 的自动求导（autograd）即 `loss.backward()`、优化器（optimizer）的一步更新，以及把交叉熵用作损失（第 00 课列出了可以去哪里补课）。**用时：** 认真过一遍约需 60 分钟（40 分钟阅读、运行每个单元格并用控件训练，20 分钟做练习）。
+# **预备知识：** 第 07 课（`07_inspecting_heads`）：每个头的权重、热力图（heatmap）、熵；PyTorch 的自动求导（autograd）即 `loss.backward()`、优化器（optimizer）的一步更新，以及把交叉熵用作损失（第 00 课列出了可以去哪里补课）。**用时：** 约 80 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 词元 id `(b, T)`（小于 `vocab_size` 的整数，`T <= context_length`）→ logits `(b, T, vocab_size)`；加上 `return_weights=True` 时还返回权重 `(b, num_heads, T, T)`；目标 `(b, T)`，没有目标的位置为 -100。
 

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="2898ddb938f2"
+# %% [markdown] en_hash="398322772d28"
 # # 12 · 会写诗的小模型：在唐诗上训练字符级 Transformer
 #
 # 第 08 课在玩具任务上训练了一个注意力层，第 10 课实现了 KV 缓存（KV cache）。本课把课程自己的 `MultiHeadAttention` 装进一个小而完整的**语言模型**（language model）。它一个字一个字地读三万五千首唐诗，然后自己写诗。
@@ -20,7 +20,7 @@
 # 4. 生成任意长度的文本。上下文写满以后，窗口向后滑动。
 # 5. 在留出的诗上测量训练好的头在看什么，包括上句中与将要预测的字相对的那个字（对仗）。
 #
-# **预备知识：** 第 06 课的 `MultiHeadAttention`；第 08 课的训练、交叉熵与损失曲线（loss curve）；第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 60 分钟。
+# **预备知识：** 第 06 课的 `MultiHeadAttention`；第 08 课的训练、交叉熵与损失曲线（loss curve）；第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 75 分钟（阅读、运行 19 个代码单元格、4 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 字符 id `(b, T)`（`T <= context_length`）→ logits `(b, T, vocab_size)`；传入 `return_weights=True` 时还会返回权重 `(b, num_layers, num_heads, T, T)`。
 
