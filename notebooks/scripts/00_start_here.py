@@ -65,9 +65,9 @@
 # | 06 | `06_multihead_split` | your own `MultiHeadAttention` | one big matrix, split into heads | 110 min |
 # | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? | 60 min |
 # | 08 | `08_training_tiny_model` | `TinyAttentionLM`, 4 → 8 heads, ablation | watching heads learn | 80 min |
-# | 09 | `09_efficient_attention` | fused QKV (your own), SDPA | the same block, made fast; RoPE/ALiBi; bf16 | 85 min |
-# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller | 70 min |
-# | 11 | `11_padded_batches` | padded batches, `key_padding_mask` | sentences of different lengths (填充掩码) | 50 min |
+# | 09 | `09_efficient_attention` | fused QKV (your own), SDPA | the same block, made fast; RoPE/ALiBi; bf16 | 95 min |
+# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller | 75 min |
+# | 11 | `11_padded_batches` | padded batches, `key_padding_mask` | sentences of different lengths (填充掩码) | 65 min |
 # | 12 | `12_tiny_char_lm` | a character model of Tang poems | a Transformer block around attention; the KV cache at work | 75 min |
 #
 # In all about 16 hours: a weekend, or two weeks of evenings.

@@ -32,7 +32,7 @@
 # 6. Build it: write a fused-QKV multi-head attention class that passes the contract tests.
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`, `view` + `transpose` into heads).
-# **Time:** about 85 minutes (reading, running 23 code cells, 1 prediction, 2 exercises, 1
+# **Time:** about 95 minutes (reading, running 27 code cells, 1 prediction, 2 exercises, 1
 # build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim)

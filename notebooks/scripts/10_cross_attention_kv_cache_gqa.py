@@ -27,7 +27,7 @@
 #    and check the formulas against the modules.
 #
 # **Prerequisites:** lesson 09 (fused QKV, `F.scaled_dot_product_attention`).
-# **Time:** about 70 minutes (reading, running 23 code cells, 1 prediction, 3 exercises; the rule
+# **Time:** about 75 minutes (reading, running 25 code cells, 1 prediction, 3 exercises; the rule
 # is in lesson 00).
 #
 # **Shape contract:** cross-attention: query (b, n_q, d_q), key_value (b, n_kv, d_kv) ->

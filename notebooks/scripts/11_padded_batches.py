@@ -27,7 +27,7 @@
 #    `nn.MultiheadAttention`, Hugging Face, d2l) and check that they give the same attention.
 #
 # **Prerequisites:** lessons 06 (`MultiHeadAttention`) and 10 (the KV cache).
-# **Time:** about 50 minutes (reading, running 17 code cells, 2 exercises; the rule is in lesson
+# **Time:** about 65 minutes (reading, running 20 code cells, 3 exercises; the rule is in lesson
 # 00).
 #
 # **Shape contract:** `module(x, key_padding_mask=mask, return_weights=True)` with `x`

@@ -34,7 +34,7 @@
 #
 # **形状约定（shape contract）：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
 
-# %% [markdown] en_hash="536f4355a95f"
+# %% [markdown] en_hash="8c6e26c5c7a9"
 # ## 课程地图
 #
 # | # | notebook | 你要构建的 | 核心思想 | 用时 |
@@ -47,9 +47,9 @@
 # | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention` | 一个大矩阵，切成几个头 | 110 分钟 |
 # | 07 | `07_inspecting_heads` | 热力图（heatmap）、头的熵、探索工具 | 各个头在看什么？ | 60 分钟 |
 # | 08 | `08_training_tiny_model` | `TinyAttentionLM`，4 → 8 个头，消融（ablation） | 看着头学会东西 | 80 分钟 |
-# | 09 | `09_efficient_attention` | 融合 QKV（你自己写），SDPA | 同一个模块，变快；RoPE/ALiBi；bf16 | 85 分钟 |
-# | 10 | `10_cross_attention_kv_cache_gqa` | 交叉注意力（cross-attention）、KV 缓存（KV cache）、分组查询注意力（GQA） | 生成文本，并让模型更省 | 70 分钟 |
-# | 11 | `11_padded_batches` | 带填充（padding）的批次（batch）、`key_padding_mask` | 长短不一的句子（填充掩码） | 50 分钟 |
+# | 09 | `09_efficient_attention` | 融合 QKV（你自己写），SDPA | 同一个模块，变快；RoPE/ALiBi；bf16 | 95 分钟 |
+# | 10 | `10_cross_attention_kv_cache_gqa` | 交叉注意力（cross-attention）、KV 缓存（KV cache）、分组查询注意力（GQA） | 生成文本，并让模型更省 | 75 分钟 |
+# | 11 | `11_padded_batches` | 带填充（padding）的批次（batch）、`key_padding_mask` | 长短不一的句子（填充掩码） | 65 分钟 |
 # | 12 | `12_tiny_char_lm` | 一个学唐诗的字符级模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
 #
 # 合计约 16 小时：一个周末，或两周的晚上。

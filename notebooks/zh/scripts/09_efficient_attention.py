@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="4403f58e02c7"
+# %% [markdown] en_hash="67fadaff62e6"
 # # 09 · 高效注意力
 #
 # 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，它从不把 T × T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看 RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
@@ -21,7 +21,7 @@
 # 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32 的结果比较。测量 float16 和 bfloat16 下的 softmax，看掩码填入的哪些值在这些类型里还能保留，并像生产代码那样把 softmax 升到 float32 计算。
 # 6. 动手实现：写一个融合 QKV 的多头注意力类，让它通过形状约定（shape contract）的测试。
 #
-# **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 认真学第一遍约 75 分钟（阅读并运行每个单元格 45 分钟，练习 30 分钟，其中大部分花在动手实现的练习上）。
+# **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 约 95 分钟（阅读、运行 27 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定：** `x` (b, T, d_in) → `qkv` (b, T, 3 * d_out) → Q, K, V (b, h, T, head_dim) → 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
 #

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="e9ada9d96c38"
+# %% [markdown] en_hash="ef25dcb0d28e"
 # # 10 · 交叉注意力（cross-attention）、KV 缓存（KV cache）与 GQA
 #
 # 第 06 课和第 09 课的注意力块要用到真实的模型里，还差三个想法：让解码器读取编码器的输出，即**交叉注意力**；逐个词元（token）生成时不再重算过去，即 **KV 缓存**；让多个头共用键和值，从而缩小缓存，即**分组查询注意力**（grouped-query attention），以及它的极端情形**多查询注意力**（multi-query attention）。
@@ -19,7 +19,7 @@
 # 3. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**（autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
 # 4. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块核对这些公式。
 #
-# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 认真学第一遍约 60 分钟（阅读并运行每个单元格 40 分钟，练习 20 分钟）。
+# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 75 分钟（阅读、运行 25 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) → (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) → (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 

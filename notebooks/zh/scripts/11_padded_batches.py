@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="c49ec70f6c55"
+# %% [markdown] en_hash="8c87c66eca63"
 # # 11 · 真实句子成批处理：填充掩码（padding mask）
 #
 # 到目前为止，每个例子里的序列都一样长。真实的句子长短不一，可一个批次（batch）是一个形状为 (b, T, d_in) 的张量，所以短句要用**填充**词元补齐。本课要确保这些填充物不改变任何结果：每个真实词元（token）得到的输出，必须和它所在的句子单独运行时得到的完全一样。
@@ -20,7 +20,7 @@
 # 4. 用 `torch.testing.assert_close` 证明“成批计算 == 逐句计算”，并把 d2l 的有效长度（valid length）`valid_lens` 转换成键填充掩码。
 # 5. 在学习者会遇到的六种掩码约定（第 03 课、本课程、SDPA、`nn.MultiheadAttention`、Hugging Face、d2l）之间相互转换，并验证它们给出相同的注意力。
 #
-# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时：** 约 40 分钟。
+# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时：** 约 65 分钟（阅读、运行 20 个代码单元格、3 道练习，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `module(x, key_padding_mask=mask, return_weights=True)`，其中 `x` 的形状为 (b, T, d_in)，`mask` 是形状为 (b, T) 的布尔张量；它返回形状为 (b, T, d_out) 的输出和形状为 (b, num_heads, T, T) 的权重，填充键上的权重为零。
 
