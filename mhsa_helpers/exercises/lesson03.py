@@ -47,8 +47,8 @@ def check_local_mask(answer: object) -> CheckResult:
         return missing(
             name,
             tr(
-                "a (5, 5) boolean tensor, True where a token must not look",
-                "一个 (5, 5) 的布尔张量，词元不能看的位置为 True",
+                "a boolean tensor, True where a token must not look",
+                "一个布尔张量，词元不能看的位置为 True",
             ),
         )
     if not isinstance(answer, torch.Tensor):
@@ -156,7 +156,7 @@ def check_prediction_changed_weights(prediction: object, reveal: bool = False) -
         _PREDICTION_CHANGED_WEIGHTS,
         prediction,
         reveal=reveal,
-        what=tr("a whole number from 0 to 36", "一个 0 到 36 之间的整数"),
+        what=tr("a whole number: how many weights change", "一个整数：有几个权重会改变"),
         value=value,
         actual=tr(f"{count} of 36", f"36 个权重中有 {count} 个改变"),
         correct=value == count,

@@ -190,7 +190,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
             "先 view 再转置：x.view(b, T, num_heads, head_dim).transpose(1, 2)。",
         )
 
-    what = tr(f"a ({b}, 4, {T}, {head_dim}) tensor", f"一个形状为 ({b}, 4, {T}, {head_dim}) 的张量")
+    what = tr("a tensor: x split into heads", "一个张量：拆分成多个头之后的 x")
     if answer is None:
         return missing(name, what)
     if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (b, T, 4, head_dim):

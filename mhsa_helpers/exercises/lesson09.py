@@ -25,6 +25,7 @@ from ._build import (
     INPUT_CHANGED,
     MISTAKE_HINTS,
     MISTAKES,
+    UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
     ForwardTexts,
@@ -32,6 +33,7 @@ from ._build import (
     build_checker,
     call_forward,
     fill,
+    is_unwritten,
     is_view_error,
     name_mistake,
 )
@@ -60,8 +62,8 @@ check_attention_matrix_bytes = number_checker(
             "attention-matrix bytes (GPT-2 XL, T=1024)", "注意力矩阵的字节数（GPT-2 XL，T=1024）"
         ),
         what=tr(
-            "an int: batch * heads * T * T * bytes per float32",
-            "一个 int：批次 * 头数 * T * T * 每个 float32 的字节数",
+            "an int: the number of bytes",
+            "一个 int：字节数",
         ),
         expected=_ATTENTION_BYTES,
         right=tr(
@@ -264,6 +266,8 @@ def _build(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) ->
 
 def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> Text | None:
     """What is missing or mis-shaped in the module's layers, or None if they are right."""
+    if is_unwritten(module):
+        return UNWRITTEN_CLASS
     qkv = getattr(module, "qkv", None)
     if not isinstance(qkv, nn.Linear):
         if any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES):

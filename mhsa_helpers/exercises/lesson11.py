@@ -52,8 +52,8 @@ def check_left_padding_mask(answer: object) -> CheckResult:
         answer,
         tuple(_LEFT.shape),
         what=tr(
-            "a bool (3, 5) tensor, True at padding positions",
-            "一个 bool 类型的 (3, 5) 张量，填充位置为 True",
+            "a bool tensor, True at padding positions",
+            "一个 bool 类型的张量，填充位置为 True",
         ),
         shape_hint=tr(
             "one row per sequence, one column per position.",
