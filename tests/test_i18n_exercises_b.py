@@ -103,6 +103,8 @@ class NoOutProj(nn.Module):
 
 CHUNK = torch.ones(5, 5).triu(1).bool()[3:]  # (2, 5)
 LEFT = torch.arange(5) < (5 - torch.tensor([3, 1, 4]))[:, None]  # (3, 5)
+FUTURE5 = torch.ones(5, 5, dtype=torch.bool).triu(1)  # (T, T)
+LEFT_CAUSAL = FUTURE5 | LEFT[:, None, :]  # (3, 5, 5): the exercise's hidden positions
 KV_BYTES = 2 * 80 * 8 * 128 * 4096 * 2
 GQA = 8192 * 8192 * 2 + 2 * 8192 * 1024 + 8192
 LOGITS = torch.randn(2, 10, generator=torch.Generator().manual_seed(0))
@@ -178,15 +180,17 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
             lambda: ex.check_offset_attention(torch.zeros(3), _weights4(), 1),
         ],
     ),
-    "attention_matrix_bytes": (
-        lambda: ex.check_attention_matrix_bytes(25 * 1024 * 1024 * 4),
+    "longest_context": (
+        lambda: ex.check_longest_context(3276),
         [
-            lambda: ex.check_attention_matrix_bytes(None),
-            lambda: ex.check_attention_matrix_bytes(25 * 1024 * 1024),
-            lambda: ex.check_attention_matrix_bytes(1024 * 1024 * 4),
-            lambda: ex.check_attention_matrix_bytes(25 * 1024 * 1024 * 2),
-            lambda: ex.check_attention_matrix_bytes(7),
-            lambda: ex.check_attention_matrix_bytes("100 MiB"),
+            lambda: ex.check_longest_context(None),
+            lambda: ex.check_longest_context(3277),
+            lambda: ex.check_longest_context(6553),
+            lambda: ex.check_longest_context(16384),
+            lambda: ex.check_longest_context(4634),
+            lambda: ex.check_longest_context(3162),
+            lambda: ex.check_longest_context(7),
+            lambda: ex.check_longest_context("3276 tokens"),
         ],
     ),
     "key_block": (
@@ -265,15 +269,17 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
         ],
     ),
     "left_padding_mask": (
-        lambda: ex.check_left_padding_mask(LEFT),
+        lambda: ex.check_left_padding_mask(LEFT_CAUSAL),
         [
             lambda: ex.check_left_padding_mask(None),
-            lambda: ex.check_left_padding_mask(~LEFT),
-            lambda: ex.check_left_padding_mask(torch.arange(5) >= torch.tensor([3, 1, 4])[:, None]),
-            lambda: ex.check_left_padding_mask(LEFT.flip(0).flip(1).flip(0)),
-            lambda: ex.check_left_padding_mask(LEFT.long()),
-            lambda: ex.check_left_padding_mask(LEFT[:2]),
-            lambda: ex.check_left_padding_mask(torch.zeros(3, 5, dtype=torch.bool)),
+            lambda: ex.check_left_padding_mask(~LEFT_CAUSAL),
+            lambda: ex.check_left_padding_mask(LEFT[:, None, :].expand(3, 5, 5)),
+            lambda: ex.check_left_padding_mask(FUTURE5.expand(3, 5, 5)),
+            lambda: ex.check_left_padding_mask(FUTURE5 | LEFT[:, :, None]),
+            lambda: ex.check_left_padding_mask(FUTURE5 & LEFT[:, None, :]),
+            lambda: ex.check_left_padding_mask(LEFT_CAUSAL.long()),
+            lambda: ex.check_left_padding_mask(LEFT),
+            lambda: ex.check_left_padding_mask(torch.zeros(3, 5, 5, dtype=torch.bool)),
         ],
     ),
     "masked_softmax": (
