@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -464,6 +465,19 @@ def _call_window(fn: Callable[..., object], scores: torch.Tensor, window: int, o
 
 def _on_every_window(fn: Callable[..., object]) -> None:
     """``fn(scores, window)``: each query sees itself and the window - 1 keys before it."""
+    try:
+        inspect.signature(fn).bind(torch.zeros(2, 2), 2)
+    except TypeError:
+        raise ContractError(
+            tr(
+                "plain causal weights are right; now give the function its second argument, "
+                "`window=None`, as in the cell's `def` line.",
+                "普通的因果权重已经对了；现在给函数加上第二个参数 `window=None`，"
+                "就像单元格里 `def` 那一行写的那样。",
+            )
+        ) from None
+    except ValueError:  # a builtin without a signature: let the call decide
+        pass
     for label, scores, window in _window_cases():
         on = tr("on ", "在") + label
         got = _call_window(fn, scores, window, on)
