@@ -204,21 +204,44 @@ def test_build_self_attention_leaves_the_global_random_state_alone():
 # -- build it: causal weights ----------------------------------------------------------------------
 
 
-def causal_weights(attn_scores):
+def causal_weights(attn_scores, window=None):
     T = attn_scores.shape[-1]
-    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T)
-    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)
+    hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T): the future
+    if window is not None:
+        hidden = hidden | torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-window)
+    return torch.softmax(attn_scores.masked_fill(hidden, -torch.inf), dim=-1)
 
 
-def three_step(attn_scores):
+def three_step(attn_scores, window=None):
     T = attn_scores.shape[-1]
-    weights = torch.softmax(attn_scores, dim=-1) * torch.tril(torch.ones(T, T))
+    keep = torch.tril(torch.ones(T, T))
+    if window is not None:
+        keep = keep * torch.triu(torch.ones(T, T), diagonal=-(window - 1))
+    weights = torch.softmax(attn_scores, dim=-1) * keep
     return weights / weights.sum(dim=-1, keepdim=True)
 
 
-def with_package(attn_scores):
+def with_package(attn_scores, window=None):
     T = attn_scores.shape[-1]
-    return torch.softmax(attn_scores.masked_fill(mh.causal_mask(T).bool(), -torch.inf), dim=-1)
+    i, j = torch.arange(T)[:, None], torch.arange(T)
+    hidden = mh.causal_mask(T).bool() | ((i - j >= window) if window else torch.zeros(T, T).bool())
+    return torch.softmax(attn_scores.masked_fill(hidden, -torch.inf), dim=-1)
+
+
+def ignores_window(attn_scores, window=None):
+    return causal_weights(attn_scores)
+
+
+def window_off_by_one(attn_scores, window=None):
+    return causal_weights(attn_scores, None if window is None else window + 1)
+
+
+def window_without_causal(attn_scores, window=None):
+    if window is None:
+        return causal_weights(attn_scores)
+    T = attn_scores.shape[-1]
+    old = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-window)
+    return torch.softmax(attn_scores.masked_fill(old, -torch.inf), dim=-1)
 
 
 def no_renormalising(attn_scores):
@@ -305,6 +328,10 @@ def test_build_causal_weights_passes_correct_functions(fn):
         (two_d_only, ["raised RuntimeError", "shape[-1]"]),
         (detaches, ["no gradient reaches the scores"]),
         (scaffold, ["not written yet"]),
+        (ignores_window, ["window is ignored"]),
+        (window_off_by_one, ["off by one"]),
+        (window_without_causal, ["future is visible again"]),
+        (lambda attn_scores: causal_weights(attn_scores), ["second argument", "window=None"]),
     ],
 )
 def test_build_causal_weights_names_the_mistake(fn, fragments):
@@ -312,8 +339,8 @@ def test_build_causal_weights_names_the_mistake(fn, fragments):
 
 
 def test_build_causal_weights_catches_a_leaking_future():
-    def leaks(attn_scores):
-        weights = causal_weights(attn_scores)
+    def leaks(attn_scores, window=None):
+        weights = causal_weights(attn_scores, window)
         return weights + 0.0 * attn_scores[..., :1, -1:]  # harmless here ...
 
     assert_pass(ex.check_build_causal_weights(leaks))

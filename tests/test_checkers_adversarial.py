@@ -128,18 +128,20 @@ def test_self_attention_adversarial(wrong, words):
 # -- lesson 03: causal weights -------------------------------------------------------------------
 
 
-def causal(scores, fill=-torch.inf):
+def causal(scores, window=None, fill=-torch.inf):
     T = scores.shape[-1]
-    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T)
-    return torch.softmax(scores.masked_fill(future, fill), dim=-1)
+    hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T): the future
+    if window is not None:  # local attention: also hide keys window or more steps back
+        hidden = hidden | torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-window)
+    return torch.softmax(scores.masked_fill(hidden, fill), dim=-1)
 
 
-def fill_minus_20(scores):
-    return causal(scores, -20.0)
+def fill_minus_20(scores, window=None):
+    return causal(scores, window, -20.0)
 
 
-def fill_lowest(scores):  # the dtype's lowest number lies below any score: as good as -inf
-    return causal(scores, torch.finfo(scores.dtype).min)
+def fill_lowest(scores, window=None):  # the dtype's lowest number lies below any score
+    return causal(scores, window, torch.finfo(scores.dtype).min)
 
 
 def float64_weights(scores):
@@ -182,7 +184,9 @@ def test_causal_weights_adversarial(wrong, words):
 def test_causal_weights_refuse_every_finite_fill(fill):
     """The hint names -1000 as wrong: scores near -1e30 make any such fill take the weight."""
     assert_not_yet(
-        ex.check_build_causal_weights(lambda scores: causal(scores, fill)), "finite", "-torch.inf"
+        ex.check_build_causal_weights(lambda scores, window=None: causal(scores, window, fill)),
+        "finite",
+        "-torch.inf",
     )
 
 

@@ -59,7 +59,7 @@ with torch.no_grad():
 
 # -- lesson 06 -----------------------------------------------------------------------------------
 
-X_SPLIT = torch.randn(2, 3, 8, generator=seeded(6))
+X_SPLIT = torch.randn(5, 12, generator=seeded(6))  # (T, d_out): one sequence, no batch axis
 _d = 1024
 
 # -- lesson 07 -----------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def _offset(weights, k):
 
 # -- lesson 09 -----------------------------------------------------------------------------------
 
-_bytes = 25 * 1024 * 1024 * 4
+_longest = math.isqrt(2**30 // (25 * 4))  # the largest T with 25 * T * T * 4 bytes <= 1 GiB
 
 # -- lesson 10 -----------------------------------------------------------------------------------
 
@@ -189,12 +189,14 @@ CASES = {
     ),
     "check_split_into_heads": (
         (X_SPLIT,),
-        torch.stack([X_SPLIT[..., 2 * h : 2 * h + 2] for h in range(4)], dim=1),
+        torch.stack([X_SPLIT[:, 4 * h : 4 * h + 4] for h in range(3)]),  # (h, T, head_dim)
         [
-            (X_SPLIT.reshape(2, 4, 3, 2), "mixes tokens and heads"),
-            (X_SPLIT.view(2, 3, 4, 2), "transpose(1, 2)"),
-            (X_SPLIT.view(2, 3, 4, 2).permute(0, 2, 3, 1), "shape (2, 4, 2, 3)"),
-            (torch.zeros(2, 4, 3, 2), "view(b, T, num_heads, head_dim)"),
+            (X_SPLIT.reshape(3, 5, 4), "mixes tokens and heads"),
+            (X_SPLIT.view(5, 3, 4), "swap the token and head axes"),
+            (X_SPLIT.view(5, 3, 4).transpose(1, 2), "tokens are axis 0"),
+            (X_SPLIT.view(1, 5, 3, 4).transpose(1, 2), "no batch axis"),
+            (X_SPLIT.view(5, 3, 4).permute(1, 2, 0), "shape (3, 4, 5)"),
+            (torch.zeros(3, 5, 4), "swap the token and head axes"),
         ],
     ),
     "check_row_entropy": (
@@ -254,14 +256,15 @@ CASES = {
             (_offset(ATT, K).sum(), "shape ()"),
         ],
     ),
-    "check_attention_matrix_bytes": (
+    "check_longest_context": (
         (),
-        _bytes,
+        _longest,
         [
-            (_bytes // 4, "number of floats"),
-            (_bytes // 25, "each of the 25 heads"),
-            (1600 * 1024 * 4, "T * T entries"),
-            (_bytes // 2, "T * T entries"),
+            (_longest + 1, "one token too many"),
+            (math.isqrt(2**30 // 25), "counts floats"),
+            (math.isqrt(2**30 // 4), "each of the 25 heads"),
+            (2**30 // 100, "T * T"),
+            (math.isqrt(10**9 // 100), "not 10**9"),
         ],
     ),
     "check_chunk_mask": (

@@ -11,25 +11,42 @@ from mhsa_helpers import exercises as ex
 LENGTHS, T = torch.tensor([3, 1, 4]), 5
 
 
+PADS = torch.arange(T) < (T - LENGTHS)[:, None]  # (b, T): True at the pads, left padding
+FUTURE = torch.ones(T, T, dtype=torch.bool).triu(1)  # (T, T)
+HIDDEN = FUTURE | PADS[:, None, :]  # (b, T_q, T_k)
+
+
+def _loop_hidden():
+    """The expected mask by a loop over sequences, queries and keys (no broadcasting)."""
+    out = torch.zeros(3, T, T, dtype=torch.bool)
+    for b, length in enumerate(LENGTHS.tolist()):
+        for i in range(T):
+            for j in range(T):
+                out[b, i, j] = j > i or j < T - length
+    return out
+
+
 def test_left_padding_mask_right_answers_pass():
-    assert_pass(ex.check_left_padding_mask(torch.arange(T) < (T - LENGTHS)[:, None]))
-    explicit = torch.tensor([[1, 1, 0, 0, 0], [1, 1, 1, 1, 0], [1, 0, 0, 0, 0]], dtype=torch.bool)
-    assert_pass(ex.check_left_padding_mask(explicit))
-    flipped = (torch.arange(T) >= LENGTHS[:, None]).flip(-1)  # right padding, mirrored
-    assert_pass(ex.check_left_padding_mask(flipped))
+    assert torch.equal(_loop_hidden(), HIDDEN)
+    assert_pass(ex.check_left_padding_mask(_loop_hidden()))
+    assert_pass(ex.check_left_padding_mask(PADS.unsqueeze(1) | FUTURE.unsqueeze(0)))
 
 
 @pytest.mark.parametrize(
     ("answer", "fragment"),
     [
-        (torch.arange(T) >= (T - LENGTHS)[:, None], "inverted"),  # True at real tokens
-        (torch.arange(T) >= LENGTHS[:, None], "right padding"),
-        ((torch.arange(T) < (T - LENGTHS)[:, None]).float(), "dtype"),
-        ((torch.arange(T) < (T - LENGTHS)[:, None]).long(), "dtype"),
-        (torch.arange(T) <= (T - LENGTHS)[:, None], "T - lengths"),  # off by one
-        (torch.arange(T) < LENGTHS[:, None], "T - lengths"),  # lengths instead of pads
-        ((torch.arange(T) < (T - LENGTHS)[:, None]).T, "shape"),
-        (torch.zeros(3, 5, dtype=torch.bool), "T - lengths"),
+        (~HIDDEN, "inverted"),
+        (PADS[:, None, :].expand(3, T, T), "future is visible"),
+        (FUTURE.expand(3, T, T), "pads are visible"),
+        (FUTURE | PADS[:, :, None], "query rows"),
+        (FUTURE | (torch.arange(T) >= LENGTHS[:, None])[:, None, :], "right padding"),
+        (FUTURE & PADS[:, None, :], "OR a pad"),
+        (FUTURE.T | PADS[:, None, :], "transposed"),
+        (HIDDEN.float(), "dtype"),
+        (HIDDEN.long(), "dtype"),
+        (PADS, "shape"),
+        (HIDDEN[0], "shape"),
+        (torch.zeros(3, T, T, dtype=torch.bool), "some positions are wrong"),
     ],
 )
 def test_left_padding_mask_wrong_answers(answer, fragment):
@@ -119,5 +136,6 @@ def test_masked_softmax_odd_answers(answer):
 
 @pytest.mark.parametrize("check", [ex.check_left_padding_mask, ex.check_chunk_mask])
 def test_mask_checkers_name_a_meta_tensor(check):
+    assert_not_yet(check(torch.ones(3, 5, 5, dtype=torch.bool, device="meta")), "meta tensor")
     assert_not_yet(check(torch.ones(3, 5, dtype=torch.bool, device="meta")), "meta tensor")
     assert_not_yet(check(torch.ones(2, 5, dtype=torch.bool, device="meta")), "meta tensor")

@@ -178,18 +178,22 @@ def test_mha_parameter_count():
 
 @pytest.fixture
 def x_heads() -> torch.Tensor:
-    return torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
+    return torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out), no batch axis
 
 
 def test_split_into_heads(x_heads):
-    answer = x_heads.view(2, 3, 4, 2).transpose(1, 2)
+    answer = x_heads.view(5, 3, 4).transpose(0, 1)  # (h, T, head_dim)
     assert_pass(ex.check_split_into_heads(answer, x_heads))
-    assert_pass(ex.check_split_into_heads(mh.split_heads(x_heads, 4), x_heads))
-    assert_not_yet(ex.check_split_into_heads(None, x_heads), "no answer yet", "(2, 4, 3, 2)")
-    assert_not_yet(ex.check_split_into_heads(x_heads.view(2, 3, 4, 2), x_heads), "transpose")
-    assert_not_yet(ex.check_split_into_heads(x_heads.view(2, 4, 3, 2), x_heads), "mixes tokens")
-    assert_not_yet(ex.check_split_into_heads(x_heads.view(2, 3, 2, 4), x_heads), "shape")
-    assert_not_yet(ex.check_split_into_heads(answer + 1, x_heads), "transpose(1, 2)")
+    assert_pass(ex.check_split_into_heads(mh.split_heads(x_heads[None], 3)[0], x_heads))
+    assert_not_yet(ex.check_split_into_heads(None, x_heads), "no answer yet")
+    assert_not_yet(ex.check_split_into_heads(x_heads.view(5, 3, 4), x_heads), "swap the token")
+    assert_not_yet(ex.check_split_into_heads(x_heads.view(3, 5, 4), x_heads), "mixes tokens")
+    assert_not_yet(
+        ex.check_split_into_heads(x_heads.view(5, 3, 4).transpose(1, 2), x_heads), "axis 0"
+    )
+    assert_not_yet(ex.check_split_into_heads(answer[None], x_heads), "no batch axis")
+    assert_not_yet(ex.check_split_into_heads(x_heads.view(5, 2, 6), x_heads), "shape")
+    assert_not_yet(ex.check_split_into_heads(answer + 1, x_heads), "swap the token")
     assert_not_yet(ex.check_split_into_heads(answer.long(), x_heads), "floating-point")
     assert_not_yet(ex.check_split_into_heads(answer, None), "second argument")
-    assert_not_yet(ex.check_split_into_heads(answer, torch.ones(2, 3, 6)), "second argument")
+    assert_not_yet(ex.check_split_into_heads(answer, torch.ones(5, 10)), "second argument")

@@ -12,15 +12,19 @@ def not_yet(result) -> bool:
     return not result and repr(result).startswith("[NOT YET]")
 
 
-def test_attention_matrix_bytes():
-    assert ex.check_attention_matrix_bytes(25 * 1024 * 1024 * 4)
-    assert ex.check_attention_matrix_bytes(torch.tensor(25 * 1024 * 1024 * 4))  # e.g. from numel
-    assert not_yet(r := ex.check_attention_matrix_bytes(25 * 1024 * 1024)) and "4 bytes" in repr(r)
-    assert not_yet(ex.check_attention_matrix_bytes(1024 * 1024 * 4))
-    assert not_yet(ex.check_attention_matrix_bytes(7))
-    assert not_yet(ex.check_attention_matrix_bytes(torch.zeros(2, 2)))
-    assert not_yet(ex.check_attention_matrix_bytes(True))
-    assert not_yet(ex.check_attention_matrix_bytes(None))
+def test_longest_context():
+    longest = max(t for t in range(1, 5000) if 25 * t * t * 4 <= 2**30)  # by search, not sqrt
+    assert longest == 3276
+    assert ex.check_longest_context(longest)
+    assert ex.check_longest_context(torch.tensor(longest))
+    assert not_yet(r := ex.check_longest_context(longest + 1)) and "one token too many" in repr(r)
+    assert not_yet(r := ex.check_longest_context(6553)) and "4 bytes" in repr(r)
+    assert not_yet(r := ex.check_longest_context(16384)) and "25 heads" in repr(r)
+    assert not_yet(r := ex.check_longest_context(1024)) and "context today" in repr(r)
+    assert not_yet(ex.check_longest_context(3000))
+    assert not_yet(ex.check_longest_context(torch.zeros(2, 2)))
+    assert not_yet(ex.check_longest_context(True))
+    assert not_yet(ex.check_longest_context(None))
 
 
 def test_chunk_mask():

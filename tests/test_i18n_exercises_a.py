@@ -36,10 +36,12 @@ def naive_softmax(x: torch.Tensor) -> torch.Tensor:
     return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
 
 
-def causal_weights(attn_scores: torch.Tensor) -> torch.Tensor:
+def causal_weights(attn_scores: torch.Tensor, window: int | None = None) -> torch.Tensor:
     T = attn_scores.shape[-1]
-    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)
+    hidden = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    if window is not None:
+        hidden = hidden | torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-window)
+    return torch.softmax(attn_scores.masked_fill(hidden, -torch.inf), dim=-1)
 
 
 def causal_weights_zero_fill(attn_scores: torch.Tensor) -> torch.Tensor:
@@ -160,8 +162,8 @@ def head_3() -> torch.Tensor:
     return _wrapper_output()[..., 4:6]
 
 
-X_HEADS = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
-SPLIT = X_HEADS.view(2, 3, 4, 2).transpose(1, 2)  # (b, h, T, head_dim)
+X_HEADS = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out), no batch axis
+SPLIT = X_HEADS.view(5, 3, 4).transpose(0, 1)  # (h, T, head_dim)
 
 
 # -- the cases: (id, passes?, call) ----------------------------------------------------------------
@@ -388,12 +390,12 @@ CASES: list[Case] = [
     (
         "check_split_into_heads no transpose",
         False,
-        lambda: ex.check_split_into_heads(X_HEADS.view(2, 3, 4, 2), X_HEADS),
+        lambda: ex.check_split_into_heads(X_HEADS.view(5, 3, 4), X_HEADS),
     ),
     (
         "check_split_into_heads mixed",
         False,
-        lambda: ex.check_split_into_heads(X_HEADS.view(2, 4, 3, 2), X_HEADS),
+        lambda: ex.check_split_into_heads(X_HEADS.view(3, 5, 4), X_HEADS),
     ),
     ("check_split_into_heads bad x", False, lambda: ex.check_split_into_heads(SPLIT, None)),
     ("check_split_matmul_prediction ok", True, lambda: ex.check_split_matmul_prediction(6)),

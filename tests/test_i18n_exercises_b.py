@@ -105,6 +105,8 @@ CHUNK = torch.tensor([[0, 0, 0, 0, 1], [1, 0, 0, 0, 0]]).bool()  # (2, 5), windo
 LEFT = torch.arange(5) < (5 - torch.tensor([3, 1, 4]))[:, None]  # (3, 5)
 FITS = 21  # whole conversations in lesson 10's exercise 2
 GQA = 3584 * 3584 * 2 + 2 * 3584 * 512 + 3584 + 2 * 512  # Q/K/V biases, no output bias
+FUTURE5 = torch.ones(5, 5, dtype=torch.bool).triu(1)  # (T, T)
+LEFT_CAUSAL = FUTURE5 | LEFT[:, None, :]  # (3, 5, 5): the exercise's hidden positions
 LOGITS = torch.randn(2, 10, generator=torch.Generator().manual_seed(0))
 
 #: checker name -> (right answer, wrong answers): calls that build a CheckResult.
@@ -178,15 +180,17 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
             lambda: ex.check_offset_attention(torch.zeros(3), _weights4(), 1),
         ],
     ),
-    "attention_matrix_bytes": (
-        lambda: ex.check_attention_matrix_bytes(25 * 1024 * 1024 * 4),
+    "longest_context": (
+        lambda: ex.check_longest_context(3276),
         [
-            lambda: ex.check_attention_matrix_bytes(None),
-            lambda: ex.check_attention_matrix_bytes(25 * 1024 * 1024),
-            lambda: ex.check_attention_matrix_bytes(1024 * 1024 * 4),
-            lambda: ex.check_attention_matrix_bytes(25 * 1024 * 1024 * 2),
-            lambda: ex.check_attention_matrix_bytes(7),
-            lambda: ex.check_attention_matrix_bytes("100 MiB"),
+            lambda: ex.check_longest_context(None),
+            lambda: ex.check_longest_context(3277),
+            lambda: ex.check_longest_context(6553),
+            lambda: ex.check_longest_context(16384),
+            lambda: ex.check_longest_context(4634),
+            lambda: ex.check_longest_context(3162),
+            lambda: ex.check_longest_context(7),
+            lambda: ex.check_longest_context("3276 tokens"),
         ],
     ),
     "key_block": (
@@ -268,15 +272,17 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
         ],
     ),
     "left_padding_mask": (
-        lambda: ex.check_left_padding_mask(LEFT),
+        lambda: ex.check_left_padding_mask(LEFT_CAUSAL),
         [
             lambda: ex.check_left_padding_mask(None),
-            lambda: ex.check_left_padding_mask(~LEFT),
-            lambda: ex.check_left_padding_mask(torch.arange(5) >= torch.tensor([3, 1, 4])[:, None]),
-            lambda: ex.check_left_padding_mask(LEFT.flip(0).flip(1).flip(0)),
-            lambda: ex.check_left_padding_mask(LEFT.long()),
-            lambda: ex.check_left_padding_mask(LEFT[:2]),
-            lambda: ex.check_left_padding_mask(torch.zeros(3, 5, dtype=torch.bool)),
+            lambda: ex.check_left_padding_mask(~LEFT_CAUSAL),
+            lambda: ex.check_left_padding_mask(LEFT[:, None, :].expand(3, 5, 5)),
+            lambda: ex.check_left_padding_mask(FUTURE5.expand(3, 5, 5)),
+            lambda: ex.check_left_padding_mask(FUTURE5 | LEFT[:, :, None]),
+            lambda: ex.check_left_padding_mask(FUTURE5 & LEFT[:, None, :]),
+            lambda: ex.check_left_padding_mask(LEFT_CAUSAL.long()),
+            lambda: ex.check_left_padding_mask(LEFT),
+            lambda: ex.check_left_padding_mask(torch.zeros(3, 5, 5, dtype=torch.bool)),
         ],
     ),
     "masked_softmax": (

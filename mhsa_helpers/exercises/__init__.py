@@ -46,9 +46,9 @@ from .lesson06 import (
 from .lesson07 import check_head_entropy, check_row_entropy, check_sharpest_head
 from .lesson08 import check_initial_loss, check_offset_attention, check_shift_targets
 from .lesson09 import (
-    check_attention_matrix_bytes,
     check_build_fused_multihead,
     check_key_block,
+    check_longest_context,
     check_memory_growth,
 )
 from .lesson10 import (
@@ -70,7 +70,6 @@ from .lesson12 import (
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
     "CheckResult",
-    "check_attention_matrix_bytes",
     "check_attention_received",
     "check_attn_weights_3",
     "check_build_causal_weights",
@@ -93,6 +92,7 @@ __all__ = [
     "check_kv_cache_step",
     "check_left_padding_mask",
     "check_local_mask",
+    "check_longest_context",
     "check_manual_dropout",
     "check_masked_softmax",
     "check_matmul_count",

@@ -487,6 +487,24 @@ def call_forward(
     return out
 
 
+#: The hint for a class whose constructor is still the notebook's stub: it creates nothing.
+UNWRITTEN_CLASS = tr(
+    "the class is not written yet: its constructor creates no layers. Write `__init__` and "
+    "`forward` under `# YOUR CODE HERE`, then run the cell again.",
+    "这个类还没有写完：它的构造函数没有创建任何层。请在 `# YOUR CODE HERE` 下面写好 "
+    "`__init__` 和 `forward`，再运行这个单元格。",
+)
+
+
+def is_unwritten(module: nn.Module) -> bool:
+    """Whether ``module`` holds no layer, parameter or buffer at all (a stub constructor)."""
+    return (
+        not any(True for _ in module.children())
+        and not any(True for _ in module.parameters())
+        and not any(True for _ in module.buffers())
+    )
+
+
 def construct(
     cls: type,
     args: Sequence[object],

@@ -94,7 +94,11 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
             ),
         )
     return tensor_answer(
-        name, answer, expected, what=tr("a (3,) tensor", "一个形状为 (3,) 的张量"), hint=hint
+        name,
+        answer,
+        expected,
+        what=tr("a tensor: the context vector of the new token", "一个张量：新词元的上下文向量"),
+        hint=hint,
     )
 
 
@@ -282,7 +286,7 @@ def check_attention_received(answer: object) -> CheckResult:
         name,
         answer,
         attn_weights.sum(dim=0),
-        what=tr("a (6,) tensor", "一个形状为 (6,) 的张量"),
+        what=tr("a tensor: one number per token", "一个张量：每个词元一个数"),
         hint=hint,
     )
 
@@ -305,7 +309,7 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
         _PREDICTION_SELF_MATCH,
         prediction,
         reveal=reveal,
-        what=tr("a whole number from 0 to 6", "一个 0 到 6 之间的整数"),
+        what=tr("a whole number: how many tokens", "一个整数：有几个词元"),
         value=value,
         actual=tr(f"{count} of 6", f"6 个词元中有 {count} 个"),
         correct=value == count,

@@ -23,6 +23,7 @@ from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import (
     INPUT_CHANGED,
+    UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
     ForwardTexts,
@@ -30,6 +31,7 @@ from ._build import (
     call_forward,
     construct,
     forward_on_copy,
+    is_unwritten,
 )
 from ._kinds import prediction_result, tensor_answer
 from ._parse import number, plain_tensor
@@ -108,7 +110,11 @@ def check_attn_weights_3(answer: object) -> CheckResult:
             ),
         )
     return tensor_answer(
-        name, answer, weights[2], what=tr("a (6,) tensor", "一个形状为 (6,) 的张量"), hint=hint
+        name,
+        answer,
+        weights[2],
+        what=tr("a tensor: one weight per token", "一个张量：每个词元一个权重"),
+        hint=hint,
     )
 
 
@@ -269,7 +275,7 @@ def check_prediction_saturation(prediction: object, reveal: bool = False) -> Che
         _PREDICTION_SATURATION,
         prediction,
         reveal=reveal,
-        what=tr("a number between 0 and 1 (one weight)", "一个 0 到 1 之间的数（一个权重）"),
+        what=tr("a number: the largest weight you expect", "一个数：你预计的最大权重"),
         value=value,
         actual=tr(f"{largest:.2f}", f"最大权重是 {largest:.2f}"),
         correct=value is not None and abs(value - largest) <= 0.05,
@@ -415,6 +421,8 @@ _FORWARD = ForwardTexts(
 
 def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
     """W_query, W_key, W_value: ``nn.Linear(d_in, d_out)`` without a bias."""
+    if is_unwritten(module):
+        raise ContractError(UNWRITTEN_CLASS)
     for n in _NAMES:
         layer = getattr(module, n, None)
         if not isinstance(layer, nn.Linear):

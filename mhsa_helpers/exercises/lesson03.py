@@ -2,16 +2,18 @@
 
 * ``check_local_mask(answer)`` -- a boolean (5, 5) mask for a local window: each token sees only
   itself and the one token just before it.
-* ``check_build_causal_weights(fn)`` -- "build it": the learner's ``fn(attn_scores)`` that turns an
-  already scaled (..., T, T) score matrix into causal attention weights, run through contract
-  tests (shapes, zeros above the diagonal, rows summing to 1, causality, gradients, several sizes
-  and batch shapes); the typical mistakes are named in the hint.
+* ``check_build_causal_weights(fn)`` -- "build it": the learner's ``fn(attn_scores, window=None)``
+  that turns an already scaled (..., T, T) score matrix into causal attention weights, optionally
+  within a local window, run through contract tests (shapes, zeros above the diagonal, rows
+  summing to 1, causality, gradients, several sizes and batch shapes, windows 1, 2, 3 and one
+  wider than T); the typical mistakes are named in the hint.
 * ``check_prediction_changed_weights(prediction, reveal=False)`` -- predict-then-run: how many of
   the 36 causal weights change when the last token's embedding changes?
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -47,8 +49,8 @@ def check_local_mask(answer: object) -> CheckResult:
         return missing(
             name,
             tr(
-                "a (5, 5) boolean tensor, True where a token must not look",
-                "一个 (5, 5) 的布尔张量，词元不能看的位置为 True",
+                "a boolean tensor, True where a token must not look",
+                "一个布尔张量，词元不能看的位置为 True",
             ),
         )
     if not isinstance(answer, torch.Tensor):
@@ -156,7 +158,7 @@ def check_prediction_changed_weights(prediction: object, reveal: bool = False) -
         _PREDICTION_CHANGED_WEIGHTS,
         prediction,
         reveal=reveal,
-        what=tr("a whole number from 0 to 36", "一个 0 到 36 之间的整数"),
+        what=tr("a whole number: how many weights change", "一个整数：有几个权重会改变"),
         value=value,
         actual=tr(f"{count} of 36", f"36 个权重中有 {count} 个改变"),
         correct=value == count,
@@ -386,6 +388,126 @@ def _on_every_case(fn: Callable[..., object]) -> None:
             raise ContractError(problem)
 
 
+def _hidden(T: int, window: int | None) -> torch.Tensor:
+    """(T, T) bool, True where a query may not look: the future, and keys window or more back."""
+    ones = torch.ones(T, T, dtype=torch.bool)
+    future = torch.triu(ones, diagonal=1)
+    return future if window is None else future | torch.tril(ones, diagonal=-window)
+
+
+def _window_weights(scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(scores.masked_fill(hidden, -torch.inf), dim=-1).to(torch.float64)
+
+
+def _window_cases() -> list[tuple[Text, torch.Tensor, int]]:
+    generator = torch.Generator().manual_seed(5)
+    book = _cases()[0][1]
+    return [
+        (tr("the book's scores (6, 6), window=2", "书中的 (6, 6) 分数，window=2"), book, 2),
+        (
+            tr("a (7, 7) matrix, window=3", "一个 (7, 7) 矩阵，window=3"),
+            torch.randn(7, 7, generator=generator) * 2,
+            3,
+        ),
+        (
+            tr("heads (2, 3, 5, 5), window=1", "多个头的 (2, 3, 5, 5) 分数，window=1"),
+            torch.randn(2, 3, 5, 5, generator=generator),
+            1,
+        ),
+        (
+            tr("a batch (2, 4, 4), window=9", "一个 (2, 4, 4) 的批次，window=9"),
+            torch.randn(2, 4, 4, generator=generator),
+            9,
+        ),
+        (
+            tr("a (5, 5) matrix near -1e30, window=2", "一个接近 -1e30 的 (5, 5) 矩阵，window=2"),
+            torch.full((5, 5), -1e30) + torch.randn(5, 5, generator=generator),
+            2,
+        ),
+    ]
+
+
+def _window_mistakes(scores: torch.Tensor, window: int) -> list[tuple[torch.Tensor, Text]]:
+    T = scores.shape[-1]
+    ones = torch.ones(T, T, dtype=torch.bool)
+    off_by_one = tr(
+        "off by one: window=2 means the token itself and ONE token before it, window=1 the "
+        "token alone.",
+        "差了一个：window=2 表示词元自己加上它前面的“一个”词元，window=1 表示只看自己。",
+    )
+    return [
+        (
+            _window_weights(scores, _hidden(T, None)),
+            tr(
+                "the window is ignored: tokens too far back must be hidden as well as the future.",
+                "窗口被忽略了：除了未来，太早的词元也要遮住。",
+            ),
+        ),
+        (_window_weights(scores, _hidden(T, window + 1)), off_by_one),
+        (
+            _window_weights(scores, torch.tril(ones, diagonal=-window)),
+            tr(
+                "the old tokens are hidden, but the future is visible again: hide both.",
+                "较早的词元遮住了，但未来的词元又看得见了：两者都要遮住。",
+            ),
+        ),
+    ]
+
+
+def _call_window(fn: Callable[..., object], scores: torch.Tensor, window: int, on: Text) -> object:
+    texts = replace(
+        _FORWARD,
+        raised=on + _FORWARD.raised,
+        shape=on + _FORWARD.shape if _FORWARD.shape is not None else None,
+    )
+    return call_forward(fn, (scores, window), texts, want_shape=tuple(scores.shape))
+
+
+def _on_every_window(fn: Callable[..., object]) -> None:
+    """``fn(scores, window)``: each query sees itself and the window - 1 keys before it."""
+    try:
+        inspect.signature(fn).bind(torch.zeros(2, 2), 2)
+    except TypeError:
+        raise ContractError(
+            tr(
+                "plain causal weights are right; now give the function its second argument, "
+                "`window=None`, as in the cell's `def` line.",
+                "普通的因果权重已经对了；现在给函数加上第二个参数 `window=None`，"
+                "就像单元格里 `def` 那一行写的那样。",
+            )
+        ) from None
+    except ValueError:  # a builtin without a signature: let the call decide
+        pass
+    for label, scores, window in _window_cases():
+        on = tr("on ", "在") + label
+        got = _call_window(fn, scores, window, on)
+        assert isinstance(got, torch.Tensor)
+        out = got.detach().to(torch.float64)
+        if torch.isnan(out).any():
+            raise ContractError(
+                on
+                + tr(
+                    " the weights contain nan: a row hides every key. A token always sees itself.",
+                    "上，注意力权重里出现了 nan：有一行把所有键都遮住了。词元总能看到它自己。",
+                )
+            )
+        want = _window_weights(scores, _hidden(scores.shape[-1], window))
+        if torch.allclose(out, want, atol=1e-6, rtol=0):
+            continue
+        for output, hint in _window_mistakes(scores, window):
+            if torch.allclose(out, output, atol=1e-6, rtol=0):
+                raise ContractError(on + tr(": ", "上：") + hint)
+        raise ContractError(
+            on
+            + tr(
+                " the weights differ: each query may see itself and the window - 1 tokens "
+                "just before it, nothing in the future and nothing further back.",
+                "上，注意力权重不一致：每个查询只能看到它自己和它前面紧挨着的 window - 1 个"
+                "词元，不能看未来，也不能看更早的词元。",
+            )
+        )
+
+
 check_build_causal_weights = build_checker(
     "check_build_causal_weights",
     BuildSpec(
@@ -393,15 +515,21 @@ check_build_causal_weights = build_checker(
         answer="function",
         function_name="causal_weights",
         reject_classes=True,
-        contracts=(_on_every_case,),
+        contracts=(_on_every_case, _on_every_window),
         passed=tr(
             "correct: zeros above the diagonal, rows sum to 1, a future score changes nothing, "
-            "gradients flow to the past scores only, for T = 1 to 7 and batched (..., T, T) input.",
+            "gradients flow to the past scores only, for T = 1 to 7 and batched (..., T, T) "
+            "input; with a window, each token sees itself and the window - 1 tokens before it.",
             "正确：对于 T = 1 到 7 以及批量的 (..., T, T) 输入，对角线以上都是 0，每行之和为 1，"
-            "改动未来的分数不会改变任何结果，梯度也只流向过去的分数。",
+            "改动未来的分数不会改变任何结果，梯度也只流向过去的分数；有窗口时，"
+            "每个词元只看到自己和它前面的 window - 1 个词元。",
         ),
     ),
-    """Contract tests for ``fn(attn_scores)`` -> causal attention weights, (..., T, T).""",
+    """Contract tests for ``fn(attn_scores, window=None)`` -> causal attention weights.
+
+    ``fn(scores)`` is plain causal attention (..., T, T); ``fn(scores, window)`` also hides keys
+    ``window`` or more steps back (local attention: itself and the window - 1 tokens before it).
+    """,
 )
 
 

@@ -3,8 +3,8 @@
 * ``check_head_dim(answer)`` -- head_dim of the largest GPT-2 (d_out=1600, 25 heads).
 * ``check_mha_parameter_count(answer)`` -- parameters of ``MultiHeadAttention`` at GPT-2 medium
   size (d_in = d_out = 1024, 16 heads, ``qkv_bias=True``).
-* ``check_split_into_heads(answer, x)`` -- a (b, T, d_out) tensor split into 4 heads,
-  (b, num_heads, T, head_dim), the way ``MultiHeadAttention.forward`` does it.
+* ``check_split_into_heads(answer, x)`` -- one sequence (T, d_out), without the batch axis the
+  lesson splits, into 3 heads: (num_heads, T, head_dim).
 * ``check_split_matmul_prediction(prediction)`` -- the predict-then-run moment: how many matmul
   calls a 12-head ``MultiHeadAttention`` makes.
 * ``check_build_multihead(cls)`` -- the learner's whole ``MultiHeadAttention`` class, run through
@@ -151,25 +151,33 @@ check_mha_parameter_count = number_checker(
 )
 
 
-_SPLIT_INTO_HEADS = tr("split into 4 heads", "拆分成 4 个头")
+_SPLIT_HEADS = 3
+_SPLIT_INTO_HEADS = tr(
+    "split one sequence (no batch axis) into 3 heads", "把一个序列（没有批次轴）拆分成 3 个头"
+)
 
 
 @exercise(_SPLIT_INTO_HEADS)
 def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
-    """``x`` (b, T, d_out) -> (b, 4, T, d_out // 4): view to (b, T, 4, hd), then transpose(1, 2)."""
+    """``x`` (T, d_out), one sequence without a batch axis -> (3, T, d_out // 3).
+
+    The lesson splits a batch (b, T, d_out); here the token axis is axis 0, so the copied
+    ``view(b, T, h, hd).transpose(1, 2)`` does not apply as it is.
+    """
     name = _SPLIT_INTO_HEADS
-    if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] % 4 != 0:
+    h = _SPLIT_HEADS
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[-1] % h != 0:
         return fail(
             name,
             tr(
-                "the second argument must be the exercise's (b, T, d_out) tensor x.",
-                "第二个参数必须是练习中形状为 (b, T, d_out) 的张量 x。",
+                "the second argument must be the exercise's (T, d_out) tensor x.",
+                "第二个参数必须是练习中形状为 (T, d_out) 的张量 x。",
             ),
         )
-    b, T, d_out = x.shape
-    head_dim = d_out // 4
-    expected = x.view(b, T, 4, head_dim).transpose(1, 2)  # (b, h, T, head_dim)
-    if T > 1 and torch.equal(x.reshape(b, 4, T, head_dim), expected):
+    T, d_out = x.shape
+    head_dim = d_out // h
+    expected = x.view(T, h, head_dim).transpose(0, 1)  # (h, T, head_dim)
+    if T > 1 and torch.equal(x.reshape(h, T, head_dim), expected):
         return fail(
             name,
             tr(
@@ -179,29 +187,50 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
         )
 
     def hint(got: torch.Tensor) -> Text:
-        if torch.equal(got.detach().cpu(), x.reshape(b, 4, T, head_dim)):
+        if torch.equal(got.detach().cpu(), x.reshape(h, T, head_dim)):
             return tr(
-                "viewing straight into (b, h, T, head_dim) mixes tokens and heads: view to "
-                "(b, T, h, head_dim) first, then transpose(1, 2).",
-                "直接 view 成 (b, h, T, head_dim) 会把词元和头混在一起：先 view 成 "
-                "(b, T, h, head_dim)，再 transpose(1, 2)。",
+                "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
+                "the last axis into heads first, then move the head axis to the front.",
+                "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起："
+                "先把最后一维拆成多个头，再把头这一维移到最前面。",
             )
         return tr(
-            "x.view(b, T, num_heads, head_dim).transpose(1, 2).",
-            "先 view 再转置：x.view(b, T, num_heads, head_dim).transpose(1, 2)。",
+            "split the last axis into (num_heads, head_dim), then swap the token and head axes.",
+            "先把最后一维拆成 (num_heads, head_dim)，再交换词元轴和头轴。",
         )
 
-    what = tr(f"a ({b}, 4, {T}, {head_dim}) tensor", f"一个形状为 ({b}, 4, {T}, {head_dim}) 的张量")
+    what = tr("a tensor: x split into heads", "一个张量：拆分成多个头之后的 x")
     if answer is None:
         return missing(name, what)
-    if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (b, T, 4, head_dim):
-        return fail(
-            name,
-            tr(
-                "the heads are split; now transpose(1, 2) to put heads before tokens.",
-                "头已经拆开了；现在用 transpose(1, 2) 把头这一维放到词元前面。",
-            ),
-        )
+    if isinstance(answer, torch.Tensor):
+        shape = tuple(answer.shape)
+        if shape == (T, h, head_dim):
+            return fail(
+                name,
+                tr(
+                    "the heads are split; now swap the token and head axes so that the heads "
+                    "come first.",
+                    "头已经拆开了；现在交换词元轴和头轴，让头排在最前面。",
+                ),
+            )
+        if shape == (T, head_dim, h):
+            return fail(
+                name,
+                tr(
+                    "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
+                    "are axis 0, not axis 1.",
+                    "transpose(1, 2) 交换的是头和 head_dim："
+                    "没有批次轴时，词元是第 0 维，不是第 1 维。",
+                ),
+            )
+        if shape == (1, h, T, head_dim):
+            return fail(
+                name,
+                tr(
+                    "x has no batch axis, and the answer has none either: drop the batch of one.",
+                    "x 没有批次轴，答案也不应该有：去掉这个大小为 1 的批次轴。",
+                ),
+            )
     return tensor_answer(name, answer, expected, what=what, hint=hint, atol=0.0)
 
 

@@ -37,8 +37,8 @@ def check_row_entropy(answer: object) -> CheckResult:
         return missing(
             name,
             tr(
-                "a number: -(sum of w * log(w)) over the row, in nats",
-                "一个数：这一行的 -(w * log(w) 之和)，单位是奈特（nat）",
+                "a number: the entropy of the row, in nats",
+                "一个数：这一行的熵，单位是奈特（nat）",
             ),
         )
     if isinstance(answer, (float, torch.Tensor)) and bool(
@@ -167,8 +167,8 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
         return missing(
             name,
             tr(
-                "an int: the 0-based index of the head with the LOWEST entropy",
-                "一个 int：熵最低的那个头的索引（从 0 开始）",
+                "an int: the index of the head with the LOWEST entropy, counting from zero",
+                "一个 int：熵最低的那个头的索引（从零数起）",
             ),
         )
     index = _head_index(answer)

@@ -1,7 +1,7 @@
 """Checkers for lesson 09, efficient attention (融合 QKV 投影, FlashAttention / SDPA).
 
-* ``check_attention_matrix_bytes(answer)`` -- bytes of one layer's float32 attention-weight
-  matrix (b, h, T, T) for GPT-2 XL: 25 heads, context 1024, batch 1.
+* ``check_longest_context(answer)`` -- the longest T whose float32 attention weights
+  (1, 25, T, T) (GPT-2 XL's 25 heads, batch 1) fit in 1 GiB: the memory formula inverted.
 * ``check_key_block(answer, fused)`` -- the W_key block (d_out, d_in) cut out of a fused module's
   ``qkv.weight`` (3 * d_out, d_in): the reverse of stacking.
 * ``check_memory_growth(prediction)`` -- predict-then-run: how many times more bytes the
@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import traceback
 from typing import Any
 
@@ -25,6 +26,7 @@ from ._build import (
     INPUT_CHANGED,
     MISTAKE_HINTS,
     MISTAKES,
+    UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
     ForwardTexts,
@@ -32,72 +34,115 @@ from ._build import (
     build_checker,
     call_forward,
     fill,
+    is_unwritten,
     is_view_error,
     name_mistake,
 )
 from ._kinds import Number, number_checker
-from ._parse import not_a_byte_count, not_a_tensor
+from ._parse import not_a_tensor
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
-    "check_attention_matrix_bytes",
     "check_build_fused_multihead",
     "check_key_block",
+    "check_longest_context",
     "check_memory_growth",
 ]
 
 _NAMES = ("W_query", "W_key", "W_value")
 
 
-_HEADS, _T, _BATCH, _BYTES = 25, 1024, 1, 4
-_ATTENTION_BYTES = _BATCH * _HEADS * _T * _T * _BYTES  # 104_857_600
+_HEADS, _BATCH, _BYTES, _BUDGET = 25, 1, 4, 2**30  # GPT-2 XL's heads, one sequence, float32, 1 GiB
 
 
-check_attention_matrix_bytes = number_checker(
-    "check_attention_matrix_bytes",
+def _longest(per_entry: float, budget: float = _BUDGET) -> int:
+    """The largest T with per_entry * T * T <= budget."""
+    return math.isqrt(int(budget // per_entry))
+
+
+_LONGEST_T = _longest(_BATCH * _HEADS * _BYTES)  # 3276
+_GB_T = _longest(_BATCH * _HEADS * _BYTES, 10**9)  # a GB (10**9 bytes) instead of a GiB
+_LONGEST_BYTES = _BATCH * _HEADS * _LONGEST_T**2 * _BYTES
+
+
+check_longest_context = number_checker(
+    "check_longest_context",
     Number(
         name=tr(
-            "attention-matrix bytes (GPT-2 XL, T=1024)", "注意力矩阵的字节数（GPT-2 XL，T=1024）"
+            "longest context whose weights fit in 1 GiB (GPT-2 XL)",
+            "权重能放进 1 GiB 的最长上下文（GPT-2 XL）",
         ),
-        what=tr(
-            "an int: batch * heads * T * T * bytes per float32",
-            "一个 int：批次 * 头数 * T * T * 每个 float32 的字节数",
-        ),
-        expected=_ATTENTION_BYTES,
+        what=tr("an int: the number of tokens T", "一个 int：词元数 T"),
+        expected=_LONGEST_T,
         right=tr(
-            f"correct: {_ATTENTION_BYTES:,} bytes = 100 MiB per layer.",
-            f"正确：{_ATTENTION_BYTES:,} 字节 = 每层 100 MiB。",
+            f"correct: T = {_LONGEST_T} takes {_LONGEST_BYTES:,} bytes; one token more and the "
+            "weights no longer fit. Three times GPT-2 XL's context, for one layer and one "
+            "sequence.",
+            f"正确：T = {_LONGEST_T} 时占 {_LONGEST_BYTES:,} 字节；再多一个词元就放不下了。"
+            "这只是 GPT-2 XL 上下文的三倍多，而且只算了一层、一个序列。",
         ),
         wrong=(
             (
-                _ATTENTION_BYTES // _BYTES,
+                _LONGEST_T + 1,
                 tr(
-                    "that is the number of floats; a float32 takes 4 bytes.",
-                    "这是浮点数的个数；一个 float32 占 4 个字节。",
+                    "one token too many: at that T the weights take a little more than 1 GiB. "
+                    "The answer is the largest T that still fits.",
+                    "多了一个词元：这个 T 下权重比 1 GiB 多出一点。答案是仍然放得下的最大 T。",
                 ),
             ),
             (
-                _ATTENTION_BYTES // _HEADS,
+                (_longest(_BATCH * _HEADS), _longest(_BATCH * _HEADS) + 1),
+                tr(
+                    "that counts floats, not bytes: a float32 takes 4 bytes.",
+                    "这数的是浮点数的个数，不是字节数：一个 float32 占 4 个字节。",
+                ),
+            ),
+            (
+                (_longest(_BATCH * _BYTES), _longest(_BATCH * _BYTES) + 1),
                 tr(
                     "each of the 25 heads has its own (T, T) matrix.",
                     "25 个头各有自己的 (T, T) 矩阵。",
                 ),
             ),
             (
-                (_BATCH * 1600 * _T * _BYTES, _ATTENTION_BYTES // 2),
+                (_longest(_BATCH * _HEADS * 2), _longest(_BATCH * _HEADS * 2) + 1),
                 tr(
-                    "the matrix is (T, T) per head: T * T entries, not T * d or half of it.",
-                    "每个头的矩阵是 (T, T)：有 T * T 个元素，不是 T * d，也不是它的一半。",
+                    "that is for 2-byte numbers (float16, bfloat16); the weights here are float32.",
+                    "这是按 2 字节的数（float16、bfloat16）算的；这里的权重是 float32。",
+                ),
+            ),
+            (
+                (_GB_T, _GB_T + 1),
+                tr(
+                    "1 GiB is 2**30 bytes, not 10**9 (that is a GB).",
+                    "1 GiB 是 2**30 字节，不是 10**9 字节（那是 GB）。",
+                ),
+            ),
+            (
+                _BUDGET // (_BATCH * _HEADS * _BYTES),
+                tr(
+                    "the weights grow with T * T, not with T: there is one weight per pair of "
+                    "tokens.",
+                    "权重随 T * T 增长，而不是随 T：每一对词元都有一个权重。",
+                ),
+            ),
+            (
+                1024,
+                tr(
+                    "that is GPT-2 XL's context today; the question is how far it could grow "
+                    "within the budget.",
+                    "这是 GPT-2 XL 现在的上下文长度；问的是在这个预算内它最多能涨到多长。",
                 ),
             ),
         ),
         otherwise=tr(
-            "count batch * heads * T * T entries, then multiply by 4 bytes (float32).",
-            "先数出元素个数：批次 * 头数 * T * T，再乘以 4 个字节（float32）。",
+            "the weights take batch * heads * T * T * 4 bytes; find the largest T for which that "
+            "is at most 2**30.",
+            "权重占 批次 * 头数 * T * T * 4 字节；找出让它不超过 2**30 的最大 T。",
         ),
-        kind=not_a_byte_count,
+        whole=True,
     ),
-    "``answer``: an int, the bytes of a float32 (1, 25, 1024, 1024) attention-weight tensor.",
+    "``answer``: an int, the largest T whose float32 (1, 25, T, T) weights fit in 1 GiB.",
 )
 
 
@@ -290,6 +335,8 @@ def _build(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) ->
 
 def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> Text | None:
     """What is missing or mis-shaped in the module's layers, or None if they are right."""
+    if is_unwritten(module):
+        return UNWRITTEN_CLASS
     qkv = getattr(module, "qkv", None)
     if not isinstance(qkv, nn.Linear):
         if any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES):

@@ -1,7 +1,7 @@
 """Checkers for lesson 11: padded batches and key padding masks (填充掩码).
 
-* ``check_left_padding_mask(answer)`` -- the bool (3, 5) key padding mask, True at padding, of
-  three sequences of lengths 3, 1 and 4 left-padded to 5 tokens.
+* ``check_left_padding_mask(answer)`` -- the bool (3, 5, 5) mask, True = hidden, of a causal
+  layer on three sequences of lengths 3, 1 and 4 left-padded to 5 tokens: the future or a pad.
 * ``check_masked_softmax(answer)`` -- a function ``masked_softmax(scores, hidden)``: softmax over
   the visible positions of each row, exactly 0 on hidden ones, and a row of zeros (no NaN, not
   even in the gradient) when every position of a row is hidden.
@@ -40,52 +40,88 @@ _RIGHT = torch.arange(_T) >= _LENGTHS[:, None]  # (3, 5): the real tokens first,
 
 _NOWHERE = Text("", "")
 
-_LEFT_PADDING_MASK = tr("left-padding mask", "左填充掩码")
+_CAUSAL = torch.ones(_T, _T, dtype=torch.bool).triu(diagonal=1)  # (T, T): True = a future key
+_HIDDEN = _CAUSAL | _LEFT[:, None, :]  # (3, 5, 5): a future key or a pad key
+
+_LEFT_PADDING_MASK = tr("causal + left-padding mask of a batch", "一个批次的因果 + 左填充掩码")
 
 
 @exercise(_LEFT_PADDING_MASK)
 def check_left_padding_mask(answer: object) -> CheckResult:
-    """``answer``: bool (3, 5), True at the padding positions of lengths 3, 1, 4 left-padded."""
+    """``answer``: bool (3, 5, 5), True where query i of sequence b must not see key j.
+
+    Three sequences of lengths 3, 1, 4 left-padded to 5 tokens, in a causal layer: a key is
+    hidden if it lies in the future or is a pad. The lesson builds this for one sequence; the
+    exercise asks for the whole batch at once, with other lengths.
+    """
     name = _LEFT_PADDING_MASK
     got = mask_answer(
         name,
         answer,
-        tuple(_LEFT.shape),
+        tuple(_HIDDEN.shape),
         what=tr(
-            "a bool (3, 5) tensor, True at padding positions",
-            "一个 bool 类型的 (3, 5) 张量，填充位置为 True",
+            "a bool tensor, True where a query must not see a key",
+            "一个 bool 类型的张量，查询不能看到键的位置为 True",
         ),
         shape_hint=tr(
-            "one row per sequence, one column per position.",
-            "每个序列一行，每个位置一列。",
+            "one (T_q, T_k) matrix per sequence: (b, T_q, T_k).",
+            "每个序列一个 (T_q, T_k) 矩阵：(b, T_q, T_k)。",
         ),
         dtype_hint=tr(
-            ": compare positions with lengths (the comparison gives bools), or call .bool().",
-            "：把位置和长度作比较（比较的结果就是布尔值），或者调用 `.bool()`。",
+            ": comparisons and | give bools, or call .bool().",
+            "：比较运算和 | 的结果就是布尔值，或者调用 `.bool()`。",
         ),
     )
     if isinstance(got, CheckResult):
         return got
     answer = got
-    if torch.equal(answer, _LEFT):
+    if torch.equal(answer, _HIDDEN):
         return ok(
             name,
             tr(
-                "correct: every row has its pads first and its real tokens at the end.",
-                "正确：每一行都是先填充，真实的词元在末尾。",
+                "correct: each query sees the real tokens up to itself; a pad query sees "
+                "nothing (its row is all True: the rows the lesson leaves unmasked and zeroes).",
+                "正确：每个查询只看得到它自己及之前的真实词元；填充位置的查询什么也看不到"
+                "（它那一行全是 True，正是本课不加掩码、事后置零的那些行）。",
             ),
         )
-    if torch.equal(answer, ~_LEFT):
+    if torch.equal(answer, ~_HIDDEN):
         return fail(
             name,
             tr(
-                "inverted: here True marks *padding* (torch.nn.MultiheadAttention's convention); "
-                "True for real tokens is what a Hugging Face attention_mask uses.",
-                "弄反了：这里 True 标记的是填充（torch.nn.MultiheadAttention 的约定）；"
-                "真实词元为 True 是 Hugging Face 的 attention_mask 的用法。",
+                "inverted: True marks what is *hidden* here (the course's convention), not what "
+                "may be seen.",
+                "弄反了：这里 True 标记的是“被遮住”的位置（本课程的约定），不是可以看的位置。",
             ),
         )
-    if torch.equal(answer, _RIGHT):
+    pad_keys = _LEFT[:, None, :].expand(_HIDDEN.shape)
+    if torch.equal(answer, pad_keys):
+        return fail(
+            name,
+            tr(
+                "the pads are hidden, but the future is visible: the layer is causal too.",
+                "填充遮住了，但未来的词元还看得见：这一层还是因果的。",
+            ),
+        )
+    if torch.equal(answer, _CAUSAL.expand(_HIDDEN.shape)):
+        return fail(
+            name,
+            tr(
+                "the future is hidden, but the pads are visible: with left padding they lie "
+                "in every real token's past.",
+                "未来遮住了，但填充还看得见：左填充时，填充位于每个真实词元的过去。",
+            ),
+        )
+    if torch.equal(answer, _CAUSAL | _LEFT[:, :, None]):
+        return fail(
+            name,
+            tr(
+                "the pads hide query rows, not key columns: padding is a property of the keys, "
+                "so it broadcasts over the query axis.",
+                "填充遮住的是查询的行，而不是键的列：填充是键的属性，所以它要沿查询轴广播。",
+            ),
+        )
+    if torch.equal(answer, _CAUSAL | _RIGHT[:, None, :]):
         return fail(
             name,
             tr(
@@ -93,22 +129,29 @@ def check_left_padding_mask(answer: object) -> CheckResult:
                 "这是右填充：左填充时，填充在前面。",
             ),
         )
-    if torch.equal(answer.sum(dim=1), _T - _LENGTHS):
+    if torch.equal(answer, _CAUSAL & _LEFT[:, None, :]):
         return fail(
             name,
             tr(
-                "the right number of pads per row, but not at the right places: left padding "
-                "puts them at positions 0 .. T - length - 1.",
-                "每行填充的个数对了，但位置不对：左填充把它们放在位置 0 .. T - length - 1。",
+                "a key is hidden if it is in the future OR a pad, not only when it is both.",
+                "一个键只要在未来“或者”是填充，就要被遮住，而不是两者都满足才遮。",
+            ),
+        )
+    if torch.equal(answer, _CAUSAL.T | _LEFT[:, None, :]):
+        return fail(
+            name,
+            tr(
+                "the causal part is transposed: it hides the past and shows the future.",
+                "因果部分被转置了：它遮住了过去，却露出了未来。",
             ),
         )
     return fail(
         name,
         tr(
-            "row i has T - lengths[i] pads at the start: compare torch.arange(T) with "
-            "(T - lengths)[:, None].",
-            "第 i 行开头有 T - lengths[i] 个填充：把 `torch.arange(T)` 和 "
-            "`(T - lengths)[:, None]` 作比较。",
+            "some positions are wrong. Build the causal (T, T) part and the (b, T) key padding "
+            "part, and combine them so that the padding broadcasts over the queries.",
+            "有些位置不对。分别构造因果的 (T, T) 部分和 (b, T) 的键填充部分，"
+            "再把它们合起来，让填充沿查询轴广播。",
         ),
     )
 

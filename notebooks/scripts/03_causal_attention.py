@@ -29,7 +29,7 @@
 #
 # **Prerequisites:** lesson 02 (`02_trainable_qkv`): queries, keys, values, scaled softmax,
 # `SelfAttentionV2`.
-# **Time:** about 80 minutes (reading, running 26 code cells, 1 prediction, 1 exercise, 1 build-it;
+# **Time:** about 85 minutes (reading, running 26 code cells, 1 prediction, 1 exercise, 1 build-it;
 # the rule is in lesson 00).
 #
 # **Shape contract:** scores `(T, T)` → causal weights `(T, T)`, zero above the diagonal, each
@@ -459,18 +459,25 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_local_mask(answer)
 
 # %% [markdown]
-# **Exercise 2 (build it: causal weights).** Write `causal_weights(attn_scores)`: it takes scores
-# that are *already scaled* by $\sqrt{d_k}$, of shape (T, T) or with any leading dimensions
-# (..., T, T) such as (b, T, T) or (b, num_heads, T, T), and returns the causal attention weights
-# of the same shape. Then set `answer = causal_weights` (the function itself). The checker runs
-# it on several sizes and batch shapes, checks zeros above the diagonal, rows summing to 1, that
-# changing a future score changes nothing and that gradients reach the past scores only, and
-# names the usual mistakes.
+# **Exercise 2 (build it: causal weights, with a window).** Write
+# `causal_weights(attn_scores, window=None)`: it takes scores that are *already scaled* by
+# $\sqrt{d_k}$, of shape (T, T) or with any leading dimensions (..., T, T) such as (b, T, T) or
+# (b, num_heads, T, T), and returns attention weights of the same shape. With `window=None` they
+# are the causal weights of this lesson. With `window=w` (an int ≥ 1) they are **local**: each
+# token sees only itself and the `w - 1` tokens just before it, as in exercise 1 (which was
+# `w = 2`) but for any T, any w and any leading dimensions. Then set `answer = causal_weights`
+# (the function itself). The checker runs it on several sizes, batch shapes and windows (also
+# one wider than T), checks zeros where a token must not look, rows summing to 1, that changing
+# a future score changes nothing and that gradients reach the past scores only, and names the
+# usual mistakes.
 
 
 # %%
-def causal_weights(attn_scores):
-    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights."""
+def causal_weights(attn_scores, window=None):
+    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
+
+    window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
+    """
     # YOUR CODE HERE
     raise NotImplementedError
 

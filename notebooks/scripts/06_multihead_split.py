@@ -806,12 +806,14 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_mha_parameter_count(answer)
 
 # %% [markdown]
-# **Exercise 3.** Split `x_ex` (b=2, T=3, d_out=8) into 4 heads the way `forward` does: the
-# answer has shape (b, num_heads, T, head_dim) = (2, 4, 3, 2). (Try `x_ex.view(2, 4, 3, 2)`
+# **Exercise 3.** `forward` splits a *batch* (b, T, d_out). `x_ex` below is one sequence
+# without a batch axis: T = 5 tokens of d_out = 12. Split it into **3** heads, shape
+# (num_heads, T, head_dim), with head 0 holding the first head_dim numbers of every token. Which
+# axis is the token axis now, and what becomes of `transpose(1, 2)`? (Try `x_ex.view(3, 5, 4)`
 # first and see what the checker says.)
 
 # %%
-x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
+x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out): no batch axis
 
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_split_into_heads(answer, x_ex)

@@ -32,7 +32,7 @@
 # 6. Build it: write a fused-QKV multi-head attention class that passes the contract tests.
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`, `view` + `transpose` into heads).
-# **Time:** about 95 minutes (reading, running 27 code cells, 1 prediction, 2 exercises, 1
+# **Time:** about 100 minutes (reading, running 27 code cells, 1 prediction, 2 exercises, 1
 # build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `x` (b, T, d_in) -> `qkv` (b, T, 3 * d_out) -> Q, K, V (b, h, T, head_dim)
@@ -645,12 +645,14 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_key_block(answer, fused_ex)
 
 # %% [markdown]
-# **Exercise 2.** GPT-2 XL has 25 heads and a context of 1024 tokens. How many bytes does one
-# layer's float32 attention-weight tensor (b, h, T, T) take for one sequence (batch 1)? Give an int.
+# **Exercise 2.** GPT-2 XL has 25 heads and a context of 1024 tokens. Say one layer's float32
+# attention-weight tensor (b, h, T, T), for one sequence (batch 1), may take at most 1 GiB
+# ($2^{30}$ bytes). What is the longest context T whose weights still fit? Give an int. (The
+# memory function above goes from T to bytes; here you go the other way.)
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
+mhsa_helpers.exercises.check_longest_context(answer)
 
 # %% [markdown]
 # **Exercise 3 (build it).** Write the fused-QKV multi-head attention class yourself: the same

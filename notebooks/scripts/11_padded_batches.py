@@ -415,8 +415,11 @@ for b in range(3):
 #
 # Solutions: `solutions/11_padded_batches_solutions.ipynb`.
 #
-# **Exercise 1.** Three sequences of lengths 3, 1 and 4 are **left**-padded to T = 5. Build their
-# key padding mask: a bool (3, 5) tensor, `True` at padding positions.
+# **Exercise 1.** Three sequences of lengths 3, 1 and 4 are **left**-padded to T = 5 and go
+# through a **causal** layer. Section 3 built the hidden positions for one sentence; build them
+# for the whole batch at once: a bool tensor (b, T_q, T_k) = (3, 5, 5), `True` where query i of
+# sequence b must not see key j (a future key or a pad). Which of the two parts broadcasts over
+# which axis?
 
 # %%
 import mhsa_helpers.exercises

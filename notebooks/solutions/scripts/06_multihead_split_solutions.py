@@ -107,18 +107,20 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 3.** First `view` to (b, T, num_heads, head_dim) — that cuts each token's 8 numbers
-# into 4 pairs — then `transpose(1, 2)` to put heads before tokens. `x_ex.view(2, 4, 3, 2)`
-# has the right shape but the wrong content: it cuts across tokens.
+# **Exercise 3.** Without a batch axis the tokens are axis 0. First `view` to
+# (T, num_heads, head_dim) — that cuts each token's 12 numbers into 3 groups of 4 — then
+# `transpose(0, 1)` to put heads before tokens (`transpose(1, 2)` would swap heads and
+# head_dim). `x_ex.view(3, 5, 4)` has the right shape but the wrong content: it cuts across
+# tokens.
 
 # %%
-x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
+x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out): no batch axis
 
-answer = x_ex.view(2, 3, 4, 2).transpose(1, 2)  # (b, h, T, head_dim)
-print(answer[0, 0])  # head 1 of sequence 1: columns 0:2 of each token
-assert torch.equal(answer[0, 0], x_ex[0, :, 0:2])
-assert torch.equal(answer, mh.split_heads(x_ex, 4))
-assert not torch.equal(x_ex.view(2, 4, 3, 2), answer)
+answer = x_ex.view(5, 3, 4).transpose(0, 1)  # (h, T, head_dim)
+print(answer[0])  # head 0: columns 0:4 of each token
+assert torch.equal(answer[0], x_ex[:, 0:4])
+assert torch.equal(answer, mh.split_heads(x_ex[None], 3)[0])  # a batch of one, split, unwrapped
+assert not torch.equal(x_ex.view(3, 5, 4), answer)
 
 result = mhsa_helpers.exercises.check_split_into_heads(answer, x_ex)
 assert result, result

@@ -44,13 +44,18 @@ result
 
 # %% [markdown]
 # **Exercise 2.** One (T, T) matrix per head and per sequence, 4 bytes per float32 number:
-# 1 x 25 x 1024 x 1024 x 4 bytes = 100 MiB — for every layer (GPT-2 XL has 48).
+# the weights take $1 \times 25 \times T^2 \times 4 = 100\,T^2$ bytes. They fit in $2^{30}$ bytes
+# while $T^2 \le 2^{30} / 100$, so T is the integer square root of $2^{30} // 100$: about 3.2
+# times GPT-2 XL's context, for one layer (it has 48) and one sequence.
 
 # %%
-batch, heads, T, bytes_per_float32 = 1, 25, 1024, 4
-answer = batch * heads * T * T * bytes_per_float32
-print(f"{answer:,} bytes = {answer / 2**20:.0f} MiB")
-result = mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
+import math
+
+batch, heads, bytes_per_float32, budget = 1, 25, 4, 2**30
+answer = math.isqrt(budget // (batch * heads * bytes_per_float32))
+print(f"T = {answer}: {batch * heads * answer**2 * bytes_per_float32:,} bytes <= {budget:,}")
+print(f"T = {answer + 1}: {batch * heads * (answer + 1) ** 2 * bytes_per_float32:,} bytes")
+result = mhsa_helpers.exercises.check_longest_context(answer)
 assert result, result
 result
 

@@ -22,13 +22,18 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** With left padding, sequence b has T - L_b pads at positions 0 .. T - L_b - 1:
-# compare every position with T - L_b.
+# **Exercise 1.** Two parts. The pads: with left padding, sequence b has T - L_b pads at
+# positions 0 .. T - L_b - 1, a (b, T_k) mask of keys, which broadcasts over the queries as
+# (b, 1, T_k). The future: one (T_q, T_k) matrix for every sequence. A key is hidden if either
+# part hides it, so combine them with `|`. A pad query sees nothing: its row is all `True`, one
+# of the rows the lesson leaves unmasked and zeroes.
 
 # %%
 lengths, T = torch.tensor([3, 1, 4]), 5
-answer = torch.arange(T) < (T - lengths)[:, None]  # (3, 5), True = padding
-print(answer)
+pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k), True = a pad key
+future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T_q, T_k), True = a future key
+answer = future | pads[:, None, :]  # (b, T_q, T_k): the pads broadcast over the queries
+print(answer[1].int())  # length 1: four pads, then one real token
 result = mhsa_helpers.exercises.check_left_padding_mask(answer)
 assert result
 result

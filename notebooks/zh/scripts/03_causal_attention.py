@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="726fd5d0944c"
+# %% [markdown] en_hash="509b70e9ead2"
 # # 03 · 因果注意力（causal attention）
 #
 # GPT 模型训练的任务是预测下一个词元（token）。如果在计算位置 $i$ 时，注意力能看到 $i$ 之后的词元，那就等于考试时翻书抄答案。**因果注意力**（causal attention），也叫掩码注意力（masked attention），让每个词元只能关注它自己和它之前的词元。本课把**因果掩码**（causal mask）构建两次：一次用书中“笨但直白”的三步法，把道理摆清楚；一次用实际代码采用的一步 `-inf` 法。
@@ -19,7 +19,7 @@
 # 3. 在 softmax 之前用 `-inf` 做掩码（一步法），并验证两种方法结果一致。
 # 4. 看懂背后的数学小技巧：对全为 0 的分数做带掩码的 softmax，就是对每个词元的过去取平均。换成真正的分数，就是因果注意力，即对过去的加权平均。
 #
-# **预备知识：** 第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时：** 约 80 分钟（阅读、运行 26 个代码单元格、1 次预测、1 道练习、1 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时：** 约 85 分钟（阅读、运行 26 个代码单元格、1 次预测、1 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
 
@@ -385,13 +385,16 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_local_mask(answer)
 
-# %% [markdown] en_hash="ed681eaf9470"
-# **练习 2（动手实现：因果权重）。** 编写 `causal_weights(attn_scores)`：它接收*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，或带有任意前导维度的 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)；返回形状相同的因果注意力权重。然后令 `answer = causal_weights`（函数本身）。检查器会在多种大小和批次形状上运行它，检查对角线以上是否为零、每行之和是否为 1、改变未来的分数是否不影响任何结果、梯度是否只流向过去的分数，并会指出常见的错误。
+# %% [markdown] en_hash="70c12dcbf1ce"
+# **练习 2（动手实现：带窗口的因果权重）。** 编写 `causal_weights(attn_scores, window=None)`。它接收*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，或带有任意前导维度的 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)；返回形状相同的注意力权重。`window=None` 时，就是本课的因果权重。`window=w`（一个 ≥ 1 的整数）时，权重是**局部**的：每个词元只看得到自己和它前面紧挨着的 `w - 1` 个词元。练习 1 就是 `w = 2` 的情形，这里要对任意 T、任意 w 和任意前导维度都成立。然后令 `answer = causal_weights`（函数本身）。检查器会在多种大小、批次形状和窗口（包括比 T 还宽的窗口）上运行它，检查不该看的位置是否为零、每行之和是否为 1、改变未来的分数是否不影响任何结果、梯度是否只流向过去的分数，并会指出常见的错误。
 
 
 # %%
-def causal_weights(attn_scores):
-    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights."""
+def causal_weights(attn_scores, window=None):
+    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
+
+    window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
+    """
     # YOUR CODE HERE
     raise NotImplementedError
 

@@ -673,11 +673,11 @@ mhsa_helpers.exercises.check_head_dim(answer)
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_mha_parameter_count(answer)
 
-# %% [markdown] en_hash="b222f09f2469"
-# **练习 3。** 按照 `forward` 的做法，把 `x_ex`（b=2、T=3、d_out=8）切成 4 个头：答案的形状是 (b, num_heads, T, head_dim) = (2, 4, 3, 2)。（先试试 `x_ex.view(2, 4, 3, 2)`，看看检查器怎么说。）
+# %% [markdown] en_hash="4f55015c981c"
+# **练习 3。** `forward` 拆分的是一个*批次* (b, T, d_out)。下面的 `x_ex` 只是一个序列，没有批次轴：T = 5 个词元，d_out = 12。请把它拆成 **3** 个头，形状为 (num_heads, T, head_dim)，第 0 个头拿到每个词元的前 head_dim 个数。现在哪一维是词元轴？`transpose(1, 2)` 又该怎么改？（先试试 `x_ex.view(3, 5, 4)`，看看检查器怎么说。）
 
 # %%
-x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
+x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out): no batch axis
 
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_split_into_heads(answer, x_ex)

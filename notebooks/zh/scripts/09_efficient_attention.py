@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="67fadaff62e6"
+# %% [markdown] en_hash="929e2b2fd150"
 # # 09 · 高效注意力
 #
 # 第 06 课搭好了多头注意力（multi-head attention）类 `MultiHeadAttention`：三个投影（projection）、一个 (b, h, T, T) 的分数矩阵、一个掩码、一次 softmax、一次加权求和。真实的模型运行的是**同一个函数**，只是做了两处让它变快的改动：用一次矩阵乘法代替三次来得到 Q、K 和 V；再用一个融合的注意力内核，它从不把 T × T 的权重写进内存。本课依次展示这两处改动，用 `assert_close` 证明数值没有改变；接着看 RoPE、ALiBi 这类位置编码方案插在注意力块的什么地方；再用 bfloat16 运行它——最后由你亲手写出融合版的类。
@@ -21,7 +21,7 @@
 # 5. 在**自动混合精度**（autocast）下用 **bfloat16**（bf16，脑浮点数）运行注意力块，并与 float32 的结果比较。测量 float16 和 bfloat16 下的 softmax，看掩码填入的哪些值在这些类型里还能保留，并像生产代码那样把 softmax 升到 float32 计算。
 # 6. 动手实现：写一个融合 QKV 的多头注意力类，让它通过形状约定（shape contract）的测试。
 #
-# **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 约 95 分钟（阅读、运行 27 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 06 课（`MultiHeadAttention`，用 `view` + `transpose` 拆成多个头）。**用时：** 约 100 分钟（阅读、运行 27 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定：** `x` (b, T, d_in) → `qkv` (b, T, 3 * d_out) → Q, K, V (b, h, T, head_dim) → 输出 (b, T, d_out)，其中 `head_dim = d_out // num_heads`。
 #
@@ -517,12 +517,12 @@ fused_ex = mh.FusedQKVMultiHeadAttention(
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_key_block(answer, fused_ex)
 
-# %% [markdown] en_hash="aac0b1bd8d1e"
-# **练习 2。** GPT-2 XL 有 25 个头，上下文长度（context length）为 1024 个词元。对一个序列（批次大小为 1）而言，一层的 float32 注意力权重（attention weight）张量 (b, h, T, T) 占多少字节？请给出一个 int。
+# %% [markdown] en_hash="511a28bf252e"
+# **练习 2。** GPT-2 XL 有 25 个头，上下文长度（context length）为 1024 个词元。假设对一个序列（批次大小为 1）而言，一层的 float32 注意力权重（attention weight）张量 (b, h, T, T) 最多只能占 1 GiB（$2^{30}$ 字节）。权重还放得下的最长上下文 T 是多少？请给出一个 int。（上面的内存函数由 T 算出字节数，这里要反过来求。）
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
+mhsa_helpers.exercises.check_longest_context(answer)
 
 # %% [markdown] en_hash="b35af26b4ee3"
 # **练习 3（动手实现）。** 自己写出融合 QKV 的多头注意力类：构造函数与第 06 课的 `MultiHeadAttention` 相同，即 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`；类里有**一个** `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`、`self.out_proj`、`self.dropout` 和一个因果 `mask` 缓冲区（buffer）；`forward(x)` 把 (b, T, d_in) 映射为 (b, T, d_out)。照着开头的流程图做：投影，拆出 Q、K、V，view 成 (b, T, h, head_dim) 再转置（transpose），计算缩放后的分数，加掩码，softmax，dropout，weights @ V，合并各头，`out_proj`。

@@ -332,7 +332,7 @@ print(cache.key_padding_mask)
 for b in range(3):
     torch.testing.assert_close(step[b, 0], alone[b][-1])  # the last token, as if alone
 
-# %% [markdown] en_hash="c4236836c013"
+# %% [markdown] en_hash="f0a82aebec07"
 # `6 padded` 统计的是缓存中整个批次的填充位置数（2 + 4）。新词元在每个序列中都是真实词元，所以缓存的掩码多了一列 `False`，而每个句子最后一个词元的输出，正是这个句子单独运行时得到的输出。
 #
 # ## 小结
@@ -348,7 +348,7 @@ for b in range(3):
 #
 # 参考答案：`solutions/11_padded_batches_solutions.ipynb`。
 #
-# **练习 1。** 三个长度分别为 3、1、4 的序列被**左**填充到 T = 5。构造它们的键填充掩码：一个形状为 (3, 5) 的布尔张量，填充位置为 `True`。
+# **练习 1。** 三个长度分别为 3、1、4 的序列被**左**填充到 T = 5，再送进一个**因果**层。第 3 节只为一个句子构造了被遮住的位置，这里要一次为整个批次构造：一个形状为 (b, T_q, T_k) = (3, 5, 5) 的布尔张量。序列 b 的查询 i 不能看到键 j 时（键在未来，或者是填充），该位置为 `True`。两个部分各自沿哪个轴广播？
 
 # %%
 import mhsa_helpers.exercises

@@ -33,18 +33,22 @@ result = mhsa_helpers.exercises.check_local_mask(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="7625e33e8f6a"
-# **练习 2（动手实现：因果权重）。** 从最后一个维度构造掩码，这样任意的 T 和任意的前导（批次、头）维度都能处理：一个 (T, T) 的掩码会在这些维度上广播。使用非原地的 `masked_fill`（它返回一个新张量，不改动调用者传入的分数），填入 `-inf`，再沿最后一个维度做 softmax。这里不做缩放：传进来的分数已经除以了 $\sqrt{d_k}$。
+# %% [markdown] en_hash="e8b96076efac"
+# **练习 2（动手实现：带窗口的因果权重）。** 从最后一个维度构造掩码，这样任意的 T 和任意的前导（批次、头）维度都能处理：一个 (T, T) 的掩码会在这些维度上广播。窗口加上的是练习 1 掩码的下半部分，即往前 `w` 步及更远的键 `torch.tril(..., diagonal=-w)`，再用 `|` 和未来部分合起来；比 T 还宽的窗口不会多遮住什么。使用非原地的 `masked_fill`（它返回一个新张量，不改动调用者传入的分数），填入 `-inf`，再沿最后一个维度做 softmax。对角线永远不会被遮住，所以没有哪一行全是 `-inf`。这里不做缩放：传进来的分数已经除以了 $\sqrt{d_k}$。
 
 
 # %%
-def causal_weights(attn_scores):
-    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights."""
+def causal_weights(attn_scores, window=None):
+    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
+
+    window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
+    """
     T = attn_scores.shape[-1]
-    future = torch.triu(
-        torch.ones(T, T, dtype=torch.bool, device=attn_scores.device), diagonal=1
-    )  # (T, T), True above the diagonal
-    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)  # (..., T, T)
+    ones = torch.ones(T, T, dtype=torch.bool, device=attn_scores.device)  # (T, T)
+    hidden = torch.triu(ones, diagonal=1)  # (T, T), True above the diagonal: the future
+    if window is not None:
+        hidden = hidden | torch.tril(ones, diagonal=-window)  # and w or more steps back
+    return torch.softmax(attn_scores.masked_fill(hidden, -torch.inf), dim=-1)  # (..., T, T)
 
 
 scores_ex = torch.tensor(
@@ -57,6 +61,8 @@ scores_ex = torch.tensor(
 )  # (T, T) = (4, 4)
 print(causal_weights(scores_ex))  # row 1 can only see itself: [1, 0, 0, 0]
 print(causal_weights(torch.zeros(2, 3, 3)))  # (b, T, T): equal scores -> 1, 1/2, 1/3
+print(causal_weights(torch.zeros(4, 4), window=2))  # itself and one before: 1, then 1/2, 1/2
+assert torch.equal(causal_weights(scores_ex, window=4), causal_weights(scores_ex))  # w >= T
 
 answer = causal_weights
 result = mhsa_helpers.exercises.check_build_causal_weights(answer)

@@ -100,17 +100,17 @@ result = mhsa_helpers.exercises.check_mha_parameter_count(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="99ea62a3d30b"
-# **练习 3。** 先 `view` 成 (b, T, num_heads, head_dim)——这一步把每个词元的 8 个数切成 4 对——再 `transpose(1, 2)`，把头这一维放到词元前面。`x_ex.view(2, 4, 3, 2)` 的形状没错，内容却是错的：它跨越了词元的边界来切。
+# %% [markdown] en_hash="36a48317ea16"
+# **练习 3。** 没有批次轴时，词元是第 0 维。先 `view` 成 (T, num_heads, head_dim)，把每个词元的 12 个数切成 3 组，每组 4 个。再 `transpose(0, 1)`，把头这一维放到词元前面（`transpose(1, 2)` 交换的会是头和 head_dim）。`x_ex.view(3, 5, 4)` 的形状没错，内容却是错的：它跨越了词元的边界来切。
 
 # %%
-x_ex = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)  # (b, T, d_out)
+x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out): no batch axis
 
-answer = x_ex.view(2, 3, 4, 2).transpose(1, 2)  # (b, h, T, head_dim)
-print(answer[0, 0])  # head 1 of sequence 1: columns 0:2 of each token
-assert torch.equal(answer[0, 0], x_ex[0, :, 0:2])
-assert torch.equal(answer, mh.split_heads(x_ex, 4))
-assert not torch.equal(x_ex.view(2, 4, 3, 2), answer)
+answer = x_ex.view(5, 3, 4).transpose(0, 1)  # (h, T, head_dim)
+print(answer[0])  # head 0: columns 0:4 of each token
+assert torch.equal(answer[0], x_ex[:, 0:4])
+assert torch.equal(answer, mh.split_heads(x_ex[None], 3)[0])  # a batch of one, split, unwrapped
+assert not torch.equal(x_ex.view(3, 5, 4), answer)
 
 result = mhsa_helpers.exercises.check_split_into_heads(answer, x_ex)
 assert result, result

@@ -40,14 +40,17 @@ result = mhsa_helpers.exercises.check_key_block(answer, fused_ex)
 assert result, result
 result
 
-# %% [markdown] en_hash="f999bf2acd3f"
-# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节：1 × 25 × 1024 × 1024 × 4 字节 = 100 MiB——而且每一层都有这么一份（GPT-2 XL 有 48 层）。
+# %% [markdown] en_hash="6a8bdccf80a1"
+# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节，所以权重占 $1 \times 25 \times T^2 \times 4 = 100\,T^2$ 字节。只要 $T^2 \le 2^{30} / 100$，就放得下，所以 T 是 $2^{30} // 100$ 的整数平方根。这大约是 GPT-2 XL 上下文的 3.2 倍，而且只算了一层（它有 48 层）、一个序列。
 
 # %%
-batch, heads, T, bytes_per_float32 = 1, 25, 1024, 4
-answer = batch * heads * T * T * bytes_per_float32
-print(f"{answer:,} bytes = {answer / 2**20:.0f} MiB")
-result = mhsa_helpers.exercises.check_attention_matrix_bytes(answer)
+import math
+
+batch, heads, bytes_per_float32, budget = 1, 25, 4, 2**30
+answer = math.isqrt(budget // (batch * heads * bytes_per_float32))
+print(f"T = {answer}: {batch * heads * answer**2 * bytes_per_float32:,} bytes <= {budget:,}")
+print(f"T = {answer + 1}: {batch * heads * (answer + 1) ** 2 * bytes_per_float32:,} bytes")
+result = mhsa_helpers.exercises.check_longest_context(answer)
 assert result, result
 result
 

@@ -21,13 +21,15 @@ import mhsa_helpers.exercises
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="96f3006b1dae"
-# **练习 1。** 左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充：把每个位置与 T - L_b 比较即可。
+# %% [markdown] en_hash="7a6160429022"
+# **练习 1。** 分两部分。先看填充：左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充。这是一个 (b, T_k) 的键掩码，写成 (b, 1, T_k) 就能沿查询轴广播。再看未来：每个序列共用一个 (T_q, T_k) 矩阵。只要任一部分遮住了某个键，它就被遮住，所以用 `|` 合起来。填充位置的查询什么也看不到：它那一行全是 `True`，正是本课不加掩码、事后置零的那些行。
 
 # %%
 lengths, T = torch.tensor([3, 1, 4]), 5
-answer = torch.arange(T) < (T - lengths)[:, None]  # (3, 5), True = padding
-print(answer)
+pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k), True = a pad key
+future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T_q, T_k), True = a future key
+answer = future | pads[:, None, :]  # (b, T_q, T_k): the pads broadcast over the queries
+print(answer[1].int())  # length 1: four pads, then one real token
 result = mhsa_helpers.exercises.check_left_padding_mask(answer)
 assert result
 result
