@@ -418,6 +418,14 @@ CASES: list[Case] = [
         lambda: ex.check_build_multihead(ViewWithoutContiguousMHA),
     ),
     ("check_build_multihead no out_proj", False, lambda: ex.check_build_multihead(NoOutProjMHA)),
+    (
+        "check_causal_attention_class ok",
+        True,
+        lambda: ex.check_causal_attention_class(mh.CausalAttention),
+    ),
+    ("check_causal_attention_class none", False, lambda: ex.check_causal_attention_class(None)),
+    ("check_wrapper_class ok", True, lambda: ex.check_wrapper_class(mh.MultiHeadAttentionWrapper)),
+    ("check_wrapper_class wrong", False, lambda: ex.check_wrapper_class(mh.CausalAttention)),
 ]
 
 

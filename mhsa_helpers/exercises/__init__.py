@@ -23,6 +23,7 @@ from .lesson02 import (
 )
 from .lesson03 import check_build_causal_weights, check_local_mask, check_prediction_changed_weights
 from .lesson04 import (
+    check_causal_attention_class,
     check_dropout_scale,
     check_manual_dropout,
     check_survivor_prediction,
@@ -32,6 +33,7 @@ from .lesson05 import (
     check_head_output,
     check_matmul_count,
     check_matmul_prediction,
+    check_wrapper_class,
     check_wrapper_width,
 )
 from .lesson06 import (
@@ -74,6 +76,7 @@ __all__ = [
     "check_build_multihead",
     "check_build_self_attention",
     "check_cache_numbers",
+    "check_causal_attention_class",
     "check_chunk_mask",
     "check_context_vector_new_token",
     "check_dropout_scale",
@@ -108,6 +111,7 @@ __all__ = [
     "check_survivor_prediction",
     "check_top_k_probs",
     "check_v1_to_v2",
+    "check_wrapper_class",
     "check_wrapper_width",
     "check_zero_fraction",
 ]

@@ -16,31 +16,55 @@ instead of the class, a call instead of the function). The mechanical parts are 
   queries, keys and values, or the same with one typical mistake, and the ONE catalog of hints
   that name those mistakes; ``name_mistake`` finds the mistake an output reproduces.
 
-What each lesson tests, at which sizes and tolerances, stays in its module.
+The one runner:
+
+* ``BuildSpec`` / ``build_checker`` -- a build-it exercise as data: its name, what to pass (a
+  class or a function) and the hints for the wrong kind of answer, its contracts in order (each
+  raises ``ContractError`` with its hint at the first thing that is wrong) and the PASS message;
+  ``build_checker`` turns it into the checker (answer kind first, the contracts under a forked,
+  seeded random state, ``fail``/``ok``);
+* ``ForwardTexts`` / ``call_forward`` -- one call of the learner's forward (or function), every
+  way it can go wrong (it raises, writes to its input, returns a tuple, no tensor, a subclass, the
+  wrong dtype, device or shape) turned into the exercise's own hint;
+* ``construct`` -- build the learner's class at given sizes, naming what its constructor raised.
+
+What each lesson tests, at which sizes and tolerances, and its texts stay in its module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 from torch import nn
 
 from ..i18n import Text, tr
-from ._result import CheckResult, UntranslatedMessage, fail, missing
+from ._parse import plain_tensor
+from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok
 
 __all__ = [
+    "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
     "MISTAKES",
     "MISTAKE_HINTS",
+    "BuildSpec",
     "ContractError",
+    "ForwardTexts",
     "book_forward",
+    "build_checker",
+    "call_forward",
     "class_answer",
+    "construct",
+    "fill",
     "first_line",
     "forward_on_copy",
     "function_answer",
+    "head_forward",
     "is_view_error",
+    "mistakes_hint",
+    "name_head_mistakes",
     "name_mistake",
 ]
 
@@ -61,6 +85,11 @@ class ContractError(Exception):
         self.text = text
 
 
+def fill(text: Text, **values: object) -> Text:
+    """``text`` with its ``{placeholders}`` filled in (``str.format``), in both languages."""
+    return replace(text, en=text.en.format(**values), zh=text.zh.format(**values))
+
+
 def class_answer(
     cls: object,
     exercise: Text,
@@ -68,24 +97,21 @@ def class_answer(
     missing_what: Text,
     instance_hint: Text,
     not_class_hint: Text,
+    modules_only: bool = True,
 ) -> CheckResult | None:
     """None if ``cls`` is a class derived from ``nn.Module``, else the ``[NOT YET]`` to return.
 
-    ``not_class_hint`` (both of its languages) may use ``{cls!r}`` and ``{kind}`` (the answer's
-    type name), filled in with ``str.format``.
+    ``instance_hint`` and ``not_class_hint`` (both of their languages) may use ``{cls!r}`` and
+    ``{kind}`` (the answer's type name), filled in with ``str.format``. With
+    ``modules_only=False`` any class is accepted here (its instances are checked later).
     """
     if cls is None:
         return missing(exercise, missing_what)
+    kind = type(cls).__name__
     if isinstance(cls, nn.Module):
-        return fail(exercise, instance_hint)
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        kind = type(cls).__name__
-        hint = replace(
-            not_class_hint,
-            en=not_class_hint.en.format(cls=cls, kind=kind),
-            zh=not_class_hint.zh.format(cls=cls, kind=kind),
-        )
-        return fail(exercise, hint)
+        return fail(exercise, fill(instance_hint, cls=cls, kind=kind))
+    if not isinstance(cls, type) or (modules_only and not issubclass(cls, nn.Module)):
+        return fail(exercise, fill(not_class_hint, cls=cls, kind=kind))
     return None
 
 
@@ -174,7 +200,8 @@ def book_forward(
         scores = scores.masked_fill(future, 0.0)
     elif mistake not in ("mask_after_softmax", "no_mask"):
         scores = scores.masked_fill(future, -torch.inf)
-    scale = {"no_scaling": 1.0, "scale_d_out": d_out**0.5}.get(mistake or "", head_dim**0.5)
+    scales = {"no_scaling": 1.0, "scale_d_out": d_out**0.5, "scale_not_sqrt": float(head_dim)}
+    scale = scales.get(mistake or "", head_dim**0.5)
     weights = torch.softmax(scores / scale, dim=-2 if mistake == "softmax_wrong_dim" else -1)
     if mistake == "mask_after_softmax":
         weights = weights.masked_fill(future, 0.0)
@@ -244,11 +271,75 @@ MISTAKE_HINTS: dict[str, Text] = {
         "there is no causal mask: fill the future scores with -inf before the softmax.",
         "没有因果掩码：在 softmax 之前把未来的注意力分数填成 -inf。",
     ),
+    "scale_not_sqrt": tr(
+        "the scores are divided by d_k itself; divide by its square root, "
+        "keys.shape[-1] ** 0.5, before the softmax.",
+        "注意力分数除以的是 d_k 本身；应该在 softmax 之前除以它的平方根 keys.shape[-1] ** 0.5。",
+    ),
     "softmax_wrong_dim": tr(
         "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
         "softmax 作用在了错误的维度上：应该对每一行归一化，softmax(..., dim=-1)。",
     ),
 }
+
+
+#: The slips of one causal head's forward (lessons 04 and 05's classes), which ``head_forward``
+#: reproduces alone or two at a time (one from each group).
+HEAD_MISTAKE_GROUPS = (
+    ("no_mask", "mask_after_softmax", "mask_with_zero", "transposed_mask"),
+    ("no_scaling", "scale_not_sqrt", "softmax_wrong_dim"),
+)
+
+
+def head_forward(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    mistakes: frozenset[str] = frozenset(),
+) -> torch.Tensor:
+    """One causal head after the projections, (..., T, d) each, with the given ``mistakes``."""
+    T = queries.shape[-2]
+    scores = queries @ keys.transpose(-2, -1)  # (..., T, T)
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T)
+    if "transposed_mask" in mistakes:
+        future = future.T
+    if "mask_with_zero" in mistakes:
+        scores = scores.masked_fill(future, 0.0)
+    elif not mistakes & {"no_mask", "mask_after_softmax"}:
+        scores = scores.masked_fill(future, -torch.inf)
+    d_k = keys.shape[-1]
+    scale = 1.0 if "no_scaling" in mistakes else d_k if "scale_not_sqrt" in mistakes else d_k**0.5
+    weights = torch.softmax(scores / scale, dim=-2 if "softmax_wrong_dim" in mistakes else -1)
+    if "mask_after_softmax" in mistakes:
+        weights = weights.masked_fill(future, 0.0)
+    return weights @ values  # (..., T, d)
+
+
+def name_head_mistakes(
+    out: torch.Tensor, forward: Callable[[frozenset[str]], torch.Tensor]
+) -> tuple[str, ...]:
+    """The mistakes (one, else two from different groups) whose output ``forward`` equals
+    ``out``; empty when none does."""
+    first, second = HEAD_MISTAKE_GROUPS
+    singles = [(m,) for m in (*first, *second)]
+    pairs = [(a, b) for a in first for b in second]
+    for combination in (*singles, *pairs):
+        candidate = forward(frozenset(combination))
+        if candidate.shape == out.shape and torch.allclose(
+            out, candidate, atol=1e-5, rtol=1e-4, equal_nan=True
+        ):
+            return combination
+    return ()
+
+
+def mistakes_hint(mistakes: tuple[str, ...]) -> Text:
+    """The catalog's hints for ``mistakes``, one after the other (two mistakes: both named)."""
+    if len(mistakes) == 1:
+        return MISTAKE_HINTS[mistakes[0]]
+    hint = tr(f"{len(mistakes)} mistakes at once: ", f"同时有 {len(mistakes)} 处错误：")
+    for index, mistake in enumerate(mistakes):
+        hint = hint + (tr(" And ", "另外，") if index else _NOWHERE) + MISTAKE_HINTS[mistake]
+    return hint
 
 
 def name_mistake(
@@ -289,3 +380,200 @@ def forward_on_copy(module: nn.Module, x: torch.Tensor) -> tuple[object, bool]:
     out = module(given)
     changed = given._version != version or not torch.equal(given, x)
     return out, changed
+
+
+# -- the one runner -------------------------------------------------------------------------------
+
+
+def _no_runtime_reading(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
+    return None
+
+
+@dataclass(frozen=True)
+class ForwardTexts:
+    """How one exercise words each way a call of the learner's forward (or function) goes wrong.
+
+    Every text is a template filled in with ``fill``: ``raised`` gets ``{kind}`` (the exception's
+    type), ``{error}`` (its message) and ``{said}`` (its first line); ``not_tensor`` and
+    ``subclass`` get ``{kind}`` (the returned type); ``dtype`` gets ``{got_dtype}``,
+    ``{got_device}``, ``{dtype}``, ``{device}``; ``shape`` gets ``{got}`` and ``{want}`` (shape
+    tuples). ``call_forward``'s ``values`` fill in any other placeholder (sizes, say). A text that
+    is None is a test this exercise does not make: ``input_changed`` None leaves the input
+    unwatched, ``tuple_`` None counts a tuple as "not a tensor", ``dtype`` None keeps any dtype.
+    ``runtime`` reads a ``RuntimeError`` first (e.g. a ``.view`` on a non-contiguous tensor);
+    None from it falls back to ``raised``. ``not_written``: the hint for ``NotImplementedError``
+    (None: like any other exception). ``shape_first``: test the shape before the dtype.
+    """
+
+    raised: Text
+    not_tensor: Text
+    subclass: Text
+    tuple_: Text | None = None
+    input_changed: Text | None = None
+    dtype: Text | None = None
+    shape: Text | None = None
+    runtime: Callable[[RuntimeError, tuple[object, ...]], Text | None] = _no_runtime_reading
+    not_written: Text | None = None
+    shape_first: bool = False
+
+
+_NOWHERE = Text("", "")
+
+
+def call_forward(
+    fn: Callable[..., object],
+    args: Sequence[object],
+    texts: ForwardTexts,
+    *,
+    where: Text = _NOWHERE,
+    want_shape: tuple[int, ...] | None = None,
+    **values: object,
+) -> torch.Tensor:
+    """``fn(*args)``, the output a plain tensor; else ``ContractError(where + the hint)``.
+
+    With ``texts.input_changed`` the first argument is passed as a copy and a write to it (even
+    one that keeps its values) is the hint; ``want_shape`` is the shape the output must have.
+    """
+    args = tuple(args)
+    x = args[0]
+    watch = texts.input_changed is not None and isinstance(x, torch.Tensor)
+    given = (x.clone(), *args[1:]) if isinstance(x, torch.Tensor) and watch else args
+    version = given[0]._version if isinstance(given[0], torch.Tensor) else 0
+
+    def stop(text: Text, **more: object) -> ContractError:
+        return ContractError(where + fill(text, **values, **more))
+
+    try:
+        out = fn(*given)
+    except Exception as error:  # the learner's code may raise anything
+        if isinstance(error, NotImplementedError) and texts.not_written is not None:
+            raise stop(texts.not_written) from None
+        reading = texts.runtime(error, args) if isinstance(error, RuntimeError) else None
+        if reading is not None:
+            raise ContractError(where + reading) from None
+        kind, said = type(error).__name__, first_line(str(error))
+        raise stop(texts.raised, kind=kind, error=error, said=said) from None
+    if watch:
+        copy = given[0]
+        assert isinstance(copy, torch.Tensor) and isinstance(x, torch.Tensor)
+        if copy._version != version or not torch.equal(copy, x):
+            assert texts.input_changed is not None
+            raise stop(texts.input_changed)
+    if isinstance(out, tuple) and texts.tuple_ is not None:
+        raise stop(texts.tuple_)
+    kind = type(out).__name__
+    if not isinstance(out, torch.Tensor):
+        raise stop(texts.not_tensor, kind=kind)
+    if not plain_tensor(out):
+        raise stop(texts.subclass, kind=kind)
+    for check in ("shape", "dtype") if texts.shape_first else ("dtype", "shape"):
+        wrong_type = isinstance(x, torch.Tensor) and (
+            out.dtype != x.dtype or out.device != x.device
+        )
+        if check == "dtype" and texts.dtype is not None and wrong_type:
+            assert isinstance(x, torch.Tensor)
+            raise stop(
+                texts.dtype,
+                got_dtype=out.dtype,
+                got_device=out.device,
+                dtype=x.dtype,
+                device=x.device,
+            )
+        wrong_shape = want_shape is not None and tuple(out.shape) != tuple(want_shape)
+        if check == "shape" and texts.shape is not None and wrong_shape:
+            raise stop(texts.shape, got=tuple(out.shape), want=want_shape)
+    return out
+
+
+def construct(
+    cls: type,
+    args: Sequence[object],
+    kwargs: dict[str, object],
+    raised: Text,
+    not_module: Text,
+    not_written: Text | None = None,
+) -> nn.Module:
+    """``cls(*args, **kwargs)``, an ``nn.Module``; else ``ContractError`` with the hint.
+
+    ``raised`` gets ``{call}`` (the call as written, ``cls(5, 12, ...)``), ``{args}`` (what is
+    inside its parentheses), ``{name}`` (the class's name), ``{kind}`` and ``{error}``;
+    ``not_module`` gets ``{call}``, ``{args}``, ``{name}`` and ``{kind}``. ``not_written``: the
+    hint for ``NotImplementedError`` (None: like any other exception).
+    """
+    shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+    said = {"call": f"cls({shown})", "args": shown, "name": cls.__name__}
+    try:
+        module = cls(*args, **kwargs)
+    except Exception as error:  # the learner's code may raise anything
+        if isinstance(error, NotImplementedError) and not_written is not None:
+            raise ContractError(not_written) from None
+        hint = fill(raised, **said, kind=type(error).__name__, error=error)
+        raise ContractError(hint) from None
+    if not isinstance(module, nn.Module):
+        raise ContractError(fill(not_module, **said, kind=type(module).__name__))
+    return module
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """A build-it exercise as data.
+
+    ``answer`` is ``"class"`` (the learner's class; ``missing_what``, ``instance_hint`` and
+    ``not_class_hint`` as in ``class_answer``, ``modules_only`` too) or ``"function"`` (the
+    learner's function, written ``answer = <function_name>``; ``reject_classes`` as in
+    ``function_answer``). ``contracts`` run in order, each given the answer; the first to raise
+    ``ContractError`` gives the hint. They run under a forked random state (the learner's is
+    kept), after ``torch.manual_seed(seed)`` unless ``seed`` is None. ``passed`` is the PASS
+    message, or a function of the answer giving it.
+    """
+
+    name: Text
+    contracts: tuple[Callable[[Any], None], ...]
+    passed: Text | Callable[[Any], Text]
+    answer: str = "class"
+    missing_what: Text = _NOWHERE
+    instance_hint: Text = _NOWHERE
+    not_class_hint: Text = _NOWHERE
+    modules_only: bool = True
+    function_name: str = ""
+    reject_classes: bool = False
+    seed: int | None = None
+
+    def check(self, answer: object) -> CheckResult:
+        if self.answer == "class":
+            refused = class_answer(
+                answer,
+                self.name,
+                missing_what=self.missing_what,
+                instance_hint=self.instance_hint,
+                not_class_hint=self.not_class_hint,
+                modules_only=self.modules_only,
+            )
+        else:
+            refused = function_answer(
+                answer, self.name, self.function_name, reject_classes=self.reject_classes
+            )
+        if refused is not None:
+            return refused
+        with torch.random.fork_rng(devices=[]):
+            if self.seed is not None:
+                torch.manual_seed(self.seed)
+            try:
+                for contract in self.contracts:
+                    contract(answer)
+            except ContractError as stop:
+                return fail(self.name, stop.text)
+            passed = self.passed if isinstance(self.passed, Text) else self.passed(answer)
+        return ok(self.name, passed)
+
+
+def build_checker(python_name: str, spec: BuildSpec, doc: str) -> Callable[[object], CheckResult]:
+    """The checker function ``python_name(answer)`` for the build-it exercise ``spec``."""
+
+    def checker(answer: object) -> CheckResult:
+        return spec.check(answer)
+
+    checker.__name__ = checker.__qualname__ = python_name
+    checker.__doc__ = doc
+    checker.build_spec = spec  # type: ignore[attr-defined]
+    return exercise(spec.name)(checker)

@@ -21,7 +21,16 @@ from torch import nn
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
-from ._build import INPUT_CHANGED, forward_on_copy
+from ._build import (
+    INPUT_CHANGED,
+    BuildSpec,
+    ContractError,
+    ForwardTexts,
+    build_checker,
+    call_forward,
+    construct,
+    forward_on_copy,
+)
 from ._kinds import prediction_result, tensor_answer
 from ._parse import number, plain_tensor
 from ._result import CheckResult, exercise, fail, missing, ok
@@ -353,172 +362,127 @@ def _reference_variants(
     return variants
 
 
-def _make(cls: type, *args: object, **kwargs: object) -> tuple[nn.Module | None, Text | None]:
-    try:
-        module = cls(*args, **kwargs)
-    except NotImplementedError:
-        return None, tr(
-            "the class is not written yet (it raises NotImplementedError).",
-            "这个类还没有写完（它抛出了 NotImplementedError）。",
-        )
-    except Exception as error:  # the learner's code may raise anything
-        call = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-        cls_name, kind = cls.__name__, type(error).__name__
-        return None, tr(
-            f"{cls_name}({call}) raised {kind}: {error}",
-            f"{cls_name}({call}) 抛出了 {kind}：{error}",
-        )
-    if not isinstance(module, nn.Module):
-        cls_name = cls.__name__
-        return None, tr(
-            f"{cls_name}(...) must be an nn.Module: subclass nn.Module.",
-            f"{cls_name}(...) 必须是 nn.Module：请继承 nn.Module。",
-        )
-    return module, None
+_NOT_A_CLASS = tr(
+    "expected a class, got {kind}: pass the class itself, not an object made from it.",
+    "需要一个类，收到的是 {kind}：请传入类本身，而不是用它创建的对象。",
+)
 
 
-_BUILD_SELF_ATTENTION = tr("build SelfAttentionV2", "动手实现 SelfAttentionV2")
+def _require(problem: Text | None) -> None:
+    """Stop at ``problem`` (the hint of a contract that failed), if there is one."""
+    if problem is not None:
+        raise ContractError(problem)
 
 
-@exercise(_BUILD_SELF_ATTENTION)
-def check_build_self_attention(cls: object) -> CheckResult:
-    """Contract tests for a learner's ``SelfAttentionV2`` class (the book's semantics)."""
-    name = _BUILD_SELF_ATTENTION
-    if cls is None:
-        return missing(
-            name,
-            tr(
-                "your class (write `answer = MySelfAttentionV2`, no parentheses)",
-                "你的类（写 `answer = MySelfAttentionV2`，不带括号）",
-            ),
-        )
-    if not isinstance(cls, type):
-        kind = type(cls).__name__
-        return fail(
-            name,
-            tr(
-                f"expected a class, got {kind}: pass the class itself, not an object made from it.",
-                f"需要一个类，收到的是 {kind}：请传入类本身，而不是用它创建的对象。",
-            ),
-        )
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        return _check_self_attention_class(cls, name)
+_CONSTRUCT = {
+    "raised": tr("{name}({args}) raised {kind}: {error}", "{name}({args}) 抛出了 {kind}：{error}"),
+    "not_module": tr(
+        "{name}(...) must be an nn.Module: subclass nn.Module.",
+        "{name}(...) 必须是 nn.Module：请继承 nn.Module。",
+    ),
+    "not_written": tr(
+        "the class is not written yet (it raises NotImplementedError).",
+        "这个类还没有写完（它抛出了 NotImplementedError）。",
+    ),
+}
+
+_FORWARD = ForwardTexts(
+    raised=tr(
+        "forward on x of shape {shape} (d_in={d_in}, d_out={d_out}) raised {kind}: {error}",
+        "对形状为 {shape} 的 x 调用 forward（d_in={d_in}，d_out={d_out}）时抛出了 {kind}：{error}",
+    ),
+    not_tensor=tr(
+        "forward returned {kind}; return context_vec.",
+        "forward 返回的是 {kind}；请返回 context_vec。",
+    ),
+    subclass=tr(
+        "forward returned a {kind}; return a plain tensor.",
+        "forward 返回的是 {kind}；请返回普通的张量。",
+    ),
+    shape=tr(
+        "forward on x {shape} returned shape {got}, expected (T, d_out) = {want}.",
+        "对形状为 {shape} 的 x，forward 返回的形状是 {got}，应为 (T, d_out) = {want}。",
+    ),
+    dtype=tr(
+        "forward on a {dtype} input on {device} returned {got_dtype} on "
+        "{got_device}: keep the input's dtype and device (no .double(), no .to(...)).",
+        "输入是 {dtype}、位于 {device}，forward 却返回了 {got_dtype}、位于 "
+        "{got_device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
+    ),
+    shape_first=True,
+)
 
 
-def _check_self_attention_class(cls: type, name: Text) -> CheckResult:
+def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
+    """W_query, W_key, W_value: ``nn.Linear(d_in, d_out)`` without a bias."""
+    for n in _NAMES:
+        layer = getattr(module, n, None)
+        if not isinstance(layer, nn.Linear):
+            kind = type(layer).__name__
+            raise ContractError(
+                tr(
+                    f"self.{n} should be nn.Linear(d_in, d_out, bias=qkv_bias), got "
+                    f"{kind}. Use the book's names W_query, W_key, W_value.",
+                    f"self.{n} 应该是 nn.Linear(d_in, d_out, bias=qkv_bias)，收到的是 "
+                    f"{kind}。请使用书中的名字 W_query、W_key、W_value。",
+                )
+            )
+        if (layer.in_features, layer.out_features) != (d_in, d_out):
+            fan_in, fan_out = layer.in_features, layer.out_features
+            raise ContractError(
+                tr(
+                    f"with d_in={d_in}, d_out={d_out}, self.{n} is nn.Linear("
+                    f"{fan_in}, {fan_out}): it must map d_in -> d_out.",
+                    f"当 d_in={d_in}、d_out={d_out} 时，self.{n} 是 nn.Linear("
+                    f"{fan_in}, {fan_out})：它必须把 d_in 映射到 d_out。",
+                )
+            )
+        if layer.bias is not None:
+            raise ContractError(
+                tr(
+                    f"self.{n} has a bias by default: use bias=qkv_bias, False.",
+                    f"self.{n} 默认带有偏置：请用 bias=qkv_bias，默认为 False。",
+                )
+            )
+
+
+def _at_every_size(cls: type) -> None:
+    """At each size: the layers, the book's output, no train/eval difference, rows sum to 1,
+    gradients reach every weight."""
     for d_in, d_out, T in _SIZES:
-        module, problem = _make(cls, d_in, d_out)
-        if module is None:
-            assert problem is not None
-            return fail(name, problem)
-        layers = {n: getattr(module, n, None) for n in _NAMES}
-        for n, layer in layers.items():
-            if not isinstance(layer, nn.Linear):
-                kind = type(layer).__name__
-                return fail(
-                    name,
-                    tr(
-                        f"self.{n} should be nn.Linear(d_in, d_out, bias=qkv_bias), got "
-                        f"{kind}. Use the book's names W_query, W_key, W_value.",
-                        f"self.{n} 应该是 nn.Linear(d_in, d_out, bias=qkv_bias)，收到的是 "
-                        f"{kind}。请使用书中的名字 W_query、W_key、W_value。",
-                    ),
-                )
-            if (layer.in_features, layer.out_features) != (d_in, d_out):
-                fan_in, fan_out = layer.in_features, layer.out_features
-                return fail(
-                    name,
-                    tr(
-                        f"with d_in={d_in}, d_out={d_out}, self.{n} is nn.Linear("
-                        f"{fan_in}, {fan_out}): it must map d_in -> d_out.",
-                        f"当 d_in={d_in}、d_out={d_out} 时，self.{n} 是 nn.Linear("
-                        f"{fan_in}, {fan_out})：它必须把 d_in 映射到 d_out。",
-                    ),
-                )
-            if layer.bias is not None:
-                return fail(
-                    name,
-                    tr(
-                        f"self.{n} has a bias by default: use bias=qkv_bias, False.",
-                        f"self.{n} 默认带有偏置：请用 bias=qkv_bias，默认为 False。",
-                    ),
-                )
+        module = construct(cls, (d_in, d_out), {}, **_CONSTRUCT)
+        _layers(module, d_in, d_out)
         ref = SelfAttentionV2(d_in, d_out)
         try:
             ref.load_state_dict(module.state_dict())
         except Exception:  # extra or missing parameters
             extra = sorted(set(module.state_dict()) - set(ref.state_dict()))
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     f"the module has parameters the book's class has not: {extra}. "
                     "SelfAttentionV2 holds only W_query, W_key, W_value.",
                     f"这个模块有书中的类没有的参数：{extra}。"
                     "SelfAttentionV2 只包含 W_query、W_key、W_value。",
-                ),
-            )
+                )
+            ) from None
         x = torch.rand(T, d_in)  # (T, d_in)
-        try:
-            got = module(x.clone())
-        except Exception as error:  # the learner's code may raise anything
-            shape, kind = (T, d_in), type(error).__name__
-            return fail(
-                name,
-                tr(
-                    f"forward on x of shape {shape} (d_in={d_in}, d_out={d_out}) raised "
-                    f"{kind}: {error}",
-                    f"对形状为 {shape} 的 x 调用 forward（d_in={d_in}，d_out={d_out}）时抛出了 "
-                    f"{kind}：{error}",
-                ),
-            )
-        kind = type(got).__name__
-        if not isinstance(got, torch.Tensor):
-            return fail(
-                name,
-                tr(
-                    f"forward returned {kind}; return context_vec.",
-                    f"forward 返回的是 {kind}；请返回 context_vec。",
-                ),
-            )
-        if not plain_tensor(got):
-            return fail(
-                name,
-                tr(
-                    f"forward returned a {kind}; return a plain tensor.",
-                    f"forward 返回的是 {kind}；请返回普通的张量。",
-                ),
-            )
-        if tuple(got.shape) != (T, d_out):
-            shape_in, shape_got, shape_want = (T, d_in), tuple(got.shape), (T, d_out)
-            return fail(
-                name,
-                tr(
-                    f"forward on x {shape_in} returned shape {shape_got}, expected "
-                    f"(T, d_out) = {shape_want}.",
-                    f"对形状为 {shape_in} 的 x，forward 返回的形状是 {shape_got}，"
-                    f"应为 (T, d_out) = {shape_want}。",
-                ),
-            )
-        if got.dtype != x.dtype or got.device != x.device:
-            return fail(
-                name,
-                tr(
-                    f"forward on a {x.dtype} input on {x.device} returned {got.dtype} on "
-                    f"{got.device}: keep the input's dtype and device (no .double(), no .to(...)).",
-                    f"输入是 {x.dtype}、位于 {x.device}，forward 却返回了 {got.dtype}、位于 "
-                    f"{got.device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
-                ),
-            )
+        got = call_forward(
+            module,
+            (x.clone(),),
+            _FORWARD,
+            want_shape=(T, d_out),
+            shape=(T, d_in),
+            d_in=d_in,
+            d_out=d_out,
+        )
         with torch.no_grad():
             want = ref(x)  # (T, d_out)
             if not torch.allclose(got.detach(), want, atol=1e-5, rtol=0):
                 for output, hint in _reference_variants(ref, x).values():
                     shape_ok = tuple(output.shape) == tuple(got.shape)
                     if shape_ok and torch.allclose(got.detach(), output, atol=1e-5, rtol=0):
-                        return fail(name, hint)
-                return fail(
-                    name,
+                        raise ContractError(hint)
+                raise ContractError(
                     tr(
                         f"with d_in={d_in}, d_out={d_out}, T={T} the output differs from "
                         "mh.SelfAttentionV2 holding the same weights. Recipe: keys, queries, "
@@ -528,49 +492,61 @@ def _check_self_attention_class(cls: type, name: Text) -> CheckResult:
                         "mh.SelfAttentionV2 不一致。做法：用三个层算出 keys、queries、values；"
                         "attn_scores = queries @ keys.T；对 attn_scores / keys.shape[-1] ** 0.5 "
                         "在 dim=-1 上做 softmax；最后 attn_weights @ values。",
-                    ),
+                    )
                 )
-        problem = _same_in_eval_mode(module, x, want)
-        if problem is not None:
-            return fail(name, problem)
-        problem = _rows_sum_to_one(module, d_in, d_out, T)
-        if problem is not None:
-            return fail(name, problem)
-        problem = _gradients_reach_every_parameter(module, x) if T > 1 else None
-        if problem is not None:
-            return fail(name, problem)
-    biased, problem = _make(cls, 3, 2, qkv_bias=True)
-    if biased is None:
-        assert problem is not None
-        return fail(
-            name,
+        _require(_same_in_eval_mode(module, x, want))
+        _require(_rows_sum_to_one(module, d_in, d_out, T))
+        if T > 1:
+            _require(_gradients_reach_every_parameter(module, x))
+
+
+def _bias_works(cls: type) -> None:
+    """``qkv_bias=True`` gives the three layers a bias, which forward uses."""
+    try:
+        biased = construct(cls, (3, 2), {"qkv_bias": True}, **_CONSTRUCT)
+    except ContractError as stop:
+        raise ContractError(
             tr(
                 "the book's signature is (d_in, d_out, qkv_bias=False); ",
                 "书中的签名是 (d_in, d_out, qkv_bias=False)；",
             )
-            + problem,
-        )
+            + stop.text
+        ) from None
     if not all(getattr(getattr(biased, n), "bias", None) is not None for n in _NAMES):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "qkv_bias=True should give the three layers a bias: bias=qkv_bias.",
                 "qkv_bias=True 时三个层都应该有偏置：bias=qkv_bias。",
-            ),
+            )
         )
-    problem = _biases_are_used(biased)
-    if problem is not None:
-        return fail(name, problem)
-    sizes = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
-    return ok(
-        name,
-        tr(
-            f"correct: equals mh.SelfAttentionV2 for (d_in, d_out) in {sizes}, weights sum to 1 "
-            "per row, gradients reach W_query, W_key and W_value, and qkv_bias works.",
-            f"正确：(d_in, d_out) 取 {sizes} 时都与 mh.SelfAttentionV2 一致，"
+    _require(_biases_are_used(biased))
+
+
+_BUILD_SIZES_SHOWN = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
+
+check_build_self_attention = build_checker(
+    "check_build_self_attention",
+    BuildSpec(
+        name=tr("build SelfAttentionV2", "动手实现 SelfAttentionV2"),
+        missing_what=tr(
+            "your class (write `answer = MySelfAttentionV2`, no parentheses)",
+            "你的类（写 `answer = MySelfAttentionV2`，不带括号）",
+        ),
+        instance_hint=_NOT_A_CLASS,
+        not_class_hint=_NOT_A_CLASS,
+        modules_only=False,
+        seed=0,
+        contracts=(_at_every_size, _bias_works),
+        passed=tr(
+            f"correct: equals mh.SelfAttentionV2 for (d_in, d_out) in {_BUILD_SIZES_SHOWN}, "
+            "weights sum to 1 per row, gradients reach W_query, W_key and W_value, and qkv_bias "
+            "works.",
+            f"正确：(d_in, d_out) 取 {_BUILD_SIZES_SHOWN} 时都与 mh.SelfAttentionV2 一致，"
             "注意力权重每行之和为 1，梯度能传到 W_query、W_key 和 W_value，qkv_bias 也能正常工作。",
         ),
-    )
+    ),
+    """Contract tests for a learner's ``SelfAttentionV2`` class (the book's semantics).""",
+)
 
 
 def _biases_are_used(module: nn.Module) -> Text | None:

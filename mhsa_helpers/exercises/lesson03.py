@@ -12,14 +12,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 import torch
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
-from ._build import function_answer
+from ._build import BuildSpec, ContractError, ForwardTexts, build_checker, call_forward
 from ._kinds import prediction_result
-from ._parse import not_a_tensor, plain_tensor, whole_number, wrong_shape
+from ._parse import not_a_tensor, whole_number, wrong_shape
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
@@ -273,153 +276,133 @@ def _cases() -> list[tuple[Text, torch.Tensor]]:
     ]
 
 
-_BUILD_CAUSAL_WEIGHTS = tr("build causal attention weights", "动手实现因果注意力权重")
+_FORWARD = ForwardTexts(
+    raised=tr(
+        " it raised {kind}: {error}. Build the mask from attn_scores.shape[-1] "
+        "so that any T and any leading (batch, head) shape works.",
+        "上，它抛出了 {kind}：{error}。请根据 attn_scores.shape[-1] 构造掩码，"
+        "这样任意 T 和任意前置的（批次、头）形状都能用。",
+    ),
+    not_written=tr(
+        "the function is not written yet (it raises NotImplementedError).",
+        "这个函数还没有写完（它抛出了 NotImplementedError）。",
+    ),
+    input_changed=tr(
+        "your function changed the scores it was given in place (masked_fill_?): "
+        "use the out-of-place masked_fill, which returns a new tensor.",
+        "你的函数原地修改了传入的注意力分数（用了 masked_fill_？）："
+        "请用非原地的 masked_fill，它会返回一个新张量。",
+    ),
+    not_tensor=tr("it returned {kind}, not a tensor.", "它返回的是 {kind}，不是张量。"),
+    subclass=tr(
+        "it returned a {kind}; return a plain torch.Tensor.",
+        "它返回的是 {kind}；请返回普通的 torch.Tensor。",
+    ),
+    shape=tr(
+        " it returned shape {got}, not {want}.",
+        "上，它返回的形状是 {got}，而不是 {want}。",
+    ),
+    dtype=tr(
+        "for {dtype} scores on {device} it returned {got_dtype} on "
+        "{got_device}: the weights keep the scores' dtype and device (no .double(), "
+        "no .to(...)).",
+        "注意力分数是 {dtype}、位于 {device}，它却返回了 {got_dtype}、"
+        "位于 {got_device}：注意力权重要保持分数的 dtype 和设备（不要 .double()，"
+        "不要 .to(...)）。",
+    ),
+    shape_first=True,
+)
 
 
-@exercise(_BUILD_CAUSAL_WEIGHTS)
-def check_build_causal_weights(fn: object) -> CheckResult:
-    """Contract tests for ``fn(attn_scores)`` -> causal attention weights, (..., T, T)."""
-    name = _BUILD_CAUSAL_WEIGHTS
-    not_a_function = function_answer(fn, name, "causal_weights", reject_classes=True)
-    if not_a_function is not None:
-        return not_a_function
-    assert callable(fn)
-    for label, scores in _cases():
-        T = scores.shape[-1]
-        on = tr("on ", "在") + label
-        given = scores.clone()
-        version = given._version
-        try:
-            got = fn(given)
-        except NotImplementedError:
-            return fail(
-                name,
-                tr(
-                    "the function is not written yet (it raises NotImplementedError).",
-                    "这个函数还没有写完（它抛出了 NotImplementedError）。",
-                ),
+def _weights(fn: Callable[..., object], scores: torch.Tensor, on: Text) -> torch.Tensor:
+    """``fn(scores)`` through the runner; the hints about a call and a shape name the input."""
+    texts = replace(
+        _FORWARD,
+        raised=on + _FORWARD.raised,
+        shape=on + _FORWARD.shape if _FORWARD.shape is not None else None,
+    )
+    return call_forward(fn, (scores,), texts, want_shape=tuple(scores.shape))
+
+
+def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
+    """The weights ``got`` are the causal softmax of ``scores``, else the hint naming why not."""
+    T = scores.shape[-1]
+    out = got.detach().to(torch.float64)
+    if torch.isnan(out).any():
+        raise ContractError(
+            on
+            + tr(
+                " the weights contain nan: a row was -inf everywhere. Is the diagonal "
+                "masked too? The mask is torch.triu(..., diagonal=1).",
+                "上，注意力权重里出现了 nan：有一行全是 -inf。是不是连对角线也遮住了？"
+                "掩码应该是 torch.triu(..., diagonal=1)。",
             )
-        except Exception as error:  # the learner's code may raise anything
-            kind = type(error).__name__
-            return fail(
-                name,
+        )
+    want = _causal_reference(scores).to(torch.float64)
+    if torch.allclose(out, want, atol=1e-6, rtol=0):
+        return
+    for output, hint in _mistakes(scores):
+        if torch.allclose(out, output.to(torch.float64), atol=1e-6, rtol=0):
+            raise ContractError(hint)
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    if T > 1 and out[..., future].abs().max() > 1e-6:
+        if scores.max() < -100:
+            raise ContractError(
                 on
                 + tr(
-                    f" it raised {kind}: {error}. Build the mask from attn_scores.shape[-1] "
-                    "so that any T and any leading (batch, head) shape works.",
-                    f"上，它抛出了 {kind}：{error}。请根据 attn_scores.shape[-1] 构造掩码，"
-                    "这样任意 T 和任意前置的（批次、头）形状都能用。",
-                ),
-            )
-        if given._version != version or not torch.equal(given, scores):
-            return fail(
-                name,
-                tr(
-                    "your function changed the scores it was given in place (masked_fill_?): "
-                    "use the out-of-place masked_fill, which returns a new tensor.",
-                    "你的函数原地修改了传入的注意力分数（用了 masked_fill_？）："
-                    "请用非原地的 masked_fill，它会返回一个新张量。",
-                ),
-            )
-        kind = type(got).__name__
-        if not isinstance(got, torch.Tensor):
-            return fail(
-                name,
-                tr(f"it returned {kind}, not a tensor.", f"它返回的是 {kind}，不是张量。"),
-            )
-        if not plain_tensor(got):
-            return fail(
-                name,
-                tr(
-                    f"it returned a {kind}; return a plain torch.Tensor.",
-                    f"它返回的是 {kind}；请返回普通的 torch.Tensor。",
-                ),
-            )
-        if tuple(got.shape) != tuple(scores.shape):
-            got_shape, want_shape = tuple(got.shape), tuple(scores.shape)
-            return fail(
-                name,
-                on
-                + tr(
-                    f" it returned shape {got_shape}, not {want_shape}.",
-                    f"上，它返回的形状是 {got_shape}，而不是 {want_shape}。",
-                ),
-            )
-        if got.dtype != scores.dtype or got.device != scores.device:
-            return fail(
-                name,
-                tr(
-                    f"for {scores.dtype} scores on {scores.device} it returned {got.dtype} on "
-                    f"{got.device}: the weights keep the scores' dtype and device (no .double(), "
-                    "no .to(...)).",
-                    f"注意力分数是 {scores.dtype}、位于 {scores.device}，它却返回了 {got.dtype}、"
-                    f"位于 {got.device}：注意力权重要保持分数的 dtype 和设备（不要 .double()，"
-                    "不要 .to(...)）。",
-                ),
-            )
-        out = got.detach().to(torch.float64)
-        if torch.isnan(out).any():
-            return fail(
-                name,
-                on
-                + tr(
-                    " the weights contain nan: a row was -inf everywhere. Is the diagonal "
-                    "masked too? The mask is torch.triu(..., diagonal=1).",
-                    "上，注意力权重里出现了 nan：有一行全是 -inf。是不是连对角线也遮住了？"
-                    "掩码应该是 torch.triu(..., diagonal=1)。",
-                ),
-            )
-        want = _causal_reference(scores).to(torch.float64)
-        if not torch.allclose(out, want, atol=1e-6, rtol=0):
-            for output, hint in _mistakes(scores):
-                if torch.allclose(out, output.to(torch.float64), atol=1e-6, rtol=0):
-                    return fail(name, hint)
-            future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-            if T > 1 and out[..., future].abs().max() > 1e-6:
-                if scores.max() < -100:
-                    return fail(
-                        name,
-                        on
-                        + tr(
-                            " the future (above the diagonal) has weight > 0: a finite "
-                            "fill value (such as -20 or -1000) is not below scores this negative. "
-                            "Fill with -torch.inf.",
-                            "上，未来的位置（对角线以上）权重大于 0：有限的填充值"
-                            "（比如 -20 或 -1000）并不比这么小的负分数更小。请填成 -torch.inf。",
-                        ),
-                    )
-                return fail(
-                    name,
-                    on
-                    + tr(
-                        " the future (above the diagonal) has weight > 0.",
-                        "上，未来的位置（对角线以上）权重大于 0。",
-                    ),
+                    " the future (above the diagonal) has weight > 0: a finite "
+                    "fill value (such as -20 or -1000) is not below scores this negative. "
+                    "Fill with -torch.inf.",
+                    "上，未来的位置（对角线以上）权重大于 0：有限的填充值"
+                    "（比如 -20 或 -1000）并不比这么小的负分数更小。请填成 -torch.inf。",
                 )
-            if not torch.allclose(out.sum(dim=-1), torch.ones_like(out.sum(dim=-1)), atol=1e-5):
-                return fail(name, on + tr(" the rows do not sum to 1.", "上，每行之和不是 1。"))
-            return fail(
-                name,
-                on
-                + tr(
-                    " the weights differ from softmax(scores.masked_fill(future, -inf)). "
-                    "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1).",
-                    "上，注意力权重与 softmax(scores.masked_fill(future, -inf)) 不一致。"
-                    "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)。",
-                ),
             )
+        raise ContractError(
+            on
+            + tr(
+                " the future (above the diagonal) has weight > 0.",
+                "上，未来的位置（对角线以上）权重大于 0。",
+            )
+        )
+    if not torch.allclose(out.sum(dim=-1), torch.ones_like(out.sum(dim=-1)), atol=1e-5):
+        raise ContractError(on + tr(" the rows do not sum to 1.", "上，每行之和不是 1。"))
+    raise ContractError(
+        on
+        + tr(
+            " the weights differ from softmax(scores.masked_fill(future, -inf)). "
+            "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1).",
+            "上，注意力权重与 softmax(scores.masked_fill(future, -inf)) 不一致。"
+            "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)。",
+        )
+    )
+
+
+def _on_every_case(fn: Callable[..., object]) -> None:
+    for label, scores in _cases():
+        on = tr("on ", "在") + label
+        _judge(_weights(fn, scores, on), scores, on)
         problem = _causality(fn, scores, on)
         if problem is not None:
-            return fail(name, problem)
-    return ok(
-        name,
-        tr(
+            raise ContractError(problem)
+
+
+check_build_causal_weights = build_checker(
+    "check_build_causal_weights",
+    BuildSpec(
+        name=tr("build causal attention weights", "动手实现因果注意力权重"),
+        answer="function",
+        function_name="causal_weights",
+        reject_classes=True,
+        contracts=(_on_every_case,),
+        passed=tr(
             "correct: zeros above the diagonal, rows sum to 1, a future score changes nothing, "
             "gradients flow to the past scores only, for T = 1 to 7 and batched (..., T, T) input.",
             "正确：对于 T = 1 到 7 以及批量的 (..., T, T) 输入，对角线以上都是 0，每行之和为 1，"
             "改动未来的分数不会改变任何结果，梯度也只流向过去的分数。",
         ),
-    )
+    ),
+    """Contract tests for ``fn(attn_scores)`` -> causal attention weights, (..., T, T).""",
+)
 
 
 def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:

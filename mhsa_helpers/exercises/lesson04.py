@@ -12,21 +12,42 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
+from ..attention.causal import CausalAttention
 from ..data import reference
 from ..i18n import Text, tr
+from ._build import (
+    INPUT_CHANGED,
+    BuildSpec,
+    ContractError,
+    ForwardTexts,
+    build_checker,
+    call_forward,
+    construct,
+    head_forward,
+    mistakes_hint,
+    name_head_mistakes,
+)
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import number
 from ._result import CheckResult, exercise, missing
 
 __all__ = [
+    "CausalClass",
+    "check_causal_attention_class",
     "check_dropout_scale",
     "check_manual_dropout",
     "check_survivor_prediction",
     "check_zero_fraction",
     "exercise_keep_pattern",
+    "head_class_passed",
 ]
 
 EXERCISE_P = 0.25
@@ -226,3 +247,347 @@ def check_manual_dropout(answer: object) -> CheckResult:
     if answer is None:
         return missing(name, what)
     return tensor_answer(name, answer, expected, what=what, hint=hint)
+
+
+# -- build it: the book's CausalAttention class (and, in lesson 05, the wrapper of such heads) ---
+
+
+@dataclass(frozen=True)
+class CausalClass:
+    """A build-it class made of causal heads: how to build it and the book's class to compare.
+
+    ``heads`` is 0 for ``CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False)``,
+    else the number of heads the wrapper
+    ``cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`` is built with; its
+    output concatenates the heads, (b, T, heads * d_out). ``prefixes`` names each head's
+    parameters the book's way (``""`` or ``"heads.0."``, ...).
+    """
+
+    reference: type
+    heads: int
+
+    def args(self, d_in: int, d_out: int, context_length: int, dropout: float) -> tuple[Any, ...]:
+        extra = (self.heads,) if self.heads else ()
+        return (d_in, d_out, context_length, dropout, *extra)
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        return tuple(f"heads.{i}." for i in range(self.heads)) if self.heads else ("",)
+
+
+# (d_in, d_out, context_length, b, T): T < context_length, so an unsliced mask shows; d_out > 1
+# so that sqrt(d_out) != d_out.
+_HEAD_SIZES = ((3, 2, 6, 2, 6), (5, 4, 9, 3, 7), (4, 6, 5, 1, 5))
+
+_HEAD_CONSTRUCT = {
+    "raised": tr("{call} raised {kind}: {error}", "{call} 抛出了 {kind}：{error}"),
+    "not_module": tr(
+        "{call} returned a {kind}, not an nn.Module.", "{call} 返回的是 {kind}，不是 nn.Module。"
+    ),
+}
+
+_HEAD_FORWARD = ForwardTexts(
+    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
+    input_changed=tr(": ", "：") + INPUT_CHANGED,
+    tuple_=tr(
+        ": forward(x) must return one tensor, got a tuple.",
+        "：forward(x) 必须返回一个张量，收到的却是元组。",
+    ),
+    not_tensor=tr(
+        ": forward(x) must return a tensor, got {kind}.",
+        "：forward(x) 必须返回一个张量，收到的是 {kind}。",
+    ),
+    subclass=tr(
+        ": forward(x) returned a {kind}, not a tensor.",
+        "：forward(x) 返回的是 {kind}，不是普通张量。",
+    ),
+    dtype=tr(
+        ": forward returned {got_dtype} for a {dtype} input: keep the input's dtype.",
+        "：输入是 {dtype}，forward 却返回了 {got_dtype}：请保持输入的 dtype。",
+    ),
+    shape=tr(": output shape {got}, expected {want}.", "：输出形状是 {got}，应为 {want}。"),
+)
+
+_WRONG_CONCAT = tr(
+    ": the heads are concatenated along the wrong dimension: each head gives (b, T, d_out), "
+    "and the wrapper puts them side by side, torch.cat([...], dim=-1).",
+    "：各个头拼接的维度不对：每个头输出 (b, T, d_out)，包装器要把它们并排拼接起来，"
+    "即 torch.cat([...], dim=-1)。",
+)
+
+
+def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> None:
+    """Copy the book's weights into ``module`` by their names, or say which name is wrong."""
+    want = {name: p.shape for name, p in reference.named_parameters()}
+    got = {name: p.shape for name, p in module.named_parameters()}
+    missing_names = [name for name in want if name not in got]
+    if missing_names:
+        names = ", ".join(missing_names)
+        hint = tr(
+            f"no parameter named {names}: use the book's names W_query, W_key, W_value "
+            "(nn.Linear(d_in, d_out, bias=qkv_bias))",
+            f"没有名为 {names} 的参数：请使用书中的名字 W_query、W_key、W_value"
+            "（nn.Linear(d_in, d_out, bias=qkv_bias)）",
+        )
+        if spec.heads:
+            hint += tr(
+                " inside each head of self.heads (an nn.ModuleList of CausalAttention heads)",
+                "，放在 self.heads（由 CausalAttention 头组成的 nn.ModuleList）的每个头里",
+            )
+        raise ContractError(hint + tr(".", "。"))
+    extra = [name for name in got if name not in want]
+    if extra:
+        names = ", ".join(extra)
+        raise ContractError(
+            tr(
+                f"unexpected parameters {names}: the book's class has only W_query, W_key and "
+                "W_value (biases only with qkv_bias=True).",
+                f"多出了参数 {names}：书中的类只有 W_query、W_key 和 W_value"
+                "（只有 qkv_bias=True 时才有偏置）。",
+            )
+        )
+    for name, shape in want.items():
+        if got[name] != shape:
+            got_shape, want_shape = tuple(got[name]), tuple(shape)
+            raise ContractError(
+                tr(
+                    f"{name} has shape {got_shape}, expected {want_shape}.",
+                    f"{name} 的形状是 {got_shape}，应为 {want_shape}。",
+                )
+            )
+    with torch.no_grad():
+        mine = dict(module.named_parameters())
+        for name, param in reference.named_parameters():
+            mine[name].copy_(param)
+
+
+def _built(
+    spec: CausalClass, cls: type, sizes: tuple[int, ...], dropout: float, **kwargs: Any
+) -> tuple[nn.Module, nn.Module]:
+    """The learner's module and the book's, with the same weights (seeded)."""
+    d_in, d_out, context_length = sizes[:3]
+    args = spec.args(d_in, d_out, context_length, dropout)
+    reference = spec.reference(*args, **kwargs)
+    module = construct(cls, args, dict(kwargs), **_HEAD_CONSTRUCT)
+    _load_heads(spec, module, reference)
+    return module, reference
+
+
+def _where(spec: CausalClass, sizes: tuple[int, ...], dropout: float) -> Text:
+    d_in, d_out, context_length, b, T = sizes
+    call = f"cls({', '.join(map(repr, spec.args(d_in, d_out, context_length, dropout)))})"
+    shape = (b, T, d_in)
+    return tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
+
+
+def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
+    b, T, _ = x.shape
+    width = dict(module.named_parameters())[f"{spec.prefixes[0]}W_query.weight"].shape[0]
+    want = (b, T, max(spec.heads, 1) * width)
+    try:
+        return call_forward(module, (x,), _HEAD_FORWARD, where=where, want_shape=want)
+    except ContractError:
+        out = module(x.clone()) if spec.heads else None
+        wrong_dims = ((b * spec.heads, T, width), (b, T * spec.heads, width))
+        if isinstance(out, torch.Tensor) and tuple(out.shape) in wrong_dims:
+            raise ContractError(where + _WRONG_CONCAT) from None
+        raise
+
+
+def _head_mistakes(
+    spec: CausalClass, reference: nn.Module, x: torch.Tensor, out: torch.Tensor, where: Text
+) -> Text:
+    params = {name: p.detach() for name, p in reference.named_parameters()}
+
+    def forward(mistakes: frozenset[str]) -> torch.Tensor:
+        outputs = []
+        for prefix in spec.prefixes:
+            q, k, v = (
+                F.linear(x, params[f"{prefix}{n}.weight"], params.get(f"{prefix}{n}.bias"))
+                for n in ("W_query", "W_key", "W_value")
+            )
+            outputs.append(head_forward(q, k, v, mistakes))
+        return torch.cat(outputs, dim=-1)
+
+    mistakes = name_head_mistakes(out, forward)
+    if mistakes:
+        return where + tr(": ", "：") + mistakes_hint(mistakes)
+    return where + tr(
+        ": the output differs from the book's class with the same weights: queries, keys and "
+        "values from W_query, W_key, W_value; scores = queries @ keys.transpose(1, 2); the future "
+        "masked with -inf; softmax of scores / keys.shape[-1] ** 0.5 over dim=-1; dropout; "
+        "@ values.",
+        "：输出与权重相同的书中的类不一致：用 W_query、W_key、W_value 算出查询、键和值；"
+        "scores = queries @ keys.transpose(1, 2)；用 -inf 遮住未来；对 scores / "
+        "keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax；dropout；再 @ values。",
+    )
+
+
+def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
+    """The contracts of a class made of causal heads: equal to the book's at every size (the
+    typical mistakes named), causal, dropout in training only, gradients to every weight."""
+
+    def equal_to_reference(cls: type) -> None:
+        for index, sizes in enumerate(_HEAD_SIZES):
+            d_in, _, _, b, T = sizes
+            torch.manual_seed(500 + index)
+            module, reference = _built(spec, cls, sizes, 0.0)
+            module.eval()
+            reference.eval()
+            where = _where(spec, sizes, 0.0)
+            x = torch.randn(b, T, d_in)  # (b, T, d_in)
+            with torch.no_grad():
+                out = _forward(spec, module, x, where)
+                want = reference(x)
+            if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
+                raise ContractError(_head_mistakes(spec, reference, x, out.detach(), where))
+            later = x.clone()
+            later[:, T // 2 :] = torch.randn_like(later[:, T // 2 :]) * 3
+            with torch.no_grad():
+                changed = _forward(spec, module, later, where)
+            if not torch.allclose(changed[:, : T // 2], out[:, : T // 2], atol=1e-6):
+                raise ContractError(
+                    where
+                    + tr(
+                        ": changing later tokens changed the outputs of earlier ones -- the "
+                        "future leaks in. Mask the scores above the diagonal with -inf before "
+                        "the softmax.",
+                        "：改动后面的词元，前面词元的输出也变了：未来的信息泄漏进来了。"
+                        "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
+                    )
+                )
+
+    def dropout_in_training_only(cls: type) -> None:
+        sizes = _HEAD_SIZES[1]
+        d_in, _, _, b, T = sizes
+        where = _where(spec, sizes, 0.5)
+        torch.manual_seed(600)
+        module, reference = _built(spec, cls, sizes, 0.5)
+        x = torch.randn(b, T, d_in)  # (b, T, d_in)
+        module.eval()
+        reference.eval()
+        with torch.no_grad():
+            first, second = _forward(spec, module, x, where), _forward(spec, module, x, where)
+            want = reference(x)
+        if not torch.equal(first, second) or not torch.allclose(first, want, atol=1e-5):
+            raise ContractError(
+                where
+                + tr(
+                    ": in eval mode the output is random or differs from the dropout-free "
+                    "result: dropout is active in eval mode. Use self.dropout = "
+                    "nn.Dropout(dropout) (not F.dropout, whose training=True is the default), "
+                    "so that .eval() switches it off.",
+                    "：在评估模式下输出是随机的，或者与不做 dropout 的结果不同：评估模式下 dropout "
+                    "仍在起作用。请用 self.dropout = nn.Dropout(dropout)（不要用默认 "
+                    "training=True 的 F.dropout），这样 .eval() 才能把它关掉。",
+                )
+            )
+        module.train()
+        reference.train()
+        with torch.no_grad():
+            torch.manual_seed(601)
+            out_train = _forward(spec, module, x, where)
+            torch.manual_seed(601)
+            want_train = reference(x)
+        if torch.allclose(out_train, want, atol=1e-6):
+            raise ContractError(
+                where
+                + tr(
+                    ": in training mode nothing is dropped: apply self.dropout to the attention "
+                    "weights after the softmax.",
+                    "：在训练模式下什么都没有丢弃：请在 softmax 之后"
+                    "对注意力权重使用 self.dropout。",
+                )
+            )
+        if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
+            raise ContractError(
+                where
+                + tr(
+                    ": in training mode the output differs from the book's class with the same "
+                    "seed: apply self.dropout(attn_weights) right after the softmax, before the "
+                    "product with the values.",
+                    "：在训练模式下，输出与使用相同随机种子的书中的类不一致：请在 softmax 之后、"
+                    "与值相乘之前使用 self.dropout(attn_weights)。",
+                )
+            )
+
+    def gradients_flow(cls: type) -> None:
+        sizes = _HEAD_SIZES[1]
+        d_in, _, _, b, T = sizes
+        torch.manual_seed(700)
+        module, _ = _built(spec, cls, sizes, 0.0, qkv_bias=True)
+        out = _forward(spec, module.train(), torch.randn(b, T, d_in), _where(spec, sizes, 0.0))
+        (out * torch.randn(out.shape)).sum().backward()
+        for name, param in module.named_parameters():
+            if param.grad is None or not bool(param.grad.abs().sum() > 0):
+                raise ContractError(
+                    tr(
+                        f"{name} gets no gradient: is it used in forward, without .detach() or "
+                        "torch.no_grad()?",
+                        f"{name} 没有得到梯度：forward 中用到它了吗？有没有用 .detach() 或 "
+                        "torch.no_grad()？",
+                    )
+                )
+
+    return (equal_to_reference, dropout_in_training_only, gradients_flow)
+
+
+_MASK_IN_INIT = tr(
+    " (Your class builds its mask in forward, which works; the book creates it once in __init__ "
+    'with self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
+    "diagonal=1)), so that it moves with .to(device) and is not rebuilt at every call.)",
+    "（你的类在 forward 里构造掩码，这样也行；书中是在 __init__ 里用 "
+    'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
+    "diagonal=1)) 只创建一次，这样它会随 .to(device) 一起移动，也不必每次调用都重新构造。）",
+)
+
+
+def head_class_passed(spec: CausalClass, passed: Text) -> Callable[[type], Text]:
+    """The PASS message, with a note when the class keeps no mask buffer."""
+
+    def message(cls: type) -> Text:
+        try:
+            module = cls(*spec.args(3, 2, 6, 0.0))
+            buffers = [name for name, _ in module.named_buffers()]
+        except Exception:
+            buffers = []
+        return passed if any("mask" in name for name in buffers) else passed + _MASK_IN_INIT
+
+    return message
+
+
+check_causal_attention_class = build_checker(
+    "check_causal_attention_class",
+    BuildSpec(
+        name=tr("build CausalAttention", "动手实现 CausalAttention"),
+        missing_what=tr(
+            "your class (the class itself, e.g. MyCausalAttention)",
+            "你的类（类本身，例如 MyCausalAttention）",
+        ),
+        instance_hint=tr(
+            "pass the class itself, not an instance: check_causal_attention_class(MyClass).",
+            "请传入类本身，而不是它的实例：check_causal_attention_class(MyClass)。",
+        ),
+        not_class_hint=tr(
+            "expected a subclass of nn.Module, got {cls!r}.",
+            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
+        ),
+        contracts=_head_contracts(CausalClass(CausalAttention, 0)),
+        passed=head_class_passed(
+            CausalClass(CausalAttention, 0),
+            tr(
+                "correct: equal to mh.CausalAttention with the same weights at every size, "
+                "causal, dropout only in training (at the book's place), and every weight gets "
+                "a gradient.",
+                "正确：各种尺寸下都与权重相同的 mh.CausalAttention 一致，满足因果性，"
+                "dropout 只在训练时起作用（而且在书中的位置），每个权重都能得到梯度。",
+            ),
+        ),
+    ),
+    """Contract tests for the learner's ``CausalAttention`` (the book's, with dropout).
+
+    ``cls(d_in, d_out, context_length, dropout, qkv_bias=False)`` with ``forward(x)`` for x
+    (b, T, d_in) -> (b, T, d_out). Weights are copied in from ``mh.CausalAttention`` by the book's
+    names; a wrong output is matched against the typical mistakes (one or two at once).
+    """,
+)

@@ -17,14 +17,17 @@ import torch
 from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
 from ..i18n import Text, tr
+from ._build import BuildSpec, build_checker
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, whole_number
 from ._result import CheckResult, exercise, fail, missing
+from .lesson04 import CausalClass, _head_contracts, head_class_passed
 
 __all__ = [
     "check_head_output",
     "check_matmul_count",
     "check_matmul_prediction",
+    "check_wrapper_class",
     "check_wrapper_width",
 ]
 
@@ -129,8 +132,9 @@ def check_head_output(answer: object) -> CheckResult:
                     f"这是第 {k} 个头。第 k 个头位于第 (k - 1) * d_out : k * d_out 列。",
                 )
         return tr(
-            "slice the last dimension of the wrapper's output: out[..., 4:6].",
-            "对包装器输出的最后一维切片：out[..., 4:6]。",
+            "slice the last dimension of the wrapper's output: head k sits in columns "
+            "(k - 1) * d_out : k * d_out.",
+            "对包装器输出的最后一维切片：第 k 个头位于第 (k - 1) * d_out : k * d_out 列。",
         )
 
     if answer is None:
@@ -214,4 +218,46 @@ check_matmul_count = number_checker(
         kind=not_a_whole_number,
     ),
     "12 heads x (3 projections + Q @ K^T + weights @ V) = 60 calls, whatever the batch size.",
+)
+
+
+# -- build it: the wrapper of causal heads, on lesson 04's contracts -----------------------------
+
+_WRAPPER = CausalClass(MultiHeadAttentionWrapper, 2)
+
+check_wrapper_class = build_checker(
+    "check_wrapper_class",
+    BuildSpec(
+        name=tr("build MultiHeadAttentionWrapper", "动手实现 MultiHeadAttentionWrapper"),
+        missing_what=tr(
+            "your class (the class itself, e.g. MyWrapper)", "你的类（类本身，例如 MyWrapper）"
+        ),
+        instance_hint=tr(
+            "pass the class itself, not an instance: check_wrapper_class(MyWrapper).",
+            "请传入类本身，而不是它的实例：check_wrapper_class(MyWrapper)。",
+        ),
+        not_class_hint=tr(
+            "expected a subclass of nn.Module, got {cls!r}.",
+            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
+        ),
+        contracts=_head_contracts(_WRAPPER),
+        passed=head_class_passed(
+            _WRAPPER,
+            tr(
+                "correct: 2 causal heads side by side, equal to mh.MultiHeadAttentionWrapper with "
+                "the same weights at every size, dropout only in training, and every weight gets "
+                "a gradient.",
+                "正确：2 个因果注意力头并排拼接，各种尺寸下都与权重相同的 "
+                "mh.MultiHeadAttentionWrapper 一致，dropout 只在训练时起作用，"
+                "每个权重都能得到梯度。",
+            ),
+        ),
+    ),
+    """Contract tests for the learner's ``MultiHeadAttentionWrapper``.
+
+    ``cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`` holding
+    ``self.heads`` (an ``nn.ModuleList`` of causal heads with W_query, W_key, W_value), with
+    ``forward(x)`` for x (b, T, d_in) -> (b, T, num_heads * d_out). Checked with 2 heads against
+    ``mh.MultiHeadAttentionWrapper`` after copying the weights by the book's names.
+    """,
 )

@@ -25,17 +25,21 @@ from ..i18n import Text, tr
 from ._build import (
     INPUT_CHANGED,
     MISTAKE_HINTS,
+    BuildSpec,
     ContractError,
+    ForwardTexts,
     book_forward,
-    class_answer,
+    build_checker,
+    call_forward,
+    construct,
+    fill,
     first_line,
-    forward_on_copy,
     is_view_error,
     name_mistake,
 )
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
-from ._parse import not_a_whole_number, plain_tensor, whole_number
-from ._result import CheckResult, exercise, fail, missing, ok
+from ._parse import not_a_whole_number, whole_number
+from ._result import CheckResult, exercise, fail, missing
 
 __all__ = [
     "check_build_multihead",
@@ -256,6 +260,12 @@ def _reference_forward(
     return book_forward(queries, keys, values, num_heads, out_proj, mistake)
 
 
+_CONSTRUCT_RAISED = tr("{call} raised {kind}: {error}", "{call} 抛出了 {kind}：{error}")
+_CONSTRUCT_NOT_MODULE = tr(
+    "{call} returned a {kind}, not an nn.Module.", "{call} 返回的是 {kind}，不是 nn.Module。"
+)
+
+
 def _construct(
     cls: type,
     d_in: int,
@@ -265,23 +275,46 @@ def _construct(
     num_heads: int,
     qkv_bias: bool = False,
 ) -> nn.Module:
-    args = f"cls({d_in}, {d_out}, {context_length}, {dropout}, {num_heads}, qkv_bias={qkv_bias})"
-    try:
-        module = cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=qkv_bias)
-    except Exception as error:
-        kind = type(error).__name__
-        raise ContractError(
-            tr(f"{args} raised {kind}: {error}", f"{args} 抛出了 {kind}：{error}")
-        ) from None
-    if not isinstance(module, nn.Module):
-        kind = type(module).__name__
-        raise ContractError(
-            tr(
-                f"{args} returned a {kind}, not an nn.Module.",
-                f"{args} 返回的是 {kind}，不是 nn.Module。",
-            )
-        )
-    return module
+    args = (d_in, d_out, context_length, dropout, num_heads)
+    return construct(cls, args, {"qkv_bias": qkv_bias}, _CONSTRUCT_RAISED, _CONSTRUCT_NOT_MODULE)
+
+
+_PARAMETERS_NONE = tr(
+    "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
+    "__init__ (nn.Linear layers), then write forward following the table.",
+    "你的类还没有任何参数：先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
+    "（都是 nn.Linear 层），再按照表格写 forward。",
+)
+_NO_OUT_PROJ = tr(
+    "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
+    "to the merged heads (forgetting out_proj).",
+    "没有 out_proj（忘了输出投影）：请添加 self.out_proj = nn.Linear(d_out, d_out)，"
+    "并把它作用在合并后的各个头上。",
+)
+_PARAMETER_MISSING = tr(
+    "no parameter named {names}: use the book's names W_query, "
+    "W_key, W_value (nn.Linear(d_in, d_out, bias=qkv_bias)) and out_proj.",
+    "没有名为 {names} 的参数：请使用书中的名字 W_query、W_key、W_value"
+    "（nn.Linear(d_in, d_out, bias=qkv_bias)）和 out_proj。",
+)
+_PARAMETER_EXTRA = tr(
+    "unexpected parameters {names}: the book's class has only W_query, "
+    "W_key, W_value (biases only with qkv_bias=True) and out_proj.",
+    "多出了参数 {names}：书中的类只有 W_query、W_key、W_value"
+    "（只有 qkv_bias=True 时才有偏置）和 out_proj。",
+)
+_PARAMETER_SHAPE = tr(
+    "{name} has shape {got_shape}, expected {want_shape}.",
+    "{name} 的形状是 {got_shape}，应为 {want_shape}。",
+)
+_NO_MASK_BUFFER = tr(
+    "no buffer named mask: create the causal mask once with "
+    'self.register_buffer("mask", torch.triu(torch.ones(context_length, '
+    "context_length), diagonal=1)) and slice it in forward.",
+    "没有名为 mask 的缓冲区：请用 "
+    'self.register_buffer("mask", torch.triu(torch.ones(context_length, '
+    "context_length), diagonal=1)) 创建一次因果掩码，再在 forward 中对它切片。",
+)
 
 
 def _load_reference(module: nn.Module, reference: nn.Module) -> None:
@@ -289,160 +322,91 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
     expected = {name: p.shape for name, p in reference.named_parameters()}
     got = {name: p.shape for name, p in module.named_parameters()}
     if not got:
-        raise ContractError(
-            tr(
-                "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
-                "__init__ (nn.Linear layers), then write forward following the table.",
-                "你的类还没有任何参数：先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
-                "（都是 nn.Linear 层），再按照表格写 forward。",
-            )
-        )
+        raise ContractError(_PARAMETERS_NONE)
     if "out_proj.weight" not in got:
-        raise ContractError(
-            tr(
-                "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
-                "to the merged heads (forgetting out_proj).",
-                "没有 out_proj（忘了输出投影）：请添加 self.out_proj = nn.Linear(d_out, d_out)，"
-                "并把它作用在合并后的各个头上。",
-            )
-        )
+        raise ContractError(_NO_OUT_PROJ)
     missing_names = [name for name in expected if name not in got]
     if missing_names:
-        names = ", ".join(missing_names)
-        raise ContractError(
-            tr(
-                f"no parameter named {names}: use the book's names W_query, "
-                "W_key, W_value (nn.Linear(d_in, d_out, bias=qkv_bias)) and out_proj.",
-                f"没有名为 {names} 的参数：请使用书中的名字 W_query、W_key、W_value"
-                "（nn.Linear(d_in, d_out, bias=qkv_bias)）和 out_proj。",
-            )
-        )
+        raise ContractError(fill(_PARAMETER_MISSING, names=", ".join(missing_names)))
     extra = [name for name in got if name not in expected]
     if extra:
-        names = ", ".join(extra)
-        raise ContractError(
-            tr(
-                f"unexpected parameters {names}: the book's class has only W_query, "
-                "W_key, W_value (biases only with qkv_bias=True) and out_proj.",
-                f"多出了参数 {names}：书中的类只有 W_query、W_key、W_value"
-                "（只有 qkv_bias=True 时才有偏置）和 out_proj。",
-            )
-        )
+        raise ContractError(fill(_PARAMETER_EXTRA, names=", ".join(extra)))
     for name, shape in expected.items():
         if got[name] != shape:
             got_shape, want_shape = tuple(got[name]), tuple(shape)
             raise ContractError(
-                tr(
-                    f"{name} has shape {got_shape}, expected {want_shape}.",
-                    f"{name} 的形状是 {got_shape}，应为 {want_shape}。",
-                )
+                fill(_PARAMETER_SHAPE, name=name, got_shape=got_shape, want_shape=want_shape)
             )
-    buffers = dict(module.named_buffers())
-    if "mask" not in buffers:
-        raise ContractError(
-            tr(
-                "no buffer named mask: create the causal mask once with "
-                'self.register_buffer("mask", torch.triu(torch.ones(context_length, '
-                "context_length), diagonal=1)) and slice it in forward.",
-                "没有名为 mask 的缓冲区：请用 "
-                'self.register_buffer("mask", torch.triu(torch.ones(context_length, '
-                "context_length), diagonal=1)) 创建一次因果掩码，再在 forward 中对它切片。",
-            )
-        )
+    if "mask" not in dict(module.named_buffers()):
+        raise ContractError(_NO_MASK_BUFFER)
     with torch.no_grad():
         mine = dict(module.named_parameters())
         for name, param in reference.named_parameters():
             mine[name].copy_(param)
 
 
+def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
+    """A RuntimeError in forward, with the usual cause named (``.view``, an unsliced mask)."""
+    x = args[0]
+    assert isinstance(x, torch.Tensor)
+    T = x.shape[1]
+    text = str(error)
+    said = first_line(text)
+    if is_view_error(error) or "use .reshape" in text.lower():
+        return tr(
+            ": `view` raised on a non-contiguous tensor. After transpose(1, 2) the "
+            "context vectors are not contiguous in memory: merge the heads with "
+            f".contiguous().view(b, T, d_out) (or .reshape). Torch said: {said}",
+            "：对非连续存储的张量调用 `view` 出错了。transpose(1, 2) 之后，上下文向量"
+            "在内存中不再连续：请用 .contiguous().view(b, T, d_out)（或 .reshape）"
+            f"合并各个头。PyTorch 的报错：{said}",
+        )
+    if "must match the size" in text or "size of tensor" in text.lower():
+        return tr(
+            f" with T={T} tokens: {said}. Is the mask sliced to the "
+            "input's length, self.mask.bool()[:T, :T]?",
+            f"，输入有 T={T} 个词元：{said}。掩码是否按输入长度切片了，"
+            "即 self.mask.bool()[:T, :T]？",
+        )
+    kind = type(error).__name__
+    return tr(f": forward raised {kind}: {said}", f"：forward 抛出了 {kind}：{said}")
+
+
+_FORWARD = ForwardTexts(
+    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
+    runtime=_read_runtime_error,
+    input_changed=tr(": ", "：") + INPUT_CHANGED,
+    tuple_=tr(
+        ": forward(x) must return one tensor, got a tuple.",
+        "：forward(x) 必须返回一个张量，收到的却是元组。",
+    ),
+    not_tensor=tr(
+        ": forward(x) must return a tensor, got {kind}.",
+        "：forward(x) 必须返回一个张量，收到的是 {kind}。",
+    ),
+    subclass=tr(
+        ": forward(x) returned a {kind}, not a tensor.",
+        "：forward(x) 返回的是 {kind}，不是普通张量。",
+    ),
+    dtype=tr(
+        ": forward returned {got_dtype} on {got_device} for a {dtype} input on "
+        "{device}: keep the input's dtype and device (no .double(), no .to(...)).",
+        "：输入是 {dtype}、位于 {device}，forward 却返回了 {got_dtype}、位于 "
+        "{got_device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
+    ),
+    shape=tr(
+        ": output shape {got}, expected (b, T, d_out) = {want}.",
+        "：输出形状是 {got}，应为 (b, T, d_out) = {want}。",
+    ),
+)
+
+
 def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
-    """``module(x)``, turning errors into hints that name the usual cause."""
+    """``module(x)``, (b, T, d_out); any other outcome is a ``ContractError`` naming it."""
     b, T, _ = x.shape
-    try:
-        out, changed = forward_on_copy(module, x)
-    except RuntimeError as error:
-        text = str(error)
-        said = first_line(text)
-        if is_view_error(error) or "use .reshape" in text.lower():
-            raise ContractError(
-                where
-                + tr(
-                    ": `view` raised on a non-contiguous tensor. After transpose(1, 2) the "
-                    "context vectors are not contiguous in memory: merge the heads with "
-                    f".contiguous().view(b, T, d_out) (or .reshape). Torch said: {said}",
-                    "：对非连续存储的张量调用 `view` 出错了。transpose(1, 2) 之后，上下文向量"
-                    "在内存中不再连续：请用 .contiguous().view(b, T, d_out)（或 .reshape）"
-                    f"合并各个头。PyTorch 的报错：{said}",
-                )
-            ) from None
-        if "must match the size" in text or "size of tensor" in text.lower():
-            raise ContractError(
-                where
-                + tr(
-                    f" with T={T} tokens: {said}. Is the mask sliced to the "
-                    "input's length, self.mask.bool()[:T, :T]?",
-                    f"，输入有 T={T} 个词元：{said}。掩码是否按输入长度切片了，"
-                    "即 self.mask.bool()[:T, :T]？",
-                )
-            ) from None
-        kind = type(error).__name__
-        raise ContractError(
-            where + tr(f": forward raised {kind}: {said}", f"：forward 抛出了 {kind}：{said}")
-        ) from None
-    except Exception as error:
-        kind = type(error).__name__
-        raise ContractError(
-            where + tr(f": forward raised {kind}: {error}", f"：forward 抛出了 {kind}：{error}")
-        ) from None
-    if changed:
-        raise ContractError(where + tr(": ", "：") + INPUT_CHANGED)
-    if isinstance(out, tuple):
-        raise ContractError(
-            where
-            + tr(
-                ": forward(x) must return one tensor, got a tuple.",
-                "：forward(x) 必须返回一个张量，收到的却是元组。",
-            )
-        )
-    kind = type(out).__name__
-    if not isinstance(out, torch.Tensor):
-        raise ContractError(
-            where
-            + tr(
-                f": forward(x) must return a tensor, got {kind}.",
-                f"：forward(x) 必须返回一个张量，收到的是 {kind}。",
-            )
-        )
-    if not plain_tensor(out):
-        raise ContractError(
-            where
-            + tr(
-                f": forward(x) returned a {kind}, not a tensor.",
-                f"：forward(x) 返回的是 {kind}，不是普通张量。",
-            )
-        )
-    if out.dtype != x.dtype or out.device != x.device:
-        raise ContractError(
-            where
-            + tr(
-                f": forward returned {out.dtype} on {out.device} for a {x.dtype} input on "
-                f"{x.device}: keep the input's dtype and device (no .double(), no .to(...)).",
-                f"：输入是 {x.dtype}、位于 {x.device}，forward 却返回了 {out.dtype}、位于 "
-                f"{out.device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
-            )
-        )
     out_proj = dict(module.named_parameters()).get("out_proj.weight")
-    d_out = None if out_proj is None else out_proj.shape[0]
-    if d_out is not None and tuple(out.shape) != (b, T, d_out):
-        got_shape, want_shape = tuple(out.shape), (b, T, d_out)
-        raise ContractError(
-            where
-            + tr(
-                f": output shape {got_shape}, expected (b, T, d_out) = {want_shape}.",
-                f"：输出形状是 {got_shape}，应为 (b, T, d_out) = {want_shape}。",
-            )
-        )
-    return out
+    want = None if out_proj is None else (b, T, out_proj.shape[0])
+    return call_forward(module, (x,), _FORWARD, where=where, want_shape=want)
 
 
 def _diagnose(
@@ -490,61 +454,35 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: Text) -> None:
         )
 
 
-def _check_build_multihead(cls: object) -> CheckResult:
-    name = _EXERCISE_BUILD
-    not_a_class = class_answer(
-        cls,
-        name,
-        missing_what=tr(
-            "your class (the class itself, e.g. MyMultiHeadAttention)",
-            "你的类（类本身，例如 MyMultiHeadAttention）",
-        ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: check_build_multihead(MyClass).",
-            "请传入类本身，而不是它的实例：check_build_multihead(MyClass)。",
-        ),
-        not_class_hint=tr(
-            "expected a subclass of nn.Module, got {cls!r}.",
-            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
-        ),
-    )
-    if not_a_class is not None:
-        return not_a_class
-    assert isinstance(cls, type)
-    try:
-        for index, (d_in, d_out, context_length, num_heads, b, T) in enumerate(_SIZES):
-            call = f"cls({d_in}, {d_out}, {context_length}, 0.0, {num_heads})"
-            shape = (b, T, d_in)
-            where = tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
-            torch.manual_seed(100 + index)
-            reference = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
-            module = _construct(cls, d_in, d_out, context_length, 0.0, num_heads)
-            _load_reference(module, reference)
-            module.eval()
-            x = torch.randn(b, T, d_in)  # (b, T, d_in)
-            with torch.no_grad():
-                out = _run(module, x, where)
-                want = reference(x)
-            if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
-                params = {k: v.detach() for k, v in reference.named_parameters()}
-                raise ContractError(_diagnose(out.detach(), params, x, num_heads, where))
-            _check_causal(module, x, where)
-        _check_rows_and_bias(cls)
-        _check_gradients(cls)
-        _check_dropout(cls)
-    except ContractError as stop:
-        return fail(name, stop.text)
-    return ok(
-        name,
-        tr(
-            "correct: right shapes at every size, causal, rows sum to 1, equal to "
-            "mh.MultiHeadAttention with the same weights (eval and seeded train mode), and every "
-            "parameter gets a gradient.",
-            "正确：各种尺寸下形状都对，满足因果性，每行之和为 1，与权重相同的 "
-            "mh.MultiHeadAttention 结果一致（评估模式和固定随机种子的训练模式都一致），"
-            "而且每个参数都能得到梯度。",
-        ),
-    )
+def _equal_to_reference(cls: type) -> None:
+    """At every size: the book's parameters loaded, the same output, and causal."""
+    for index, (d_in, d_out, context_length, num_heads, b, T) in enumerate(_SIZES):
+        call = f"cls({d_in}, {d_out}, {context_length}, 0.0, {num_heads})"
+        shape = (b, T, d_in)
+        where = tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
+        torch.manual_seed(100 + index)
+        reference = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
+        module = _construct(cls, d_in, d_out, context_length, 0.0, num_heads)
+        _load_reference(module, reference)
+        module.eval()
+        x = torch.randn(b, T, d_in)  # (b, T, d_in)
+        with torch.no_grad():
+            out = _run(module, x, where)
+            want = reference(x)
+        if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
+            params = {k: v.detach() for k, v in reference.named_parameters()}
+            raise ContractError(_diagnose(out.detach(), params, x, num_heads, where))
+        _check_causal(module, x, where)
+
+
+_PASSED = tr(
+    "correct: right shapes at every size, causal, rows sum to 1, equal to "
+    "mh.MultiHeadAttention with the same weights (eval and seeded train mode), and every "
+    "parameter gets a gradient.",
+    "正确：各种尺寸下形状都对，满足因果性，每行之和为 1，与权重相同的 "
+    "mh.MultiHeadAttention 结果一致（评估模式和固定随机种子的训练模式都一致），"
+    "而且每个参数都能得到梯度。",
+)
 
 
 def _reference_for(
@@ -720,18 +658,30 @@ def _book_numbers_note(cls: type) -> Text:
     )
 
 
-@exercise(_EXERCISE_BUILD)
-def check_build_multihead(cls: object) -> CheckResult:
+check_build_multihead = build_checker(
+    "check_build_multihead",
+    BuildSpec(
+        name=_EXERCISE_BUILD,
+        missing_what=tr(
+            "your class (the class itself, e.g. MyMultiHeadAttention)",
+            "你的类（类本身，例如 MyMultiHeadAttention）",
+        ),
+        instance_hint=tr(
+            "pass the class itself, not an instance: check_build_multihead(MyClass).",
+            "请传入类本身，而不是它的实例：check_build_multihead(MyClass)。",
+        ),
+        not_class_hint=tr(
+            "expected a subclass of nn.Module, got {cls!r}.",
+            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
+        ),
+        contracts=(_equal_to_reference, _check_rows_and_bias, _check_gradients, _check_dropout),
+        passed=lambda cls: _PASSED + _book_numbers_note(cls),
+    ),
     """Run the learner's ``MultiHeadAttention`` class through the book's contract.
 
     ``cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`` with ``forward(x)``
     for x (b, T, d_in) -> (b, T, d_out). Parameters are copied in from ``mh.MultiHeadAttention``
     by the book's names, so every test compares like with like. The global random state is left
     as it was.
-    """
-    with torch.random.fork_rng(devices=[]):
-        result = _check_build_multihead(cls)
-        if result:
-            assert isinstance(cls, type)
-            result = ok(result.exercise, result.text + _book_numbers_note(cls))
-    return result
+    """,
+)

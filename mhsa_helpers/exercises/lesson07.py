@@ -17,7 +17,7 @@ import torch
 from ..i18n import tr
 from ..inspection import head_entropy
 from ._kinds import tensor_answer
-from ._parse import is_bool, number
+from ._parse import expected_kind, is_bool, number
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
@@ -54,14 +54,8 @@ def check_row_entropy(answer: object) -> CheckResult:
         )
     value = number(answer)
     if value is None:
-        kind = type(answer).__name__
-        return fail(
-            name,
-            tr(
-                f"expected a number (float or 0-d tensor), got {kind}.",
-                f"需要一个数（float 或 0 维张量），收到的是 {kind}。",
-            ),
-        )
+        what = tr("a number (float or 0-d tensor)", "一个数（float 或 0 维张量）")
+        return fail(name, expected_kind(what, answer))
     if abs(value - expected) < 1e-3:
         return ok(
             name,

@@ -17,7 +17,7 @@ import torch
 from ..i18n import tr
 from ..training import IGNORE_INDEX, offset_attention
 from ._kinds import tensor_answer
-from ._parse import not_a_tensor, number
+from ._parse import A_NUMBER, expected_kind, not_a_tensor, number
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
@@ -58,8 +58,7 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
         )
     value = number(answer)
     if value is None:
-        kind = type(answer).__name__
-        return fail(name, tr(f"expected a number, got {kind}.", f"需要一个数，收到的是 {kind}。"))
+        return fail(name, expected_kind(A_NUMBER, answer))
     if abs(value - expected) < 1e-3:
         return ok(
             name,

@@ -25,14 +25,18 @@ from ._build import (
     INPUT_CHANGED,
     MISTAKE_HINTS,
     MISTAKES,
+    BuildSpec,
+    ContractError,
+    ForwardTexts,
     book_forward,
-    class_answer,
-    forward_on_copy,
+    build_checker,
+    call_forward,
+    fill,
     is_view_error,
     name_mistake,
 )
 from ._kinds import Number, number_checker
-from ._parse import not_a_byte_count, not_a_tensor, number, plain_tensor
+from ._parse import not_a_byte_count, not_a_tensor
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
@@ -339,45 +343,65 @@ def _view_hint(error: BaseException) -> Text:
     )
 
 
-def _run(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor | None, Text | None]:
-    """``module(x)`` (on a copy of x), or None and a hint naming what went wrong."""
+def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
+    return _view_hint(error) if is_view_error(error) else None
+
+
+_FORWARD = ForwardTexts(
+    raised=tr("forward raised {kind}: {error}", "forward 抛出了 {kind}：{error}"),
+    runtime=_read_runtime_error,
+    input_changed=INPUT_CHANGED,
+    tuple_=tr(
+        "forward(x) must return one tensor (b, T, d_out), not a tuple.",
+        "forward(x) 必须返回一个张量 (b, T, d_out)，而不是元组。",
+    ),
+    not_tensor=tr(
+        "forward(x) returned {kind}, not a tensor.", "forward(x) 返回的是 {kind}，不是张量。"
+    ),
+    subclass=tr(
+        "forward(x) returned a {kind}; return a plain torch.Tensor.",
+        "forward(x) 返回的是 {kind}；请返回普通的 torch.Tensor。",
+    ),
+    dtype=tr(
+        "forward returned {got_dtype} on {got_device} for a {dtype} input on {device}: "
+        "keep the input's dtype and device (no .double(), no .to(...)).",
+        "输入是 {device} 上的 {dtype}，forward 却返回了 {got_device} 上的 {got_dtype}："
+        "请保持输入的 dtype 和设备（不要 `.double()`，也不要 `.to(...)`）。",
+    ),
+    shape=tr(
+        "output shape {got} at d_in={d_in}, d_out={d_out}, "
+        "num_heads={num_heads}; expected (b, T, d_out) = {want}.",
+        "在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时输出形状是 "
+        "{got}；应为 (b, T, d_out) = {want}。",
+    ),
+)
+
+
+def _run(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``module(x)`` (on a copy of x); anything else is a ``ContractError`` naming it."""
+    return call_forward(module, (x,), _FORWARD)
+
+
+def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool, hint: Text) -> Any:
+    """``_build``, a constructor that raises being the hint ``hint`` (``{kind}``, ``{error}``)."""
     try:
-        out, changed = forward_on_copy(module, x)
-    except RuntimeError as error:
-        if is_view_error(error):
-            return None, _view_hint(error)
-        return None, tr(
-            f"forward raised RuntimeError: {error}", f"forward 抛出了 RuntimeError：{error}"
-        )
-    except Exception as error:  # the learner's code: report it, never raise
-        kind = type(error).__name__
-        return None, tr(f"forward raised {kind}: {error}", f"forward 抛出了 {kind}：{error}")
-    if changed:
-        return None, INPUT_CHANGED
-    if isinstance(out, tuple):
-        return None, tr(
-            "forward(x) must return one tensor (b, T, d_out), not a tuple.",
-            "forward(x) 必须返回一个张量 (b, T, d_out)，而不是元组。",
-        )
-    kind = type(out).__name__
-    if not isinstance(out, torch.Tensor):
-        return None, tr(
-            f"forward(x) returned {kind}, not a tensor.",
-            f"forward(x) 返回的是 {kind}，不是张量。",
-        )
-    if not plain_tensor(out):
-        return None, tr(
-            f"forward(x) returned a {kind}; return a plain torch.Tensor.",
-            f"forward(x) 返回的是 {kind}；请返回普通的 torch.Tensor。",
-        )
-    if out.dtype != x.dtype or out.device != x.device:
-        return None, tr(
-            f"forward returned {out.dtype} on {out.device} for a {x.dtype} input on {x.device}: "
-            "keep the input's dtype and device (no .double(), no .to(...)).",
-            f"输入是 {x.device} 上的 {x.dtype}，forward 却返回了 {out.device} 上的 {out.dtype}："
-            "请保持输入的 dtype 和设备（不要 `.double()`，也不要 `.to(...)`）。",
-        )
-    return out, None
+        return _build(cls, sizes, dropout, qkv_bias)
+    except Exception as error:
+        raise ContractError(fill(hint, kind=type(error).__name__, error=error)) from None
+
+
+def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None:
+    hint = _structure_hint(module, d_in, d_out, qkv_bias)
+    if hint:
+        raise ContractError(hint)
+
+
+def _build_error(setting: str) -> Text:
+    """The hint for a constructor that raised with ``setting`` (e.g. "dropout=0.5")."""
+    return tr(
+        f"building with {setting} raised {{kind}}: {{error}}",
+        f"用 {setting} 构建时抛出了 {{kind}}：{{error}}",
+    )
 
 
 _BUILD_FUSED_MULTIHEAD = tr(
@@ -385,65 +409,26 @@ _BUILD_FUSED_MULTIHEAD = tr(
 )
 
 
-@exercise(_BUILD_FUSED_MULTIHEAD)
-def check_build_fused_multihead(cls: object) -> CheckResult:
-    """Contract tests for a learner's fused-QKV multi-head attention class.
-
-    ``cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`` with one
-    ``qkv = nn.Linear(d_in, 3 * d_out)`` and ``out_proj``; ``forward(x)`` for x (b, T, d_in) ->
-    (b, T, d_out). Checked at three sizes: layers and parameter names, output shape, equality with
-    ``mh.FusedQKVMultiHeadAttention`` after copying ``qkv``/``out_proj``, causality, rows summing
-    to 1, dropout only in train mode, gradient flow to every parameter. A mismatch is compared
-    with the typical mistakes so the hint can name one.
-    """
-    name = _BUILD_FUSED_MULTIHEAD
-    not_a_class = class_answer(
-        cls,
-        name,
-        missing_what=tr(
-            "your class (the class itself, e.g. `FusedMultiHeadAttention`)",
-            "你的类（类本身，例如 `FusedMultiHeadAttention`）",
-        ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: drop the (...) after its name.",
-            "请传入类本身，而不是它的实例：去掉类名后面的 (...)。",
-        ),
-        not_class_hint=tr(
-            "expected a class derived from nn.Module, got {kind}.",
-            "需要一个继承自 nn.Module 的类，收到的是 {kind}。",
-        ),
-    )
-    if not_a_class is not None:
-        return not_a_class
-    assert isinstance(cls, type)
-
-    with torch.random.fork_rng(devices=[]):  # seeds inside, the caller's RNG state is kept
-        return _build_tests(cls, name)
-
-
-def _build_tests(cls: type, name: Text) -> CheckResult:
-    """The tests of ``check_build_fused_multihead``, run with seeded weights and inputs."""
-
+def _equal_at_sizes(cls: type) -> None:
+    """At each size: the layers, the same output as the book's class, and causal."""
     for sizes in _BUILD_SIZES:
         d_in, d_out, context_length, num_heads, b, num_tokens = sizes
         torch.manual_seed(0)
         reference = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
-        try:
-            module = _build(cls, sizes, 0.0, False)
-        except Exception as error:
-            cls_name, kind = cls.__name__, type(error).__name__
-            return fail(
-                name,
-                tr(
-                    f"{cls_name}(d_in, d_out, context_length, dropout, num_heads, "
-                    f"qkv_bias=False) raised {kind}: {error}",
-                    f"{cls_name}(d_in, d_out, context_length, dropout, num_heads, "
-                    f"qkv_bias=False) 抛出了 {kind}：{error}",
-                ),
-            )
-        hint = _structure_hint(module, d_in, d_out, False)
-        if hint:
-            return fail(name, hint)
+        cls_name = cls.__name__
+        module = _built(
+            cls,
+            sizes,
+            0.0,
+            False,
+            tr(
+                f"{cls_name}(d_in, d_out, context_length, dropout, num_heads, "
+                "qkv_bias=False) raised {kind}: {error}",
+                f"{cls_name}(d_in, d_out, context_length, dropout, num_heads, "
+                "qkv_bias=False) 抛出了 {kind}：{error}",
+            ),
+        )
+        _structure(module, d_in, d_out, False)
         state = {k: v for k, v in reference.state_dict().items() if k.split(".")[0] != "mask"}
         with torch.no_grad():
             module.qkv.weight.copy_(state["qkv.weight"])
@@ -451,91 +436,79 @@ def _build_tests(cls: type, name: Text) -> CheckResult:
         module.eval()
         x = 2.0 * torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(1))
         with torch.no_grad():
-            out, hint = _run(module, x)
-            if hint:
-                return fail(name, hint)
-            assert out is not None
+            out = _run(module, x)
             want = reference(x)  # (b, T, d_out)
         if tuple(out.shape) != tuple(want.shape):
-            got_shape, want_shape = tuple(out.shape), tuple(want.shape)
-            return fail(
-                name,
-                tr(
-                    f"output shape {got_shape} at d_in={d_in}, d_out={d_out}, "
-                    f"num_heads={num_heads}; expected (b, T, d_out) = {want_shape}.",
-                    f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时输出形状是 "
-                    f"{got_shape}；应为 (b, T, d_out) = {want_shape}。",
-                ),
+            assert _FORWARD.shape is not None
+            raise ContractError(
+                fill(
+                    _FORWARD.shape,
+                    got=tuple(out.shape),
+                    want=tuple(want.shape),
+                    d_in=d_in,
+                    d_out=d_out,
+                    num_heads=num_heads,
+                )
             )
         if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
             which = tr(
                 f"the output at d_in={d_in}, d_out={d_out}, num_heads={num_heads}",
                 f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时，输出",
             )
-            return fail(name, _hint_for(module, x, out, num_heads, which))
+            raise ContractError(_hint_for(module, x, out, num_heads, which))
         later = x.clone()
         later[:, -1] += 3.0  # change only the last token
         with torch.no_grad():
-            changed, hint = _run(module, later)
-        if hint or changed is None:
-            return fail(
-                name,
-                hint or tr("forward failed on a second input.", "forward 在第二个输入上失败了。"),
-            )
+            changed = _run(module, later)
         if not torch.allclose(changed[:, :-1], out[:, :-1], atol=1e-6, rtol=0):
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     "changing the last token changed earlier outputs: the mask leaks.",
                     "只改了最后一个词元，前面的输出却变了：掩码漏了信息。",
-                ),
+                )
             )
 
-    d_in, d_out, context_length, num_heads, b, num_tokens = _BUILD_SIZES[1]
-    x = torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(2))
 
-    # Rows sum to 1: with V = 1 everywhere (value weights 0, value bias 1) and out_proj = identity,
-    # every output entry is the sum of one row of weights.
-    try:
-        ones = _build(cls, _BUILD_SIZES[1], 0.0, True).eval()
-    except Exception as error:
-        return fail(name, _build_error("qkv_bias=True", error))
-    hint = _structure_hint(ones, d_in, d_out, True)
-    if hint:
-        return fail(name, hint)
+def _second_size_input() -> torch.Tensor:
+    _, _, _, _, b, num_tokens = _BUILD_SIZES[1]
+    d_in = _BUILD_SIZES[1][0]
+    return torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(2))
+
+
+def _rows_sum_to_one(cls: type) -> None:
+    """With V = 1 everywhere (value weights 0, value bias 1) and out_proj = identity, every
+    output entry is the sum of one row of weights."""
+    d_in, d_out = _BUILD_SIZES[1][:2]
+    ones = _built(cls, _BUILD_SIZES[1], 0.0, True, _build_error("qkv_bias=True")).eval()
+    _structure(ones, d_in, d_out, True)
     with torch.no_grad():
         _values_one(ones, d_out)
-        row_sums, hint = _run(ones, x)
-    if hint or row_sums is None:
-        return fail(name, hint or _forward_failed("qkv_bias=True"))
+        row_sums = _run(ones, _second_size_input())
     if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-5, rtol=0):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "attention rows do not sum to 1 (with V = 1 the output should be all ones): mask "
                 "with -inf BEFORE softmax, and softmax over the last dim (the keys).",
                 "注意力权重的每行之和不是 1（V = 1 时输出应该全是 1）：要在 softmax 之前用 "
                 "-inf 做掩码，并且在最后一维（键）上做 softmax。",
-            ),
+            )
         )
 
-    # Dropout: off in eval mode, on in train mode.
+
+def _dropout(cls: type) -> None:
+    """Dropout: off in eval mode, on in train mode, on the weights, rescaled by 1 / (1 - p)."""
+    d_in, d_out, context_length, num_heads, b, num_tokens = _BUILD_SIZES[1]
+    x = _second_size_input()
     torch.manual_seed(0)
     reference = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.5, num_heads).eval()
-    try:
-        dropping = _build(cls, _BUILD_SIZES[1], 0.5, False)
-    except Exception as error:
-        return fail(name, _build_error("dropout=0.5", error))
+    dropping = _built(cls, _BUILD_SIZES[1], 0.5, False, _build_error("dropout=0.5"))
     with torch.no_grad():
         dropping.qkv.weight.copy_(reference.qkv.weight)
         dropping.out_proj.load_state_dict(reference.out_proj.state_dict())
         dropping.eval()
-        out, hint = _run(dropping, x)
-        if hint or out is None:
-            return fail(name, hint or _forward_failed("dropout=0.5"))
+        out = _run(dropping, x)
         if not torch.allclose(out, reference(x), atol=1e-5, rtol=1e-4):
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     "with dropout=0.5 in eval() mode the output changes: dropout must be off in "
                     "eval mode. Use self.dropout = nn.Dropout(dropout) and call "
@@ -543,63 +516,48 @@ def _build_tests(cls: type, name: Text) -> CheckResult:
                     "dropout=0.5 时，在 eval() 模式下输出变了：eval 模式下 dropout 必须关闭。"
                     "请用 `self.dropout = nn.Dropout(dropout)` 并调用 `self.dropout(weights)`，"
                     "不要用 `F.dropout(..., training=True)`。",
-                ),
+                )
             )
         dropping.train()
         torch.manual_seed(3)
-        out_train, hint = _run(dropping, x)
-        if hint or out_train is None:
-            return fail(
-                name, hint or tr("forward failed in train mode.", "训练模式下 forward 失败了。")
-            )
+        out_train = _run(dropping, x)
     if torch.allclose(out_train, out, atol=1e-6, rtol=0):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
                 "attention weights before multiplying with V.",
                 "dropout=0.5 时，在 train() 模式下什么也没有被丢弃：请在与 V 相乘之前，"
                 "对注意力权重使用 `self.dropout`。",
-            ),
+            )
         )
     # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
     # one head then gets the same (dropped, rescaled) row sum; dropout on the output does not.
-    try:
-        ones = _build(cls, _BUILD_SIZES[1], 0.5, True).train()
-    except Exception as error:
-        return fail(name, _build_error("qkv_bias=True", error))
+    ones = _built(cls, _BUILD_SIZES[1], 0.5, True, _build_error("qkv_bias=True")).train()
     with torch.no_grad():
         _values_one(ones, d_out)
         torch.manual_seed(4)
-        row_sums, hint = _run(ones, x)
-    if hint or row_sums is None:
-        return fail(name, hint or _TRAIN_BIAS_FAILED)
+        row_sums = _run(ones, x)
     per_head = row_sums.view(b, num_tokens, num_heads, d_out // num_heads)  # (b, T, h, head_dim)
     if not torch.allclose(per_head, per_head[..., :1].expand_as(per_head), atol=1e-5, rtol=0):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "dropout is applied after the weighted sum (to the context or the output); the "
                 "book drops attention WEIGHTS: weights = self.dropout(weights), then weights @ V.",
                 "dropout 用在了加权求和之后（上下文或输出上）；书中丢弃的是注意力权重："
                 "先 `weights = self.dropout(weights)`，再 `weights @ V`。",
-            ),
+            )
         )
-
     # Dropout rescales the kept weights by 1 / (1 - p): the row sums (V = 1) average about 1.
     wide = torch.randn(16, num_tokens, d_in, generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         torch.manual_seed(6)
-        wide_sums, hint = _run(ones, wide)  # (16, T, d_out)
-    if hint or wide_sums is None:
-        return fail(name, hint or _TRAIN_BIAS_FAILED)
+        wide_sums = _run(ones, wide)  # (16, T, d_out)
     # The first token sees only itself: its one weight is dropped (0) or kept as 1 / (1 - p) = 2.
     first = wide_sums[:, 0]  # (16, d_out)
     odd = first[((first - 0.0).abs() > 1e-4) & ((first - 2.0).abs() > 1e-4)]
     if odd.numel() or not (first.abs() < 1e-4).any() or not (first > 1.0).any():
         seen = sorted({round(v, 3) for v in first.flatten().tolist()})[:4]
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "with dropout=0.5 in train() mode the first token's single weight (it sees only "
                 f"itself) should be 0 when dropped or 1 / (1 - 0.5) = 2 when kept; got {seen}. "
@@ -607,12 +565,11 @@ def _build_tests(cls: type, name: Text) -> CheckResult:
                 "dropout=0.5 时，在 train() 模式下第一个词元唯一的权重（它只看得见自己）"
                 f"被丢弃时应为 0，保留时应为 1 / (1 - 0.5) = 2；实际得到 {seen}。"
                 "请对注意力权重使用 `nn.Dropout(dropout)`，并传入 dropout 参数。",
-            ),
+            )
         )
     mean = wide_sums.mean().item()
     if not abs(mean - 1.0) < 0.2:
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"with dropout=0.5 in train() mode the attention rows sum to {mean:.2f} on "
                 "average, not about 1: dropout must scale the kept weights by 1 / (1 - p). "
@@ -620,14 +577,16 @@ def _build_tests(cls: type, name: Text) -> CheckResult:
                 f"dropout=0.5 时，在 train() 模式下注意力权重每行之和平均为 {mean:.2f}，"
                 "而不是 1 左右：dropout 必须把保留下来的权重乘以 1 / (1 - p)。"
                 "`nn.Dropout` 会替你做这件事；不要自己再乘 (1 - p)。",
-            ),
+            )
         )
 
-    # Gradients reach every parameter; train mode without dropout computes what eval mode does.
+
+def _gradients(cls: type) -> None:
+    """Gradients reach every parameter; train mode without dropout computes what eval mode does."""
+    d_in, d_out, context_length, num_heads = _BUILD_SIZES[1][:4]
+    x = _second_size_input()
     module = _build(cls, _BUILD_SIZES[1], 0.0, True).train()
-    out, hint = _run(module, x)
-    if hint or out is None:
-        return fail(name, hint or tr("forward failed.", "forward 失败了。"))
+    out = _run(module, x)
     torch.manual_seed(0)
     same = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads, qkv_bias=True)
     with torch.no_grad():
@@ -635,8 +594,7 @@ def _build_tests(cls: type, name: Text) -> CheckResult:
         same.out_proj.load_state_dict(module.out_proj.state_dict())
         want = same.train()(x)
     if not torch.allclose(out.detach(), want, atol=1e-5, rtol=1e-4):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "in train() mode with dropout=0.0 the output differs from the book's class, "
                 "although it matched in eval() mode: forward must compute the same thing in both "
@@ -645,7 +603,7 @@ def _build_tests(cls: type, name: Text) -> CheckResult:
                 "dropout=0.0 时，train() 模式下的输出与书中的类不同，而 eval() 模式下却一致："
                 "forward 在两种模式下必须计算同样的东西；只有 dropout 层的行为可以不同，"
                 "而 dropout=0.0 时它什么也不丢弃：请用 `nn.Dropout(dropout)`，并传入参数。",
-            ),
+            )
         )
     out.square().sum().backward()
     grads = {param_name: p.grad for param_name, p in module.named_parameters()}
@@ -658,95 +616,87 @@ def _build_tests(cls: type, name: Text) -> CheckResult:
         named[tr("the ", "qkv.weight 中") + block + tr(" rows of qkv.weight", "对应的行")] = part
     for param_name, grad in named.items():
         if grad is None or not bool(grad.abs().sum() > 0):
-            return fail(
-                name,
+            raise ContractError(
                 tr("no gradient reaches ", "梯度没有传到")
                 + param_name
                 + tr(
                     ": every layer must be used in forward (and nothing detached).",
                     "：forward 中必须用到每一层（而且不能 detach 任何东西）。",
-                ),
+                )
             )
-    return ok(
-        name,
-        tr(
+
+
+check_build_fused_multihead = build_checker(
+    "check_build_fused_multihead",
+    BuildSpec(
+        name=_BUILD_FUSED_MULTIHEAD,
+        missing_what=tr(
+            "your class (the class itself, e.g. `FusedMultiHeadAttention`)",
+            "你的类（类本身，例如 `FusedMultiHeadAttention`）",
+        ),
+        instance_hint=tr(
+            "pass the class itself, not an instance: drop the (...) after its name.",
+            "请传入类本身，而不是它的实例：去掉类名后面的 (...)。",
+        ),
+        not_class_hint=tr(
+            "expected a class derived from nn.Module, got {kind}.",
+            "需要一个继承自 nn.Module 的类，收到的是 {kind}。",
+        ),
+        contracts=(_equal_at_sizes, _rows_sum_to_one, _dropout, _gradients),
+        passed=tr(
             "correct: same outputs as mh.FusedQKVMultiHeadAttention at 3 sizes, causal, rows sum "
             "to 1, dropout only in train mode, gradients reach qkv and out_proj.",
             "正确：在 3 种尺寸下输出都与 `mh.FusedQKVMultiHeadAttention` 相同，满足因果性，"
             "每行之和为 1，dropout 只在训练模式下起作用，梯度能传到 qkv 和 out_proj。",
         ),
-    )
+    ),
+    """Contract tests for a learner's fused-QKV multi-head attention class.
 
-
-def _build_error(setting: str, error: Exception) -> Text:
-    """The hint for a constructor that raised with ``setting`` (e.g. "dropout=0.5")."""
-    kind = type(error).__name__
-    return tr(
-        f"building with {setting} raised {kind}: {error}",
-        f"用 {setting} 构建时抛出了 {kind}：{error}",
-    )
-
-
-_TRAIN_BIAS_FAILED = tr(
-    "forward failed in train mode with qkv_bias=True.",
-    "训练模式下、qkv_bias=True 时 forward 失败了。",
+    ``cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`` with one
+    ``qkv = nn.Linear(d_in, 3 * d_out)`` and ``out_proj``; ``forward(x)`` for x (b, T, d_in) ->
+    (b, T, d_out). Checked at three sizes: layers and parameter names, output shape, equality with
+    ``mh.FusedQKVMultiHeadAttention`` after copying ``qkv``/``out_proj``, causality, rows summing
+    to 1, dropout only in train mode, gradient flow to every parameter. A mismatch is compared
+    with the typical mistakes so the hint can name one.
+    """,
 )
 
 
-def _forward_failed(setting: str) -> Text:
-    """The hint for a forward pass that gave no output with ``setting``."""
-    return tr(f"forward failed with {setting}.", f"在 {setting} 下 forward 失败了。")
-
-
-_MEMORY_GROWTH = tr(
-    "prediction: weights memory for 8x the tokens", "预测：词元数变为 8 倍时权重占用的内存"
-)
-
-
-@exercise(_MEMORY_GROWTH)
-def check_memory_growth(prediction: object) -> CheckResult:
-    """Predict-then-run: 8 x the tokens multiply the (b, h, T, T) weights' bytes by 8^2 = 64."""
-    name = _MEMORY_GROWTH
-    if prediction is None:
-        return missing(
-            name,
-            tr(
-                "a number: how many times more bytes the (b, h, T, T) weights take",
-                "一个数：(b, h, T, T) 的权重占用的字节数变为原来的多少倍",
+check_memory_growth = number_checker(
+    "check_memory_growth",
+    Number(
+        name=tr(
+            "prediction: weights memory for 8x the tokens", "预测：词元数变为 8 倍时权重占用的内存"
+        ),
+        what=tr(
+            "a number: how many times more bytes the (b, h, T, T) weights take",
+            "一个数：(b, h, T, T) 的权重占用的字节数变为原来的多少倍",
+        ),
+        expected=64,
+        right=tr(
+            "right: the tensor is T x T per head, so 8x the tokens cost 8 * 8 = 64x.",
+            "对了：这个张量每个头是 T x T，所以词元数变为 8 倍，开销就变为 8 * 8 = 64 倍。",
+        ),
+        wrong=(
+            (
+                8,
+                tr(
+                    "that would be true for (b, h, T, head_dim) tensors; this one has T twice.",
+                    "对 (b, h, T, head_dim) 的张量这是对的；而这个张量里 T 出现了两次。",
+                ),
             ),
-        )
-    value = number(prediction)
-    if value is None:
-        kind = type(prediction).__name__
-        return fail(name, tr(f"expected a number, got {kind}.", f"需要一个数，收到的是 {kind}。"))
-    if value == 64:
-        return ok(
-            name,
-            tr(
-                "right: the tensor is T x T per head, so 8x the tokens cost 8 * 8 = 64x.",
-                "对了：这个张量每个头是 T x T，所以词元数变为 8 倍，开销就变为 8 * 8 = 64 倍。",
+            (
+                (16, 24, 512),
+                tr(
+                    "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.",
+                    "数一数 T 在 (b, h, T, T) 里出现了几次：两次，所以倍数是 8^2。",
+                ),
             ),
-        )
-    if value == 8:
-        return fail(
-            name,
-            tr(
-                "that would be true for (b, h, T, head_dim) tensors; this one has T twice.",
-                "对 (b, h, T, head_dim) 的张量这是对的；而这个张量里 T 出现了两次。",
-            ),
-        )
-    if value in (16, 24, 512):
-        return fail(
-            name,
-            tr(
-                "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.",
-                "数一数 T 在 (b, h, T, T) 里出现了几次：两次，所以倍数是 8^2。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "write the bytes as b * h * T * T * 4 and replace T by 8 T.",
             "把字节数写成 b * h * T * T * 4，再把 T 换成 8 T。",
         ),
-    )
+    ),
+    "Predict-then-run: 8 x the tokens multiply the (b, h, T, T) weights' bytes by 8^2 = 64.",
+)

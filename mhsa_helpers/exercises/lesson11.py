@@ -9,12 +9,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ..i18n import Text, tr
-from ._build import function_answer
+from ._build import BuildSpec, ContractError, ForwardTexts, build_checker, call_forward
 from ._kinds import mask_answer
-from ._parse import plain_tensor
 from ._result import CheckResult, exercise, fail, ok
 
 __all__ = ["check_left_padding_mask", "check_masked_softmax"]
@@ -23,6 +26,8 @@ _LENGTHS, _T = torch.tensor([3, 1, 4]), 5
 _LEFT = torch.arange(_T) < (_T - _LENGTHS)[:, None]  # (3, 5): pads first, then the real tokens
 _RIGHT = torch.arange(_T) >= _LENGTHS[:, None]  # (3, 5): the real tokens first, then pads
 
+
+_NOWHERE = Text("", "")
 
 _LEFT_PADDING_MASK = tr("left-padding mask", "左填充掩码")
 
@@ -155,31 +160,65 @@ def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
     ]
 
 
-def _call(fn: object, scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor | Text:
-    """Run the learner's function; return its tensor, or a message saying what went wrong."""
-    try:
-        got = fn(scores, hidden.clone())  # type: ignore[operator]
-    except Exception as error:  # the learner's code may raise anything
-        kind = type(error).__name__
-        return tr(f"your function raised {kind}: {error}.", f"你的函数抛出了 {kind}：{error}。")
-    kind = type(got).__name__
-    if not isinstance(got, torch.Tensor):
-        return tr(
-            f"your function returned {kind}, not a tensor of weights.",
-            f"你的函数返回的是 {kind}，不是权重张量。",
-        )
-    if not plain_tensor(got):
-        return tr(
-            f"your function returned a {kind}; return a plain torch.Tensor.",
-            f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
-        )
-    if tuple(got.shape) != tuple(scores.shape):
-        shape, expected = tuple(got.shape), tuple(scores.shape)
-        return tr(
-            f"it returned shape {shape}, expected {expected}.",
-            f"它返回的形状是 {shape}，应为 {expected}。",
-        )
-    return got
+_FORWARD = ForwardTexts(
+    raised=tr("your function raised {kind}: {error}.", "你的函数抛出了 {kind}：{error}。"),
+    not_tensor=tr(
+        "your function returned {kind}, not a tensor of weights.",
+        "你的函数返回的是 {kind}，不是权重张量。",
+    ),
+    subclass=tr(
+        "your function returned a {kind}; return a plain torch.Tensor.",
+        "你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+    ),
+    shape=tr("it returned shape {got}, expected {want}.", "它返回的形状是 {got}，应为 {want}。"),
+)
+
+
+def _call(
+    fn: Callable[..., object], scores: torch.Tensor, hidden: torch.Tensor, where: Text = _NOWHERE
+) -> torch.Tensor:
+    """The learner's weights for ``scores`` and ``hidden`` (a copy), through the runner."""
+    return call_forward(
+        fn, (scores, hidden.clone()), _FORWARD, where=where, want_shape=tuple(scores.shape)
+    )
+
+
+class _NaNWatch(TorchFunctionMode):
+    """Whether any torch call made while it is active returned a tensor holding a NaN."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = False
+
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types: object,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        out = func(*args, **(kwargs or {}))
+        if not self.seen:
+            for item in out if isinstance(out, (tuple, list)) else (out,):
+                if (
+                    type(item) is torch.Tensor
+                    and item.is_floating_point()
+                    and not item.is_meta
+                    and bool(torch.isnan(item).any())
+                ):
+                    self.seen = True
+        return out
+
+
+#: The lesson's rule is never to produce a NaN, not to produce one and repair it.
+_NAN_REPAIRED = tr(
+    "the output is right, but a NaN was computed on the way (softmax of a row that is all -inf is "
+    "0 / 0) and replaced afterwards (nan_to_num, torch.where): never produce the NaN. Leave the "
+    "rows with no visible key out of the -inf fill (hidden.all(dim=-1)), then zero them.",
+    "输出是对的，但中途算出过 NaN（一整行都是 -inf 的 softmax 就是 0 / 0），之后才被替换掉"
+    "（`nan_to_num`、`torch.where`）：不要产生这个 NaN。没有可见键的行（`hidden.all(dim=-1)`）"
+    "不要填 -inf，之后再把它们置零。",
+)
 
 
 def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> Text | None:
@@ -228,55 +267,39 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
     return None
 
 
-_MASKED_SOFTMAX = tr("masked softmax without NaN", "不产生 NaN 的掩码 softmax")
-
-
-@exercise(_MASKED_SOFTMAX)
-def check_masked_softmax(answer: object) -> CheckResult:
-    """``answer``: a function ``f(scores, hidden)`` -> weights of the scores' shape.
-
-    ``hidden`` is bool, the scores' shape, True where attention is forbidden. Correct: softmax
-    over the visible positions of each row, 0 on hidden ones, all zeros for a fully hidden row;
-    finite also for huge scores, and finite gradients.
-    """
-    name = _MASKED_SOFTMAX
-    not_a_function = function_answer(answer, name, "masked_softmax")
-    if not_a_function is not None:
-        return not_a_function
+def _reference_case_right(fn: Callable[..., object]) -> None:
     scores, hidden, expected = _reference_case()
-    got = _call(answer, scores.clone(), hidden)
-    if isinstance(got, Text):
-        return fail(name, got)
-    problem = _judge(got, hidden, expected)
-    if problem is not None:
-        return fail(name, problem)
-    big = _call(answer, 1000 * scores, hidden)
-    if isinstance(big, Text):
-        return fail(name, tr("with scores x 1000: ", "分数乘以 1000 时：") + big)
+    _require(_judge(_call(fn, scores.clone(), hidden), hidden, expected))
+
+
+def _finite_for_huge_scores(fn: Callable[..., object]) -> None:
+    scores, hidden, _ = _reference_case()
+    big = _call(fn, 1000 * scores, hidden, tr("with scores x 1000: ", "分数乘以 1000 时："))
     if not torch.isfinite(big).all():
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "scores x 1000 overflow: subtract each row's maximum before exp.",
                 "分数乘以 1000 时溢出了：在 exp 之前先减去每一行的最大值。",
-            ),
+            )
         )
+
+
+def _finite_gradient(fn: Callable[..., object]) -> None:
+    scores, hidden, _ = _reference_case()
     leaf = scores.clone().requires_grad_(True)
     try:
-        out = answer(leaf, hidden.clone())  # type: ignore[operator]
-        (out * torch.arange(16.0).view(1, 4, 4)).sum().backward()
+        out = fn(leaf, hidden.clone())
+        (out * torch.arange(16.0).view(1, 4, 4)).sum().backward()  # type: ignore[operator]
     except Exception as error:  # the learner's code may not be differentiable
         kind = type(error).__name__
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"the backward pass raised {kind}: {error}.",
                 f"反向传播抛出了 {kind}：{error}。",
-            ),
-        )
+            )
+        ) from None
     if leaf.grad is None or not torch.isfinite(leaf.grad).all():
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "the output is right but the gradient is NaN: a 0 / 0 computed in the forward "
                 "pass and replaced afterwards (nan_to_num, torch.where) still poisons the "
@@ -285,17 +308,27 @@ def check_masked_softmax(answer: object) -> CheckResult:
                 "输出是对的，但梯度是 NaN：前向传播中算出的 0 / 0，即使事后被替换掉"
                 "（`nan_to_num`、`torch.where`），仍然会污染反向传播。绝不要除以空行的和："
                 "先让这样的行不做掩码，再把它们置零。",
-            ),
+            )
         )
+
+
+def _never_a_nan(fn: Callable[..., object]) -> None:
+    """No NaN is made on the way, not even one replaced afterwards."""
+    scores, hidden, _ = _reference_case()
+    watch = _NaNWatch()
+    with watch:
+        _call(fn, scores.clone(), hidden)
+    if watch.seen:
+        raise ContractError(_NAN_REPAIRED)
+
+
+def _more_cases_right(fn: Callable[..., object]) -> None:
     for label, more, hidden_more in _more_cases():
         on = tr("on ", "在") + label + tr(": ", "上：")
-        got = _call(answer, more.clone(), hidden_more)
-        if isinstance(got, Text):
-            return fail(name, on + got)
+        got = _call(fn, more.clone(), hidden_more, on)
         hidden_in_seen_rows = ~hidden_more.all(dim=-1, keepdim=True) & hidden_more
         if label is _FAR_BELOW and got.detach()[hidden_in_seen_rows].abs().max() > 0:
-            return fail(
-                name,
+            raise ContractError(
                 on
                 + tr(
                     "hidden positions got weight: a finite fill (-1000, -1e4, -1e9) is not below "
@@ -303,15 +336,41 @@ def check_masked_softmax(answer: object) -> CheckResult:
                     "no visible key).",
                     "被遮住的位置得到了权重：有限的填充值（-1000、-1e4、-1e9）并不比这么低的"
                     "分数更小。请把被遮住的分数填成 -torch.inf（再把没有可见键的行置零）。",
-                ),
+                )
             )
         problem = _judge(got, hidden_more, _masked_softmax(more, hidden_more))
         if problem is not None:
-            return fail(name, on + problem)
-    return ok(
-        name,
-        tr(
+            raise ContractError(on + problem)
+
+
+def _require(problem: Text | None) -> None:
+    if problem is not None:
+        raise ContractError(problem)
+
+
+check_masked_softmax = build_checker(
+    "check_masked_softmax",
+    BuildSpec(
+        name=tr("masked softmax without NaN", "不产生 NaN 的掩码 softmax"),
+        answer="function",
+        function_name="masked_softmax",
+        contracts=(
+            _reference_case_right,
+            _finite_for_huge_scores,
+            _finite_gradient,
+            _never_a_nan,
+            _more_cases_right,
+        ),
+        passed=tr(
             "correct: softmax over visible keys, zero rows for empty ones, finite grads.",
             "正确：在可见的键上做 softmax，空行全为 0，梯度有限。",
         ),
-    )
+    ),
+    """``answer``: a function ``f(scores, hidden)`` -> weights of the scores' shape.
+
+    ``hidden`` is bool, the scores' shape, True where attention is forbidden. Correct: softmax
+    over the visible positions of each row, 0 on hidden ones, all zeros for a fully hidden row
+    (never a NaN, not even one replaced afterwards); finite also for huge scores, and finite
+    gradients.
+    """,
+)
