@@ -14,7 +14,7 @@ The rule (``RULE``, stated in lesson 00 and the README), from a lesson's English
 * a prediction: a code cell that calls a checker of ``mhsa_helpers.exercises`` without
   ``reveal=True`` and writes a guess (``prediction = None``, ``my_guess = None`` or
   ``# YOUR PREDICTION``);
-* a build-it: a code cell that calls a ``check_build_*`` checker;
+* a build-it: a code cell that calls a ``check_build_*`` or ``check_*_class`` checker;
 * an exercise: any other code cell that calls a checker without ``reveal=True``.
 
 Where it writes (``--write``; ``--check`` compares the same places):
@@ -58,6 +58,7 @@ RULE = (
 EN_TIME = "**Time:**"
 ZH_TIME = "**用时：**"
 CHECKER_CALL = re.compile(r"exercises\.(check_\w+)\(")
+BUILD_IT = re.compile(r"check_build_\w+|check_\w+_class")  # a checker of a learner's class
 GUESS = re.compile(r"^\s*(prediction|my_guess)\s*=\s*None|YOUR PREDICTION", re.M)
 MAP_ROW = re.compile(
     r"^(?P<head>(?:# )?\| (?P<num>\d\d) \|.*\| )(?P<min>\d+)(?P<unit> min| 分钟)( \|)$"
@@ -147,7 +148,7 @@ def count(path: Path) -> Counts:
             continue
         if GUESS.search(text):
             predictions += 1
-        elif any(name.startswith("check_build") for name in names):
+        elif any(BUILD_IT.fullmatch(name) for name in names):
             build_its += 1
         else:
             exercises += 1

@@ -38,8 +38,8 @@
 # the output matrix $W^O$ after the concatenation.)
 #
 # **Prerequisites:** lesson 04 (`04_dropout`): the `CausalAttention` class.
-# **Time:** about 70 minutes (reading, running 21 code cells, 1 prediction, 3 exercises; the rule
-# is in lesson 00).
+# **Time:** about 90 minutes (reading, running 22 code cells, 1 prediction, 3 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `MultiHeadAttentionWrapper`: `(b, T, d_in)` → `(b, T, num_heads * d_out)`;
 # each head: `(b, T, d_in)` → `(b, T, d_out)`.

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="06f9cfe5d46c"
+# %% [markdown] en_hash="b474cadbe601"
 # # 05 · 多头注意力（multi-head attention）：叠罗汉
 #
 # 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍：本课先用最直白的写法：用一个**包装器**（wrapper）把几个独立的 `CausalAttention` 模块并排装在一起，中文学习笔记管这叫“叠罗汉”；第 06 课再讲快的写法。
@@ -26,7 +26,7 @@
 #
 # 而包装器把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
 #
-# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 约 70 分钟（阅读、运行 21 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
+# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 约 90 分钟（阅读、运行 22 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttentionWrapper`：`(b, T, d_in)` → `(b, T, num_heads * d_out)`；每个头：`(b, T, d_in)` → `(b, T, d_out)`。
 
@@ -45,7 +45,7 @@ journey = mh.load_journey()
 words = journey.words
 batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
 
-# %% [markdown] en_hash="c4d8349995dc"
+# %% [markdown] en_hash="5a90bbed8b63"
 # ## 1. 包装器
 #
 # 一个头就是第 04 课的 `CausalAttention`（我们直接用 `mh.CausalAttention`，已经验证过它与我们在 notebook 里写的类相同）。包装器把 `num_heads` 个这样的头放进一个 `nn.ModuleList`（这样它们的参数才会被注册），让每个头处理同一份输入，再把结果沿最后一维拼接起来：
@@ -77,7 +77,7 @@ class MyMultiHeadAttentionWrapper(nn.Module):
 
 mhsa_helpers.exercises.check_wrapper_class(MyMultiHeadAttentionWrapper)
 
-# %% [markdown]
+# %% [markdown] en_hash="84ef1b531442"
 # 书中的 `MultiHeadAttentionWrapper` 在下一个单元格里。为了不泄露答案，它是折叠起来的（点击单元格即可展开）。等你的类通过检查，再对照两者。本课余下的部分都用这个类。
 
 
@@ -316,7 +316,7 @@ mhsa_helpers.exercises.check_wrapper_width(answer)
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_output(answer)
 
-# %% [markdown] en_hash="747a0073bd1b"
+# %% [markdown] en_hash="81d25566c65b"
 # **练习 3。** 第 6 节数的是*调用*次数，现在来数调用内部的*工作量*。一次**乘加**就是一次乘法加一次加法：计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积，一共要做多少次乘加？（不计掩码和 softmax。）先推理，再用 `torch.utils.flop_counter.FlopCounterMode` 验证。注意它把一次乘加算作 2 个 FLOP。
 
 # %%

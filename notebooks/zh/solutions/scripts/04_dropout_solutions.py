@@ -33,7 +33,7 @@ result = mhsa_helpers.exercises.check_survivor_prediction(prediction)
 assert result, result
 result
 
-# %% [markdown]
+# %% [markdown] en_hash="b4c3477493ff"
 # **第 7 节：亲手实现 `CausalAttention`。** 这就是书中的类：三个投影；掩码作为缓冲区，用时切成 (T, T)；注意力分数按 $\sqrt{d_k}$ 缩放，未来位置设为 `-inf`；softmax 之后对注意力权重做 dropout。检查器对它做了契约测试。
 
 
@@ -101,7 +101,7 @@ result = mhsa_helpers.exercises.check_zero_fraction(answer)
 assert result, result
 result
 
-# %% [markdown]
+# %% [markdown] en_hash="0bce18260770"
 # **练习 3。** 先算上下文向量 `attn_weights @ values` (6, 2)，其中的值来自同一个种子 789 的 `sa_v2`。再对它们做 dropout：保留 `keep_ctx` 为 True 的元素，其余清零，再把保留下来的元素除以保留的比例 1 - 0.25 = 0.75。
 
 # %%

@@ -33,7 +33,7 @@ result = mhsa_helpers.exercises.check_matmul_prediction(prediction)
 assert result, result
 result
 
-# %% [markdown]
+# %% [markdown] en_hash="b1d32ad7656d"
 # **第 1 节：亲手实现包装器。** 各个头放在 `nn.ModuleList` 里，这样它们的参数才会被注册（放在普通列表里，`parameters()` 和 `.to()` 都看不到它们）。`forward` 在同一个 x 上运行每个头，再沿最后一维拼接。检查器对它做了契约测试。
 
 
@@ -86,7 +86,7 @@ result = mhsa_helpers.exercises.check_head_output(answer)
 assert result, result
 result
 
-# %% [markdown]
+# %% [markdown] en_hash="c3a6f2ac8db2"
 # **练习 3。** 一个 (b, T, n) @ (n, m) 乘积要做 b · T · n · m 次乘加。对每个头来说，每次投影是 (8, 100, 768) @ (768, 64)；Q @ K^T 是 (8, 100, 64) @ (8, 64, 100)，weights @ V 是 (8, 100, 100) @ (8, 100, 64)，各要 8 · 100 · 100 · 64 次。和第 6 节数的调用次数不同，工作量随批次大小和序列长度增长。`FlopCounterMode` 把一次乘加算作 2 个 FLOP，结果一致。
 
 # %%
