@@ -70,7 +70,9 @@ def test_manual_dropout_on_the_context_vectors():
     from mhsa_helpers.exercises.lesson04 import exercise_context, exercise_keep_pattern
 
     weights, values = exercise_context()  # (6, 6), (6, 2)
-    torch.testing.assert_close(weights, mh.reference("seed789_masked_renormalized"), atol=1e-4, rtol=0)
+    torch.testing.assert_close(
+        weights, mh.reference("seed789_masked_renormalized"), atol=1e-4, rtol=0
+    )
     keep = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25
     assert torch.equal(keep, exercise_keep_pattern())  # the line the lesson prints
     assert 0 < int(keep.sum()) < keep.numel()  # the pattern drops some entries and keeps some
