@@ -45,9 +45,10 @@ _w2 = torch.softmax(_s2 / math.sqrt(2), dim=-1)  # (6, 6)
 
 # -- lesson 04 -----------------------------------------------------------------------------------
 
-_w789 = mh.reference("seed789_masked_renormalized")  # (6, 6)
-_keep = ex.lesson04.exercise_keep_pattern()  # (6, 6) bool: the exercise's survivors
-_dropped = _w789 * _keep / 0.75  # p = 0.25
+_w789, _v789 = ex.lesson04.exercise_context()  # (6, 6) weights, (6, 2) values
+_ctx = _w789 @ _v789  # (6, 2) context vectors
+_keep = ex.lesson04.exercise_keep_pattern()  # (6, 2) bool: the exercise's survivors
+_dropped = _ctx * _keep / 0.75  # p = 0.25
 
 # -- lesson 05 -----------------------------------------------------------------------------------
 
@@ -144,12 +145,13 @@ CASES = {
         (),
         _dropped,
         [
-            (_w789 * _keep, "scale them"),
-            (_w789 * _keep * 2.0, "p = 0.5"),
-            (_w789 * _keep / 0.25, "divides by p"),
-            (_w789 * ~_keep / 0.75, "inverted"),
-            (_w789, "nothing was dropped"),
-            (_dropped[:5], "shape (5, 6)"),
+            (_ctx * _keep, "rescale them"),
+            (_ctx * _keep * 2.0, "p = 0.5"),
+            (_ctx * _keep / 0.25, "wrong fraction"),
+            (_ctx * ~_keep / 0.75, "inverted"),
+            (_ctx, "nothing dropped"),
+            (_w789 @ (_v789 * _keep / 0.75), "before the weighted sum"),
+            (_dropped[:5], "shape (5, 2)"),
         ],
     ),
     "check_wrapper_width": (
@@ -169,8 +171,13 @@ CASES = {
     ),
     "check_matmul_count": (
         (),
-        12 * 5,
-        [(12 * 3, "projections only"), (12 * 2, "attention matmuls only"), (5, "one head's count")],
+        1_538_457_600,
+        [
+            (60, "CALLS"),
+            (1_415_577_600, "projections only"),
+            (122_880_000, "attention products only"),
+            (1_538_457_600 // 12, "one head"),
+        ],
     ),
     "check_head_dim": (
         (),

@@ -66,22 +66,29 @@ def test_zero_fraction_matches_simulation():
     assert abs(zeros.item() - (15 + 21 * 0.5) / 36) < 5e-3
 
 
-def test_manual_dropout():
-    from mhsa_helpers.exercises.lesson04 import exercise_keep_pattern
+def test_manual_dropout_on_the_context_vectors():
+    from mhsa_helpers.exercises.lesson04 import exercise_context, exercise_keep_pattern
 
-    weights = mh.reference("seed789_masked_renormalized")
-    keep = torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25
+    weights, values = exercise_context()  # (6, 6), (6, 2)
+    torch.testing.assert_close(
+        weights, mh.reference("seed789_masked_renormalized"), atol=1e-4, rtol=0
+    )
+    keep = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25
     assert torch.equal(keep, exercise_keep_pattern())  # the line the lesson prints
-    answer = weights * keep / (1 - 0.25)
+    assert 0 < int(keep.sum()) < keep.numel()  # the pattern drops some entries and keeps some
+    context = weights @ values  # (6, 2)
+    answer = context * keep / (1 - 0.25)
     assert_pass(ex.check_manual_dropout(answer))
-    assert_not_yet(ex.check_manual_dropout(None), "no answer yet", "(6, 6)")
-    assert_not_yet(ex.check_manual_dropout(weights * keep), "scale them")
-    assert_not_yet(ex.check_manual_dropout(weights * keep * 2), "p = 0.5")
-    assert_not_yet(ex.check_manual_dropout(weights * keep / 0.25), "divides by p")
-    assert_not_yet(ex.check_manual_dropout(weights * ~keep / 0.75), "inverted")
-    assert_not_yet(ex.check_manual_dropout(weights.clone()), "nothing was dropped")
-    assert_not_yet(ex.check_manual_dropout(answer[:5]), "shape (5, 6)")
-    assert_not_yet(ex.check_manual_dropout(answer * 5), "keep pattern")
+    assert_not_yet(ex.check_manual_dropout(None), "no answer yet", "(6, 2)")
+    assert_not_yet(ex.check_manual_dropout(context * keep), "rescale them")
+    assert_not_yet(ex.check_manual_dropout(context * keep * 2), "p = 0.5")
+    assert_not_yet(ex.check_manual_dropout(context * keep / 0.25), "wrong fraction")
+    assert_not_yet(ex.check_manual_dropout(context * ~keep / 0.75), "inverted")
+    assert_not_yet(ex.check_manual_dropout(context.clone()), "nothing dropped")
+    assert_not_yet(ex.check_manual_dropout(weights @ (values * keep / 0.75)), "before the weighted")
+    assert_not_yet(ex.check_manual_dropout(answer[:5]), "shape (5, 2)")
+    assert_not_yet(ex.check_manual_dropout(weights * 0.75), "shape (6, 6)")
+    assert_not_yet(ex.check_manual_dropout(answer * 5), "keep_ctx")
     assert_not_yet(ex.check_manual_dropout(answer.tolist()), "torch.Tensor")
     assert_not_yet(ex.check_manual_dropout(keep), "floating-point")
 
@@ -132,14 +139,20 @@ def test_head_output_checker_leaves_global_rng_alone():
     assert torch.equal(torch.rand(2), expected)
 
 
-def test_matmul_count():
-    assert_pass(ex.check_matmul_count(12 * (3 + 2)))
-    assert_not_yet(ex.check_matmul_count(60 * 8), "CALLS")
-    assert_not_yet(ex.check_matmul_count(None), "no answer yet")
-    assert_not_yet(ex.check_matmul_count(36), "projections only")
-    assert_not_yet(ex.check_matmul_count(24), "attention matmuls only")
-    assert_not_yet(ex.check_matmul_count(5), "one head")
-    assert_not_yet(ex.check_matmul_count(6), "x 12")
+def test_matmul_count_counts_multiply_adds():
+    projections = 3 * 12 * 8 * 100 * 768 * 64
+    attention = 2 * 12 * 8 * 100 * 100 * 64
+    answer = projections + attention
+    assert_pass(ex.check_matmul_count(answer))
+    assert_not_yet(ex.check_matmul_count(None), "no answer yet", "multiply-adds")
+    assert_not_yet(ex.check_matmul_count(60), "CALLS")
+    assert_not_yet(ex.check_matmul_count(2 * answer), "twice")
+    assert_not_yet(ex.check_matmul_count(projections), "projections only")
+    assert_not_yet(ex.check_matmul_count(attention), "attention products only")
+    assert_not_yet(ex.check_matmul_count(answer // 8), "one sequence")
+    assert_not_yet(ex.check_matmul_count(answer // 12), "one head")
+    assert_not_yet(ex.check_matmul_count(projections // 3 + attention), "one projection")
+    assert_not_yet(ex.check_matmul_count(answer + 1), "head by head")
     assert_not_yet(ex.check_matmul_count(60.5), "whole number")
     for odd in ODD_ANSWERS:
         assert not ex.check_matmul_count(odd)

@@ -3,8 +3,9 @@
 * ``check_dropout_scale(answer)`` -- the factor a surviving entry is multiplied by when p = 0.2.
 * ``check_zero_fraction(answer)`` -- the expected fraction of zeros in a 6x6 causal weight matrix
   after dropout with p = 0.5 (masked entries plus dropped ones).
-* ``check_manual_dropout(answer)`` -- dropout with p = 0.25 done by hand on the book's seed-789
-  causal weights, given the keep pattern ``exercise_keep_pattern()`` (True = kept).
+* ``check_manual_dropout(answer)`` -- dropout with p = 0.25 done by hand in its other place, on
+  the context vectors (6, 2) of the book's seed-789 causal weights and values, given the keep
+  pattern ``exercise_keep_pattern()`` (True = kept).
 * ``check_survivor_prediction(prediction)`` -- the predict-then-run moment: the value of the
   entries of a 6x6 matrix of ones that survive ``nn.Dropout(0.5)``.
 """
@@ -21,7 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention.causal import CausalAttention
-from ..data import reference
+from ..attention.self_attention import SelfAttentionV2
+from ..data import load_journey
 from ..i18n import Text, tr
 from ._build import (
     INPUT_CHANGED,
@@ -47,6 +49,7 @@ __all__ = [
     "check_manual_dropout",
     "check_survivor_prediction",
     "check_zero_fraction",
+    "exercise_context",
     "exercise_keep_pattern",
     "head_class_passed",
 ]
@@ -55,12 +58,12 @@ EXERCISE_P = 0.25
 
 
 def exercise_keep_pattern() -> torch.Tensor:
-    """The (6, 6) keep pattern of exercise 3 (True = kept), drawn with its own generator.
+    """The (6, 2) keep pattern of exercise 3 (True = kept), drawn with its own generator.
 
     The lesson builds the same tensor with the same line:
-    ``torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25``.
+    ``torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25``.
     """
-    return torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= EXERCISE_P
+    return torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= EXERCISE_P
 
 
 _SURVIVOR_PREDICTION = tr("prediction: the value of a surviving entry", "预测：保留下来的元素的值")
@@ -201,50 +204,80 @@ check_zero_fraction = number_checker(
 )
 
 
-_MANUAL_DROPOUT = tr("dropout by hand, p=0.25", "手动实现 dropout，p=0.25")
+_MANUAL_DROPOUT = tr(
+    "dropout by hand on the context vectors, p=0.25", "手动对上下文向量做 dropout，p=0.25"
+)
+
+
+def exercise_context() -> tuple[torch.Tensor, torch.Tensor]:
+    """The seed-789 causal weights (6, 6) and the values (6, 2) of the lesson's ``sa_v2``."""
+    inputs = load_journey().inputs  # (6, 3)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(789)
+        sa_v2 = SelfAttentionV2(3, 2)
+    with torch.no_grad():
+        scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T  # (6, 6)
+        values = sa_v2.W_value(inputs)  # (6, 2)
+    future = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)  # (6, 6)
+    weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (6, 6)
+    return weights, values
 
 
 @exercise(_MANUAL_DROPOUT)
 def check_manual_dropout(answer: object) -> CheckResult:
-    """The seed-789 causal weights, kept where ``exercise_keep_pattern()`` is True, / (1 - 0.25)."""
+    """Dropout in its other place: on the context vectors ``weights @ values`` (6, 2), kept where
+    ``exercise_keep_pattern()`` is True and divided by 1 - 0.25."""
     name = _MANUAL_DROPOUT
-    weights = reference("seed789_masked_renormalized")  # (6, 6)
-    keep = exercise_keep_pattern()  # (6, 6) bool
-    expected = torch.where(keep, weights / (1 - EXERCISE_P), torch.zeros(()))  # (6, 6)
+    weights, values = exercise_context()  # (6, 6), (6, 2)
+    context = weights @ values  # (6, 2)
+    keep = exercise_keep_pattern()  # (6, 2) bool
+    expected = torch.where(keep, context / (1 - EXERCISE_P), torch.zeros(()))  # (6, 2)
 
     def hint(got: torch.Tensor) -> Text:
         got = got.detach().to(torch.float32).cpu()
-        if torch.allclose(got, weights * keep, atol=1e-4):
+        if torch.allclose(got, context * keep, atol=1e-4):
             return tr(
-                "the right entries survive, but scale them by 1 / (1 - p).",
-                "保留下来的元素对了，但还要把它们乘以 1 / (1 - p)。",
+                "the right entries survive, but the survivors keep their old size: rescale them.",
+                "保留下来的元素对了，但它们还是原来的大小：还要重新缩放。",
             )
-        if torch.allclose(got, weights * keep * 2, atol=1e-4):
+        if torch.allclose(got, context * keep * 2, atol=1e-4):
             return tr(
-                "x2 is the factor for p = 0.5; here p = 0.25.",
-                "乘以 2 是 p = 0.5 时的缩放；这里 p = 0.25。",
+                "that rescales as for the book's p = 0.5; here p = 0.25.",
+                "这是按书中 p = 0.5 的方式缩放的；这里 p = 0.25。",
             )
-        if torch.allclose(got, weights * keep / EXERCISE_P, atol=1e-4):
+        if torch.allclose(got, context * keep / EXERCISE_P, atol=1e-4):
             return tr(
-                "that divides by p; survivors are divided by 1 - p, the fraction that survives.",
-                "这是除以 p；保留下来的元素要除以 1 - p，也就是保留下来的比例。",
+                "the survivors are rescaled by the wrong fraction: not the part dropped, the "
+                "part that survives.",
+                "缩放所用的比例不对：不是被丢弃的比例，而是保留下来的比例。",
             )
-        if torch.allclose(got, weights * ~keep / (1 - EXERCISE_P), atol=1e-4):
+        if torch.allclose(got, context * ~keep / (1 - EXERCISE_P), atol=1e-4):
             return tr(
-                "the mask is inverted: keep the entries where keep_ex is True.",
-                "掩码反了：应该保留 keep_ex 为 True 的元素。",
+                "the mask is inverted: keep the entries where keep_ctx is True.",
+                "掩码反了：应该保留 keep_ctx 为 True 的元素。",
             )
-        if torch.allclose(got, weights, atol=1e-4):
+        if torch.allclose(got, context, atol=1e-4):
             return tr(
-                "nothing was dropped: multiply by the keep pattern keep_ex.",
-                "什么都没有丢弃：请乘以保留模式 keep_ex。",
+                "these are the context vectors with nothing dropped: apply the keep pattern "
+                "keep_ctx.",
+                "这是什么都没有丢弃的上下文向量：请用上保留模式 keep_ctx。",
+            )
+        if torch.allclose(got, weights @ (values * keep / (1 - EXERCISE_P)), atol=1e-4):
+            return tr(
+                "that drops entries of the values before the weighted sum; drop entries of the "
+                "context vectors, after it.",
+                "这是在加权求和之前丢弃了值的元素；应该在加权求和之后丢弃上下文向量的元素。",
             )
         return tr(
-            "multiply the weights by the keep pattern, then by 1 / (1 - p).",
-            "把注意力权重乘以保留模式，再乘以 1 / (1 - p)。",
+            "first the context vectors of section 4's weights and sa_v2's values, then dropout "
+            "on them with the pattern keep_ctx.",
+            "先用第 4 节的注意力权重和 sa_v2 的值算出上下文向量，再按保留模式 keep_ctx "
+            "对它们做 dropout。",
         )
 
-    what = tr("the (6, 6) dropped weights", "经过 dropout 之后、形状为 (6, 6) 的注意力权重")
+    what = tr(
+        "the (6, 2) context vectors after dropout", "经过 dropout 之后、形状为 (6, 2) 的上下文向量"
+    )
     if answer is None:
         return missing(name, what)
     return tensor_answer(name, answer, expected, what=what, hint=hint)

@@ -4,8 +4,8 @@
   and 6 heads.
 * ``check_head_output(answer)`` -- head 3's part of the output of the book's wrapper built with
   3 heads (seed 123, d_out=2), sliced out of the concatenation.
-* ``check_matmul_count(answer)`` -- matrix multiplications in one forward pass of a 12-head wrapper
-  on a batch of 8 sequences of 100 tokens.
+* ``check_matmul_count(answer)`` -- the multiply-adds (the work, not the calls) of one forward
+  pass of a 12-head wrapper (d_in=768, d_out=64 per head) on a batch of 8 sequences of 100 tokens.
 * ``check_matmul_prediction(prediction)`` -- the predict-then-run moment: matmul calls of a
   2-head wrapper.
 """
@@ -162,62 +162,98 @@ def check_head_output(answer: object) -> CheckResult:
     )
 
 
+# 12 heads, d_in=768, d_out=64 per head, x (8, 100, 768): multiply-adds of one forward pass.
+_B, _T, _D_IN, _HD, _H = 8, 100, 768, 64, 12
+_PROJECTIONS = 3 * _H * _B * _T * _D_IN * _HD  # W_query, W_key, W_value of every head
+_ATTENTION = 2 * _H * _B * _T * _T * _HD  # Q @ K^T and weights @ V of every head
+_MACS = _PROJECTIONS + _ATTENTION  # 1,538,457,600
+
 check_matmul_count = number_checker(
     "check_matmul_count",
     Number(
         name=tr(
-            "matmuls of a 12-head wrapper on a (8, 100, d_in) batch",
-            "12 个头的包装器处理 (8, 100, d_in) 批次时的矩阵乘法次数",
+            "multiply-adds of a 12-head wrapper on a (8, 100, 768) batch",
+            "12 个头的包装器处理 (8, 100, 768) 批次时的乘加次数",
         ),
-        what=tr("the number of matrix multiplications (an int)", "矩阵乘法的次数（一个整数）"),
-        expected=60,
+        what=tr("the number of multiply-adds (an int)", "乘加的次数（一个整数）"),
+        expected=_MACS,
         right=tr(
-            "correct: 12 x (3 projections + 2 attention matmuls) = 60; one call handles all 8 "
-            "sequences (a batched matmul), so the batch size does not change the count.",
-            "正确：12 x（3 次投影 + 2 次注意力矩阵乘法）= 60；一次调用就能处理全部 8 个序列"
-            "（批量矩阵乘法），所以批次大小不影响次数。",
+            f"correct: {_PROJECTIONS:,} in the projections + {_ATTENTION:,} in Q @ K^T and "
+            f"weights @ V = {_MACS:,}. Unlike the number of calls, the work grows with the batch "
+            "and the sequence length.",
+            f"正确：投影 {_PROJECTIONS:,} 次 + Q @ K^T 和 weights @ V 共 {_ATTENTION:,} 次 = "
+            f"{_MACS:,}。与调用次数不同，计算量随批次大小和序列长度增长。",
         ),
         wrong=(
             (
-                (60 * 8, 60 * 100, 60 * 800),
+                (60, 5),
                 tr(
-                    "the count is of CALLS: one nn.Linear or @ call handles every sequence and "
-                    "token of the batch at once. Does the batch size change how often forward "
-                    "runs each line?",
-                    "要数的是“调用”次数：一次 nn.Linear 或 @ 调用就能同时处理批次里的所有序列和"
-                    "词元。批次大小会改变 forward 执行每一行的次数吗？",
+                    "that counts the CALLS (nn.Linear and @). Here count the work inside them: "
+                    "the multiply-adds each product does.",
+                    "这数的是“调用”次数（nn.Linear 和 @）。这里要数的是调用内部的工作量："
+                    "每个乘积做了多少次乘加。",
                 ),
             ),
             (
-                36,
+                2 * _MACS,
                 tr(
-                    "36 are the projections only; each head also computes Q @ K^T and weights @ V.",
-                    "36 只是投影的次数；每个头还要计算 Q @ K^T 和 weights @ V。",
+                    "that is twice the answer: FLOP counters count a multiply and an add as 2 "
+                    "operations; a multiply-add is one.",
+                    "这是答案的两倍：FLOP 计数器把一次乘法和一次加法算作 2 次运算；"
+                    "一次乘加只算一次。",
                 ),
             ),
             (
-                24,
+                _PROJECTIONS,
                 tr(
-                    "24 are the attention matmuls only; add 3 projections per head.",
-                    "24 只是注意力部分的矩阵乘法；还要加上每个头的 3 次投影。",
+                    "these are the projections only; each head also computes Q @ K^T and "
+                    "weights @ V.",
+                    "这只是投影部分；每个头还要计算 Q @ K^T 和 weights @ V。",
                 ),
             ),
             (
-                5,
+                _ATTENTION,
                 tr(
-                    "5 is one head's count. The wrapper runs 12 heads one after another.",
-                    "5 是一个头的次数。包装器会依次运行 12 个头。",
+                    "these are the attention products only; add the three projections of each "
+                    "head.",
+                    "这只是注意力部分的乘积；还要加上每个头的三次投影。",
+                ),
+            ),
+            (
+                _MACS // _B,
+                tr(
+                    "that is one sequence; the batch holds 8, and every product works on all "
+                    "of them.",
+                    "这只是一个序列；批次里有 8 个，每个乘积都要处理全部序列。",
+                ),
+            ),
+            (
+                _MACS // _H,
+                tr(
+                    "that is one head; the wrapper runs 12.",
+                    "这只是一个头；包装器要运行 12 个头。",
+                ),
+            ),
+            (
+                _PROJECTIONS // 3 + _ATTENTION,
+                tr(
+                    "only one projection per head is counted; each head has W_query, W_key and "
+                    "W_value.",
+                    "每个头只算了一次投影；每个头都有 W_query、W_key 和 W_value。",
                 ),
             ),
         ),
         otherwise=tr(
-            "count per head: W_query, W_key, W_value, Q @ K^T, weights @ V; then x 12.",
-            "按每个头来数：W_query、W_key、W_value、Q @ K^T、weights @ V；再乘以 12。",
+            "count head by head: a (b, T, n) @ (n, m) product does one multiply-add per entry "
+            "of its (b, T, m) output and per term of the sum over n.",
+            "按每个头来数：一个 (b, T, n) @ (n, m) 乘积，对输出 (b, T, m) 的每个元素、"
+            "对 n 上求和的每一项，各做一次乘加。",
         ),
         whole=True,
         kind=not_a_whole_number,
     ),
-    "12 heads x (3 projections + Q @ K^T + weights @ V) = 60 calls, whatever the batch size.",
+    "12 heads, d_in=768, d_out=64, x (8, 100, 768): 3 projections + Q @ K^T + weights @ V in "
+    "multiply-adds, 1,538,457,600.",
 )
 
 

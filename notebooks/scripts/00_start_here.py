@@ -60,8 +60,8 @@
 # | 01 | `01_simplified_self_attention` | scores, softmax, context vectors by hand | attention = weighted average | 80 min |
 # | 02 | `02_trainable_qkv` | `SelfAttentionV1`, your own `SelfAttentionV2` | queries, keys, values (查询、键、值) | 90 min |
 # | 03 | `03_causal_attention` | the causal mask, two ways; your own causal weights | no peeking at the future (因果注意力); a weighted average of the past | 85 min |
-# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) | 75 min |
-# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side | 70 min |
+# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) | 100 min |
+# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side | 90 min |
 # | 06 | `06_multihead_split` | your own `MultiHeadAttention` | one big matrix, split into heads | 110 min |
 # | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? | 60 min |
 # | 08 | `08_training_tiny_model` | `TinyAttentionLM`, 4 → 8 heads, ablation | watching heads learn | 80 min |
@@ -70,7 +70,7 @@
 # | 11 | `11_padded_batches` | padded batches, `key_padding_mask` | sentences of different lengths (填充掩码) | 80 min |
 # | 12 | `12_tiny_char_lm` | a character model of Tang poems | a Transformer block around attention; the KV cache at work | 75 min |
 #
-# In all about 17 hours: a weekend, or two weeks of evenings.
+# In all about 18 hours: a weekend, or two weeks of evenings.
 #
 # Solutions to the exercises are in `solutions/` — try first, then compare.
 #

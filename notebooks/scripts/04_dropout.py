@@ -15,8 +15,9 @@
 # learning rules that carry over to new text. **Dropout** (随机失活 / dropout) fights this: during
 # training it zeroes a random part of the values that flow through the network, so the model
 # cannot lean on any single one of them. In GPT-style models dropout can act on the **attention
-# weights** (注意力权重). At the end of this lesson we pack the causal mask of lesson 03 and
-# dropout into the book's `CausalAttention` class, which takes a whole **batch** (批次).
+# weights** (注意力权重). At the end of this lesson you build the book's `CausalAttention`
+# class yourself: it packs the causal mask of lesson 03 and dropout into one module, which takes a
+# whole **batch** (批次).
 #
 # **Learning goals**
 # 1. Apply `nn.Dropout` to the book's 6x6 example and explain what happens to the values that
@@ -24,14 +25,14 @@
 # 2. Switch dropout off with `.eval()` and explain why the average stays the same.
 # 3. Know where dropout sits in attention, which rates real models use, and what dropout cannot
 #    do (rescue a tiny data set).
-# 4. Read the book's `CausalAttention`, which keeps the mask as a **buffer** (缓冲区,
-#    `register_buffer`), and run it on a batch (2, 6, 3); see why a buffer and not a plain
-#    attribute.
+# 4. Build `CausalAttention` yourself (a checker runs contract tests on your class), then read
+#    the book's, which keeps the mask as a **buffer** (缓冲区, `register_buffer`); run it on a
+#    batch (2, 6, 3) and see why a buffer and not a plain attribute.
 #
 # **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
 # weights.
-# **Time:** about 75 minutes (reading, running 25 code cells, 1 prediction, 3 exercises; the rule
-# is in lesson 00).
+# **Time:** about 100 minutes (reading, running 26 code cells, 1 prediction, 3 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `CausalAttention`: `(b, T, d_in)` → `(b, T, d_out)`; dropout acts on the
 # `(b, T, T)` weights, in training mode only.
@@ -210,8 +211,8 @@ torch.testing.assert_close(attn_weights * keep / (1 - 0.5), attn_dropped)  # wha
 # %% [markdown]
 # ## 5. What dropout cannot do: rescue a tiny data set
 #
-# Dropout makes memorising *harder*; it does not make it impossible, and it adds no information
-# that the data lack. A small experiment shows it: 8 examples with **random** labels (there is no
+# Dropout is often said to make memorising harder. Does it stop a network from memorising a
+# tiny data set? A small experiment tests it: 8 examples with **random** labels (there is no
 # rule to learn, only answers to memorise) and a small network of 2,692 parameters, trained
 # 100 steps of plain **gradient descent** (梯度下降) with and without dropout. (Training — the loss, its
 # gradients, the update — is the subject of lesson 08; here only the result matters.) We measure
@@ -245,8 +246,9 @@ for p, acc in accuracy.items():
 assert accuracy[0.5] == 1.0  # memorised, dropout or not
 
 # %% [markdown]
-# With p = 0.5 the network still learns all 8 random labels by heart (guessing would get 25 %
-# right). The labels are random, so there is nothing general to learn: 100 % on them is pure
+# With p = 0.5 the network learns all 8 random labels by heart, exactly as it does without
+# dropout (guessing would get 25 % right): here dropout did not make memorising measurably
+# harder. The labels are random, so there is nothing general to learn: 100 % on them is pure
 # memorisation, and dropout did not prevent it. Dropout cannot add the information that 8
 # examples lack; only more data can.
 
@@ -278,7 +280,7 @@ assert not kept[future].any()  # the masked future stays masked
 print(f"p=0.1: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights survive, x1.11")
 
 # %% [markdown]
-# ## 7. The `CausalAttention` class
+# ## 7. Build `CausalAttention` yourself
 #
 # Now we put together everything since lesson 02 in one module, as the book does:
 # trainable projections, the causal mask, scaling by $\sqrt{d_k}$, dropout on the weights. Two
@@ -288,9 +290,41 @@ print(f"p=0.1: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights sur
 #   and 2, not 0 and 1;
 # * the mask is created once for the longest input, `context_length` (上下文长度), registered
 #   with `register_buffer`, and sliced to (T, T) in `forward`, so shorter inputs work too.
+#
+# Before you read the book's class, write it: fill in `MyCausalAttention` below. The constructor
+# takes the book's arguments, `(d_in, d_out, context_length, dropout, qkv_bias=False)`; use the
+# book's names `W_query`, `W_key`, `W_value` (each an `nn.Linear(d_in, d_out, bias=qkv_bias)`)
+# and `dropout`, and register the causal mask as a buffer named `mask`. `forward(x)` takes x
+# (b, T, d_in) and returns the context vectors (b, T, d_out), with dropout on the weights.
+#
+# The checker copies the weights of `mh.CausalAttention` into your module (by those names) and
+# runs contract tests: equal outputs at several sizes, causality (changing a later token changes
+# nothing earlier), dropout in training mode only, and a gradient for every weight. If something
+# is off, its hint names the likely mistake.
 
 
 # %%
+class MyCausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        # YOUR CODE HERE: W_query, W_key, W_value, dropout, the mask buffer
+
+    def forward(self, x):  # x: (b, T, d_in)
+        # YOUR CODE HERE: queries, keys, values, masked scores, softmax, dropout, weighted sum
+        raise NotImplementedError("write forward")
+
+
+mhsa_helpers.exercises.check_causal_attention_class(MyCausalAttention)
+
+# %% [markdown]
+# ## 8. The book's class
+#
+# The book's `CausalAttention` is in the next cell, folded away so that it does not give the
+# build-it away (click the cell to open it). Once your class passes, compare the two line by
+# line. The rest of the lesson runs this class.
+
+
+# %% jupyter={"source_hidden": true}
 class CausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
@@ -340,7 +374,7 @@ for sequence in context_vecs:  # (T, d_out) each
 print("matches the book's printed values")
 
 # %% [markdown]
-# ## 8. Why `register_buffer`?
+# ## 9. Why `register_buffer`?
 #
 # The mask is not learned, so it must not be a **parameter** (no gradient, not touched by the
 # optimizer). But it is part of the module's state: it must be saved with the model and must move
@@ -449,13 +483,15 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
 # %% [markdown]
-# **Exercise 3.** Dropout by hand, without `nn.Dropout`. A dropout layer with **p = 0.25** drew
-# the keep pattern `keep_ex` below (True = kept) for the causal weights `attn_weights` (6, 6) of
-# section 4. Compute what the layer outputs.
+# **Exercise 3.** Dropout by hand, in its other place (section 4): on the context vectors
+# instead of the weights. Take the causal weights `attn_weights` (6, 6) of section 4 and the
+# values of the same `sa_v2`. A dropout layer with **p = 0.25** acting on the (6, 2) context
+# vectors drew the keep pattern `keep_ctx` below (True = kept). Compute what the layer outputs,
+# without `nn.Dropout`.
 
 # %%
-keep_ex = torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, T)
-print(keep_ex.int())
+keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
+print(keep_ctx.int())
 
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_manual_dropout(answer)

@@ -19,8 +19,8 @@
 # 「叠罗汉」, "stacking") — then the fast way in lesson 06.
 #
 # **Learning goals**
-# 1. Build `MultiHeadAttentionWrapper` from separate `CausalAttention` heads and reproduce the
-#    book's (2, 6, 4) output.
+# 1. Build `MultiHeadAttentionWrapper` yourself from separate `CausalAttention` heads (a checker
+#    runs contract tests on your class) and reproduce the book's (2, 6, 4) output.
 # 2. Get the width convention right: in the wrapper `d_out` is the width of *each* head; the
 #    output is `num_heads * d_out` wide.
 # 3. See that each head is an independent module, and look at each head's attention weights.
@@ -38,8 +38,8 @@
 # the output matrix $W^O$ after the concatenation.)
 #
 # **Prerequisites:** lesson 04 (`04_dropout`): the `CausalAttention` class.
-# **Time:** about 70 minutes (reading, running 21 code cells, 1 prediction, 3 exercises; the rule
-# is in lesson 00).
+# **Time:** about 90 minutes (reading, running 22 code cells, 1 prediction, 3 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `MultiHeadAttentionWrapper`: `(b, T, d_in)` → `(b, T, num_heads * d_out)`;
 # each head: `(b, T, d_in)` → `(b, T, d_out)`.
@@ -75,9 +75,40 @@ batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
 #     h2 -- "(b, T, d_out)" --> cat
 #     cat --> out["(b, T, 2 * d_out)"]
 # ```
+#
+# **Build it yourself.** Before you open the book's class, write it: fill in
+# `MyMultiHeadAttentionWrapper` below. The constructor takes the book's arguments, `(d_in, d_out,
+# context_length, dropout, num_heads, qkv_bias=False)`; keep the heads in `self.heads`, an
+# `nn.ModuleList` of `num_heads` causal heads (`mh.CausalAttention`, or your class of lesson
+# 04), each built with `(d_in, d_out, context_length, dropout, qkv_bias)`. `forward(x)` takes x
+# (b, T, d_in) and returns (b, T, num_heads * d_out).
+#
+# The checker copies the weights of `mh.MultiHeadAttentionWrapper` into your module (by the
+# heads' names) and runs contract tests with 2 heads: equal outputs at several sizes, causality,
+# dropout in training mode only, and a gradient for every weight. Its hint names the likely
+# mistake.
 
 
 # %%
+class MyMultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        # YOUR CODE HERE: self.heads, one causal head per head
+
+    def forward(self, x):  # x: (b, T, d_in)
+        # YOUR CODE HERE: run every head on x, put the outputs side by side
+        raise NotImplementedError("write forward")
+
+
+mhsa_helpers.exercises.check_wrapper_class(MyMultiHeadAttentionWrapper)
+
+# %% [markdown]
+# The book's `MultiHeadAttentionWrapper` is in the next cell, folded away so that it does not
+# give the build-it away (click the cell to open it). Once your class passes, compare the two.
+# The rest of the lesson runs this class.
+
+
+# %% jupyter={"source_hidden": true}
 class MultiHeadAttentionWrapper(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
@@ -369,9 +400,13 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_output(answer)
 
 # %% [markdown]
-# **Exercise 3.** How many matrix multiplications (`nn.Linear` calls plus `@`) does one forward
-# pass of a 12-head `MultiHeadAttentionWrapper` make on a batch of **8 sequences of 100 tokens**
-# (x of shape (8, 100, d_in))? Reason it out first, then check with `mh.CountMatmuls`.
+# **Exercise 3.** Section 6 counted the *calls*; now count the *work* inside them. A
+# **multiply-add** is one multiplication and one addition: computing (T, n) @ (n, m) takes
+# T · n · m of them. How many multiply-adds do the three projections and the two attention
+# products of all heads make in one forward pass of `MultiHeadAttentionWrapper(768, 64, 100,
+# 0.0, num_heads=12)` on a batch of **8 sequences of 100 tokens**, x (8, 100, 768)? (Ignore the
+# mask and the softmax.) Reason it out first, then check with
+# `torch.utils.flop_counter.FlopCounterMode`, which counts 2 FLOPs per multiply-add.
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -36,6 +36,41 @@ assert result, result
 result
 
 # %% [markdown]
+# **Section 7: build `CausalAttention` yourself.** The book's class: three projections, the
+# mask as a buffer sliced to (T, T), scores scaled by $\sqrt{d_k}$ with the future set to
+# `-inf`, dropout on the weights after the softmax. The checker runs its contract tests on it.
+
+
+# %%
+class MyCausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        )  # (context_length, context_length), 1 = future
+
+    def forward(self, x):
+        num_tokens = x.shape[1]  # x: (b, T, d_in)
+        queries = self.W_query(x)  # (b, T, d_out)
+        keys = self.W_key(x)  # (b, T, d_out)
+        values = self.W_value(x)  # (b, T, d_out)
+        scores = queries @ keys.transpose(1, 2)  # (b, T, T)
+        future = self.mask.bool()[:num_tokens, :num_tokens]  # (T, T)
+        scores = scores.masked_fill(future, -torch.inf)
+        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
+        weights = self.dropout(weights)  # training only
+        return weights @ values  # (b, T, d_out)
+
+
+result = mhsa_helpers.exercises.check_causal_attention_class(MyCausalAttention)
+assert result, result
+result
+
+# %% [markdown]
 # **Exercise 1.** A fraction 1 - p = 0.8 survives, so survivors are divided by 0.8: the factor is
 # 1 / (1 - 0.2) = 1.25. We confirm it with `nn.Dropout(0.2)` on a matrix of ones.
 
@@ -73,9 +108,9 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 3.** Keep the entries where `keep_ex` is True, zero the others, and divide the
-# survivors by the fraction that survives, 1 - 0.25 = 0.75 (that is, multiply by 4/3). Do not
-# copy the book's x2: that is the factor for p = 0.5.
+# **Exercise 3.** First the context vectors, `attn_weights @ values` (6, 2), with the values of
+# the same seed-789 `sa_v2`. Then dropout on them: keep the entries where `keep_ctx` is True, zero
+# the others, and divide the survivors by the fraction that survives, 1 - 0.25 = 0.75.
 
 # %%
 inputs = journey.inputs  # (T, d_in)
@@ -83,15 +118,14 @@ torch.manual_seed(789)
 sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
 with torch.no_grad():
     scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T  # (T, T)
+    values = sa_v2.W_value(inputs)  # (T, d_out)
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)
 attn_weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (T, T)
+context = attn_weights @ values  # (T, d_out)
 
-keep_ex = torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, T)
-answer = attn_weights * keep_ex / (1 - 0.25)  # (T, T)
+keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
+answer = context * keep_ctx / (1 - 0.25)  # (T, d_out)
 print(answer)
-
-# The rows that kept everything they had now sum to 4/3; on average every row sums to 1.
-print("row sums:", answer.sum(dim=-1))
 
 result = mhsa_helpers.exercises.check_manual_dropout(answer)
 assert result, result

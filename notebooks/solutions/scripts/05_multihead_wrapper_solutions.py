@@ -16,6 +16,8 @@
 
 # %%
 import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
@@ -30,6 +32,33 @@ batch = mh.load_journey().batch  # (b, T, d_in) = (2, 6, 3)
 # %%
 prediction = 2 * (3 + 2)
 result = mhsa_helpers.exercises.check_matmul_prediction(prediction)
+assert result, result
+result
+
+# %% [markdown]
+# **Section 1: build the wrapper yourself.** The heads live in an `nn.ModuleList`, so that their
+# parameters are registered (a plain list would hide them from `parameters()` and `.to()`);
+# `forward` runs each head on the same x and concatenates along the last dimension. The checker
+# runs its contract tests on it.
+
+
+# %%
+class MyMultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [
+                mh.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
+        )
+
+    def forward(self, x):  # x: (b, T, d_in)
+        outputs = [head(x) for head in self.heads]  # num_heads tensors (b, T, d_out)
+        return torch.cat(outputs, dim=-1)  # (b, T, num_heads * d_out)
+
+
+result = mhsa_helpers.exercises.check_wrapper_class(MyMultiHeadAttentionWrapper)
 assert result, result
 result
 
@@ -66,21 +95,25 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 3.** Per head: `W_query`, `W_key`, `W_value` (3 `nn.Linear` calls), then
-# `Q @ K^T` and `weights @ V` (2 `@`): 5 per head, 60 for 12 heads. The batch does not change
-# the count: one `nn.Linear` or `@` call handles all 8 sequences and 100 tokens at once (that is
-# what a batched matmul is). The counter agrees.
-
+# **Exercise 3.** A (b, T, n) @ (n, m) product does b · T · n · m multiply-adds. Per head, each
+# projection is (8, 100, 768) @ (768, 64); Q @ K^T is (8, 100, 64) @ (8, 64, 100) and weights
+# @ V is (8, 100, 100) @ (8, 100, 64), each 8 · 100 · 100 · 64. Unlike the count of calls in
+# section 6, the work grows with the batch and the sequence length. `FlopCounterMode` counts 2
+# FLOPs per multiply-add and agrees.
 
 # %%
-answer = 12 * (3 + 2)
+b, T, d_in, head_dim, num_heads = 8, 100, 768, 64, 12
+projections = 3 * num_heads * b * T * d_in * head_dim  # W_query, W_key, W_value
+attention = 2 * num_heads * b * T * T * head_dim  # Q @ K^T and weights @ V
+answer = projections + attention
+print(f"{projections:,} + {attention:,} = {answer:,}")
+
 torch.manual_seed(123)
-wrapper = mh.MultiHeadAttentionWrapper(3, 2, 100, 0.0, num_heads=12)
-x = torch.rand(8, 100, 3)  # (b, T, d_in)
-with mh.CountMatmuls() as counter:
-    wrapper(x)
-print(counter.counts)
-assert sum(counter.counts.values()) == answer
+wrapper = mh.MultiHeadAttentionWrapper(d_in, head_dim, T, 0.0, num_heads=num_heads)
+with FlopCounterMode(display=False) as flops, torch.no_grad():
+    wrapper(torch.randn(b, T, d_in))  # (b, T, num_heads * head_dim)
+print(f"FlopCounterMode: {flops.get_total_flops():,} FLOPs = 2 x {answer:,}")
+assert flops.get_total_flops() == 2 * answer
 
 result = mhsa_helpers.exercises.check_matmul_count(answer)
 assert result, result

@@ -34,7 +34,7 @@
 #
 # **形状约定（shape contract）：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
 
-# %% [markdown] en_hash="4616bdb3507d"
+# %% [markdown] en_hash="227fc75d3261"
 # ## 课程地图
 #
 # | # | notebook | 你要构建的 | 核心思想 | 用时 |
@@ -42,8 +42,8 @@
 # | 01 | `01_simplified_self_attention` | 亲手算分数、softmax 和上下文向量（context vector） | 注意力 = 加权平均 | 80 分钟 |
 # | 02 | `02_trainable_qkv` | `SelfAttentionV1`，以及你自己的 `SelfAttentionV2` | 查询、键、值（query, key, value） | 90 分钟 |
 # | 03 | `03_causal_attention` | 两种写法的因果掩码（causal mask）；你自己的因果权重 | 不许偷看未来：因果注意力（causal attention）；对过去的加权平均 | 85 分钟 |
-# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做 dropout（随机失活） | 75 分钟 |
-# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | 几个头并排（叠罗汉） | 70 分钟 |
+# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做 dropout（随机失活） | 100 分钟 |
+# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | 几个头并排（叠罗汉） | 90 分钟 |
 # | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention` | 一个大矩阵，切成几个头 | 110 分钟 |
 # | 07 | `07_inspecting_heads` | 热力图（heatmap）、头的熵、探索工具 | 各个头在看什么？ | 60 分钟 |
 # | 08 | `08_training_tiny_model` | `TinyAttentionLM`，4 → 8 个头，消融（ablation） | 看着头学会东西 | 80 分钟 |
@@ -52,7 +52,7 @@
 # | 11 | `11_padded_batches` | 带填充（padding）的批次（batch）、`key_padding_mask` | 长短不一的句子（填充掩码） | 80 分钟 |
 # | 12 | `12_tiny_char_lm` | 一个学唐诗的字符级模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
 #
-# 合计约 17 小时：一个周末，或两周的晚上。
+# 合计约 18 小时：一个周末，或两周的晚上。
 #
 # 练习的参考答案在 `solutions/` 里——先自己做，再对照。
 #

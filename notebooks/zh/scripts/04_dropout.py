@@ -8,18 +8,18 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="1fa56174048c"
+# %% [markdown] en_hash="efe4a0035f80"
 # # 04 · dropout（随机失活）
 #
-# 参数很多的模型容易**过拟合**（overfitting）：把训练文本背下来，而不是学会能推广到新文本的规律。**dropout**（随机失活）就是用来对付它、“防背题”的手段：训练时，它把流经网络的数值随机清零一部分，逼模型不能依赖其中任何一个。在 GPT 这类模型中，dropout 可以作用在**注意力权重**（attention weights）上。本课最后，我们把第 03 课的因果掩码（causal mask）和 dropout 一起装进书中的 `CausalAttention` 类，它一次处理一整个**批次**（batch）。
+# 参数很多的模型容易**过拟合**（overfitting）：把训练文本背下来，而不是学会能推广到新文本的规律。**dropout**（随机失活）就是用来对付它、“防背题”的手段：训练时，它把流经网络的数值随机清零一部分，逼模型不能依赖其中任何一个。在 GPT 这类模型中，dropout 可以作用在**注意力权重**（attention weights）上。本课最后，你要亲手实现书中的 `CausalAttention` 类。它把第 03 课的因果掩码（causal mask）和 dropout 装进同一个模块，一次处理一整个**批次**（batch）。
 #
 # **学习目标**
 # 1. 把 `nn.Dropout` 用在书中 6×6 的例子上，说清楚保留下来的数值发生了什么变化，以及为什么。
 # 2. 用 `.eval()` 关掉 dropout，并解释为什么平均值保持不变。
 # 3. 知道 dropout 在注意力中放在哪里、真实模型用多大的丢弃率（dropout rate），以及 dropout 做不到什么（救不了太小的数据集）。
-# 4. 读懂书中的 `CausalAttention`：它用**缓冲区**（`register_buffer`）保存掩码。在形状为 (2, 6, 3) 的批次上运行它，并弄清为什么要用缓冲区，而不是普通属性。
+# 4. 亲手实现 `CausalAttention`（检查器会对你的类做契约测试），再读书中的版本。书中用**缓冲区**（`register_buffer`）保存掩码。在形状为 (2, 6, 3) 的批次上运行它，并弄清为什么要用缓冲区，而不是普通属性。
 #
-# **预备知识：** 第 03 课（`03_causal_attention`）：因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 约 75 分钟（阅读、运行 25 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
+# **预备知识：** 第 03 课（`03_causal_attention`）：因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 约 100 分钟（阅读、运行 26 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `CausalAttention`：`(b, T, d_in)` → `(b, T, d_out)`；dropout 作用在形状为 `(b, T, T)` 的权重上，而且只在训练模式下生效。
 
@@ -168,10 +168,10 @@ fig = mh.figures.plot_dropout_mask(attn_weights, keep, 0.5, words)
 plt.show()
 torch.testing.assert_close(attn_weights * keep / (1 - 0.5), attn_dropped)  # what the figure shows
 
-# %% [markdown] en_hash="ecb8a9978de6"
+# %% [markdown] en_hash="279f2b7dcef0"
 # ## 5. dropout 做不到的事：救不了太小的数据集
 #
-# dropout 让死记硬背变得*更难*，但并非不可能，而且它补不上数据本身缺少的信息。一个小实验就能说明这一点：8 个样本配上**随机**标签（没有规律可学，只有答案可背），一个只有 2,692 个参数的小网络，用最朴素的**梯度下降**（gradient descent）训练 100 步，分别开启和不开启 dropout。（训练——损失、损失的梯度、参数更新——是第 08 课的主题；这里只关心结果。）我们在评估模式下测量训练准确率。
+# 人们常说，dropout 让死记硬背变得更难。它能阻止网络背下一个很小的数据集吗？做个小实验来检验：8 个样本配上**随机**标签（没有规律可学，只有答案可背），一个只有 2,692 个参数的小网络，用最朴素的**梯度下降**（gradient descent）训练 100 步，分别开启和不开启 dropout。（训练——损失、损失的梯度、参数更新——是第 08 课的主题；这里只关心结果。）我们在评估模式下测量训练准确率。
 
 # %%
 torch.manual_seed(0)
@@ -200,8 +200,8 @@ for p, acc in accuracy.items():
     print(f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels")
 assert accuracy[0.5] == 1.0  # memorised, dropout or not
 
-# %% [markdown] en_hash="fbed78a27ed1"
-# p = 0.5 时，网络照样把 8 个随机标签全都背了下来（瞎猜只能猜对 25%）。标签是随机的，没有任何可以推广的规律：在这些标签上拿到 100% 纯属死记硬背，而 dropout 并没能阻止。8 个样本缺少的信息，dropout 补不上，它救不了场；只有更多的数据才行。
+# %% [markdown] en_hash="e0cb1e975a71"
+# p = 0.5 时，网络照样把 8 个随机标签全都背了下来，和不用 dropout 时完全一样（瞎猜只能猜对 25%）。在这里，dropout 并没有让死记硬背变得明显更难。标签是随机的，没有任何可以推广的规律：在这些标签上拿到 100% 纯属死记硬背，而 dropout 并没能阻止。8 个样本缺少的信息，dropout 补不上，它救不了场；只有更多的数据才行。
 
 # %% [markdown] en_hash="59506c798d20"
 # ## 6. 动手探索：拖动丢弃率滑块
@@ -227,16 +227,39 @@ assert not kept[future].any()  # the masked future stays masked
 # %%
 print(f"p=0.1: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights survive, x1.11")
 
-# %% [markdown] en_hash="fc9f93815588"
-# ## 7. `CausalAttention` 类
+# %% [markdown] en_hash="6639877a1256"
+# ## 7. 亲手实现 `CausalAttention`
 #
 # 现在，我们像书中那样，把第 02 课以来的所有内容装进一个模块：可训练的投影（projection）、因果掩码、按 $\sqrt{d_k}$ 缩放、对权重做 dropout。有两点是新的：
 #
 # * 它接收一个**批次**：`x` 的形状是 (b, T, d_in)，所以对键做转置（transpose）时交换的是第 1 维和第 2 维，而不是第 0 维和第 1 维；
 # * 掩码只按最长的输入创建一次，这个长度就是**上下文长度**（context length）`context_length`；掩码用 `register_buffer` 注册，在 `forward` 中再切成 (T, T)，所以更短的输入也能用。
+#
+# 先别看书中的类，自己写一遍：补全下面的 `MyCausalAttention`。构造函数的参数和书中一样，是 `(d_in, d_out, context_length, dropout, qkv_bias=False)`。请沿用书中的名字 `W_query`、`W_key`、`W_value`（每个都是 `nn.Linear(d_in, d_out, bias=qkv_bias)`）和 `dropout`，并把因果掩码注册为名叫 `mask` 的缓冲区。`forward(x)` 接收形状为 (b, T, d_in) 的 x，返回形状为 (b, T, d_out) 的上下文向量（context vector），并对注意力权重做 dropout。
+#
+# 检查器会按这些名字，把 `mh.CausalAttention` 的权重复制进你的模块，再做契约测试。它检查几种尺寸下的输出是否一致，检查因果性，也就是改动后面的词元（token）不会改变前面的输出，检查 dropout 是否只在训练模式下起作用，还检查每个权重是否都有梯度。哪里不对，提示就会指出最可能的错误。
 
 
 # %%
+class MyCausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        # YOUR CODE HERE: W_query, W_key, W_value, dropout, the mask buffer
+
+    def forward(self, x):  # x: (b, T, d_in)
+        # YOUR CODE HERE: queries, keys, values, masked scores, softmax, dropout, weighted sum
+        raise NotImplementedError("write forward")
+
+
+mhsa_helpers.exercises.check_causal_attention_class(MyCausalAttention)
+
+# %% [markdown] en_hash="55a9fe550607"
+# ## 8. 书中的类
+#
+# 书中的 `CausalAttention` 在下一个单元格里。为了不泄露答案，它是折叠起来的（点击单元格即可展开）。等你的类通过检查，再逐行对照两者。本课余下的部分都用这个类。
+
+
+# %% jupyter={"source_hidden": true}
 class CausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
@@ -283,8 +306,8 @@ for sequence in context_vecs:  # (T, d_out) each
     )
 print("matches the book's printed values")
 
-# %% [markdown] en_hash="2a1517bb47ac"
-# ## 8. 为什么用 `register_buffer`？
+# %% [markdown] en_hash="62b0db66b741"
+# ## 9. 为什么用 `register_buffer`？
 #
 # 掩码不需要学习，所以它不能是**参数**：它没有梯度，也不该被优化器（optimizer）改动。但它又是模块状态的一部分：必须随模型一起保存，也必须随模型一起搬到 GPU 上。缓冲区正是这样的东西。看看模块里都有什么：
 
@@ -313,7 +336,7 @@ print("buffer:         ", ca64.mask.dtype, "| in state_dict:", "mask" in ca64.st
 assert ca64.mask.dtype == torch.float64 and plain.mask.dtype == torch.float32
 
 # %% [markdown] en_hash="79cdec166d5e"
-# 掩码按 `context_length` 个词元（token）创建，在 `forward` 中再切片，所以任何更短的输入都能用。取前 4 个词元，得到的正是之前结果的前 4 行：因果注意力从不往后看，少掉的那些词元什么也改变不了。
+# 掩码按 `context_length` 个词元创建，在 `forward` 中再切片，所以任何更短的输入都能用。取前 4 个词元，得到的正是之前结果的前 4 行：因果注意力从不往后看，少掉的那些词元什么也改变不了。
 
 # %%
 short = ca(batch[:, :4])  # (b, 4, d_out)
@@ -371,12 +394,12 @@ mhsa_helpers.exercises.check_dropout_scale(answer)
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
-# %% [markdown] en_hash="a2e927d48082"
-# **练习 3。** 不用 `nn.Dropout`，手工实现 dropout。一个 **p = 0.25** 的 dropout 层，为第 4 节中的因果权重 `attn_weights` (6, 6) 抽出了下面的保留模式 `keep_ex`（True 表示保留）。算出这一层的输出。
+# %% [markdown] en_hash="3b9100717cdd"
+# **练习 3。** 手工实现 dropout，这次放在第 4 节说的另一个位置：作用在上下文向量上，而不是注意力权重上。取第 4 节的因果权重 `attn_weights` (6, 6)，以及同一个 `sa_v2` 的值。一个 **p = 0.25** 的 dropout 层作用在形状为 (6, 2) 的上下文向量上，抽出了下面的保留模式 `keep_ctx`（True 表示保留）。不用 `nn.Dropout`，算出这一层的输出。
 
 # %%
-keep_ex = torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, T)
-print(keep_ex.int())
+keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
+print(keep_ctx.int())
 
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_manual_dropout(answer)

@@ -8,13 +8,13 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="06f9cfe5d46c"
+# %% [markdown] en_hash="b474cadbe601"
 # # 05 · 多头注意力（multi-head attention）：叠罗汉
 #
 # 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍：本课先用最直白的写法：用一个**包装器**（wrapper）把几个独立的 `CausalAttention` 模块并排装在一起，中文学习笔记管这叫“叠罗汉”；第 06 课再讲快的写法。
 #
 # **学习目标**
-# 1. 用几个独立的 `CausalAttention` 头搭出 `MultiHeadAttentionWrapper`，复现书中形状为 (2, 6, 4) 的输出。
+# 1. 用几个独立的 `CausalAttention` 头亲手搭出 `MultiHeadAttentionWrapper`（检查器会对你的类做契约测试），复现书中形状为 (2, 6, 4) 的输出。
 # 2. 弄清宽度约定：在这个包装器里，`d_out` 是*每个*头的宽度；输出宽度是 `num_heads * d_out`。
 # 3. 看到每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
 # 4. 算一算代价：每个头的每个投影（projection）都要做一次矩阵乘法，再看看这个次数能预测多少耗时、预测不了什么。
@@ -26,7 +26,7 @@
 #
 # 而包装器把这些头并排放在一起：$\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)$。（第 06 课会在拼接之后再加上输出矩阵 $W^O$。）
 #
-# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 约 70 分钟（阅读、运行 21 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
+# **预备知识：** 第 04 课（`04_dropout`）：`CausalAttention` 类。**用时：** 约 90 分钟（阅读、运行 22 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttentionWrapper`：`(b, T, d_in)` → `(b, T, num_heads * d_out)`；每个头：`(b, T, d_in)` → `(b, T, d_out)`。
 
@@ -45,7 +45,7 @@ journey = mh.load_journey()
 words = journey.words
 batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
 
-# %% [markdown] en_hash="c4d8349995dc"
+# %% [markdown] en_hash="5a90bbed8b63"
 # ## 1. 包装器
 #
 # 一个头就是第 04 课的 `CausalAttention`（我们直接用 `mh.CausalAttention`，已经验证过它与我们在 notebook 里写的类相同）。包装器把 `num_heads` 个这样的头放进一个 `nn.ModuleList`（这样它们的参数才会被注册），让每个头处理同一份输入，再把结果沿最后一维拼接起来：
@@ -58,9 +58,30 @@ batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
 #     h2 -- "(b, T, d_out)" --> cat
 #     cat --> out["(b, T, 2 * d_out)"]
 # ```
+#
+# **动手实现。** 先别打开书中的类，自己写一遍：补全下面的 `MyMultiHeadAttentionWrapper`。构造函数的参数和书中一样，是 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`。把各个头放在 `self.heads` 里，它是由 `num_heads` 个因果注意力头组成的 `nn.ModuleList`（可以用 `mh.CausalAttention`，也可以用你在第 04 课写的类），每个头都用 `(d_in, d_out, context_length, dropout, qkv_bias)` 构造。`forward(x)` 接收形状为 (b, T, d_in) 的 x，返回形状为 (b, T, num_heads * d_out) 的输出。
+#
+# 检查器会按各个头的参数名，把 `mh.MultiHeadAttentionWrapper` 的权重复制进你的模块，再用 2 个头做契约测试。它检查几种尺寸下的输出是否一致，检查因果性，检查 dropout 是否只在训练模式下起作用，还检查每个权重是否都有梯度。提示会指出最可能的错误。
 
 
 # %%
+class MyMultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        # YOUR CODE HERE: self.heads, one causal head per head
+
+    def forward(self, x):  # x: (b, T, d_in)
+        # YOUR CODE HERE: run every head on x, put the outputs side by side
+        raise NotImplementedError("write forward")
+
+
+mhsa_helpers.exercises.check_wrapper_class(MyMultiHeadAttentionWrapper)
+
+# %% [markdown] en_hash="84ef1b531442"
+# 书中的 `MultiHeadAttentionWrapper` 在下一个单元格里。为了不泄露答案，它是折叠起来的（点击单元格即可展开）。等你的类通过检查，再对照两者。本课余下的部分都用这个类。
+
+
+# %% jupyter={"source_hidden": true}
 class MultiHeadAttentionWrapper(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
@@ -295,8 +316,8 @@ mhsa_helpers.exercises.check_wrapper_width(answer)
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_output(answer)
 
-# %% [markdown] en_hash="747a0073bd1b"
-# **练习 3。** 一个 12 头的 `MultiHeadAttentionWrapper` 在一个由 **8 个序列、每个 100 个词元**组成的批次（x 的形状为 (8, 100, d_in)）上做一次前向传播，要做多少次矩阵乘法（`nn.Linear` 调用加上 `@`）？先推理，再用 `mh.CountMatmuls` 验证。
+# %% [markdown] en_hash="81d25566c65b"
+# **练习 3。** 第 6 节数的是*调用*次数，现在来数调用内部的*工作量*。一次**乘加**就是一次乘法加一次加法：计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积，一共要做多少次乘加？（不计掩码和 softmax。）先推理，再用 `torch.utils.flop_counter.FlopCounterMode` 验证。注意它把一次乘加算作 2 个 FLOP。
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -33,6 +33,39 @@ result = mhsa_helpers.exercises.check_survivor_prediction(prediction)
 assert result, result
 result
 
+# %% [markdown] en_hash="b4c3477493ff"
+# **第 7 节：亲手实现 `CausalAttention`。** 这就是书中的类：三个投影；掩码作为缓冲区，用时切成 (T, T)；注意力分数按 $\sqrt{d_k}$ 缩放，未来位置设为 `-inf`；softmax 之后对注意力权重做 dropout。检查器对它做了契约测试。
+
+
+# %%
+class MyCausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        )  # (context_length, context_length), 1 = future
+
+    def forward(self, x):
+        num_tokens = x.shape[1]  # x: (b, T, d_in)
+        queries = self.W_query(x)  # (b, T, d_out)
+        keys = self.W_key(x)  # (b, T, d_out)
+        values = self.W_value(x)  # (b, T, d_out)
+        scores = queries @ keys.transpose(1, 2)  # (b, T, T)
+        future = self.mask.bool()[:num_tokens, :num_tokens]  # (T, T)
+        scores = scores.masked_fill(future, -torch.inf)
+        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
+        weights = self.dropout(weights)  # training only
+        return weights @ values  # (b, T, d_out)
+
+
+result = mhsa_helpers.exercises.check_causal_attention_class(MyCausalAttention)
+assert result, result
+result
+
 # %% [markdown] en_hash="ca9a745950ef"
 # **练习 1。** 保留下来的比例是 1 - p = 0.8，所以保留的元素要除以 0.8：因子是 1 / (1 - 0.2) = 1.25。我们在全 1 矩阵上用 `nn.Dropout(0.2)` 验证一下。
 
@@ -68,8 +101,8 @@ result = mhsa_helpers.exercises.check_zero_fraction(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="286090740a81"
-# **练习 3。** 保留 `keep_ex` 为 True 的元素，其余清零，再把保留下来的元素除以保留的比例 1 - 0.25 = 0.75（即乘以 4/3）。不要照搬书中的 ×2：那是 p = 0.5 时的因子。
+# %% [markdown] en_hash="0bce18260770"
+# **练习 3。** 先算上下文向量 `attn_weights @ values` (6, 2)，其中的值来自同一个种子 789 的 `sa_v2`。再对它们做 dropout：保留 `keep_ctx` 为 True 的元素，其余清零，再把保留下来的元素除以保留的比例 1 - 0.25 = 0.75。
 
 # %%
 inputs = journey.inputs  # (T, d_in)
@@ -77,15 +110,14 @@ torch.manual_seed(789)
 sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
 with torch.no_grad():
     scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T  # (T, T)
+    values = sa_v2.W_value(inputs)  # (T, d_out)
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)
 attn_weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (T, T)
+context = attn_weights @ values  # (T, d_out)
 
-keep_ex = torch.rand(6, 6, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, T)
-answer = attn_weights * keep_ex / (1 - 0.25)  # (T, T)
+keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
+answer = context * keep_ctx / (1 - 0.25)  # (T, d_out)
 print(answer)
-
-# The rows that kept everything they had now sum to 4/3; on average every row sums to 1.
-print("row sums:", answer.sum(dim=-1))
 
 result = mhsa_helpers.exercises.check_manual_dropout(answer)
 assert result, result

@@ -15,6 +15,8 @@
 
 # %%
 import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
@@ -28,6 +30,30 @@ batch = mh.load_journey().batch  # (b, T, d_in) = (2, 6, 3)
 # %%
 prediction = 2 * (3 + 2)
 result = mhsa_helpers.exercises.check_matmul_prediction(prediction)
+assert result, result
+result
+
+# %% [markdown] en_hash="b1d32ad7656d"
+# **第 1 节：亲手实现包装器。** 各个头放在 `nn.ModuleList` 里，这样它们的参数才会被注册（放在普通列表里，`parameters()` 和 `.to()` 都看不到它们）。`forward` 在同一个 x 上运行每个头，再沿最后一维拼接。检查器对它做了契约测试。
+
+
+# %%
+class MyMultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [
+                mh.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
+        )
+
+    def forward(self, x):  # x: (b, T, d_in)
+        outputs = [head(x) for head in self.heads]  # num_heads tensors (b, T, d_out)
+        return torch.cat(outputs, dim=-1)  # (b, T, num_heads * d_out)
+
+
+result = mhsa_helpers.exercises.check_wrapper_class(MyMultiHeadAttentionWrapper)
 assert result, result
 result
 
@@ -60,19 +86,22 @@ result = mhsa_helpers.exercises.check_head_output(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="664d3bcae3b1"
-# **练习 3。** 每个头：`W_query`、`W_key`、`W_value`（3 次 `nn.Linear` 调用），然后是 `Q @ K^T` 和 `weights @ V`（2 次 `@`）：每个头 5 次，12 个头共 60 次。批次大小不改变这个次数：一次 `nn.Linear` 或 `@` 调用就能同时处理全部 8 个序列、100 个词元（这正是批量矩阵乘法的含义）。计数器的结果与此一致。
-
+# %% [markdown] en_hash="c3a6f2ac8db2"
+# **练习 3。** 一个 (b, T, n) @ (n, m) 乘积要做 b · T · n · m 次乘加。对每个头来说，每次投影是 (8, 100, 768) @ (768, 64)；Q @ K^T 是 (8, 100, 64) @ (8, 64, 100)，weights @ V 是 (8, 100, 100) @ (8, 100, 64)，各要 8 · 100 · 100 · 64 次。和第 6 节数的调用次数不同，工作量随批次大小和序列长度增长。`FlopCounterMode` 把一次乘加算作 2 个 FLOP，结果一致。
 
 # %%
-answer = 12 * (3 + 2)
+b, T, d_in, head_dim, num_heads = 8, 100, 768, 64, 12
+projections = 3 * num_heads * b * T * d_in * head_dim  # W_query, W_key, W_value
+attention = 2 * num_heads * b * T * T * head_dim  # Q @ K^T and weights @ V
+answer = projections + attention
+print(f"{projections:,} + {attention:,} = {answer:,}")
+
 torch.manual_seed(123)
-wrapper = mh.MultiHeadAttentionWrapper(3, 2, 100, 0.0, num_heads=12)
-x = torch.rand(8, 100, 3)  # (b, T, d_in)
-with mh.CountMatmuls() as counter:
-    wrapper(x)
-print(counter.counts)
-assert sum(counter.counts.values()) == answer
+wrapper = mh.MultiHeadAttentionWrapper(d_in, head_dim, T, 0.0, num_heads=num_heads)
+with FlopCounterMode(display=False) as flops, torch.no_grad():
+    wrapper(torch.randn(b, T, d_in))  # (b, T, num_heads * head_dim)
+print(f"FlopCounterMode: {flops.get_total_flops():,} FLOPs = 2 x {answer:,}")
+assert flops.get_total_flops() == 2 * answer
 
 result = mhsa_helpers.exercises.check_matmul_count(answer)
 assert result, result
