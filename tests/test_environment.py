@@ -204,8 +204,11 @@ def test_wheel_carries_the_data_and_works_outside_the_checkout(tmp_path):
 
 
 def test_import_does_not_load_the_ui_stack():
+    """Neither ``import mhsa_helpers`` nor lesson 12's model (``mhsa_helpers.lm``, whose label
+    names come from ``ui.fonts`` on first use) loads matplotlib, seaborn, pandas or ipywidgets."""
     code = (
         "import sys, mhsa_helpers as mh; mh.MultiHeadAttention(4, 4, 3, 0.0, 2);"
+        "from mhsa_helpers import lm; lm.CharTokenizer;"
         "print(sorted(m for m in ('matplotlib', 'seaborn', 'pandas', 'ipywidgets') "
         "if m in sys.modules))"
     )

@@ -39,7 +39,6 @@ from torch import nn
 import mhsa_helpers as mh
 from mhsa_helpers import lm
 from mhsa_helpers.i18n import language, tr, using_language
-from mhsa_helpers.lm import labels as lm_labels
 from mhsa_helpers.ui import fonts
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
@@ -520,7 +519,7 @@ def test_without_the_font_package_figures_stay_english(name, without_font_packag
 
 @pytest.mark.parametrize("name", WITH_TOKENS)
 def test_without_the_font_package_chinese_tokens_become_positions(name, without_font_package):
-    assert lm_labels.find_cjk_font("旅程") is None  # the fixture left no Chinese font
+    assert fonts.find_cjk_font("旅程") is None  # the fixture left no Chinese font
     with using_language("zh"):
         fig = build(name, "zh", CHINESE_WORDS)
     drawn = every_text(fig)
@@ -529,7 +528,7 @@ def test_without_the_font_package_chinese_tokens_become_positions(name, without_
 
 
 def test_without_the_font_package_char_axis_uses_positions(without_font_package):
-    assert lm_labels.find_cjk_font("旅程") is None  # the fixture left no Chinese font
+    assert fonts.find_cjk_font("旅程") is None  # the fixture left no Chinese font
     text = "\n床前明月光，"
     axis = lm.char_axis(text)
     assert axis.font is None and axis.labels == ["\\n", "1", "2", "3", "4", "5", ","]
