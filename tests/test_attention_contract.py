@@ -163,8 +163,12 @@ def bad_masks_that_slip_through(call, keys: torch.Tensor) -> list[str]:
         with mh.CountMatmuls() as counter:
             try:
                 call(make_mask(keys))
-            except error as raised:
-                if not re.search(f"key_padding_mask.*{word}", str(raised)):
+            except Exception as raised:  # the wrong kind of error is reported, not raised
+                if not isinstance(raised, error):
+                    slipped.append(
+                        f"{bad}: {type(raised).__name__} ({raised}), not {error.__name__}"
+                    )
+                elif not re.search(f"key_padding_mask.*{word}", str(raised)):
                     slipped.append(f"{bad}: message {str(raised)!r}")
             else:
                 slipped.append(f"{bad}: no error")
