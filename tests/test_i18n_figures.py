@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import logging
 import re
 import time
@@ -320,12 +321,16 @@ def every_text(fig: Figure) -> list[str]:
     return drawn_text(fig)
 
 
-def draw_silently(fig: Figure) -> bytes:
-    """Render to PNG as a lesson shows it (``figure_checks.shown_png``: 80 dpi, cropped) with
-    every warning an error (a missing glyph warns)."""
+def draw_silently(fig: Figure, *, shown: bool = False) -> bytes:
+    """Render to PNG with every warning an error (a missing glyph warns). ``shown``: as a
+    lesson shows it (``figure_checks.shown_png``: 80 dpi, cropped), to measure legibility on."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        return shown_png(fig)
+        if shown:
+            return shown_png(fig)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=60)
+        return buffer.getvalue()
 
 
 def build(name: str, lang: str, tokens: list[str] = WORDS) -> Figure:
@@ -369,7 +374,7 @@ def test_every_figure_in_both_languages(name, caplog):
         assert fonts.find_cjk_font("旅程") is None  # no Chinese font left
         with using_language("zh"):
             fig = build(name, "zh")
-        draw_silently(fig)
+        draw_silently(fig, shown=True)  # drawn as the English one was, to compare the texts
         assert drawn_text(fig) == english_text
         assert fonts.figure_text("key", "键") == "key" and language() == "en"
         if name in WITH_TOKENS:
@@ -385,12 +390,12 @@ def _with_the_font(name: str) -> list[str]:
     """The checks of ``test_every_figure_in_both_languages`` with the font package; returns
     the English figure's text."""
     english = build(name, "en")
-    png = draw_silently(english)
+    png = draw_silently(english, shown=True)
     assert not [t for t in drawn_text(english) if CJK.search(t)], name
     assert_legible(name, english, png)
 
     chinese = build(name, "zh")
-    png = draw_silently(chinese)
+    png = draw_silently(chinese, shown=True)
     main = titles(chinese) or [chinese.axes[0].get_xlabel()]  # plot_attention: caller's title
     assert main[0], f"{name} has no title"
     assert CJK.search(main[0]), f"{name}: {main[0]!r}"
