@@ -7,10 +7,14 @@
 * ``uniform_causal_entropy(T)`` -- that maximum, to put a head's entropy on a scale.
 * ``offset_attention(weights_or_model, k)`` -- the mean weight each head puts on the token ``k``
   positions back (lesson 08: a head that learned "look one token back").
+* ``attention_share(weights, keys)`` -- the mean weight each head puts on the keys a bool
+  (T_q, T_k) table marks for each query (lesson 12's ``lm.head_focus``: the previous character,
+  the line start, the punctuation, the couplet partner), over the queries that have such a key.
 
-Both metrics take every weight tensor the attention classes return with ``return_weights=True``,
-padded batches included: a row of zeros (a padded query that sees no key) is no distribution,
-so it is *skipped* -- left out of the mean -- rather than counted as entropy 0 or weight 0.
+``head_entropy`` and ``offset_attention`` take every weight tensor the attention classes return
+with ``return_weights=True``, padded batches included: a row of zeros (a padded query that sees
+no key) is no distribution, so it is *skipped* -- left out of the mean -- rather than counted as
+entropy 0 or weight 0.
 
 Entropy measures *how spread out* a head's attention is, not *how important* the head is: a sharp
 head can be useless and a diffuse one essential. Lesson 07 shows it next to the heatmaps, never
@@ -27,7 +31,7 @@ from torch import nn
 
 from .validation import as_int, check_positive_int
 
-__all__ = ["head_entropy", "offset_attention", "uniform_causal_entropy"]
+__all__ = ["attention_share", "head_entropy", "offset_attention", "uniform_causal_entropy"]
 
 
 def _check_weights(weights: object, *, square: bool = False) -> torch.Tensor:
@@ -178,3 +182,31 @@ def uniform_causal_entropy(num_tokens: int) -> float:
     """Entropy of a causal head that spreads evenly: mean over i < T of log(i + 1), in nats."""
     num_tokens = check_positive_int("num_tokens", num_tokens)
     return sum(math.log(i + 1) for i in range(num_tokens)) / num_tokens
+
+
+def attention_share(weights: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    """Mean weight on the keys ``keys`` marks, per head: tensor ``weights.shape[:-2]``.
+
+    Args:
+        weights: attention weights (..., T_q, T_k), e.g. (num_layers, num_heads, T, T).
+        keys: bool (T_q, T_k): ``keys[t, j]`` is True where key j counts for query t (the
+            previous character, the newline that starts t's line, ...).
+
+    For each query, the weight on its marked keys is summed; the result is the mean over the
+    queries that have at least one marked key (the others are skipped). NaN everywhere when no
+    query has one (the category does not occur in the text).
+    """
+    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
+        raise TypeError("weights must be a floating-point torch.Tensor")
+    if not isinstance(keys, torch.Tensor) or keys.dtype != torch.bool:
+        raise TypeError("keys must be a bool torch.Tensor (T_q, T_k), True where a key counts")
+    if weights.dim() < 2 or keys.shape != weights.shape[-2:]:
+        raise ValueError(
+            f"keys must have shape (T_q, T_k) = {tuple(weights.shape[-2:])} of the weights, got "
+            f"keys.shape={tuple(keys.shape)}, weights.shape={tuple(weights.shape)}"
+        )
+    rows = keys.any(dim=-1)  # (T_q,): queries that have a marked key
+    if not rows.any():
+        return torch.full(weights.shape[:-2], float("nan"))
+    per_query = (weights * keys).sum(dim=-1)[..., rows]  # (..., n_rows)
+    return per_query.mean(dim=-1)  # weights.shape[:-2]

@@ -1,6 +1,10 @@
-"""What the figure and plotting tests share: each test closes its figures; text on an axes."""
+"""What the figure and plotting tests share: each test closes its figures; text on an axes; how
+wide a figure is shown and how large its tick labels are (``setup_lesson``'s 80 dpi)."""
 
 from __future__ import annotations
+
+import io
+import struct
 
 import matplotlib
 
@@ -20,3 +24,46 @@ def _close_figures():
 def texts(ax) -> list[str]:
     """The strings drawn on ``ax`` with ``ax.text`` (annotations of a heatmap, bar labels)."""
     return [t.get_text() for t in ax.texts]
+
+
+DPI = 80  # what setup_lesson sets
+
+
+def png_width(png: bytes) -> int:
+    """The width in pixels of a PNG image (from its header)."""
+    return struct.unpack(">I", png[16:20])[0]
+
+
+def shown_png(fig: plt.Figure) -> bytes:
+    """The PNG a notebook would show for ``fig``: 80 dpi, cropped to what is drawn."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def shown_width(fig: plt.Figure) -> int:
+    """The width in pixels of the PNG a notebook would show for ``fig``."""
+    return png_width(shown_png(fig))
+
+
+def tick_sizes(fig: plt.Figure, *, drawn: bool = False) -> list[tuple[str, float]]:
+    """(label, size in points) of every visible, non-empty tick label of the figure.
+
+    ``drawn``: the figure was just drawn (saved), so its tick labels are laid out already.
+    """
+    if not drawn:
+        fig.draw_without_rendering()
+    found = []
+    for ax in fig.axes:
+        for label in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+            if label.get_visible() and label.get_text().strip():
+                found.append((label.get_text(), float(label.get_fontsize())))
+    return found
+
+
+def assert_legible(name: str, fig: plt.Figure, png: bytes) -> None:
+    """Tick labels of at least 9 pt and a shown width of at least 600 px (``png``: the figure's
+    ``shown_png``, just drawn)."""
+    small = [(text, size) for text, size in tick_sizes(fig, drawn=True) if size < 9]
+    assert not small, f"{name}: tick labels under 9 pt: {small[:5]}"
+    assert png_width(png) >= 600, f"{name}: {png_width(png)} px wide"

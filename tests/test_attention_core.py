@@ -7,7 +7,8 @@
   takes one, and matches the float32 result to bfloat16 precision;
 * ``head_entropy`` and ``offset_attention`` accept every weight tensor the classes return, the
   zero rows of padded queries included (they are skipped);
-* the wrapper checks its input once, not once per head.
+* the wrapper checks its input once, not once per head; with a KV cache, every class checks its
+  input and its padding mask once per call (not again when the cache stores the mask).
 """
 
 from __future__ import annotations
@@ -349,3 +350,39 @@ def test_the_wrapper_reads_its_input_once_for_the_nan_check(monkeypatch):
     x[1, 3, 0] = float("nan")
     with pytest.raises(ValueError, match="batch 1, token 3"):
         wrapper(x)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mh.MultiHeadAttention(D_IN, 4, CONTEXT, 0.0, 2),
+        lambda: mh.FusedQKVMultiHeadAttention(D_IN, 4, CONTEXT, 0.0, 2),
+        lambda: mh.SDPAMultiHeadAttention(D_IN, 4, CONTEXT, 0.0, 2),
+        lambda: mh.GroupedQueryAttention(D_IN, 4, CONTEXT, 0.0, 2, 1),
+    ],
+    ids=["MultiHeadAttention", "FusedQKV", "SDPA", "GroupedQueryAttention"],
+)
+def test_with_a_cache_input_and_padding_are_checked_once_per_call(make, monkeypatch):
+    from mhsa_helpers.attention import base, functional, kv_cache
+
+    calls: list[str] = []
+
+    def counted(module, name):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, **kw: calls.append(name) or original(*a, **kw))
+
+    for module, name in [
+        (base, "check_input"),
+        (base, "check_key_padding_mask"),
+        (kv_cache, "check_key_padding_mask"),
+        (functional, "check_attention_inputs"),
+    ]:
+        counted(module, name)
+    layer, cache = make().eval(), mh.KVCache(CONTEXT)
+    x = torch.randn(2, 6, D_IN)
+    padding = torch.tensor([[True, True, False, False, False, False], [False] * 6])
+    for start, stop in ((0, 4), (4, 5), (5, 6)):  # a left-padded prompt, then two tokens
+        calls.clear()
+        layer(x[:, start:stop], key_padding_mask=padding[:, start:stop], cache=cache)
+        assert sorted(calls) == ["check_input", "check_key_padding_mask"], (start, calls)
+    assert cache.key_padding_mask is not None and torch.equal(cache.key_padding_mask, padding)

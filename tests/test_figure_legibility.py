@@ -1,14 +1,12 @@
 """Every figure of the package is legible at 100 % zoom: >= 600 px wide, tick labels >= 9 pt.
 
 Measured as a lesson shows it: ``setup_lesson``'s 80 dpi, cropped to what is drawn (the inline
-backend's ``bbox_inches="tight"``), in English and in Chinese. The figures are the ones
-``test_i18n_figures`` draws from small tensors, one per public figure function.
+backend's ``bbox_inches="tight"``), in English and in Chinese. Each public figure function is
+measured by ``test_i18n_figures.test_every_figure_in_both_languages`` on the figures it draws
+anyway (``figure_checks.assert_legible``); here: the fast grid, and single figures' details.
 """
 
 from __future__ import annotations
-
-import io
-import struct
 
 import matplotlib
 
@@ -17,41 +15,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
-from figure_checks import _close_figures  # noqa: F401 (autouse fixture)
-from test_i18n_figures import FIGURES, WORDS
+from figure_checks import (
+    _close_figures,  # noqa: F401 (autouse fixture)
+    shown_width,
+    tick_sizes,
+)
 
 import mhsa_helpers as mh
-from mhsa_helpers.i18n import using_language
-
-DPI = 80  # what setup_lesson sets
-
-
-def shown_width(fig: plt.Figure) -> int:
-    """The width in pixels of the PNG a notebook would show for ``fig``."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
-    return struct.unpack(">I", buffer.getvalue()[16:20])[0]
-
-
-def tick_sizes(fig: plt.Figure) -> list[tuple[str, float]]:
-    """(label, size in points) of every visible, non-empty tick label of the figure."""
-    fig.draw_without_rendering()
-    found = []
-    for ax in fig.axes:
-        for label in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
-            if label.get_visible() and label.get_text().strip():
-                found.append((label.get_text(), float(label.get_fontsize())))
-    return found
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("name", sorted(FIGURES))
-def test_every_figure_is_wide_enough_with_legible_ticks(name, lang):
-    with using_language(lang):
-        fig = FIGURES[name](list(WORDS))
-        small = [(text, size) for text, size in tick_sizes(fig) if size < 9]
-        assert not small, f"{name}: tick labels under 9 pt: {small[:5]}"
-        assert shown_width(fig) >= 600, f"{name}: {shown_width(fig)} px wide"
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import logging
@@ -31,7 +32,11 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import pytest
 import torch
-from figure_checks import _close_figures  # noqa: F401 (autouse fixture)
+from figure_checks import (
+    _close_figures,  # noqa: F401 (autouse fixture)
+    assert_legible,
+    shown_png,
+)
 from matplotlib import font_manager
 from matplotlib.figure import Figure, SubFigure
 from torch import nn
@@ -39,7 +44,6 @@ from torch import nn
 import mhsa_helpers as mh
 from mhsa_helpers import lm
 from mhsa_helpers.i18n import language, tr, using_language
-from mhsa_helpers.lm import labels as lm_labels
 from mhsa_helpers.ui import fonts
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
@@ -316,9 +320,8 @@ def prose(fig: Figure) -> list[str]:
     return [t for t in found if t]
 
 
-def every_text(fig: Figure) -> list[str]:
-    """All the text of the figure once drawn: ``prose`` plus tick labels and ``ax.text``."""
-    fig.canvas.draw()
+def drawn_text(fig: Figure) -> list[str]:
+    """All the text of a figure just drawn: ``prose`` plus tick labels and ``ax.text``."""
     found = prose(fig)
     for ax in fig.axes:
         found += [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()]
@@ -326,13 +329,22 @@ def every_text(fig: Figure) -> list[str]:
     return found
 
 
-def draw_silently(fig: Figure) -> bytes:
-    """Render to PNG with every warning an error (a missing glyph warns)."""
-    buffer = io.BytesIO()
+def every_text(fig: Figure) -> list[str]:
+    """All the text of the figure once drawn (``drawn_text`` after drawing it)."""
+    fig.canvas.draw()
+    return drawn_text(fig)
+
+
+def draw_silently(fig: Figure, *, shown: bool = False) -> bytes:
+    """Render to PNG with every warning an error (a missing glyph warns). ``shown``: as a
+    lesson shows it (``figure_checks.shown_png``: 80 dpi, cropped), to measure legibility on."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        if shown:
+            return shown_png(fig)
+        buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=60)
-    return buffer.getvalue()
+        return buffer.getvalue()
 
 
 def build(name: str, lang: str, tokens: list[str] = WORDS) -> Figure:
@@ -353,37 +365,68 @@ def no_font_warnings(caplog):
 
 
 @pytest.mark.parametrize("name", FIGURES)
-def test_chinese_figure_has_chinese_titles_and_draws_without_warnings(name, no_font_warnings):
-    fig = build(name, "zh")
-    main = titles(fig) or [fig.axes[0].get_xlabel()]  # plot_attention: titled by its caller
+def test_every_figure_in_both_languages(name, caplog):
+    """Each figure drawn once in English, once in Chinese (and once with Chinese tokens):
+
+    * English: no Chinese character anywhere;
+    * Chinese: the title (or suptitle) holds Chinese, and every title, axis label and legend
+      entry that is English prose (not code, a token or a symbol) is translated;
+    * Chinese tokens are drawn with the CJK font (figures that label tokens);
+    * every drawing emits no warning (a missing glyph warns, a font lookup that fails logs), and
+      both languages are legible (tick labels >= 9 pt, >= 600 px wide at the lessons' 80 dpi);
+    * without the font package (``no_font_package``), the Chinese lesson's figure is the English
+      one, Chinese tokens become positions, nothing warns and nothing is registered.
+    """
+    font_manager.fontManager._findfont_cached.cache_clear()  # look every font up again
+    with caplog.at_level(logging.WARNING, logger="matplotlib.font_manager"):
+        english_text = _with_the_font(name)
+    logged = [r.getMessage() for r in caplog.get_records("call") if r.name.startswith("matplotlib")]
+    assert not logged, f"{name}: {logged}"
+
+    with no_font_package():
+        assert fonts.cjk_font() is None
+        assert fonts.find_cjk_font("旅程") is None  # no Chinese font left
+        with using_language("zh"):
+            fig = build(name, "zh")
+        draw_silently(fig, shown=True)  # drawn as the English one was, to compare the texts
+        assert drawn_text(fig) == english_text
+        assert fonts.figure_text("key", "键") == "key" and language() == "en"
+        if name in WITH_TOKENS:
+            with using_language("zh"):
+                tokens = build(name, "zh", CHINESE_WORDS)
+            draw_silently(tokens)
+            drawn = drawn_text(tokens)
+            assert not [t for t in drawn if CJK.search(t)], drawn
+        assert list(mpl.rcParams["font.family"]) == ["sans-serif"]  # nothing was registered
+
+
+def _with_the_font(name: str) -> list[str]:
+    """The checks of ``test_every_figure_in_both_languages`` with the font package; returns
+    the English figure's text."""
+    english = build(name, "en")
+    png = draw_silently(english, shown=True)
+    assert not [t for t in drawn_text(english) if CJK.search(t)], name
+    assert_legible(name, english, png)
+
+    chinese = build(name, "zh")
+    png = draw_silently(chinese, shown=True)
+    main = titles(chinese) or [chinese.axes[0].get_xlabel()]  # plot_attention: caller's title
     assert main[0], f"{name} has no title"
     assert CJK.search(main[0]), f"{name}: {main[0]!r}"
-    draw_silently(fig)
-
-
-@pytest.mark.parametrize("name", FIGURES)
-def test_chinese_figure_translates_every_title_label_and_legend(name):
-    english, chinese = prose(build(name, "en")), prose(build(name, "zh"))
-    assert len(english) == len(chinese)
-    for en, zh in zip(english, chinese, strict=True):
+    en_prose, zh_prose = prose(english), prose(chinese)
+    assert len(en_prose) == len(zh_prose), (en_prose, zh_prose)
+    for en, zh in zip(en_prose, zh_prose, strict=True):
         if en in CODE or en in WORDS or re.match(r"W_\w+ \(", en):
             continue
         if re.search(r"[A-Za-z]{2,}", en):
             assert CJK.search(zh), f"{name}: {en!r} is not translated ({zh!r})"
+    assert_legible(name, chinese, png)
 
-
-@pytest.mark.parametrize("name", FIGURES)
-def test_english_figure_has_no_chinese(name, no_font_warnings):
-    fig = build(name, "en")
-    assert not [t for t in every_text(fig) if CJK.search(t)]
-    draw_silently(fig)
-
-
-@pytest.mark.parametrize("name", WITH_TOKENS)
-def test_chinese_tokens_are_drawn_with_the_cjk_font(name, no_font_warnings):
-    fig = build(name, "zh", CHINESE_WORDS)
-    assert any("旅程" in t for t in every_text(fig)), name
-    draw_silently(fig)
+    if name in WITH_TOKENS:
+        tokens = build(name, "zh", CHINESE_WORDS)
+        draw_silently(tokens)
+        assert any("旅程" in t for t in drawn_text(tokens)), name
+    return drawn_text(english)
 
 
 def test_title_given_as_text_follows_the_language():
@@ -503,47 +546,34 @@ def without_chinese(entries: list) -> list:
     return [e for e in entries if not _draws_chinese(e.fname)]
 
 
-@pytest.fixture
-def without_font_package(monkeypatch):
+@contextlib.contextmanager
+def no_font_package() -> Iterator[None]:
     """As if ``noto-cjk-sans-otc`` were not installed on a machine with no Chinese font: no
     file, and no font in matplotlib's list that can draw Chinese."""
     path = fonts._font_file()
     assert path is not None
-    kept = without_chinese(font_manager.fontManager.ttflist)
-    monkeypatch.setattr(font_manager.fontManager, "ttflist", kept)
-    font_manager.fontManager._findfont_cached.cache_clear()
-    monkeypatch.setattr(fonts, "_font_file", lambda: None)
-    fonts._clear_caches()
-    with mpl.rc_context({"font.family": ["sans-serif"]}):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        kept = without_chinese(font_manager.fontManager.ttflist)
+        monkeypatch.setattr(font_manager.fontManager, "ttflist", kept)
+        font_manager.fontManager._findfont_cached.cache_clear()
+        monkeypatch.setattr(fonts, "_font_file", lambda: None)
+        fonts._clear_caches()
+        try:
+            with mpl.rc_context({"font.family": ["sans-serif"]}):
+                yield
+        finally:
+            fonts._clear_caches()
+            font_manager.fontManager._findfont_cached.cache_clear()
+
+
+@pytest.fixture
+def without_font_package():
+    with no_font_package():
         yield
-    fonts._clear_caches()
-    font_manager.fontManager._findfont_cached.cache_clear()
-
-
-@pytest.mark.parametrize("name", FIGURES)
-def test_without_the_font_package_figures_stay_english(name, without_font_package):
-    assert fonts.cjk_font() is None
-    english = every_text(build(name, "en"))
-    with using_language("zh"):
-        fig = build(name, "zh")
-    assert every_text(fig) == english
-    assert fonts.figure_text("key", "键") == "key" and language() == "en"
-    draw_silently(fig)
-    assert list(mpl.rcParams["font.family"]) == ["sans-serif"]  # nothing was registered
-
-
-@pytest.mark.parametrize("name", WITH_TOKENS)
-def test_without_the_font_package_chinese_tokens_become_positions(name, without_font_package):
-    assert lm_labels.find_cjk_font("旅程") is None  # the fixture left no Chinese font
-    with using_language("zh"):
-        fig = build(name, "zh", CHINESE_WORDS)
-    drawn = every_text(fig)
-    assert not [t for t in drawn if CJK.search(t)], drawn
-    draw_silently(fig)
 
 
 def test_without_the_font_package_char_axis_uses_positions(without_font_package):
-    assert lm_labels.find_cjk_font("旅程") is None  # the fixture left no Chinese font
+    assert fonts.find_cjk_font("旅程") is None  # the fixture left no Chinese font
     text = "\n床前明月光，"
     axis = lm.char_axis(text)
     assert axis.font is None and axis.labels == ["\\n", "1", "2", "3", "4", "5", ","]

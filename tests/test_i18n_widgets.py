@@ -212,10 +212,14 @@ def test_progress_bar_descriptions(monkeypatch, lang):
 
     monkeypatch.setattr(loop, "progress_bar", record)
     monkeypatch.setattr(lm_training, "progress_bar", record)
+    # The demo's 3 blocks x 4 heads, 8 wide, on a short text: one step takes milliseconds.
+    sizes = {"d_model": 8, "num_heads": 4, "num_layers": 3, "context_length": 8}
+    config = mh.lm.CharLMConfig(**sizes, batch_size=2, steps=2, warmup_steps=1, eval_every=1)
+    poem = "床前明月光，疑是地上霜。\n举头望明月，低头思故乡。\n\n"
     with using_language(lang):
         mh.train_shift_task(epochs=1, steps_per_epoch=1, batch_size=2)
         mh.train_repeat_task(epochs=1, steps_per_epoch=1, batch_size=2)
-        mh.lm.train_char_lm(stop_after=1)
+        mh.lm.train_char_lm(config, stop_after=1, data=mh.lm.text_data(poem * 60))
     if lang == "en":
         assert seen == [
             "shift task, 4 heads",

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import mhsa_helpers as mh
-from mhsa_helpers.inspection import uniform_causal_entropy
+from mhsa_helpers.inspection import attention_share, uniform_causal_entropy
 from mhsa_helpers.training import make_repeat_batch, make_shift_batch
 from mhsa_helpers.ui.explorers import explore_attention
 from mhsa_helpers.ui.sentences import embed_words, example_sentences
@@ -323,6 +323,24 @@ def test_offset_attention_on_weights():
         mh.offset_attention([[1.0]], 0)
     with pytest.raises(ValueError, match="ids is only used"):
         mh.offset_attention(weights, 1, ids=torch.zeros(1, 5, dtype=torch.long))
+
+
+def test_attention_share_is_the_weight_on_the_marked_keys_over_queries_that_have_one():
+    """The head metric behind ``lm.head_focus``; on the previous key it is ``offset_attention``
+    over the queries t >= 1."""
+    weights = torch.softmax(torch.randn(2, 3, 5, 5), dim=-1)  # (L, h, T, T)
+    previous = torch.eye(5, dtype=torch.bool).roll(-1, dims=1).tril(-1)  # key t - 1 of query t
+    share = attention_share(weights, previous)  # (L, h)
+    assert share.shape == (2, 3)
+    for layer in range(2):
+        torch.testing.assert_close(share[layer], mh.offset_attention(weights[layer], 1))
+    every_key = torch.ones(5, 5, dtype=torch.bool)
+    torch.testing.assert_close(attention_share(weights, every_key), torch.ones(2, 3))
+    assert attention_share(weights, torch.zeros(5, 5, dtype=torch.bool)).isnan().all()
+    with pytest.raises(TypeError, match="keys must be a bool"):
+        attention_share(weights, previous.float())
+    with pytest.raises(ValueError, match="keys must have shape"):
+        attention_share(weights, previous[:4])
 
 
 def test_shift_task_rejects_bad_k():

@@ -53,15 +53,16 @@ def test_the_chinese_edition_has_every_lesson_and_solution():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_name_is_numbered_snake_case(path):
+def test_notebook_is_named_saved_clean_and_paired(path):
+    """Named ``NN_snake_case``; saved after one clean run (execution counts 1..n, no error
+    output, the python3 kernelspec); no NBVAL_SKIP; the same cells as its paired script."""
     pattern = r"\d\d_[a-z0-9]+(_[a-z0-9]+)*(_solutions)?\.ipynb"
     assert re.fullmatch(pattern, path.name), path.name
     assert path.name.endswith("_solutions.ipynb") == (path.parent.name == "solutions")
 
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_saved_after_one_clean_run(path):
-    nb = load(path)
+    text = path.read_text(encoding="utf-8")
+    assert "NBVAL_SKIP" not in text and "nbval-skip" not in text
+    nb = json.loads(text)
     cells = code_cells(nb)
     assert cells, "no code cells"
     assert [c["execution_count"] for c in cells] == list(range(1, len(cells) + 1))
@@ -69,19 +70,9 @@ def test_saved_after_one_clean_run(path):
     assert errors == []
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
 
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_no_skipped_cells(path):
-    text = path.read_text(encoding="utf-8")
-    assert "NBVAL_SKIP" not in text and "nbval-skip" not in text
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_paired_script_has_the_same_cells(path):
     script = path.parent / "scripts" / (path.stem + ".py")
     assert script.is_file(), f"missing paired script {script.relative_to(ROOT)}"
     from_script = jupytext.read(script)
-    nb = load(path)
     assert [(c.cell_type, source(c)) for c in from_script.cells] == [
         (c["cell_type"], source(c)) for c in nb["cells"]
     ], "notebook and script differ: run `python tools/build_notebooks.py` on the script"

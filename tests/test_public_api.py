@@ -43,3 +43,13 @@ def test_every_name_the_lessons_use_exists():
     missing = sorted(name for name in used if not hasattr(mh, name))
     assert missing == []
     assert {"MultiHeadAttention", "head_entropy", "offset_attention", "masked_attention"} <= used
+
+
+def test_the_heatmap_label_names_of_lm_are_the_ui_font_code():
+    """``lm.char_axis`` and friends kept their names when the code moved to ``ui/fonts.py``."""
+    from mhsa_helpers import lm
+    from mhsa_helpers.ui import fonts
+
+    for name in ("CharAxis", "char_axis", "char_table", "find_cjk_font"):
+        assert name in lm.__all__ and name in dir(lm), name
+        assert getattr(lm, name) is getattr(fonts, name), name

@@ -65,7 +65,10 @@ def _flags() -> set[tuple[str, str]]:
     return found
 
 
-FLAGS = sorted(_flags())
+#: Parameters that take a bool *or* something else: ``char_axis``'s ``font`` is True (search),
+#: False or None (positions) or a font name; ``test_char_axis_font_is_a_bool_none_or_a_name``.
+NOT_FLAGS = {("char_axis", "font")}
+FLAGS = sorted(_flags() - NOT_FLAGS)
 
 
 def test_every_flag_of_the_ui_is_tested_here():
@@ -98,3 +101,14 @@ def test_padding_masks_draws_what_the_flag_says(causal):
     expected = np.triu(np.ones((3, 3), dtype=bool), 1) if causal else np.zeros((3, 3), bool)
     assert (first.astype(bool) == expected).all()
     plt.close(fig)
+
+
+def test_char_axis_font_is_a_bool_none_or_a_name():
+    from mhsa_helpers.ui import fonts
+
+    for bad in [1, 0, 1.0, np.bool_(True), torch.tensor(True), [True]]:
+        with pytest.raises(TypeError, match="font must be True, False, None or a font name"):
+            fonts.char_axis("月", font=bad)
+    assert fonts.char_axis("月光", font=False).labels == ["0", "1"]
+    assert fonts.char_axis("月光", font=None).font is None
+    assert fonts.char_axis("月光", font="Some Font").rc["font.family"][0] == "Some Font"

@@ -114,10 +114,10 @@ def test_number_helpers_convert_numpy_scalars_and_reject_bools():
 
 
 @pytest.mark.parametrize("kind", [k for k in KINDS if k != "v1"])
-@pytest.mark.parametrize("flag", ["False", "True", 0, 1, None, np.bool_(True)])
-def test_qkv_bias_must_be_a_real_bool(kind, flag):
-    with raises(TypeError, "qkv_bias must be True or False", f"qkv_bias={flag!r}"):
-        build(kind, qkv_bias=flag)
+def test_qkv_bias_must_be_a_real_bool(kind):
+    for flag in ["False", "True", 0, 1, None, np.bool_(True)]:
+        with raises(TypeError, "qkv_bias must be True or False", f"qkv_bias={flag!r}"):
+            build(kind, qkv_bias=flag)
 
 
 # -- non-finite input --------------------------------------------------------------------------

@@ -16,9 +16,11 @@
   generated text is copied from the training text;
 * ``verse`` -- ``verse_shape``: half-lines of 5 or 7 characters, lines of two equal halves, and
   8-character pieces copied from the training text, measured on a generated text;
-* ``labels`` -- ``char_axis``, ``char_table``: heatmap labels with or without a Chinese font.
+* ``char_axis``, ``char_table``, ``CharAxis``, ``find_cjk_font``: heatmap labels with or without a
+  Chinese font; they live with the other font code in ``mhsa_helpers.ui.fonts`` and are loaded
+  from there on first use.
 
-Only torch is imported here; ``labels`` imports matplotlib and ``training`` tqdm when used.
+Only torch is imported here; the label names import the UI and ``training`` tqdm when used.
 """
 
 from .analysis import (
@@ -32,7 +34,6 @@ from .analysis import (
 from .baselines import CountTable
 from .checkpoint import DEMO_CHECKPOINT, CharLMCheckpoint, load_checkpoint, save_checkpoint
 from .generation import generate, next_token_probs
-from .labels import CharAxis, char_axis, char_table, find_cjk_font
 from .model import BlockParts, CharTransformer, FeedForward, TransformerBlock
 from .text import PUNCTUATION, Poem, Verse, load_ablation, load_song_ci, load_verse, poem_text
 from .tokenizer import UNKNOWN, CharTokenizer
@@ -91,3 +92,22 @@ __all__ = [
     "verse_lines",
     "verse_shape",
 ]
+
+# Heatmap labels are UI code (mhsa_helpers.ui.fonts); importing it here would load matplotlib
+# with the model, so these names are loaded on first use.
+_FROM_UI_FONTS = ("CharAxis", "char_axis", "char_table", "find_cjk_font")
+
+
+def __getattr__(name: str) -> object:
+    """``lm.char_axis`` and the other label names, from ``mhsa_helpers.ui.fonts`` on first use."""
+    if name in _FROM_UI_FONTS:
+        from ..ui import fonts
+
+        value = getattr(fonts, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FROM_UI_FONTS})

@@ -1,5 +1,8 @@
 """What the trained heads look at, measured: ``head_focus(weights, text)``.
 
+The metric is the package's one head metric for a set of keys, ``inspection.attention_share``;
+this module says which keys each category counts on a poem.
+
 For every head, five shares of attention weight on a real text, each averaged over the queries
 where it is defined:
 
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from ..i18n import say
+from ..inspection import attention_share
 from .model import CharTransformer
 from .text import PUNCTUATION
 from .tokenizer import CharTokenizer
@@ -209,16 +213,9 @@ def head_focus(weights: torch.Tensor, text: str) -> HeadFocus:
     weights = weights.detach().float()
     num = len(text)
     uniform = torch.ones(num, num).tril() / torch.arange(1, num + 1)[:, None]  # (T, T)
-    shares, baseline = [], []
-    for mask in _category_masks(text):
-        rows = mask.any(dim=-1)  # (T,): queries where the category exists
-        if not rows.any():  # e.g. no couplet line: the share is not defined
-            shares.append(torch.full(weights.shape[:2], float("nan")))
-            baseline.append(torch.tensor(float("nan")))
-            continue
-        per_query = (weights * mask).sum(dim=-1)[..., rows]  # (L, h, n_rows)
-        shares.append(per_query.mean(dim=-1))  # (L, h)
-        baseline.append((uniform * mask).sum(dim=-1)[rows].mean())
+    masks = _category_masks(text)  # NaN shares where a category is absent (no couplet line)
+    shares = [attention_share(weights, mask) for mask in masks]  # (L, h) each
+    baseline = [attention_share(uniform, mask) for mask in masks]  # () each
     return HeadFocus(torch.stack(shares, dim=-1), torch.stack(baseline))  # (L, h, 5), (5,)
 
 
