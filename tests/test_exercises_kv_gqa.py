@@ -253,7 +253,7 @@ def test_each_kv_mistake_changes_the_outputs_at_the_checked_sizes(mistake):
 def test_kv_cache_wrong_kinds():
     assert_not_yet(ex.check_kv_cache_step(CatCache(4)), "the class itself", "no parentheses")
     assert_not_yet(ex.check_kv_cache_step(len), "the class itself")
-    assert_not_yet(ex.check_kv_cache_step(int), "no method append_and_attend")
+    assert_not_yet(ex.check_kv_cache_step(int), "no method `append_and_attend`")
     assert_not_yet(ex.check_kv_cache_step(None), "answer = MyKVCache")
 
 

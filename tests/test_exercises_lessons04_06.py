@@ -79,7 +79,7 @@ def test_manual_dropout_on_the_context_vectors():
     context = weights @ values  # (6, 2)
     answer = context * keep / (1 - 0.25)
     assert_pass(ex.check_manual_dropout(answer))
-    assert_not_yet(ex.check_manual_dropout(None), "no answer yet", "(6, 2)")
+    assert_not_yet(ex.check_manual_dropout(None), "no answer yet", "context vectors after dropout")
     assert_not_yet(ex.check_manual_dropout(context * keep), "rescale them")
     assert_not_yet(ex.check_manual_dropout(context * keep * 2), "p = 0.5")
     assert_not_yet(ex.check_manual_dropout(context * keep / 0.25), "wrong fraction")

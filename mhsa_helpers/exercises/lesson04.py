@@ -27,6 +27,7 @@ from ..data import load_journey
 from ..i18n import Text, tr
 from ._build import (
     INPUT_CHANGED,
+    UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
     ForwardTexts,
@@ -35,6 +36,7 @@ from ._build import (
     construct,
     dropout_only_in_training,
     head_forward,
+    is_unwritten,
     mistakes_hint,
     name_head_mistakes,
 )
@@ -149,7 +151,10 @@ check_zero_fraction = number_checker(
     "check_zero_fraction",
     Number(
         name=tr("expected fraction of zeros", "零所占比例的期望值"),
-        what=tr("a fraction between 0 and 1", "一个 0 到 1 之间的比例"),
+        what=tr(
+            "a fraction of the entries (a plain number, not a percentage)",
+            "一个比例（普通的数，不是百分数）",
+        ),
         expected=_ZERO_FRACTION,
         right=tr(
             f"correct: 15 masked + 21 * 0.5 dropped = 25.5 of 36 = {_ZERO_FRACTION:.4f}.",
@@ -275,9 +280,7 @@ def check_manual_dropout(answer: object) -> CheckResult:
             "对它们做 dropout。",
         )
 
-    what = tr(
-        "the (6, 2) context vectors after dropout", "经过 dropout 之后、形状为 (6, 2) 的上下文向量"
-    )
+    what = tr("the context vectors after dropout", "经过 dropout 之后的上下文向量")
     if answer is None:
         return missing(name, what)
     return tensor_answer(name, answer, expected, what=what, hint=hint)
@@ -352,6 +355,8 @@ _WRONG_CONCAT = tr(
 
 def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> None:
     """Copy the book's weights into ``module`` by their names, or say which name is wrong."""
+    if is_unwritten(module):
+        raise ContractError(UNWRITTEN_CLASS)
     want = {name: p.shape for name, p in reference.named_parameters()}
     got = {name: p.shape for name, p in module.named_parameters()}
     missing_names = [name for name in want if name not in got]

@@ -141,8 +141,8 @@ def check_head_output(answer: object) -> CheckResult:
         return missing(
             name,
             tr(
-                "a (2, 6, 2) slice of the (2, 6, 6) output",
-                "从 (2, 6, 6) 的输出中切出的 (2, 6, 2) 切片",
+                "the part of the wrapper's output that belongs to the head the exercise names",
+                "包装器输出中属于练习所说那个头的部分",
             ),
         )
     if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (2, 6, 6):

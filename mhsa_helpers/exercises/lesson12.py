@@ -205,12 +205,14 @@ def check_top_k_probs(
                         "其余的是在 softmax 之后才去掉的。",
                     ),
                 )
-    shape = tuple(logits.shape)
     return tensor_answer(
         name,
         answer,
         expected,
-        what=tr(f"a {shape} tensor of probabilities", f"一个形状为 {shape} 的概率张量"),
+        what=tr(
+            "a tensor of probabilities, one row for each row of the logits",
+            "一个概率张量，logits 的每一行对应它的一行",
+        ),
         hint=lambda wrong: _top_k_wrong(wrong, logits, k),
     )
 
