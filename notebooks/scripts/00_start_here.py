@@ -57,18 +57,18 @@
 #
 # | # | notebook | you build | key idea | time |
 # |---|---|---|---|---|
-# | 01 | `01_simplified_self_attention` | scores, softmax, context vectors by hand | attention = weighted average | 80 min |
-# | 02 | `02_trainable_qkv` | `SelfAttentionV1`, your own `SelfAttentionV2` | queries, keys, values (查询、键、值) | 90 min |
-# | 03 | `03_causal_attention` | the causal mask, two ways; your own causal weights | no peeking at the future (因果注意力); a weighted average of the past | 85 min |
-# | 04 | `04_dropout` | `CausalAttention` | dropout on attention weights (随机失活) | 100 min |
-# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | several heads side by side | 90 min |
-# | 06 | `06_multihead_split` | your own `MultiHeadAttention` | one big matrix, split into heads | 110 min |
-# | 07 | `07_inspecting_heads` | heatmaps, head entropy, the explorer | what do heads look at? | 60 min |
-# | 08 | `08_training_tiny_model` | `TinyAttentionLM`, 4 → 8 heads, ablation | watching heads learn | 80 min |
-# | 09 | `09_efficient_attention` | fused QKV (your own), SDPA | the same block, made fast; RoPE/ALiBi; bf16 | 100 min |
-# | 10 | `10_cross_attention_kv_cache_gqa` | cross-attention, KV cache, GQA | generating, and making it smaller | 120 min |
-# | 11 | `11_padded_batches` | padded batches, `key_padding_mask` | sentences of different lengths (填充掩码) | 80 min |
-# | 12 | `12_tiny_char_lm` | a character model of Tang poems | a Transformer block around attention; the KV cache at work | 75 min |
+# | 01 | `01_simplified_self_attention` | your own scores, softmax and context vectors; your own stable row softmax | attention = weighted average | 80 min |
+# | 02 | `02_trainable_qkv` | your own `SelfAttentionV2` (the book's `SelfAttentionV1` is shown) | queries, keys, values (查询、键、值) | 90 min |
+# | 03 | `03_causal_attention` | your own causal weights, also with a sliding window | no peeking at the future (因果注意力); a weighted average of the past | 85 min |
+# | 04 | `04_dropout` | your own `CausalAttention`; dropout on context vectors by hand | dropout on attention weights (随机失活) | 100 min |
+# | 05 | `05_multihead_wrapper` | your own `MultiHeadAttentionWrapper`; the multiply-adds of a 12-head wrapper | several heads side by side | 90 min |
+# | 06 | `06_multihead_split` | your own `MultiHeadAttention`; the head split of an unbatched sequence | one big matrix, split into heads | 110 min |
+# | 07 | `07_inspecting_heads` | head entropies by hand; the sharpest head | what do heads look at? | 60 min |
+# | 08 | `08_training_tiny_model` | the untrained loss; shift-task targets; per-head offset shares by hand | watching heads learn | 80 min |
+# | 09 | `09_efficient_attention` | your own fused-QKV `MultiHeadAttention`; the longest context that fits | the same block, made fast; RoPE/ALiBi; bf16 | 100 min |
+# | 10 | `10_cross_attention_kv_cache_gqa` | your own KV cache (`append_and_attend`) and GQA's `repeat_kv`; a sliding-window chunk mask; cache and parameter sizes | generating, and making it smaller | 120 min |
+# | 11 | `11_padded_batches` | a causal-and-padding mask; your own masked softmax; a Hugging Face mask turned into SDPA's | sentences of different lengths (填充掩码) | 80 min |
+# | 12 | `12_tiny_char_lm` | `FeedForward` and the `Block`; sampling probabilities; a model trained on the Song ci or your own text | a Transformer block around attention; the KV cache at work | 75 min |
 #
 # In all about 18 hours: a weekend, or two weeks of evenings.
 #

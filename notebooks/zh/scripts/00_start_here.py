@@ -34,23 +34,23 @@
 #
 # **形状约定（shape contract）：** 书中的示例 `journey.inputs` 形状为 `(T, d_in) = (6, 3)`：6 个词元，每个有 3 个特征。
 
-# %% [markdown] en_hash="227fc75d3261"
+# %% [markdown] en_hash="e88cb86fea5a"
 # ## 课程地图
 #
 # | # | notebook | 你要构建的 | 核心思想 | 用时 |
 # |---|---|---|---|---|
-# | 01 | `01_simplified_self_attention` | 亲手算分数、softmax 和上下文向量（context vector） | 注意力 = 加权平均 | 80 分钟 |
-# | 02 | `02_trainable_qkv` | `SelfAttentionV1`，以及你自己的 `SelfAttentionV2` | 查询、键、值（query, key, value） | 90 分钟 |
-# | 03 | `03_causal_attention` | 两种写法的因果掩码（causal mask）；你自己的因果权重 | 不许偷看未来：因果注意力（causal attention）；对过去的加权平均 | 85 分钟 |
-# | 04 | `04_dropout` | `CausalAttention` | 对注意力权重（attention weight）做 dropout（随机失活） | 100 分钟 |
-# | 05 | `05_multihead_wrapper` | `MultiHeadAttentionWrapper` | 几个头并排（叠罗汉） | 90 分钟 |
-# | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention` | 一个大矩阵，切成几个头 | 110 分钟 |
-# | 07 | `07_inspecting_heads` | 热力图（heatmap）、头的熵、探索工具 | 各个头在看什么？ | 60 分钟 |
-# | 08 | `08_training_tiny_model` | `TinyAttentionLM`，4 → 8 个头，消融（ablation） | 看着头学会东西 | 80 分钟 |
-# | 09 | `09_efficient_attention` | 融合 QKV（你自己写），SDPA | 同一个模块，变快；RoPE/ALiBi；bf16 | 100 分钟 |
-# | 10 | `10_cross_attention_kv_cache_gqa` | 交叉注意力（cross-attention）、KV 缓存（KV cache）、分组查询注意力（GQA） | 生成文本，并让模型更省 | 120 分钟 |
-# | 11 | `11_padded_batches` | 带填充（padding）的批次（batch）、`key_padding_mask` | 长短不一的句子（填充掩码） | 80 分钟 |
-# | 12 | `12_tiny_char_lm` | 一个学唐诗的字符级模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
+# | 01 | `01_simplified_self_attention` | 你自己算的分数、softmax 和上下文向量（context vector）；你自己的稳定 softmax | 注意力 = 加权平均 | 80 分钟 |
+# | 02 | `02_trainable_qkv` | 你自己的 `SelfAttentionV2`（书中的 `SelfAttentionV1` 直接给出） | 查询、键、值（query, key, value） | 90 分钟 |
+# | 03 | `03_causal_attention` | 你自己的因果权重，也支持滑动窗口 | 不许偷看未来：因果注意力（causal attention）；对过去的加权平均 | 85 分钟 |
+# | 04 | `04_dropout` | 你自己的 `CausalAttention`；亲手对上下文向量做 dropout | 对注意力权重（attention weight）做 dropout（随机失活） | 100 分钟 |
+# | 05 | `05_multihead_wrapper` | 你自己的 `MultiHeadAttentionWrapper`；数一数 12 个头的乘加次数 | 几个头并排（叠罗汉） | 90 分钟 |
+# | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention`；不带批次维的序列怎样切成头 | 一个大矩阵，切成几个头 | 110 分钟 |
+# | 07 | `07_inspecting_heads` | 亲手算头的熵；找出最集中的头 | 各个头在看什么？ | 60 分钟 |
+# | 08 | `08_training_tiny_model` | 未训练时的损失；平移任务的目标；亲手算各头的偏移份额 | 看着头学会东西 | 80 分钟 |
+# | 09 | `09_efficient_attention` | 你自己的融合 QKV `MultiHeadAttention`；能放下的最长上下文 | 同一个模块，变快；RoPE/ALiBi；bf16 | 100 分钟 |
+# | 10 | `10_cross_attention_kv_cache_gqa` | 你自己的 KV 缓存（`append_and_attend`）和 GQA 的 `repeat_kv`；滑动窗口下一段词元的掩码；缓存与参数的大小 | 生成文本，并让模型更省 | 120 分钟 |
+# | 11 | `11_padded_batches` | 因果加填充的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的 | 长短不一的句子（填充掩码） | 80 分钟 |
+# | 12 | `12_tiny_char_lm` | `FeedForward` 和 `Block`；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
 #
 # 合计约 18 小时：一个周末，或两周的晚上。
 #
