@@ -44,12 +44,12 @@
 # | 03 | `03_causal_attention` | 你自己的因果权重，也支持滑动窗口 | 不许偷看未来：因果注意力（causal attention）；对过去的加权平均 | 85 分钟 |
 # | 04 | `04_dropout` | 你自己的 `CausalAttention`；亲手对上下文向量做 dropout | 对注意力权重（attention weight）做 dropout（随机失活） | 100 分钟 |
 # | 05 | `05_multihead_wrapper` | 你自己的 `MultiHeadAttentionWrapper`；数一数 12 个头的乘加次数 | 几个头并排（叠罗汉） | 90 分钟 |
-# | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention`；不带批次维的序列怎样切成头 | 一个大矩阵，切成几个头 | 110 分钟 |
+# | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention`；不带批次（batch）维的序列怎样切成头 | 一个大矩阵，切成几个头 | 110 分钟 |
 # | 07 | `07_inspecting_heads` | 亲手算头的熵；找出最集中的头 | 各个头在看什么？ | 60 分钟 |
 # | 08 | `08_training_tiny_model` | 未训练时的损失；平移任务的目标；亲手算各头的偏移份额 | 看着头学会东西 | 80 分钟 |
 # | 09 | `09_efficient_attention` | 你自己的融合 QKV `MultiHeadAttention`；能放下的最长上下文 | 同一个模块，变快；RoPE/ALiBi；bf16 | 100 分钟 |
-# | 10 | `10_cross_attention_kv_cache_gqa` | 你自己的 KV 缓存（`append_and_attend`）和 GQA 的 `repeat_kv`；滑动窗口下一段词元的掩码；缓存与参数的大小 | 生成文本，并让模型更省 | 120 分钟 |
-# | 11 | `11_padded_batches` | 因果加填充的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的 | 长短不一的句子（填充掩码） | 80 分钟 |
+# | 10 | `10_cross_attention_kv_cache_gqa` | 你自己的 KV 缓存（KV cache，`append_and_attend`）和 GQA 的 `repeat_kv`；滑动窗口下一段词元的掩码；缓存与参数的大小 | 生成文本，并让模型更省 | 120 分钟 |
+# | 11 | `11_padded_batches` | 因果加填充（padding）的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的 | 长短不一的句子（填充掩码） | 80 分钟 |
 # | 12 | `12_tiny_char_lm` | `FeedForward` 和 `Block`；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
 #
 # 合计约 18 小时：一个周末，或两周的晚上。
@@ -111,7 +111,7 @@ assert journey.inputs.shape == (6, 3)
 # %% [markdown] en_hash="04d82bafba15"
 # ## 绘图可用
 #
-# 各课把张量画成热力图。这是最简单的一张：6 个嵌入（embedding）本身，每个词元一行，每个特征一列（第 01 课就从这些数字出发）。
+# 各课把张量画成热力图（heatmap）。这是最简单的一张：6 个嵌入（embedding）本身，每个词元一行，每个特征一列（第 01 课就从这些数字出发）。
 
 # %%
 import matplotlib.pyplot as plt
