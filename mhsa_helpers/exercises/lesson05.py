@@ -128,13 +128,15 @@ def check_head_output(answer: object) -> CheckResult:
         for k, cols in ((1, slice(0, 2)), (2, slice(2, 4))):
             if torch.allclose(got, out[..., cols], atol=1e-4):
                 return tr(
-                    f"that is head {k}. Head k sits in columns (k - 1) * d_out : k * d_out.",
-                    f"这是第 {k} 个头。第 k 个头位于第 (k - 1) * d_out : k * d_out 列。",
+                    f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
+                    "side by side in the order of self.heads, each d_out columns wide.",
+                    f"这是第 {k} 个头的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
+                    "并排，每个头占 d_out 列。",
                 )
         return tr(
-            "slice the last dimension of the wrapper's output: head k sits in columns "
-            "(k - 1) * d_out : k * d_out.",
-            "对包装器输出的最后一维切片：第 k 个头位于第 (k - 1) * d_out : k * d_out 列。",
+            "these numbers are not one head's output: the wrapper concatenates the heads along "
+            "the last dimension, in the order of self.heads.",
+            "这些数不是某一个头的输出。包装器沿最后一维，按 self.heads 的顺序把各个头拼接起来。",
         )
 
     if answer is None:
