@@ -11,6 +11,7 @@ repository.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -48,6 +49,15 @@ settings.load_profile(PROFILE)
 def _deterministic_torch():
     torch.set_printoptions(precision=4, sci_mode=False)
     torch.manual_seed(0)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _no_figure_left_open():
+    """Each test starts with no open matplotlib figure, whatever the tests before it drew."""
+    plt = sys.modules.get("matplotlib.pyplot")  # never imported here: tests of the bare install
+    if plt is not None:
+        plt.close("all")
     yield
 
 
