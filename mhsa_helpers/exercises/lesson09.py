@@ -157,8 +157,8 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
         return missing(
             name,
             tr(
-                "a (d_out, d_in) tensor: the key rows of fused.qkv.weight",
-                "一个 (d_out, d_in) 张量：fused.qkv.weight 中属于键的那些行",
+                "a (d_out, d_in) tensor: the W_key weight cut out of fused_ex.qkv.weight",
+                "一个 (d_out, d_in) 张量：从 fused_ex.qkv.weight 中切出的 W_key",
             ),
         )
     qkv = getattr(fused, "qkv", None)

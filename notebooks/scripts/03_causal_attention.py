@@ -210,7 +210,8 @@ plt.show()
 #
 # $$\bar{x}^{(i)} = \frac{1}{i} \sum_{j=1}^{i} x^{(j)} .$$
 #
-# First with a loop over the six embeddings:
+# First with a loop over the six embeddings (the code counts from 0: its row `i` is token $i + 1$
+# of the formula):
 
 # %%
 average_loop = torch.zeros(context_length, 3)  # (T, d_in)

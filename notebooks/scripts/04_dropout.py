@@ -410,7 +410,7 @@ assert ca64.mask.dtype == torch.float64 and plain.mask.dtype == torch.float32
 
 # %% [markdown]
 # Because the mask is built for `context_length` tokens and sliced in `forward`, any shorter
-# input works. The first 4 tokens give the first 4 rows of before: causal attention never looks
+# input works. The first 4 tokens give the first 4 rows of the output above: causal attention never looks
 # ahead, so the missing tokens change nothing.
 
 # %%

@@ -516,7 +516,7 @@ print("largest score x 20:", round(20 * scores32.max().item(), 1), "| exp in flo
 
 # %% [markdown]
 # Upcast, the weights keep only the rounding of the scores (8e-05 instead of 2e-04 in float16,
-# 5e-04 instead of 2e-03 in bfloat16), and every row sums to 1 within float32's step. Cast back to the low dtype, as the
+# 5e-04 instead of 2e-03 in bfloat16), and every row sums to 1 within two float32 steps (1e-07, 2e-07). Cast back to the low dtype, as the
 # next matmul needs, the error is the first table's again: torch's own softmax kernel already
 # computes in float32 on this CPU and rounds only its result. So the upcast guards against the
 # cases where that is not so: a kernel that accumulates in the low dtype, and softmaxes written
@@ -599,7 +599,8 @@ plt.show()
 #   float `attn_mask` in SDPA). Both make a score depend on the offset $i - j$.
 # * Under `torch.autocast("cpu", dtype=torch.bfloat16)` the same block runs in bfloat16 with
 #   float32 parameters; almost every error is below $2^{-8}$ of the largest output.
-# * A softmax in float16 or bfloat16 is off by about its dtype's step and its rows no longer sum
+# * A softmax in float16 or bfloat16 is off by a fraction of its dtype's step (2e-04 in float16,
+#   2e-03 in bfloat16) and its rows no longer sum
 #   to 1; upcasting it (`softmax(..., dtype=torch.float32)`) leaves only the scores' rounding.
 #   $-10^9$ is $-\infty$ in float16: fill with `-inf` or `torch.finfo(dtype).min`, never a
 #   constant picked for float32.

@@ -133,8 +133,8 @@ def _draw_matrix(
     ax.set_title(title, fontsize=9)
     ax.set_xticks(range(cols))
     ax.set_yticks(range(rows))
-    ax.set_xticklabels(col_labels if col_labels is not None else [], fontsize=7, rotation=45)
-    ax.set_yticklabels(row_labels if row_labels is not None else [], fontsize=7)
+    ax.set_xticklabels(col_labels if col_labels is not None else [], fontsize=9, rotation=45)
+    ax.set_yticklabels(row_labels if row_labels is not None else [], fontsize=9)
     if col_labels is None:
         ax.tick_params(axis="x", length=0)
     if row_labels is None:
@@ -340,7 +340,7 @@ def plot_weighted_sum(
             "上下文向量 = 加权和（黑色横线 = 总和）",
         )
     )
-    ax_c.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax_c.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 

@@ -290,7 +290,7 @@ def plot_relative_position_scores(
     ax_lines.set_xlabel(figure_text("query position i", "查询位置 i"))
     ax_lines.set_ylabel(figure_text("score of key j = i - offset", "键 j = i - offset 的分数"))
     ax_lines.set_title(figure_text("Scores by offset: flat lines", "按偏移量画分数：一条条水平线"))
-    ax_lines.legend(fontsize=7, ncol=2)
+    ax_lines.legend(fontsize=9, ncol=2)
     masked = s.clone()
     masked[torch.ones(num_tokens, num_tokens).triu(1).bool()] = float("nan")
     image = ax_grid.imshow(masked.numpy(), cmap="viridis")

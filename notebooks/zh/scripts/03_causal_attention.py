@@ -172,14 +172,14 @@ plt.show()
 # %% [markdown] en_hash="8bdbe83a8b24"
 # 实际的实现用的都是一步法：一次 `masked_fill`，代替一次乘法、一次求和和一次除法。等到 GPT 模型生成文本时，`-inf` 技巧还会再次出现：**top-k 采样**（top-k sampling）在 softmax 之前把除最大的 k 个以外的所有分数都设为 `-inf`，于是只有这 k 个词元可能被选中。
 
-# %% [markdown] en_hash="3c22d500758c"
+# %% [markdown] en_hash="5d6492d5db82"
 # ## 5. 数学上的小技巧：因果注意力是对过去的平均
 #
 # Andrej Karpathy 在讲座《Let's build GPT》里从另一面看因果掩码。先让一个词元对它的过去做最简单的事：把它自己和它之前的所有词元取**平均**。词元从 1 开始数，第 $i$ 个词元得到
 #
 # $$\bar{x}^{(i)} = \frac{1}{i} \sum_{j=1}^{i} x^{(j)} .$$
 #
-# 先用循环，对六个嵌入（embedding）计算：
+# 先用循环，对六个嵌入（embedding）计算。代码从 0 开始数，代码里的第 `i` 行就是公式里的第 $i + 1$ 个词元。
 
 # %%
 average_loop = torch.zeros(context_length, 3)  # (T, d_in)

@@ -335,8 +335,8 @@ ca64 = CausalAttention(3, 2, 6, 0.0).to(torch.float64)
 print("buffer:         ", ca64.mask.dtype, "| in state_dict:", "mask" in ca64.state_dict())
 assert ca64.mask.dtype == torch.float64 and plain.mask.dtype == torch.float32
 
-# %% [markdown] en_hash="79cdec166d5e"
-# 掩码按 `context_length` 个词元创建，在 `forward` 中再切片，所以任何更短的输入都能用。取前 4 个词元，得到的正是之前结果的前 4 行：因果注意力从不往后看，少掉的那些词元什么也改变不了。
+# %% [markdown] en_hash="d2e5faa9fba9"
+# 掩码按 `context_length` 个词元创建，在 `forward` 中再切片，所以任何更短的输入都能用。取前 4 个词元，得到的正是上面输出的前 4 行。因果注意力从不往后看，少掉的那些词元什么也改变不了。
 
 # %%
 short = ca(batch[:, :4])  # (b, 4, d_out)

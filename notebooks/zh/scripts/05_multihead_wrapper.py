@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="b474cadbe601"
 # # 05 · 多头注意力（multi-head attention）：叠罗汉
 #
-# 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍：本课先用最直白的写法：用一个**包装器**（wrapper）把几个独立的 `CausalAttention` 模块并排装在一起，中文学习笔记管这叫“叠罗汉”；第 06 课再讲快的写法。
+# 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”。**多头注意力**把好几个这样的模块并排运行，每个都有自己的 `W_query`、`W_key`、`W_value`，于是每个**注意力头**（attention head）可以学到不同的模式；最后把它们的输出拼接起来。书中把它实现了两遍。本课先用最直白的写法，用一个**包装器**（wrapper）把几个独立的 `CausalAttention` 模块并排装在一起，中文学习笔记管这叫“叠罗汉”；第 06 课再讲快的写法。
 #
 # **学习目标**
 # 1. 用几个独立的 `CausalAttention` 头亲手搭出 `MultiHeadAttentionWrapper`（检查器会对你的类做契约测试），复现书中形状为 (2, 6, 4) 的输出。
@@ -174,7 +174,7 @@ with torch.device("meta"):  # shapes only: no memory, no random numbers
 # %% [markdown] en_hash="65dc7bf0ec1c"
 # ## 4. 每个头在看什么？
 #
-# 每个头都在自己的空间里比较词元。它的 `W_query` 和 `W_key` 把 3 个输入特征映射成它自己的 2 个数，(b, T, 3) → (b, T, 2)，它的分数只看得到这 2 个数。提出多头注意力的那篇论文说，各个头关注的是不同的**表示子空间**（representation subspace）。每个头都算出自己的 (T, T) 注意力权重。`CausalAttention` 在 `return_weights=True` 时会返回它们；把各个头的权重堆叠起来，得到 (b, num_heads, T, T)。每个头只有 2 个维度，权重又是随机的（未经训练），所以这些模式看起来差不多。训练能不能让各个头变得不同，留给第 08 课回答。两种情况它都见到了：有的头各不相同，也有的头全都学成了同一个样子。
+# 每个头都在自己的空间里比较词元。它的 `W_query` 和 `W_key` 把 3 个输入特征映射成它自己的 2 个数，(b, T, 3) → (b, T, 2)，它的分数只看得到这 2 个数。提出多头注意力的那篇论文说，各个头关注的是不同的**表示子空间**（representation subspace）。每个头都算出自己的 (T, T) 注意力权重。`CausalAttention` 在 `return_weights=True` 时会返回它们；把各个头的权重堆叠起来，得到 (b, num_heads, T, T)。每个头只有 2 个维度，权重又是随机的（未经训练），所以这些模式看起来差不多。训练能不能让各个头变得不同，留给第 08 课回答。第 08 课两种情况都会看到：有的头各不相同，也有的头全都学成了同一个样子。
 
 # %%
 with torch.no_grad():
@@ -275,8 +275,8 @@ for num_tokens in [6, 256]:
     assert 0 < t_big < 1 and 0 < t_loop < 1
 torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
 
-# %% [markdown] en_hash="9e8d8e3a3442"
-# 两种算法给出相同的数字（上一个单元格里的 `assert_close`）。再看两个比值。6 个词元时，循环为很少的计算付了 12 次固定开销。256 个词元时，每次小乘法都有实打实的计算，比值向 1 靠拢。机器一忙，两个比值都会变得模糊。
+# %% [markdown] en_hash="3fb088a3117c"
+# 两种算法给出相同的数字（上一个单元格里的 `assert_close`）。再看你的机器打印出的两个比值。它们通常接近 1，而且不一定大于 1。这么大的一次乘法，调用的固定开销比计算本身小得多，机器一忙，耗时的波动就超过了这点开销。所以单看一次乘法，看不出调用多的代价。要看整个模块，下面就来测量。
 #
 # 对整个模块提同样的问题，`benchmarks/attention.py --part wrapper-vs-split` 做了测量。它拿包装器和第 06 课计算同一个函数的拆分版类比较，单线程，在课程的 2 核机器上运行。8 到 64 个词元时，包装器的耗时是拆分版的 1.2–1.9 倍。到了 512 个词元，它的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在 (T, T) 的那几步（掩码、softmax）里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存；拆分版却要一口气处理 24 MiB。所以，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现变成一个类：`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头，“叠罗汉”变成了“切开看”。
 #
@@ -316,8 +316,8 @@ mhsa_helpers.exercises.check_wrapper_width(answer)
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_output(answer)
 
-# %% [markdown] en_hash="81d25566c65b"
-# **练习 3。** 第 6 节数的是*调用*次数，现在来数调用内部的*工作量*。一次**乘加**就是一次乘法加一次加法：计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积，一共要做多少次乘加？（不计掩码和 softmax。）先推理，再用 `torch.utils.flop_counter.FlopCounterMode` 验证。注意它把一次乘加算作 2 个 FLOP。
+# %% [markdown] en_hash="2af12044bd91"
+# **练习 3。** 第 6 节数的是*调用*次数，现在来数调用内部的*工作量*。一次**乘加**就是一次乘法加一次加法：计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积，一共要做多少次乘加？（不计掩码和 softmax。）用 T · n · m 这条规则算出来。参考答案会用 `torch.utils.flop_counter.FlopCounterMode` 核对。
 
 # %%
 answer = None  # YOUR CODE HERE

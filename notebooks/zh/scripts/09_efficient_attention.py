@@ -417,8 +417,8 @@ for dtype in (torch.float16, torch.bfloat16):
 hand = torch.exp(20 * scores32.half())  # a softmax written by hand in float16, no max subtracted
 print("largest score x 20:", round(20 * scores32.max().item(), 1), "| exp in float16:", hand.max())
 
-# %% [markdown] en_hash="beb5cbe52cfe"
-# 升到 float32 之后，权重只剩下分数本身的舍入误差（float16 中是 8e-05 而不是 2e-04，bfloat16 中是 5e-04 而不是 2e-03），每一行的和在 float32 的步长以内等于 1。再转回低精度类型（下一次矩阵乘法需要这样做），误差又回到第一张表的数值。原因是在这台 CPU 上，torch 自己的 softmax 内核本来就在 float32 中计算，只对结果做舍入。所以升精度防的是另外几种情况：在低精度类型中累加的内核，以及手写的 softmax。最后一行就是最糟的情况：只要 $x > 11.1$，$e^{x}$ 在 float16 中就会溢出。一个不减去行最大值的手写 softmax 会先得到 inf，再得到 NaN。
+# %% [markdown] en_hash="d67198b8b7b8"
+# 升到 float32 之后，权重只剩下分数本身的舍入误差（float16 中是 8e-05 而不是 2e-04，bfloat16 中是 5e-04 而不是 2e-03），每一行的和与 1 相差不到 float32 步长的两倍（1e-07、2e-07）。再转回低精度类型（下一次矩阵乘法需要这样做），误差又回到第一张表的数值。原因是在这台 CPU 上，torch 自己的 softmax 内核本来就在 float32 中计算，只对结果做舍入。所以升精度防的是另外几种情况：在低精度类型中累加的内核，以及手写的 softmax。最后一行就是最糟的情况：只要 $x > 11.1$，$e^{x}$ 在 float16 中就会溢出。一个不减去行最大值的手写 softmax 会先得到 inf，再得到 NaN。
 #
 # ## 8. 在你的机器上做个小基准测试
 #
@@ -469,7 +469,7 @@ fig = mh.figures.plot_forward_times(
 )
 plt.show()
 
-# %% [markdown] en_hash="081c5701a6cd"
+# %% [markdown] en_hash="7363bc23b33a"
 # 速度差距有多大，取决于机器。在这个 notebook 的几次构建中，SDPA 在每个长度上都更快，快 1.3 到 2.6 倍（几次运行分别得到 1.9、1.8、1.9、2.6，2.0、1.7、1.5、1.6，以及 1.4、1.3、1.3、1.6）。这个倍数**并没有**随 T 稳定增大。在这么小的尺寸下，每次调用的固定开销和 T² 的计算量一样重要，所以这个基准测试说明不了差距怎样随 T 变化。最后打印的一行告诉你，在你的机器上倍数是否每一步都在增大。在任何尺寸下都成立的是内存：SDPA 的额外内存随 T 线性增长（第 4 节）。
 #
 # ## 小结
@@ -480,7 +480,7 @@ plt.show()
 # * 显式路径要存 (b, h, T, T) 张量，内存 ~ T²；FlashAttention 分块计算，只存 O(T)。
 # * RoPE 在投影之后旋转 Q 和 K；ALiBi 给分数加上距离惩罚（在 SDPA 里是一个浮点型 `attn_mask`）。两者都让分数依赖于偏移 $i - j$。
 # * 在 `torch.autocast("cpu", dtype=torch.bfloat16)` 下，同一个模块以 bfloat16 运行，参数仍为 float32。几乎所有误差都低于最大输出的 $2^{-8}$。
-# * 用 float16 或 bfloat16 计算 softmax，误差大约是该 dtype 的步长，每行之和也不再是 1。把它升到 float32（`softmax(..., dtype=torch.float32)`），就只剩分数本身的舍入误差。$-10^9$ 在 float16 中就是 $-\infty$：请填入 `-inf` 或 `torch.finfo(dtype).min`，不要用为 float32 挑的常数。
+# * 用 float16 或 bfloat16 计算 softmax，误差是该 dtype 步长的几分之一（float16 中 2e-04，bfloat16 中 2e-03），每行之和也不再是 1。把它升到 float32（`softmax(..., dtype=torch.float32)`），就只剩分数本身的舍入误差。$-10^9$ 在 float16 中就是 $-\infty$：请填入 `-inf` 或 `torch.finfo(dtype).min`，不要用为 float32 挑的常数。
 # * `view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)` 把融合的输出切成 Q、K、V，得到 SDPA 的 (b, h, T, head_dim) 布局。flash-attn 直接接受 (b, T, h, head_dim) 的 view。
 #
 # 下一课：第 10 课用这些部件借助 KV 缓存逐个词元地生成文本，让解码器关注编码器的输出，即交叉注意力（cross-attention），并用分组查询注意力（grouped-query attention，GQA）缩小缓存。
