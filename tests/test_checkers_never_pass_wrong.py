@@ -61,7 +61,7 @@ with torch.no_grad():
 # -- lesson 06 -----------------------------------------------------------------------------------
 
 X_SPLIT = torch.randn(5, 12, generator=seeded(6))  # (T, d_out): one sequence, no batch axis
-_d = 1024
+_d = 1536  # the width whose MultiHeadAttention (qkv_bias=True) has 9,443,328 parameters
 
 # -- lesson 07 -----------------------------------------------------------------------------------
 
@@ -186,12 +186,19 @@ CASES = {
     ),
     "check_mha_parameter_count": (
         (),
-        3 * (_d * _d + _d) + _d * _d + _d,
+        _d,
         [
-            (4 * _d * _d + _d, "qkv_bias=True"),
-            (4 * _d * _d, "add the biases"),
-            (3 * _d * _d + 3 * _d, "out_proj"),
-            (4 * (_d * _d // 16) + 4 * _d, "do not divide"),
+            (-(_d + 1), "positive"),
+            (1536.37, "have no bias"),  # solves 4d² + d: the Q/K/V biases left out
+            (1537, "have no bias"),
+            (3073, "ONE square matrix"),
+            (1773.7, "out_proj"),  # solves 3d² + 3d
+            (24, "num_heads"),
+            (64, "head_dim"),
+            (_d * _d, "(d, d) matrix"),
+            (1024, "GPT-2 width"),
+            (100.5, "whole number"),
+            (1000, "does not have"),
         ],
     ),
     "check_split_into_heads": (

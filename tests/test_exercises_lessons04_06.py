@@ -175,17 +175,25 @@ def test_head_dim():
 
 
 def test_mha_parameter_count():
+    d = 1536
     with torch.device("meta"):
-        mha = mh.MultiHeadAttention(1024, 1024, 1024, 0.0, num_heads=16, qkv_bias=True)
-    count = sum(p.numel() for p in mha.parameters())
-    assert_pass(ex.check_mha_parameter_count(count))
-    d = 1024
+        mha = mh.MultiHeadAttention(d, d, 1024, 0.0, num_heads=24, qkv_bias=True)
+    assert sum(p.numel() for p in mha.parameters()) == 9_443_328
+    assert_pass(ex.check_mha_parameter_count(d))
+    assert_pass(ex.check_mha_parameter_count(float(d)))
     assert_not_yet(ex.check_mha_parameter_count(None), "no answer yet")
-    assert_not_yet(ex.check_mha_parameter_count(4 * d * d + d), "qkv_bias=True")
-    assert_not_yet(ex.check_mha_parameter_count(4 * d * d), "add the biases")
-    assert_not_yet(ex.check_mha_parameter_count(3 * d * d + 3 * d), "out_proj")
-    assert_not_yet(ex.check_mha_parameter_count(4 * d * 64 + 4 * d), "stay d x d")
-    assert_not_yet(ex.check_mha_parameter_count(12345), "d*d + d each")
+    # without the Q/K/V biases (4d² + d, or 4d² with no bias at all), unrounded or rounded
+    for no_bias in (1536.37, 1536.5, 1537):
+        assert_not_yet(ex.check_mha_parameter_count(no_bias), "qkv_bias=True", "have no bias")
+    assert_not_yet(ex.check_mha_parameter_count(-1537), "positive")
+    assert_not_yet(ex.check_mha_parameter_count(3073), "ONE square matrix")
+    assert_not_yet(ex.check_mha_parameter_count(1773.7), "out_proj")
+    assert_not_yet(ex.check_mha_parameter_count(24), "num_heads")
+    assert_not_yet(ex.check_mha_parameter_count(64), "head_dim")
+    assert_not_yet(ex.check_mha_parameter_count(d * d), "(d, d) matrix")
+    assert_not_yet(ex.check_mha_parameter_count(1024), "GPT-2 width")
+    assert_not_yet(ex.check_mha_parameter_count(100.5), "whole number")
+    assert_not_yet(ex.check_mha_parameter_count(1000), "does not have")
     for odd in ODD_ANSWERS:
         assert not ex.check_mha_parameter_count(odd)
 

@@ -1,8 +1,8 @@
 """Checkers for lesson 06, multi-head attention with split matrices (one big W, split into heads).
 
 * ``check_head_dim(answer)`` -- head_dim of the largest GPT-2 (d_out=1600, 25 heads).
-* ``check_mha_parameter_count(answer)`` -- parameters of ``MultiHeadAttention`` at GPT-2 medium
-  size (d_in = d_out = 1024, 16 heads, ``qkv_bias=True``).
+* ``check_mha_parameter_count(answer)`` -- the inverse of the parameter count: the width d of a
+  ``MultiHeadAttention`` (d_in = d_out = d, ``qkv_bias=True``) with 9,443,328 parameters.
 * ``check_split_into_heads(answer, x)`` -- one sequence (T, d_out), without the batch axis the
   lesson splits, into 3 heads: (num_heads, T, head_dim).
 * ``check_split_matmul_prediction(prediction)`` -- the predict-then-run moment: how many matmul
@@ -14,6 +14,8 @@
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -94,60 +96,111 @@ check_head_dim = number_checker(
 )
 
 
-_D = 1024
-_MHA_PARAMETERS = 4 * _D * _D + 4 * _D  # 4_198_400
+_MHA_PARAMETERS = 9_443_328
+_D = 1536  # 4 * 1536**2 + 4 * 1536 == _MHA_PARAMETERS
+_GPT2_WIDTHS = (768, 1024, 1280, 1600)
+
+
+def _between(low: float, high: float) -> Callable[[float], bool]:
+    """A known wrong answer that may come out rounded or not: any value in ``(low, high)``."""
+    return lambda value: low < value < high
+
 
 check_mha_parameter_count = number_checker(
     "check_mha_parameter_count",
     Number(
         name=tr(
-            "MultiHeadAttention parameters at GPT-2 medium size",
-            "GPT-2 medium 规模下 MultiHeadAttention 的参数量",
+            "the width d of a MultiHeadAttention from its parameter count",
+            "由参数量倒推 MultiHeadAttention 的宽度 d",
         ),
-        what=tr("an int: the number of parameters", "一个整数：参数的个数"),
-        expected=_MHA_PARAMETERS,
+        what=tr("an int: the width d", "一个整数：宽度 d"),
+        expected=_D,
         right=tr(
-            f"correct: 4 * 1024^2 + 4 * 1024 = {_MHA_PARAMETERS:,}.",
-            f"正确：4 * 1024^2 + 4 * 1024 = {_MHA_PARAMETERS:,}。",
+            f"correct: d = {_D}, and 4 * {_D}^2 + 4 * {_D} = {_MHA_PARAMETERS:,}.",
+            f"正确：d = {_D}，4 * {_D}^2 + 4 * {_D} = {_MHA_PARAMETERS:,}。",
         ),
         wrong=(
             (
-                4 * _D * _D + _D,
+                lambda value: value < 0,
                 tr(
-                    "with qkv_bias=True W_query, W_key and W_value have a bias too.",
-                    "qkv_bias=True 时，W_query、W_key 和 W_value 也都有偏置。",
+                    "d is a width, so it is positive; of the two solutions, take that one.",
+                    "d 是宽度，一定是正数。两个解里取正的那个。",
                 ),
             ),
             (
-                4 * _D * _D,
+                _between(_D, _D + 2),
                 tr(
-                    "the weights are right; add the biases (out_proj always has one).",
-                    "权重算对了；再加上偏置（out_proj 总是有偏置）。",
+                    "that d fits a block whose W_query, W_key and W_value have no bias. With "
+                    "qkv_bias=True each of them has one too: count them, and d comes out whole.",
+                    "这个 d 对应的是 W_query、W_key、W_value 没有偏置的模块。qkv_bias=True 时"
+                    "它们各有一个偏置。把偏置算进去，d 就是整数。",
                 ),
             ),
             (
-                (3 * _D * _D + 3 * _D, 3 * _D * _D),
+                _between(2 * _D - 2, 2 * _D + 2),
                 tr(
-                    "don't forget out_proj, a (d_out, d_out) Linear with a bias.",
-                    "别忘了 out_proj，它是一个带偏置的 (d_out, d_out) 线性层。",
+                    "that is the width of ONE square matrix with this many numbers; the block "
+                    "has four weight matrices (plus biases) sharing them.",
+                    "这是“一个”方阵装下这么多数时的宽度。模块里有四个权重矩阵（还有偏置）来分这些参数。",
                 ),
             ),
             (
-                (4 * _D * _D // 16 + 4 * _D, 4 * (_D * _D // 16) + 4 * _D),
+                _between(_D * 1.1, _D * 1.2),
                 tr(
-                    "the heads do not divide the parameters: the matrices stay d x d.",
-                    "拆分成多个头并不会让参数变少：这些矩阵仍然是 d x d。",
+                    "don't forget out_proj: it is a (d, d) Linear with a bias, like the other "
+                    "three.",
+                    "别忘了 out_proj。它和另外三个一样，是一个带偏置的 (d, d) 线性层。",
+                ),
+            ),
+            (
+                _D // 64,
+                tr(
+                    "that is num_heads (at head_dim 64), not d. The parameter count does not "
+                    "depend on the heads at all; the question asks for the full width d.",
+                    "这是 num_heads（head_dim 为 64 时），不是 d。参数量与头数无关。"
+                    "题目问的是总宽度 d。",
+                ),
+            ),
+            (
+                64,
+                tr(
+                    "64 is GPT-2's head_dim, the width of one head; d is the width of the whole "
+                    "block, all heads together.",
+                    "64 是 GPT-2 的 head_dim，即一个头的宽度。d 是整个模块的宽度，所有头加在一起。",
+                ),
+            ),
+            (
+                _between(_D * _D * 0.99, _D * _D * 1.01),
+                tr(
+                    "that is about the size of one (d, d) matrix, not d: d is its side.",
+                    "这大约是一个 (d, d) 矩阵的大小，不是 d。d 是它的边长。",
+                ),
+            ),
+            (
+                _GPT2_WIDTHS,
+                tr(
+                    f"that is a GPT-2 width from section 9; its block has a different count "
+                    f"than {_MHA_PARAMETERS:,}.",
+                    f"这是第 9 节里 GPT-2 的一个宽度，它的模块参数量不是 {_MHA_PARAMETERS:,}。",
+                ),
+            ),
+            (
+                lambda value: not value.is_integer(),
+                tr(
+                    "d is a whole number of features; count every weight and bias exactly and "
+                    "it comes out whole.",
+                    "d 是特征的个数，一定是整数。把每个权重和偏置都算准，得到的就是整数。",
                 ),
             ),
         ),
         otherwise=tr(
-            "W_query, W_key, W_value: d*d + d each; out_proj: d*d + d.",
-            "W_query、W_key、W_value：各 d*d + d 个；out_proj：d*d + d 个。",
+            f"a block of that width does not have {_MHA_PARAMETERS:,} parameters. Count the "
+            "parameters of your d, Q/K/V biases included, and compare.",
+            f"这个宽度的模块没有 {_MHA_PARAMETERS:,} 个参数。把你的 d 的参数量算出来"
+            "（包括 Q/K/V 的偏置），再比较一下。",
         ),
-        whole=True,
-        kind=not_a_whole_number,
     ),
-    "``MultiHeadAttention(1024, 1024, ..., num_heads=16, qkv_bias=True)``: 4*d*d + 4*d.",
+    "``MultiHeadAttention(d, d, ..., qkv_bias=True)`` with 9,443,328 parameters: d = 1536.",
 )
 
 

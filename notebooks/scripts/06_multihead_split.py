@@ -243,9 +243,9 @@ assert torch.equal(merged_queries, queries)  # split + merge = identity
 # never see each other's results; `out_proj` is where their outputs get mixed. The book notes it
 # is not strictly necessary but commonly used in many LLM architectures. Keys and values go through
 # steps 2–4 exactly like the queries; dropout (training only) acts on the weights right after
-# step 7.
+# step 7. (The folded cell below only builds the table.)
 
-# %%
+# %% jupyter={"source_hidden": true}
 forward_steps = [  # (step, what it produces: the book's names, formula, shape of the result)
     (mh.say("1. input", "1. 输入序列"), mh.say("`x`", "`x`"), "$X$", "(b, T, d_in)"),
     (
@@ -797,9 +797,9 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_dim(answer)
 
 # %% [markdown]
-# **Exercise 2.** GPT-2 medium: d_in = d_out = 1024, 16 heads, and — like the real GPT-2 —
-# `qkv_bias=True`. How many parameters does its `MultiHeadAttention` have? Compute it with the
-# formula first, then check by building the module on the `meta` device.
+# **Exercise 2.** A `MultiHeadAttention` with d_in = d_out = d and `qkv_bias=True` (as in the
+# real GPT-2) has 9,443,328 parameters. What is d? (Section 9's formula counts the block without
+# Q/K/V biases: add them first, then go from the count back to d.)
 
 # %%
 answer = None  # YOUR CODE HERE

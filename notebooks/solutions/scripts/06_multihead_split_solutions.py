@@ -15,6 +15,8 @@
 # cell computes the answer and asserts that the checker passes.
 
 # %%
+import math
+
 import torch
 from torch import nn
 
@@ -92,15 +94,20 @@ result
 
 # %% [markdown]
 # **Exercise 2.** `W_query`, `W_key`, `W_value`: a d×d weight and (with `qkv_bias=True`) a d
-# bias each; `out_proj`: d×d + d. Total 4·d² + 4·d for d = 1024.
+# bias each; `out_proj`: d×d + d. Total 4·d² + 4·d = 9,443,328. Adding 1 makes it a square,
+# 4·d² + 4·d + 1 = (2·d + 1)² = 9,443,329 = 3073², so d = 1536. (Without the Q/K/V biases,
+# 4·d² + d = 9,443,328 has no whole solution: d ≈ 1536.37.)
 
 # %%
-d = 1024
-answer = 4 * d * d + 4 * d
-with torch.device("meta"):
-    module = mh.MultiHeadAttention(d, d, 1024, 0.0, num_heads=16, qkv_bias=True)
-assert sum(p.numel() for p in module.parameters()) == answer
-print(f"{answer:,}")
+count = 9_443_328
+# 4·d² + 4·d = count  ->  (2·d + 1)² = count + 1  ->  d = (sqrt(count + 1) - 1) / 2
+root = math.isqrt(count + 1)
+assert root * root == count + 1  # an exact square: d is a whole number
+answer = (root - 1) // 2
+with torch.device("meta"):  # 24 heads of 64, as in GPT-2; the heads do not change the count
+    module = mh.MultiHeadAttention(answer, answer, 1024, 0.0, num_heads=24, qkv_bias=True)
+assert sum(p.numel() for p in module.parameters()) == count
+print(answer)
 
 result = mhsa_helpers.exercises.check_mha_parameter_count(answer)
 assert result, result

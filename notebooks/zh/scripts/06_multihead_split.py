@@ -200,14 +200,14 @@ fig = mh.figures.plot_head_split(queries[0], q[0], merged_queries[0], words)
 plt.show()
 assert torch.equal(merged_queries, queries)  # split + merge = identity
 
-# %% [markdown] en_hash="9af7b8bf553d"
+# %% [markdown] en_hash="9d93587129f4"
 # ## 4. 前向传播，一步一步来
 #
 # 把所有内容放在一起：前向传播的十个步骤，即中文教程《多头注意力》中的那张表。表中写出每一步得到什么（用书中代码里的名字），以及它的形状。具体用哪些 PyTorch 调用，由你自己来选：第 1–3 节把它们都用过了。最后新增的是第 10 步 `out_proj`：一个作用在合并后结果上的 (d_out → d_out) 线性层（即公式中的 $W^O$）。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样；dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
 #
-# 各步的名称沿用教程的说法。第 7 步先除以 $\sqrt{d_k}$ 缩放，再用 softmax 做归一化（normalization），教程把它叫作“缩放归一化”。
+# 各步的名称沿用教程的说法。第 7 步先除以 $\sqrt{d_k}$ 缩放，再用 softmax 做归一化（normalization），教程把它叫作“缩放归一化”。（下面折叠的单元格只负责生成这张表。）
 
-# %%
+# %% jupyter={"source_hidden": true}
 forward_steps = [  # (step, what it produces: the book's names, formula, shape of the result)
     (mh.say("1. input", "1. 输入序列"), mh.say("`x`", "`x`"), "$X$", "(b, T, d_in)"),
     (
@@ -666,8 +666,8 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_dim(answer)
 
-# %% [markdown] en_hash="2cadad7957b9"
-# **练习 2。** GPT-2 medium：d_in = d_out = 1024，16 个头，并且和真正的 GPT-2 一样使用 `qkv_bias=True`。它的 `MultiHeadAttention` 有多少个参数？先用公式算出来，再在 `meta` 设备上构建模块来核对。
+# %% [markdown] en_hash="19902c519c8e"
+# **练习 2。** 一个 d_in = d_out = d、并且像真正的 GPT-2 一样使用 `qkv_bias=True` 的 `MultiHeadAttention` 有 9,443,328 个参数。d 是多少？（第 9 节的公式没有算 Q/K/V 的偏置。先把偏置加进去，再从参数量倒推出 d。）
 
 # %%
 answer = None  # YOUR CODE HERE

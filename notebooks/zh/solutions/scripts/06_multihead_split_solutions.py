@@ -14,6 +14,8 @@
 # `06_multihead_split.ipynb` 中各道练习的详解。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过。
 
 # %%
+import math
+
 import torch
 from torch import nn
 
@@ -85,16 +87,19 @@ result = mhsa_helpers.exercises.check_head_dim(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="68fba3f68589"
-# **练习 2。** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，以及（在 `qkv_bias=True` 时）d 个偏置；`out_proj`：d×d + d。当 d = 1024 时，总数为 4·d² + 4·d。
+# %% [markdown] en_hash="5bea751b6748"
+# **练习 2。** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，在 `qkv_bias=True` 时还各有 d 个偏置。`out_proj` 有 d×d + d 个。总数是 4·d² + 4·d = 9,443,328。两边加 1 就成了平方数，4·d² + 4·d + 1 = (2·d + 1)² = 9,443,329 = 3073²，所以 d = 1536。（如果不算 Q/K/V 的偏置，4·d² + d = 9,443,328 没有整数解，d ≈ 1536.37。）
 
 # %%
-d = 1024
-answer = 4 * d * d + 4 * d
-with torch.device("meta"):
-    module = mh.MultiHeadAttention(d, d, 1024, 0.0, num_heads=16, qkv_bias=True)
-assert sum(p.numel() for p in module.parameters()) == answer
-print(f"{answer:,}")
+count = 9_443_328
+# 4·d² + 4·d = count  ->  (2·d + 1)² = count + 1  ->  d = (sqrt(count + 1) - 1) / 2
+root = math.isqrt(count + 1)
+assert root * root == count + 1  # an exact square: d is a whole number
+answer = (root - 1) // 2
+with torch.device("meta"):  # 24 heads of 64, as in GPT-2; the heads do not change the count
+    module = mh.MultiHeadAttention(answer, answer, 1024, 0.0, num_heads=24, qkv_bias=True)
+assert sum(p.numel() for p in module.parameters()) == count
+print(answer)
 
 result = mhsa_helpers.exercises.check_mha_parameter_count(answer)
 assert result, result
