@@ -109,7 +109,7 @@ _longest = math.isqrt(2**30 // (25 * 4))  # the largest T with 25 * T * T * 4 by
 CHUNK = torch.tensor(
     [[False, False, False, False, True], [True, False, False, False, False]]
 )  # window of 4: query 5 sees keys 2..5, query 6 keys 3..6 (keys are positions 2..6)
-_fits = 21  # whole 6000-token conversations in 24 GiB (48 layers, 8 K/V heads of 128, float16)
+_fits = 10  # K/V groups (a divisor of 40) whose caches for 12 conversations fit in 24 GiB
 _D = 3584
 _gqa = 2 * _D * _D + 2 * _D * 512 + _D + 2 * 512  # Q/K/V biases, no output bias
 
@@ -296,11 +296,17 @@ CASES = {
         (),
         _fits,
         [
-            (_fits + 1, "round down"),
-            (4, "plain MHA"),
-            (43, "keys and values"),
-            (10, "2 bytes per number"),
-            (20, "2**30"),
+            (20, "do not fit"),
+            (40, "plain MHA"),
+            (8, "lesson's setting"),
+            (5, "2 bytes per number"),
+            (29, "keys and values"),
+            (699, "48 layers"),
+            (13, "2**30"),
+            (14, "divisor of 40"),
+            (41, "at most 40"),
+            (6, "divide 40"),
+            (4, "largest"),
         ],
     ),
     "check_gqa_parameter_count": (

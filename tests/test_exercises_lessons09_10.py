@@ -44,16 +44,29 @@ def test_chunk_mask():
     assert not_yet(ex.check_chunk_mask(None))
 
 
-def test_kv_cache_conversations():
-    per_token = 2 * 48 * 8 * 128 * 2  # K and V, layers, K/V heads, head_dim, float16 bytes
-    right = (24 * 2**30) // (per_token * 6000)
-    assert right == 21
+def test_kv_cache_groups():
+    per_group = 2 * 48 * 128 * 2 * 6000 * 12  # K and V, layers, head_dim, float16, T, conversations
+    budget = 24 * 2**30
+    assert budget // per_group == 14  # 14 groups' worth fit, but 14 does not divide 40
+    right = max(g for g in range(1, 41) if 40 % g == 0 and g * per_group <= budget)
+    assert right == 10
     assert ex.check_kv_cache_bytes(right)
     assert ex.check_kv_cache_bytes(float(right))
-    assert not_yet(r := ex.check_kv_cache_bytes(22)) and "round down" in repr(r)
-    assert not_yet(r := ex.check_kv_cache_bytes(4)) and "MHA" in repr(r)
-    assert not_yet(ex.check_kv_cache_bytes(21.8))
-    assert not_yet(ex.check_kv_cache_bytes("21"))
+    assert not_yet(r := ex.check_kv_cache_bytes(20)) and "do not fit" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(40)) and "MHA" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(8)) and "lesson's setting" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(14)) and "divisor of 40" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(13)) and "2**30" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(5)) and "2 bytes" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(7)) and "2 bytes" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(29)) and "keys and values" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(699)) and "48 layers" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(174)) and "12" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(41)) and "at most 40" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(6)) and "divide 40" in repr(r)
+    assert not_yet(r := ex.check_kv_cache_bytes(4)) and "largest" in repr(r)
+    assert not_yet(ex.check_kv_cache_bytes(10.5))
+    assert not_yet(ex.check_kv_cache_bytes("10"))
     assert not_yet(ex.check_kv_cache_bytes(None))
 
 

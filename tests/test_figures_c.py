@@ -156,8 +156,14 @@ def test_plot_learned_alignment_boxes_the_expected_cells_and_states_the_shares()
     after = torch.eye(4).flip(-1) * 0.8 + 0.05  # 85 % on the reversed positions
     fig = mh.figures.plot_learned_alignment(before, after, [3, 2, 1, 0])
     ax_before, ax_after = fig.axes[:2]
-    assert ax_before.get_title() == "before training: 25.0% on the boxed cells (chance 25.0%)"
-    assert ax_after.get_title() == "after training: 85.0% on the boxed cells (chance 25.0%)"
+    assert (
+        ax_before.get_title()
+        == "before training\n25.0% of the weight in the boxed cells (chance 25.0%)"
+    )
+    assert (
+        ax_after.get_title()
+        == "after training\n85.0% of the weight in the boxed cells (chance 25.0%)"
+    )
     assert ax_after.get_xlabel() == "source position (keys, values)"
     assert ax_after.get_ylabel() == "target position (queries)"
     boxes = sorted((round(p.get_x() + 0.5), round(p.get_y() + 0.5)) for p in ax_after.patches)

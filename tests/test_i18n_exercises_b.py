@@ -103,7 +103,7 @@ class NoOutProj(nn.Module):
 
 CHUNK = torch.tensor([[0, 0, 0, 0, 1], [1, 0, 0, 0, 0]]).bool()  # (2, 5), window of 4
 LEFT = torch.arange(5) < (5 - torch.tensor([3, 1, 4]))[:, None]  # (3, 5)
-FITS = 21  # whole conversations in lesson 10's exercise 2
+FITS = 10  # K/V groups that fit in lesson 10's exercise 2
 GQA = 3584 * 3584 * 2 + 2 * 3584 * 512 + 3584 + 2 * 512  # Q/K/V biases, no output bias
 FUTURE5 = torch.ones(5, 5, dtype=torch.bool).triu(1)  # (T, T)
 LEFT_CAUSAL = FUTURE5 | LEFT[:, None, :]  # (3, 5, 5): the exercise's hidden positions
@@ -239,13 +239,19 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
         lambda: ex.check_kv_cache_bytes(FITS),
         [
             lambda: ex.check_kv_cache_bytes(None),
-            lambda: ex.check_kv_cache_bytes(FITS + 1),
-            lambda: ex.check_kv_cache_bytes(4),
-            lambda: ex.check_kv_cache_bytes(43),
-            lambda: ex.check_kv_cache_bytes(10),
             lambda: ex.check_kv_cache_bytes(20),
-            lambda: ex.check_kv_cache_bytes(7),
-            lambda: ex.check_kv_cache_bytes("21"),
+            lambda: ex.check_kv_cache_bytes(40),
+            lambda: ex.check_kv_cache_bytes(8),
+            lambda: ex.check_kv_cache_bytes(5),
+            lambda: ex.check_kv_cache_bytes(29),
+            lambda: ex.check_kv_cache_bytes(699),
+            lambda: ex.check_kv_cache_bytes(13),
+            lambda: ex.check_kv_cache_bytes(14),
+            lambda: ex.check_kv_cache_bytes(41),
+            lambda: ex.check_kv_cache_bytes(6),
+            lambda: ex.check_kv_cache_bytes(4),
+            lambda: ex.check_kv_cache_bytes(0),
+            lambda: ex.check_kv_cache_bytes("10"),
         ],
     ),
     "gqa_parameter_count": (
@@ -396,6 +402,6 @@ def test_english_lines_stay_as_they_were():
         "self.out_proj = nn.Linear(d_out, d_out) and apply it last."
     )
     with using_language("zh"):
-        assert repr(ex.check_kv_cache_bytes(43)) == (
-            "[还没对] 24 GiB 的 KV 缓存能容纳的对话数：提示：键和值都要缓存，每层两个张量。"
+        assert repr(ex.check_kv_cache_bytes(29)) == (
+            "[还没对] 24 GiB 放得下的 K/V 组数：提示：键和值都要缓存，每层两个张量。"
         )

@@ -3,8 +3,9 @@
 * ``check_chunk_mask(answer)`` -- a sliding-window cache (window 4: a query sees itself and the 3
   positions before it) holds positions 2..4; the chunk at positions 5 and 6 needs its bool mask
   (True = hidden) over the keys 2..6.
-* ``check_kv_cache_bytes(answer)`` -- how many whole 6000-token conversations fit into 24 GiB of
-  KV cache for a model of 48 layers, 8 K/V heads of size 128, float16 (21).
+* ``check_kv_cache_bytes(answer)`` -- the most K/V groups (a divisor of 40) whose float16 caches
+  for 12 conversations of 6000 tokens fit into 24 GiB, for 48 layers of 40 query heads of size
+  128 (10).
 * ``check_gqa_parameter_count(answer)`` -- parameters of a Qwen2-7B-like attention layer:
   d = 3584, 28 query heads, 4 K/V groups, biases on Q/K/V and none on the output projection
   (the package's class, and the lesson's formula, give out_proj a bias).
@@ -143,98 +144,163 @@ def check_chunk_mask(answer: object) -> CheckResult:
     )
 
 
-# Exercise 2: 24 GiB of KV cache, conversations of 6000 tokens, 48 layers, 8 K/V heads of 128,
-# float16 (2 bytes); the model has 40 query heads.
-_LAYERS, _KV_HEADS, _Q_HEADS, _HEAD_DIM, _TOKENS, _BYTES = 48, 8, 40, 128, 6000, 2
+# Exercise 2: 24 GiB of KV cache must hold 12 conversations of 6000 tokens at once; 48 layers,
+# 40 query heads of 128, float16 (2 bytes). The answer is the largest number of K/V groups (a
+# divisor of 40) whose caches fit: 14.56 groups' worth fit, so 10 (14 does not divide 40).
+_LAYERS, _Q_HEADS, _HEAD_DIM, _TOKENS, _CONVERSATIONS, _BYTES = 48, 40, 128, 6000, 12, 2
 _BUDGET = 24 * 2**30
+_DIVISORS = tuple(g for g in range(1, _Q_HEADS + 1) if _Q_HEADS % g == 0)
 
 
-def _fits(
-    kv_heads: int = _KV_HEADS,
+def _cache_bytes(groups: int, factor: int = 2, layers: int = _LAYERS, nbytes: int = _BYTES) -> int:
+    return factor * layers * groups * _HEAD_DIM * _TOKENS * nbytes * _CONVERSATIONS
+
+
+def _most_groups(
     factor: int = 2,
     layers: int = _LAYERS,
-    nbytes: int = 2,
+    nbytes: int = _BYTES,
     budget: float = _BUDGET,
+    divisor: bool = True,
 ) -> int:
-    per_conversation = factor * layers * kv_heads * _HEAD_DIM * _TOKENS * nbytes
-    return int(budget // per_conversation)
+    """The most K/V groups that fit; with ``divisor=False`` any whole count (maybe above 40)."""
+    most = int(budget // _cache_bytes(1, factor, layers, nbytes))
+    if not divisor:
+        return most
+    return max(g for g in _DIVISORS if g <= most)
 
 
-_CONVERSATIONS = _fits()  # 21
+_GROUPS_FIT = _most_groups()  # 10
+_NOT_A_DIVISOR = _most_groups(divisor=False)  # 14
+
+
+def _gb(groups: int) -> str:
+    return f"{_cache_bytes(groups) / 1e9:.1f}"
 
 
 check_kv_cache_bytes = number_checker(
     "check_kv_cache_bytes",
     Number(
         name=tr(
-            "conversations that fit into 24 GiB of KV cache",
-            "24 GiB 的 KV 缓存能容纳的对话数",
+            "K/V groups whose caches fit into 24 GiB",
+            "24 GiB 放得下的 K/V 组数",
         ),
         what=tr(
-            "the number of whole conversations, an int, in `answer`",
-            "完整对话的个数，一个 int，写进 `answer`",
+            "the number of key-value groups, an int, in `answer`",
+            "键值分组的个数，一个 int，写进 `answer`",
         ),
-        expected=_CONVERSATIONS,
+        expected=_GROUPS_FIT,
         right=tr(
-            f"correct: {_CONVERSATIONS} conversations (with 40 K/V heads, plain MHA, only "
-            f"{_fits(kv_heads=_Q_HEADS)}).",
-            f"正确：{_CONVERSATIONS} 个对话（如果用 40 个 K/V 头的普通 MHA，只有 "
-            f"{_fits(kv_heads=_Q_HEADS)} 个）。",
+            f"correct: {_GROUPS_FIT} groups, {_gb(_GROUPS_FIT)} GB of the "
+            f"{_BUDGET / 1e9:.1f} GB in 24 GiB. {_NOT_A_DIVISOR} would fit too, but 40 heads do "
+            f"not split into {_NOT_A_DIVISOR} equal groups; the next divisor, 20, needs "
+            f"{_gb(20)} GB.",
+            f"正确：{_GROUPS_FIT} 组，占 {_gb(_GROUPS_FIT)} GB，24 GiB 共有 "
+            f"{_BUDGET / 1e9:.1f} GB。{_NOT_A_DIVISOR} 组也放得下，但 40 个头分不成 "
+            f"{_NOT_A_DIVISOR} 个一样大的组。下一个约数 20 需要 {_gb(20)} GB。",
         ),
         wrong=(
             (
-                _CONVERSATIONS + 1,
+                20,
                 tr(
-                    "a conversation that only partly fits cannot be served: round down.",
-                    "只能放下一部分的对话无法服务，所以要向下取整。",
+                    f"20 groups do not fit: 12 caches of 6000 tokens take {_gb(20)} GB, more than "
+                    f"the {_BUDGET / 1e9:.1f} GB in 24 GiB. Are both keys and values counted?",
+                    f"20 组放不下。12 个 6000 词元的缓存要占 {_gb(20)} GB，"
+                    f"超过了 24 GiB 的 {_BUDGET / 1e9:.1f} GB。键和值都算进去了吗？",
                 ),
             ),
             (
-                _fits(kv_heads=_Q_HEADS),
+                _Q_HEADS,
                 tr(
-                    "that counts one K/V head per query head (plain MHA); this model caches only "
-                    "its 8 K/V heads.",
-                    "这是每个查询头都有自己 K/V 头（普通 MHA）的结果。这个模型只缓存 8 个 K/V 头。",
+                    f"40 groups is plain MHA, one K/V head per query head: {_gb(40)} GB, far more "
+                    "than 24 GiB. Count all 48 layers and all 12 conversations.",
+                    f"40 组就是普通 MHA，每个查询头一个 K/V 头，要占 {_gb(40)} GB，"
+                    "远超 24 GiB。48 层和 12 个对话都要算上。",
                 ),
             ),
             (
-                (_fits(factor=1), _fits(factor=1) + 1),
+                8,
                 tr(
-                    "both keys and values are cached, two tensors per layer.",
-                    "键和值都要缓存，每层两个张量。",
+                    "8 groups is the lesson's setting. It fits, with room to spare: a larger "
+                    "divisor of 40 fits too.",
+                    "8 组是本课用的设置。它放得下，还有富余，更大的某个 40 的约数也放得下。",
                 ),
             ),
             (
-                (_fits(nbytes=4), _fits(nbytes=4) + 1),
+                (_most_groups(nbytes=4), _most_groups(nbytes=4, divisor=False)),
                 tr(
                     "float16 takes 2 bytes per number, not 4.",
                     "float16 每个数占 2 个字节，不是 4 个。",
                 ),
             ),
             (
-                (_fits(layers=1), _fits(layers=1) + 1),
+                _most_groups(factor=1, divisor=False),
                 tr(
-                    "every one of the 48 layers keeps its own cache.",
-                    "48 层中的每一层都有自己的缓存。",
+                    "both keys and values are cached, two tensors per layer.",
+                    "键和值都要缓存，每层两个张量。",
                 ),
             ),
             (
-                _fits(budget=24e9),
+                (
+                    _most_groups(layers=1, divisor=False),
+                    _most_groups(budget=_BUDGET * _CONVERSATIONS, divisor=False),
+                ),
                 tr(
-                    "a GiB is 2**30 bytes, not 10**9.",
-                    "1 GiB 是 2**30 字节，不是 10**9 字节。",
+                    "every one of the 48 layers keeps its own cache, for each of the 12 "
+                    "conversations.",
+                    "48 层中的每一层都有自己的缓存，12 个对话各有一份。",
+                ),
+            ),
+            (
+                _most_groups(budget=24e9, divisor=False),
+                tr(
+                    "a GiB is 2**30 bytes, not 10**9; and the count must divide 40.",
+                    "1 GiB 是 2**30 字节，不是 10**9 字节。组数还要能整除 40。",
+                ),
+            ),
+            (
+                _NOT_A_DIVISOR,
+                tr(
+                    f"{_NOT_A_DIVISOR} groups would fit, but 40 query heads do not split into "
+                    f"{_NOT_A_DIVISOR} equal groups: take a divisor of 40.",
+                    f"{_NOT_A_DIVISOR} 组放得下，但 40 个查询头分不成 {_NOT_A_DIVISOR} 个"
+                    "一样大的组。要取 40 的约数。",
+                ),
+            ),
+            (
+                lambda v: v > _Q_HEADS,
+                tr(
+                    "there are at most 40 groups, one per query head.",
+                    "组数最多是 40，每个查询头一组。",
+                ),
+            ),
+            (
+                lambda v: v >= 1 and _Q_HEADS % v != 0,
+                tr(
+                    "every group serves the same number of query heads, so the count must "
+                    "divide 40.",
+                    "每组服务的查询头一样多，所以组数要能整除 40。",
+                ),
+            ),
+            (
+                lambda v: v in _DIVISORS and v < _GROUPS_FIT,
+                tr(
+                    "that many groups fit, but so do more: look for the largest divisor of 40 "
+                    "that fits.",
+                    "这么多组放得下，但更多组也放得下。要找放得下的最大的 40 的约数。",
                 ),
             ),
         ),
         otherwise=tr(
-            "work out the bytes one token adds to the cache of the whole model, then the bytes of "
-            "one conversation, then how many of those fit into 24 GiB.",
-            "先算出一个词元给整个模型的缓存增加多少字节，再算一个对话的字节数，"
-            "最后看 24 GiB 能放下多少个对话。",
+            "work out the bytes one K/V group adds to the caches of all 12 conversations, then "
+            "how many groups fit into 24 GiB, then take a divisor of 40.",
+            "先算出一个 K/V 组给 12 个对话的缓存一共增加多少字节，再看 24 GiB 能放下多少组，"
+            "最后取 40 的约数。",
         ),
         whole=True,
     ),
-    "``answer``: an int, whole 6000-token conversations whose KV caches fit into 24 GiB.",
+    "``answer``: an int, the most K/V groups (a divisor of 40) whose caches for 12 conversations "
+    "of 6000 tokens fit into 24 GiB.",
 )
 
 

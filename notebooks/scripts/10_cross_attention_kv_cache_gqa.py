@@ -165,9 +165,11 @@ class Reverser(nn.Module):
     def forward(self, source):  # source: (b, n) token ids
         b, n = source.shape
         positions = torch.arange(n)  # (n,)
-        memory = self.token(source) + self.source_position(positions)  # (b, n, d): keys, values
+        # (b, n, d): the encoder output ("memory"), used as keys and values
+        memory = self.token(source) + self.source_position(positions)
         queries = self.target_position(positions).expand(b, n, -1)  # (b, n, d)
-        context, weights = self.cross(queries, memory, return_weights=True)  # + (b, 1, n, n)
+        # context (b, n, d); weights (b, h=1, n, n)
+        context, weights = self.cross(queries, memory, return_weights=True)
         return self.out(context), weights[:, 0]  # logits (b, n, vocab), weights (b, n, n)
 
 
@@ -614,9 +616,10 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_chunk_mask(answer)
 
 # %% [markdown]
-# **Exercise 2.** A server keeps 24 GiB of GPU memory for KV caches. Its model has 48 layers,
-# 40 query heads of size 128 in 8 K/V groups, and stores the cache in float16. How many whole
-# conversations of 6000 tokens can it serve at once?
+# **Exercise 2.** A server keeps 24 GiB of GPU memory for KV caches and must hold 12
+# conversations of 6000 tokens at once. Its model has 48 layers and 40 query heads of size 128,
+# and stores the cache in float16. What is the largest number of K/V groups (a divisor of 40)
+# it can use?
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -549,8 +549,8 @@ def plot_learned_alignment(
         share = float(w[rows, cols].mean())
         ax.set_title(
             figure_text(
-                f"{title}: {share:.1%} on the boxed cells (chance {1 / n_kv:.1%})",
-                f"{title}：方框内占 {share:.1%}（随机水平 {1 / n_kv:.1%}）",
+                f"{title}\n{share:.1%} of the weight in the boxed cells (chance {1 / n_kv:.1%})",
+                f"{title}\n方框内的权重占 {share:.1%}（随机水平 {1 / n_kv:.1%}）",
             )
         )
         ax.set_xlabel(figure_text("source position (keys, values)", "源序列位置（键、值）"))

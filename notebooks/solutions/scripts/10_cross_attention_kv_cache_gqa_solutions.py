@@ -48,19 +48,20 @@ plain = ahead  # rows 5..6 of a plain causal mask over keys 2..6
 print("entries the window adds:", (answer & ~plain).nonzero().tolist())
 
 # %% [markdown]
-# **Exercise 2.** One token adds a key and a value (2) in every layer (48), for each K/V head (8,
-# not 40: only the groups are cached), of 128 numbers of 2 bytes: 196,608 bytes. A conversation
-# of 6000 tokens takes 6000 times that, and 24 GiB hold 21.8 of them: 21 whole conversations.
-# With plain MHA (40 K/V heads) the cache would be 5 times larger and only 4 would fit.
+# **Exercise 2.** Each K/V group adds, per token, a key and a value (2) in every layer (48), of
+# 128 numbers of 2 bytes: 24,576 bytes. For 12 conversations of 6000 tokens that is 1.77 GB
+# per group, and 24 GiB (25.8 GB) hold 14.56 groups' worth. But the 40 query heads must split
+# into equal groups, so the count must divide 40 (1, 2, 4, 5, 8, 10, 20, 40): the largest that
+# fits is 10 groups, 17.7 GB. 20 groups would need 35.4 GB, and plain MHA (40) 70.8 GB.
 
 # %%
-layers, kv_heads, head_dim, T, bytes_per_number = 48, 8, 128, 6000, 2
-per_token = 2 * layers * kv_heads * head_dim * bytes_per_number  # K and V
-per_conversation = per_token * T
+layers, q_heads, head_dim, T, conversations, bytes_per_number = 48, 40, 128, 6000, 12, 2
+per_group = 2 * layers * head_dim * bytes_per_number * T * conversations  # K and V
 budget = 24 * 2**30
-answer = budget // per_conversation
-print(f"{per_token:,} bytes per token, {per_conversation / 2**30:.2f} GiB per conversation")
-print(f"{budget / per_conversation:.2f} conversations fit -> {answer} whole ones")
+divisors = [g for g in range(1, q_heads + 1) if q_heads % g == 0]
+answer = max(g for g in divisors if g * per_group <= budget)
+print(f"{per_group / 1e9:.2f} GB per group: {budget / per_group:.2f} groups' worth fit")
+print(f"divisors of 40: {divisors} -> {answer} groups, {answer * per_group / 1e9:.1f} GB")
 result = mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 assert result
 result

@@ -18,7 +18,7 @@
 # 2. 把一个很小的交叉注意力模型训练一秒钟，测量它学到的对齐，并与随机水平（chance level）比较。
 # 3. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**（autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
 # 4. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块核对这些公式。
-# 5. 亲手实现一个追加并做注意力的 KV 缓存，以及 GQA 的键/值共享。
+# 5. 亲手实现一个先追加键和值、再计算注意力的 KV 缓存，以及 GQA 的键/值共享。
 #
 # **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 120 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习、2 个动手实现，估算规则见第 00 课）。
 #
@@ -112,7 +112,7 @@ plt.show()
 # %% [markdown] en_hash="c0f27ffaace4"
 # ### 交叉注意力自己学会对齐
 #
-# 上面的对齐是手工设定的。一个头能不能*学*出对齐？我们用一个答案已知的玩具任务来试：把 6 个词元的序列**倒过来**（词表（vocabulary）有 10 个词元）。编码器一侧是每个源词元的嵌入加上它的位置嵌入（positional embedding），作为键和值。解码器一侧根本没有词元，只有它要填写的目标位置的嵌入，作为查询。因此，要在目标位置 $i$ 写出正确的词元，唯一的办法是关注源位置 $5 - i$。落在那里的权重份额，就衡量了这个头学到了什么。一个把权重平均分开的头，在那里只有 $1/6 \approx 17\,\%$，这就是随机水平。
+# 上面的对齐是手工设定的。一个头能不能*学*出对齐？我们用一个答案已知的玩具任务来试：把 6 个词元的序列**倒过来**，词表（vocabulary）共有 10 个词元。编码器一侧是每个源词元的嵌入加上它的位置嵌入（positional embedding），作为键和值。解码器一侧根本没有词元，只有它要填写的目标位置的嵌入，作为查询。因此，要在目标位置 $i$ 写出正确的词元，唯一的办法是关注源位置 $5 - i$。落在那里的权重份额，就衡量了这个头学到了什么。一个把权重平均分开的头，在那里只有 $1/6 \approx 17\,\%$，这就是随机水平。
 
 
 # %%
@@ -135,9 +135,11 @@ class Reverser(nn.Module):
     def forward(self, source):  # source: (b, n) token ids
         b, n = source.shape
         positions = torch.arange(n)  # (n,)
-        memory = self.token(source) + self.source_position(positions)  # (b, n, d): keys, values
+        # (b, n, d): the encoder output ("memory"), used as keys and values
+        memory = self.token(source) + self.source_position(positions)
         queries = self.target_position(positions).expand(b, n, -1)  # (b, n, d)
-        context, weights = self.cross(queries, memory, return_weights=True)  # + (b, 1, n, n)
+        # context (b, n, d); weights (b, h=1, n, n)
+        context, weights = self.cross(queries, memory, return_weights=True)
         return self.out(context), weights[:, 0]  # logits (b, n, vocab), weights (b, n, n)
 
 
@@ -326,7 +328,7 @@ torch.testing.assert_close(torch.cat(chunks, dim=1), full)
 print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache), "tokens cached")
 
 # %% [markdown] en_hash="acfe6d01de8f"
-# ### 动手实现：追加并做注意力的 KV 缓存
+# ### 动手实现：先追加、再算注意力的 KV 缓存
 #
 # 现在自己来写这个缓存。层已经把新词元投影好了，`q`、`k`、`v` 传进来时已经拆成了多个头，形状都是 (b, h, n, head_dim)。你的类把缓存的内容存在 `self.keys` 和 `self.values` 里，形状是 (b, h, T_cached, head_dim)。它的 `append_and_attend(q, k, v)` 要做三件事。
 #
@@ -334,7 +336,7 @@ print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache),
 # 2. 把 `k` 和 `v` 追加到缓存里。
 # 3. 返回新查询对所有已缓存键的注意力输出 (b, h, n, head_dim)。因果掩码要与新词元所在的位置对应。
 #
-# 检查器用随机的查询、键和值，按长短不一的块送入。尺寸与本课不同。它把你的输出与对整个序列做一次因果注意力（causal attention）的结果比较，还会检查你缓存了什么、`q`、`k`、`v` 是否保持原样，以及长度上限。
+# 检查器把随机的查询、键和值分成长短不一的块送进来，尺寸与本课不同。它把你的输出与对整个序列做一次因果注意力（causal attention）的结果比较，还会检查你缓存了什么、`q`、`k`、`v` 是否保持原样，以及长度上限。
 
 
 # %%
@@ -478,7 +480,7 @@ assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
 assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="0108d11fe35e"
-# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半：8 组的类 Llama 模型减少 37.5%（即“fewer params”一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$；这一行还算上了 Llama 并没有的 `out_proj` 偏置），用 MQA 则减少 48.4%。**KV 缓存则直接除以 num_heads / num_kv_groups**：对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量；8 组的 GQA 是常用的折中——如今的主流模型正是为了省显存才改用 GQA 这类变体。
+# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半：8 组的类 Llama 模型减少 37.5%（即“fewer params”一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$；这一行还算上了 Llama 并没有的 `out_proj` 偏置），用 MQA 则减少 48.4%。**KV 缓存则直接除以 num_heads / num_kv_groups**：对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量；8 组的 GQA 是常用的折中。
 #
 # ## 小结
 #
@@ -519,8 +521,8 @@ print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_chunk_mask(answer)
 
-# %% [markdown] en_hash="a51a3c192d4d"
-# **练习 2。** 一台服务器留出 24 GiB 显存给 KV 缓存。它的模型有 48 层，40 个大小为 128 的查询头分成 8 个 K/V 组，缓存用 float16 存储。它同时最多能服务多少个长度为 6000 个词元的完整对话？
+# %% [markdown] en_hash="52a80cb65d96"
+# **练习 2。** 一台服务器留出 24 GiB 显存给 KV 缓存，要同时容纳 12 个长度为 6000 个词元的对话。它的模型有 48 层、40 个大小为 128 的查询头，缓存用 float16 存储。它最多能用多少个 K/V 组（组数要能整除 40）？
 
 # %%
 answer = None  # YOUR CODE HERE

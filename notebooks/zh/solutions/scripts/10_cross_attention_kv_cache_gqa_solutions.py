@@ -43,17 +43,17 @@ result
 plain = ahead  # rows 5..6 of a plain causal mask over keys 2..6
 print("entries the window adds:", (answer & ~plain).nonzero().tolist())
 
-# %% [markdown] en_hash="dc107811a319"
-# **练习 2。** 一个词元在每一层（48 层）为每个 K/V 头（8 个，不是 40 个，只缓存分组）各加一个键和一个值（乘 2），每个有 128 个数，每个数 2 字节，共 196,608 字节。6000 个词元的对话占它的 6000 倍，24 GiB 能放 21.8 个，也就是 21 个完整对话。如果是普通 MHA（40 个 K/V 头），缓存会大 5 倍，只放得下 4 个。
+# %% [markdown] en_hash="46e9fcb1d41d"
+# **练习 2。** 每个 K/V 组在每一层（48 层）为每个词元各存一个键和一个值（乘 2），每个有 128 个数，每个数 2 字节，共 24,576 字节。12 个 6000 词元的对话，每组就要 1.77 GB。24 GiB 是 25.8 GB，够放 14.56 组。但 40 个查询头要分成一样大的组，组数必须整除 40（1、2、4、5、8、10、20、40）。放得下的最大组数是 10，占 17.7 GB。20 组要 35.4 GB，普通 MHA（40 组）要 70.8 GB。
 
 # %%
-layers, kv_heads, head_dim, T, bytes_per_number = 48, 8, 128, 6000, 2
-per_token = 2 * layers * kv_heads * head_dim * bytes_per_number  # K and V
-per_conversation = per_token * T
+layers, q_heads, head_dim, T, conversations, bytes_per_number = 48, 40, 128, 6000, 12, 2
+per_group = 2 * layers * head_dim * bytes_per_number * T * conversations  # K and V
 budget = 24 * 2**30
-answer = budget // per_conversation
-print(f"{per_token:,} bytes per token, {per_conversation / 2**30:.2f} GiB per conversation")
-print(f"{budget / per_conversation:.2f} conversations fit -> {answer} whole ones")
+divisors = [g for g in range(1, q_heads + 1) if q_heads % g == 0]
+answer = max(g for g in divisors if g * per_group <= budget)
+print(f"{per_group / 1e9:.2f} GB per group: {budget / per_group:.2f} groups' worth fit")
+print(f"divisors of 40: {divisors} -> {answer} groups, {answer * per_group / 1e9:.1f} GB")
 result = mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 assert result
 result
