@@ -393,9 +393,10 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_wrapper_width(answer)
 
 # %% [markdown]
-# **Exercise 2.** Build the book's wrapper again (`torch.manual_seed(123)`, `d_in=3`,
-# `d_out=2`, `context_length=6`, `dropout=0.0`) but with **3 heads**, run it on `batch`, and
-# slice the output of **head 3** out of the concatenated result: a (2, 6, 2) tensor.
+# **Exercise 2.** Head 3 of the book's wrapper with **3 heads** (`torch.manual_seed(123)`,
+# `d_in=3`, `d_out=2`, `context_length=6`, `dropout=0.0`), run on `batch`, is a (2, 6, 2) tensor.
+# Compute it **without building a wrapper**, from `mh.CausalAttention` modules only. (Section 2
+# says why the seed decides which weights each head gets.)
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -79,15 +79,18 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 2.** Head k owns columns `(k - 1) * d_out : k * d_out` of the concatenation, so
-# head 3 is `4:6`. It equals running `wrapper.heads[2]` on its own.
+# **Exercise 2.** The wrapper creates its heads one after another, so after
+# `torch.manual_seed(123)` three `CausalAttention` modules created in a row draw the same weights
+# as its three heads; the third one is head 3. Its output is the wrapper's columns `4:6`.
 
 # %%
 torch.manual_seed(123)
+heads = [mh.CausalAttention(3, 2, 6, 0.0) for _ in range(3)]  # drawn in the wrapper's order
+answer = heads[2](batch)  # (b, T, d_out) = (2, 6, 2)
+
+torch.manual_seed(123)
 wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
-out = wrapper(batch)  # (b, T, 3 * d_out) = (2, 6, 6)
-answer = out[..., 4:6]  # (b, T, d_out)
-assert torch.equal(answer, wrapper.heads[2](batch))
+assert torch.equal(answer, wrapper(batch)[..., 4:6])  # the same as the wrapper's head 3
 print(answer[0])
 
 result = mhsa_helpers.exercises.check_head_output(answer)

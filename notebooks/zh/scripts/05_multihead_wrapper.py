@@ -309,8 +309,8 @@ print(mh.assert_same_module(ours, theirs, batch))
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_wrapper_width(answer)
 
-# %% [markdown] en_hash="52643a4f60ec"
-# **练习 2。** 重新构建书中的包装器（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），但这次用 **3 个头**，在 `batch` 上运行它，并从拼接后的结果里切出**头 3** 的输出：一个 (2, 6, 2) 的张量。
+# %% [markdown] en_hash="da95771e77c0"
+# **练习 2。** 书中的包装器改用 **3 个头**（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），在 `batch` 上运行，第 3 个头的输出是一个 (2, 6, 2) 的张量。请**不构建包装器**，只用 `mh.CausalAttention` 模块把它算出来。（第 2 节讲了为什么种子决定了每个头拿到哪些权重。）
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -71,15 +71,17 @@ result = mhsa_helpers.exercises.check_wrapper_width(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="a5f8dcd9512b"
-# **练习 2。** 头 k 占据拼接结果的第 `(k - 1) * d_out : k * d_out` 列，所以头 3 是 `4:6`。它等于单独运行 `wrapper.heads[2]` 的结果。
+# %% [markdown] en_hash="a8cc15c4204d"
+# **练习 2。** 包装器依次创建各个头。所以在 `torch.manual_seed(123)` 之后连续创建三个 `CausalAttention`，它们拿到的权重和包装器的三个头相同，第三个就是头 3。它的输出就是包装器输出的第 `4:6` 列。
 
 # %%
 torch.manual_seed(123)
+heads = [mh.CausalAttention(3, 2, 6, 0.0) for _ in range(3)]  # drawn in the wrapper's order
+answer = heads[2](batch)  # (b, T, d_out) = (2, 6, 2)
+
+torch.manual_seed(123)
 wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
-out = wrapper(batch)  # (b, T, 3 * d_out) = (2, 6, 6)
-answer = out[..., 4:6]  # (b, T, d_out)
-assert torch.equal(answer, wrapper.heads[2](batch))
+assert torch.equal(answer, wrapper(batch)[..., 4:6])  # the same as the wrapper's head 3
 print(answer[0])
 
 result = mhsa_helpers.exercises.check_head_output(answer)
