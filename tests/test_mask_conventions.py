@@ -55,6 +55,10 @@ def _raises(m, dtype):
     raise IndexError("too many indices")
 
 
+def _not_written(m, dtype):
+    raise NotImplementedError
+
+
 def _causal(m, dtype):
     """Section 7's hf_additive line for a decoder: the causal part kept."""
     t = m.shape[-1]
@@ -114,6 +118,7 @@ WRONG = [
     ("in place", _in_place, "in-place"),
     ("raises", _raises, "raised IndexError"),
     ("returns None", lambda m, dtype: None, "returned NoneType"),
+    ("not written", _not_written, "not written yet"),
     ("one argument only", lambda m: _hf(m, torch.float32), "raised TypeError"),
     (
         "per head",

@@ -643,6 +643,13 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     return None
 
 
+_NOT_WRITTEN = tr(
+    "your function is not written yet: it raises NotImplementedError. Write its body, then run "
+    "the cell again.",
+    "你的函数还没有写好：它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
+)
+
+
 def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
     """Every case in every dtype: the right mask, and the input left as it was."""
     for dtype in _DTYPES:
@@ -652,6 +659,8 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
             given = attention_mask.clone()
             try:
                 got = fn(given, dtype)
+            except NotImplementedError:
+                raise ContractError(_NOT_WRITTEN) from None
             except Exception as error:  # the learner's code may raise anything
                 kind = type(error).__name__
                 raised = tr(
