@@ -59,7 +59,7 @@ from .lesson10 import (
     check_projected_tokens,
     check_repeat_kv,
 )
-from .lesson11 import check_hf_to_sdpa_mask, check_left_padding_mask, check_masked_softmax
+from .lesson11 import check_hf_to_additive_mask, check_left_padding_mask, check_masked_softmax
 from .lesson12 import (
     check_cache_numbers,
     check_own_text,
@@ -85,7 +85,7 @@ __all__ = [
     "check_head_dim",
     "check_head_entropy",
     "check_head_output",
-    "check_hf_to_sdpa_mask",
+    "check_hf_to_additive_mask",
     "check_initial_loss",
     "check_key_block",
     "check_kv_cache_bytes",

@@ -5,9 +5,9 @@
 * ``check_masked_softmax(answer)`` -- a function ``masked_softmax(scores, hidden)``: softmax over
   the visible positions of each row, exactly 0 on hidden ones, and a row of zeros (no NaN, not
   even in the gradient) when every position of a row is hidden.
-* ``check_hf_to_sdpa_mask(answer)`` -- a function ``hf_to_sdpa(attention_mask)``: a Hugging Face
-  mask (int (b, T), 1 = real token) into SDPA's bool ``attn_mask`` for an encoder (True = may
-  attend, broadcasting to (b, h, T, T)).
+* ``check_hf_to_additive_mask(answer)`` -- a function ``hf_to_additive(attention_mask, dtype)``:
+  a Hugging Face mask (int (b, T), 1 = real token) into the float mask in ``dtype`` that SDPA adds
+  to the scores of an encoder (0 at real keys, a finite fill at pads), in float32, float16, bf16.
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ from ._build import (
     ForwardTexts,
     build_checker,
     call_forward,
-    function_answer,
 )
 from ._kinds import mask_answer
 from ._parse import plain_tensor
 from ._result import CheckResult, exercise, fail, ok
 
-__all__ = ["check_hf_to_sdpa_mask", "check_left_padding_mask", "check_masked_softmax"]
+__all__ = ["check_hf_to_additive_mask", "check_left_padding_mask", "check_masked_softmax"]
 
 _LENGTHS, _T = torch.tensor([3, 1, 4]), 5
 _LEFT = torch.arange(_T) < (_T - _LENGTHS)[:, None]  # (3, 5): pads first, then the real tokens
@@ -430,16 +429,19 @@ check_masked_softmax = build_checker(
 )
 
 
-# -- exercise 3: a Hugging Face attention_mask into SDPA's boolean attn_mask --------------------
+# -- exercise 3: a Hugging Face attention_mask into SDPA's additive float mask, in any dtype -----
 
-_HF_TO_SDPA = tr(
-    "Hugging Face attention_mask -> SDPA attn_mask",
-    "Hugging Face 的 attention_mask -> SDPA 的 attn_mask",
+_HF_TO_ADDITIVE = tr(
+    "Hugging Face attention_mask -> SDPA's additive mask",
+    "Hugging Face 的 attention_mask -> SDPA 的加性掩码",
 )
+
+#: The dtypes tried, float32 first: a mistake that shows at full precision is named there.
+_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
 def _hf_cases() -> list[tuple[Text, torch.Tensor]]:
-    """Hugging Face masks (int, 1 = real token) of other sizes than the lesson's, b != T."""
+    """Hugging Face masks (int, 1 = real token) of other sizes than the lesson's, b != T first."""
     packed = torch.tensor([[1, 1, 0, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1, 1]])  # (2, 7): a pad inside
     return [
         (
@@ -454,21 +456,38 @@ def _hf_cases() -> list[tuple[Text, torch.Tensor]]:
     ]
 
 
-def _sdpa_output(attn_mask: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
-    """SDPA's output for fixed q, k, v of shape (b, 2, T, 4) with the given attn_mask."""
-    b, t = real.shape
+def _qkv(b: int, t: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """Fixed q, k, v of shape (b, 2, T, 4) in ``dtype``, scores spread over a few units."""
     gen = torch.Generator().manual_seed(19)
-    q, k, v = (torch.randn(b, 2, t, 4, generator=gen) for _ in range(3))
-    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+    return tuple((2 * torch.randn(b, 2, t, 4, generator=gen)).to(dtype) for _ in range(3))
 
 
-def _judge_sdpa_mask(got: object, attention_mask: torch.Tensor) -> Text | None:
-    """What is wrong with ``got`` as SDPA's bool mask for ``attention_mask``, or None."""
+def _sdpa_matches_unpadded(attn_mask: torch.Tensor, real: torch.Tensor) -> bool:
+    """Whether SDPA with ``attn_mask`` gives each sequence the output it has without its pads."""
+    b, t = real.shape
+    q, k, v = _qkv(b, t, attn_mask.dtype)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    out = sdpa(q, k, v, attn_mask=attn_mask)  # (b, 2, T, 4)
+    for i in range(b):
+        keep = real[i]
+        alone = sdpa(q[i : i + 1], k[i : i + 1, :, keep], v[i : i + 1, :, keep])  # (1, 2, T, 4)
+        if not torch.allclose(out[i : i + 1].float(), alone.float(), atol=2e-2, rtol=2e-2):
+            return False
+    return True
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtype) -> Text | None:
+    """What is wrong with ``got`` as the additive mask in ``dtype`` for ``attention_mask``."""
     real = attention_mask.bool()  # (b, T): True = a real token
     b, t = real.shape
     full = (b, 2, t, t)  # (b, h, T_q, T_k): what SDPA broadcasts the mask to
-    expected = real[:, None, None, :].expand(full)
+    keys = real[:, None, None, :].expand(full)  # True at the real keys
     kind = type(got).__name__
+    want = _dtype_name(dtype)
     if not isinstance(got, torch.Tensor):
         return tr(
             f"your function returned {kind}, not a tensor.",
@@ -479,21 +498,30 @@ def _judge_sdpa_mask(got: object, attention_mask: torch.Tensor) -> Text | None:
             f"your function returned a {kind}; return a plain torch.Tensor.",
             f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
         )
-    shape = tuple(got.shape)
-    if got.dtype != torch.bool:
-        if got.is_floating_point() or got.is_complex():
-            return tr(
-                f"a {got.dtype} mask: SDPA adds a float attn_mask to the scores (0 keeps, -inf "
-                "hides), so 1.0 and 0.0 hide nothing. Return a bool tensor.",
-                f"这是 {got.dtype} 掩码：SDPA 会把浮点的 attn_mask 加到分数上（0 保留，-inf "
-                "遮住），所以 1.0 和 0.0 什么也遮不住。请返回 bool 张量。",
-            )
+    if got.dtype == torch.bool:
         return tr(
-            f"dtype {got.dtype}: SDPA takes a bool mask (or a float one added to the scores), "
-            "not integers. Return a bool tensor.",
-            f"dtype 是 {got.dtype}：SDPA 接受 bool 掩码（或加到分数上的浮点掩码），不接受整数。"
-            "请返回 bool 张量。",
+            "a bool mask: SDPA would take it, but this exercise asks for the float mask that "
+            "is added to the scores (0 keeps a key, a very negative number hides it), as "
+            "Hugging Face builds it.",
+            "这是 bool 掩码：SDPA 也接受它，但本题要的是加到分数上的浮点掩码"
+            "（0 保留一个键，很大的负数遮住它），也就是 Hugging Face 构造的那种。",
         )
+    if not got.is_floating_point():
+        return tr(
+            f"dtype {got.dtype}: SDPA takes a bool mask or a float one added to the scores, "
+            "not integers. Return a float tensor.",
+            f"dtype 是 {got.dtype}：SDPA 接受 bool 掩码或加到分数上的浮点掩码，不接受整数。"
+            "请返回浮点张量。",
+        )
+    if got.dtype != dtype:
+        return tr(
+            f"dtype {got.dtype}, but {want} was asked for: SDPA adds the mask to scores of "
+            "the queries' dtype and refuses a float mask of another one. Build it in the "
+            "dtype you are given.",
+            f"dtype 是 {got.dtype}，但要求的是 {want}：SDPA 把掩码加到与查询同一 dtype 的分数上，"
+            "不接受别的 dtype 的浮点掩码。请用传入的 dtype 来构造它。",
+        )
+    shape = tuple(got.shape)
     if shape == (b, t) and b != t:
         return tr(
             f"shape {shape}: SDPA lines up the mask's axes from the right, so a (b, T) mask is "
@@ -503,7 +531,7 @@ def _judge_sdpa_mask(got: object, attention_mask: torch.Tensor) -> Text | None:
             "批次轴对不上。请给它加上大小为 1 的头轴和查询轴，让它在头和查询上广播。",
         )
     try:
-        broadcast = got.expand(full)
+        mask = got.detach().cpu().expand(full)
     except RuntimeError:
         return tr(
             f"shape {shape} does not broadcast to (b, h, T_q, T_k) = {full}: one row of keys "
@@ -511,89 +539,186 @@ def _judge_sdpa_mask(got: object, attention_mask: torch.Tensor) -> Text | None:
             f"形状 {shape} 不能广播成 (b, h, T_q, T_k) = {full}：每个序列一行键，"
             "头轴和查询轴的大小为 1。",
         )
-    if torch.equal(broadcast, expected):
-        if not torch.equal(_sdpa_output(got, real), _sdpa_output(expected, real)):
-            return tr(
-                "SDPA computes another output with this mask.", "用这个掩码，SDPA 算出的输出不同。"
-            )
-        return None
-    if torch.equal(broadcast, ~expected):
+    if torch.isnan(mask).any():
+        return tr("NaN in the mask.", "掩码里有 NaN。")
+    at_real, at_pads = mask[keys], mask[~keys]
+    if bool((at_real == 1).all()) and bool((at_pads == 0).all()):
         return tr(
-            "inverted: for SDPA's bool attn_mask True means *may attend*, so the real tokens "
-            "must be True. True at the pads is nn.MultiheadAttention's key_padding_mask "
-            "(and this course's) convention.",
-            "弄反了：SDPA 的 bool attn_mask 中 True 表示“可以关注”，所以真实词元必须为 True。"
-            "填充为 True 是 nn.MultiheadAttention 的 key_padding_mask（也是本课程）的约定。",
+            "the 0/1 attention_mask itself, as floats: SDPA adds a float mask to the scores, "
+            "so adding 1 or 0 hides nothing. The pads need a very negative number, the real "
+            "keys 0.",
+            "这就是浮点形式的 0/1 attention_mask：SDPA 把浮点掩码加到分数上，"
+            "加 1 或加 0 什么也遮不住。填充处要放一个很大的负数，真实的键处为 0。",
         )
-    causal = torch.ones(t, t, dtype=torch.bool).tril()
-    if torch.equal(broadcast, expected & causal):
+    if bool((at_pads == 0).all()) and bool((at_real != 0).all()):
         return tr(
-            "a causal mask crept in: an encoder lets every query see every real token, also "
-            "the later ones.",
-            "混进了因果掩码：编码器让每个查询看到所有真实词元，包括后面的。",
+            "inverted: the very negative number stands at the real tokens and 0 at the pads. "
+            "In the attention_mask 1 is a real token; it must get 0, a pad the fill.",
+            "弄反了：很大的负数放在了真实词元处，0 放在了填充处。attention_mask 中 1 是真实词元，"
+            "它应当得到 0，填充处才放填充值。",
         )
-    if torch.equal(broadcast, real[:, None, :, None].expand(full)):
+    lower = torch.ones(t, t, dtype=torch.bool).tril()  # (T, T): key j <= query i
+    future_real = keys & ~lower
+    if (
+        bool(future_real.any())
+        and bool((mask[keys & lower] == 0).all())
+        and bool((mask[future_real] < 0).all())
+    ):
+        return tr(
+            "a causal mask crept in: an encoder lets every query see every real token, "
+            "also the later ones. Only the pads are hidden.",
+            "混进了因果掩码：编码器让每个查询看到所有真实词元，包括后面的。只有填充被遮住。",
+        )
+    rows = real[:, None, :, None].expand(full)  # True at the real queries
+    if bool((mask[rows] == 0).all()) and bool((mask[~rows] < 0).all()):
         return tr(
             "the mask hides query rows, not key columns: padding is a property of the keys, "
             "so its axis is the last one (T_k), with size 1 for the queries.",
             "这个掩码遮住的是查询的行，而不是键的列：填充是键的属性，"
             "所以它在最后一个轴（T_k）上，查询轴的大小为 1。",
         )
-    if not torch.equal(broadcast, broadcast[:, :1, :1, :].expand(full)):
+    if not torch.equal(mask, mask[:, :1, :1, :].expand(full)):
         return tr(
             "the mask differs between heads or between queries: padding hides the same keys "
             "from every query of a sequence.",
             "掩码在不同的头或不同的查询之间不一样：填充对一个序列的每个查询遮住的是同样的键。",
         )
-    return tr(
-        "some keys are hidden or visible at the wrong places: True exactly where the "
-        "attention_mask holds a 1.",
-        "有些键在错误的位置被遮住或可见：应当恰好在 attention_mask 为 1 的位置为 True。",
-    )
-
-
-@exercise(_HF_TO_SDPA)
-def check_hf_to_sdpa_mask(answer: object) -> CheckResult:
-    """``answer``: a function ``hf_to_sdpa(attention_mask)`` -> SDPA's bool ``attn_mask``.
-
-    ``attention_mask`` is a Hugging Face mask, int (b, T), 1 = real token; the result must
-    broadcast to (b, h, T, T) with True = may attend, for an encoder (no causal mask). It is
-    tried on masks other than the lesson's, with b != T, and must leave its input unchanged.
-    """
-    name = _HF_TO_SDPA
-    not_a_function = function_answer(answer, name, "hf_to_sdpa")
-    if not_a_function is not None:
-        return not_a_function
-    for label, attention_mask in _hf_cases():
-        on = tr("on ", "测试（") + label + tr(": ", "）：")
-        given = attention_mask.clone()
-        try:
-            got = answer(given)  # type: ignore[operator]
-        except Exception as error:  # the learner's code may raise anything
-            kind = type(error).__name__
-            return fail(
-                name,
-                on
-                + tr(f"your function raised {kind}: {error}.", f"你的函数抛出了 {kind}：{error}。"),
+    if bool((at_real != 0).any()) or bool((at_pads >= 0).any()):
+        return tr(
+            "some keys are hidden or visible at the wrong places: 0 exactly where the "
+            "attention_mask holds a 1, a negative fill where it holds a 0.",
+            "有些键在错误的位置被遮住或可见：应当恰好在 attention_mask 为 1 的位置为 0，"
+            "为 0 的位置放负的填充值。",
+        )
+    lowest = torch.finfo(dtype).min
+    if torch.isinf(at_pads).any():
+        if dtype == torch.float32:
+            return tr(
+                "-inf at the pads: right for this batch, but a row whose keys are all hidden "
+                "(left padding under a causal mask) becomes softmax of all -inf = NaN. "
+                "Hugging Face fills with a finite number, the lowest the dtype has "
+                "(section 7).",
+                "填充处是 -inf：对这个批次是对的，但一行的键全被遮住时（因果掩码下的左填充），"
+                "就成了全是 -inf 的 softmax，也就是 NaN。Hugging Face 填的是有限的数，"
+                "也就是这个 dtype 最小的数（见第 7 节）。",
             )
-        if not torch.equal(given, attention_mask):
-            return fail(
-                name,
-                on
-                + tr(
-                    "your function changed the attention_mask it was given (an in-place "
-                    "operation); build a new tensor instead.",
-                    "你的函数修改了传入的 attention_mask（原地操作）；请新建一个张量。",
-                ),
+        if dtype == torch.float16:
+            culprit = tr(
+                "a constant below it (-1e9, or float32's lowest number -3.4e38) overflows",
+                f"比它更小的常数（-1e9，或 float32 最小的数 -3.4e38）在转换成 {want} 时会溢出",
             )
-        problem = _judge_sdpa_mask(got, attention_mask)
-        if problem is not None:
-            return fail(name, on + problem)
-    return ok(
-        name,
-        tr(
-            "correct: True at the real tokens, one row of keys per sequence, broadcast over "
-            "heads and queries.",
-            "正确：真实词元处为 True，每个序列一行键，在头和查询上广播。",
+        else:
+            culprit = tr(
+                "float32's lowest number -3.4e38, just below it, rounds",
+                f"float32 最小的数 -3.4e38 比它还小一点，在转换成 {want} 时会舍入",
+            )
+        return (
+            tr(
+                f"-inf at the pads in {want}: {want}'s lowest finite number is {lowest:.6g}, so ",
+                f"{want} 中填充处是 -inf：{want} 最小的有限数是 {lowest:.6g}，",
+            )
+            + culprit
+            + tr(
+                f" to -inf when it becomes a {want}, and -inf gives NaN for a row with no real "
+                f"key. The fill must be the lowest number of {want} itself.",
+                f"成 -inf。一行没有真实键时，-inf 会给出 NaN。填充值必须是 {want} 自己最小的数。",
+            )
+        )
+    q, k, _ = _qkv(b, t, dtype)
+    weights = torch.softmax(q @ k.transpose(-2, -1) + mask, dim=-1)  # (b, 2, T, T) in dtype
+    if bool((weights[~keys] != 0).any()):
+        fill = float(at_pads.max())
+        return tr(
+            f"the pads still get weight in {want}: a fill of {fill:.4g} is not low enough to "
+            "make exp of the score exactly 0. Hugging Face uses the lowest number of the "
+            "dtype (section 7).",
+            f"在 {want} 中填充仍然得到了权重：填充值 {fill:.4g} 不够小，"
+            "不能让分数的 exp 恰好为 0。Hugging Face 用的是这个 dtype 最小的数（见第 7 节）。",
+        )
+    if not _sdpa_matches_unpadded(got.detach().cpu(), real):
+        return tr(
+            "SDPA computes another output with this mask than with the pads removed.",
+            "用这个掩码，SDPA 算出的输出与去掉填充后的不同。",
+        )
+    return None
+
+
+_NOT_WRITTEN = tr(
+    "your function is not written yet: it raises NotImplementedError. Write its body, then run "
+    "the cell again.",
+    "你的函数还没有写好：它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
+)
+
+
+def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
+    """Every case in every dtype: the right mask, and the input left as it was."""
+    for dtype in _DTYPES:
+        for label, attention_mask in _hf_cases():
+            name = _dtype_name(dtype)
+            on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
+            given = attention_mask.clone()
+            try:
+                got = fn(given, dtype)
+            except NotImplementedError:
+                raise ContractError(_NOT_WRITTEN) from None
+            except Exception as error:  # the learner's code may raise anything
+                kind = type(error).__name__
+                raised = tr(
+                    f"your function raised {kind}: {error}.",
+                    f"你的函数抛出了 {kind}：{error}。",
+                )
+                if "overflow" in str(error):
+                    raised += tr(
+                        f" A constant such as -1e9 lies below {name}'s lowest finite number "
+                        f"({torch.finfo(dtype).min:.6g}) and does not fit in a {name}.",
+                        f"像 -1e9 这样的常数比 {name} 最小的有限数（{torch.finfo(dtype).min:.6g}）"
+                        f"还小，放不进 {name}。",
+                    )
+                raise ContractError(on + raised) from None
+            if not torch.equal(given, attention_mask):
+                raise ContractError(
+                    on
+                    + tr(
+                        "your function changed the attention_mask it was given (an in-place "
+                        "operation); build a new tensor instead.",
+                        "你的函数修改了传入的 attention_mask（原地操作）；请新建一个张量。",
+                    )
+                )
+            try:
+                problem = _judge_additive(got, attention_mask, dtype)
+            except Exception as error:  # a hostile tensor may break a comparison
+                kind = type(error).__name__
+                problem = tr(
+                    f"the returned tensor could not be read ({kind}).",
+                    f"无法读取返回的张量（{kind}）。",
+                )
+            if problem is not None:
+                raise ContractError(on + problem)
+
+
+check_hf_to_additive_mask = build_checker(
+    "check_hf_to_additive_mask",
+    BuildSpec(
+        name=_HF_TO_ADDITIVE,
+        answer="function",
+        function_name="hf_to_additive",
+        contracts=(_right_on_every_mask_and_dtype,),
+        passed=tr(
+            "correct: 0 at the real tokens, a finite fill that leaves the pads no weight in "
+            "float32, float16 and bfloat16, broadcast over heads and queries.",
+            "正确：真实词元处为 0，填充处的有限填充值在 float32、float16 和 bfloat16 中"
+            "都让填充得不到权重，并在头和查询上广播。",
         ),
-    )
+    ),
+    """``answer``: a function ``hf_to_additive(attention_mask, dtype)`` -> SDPA's float mask.
+
+    ``attention_mask`` is a Hugging Face mask, int (b, T), 1 = real token; the result, in
+    ``dtype``, is added to the scores of an encoder (no causal mask): 0 at the real keys, a finite
+    fill at the pads that makes their softmax weight exactly 0 in that dtype (Hugging Face's is
+    ``torch.finfo(dtype).min``; -inf is refused, it gives NaN for a row with no real key). Any
+    shape that broadcasts to (b, h, T, T) with the same keys hidden for every head and query is
+    accepted: (b, 1, 1, T) as Hugging Face's encoders build it, or (b, 1, T, T) expanded. Tried in
+    float32, float16 and bfloat16 on masks other than the lesson's, with b != T; it must leave its
+    input unchanged.
+    """,
+)

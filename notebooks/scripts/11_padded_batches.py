@@ -27,7 +27,7 @@
 #    `nn.MultiheadAttention`, Hugging Face, d2l) and check that they give the same attention.
 #
 # **Prerequisites:** lessons 06 (`MultiHeadAttention`) and 10 (the KV cache).
-# **Time:** about 80 minutes (reading, running 20 code cells, 2 exercises, 1 build-it; the rule is
+# **Time:** about 90 minutes (reading, running 20 code cells, 1 exercise, 2 build-its; the rule is
 # in lesson 00).
 #
 # **Shape contract:** `module(x, key_padding_mask=mask, return_weights=True)` with `x`
@@ -439,14 +439,14 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_masked_softmax(answer)
 
 # %% [markdown]
-# **Exercise 3.** A BERT-style encoder (no causal mask) gets its batch from a Hugging Face
-# tokenizer: `attention_mask` is an int tensor (b, T), 1 = a real token, 0 = a pad. Write
-# `hf_to_sdpa(attention_mask)`, returning the bool `attn_mask` for
-# `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` with q, k, v of shape
-# (b, h, T, head_dim): every query may attend to every real token of its own sequence. The
-# checker tries your function on other masks than this lesson's. Set `answer = hf_to_sdpa`
-# (the function itself).
+# **Exercise 3.** A BERT-style encoder (no causal mask) runs in low precision and gets its batch
+# from a Hugging Face tokenizer: `attention_mask` is an int tensor (b, T), 1 = a real token,
+# 0 = a pad. Write `hf_to_additive(attention_mask, dtype)`, returning the **float** mask in
+# `dtype` that `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` adds to the scores, for
+# q, k, v of shape (b, h, T, head_dim): 0 at real keys, and at padded keys the fill Hugging Face
+# uses (section 7 built it for float32 only). The checker tries float32, float16 and bfloat16,
+# and masks other than this lesson's. Set `answer = hf_to_additive` (the function itself).
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_hf_to_sdpa_mask(answer)
+mhsa_helpers.exercises.check_hf_to_additive_mask(answer)

@@ -129,14 +129,14 @@ def padding_masks(
     cmap = ListedColormap([_REAL, "#37474f"])
     for ax, (name, matrix) in zip(axes, panels, strict=True):
         ax.imshow(matrix.numpy(), cmap=cmap, vmin=0, vmax=1)
-        ax.set_xticks(range(num_tokens), labels, rotation=60, ha="right", fontsize=8)
-        ax.set_yticks(range(num_tokens), labels, fontsize=8)
+        ax.set_xticks(range(num_tokens), labels, rotation=60, ha="right", fontsize=9)
+        ax.set_yticks(range(num_tokens), labels, fontsize=9)
         ax.set_xlabel(figure_text("key", "键"))
         ax.set_ylabel(figure_text("query", "查询"))
         ax.set_title(name)
     no_key = figure_text("no key", "无可见的键")
     for row in hidden.all(dim=-1).nonzero().flatten().tolist():
-        axes[2].text(num_tokens - 0.4, row, no_key, color="#c62828", va="center", fontsize=8)
+        axes[2].text(num_tokens - 0.4, row, no_key, color="#c62828", va="center", fontsize=9)
     fig.suptitle(figure_text("dark = hidden (True)", "深色 = 遮住（True）"))
     fig.tight_layout()
     return fig

@@ -71,33 +71,45 @@ torch.testing.assert_close(masked_softmax(scores / T**0.5, causal | pad[:, None,
 print(weights[0])
 
 # %% [markdown]
-# **Exercise 3.** SDPA's bool mask is True where a query *may attend*, a Hugging Face mask is 1
-# at a real token: the same positions, so one comparison gives them. Padding hides keys, so the
-# result must broadcast over the heads and the queries: size-1 axes there, (b, 1, 1, T).
+# **Exercise 3.** Section 7 multiplies by `torch.finfo(torch.float32).min`, about -3.4e38. In
+# float16 that number, like -1e9, lies below the lowest finite value -65504 and becomes -inf (in
+# bfloat16 it rounds to -inf too), and -inf turns a row with no real key into NaN. So the fill is
+# the lowest number of the dtype asked for, `torch.finfo(dtype).min`, and the mask is built in
+# that dtype. Padding hides keys, so the mask broadcasts over the heads and the queries:
+# (b, 1, 1, T).
 
 
 # %%
-def hf_to_sdpa(attention_mask):
-    real = attention_mask == 1  # (b, T): True = a real token, which SDPA may attend
-    return real[:, None, None, :]  # (b, 1, 1, T): broadcast over heads and queries
+def hf_to_additive(attention_mask, dtype):
+    lowest = torch.finfo(dtype).min  # the dtype's own lowest finite number: -65504 in float16
+    pads = (attention_mask == 0)[:, None, None, :]  # (b, 1, 1, T): True at a padded key
+    zeros = torch.zeros(pads.shape, dtype=dtype)  # (b, 1, 1, T): added to the real keys
+    return zeros.masked_fill(pads, lowest)  # (b, 1, 1, T): 0 at real keys, lowest at pads
 
 
-answer = hf_to_sdpa
-result = mhsa_helpers.exercises.check_hf_to_sdpa_mask(answer)
+answer = hf_to_additive
+result = mhsa_helpers.exercises.check_hf_to_additive_mask(answer)
 assert result
 result
 
 # %% [markdown]
-# SDPA with this mask computes what the same sequences compute with their pads cut off:
+# The two constants that fit float32 become -inf in low precision; the dtype's own lowest number
+# does not, and in every dtype SDPA computes what the same sequences compute with their pads cut
+# off:
 
 # %%
 import torch.nn.functional as F
 
+print("-1e9 in float16:", torch.tensor(-1e9).half().item())
+print(
+    "float32's lowest in bfloat16:", torch.tensor(torch.finfo(torch.float32).min).bfloat16().item()
+)
 attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T): left, right padding
-q, k, v = (torch.randn(2, 3, 5, 4) for _ in range(3))  # (b, h, T, head_dim)
-out = F.scaled_dot_product_attention(q, k, v, attn_mask=hf_to_sdpa(attention_mask))
-for b in range(2):
-    real = attention_mask[b] == 1  # (T,)
-    alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
-    torch.testing.assert_close(out[b], alone)
-print("SDPA with hf_to_sdpa's mask == the same sequences with their pads removed")
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    q, k, v = (torch.randn(2, 3, 5, 4).to(dtype) for _ in range(3))  # (b, h, T, head_dim)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=hf_to_additive(attention_mask, dtype))
+    for b in range(2):
+        real = attention_mask[b] == 1  # (T,)
+        alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
+        torch.testing.assert_close(out[b].float(), alone.float(), atol=1e-2, rtol=1e-2)
+    print(f"{dtype!s:<15} SDPA with the additive mask == the sequences with their pads removed")

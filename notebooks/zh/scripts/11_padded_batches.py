@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="6589444e96aa"
+# %% [markdown] en_hash="d31848a50cd8"
 # # 11 · 真实句子成批处理：填充掩码（padding mask）
 #
 # 到目前为止，每个例子里的序列都一样长。真实的句子长短不一，可一个批次（batch）是一个形状为 (b, T, d_in) 的张量，所以短句要用**填充**词元补齐。本课要确保这些填充物不改变任何结果：每个真实词元（token）得到的输出，必须和它所在的句子单独运行时得到的完全一样。
@@ -20,7 +20,7 @@
 # 4. 用 `torch.testing.assert_close` 证明“成批计算 == 逐句计算”，并把 d2l 的有效长度（valid length）`valid_lens` 转换成键填充掩码。
 # 5. 在学习者会遇到的六种掩码约定（第 03 课、本课程、SDPA、`nn.MultiheadAttention`、Hugging Face、d2l）之间相互转换，并验证它们给出相同的注意力。
 #
-# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时：** 约 80 分钟（阅读、运行 20 个代码单元格、2 道练习、1 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 10 课的 KV 缓存（KV cache）。**用时：** 约 90 分钟（阅读、运行 20 个代码单元格、1 道练习、2 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `module(x, key_padding_mask=mask, return_weights=True)`，其中 `x` 的形状为 (b, T, d_in)，`mask` 是形状为 (b, T) 的布尔张量；它返回形状为 (b, T, d_out) 的输出和形状为 (b, num_heads, T, T) 的权重，填充键上的权重为零。
 
@@ -260,7 +260,7 @@ print("d2l's valid_lens and our key_padding_mask give the same weights")
 #
 # 其中两种都写 `True`，意思却相反：SDPA 的 `True` 是“可以关注”，`nn.MultiheadAttention` 的 `True` 是“忽略”。还有两种根本不是布尔值。SDPA 会把浮点掩码*加*到分数上（0 保留，$-\infty$ 遮住），所以 0/1 的浮点掩码什么也遮不住。Hugging Face 自己也会把 0/1 掩码变成这样的加性浮点掩码，只是用该 dtype 能表示的最小数代替 $-\infty$。
 #
-# 下一个单元从这个右填充批次的 Hugging Face 掩码出发，构造出另外五种：
+# 下一个单元格从这个右填充批次的 Hugging Face 掩码出发，构造出另外五种：
 
 # %%
 attention_mask = (~mask_right).long()  # (b, T) Hugging Face: 1 = a real token
@@ -338,7 +338,7 @@ for b in range(3):
 # ## 小结
 #
 # * 一个批次只能有一个长度 T：短句需要**填充**，而**键填充掩码**（形状为 (b, T) 的布尔张量，`True` 表示填充，即 `torch.nn.MultiheadAttention` 的约定）标明填充在哪里。
-# * 有因果掩码时，右填充永远影响不到真实词元；左填充和没有因果掩码的层则会受影响——而掩码会对每个查询遮住填充的键。
+# * 有因果掩码时，右填充永远影响不到真实词元；左填充和没有因果掩码的层则会受影响，所以要用掩码对每个查询遮住填充的键。
 # * 如果一个查询的所有键都被遮住（左填充 + 因果掩码），对全是 $-\infty$ 的一行做 softmax 会得到 NaN；即使损失跳过了这一行，NaN 也会污染梯度。在本课程中，这样的行得到零权重和零上下文向量，整个过程从不计算出 NaN。
 # * 有了掩码，在每个真实词元上都有“成批计算 == 逐句计算”：包中的每个类都成立，SDPA 路径和 KV 缓存也不例外。d2l 的 `valid_lens` 是右填充下的特例。
 # * 六个库，六种掩码约定，同一个注意力。要弄清每种约定里 `True`（或 1）的含义，掩码是布尔值还是加到分数上的数，以及它怎样广播。
@@ -363,9 +363,9 @@ mhsa_helpers.exercises.check_left_padding_mask(answer)
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_masked_softmax(answer)
 
-# %% [markdown] en_hash="08bba198b129"
-# **练习 3。** 一个 BERT 式的编码器（没有因果掩码）从 Hugging Face 的分词器得到批次：`attention_mask` 是形状为 (b, T) 的整数张量，1 表示真实词元，0 表示填充。编写 `hf_to_sdpa(attention_mask)`，返回 `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` 所需的布尔 `attn_mask`，其中 q、k、v 的形状为 (b, h, T, head_dim)。要求：每个查询都可以关注本序列的所有真实词元。检查器会用本课以外的掩码测试你的函数。令 `answer = hf_to_sdpa`（函数本身）。
+# %% [markdown] en_hash="8dcfaae9827b"
+# **练习 3。** 一个 BERT 式的编码器（没有因果掩码）用低精度运行，批次来自 Hugging Face 的分词器。`attention_mask` 是形状为 (b, T) 的整数张量，1 表示真实词元，0 表示填充。编写 `hf_to_additive(attention_mask, dtype)`，返回 `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` 加到分数上的**浮点**掩码，数据类型为 `dtype`，q、k、v 的形状为 (b, h, T, head_dim)。真实词元的键处为 0，填充的键处填 Hugging Face 所用的那个值（第 7 节只为 float32 构造过它）。检查器会用 float32、float16、bfloat16 和本课以外的掩码来测试。令 `answer = hf_to_additive`（函数本身）。
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_hf_to_sdpa_mask(answer)
+mhsa_helpers.exercises.check_hf_to_additive_mask(answer)

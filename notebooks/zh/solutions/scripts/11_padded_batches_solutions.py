@@ -63,32 +63,39 @@ _, weights = mh.masked_attention(scores, identity, identity, causal, key_padding
 torch.testing.assert_close(masked_softmax(scores / T**0.5, causal | pad[:, None, :]), weights)
 print(weights[0])
 
-# %% [markdown] en_hash="70c96b41c8c4"
-# **练习 3。** SDPA 的布尔掩码在查询*可以关注*的位置为 True，Hugging Face 的掩码在真实词元处为 1。两者是同样的位置，所以一次比较就够了。填充遮住的是键，所以结果要在头和查询上广播：在这两个轴上放大小为 1 的轴，得到 (b, 1, 1, T)。
+# %% [markdown] en_hash="ac166637d9dd"
+# **练习 3。** 第 7 节乘的是 `torch.finfo(torch.float32).min`，约为 -3.4e38。这个数和 -1e9 一样，比 float16 最小的有限数 -65504 还小，在 float16 中会变成 -inf（在 bfloat16 中也会舍入成 -inf）。一行没有真实键时，-inf 会让这一行变成 NaN。所以填充值要取所要求的 dtype 自己最小的数，即 `torch.finfo(dtype).min`，掩码也要用这个 dtype 构造。填充遮住的是键，所以掩码在头和查询上广播，形状为 (b, 1, 1, T)。
 
 
 # %%
-def hf_to_sdpa(attention_mask):
-    real = attention_mask == 1  # (b, T): True = a real token, which SDPA may attend
-    return real[:, None, None, :]  # (b, 1, 1, T): broadcast over heads and queries
+def hf_to_additive(attention_mask, dtype):
+    lowest = torch.finfo(dtype).min  # the dtype's own lowest finite number: -65504 in float16
+    pads = (attention_mask == 0)[:, None, None, :]  # (b, 1, 1, T): True at a padded key
+    zeros = torch.zeros(pads.shape, dtype=dtype)  # (b, 1, 1, T): added to the real keys
+    return zeros.masked_fill(pads, lowest)  # (b, 1, 1, T): 0 at real keys, lowest at pads
 
 
-answer = hf_to_sdpa
-result = mhsa_helpers.exercises.check_hf_to_sdpa_mask(answer)
+answer = hf_to_additive
+result = mhsa_helpers.exercises.check_hf_to_additive_mask(answer)
 assert result
 result
 
-# %% [markdown] en_hash="025aeda766ac"
-# 用这个掩码，SDPA 算出的结果与把填充去掉后的同一批序列相同：
+# %% [markdown] en_hash="fd40737d05e3"
+# 这两个常数在 float32 中放得下，在低精度下却变成了 -inf。dtype 自己最小的数不会这样。在每种 dtype 下，SDPA 算出的结果都与把填充去掉后的同一批序列相同：
 
 # %%
 import torch.nn.functional as F
 
+print("-1e9 in float16:", torch.tensor(-1e9).half().item())
+print(
+    "float32's lowest in bfloat16:", torch.tensor(torch.finfo(torch.float32).min).bfloat16().item()
+)
 attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T): left, right padding
-q, k, v = (torch.randn(2, 3, 5, 4) for _ in range(3))  # (b, h, T, head_dim)
-out = F.scaled_dot_product_attention(q, k, v, attn_mask=hf_to_sdpa(attention_mask))
-for b in range(2):
-    real = attention_mask[b] == 1  # (T,)
-    alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
-    torch.testing.assert_close(out[b], alone)
-print("SDPA with hf_to_sdpa's mask == the same sequences with their pads removed")
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    q, k, v = (torch.randn(2, 3, 5, 4).to(dtype) for _ in range(3))  # (b, h, T, head_dim)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=hf_to_additive(attention_mask, dtype))
+    for b in range(2):
+        real = attention_mask[b] == 1  # (T,)
+        alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
+        torch.testing.assert_close(out[b].float(), alone.float(), atol=1e-2, rtol=1e-2)
+    print(f"{dtype!s:<15} SDPA with the additive mask == the sequences with their pads removed")
