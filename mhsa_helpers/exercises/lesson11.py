@@ -605,12 +605,12 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
         if dtype == torch.float16:
             culprit = tr(
                 "a constant below it (-1e9, or float32's lowest number -3.4e38) overflows",
-                f"比它更小的常数（-1e9，或 float32 最小的数 -3.4e38）在转换成 {want} 时会溢出",
+                "比它更小的常数（-1e9，或 float32 最小的数 -3.4e38）会溢出",
             )
         else:
             culprit = tr(
                 "float32's lowest number -3.4e38, just below it, rounds",
-                f"float32 最小的数 -3.4e38 比它还小一点，在转换成 {want} 时会舍入",
+                "float32 最小的数 -3.4e38 比它还小一点，会被舍入",
             )
         return (
             tr(
@@ -621,7 +621,8 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
             + tr(
                 f" to -inf when it becomes a {want}, and -inf gives NaN for a row with no real "
                 f"key. The fill must be the lowest number of {want} itself.",
-                f"成 -inf。一行没有真实键时，-inf 会给出 NaN。填充值必须是 {want} 自己最小的数。",
+                f"，转换成 {want} 后就成了 -inf。一行没有真实键时，-inf 会给出 NaN。"
+                f"填充值必须是 {want} 自己最小的数。",
             )
         )
     q, k, _ = _qkv(b, t, dtype)
