@@ -162,13 +162,19 @@ def test_no_contiguous_names_the_view_error():
     ("cls", "fragment"),
     [
         (NoOutProj, "forgetting out_proj"),
-        (MaskAsAttribute, "register_buffer"),
         (FusedNames, "W_query"),
         (ReturnsWeights, "one tensor"),
     ],
 )
 def test_wrong_structure_is_named(cls, fragment):
     assert_not_yet(ex.check_build_multihead(cls), fragment)
+
+
+def test_a_mask_kept_as_a_plain_attribute_works_and_gets_the_register_buffer_note():
+    """It behaves correctly on one device (issue 19: test behaviour, suggest register_buffer)."""
+    result = ex.check_build_multihead(MaskAsAttribute)
+    assert result.passed, result
+    assert "register_buffer" in result.text.en
 
 
 @pytest.mark.parametrize(

@@ -50,3 +50,35 @@ def test_the_fused_checker_passes_the_right_class_and_names_each_slip() -> None:
     assert not not_sqrt.passed
     assert "head_dim itself" in not_sqrt.text.en or "d_k itself" in not_sqrt.text.en
     assert "本身" in not_sqrt.text.zh
+
+
+class _SplitMaskInForward(nn.Module):
+    """Lesson 06's class with its causal mask built in forward instead of a buffer."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        b, T, _ = x.shape
+        q, k, v = (
+            w(x).view(b, T, self.num_heads, self.head_dim).transpose(1, 2)  # (b, h, T, hd)
+            for w in (self.W_query, self.W_key, self.W_value)
+        )
+        scores = q @ k.transpose(2, 3)  # (b, h, T, T)
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T)
+        scores = scores.masked_fill(future, -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim**0.5, dim=-1))  # (b, h, T, T)
+        context = (weights @ v).transpose(1, 2).reshape(b, T, self.d_out)  # (b, T, d_out)
+        return self.out_proj(context)  # (b, T, d_out)
+
+
+def test_a_mask_built_in_forward_passes_with_a_note_on_register_buffer() -> None:
+    result = exercises.check_build_multihead(_SplitMaskInForward)
+    assert result.passed, result
+    assert "register_buffer" in result.text.en and "register_buffer" in result.text.zh

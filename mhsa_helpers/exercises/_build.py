@@ -47,6 +47,7 @@ from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, 
 __all__ = [
     "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
+    "MASK_IN_INIT",
     "MISTAKES",
     "MISTAKE_HINTS",
     "BuildSpec",
@@ -493,6 +494,17 @@ UNWRITTEN_CLASS = tr(
     "`forward` under `# YOUR CODE HERE`, then run the cell again.",
     "这个类还没有写完：它的构造函数没有创建任何层。请在 `# YOUR CODE HERE` 下面写好 "
     "`__init__` 和 `forward`，再运行这个单元格。",
+)
+
+
+#: The note a passing class gets when it builds its causal mask in forward (lessons 04, 05, 06).
+MASK_IN_INIT = tr(
+    " (Your class builds its mask in forward, which works; the book creates it once in __init__ "
+    'with self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
+    "diagonal=1)), so that it moves with .to(device) and is not rebuilt at every call.)",
+    "（你的类在 forward 里构造掩码，这样也行；书中是在 __init__ 里用 "
+    'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
+    "diagonal=1)) 只创建一次，这样它会随 .to(device) 一起移动，也不必每次调用都重新构造。）",
 )
 
 

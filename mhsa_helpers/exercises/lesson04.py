@@ -27,6 +27,7 @@ from ..data import load_journey
 from ..i18n import Text, tr
 from ._build import (
     INPUT_CHANGED,
+    MASK_IN_INIT,
     UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
@@ -530,16 +531,6 @@ def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     return (equal_to_reference, dropout_in_training_only, gradients_flow)
 
 
-_MASK_IN_INIT = tr(
-    " (Your class builds its mask in forward, which works; the book creates it once in __init__ "
-    'with self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
-    "diagonal=1)), so that it moves with .to(device) and is not rebuilt at every call.)",
-    "（你的类在 forward 里构造掩码，这样也行；书中是在 __init__ 里用 "
-    'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
-    "diagonal=1)) 只创建一次，这样它会随 .to(device) 一起移动，也不必每次调用都重新构造。）",
-)
-
-
 def head_class_passed(spec: CausalClass, passed: Text) -> Callable[[type], Text]:
     """The PASS message, with a note when the class keeps no mask buffer."""
 
@@ -549,7 +540,7 @@ def head_class_passed(spec: CausalClass, passed: Text) -> Callable[[type], Text]
             buffers = [name for name, _ in module.named_buffers()]
         except Exception:
             buffers = []
-        return passed if any("mask" in name for name in buffers) else passed + _MASK_IN_INIT
+        return passed if any("mask" in name for name in buffers) else passed + MASK_IN_INIT
 
     return message
 
