@@ -41,7 +41,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="6a8bdccf80a1"
-# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节，所以权重占 $1 \times 25 \times T^2 \times 4 = 100\,T^2$ 字节。只要 $T^2 \le 2^{30} / 100$，就放得下，所以 T 是 $2^{30} // 100$ 的整数平方根。这大约是 GPT-2 XL 上下文的 3.2 倍，而且只算了一层（它有 48 层）、一个序列。
+# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节，所以权重占 $1 \times 25 \times T^2 \times 4 = 100\,T^2$ 字节。只要 $T^2 \le 2^{30} / 100$，就放得下，所以 T 是 $2^{30} // 100$ 的整数平方根。这大约是 GPT-2 XL 上下文的 3.2 倍，而且只算了一层（GPT-2 XL 有 48 层）和一个序列。
 
 # %%
 import math
@@ -55,7 +55,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="8392ea8e84fe"
-# **练习 3（动手实现）。** 只做一次投影，`view` 成 (b, T, 3, h, head_dim)，再用 `permute` 把“Q、K、V 中的哪一个”这一轴放到最前面、把头放到词元之前，这样拆包就得到三个 (b, h, T, head_dim) 张量（与对每一个先 `split(d_out, dim=-1)`、再 `view` + `transpose(1, 2)` 的结果相同）。加权求和之后，`transpose(1, 2)` 会让张量不再连续存储，所以合并各头时要用 `.contiguous().view(...)`。
+# **练习 3（动手实现）。** 只做一次投影，再 `view` 成 (b, T, 3, h, head_dim)。`permute` 把“Q、K、V 中的哪一个”这一轴放到最前面，并把头放到词元之前，这样拆包就得到三个 (b, h, T, head_dim) 张量。这与先 `split(d_out, dim=-1)`、再对每一块做 `view` + `transpose(1, 2)` 的结果相同。加权求和之后，`transpose(1, 2)` 会让张量不再连续存储，所以合并各头时要用 `.contiguous().view(...)`。
 
 
 # %%

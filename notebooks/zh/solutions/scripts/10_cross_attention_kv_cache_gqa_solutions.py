@@ -37,7 +37,7 @@ assert result
 result
 
 # %% [markdown] en_hash="456e5bc0ffcf"
-# 包里的类没有窗口。普通的因果掩码与它只差一个位置，正是窗口多遮住的那一个：
+# 包里的类没有窗口。普通的因果掩码与这个答案只差一个位置，正是窗口多遮住的那一个。
 
 # %%
 plain = ahead  # rows 5..6 of a plain causal mask over keys 2..6
