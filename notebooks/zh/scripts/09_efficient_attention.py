@@ -59,10 +59,10 @@ x = journey.batch  # (2, 6, 3)
 torch.manual_seed(123)
 mha = mh.MultiHeadAttention(d_in=3, d_out=4, context_length=6, dropout=0.0, num_heads=2)
 
-three = [mha.W_query(x), mha.W_key(x), mha.W_value(x)]  # 3 matmuls, each (2, 6, 4)
+three = [mha.W_query(x), mha.W_key(x), mha.W_value(x)]  # 3 次矩阵乘法，每次得到 (2, 6, 4)
 W_qkv = torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])  # (12, 3)
-fused = x @ W_qkv.T  # 1 matmul: (2, 6, 12)
-queries, keys, values = fused.split(4, dim=-1)  # each (2, 6, 4)
+fused = x @ W_qkv.T  # 1 次矩阵乘法：(2, 6, 12)
+queries, keys, values = fused.split(4, dim=-1)  # 每个都是 (2, 6, 4)
 print("fused weight:", tuple(W_qkv.shape), "-> fused output:", tuple(fused.shape))
 for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
     torch.testing.assert_close(one, other)
@@ -87,12 +87,12 @@ plt.show()
 # %%
 from torch import nn
 
-fused_mha = mh.FusedQKVMultiHeadAttention.from_multihead(mha)  # copies W_query/W_key/W_value
+fused_mha = mh.FusedQKVMultiHeadAttention.from_multihead(mha)  # 复制 W_query/W_key/W_value
 print(fused_mha)
-out_06 = mha(x)  # (2, 6, 4), lesson 06
-out_fused = fused_mha(x)  # (2, 6, 4), one projection matmul
+out_06 = mha(x)  # (2, 6, 4)，第 06 课
+out_fused = fused_mha(x)  # (2, 6, 4)，投影只做一次矩阵乘法
 torch.testing.assert_close(out_fused, out_06)
-print(out_fused[0].detach())  # first sequence, (6, 4)
+print(out_fused[0].detach())  # 第一个序列，(6, 4)
 print("FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention")
 
 # %% [markdown] en_hash="10e0e1964aec"
@@ -103,7 +103,7 @@ print("FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention")
 # %%
 import torch.nn.functional as F
 
-q, k, v = fused_mha.project(x)  # each (2, 2, 6, 2): (b, h, T, head_dim)
+q, k, v = fused_mha.project(x)  # 每个都是 (2, 2, 6, 2)，即 (b, h, T, head_dim)
 context_sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, T, head_dim)
 context_explicit, weights = mh.masked_attention(q, k, v, mha.causal_mask(6))  # + (b, h, T, T)
 torch.testing.assert_close(context_sdpa, context_explicit)
@@ -130,13 +130,13 @@ b, T = x.shape[:2]  # 2, 6
 h, hd = fused_mha.num_heads, fused_mha.head_dim  # 2, 2
 with torch.no_grad():
     qkv_5d = fused_mha.qkv(x).view(b, T, 3, h, hd)  # (b, T, 3, h, head_dim)
-    q5, k5, v5 = qkv_5d.permute(2, 0, 3, 1, 4).unbind(0)  # each (b, h, T, head_dim)
+    q5, k5, v5 = qkv_5d.permute(2, 0, 3, 1, 4).unbind(0)  # 每个都是 (b, h, T, head_dim)
     for ours, permuted in zip(fused_mha.project(x), (q5, k5, v5)):
         assert torch.equal(ours, permuted)
     print("permute(2, 0, 3, 1, 4) ->", tuple(q5.shape), "== fused_mha.project(x)")
 
-    q_flash, k_flash, v_flash = qkv_5d.unbind(2)  # each (b, T, h, head_dim): flash-attn's layout
-    assert torch.equal(q_flash.transpose(1, 2), q5)  # SDPA's layout is one transpose away
+    q_flash, k_flash, v_flash = qkv_5d.unbind(2)  # 每个都是 (b, T, h, head_dim)，即 flash-attn 的布局
+    assert torch.equal(q_flash.transpose(1, 2), q5)  # 再做一次 transpose 就是 SDPA 的布局
     context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
     merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)
 print("flash-attn layout", tuple(q_flash.shape), "| SDPA layout", tuple(q5.shape))
@@ -164,7 +164,7 @@ print(w[0, 0].detach())
 # %%
 torch.manual_seed(123)
 mha_4 = mh.MultiHeadAttention(d_in=4, d_out=4, context_length=6, dropout=0.0, num_heads=2)
-x4 = torch.randn(2, 6, 4)  # (b, T, d_in) with d_in == d_out
+x4 = torch.randn(2, 6, 4)  # (b, T, d_in)，其中 d_in == d_out
 torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=2, bias=True, batch_first=True)
 with torch.no_grad():
     torch_mha.in_proj_weight.copy_(
@@ -174,7 +174,7 @@ with torch.no_grad():
     torch_mha.out_proj.load_state_dict(mha_4.out_proj.state_dict())
 torch_mha.eval()
 
-hidden = mha_4.causal_mask(6)  # bool (6, 6), True above the diagonal = hidden
+hidden = mha_4.causal_mask(6)  # 布尔型 (6, 6)，对角线以上为 True，表示遮住
 out_torch, w_torch = torch_mha(
     x4, x4, x4, attn_mask=hidden, need_weights=True, average_attn_weights=False
 )
@@ -195,7 +195,7 @@ print("nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-he
 # %%
 import mhsa_helpers.exercises
 
-prediction = None  # YOUR CODE HERE: bytes at T=512 divided by bytes at T=64
+prediction = None  # 在这里写代码：T=512 时的字节数除以 T=64 时的字节数
 mhsa_helpers.exercises.check_memory_growth(prediction)
 
 # %% [markdown] en_hash="b2b20686b59e"
@@ -209,7 +209,7 @@ weights_bytes, row_stat_bytes = [], []
 with torch.no_grad():
     for T in lengths:
         xt = torch.randn(4, T, 64)  # (b, T, d_in)
-        _, w = small(xt, return_weights=True)  # (4, 4, T, T): stored by the explicit path
+        _, w = small(xt, return_weights=True)  # (4, 4, T, T)，显式路径会存下它
         weights_bytes.append(w.numel() * w.element_size())
         row_stat_bytes.append(w.shape[0] * w.shape[1] * T * w.element_size())  # (b, h, T)
         print(f"T={T:>4}: weights {tuple(w.shape)} = {weights_bytes[-1] / 2**20:6.2f} MiB")
@@ -239,7 +239,7 @@ def attention_matrix_bytes(batch, heads, num_tokens, bytes_per_number=4):
 
 
 def qkvo_bytes(batch, d_model, num_tokens, bytes_per_number=4):
-    return 4 * batch * num_tokens * d_model * bytes_per_number  # Q, K, V and the output
+    return 4 * batch * num_tokens * d_model * bytes_per_number  # Q、K、V 和输出
 
 
 MiB = 2**20
@@ -284,13 +284,13 @@ def rope(t, base=10000.0):
     theta = base ** (-torch.arange(0, head_dim, 2) / head_dim)  # (head_dim / 2,)
     angles = torch.arange(num_tokens)[:, None] * theta  # (T, head_dim / 2)
     cos, sin = angles.cos(), angles.sin()
-    first, second = t[..., 0::2], t[..., 1::2]  # (b, h, T, head_dim / 2) each
+    first, second = t[..., 0::2], t[..., 1::2]  # 每个都是 (b, h, T, head_dim / 2)
     rotated = torch.stack([first * cos - second * sin, first * sin + second * cos], dim=-1)
     return rotated.flatten(-2)  # (b, h, T, head_dim)
 
 
-q, k, v = fused_mha.project(x)  # each (2, 2, 6, 2): (b, h, T, head_dim)
-q_rot, k_rot = rope(q), rope(k)  # same shapes; only Q and K change
+q, k, v = fused_mha.project(x)  # 每个都是 (2, 2, 6, 2)，即 (b, h, T, head_dim)
+q_rot, k_rot = rope(q), rope(k)  # 形状不变，只有 Q 和 K 改变
 print("Q", tuple(q.shape), "-> RoPE ->", tuple(q_rot.shape))
 context_rope = F.scaled_dot_product_attention(q_rot, k_rot, v, is_causal=True)  # (b, h, T, hd)
 print("context with RoPE:", tuple(context_rope.shape))
@@ -299,11 +299,11 @@ print("context with RoPE:", tuple(context_rope.shape))
 # 为了看清“只取决于相对位置”这个性质，我们把**同一个**词元放到每个位置上，即取“journey”的查询和键（头 1），重复 6 次。没有 RoPE 时，36 个分数会全都相等。有了 RoPE，查询 $i$ 与键 $j$ 的分数只取决于偏移 $i - j$。
 
 # %%
-q_same = q[0, 0, 1].expand(6, -1).reshape(1, 1, 6, 2)  # "journey"'s query at every position
-k_same = k[0, 0, 1].expand(6, -1).reshape(1, 1, 6, 2)  # and its key
+q_same = q[0, 0, 1].expand(6, -1).reshape(1, 1, 6, 2)  # 每个位置上都是 "journey" 的查询
+k_same = k[0, 0, 1].expand(6, -1).reshape(1, 1, 6, 2)  # 以及它的键
 scores_rope = (rope(q_same) @ rope(k_same).transpose(-2, -1))[0, 0]  # (T, T)
 for offset in range(6):
-    diagonal = torch.diagonal(scores_rope, offset=-offset)  # the scores with i - j = offset
+    diagonal = torch.diagonal(scores_rope, offset=-offset)  # i - j = offset 的那些分数
     torch.testing.assert_close(diagonal, diagonal[:1].expand_as(diagonal))
 fig = mh.figures.plot_relative_position_scores(
     scores_rope, title=mh.tr("RoPE: same token everywhere", "RoPE：处处是同一个词元")
@@ -319,7 +319,7 @@ import math
 H, T = 2, 6
 slopes = torch.tensor([2 ** (-8 * (h + 1) / H) for h in range(H)])  # (h,)
 distance = torch.arange(T)[:, None] - torch.arange(T)[None, :]  # (T, T): i - j
-future = distance < 0  # True above the diagonal = hidden
+future = distance < 0  # 对角线以上为 True，表示遮住
 alibi = -slopes[:, None, None] * distance  # (h, T, T)
 bias = alibi.masked_fill(future, -torch.inf)  # (h, T, T)
 context_alibi = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # (b, h, T, head_dim)
@@ -357,7 +357,7 @@ error = (out16.float() - out32).abs()  # (2, 32, 64)
 relative = (error.max() / out32.abs().max()).item()
 print("largest error below 1% of the largest output:", relative < 0.01)
 below_step = (error / out32.abs().max() < 2**-8).float().mean().item()
-assert relative < 0.01 and below_step > 0.95  # almost all below bfloat16's step
+assert relative < 0.01 and below_step > 0.95  # 几乎全部低于 bfloat16 的步长
 assert out16.dtype == torch.bfloat16 and block.qkv.weight.dtype == torch.float32
 torch.testing.assert_close(out16.float(), out32, atol=2e-2, rtol=2e-2)
 
@@ -375,13 +375,13 @@ plt.show()
 
 # %%
 with torch.no_grad():
-    q32, k32, _ = block.project(xb)  # each (2, 4, 32, 16): (b, h, T, head_dim)
-future32 = torch.ones(32, 32, dtype=torch.bool).triu(diagonal=1)  # (T, T), True = hidden
+    q32, k32, _ = block.project(xb)  # 每个都是 (2, 4, 32, 16)，即 (b, h, T, head_dim)
+future32 = torch.ones(32, 32, dtype=torch.bool).triu(diagonal=1)  # (T, T)，True 表示遮住
 scores32 = (q32 @ k32.transpose(-2, -1) / math.sqrt(16)).masked_fill(future32, -torch.inf)
 reference = torch.softmax(scores32, dim=-1)  # (2, 4, 32, 32), float32
 print(f"{'dtype':<16}{'eps':>9}{'largest error':>15}{'row sums off by':>17}")
 for dtype in (torch.float16, torch.bfloat16):
-    weights_low = torch.softmax(scores32.to(dtype), dim=-1)  # (2, 4, 32, 32) in dtype
+    weights_low = torch.softmax(scores32.to(dtype), dim=-1)  # (2, 4, 32, 32)，类型为 dtype
     error = (weights_low.float() - reference).abs().max().item()
     off = (weights_low.float().sum(dim=-1) - 1).abs().max().item()
     print(f"{dtype!s:<16}{torch.finfo(dtype).eps:>9.0e}{error:>15.0e}{off:>17.0e}")
@@ -414,7 +414,7 @@ for dtype in (torch.float16, torch.bfloat16):
     off = (upcast.sum(dim=-1) - 1).abs().max().item()
     back = (upcast.to(dtype).float() - reference).abs().max().item()  # .to(query.dtype)
     print(f"{dtype!s:<16}{error:>13.0e}{off:>17.0e}{back:>18.0e}")
-hand = torch.exp(20 * scores32.half())  # a softmax written by hand in float16, no max subtracted
+hand = torch.exp(20 * scores32.half())  # 在 float16 中手写的 softmax，没有减去最大值
 print("largest score x 20:", round(20 * scores32.max().item(), 1), "| exp in float16:", hand.max())
 
 # %% [markdown] en_hash="d67198b8b7b8"
@@ -444,7 +444,7 @@ def best_time(module, x, repeats=5):
         start = time.perf_counter()
         module(x)
         times.append(time.perf_counter() - start)
-    return min(times)  # the least disturbed run
+    return min(times)  # 受干扰最少的一次运行
 
 
 ms = {"MultiHeadAttention": [], "SDPAMultiHeadAttention": []}
@@ -491,9 +491,9 @@ plt.show()
 # 这个单元格验证本课所依赖的事实，免得包的某处改动悄无声息地破坏了课程内容。好奇的话可以展开看看，也可以直接跳过。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# The fused class equals lesson 06's class to float rounding, not bit for bit: one
-# (3 d_out x d_in) matmul may add its products in another order than three separate ones, so the
-# last bit of a float can differ (about 1e-7 relative in float32).
+# 融合版的类与第 06 课的类只在浮点舍入的范围内相等，并非逐位相同。
+# 一次 (3 d_out x d_in) 的矩阵乘法累加乘积的顺序，可能与三次分开的乘法不同，
+# 所以浮点数的最后一位可能不同（在 float32 中相对误差约为 1e-7）。
 torch.testing.assert_close(fused_mha(x), mha(x))
 torch.testing.assert_close(sdpa_mha(x), mha(x))
 assert torch.equal(fused_mha.qkv.weight, W_qkv)
@@ -514,14 +514,14 @@ fused_ex = mh.FusedQKVMultiHeadAttention(
     d_in=5, d_out=6, context_length=8, dropout=0.0, num_heads=3
 )
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_key_block(answer, fused_ex)
 
 # %% [markdown] en_hash="511a28bf252e"
 # **练习 2。** GPT-2 XL 有 25 个头，上下文长度（context length）为 1024 个词元。假设对一个序列（批次大小为 1）而言，一层的 float32 注意力权重（attention weight）张量 (b, h, T, T) 最多只能占 1 GiB（$2^{30}$ 字节）。权重还放得下的最长上下文 T 是多少？请给出一个 int。上面的内存函数由 T 算出字节数，这里要反过来求。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_longest_context(answer)
 
 # %% [markdown] en_hash="b35af26b4ee3"
@@ -534,10 +534,10 @@ mhsa_helpers.exercises.check_longest_context(answer)
 class MyFusedAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
-        # YOUR CODE HERE: self.qkv, self.out_proj, self.dropout, the mask buffer
+        # 在这里写代码：self.qkv、self.out_proj、self.dropout 和掩码缓冲区
 
     def forward(self, x):
-        # YOUR CODE HERE: (b, T, d_in) -> (b, T, d_out)
+        # 在这里写代码：(b, T, d_in) → (b, T, d_out)
         return x
 
 

@@ -46,14 +46,14 @@ mh.setup_lesson(lang="zh")
 # 为了不训练翻译模型也能看到有意义的结果，我们构造一组嵌入（embedding），让每个法语词都是对应英语词加了噪声的副本，并把 `W_query = W_key` 设成缩放过的单位矩阵。这样，分数就只表示“这两个嵌入有多相似”。（本节最后，一个小模型会通过训练*学出*对齐。）
 
 # %%
-source = ["the", "black", "cat", "sleeps"]  # encoder side (keys, values)
-target = ["le", "chat", "noir", "dort"]  # decoder side (queries)
-aligned = [0, 2, 1, 3]  # le->the, chat->cat, noir->black, dort->sleeps
+source = ["the", "black", "cat", "sleeps"]  # 编码器一侧（键和值）
+target = ["le", "chat", "noir", "dort"]  # 解码器一侧（查询）
+aligned = [0, 2, 1, 3]  # 对齐：le → the，chat → cat，noir → black，dort → sleeps
 
 torch.manual_seed(123)
 d = 8
 source_emb = torch.randn(1, 4, d)  # (b, n_kv, d_kv)
-source_emb = source_emb / source_emb.norm(dim=-1, keepdim=True) * d**0.5  # equal lengths
+source_emb = source_emb / source_emb.norm(dim=-1, keepdim=True) * d**0.5  # 长度相等
 target_emb = source_emb[:, aligned] + 0.3 * torch.randn(1, 4, d)  # (b, n_q, d_q)
 
 cross = mh.CrossMultiHeadAttention(d_q=d, d_kv=d, d_out=d, num_heads=1).eval()
@@ -61,7 +61,7 @@ with torch.no_grad():
     cross.W_query.weight.copy_(1.5 * torch.eye(d))
     cross.W_key.weight.copy_(1.5 * torch.eye(d))
 out, weights = cross(target_emb, source_emb, return_weights=True)
-# output (b, n_q, d_out), weights (b, h, n_q, n_kv)
+# 输出为 (b, n_q, d_out)，权重为 (b, h, n_q, n_kv)
 print("output", tuple(out.shape), "weights", tuple(weights.shape))
 print(weights[0, 0].detach())
 assert weights[0, 0].argmax(dim=-1).tolist() == aligned
@@ -98,7 +98,7 @@ out, weights = cross_mh(decoder_states, encoder_states, return_weights=True)
 print("output ", tuple(out.shape))  # (b, n_q, d_out)
 print("weights", tuple(weights.shape))  # (b, h, n_q, n_kv)
 torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 3))
-assert (weights > 0).all()  # no mask: every target token sees every source token
+assert (weights > 0).all()  # 没有掩码，每个目标词元都能看到每个源词元
 
 # %% [markdown] en_hash="3d8218ae84f8"
 # 下面按上面翻译示例的画法，画出第一个序列的头 1。3 个查询、7 个键、21 条线，画出来是长方形，而不是三角形。
@@ -126,28 +126,28 @@ class Reverser(nn.Module):
 
     def __init__(self, vocab, length, d_model):
         super().__init__()
-        self.token = nn.Embedding(vocab, d_model)  # encoder side: which token
-        self.source_position = nn.Embedding(length, d_model)  # encoder side: where it sits
-        self.target_position = nn.Embedding(length, d_model)  # decoder side: the slot to fill
+        self.token = nn.Embedding(vocab, d_model)  # 编码器一侧：是哪个词元
+        self.source_position = nn.Embedding(length, d_model)  # 编码器一侧：它在哪个位置
+        self.target_position = nn.Embedding(length, d_model)  # 解码器一侧：要填写的位置
         self.cross = mh.CrossMultiHeadAttention(d_model, d_model, d_model, num_heads=1)
         self.out = nn.Linear(d_model, vocab)
 
-    def forward(self, source):  # source: (b, n) token ids
+    def forward(self, source):  # source 是 (b, n) 的词元 id
         b, n = source.shape
         positions = torch.arange(n)  # (n,)
-        # (b, n, d): the encoder output ("memory"), used as keys and values
+        # (b, n, d)，即编码器的输出（"memory"），用作键和值
         memory = self.token(source) + self.source_position(positions)
         queries = self.target_position(positions).expand(b, n, -1)  # (b, n, d)
-        # context (b, n, d); weights (b, h=1, n, n)
+        # 上下文为 (b, n, d)，权重为 (b, h=1, n, n)
         context, weights = self.cross(queries, memory, return_weights=True)
-        return self.out(context), weights[:, 0]  # logits (b, n, vocab), weights (b, n, n)
+        return self.out(context), weights[:, 0]  # logits 为 (b, n, vocab)，权重为 (b, n, n)
 
 
 gen = torch.Generator().manual_seed(123)
-pool = torch.unique(torch.randint(vocab, (3000, length), generator=gen), dim=0)  # distinct rows
+pool = torch.unique(torch.randint(vocab, (3000, length), generator=gen), dim=0)  # 各行互不相同
 order = torch.randperm(len(pool), generator=gen)
-train_set, held_out = pool[order[:2000]], pool[order[2000:2500]]  # (2000, 6), (500, 6): disjoint
-expected = torch.arange(length - 1, -1, -1)  # target position i reads source position 5 - i
+train_set, held_out = pool[order[:2000]], pool[order[2000:2500]]  # (2000, 6) 和 (500, 6)，两者没有交集
+expected = torch.arange(length - 1, -1, -1)  # 目标位置 i 读取源位置 5 - i
 
 
 def alignment(model, sequences):
@@ -156,7 +156,7 @@ def alignment(model, sequences):
         logits, weights = model(sequences)  # (b, n, vocab), (b, n, n)
     on_expected = weights[:, torch.arange(length), expected].mean().item()
     right = (logits.argmax(dim=-1) == sequences.flip(-1)).float().mean().item()
-    return on_expected, right, weights.mean(dim=0)  # mean weights (n, n)
+    return on_expected, right, weights.mean(dim=0)  # 平均权重 (n, n)
 
 
 torch.manual_seed(123)
@@ -205,7 +205,7 @@ plt.show()
 # %%
 import mhsa_helpers.exercises
 
-prediction = None  # YOUR CODE HERE: total token rows projected without a cache
+prediction = None  # 在这里写代码：不用缓存时一共投影的词元行数
 mhsa_helpers.exercises.check_projected_tokens(prediction)
 
 # %% [markdown] en_hash="3ed68cd02046"
@@ -216,29 +216,29 @@ torch.manual_seed(123)
 layer = mh.SDPAMultiHeadAttention(d_in=16, d_out=16, context_length=32, dropout=0.0, num_heads=4)
 layer.eval()
 
-projected = []  # how many token rows go through the fused Q/K/V projection, per call
+projected = []  # 每次调用有多少词元行经过融合的 Q/K/V 投影
 hook = layer.qkv.register_forward_hook(lambda mod, inp, out: projected.append(inp[0].shape[1]))
 
 prompt = torch.randn(1, 4, 16)  # (b, T_prompt, d_in)
 new_tokens = 12
 
 with torch.no_grad():
-    # Without a cache: feed the whole sequence every step.
+    # 不用缓存：每一步都送入整个序列。
     seq = prompt
     for _ in range(new_tokens):
-        next_vec = layer(seq)[:, -1:]  # (1, 1, 16): output of the last position
+        next_vec = layer(seq)[:, -1:]  # (1, 1, 16)，最后一个位置的输出
         seq = torch.cat([seq, next_vec], dim=1)
     rows_without = projected.copy()
 
-    # With a cache: the prompt once, then one token per step.
+    # 使用缓存：提示词送入一次，之后每步送入一个词元。
     projected.clear()
     cache = mh.KVCache(context_length=32)
     next_vec = layer(prompt, cache=cache)[:, -1:]  # (1, 1, 16)
     generated, cache_lengths = [next_vec], [len(cache)]
     for _ in range(new_tokens - 1):
-        next_vec = layer(next_vec, cache=cache)  # (1, 1, 16), attends to all cached tokens
+        next_vec = layer(next_vec, cache=cache)  # (1, 1, 16)，关注所有已缓存的词元
         generated.append(next_vec)
-        cache_lengths.append(len(cache))  # one token longer after every step
+        cache_lengths.append(len(cache))  # 每一步之后多一个词元
     seq_cached = torch.cat([prompt, *generated], dim=1)  # (1, 16, 16)
     rows_with = projected.copy()
 hook.remove()
@@ -308,7 +308,7 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 
 # %%
 offset, n = 2, 3
-full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True = hidden
+full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True 表示遮住
 print("correct mask for the chunk (rows 2..4):")
 print(full_mask[offset:].int())
 print("is_causal's top-left alignment (wrong here):")
@@ -346,12 +346,12 @@ class MyKVCache:
         self.keys = None  # (b, h, T_cached, head_dim)
         self.values = None  # (b, h, T_cached, head_dim)
 
-    def append_and_attend(self, q, k, v):  # (b, h, n, head_dim) each
-        # YOUR CODE HERE: check the limit, append k and v, attend (b, h, n, head_dim)
+    def append_and_attend(self, q, k, v):  # 每个都是 (b, h, n, head_dim)
+        # 在这里写代码：检查上限，追加 k 和 v，计算注意力 (b, h, n, head_dim)
         raise NotImplementedError
 
 
-answer = None  # YOUR CODE HERE: answer = MyKVCache once it is written
+answer = None  # 在这里写代码：写好之后令 answer = MyKVCache
 mhsa_helpers.exercises.check_kv_cache_step(answer)
 
 # %% [markdown] en_hash="6d0662d3ad4d"
@@ -380,7 +380,7 @@ plt.show()
 
 # %%
 torch.manual_seed(0)
-keys_g = torch.randn(1, num_kv_groups, 5, 4)  # (b, g, T, head_dim): what the cache stores
+keys_g = torch.randn(1, num_kv_groups, 5, 4)  # (b, g, T, head_dim)，即缓存里存的内容
 keys_h = keys_g.repeat_interleave(group_size, dim=1)  # (b, num_heads, T, head_dim)
 print(tuple(keys_g.shape), "->", tuple(keys_h.shape))
 for head in range(num_heads):
@@ -396,11 +396,11 @@ for head in range(num_heads):
 
 # %%
 def repeat_kv(x, n_rep):  # (b, g, T, head_dim) -> (b, g * n_rep, T, head_dim)
-    # YOUR CODE HERE
+    # 在这里写代码
     raise NotImplementedError
 
 
-answer = None  # YOUR CODE HERE: answer = repeat_kv once it is written
+answer = None  # 在这里写代码：写好之后令 answer = repeat_kv
 mhsa_helpers.exercises.check_repeat_kv(answer)
 
 # %% [markdown] en_hash="fd1f872eea90"
@@ -474,8 +474,8 @@ for name, d_model, heads, layers, T, groups in configs:
             f"{name:<12} {g:>5} {kind} {params:>13,} {param_saving[name, g]:>12.1%} "
             f"{cache_mib:>9,.0f} MiB {heads // g:>5}x"
         )
-assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # Llama-like GQA: 1 GiB per sequence
-assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with MHA: 4 GiB
+assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # 类 Llama 模型用 GQA：每个序列 1 GiB
+assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # 同一个模型用 MHA：4 GiB
 assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
 assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
@@ -495,8 +495,8 @@ assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 # 这个单元格验证本课所依赖的事实，免得包的某处改动悄无声息地破坏了课程内容。好奇的话可以展开看看，也可以直接跳过。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# The teaching class MultiHeadAttention takes the same KVCache: token by token == one full pass.
-# assert_close, not torch.equal: a (1, T) score row and a (T, T) matrix may sum in another order.
+# 教学用的 MultiHeadAttention 类也接受同样的 KVCache，逐个词元送入 == 一次完整的前向传播。
+# 用 assert_close 而不是 torch.equal，因为 (1, T) 的分数行和 (T, T) 的矩阵求和顺序可能不同。
 torch.manual_seed(2)
 teaching = mh.MultiHeadAttention(d_in=16, d_out=16, context_length=32, dropout=0.0, num_heads=4)
 x_check = torch.randn(2, 7, 16)  # (b, T, d_in)
@@ -505,7 +505,7 @@ with torch.no_grad():
     cache_check = mh.KVCache(32)
     steps = [teaching(x_check[:, t : t + 1], cache=cache_check) for t in range(7)]
 torch.testing.assert_close(torch.cat(steps, dim=1), full_check)
-# The figures show this lesson's own numbers.
+# 图中画的是本课自己的数值。
 assert cache_lengths == [len(prompt[0])] + [len(prompt[0]) + i for i in range(1, new_tokens)]
 assert weights.shape == (2, 2, 3, 7) and kv_head_of.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
 print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "tokens cached")
@@ -518,21 +518,21 @@ print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "
 # **练习 1。** 有些模型（例如 Mistral 7B）只在一个**滑动窗口**内做注意力。查询能看到自己和它之前的 3 个位置（窗口大小为 4），所以缓存只保留最后 3 个位置。现在缓存里是位置 2、3、4，你再送入 2 个词元的块（位置 5 和 6）。请为它们构造形状为 (2, 5) 的布尔掩码，列依次对应位置 2..6 的键。按本课程的约定，`True` 表示遮住。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_chunk_mask(answer)
 
 # %% [markdown] en_hash="52a80cb65d96"
 # **练习 2。** 一台服务器留出 24 GiB 显存给 KV 缓存，要同时容纳 12 个长度为 6000 个词元的对话。它的模型有 48 层、40 个大小为 128 的查询头，缓存用 float16 存储。它最多能用多少个 K/V 组（组数要能整除 40）？
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 
 # %% [markdown] en_hash="581d6b4dd338"
 # **练习 3。** 一个类似 Qwen2-7B 的注意力层，d_in = d_out = 3584，28 个大小为 128 的查询头分成 4 个 K/V 组。W_query、W_key 和 W_value 都带偏置，输出投影**不带**偏置（包里的类总给 `out_proj` 一个偏置）。这一层有多少个参数？
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_gqa_parameter_count(answer)
 
 # %% [markdown] en_hash="15e37114f27b"

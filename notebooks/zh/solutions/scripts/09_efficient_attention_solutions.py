@@ -33,7 +33,7 @@ fused_ex = mh.FusedQKVMultiHeadAttention(
 
 d_out = fused_ex.d_out
 answer = fused_ex.qkv.weight[d_out : 2 * d_out]  # (d_out, d_in) = (6, 5)
-w_query, w_key, w_value = fused_ex.qkv.weight.split(d_out, dim=0)  # the same, with split
+w_query, w_key, w_value = fused_ex.qkv.weight.split(d_out, dim=0)  # 用 split 得到同样的结果
 assert torch.equal(answer, w_key)
 print(tuple(answer.shape))
 result = mhsa_helpers.exercises.check_key_block(answer, fused_ex)
@@ -64,7 +64,7 @@ class MyFusedAttention(nn.Module):
         super().__init__()
         assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
         self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
-        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)  # one projection for Q, K, V
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)  # Q、K、V 共用一个投影
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(dropout)
         self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
@@ -98,4 +98,4 @@ mine.load_state_dict(package.state_dict())
 x = mh.load_journey().batch  # (2, 6, 3)
 assert torch.equal(mine(x), package(x))
 torch.testing.assert_close(mine(x), mha(x))
-print(mine(x)[0].detach())  # (6, 4): lesson 06's numbers
+print(mine(x)[0].detach())  # (6, 4)，与第 06 课的数值相同
