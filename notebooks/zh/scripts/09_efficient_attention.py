@@ -135,7 +135,7 @@ with torch.no_grad():
         assert torch.equal(ours, permuted)
     print("permute(2, 0, 3, 1, 4) ->", tuple(q5.shape), "== fused_mha.project(x)")
 
-    q_flash, k_flash, v_flash = qkv_5d.unbind(2)  # 每个都是 (b, T, h, head_dim)，即 flash-attn 的布局
+    q_flash, k_flash, v_flash = qkv_5d.unbind(2)  # 各为 (b, T, h, head_dim)，flash-attn 的布局
     assert torch.equal(q_flash.transpose(1, 2), q5)  # 再做一次 transpose 就是 SDPA 的布局
     context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
     merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)

@@ -146,7 +146,7 @@ class Reverser(nn.Module):
 gen = torch.Generator().manual_seed(123)
 pool = torch.unique(torch.randint(vocab, (3000, length), generator=gen), dim=0)  # 各行互不相同
 order = torch.randperm(len(pool), generator=gen)
-train_set, held_out = pool[order[:2000]], pool[order[2000:2500]]  # (2000, 6) 和 (500, 6)，两者没有交集
+train_set, held_out = pool[order[:2000]], pool[order[2000:2500]]  # (2000, 6) 和 (500, 6)，互不相交
 expected = torch.arange(length - 1, -1, -1)  # 目标位置 i 读取源位置 5 - i
 
 
