@@ -399,7 +399,7 @@ print("SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:", tuple(
 # %%
 fig = mh.figures.plot_relative_position_scores(
     alibi[0].masked_fill(future, 0.0),
-    title=mh.tr("ALiBi bias of head 1: -m (i - j)", "第 1 个头的 ALiBi 偏置：-m (i - j)"),
+    title=mh.tr("ALiBi bias of head 1: -m (i - j)", "头 1 的 ALiBi 偏置：-m (i - j)"),
 )
 plt.show()
 
