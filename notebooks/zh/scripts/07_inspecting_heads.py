@@ -47,7 +47,7 @@ with torch.no_grad():
     out, weights = mha(batch, return_weights=True)  # (2, 6, 2), (2, 2, 6, 6)
 print("out:    ", tuple(out.shape))
 print("weights:", tuple(weights.shape), "= (b, num_heads, T, T)")
-print(weights[0])  # (num_heads, T, T): the two heads of the first sequence
+print(weights[0])  # (num_heads, T, T)：第一个序列的两个头
 
 # %% [markdown] en_hash="4ca86a792257"
 # 输出与书中印出的数值（见第 06 课）一致，可见这些正是书中构建的那个模块的权重。每一行对应一个查询，也就是发起关注的词元，每一列对应一个键，也就是被关注的词元。每行之和为 1，因果掩码（causal mask）把对角线以上的元素全部置零。
@@ -96,7 +96,7 @@ print("same weights in train mode with dropout 0.5:", torch.equal(weights_train,
 # %%
 from mhsa_helpers.inspection import uniform_causal_entropy
 
-one_hot = torch.eye(6).unsqueeze(0)  # (1, T, T): every token looks only at itself
+one_hot = torch.eye(6).unsqueeze(0)  # (1, T, T)：每个词元只关注自己
 lower = torch.tril(torch.ones(6, 6))
 uniform_causal = (lower / lower.sum(dim=-1, keepdim=True)).unsqueeze(0)  # (1, T, T)
 print("one-hot head:        ", mh.head_entropy(one_hot))
@@ -145,12 +145,12 @@ with torch.no_grad():
     _, weights_long = mha_long(long_inputs.unsqueeze(0), return_weights=True)  # (1, 4, 11, 11)
     _, weights_x1 = mha_long(embed_words(long_words).unsqueeze(0), return_weights=True)
 entropy_long = mh.head_entropy(weights_long)  # (4,)
-entropy_x1 = mh.head_entropy(weights_x1)  # (4,): the same heads, embeddings not scaled
+entropy_x1 = mh.head_entropy(weights_x1)  # (4,)：同样的头，嵌入不乘 3
 print("entropy per head, x3:", entropy_long)
 print("entropy per head, x1:", entropy_x1)
 print(f"maximum for T=11:     {uniform_causal_entropy(11):.4f}")
-assert (entropy_long < entropy_x1).all()  # the factor 3 sharpens every head a little
-assert (entropy_long > 0.9 * uniform_causal_entropy(11)).all()  # all stay close to even
+assert (entropy_long < entropy_x1).all()  # 乘以 3 让每个头都稍微集中一些
+assert (entropy_long > 0.9 * uniform_causal_entropy(11)).all()  # 都仍接近均匀
 
 # %% [markdown] en_hash="e26dd95777b6"
 # 乘以 3 之后，熵从 1.5899–1.5909 变成了 1.47–1.58。前者都在最大值 1.5911 的 0.1 % 以内，后者则是最大值的 92–99 %。各个头变得稍微集中了一些，彼此也略有不同，但四个头都仍然接近均匀，下面的热力图看上去也差不多。未经训练的头之间还谈不上有什么有意思的差别，第 08 课会训练它们。
@@ -167,8 +167,8 @@ plt.show()
 # 看看重复出现的词“the”（位置 0、4、7，做嵌入时“The”被转成了小写）和“mat”（位置 5 和 8）所在的列。一个查询给同一个词的每个副本的权重都相同。这是因为它们的嵌入相同，键也就相同，而这个模块里没有任何东西告诉它一个词元位于*哪里*。在一个查询能看到的键当中，注意力并不理会它们的先后顺序，相同的词元得到相同的权重。因果掩码是唯一的顺序信号，所以 GPT 模型要给词元加上**位置嵌入**（positional embedding），第 08 课就会这样做。
 
 # %%
-the_0 = weights_long[0, :, 7:, 0]  # (h, 4): key "The", queries 7..10
-the_4, the_7 = weights_long[0, :, 7:, 4], weights_long[0, :, 7:, 7]  # (h, 4) each
+the_0 = weights_long[0, :, 7:, 0]  # (h, 4)：键“The”，查询 7..10
+the_4, the_7 = weights_long[0, :, 7:, 4], weights_long[0, :, 7:, 7]  # 各为 (h, 4)
 torch.testing.assert_close(the_0, the_7, atol=1e-6, rtol=0)
 torch.testing.assert_close(the_4, the_7, atol=1e-6, rtol=0)
 torch.testing.assert_close(weights_long[0, :, 8:, 5], weights_long[0, :, 8:, 8], atol=1e-6, rtol=0)
@@ -191,13 +191,13 @@ explorer
 # 下面用代码完成拖动滑块的动作，测试也是这样驱动这个控件的。探索工具的 `.result` 保存着最近一次的视图，包括权重、图中显示的内容、各个头的熵和提示信息。
 
 # %%
-explorer.controls["heads"].value = 4  # the same as dragging the "heads" slider to 4
+explorer.controls["heads"].value = 4  # 相当于把“头数”滑块拖到 4
 view = explorer.result
 print(view.message)
 print("weights:", tuple(view.weights.shape), " entropy:", view.entropy)
 assert view.weights.shape == (4, 6, 6) and view.head_dim == 6
 
-explorer.controls["heads"].value = 5  # does not divide d_out = 24
+explorer.controls["heads"].value = 5  # 不能整除 d_out = 24
 print(explorer.result.message)
 assert not explorer.result.ok
 
@@ -206,9 +206,9 @@ explorer.controls["mode"].value = "train"
 explorer.controls["dropout"].value = 0.5
 view = explorer.result
 kept = view.shown != 0
-torch.testing.assert_close(view.shown[kept], 2 * view.weights[kept])  # survivors x 1/(1-0.5)
+torch.testing.assert_close(view.shown[kept], 2 * view.weights[kept])  # 留下的元素乘以 1/(1-0.5)
 print(view.message)
-visible = ~torch.ones(6, 6).triu(1).bool()  # the 21 positions the causal mask lets through
+visible = ~torch.ones(6, 6).triu(1).bool()  # 因果掩码放行的 21 个位置
 print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().item():.2f}")
 
 # %% [markdown] en_hash="08efe4ac9cdd"
@@ -269,9 +269,9 @@ mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
 # 这个单元格验证本课所依赖的结论。这样一来，包里的代码即使有改动，也不会悄无声息地让课文的讲述失效。它放在练习之后，因为它手工计算了一个熵（也就是练习 2），所以请先做练习。好奇的话可以展开看看，跳过也没关系。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# mh.head_entropy is the formula of section 2.
+# mh.head_entropy 就是第 2 节的公式。
 by_hand = -torch.special.xlogy(weights_long, weights_long).sum(dim=-1).mean(dim=(0, 2))  # (4,)
 torch.testing.assert_close(mh.head_entropy(weights_long), by_hand)
-# "Equal weight to every copy of a word" holds to float rounding (1e-6), not bit for bit: the
-# two keys are equal, but the softmax sums its row in one order.
+# “同一个词的每个副本权重相同”在浮点舍入误差（1e-6）内成立，并非逐位相同。
+# 两个键相等，但 softmax 按某一种顺序对一行求和。
 print("the two 'the' columns differ by less than 1e-6:", (the_4 - the_7).abs().max().item() < 1e-6)

@@ -107,10 +107,10 @@ assert abs(loss.item() - math.log(64)) < 0.3
 # 语言模型预测的是**下一个词元**。位置 $t$ 的目标是位置 $t + 1$ 的输入，所以目标就是把输入**向左平移一位**。下面在一个真实的句子上看看。句子取自书中，词元 id 来自由这 6 个词构成的玩具词表（vocabulary）。
 
 # %%
-sentence = mh.load_journey().words  # the book's six words
+sentence = mh.load_journey().words  # 书中的六个词
 vocab = {word: i for i, word in enumerate(sorted(set(sentence)))}
 token_ids = torch.tensor([vocab[word] for word in sentence])  # (T + 1,) = (6,)
-inputs_s, targets_s = token_ids[:-1], token_ids[1:]  # (T,) each: targets shifted left by one
+inputs_s, targets_s = token_ids[:-1], token_ids[1:]  # 各为 (T,)：目标是左移一位的输入
 for t in range(len(inputs_s)):
     print(
         f"position {t}: input {sentence[t]:>8} ({inputs_s[t]})  ->  "
@@ -118,7 +118,7 @@ for t in range(len(inputs_s)):
     )
 print("inputs: ", inputs_s)
 print("targets:", targets_s)
-assert torch.equal(targets_s[:-1], inputs_s[1:])  # each target is the next position's input
+assert torch.equal(targets_s[:-1], inputs_s[1:])  # 每个目标都是下一个位置的输入
 
 # %% [markdown] en_hash="b377d3cc9f96"
 # 第一个任务是**重复任务**，做法一样，只是每一行都由**同一个随机词元重复**而成，铺满整个上下文。一行 13 个相同的词元给出 12 个输入和 12 个目标。一行相同的词元向左平移一位后和自己一模一样，所以模型要学的就是“下一个词元和前面的相同”。这个任务故意出得很简单，目的不是得到一个有用的模型，而是确认梯度能传到每一层，损失也确实在下降。
@@ -130,7 +130,7 @@ example_ids, example_targets = make_repeat_batch(
     3, CONTEXT, VOCAB, torch.Generator().manual_seed(0)
 )
 print("inputs: ", example_ids, sep="\n")  # (3, 12)
-print("targets:", example_targets, sep="\n")  # (3, 12): the inputs shifted left by one
+print("targets:", example_targets, sep="\n")  # (3, 12)：输入左移一位
 assert torch.equal(example_targets[:, :-1], example_ids[:, 1:])
 
 # %% [markdown] en_hash="0b2d5dbc0bc5"
@@ -139,9 +139,9 @@ assert torch.equal(example_targets[:, :-1], example_ids[:, 1:])
 
 # %%
 def train_repeat(num_heads, seed=0, epochs=3, steps_per_epoch=40, batch_size=32, lr=3e-3):
-    torch.manual_seed(seed)  # initial weights
+    torch.manual_seed(seed)  # 初始权重
     model = mh.TinyAttentionLM(VOCAB, D_MODEL, CONTEXT, num_heads)
-    data = torch.Generator().manual_seed(seed)  # batches
+    data = torch.Generator().manual_seed(seed)  # 批次
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
     for _step in range(epochs * steps_per_epoch):
@@ -158,8 +158,8 @@ def train_repeat(num_heads, seed=0, epochs=3, steps_per_epoch=40, batch_size=32,
 model, losses = train_repeat(HEADS)
 epoch_losses = [sum(losses[i : i + 40]) / 40 for i in range(0, len(losses), 40)]
 print(f"first loss {losses[0]:.2f}, epoch means:", [round(x, 2) for x in epoch_losses])
-assert abs(losses[0] - math.log(64)) < 0.3  # about log(64) = 4.16
-assert epoch_losses[-1] < 1.0  # well below 1.0 after 3 epochs
+assert abs(losses[0] - math.log(64)) < 0.3  # 约为 log(64) = 4.16
+assert epoch_losses[-1] < 1.0  # 3 个轮次后远低于 1.0
 
 # %% [markdown] en_hash="b1bbdbb63ece"
 # `mh.train_repeat_task` 运行的正是这个循环（内部只用一个 CPU 线程，可选的 `tqdm` 进度条在这里关掉了），并返回一个 `TrainingResult`，其中有 `.model`、`.losses`（每步一个）和 `.epoch_losses`。它给出的损失与上面逐步相同。
@@ -293,9 +293,9 @@ most_needed = max(range(4), key=ablated[4].__getitem__)
 print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}")
 assert sharpest != most_needed
 ratios = {heads: [loss / full_loss[heads] for loss in ablated[heads]] for heads in runs}
-assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # "8 to 14 times"
-assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # "2.7 to 4.6 times"
-assert max(ablated[4]) < math.log(64) / 10  # below a tenth of the chance level
+assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # “8 到 14 倍”
+assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # “2.7 到 4.6 倍”
+assert max(ablated[4]) < math.log(64) / 10  # 低于随机水平的十分之一
 
 # %% [markdown] en_hash="c2bfeb98d8aa"
 # 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**，代价并不小。但它仍然低于随机水平 $\log 64 = 4.16$ 的十分之一。即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小，去掉一个只让损失变为原来的 2.7 到 4.6 倍。可见这些头部分**冗余**，而模型最需要的那个头并不是最敏锐（熵最低）的那个。热力图和熵用来提出问题，像这次消融这样的实验才能回答问题。
@@ -309,7 +309,7 @@ assert max(ablated[4]) < math.log(64) / 10  # below a tenth of the chance level
 K = 2
 shift_ids, shift_targets = make_shift_batch(2, CONTEXT, VOCAB, K, torch.Generator().manual_seed(0))
 print("inputs: ", shift_ids, sep="\n")  # (2, 12)
-print("targets:", shift_targets, sep="\n")  # (2, 12): the inputs moved 2 places right
+print("targets:", shift_targets, sep="\n")  # (2, 12)：输入右移 2 位
 
 # %% [markdown] en_hash="42535e65d46f"
 # `mh.offset_attention(model, k)` 测量的正是我们预期的行为。对每个头，它计算位置 $t$ 上的查询放在位置 $t - k$ 上的平均权重（在 256 个随机序列和所有 $t \ge k$ 上取平均）。训练之前这个值很小，大约是 $1/(t+1)$ 的平均值。
@@ -328,7 +328,7 @@ print(shift)
 print(f"weight on the token {K} back, per head, trained:  ", after)
 print("weight on the token 1 back, for comparison:       ", mh.offset_attention(shift.model, 1))
 assert shift.final_loss < 0.5
-assert after.max() > 0.8  # at least one head looks exactly K places back
+assert after.max() > 0.8  # 至少有一个头恰好往前看 K 个位置
 
 # %%
 with torch.no_grad():
@@ -372,7 +372,7 @@ trainer
 # %%
 trainer.controls["heads"].value = 1
 trainer.controls["k"].value = 3
-trainer.update()  # what pressing "Train" does
+trainer.update()  # 相当于点击“训练”
 one_head = trainer.result
 print(one_head["message"])
 assert one_head["offset"].shape == (1,) and one_head["offset"].max() > 0.8
@@ -393,8 +393,8 @@ assert one_head["offset"].shape == (1,) and one_head["offset"].max() > 0.8
 # 这个单元格验证本课所依赖的事实。这样一来，包里的代码即使有改动，也不会悄无声息地破坏课文的讲述。好奇的话可以展开看看，跳过也没关系。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# The inline TinyLM is the package's TinyAttentionLM (same layers, same order, same seed), and
-# mh.train_repeat_task runs exactly the loop of section 2 (the same losses, step for step).
+# 课中写出的 TinyLM 就是包里的 TinyAttentionLM（层相同、顺序相同、种子相同），
+# mh.train_repeat_task 运行的正是第 2 节的循环（损失逐步相同）。
 assert torch.equal(package_model(ids), tiny(ids))
 assert [name for name, _ in package_model.named_children()] == [
     name for name, _ in tiny.named_children()
@@ -403,7 +403,7 @@ assert result.losses == losses
 assert runs[4] is result and sum(p.numel() for p in runs[8].model.parameters()) == sum(
     p.numel() for p in result.model.parameters()
 )
-# The summary's numbers: offset_attention from below 0.2 (untrained) to above 0.95 (trained).
+# 小结里的数字：offset_attention 从低于 0.2（未训练）升到高于 0.95（训练后）。
 assert before.max() < 0.2 and after.min() > 0.95
 print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 

@@ -28,7 +28,7 @@ mh.setup_lesson(lang="zh")
 
 # %%
 row = torch.tensor([0.5, 0.25, 0.25, 0.0])
-answer = -torch.special.xlogy(row, row).sum()  # 0-d tensor; xlogy(0, 0) = 0
+answer = -torch.special.xlogy(row, row).sum()  # 0 维张量，xlogy(0, 0) = 0
 print(f"{answer.item():.4f} nats = 1.5 * log 2 = {1.5 * math.log(2):.4f}")
 result = mhsa_helpers.exercises.check_row_entropy(answer)
 assert result, result
