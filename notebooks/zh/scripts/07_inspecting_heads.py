@@ -240,7 +240,7 @@ print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().i
 # %%
 import mhsa_helpers.exercises
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_row_entropy(answer)
 
 # %% [markdown] en_hash="4178a2b12e04"
@@ -253,14 +253,14 @@ with torch.no_grad():
     _, weights_ex = mha_ex(long_inputs.unsqueeze(0), return_weights=True)  # (1, 3, 11, 11)
 weights_ex = weights_ex[0]  # (num_heads, T, T) = (3, 11, 11)
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 
 # %% [markdown] en_hash="3e18454b0f64"
 # **练习 3。** `weights_ex` 中哪个头最敏锐（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图，看看你是否同意这个结论。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
 
 # %% [markdown] en_hash="39e300d40a95"

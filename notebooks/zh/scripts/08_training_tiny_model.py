@@ -87,7 +87,7 @@ print(package_model)
 # %%
 import mhsa_helpers.exercises
 
-prediction = None  # YOUR CODE HERE: your guess of the untrained loss, in nats
+prediction = None  # 在这里写代码：你猜的未训练模型的损失，单位为奈特
 mhsa_helpers.exercises.check_initial_loss(prediction)
 
 # %%
@@ -293,8 +293,8 @@ most_needed = max(range(4), key=ablated[4].__getitem__)
 print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}")
 assert sharpest != most_needed
 ratios = {heads: [loss / full_loss[heads] for loss in ablated[heads]] for heads in runs}
-assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # “8 到 14 倍”
-assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # “2.7 到 4.6 倍”
+assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # "8 to 14 times"
+assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # "2.7 to 4.6 times"
 assert max(ablated[4]) < math.log(64) / 10  # 低于随机水平的十分之一
 
 # %% [markdown] en_hash="c2bfeb98d8aa"
@@ -415,7 +415,7 @@ print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 # **练习 1。** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少奈特（nat）？（给出一个数。）
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
 
 # %% [markdown] en_hash="6c2eb85c68a1"
@@ -424,7 +424,7 @@ mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
 # %%
 ids_ex = torch.randint(0, VOCAB, (2, 8), generator=torch.Generator().manual_seed(3))  # (b, T)
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 
 # %% [markdown] en_hash="f030fbdf21ea"
@@ -433,5 +433,5 @@ mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 # %%
 weights_ex = shift_weights[0]  # (num_heads, T, T) = (4, 12, 12)
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
