@@ -16,8 +16,9 @@ The rules that ``check`` enforces:
   Chinese edition: both are read with ``tokenize`` and compared with the comments set aside. Every
   English comment has a Chinese counterpart in the same place (after the same code on its line, or
   in the comment block before the same code); a comment with English words is translated (it holds
-  Chinese characters), one without (a shape such as ``# (b, T, d_in)``) and every directive
-  (``# NBVAL_IGNORE_OUTPUT``, ``# noqa``, ``# type:``, ``# fmt:``) stay as they are;
+  Chinese characters); one without (a shape such as ``# (b, T, d_in)``, a quoted word) stays as it
+  is unless it is translated; every directive (``# NBVAL_IGNORE_OUTPUT``, ``# noqa``, ``# type:``,
+  ``# fmt:``) stays as it is;
 * the lesson prose reads like Chinese, not like translated English: at most
   ``MAX_COLONS_PER_1000`` full-width colons and ``MAX_SEMICOLONS_PER_1000`` semicolons per 1,000
   Chinese characters of each lesson's prose (paragraphs and list items; headings, tables, code and
@@ -700,7 +701,9 @@ def code_problems(where: str, english: str, chinese: str, first_row: int) -> lis
                     f"{where}, line {row}: the comment {english_text[:60]!r} is not translated "
                     "(write it in Chinese, same place)"
                 )
-        elif [c for _, c in en_block] != [c for _, c in zh_block]:
+        elif [c for _, c in en_block] != [c for _, c in zh_block] and not any(
+            CJK.search(c) for _, c in zh_block
+        ):
             problems.append(
                 f"{where}, line {row}: the comment {english_text[:60]!r} has no words to "
                 "translate; keep it as it is"
