@@ -293,8 +293,8 @@ most_needed = max(range(4), key=ablated[4].__getitem__)
 print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}")
 assert sharpest != most_needed
 ratios = {heads: [loss / full_loss[heads] for loss in ablated[heads]] for heads in runs}
-assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # "8 to 14 times"
-assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # "2.7 to 4.6 times"
+assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # 正文说“8 到 14 倍”
+assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # 正文说“2.7 到 4.6 倍”
 assert max(ablated[4]) < math.log(64) / 10  # 低于随机水平的十分之一
 
 # %% [markdown] en_hash="c2bfeb98d8aa"
