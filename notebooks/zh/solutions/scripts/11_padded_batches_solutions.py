@@ -22,7 +22,7 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="7a6160429022"
-# **练习 1。** 分两部分。先看填充：左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充。这是一个 (b, T_k) 的键掩码，写成 (b, 1, T_k) 就能沿查询轴广播。再看未来：每个序列共用一个 (T_q, T_k) 矩阵。只要任一部分遮住了某个键，它就被遮住，所以用 `|` 合起来。填充位置的查询什么也看不到：它那一行全是 `True`，正是本课不加掩码、事后置零的那些行。
+# **练习 1。** 答案分两部分。先看填充。左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充，这是一个形状为 (b, T_k) 的键掩码，写成 (b, 1, T_k) 就能沿查询轴广播。再看未来。所有序列共用同一个 (T_q, T_k) 矩阵。只要任一部分遮住了某个键，这个键就被遮住，所以用 `|` 把两部分合起来。填充位置上的查询什么也看不到，它那一行全是 `True`，正是本课先不加掩码、事后置零的那些行。
 
 # %%
 lengths, T = torch.tensor([3, 1, 4]), 5
@@ -35,7 +35,7 @@ assert result
 result
 
 # %% [markdown] en_hash="55baf31026ba"
-# **练习 2。** 先找出所有位置都被遮住的行，写入 `-inf` 时跳过这些行（这样它们的 softmax 是有限值，任何地方都不会出现 NaN，反向传播中也不会），事后再把它们的权重置零。`mh.masked_attention` 就是这样做的。
+# **练习 2。** 先找出所有位置都被遮住的行，写入 `-inf` 时跳过这些行，事后再把它们的权重置零。这样这些行的 softmax 是有限值，无论前向计算还是反向传播，都不会出现 NaN。`mh.masked_attention` 就是这样做的。
 
 
 # %%
@@ -51,7 +51,7 @@ assert result
 result
 
 # %% [markdown] en_hash="2fe6c8c1dd75"
-# 在一个左填充的因果示例上，这个函数与包的核心实现结果一致（键取单位矩阵，所以核心实现算出的分数就是查询除以 sqrt(T)）：
+# 在一个左填充的因果示例上，这个函数与包的核心实现结果一致。这里的键取单位矩阵，所以核心实现算出的分数就是查询除以 sqrt(T)。
 
 # %%
 T = 4
@@ -64,7 +64,7 @@ torch.testing.assert_close(masked_softmax(scores / T**0.5, causal | pad[:, None,
 print(weights[0])
 
 # %% [markdown] en_hash="ac166637d9dd"
-# **练习 3。** 第 7 节乘的是 `torch.finfo(torch.float32).min`，约为 -3.4e38。这个数和 -1e9 一样，比 float16 最小的有限数 -65504 还小，在 float16 中会变成 -inf（在 bfloat16 中也会舍入成 -inf）。一行没有真实键时，-inf 会让这一行变成 NaN。所以填充值要取所要求的 dtype 自己最小的数，即 `torch.finfo(dtype).min`，掩码也要用这个 dtype 构造。填充遮住的是键，所以掩码在头和查询上广播，形状为 (b, 1, 1, T)。
+# **练习 3。** 第 7 节乘的是 `torch.finfo(torch.float32).min`，约为 -3.4e38。这个数和 -1e9 一样，比 float16 最小的有限数 -65504 还小，在 float16 中会变成 -inf（在 bfloat16 中也会舍入成 -inf）。一行没有真实键时，-inf 会让这一行变成 NaN。所以填充值要取所要求的 dtype 自己最小的数，即 `torch.finfo(dtype).min`，掩码也要用这个 dtype 构造。填充遮住的是键，所以掩码沿头和查询广播，形状为 (b, 1, 1, T)。
 
 
 # %%
@@ -81,7 +81,7 @@ assert result
 result
 
 # %% [markdown] en_hash="fd40737d05e3"
-# 这两个常数在 float32 中放得下，在低精度下却变成了 -inf。dtype 自己最小的数不会这样。在每种 dtype 下，SDPA 算出的结果都与把填充去掉后的同一批序列相同：
+# 这两个常数在 float32 中放得下，在低精度下却变成了 -inf，而 dtype 自己最小的数不会这样。在每种 dtype 下，SDPA 算出的结果都与去掉填充后的同一批序列相同。
 
 # %%
 import torch.nn.functional as F
