@@ -41,7 +41,7 @@ mh.setup_lesson(lang="zh")
 # %%
 journey = mh.load_journey()
 texts = [journey.words, ["the", "cat", "sat", "down"], ["hello", "world"]]
-sequences = [journey.inputs, embed_words(texts[1]), embed_words(texts[2])]  # (L_b, 3) each
+sequences = [journey.inputs, embed_words(texts[1]), embed_words(texts[2])]  # 每个都是 (L_b, 3)
 lengths = torch.tensor([len(words) for words in texts])  # (b,)
 for words, seq in zip(texts, sequences, strict=True):
     print(tuple(seq.shape), " ".join(words))
@@ -60,10 +60,10 @@ except RuntimeError as error:
 
 # %%
 T = int(lengths.max())
-batch_right = torch.zeros(3, T, 3)  # (b, T, d_in): real tokens first, then padding
+batch_right = torch.zeros(3, T, 3)  # (b, T, d_in)：先是真实词元，后是填充
 for b, seq in enumerate(sequences):
     batch_right[b, : len(seq)] = seq
-mask_right = torch.arange(T) >= lengths[:, None]  # (b, T), True = padding
+mask_right = torch.arange(T) >= lengths[:, None]  # (b, T)，True 表示填充
 print(mask_right)
 
 # %%
@@ -80,9 +80,9 @@ plt.show()
 # %%
 torch.manual_seed(123)
 mha = mh.MultiHeadAttention(d_in=3, d_out=4, context_length=T, dropout=0.0, num_heads=2).eval()
-alone = [mha(seq.unsqueeze(0))[0] for seq in sequences]  # (L_b, d_out) each, no padding at all
+alone = [mha(seq.unsqueeze(0))[0] for seq in sequences]  # 每个都是 (L_b, d_out)，完全没有填充
 
-out = mha(batch_right)  # (b, T, d_out), no padding mask
+out = mha(batch_right)  # (b, T, d_out)，不加填充掩码
 for b, length in enumerate(lengths.tolist()):
     same = torch.allclose(out[b, :length], alone[b])
     print(f"{' '.join(texts[b]):<34} real tokens unchanged: {same}")
@@ -96,15 +96,15 @@ for b, length in enumerate(lengths.tolist()):
 # * **左填充**。生成文本时常用左填充，让每个句子的最后一个词元都位于位置 T - 1，这样整个批次的下一个词元都追加在同一个位置。这时填充排在真实词元*之前*，因果掩码反而允许真实词元看到它们。
 
 # %%
-batch_left = torch.zeros(3, T, 3)  # (b, T, d_in): padding first, then the real tokens
+batch_left = torch.zeros(3, T, 3)  # (b, T, d_in)：先是填充，后是真实词元
 for b, seq in enumerate(sequences):
     batch_left[b, T - len(seq) :] = seq
-mask_left = torch.arange(T) < (T - lengths)[:, None]  # (b, T), True = padding
+mask_left = torch.arange(T) < (T - lengths)[:, None]  # (b, T)，True 表示填充
 print(mask_left)
 
-out_left = mha(batch_left)  # (b, T, d_out), still no padding mask
+out_left = mha(batch_left)  # (b, T, d_out)，仍然不加填充掩码
 torch.manual_seed(123)
-encoder = mh.SelfAttentionV2(d_in=3, d_out=4)  # no causal mask
+encoder = mh.SelfAttentionV2(d_in=3, d_out=4)  # 没有因果掩码
 out_encoder = encoder(batch_right)  # (b, T, d_out)
 for b, length in enumerate(lengths.tolist()):
     gap_left = (out_left[b, T - length :] - alone[b]).abs().max()
@@ -143,10 +143,10 @@ print(torch.softmax(torch.tensor([-torch.inf, -torch.inf, -torch.inf]), dim=0))
 # 在实际的层中，出现这种情况的恰好是那几个填充行。下面把“hello world”的计算完整写出来。这里只用一个头，它直接使用该层全宽的投影（projection），head_dim 为 4，所以缩放因子是 $\sqrt{4}$。这个头的权重与 `mha` 中两个宽度为 2 的头并不相同，但规律是一样的。
 
 # %%
-x = batch_left[2:3]  # (1, T, d_in): 4 pads, then "hello world"
-causal = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T), True = future
-hidden = causal | mask_left[2]  # (T, T): the right panel above
-queries, keys, values = mha.W_query(x), mha.W_key(x), mha.W_value(x)  # (1, T, 4) each
+x = batch_left[2:3]  # (1, T, d_in)：4 个填充，然后是 "hello world"
+causal = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T)，True 表示未来
+hidden = causal | mask_left[2]  # (T, T)：即上图最右侧的子图
+queries, keys, values = mha.W_query(x), mha.W_key(x), mha.W_value(x)  # 每个都是 (1, T, 4)
 scores = queries @ keys.transpose(1, 2)  # (1, T, T)
 naive_weights = torch.softmax(scores.masked_fill(hidden, -torch.inf) / 4**0.5, dim=-1)
 print(naive_weights[0].detach())  # (T, T)
@@ -155,8 +155,8 @@ print(naive_weights[0].detach())  # (T, T)
 # 只有填充行是 NaN，只在真实词元上计算的损失仍是有限值。这样就无害了吗？并非如此。反向传播会把 NaN 权重乘以这些行的梯度（梯度为零），而 $\text{NaN} \times 0 = \text{NaN}$。只要训练一步，权重就全毁了。
 
 # %%
-naive_context = naive_weights @ values  # (1, T, 4): NaN in the pad rows
-loss = naive_context[0, 4:].sum()  # the real tokens only
+naive_context = naive_weights @ values  # (1, T, 4)：填充行是 NaN
+loss = naive_context[0, 4:].sum()  # 只取真实词元
 mha.zero_grad()
 loss.backward()
 print("loss:", round(loss.item(), 4))
@@ -170,7 +170,7 @@ print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item()
 # 而且整个计算过程*从不*产生 NaN。做法是先不对这些行加掩码（这样 softmax 的结果是有限值），事后再把它们的权重置零。`mh.masked_attention` 通过参数 `key_padding_mask` 接收填充掩码。
 
 # %%
-queries, keys, values = mha.W_query(x), mha.W_key(x), mha.W_value(x)  # (1, T, 4), a fresh graph
+queries, keys, values = mha.W_query(x), mha.W_key(x), mha.W_value(x)  # (1, T, 4)，重新建一张计算图
 context, weights = mh.masked_attention(
     queries, keys, values, causal, key_padding_mask=mask_left[2:3]
 )  # (1, T, 4), (1, T, T)
@@ -178,8 +178,8 @@ print(weights[0].detach())
 mha.zero_grad()
 context[0, 4:].sum().backward()
 print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
-torch.testing.assert_close(context[0, 4:], naive_context[0, 4:].detach())  # real rows: same
-assert torch.equal(context[0, :4], torch.zeros(4, 4))  # empty rows: zero context
+torch.testing.assert_close(context[0, 4:], naive_context[0, 4:].detach())  # 真实行：结果相同
+assert torch.equal(context[0, :4], torch.zeros(4, 4))  # 空行：上下文为零
 
 # %% [markdown] en_hash="295d7a9961db"
 # 真实行的数值和之前完全相同，空行则变成了零，而不是 NaN。（在带有 `out_proj` 的模块中，零上下文向量经过投影后得到的是 `out_proj.bias`。填充位置上的输出没有意义，损失必须跳过它们。）
@@ -198,7 +198,7 @@ for name, module in [("MultiHeadAttention", mha), ("SDPAMultiHeadAttention", sdp
             torch.testing.assert_close(out[b, ~mask[b]], alone[b])
         print(f"{name:<23} {side:<5} padding: batched == one at a time")
 
-out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out), no causal mask
+out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out)，没有因果掩码
 for b in range(3):
     torch.testing.assert_close(out[b, ~mask_right[b]], encoder(sequences[b]))
 print("SelfAttentionV2         right padding: batched == one at a time")
@@ -208,7 +208,7 @@ print("SelfAttentionV2         right padding: batched == one at a time")
 
 # %%
 _, weights = mha(batch_left, key_padding_mask=mask_left, return_weights=True)  # (b, h, T, T)
-print(weights[2, 0].detach())  # head 1 (index 0), "hello world"
+print(weights[2, 0].detach())  # 头 1（索引 0），"hello world"
 print("row sums:", weights[2, 0].sum(dim=-1).detach())
 fig = mh.plot_attention(
     weights[2, 0],
@@ -223,10 +223,10 @@ plt.show()
 # 《动手学深度学习》（d2l）用 `valid_lens` 描述填充。它记录每个序列开头有多少个真实词元，因此只适用于右填充。d2l 的 `masked_softmax` 把被遮住的分数设为 $-10^6$，而不是 $-\infty$。在右填充的情况下，两种描述得到的是同一个掩码。
 
 # %%
-valid_lens = lengths  # (b,): d2l's description of the right-padded batch
+valid_lens = lengths  # (b,)：d2l 对这个右填充批次的描述
 from_lens = torch.arange(T)[None, :] >= valid_lens[:, None]  # (b, T)
 assert torch.equal(from_lens, mask_right)
-assert torch.equal((~mask_right).sum(dim=-1), valid_lens)  # and back
+assert torch.equal((~mask_right).sum(dim=-1), valid_lens)  # 再转换回来
 
 
 def d2l_masked_softmax(scores, valid_lens):
@@ -235,8 +235,8 @@ def d2l_masked_softmax(scores, valid_lens):
     return torch.softmax(scores.masked_fill(hidden, -1e6), dim=-1)
 
 
-scores_right = torch.randn(3, T, T)  # (b, T_q, T_k), any scores
-identity = torch.eye(T).expand(3, T, T)  # keys = I, so queries @ keys.T = scores_right
+scores_right = torch.randn(3, T, T)  # (b, T_q, T_k)，任意分数
+identity = torch.eye(T).expand(3, T, T)  # 键取单位矩阵 I，所以 queries @ keys.T = scores_right
 _, ours = mh.masked_attention(scores_right, identity, identity, key_padding_mask=mask_right)
 theirs = d2l_masked_softmax(scores_right / T**0.5, valid_lens)  # (b, T_q, T_k)
 torch.testing.assert_close(ours, theirs)
@@ -263,14 +263,14 @@ print("d2l's valid_lens and our key_padding_mask give the same weights")
 # 下一个单元格从这个右填充批次的 Hugging Face 掩码出发，构造出另外五种掩码。
 
 # %%
-attention_mask = (~mask_right).long()  # (b, T) Hugging Face: 1 = a real token
-key_padding_mask = attention_mask == 0  # (b, T) this course, nn.MultiheadAttention: True = pad
-causal_hidden = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T) True = hidden
-tril_keep = torch.tril(torch.ones(T, T))  # (T, T) lesson 03: 1 = keep
-keep = tril_keep * attention_mask[:, None, None, :]  # (b, 1, T, T) float, 1 = keep
-sdpa_allowed = ~causal_hidden & ~key_padding_mask[:, None, None, :]  # (b, 1, T, T) True = may
-hf_additive = (1.0 - keep) * torch.finfo(torch.float32).min  # (b, 1, T, T), added to the scores
-steps = torch.arange(1, T + 1)  # (T_q,): query i sees i + 1 keys without padding
+attention_mask = (~mask_right).long()  # (b, T) Hugging Face：1 表示真实词元
+key_padding_mask = attention_mask == 0  # (b, T) 本课程与 nn.MultiheadAttention：True 表示填充
+causal_hidden = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T, T) True 表示遮住
+tril_keep = torch.tril(torch.ones(T, T))  # (T, T) 第 03 课：1 表示保留
+keep = tril_keep * attention_mask[:, None, None, :]  # (b, 1, T, T) 浮点，1 表示保留
+sdpa_allowed = ~causal_hidden & ~key_padding_mask[:, None, None, :]  # (b, 1, T, T) True 表示可关注
+hf_additive = (1.0 - keep) * torch.finfo(torch.float32).min  # (b, 1, T, T)，加到分数上
+steps = torch.arange(1, T + 1)  # (T_q,)：不计填充时，查询 i 看得到 i + 1 个键
 valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
 print("Hugging Face attention_mask:")
 print(attention_mask)
@@ -285,7 +285,7 @@ import torch.nn.functional as F
 from torch import nn
 
 with torch.no_grad():
-    q = mha.W_query(batch_right)[:, None]  # (b, 1, T, 4): one head of width 4
+    q = mha.W_query(batch_right)[:, None]  # (b, 1, T, 4)：一个宽度为 4 的头
     k = mha.W_key(batch_right)[:, None]  # (b, 1, T, 4)
     v = mha.W_value(batch_right)[:, None]  # (b, 1, T, 4)
     scores = q @ k.transpose(-2, -1) / 4**0.5  # (b, 1, T, T)
@@ -300,8 +300,8 @@ with torch.no_grad():
         "d2l valid_lens, -1e6": torch.softmax(scores.masked_fill(d2l_hidden, -1e6), dim=-1),
     }
     torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False, batch_first=True)
-    torch_mha.in_proj_weight.copy_(torch.eye(4).repeat(3, 1))  # (12, 4): q, k, v pass through
-    torch_mha.out_proj.weight.copy_(torch.eye(4))  # (4, 4): no output projection either
+    torch_mha.in_proj_weight.copy_(torch.eye(4).repeat(3, 1))  # (12, 4)：q、k、v 原样通过
+    torch_mha.out_proj.weight.copy_(torch.eye(4))  # (4, 4)：也没有输出投影
     context_torch, weights_torch = torch_mha(
         q[:, 0], k[:, 0], v[:, 0], attn_mask=causal_hidden, key_padding_mask=key_padding_mask
     )  # (b, T, 4), (b, T, T)
@@ -326,11 +326,11 @@ print(f"{'SDPA bool attn_mask':<22} context == this course's")
 prompt, prompt_mask = batch_left[:, :5], mask_left[:, :5]  # (b, 5, d_in), (b, 5)
 cache = mh.KVCache(T)
 mha(prompt, key_padding_mask=prompt_mask, cache=cache)  # (b, 5, d_out)
-step = mha(batch_left[:, 5:], cache=cache)  # (b, 1, d_out): a real token in every sequence
+step = mha(batch_left[:, 5:], cache=cache)  # (b, 1, d_out)：每个序列中都是真实词元
 print(cache)
 print(cache.key_padding_mask)
 for b in range(3):
-    torch.testing.assert_close(step[b, 0], alone[b][-1])  # the last token, as if alone
+    torch.testing.assert_close(step[b, 0], alone[b][-1])  # 最后一个词元，和单独运行时一样
 
 # %% [markdown] en_hash="f0a82aebec07"
 # `6 padded` 是缓存中整个批次的填充位置数（2 + 4）。新词元在每个序列中都是真实词元，所以缓存的掩码多了一列 `False`。每个句子最后一个词元的输出，也正是这个句子单独运行时得到的输出。
@@ -353,19 +353,19 @@ for b in range(3):
 # %%
 import mhsa_helpers.exercises
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_left_padding_mask(answer)
 
 # %% [markdown] en_hash="9efc6aec248c"
 # **练习 2。** 编写 `masked_softmax(scores, hidden)`。其中 `scores` 是形状为 (..., T_q, T_k) 的浮点张量，`hidden` 是形状相同的布尔张量，禁止关注的位置为 `True`。函数返回每一行在可见位置上的 softmax，被遮住的位置恰好为 0。如果一行的所有位置都被遮住，就返回全零的一行。输出和梯度中都不能有 NaN。令 `answer = masked_softmax`（函数本身）。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_masked_softmax(answer)
 
 # %% [markdown] en_hash="8dcfaae9827b"
 # **练习 3。** 一个 BERT 式的编码器（没有因果掩码）以低精度运行，它的批次来自 Hugging Face 的分词器。`attention_mask` 是形状为 (b, T) 的整数张量，1 表示真实词元，0 表示填充。编写 `hf_to_additive(attention_mask, dtype)`，返回 `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` 加到分数上的**浮点**掩码，其数据类型为 `dtype`，q、k、v 的形状为 (b, h, T, head_dim)。掩码在真实词元的键处为 0，在填充的键处取 Hugging Face 所用的那个值（第 7 节只为 float32 构造过它）。检查器会用 float32、float16、bfloat16 以及本课以外的掩码来测试。令 `answer = hf_to_additive`（函数本身）。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_hf_to_additive_mask(answer)

@@ -53,7 +53,7 @@ print(f"{len(train_text):,} training characters, {len(set(train_text)):,} differ
 # 每个字就是一个词元（token），这就是**字符级分词器**（character-level tokenizer）。对小模型来说，六千多个不同的字构成的词表（vocabulary）太大了，最生僻的字只出现一两次。我们只保留最常见的 3,000 个字，它们覆盖了 98.9 % 的文本。其余的字都读作同一个**未知字符**（unknown character）词元 `□`，也就是古籍整理中表示缺字的那个方框。
 
 # %%
-data = lm.verse_data()  # tokenizer + train / validation ids
+data = lm.verse_data()  # 分词器，以及训练集和验证集的 id
 tokenizer = data.tokenizer
 print(tokenizer, data.train_ids.shape, data.val_ids.shape)  # (N_train,), (N_val,)
 print(tokenizer.encode("床前明月光，"), repr(tokenizer.decode(tokenizer.encode("鬭鸡\n"))))
@@ -117,7 +117,7 @@ class FeedForward(nn.Module):
         self.fc_out = nn.Linear(hidden, d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x):  # (b, T, d_model) -> (b, T, d_model), each position alone
+    def forward(self, x):  # (b, T, d_model) → (b, T, d_model)，每个位置单独计算
         return self.dropout(self.fc_out(self.act(self.fc_in(x))))
 
 
@@ -135,7 +135,7 @@ class Block(nn.Module):
         return x
 
 
-shipped = lm.load_checkpoint()  # data/char_lm.pt
+shipped = lm.load_checkpoint()  # 读取 data/char_lm.pt
 config = shipped.config
 torch.manual_seed(0)
 block = Block(config.d_model, config.context_length, config.num_heads)
@@ -162,7 +162,7 @@ print(f"{model.num_parameters():,} parameters")
 # 下图画的是同一个模型，图中的每个尺寸都从载入的模型中读出。它画出了从字符 id 到 logits 的整条路径。虚线框里是一个完整的块，模型把它叠了 `num_layers` 次。
 
 # %%
-fig = mh.figures.plot_transformer_block(model)  # every size read from the model itself
+fig = mh.figures.plot_transformer_block(model)  # 每个尺寸都从模型本身读出
 plt.show()
 
 # %% [markdown] en_hash="c25fe23db6af"
@@ -171,7 +171,7 @@ plt.show()
 # 每个部件各带来多少好处？`tools/ablation_char_lm.py` 为表中的每一行训练一个模型。各行用同一个种子和同样的训练量（400 步，每步 16 个窗口，`d_model` 为 128，一个块），只是去掉了某些部件。第一行是只有一个头的注意力，然后换成四个头，再依次加回前馈网络、残差连接和层归一化。最后一行是课程自带的模型，它有 4 个块，训练量也更大。记录保存在 `data/char_lm_ablation.json` 中。运行 `python tools/ablation_char_lm.py --row "+ residual"` 可以重跑其中一行，在空闲的 CPU 核上约需一分钟。
 
 # %%
-rows = lm.load_ablation()  # data/char_lm_ablation.json
+rows = lm.load_ablation()  # 读取 data/char_lm_ablation.json
 for row in rows:
     params = f"{row['parameters']:>10,}" if "parameters" in row else " " * 10
     print(f"{row['name']:>15} {params}  val loss {row['val_loss']:.3f}")
@@ -243,16 +243,16 @@ plt.show()
 # 我们把八首验证诗的第一联交给模型（这些诗它从没见过），让它接着写下去。温度取 0.8，top-k 取 20，并且从不抽取未知字符。然后由 `lm.verse_shape` 只统计模型写出的部分，算出三个比例：五字或七字的句子所占的比例，上下句等长的联（`XXXXX，XXXXX。`）所占的比例，以及 8 字片段中在训练文本里原样出现过的比例，也就是照抄的程度。
 
 # %%
-banned = tokenizer.encode(lm.UNKNOWN)  # (1,): the unknown token is never drawn
+banned = tokenizer.encode(lm.UNKNOWN)  # (1,)：从不抽取未知字符
 settings = {"temperature": 0.8, "top_k": 20, "banned": banned}
 firsts = [poem.lines[0] + "\n" for poem in verse.validation[:8]]
 written = []
 for seed, first in enumerate(firsts):
-    prompt = tokenizer.encode(first)  # (T,): the first couplet and its newline
-    new = config.context_length - len(first)  # fill the window: T + new = 64
+    prompt = tokenizer.encode(first)  # (T,)：第一联及其换行符
+    new = config.context_length - len(first)  # 写满窗口：T + new = 64
     out = lm.generate(model, prompt, new, seed=seed, **settings)  # (T + new,)
-    poem_ids = out[len(first) :]  # (new,): what the model wrote
-    written.append(tokenizer.decode(poem_ids).split("\n\n")[0] + "\n")  # up to the poem's end
+    poem_ids = out[len(first) :]  # (new,)：模型写出的部分
+    written.append(tokenizer.decode(poem_ids).split("\n\n")[0] + "\n")  # 截到这首诗的结尾
 print(first + written[-1])
 shape = lm.verse_shape("".join(written), train_text)
 print(shape)
@@ -285,16 +285,16 @@ print(tokenizer.decode(long_cached))
 # %%
 # NBVAL_IGNORE_OUTPUT
 def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
-    prompts = prompt.expand(batch, -1)  # (batch, T): 16 poems at once
+    prompts = prompt.expand(batch, -1)  # (batch, T)：同时写 16 首诗
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         lm.generate(model, prompts, new_tokens, seed=0, use_cache=use_cache)  # (batch, T + new)
         times.append(time.perf_counter() - start)
-    return batch * new_tokens / sorted(times)[len(times) // 2]  # median run
+    return batch * new_tokens / sorted(times)[len(times) // 2]  # 取中位数的那次运行
 
 
-# One run without the cache is long enough to time; the fast path takes the median of three.
+# 不用缓存时跑一次就足以计时，快的路径取三次运行的中位数。
 speed_without, speed_with = tokens_per_second(False, repeats=1), tokens_per_second(True)
 print(f"without cache: {speed_without:6.0f} tokens/s")
 print(f"with cache:    {speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)")
@@ -317,10 +317,10 @@ assert speed_with > speed_without
 held_out = ["\n" + p.text[: config.context_length - 1] for p in verse.validation[:200]]
 focus = lm.focus_on_texts(model, tokenizer, held_out)
 print(focus.table())
-print(focus.strongest_heads())  # per category: the head with the largest share
+print(focus.strongest_heads())  # 每一类中份额最大的头
 shares, base = focus.shares, focus.baseline  # (num_layers, num_heads, 5), (5,)
 assert focus.strongest("parallel next") == (3, 2) and shares[3, 2, 4] > 10 * base[4]
-assert shares[..., 3].max() < 2 * base[3]  # no head on the partner of the query's own character
+assert shares[..., 3].max() < 2 * base[3]  # 没有哪个头看与查询自身那个字相对的字
 assert focus.strongest("previous") == (0, 1) and shares[0, 1, 0] > 5 * base[0]
 assert focus.strongest("line start") == (1, 0) and shares[1, 0, 1] > 5 * base[1]
 assert focus.strongest("punctuation") == (2, 3) and shares[2, 3, 2] > 4 * base[2]
@@ -370,7 +370,7 @@ print(lm.char_table(poem))
 # %%
 import mhsa_helpers.exercises
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_cache_numbers(answer)
 
 # %% [markdown] en_hash="9a5774d62ab6"
@@ -380,7 +380,7 @@ mhsa_helpers.exercises.check_cache_numbers(answer)
 with torch.no_grad():
     logits_ex = model(tokenizer.encode("\n床前明月光，")[None])[0, -2:]  # (2, vocab_size)
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_top_k_probs(answer, logits_ex, 3, 0.7)
 
 # %% [markdown] en_hash="1b7f8bfd64ce"
@@ -389,7 +389,7 @@ mhsa_helpers.exercises.check_top_k_probs(answer, logits_ex, 3, 0.7)
 # %%
 weights_ex = weights[1]  # (num_heads, T, T)
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_punctuation_share(answer, weights_ex, poem)
 
 # %% [markdown] en_hash="99dc06d13613"
@@ -400,5 +400,5 @@ song_ci = lm.load_song_ci()
 own = lm.text_data(song_ci[:200_000])
 print(own.tokenizer, own.train_ids.shape, own.val_ids.shape)
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_own_text(answer, own)

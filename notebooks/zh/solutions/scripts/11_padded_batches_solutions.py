@@ -26,10 +26,10 @@ mh.setup_lesson(lang="zh")
 
 # %%
 lengths, T = torch.tensor([3, 1, 4]), 5
-pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k), True = a pad key
-future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T_q, T_k), True = a future key
-answer = future | pads[:, None, :]  # (b, T_q, T_k): the pads broadcast over the queries
-print(answer[1].int())  # length 1: four pads, then one real token
+pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k)，True 表示填充键
+future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T_q, T_k)，True 表示未来的键
+answer = future | pads[:, None, :]  # (b, T_q, T_k)：填充沿查询轴广播
+print(answer[1].int())  # 长度为 1：四个填充，然后是一个真实词元
 result = mhsa_helpers.exercises.check_left_padding_mask(answer)
 assert result
 result
@@ -40,7 +40,7 @@ result
 
 # %%
 def masked_softmax(scores, hidden):
-    empty = hidden.all(dim=-1, keepdim=True)  # (..., T_q, 1): rows with nothing to see
+    empty = hidden.all(dim=-1, keepdim=True)  # (..., T_q, 1)：什么都看不到的行
     weights = torch.softmax(scores.masked_fill(hidden & ~empty, -torch.inf), dim=-1)
     return weights.masked_fill(empty, 0.0)  # (..., T_q, T_k)
 
@@ -69,10 +69,10 @@ print(weights[0])
 
 # %%
 def hf_to_additive(attention_mask, dtype):
-    lowest = torch.finfo(dtype).min  # the dtype's own lowest finite number: -65504 in float16
-    pads = (attention_mask == 0)[:, None, None, :]  # (b, 1, 1, T): True at a padded key
-    zeros = torch.zeros(pads.shape, dtype=dtype)  # (b, 1, 1, T): added to the real keys
-    return zeros.masked_fill(pads, lowest)  # (b, 1, 1, T): 0 at real keys, lowest at pads
+    lowest = torch.finfo(dtype).min  # 该 dtype 自己最小的有限数，float16 中为 -65504
+    pads = (attention_mask == 0)[:, None, None, :]  # (b, 1, 1, T)：填充键处为 True
+    zeros = torch.zeros(pads.shape, dtype=dtype)  # (b, 1, 1, T)：真实键上加的值
+    return zeros.masked_fill(pads, lowest)  # (b, 1, 1, T)：真实键处为 0，填充处为最小值
 
 
 answer = hf_to_additive
@@ -90,12 +90,12 @@ print("-1e9 in float16:", torch.tensor(-1e9).half().item())
 print(
     "float32's lowest in bfloat16:", torch.tensor(torch.finfo(torch.float32).min).bfloat16().item()
 )
-attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T): left, right padding
+attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T)：左填充、右填充
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     q, k, v = (torch.randn(2, 3, 5, 4).to(dtype) for _ in range(3))  # (b, h, T, head_dim)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=hf_to_additive(attention_mask, dtype))
     for b in range(2):
         real = attention_mask[b] == 1  # (T,)
-        alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
+        alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # 去掉填充
         torch.testing.assert_close(out[b].float(), alone.float(), atol=1e-2, rtol=1e-2)
     print(f"{dtype!s:<15} SDPA with the additive mask == the sequences with their pads removed")

@@ -34,7 +34,7 @@ smaller = lm.CharTransformer(
 )
 caches = smaller.new_caches()
 with torch.no_grad():
-    smaller(tokenizer.encode("月" * 100)[None], caches=caches)  # 100 tokens, batch 1
+    smaller(tokenizer.encode("月" * 100)[None], caches=caches)  # 100 个词元，批大小为 1
 print(caches[0])
 assert answer == sum(c.keys.numel() + c.values.numel() for c in caches)
 print(answer)
@@ -70,7 +70,7 @@ result
 
 # %%
 poem = "\n" + lm.load_verse().validation[3].text
-weights_ex = lm.attention_on(model, tokenizer, poem)[1]  # (num_heads, T, T), block 2
+weights_ex = lm.attention_on(model, tokenizer, poem)[1]  # (num_heads, T, T)，第 2 块
 
 is_punct = torch.tensor([ch in lm.PUNCTUATION for ch in poem])  # (T,)
 per_query = (weights_ex * is_punct).sum(dim=-1)  # (num_heads, T)
