@@ -65,7 +65,7 @@ print(round(by_hand, 4), torch.dot(x_1, x_2))
 # 现在对全部六个词元做循环。留意第二项，那是查询和它自己的比较。
 
 # %%
-query = inputs[1]  # (3,)，即 x(2)，也就是 "journey"
+query = inputs[1]  # (3,) -- x(2), "journey"
 attn_scores_2 = torch.empty(inputs.shape[0])  # (T,)
 for i, x_i in enumerate(inputs):
     attn_scores_2[i] = torch.dot(x_i, query)
@@ -310,19 +310,19 @@ print("double loop == inputs @ inputs.T (to float rounding); every row of weight
 # %%
 new_embedding = torch.tensor(mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING)  # (d_in,) = (3,)
 
-answer = None  # YOUR CODE HERE（在这里写你的代码）
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_context_vector_new_token(answer)
 
 # %% [markdown] en_hash="22ddf82283a6"
 # **练习 2（对每一行都稳定的 softmax）。** 第 3 节让 softmax 对*一个*向量变得安全。请写一个函数 `softmax_rows(x)`，对形状为 (rows, cols) 的二维张量 `x` 返回每一行的 softmax。无论数值多大多小，结果都不能出现 `inf` 或 `nan`，而且不能调用 `torch.softmax`。然后令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`。整个矩阵只用一个最大值，够不够？
 
 # %%
-answer = None  # YOUR CODE HERE（在这里写你的代码）
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_softmax_rows(answer)
 
 # %% [markdown] en_hash="4c70053c6c3c"
 # **练习 3（收到的注意力）。** `attn_weights` 的每一行是一个词元*分出去*的注意力，和为 1。每个词元从全部六个查询那里总共*收到*多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
 
 # %%
-answer = None  # YOUR CODE HERE（在这里写你的代码）
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_attention_received(answer)

@@ -42,7 +42,7 @@ mh.setup_lesson(lang="zh")
 # %%
 journey = mh.load_journey()
 inputs = journey.inputs  # (T, d_in) = (6, 3)
-x_2 = inputs[1]  # (d_in,)，即 "journey"
+x_2 = inputs[1]  # (d_in,) -- "journey"
 d_in = inputs.shape[1]  # 3
 d_out = 2
 
@@ -396,27 +396,27 @@ print(mh.assert_same_module(inline_v1, package_v1, inputs))
 class MySelfAttentionV2(nn.Module):
     def __init__(self, d_in, d_out, qkv_bias=False):
         super().__init__()
-        # YOUR CODE HERE（在这里创建 self.W_query、self.W_key、self.W_value）
+        # 在这里写代码：self.W_query、self.W_key、self.W_value
         raise NotImplementedError
 
     def forward(self, x):  # x: (T, d_in)
-        # YOUR CODE HERE（键、查询、值 → 分数 → 缩放的 softmax → 上下文向量）
+        # 在这里写代码：键、查询、值 → 分数 → 缩放的 softmax → 上下文向量
         raise NotImplementedError
 
 
-answer = None  # YOUR CODE HERE（在这里写你的代码）
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_build_self_attention(answer)
 
 # %% [markdown] en_hash="57617fb8b6a0"
 # **练习 2（权重迁移）。** `sa_v1`（种子 123，直接存放矩阵）和一个 `SelfAttentionV2` 计算的是同一个函数，只是权重的存储方式不同。创建一个 `mh.SelfAttentionV2(d_in, d_out)`，把 `sa_v1` 的三个矩阵复制到它的各层中，让它的输出与 `sa_v1` *完全相同*。第 7 节讲过 `nn.Linear` 怎样存储它的矩阵。最后把 `answer` 设为这个对象。
 
 # %%
-answer = None  # YOUR CODE HERE（在这里写你的代码）
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
 
 # %% [markdown] en_hash="80d6951f419e"
 # **练习 3。** 用第 1 节中种子 123 的那几个矩阵，计算查询“starts”（$x^{(3)}$）对全部六个词元的注意力权重，并按 $\sqrt{d_k}$ 缩放（形状为 (6,)）。
 
 # %%
-answer = None  # YOUR CODE HERE（在这里写你的代码）
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_attn_weights_3(answer)
