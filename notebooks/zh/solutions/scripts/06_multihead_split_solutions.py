@@ -25,7 +25,7 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="6cb1b01e8d1a"
-# **第 5 节：自己动手实现。** 这就是书中的类，照着第 4 节的表格写成。注释标出了每一行对应的步骤编号和形状。检查器会对它运行约定测试。
+# **第 5 节的动手实现。** 这就是书中的类，照着第 4 节的表格写成。注释标出了每一行对应的步骤编号和形状。检查器会对它做契约测试（contract test）。
 
 
 # %%
@@ -66,7 +66,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="afb2223acffc"
-# **第 6 节的预测。** 无论多少个头，都是 6 次调用：`W_query`、`W_key`、`W_value`、`out_proj`（4 次 `nn.Linear`），以及 `Q @ K^T`、`weights @ V`（2 次 `@`）。`forward` 中没有哪一行会每个头各运行一次；各个头只是张量的一个维度。
+# **第 6 节的预测。** 无论多少个头，都是 6 次调用，即 `W_query`、`W_key`、`W_value`、`out_proj` 这 4 次 `nn.Linear`，加上 `Q @ K^T`、`weights @ V` 这 2 次 `@`。`forward` 中没有哪一行会每个头各运行一次，各个头只是张量的一个维度。
 
 # %%
 prediction = 4 + 2
@@ -75,7 +75,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="8aac3b2f8b41"
-# **练习 1。** 在 `MultiHeadAttention` 中，`d_out` 是由各个头共享的总宽度：4096 // 32 = 128——是 GPT-2 每头宽度 64 的两倍。
+# **练习 1。** 在 `MultiHeadAttention` 中，`d_out` 是由各个头共享的总宽度，所以 `head_dim` = 4096 // 32 = 128，是 GPT-2 每头宽度 64 的两倍。
 
 # %%
 answer = 4096 // 32
@@ -88,7 +88,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="5bea751b6748"
-# **练习 2。** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，在 `qkv_bias=True` 时还各有 d 个偏置。`out_proj` 有 d×d + d 个。总数是 4·d² + 4·d = 9,443,328。两边加 1 就成了平方数，4·d² + 4·d + 1 = (2·d + 1)² = 9,443,329 = 3073²，所以 d = 1536。（如果不算 Q/K/V 的偏置，4·d² + d = 9,443,328 没有整数解，d ≈ 1536.37。）
+# **练习 2。** `W_query`、`W_key`、`W_value` 各有一个 d×d 的权重，在 `qkv_bias=True` 时还各有 d 个偏置。`out_proj` 有 d×d + d 个参数。总数是 4·d² + 4·d = 9,443,328。两边加 1 就成了平方数，4·d² + 4·d + 1 = (2·d + 1)² = 9,443,329 = 3073²，所以 d = 1536。如果不算 Q/K/V 的偏置，4·d² + d = 9,443,328 没有整数解，d ≈ 1536.37。
 
 # %%
 count = 9_443_328
@@ -106,7 +106,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="36a48317ea16"
-# **练习 3。** 没有批次轴时，词元是第 0 维。先 `view` 成 (T, num_heads, head_dim)，把每个词元的 12 个数切成 3 组，每组 4 个。再 `transpose(0, 1)`，把头这一维放到词元前面（`transpose(1, 2)` 交换的会是头和 head_dim）。`x_ex.view(3, 5, 4)` 的形状没错，内容却是错的：它跨越了词元的边界来切。
+# **练习 3。** 没有批次轴时，词元是第 0 维。先 `view` 成 (T, num_heads, head_dim)，把每个词元的 12 个数切成 3 组，每组 4 个。再 `transpose(0, 1)`，把头这一维放到词元前面。若用 `transpose(1, 2)`，交换的会是头和 head_dim。`x_ex.view(3, 5, 4)` 的形状没错，内容却是错的，因为它跨越了词元的边界来切。
 
 # %%
 x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out): no batch axis
