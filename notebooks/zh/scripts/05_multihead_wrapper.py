@@ -68,10 +68,10 @@ batch = journey.batch  # (b, T, d_in) = (2, 6, 3)
 class MyMultiHeadAttentionWrapper(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
-        # YOUR CODE HERE: self.heads, one causal head per head
+        # 在这里写代码：self.heads，num_heads 个因果注意力头
 
     def forward(self, x):  # x: (b, T, d_in)
-        # YOUR CODE HERE: run every head on x, put the outputs side by side
+        # 在这里写代码：在 x 上运行每个头，把输出并排拼起来
         raise NotImplementedError("write forward")
 
 
@@ -112,7 +112,7 @@ print("context_vecs.shape:", context_vecs.shape)
 # 这些数字与书中印出的一致。批次（batch）里的两个序列是同一个句子。
 
 # %%
-for sequence in context_vecs:  # (T, num_heads * d_out) each
+for sequence in context_vecs:  # 每个都是 (T, num_heads * d_out)
     torch.testing.assert_close(
         sequence, journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
@@ -126,8 +126,8 @@ print("matches the book's printed values")
 # %%
 torch.manual_seed(123)
 single = mh.CausalAttention(d_in, d_out, context_length, 0.0)
-assert torch.equal(context_vecs[..., 0:2], single(batch))  # head 1 = columns 0:2
-assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # head 2 = columns 2:4
+assert torch.equal(context_vecs[..., 0:2], single(batch))  # 头 1 = 第 0:2 列
+assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # 头 2 = 第 2:4 列
 torch.testing.assert_close(
     context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
 )
@@ -138,17 +138,17 @@ print("columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head
 
 # %%
 with torch.no_grad():
-    head_outputs = [head(batch)[0] for head in mha.heads]  # each (T, d_out)
+    head_outputs = [head(batch)[0] for head in mha.heads]  # 每个都是 (T, d_out)
 fig = mh.figures.plot_heads_concat(head_outputs, words)
 plt.show()
-assert torch.equal(torch.cat(head_outputs, dim=-1), context_vecs[0])  # what the figure shows
+assert torch.equal(torch.cat(head_outputs, dim=-1), context_vecs[0])  # 图中画的就是它
 
 # %% [markdown] en_hash="205b485a6fe6"
 # 各个头之间什么都不共享，每个头都有自己的三个投影矩阵。模块的参数清楚地表明了这一点。这里还没有 `out_proj`，它要到第 06 课才出现。
 
 # %%
 for name, param in mha.named_parameters():
-    print(f"{name:<22} {tuple(param.shape)}")  # (d_out, d_in) per head and projection
+    print(f"{name:<22} {tuple(param.shape)}")  # 每个头的每个投影都是 (d_out, d_in)
 print("buffers:", [name for name, _ in mha.named_buffers()])
 
 # %% [markdown] en_hash="4e961f283efa"
@@ -167,7 +167,7 @@ for num_heads in [1, 2, 3, 4]:
 # 所以，要像 GPT-2 small 那样用 12 个头得到 768 维的输出，包装器需要 `d_out=64`。
 
 # %%
-with torch.device("meta"):  # shapes only: no memory, no random numbers
+with torch.device("meta"):  # 只有形状，不占内存，也不生成随机数
     gpt2_like = MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
     print(gpt2_like(torch.empty(1, 4, 768)).shape)  # (b, T, 12 * 64)
 
@@ -182,8 +182,8 @@ with torch.no_grad():
         [head(batch, return_weights=True)[1] for head in mha.heads], dim=1
     )  # (b, num_heads, T, T)
 print(weights.shape)
-assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 6))  # every row sums to 1
-assert (weights.triu(diagonal=1) == 0).all()  # causal: nothing above the diagonal
+assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 6))  # 每行之和为 1
+assert (weights.triu(diagonal=1) == 0).all()  # 因果：对角线以上全为 0
 fig = mh.plot_attention_heads(
     weights, words, suptitle=mh.tr("Two heads, seed 123", "两个头，种子 123")
 )
@@ -204,11 +204,11 @@ explorer
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-explorer.kwargs_widgets[0].value = 3  # the "heads" slider
+explorer.kwargs_widgets[0].value = 3  # “头数”滑块
 three = explorer.result  # (3, T, T)
 assert three.shape == (3, 6, 6)
-assert torch.equal(three[0], weights[0, 0])  # head 1 as in our 2-head module
-assert torch.equal(three[1], weights[0, 1])  # head 2 too
+assert torch.equal(three[0], weights[0, 0])  # 头 1 与我们的 2 头模块相同
+assert torch.equal(three[1], weights[0, 1])  # 头 2 也相同
 
 # %%
 print("weights shape with 3 heads:", tuple(three.shape))
@@ -222,7 +222,7 @@ print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
 # **先预测，再运行。** 我们的 2 头 `mha` 做一次前向传播，要调用多少次 `nn.Linear` 和 `@`？看看第 04 课的 `CausalAttention.forward`，把你的猜测写在 `None` 的位置，运行这个单元格，再运行下一个。
 
 # %%
-prediction = None  # YOUR PREDICTION HERE: linear + matmul calls of the 2-head wrapper
+prediction = None  # 你的预测：2 头包装器调用 linear 和 matmul 的总次数
 mhsa_helpers.exercises.check_matmul_prediction(prediction)
 
 # %%
@@ -251,7 +251,7 @@ plt.show()
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-W_heads = [torch.randn(768, 64) for _ in range(12)]  # one (d_in, head_dim) matrix per head
+W_heads = [torch.randn(768, 64) for _ in range(12)]  # 每个头一个 (d_in, head_dim) 矩阵
 W_big = torch.cat(W_heads, dim=1)  # (d_in, 12 * 64)
 
 
@@ -306,19 +306,19 @@ print(mh.assert_same_module(ours, theirs, batch))
 # **练习 1。** 一个 `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256, dropout=0.1, num_heads=6)` 的输出有多宽，即最后一维有多大？先自己算出来，然后可以在 `meta` 设备上构建它来验证。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_wrapper_width(answer)
 
 # %% [markdown] en_hash="da95771e77c0"
 # **练习 2。** 把书中的包装器改为 **3 个头**（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），在 `batch` 上运行，它的头 3 输出一个 (2, 6, 2) 的张量。请**不构建包装器**，只用 `mh.CausalAttention` 模块把这个张量算出来。第 2 节讲了为什么种子决定了每个头拿到哪些权重。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_output(answer)
 
 # %% [markdown] en_hash="2af12044bd91"
 # **练习 3。** 第 6 节数的是*调用*次数，现在来数调用内部的*工作量*。一次**乘加**就是一次乘法加一次加法，计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积一共要做多少次乘加？掩码和 softmax 不计在内。请用 T · n · m 这条规则算出来，参考答案会用 `torch.utils.flop_counter.FlopCounterMode` 核对。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_matmul_count(answer)

@@ -73,9 +73,9 @@ print(queries.shape)
 # %%
 q = queries.view(b, T, num_heads, head_dim)  # (b, T, h, head_dim)
 print(q.shape)
-assert torch.equal(q[:, :, 0], queries[..., 0:2])  # head 1 = columns 0:2
-assert torch.equal(q[:, :, 1], queries[..., 2:4])  # head 2 = columns 2:4
-assert q.data_ptr() == queries.data_ptr()  # a view: same memory
+assert torch.equal(q[:, :, 0], queries[..., 0:2])  # 头 1 = 第 0:2 列
+assert torch.equal(q[:, :, 1], queries[..., 2:4])  # 头 2 = 第 2:4 列
+assert q.data_ptr() == queries.data_ptr()  # 这是视图，内存相同
 
 # %% [markdown] en_hash="a626bb91dc41"
 # **第 2 步**，用 `transpose(1, 2)` 把头这一维挪到词元（token）那一维的前面。现在每个头都是一个 (T, head_dim) 矩阵。PyTorch 的矩阵乘法会把前面所有的维度（批次*和*头）都当作批量维度，对其中每一对矩阵各做一次互不相干的乘法。
@@ -85,7 +85,7 @@ q = q.transpose(1, 2)  # (b, h, T, head_dim)
 k = keys.view(b, T, num_heads, head_dim).transpose(1, 2)  # (b, h, T, head_dim)
 v = values.view(b, T, num_heads, head_dim).transpose(1, 2)  # (b, h, T, head_dim)
 print(q.shape)
-assert torch.equal(q, mh.split_heads(queries, num_heads))  # the package's helper does the same
+assert torch.equal(q, mh.split_heads(queries, num_heads))  # 课程包的辅助函数做的是同一件事
 
 # %% [markdown] en_hash="1ecfe9cc34cf"
 # ## 2. 一次批量矩阵乘法算完所有头
@@ -93,10 +93,10 @@ assert torch.equal(q, mh.split_heads(queries, num_heads))  # the package's helpe
 # `q @ k.transpose(2, 3)` 对最后两个维度做矩阵乘法，即 (T, head_dim) @ (head_dim, T)，所有 (批次, 头) 组合同时进行。循环版本则一个头一个头地算。两者的数字逐位相同。
 
 # %%
-scores = q @ k.transpose(2, 3)  # (b, h, T, T): all heads in one call
+scores = q @ k.transpose(2, 3)  # (b, h, T, T)：一次调用算完所有头
 scores_loop = torch.stack(
     [q[:, h] @ k[:, h].transpose(1, 2) for h in range(num_heads)], dim=1
-)  # (b, h, T, T): one head at a time
+)  # (b, h, T, T)：一次算一个头
 print(scores.shape)
 assert torch.equal(scores, scores_loop)
 print("batched matmul == per-head loop (torch.equal)")
@@ -131,7 +131,7 @@ book_result = torch.tensor(
             [[0.4391, 0.7003, 0.5903], [0.7003, 1.3737, 1.0620], [0.5903, 1.0620, 0.9912]],
         ]
     ]
-)  # (1, 2, 3, 3), as printed in the book
+)  # (1, 2, 3, 3)，书中印出的结果
 torch.testing.assert_close(all_heads, book_result, atol=1e-4, rtol=0)
 print("matches the book's printed values")
 
@@ -150,7 +150,7 @@ print("Second head:\n", second_head)
 # 注意力的其余部分对每个头照常进行。先加掩码，再除以 `head_dim` 的平方根进行缩放，然后在最后一个维度上做 softmax，最后乘以值。
 
 # %%
-future = torch.triu(torch.ones(T, T), diagonal=1).bool()  # (T, T), broadcast over b and h
+future = torch.triu(torch.ones(T, T), diagonal=1).bool()  # (T, T)，在 b 和 h 上广播
 weights = torch.softmax(scores.masked_fill(future, -torch.inf) / head_dim**0.5, dim=-1)
 context = weights @ v  # (b, h, T, head_dim)
 print(weights.shape, context.shape)
@@ -166,7 +166,7 @@ print("contiguous:", context_t.is_contiguous())
 try:
     context_t.view(b, T, d_out)
 except RuntimeError as error:
-    # torch's message says to use .reshape(...) instead; its exact wording varies by version.
+    # torch 的报错信息建议改用 .reshape(...)，具体措辞随版本而变。
     assert "reshape" in str(error)
     print(type(error).__name__, "-- view() refuses a non-contiguous tensor")
 
@@ -182,7 +182,7 @@ print(
     "reshape of a contiguous tensor is a view:",
     queries.reshape(b, T, 2, 2).data_ptr() == queries.data_ptr(),
 )
-assert torch.equal(merged_view, mh.merge_heads(context))  # the package's helper
+assert torch.equal(merged_view, mh.merge_heads(context))  # 课程包的辅助函数
 
 # %% [markdown] en_hash="fd794fdd4253"
 # 合并后的张量与包装器的拼接结果完全一样，头 1 的上下文向量（context vector）在第 0–1 列，头 2 的在第 2–3 列。
@@ -198,7 +198,7 @@ print(merged_view[0])  # (T, d_out)
 merged_queries = mh.merge_heads(q)  # (b, T, d_out)
 fig = mh.figures.plot_head_split(queries[0], q[0], merged_queries[0], words)
 plt.show()
-assert torch.equal(merged_queries, queries)  # split + merge = identity
+assert torch.equal(merged_queries, queries)  # 先拆分再合并，原样不变
 
 # %% [markdown] en_hash="9d93587129f4"
 # ## 4. 前向传播，一步一步来
@@ -311,10 +311,10 @@ Markdown("\n".join([header, "|---|---|---|---|", *rows]))
 class MyMultiHeadAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
-        # YOUR CODE HERE: head_dim, W_query, W_key, W_value, out_proj, dropout, the mask buffer
+        # 在这里写代码：head_dim、W_query、W_key、W_value、out_proj、dropout 和 mask 缓冲区
 
     def forward(self, x):  # x: (b, T, d_in)
-        # YOUR CODE HERE: steps 2-10 of the table
+        # 在这里写代码：表中的第 2–10 步
         raise NotImplementedError("write forward")
 
 
@@ -333,11 +333,11 @@ class MultiHeadAttention(nn.Module):
         assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
         self.d_out = d_out
         self.num_heads = num_heads
-        self.head_dim = d_out // num_heads  # each head gets a slice of d_out
+        self.head_dim = d_out // num_heads  # 每个头分到 d_out 中的一段
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.out_proj = nn.Linear(d_out, d_out)  # mixes the heads
+        self.out_proj = nn.Linear(d_out, d_out)  # 混合各个头
         self.dropout = nn.Dropout(dropout)
         self.register_buffer(
             "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
@@ -405,12 +405,12 @@ def trace_forward(module):
     for hook in hooks:
         hook.remove()
     shapes = trace.shapes
-    masked = shapes.get("masked_fill_") or shapes["masked_fill"]  # in place or not
-    return [  # the call behind each step, in the order forward makes them
+    masked = shapes.get("masked_fill_") or shapes["masked_fill"]  # 原地版本或非原地版本
+    return [  # 每一步背后的调用，按 forward 调用它们的顺序排列
         shapes["input"][0],
         shapes["W_query"][0],
-        shapes["view"][1],  # views: keys, queries, values, then the merge
-        shapes["transpose"][1],  # transposes: keys, queries, values, ...
+        shapes["view"][1],  # view 依次用于键、查询、值，最后是合并
+        shapes["transpose"][1],  # transpose 依次用于键、查询、值……
         shapes["matmul"][0],
         masked[0],
         shapes["softmax"][0],
@@ -420,9 +420,9 @@ def trace_forward(module):
     ]
 
 
-args = (sizes["d_in"], sizes["d_out"], 8, 0.0, sizes["h"])  # context_length 8, no dropout
-traced = trace_forward(MultiHeadAttention(*args))  # the class above
-assert traced == trace_forward(mh.MultiHeadAttention(*args))  # the package's class agrees
+args = (sizes["d_in"], sizes["d_out"], 8, 0.0, sizes["h"])  # context_length 为 8，不用 dropout
+traced = trace_forward(MultiHeadAttention(*args))  # 上面的类
+assert traced == trace_forward(mh.MultiHeadAttention(*args))  # 课程包里的类结果一致
 for (step, _, _, shape), got in zip(forward_steps, traced, strict=True):
     expected = tuple(sizes[name.strip()] for name in shape.strip("()").split(","))
     print(f"{step:<22} table {shape:<20} = {expected!s:<14} traced {got}")
@@ -444,7 +444,7 @@ print("context_vecs.shape:", context_vecs.shape)
 # 这些数值与书中印出的一致。
 
 # %%
-for sequence in context_vecs:  # (T, d_out) each
+for sequence in context_vecs:  # 每个都是 (T, d_out)
     torch.testing.assert_close(
         sequence, journey.reference["multihead_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
@@ -456,7 +456,7 @@ print("matches the book's printed values")
 # **先预测，再运行。** 第 05 课的包装器每个头要做 5 次矩阵乘法。那么，这个类在 **12 个头**时，一次前向传播要调用多少次 `nn.Linear` 和 `@`？看看上面的 `forward`，把你的猜测写在 `None` 的位置，运行这个单元格，再运行下一个。
 
 # %%
-prediction = None  # YOUR PREDICTION HERE: linear + matmul calls with 12 heads
+prediction = None  # 你的预测：12 个头时 linear 和 matmul 的调用总次数
 mhsa_helpers.exercises.check_split_matmul_prediction(prediction)
 
 # %%
@@ -499,11 +499,11 @@ mha_pkg = mh.MultiHeadAttention(d_in, 2, T, 0.0, num_heads=2)
 out, attn = mha_pkg(batch, return_weights=True)  # (b, T, d_out), (b, h, T, T)
 print(out.shape, attn.shape)
 assert attn.shape == (2, 2, 6, 6)
-assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # each row sums to 1
-assert (attn.triu(diagonal=1) == 0).all()  # causal
+assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # 每行之和为 1
+assert (attn.triu(diagonal=1) == 0).all()  # 因果
 entropy = mh.head_entropy(attn.detach())  # (num_heads,)
 print("mean row entropy per head:", entropy, f"| even rows: {uniform_causal_entropy(T):.4f}")
-assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # both heads nearly even
+assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # 两个头都几乎均匀
 fig = mh.plot_attention_heads(
     attn.detach(),
     words,
@@ -518,8 +518,8 @@ plt.show()
 
 # %%
 torch.manual_seed(123)
-wrapper = mh.MultiHeadAttentionWrapper(d_in, 2, T, 0.0, num_heads=2)  # d_out=2 PER HEAD
-split = mh.multihead_from_wrapper(wrapper)  # d_out = 2 * 2 = 4 in total
+wrapper = mh.MultiHeadAttentionWrapper(d_in, 2, T, 0.0, num_heads=2)  # d_out=2 是每个头的宽度
+split = mh.multihead_from_wrapper(wrapper)  # 总宽度 d_out = 2 * 2 = 4
 print(split)
 
 assert torch.equal(
@@ -604,18 +604,18 @@ for heads in [1, 4, 12]:
 
 # %%
 for heads in [1, 4, 12]:
-    with torch.device("meta"):  # shapes only: no memory, no random numbers
+    with torch.device("meta"):  # 只有形状，不占内存，也不生成随机数
         module = mh.MultiHeadAttention(768, 768, 1024, 0.0, num_heads=heads)
         x_meta = torch.empty(1, 1024, 768)  # (b, T, d_in)
     with FlopCounterMode(display=False) as flops:
         module(x_meta)  # (b, T, d_out)
     by_op = {str(op): n for op, n in flops.get_flop_counts()["Global"].items()}
-    attention = by_op["aten.bmm"]  # Q K^T and weights @ V, all heads: (b, h, T, T) products
+    attention = by_op["aten.bmm"]  # Q K^T 和 weights @ V，所有头的 (b, h, T, T) 乘积
     print(
         f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
         f"{attention / 1e9:.2f} in the (T, T) products"
     )
-    assert attention == 2 * 2 * 1024**2 * 768  # 2 products x 2 FLOPs x T^2 x d_out, any h
+    assert attention == 2 * 2 * 1024**2 * 768  # 2 次乘积 × 2 FLOP × T^2 × d_out，与 h 无关
 
 # %% [markdown] en_hash="058d8339ef7a"
 # 1 个、4 个、12 个头都是 8.05 GFLOP。其中 3.22 GFLOP 是 (T, T) 的那两次乘法，随 $T^2$ 增长，其余是四个投影，随 $T$ 增长。
@@ -634,7 +634,7 @@ wrapper_big = mh.MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
 split_big = mh.multihead_from_wrapper(wrapper_big)
 x_big = torch.randn(1, 64, 768)  # (b, T, d_in)
 with torch.no_grad():
-    out_wrapper, out_split = wrapper_big(x_big), split_big(x_big)  # (b, T, 768) each
+    out_wrapper, out_split = wrapper_big(x_big), split_big(x_big)  # 每个都是 (b, T, 768)
 torch.testing.assert_close(out_split, out_wrapper, rtol=1e-5, atol=1e-6)
 print("GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)")
 
@@ -663,21 +663,21 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 # **练习 1。** 一个与 Llama 2 7B 的注意力一样大的模块有 d_out = 4096 和 32 个头。`head_dim` 是多少？
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_dim(answer)
 
 # %% [markdown] en_hash="19902c519c8e"
 # **练习 2。** 一个 `MultiHeadAttention` 的 d_in = d_out = d，并且像真正的 GPT-2 一样使用 `qkv_bias=True`，它有 9,443,328 个参数。d 是多少？第 9 节的公式没有算 Q/K/V 的偏置。先把偏置加进去，再从参数量倒推出 d。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_mha_parameter_count(answer)
 
 # %% [markdown] en_hash="6572951c1dc8"
 # **练习 3。** `forward` 拆分的是一个*批次* (b, T, d_out)。下面的 `x_ex` 只是一个序列，没有批次轴，它有 T = 5 个词元，d_out = 12。请把它拆成 **3** 个头，形状为 (num_heads, T, head_dim)，让头 1（索引 0）拿到每个词元的前 head_dim 个数。现在哪一维是词元轴？`transpose(1, 2)` 又该怎么改？先试试 `x_ex.view(3, 5, 4)`，看看检查器怎么说。
 
 # %%
-x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out): no batch axis
+x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out)：没有批次轴
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_split_into_heads(answer, x_ex)

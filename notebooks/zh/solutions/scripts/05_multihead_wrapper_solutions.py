@@ -49,7 +49,7 @@ class MyMultiHeadAttentionWrapper(nn.Module):
         )
 
     def forward(self, x):  # x: (b, T, d_in)
-        outputs = [head(x) for head in self.heads]  # num_heads tensors (b, T, d_out)
+        outputs = [head(x) for head in self.heads]  # num_heads 个 (b, T, d_out) 张量
         return torch.cat(outputs, dim=-1)  # (b, T, num_heads * d_out)
 
 
@@ -76,12 +76,12 @@ result
 
 # %%
 torch.manual_seed(123)
-heads = [mh.CausalAttention(3, 2, 6, 0.0) for _ in range(3)]  # drawn in the wrapper's order
+heads = [mh.CausalAttention(3, 2, 6, 0.0) for _ in range(3)]  # 按包装器创建各个头的顺序抽取
 answer = heads[2](batch)  # (b, T, d_out) = (2, 6, 2)
 
 torch.manual_seed(123)
 wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
-assert torch.equal(answer, wrapper(batch)[..., 4:6])  # the same as the wrapper's head 3
+assert torch.equal(answer, wrapper(batch)[..., 4:6])  # 与包装器的头 3 相同
 print(answer[0])
 
 result = mhsa_helpers.exercises.check_head_output(answer)
@@ -94,7 +94,7 @@ result
 # %%
 b, T, d_in, head_dim, num_heads = 8, 100, 768, 64, 12
 projections = 3 * num_heads * b * T * d_in * head_dim  # W_query, W_key, W_value
-attention = 2 * num_heads * b * T * T * head_dim  # Q @ K^T and weights @ V
+attention = 2 * num_heads * b * T * T * head_dim  # Q @ K^T 和 weights @ V
 answer = projections + attention
 print(f"{projections:,} + {attention:,} = {answer:,}")
 

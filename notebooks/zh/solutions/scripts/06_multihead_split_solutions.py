@@ -43,7 +43,7 @@ class MyMultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.register_buffer(
             "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )  # (context_length, context_length), 1 = future
+        )  # (context_length, context_length)，1 表示未来
 
     def forward(self, x):  # 1. x: (b, T, d_in)
         b, num_tokens, _ = x.shape
@@ -55,7 +55,7 @@ class MyMultiHeadAttention(nn.Module):
         mask_bool = self.mask.bool()[:num_tokens, :num_tokens]  # (T, T)
         attn_scores.masked_fill_(mask_bool, -torch.inf)  # 6.
         attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)  # 7. (b, h, T, T)
-        attn_weights = self.dropout(attn_weights)  # training only
+        attn_weights = self.dropout(attn_weights)  # 只在训练时
         context = attn_weights @ values  # 8. (b, h, T, head_dim)
         context = context.transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)  # 9.
         return self.out_proj(context)  # 10. (b, T, d_out)
@@ -79,7 +79,7 @@ result
 
 # %%
 answer = 4096 // 32
-with torch.device("meta"):  # shapes only
+with torch.device("meta"):  # 只有形状
     assert mh.MultiHeadAttention(4096, 4096, 1024, 0.0, num_heads=32).head_dim == answer
 print(answer)
 
@@ -92,11 +92,11 @@ result
 
 # %%
 count = 9_443_328
-# 4·d² + 4·d = count  ->  (2·d + 1)² = count + 1  ->  d = (sqrt(count + 1) - 1) / 2
+# 由 4·d² + 4·d = count 得 (2·d + 1)² = count + 1，于是 d = (sqrt(count + 1) - 1) / 2
 root = math.isqrt(count + 1)
-assert root * root == count + 1  # an exact square: d is a whole number
+assert root * root == count + 1  # 恰好是平方数，所以 d 是整数
 answer = (root - 1) // 2
-with torch.device("meta"):  # 24 heads of 64, as in GPT-2; the heads do not change the count
+with torch.device("meta"):  # 像 GPT-2 一样用 24 个 64 维的头，头数不改变参数量
     module = mh.MultiHeadAttention(answer, answer, 1024, 0.0, num_heads=24, qkv_bias=True)
 assert sum(p.numel() for p in module.parameters()) == count
 print(answer)
@@ -109,12 +109,12 @@ result
 # **练习 3。** 没有批次轴时，词元是第 0 维。先 `view` 成 (T, num_heads, head_dim)，把每个词元的 12 个数切成 3 组，每组 4 个。再 `transpose(0, 1)`，把头这一维放到词元前面。若用 `transpose(1, 2)`，交换的会是头和 head_dim。`x_ex.view(3, 5, 4)` 的形状没错，内容却是错的，因为它跨越了词元的边界来切。
 
 # %%
-x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out): no batch axis
+x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out)：没有批次轴
 
 answer = x_ex.view(5, 3, 4).transpose(0, 1)  # (h, T, head_dim)
-print(answer[0])  # head 0: columns 0:4 of each token
+print(answer[0])  # 头 1（索引 0）：每个词元的第 0:4 列
 assert torch.equal(answer[0], x_ex[:, 0:4])
-assert torch.equal(answer, mh.split_heads(x_ex[None], 3)[0])  # a batch of one, split, unwrapped
+assert torch.equal(answer, mh.split_heads(x_ex[None], 3)[0])  # 包成大小为 1 的批次，拆分后再取出
 assert not torch.equal(x_ex.view(3, 5, 4), answer)
 
 result = mhsa_helpers.exercises.check_split_into_heads(answer, x_ex)
