@@ -602,7 +602,9 @@ DIRECTIVE = re.compile(r"^#\s*(?:NBVAL_\w+|noqa\b|type:|fmt:|pragma\b|%%)")
 #: Chinese checker messages name the Chinese marker).
 MARKERS = {"# YOUR CODE HERE": "# 在这里写代码", "# YOUR PREDICTION": "# 你的预测"}
 #: A shape such as ``(b, T, d_out)`` or ``(2, vocab)`` (one name or number per item), or a quote.
-SHAPE_OR_QUOTE = re.compile(r"\(\s*(?:[\w.*+\-/]+\s*(?:,\s*|(?=\))))*\)|\"[^\"]*\"|'[^']*'")
+SHAPE_OR_QUOTE = re.compile(
+    r"\(\s*(?:[\w.]+(?:\s*[*+\-/]\s*[\w.]+)*\s*(?:,\s*|(?=\))))*\)|\"[^\"]*\"|'[^']*'"
+)
 #: An English word in a comment: three or more letters, not part of an identifier or a number.
 COMMENT_WORD = re.compile(r"(?<![\w.`])[A-Za-z]{3,}(?![\w`(])")
 
