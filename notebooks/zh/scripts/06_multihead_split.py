@@ -208,7 +208,7 @@ assert torch.equal(merged_queries, queries)  # 先拆分再合并，原样不变
 # 表中各步的名称大多沿用中文教程的说法。（下面折叠的单元格只负责生成这张表。）
 
 # %% jupyter={"source_hidden": true}
-forward_steps = [  # (step, what it produces: the book's names, formula, shape of the result)
+forward_steps = [  # （步骤，得到什么：书中的名字、公式、结果的形状）
     (mh.say("1. input", "1. 输入序列"), mh.say("`x`", "`x`"), "$X$", "(b, T, d_in)"),
     (
         mh.say("2. project", "2. 生成 QKV"),
