@@ -93,7 +93,7 @@ mask_simple = torch.tril(torch.ones(context_length, context_length))  # (T, T)
 print(mask_simple)
 
 # %%
-masked_simple = attn_weights * mask_simple  # (T, T), zeros above the diagonal
+masked_simple = attn_weights * mask_simple  # (T, T)，对角线以上为 0
 print(masked_simple)
 
 # %% [markdown] en_hash="639b6fd2b85e"
@@ -141,7 +141,7 @@ print("each row of the three-step result == softmax over that row's past and pre
 # `torch.triu(..., diagonal=1)`（取自“triangle, upper”，即上三角，从对角线上方一格开始）标出要隐藏的位置，`masked_fill` 再在掩码为 `True` 的地方写入 `-inf`。
 
 # %%
-mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # (T, T), 1 = future
+mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # (T, T)，1 = 未来
 print(mask)
 masked = attn_scores.masked_fill(mask.bool(), -torch.inf)  # (T, T)
 print(masked)
@@ -184,7 +184,7 @@ plt.show()
 # %%
 average_loop = torch.zeros(context_length, 3)  # (T, d_in)
 for i in range(context_length):
-    average_loop[i] = inputs[: i + 1].mean(dim=0)  # (d_in,): the mean of rows 0..i
+    average_loop[i] = inputs[: i + 1].mean(dim=0)  # (d_in,)：第 0..i 行的平均
 print(average_loop)
 
 # %% [markdown] en_hash="c623986041ab"
@@ -194,11 +194,11 @@ print(average_loop)
 
 # %%
 ones_below = torch.tril(torch.ones(context_length, context_length))  # (T, T)
-average_weights = ones_below / ones_below.sum(dim=-1, keepdim=True)  # (T, T), rows sum to 1
+average_weights = ones_below / ones_below.sum(dim=-1, keepdim=True)  # (T, T)，每行之和为 1
 average_matmul = average_weights @ inputs  # (T, T) @ (T, d_in) -> (T, d_in)
 print(average_weights)
-assert torch.equal(ones_below, mask_simple)  # the matrix of the three-step method
-torch.testing.assert_close(average_matmul, average_loop)  # loop == matrix product
+assert torch.equal(ones_below, mask_simple)  # 正是三步法里的那个矩阵
+torch.testing.assert_close(average_matmul, average_loop)  # 循环 == 矩阵乘法
 
 # %% [markdown] en_hash="51d27cda75f9"
 # $W$ 也可以写成一个 softmax。从全为 0 的分数出发（哪个词元都不偏爱），像第 4 节那样用 $-\infty$ 遮住未来，再对每一行做 softmax。看得见的 $i$ 个位置变成 $e^0 = 1$，被遮住的位置变成 $e^{-\infty} = 0$。于是每一行在过去的位置上是 $1/i$，在未来的位置上是 0，得到的还是同一个矩阵。写成公式就是
@@ -208,11 +208,11 @@ torch.testing.assert_close(average_matmul, average_loop)  # loop == matrix produ
 # \end{cases}$$
 
 # %%
-zero_scores = torch.zeros(context_length, context_length)  # (T, T): no preferences yet
+zero_scores = torch.zeros(context_length, context_length)  # (T, T)：还没有任何偏好
 average_softmax = torch.softmax(zero_scores.masked_fill(mask.bool(), -torch.inf), dim=-1)  # (T, T)
 print(average_softmax)
-assert torch.equal(average_softmax, average_weights)  # softmax over -inf == tril / row sums
-torch.testing.assert_close(average_softmax @ inputs, average_loop)  # all three agree
+assert torch.equal(average_softmax, average_weights)  # 带 -inf 的 softmax == tril / 行和
+torch.testing.assert_close(average_softmax @ inputs, average_loop)  # 三种算法结果一致
 
 # %% [markdown] en_hash="6c86160bbe0d"
 # **因果注意力，就是带上学到的偏好来做这个平均。** 把 0 换成 `sa_v2` 缩放后的分数 $q^{(i)} \cdot k^{(j)} / \sqrt{d_k}$，同样的带掩码 softmax 就给出第 4 节的因果权重。再用这些权重去乘值（而不是输入），每个词元得到的就是它过去各个值的**加权平均**（weighted average），权重取决于它的查询与每个键的匹配程度。写成公式就是
@@ -221,7 +221,7 @@ torch.testing.assert_close(average_softmax @ inputs, average_loop)  # all three 
 
 # %%
 scored = torch.softmax((attn_scores / d_k**0.5).masked_fill(mask.bool(), -torch.inf), dim=-1)
-torch.testing.assert_close(scored, attn_weights_causal)  # (T, T): section 4's weights
+torch.testing.assert_close(scored, attn_weights_causal)  # (T, T)：第 4 节的权重
 context_causal = scored @ values  # (T, T) @ (T, d_out) -> (T, d_out)
 print("plain average, row 'starts':", average_weights[2])
 print("causal weights, row 'starts':", scored[2])
@@ -257,7 +257,7 @@ plt.show()
 # %%
 import mhsa_helpers.exercises
 
-my_guess = None  # YOUR PREDICTION: a whole number from 0 to 36
+my_guess = None  # 你的预测：0 到 36 之间的一个整数
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess)
 
 # %% [markdown] en_hash="2b3432f52f25"
@@ -289,7 +289,7 @@ def full_weights(x):
 
 
 changed = inputs.clone()  # (T, d_in)
-changed[5] = torch.tensor([5.0, -3.0, 2.0])  # a very different "step"
+changed[5] = torch.tensor([5.0, -3.0, 2.0])  # 一个截然不同的“step”
 print(
     "no mask: largest change in rows 1-5 =",
     (full_weights(changed) - full_weights(inputs))[:5].abs().max(),
@@ -358,10 +358,10 @@ context_vecs, weights_pkg = mh.masked_attention(
 )
 assert torch.equal(weights_pkg, attn_weights_causal)
 assert torch.equal(context_vecs, attn_weights_causal @ values)
-torch.testing.assert_close(context_vecs[0], values[0])  # "Your" can only see itself
+torch.testing.assert_close(context_vecs[0], values[0])  # “Your”只能看到它自己
 print("mh.causal_mask and mh.masked_attention == the one-step method, bit for bit")
 
-kept = ~mask.bool()  # (T, T): the 21 entries on and below the diagonal
+kept = ~mask.bool()  # (T, T)：对角线上及其下方的 21 个元素
 assert (attn_weights_causal - masked_simple_norm)[kept].abs().max() < 1e-6
 print("three-step vs one-step: every kept entry agrees to within 1e-6")
 
@@ -382,7 +382,7 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 # **练习 1（局部窗口）。** 有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。取 `T = 5`，假设每个词元只能看到**它自己和紧挨在它前面的那一个词元**。请构造一个 (5, 5) 的布尔掩码，在词元*不能*看的位置上为 `True`（也就是 `masked_fill` 接受的那种掩码）。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_local_mask(answer)
 
 # %% [markdown] en_hash="70c12dcbf1ce"
@@ -395,9 +395,9 @@ def causal_weights(attn_scores, window=None):
 
     window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
     """
-    # YOUR CODE HERE
+    # 在这里写代码
     raise NotImplementedError
 
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_build_causal_weights(answer)

@@ -43,12 +43,12 @@ words = journey.words
 # **先预测，再运行。** 36 个 1 中大约有一半会变成 0。那些*保留下来*的元素，你觉得会是多少？把你的猜测填在 `None` 的位置，运行这个单元格（检查器只告诉你猜得对不对，不给出答案），然后运行下一个单元格。
 
 # %%
-prediction = None  # YOUR PREDICTION HERE: the value of a surviving entry
+prediction = None  # 你的预测：保留下来的元素的值
 mhsa_helpers.exercises.check_survivor_prediction(prediction)
 
 # %%
 torch.manual_seed(123)
-dropout = nn.Dropout(0.5)  # p = 0.5: each entry is zeroed with probability 0.5
+dropout = nn.Dropout(0.5)  # p = 0.5：每个元素以 0.5 的概率被清零
 example = torch.ones(6, 6)  # (6, 6)
 dropped = dropout(example)  # (6, 6)
 print(dropped)
@@ -95,8 +95,8 @@ for p in [0.1, 0.3, 0.5, 0.7, 0.9]:
     torch.manual_seed(123)
     samples[p] = nn.Dropout(p)(torch.ones(2000, 6, 6))  # (2000, 6, 6)
     kept = samples[p] != 0
-    assert torch.allclose(samples[p][kept], torch.tensor(1 / (1 - p)))  # every survivor
-    assert abs(samples[p].mean().item() - 1.0) < 0.02  # the mean stays 1
+    assert torch.allclose(samples[p][kept], torch.tensor(1 / (1 - p)))  # 保留的元素都是 1/(1-p)
+    assert abs(samples[p].mean().item() - 1.0) < 0.02  # 均值保持为 1
 fig = mh.figures.plot_dropout_scaling(samples)
 plt.show()
 
@@ -110,7 +110,7 @@ plt.show()
 # %%
 dropout.eval()
 print("training:", dropout.training)
-assert torch.equal(dropout(example), example)  # identical: nothing dropped, nothing scaled
+assert torch.equal(dropout(example), example)  # 完全相同：没有丢弃，也没有缩放
 dropout.train()
 print("training:", dropout.training)
 assert not torch.equal(dropout(example), example)
@@ -139,7 +139,7 @@ with torch.no_grad():
     queries = sa_v2.W_query(inputs)  # (T, d_out)
     keys = sa_v2.W_key(inputs)  # (T, d_out)
 attn_scores = queries @ keys.T  # (T, T)
-future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T), True above the diagonal
+future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)，对角线以上为 True
 attn_scores = attn_scores.masked_fill(future, -torch.inf)
 attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (T, T)
 torch.testing.assert_close(
@@ -155,10 +155,10 @@ torch.manual_seed(123)
 attn_dropped = dropout(attn_weights)  # (T, T)
 print(attn_dropped)
 
-keep = journey.reference["dropout_seed123_ones"] != 0  # (T, T) bool, the pattern of section 1
+keep = journey.reference["dropout_seed123_ones"] != 0  # (T, T) 布尔张量，即第 1 节的丢弃模式
 torch.testing.assert_close(attn_dropped, torch.where(keep, 2 * attn_weights, 0.0))
-print("row sums:", attn_dropped.sum(dim=-1))  # (T,) no longer 1
-assert (attn_dropped[1] == 0).all()  # the row of "journey" lost both of its weights
+print("row sums:", attn_dropped.sum(dim=-1))  # (T,)，不再是 1
+assert (attn_dropped[1] == 0).all()  # “journey”那一行的两个权重都被丢弃了
 
 # %% [markdown] en_hash="b63ba4bb095c"
 # 各行之和不再是 1，这一次“journey”那一行甚至被丢得一个不剩。这在训练中没有关系，因为下一次抽取会不一样，而平均来看每一行之和仍然是 1。下图展示了计算的三个部分，依次是权重、这个种子抽出的保留掩码（与全 1 矩阵时的相同），以及两者的乘积再乘以 $1/(1-p) = 2$。
@@ -166,7 +166,7 @@ assert (attn_dropped[1] == 0).all()  # the row of "journey" lost both of its wei
 # %%
 fig = mh.figures.plot_dropout_mask(attn_weights, keep, 0.5, words)
 plt.show()
-torch.testing.assert_close(attn_weights * keep / (1 - 0.5), attn_dropped)  # what the figure shows
+torch.testing.assert_close(attn_weights * keep / (1 - 0.5), attn_dropped)  # 也就是图中画出的内容
 
 # %% [markdown] en_hash="279f2b7dcef0"
 # ## 5. dropout 做不到的事：救不了太小的数据集
@@ -175,21 +175,21 @@ torch.testing.assert_close(attn_weights * keep / (1 - 0.5), attn_dropped)  # wha
 
 # %%
 torch.manual_seed(0)
-x_tiny = torch.randn(8, 16)  # (n, features): 8 examples
-y_tiny = torch.randint(0, 4, (8,))  # (n,) random labels out of 4: nothing to generalise
+x_tiny = torch.randn(8, 16)  # (n, features)：8 个样本
+y_tiny = torch.randint(0, 4, (8,))  # (n,)，4 类中的随机标签：没有可推广的规律
 
 
 def train_tiny(p, steps=100, lr=0.5):
     torch.manual_seed(1)
     model = nn.Sequential(nn.Linear(16, 128), nn.ReLU(), nn.Dropout(p), nn.Linear(128, 4))
     assert sum(param.numel() for param in model.parameters()) == 2692
-    for _ in range(steps):  # model is in training mode: dropout is on
+    for _ in range(steps):  # 模型处于训练模式，dropout 开启
         loss = nn.functional.cross_entropy(model(x_tiny), y_tiny)
         model.zero_grad()
         loss.backward()
         with torch.no_grad():
             for param in model.parameters():
-                param -= lr * param.grad  # one step of gradient descent
+                param -= lr * param.grad  # 一步梯度下降
     model.eval()
     with torch.no_grad():
         return (model(x_tiny).argmax(-1) == y_tiny).float().mean().item()
@@ -198,7 +198,7 @@ def train_tiny(p, steps=100, lr=0.5):
 accuracy = {p: train_tiny(p) for p in [0.0, 0.5]}
 for p, acc in accuracy.items():
     print(f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels")
-assert accuracy[0.5] == 1.0  # memorised, dropout or not
+assert accuracy[0.5] == 1.0  # 无论有没有 dropout，都背下来了
 
 # %% [markdown] en_hash="e0cb1e975a71"
 # p = 0.5 时，网络照样把 8 个随机标签全都背了下来，和不用 dropout 时完全一样（瞎猜只能猜对 25%）。在这里，dropout 并没有让死记硬背变得明显更难。标签是随机的，没有任何可以推广的规律，所以在这些标签上拿到 100% 纯属死记硬背，而 dropout 没能阻止这一点。8 个样本缺少的信息，dropout 补不上，只有更多的数据才行。
@@ -218,11 +218,11 @@ explorer
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-explorer.kwargs_widgets[0].value = 0.1  # the "dropout" slider
+explorer.kwargs_widgets[0].value = 0.1  # “丢弃率”滑块
 dropped_01 = explorer.result  # (T, T)
 kept = dropped_01 != 0
-torch.testing.assert_close(dropped_01[kept], attn_weights[kept] / 0.9)  # survivors x1.11
-assert not kept[future].any()  # the masked future stays masked
+torch.testing.assert_close(dropped_01[kept], attn_weights[kept] / 0.9)  # 保留下来的元素乘以 1.11
+assert not kept[future].any()  # 被遮住的未来仍被遮住
 
 # %%
 print(f"p=0.1: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights survive, x1.11")
@@ -244,10 +244,10 @@ print(f"p=0.1: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights sur
 class MyCausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
-        # YOUR CODE HERE: W_query, W_key, W_value, dropout, the mask buffer
+        # 在这里写代码：W_query、W_key、W_value、dropout 和掩码缓冲区
 
     def forward(self, x):  # x: (b, T, d_in)
-        # YOUR CODE HERE: queries, keys, values, masked scores, softmax, dropout, weighted sum
+        # 在这里写代码：查询、键、值，加掩码的分数，softmax，dropout，加权求和
         raise NotImplementedError("write forward")
 
 
@@ -270,7 +270,7 @@ class CausalAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.register_buffer(
             "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )  # (context_length, context_length), 1 = future
+        )  # (context_length, context_length)，1 = 未来
 
     def forward(self, x):
         num_tokens = x.shape[1]  # x: (b, T, d_in)
@@ -280,7 +280,7 @@ class CausalAttention(nn.Module):
         attn_scores = queries @ keys.transpose(1, 2)  # (b, T, T)
         attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
-        attn_weights = self.dropout(attn_weights)  # training only
+        attn_weights = self.dropout(attn_weights)  # 只在训练时生效
         context_vec = attn_weights @ values  # (b, T, d_out)
         return context_vec
 
@@ -300,7 +300,7 @@ print("context_vecs.shape:", context_vecs.shape)
 # 这些数值与书中印出的一致。批次中的两个序列是同一句话，所以两半都等于书中的那个矩阵。
 
 # %%
-for sequence in context_vecs:  # (T, d_out) each
+for sequence in context_vecs:  # 每个都是 (T, d_out)
     torch.testing.assert_close(
         sequence, journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
     )
@@ -349,11 +349,11 @@ torch.testing.assert_close(short, context_vecs[:, :4])
 # %%
 torch.manual_seed(123)
 ca_drop = CausalAttention(3, 2, 6, dropout=0.5)
-out_train_1, out_train_2 = ca_drop(batch), ca_drop(batch)  # (b, T, d_out) each
-assert not torch.equal(out_train_1, out_train_2)  # two different dropout draws
+out_train_1, out_train_2 = ca_drop(batch), ca_drop(batch)  # 每个都是 (b, T, d_out)
+assert not torch.equal(out_train_1, out_train_2)  # 两次不同的 dropout 抽取
 ca_drop.eval()
-assert torch.equal(ca_drop(batch), ca_drop(batch))  # eval: no dropout
-torch.testing.assert_close(ca_drop(batch), context_vecs)  # same weights as ca (seed 123)
+assert torch.equal(ca_drop(batch), ca_drop(batch))  # 评估模式：没有 dropout
+torch.testing.assert_close(ca_drop(batch), context_vecs)  # 权重与 ca 相同（种子 123）
 print("train: random, eval: deterministic and equal to the dropout-free module")
 
 # %% [markdown] en_hash="7c782e5a1c5e"
@@ -384,14 +384,14 @@ print(mh.assert_same_module(ours, theirs, batch))
 # **练习 1。** 训练 GPT 时常用 p = 0.2。`nn.Dropout(0.2)` 会把保留下来的数值乘以多少？（一个数。）
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_dropout_scale(answer)
 
 # %% [markdown] en_hash="79e20e8fa7a0"
 # **练习 2。** 取一个由因果注意力权重组成的 6×6 矩阵（对角线以上的 15 个元素为 0，其余 21 个为正数），对它做 p = 0.5 的 dropout。你*预计*做完之后，36 个元素中有多大比例是 0？（0 到 1 之间的一个数。）
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
 # %% [markdown] en_hash="3b9100717cdd"
@@ -401,5 +401,5 @@ mhsa_helpers.exercises.check_zero_fraction(answer)
 keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
 print(keep_ctx.int())
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_manual_dropout(answer)

@@ -45,9 +45,9 @@ def causal_weights(attn_scores, window=None):
     """
     T = attn_scores.shape[-1]
     ones = torch.ones(T, T, dtype=torch.bool, device=attn_scores.device)  # (T, T)
-    hidden = torch.triu(ones, diagonal=1)  # (T, T), True above the diagonal: the future
+    hidden = torch.triu(ones, diagonal=1)  # (T, T)，对角线以上为 True，即未来
     if window is not None:
-        hidden = hidden | torch.tril(ones, diagonal=-window)  # and w or more steps back
+        hidden = hidden | torch.tril(ones, diagonal=-window)  # 再加上往前 w 步及更远的位置
     return torch.softmax(attn_scores.masked_fill(hidden, -torch.inf), dim=-1)  # (..., T, T)
 
 
@@ -59,9 +59,9 @@ scores_ex = torch.tensor(
         [0.1, 0.4, 0.9, 1.6],
     ]
 )  # (T, T) = (4, 4)
-print(causal_weights(scores_ex))  # row 1 can only see itself: [1, 0, 0, 0]
-print(causal_weights(torch.zeros(2, 3, 3)))  # (b, T, T): equal scores -> 1, 1/2, 1/3
-print(causal_weights(torch.zeros(4, 4), window=2))  # itself and one before: 1, then 1/2, 1/2
+print(causal_weights(scores_ex))  # 第 1 行只能看到自己：[1, 0, 0, 0]
+print(causal_weights(torch.zeros(2, 3, 3)))  # (b, T, T)：分数相等 → 1, 1/2, 1/3
+print(causal_weights(torch.zeros(4, 4), window=2))  # 自己和前一个词元：1，之后 1/2, 1/2
 assert torch.equal(causal_weights(scores_ex, window=4), causal_weights(scores_ex))  # w >= T
 
 answer = causal_weights

@@ -47,7 +47,7 @@ class MyCausalAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.register_buffer(
             "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )  # (context_length, context_length), 1 = future
+        )  # (context_length, context_length)，1 = 未来
 
     def forward(self, x):
         num_tokens = x.shape[1]  # x: (b, T, d_in)
@@ -58,7 +58,7 @@ class MyCausalAttention(nn.Module):
         future = self.mask.bool()[:num_tokens, :num_tokens]  # (T, T)
         scores = scores.masked_fill(future, -torch.inf)
         weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
-        weights = self.dropout(weights)  # training only
+        weights = self.dropout(weights)  # 只在训练时生效
         return weights @ values  # (b, T, d_out)
 
 
@@ -89,7 +89,7 @@ result
 answer = (15 + 21 * 0.5) / 36
 print(f"{answer:.4f}")
 
-# A simulation agrees: the average fraction of zeros over 2000 draws.
+# 模拟的结果也一致：2000 次抽取中 0 所占比例的平均值。
 weights = journey.reference["seed789_masked_renormalized"]  # (6, 6)
 dropout = nn.Dropout(0.5)
 torch.manual_seed(123)
