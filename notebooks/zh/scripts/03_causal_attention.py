@@ -372,7 +372,7 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 # * 三步法先做 softmax，再乘以 `torch.tril(torch.ones(T, T))`，最后每行除以它的和。书中“journey”那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
 # * 不存在**信息泄露**。整行的分母在重新归一化时被约掉了，结果就是只在未被遮住的分数上做的 softmax。改变一个未来的词元，前面的行保持不变。
 # * 实际该用的是一步法，即先做 `scores.masked_fill(torch.triu(ones, diagonal=1).bool(), -torch.inf)`，再做 softmax。它得到的权重相同（在浮点精度内），运算却更少。
-# * 数学上的小技巧。`tril(ones) / 行和`、对全为 0 的分数做 `-inf` 掩码后的 softmax、一个循环，这三者都是对每个词元的过去取平均。把 0 换成分数 $QK^\top / \sqrt{d_k}$，同一个 softmax 就成了因果注意力，也就是对过去各个值的加权平均。
+# * 数学上的小技巧：`tril(ones) / 行和`、对全为 0 的分数做 `-inf` 掩码后的 softmax、一个循环，这三者都是对每个词元的过去取平均。把 0 换成分数 $QK^\top / \sqrt{d_k}$，同一个 softmax 就成了因果注意力，也就是对过去各个值的加权平均。
 # * 第 04 课将加入 **dropout**（随机失活），并把这一切封装成一个能处理批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在类中。
 #
 # ## 练习

@@ -21,7 +21,7 @@
 #
 # **预备知识：** 第 03 课（`03_causal_attention`）中的因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 约 100 分钟（阅读、运行 26 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
 #
-# **形状约定（shape contract）：** `CausalAttention` 的形状为 `(b, T, d_in)` → `(b, T, d_out)`。dropout 作用在形状为 `(b, T, T)` 的权重上，并且只在训练模式下生效。
+# **形状约定（shape contract）：** `CausalAttention` 把 `(b, T, d_in)` 映射为 `(b, T, d_out)`。dropout 作用在形状为 `(b, T, T)` 的权重上，并且只在训练模式下生效。
 
 # %%
 import matplotlib.pyplot as plt
@@ -127,7 +127,7 @@ assert not torch.equal(dropout(example), example)
 #
 # 书中用 p = 0.5，只是为了让效果一眼就能看出来。真正训练 GPT 模型时，丢弃率要低得多。GPT-2 时代通常用 **0.1 或 0.2**，许多近期的大模型（例如 Llama）训练时则根本不用 dropout。
 #
-# 再说可复现性。设定种子之后，dropout 丢弃哪些元素由 torch 的随机数生成器决定。在 CPU 上使用 torch 2.13 时，本课程能复现书中的丢弃模式。换成其他 torch 版本或其他设备（GPU、Apple 的 MPS），同一个种子可能抽出不同的模式。但*规则*在哪里都一样，丢弃的元素置零，保留的元素乘以 1/(1-p)。
+# 再说可复现性。设定种子之后，dropout 丢弃哪些元素由 torch 的随机数生成器决定。在 CPU 上使用 torch 2.13 时，本课程能复现书中的丢弃模式。换成其他 torch 版本或其他设备（GPU、Apple 的 MPS），同一个种子可能抽出不同的模式。但*规则*在哪里都一样：丢弃的元素置零，保留的元素乘以 1/(1-p)。
 #
 # 首先重新算出第 03 课中种子 789 下的因果注意力（causal attention）权重，掩码用 `-inf` 一步完成。
 
@@ -374,7 +374,7 @@ print(mh.assert_same_module(ours, theirs, batch))
 # * dropout 阻止不了网络背下一个很小的数据集。8 个样本配 2,692 个参数，即使开着 p = 0.5 的 dropout，网络也照样把 8 个随机标签全背了下来，和不用 dropout 时一样。
 # * `.eval()` 关掉 dropout（输出与输入完全相同），`.train()` 把它打开。
 # * 在注意力中，dropout 作用在 softmax 之后的权重上（书中的选择）。这样一来各行之和不再是 1，但平均来看仍是 1。训练 GPT 时用 p = 0.1–0.2。
-# * `CausalAttention` 接收一个批次，(b, T, d_in) → (b, T, d_out)。它的掩码是一个**缓冲区**，保存在 `state_dict` 中，会被 `.to()` 搬动，但不是参数。
+# * `CausalAttention` 处理一个批次，把 (b, T, d_in) 映射为 (b, T, d_out)。它的掩码是一个**缓冲区**，保存在 `state_dict` 中，会被 `.to()` 搬动，但不是参数。
 # * 第 05 课让几个 `CausalAttention` 头并排运行，这就是**多头注意力**（multi-head attention）。
 #
 # ## 练习
