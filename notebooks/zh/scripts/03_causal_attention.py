@@ -170,7 +170,7 @@ fig = mh.figures.plot_mask_paths(attn_scores / d_k**0.5, words)
 plt.show()
 
 # %% [markdown] en_hash="8bdbe83a8b24"
-# 实际的实现都用一步法，用一次 `masked_fill` 代替一次乘法、一次求和和一次除法。GPT 模型生成文本时，`-inf` 技巧还会再次出现。**top-k 采样**（top-k sampling）在 softmax 之前，把最大的 k 个分数以外的所有分数都设为 `-inf`，于是只有这 k 个词元可能被选中。
+# 实际的实现都用一步法，用一次 `masked_fill` 代替乘法、求和与除法这三步。GPT 模型生成文本时，`-inf` 技巧还会再次出现。**top-k 采样**（top-k sampling）在 softmax 之前，把最大的 k 个分数以外的所有分数都设为 `-inf`，于是只有这 k 个词元可能被选中。
 
 # %% [markdown] en_hash="5d6492d5db82"
 # ## 5. 数学上的小技巧：因果注意力是对过去的平均
@@ -323,7 +323,7 @@ print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result"
 # %% [markdown] en_hash="f84bae19f7c8"
 # ## 7. 掩码前后对比
 #
-# 下图用同一个从 0 到 1 的色标，画出同一组权重在掩码前后的样子。对角线以下，每一行都被拉伸，使行和重新为 1。对角线以上则什么都不剩。越靠前的词元，分享它注意力的词元就越少（“Your”把全部注意力都留给了自己）。
+# 下图用同一个从 0 到 1 的色标，画出同一组权重在掩码前后的样子。对角线以下，每一行都被拉伸，使行和重新为 1。对角线以上则什么都不剩。越靠前的词元，能分到它注意力的词元就越少（“Your”把全部注意力都留给了自己）。
 
 # %%
 fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")

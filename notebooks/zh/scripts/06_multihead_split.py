@@ -18,7 +18,7 @@
 # $$\mathrm{head}_i = \operatorname{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
 # \operatorname{MultiHead}(X) = \operatorname{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O .$$
 #
-# 新的是 $W_i^Q$ 放在*哪里*。它们不再是 $h$ 个各自独立的矩阵，而是并排放进一个大矩阵 $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$。于是一次乘法 $XW^Q$ 就算出了所有头的查询，第 $i$ 个头只读属于自己的那一块列。
+# 不同之处在于 $W_i^Q$ 放在*哪里*。它们不再是 $h$ 个各自独立的矩阵，而是并排放进一个大矩阵 $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$。于是一次乘法 $XW^Q$ 就算出了所有头的查询，第 $i$ 个头只读属于自己的那几列。
 #
 # **学习目标**
 # 1. 把形状为 (b, T, d_out) 的投影切成多个头。先 `view` 成 (b, T, num_heads, head_dim)，再 `transpose(1, 2)` 成 (b, num_heads, T, head_dim)，其中 `head_dim = d_out // num_heads`（每头维度）。

@@ -198,7 +198,7 @@ plt.show()
 #   V_{\le t} = \begin{bmatrix} V_{\le t-1} \\ x_t W_v \end{bmatrix},\quad
 #   \text{输出}_t = \text{softmax}\!\left(\frac{q_t K_{\le t}^\top}{\sqrt{d_k}}\right) V_{\le t}.$$
 #
-# 真实的模型会用语言模型头（language model head，LM head）和采样把最后的输出变成一个词元，再把这个词元重新嵌入。我们的玩具“模型”只有一层 `SDPAMultiHeadAttention`，它最后一个输出向量*就是*下一个输入。这样循环就做不了假，缓存里有任何一点错误，都会改变之后的每一步。
+# 真实的模型会用语言模型头（language model head，LM head）和采样把最后的输出变成一个词元，再把这个词元重新嵌入。我们的玩具“模型”只有一层 `SDPAMultiHeadAttention`，它最后一个输出向量*就是*下一个输入。这样循环就没法作弊，缓存里哪怕有一点错误，也会改变之后的每一步。
 #
 # **先预测，再运行。** 下一个单元格在 4 个词元的提示词之后生成 12 个词元，一次不用缓存（每一步都送入到目前为止的整个序列），一次使用缓存。一个前向钩子（forward hook）统计经过 Q/K/V 投影的词元行数。不用缓存时，12 步加起来一共投影了多少行？把你的猜测写进 `prediction`。
 
@@ -490,7 +490,7 @@ assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 # * **GQA / MQA** 让所有查询头共用 `num_kv_groups` 个 K/V 头，缓存除以 `num_heads / num_kv_groups`。`num_kv_groups == num_heads` 就是普通的多头注意力。参数量缩减得少一些，8 组的类 Llama 模型减少 37.5%。
 
 # %% [markdown] en_hash="b41459b40b9e"
-# ### 检查（供 CI 使用；已折叠）
+# ### 检查（供 CI 使用，已折叠）
 #
 # 这个单元格验证本课所依赖的事实，免得包的某处改动悄无声息地破坏了课程内容。好奇的话可以展开看看，也可以直接跳过。
 
