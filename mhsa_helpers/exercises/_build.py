@@ -42,7 +42,7 @@ from torch import nn
 
 from ..i18n import Text, tr
 from ._parse import plain_tensor
-from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok
+from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok, unwritten
 
 __all__ = [
     "HEAD_MISTAKE_GROUPS",
@@ -422,6 +422,14 @@ class ForwardTexts:
 
 _NOWHERE = Text("", "")
 
+#: The hint for code that still raises the stub's ``NotImplementedError`` (an empty answer).
+NOT_WRITTEN = tr(
+    "this is not written yet: it raises NotImplementedError. Write it under `# YOUR CODE HERE`, "
+    "then run the cell again.",
+    "这里还没有写完，它抛出了 NotImplementedError。请在 `# YOUR CODE HERE` 下面写好，"
+    "再运行这个单元格。",
+)
+
 
 def call_forward(
     fn: Callable[..., object],
@@ -449,8 +457,8 @@ def call_forward(
     try:
         out = fn(*given)
     except Exception as error:  # the learner's code may raise anything
-        if isinstance(error, NotImplementedError) and texts.not_written is not None:
-            raise stop(texts.not_written) from None
+        if isinstance(error, NotImplementedError):
+            raise stop(unwritten(texts.not_written or NOT_WRITTEN)) from None
         reading = texts.runtime(error, args) if isinstance(error, RuntimeError) else None
         if reading is not None:
             raise ContractError(where + reading) from None
@@ -489,11 +497,13 @@ def call_forward(
 
 
 #: The hint for a class whose constructor is still the notebook's stub: it creates nothing.
-UNWRITTEN_CLASS = tr(
+UNWRITTEN_CLASS = unwritten(
+    tr(
     "the class is not written yet: its constructor creates no layers. Write `__init__` and "
     "`forward` under `# YOUR CODE HERE`, then run the cell again.",
     "这个类还没有写完：它的构造函数没有创建任何层。请在 `# YOUR CODE HERE` 下面写好 "
     "`__init__` 和 `forward`，再运行这个单元格。",
+    )
 )
 
 
@@ -537,8 +547,8 @@ def construct(
     try:
         module = cls(*args, **kwargs)
     except Exception as error:  # the learner's code may raise anything
-        if isinstance(error, NotImplementedError) and not_written is not None:
-            raise ContractError(not_written) from None
+        if isinstance(error, NotImplementedError):
+            raise ContractError(unwritten(not_written or NOT_WRITTEN)) from None
         hint = fill(raised, **said, kind=type(error).__name__, error=error)
         raise ContractError(hint) from None
     if not isinstance(module, nn.Module):

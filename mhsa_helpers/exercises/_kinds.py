@@ -213,6 +213,7 @@ def prediction_result(
                     ", then run the next cell to see if you were right.",
                     "，然后运行下一个单元格，看看你猜得对不对。",
                 ),
+                todo=True,
             )
         return fail(
             exercise,
@@ -284,6 +285,7 @@ def prediction_before_run(
                 ") in place of `None`, run this cell, then run the next one to see what happens.",
                 "）写在 `None` 的位置，运行这个单元格，再运行下一个，看看会发生什么。",
             ),
+            todo=True,
         )
     if value is None:
         shown = repr(prediction)

@@ -33,18 +33,52 @@ __all__ = [
     "CheckTimeout",
     "PredictionNoted",
     "UntranslatedMessage",
+    "decimals",
     "exercise",
     "fail",
     "missing",
     "never_raises",
     "ok",
+    "unwritten",
 ]
 
-#: How a result starts, per language: passed, not yet, a prediction written down.
+#: How a result starts, per language: passed, not yet (a wrong answer), to do (no answer given
+#: yet: ``None`` or the notebook's unwritten stub), a prediction written down.
 MARKS = {
-    "en": {"pass": "PASS", "not_yet": "NOT YET", "noted": "NOTED", "hint": "hint: "},
-    "zh": {"pass": "通过", "not_yet": "还没对", "noted": "已记下", "hint": "提示："},
+    "en": {
+        "pass": "PASS",
+        "not_yet": "NOT YET",
+        "todo": "TO DO",
+        "noted": "NOTED",
+        "hint": "hint: ",
+    },
+    "zh": {"pass": "通过", "not_yet": "还没对", "todo": "未完成", "noted": "已记下", "hint": "提示："},
 }
+
+def decimals(x: object) -> str:
+    """A number as the lessons print it: 4 decimals (``0.3006``), tiny ones in e-notation.
+
+    Every hint that shows a float (the learner's or the expected one) shows it through this, in
+    both languages, so that no hint prints ``0.30060961842536926``.
+    """
+    value = float(x)  # type: ignore[arg-type]
+    if value != 0 and abs(value) < 1e-4:
+        return f"{value:.4g}"
+    return f"{value:.4f}"
+
+
+#: The English of every hint that means "the stub is not written yet" (see ``unwritten``).
+_UNWRITTEN: set[str] = set()
+
+
+def unwritten(text: Text) -> Text:
+    """``text``, registered as a hint that the answer is still the notebook's unwritten stub.
+
+    A ``fail`` whose hint contains such a text is marked ``[TO DO]`` (an empty answer), not
+    ``[NOT YET]`` (a wrong one); whether it passes does not change.
+    """
+    _UNWRITTEN.add(_text_arg(text, "the unwritten hint").en)
+    return text
 
 
 class UntranslatedMessage(BaseException):
@@ -71,6 +105,8 @@ class CheckResult:
     passed: bool
     exercise: Text
     text: Text
+    #: No answer was given yet (``None``, the unwritten stub): shown as ``[TO DO]``, never passes.
+    todo: bool = False
 
     def __post_init__(self) -> None:
         _text_arg(self.exercise, "the exercise name")
@@ -85,7 +121,9 @@ class CheckResult:
         return str(self.text)
 
     def _mark(self) -> str:
-        return MARKS[language()]["pass" if self.passed else "not_yet"]
+        if self.passed:
+            return MARKS[language()]["pass"]
+        return MARKS[language()]["todo" if self.todo else "not_yet"]
 
     def render(self, lang: str) -> str:
         """The whole result as the learner sees it in ``lang``."""
@@ -118,7 +156,9 @@ def ok(exercise: Text, message: Text = WELL_DONE) -> CheckResult:
 
 def fail(exercise: Text, hint: Text) -> CheckResult:
     hint = _text_arg(hint, "hint")
-    return CheckResult(False, exercise, Text(MARKS["en"]["hint"], MARKS["zh"]["hint"]) + hint)
+    todo = any(text in hint.en for text in _UNWRITTEN)
+    mark = Text(MARKS["en"]["hint"], MARKS["zh"]["hint"])
+    return CheckResult(False, exercise, mark + hint, todo=todo)
 
 
 def missing(exercise: Text, what: Text) -> CheckResult:
@@ -131,7 +171,7 @@ def missing(exercise: Text, what: Text) -> CheckResult:
         + what
         + tr(".", "。")
     )
-    return CheckResult(False, exercise, message)
+    return CheckResult(False, exercise, message, todo=True)
 
 
 F = TypeVar("F", bound=Callable[..., CheckResult])

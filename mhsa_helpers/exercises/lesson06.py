@@ -43,7 +43,7 @@ from ._build import (
 )
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, whole_number
-from ._result import CheckResult, exercise, fail, missing
+from ._result import CheckResult, exercise, fail, missing, unwritten
 
 __all__ = [
     "check_build_multihead",
@@ -363,11 +363,13 @@ def _construct(
     return construct(cls, args, {"qkv_bias": qkv_bias}, _CONSTRUCT_RAISED, _CONSTRUCT_NOT_MODULE)
 
 
-_PARAMETERS_NONE = tr(
-    "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
-    "__init__ (nn.Linear layers), then write forward following the table.",
-    "你的类还没有任何参数：先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
-    "（都是 nn.Linear 层），再按照表格写 forward。",
+_PARAMETERS_NONE = unwritten(
+    tr(
+        "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
+        "__init__ (nn.Linear layers), then write forward following the table.",
+        "你的类还没有任何参数。请先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
+        "（都是 nn.Linear 层），再按照表格写 forward。",
+    )
 )
 _NO_OUT_PROJ = tr(
     "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "

@@ -28,7 +28,7 @@ from ._build import (
 )
 from ._kinds import mask_answer
 from ._parse import plain_tensor
-from ._result import CheckResult, exercise, fail, ok
+from ._result import CheckResult, exercise, fail, ok, unwritten
 
 __all__ = ["check_hf_to_additive_mask", "check_left_padding_mask", "check_masked_softmax"]
 
@@ -644,10 +644,12 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     return None
 
 
-_NOT_WRITTEN = tr(
-    "your function is not written yet: it raises NotImplementedError. Write its body, then run "
-    "the cell again.",
-    "你的函数还没有写好：它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
+_NOT_WRITTEN = unwritten(
+    tr(
+        "your function is not written yet: it raises NotImplementedError. Write its body, then "
+        "run the cell again.",
+        "你的函数还没有写好，它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
+    )
 )
 
 
