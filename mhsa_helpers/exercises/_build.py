@@ -499,10 +499,10 @@ def call_forward(
 #: The hint for a class whose constructor is still the notebook's stub: it creates nothing.
 UNWRITTEN_CLASS = unwritten(
     tr(
-    "the class is not written yet: its constructor creates no layers. Write `__init__` and "
-    "`forward` under `# YOUR CODE HERE`, then run the cell again.",
-    "这个类还没有写完：它的构造函数没有创建任何层。请在 `# YOUR CODE HERE` 下面写好 "
-    "`__init__` 和 `forward`，再运行这个单元格。",
+        "the class is not written yet: its constructor creates no layers. Write `__init__` and "
+        "`forward` under `# YOUR CODE HERE`, then run the cell again.",
+        "这个类还没有写完：它的构造函数没有创建任何层。请在 `# YOUR CODE HERE` 下面写好 "
+        "`__init__` 和 `forward`，再运行这个单元格。",
     )
 )
 

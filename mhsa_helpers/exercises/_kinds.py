@@ -27,6 +27,7 @@ from ._parse import (
     wrong_shape,
 )
 from ._result import CheckResult, PredictionNoted, exercise, fail, missing, ok
+from ._result import shown as show
 
 __all__ = [
     "Number",
@@ -227,7 +228,7 @@ def prediction_result(
                 "。下次先写下你的猜测：让你意外的地方，正是你学到东西的地方。",
             ),
         )
-    shown = repr(prediction)
+    shown = show(prediction)
     if value is None:
         return fail(
             exercise,
@@ -288,7 +289,7 @@ def prediction_before_run(
             todo=True,
         )
     if value is None:
-        shown = repr(prediction)
+        shown = show(prediction)
         return fail(
             exercise,
             tr("a prediction here is ", "这里的预测应该是")

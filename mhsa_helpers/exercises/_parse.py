@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from ..i18n import Text, tr
+from ._result import shown as show_value
 
 __all__ = [
     "A_BYTE_COUNT",
@@ -103,7 +104,7 @@ A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（
 
 def expected_kind(what: Text, answer: object, *, show: str = "type") -> Text:
     """ "expected <what>, got <answer's type>." (``show="repr"``: the answer itself)."""
-    shown = repr(answer) if show == "repr" else type(answer).__name__
+    shown = show_value(answer) if show == "repr" else type(answer).__name__
     return tr("expected ", "需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。")
 
 

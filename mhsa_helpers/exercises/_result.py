@@ -39,6 +39,7 @@ __all__ = [
     "missing",
     "never_raises",
     "ok",
+    "shown",
     "unwritten",
 ]
 
@@ -52,8 +53,15 @@ MARKS = {
         "noted": "NOTED",
         "hint": "hint: ",
     },
-    "zh": {"pass": "通过", "not_yet": "还没对", "todo": "未完成", "noted": "已记下", "hint": "提示："},
+    "zh": {
+        "pass": "通过",
+        "not_yet": "还没对",
+        "todo": "未完成",
+        "noted": "已记下",
+        "hint": "提示：",
+    },
 }
+
 
 def decimals(x: object) -> str:
     """A number as the lessons print it: 4 decimals (``0.3006``), tiny ones in e-notation.
@@ -65,6 +73,18 @@ def decimals(x: object) -> str:
     if value != 0 and abs(value) < 1e-4:
         return f"{value:.4g}"
     return f"{value:.4f}"
+
+
+def shown(x: object) -> str:
+    """``repr(x)``, but a float (also inside a list or tuple) with ``decimals``: how a hint shows
+    a value, the learner's answer or the expected one."""
+    if isinstance(x, float):
+        return decimals(x)
+    if isinstance(x, list):
+        return "[" + ", ".join(map(shown, x)) + "]"
+    if isinstance(x, tuple):
+        return "(" + ", ".join(map(shown, x)) + ("," if len(x) == 1 else "") + ")"
+    return repr(x)
 
 
 #: The English of every hint that means "the stub is not written yet" (see ``unwritten``).

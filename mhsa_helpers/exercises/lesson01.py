@@ -19,7 +19,7 @@ from ..i18n import Text, tr
 from ._build import function_answer
 from ._kinds import prediction_result, tensor_answer
 from ._parse import plain_tensor, whole_number
-from ._result import CheckResult, exercise, fail, ok
+from ._result import CheckResult, exercise, fail, ok, shown
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -211,7 +211,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                         "x.max(dim=-1, keepdim=True).values。",
                     ),
                 )
-            values_got = got.tolist()
+            values_got = shown(got.tolist())
             return fail(
                 name,
                 on
@@ -232,7 +232,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 ),
             )
         if not _close(got, expected, atol=1e-6):
-            values_got, values_want = got.tolist(), expected.tolist()
+            values_got, values_want = shown(got.tolist()), shown(expected.tolist())
             return fail(
                 name,
                 on
