@@ -2,8 +2,9 @@
 
 The first test is the real check over the repository; the others build a tiny course in a temporary
 folder and show that each kind of drift is caught: an English cell edited without its translation
-being revisited, a cell added to one edition only, code that differs, an untranslated cell, a
-glossary term without its English term, a broken link.
+being revisited, a cell added to one edition only, code that differs (comments aside: each is
+translated in its place), an untranslated cell, a glossary term without its English term, a broken
+link, prose with too many colons.
 """
 
 from __future__ import annotations
@@ -583,3 +584,95 @@ def test_a_broken_glossary_is_a_message(course, capsys, glossary, says):
     zh_edition.GLOSSARY.write_text(glossary, encoding="utf-8")
     status, err = run_tool(capsys, "check")
     assert status == 1 and "glossary.json" in err and says in err
+
+
+# The Chinese edition translates code comments; everything else in a code cell stays identical.
+CODE_EN = """# NBVAL_IGNORE_OUTPUT
+x = torch.ones(2, 3)  # (b, T), one row per token
+# the weights, then
+# their sum
+y = x.sum(-1)  # (b,)
+print("# not a comment", y)
+"""
+CODE_ZH = """# NBVAL_IGNORE_OUTPUT
+x = torch.ones(2, 3)  # (b, T)，每个词元一行
+# 先求权重，再求和
+y = x.sum(-1)  # (b,)
+print("# not a comment", y)
+"""
+
+
+def test_translated_comments_in_their_places_pass():
+    assert zh_edition.code_problems("cell", CODE_EN, CODE_ZH, 0) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("# 先求权重，再求和", "# the weights, then", "not translated"),
+        ("，每个词元一行", "", "not translated"),
+        ("# (b,)", "# (b, 1)", "keep it as it is"),
+        ("# NBVAL_IGNORE_OUTPUT\n", "", "no Chinese counterpart"),
+        ("# NBVAL_IGNORE_OUTPUT", "# NBVAL_IGNORE_OUTPUT 忽略", "directive"),
+        ('"# not a comment"', '"# 不是注释"', "code differs"),
+        ("x.sum(-1)", "x.sum(1)", "code differs"),
+        ("y = x.sum(-1)  # (b,)\n", "y = x.sum(-1)\n# (b,)\n", "does not have there"),
+    ],
+    ids=[
+        "block-left-in-English",
+        "inline-left-in-English",
+        "shape-comment-changed",
+        "directive-dropped",
+        "directive-changed",
+        "printed-text-changed",
+        "code-changed",
+        "comment-moved",
+    ],
+)
+def test_each_comment_drift_is_named(old, new, expected):
+    assert old in CODE_ZH
+    problems = zh_edition.code_problems("cell", CODE_EN, CODE_ZH.replace(old, new, 1), 0)
+    assert problems and all(p.startswith("cell") for p in problems)
+    assert any(expected in p for p in problems), problems
+
+
+def test_the_exercise_markers_have_one_chinese_wording():
+    english = "answer = None  # YOUR CODE HERE\n"
+    assert zh_edition.code_problems("c", english, "answer = None  # 在这里写代码\n", 0) == []
+    problems = zh_edition.code_problems("c", english, "answer = None  # 在此处填写代码\n", 0)
+    assert len(problems) == 1 and "在这里写代码" in problems[0]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["x = 1", "y = f(x)", "z = [x,\n     y]", "if x:\n    y = 2"]),
+            st.sampled_from(["", "  # the value", "  # (b, T)"]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_any_code_with_its_comments_translated_in_place_passes(lines):
+    """Comments translated where they stand (block comments may change length) never fail."""
+    english = "".join(f"# about {code.split()[0]}\n{code}{c}\n" for code, c in lines)
+    chinese = "".join(
+        f"# 关于 {code.split()[0]}\n# 第二行\n{code}{c.replace('the value', '这个值')}\n"
+        for code, c in lines
+    )
+    assert zh_edition.code_problems("cell", english, chinese, 0) == []
+
+
+def test_colons_and_semicolons_are_counted_in_prose_only():
+    markdown = (
+        "## 标题：不计\n\n| 表格：不计 | 分号；不计 |\n|---|---|\n| a：b | c；d |\n\n"
+        "正文有一个冒号：这里。还有一个分号；这里。`代码：不计` $a：b$\n\n* 列表：计入\n"
+    )
+    count = zh_edition.prose_count(markdown)
+    assert (count.colons, count.semicolons) == (2, 1)
+    assert count.chinese == len(
+        zh_edition.CJK.findall("正文有一个冒号这里还有一个分号这里列表计入")
+    )
+    assert zh_edition.rhythm_problems("x", count)  # 2 colons in 20 characters: far too many
+    assert zh_edition.rhythm_problems("x", zh_edition.ProseCount(1000, 6, 1)) == []

@@ -12,7 +12,17 @@ The rules that ``check`` enforces:
 
 * the same cells in the same order, of the same kinds, with the same tags and ``jupyter``
   metadata;
-* code cells identical, except ``mh.setup_lesson(..., lang="zh")`` in the Chinese edition;
+* code cells identical but for their comments, and ``mh.setup_lesson(..., lang="zh")`` in the
+  Chinese edition: both are read with ``tokenize`` and compared with the comments set aside. Every
+  English comment has a Chinese counterpart in the same place (after the same code on its line, or
+  in the comment block before the same code); a comment with English words is translated (it holds
+  Chinese characters); one without (a shape such as ``# (b, T, d_in)``, a quoted word) stays as it
+  is unless it is translated; every directive (``# NBVAL_IGNORE_OUTPUT``, ``# noqa``, ``# type:``,
+  ``# fmt:``) stays as it is;
+* the lesson prose reads like Chinese, not like translated English: at most
+  ``MAX_COLONS_PER_1000`` full-width colons and ``MAX_SEMICOLONS_PER_1000`` semicolons per 1,000
+  Chinese characters of each lesson's prose (paragraphs and list items; headings, tables, code and
+  math aside), and of all solution notebooks together;
 * every Chinese markdown cell records ``en_hash``, the hash of the English cell it translates.
   When the English text changes, the hash no longer matches and ``check`` names the cell: revisit
   the translation, then ``stamp`` that cell;
@@ -42,11 +52,13 @@ import argparse
 import ast
 import contextlib
 import hashlib
+import io
 import json
 import os
 import re
 import sys
 import tempfile
+import tokenize
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -584,6 +596,178 @@ def language_problems(name: str, cells: list[tuple[str, Cell]], lang: str) -> li
     return problems
 
 
+#: Comments that tools read: never translated, never moved.
+DIRECTIVE = re.compile(r"^#\s*(?:NBVAL_\w+|noqa\b|type:|fmt:|pragma\b|%%)")
+#: The exercise markers a learner looks for, and the Chinese edition's wording of each (the
+#: Chinese checker messages name the Chinese marker).
+MARKERS = {"# YOUR CODE HERE": "# 在这里写代码", "# YOUR PREDICTION": "# 你的预测"}
+#: An English word in a comment: three or more letters, not part of an identifier or a number.
+COMMENT_WORD = re.compile(r"(?<![\w.`])[A-Za-z]{3,}(?![\w`(])")
+
+
+@dataclass(frozen=True)
+class CodeShape:
+    """A code cell read by ``tokenize``: its code tokens, and its comments by where they sit.
+
+    A comment's place is ``("after", n)`` when code precedes it on its line (``n`` code tokens
+    so far) and ``("before", n)`` when it has a line to itself (it precedes code token ``n``), so
+    a translated comment block may have more or fewer lines than the English one.
+    """
+
+    tokens: tuple[tuple[int, str], ...]
+    comments: dict[tuple[str, int], list[tuple[int, str]]]  # place -> [(row in cell, text)]
+
+
+def code_shape(code: str) -> CodeShape | None:
+    """``code`` read as Python tokens; None when it does not tokenize (then text is compared)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    kept: list[tuple[int, str]] = []
+    comments: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    last_code_row = 0
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            side = "after" if token.start[0] == last_code_row else "before"
+            comments.setdefault((side, len(kept)), []).append((token.start[0], token.string))
+        elif token.type not in (tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER):
+            kept.append((token.type, token.string))
+            if token.type not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+                last_code_row = token.end[0]
+    return CodeShape(tuple(kept), comments)
+
+
+def _comment_words(comments: list[tuple[int, str]]) -> list[str]:
+    """English words of ``comments``, leaving out directives, shapes (``(2, vocab)``), quotes."""
+    return [
+        word
+        for _, comment in comments
+        if not DIRECTIVE.match(comment)
+        for word in COMMENT_WORD.findall(re.sub(r"\([^()]*\)|\"[^\"]*\"|'[^']*'", " ", comment))
+    ]
+
+
+def code_problems(where: str, english: str, chinese: str, first_row: int) -> list[str]:
+    """Why the Chinese code cell is not the English one with its comments translated."""
+    chinese = SETUP_ZH.sub(lambda m: f"setup_lesson({m.group('args')})", chinese)
+    en, zh = code_shape(english), code_shape(chinese)
+    if en is None or zh is None:
+        if english == chinese:
+            return []
+        return [f"{where}: the code differs from the English cell; code cells must be identical"]
+    if en.tokens != zh.tokens:
+        return [
+            f"{where}: the code differs from the English cell (only comments may differ: "
+            "code, strings and printed text must be identical)"
+        ]
+    problems = []
+    for place in sorted(set(en.comments) | set(zh.comments), key=lambda p: (p[1], p[0])):
+        en_block, zh_block = en.comments.get(place, []), zh.comments.get(place, [])
+        row = (en_block or zh_block)[0][0] + first_row
+        english_text = " ".join(c for _, c in en_block)
+        if not en_block:
+            problems.append(
+                f"{where}, line {row}: a comment the English cell does not have there "
+                f"({zh_block[0][1][:50]!r}); put each comment where its English twin is"
+            )
+        elif not zh_block:
+            problems.append(
+                f"{where}, line {row}: the English comment {english_text[:60]!r} has no Chinese "
+                "counterpart in the same place"
+            )
+        elif [c for _, c in en_block if DIRECTIVE.match(c)] != [
+            c for _, c in zh_block if DIRECTIVE.match(c)
+        ]:
+            problems.append(
+                f"{where}, line {row}: the directive comments must stay as in English "
+                f"({english_text[:60]!r})"
+            )
+        elif wrong_marker := next(
+            (
+                (en_m, zh_m)
+                for en_m, zh_m in MARKERS.items()
+                if english_text.startswith(en_m) and not zh_block[0][1].startswith(zh_m)
+            ),
+            None,
+        ):
+            problems.append(
+                f"{where}, line {row}: the marker {wrong_marker[0]!r} is written "
+                f"{wrong_marker[1]!r} in the Chinese edition"
+            )
+        elif _comment_words(en_block):
+            if not any(CJK.search(c) for _, c in zh_block if not DIRECTIVE.match(c)):
+                problems.append(
+                    f"{where}, line {row}: the comment {english_text[:60]!r} is not translated "
+                    "(write it in Chinese, same place)"
+                )
+        elif [c for _, c in en_block] != [c for _, c in zh_block] and not any(
+            CJK.search(c) for _, c in zh_block
+        ):
+            problems.append(
+                f"{where}, line {row}: the comment {english_text[:60]!r} has no words to "
+                "translate; keep it as it is"
+            )
+    return problems
+
+
+#: The most full-width colons and semicolons per 1,000 Chinese characters of lesson prose
+#: (issue 21: a Chinese textbook's rhythm; d2l-zh's attention chapter has 3.3 and 0.5).
+MAX_COLONS_PER_1000 = 6.0
+MAX_SEMICOLONS_PER_1000 = 1.5
+
+
+@dataclass(frozen=True)
+class ProseCount:
+    chinese: int  # Chinese characters
+    colons: int  # full-width colons, and ASCII colons right after a Chinese character
+    semicolons: int
+
+    def __add__(self, other: ProseCount) -> ProseCount:
+        return ProseCount(
+            self.chinese + other.chinese,
+            self.colons + other.colons,
+            self.semicolons + other.semicolons,
+        )
+
+    def per_1000(self) -> tuple[float, float]:
+        n = max(self.chinese, 1)
+        return 1000 * self.colons / n, 1000 * self.semicolons / n
+
+
+def prose_text(markdown: str) -> str:
+    """The prose of ``markdown``: paragraphs and list items, without headings, tables, code,
+    math, HTML or link targets."""
+    out, skip = [], 0
+    for token in parse_markdown(markdown):
+        if token.type in ("heading_open", "table_open"):
+            skip += 1
+        elif token.type in ("heading_close", "table_close"):
+            skip -= 1
+        elif token.type == "inline" and not skip:
+            out.append("".join(c.content for c in token.children or [] if c.type == "text"))
+    return "\n".join(out)
+
+
+def prose_count(markdown: str) -> ProseCount:
+    text = prose_text(markdown)
+    colons = text.count("：") + len(re.findall(r"(?<=[\u3400-\u9fff]):", text))
+    semicolons = text.count("；") + len(re.findall(r"(?<=[\u3400-\u9fff]);", text))
+    return ProseCount(len(CJK.findall(text)), colons, semicolons)
+
+
+def rhythm_problems(name: str, count: ProseCount) -> list[str]:
+    colons, semicolons = count.per_1000()
+    if colons <= MAX_COLONS_PER_1000 and semicolons <= MAX_SEMICOLONS_PER_1000:
+        return []
+    return [
+        f"{name}: {colons:.1f} colons and {semicolons:.1f} semicolons per 1,000 Chinese "
+        f"characters of prose (at most {MAX_COLONS_PER_1000:g} and "
+        f"{MAX_SEMICOLONS_PER_1000:g}): shorter sentences, a colon only before a list or a "
+        "definition, semicolons rarely"
+    ]
+
+
 def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[str]]]) -> list[str]:
     name = str(chinese.relative_to(ROOT))
     if not chinese.exists():
@@ -625,12 +809,8 @@ def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[s
                 f"{where}: metadata {zh.metadata!r} but the English cell has {en.metadata!r}"
             )
         if en.kind == "code":
-            normalised = SETUP_ZH.sub(lambda m: f"setup_lesson({m.group('args')})", zh.text)
-            if normalised != en.text:
-                problems.append(
-                    f"{where}: the code differs from the English cell "
-                    f"({english.relative_to(ROOT)}:{en.line_no}); code cells must be identical"
-                )
+            first_row = zh.line_no + next((i for i, line in enumerate(zh.lines) if line.strip()), 0)
+            problems.extend(code_problems(where, en.text, zh.text, first_row))
             continue
         recorded, current = zh.recorded_hash, en_hash(en)
         if recorded is None:
@@ -657,11 +837,35 @@ def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[s
     return problems
 
 
+def rhythm_check() -> list[str]:
+    """Colon and semicolon rates of each Chinese lesson's prose, and of the solutions together."""
+    problems: list[str] = []
+    solutions = ProseCount(0, 0, 0)
+    for _, chinese in pairs():
+        if not chinese.exists():
+            continue
+        try:
+            _, cells = read_cells(chinese)
+        except ToolError:
+            continue  # check_pair reports it
+        count = ProseCount(0, 0, 0)
+        for cell in cells:
+            if cell.kind == "markdown":
+                count = count + prose_count(cell.text)
+        if "solutions" in chinese.parts:
+            solutions = solutions + count
+        else:
+            problems.extend(rhythm_problems(display(chinese), count))
+    problems.extend(rhythm_problems("notebooks/zh/solutions (all together)", solutions))
+    return problems
+
+
 def check() -> list[str]:
     terms = glossary_terms()
     problems: list[str] = []
     for english, chinese in pairs():
         problems.extend(check_pair(english, chinese, terms))
+    problems.extend(rhythm_check())
     chinese_twins = {chinese for _, chinese in pairs()}
     for extra in sorted(ZH.glob("**/scripts/*.py")):
         if extra not in chinese_twins:

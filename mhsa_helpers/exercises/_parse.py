@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from .. import validation
 from ..i18n import Text, tr
 from ._result import shown as show_value
 
@@ -44,10 +45,10 @@ def plain_tensor(answer: object) -> bool:
 
 
 def is_bool(answer: object) -> bool:
-    """``True``/``False``, a numpy bool, or a one-element bool tensor: never a number here."""
+    """A boolean answer: what ``validation.is_bool`` accepts, or a bool tensor (never a number)."""
     if isinstance(answer, torch.Tensor):
         return answer.dtype == torch.bool
-    return isinstance(answer, bool) or type(answer).__name__ == "bool_"
+    return validation.is_bool(answer)
 
 
 def _scalar(answer: object) -> object:

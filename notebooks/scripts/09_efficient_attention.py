@@ -26,7 +26,7 @@
 #    (FlashAttention：分块计算、不存储 T×T 矩阵的精确注意力) saves by never storing them.
 # 4. See where **RoPE** (旋转位置编码) and **ALiBi** (线性偏置注意力) act: on Q and K after the
 #    projection, and on the scores.
-# 5. Run the block in **bfloat16** (bf16，脑浮点数) under **autocast** (自动混合精度) and compare it
+# 5. Run the block in **bfloat16** (bf16) under **autocast** (自动混合精度) and compare it
 #    with float32; measure the softmax in float16 and bfloat16, see which mask fill values
 #    survive there, and upcast the softmax as production code does.
 # 6. Build it: write a fused-QKV multi-head attention class that passes the contract tests.
@@ -399,7 +399,7 @@ print("SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:", tuple(
 # %%
 fig = mh.figures.plot_relative_position_scores(
     alibi[0].masked_fill(future, 0.0),
-    title=mh.tr("ALiBi bias of head 1: -m (i - j)", "第 1 个头的 ALiBi 偏置：-m (i - j)"),
+    title=mh.tr("ALiBi bias of head 1: -m (i - j)", "头 1 的 ALiBi 偏置：-m (i - j)"),
 )
 plt.show()
 

@@ -91,7 +91,7 @@ fig = mh.plot_attention(
     weights[0, 0],
     source,
     query_tokens=target,
-    title=mh.tr("Cross-attention: target -> source", "交叉注意力：目标 -> 源"),
+    title=mh.tr("Cross-attention: target → source", "交叉注意力：目标 → 源"),
 )
 plt.show()
 

@@ -248,12 +248,12 @@ print("SelfAttentionV2         right padding: batched == one at a time")
 
 # %%
 _, weights = mha(batch_left, key_padding_mask=mask_left, return_weights=True)  # (b, h, T, T)
-print(weights[2, 0].detach())  # head 0, "hello world"
+print(weights[2, 0].detach())  # head 1 (index 0), "hello world"
 print("row sums:", weights[2, 0].sum(dim=-1).detach())
 fig = mh.plot_attention(
     weights[2, 0],
     hello,
-    title=mh.tr("head 0, left padding + causal mask", "第 0 个头，左填充 + 因果掩码"),
+    title=mh.tr("head 1, left padding + causal mask", "头 1，左填充 + 因果掩码"),
 )
 plt.show()
 

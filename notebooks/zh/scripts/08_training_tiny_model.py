@@ -11,18 +11,18 @@
 # %% [markdown] en_hash="409ee1a0adc1"
 # # 08 · 训练一个小模型
 #
-# 到目前为止，每一个注意力权重（attention weight）都来自未经训练的投影（projection）。这一课把 `MultiHeadAttention` 放进一个最小的**语言模型**（language model），在两个玩具任务上训练它：一个任务只用来确认模块的每个部分都在学习；另一个任务里，头有一个明确的目标可找——而且它真的找到了。
+# 到目前为止，每一个注意力权重（attention weight）都来自未经训练的投影（projection）。本课把 `MultiHeadAttention` 放进一个最小的**语言模型**（language model），在两个玩具任务上训练它。第一个任务只用来确认模块的每个部分都在学习。第二个任务中，头必须找到一个确定的位置，训练结束时它果然找到了。
 #
 # **学习目标**
-# 1. 读懂 `TinyAttentionLM`，本课把这个完整的模型写了出来：**词元嵌入**（token embedding）+ **位置嵌入**（positional embedding）+ 因果多头注意力（multi-head attention）+ 一个线性的**语言模型头**（LM head），它输出 **logits**：softmax 之前的分数，每个可能的下一个词元（token）一个。
+# 1. 读懂 `TinyAttentionLM`，本课会把这个完整的模型写出来。它由**词元嵌入**（token embedding）、**位置嵌入**（positional embedding）、因果多头注意力（multi-head attention）和一个线性的**语言模型头**（LM head）依次组成。语言模型头输出 **logits**，即 softmax 之前的分数，每个可能的下一个词元（token）各有一个。
 # 2. 先预测未经训练的模型的损失，再用交叉熵在**重复任务**上训练它，看着损失在 3 个**轮次**（epoch）内降到远低于 1.0。
-# 3. 做一个经典实验：宽度不变，4 个头 → 8 个头（head_dim 从 8 变为 4），并用**消融**（ablation）检验每个头有多重要。
-# 4. 在**平移任务**上训练它（抄写 $k$ 个位置之前的词元），看着一个头**专门化**（specialise）到偏移量 $k$ 上，用 `mh.offset_attention` 来度量。
+# 3. 做一个经典实验，在宽度不变的情况下把 4 个头换成 8 个头（head_dim 从 8 变为 4），并用**消融**（ablation）检验每个头有多重要。
+# 4. 在**平移任务**上训练它（抄写 $k$ 个位置之前的词元），看一个头如何**专门化**（specialise）到偏移量 $k$ 上，并用 `mh.offset_attention` 度量这一点。
 # 5. 改变头数，看看什么变了、什么没变。
 #
-# **预备知识：** 第 07 课（`07_inspecting_heads`）：每个头的权重、热力图（heatmap）、熵；PyTorch 的自动求导（autograd）即 `loss.backward()`、优化器（optimizer）的一步更新，以及把交叉熵用作损失（第 00 课列出了可以去哪里补课）。**用时：** 约 80 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
+# **预备知识：** 第 07 课（`07_inspecting_heads`）讲的每个头的权重、热力图（heatmap）和熵。还要了解 PyTorch 的自动求导（autograd），也就是 `loss.backward()`，以及优化器（optimizer）的一步更新和怎样把交叉熵用作损失。第 00 课列出了可以去哪里补这些知识。**用时：** 约 80 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
 #
-# **形状约定（shape contract）：** 词元 id `(b, T)`（小于 `vocab_size` 的整数，`T <= context_length`）→ logits `(b, T, vocab_size)`；加上 `return_weights=True` 时还返回权重 `(b, num_heads, T, T)`；目标 `(b, T)`，没有目标的位置为 -100。
+# **形状约定（shape contract）：** 词元 id `(b, T)`（小于 `vocab_size` 的整数，`T <= context_length`）→ logits `(b, T, vocab_size)`，传入 `return_weights=True` 时还返回权重 `(b, num_heads, T, T)`。目标为 `(b, T)`，没有目标的位置取 -100。
 
 # %%
 import math
@@ -39,14 +39,14 @@ mh.setup_lesson(lang="zh")
 # %% [markdown] en_hash="058397cd5960"
 # ## 1. 模型
 #
-# 注意力负责混合向量；它需要先有向量可混，还需要一种办法把自己的输出变成预测。模型有四层，按以下顺序创建：
+# 注意力负责混合向量。它先要有向量可混，还要有办法把自己的输出变成预测。模型有四层，按下面的顺序创建。
 #
-# * `tok_emb`：一个 `nn.Embedding(vocab_size, d_model)`，每个词元 id 一个可学习的向量；
-# * `pos_emb`：一个 `nn.Embedding(context_length, d_model)`，每个位置一个可学习的向量。第 07 课说明过，单靠注意力分不清同一个词的两个副本；给每个词元加上一个位置向量就解决了这个问题；
-# * `attn`：第 06 课的 `MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)`，它是因果的，所以位置 $t$ 只能看到词元 $0..t$；
-# * `lm_head`：一个 `nn.Linear(d_model, vocab_size)`，为每个可能的下一个词元给出一个分数（**logit**）。
+# * `tok_emb` 是一个 `nn.Embedding(vocab_size, d_model)`，为每个词元 id 提供一个可学习的向量。
+# * `pos_emb` 是一个 `nn.Embedding(context_length, d_model)`，为每个位置提供一个可学习的向量。第 07 课说过，单靠注意力分不清同一个词的两个副本，给每个词元加上一个位置向量就能解决这个问题。
+# * `attn` 是第 06 课的 `MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)`。它是因果的，所以位置 $t$ 只能看到词元 $0..t$。
+# * `lm_head` 是一个 `nn.Linear(d_model, vocab_size)`，为每个可能的下一个词元给出一个分数（**logit**）。
 #
-# 这里故意没有前馈网络（feed-forward network）、残差连接（residual connection）和层归一化（layer normalization），这些要到 Transformer 的下一阶段才会加上。因此，每一个预测都必须经过注意力头（attention head）。
+# 这里故意没有前馈网络（feed-forward network）、残差连接（residual connection）和层归一化（layer normalization），Transformer 的下一阶段才会加上它们。因此，每一个预测都必须经过注意力头（attention head）。
 
 
 # %%
@@ -72,7 +72,7 @@ print("logits:", tuple(tiny(ids).shape))
 print("parameters:", sum(p.numel() for p in tiny.parameters()))
 
 # %% [markdown] en_hash="4cf0f56e1352"
-# 包里的 `mh.TinyAttentionLM` 是同一个模型（同样的层、同样的顺序），另外加了输入检查（id 必须是整数、小于 `vocab_size`、最多 `context_length` 个词元）和一个 `return_weights=True` 开关。同样的种子，同样的数字：
+# 包里的 `mh.TinyAttentionLM` 是同一个模型，层相同，顺序也相同。它另外做了输入检查（id 必须是整数、小于 `vocab_size`、最多 `context_length` 个词元），还多了一个 `return_weights=True` 开关。种子相同，得到的数字也相同。
 
 # %%
 torch.manual_seed(0)
@@ -82,12 +82,12 @@ print("weights:", tuple(weights.shape))
 print(package_model)
 
 # %% [markdown] en_hash="a681a2a1b49a"
-# **先预测，再运行。** 我们用**交叉熵损失**（cross-entropy loss）来衡量模型：对每个位置取 $-\log p(\text{正确词元})$，再求平均。训练之前模型一无所知，所以它给 64 个词元中的每一个都分配差不多相同的概率。你预计未经训练的模型损失是多少？把你的猜测（一个数）写进 `prediction`；检查器会告诉你推理是否正确，下一个单元格会实际测量它。
+# **先预测，再运行。** 我们用**交叉熵损失**（cross-entropy loss）来衡量模型，即对每个位置取 $-\log p(\text{正确词元})$，再求平均。训练之前模型一无所知，所以它给 64 个词元中每一个的概率都差不多。你预计未经训练的模型损失是多少？把你的猜测（一个数）写进 `prediction`。检查器会告诉你推理是否正确，下一个单元格会实际测量它。
 
 # %%
 import mhsa_helpers.exercises
 
-prediction = None  # YOUR CODE HERE: your guess of the untrained loss, in nats
+prediction = None  # 在这里写代码：你猜的未训练模型的损失，单位为奈特
 mhsa_helpers.exercises.check_initial_loss(prediction)
 
 # %%
@@ -99,18 +99,18 @@ if prediction is not None:
 assert abs(loss.item() - math.log(64)) < 0.3
 
 # %% [markdown] en_hash="c2a3acdbe0fc"
-# 均匀猜测的损失是 $-\log\frac{1}{64} = \log 64 \approx 4.16$，未经训练的模型很接近这个值：下面每一条损失曲线（loss curve）都从这里出发，它也是训练好的模型必须超越的**随机水平**（chance level）。
+# 均匀猜测的损失是 $-\log\frac{1}{64} = \log 64 \approx 4.16$，未经训练的模型很接近这个值。下面每一条损失曲线（loss curve）都从这里出发，训练好的模型的损失也必须低于这个**随机水平**（chance level）。
 
 # %% [markdown] en_hash="a3dd62e47cce"
 # ## 2. 重复任务
 #
-# 语言模型预测的是**下一个词元**：位置 $t$ 的目标是位置 $t + 1$ 的输入，所以目标就是把输入**向左平移一位**。在一个真实的句子上看看（书中的句子，词元 id 取自一个由这 6 个词构成的玩具词表（vocabulary））：
+# 语言模型预测的是**下一个词元**。位置 $t$ 的目标是位置 $t + 1$ 的输入，所以目标就是把输入**向左平移一位**。下面在一个真实的句子上看看。句子取自书中，词元 id 来自由这 6 个词构成的玩具词表（vocabulary）。
 
 # %%
-sentence = mh.load_journey().words  # the book's six words
+sentence = mh.load_journey().words  # 书中的六个词
 vocab = {word: i for i, word in enumerate(sorted(set(sentence)))}
 token_ids = torch.tensor([vocab[word] for word in sentence])  # (T + 1,) = (6,)
-inputs_s, targets_s = token_ids[:-1], token_ids[1:]  # (T,) each: targets shifted left by one
+inputs_s, targets_s = token_ids[:-1], token_ids[1:]  # 各为 (T,)：目标是左移一位的输入
 for t in range(len(inputs_s)):
     print(
         f"position {t}: input {sentence[t]:>8} ({inputs_s[t]})  ->  "
@@ -118,10 +118,10 @@ for t in range(len(inputs_s)):
     )
 print("inputs: ", inputs_s)
 print("targets:", targets_s)
-assert torch.equal(targets_s[:-1], inputs_s[1:])  # each target is the next position's input
+assert torch.equal(targets_s[:-1], inputs_s[1:])  # 每个目标都是下一个位置的输入
 
 # %% [markdown] en_hash="b377d3cc9f96"
-# 第一个任务是**重复任务**，做法相同，只是每一行都是**同一个随机词元的重复**，铺满整个上下文：一行 13 个相同的词元给出 12 个输入和 12 个目标。一行相同的词元向左平移一位后和它自己一模一样，所以模型要学的就是“下一个词元和前面的一样”。这个任务故意很简单：目的不是得到一个有用的模型，而是确认梯度能传到每一层、损失确实在下降。
+# 第一个任务是**重复任务**，做法一样，只是每一行都由**同一个随机词元重复**而成，铺满整个上下文。一行 13 个相同的词元给出 12 个输入和 12 个目标。一行相同的词元向左平移一位后和自己一模一样，所以模型要学的就是“下一个词元和前面的相同”。这个任务故意出得很简单，目的不是得到一个有用的模型，而是确认梯度能传到每一层，损失也确实在下降。
 
 # %%
 from mhsa_helpers.training import make_repeat_batch, make_shift_batch
@@ -130,18 +130,18 @@ example_ids, example_targets = make_repeat_batch(
     3, CONTEXT, VOCAB, torch.Generator().manual_seed(0)
 )
 print("inputs: ", example_ids, sep="\n")  # (3, 12)
-print("targets:", example_targets, sep="\n")  # (3, 12): the inputs shifted left by one
+print("targets:", example_targets, sep="\n")  # (3, 12)：输入左移一位
 assert torch.equal(example_targets[:, :-1], example_ids[:, 1:])
 
 # %% [markdown] en_hash="0b2d5dbc0bc5"
-# 训练循环是标准的：取一个新批次（batch），算 logits 和交叉熵，`backward`，再让**优化器**走一步。我们用 Adam，**学习率**（learning rate）为 0.003，批次大小 32，并把 40 步称为一个轮次（这里没有固定的数据集：每一步都抽取一个新的随机批次，所以这里的“轮次”只是 40 步的一个计量单位）。两个随机数生成器保证结果可复现：全局种子决定初始权重，另一个单独的生成器负责抽取批次。
+# 训练循环是标准的。每一步取一个新批次（batch），算出 logits 和交叉熵，调用 `backward`，再让**优化器**走一步。我们用 Adam，**学习率**（learning rate）为 0.003，批次大小为 32，并把 40 步称为一个轮次。这里没有固定的数据集，每一步都抽取一个新的随机批次，所以这里的“轮次”只是 40 步的计量单位。两个随机数生成器保证结果可以复现，全局种子决定初始权重，另一个单独的生成器负责抽取批次。
 
 
 # %%
 def train_repeat(num_heads, seed=0, epochs=3, steps_per_epoch=40, batch_size=32, lr=3e-3):
-    torch.manual_seed(seed)  # initial weights
+    torch.manual_seed(seed)  # 初始权重
     model = mh.TinyAttentionLM(VOCAB, D_MODEL, CONTEXT, num_heads)
-    data = torch.Generator().manual_seed(seed)  # batches
+    data = torch.Generator().manual_seed(seed)  # 批次
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
     for _step in range(epochs * steps_per_epoch):
@@ -158,18 +158,18 @@ def train_repeat(num_heads, seed=0, epochs=3, steps_per_epoch=40, batch_size=32,
 model, losses = train_repeat(HEADS)
 epoch_losses = [sum(losses[i : i + 40]) / 40 for i in range(0, len(losses), 40)]
 print(f"first loss {losses[0]:.2f}, epoch means:", [round(x, 2) for x in epoch_losses])
-assert abs(losses[0] - math.log(64)) < 0.3  # about log(64) = 4.16
-assert epoch_losses[-1] < 1.0  # well below 1.0 after 3 epochs
+assert abs(losses[0] - math.log(64)) < 0.3  # 约为 log(64) = 4.16
+assert epoch_losses[-1] < 1.0  # 3 个轮次后远低于 1.0
 
 # %% [markdown] en_hash="b1bbdbb63ece"
-# `mh.train_repeat_task` 运行的正是这个循环（内部只用一个 CPU 线程，还可以显示 `tqdm` 进度条，这里关掉了），并返回一个 `TrainingResult`，包含 `.model`、`.losses`（每步一个）和 `.epoch_losses`。它给出的损失与上面逐步相同：
+# `mh.train_repeat_task` 运行的正是这个循环（内部只用一个 CPU 线程，可选的 `tqdm` 进度条在这里关掉了），并返回一个 `TrainingResult`，其中有 `.model`、`.losses`（每步一个）和 `.epoch_losses`。它给出的损失与上面逐步相同。
 
 # %%
 result = mh.train_repeat_task(num_heads=HEADS, seed=0, progress=False)
 print(result)
 
 # %% [markdown] en_hash="ee8aae152f0d"
-# 这个结论换了种子也成立，并非碰巧选中了一个幸运的种子（课程的测试检查了好几个种子）：
+# 换了种子，这个结论也成立，并不是碰巧选中了一个幸运的种子（课程的测试检查了好几个种子）。
 
 # %%
 run = mh.train_repeat_task(seed=1, progress=False)
@@ -177,7 +177,7 @@ print(f"seed 1: first loss {run.first_loss:.2f}, last epoch {run.final_loss:.2f}
 assert abs(run.first_loss - math.log(64)) < 0.3 and run.final_loss < 1.0
 
 # %% [markdown] en_hash="ea0e7dd8f6b1"
-# **损失曲线**，每步一个点，并画出均匀猜测的水平线：
+# 下面是**损失曲线**，每步一个点，虚线是均匀猜测的水平。
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
@@ -199,7 +199,7 @@ plt.show()
 # %% [markdown] en_hash="9a3e70169f2c"
 # ## 3. 在重复任务上训练之后的头
 #
-# 这些头学到了什么？下面是它们在一行重复词元上的权重。看的时候请带着一个问题：这个任务*需要*某种特定的注意力模式吗？
+# 这些头学到了什么？下面是它们在一行重复词元上的权重。看图时请想一想，这个任务*需要*某种特定的注意力模式吗？
 
 # %%
 labels = [f"t{i}" for i in range(CONTEXT)]
@@ -216,7 +216,7 @@ print("entropy per head:", mh.head_entropy(repeat_weights))
 # %% [markdown] en_hash="8402afd7a662"
 # ### 实验：宽度不变，4 个头 → 8 个头
 #
-# 一个经典实验：把 `num_heads` 从 4 改成 8，同时保持 `d_model = 32`，这样每个头分到的 `head_dim = 32 // 8 = 4`，而不是 8（参数量不变）；用同样的方式训练，看看热力图怎么变。
+# 这是一个经典实验。把 `num_heads` 从 4 改成 8，同时保持 `d_model = 32`，每个头分到的 `head_dim` 就从 8 变成 `32 // 8 = 4`，参数量不变。用同样的方式训练，看看热力图有什么变化。
 
 # %%
 runs = {4: result, 8: mh.train_repeat_task(num_heads=8, seed=0, progress=False)}
@@ -242,11 +242,11 @@ fig = mh.plot_attention_grid(
 plt.show()
 
 # %% [markdown] en_hash="8b10702a3486"
-# 两个模型都同样好地解决了任务，可它们的头看起来毫无相似之处，8 张图也不是“4 张图各画两遍”。为什么？在这个任务里，每个位置上都是*同一个*词元，所以每个值向量携带的信息都相同，**任何**注意力模式都能给出正确答案。没有什么力量把某个头推向某种特定的模式，你看到的主要是随机初始化和位置嵌入碰巧造成的结果。热力图显示的是权重流向哪里，而不是它是否重要。
+# 两个模型都同样好地解决了任务，可它们的头看上去毫无相似之处，8 张图也不是把 4 张图各画两遍。为什么会这样？在这个任务里，每个位置上都是*同一个*词元，每个值向量携带的信息都相同，所以**任何**注意力模式都能给出正确答案。没有什么力量把某个头推向某种特定的模式，你看到的主要是随机初始化和位置嵌入碰巧造成的结果。热力图显示的是权重流向哪里，而不是它重不重要。
 #
 # ### 每个头都重要吗？做一次消融
 #
-# 第 07 课提醒过，头之间可能是**冗余**（redundancy）的。为了检验这一点，关掉一个头，再测量损失：把这个头在 `out_proj` 中对应的列（它在拼接输出中所占的那一份）置零，在 256 个新序列上测量，两个模型都做一遍。
+# 第 07 课提醒过，头之间可能存在**冗余**（redundancy）。为了检验这一点，我们关掉一个头，再测量损失。具体做法是把这个头在 `out_proj` 中对应的列（即它在拼接输出中所占的那一份）置零，然后在 256 个新序列上测量。两个模型都这样做一遍。
 
 # %%
 import copy
@@ -293,26 +293,26 @@ most_needed = max(range(4), key=ablated[4].__getitem__)
 print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}")
 assert sharpest != most_needed
 ratios = {heads: [loss / full_loss[heads] for loss in ablated[heads]] for heads in runs}
-assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # "8 to 14 times"
-assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # "2.7 to 4.6 times"
-assert max(ablated[4]) < math.log(64) / 10  # below a tenth of the chance level
+assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # 正文说“8 到 14 倍”
+assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # 正文说“2.7 到 4.6 倍”
+assert max(ablated[4]) < math.log(64) / 10  # 低于随机水平的十分之一
 
 # %% [markdown] en_hash="c2bfeb98d8aa"
-# 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**——代价绝不为零——但它仍低于随机水平 $\log 64 = 4.16$ 的十分之一：即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小（损失只变为原来的 2.7 到 4.6 倍）。所以这些头部分**冗余**，而模型最需要的那个头并不是最敏锐（熵最低）的那个。用热力图和熵来提出问题，再用像这次消融这样的实验来回答问题。
+# 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**，代价并不小。但它仍然低于随机水平 $\log 64 = 4.16$ 的十分之一。即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小，去掉一个只让损失变为原来的 2.7 到 4.6 倍。可见这些头部分**冗余**，而模型最需要的那个头并不是最敏锐（熵最低）的那个。热力图和熵用来提出问题，像这次消融这样的实验才能回答问题。
 
 # %% [markdown] en_hash="ddbff0388126"
 # ## 4. 一个有东西可找的任务：抄写 $k$ 个位置之前的词元
 #
-# 在**平移任务**中，输入是随机词元，位置 $t$ 的目标是位置 $t - k$ 上的词元：`target[t] = ids[t - k]`。前 $k$ 个位置往前数 $k$ 个没有词元，它们的目标是 -100，`F.cross_entropy` 会忽略它（`ignore_index=-100`）。解决这个任务的唯一办法就是恰好往前看 $k$ 个位置，所以我们知道一个有用的头必须做什么。
+# 在**平移任务**中，输入是随机词元，位置 $t$ 的目标是位置 $t - k$ 上的词元，即 `target[t] = ids[t - k]`。前 $k$ 个位置往前数 $k$ 个没有词元，它们的目标设为 -100，`F.cross_entropy` 会忽略这些位置（`ignore_index=-100`）。要完成这个任务，唯一的办法是恰好往前看 $k$ 个位置，所以我们事先就知道一个有用的头必须做什么。
 
 # %%
 K = 2
 shift_ids, shift_targets = make_shift_batch(2, CONTEXT, VOCAB, K, torch.Generator().manual_seed(0))
 print("inputs: ", shift_ids, sep="\n")  # (2, 12)
-print("targets:", shift_targets, sep="\n")  # (2, 12): the inputs moved 2 places right
+print("targets:", shift_targets, sep="\n")  # (2, 12)：输入右移 2 位
 
 # %% [markdown] en_hash="42535e65d46f"
-# `mh.offset_attention(model, k)` 测量的正是我们预期的东西：对每个头，计算位置 $t$ 上的查询放在位置 $t - k$ 上的平均权重（在 256 个随机序列、所有 $t \ge k$ 上取平均）。训练之前它很小，大约是 $1/(t+1)$ 的平均值：
+# `mh.offset_attention(model, k)` 测量的正是我们预期的行为。对每个头，它计算位置 $t$ 上的查询放在位置 $t - k$ 上的平均权重（在 256 个随机序列和所有 $t \ge k$ 上取平均）。训练之前这个值很小，大约是 $1/(t+1)$ 的平均值。
 
 # %%
 torch.manual_seed(0)
@@ -328,7 +328,7 @@ print(shift)
 print(f"weight on the token {K} back, per head, trained:  ", after)
 print("weight on the token 1 back, for comparison:       ", mh.offset_attention(shift.model, 1))
 assert shift.final_loss < 0.5
-assert after.max() > 0.8  # at least one head looks exactly K places back
+assert after.max() > 0.8  # 至少有一个头恰好往前看 K 个位置
 
 # %%
 with torch.no_grad():
@@ -351,15 +351,15 @@ ax.legend()
 plt.show()
 
 # %% [markdown] en_hash="48ffed423b49"
-# 现在每个头都画出了一条明亮的对角线，位于主对角线左侧 $k = 2$ 格处：查询 $t$ 看向键 $t - 2$，而它的值携带着要抄写的词元。有两点值得注意：
+# 现在每个头都画出了一条明亮的对角线，位于主对角线左侧 $k = 2$ 格处。也就是说，查询 $t$ 关注键 $t - 2$，而这个位置的值携带着要抄写的词元。有两点值得注意。
 #
-# * 这些头确实在偏移量上**专门化**了：任务需要它，权重也显示了它（`offset_attention` 接近 1）。这正是热力图*确实*能说明问题的情形，因为我们构造任务时就让它只有一个答案可讲。
-# * 它们全都专门化到了*同一个*偏移量上：只有一样东西可找时，这些头是**冗余**的（第 3 节）。多头注意力本身并不会让各个头分工；只有任务和训练才能做到。
+# * 这些头确实在偏移量上**专门化**了。任务需要这样，权重也显示了这一点（`offset_attention` 接近 1）。这正是热力图*确实*能说明问题的情形，因为我们构造任务时就让它只有一种解释。
+# * 它们全都专门化到了*同一个*偏移量上。只有一样东西可找时，这些头是**冗余**的（见第 3 节）。多头注意力本身并不会让各个头分工，只有任务和训练才能做到。
 
 # %% [markdown] en_hash="5e5a90c198d2"
 # ## 5. 轮到你了：头数
 #
-# 修改第 1 节第一个代码单元格里的 `HEADS`（试试 1、2 或 8；它必须能整除 `D_MODEL = 32`），然后重新运行整个 notebook；或者用下面的控件：设置“头数”“k”和“随机种子”，然后点击**训练**（每次大约一秒）。只有 1 个头时，这一个头必须独自完成任务；有 8 个头（`head_dim = 4`）时，同一个解法会有更多副本。
+# 修改第 1 节第一个代码单元格里的 `HEADS`（可以试试 1、2 或 8，它必须能整除 `D_MODEL = 32`），然后重新运行整个 notebook。也可以用下面的控件，设置“头数”“k”和“随机种子”，再点击**训练**（每次大约一秒）。只有 1 个头时，这一个头必须独自完成任务。有 8 个头（`head_dim = 4`）时，同一个解法会有更多副本。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -367,12 +367,12 @@ trainer = mh.training_explorer(heads=HEADS, k=K)
 trainer
 
 # %% [markdown] en_hash="78b1cea2838a"
-# 用代码做同样的事：1 个头，偏移量 3。
+# 下面用代码做同样的事，设为 1 个头、偏移量 3。
 
 # %%
 trainer.controls["heads"].value = 1
 trainer.controls["k"].value = 3
-trainer.update()  # what pressing "Train" does
+trainer.update()  # 相当于点击“训练”
 one_head = trainer.result
 print(one_head["message"])
 assert one_head["offset"].shape == (1,) and one_head["offset"].max() > 0.8
@@ -380,21 +380,21 @@ assert one_head["offset"].shape == (1,) and one_head["offset"].max() > 0.8
 # %% [markdown] en_hash="fe79c9be070e"
 # ## 小结
 #
-# * `TinyAttentionLM` = 词元嵌入 + 位置嵌入 → 因果 `MultiHeadAttention` → 线性的语言模型头；id `(b, T)` → logits `(b, T, vocab_size)`。
-# * 未经训练的模型，损失约为 $\log(\text{vocab\_size})$，即均匀猜测的损失：64 个词元时为 4.16。
-# * 在重复任务上，损失在 3 个轮次内降到远低于 1.0：模块的每个部分都在学习。那里各个头的注意力图是任意的，因为任何模式都行；宽度不变时从 4 个头换成 8 个头，得到的图完全不同。
-# * 消融：去掉 4 个头中的一个，损失增大 8–14 倍，却仍远低于随机水平；有 8 个头时，每个头的分量更小。头之间部分冗余。
-# * 在平移任务上（`target[t] = ids[t - k]`，没有目标处为 -100），头学会了恰好往前看 $k$ 个位置：`offset_attention` 从低于 0.2 升到高于 0.95。所有头都学到了同一件事：专门化来自任务，而不是来自头的数量。
-# * 这里的训练设定了种子，并且只在一个 CPU 线程上运行，所以在打印的精度内，打印出的数字在任何机器上都相同（不同的 CPU 之间可能有差异，但远小于这个精度）。
+# * `TinyAttentionLM` = 词元嵌入 + 位置嵌入 → 因果 `MultiHeadAttention` → 线性的语言模型头。输入 id `(b, T)`，输出 logits `(b, T, vocab_size)`。
+# * 未经训练的模型，损失约为 $\log(\text{词表大小})$，即均匀猜测的损失，64 个词元时为 4.16。
+# * 在重复任务上，损失在 3 个轮次内降到远低于 1.0，说明模块的每个部分都在学习。那里各个头的注意力图是任意的，因为任何模式都行。宽度不变时从 4 个头换成 8 个头，得到的图完全不同。
+# * 消融实验中，去掉 4 个头中的一个，损失变为原来的 8–14 倍，却仍远低于随机水平。有 8 个头时，每个头的分量更小。可见头之间部分冗余。
+# * 在平移任务上（`target[t] = ids[t - k]`，没有目标处为 -100），头学会了恰好往前看 $k$ 个位置，`offset_attention` 从低于 0.2 升到高于 0.95。所有头学到的是同一件事。专门化来自任务，而不是因为有多个头。
+# * 这里的训练设定了种子，并且只在一个 CPU 线程上运行，所以打印出的数字在打印精度内与机器无关。不同的 CPU 之间可能有差异，但远小于这个精度。
 
 # %% [markdown] en_hash="b41459b40b9e"
-# ### 检查（供 CI 使用；已折叠）
+# ### 检查（供 CI 使用，已折叠）
 #
-# 这个单元格证明了本课所依赖的事实，这样包的改动就不会悄无声息地破坏课程的叙述。好奇的话可以打开看看；也可以跳过。
+# 这个单元格验证本课所依赖的事实。这样一来，包里的代码即使有改动，也不会悄无声息地破坏课文的讲述。好奇的话可以展开看看，跳过也没关系。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# The inline TinyLM is the package's TinyAttentionLM (same layers, same order, same seed), and
-# mh.train_repeat_task runs exactly the loop of section 2 (the same losses, step for step).
+# 课中写出的 TinyLM 就是包里的 TinyAttentionLM（层相同、顺序相同、种子相同），
+# mh.train_repeat_task 运行的正是第 2 节的循环（损失逐步相同）。
 assert torch.equal(package_model(ids), tiny(ids))
 assert [name for name, _ in package_model.named_children()] == [
     name for name, _ in tiny.named_children()
@@ -403,35 +403,35 @@ assert result.losses == losses
 assert runs[4] is result and sum(p.numel() for p in runs[8].model.parameters()) == sum(
     p.numel() for p in result.model.parameters()
 )
-# The summary's numbers: offset_attention from below 0.2 (untrained) to above 0.95 (trained).
+# 小结里的数字：offset_attention 从低于 0.2（未训练）升到高于 0.95（训练后）。
 assert before.max() < 0.2 and after.min() > 0.95
 print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 
 # %% [markdown] en_hash="66107eca9942"
 # ## 练习
 #
-# 参考答案：`solutions/08_training_tiny_model_solutions.ipynb`。
+# 参考答案见 `solutions/08_training_tiny_model_solutions.ipynb`。
 #
-# **练习 1。** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少奈特（nat）？（一个数。）
+# **练习 1。** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少奈特（nat）？（给出一个数。）
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
 
 # %% [markdown] en_hash="6c2eb85c68a1"
-# **练习 2。** 为 `ids_ex` 构造 $k = 3$ 的平移任务目标：一个和 `ids_ex` 形状相同的张量，位置 $t$ 上是 `ids_ex[:, t - 3]`，$t < 3$ 处为 -100。
+# **练习 2。** 为 `ids_ex` 构造 $k = 3$ 的平移任务目标。它是一个与 `ids_ex` 形状相同的张量，位置 $t$ 上是 `ids_ex[:, t - 3]`，$t < 3$ 处为 -100。
 
 # %%
 ids_ex = torch.randint(0, VOCAB, (2, 8), generator=torch.Generator().manual_seed(3))  # (b, T)
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 
 # %% [markdown] en_hash="f030fbdf21ea"
-# **练习 3。** 不用 `mh.offset_attention`，对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在 2 个位置之前那个词元上的平均权重：即在 $t \ge 2$ 上对 `weights_ex[h, t, t - 2]` 求平均。形状为 `(num_heads,)`。提示：`torch.diagonal`。
+# **练习 3。** 不用 `mh.offset_attention`，对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在往前 2 个位置的那个词元上的平均权重，也就是 `weights_ex[h, t, t - 2]` 在 $t \ge 2$ 上的平均值。结果的形状为 `(num_heads,)`。提示：可以用 `torch.diagonal`。
 
 # %%
 weights_ex = shift_weights[0]  # (num_heads, T, T) = (4, 12, 12)
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)

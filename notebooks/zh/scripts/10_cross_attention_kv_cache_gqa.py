@@ -11,18 +11,18 @@
 # %% [markdown] en_hash="b5b1bcb25a6b"
 # # 10 · 交叉注意力（cross-attention）、KV 缓存（KV cache）与 GQA
 #
-# 第 06 课和第 09 课的注意力块要用到真实的模型里，还差三个想法：让解码器读取编码器的输出，即**交叉注意力**；逐个词元（token）生成时不再重算过去，即 **KV 缓存**；让多个头共用键和值，从而缩小缓存，即**分组查询注意力**（grouped-query attention），以及它的极端情形**多查询注意力**（multi-query attention）。
+# 要把第 06、09 课的注意力块用进真实模型，还需要三样东西。一是让解码器读取编码器的输出，这就是**交叉注意力**。二是逐个词元（token）生成时不再重算过去，这就是 **KV 缓存**。三是让多个头共用键和值，从而缩小缓存，这就是**分组查询注意力**（grouped-query attention），它的极端情形是**多查询注意力**（multi-query attention）。
 #
 # **学习目标**
 # 1. 使用 `CrossMultiHeadAttention`，读懂两个不同句子之间“查询对键”的热力图（heatmap）。
 # 2. 把一个很小的交叉注意力模型训练一秒钟，测量它学到的对齐，并与随机水平（chance level）比较。
-# 3. 分别在有 `KVCache` 和没有 `KVCache` 的情况下逐个词元地生成，即**自回归生成**（autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
+# 3. 分别在使用和不使用 `KVCache` 的情况下逐个词元地生成，即**自回归生成**（autoregressive generation），得到完全相同的输出，并数一数缓存省下了什么。
 # 4. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块核对这些公式。
 # 5. 亲手实现一个先追加键和值、再计算注意力的 KV 缓存，以及 GQA 的键/值共享。
 #
 # **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 120 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习、2 个动手实现，估算规则见第 00 课）。
 #
-# **形状约定（shape contract）：** 交叉注意力：query (b, n_q, d_q)，key_value (b, n_kv, d_kv) → (b, n_q, d_out)，权重 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）：n 个新词元 (b, n, d_in) → (b, n, d_out)；缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
+# **形状约定（shape contract）：** 交叉注意力为 query (b, n_q, d_q)、key_value (b, n_kv, d_kv) → (b, n_q, d_out)，权重为 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）为 n 个新词元 (b, n, d_in) → (b, n, d_out)，缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 
 # %%
 import torch
@@ -34,26 +34,26 @@ mh.setup_lesson(lang="zh")
 # %% [markdown] en_hash="92500f5e52d1"
 # ## 1. 交叉注意力：一个序列提问，另一个序列作答
 #
-# 在自注意力中，查询、键和值都来自同一串词元。在**编码器-解码器**（encoder-decoder）模型（机器翻译、语音识别）中，解码器的词元 $Y$ 产生**查询**，编码器的输出 $X$ 提供**键和值**：
+# 在自注意力中，查询、键和值都来自同一串词元。在**编码器-解码器**（encoder-decoder）模型（如机器翻译、语音识别）中，解码器的词元 $Y$ 产生**查询**，编码器的输出 $X$ 提供**键和值**。
 #
-# $$\text{CrossAttention}(Y, X) = \text{softmax}\!\left(\frac{(Y W_q)(X W_k)^\top}{\sqrt{d_k}}\right) X W_v .$$
+# $$\text{交叉注意力}(Y, X) = \text{softmax}\!\left(\frac{(Y W_q)(X W_k)^\top}{\sqrt{d_k}}\right) X W_v .$$
 #
-# 由此有两个推论：
+# 由此有两个推论。
 #
-# * 注意力权重（attention weight）构成的矩阵形状是 (n_q, n_kv)——长方形，目标词元 × 源词元；
-# * **没有因果掩码**（causal mask）：翻译开始之前，整个源句就已经知道了，所以每个目标词元都可以看每一个源词元。看源句不算“考试抄书”：源句本来就是摊在桌上的题目。
+# * 注意力权重（attention weight）矩阵的形状是 (n_q, n_kv)。它是长方形的，行对应目标词元，列对应源词元。
+# * **没有因果掩码**（causal mask）。翻译开始之前，整个源句就已经知道了，所以每个目标词元都可以看每一个源词元。看源句不算作弊，源句本来就是摊在桌上的题目。
 #
-# 为了不训练翻译模型也能看到有意义的结果，我们构造一组嵌入（embedding），让每个法语词都是对应英语词加了噪声的副本，并把 `W_query = W_key` 设成一个缩放过的单位矩阵，这样分数就只表示“这两个嵌入有多相似”。（本节最后，一个小模型会通过训练*学出*对齐。）
+# 为了不训练翻译模型也能看到有意义的结果，我们构造一组嵌入（embedding），让每个法语词都是对应英语词加了噪声的副本，并把 `W_query = W_key` 设成缩放过的单位矩阵。这样，分数就只表示“这两个嵌入有多相似”。（本节最后，一个小模型会通过训练*学出*对齐。）
 
 # %%
-source = ["the", "black", "cat", "sleeps"]  # encoder side (keys, values)
-target = ["le", "chat", "noir", "dort"]  # decoder side (queries)
-aligned = [0, 2, 1, 3]  # le->the, chat->cat, noir->black, dort->sleeps
+source = ["the", "black", "cat", "sleeps"]  # 编码器一侧（键和值）
+target = ["le", "chat", "noir", "dort"]  # 解码器一侧（查询）
+aligned = [0, 2, 1, 3]  # 对齐：le → the，chat → cat，noir → black，dort → sleeps
 
 torch.manual_seed(123)
 d = 8
 source_emb = torch.randn(1, 4, d)  # (b, n_kv, d_kv)
-source_emb = source_emb / source_emb.norm(dim=-1, keepdim=True) * d**0.5  # equal lengths
+source_emb = source_emb / source_emb.norm(dim=-1, keepdim=True) * d**0.5  # 长度相等
 target_emb = source_emb[:, aligned] + 0.3 * torch.randn(1, 4, d)  # (b, n_q, d_q)
 
 cross = mh.CrossMultiHeadAttention(d_q=d, d_kv=d, d_out=d, num_heads=1).eval()
@@ -61,7 +61,7 @@ with torch.no_grad():
     cross.W_query.weight.copy_(1.5 * torch.eye(d))
     cross.W_key.weight.copy_(1.5 * torch.eye(d))
 out, weights = cross(target_emb, source_emb, return_weights=True)
-# output (b, n_q, d_out), weights (b, h, n_q, n_kv)
+# 输出为 (b, n_q, d_out)，权重为 (b, h, n_q, n_kv)
 print("output", tuple(out.shape), "weights", tuple(weights.shape))
 print(weights[0, 0].detach())
 assert weights[0, 0].argmax(dim=-1).tolist() == aligned
@@ -73,21 +73,21 @@ fig = mh.plot_attention(
     weights[0, 0],
     source,
     query_tokens=target,
-    title=mh.tr("Cross-attention: target -> source", "交叉注意力：目标 -> 源"),
+    title=mh.tr("Cross-attention: target → source", "交叉注意力：目标 → 源"),
 )
 plt.show()
 
 # %% [markdown] en_hash="4d1757e007cb"
-# 把同样的权重画成“谁在读谁”的图：每个目标词都连到**每一个**源词（4 × 4 条线，没有任何遮挡），每条线的粗细和深浅对应它的权重；每一行里最强的那条线是红色的。
+# 把同样的权重画成“谁在读谁”的图。每个目标词都连到**每一个**源词（4 × 4 条线，没有任何遮挡），线的粗细和深浅对应权重的大小，每一行里最强的那条线画成红色。
 
 # %%
 fig = mh.figures.plot_cross_attention(weights[0, 0], target, source)
 plt.show()
 
 # %% [markdown] en_hash="6ae90fe8b7ee"
-# 每一行对*所有*源词求和都等于 1（没有任何遮挡）；尽管词序不同，“noir”仍然看向“black”——交叉注意力里没有“之前”这个概念。这个矩阵也不必是方阵：一个 3 个词的问题可以去读一篇 7 个词的文档，得到 3 × 7 个权重。
+# 每一行对*所有*源词求和都等于 1，因为没有任何遮挡。尽管词序不同，“noir”仍然看向“black”，交叉注意力里没有“之前”这个概念。这个矩阵也不必是方阵。一个 3 个词的问题可以去读一篇 7 个词的文档，得到 3 × 7 个权重。
 #
-# 换成随机权重、多个头和两种不同的宽度（解码器 d_q = 6，编码器 d_kv = 10），形状照样符合约定：
+# 换成随机权重、多个头和两种不同的宽度（解码器 d_q = 6，编码器 d_kv = 10），形状照样符合约定。
 
 # %%
 torch.manual_seed(123)
@@ -98,10 +98,10 @@ out, weights = cross_mh(decoder_states, encoder_states, return_weights=True)
 print("output ", tuple(out.shape))  # (b, n_q, d_out)
 print("weights", tuple(weights.shape))  # (b, h, n_q, n_kv)
 torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 3))
-assert (weights > 0).all()  # no mask: every target token sees every source token
+assert (weights > 0).all()  # 没有掩码，每个目标词元都能看到每个源词元
 
 # %% [markdown] en_hash="3d8218ae84f8"
-# 第一个序列的头 1，按上面翻译示例的方式画出来：3 个查询、7 个键、21 条线——是长方形，不是三角形。
+# 下面按上面翻译示例的画法，画出第一个序列的头 1。3 个查询、7 个键、21 条线，画出来是长方形，而不是三角形。
 
 # %%
 fig = mh.figures.plot_cross_attention(
@@ -126,28 +126,28 @@ class Reverser(nn.Module):
 
     def __init__(self, vocab, length, d_model):
         super().__init__()
-        self.token = nn.Embedding(vocab, d_model)  # encoder side: which token
-        self.source_position = nn.Embedding(length, d_model)  # encoder side: where it sits
-        self.target_position = nn.Embedding(length, d_model)  # decoder side: the slot to fill
+        self.token = nn.Embedding(vocab, d_model)  # 编码器一侧：是哪个词元
+        self.source_position = nn.Embedding(length, d_model)  # 编码器一侧：它在哪个位置
+        self.target_position = nn.Embedding(length, d_model)  # 解码器一侧：要填写的位置
         self.cross = mh.CrossMultiHeadAttention(d_model, d_model, d_model, num_heads=1)
         self.out = nn.Linear(d_model, vocab)
 
-    def forward(self, source):  # source: (b, n) token ids
+    def forward(self, source):  # source 是 (b, n) 的词元 id
         b, n = source.shape
         positions = torch.arange(n)  # (n,)
-        # (b, n, d): the encoder output ("memory"), used as keys and values
+        # (b, n, d)，即编码器的输出（"memory"），用作键和值
         memory = self.token(source) + self.source_position(positions)
         queries = self.target_position(positions).expand(b, n, -1)  # (b, n, d)
-        # context (b, n, d); weights (b, h=1, n, n)
+        # 上下文为 (b, n, d)，权重为 (b, h=1, n, n)
         context, weights = self.cross(queries, memory, return_weights=True)
-        return self.out(context), weights[:, 0]  # logits (b, n, vocab), weights (b, n, n)
+        return self.out(context), weights[:, 0]  # logits 为 (b, n, vocab)，权重为 (b, n, n)
 
 
 gen = torch.Generator().manual_seed(123)
-pool = torch.unique(torch.randint(vocab, (3000, length), generator=gen), dim=0)  # distinct rows
+pool = torch.unique(torch.randint(vocab, (3000, length), generator=gen), dim=0)  # 各行互不相同
 order = torch.randperm(len(pool), generator=gen)
-train_set, held_out = pool[order[:2000]], pool[order[2000:2500]]  # (2000, 6), (500, 6): disjoint
-expected = torch.arange(length - 1, -1, -1)  # target position i reads source position 5 - i
+train_set, held_out = pool[order[:2000]], pool[order[2000:2500]]  # (2000, 6) 和 (500, 6)，互不相交
+expected = torch.arange(length - 1, -1, -1)  # 目标位置 i 读取源位置 5 - i
 
 
 def alignment(model, sequences):
@@ -156,7 +156,7 @@ def alignment(model, sequences):
         logits, weights = model(sequences)  # (b, n, vocab), (b, n, n)
     on_expected = weights[:, torch.arange(length), expected].mean().item()
     right = (logits.argmax(dim=-1) == sequences.flip(-1)).float().mean().item()
-    return on_expected, right, weights.mean(dim=0)  # mean weights (n, n)
+    return on_expected, right, weights.mean(dim=0)  # 平均权重 (n, n)
 
 
 torch.manual_seed(123)
@@ -192,53 +192,53 @@ plt.show()
 # %% [markdown] en_hash="c7f8a69ea566"
 # ## 2. 用 KV 缓存生成
 #
-# 解码器生成一个词元，把它接到序列末尾，然后再运行一遍。没有缓存时，每一步都要把到目前为止的整个序列——提示词（prompt）和已经生成的每个词元——送进这一层，重新计算每一个键和值。可是有因果掩码在，旧词元的键和值**从不改变**。**KV 缓存**就是把它们留下来：每一步只对新词元做投影（projection），把它的键和值追加进缓存，再让它的查询关注缓存里的所有内容：
+# 解码器每生成一个词元，就把它接到序列末尾，然后再运行一遍。没有缓存时，每一步都要把到目前为止的整个序列送进这一层，包括提示词（prompt）和已经生成的每个词元，并重新计算每一个键和值。可是有因果掩码在，旧词元的键和值**从不改变**。**KV 缓存**就把它们留下来。每一步只对新词元做投影（projection），把它的键和值追加进缓存，再让它的查询关注缓存里的所有内容。
 #
 # $$K_{\le t} = \begin{bmatrix} K_{\le t-1} \\ x_t W_k \end{bmatrix},\quad
 #   V_{\le t} = \begin{bmatrix} V_{\le t-1} \\ x_t W_v \end{bmatrix},\quad
-#   \text{out}_t = \text{softmax}\!\left(\frac{q_t K_{\le t}^\top}{\sqrt{d_k}}\right) V_{\le t}.$$
+#   \text{输出}_t = \text{softmax}\!\left(\frac{q_t K_{\le t}^\top}{\sqrt{d_k}}\right) V_{\le t}.$$
 #
-# 真实的模型会用语言模型头（language model head，LM head）加上采样，把最后的输出变成一个词元，再把这个词元重新嵌入。我们的玩具“模型”只有一层 `SDPAMultiHeadAttention`，它最后一个输出向量*就是*下一个输入，这样循环就做不了假：缓存里有任何一点错误，都会改变之后的每一步。
+# 真实的模型会用语言模型头（language model head，LM head）和采样把最后的输出变成一个词元，再把这个词元重新嵌入。我们的玩具“模型”只有一层 `SDPAMultiHeadAttention`，它最后一个输出向量*就是*下一个输入。这样循环就做不了假，缓存里有任何一点错误，都会改变之后的每一步。
 #
-# **先预测，再运行。** 下一个单元格在 4 个词元的提示词之后生成 12 个词元：一次不用缓存（每一步都送入到目前为止的整个序列），一次使用缓存；一个前向钩子（forward hook）统计经过 Q/K/V 投影的词元行数。不用缓存时，12 步加起来一共投影了多少行？把你的猜测写进 `prediction`。
+# **先预测，再运行。** 下一个单元格在 4 个词元的提示词之后生成 12 个词元，一次不用缓存（每一步都送入到目前为止的整个序列），一次使用缓存。一个前向钩子（forward hook）统计经过 Q/K/V 投影的词元行数。不用缓存时，12 步加起来一共投影了多少行？把你的猜测写进 `prediction`。
 
 # %%
 import mhsa_helpers.exercises
 
-prediction = None  # YOUR CODE HERE: total token rows projected without a cache
+prediction = None  # 在这里写代码：不用缓存时一共投影的词元行数
 mhsa_helpers.exercises.check_projected_tokens(prediction)
 
 # %% [markdown] en_hash="3ed68cd02046"
-# 生成循环，分别不用缓存和使用缓存：
+# 下面是生成循环，分别不用缓存和使用缓存。
 
 # %%
 torch.manual_seed(123)
 layer = mh.SDPAMultiHeadAttention(d_in=16, d_out=16, context_length=32, dropout=0.0, num_heads=4)
 layer.eval()
 
-projected = []  # how many token rows go through the fused Q/K/V projection, per call
+projected = []  # 每次调用有多少词元行经过融合的 Q/K/V 投影
 hook = layer.qkv.register_forward_hook(lambda mod, inp, out: projected.append(inp[0].shape[1]))
 
 prompt = torch.randn(1, 4, 16)  # (b, T_prompt, d_in)
 new_tokens = 12
 
 with torch.no_grad():
-    # Without a cache: feed the whole sequence every step.
+    # 不用缓存：每一步都送入整个序列。
     seq = prompt
     for _ in range(new_tokens):
-        next_vec = layer(seq)[:, -1:]  # (1, 1, 16): output of the last position
+        next_vec = layer(seq)[:, -1:]  # (1, 1, 16)，最后一个位置的输出
         seq = torch.cat([seq, next_vec], dim=1)
     rows_without = projected.copy()
 
-    # With a cache: the prompt once, then one token per step.
+    # 使用缓存：提示词送入一次，之后每步送入一个词元。
     projected.clear()
     cache = mh.KVCache(context_length=32)
     next_vec = layer(prompt, cache=cache)[:, -1:]  # (1, 1, 16)
     generated, cache_lengths = [next_vec], [len(cache)]
     for _ in range(new_tokens - 1):
-        next_vec = layer(next_vec, cache=cache)  # (1, 1, 16), attends to all cached tokens
+        next_vec = layer(next_vec, cache=cache)  # (1, 1, 16)，关注所有已缓存的词元
         generated.append(next_vec)
-        cache_lengths.append(len(cache))  # one token longer after every step
+        cache_lengths.append(len(cache))  # 每一步之后多一个词元
     seq_cached = torch.cat([prompt, *generated], dim=1)  # (1, 16, 16)
     rows_with = projected.copy()
 hook.remove()
@@ -247,7 +247,7 @@ torch.testing.assert_close(seq_cached, seq)
 print("same 12 generated vectors with and without the cache;", cache)
 
 # %% [markdown] en_hash="76e0858b5490"
-# 每生成一个词元的开销，由投影上的钩子来数（结果是确定的，不依赖时钟）：
+# 投影上的钩子数出了每生成一个词元的开销。这个结果是确定的，不依赖时钟。
 
 # %%
 print("step | tokens projected without cache | with cache")
@@ -261,16 +261,16 @@ assert sum(rows_without) == sum(range(4, 4 + new_tokens))
 assert cache_lengths == list(range(4, 4 + new_tokens))
 
 # %% [markdown] en_hash="8f15acba883e"
-# 这次运行中缓存的逐步增长（左），以及钩子数出的工作量（右）：
+# 左图是这次运行中缓存逐步增长的情况，右图是钩子数出的工作量。
 
 # %%
 fig = mh.figures.plot_kv_cache_growth(cache_lengths, rows_without, rows_with)
 plt.show()
 
 # %% [markdown] en_hash="3c1045162ccf"
-# 没有缓存时，第 t 步要重新投影 t 个词元，重新算一个 t × t 的分数矩阵，所以生成 T 个词元总共要 O(T²) 次投影和 O(T³) 个分数项；有了缓存，只要 O(T) 次投影和 O(T²) 个分数项。代价是内存：每层 2 × b × h_kv × T × head_dim 个数——第 3 节要缩小的正是这一项。
+# 没有缓存时，第 t 步要重新投影 t 个词元，重新算一个 t × t 的分数矩阵，所以生成 T 个词元总共要 O(T²) 次投影和 O(T³) 个分数项。有了缓存，只要 O(T) 次投影和 O(T²) 个分数项。代价是内存，每层要存 2 × b × h_kv × T × head_dim 个数，第 3 节要缩小的正是这一项。
 #
-# 在更长的生成（240 个词元）上给两种循环计时（你的数值会不同；CI 不比较它们）：
+# 下面在更长的生成（240 个词元）上给两种循环计时。你得到的数值会不同，CI 也不比较它们。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -304,18 +304,18 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 # %% [markdown] en_hash="95fdebb81632"
 # ### 分块送入：掩码必须平移
 #
-# 缓存也可以一次接收好几个词元（一段提示词，或者其中的一块）。这 n 个新查询位于位置 `offset .. offset + n - 1`，能看到键 `0 .. offset + n - 1`，所以它们的掩码是**完整因果掩码的第 `offset:offset + n` 行（Python 切片）**——而不是 `is_causal=True` 会构造的左上角 (n, n + offset) 块：
+# 缓存也可以一次接收好几个词元，比如一段提示词或其中的一块。这 n 个新查询位于位置 `offset .. offset + n - 1`，能看到键 `0 .. offset + n - 1`，所以它们的掩码是**完整因果掩码的第 `offset:offset + n` 行（Python 切片）**，而不是 `is_causal=True` 会构造的左上角 (n, n + offset) 块。
 
 # %%
 offset, n = 2, 3
-full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True = hidden
+full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True 表示遮住
 print("correct mask for the chunk (rows 2..4):")
 print(full_mask[offset:].int())
 print("is_causal's top-left alignment (wrong here):")
 print(torch.ones(n, offset + n).triu(1).bool().int())
 
 # %% [markdown] en_hash="09432828a7fe"
-# 本包的类就是这样对它们的 `mask` 缓冲区（buffer）切片的。把一个序列逐个词元地送入，或者分成大小不等的块经同一个缓存送入，得到的结果都与一次完整的前向传播相同：
+# 本包的类就是这样对 `mask` 缓冲区（buffer）切片的。把一个序列逐个词元地送入，或者分成大小不等的块经同一个缓存送入，结果都与一次完整的前向传播相同。
 
 # %%
 torch.manual_seed(1)
@@ -346,22 +346,22 @@ class MyKVCache:
         self.keys = None  # (b, h, T_cached, head_dim)
         self.values = None  # (b, h, T_cached, head_dim)
 
-    def append_and_attend(self, q, k, v):  # (b, h, n, head_dim) each
-        # YOUR CODE HERE: check the limit, append k and v, attend (b, h, n, head_dim)
+    def append_and_attend(self, q, k, v):  # 每个都是 (b, h, n, head_dim)
+        # 在这里写代码：检查上限，追加 k 和 v，计算注意力 (b, h, n, head_dim)
         raise NotImplementedError
 
 
-answer = None  # YOUR CODE HERE: answer = MyKVCache once it is written
+answer = None  # 在这里写代码：写好之后令 answer = MyKVCache
 mhsa_helpers.exercises.check_kv_cache_step(answer)
 
 # %% [markdown] en_hash="6d0662d3ad4d"
 # ## 3. 分组查询注意力：更少的键和值
 #
-# KV 缓存为每一层、每个词元、每个头各存一个键向量和一个值向量。**GQA** 保留全部 `num_heads` 个查询头，但只计算 `num_kv_groups` 个键/值头；每个 K/V 头由 `num_heads / num_kv_groups` 个相邻的查询头共用（`repeat_interleave` 在注意力计算之前把它们复制出来）。`num_kv_groups == num_heads` 就是普通的多头注意力（multi-head attention）；`num_kv_groups == 1` 就是 **MQA**。
+# KV 缓存为每一层、每个词元、每个头各存一个键向量和一个值向量。**GQA** 保留全部 `num_heads` 个查询头，但只计算 `num_kv_groups` 个键/值头。每个 K/V 头由 `num_heads / num_kv_groups` 个相邻的查询头共用，`repeat_interleave` 在注意力计算之前把它们复制出来。`num_kv_groups == num_heads` 就是普通的多头注意力（multi-head attention），`num_kv_groups == 1` 就是 **MQA**。
 #
-# 设 $h$ 个查询头分成 $g$ 组，查询头 $i$ 使用第 $\lfloor i / (h/g) \rfloor$ 个 K/V 头：
+# 设 $h$ 个查询头分成 $g$ 组，查询头 $i$ 使用第 $\lfloor i / (h/g) \rfloor$ 个 K/V 头，即
 #
-# $$\text{head}_i = \text{Attention}\big(Q_i,\; K_{\lfloor i g / h \rfloor},\; V_{\lfloor i g / h \rfloor}\big).$$
+# $$\text{头}_i = \text{注意力}\big(Q_i,\; K_{\lfloor i g / h \rfloor},\; V_{\lfloor i g / h \rfloor}\big).$$
 
 # %%
 num_heads, num_kv_groups = 8, 2
@@ -376,11 +376,11 @@ fig = mh.figures.plot_gqa_sharing(kv_head_of)
 plt.show()
 
 # %% [markdown] en_hash="8e205ef93745"
-# 在代码里，共用只是对键/值头做一次 `repeat_interleave`：(b, g, T, head_dim) 的键张量变成 (b, num_heads, T, head_dim)，查询头 $i$ 配上的是 K/V 头 `kv_head_of[i]`。真正计算并缓存的只有这 g 个头；那些副本只在注意力计算期间存在：
+# 在代码里，共用只是对键/值头做一次 `repeat_interleave`。(b, g, T, head_dim) 的键张量变成 (b, num_heads, T, head_dim)，查询头 $i$ 配上的是 K/V 头 `kv_head_of[i]`。真正计算并缓存的只有这 g 个头，副本只在注意力计算期间存在。
 
 # %%
 torch.manual_seed(0)
-keys_g = torch.randn(1, num_kv_groups, 5, 4)  # (b, g, T, head_dim): what the cache stores
+keys_g = torch.randn(1, num_kv_groups, 5, 4)  # (b, g, T, head_dim)，即缓存里存的内容
 keys_h = keys_g.repeat_interleave(group_size, dim=1)  # (b, num_heads, T, head_dim)
 print(tuple(keys_g.shape), "->", tuple(keys_h.shape))
 for head in range(num_heads):
@@ -396,15 +396,15 @@ for head in range(num_heads):
 
 # %%
 def repeat_kv(x, n_rep):  # (b, g, T, head_dim) -> (b, g * n_rep, T, head_dim)
-    # YOUR CODE HERE
+    # 在这里写代码
     raise NotImplementedError
 
 
-answer = None  # YOUR CODE HERE: answer = repeat_kv once it is written
+answer = None  # 在这里写代码：写好之后令 answer = repeat_kv
 mhsa_helpers.exercises.check_repeat_kv(answer)
 
 # %% [markdown] en_hash="fd1f872eea90"
-# 先做个合理性检查：每个头自成一组时，GQA *就是*第 06 课的多头注意力（参数名称和形状都相同，所以 `load_state_dict` 能把参数复制过去）：
+# 先做个合理性检查。每个头自成一组时，GQA *就是*第 06 课的多头注意力。两者的参数名称和形状都相同，所以 `load_state_dict` 能把参数复制过去。
 
 # %%
 torch.manual_seed(123)
@@ -416,15 +416,15 @@ torch.testing.assert_close(gqa_as_mha(x), mha(x))
 print("GroupedQueryAttention(num_kv_groups=num_heads) == MultiHeadAttention")
 
 # %% [markdown] en_hash="d8e3ac735e63"
-# **参数量。** 设 `head_dim = d / h`，共 `g` 个 K/V 组（Q/K/V 不带偏置，`out_proj` 带偏置）：
+# **参数量。** 设 `head_dim = d / h`，共有 `g` 个 K/V 组，Q/K/V 不带偏置，`out_proj` 带偏置，则
 #
-# $$\text{params} = \underbrace{d^2}_{W_\text{query}} + \underbrace{2\,d\,g\,\text{head\_dim}}_{W_\text{key},\ W_\text{value}} + \underbrace{d^2 + d}_{\text{out\_proj}}$$
+# $$\text{参数量} = \underbrace{d^2}_{W_\text{query}} + \underbrace{2\,d\,g\,\text{head\_dim}}_{W_\text{key},\ W_\text{value}} + \underbrace{d^2 + d}_{\text{out\_proj}}$$
 #
-# 每个序列的 **KV 缓存**：
+# 每个序列的 **KV 缓存**为
 #
 # $$\text{字节数} = 2\,(K \text{ 和 } V) \times \text{层数} \times g \times \text{head\_dim} \times T \times \text{每个数的字节数}.$$
 #
-# 在大规模上信任这两个公式之前，我们先在小规模上拿模块核对一下：
+# 在大规模上信任这两个公式之前，我们先在小规模上拿模块核对一下。
 
 
 # %%
@@ -452,7 +452,7 @@ for g in [8, 2, 1]:
     assert cache.nbytes == formula_cache
 
 # %% [markdown] en_hash="2ec951703af1"
-# 同样的公式用到真实规模上：GPT-2 small（d = 768，12 个头，12 层，上下文长度（context length）1024）和一个类 Llama 模型（d = 4096，32 个查询头，32 层，上下文长度 8192；Llama 3 8B 使用 8 个 K/V 组），缓存都用 2 字节的数（float16 / bfloat16），批次（batch）大小为 1：
+# 再把同样的公式用到真实规模上。一个是 GPT-2 small（d = 768，12 个头，12 层，上下文长度（context length）为 1024），一个是类 Llama 模型（d = 4096，32 个查询头，32 层，上下文长度为 8192，Llama 3 8B 使用 8 个 K/V 组）。缓存都用 2 字节的数（float16 / bfloat16），批次（batch）大小为 1。
 
 # %%
 configs = [
@@ -474,20 +474,20 @@ for name, d_model, heads, layers, T, groups in configs:
             f"{name:<12} {g:>5} {kind} {params:>13,} {param_saving[name, g]:>12.1%} "
             f"{cache_mib:>9,.0f} MiB {heads // g:>5}x"
         )
-assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # Llama-like GQA: 1 GiB per sequence
-assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with MHA: 4 GiB
+assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # 类 Llama 模型用 GQA：每个序列 1 GiB
+assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # 同一个模型用 MHA：4 GiB
 assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
 assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="0108d11fe35e"
-# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半：8 组的类 Llama 模型减少 37.5%（即“fewer params”一列：W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$；这一行还算上了 Llama 并没有的 `out_proj` 偏置），用 MQA 则减少 48.4%。**KV 缓存则直接除以 num_heads / num_kv_groups**：对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量；8 组的 GQA 是常用的折中。
+# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半。8 组的类 Llama 模型减少 37.5%，用 MQA 则减少 48.4%。37.5% 就是表中“fewer params”一列的数值。W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$，这一行还算上了 Llama 并没有的 `out_proj` 偏置。**KV 缓存则直接除以 num_heads / num_kv_groups**。对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量，8 组的 GQA 是常用的折中。
 #
 # ## 小结
 #
-# * **交叉注意力**：查询来自解码器，键和值来自编码器；没有因果掩码；权重形状为 (b, h, n_q, n_kv)。
-# * 交叉注意力的一个头训练 100 步学习倒序之后，在留出的序列上把 99.7 % 的权重放在预期的源位置（随机水平 16.7 %，训练前 20.8 %）。对齐完全是从损失中学出来的。
-# * **KV 缓存**：过去词元的键和值从不改变，那就留着它们；每个新词元只需投影一次，而不是 t 次。在已缓存的 `offset` 个词元之后送入 n 个词元的块，需要因果掩码的第 `offset:offset + n` 行。输出与完整的前向传播相同。
-# * **GQA / MQA**：`num_kv_groups` 个 K/V 头由所有查询头共用；缓存除以 `num_heads / num_kv_groups`；`num_kv_groups == num_heads` 就是普通的多头注意力。参数量缩减得少一些：8 组的类 Llama 模型减少 37.5%。
+# * **交叉注意力**的查询来自解码器，键和值来自编码器。它没有因果掩码，权重的形状为 (b, h, n_q, n_kv)。
+# * 交叉注意力的一个头训练 100 步学习倒序之后，在留出的序列上把 99.7 % 的权重放在预期的源位置上（随机水平为 16.7 %，训练前为 20.8 %）。对齐完全是从损失中学出来的。
+# * 过去词元的键和值从不改变，**KV 缓存**就把它们留着，每个新词元只需投影一次，而不是 t 次。在已缓存的 `offset` 个词元之后送入 n 个词元的块，要用因果掩码的第 `offset:offset + n` 行。输出与完整的前向传播相同。
+# * **GQA / MQA** 让所有查询头共用 `num_kv_groups` 个 K/V 头，缓存除以 `num_heads / num_kv_groups`。`num_kv_groups == num_heads` 就是普通的多头注意力。参数量缩减得少一些，8 组的类 Llama 模型减少 37.5%。
 
 # %% [markdown] en_hash="b41459b40b9e"
 # ### 检查（供 CI 使用；已折叠）
@@ -495,8 +495,8 @@ assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 # 这个单元格验证本课所依赖的事实，免得包的某处改动悄无声息地破坏了课程内容。好奇的话可以展开看看，也可以直接跳过。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
-# The teaching class MultiHeadAttention takes the same KVCache: token by token == one full pass.
-# assert_close, not torch.equal: a (1, T) score row and a (T, T) matrix may sum in another order.
+# 教学用的 MultiHeadAttention 类也接受同样的 KVCache，逐个词元送入 == 一次完整的前向传播。
+# 用 assert_close 而不是 torch.equal，因为 (1, T) 的分数行和 (T, T) 的矩阵求和顺序可能不同。
 torch.manual_seed(2)
 teaching = mh.MultiHeadAttention(d_in=16, d_out=16, context_length=32, dropout=0.0, num_heads=4)
 x_check = torch.randn(2, 7, 16)  # (b, T, d_in)
@@ -505,7 +505,7 @@ with torch.no_grad():
     cache_check = mh.KVCache(32)
     steps = [teaching(x_check[:, t : t + 1], cache=cache_check) for t in range(7)]
 torch.testing.assert_close(torch.cat(steps, dim=1), full_check)
-# The figures show this lesson's own numbers.
+# 图中画的是本课自己的数值。
 assert cache_lengths == [len(prompt[0])] + [len(prompt[0]) + i for i in range(1, new_tokens)]
 assert weights.shape == (2, 2, 3, 7) and kv_head_of.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
 print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "tokens cached")
@@ -513,27 +513,27 @@ print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "
 # %% [markdown] en_hash="c7b23b702af1"
 # ## 练习
 #
-# 参考答案：`solutions/10_cross_attention_kv_cache_gqa_solutions.ipynb`。
+# 参考答案见 `solutions/10_cross_attention_kv_cache_gqa_solutions.ipynb`。
 #
-# **练习 1。** 有些模型（例如 Mistral 7B）只在一个**滑动窗口**内做注意力。查询能看到自己和它之前的 3 个位置（窗口大小为 4），所以缓存只保留最后 3 个位置。现在缓存里是位置 2、3、4，你再送入 2 个词元的块（位置 5 和 6）。为它们构造形状为 (2, 5) 的布尔掩码，列依次对应位置 2..6 的键，`True` = 遮住（本课程的约定）。
+# **练习 1。** 有些模型（例如 Mistral 7B）只在一个**滑动窗口**内做注意力。查询能看到自己和它之前的 3 个位置（窗口大小为 4），所以缓存只保留最后 3 个位置。现在缓存里是位置 2、3、4，你再送入 2 个词元的块（位置 5 和 6）。请为它们构造形状为 (2, 5) 的布尔掩码，列依次对应位置 2..6 的键。按本课程的约定，`True` 表示遮住。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_chunk_mask(answer)
 
 # %% [markdown] en_hash="52a80cb65d96"
 # **练习 2。** 一台服务器留出 24 GiB 显存给 KV 缓存，要同时容纳 12 个长度为 6000 个词元的对话。它的模型有 48 层、40 个大小为 128 的查询头，缓存用 float16 存储。它最多能用多少个 K/V 组（组数要能整除 40）？
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 
 # %% [markdown] en_hash="581d6b4dd338"
 # **练习 3。** 一个类似 Qwen2-7B 的注意力层，d_in = d_out = 3584，28 个大小为 128 的查询头分成 4 个 K/V 组。W_query、W_key 和 W_value 都带偏置，输出投影**不带**偏置（包里的类总给 `out_proj` 一个偏置）。这一层有多少个参数？
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_gqa_parameter_count(answer)
 
 # %% [markdown] en_hash="15e37114f27b"
-# 注意力块本身到这里就讲完了：从一个点积（dot product，第 01 课）一直讲到生产环境中的模型真正运行的那一层。参考答案在 `solutions/` 里。接下来，第 11 课用填充掩码（padding mask）把长度不同的句子组成批次，第 12 课搭一个会写唐诗的小模型。
+# 到这里，注意力块本身就讲完了。我们从一个点积（dot product，第 01 课）出发，一直讲到生产环境中的模型真正运行的那一层。参考答案在 `solutions/` 里。接下来，第 11 课用填充掩码（padding mask）把长度不同的句子组成批次，第 12 课搭一个会写唐诗的小模型。

@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="f1f104cb218f"
 # # 02 · 可训练的查询、键、值 · 参考答案
 #
-# `02_trainable_qkv.ipynb` 中各道练习的详解。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过。
+# 这里详细解答 `02_trainable_qkv.ipynb` 中的各道练习。请先自己动手做一遍。每个单元格都会算出答案，并用断言确认检查器判定通过。
 
 # %%
 import torch
@@ -26,7 +26,7 @@ inputs = journey.inputs  # (T, d_in) = (6, 3)
 d_in, d_out = 3, 2
 
 # %% [markdown] en_hash="a20e4069ac83"
-# **练习 1（动手实现：`SelfAttentionV2`）。** 按书中的顺序（查询、键、值）创建三个 `nn.Linear` 层；前向传播就是公式 $\mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$，其中 $d_k$ = `keys.shape[-1]`。
+# **练习 1（动手实现 `SelfAttentionV2`）。** 按书中的顺序（查询、键、值）创建三个 `nn.Linear` 层。前向传播就是公式 $\mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$，其中 $d_k$ = `keys.shape[-1]`。
 
 
 # %%
@@ -48,7 +48,7 @@ class MySelfAttentionV2(nn.Module):
 
 torch.manual_seed(789)
 mine = MySelfAttentionV2(d_in, d_out)
-print(mine(inputs))  # (T, d_out): the book's seed-789 numbers
+print(mine(inputs))  # (T, d_out)，书中种子 789 的数字
 torch.testing.assert_close(
     mine(inputs).detach(), journey.reference["self_attention_v2_seed789"], atol=1e-4, rtol=0
 )
@@ -59,7 +59,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="5931cfee36db"
-# **练习 2（权重迁移）。** `nn.Linear` 把 `weight` 存成 `(d_out, d_in)`，计算 `x @ weight.T`；`SelfAttentionV1` 计算 `x @ W`，其中 `W` 的形状是 `(d_in, d_out)`。所以三个投影都有 `weight = W.T`。
+# **练习 2（权重迁移）。** `nn.Linear` 把 `weight` 存成 `(d_out, d_in)`，计算的是 `x @ weight.T`。`SelfAttentionV1` 计算的是 `x @ W`，其中 `W` 的形状是 `(d_in, d_out)`。所以三个投影都满足 `weight = W.T`。
 
 # %%
 torch.manual_seed(123)
@@ -71,7 +71,7 @@ sa_v2.W_key.weight = nn.Parameter(sa_v1.W_key.T)  # (d_out, d_in)
 sa_v2.W_value.weight = nn.Parameter(sa_v1.W_value.T)  # (d_out, d_in)
 
 assert torch.equal(sa_v2(inputs), sa_v1(inputs))
-print(sa_v2(inputs))  # (T, d_out): the book's seed-123 numbers, now from V2
+print(sa_v2(inputs))  # (T, d_out)，书中种子 123 的数字，现在由 V2 算出
 
 answer = sa_v2
 result = mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
@@ -79,7 +79,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="687aab2a21ad"
-# **练习 3。** 与“journey”的步骤相同，只是用 `inputs[2]`（“starts”）作查询。
+# **练习 3。** 步骤与“journey”的相同，只是改用 `inputs[2]`（“starts”）作查询。
 
 # %%
 torch.manual_seed(123)

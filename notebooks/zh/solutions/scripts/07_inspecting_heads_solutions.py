@@ -24,18 +24,18 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="dc5145c06eca"
-# **练习 1。** 对非零权重求 $H = -\sum_j w_j \log w_j$（0 log 0 记为 0）：$-(0.5 \log 0.5 + 2 \cdot 0.25 \log 0.25) = 0.5 \log 2 + 0.5 \cdot 2 \log 2 = 1.5 \log 2$。
+# **练习 1。** 对非零权重求 $H = -\sum_j w_j \log w_j$（0 log 0 记为 0），得到 $-(0.5 \log 0.5 + 2 \cdot 0.25 \log 0.25) = 0.5 \log 2 + 0.5 \cdot 2 \log 2 = 1.5 \log 2$。
 
 # %%
 row = torch.tensor([0.5, 0.25, 0.25, 0.0])
-answer = -torch.special.xlogy(row, row).sum()  # 0-d tensor; xlogy(0, 0) = 0
+answer = -torch.special.xlogy(row, row).sum()  # 0 维张量，xlogy(0, 0) = 0
 print(f"{answer.item():.4f} nats = 1.5 * log 2 = {1.5 * math.log(2):.4f}")
 result = mhsa_helpers.exercises.check_row_entropy(answer)
 assert result, result
 result
 
 # %% [markdown] en_hash="582c3c0f8323"
-# **练习 2。** 先构建与课中相同的模块（随机种子 7、3 个头、那个更长的句子），再算出每一行的熵，按头取平均。`torch.special.xlogy(w, w)` 就是 $w \log w$，在 $w = 0$ 处取 0；直接写 `w * torch.log(w)` 则会在对角线以上得到 `0 * -inf = nan`。
+# **练习 2。** 先构建与课中相同的模块（随机种子 7、3 个头、那个更长的句子），再算出每一行的熵，按头取平均。`torch.special.xlogy(w, w)` 就是 $w \log w$，在 $w = 0$ 处取 0。如果直接写 `w * torch.log(w)`，对角线以上会得到 `0 * -inf = nan`。
 
 # %%
 from mhsa_helpers.ui.sentences import LONGER_SENTENCE, embed_words
@@ -56,7 +56,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="00de3932e7d2"
-# **练习 3。** 最敏锐的头熵最低：用 `argmin`。图中的头从 1 开始编号，所以索引 `i` 就是图中的第 i+1 个头；它的格子颜色最深。
+# **练习 3。** 最敏锐的头熵最低，所以用 `argmin`。图中的头从 1 开始编号，索引 `i` 就是图中的“头 i+1”，它的格子颜色最深。
 
 # %%
 import matplotlib.pyplot as plt

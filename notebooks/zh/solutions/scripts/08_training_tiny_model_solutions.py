@@ -24,7 +24,7 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="de48ec7aa9b5"
-# **练习 1。** 交叉熵是 $-\log p(\text{正确词元})$，而均匀猜测给每个词元的概率都是 $p = 1/50257$：无论正确词元是哪一个，损失都是 $-\log(1/50257) = \log 50257 \approx 10.82$ nat。（GPT-2 真实的起始损失与此很接近：它的初始权重很小。）
+# **练习 1。** 交叉熵是 $-\log p(\text{正确词元})$。均匀猜测给每个词元的概率都是 $p = 1/50257$，所以无论正确词元是哪一个，损失都是 $-\log(1/50257) = \log 50257 \approx 10.82$ 奈特。（GPT-2 真实的起始损失与此很接近，因为它的初始权重很小。）
 
 # %%
 answer = -math.log(1 / 50257)
@@ -34,7 +34,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="c96982bceadc"
-# **练习 2。** 先把所有位置都设为 -100（没有目标），再把输入向右复制 $k$ 个位置：位置 $t$ 得到 `ids[:, t - k]`。
+# **练习 2。** 先把所有位置都设为 -100（表示没有目标），再把输入向右复制 $k$ 个位置，让位置 $t$ 得到 `ids[:, t - k]`。
 
 # %%
 ids_ex = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(3))  # (b, T)
@@ -48,7 +48,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="c09f7157754a"
-# **练习 3。** 放在“往前 2 个词元”上的权重，就是主对角线下方第 2 条对角线：`torch.diagonal(..., offset=-2)` 为每个头给出 T - 2 个元素 `[t, t - 2]`，它们的平均值就是答案。首先，取本课训练好的模型以及它在一个序列上的权重。
+# **练习 3。** 放在“往前 2 个词元”上的权重，就是主对角线下方的第 2 条对角线。`torch.diagonal(..., offset=-2)` 为每个头给出 T - 2 个元素 `[t, t - 2]`，它们的平均值就是答案。下面先取出本课训练好的模型，以及它在一个序列上的权重。
 
 # %%
 from mhsa_helpers.training import make_shift_batch

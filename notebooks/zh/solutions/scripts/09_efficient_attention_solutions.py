@@ -33,7 +33,7 @@ fused_ex = mh.FusedQKVMultiHeadAttention(
 
 d_out = fused_ex.d_out
 answer = fused_ex.qkv.weight[d_out : 2 * d_out]  # (d_out, d_in) = (6, 5)
-w_query, w_key, w_value = fused_ex.qkv.weight.split(d_out, dim=0)  # the same, with split
+w_query, w_key, w_value = fused_ex.qkv.weight.split(d_out, dim=0)  # 用 split 得到同样的结果
 assert torch.equal(answer, w_key)
 print(tuple(answer.shape))
 result = mhsa_helpers.exercises.check_key_block(answer, fused_ex)
@@ -41,7 +41,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="6a8bdccf80a1"
-# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节，所以权重占 $1 \times 25 \times T^2 \times 4 = 100\,T^2$ 字节。只要 $T^2 \le 2^{30} / 100$，就放得下，所以 T 是 $2^{30} // 100$ 的整数平方根。这大约是 GPT-2 XL 上下文的 3.2 倍，而且只算了一层（它有 48 层）、一个序列。
+# **练习 2。** 每个头、每个序列各有一个 (T, T) 矩阵，每个 float32 数占 4 字节，所以权重占 $1 \times 25 \times T^2 \times 4 = 100\,T^2$ 字节。只要 $T^2 \le 2^{30} / 100$，就放得下，所以 T 是 $2^{30} // 100$ 的整数平方根。这大约是 GPT-2 XL 上下文的 3.2 倍，而且只算了一层（GPT-2 XL 有 48 层）和一个序列。
 
 # %%
 import math
@@ -55,7 +55,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="8392ea8e84fe"
-# **练习 3（动手实现）。** 只做一次投影，`view` 成 (b, T, 3, h, head_dim)，再用 `permute` 把“Q、K、V 中的哪一个”这一轴放到最前面、把头放到词元之前，这样拆包就得到三个 (b, h, T, head_dim) 张量（与对每一个先 `split(d_out, dim=-1)`、再 `view` + `transpose(1, 2)` 的结果相同）。加权求和之后，`transpose(1, 2)` 会让张量不再连续存储，所以合并各头时要用 `.contiguous().view(...)`。
+# **练习 3（动手实现）。** 只做一次投影，再 `view` 成 (b, T, 3, h, head_dim)。`permute` 把“Q、K、V 中的哪一个”这一轴放到最前面，并把头放到词元之前，这样拆包就得到三个 (b, h, T, head_dim) 张量。这与先 `split(d_out, dim=-1)`、再对每一块做 `view` + `transpose(1, 2)` 的结果相同。加权求和之后，`transpose(1, 2)` 会让张量不再连续存储，所以合并各头时要用 `.contiguous().view(...)`。
 
 
 # %%
@@ -64,7 +64,7 @@ class MyFusedAttention(nn.Module):
         super().__init__()
         assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
         self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
-        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)  # one projection for Q, K, V
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)  # Q、K、V 共用一个投影
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(dropout)
         self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
@@ -98,4 +98,4 @@ mine.load_state_dict(package.state_dict())
 x = mh.load_journey().batch  # (2, 6, 3)
 assert torch.equal(mine(x), package(x))
 torch.testing.assert_close(mine(x), mha(x))
-print(mine(x)[0].detach())  # (6, 4): lesson 06's numbers
+print(mine(x)[0].detach())  # (6, 4)，与第 06 课的数值相同

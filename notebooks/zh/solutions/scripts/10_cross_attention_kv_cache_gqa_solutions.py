@@ -26,21 +26,21 @@ mh.setup_lesson(lang="zh")
 
 # %%
 window = 4
-key_pos = torch.arange(2, 7)  # (5,): positions of the cached and the new keys
-query_pos = torch.arange(5, 7)  # (2,): positions of the new queries
-ahead = key_pos[None, :] > query_pos[:, None]  # (2, 5): the future
-too_old = key_pos[None, :] <= query_pos[:, None] - window  # (2, 5): outside the window
-answer = ahead | too_old  # (2, 5), True = hidden
+key_pos = torch.arange(2, 7)  # (5,)，已缓存的键和新键的位置
+query_pos = torch.arange(5, 7)  # (2,)，新查询的位置
+ahead = key_pos[None, :] > query_pos[:, None]  # (2, 5)，未来的位置
+too_old = key_pos[None, :] <= query_pos[:, None] - window  # (2, 5)，窗口之外的位置
+answer = ahead | too_old  # (2, 5)，True 表示遮住
 print(answer.int())
 result = mhsa_helpers.exercises.check_chunk_mask(answer)
 assert result
 result
 
 # %% [markdown] en_hash="456e5bc0ffcf"
-# 包里的类没有窗口。普通的因果掩码与它只差一个位置，正是窗口多遮住的那一个：
+# 包里的类没有窗口。普通的因果掩码与这个答案只差一个位置，正是窗口多遮住的那一个。
 
 # %%
-plain = ahead  # rows 5..6 of a plain causal mask over keys 2..6
+plain = ahead  # 普通因果掩码在键 2..6 上的第 5..6 行
 print("entries the window adds:", (answer & ~plain).nonzero().tolist())
 
 # %% [markdown] en_hash="46e9fcb1d41d"
@@ -48,7 +48,7 @@ print("entries the window adds:", (answer & ~plain).nonzero().tolist())
 
 # %%
 layers, q_heads, head_dim, T, conversations, bytes_per_number = 48, 40, 128, 6000, 12, 2
-per_group = 2 * layers * head_dim * bytes_per_number * T * conversations  # K and V
+per_group = 2 * layers * head_dim * bytes_per_number * T * conversations  # K 和 V
 budget = 24 * 2**30
 divisors = [g for g in range(1, q_heads + 1) if q_heads % g == 0]
 answer = max(g for g in divisors if g * per_group <= budget)
@@ -83,7 +83,7 @@ class MyKVCache:
         self.keys = None  # (b, h, T_cached, head_dim)
         self.values = None  # (b, h, T_cached, head_dim)
 
-    def append_and_attend(self, q, k, v):  # (b, h, n, head_dim) each
+    def append_and_attend(self, q, k, v):  # 每个都是 (b, h, n, head_dim)
         offset = 0 if self.keys is None else self.keys.shape[-2]
         n = k.shape[-2]
         if offset + n > self.max_len:
@@ -109,7 +109,7 @@ result
 # %%
 def repeat_kv(x, n_rep):  # (b, g, T, head_dim) -> (b, g * n_rep, T, head_dim)
     b, g, T, head_dim = x.shape
-    expanded = x[:, :, None, :, :].expand(b, g, n_rep, T, head_dim)  # a view
+    expanded = x[:, :, None, :, :].expand(b, g, n_rep, T, head_dim)  # 只是视图
     return expanded.reshape(b, g * n_rep, T, head_dim)
 
 

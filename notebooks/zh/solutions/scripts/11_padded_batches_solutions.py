@@ -22,25 +22,25 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="7a6160429022"
-# **练习 1。** 分两部分。先看填充：左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充。这是一个 (b, T_k) 的键掩码，写成 (b, 1, T_k) 就能沿查询轴广播。再看未来：每个序列共用一个 (T_q, T_k) 矩阵。只要任一部分遮住了某个键，它就被遮住，所以用 `|` 合起来。填充位置的查询什么也看不到：它那一行全是 `True`，正是本课不加掩码、事后置零的那些行。
+# **练习 1。** 答案分两部分。先看填充。左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充，这是一个形状为 (b, T_k) 的键掩码，写成 (b, 1, T_k) 就能沿查询轴广播。再看未来。所有序列共用同一个 (T_q, T_k) 矩阵。只要任一部分遮住了某个键，这个键就被遮住，所以用 `|` 把两部分合起来。填充位置上的查询什么也看不到，它那一行全是 `True`，正是本课先不加掩码、事后置零的那些行。
 
 # %%
 lengths, T = torch.tensor([3, 1, 4]), 5
-pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k), True = a pad key
-future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T_q, T_k), True = a future key
-answer = future | pads[:, None, :]  # (b, T_q, T_k): the pads broadcast over the queries
-print(answer[1].int())  # length 1: four pads, then one real token
+pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k)，True 表示填充键
+future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T_q, T_k)，True 表示未来的键
+answer = future | pads[:, None, :]  # (b, T_q, T_k)：填充沿查询轴广播
+print(answer[1].int())  # 长度为 1：四个填充，然后是一个真实词元
 result = mhsa_helpers.exercises.check_left_padding_mask(answer)
 assert result
 result
 
 # %% [markdown] en_hash="55baf31026ba"
-# **练习 2。** 先找出所有位置都被遮住的行，写入 `-inf` 时跳过这些行（这样它们的 softmax 是有限值，任何地方都不会出现 NaN，反向传播中也不会），事后再把它们的权重置零。`mh.masked_attention` 就是这样做的。
+# **练习 2。** 先找出所有位置都被遮住的行，写入 `-inf` 时跳过这些行，事后再把它们的权重置零。这样这些行的 softmax 是有限值，无论前向计算还是反向传播，都不会出现 NaN。`mh.masked_attention` 就是这样做的。
 
 
 # %%
 def masked_softmax(scores, hidden):
-    empty = hidden.all(dim=-1, keepdim=True)  # (..., T_q, 1): rows with nothing to see
+    empty = hidden.all(dim=-1, keepdim=True)  # (..., T_q, 1)：什么都看不到的行
     weights = torch.softmax(scores.masked_fill(hidden & ~empty, -torch.inf), dim=-1)
     return weights.masked_fill(empty, 0.0)  # (..., T_q, T_k)
 
@@ -51,7 +51,7 @@ assert result
 result
 
 # %% [markdown] en_hash="2fe6c8c1dd75"
-# 在一个左填充的因果示例上，这个函数与包的核心实现结果一致（键取单位矩阵，所以核心实现算出的分数就是查询除以 sqrt(T)）：
+# 在一个左填充的因果示例上，这个函数与包的核心实现结果一致。这里的键取单位矩阵，所以核心实现算出的分数就是查询除以 sqrt(T)。
 
 # %%
 T = 4
@@ -64,15 +64,15 @@ torch.testing.assert_close(masked_softmax(scores / T**0.5, causal | pad[:, None,
 print(weights[0])
 
 # %% [markdown] en_hash="ac166637d9dd"
-# **练习 3。** 第 7 节乘的是 `torch.finfo(torch.float32).min`，约为 -3.4e38。这个数和 -1e9 一样，比 float16 最小的有限数 -65504 还小，在 float16 中会变成 -inf（在 bfloat16 中也会舍入成 -inf）。一行没有真实键时，-inf 会让这一行变成 NaN。所以填充值要取所要求的 dtype 自己最小的数，即 `torch.finfo(dtype).min`，掩码也要用这个 dtype 构造。填充遮住的是键，所以掩码在头和查询上广播，形状为 (b, 1, 1, T)。
+# **练习 3。** 第 7 节乘的是 `torch.finfo(torch.float32).min`，约为 -3.4e38。这个数和 -1e9 一样，比 float16 最小的有限数 -65504 还小，在 float16 中会变成 -inf（在 bfloat16 中也会舍入成 -inf）。一行没有真实键时，-inf 会让这一行变成 NaN。所以填充值要取所要求的 dtype 自己最小的数，即 `torch.finfo(dtype).min`，掩码也要用这个 dtype 构造。填充遮住的是键，所以掩码沿头和查询广播，形状为 (b, 1, 1, T)。
 
 
 # %%
 def hf_to_additive(attention_mask, dtype):
-    lowest = torch.finfo(dtype).min  # the dtype's own lowest finite number: -65504 in float16
-    pads = (attention_mask == 0)[:, None, None, :]  # (b, 1, 1, T): True at a padded key
-    zeros = torch.zeros(pads.shape, dtype=dtype)  # (b, 1, 1, T): added to the real keys
-    return zeros.masked_fill(pads, lowest)  # (b, 1, 1, T): 0 at real keys, lowest at pads
+    lowest = torch.finfo(dtype).min  # 该 dtype 自己最小的有限数，float16 中为 -65504
+    pads = (attention_mask == 0)[:, None, None, :]  # (b, 1, 1, T)：填充键处为 True
+    zeros = torch.zeros(pads.shape, dtype=dtype)  # (b, 1, 1, T)：真实键上加的值
+    return zeros.masked_fill(pads, lowest)  # (b, 1, 1, T)：真实键处为 0，填充处为最小值
 
 
 answer = hf_to_additive
@@ -81,7 +81,7 @@ assert result
 result
 
 # %% [markdown] en_hash="fd40737d05e3"
-# 这两个常数在 float32 中放得下，在低精度下却变成了 -inf。dtype 自己最小的数不会这样。在每种 dtype 下，SDPA 算出的结果都与把填充去掉后的同一批序列相同：
+# 这两个常数在 float32 中放得下，在低精度下却变成了 -inf，而 dtype 自己最小的数不会这样。在每种 dtype 下，SDPA 算出的结果都与去掉填充后的同一批序列相同。
 
 # %%
 import torch.nn.functional as F
@@ -90,12 +90,12 @@ print("-1e9 in float16:", torch.tensor(-1e9).half().item())
 print(
     "float32's lowest in bfloat16:", torch.tensor(torch.finfo(torch.float32).min).bfloat16().item()
 )
-attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T): left, right padding
+attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T)：左填充、右填充
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     q, k, v = (torch.randn(2, 3, 5, 4).to(dtype) for _ in range(3))  # (b, h, T, head_dim)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=hf_to_additive(attention_mask, dtype))
     for b in range(2):
         real = attention_mask[b] == 1  # (T,)
-        alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
+        alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # 去掉填充
         torch.testing.assert_close(out[b].float(), alone.float(), atol=1e-2, rtol=1e-2)
     print(f"{dtype!s:<15} SDPA with the additive mask == the sequences with their pads removed")

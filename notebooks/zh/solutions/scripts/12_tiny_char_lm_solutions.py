@@ -34,7 +34,7 @@ smaller = lm.CharTransformer(
 )
 caches = smaller.new_caches()
 with torch.no_grad():
-    smaller(tokenizer.encode("月" * 100)[None], caches=caches)  # 100 tokens, batch 1
+    smaller(tokenizer.encode("月" * 100)[None], caches=caches)  # 100 个词元，批大小为 1
 print(caches[0])
 assert answer == sum(c.keys.numel() + c.values.numel() for c in caches)
 print(answer)
@@ -66,11 +66,11 @@ assert result, result
 result
 
 # %% [markdown] en_hash="a3778a81aaef"
-# **练习 3。** 先构造一个形状为 (T,) 的标点键掩码；把每个查询行在这些键上的权重加起来；然后在“自身或之前有标点”的查询上取平均（在这些位置上，标点的累计计数 > 0）。
+# **练习 3。** 先构造一个形状为 (T,) 的标点键掩码，再把每个查询行在这些键上的权重加起来，然后对自身或之前有标点的查询取平均。在这些位置上，标点的累计计数大于 0。
 
 # %%
 poem = "\n" + lm.load_verse().validation[3].text
-weights_ex = lm.attention_on(model, tokenizer, poem)[1]  # (num_heads, T, T), block 2
+weights_ex = lm.attention_on(model, tokenizer, poem)[1]  # (num_heads, T, T)，第 2 块
 
 is_punct = torch.tensor([ch in lm.PUNCTUATION for ch in poem])  # (T,)
 per_query = (weights_ex * is_punct).sum(dim=-1)  # (num_heads, T)
