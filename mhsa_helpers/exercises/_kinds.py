@@ -225,7 +225,7 @@ def prediction_result(
             + actual
             + tr(
                 ". Next time write your guess first: what surprises you is what you learn.",
-                "。下次先写下你的猜测：让你意外的地方，正是你学到东西的地方。",
+                "。下次先写下你的猜测，再看结果，印象会更深。",
             ),
         )
     shown = show(prediction)

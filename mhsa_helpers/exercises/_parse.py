@@ -99,8 +99,8 @@ def whole_number(answer: object) -> int | None:
 
 A_NUMBER = tr("a number", "一个数")
 A_WHOLE_NUMBER = tr("a whole number", "一个整数")
-A_BYTE_COUNT = tr("a number of bytes (an int)", "一个字节数（int）")
-A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（int）")
+A_BYTE_COUNT = tr("a number of bytes (an int)", "一个字节数（整数）")
+A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（整数）")
 
 
 def expected_kind(what: Text, answer: object, *, show: str = "type") -> Text:
@@ -142,6 +142,6 @@ def tensor_kind_hint(answer: Any) -> Text | None:
     if answer.is_meta:
         return tr(
             "a meta tensor has a shape but no values: compute real numbers.",
-            "meta 张量只有形状没有数值：请算出真正的数。",
+            "`meta` 设备上的张量只有形状，没有数值。请算出真正的数。",
         )
     return None

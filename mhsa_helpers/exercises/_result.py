@@ -399,7 +399,7 @@ def _timed_out(name: Text) -> CheckResult:
             f"checking your answer took more than {limit:g} s and was stopped: "
             "does your code loop forever, sleep, or call itself without end?",
             f"检查你的答案用了超过 {limit:g} 秒，已被中止：你的代码是不是陷入了"
-            "死循环、在 sleep，或者无休止地调用自己？",
+            "死循环、在调用 `time.sleep`，或者在无休止地调用自己？",
         ),
     )
 

@@ -433,7 +433,7 @@ def _window_mistakes(scores: torch.Tensor, window: int) -> list[tuple[torch.Tens
     off_by_one = tr(
         "off by one: window=2 means the token itself and ONE token before it, window=1 the "
         "token alone.",
-        "差了一个：window=2 表示词元自己加上它前面的“一个”词元，window=1 表示只看自己。",
+        "差了一个。window=2 表示词元自己加上紧挨在它前面的一个词元，window=1 表示只看自己。",
     )
     return [
         (
@@ -548,7 +548,7 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
     if not torch.allclose(before, after, atol=1e-6, rtol=0):
         return on + tr(
             " changing a future score changed the weights: the future leaks in.",
-            "上，改动一个未来的分数后注意力权重变了：未来的信息泄漏进来了。",
+            "上，改动一个未来的分数后注意力权重变了：未来的信息泄露进来了。",
         )
     no_gradient = tr(
         "no gradient reaches the scores: do not detach them or use torch.no_grad().",

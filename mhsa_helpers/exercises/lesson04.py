@@ -492,7 +492,7 @@ def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                         ": changing later tokens changed the outputs of earlier ones -- the "
                         "future leaks in. Mask the scores above the diagonal with -inf before "
                         "the softmax.",
-                        "：改动后面的词元，前面词元的输出也变了：未来的信息泄漏进来了。"
+                        "：改动后面的词元，前面词元的输出也变了：未来的信息泄露进来了。"
                         "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
                     )
                 )

@@ -49,7 +49,7 @@ check_wrapper_width = number_checker(
                 96,
                 tr(
                     "96 is ONE head's width. The wrapper concatenates all 6 heads.",
-                    "96 是“一个”头的宽度。包装器会把全部 6 个头拼接起来。",
+                    "96 只是单个头的宽度。包装器会把全部 6 个头拼接起来。",
                 ),
             ),
             (

@@ -142,7 +142,7 @@ check_mha_parameter_count = number_checker(
                 tr(
                     "that is the width of ONE square matrix with this many numbers; the block "
                     "has four weight matrices (plus biases) sharing them.",
-                    "这是“一个”方阵装下这么多数时的宽度。模块里有四个权重矩阵（还有偏置）来分这些参数。",
+                    "这是只用一个方阵装下这么多数时的宽度。模块里有四个权重矩阵（还有偏置）来分这些参数。",
                 ),
             ),
             (
@@ -443,7 +443,7 @@ def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
             "context vectors are not contiguous in memory: merge the heads with "
             f".contiguous().view(b, T, d_out) (or .reshape). Torch said: {said}",
             "：对非连续存储的张量调用 `view` 出错了。transpose(1, 2) 之后，上下文向量"
-            "在内存中不再连续：请用 .contiguous().view(b, T, d_out)（或 .reshape）"
+            "在内存中不再连续。请用 .contiguous().view(b, T, d_out)（或 .reshape）"
             f"合并各个头。PyTorch 的报错：{said}",
         )
     if "must match the size" in text or "size of tensor" in text.lower():
@@ -533,7 +533,7 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: Text) -> None:
             + tr(
                 f": changing tokens {t}.. changed the outputs of earlier tokens -- the future "
                 "leaks in. Mask the scores above the diagonal with -inf before the softmax.",
-                f"：改动第 {t} 个及之后的词元，前面词元的输出也变了：未来的信息泄漏进来了。"
+                f"：改动第 {t} 个及之后的词元，前面词元的输出也变了：未来的信息泄露进来了。"
                 "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
             )
         )

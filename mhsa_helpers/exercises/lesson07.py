@@ -54,7 +54,7 @@ def check_row_entropy(answer: object) -> CheckResult:
         )
     value = number(answer)
     if value is None:
-        what = tr("a number (float or 0-d tensor)", "一个数（float 或 0 维张量）")
+        what = tr("a number (float or 0-d tensor)", "一个数（浮点数或 0 维张量）")
         return fail(name, expected_kind(what, answer))
     if abs(value - expected) < 1e-3:
         return ok(
@@ -168,7 +168,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "an int: the index of the head with the LOWEST entropy, counting from zero",
-                "一个 int：熵最低的那个头的索引（从零数起）",
+                "一个整数，即熵最低的那个头的索引（从零数起）",
             ),
         )
     index = _head_index(answer)
@@ -178,7 +178,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 f"expected an int (a head index), got {kind}.",
-                f"需要一个 int（头的索引），收到的是 {kind}。",
+                f"需要一个整数（头的索引），收到的是 {kind}。",
             ),
         )
     answer = index
@@ -188,7 +188,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 f'correct: head index {expected} ("Head {expected + 1}" in the plots).',
-                f"正确：头的索引是 {expected}（图中的 “Head {expected + 1}”）。",
+                f"正确！头的索引是 {expected}，也就是图中的“头 {expected + 1}”。",
             ),
         )
     if answer - 1 in sharpest:

@@ -43,7 +43,7 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
             name,
             tr(
                 f"vocab_size must be an int >= 2, got {vocab_size!r}.",
-                f"vocab_size 必须是 >= 2 的 int，收到的是 {vocab_size!r}。",
+                f"vocab_size 必须是不小于 2 的整数，收到的是 {vocab_size!r}。",
             ),
         )
     expected = math.log(vocab_size)

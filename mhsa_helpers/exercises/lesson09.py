@@ -72,7 +72,7 @@ check_longest_context = number_checker(
             "longest context whose weights fit in 1 GiB (GPT-2 XL)",
             "权重能放进 1 GiB 的最长上下文（GPT-2 XL）",
         ),
-        what=tr("an int: the number of tokens T", "一个 int：词元数 T"),
+        what=tr("an int: the number of tokens T", "一个整数，即词元数 T"),
         expected=_LONGEST_T,
         right=tr(
             f"correct: T = {_LONGEST_T} takes {_LONGEST_BYTES:,} bytes; one token more and the "
@@ -304,9 +304,9 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
         " differs from mh.FusedQKVMultiHeadAttention with the same weights; check the "
         "order project -> split Q, K, V -> (b, h, T, head_dim) -> scores / sqrt(head_dim) -> "
         "mask -> softmax -> dropout -> @ V -> merge -> out_proj.",
-        "与权重相同的 `mh.FusedQKVMultiHeadAttention` 不一致；请检查顺序："
-        "投影 -> 拆成 Q、K、V -> (b, h, T, head_dim) -> 分数 / sqrt(head_dim) -> "
-        "掩码 -> softmax -> dropout -> @ V -> 合并 -> out_proj。",
+        "与权重相同的 `mh.FusedQKVMultiHeadAttention` 不一致。请检查顺序："
+        "投影 → 拆成 Q、K、V → (b, h, T, head_dim) → 分数 / sqrt(head_dim) → "
+        "掩码 → softmax → dropout → @ V → 合并 → out_proj。",
     )
 
 

@@ -187,7 +187,7 @@ check_kv_cache_bytes = number_checker(
         ),
         what=tr(
             "the number of key-value groups, an int, in `answer`",
-            "键值分组的个数，一个 int，写进 `answer`",
+            "键值分组的个数（一个整数），写进 `answer`",
         ),
         expected=_GROUPS_FIT,
         right=tr(
@@ -324,7 +324,7 @@ check_gqa_parameter_count = number_checker(
         ),
         what=tr(
             "the layer's number of parameters, an int, in `answer`",
-            "这一层的参数个数，一个 int，写进 `answer`",
+            "这一层的参数个数（一个整数），写进 `answer`",
         ),
         expected=_GQA_PARAMS,
         right=tr(
@@ -390,7 +390,7 @@ check_projected_tokens = number_checker(
         name=tr("prediction: tokens projected without a cache", "预测：没有缓存时被投影的词元数"),
         what=tr(
             "your guess in `prediction`, an int: the token rows projected in total",
-            "你的猜测，一个 int，写进 `prediction`：总共被投影的词元行数",
+            "你的猜测（一个整数），写进 `prediction`，即总共被投影的词元行数",
         ),
         expected=_WITHOUT_CACHE,
         right=tr(

@@ -433,7 +433,7 @@ check_masked_softmax = build_checker(
 
 _HF_TO_ADDITIVE = tr(
     "Hugging Face attention_mask -> SDPA's additive mask",
-    "Hugging Face 的 attention_mask -> SDPA 的加性掩码",
+    "Hugging Face 的 attention_mask → SDPA 的加性掩码",
 )
 
 #: The dtypes tried, float32 first: a mistake that shows at full precision is named there.

@@ -153,7 +153,7 @@ def plot_attention_memory(
     fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
     mib = 2**20
     explicit = figure_text("explicit: (b, h, T, T) ~ T^2", "显式权重：(b, h, T, T) ~ T^2")
-    sdpa = figure_text("SDPA / flash: (b, h, T) ~ T", "SDPA / flash 注意力：(b, h, T) ~ T")
+    sdpa = figure_text("SDPA / flash: (b, h, T) ~ T", "SDPA 或 FlashAttention：(b, h, T) ~ T")
     ax.plot(lengths, [b / mib for b in weights_bytes], marker="o", label=explicit)
     ax.plot(lengths, [b / mib for b in sdpa_bytes], marker="o", label=sdpa)
     ax.set_xscale("log", base=2)
