@@ -141,8 +141,8 @@ def function_answer(
             tr(
                 f"expected a function, got {kind}: write `answer = {name}` "
                 "(the function itself, not a call).",
-                f"需要一个函数，收到的是 {kind}：请写 `answer = {name}`"
-                "（传入函数本身，而不是调用它的结果）。",
+                f"需要一个函数，收到的是 {kind}。请写 `answer = {name}`，"
+                "传入函数本身，而不是调用它的结果。",
             ),
         )
     return None
@@ -223,9 +223,10 @@ _SPLIT_NO_TRANSPOSE = tr(
     "transpose, which mixes tokens and heads: view to (b, T, num_heads, head_dim), then "
     "transpose(1, 2), as in queries.view(b, T, num_heads, head_dim).transpose(1, 2) (and "
     "transpose back before merging).",
-    "直接用 `view(b, num_heads, T, head_dim)` 切分出头、没有转置，会把词元和头混在一起："
-    "先 view 成 (b, T, num_heads, head_dim)，再 transpose(1, 2)，即 "
-    "queries.view(b, T, num_heads, head_dim).transpose(1, 2)（合并前再转置回来）。",
+    "直接用 `view(b, num_heads, T, head_dim)` 切分出头而不转置，"
+    "会把词元和头混在一起。应该先 view 成 (b, T, num_heads, head_dim)，"
+    "再 transpose(1, 2)，即 queries.view(b, T, num_heads, head_dim).transpose(1, 2)。"
+    "合并前再转置回来。",
 )
 
 #: The one catalog: each mistake of ``MISTAKES`` and the hint that names it.
@@ -250,7 +251,7 @@ MISTAKE_HINTS: dict[str, Text] = {
     ),
     "no_out_proj": tr(
         "the heads are merged but out_proj is never applied: return self.out_proj(context_vec).",
-        "各头合并了，却没有经过 out_proj：请返回 self.out_proj(context_vec)。",
+        "各个头合并之后没有经过 out_proj。请返回 self.out_proj(context_vec)。",
     ),
     "transposed_mask": tr(
         "the mask is transposed: it hides the past instead of the future. True/1 must sit ABOVE "
@@ -261,8 +262,9 @@ MISTAKE_HINTS: dict[str, Text] = {
     "mask_after_softmax": tr(
         "the future is masked after the softmax without renormalising, so rows no longer sum to "
         "1: fill the scores with -inf BEFORE the softmax.",
-        "在 softmax 之后才遮住未来，又没有重新归一化，所以每行之和不再是 1："
-        "请在 softmax “之前”把注意力分数填成 -inf。",
+        "在 softmax 之后才遮住未来，又没有重新归一化，"
+        "所以每行之和不再是 1。遮住未来要在 softmax 之前做，"
+        "把注意力分数填成 -inf。",
     ),
     "mask_with_zero": tr(
         "the future scores are set to 0, not -inf; exp(0) = 1 still gives the future weight. "
@@ -281,7 +283,7 @@ MISTAKE_HINTS: dict[str, Text] = {
     ),
     "softmax_wrong_dim": tr(
         "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
-        "softmax 作用在了错误的维度上：应该对每一行归一化，softmax(..., dim=-1)。",
+        "softmax 用错了维度。应该对每一行归一化，即 softmax(..., dim=-1)。",
     ),
 }
 
@@ -666,7 +668,7 @@ def dropout_only_in_training(
             + tr(
                 " in training mode nothing is dropped: apply self.dropout to the attention "
                 "weights after the softmax.",
-                "，在训练模式下什么都没有丢弃：请在 softmax 之后对注意力权重使用 self.dropout。",
+                "，在训练模式下什么都没有丢弃。请在 softmax 之后对注意力权重使用 self.dropout。",
             )
         )
     if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
@@ -676,7 +678,8 @@ def dropout_only_in_training(
                 " in training mode the output differs from the book's class with the same "
                 "seed: apply self.dropout to the attention weights, right after the softmax and "
                 "before the product with the values (the book's place).",
-                "，在训练模式下，输出与使用相同随机种子的书中的类不一致：请在 softmax 之后、"
-                "与值相乘之前（书中的位置）对注意力权重使用 self.dropout。",
+                "，在训练模式下，输出与使用相同随机种子的书中的类不一致。"
+                "请像书中那样，在 softmax 之后、"
+                "与值相乘之前，对注意力权重使用 self.dropout。",
             )
         )

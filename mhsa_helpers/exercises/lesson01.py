@@ -90,7 +90,7 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
             name,
             tr(
                 "that is the whole (7, 3) context matrix: take the row of 'forward'.",
-                "这是整个 (7, 3) 的上下文矩阵：请取出 'forward' 那一行。",
+                "这是整个 (7, 3) 的上下文矩阵，请取出 'forward' 那一行。",
             ),
         )
     return tensor_answer(
@@ -206,9 +206,9 @@ def check_softmax_rows(answer: object) -> CheckResult:
                         " it returned nan: one maximum for the whole matrix is not enough, "
                         "a row far below it underflows to 0 / 0. Subtract each row's own maximum: "
                         "x.max(dim=-1, keepdim=True).values.",
-                        "上，它返回了 nan：整个矩阵只减一个最大值是不够的，远低于它的那一行会"
-                        "下溢成 0 / 0。请让每一行减去它自己的最大值："
-                        "x.max(dim=-1, keepdim=True).values。",
+                        "上，它返回了 nan。整个矩阵只减去一个最大值是不够的，"
+                        "远低于它的那一行会下溢成 0 / 0。请让每一行减去它自己的最大值，"
+                        "即 x.max(dim=-1, keepdim=True).values。",
                     ),
                 )
             values_got = shown(got.tolist())
@@ -228,7 +228,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 on
                 + tr(
                     " the columns sum to 1, not the rows: use dim=-1.",
-                    "上，和为 1 的是每一列而不是每一行：请用 dim=-1。",
+                    "上，和为 1 的是每一列，而不是每一行。请用 dim=-1。",
                 ),
             )
         if not _close(got, expected, atol=1e-6):
@@ -240,8 +240,10 @@ def check_softmax_rows(answer: object) -> CheckResult:
                     f" it returned {values_got}, expected {values_want}: "
                     "subtract the row maximum (keepdim=True), exp, divide by the row sum "
                     "(keepdim=True).",
-                    f"上，它返回了 {values_got}，应为 {values_want}：先减去行最大值"
-                    "（keepdim=True），再取 exp，最后除以行总和（keepdim=True）。",
+                    f"上，它返回了 {values_got}，"
+                    f"应为 {values_want}。先减去每行的最大值（keepdim=True）"
+                    "，再取 exp，最后除以每行的和（keepdim=True）"
+                    "。",
                 ),
             )
     return ok(
@@ -269,8 +271,9 @@ def check_attention_received(answer: object) -> CheckResult:
             return tr(
                 "those are the row sums (dim=-1): what each token GIVES, always 1. What a token "
                 "receives is in its column: sum over the queries, dim=0.",
-                "这是每一行的和（dim=-1）：每个词元“给出”的注意力，总是 1。一个词元“得到”"
-                "的注意力在它那一列：对所有查询求和，dim=0。",
+                "这是每一行的和（dim=-1），即每个词元分给别人的注意力，"
+                "总是 1。一个词元得到的注意力在它那一列，"
+                "要对所有查询求和，即 dim=0。",
             )
         if _close(got, scores.sum(dim=0)):
             return tr(

@@ -106,7 +106,7 @@ def check_attn_weights_3(answer: object) -> CheckResult:
             name,
             tr(
                 "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).",
-                "这是整个 (6, 6) 矩阵：请取出 'starts' 那一行（索引 2）。",
+                "这是整个 (6, 6) 矩阵，请取出 'starts' 那一行（索引 2）。",
             ),
         )
     return tensor_answer(
@@ -169,7 +169,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                 name,
                 tr(
                     f"answer.{n} has a bias; V1 has none: build it with qkv_bias=False.",
-                    f"answer.{n} 带有偏置，而 V1 没有：请用 qkv_bias=False 创建它。",
+                    f"answer.{n} 带有偏置，而 V1 没有。请用 qkv_bias=False 创建它。",
                 ),
             )
         want = matrices[n].detach().T  # (d_out, d_in)
@@ -200,7 +200,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                         name,
                         tr(
                             f"answer.{n} holds sa_v1.{other}'s weights: match the names.",
-                            f"answer.{n} 存的是 sa_v1.{other} 的权重：请按名字一一对应。",
+                            f"answer.{n} 存的是 sa_v1.{other} 的权重。请按名字一一对应。",
                         ),
                     )
             return fail(
@@ -370,7 +370,7 @@ def _reference_variants(
 
 _NOT_A_CLASS = tr(
     "expected a class, got {kind}: pass the class itself, not an object made from it.",
-    "需要一个类，收到的是 {kind}：请传入类本身，而不是用它创建的对象。",
+    "需要一个类，收到的是 {kind}。请传入类本身，而不是用它创建的对象。",
 )
 
 
@@ -384,7 +384,7 @@ _CONSTRUCT = {
     "raised": tr("{name}({args}) raised {kind}: {error}", "{name}({args}) 抛出了 {kind}：{error}"),
     "not_module": tr(
         "{name}(...) must be an nn.Module: subclass nn.Module.",
-        "{name}(...) 必须是 nn.Module：请继承 nn.Module。",
+        "{name}(...) 必须是 nn.Module，请让它继承 nn.Module。",
     ),
     "not_written": tr(
         "the class is not written yet (it raises NotImplementedError).",
@@ -412,8 +412,9 @@ _FORWARD = ForwardTexts(
     dtype=tr(
         "forward on a {dtype} input on {device} returned {got_dtype} on "
         "{got_device}: keep the input's dtype and device (no .double(), no .to(...)).",
-        "输入是 {dtype}、位于 {device}，forward 却返回了 {got_dtype}、位于 "
-        "{got_device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
+        "输入是 {device} 上的 {dtype}，"
+        "forward 却返回了 {got_device} 上的 {got_dtype}。"
+        "输出要保持输入的 dtype 和设备，不要用 .double() 或 .to(...)。",
     ),
     shape_first=True,
 )
@@ -449,7 +450,7 @@ def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
             raise ContractError(
                 tr(
                     f"self.{n} has a bias by default: use bias=qkv_bias, False.",
-                    f"self.{n} 默认带有偏置：请用 bias=qkv_bias，默认为 False。",
+                    f"self.{n} 默认带有偏置。请写 bias=qkv_bias，其默认值为 False。",
                 )
             )
 
@@ -592,8 +593,9 @@ def _biases_are_used(module: nn.Module) -> Text | None:
             "the output differs from mh.SelfAttentionV2 holding the same weights and biases: "
             "call the layers themselves (self.W_query(x)), not x @ self.W_query.weight.T, "
             "which leaves the bias out.",
-            "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致：请直接调用这些层"
-            "（self.W_query(x)），而不是 x @ self.W_query.weight.T，后者漏掉了偏置。",
+            "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致。"
+            "请直接调用这些层，如 self.W_query(x)。"
+            "写成 x @ self.W_query.weight.T 会漏掉偏置。",
         )
     (out * torch.rand(out.shape)).sum().backward()
     for n in _NAMES:
@@ -601,8 +603,9 @@ def _biases_are_used(module: nn.Module) -> Text | None:
             return unused + tr(
                 f"{n}.bias gets no gradient, so forward never uses it: call the layer itself "
                 f"(self.{n}(x)), not x @ self.{n}.weight.T.",
-                f"{n}.bias 没有得到梯度，说明 forward 根本没有用到它：请直接调用这个层"
-                f"（self.{n}(x)），而不是 x @ self.{n}.weight.T。",
+                f"{n}.bias 没有得到梯度，说明 forward 根本没有用到它。"
+                f"请直接调用这个层，即 self.{n}(x)，"
+                f"而不是 x @ self.{n}.weight.T。",
             )
     module.zero_grad(set_to_none=True)
     return None
@@ -661,8 +664,9 @@ def _gradients_reach_every_parameter(module: nn.Module, x: torch.Tensor) -> Text
             return tr(
                 f"no gradient reaches {n}.weight: compute with the layers themselves (no "
                 ".detach(), no torch.no_grad(), no .data) so that training can update them.",
-                f"没有梯度传到 {n}.weight：请直接用这些层来计算（不要 .detach()、"
-                "不要 torch.no_grad()、不要 .data），这样训练才能更新它们。",
+                f"梯度没有传到 {n}.weight。请直接用这些层来计算，"
+                "不要用 .detach()、torch.no_grad() 或 .data，"
+                "这样训练才能更新它们。",
             )
     module.zero_grad(set_to_none=True)
     return None

@@ -211,8 +211,8 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             tr(
                 "the mask is transposed: it hides the past and keeps the future. Hide what is "
                 "ABOVE the diagonal: torch.triu(..., diagonal=1).",
-                "掩码被转置了：它隐藏了过去、保留了未来。要隐藏的是对角线“以上”的部分："
-                "torch.triu(..., diagonal=1)。",
+                "掩码被转置了，它隐藏了过去，保留了未来。"
+                "要隐藏的是对角线以上的部分，即 torch.triu(..., diagonal=1)。",
             ),
         ),
         (
@@ -236,8 +236,9 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             tr(
                 "filling the future with 0 (or any finite number) leaves it a weight > 0, and the "
                 "more so the lower the scores: fill it with -torch.inf.",
-                "把未来的位置填成 0（或任何有限的数）仍会留给它大于 0 的权重，"
-                "注意力分数越低，这个权重越大：请填成 -torch.inf。",
+                "把未来的位置填成 0（或任何有限的数），"
+                "它仍会得到大于 0 的权重，而且注意力分数越低，"
+                "这个权重越大。请填成 -torch.inf。",
             ),
         ),
     ]
@@ -292,8 +293,9 @@ _FORWARD = ForwardTexts(
     input_changed=tr(
         "your function changed the scores it was given in place (masked_fill_?): "
         "use the out-of-place masked_fill, which returns a new tensor.",
-        "你的函数原地修改了传入的注意力分数（用了 masked_fill_？）："
-        "请用非原地的 masked_fill，它会返回一个新张量。",
+        "你的函数原地修改了传入的注意力分数（是不是用了 masked_fill_？）"
+        "。请用非原地的 masked_fill，"
+        "它会返回一个新张量。",
     ),
     not_tensor=tr("it returned {kind}, not a tensor.", "它返回的是 {kind}，不是张量。"),
     subclass=tr(
@@ -548,7 +550,7 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
     if not torch.allclose(before, after, atol=1e-6, rtol=0):
         return on + tr(
             " changing a future score changed the weights: the future leaks in.",
-            "上，改动一个未来的分数后注意力权重变了：未来的信息泄露进来了。",
+            "上，改动一个未来的分数后，注意力权重变了，说明未来的信息泄露进来了。",
         )
     no_gradient = tr(
         "no gradient reaches the scores: do not detach them or use torch.no_grad().",

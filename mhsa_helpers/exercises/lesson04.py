@@ -260,13 +260,13 @@ def check_manual_dropout(answer: object) -> CheckResult:
         if torch.allclose(got, context * ~keep / (1 - EXERCISE_P), atol=1e-4):
             return tr(
                 "the mask is inverted: keep the entries where keep_ctx is True.",
-                "掩码反了：应该保留 keep_ctx 为 True 的元素。",
+                "掩码反了。应该保留 keep_ctx 为 True 的元素。",
             )
         if torch.allclose(got, context, atol=1e-4):
             return tr(
                 "these are the context vectors with nothing dropped: apply the keep pattern "
                 "keep_ctx.",
-                "这是什么都没有丢弃的上下文向量：请用上保留模式 keep_ctx。",
+                "这是什么都没有丢弃的上下文向量。请用上保留模式 keep_ctx。",
             )
         if torch.allclose(got, weights @ (values * keep / (1 - EXERCISE_P)), atol=1e-4):
             return tr(
@@ -341,7 +341,7 @@ _HEAD_FORWARD = ForwardTexts(
     ),
     dtype=tr(
         ": forward returned {got_dtype} for a {dtype} input: keep the input's dtype.",
-        "：输入是 {dtype}，forward 却返回了 {got_dtype}：请保持输入的 dtype。",
+        "：输入是 {dtype}，forward 却返回了 {got_dtype}。输出要保持输入的 dtype。",
     ),
     shape=tr(": output shape {got}, expected {want}.", "：输出形状是 {got}，应为 {want}。"),
 )
@@ -366,8 +366,8 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
         hint = tr(
             f"no parameter named {names}: use the book's names W_query, W_key, W_value "
             "(nn.Linear(d_in, d_out, bias=qkv_bias))",
-            f"没有名为 {names} 的参数：请使用书中的名字 W_query、W_key、W_value"
-            "（nn.Linear(d_in, d_out, bias=qkv_bias)）",
+            f"没有名为 {names} 的参数。请使用书中的名字 W_query、"
+            "W_key、W_value（nn.Linear(d_in, d_out, bias=qkv_bias)）",
         )
         if spec.heads:
             hint += tr(
@@ -457,9 +457,11 @@ def _head_mistakes(
         "values from W_query, W_key, W_value; scores = queries @ keys.transpose(1, 2); the future "
         "masked with -inf; softmax of scores / keys.shape[-1] ** 0.5 over dim=-1; dropout; "
         "@ values.",
-        "：输出与权重相同的书中的类不一致：用 W_query、W_key、W_value 算出查询、键和值；"
-        "scores = queries @ keys.transpose(1, 2)；用 -inf 遮住未来；对 scores / "
-        "keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax；dropout；再 @ values。",
+        "：输出与权重相同的书中的类不一致。请按这个顺序计算：用 W_query、"
+        "W_key、W_value 算出查询、键和值，"
+        "scores = queries @ keys.transpose(1, 2)，"
+        "用 -inf 遮住未来，对 scores / keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax，"
+        "做 dropout，最后 @ values。",
     )
 
 
@@ -492,7 +494,8 @@ def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                         ": changing later tokens changed the outputs of earlier ones -- the "
                         "future leaks in. Mask the scores above the diagonal with -inf before "
                         "the softmax.",
-                        "：改动后面的词元，前面词元的输出也变了：未来的信息泄露进来了。"
+                        "：改动后面的词元，前面词元的输出也变了，"
+                        "说明未来的信息泄露进来了。"
                         "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
                     )
                 )

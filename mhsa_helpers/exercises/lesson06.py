@@ -69,7 +69,7 @@ check_head_dim = number_checker(
                 4096 * 32,
                 tr(
                     "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
-                    "在 MultiHeadAttention 中 d_out 是“总”宽度：要把它除以头数。",
+                    "在 MultiHeadAttention 中，d_out 是所有头加起来的宽度，要把它除以头数。",
                 ),
             ),
             (
@@ -236,7 +236,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "pass the exercise's x: with this x a wrong split would look right.",
-                "请传入练习中的 x：用这个 x 的话，错误的拆分看起来也会是对的。",
+                "请传入练习中的 x。换成这个 x，错误的拆分看起来也会是对的。",
             ),
         )
 
@@ -245,8 +245,8 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
             return tr(
                 "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
                 "the last axis into heads first, then move the head axis to the front.",
-                "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起："
-                "先把最后一维拆成多个头，再把头这一维移到最前面。",
+                "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起。"
+                "应该先把最后一维拆成多个头，再把头这一维移到最前面。",
             )
         return tr(
             "split the last axis into (num_heads, head_dim), then swap the token and head axes.",
@@ -374,14 +374,15 @@ _PARAMETERS_NONE = unwritten(
 _NO_OUT_PROJ = tr(
     "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
     "to the merged heads (forgetting out_proj).",
-    "没有 out_proj（忘了输出投影）：请添加 self.out_proj = nn.Linear(d_out, d_out)，"
+    "没有 out_proj，忘了输出投影。请添加 self.out_proj = nn.Linear(d_out, d_out)，"
     "并把它作用在合并后的各个头上。",
 )
 _PARAMETER_MISSING = tr(
     "no parameter named {names}: use the book's names W_query, "
     "W_key, W_value (nn.Linear(d_in, d_out, bias=qkv_bias)) and out_proj.",
-    "没有名为 {names} 的参数：请使用书中的名字 W_query、W_key、W_value"
-    "（nn.Linear(d_in, d_out, bias=qkv_bias)）和 out_proj。",
+    "没有名为 {names} 的参数。请使用书中的名字 W_query、"
+    "W_key、W_value（nn.Linear(d_in, d_out, bias=qkv_bias)）"
+    "和 out_proj。",
 )
 _PARAMETER_EXTRA = tr(
     "unexpected parameters {names}: the book's class has only W_query, "
@@ -476,8 +477,9 @@ _FORWARD = ForwardTexts(
     dtype=tr(
         ": forward returned {got_dtype} on {got_device} for a {dtype} input on "
         "{device}: keep the input's dtype and device (no .double(), no .to(...)).",
-        "：输入是 {dtype}、位于 {device}，forward 却返回了 {got_dtype}、位于 "
-        "{got_device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
+        "：输入是 {device} 上的 {dtype}，"
+        "forward 却返回了 {got_device} 上的 {got_dtype}。"
+        "输出要保持输入的 dtype 和设备，不要用 .double() 或 .to(...)。",
     ),
     shape=tr(
         ": output shape {got}, expected (b, T, d_out) = {want}.",
@@ -533,8 +535,8 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: Text) -> None:
             + tr(
                 f": changing tokens {t}.. changed the outputs of earlier tokens -- the future "
                 "leaks in. Mask the scores above the diagonal with -inf before the softmax.",
-                f"：改动第 {t} 个及之后的词元，前面词元的输出也变了：未来的信息泄露进来了。"
-                "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
+                f"：改动第 {t} 个及之后的词元，前面词元的输出也变了，"
+                "说明未来的信息泄露进来了。请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
             )
         )
 
@@ -642,9 +644,12 @@ def _check_gradients(cls: type) -> None:
                 "book's class, although it matched in eval mode: forward must compute the same "
                 "thing in both modes; only the dropout layer may behave differently, and it drops "
                 "nothing with dropout=0.0: nn.Dropout(dropout), with the argument.",
-                "在训练模式下（module.train()，dropout=0.0），输出与书中的类不一致，"
-                "尽管在评估模式下是一致的：forward 在两种模式下必须算出同样的结果；只有 dropout "
-                "层的行为可以不同，而 dropout=0.0 时它什么都不丢弃：请写 nn.Dropout(dropout)，"
+                "在训练模式下（module.train()，"
+                "dropout=0.0），输出与书中的类不一致，"
+                "在评估模式下却是一致的。forward 在两种模式下必须算出同样的结果。"
+                "只有 dropout 层的行为可以不同，"
+                "而 dropout=0.0 时它什么都不丢弃。"
+                "请写 nn.Dropout(dropout)，"
                 "把参数传进去。",
             )
         )

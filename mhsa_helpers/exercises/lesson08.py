@@ -135,7 +135,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
             name,
             tr(
                 f"targets are token ids: use an integer dtype, got {dtype}.",
-                f"目标是词元 id：请用整数 dtype，收到的是 {dtype}。",
+                f"目标是词元 id，要用整数 dtype，收到的却是 {dtype}。",
             ),
         )
     if torch.equal(answer, expected):
@@ -151,7 +151,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
             name,
             tr(
                 "the first k positions have no token k back: set them to -100.",
-                "前 k 个位置往前数 k 个没有词元：把它们设为 -100。",
+                "前 k 个位置往前数 k 个没有词元，请把它们设为 -100。",
             ),
         )
     wrong_way = torch.full_like(ids, IGNORE_INDEX)
@@ -192,7 +192,7 @@ def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> Che
             name,
             tr(
                 "offset=+k is above the diagonal (the future): use offset=-k.",
-                "offset=+k 在对角线上方（未来）：请用 offset=-k。",
+                "offset=+k 在对角线上方，也就是未来。请用 offset=-k。",
             ),
         )
     return tensor_answer(

@@ -349,8 +349,8 @@ def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) ->
         return tr(
             "no nn.Linear named `qkv`: create "
             "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias).",
-            "没有名叫 `qkv` 的 nn.Linear：请创建 "
-            "`self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`。",
+            "没有名叫 `qkv` 的 nn.Linear。"
+            "请创建 `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`。",
         )
     if (qkv.in_features, qkv.out_features) != (d_in, 3 * d_out):
         n_in, n_out, wide = qkv.in_features, qkv.out_features, 3 * d_out
@@ -438,8 +438,10 @@ _FORWARD = ForwardTexts(
     dtype=tr(
         "forward returned {got_dtype} on {got_device} for a {dtype} input on {device}: "
         "keep the input's dtype and device (no .double(), no .to(...)).",
-        "输入是 {device} 上的 {dtype}，forward 却返回了 {got_device} 上的 {got_dtype}："
-        "请保持输入的 dtype 和设备（不要 `.double()`，也不要 `.to(...)`）。",
+        "输入是 {device} 上的 {dtype}，"
+        "forward 却返回了 {got_device} 上的 {got_dtype}。"
+        "输出要保持输入的 dtype 和设备，不要用 `.double()`，"
+        "也不要用 `.to(...)`。",
     ),
     shape=tr(
         "output shape {got} at d_in={d_in}, d_out={d_out}, "
@@ -562,8 +564,9 @@ def _rows_sum_to_one(cls: type) -> None:
             tr(
                 "attention rows do not sum to 1 (with V = 1 the output should be all ones): mask "
                 "with -inf BEFORE softmax, and softmax over the last dim (the keys).",
-                "注意力权重的每行之和不是 1（V = 1 时输出应该全是 1）：要在 softmax 之前用 "
-                "-inf 做掩码，并且在最后一维（键）上做 softmax。",
+                "注意力权重的每行之和不是 1（V = 1 时输出应该全是 1）"
+                "。要在 softmax 之前用 -inf 做掩码，"
+                "并且在最后一维（键）上做 softmax。",
             )
         )
 
@@ -599,8 +602,8 @@ def _dropout(cls: type) -> None:
             tr(
                 "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
                 "attention weights before multiplying with V.",
-                "dropout=0.5 时，在 train() 模式下什么也没有被丢弃：请在与 V 相乘之前，"
-                "对注意力权重使用 `self.dropout`。",
+                "dropout=0.5 时，在 train() 模式下什么也没有被丢弃。"
+                "请在与 V 相乘之前，对注意力权重使用 `self.dropout`。",
             )
         )
     # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
@@ -616,8 +619,9 @@ def _dropout(cls: type) -> None:
             tr(
                 "dropout is applied after the weighted sum (to the context or the output); the "
                 "book drops attention WEIGHTS: weights = self.dropout(weights), then weights @ V.",
-                "dropout 用在了加权求和之后（上下文或输出上）；书中丢弃的是注意力权重："
-                "先 `weights = self.dropout(weights)`，再 `weights @ V`。",
+                "dropout 用在了加权求和之后，即上下文或输出上。"
+                "书中丢弃的是注意力权重，先 `weights = self.dropout(weights)`，"
+                "再 `weights @ V`。",
             )
         )
     # Dropout rescales the kept weights by 1 / (1 - p): the row sums (V = 1) average about 1.
@@ -673,9 +677,12 @@ def _gradients(cls: type) -> None:
                 "although it matched in eval() mode: forward must compute the same thing in both "
                 "modes; only the dropout layer may behave differently, and it drops nothing with "
                 "dropout=0.0: nn.Dropout(dropout), with the argument.",
-                "dropout=0.0 时，train() 模式下的输出与书中的类不同，而 eval() 模式下却一致："
-                "forward 在两种模式下必须计算同样的东西；只有 dropout 层的行为可以不同，"
-                "而 dropout=0.0 时它什么也不丢弃：请用 `nn.Dropout(dropout)`，并传入参数。",
+                "dropout=0.0 时，train() 模式下的输出与书中的类不同，"
+                "eval() 模式下却一致。forward 在两种模式下必须计算同样的东西。"
+                "只有 dropout 层的行为可以不同，"
+                "而 dropout=0.0 时它什么也不丢弃。"
+                "请用 `nn.Dropout(dropout)`，"
+                "并传入参数。",
             )
         )
     out.square().sum().backward()

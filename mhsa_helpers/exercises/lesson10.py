@@ -422,7 +422,7 @@ check_projected_tokens = number_checker(
         ),
         otherwise=tr(
             "step 1 feeds 4 tokens, step 2 feeds 5, ..., step 12 feeds 15: add them up.",
-            "第 1 步输入 4 个词元，第 2 步输入 5 个，……，第 12 步输入 15 个：把它们加起来。",
+            "第 1 步输入 4 个词元，第 2 步输入 5 个，……，第 12 步输入 15 个。把它们加起来。",
         ),
         whole=True,
     ),

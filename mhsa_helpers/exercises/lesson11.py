@@ -297,8 +297,9 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
                 "a fully hidden row came out uniform (1/4 each): a large negative fill such "
                 "as -1e9 gives every hidden position the same weight. Those rows must be all "
                 "zeros.",
-                "完全被遮住的一行变成了均匀分布（每个 1/4）：用 -1e9 这样很大的负数填充，"
-                "会让每个被遮住的位置得到相同的权重。这些行必须全是 0。",
+                "完全被遮住的一行变成了均匀分布（每个 1/4）"
+                "。用 -1e9 这样很大的负数填充，每个被遮住的位置会得到相同的权重。"
+                "这些行必须全是 0。",
             )
         return tr(
             "hidden positions must get weight exactly 0.",
@@ -358,9 +359,11 @@ def _finite_gradient(fn: Callable[..., object]) -> None:
                 "pass and replaced afterwards (nan_to_num, torch.where) still poisons the "
                 "backward pass. Never divide by the sum of an empty row: leave such rows "
                 "unmasked, then zero them.",
-                "输出是对的，但梯度是 NaN：前向传播中算出的 0 / 0，即使事后被替换掉"
-                "（`nan_to_num`、`torch.where`），仍然会污染反向传播。绝不要除以空行的和："
-                "先让这样的行不做掩码，再把它们置零。",
+                "输出是对的，但梯度是 NaN。前向传播中算出的 0 / 0，"
+                "即使事后被替换掉（`nan_to_num`、"
+                "`torch.where`），仍然会污染反向传播。"
+                "绝不要除以空行的和。应该先让这样的行不做掩码，"
+                "再把它们置零。",
             )
         )
 
