@@ -238,8 +238,10 @@ MISTAKE_HINTS: dict[str, Text] = {
     "scale_d_out": tr(
         "the scores are divided by sqrt(d_out); each head's dot products are head_dim long, so "
         "divide by sqrt(head_dim) (keys.shape[-1] ** 0.5 after the split).",
-        "注意力分数除以的是 sqrt(d_out)；每个头的点积只有 head_dim 长，所以应该除以 "
-        "sqrt(head_dim)（拆分之后就是 keys.shape[-1] ** 0.5）。",
+        "注意力分数除以的是 sqrt(d_out)。"
+        "每个头的点积只有 head_dim 长，"
+        "所以应该除以 sqrt(head_dim)（拆分之后就是 keys.shape[-1] ** 0.5）"
+        "。",
     ),
     "split_no_transpose": _SPLIT_NO_TRANSPOSE,
     "split_no_transpose_merge_plain": _SPLIT_NO_TRANSPOSE,
@@ -269,7 +271,8 @@ MISTAKE_HINTS: dict[str, Text] = {
     "mask_with_zero": tr(
         "the future scores are set to 0, not -inf; exp(0) = 1 still gives the future weight. "
         "Use masked_fill_(mask, -torch.inf).",
-        "未来的注意力分数被设成了 0 而不是 -inf；exp(0) = 1 仍然会给未来分配权重。"
+        "未来的注意力分数被设成了 0 而不是 -inf。"
+        "exp(0) = 1 仍然会给未来分配权重。"
         "请用 masked_fill_(mask, -torch.inf)。",
     ),
     "no_mask": tr(
@@ -279,7 +282,7 @@ MISTAKE_HINTS: dict[str, Text] = {
     "scale_not_sqrt": tr(
         "the scores are divided by d_k itself; divide by its square root, "
         "keys.shape[-1] ** 0.5, before the softmax.",
-        "注意力分数除以的是 d_k 本身；应该在 softmax 之前除以它的平方根 keys.shape[-1] ** 0.5。",
+        "注意力分数除以的是 d_k 本身，应该在 softmax 之前除以它的平方根 keys.shape[-1] ** 0.5。",
     ),
     "softmax_wrong_dim": tr(
         "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
@@ -514,9 +517,12 @@ MASK_IN_INIT = tr(
     " (Your class builds its mask in forward, which works; the book creates it once in __init__ "
     'with self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
     "diagonal=1)), so that it moves with .to(device) and is not rebuilt at every call.)",
-    "（你的类在 forward 里构造掩码，这样也行；书中是在 __init__ 里用 "
+    "（你的类在 forward 里构造掩码，"
+    "这样也行。书中是在 __init__ 里用 "
     'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
-    "diagonal=1)) 只创建一次，这样它会随 .to(device) 一起移动，也不必每次调用都重新构造。）",
+    "diagonal=1)) 只创建一次，"
+    "这样它会随 .to(device) 一起移动，"
+    "也不必每次调用都重新构造。）",
 )
 
 

@@ -220,7 +220,7 @@ def prediction_result(
             exercise,
             tr(
                 "no prediction was written; the output above shows ",
-                "没有写下预测；上面的输出显示：",
+                "没有写下预测。上面的输出显示：",
             )
             + actual
             + tr(

@@ -345,7 +345,7 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
                     name,
                     tr(
                         f"got a {kind}, a subclass of torch.Tensor; pass a plain torch.Tensor.",
-                        f"收到的是 {kind}，它是 torch.Tensor 的子类；请传入普通的 torch.Tensor。",
+                        f"收到的是 {kind}，它是 torch.Tensor 的子类，请传入普通的 torch.Tensor。",
                     ),
                 )
         # Nothing but assignments happens before disarm(): until then a stop may land in any
@@ -380,7 +380,7 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
                 name,
                 tr(
                     "the checker could not judge this answer; re-read the exercise.",
-                    "检查器无法判断这个答案；请重新读一遍练习。",
+                    "检查器无法判断这个答案，请重新读一遍练习。",
                 ),
             )
         assert isinstance(result, CheckResult)

@@ -66,7 +66,7 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
         if _close(got, (scores / scores.sum()) @ seven):
             return tr(
                 "you used sum normalization; use torch.softmax(scores, dim=0) for the weights.",
-                "你用的是除以总和的归一化；权重请用 torch.softmax(scores, dim=0) 计算。",
+                "你用的是除以总和的归一化，权重请用 torch.softmax(scores, dim=0) 计算。",
             )
         if _close(got, scores @ seven):
             return tr(
@@ -76,7 +76,7 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
         if _close(got, new):
             return tr(
                 "that is the embedding of 'forward' itself; its context vector mixes all seven.",
-                "这是 'forward' 自己的嵌入向量；它的上下文向量要混合全部 7 个词元。",
+                "这是 'forward' 自己的嵌入向量，它的上下文向量要混合全部 7 个词元。",
             )
         return tr(
             "stack the seven embeddings (7, 3), score them against 'forward', softmax the "
@@ -151,8 +151,10 @@ def check_softmax_rows(answer: object) -> CheckResult:
                     + tr(
                         f" it raised {kind}: {error}. x.max(dim=-1) drops the row dimension; "
                         "keep it with keepdim=True so that it broadcasts per row.",
-                        f"上，它抛出了 {kind}：{error}。x.max(dim=-1) 会去掉行这一维；"
-                        "用 keepdim=True 把这一维保留下来，才能逐行广播。",
+                        f"上，它抛出了 {kind}：{error}。"
+                        "x.max(dim=-1) 会去掉行这一维，"
+                        "用 keepdim=True 把这一维保留下来，"
+                        "才能逐行广播。",
                     ),
                 )
             return fail(
@@ -178,7 +180,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 name,
                 tr(
                     f"your function returned a {kind}; return a plain torch.Tensor.",
-                    f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+                    f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
                 ),
             )
         got_shape, x_shape = tuple(got.shape), tuple(x.shape)
@@ -278,7 +280,7 @@ def check_attention_received(answer: object) -> CheckResult:
         if _close(got, scores.sum(dim=0)):
             return tr(
                 "those are sums of the raw scores; sum the softmax weights instead.",
-                "这是原始注意力分数的和；请改为对 softmax 之后的注意力权重求和。",
+                "这是原始注意力分数的和，请改为对 softmax 之后的注意力权重求和。",
             )
         return tr(
             "attn_weights.sum(dim=0): column j adds up what every query gives to token j.",

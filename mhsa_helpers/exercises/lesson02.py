@@ -85,20 +85,19 @@ def check_attn_weights_3(answer: object) -> CheckResult:
         if close(got, scores[2]) or close(got, scores[2] / d_k**0.5):
             return tr(
                 "those are scores; apply torch.softmax(..., dim=-1) to turn them into weights.",
-                "这些是注意力分数；用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
+                "这些是注意力分数，用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
             )
         for row, word in enumerate(["Your", "journey", "starts", "with", "one", "step"]):
             if row != 2 and close(got, weights[row]):
                 return tr(
                     f"that is the row of '{word}'; 'starts' is x(3) = inputs[2].",
-                    f"这是 '{word}' 那一行；'starts' 是 x(3) = inputs[2]。",
+                    f"这是 '{word}' 那一行。'starts' 是 x(3) = inputs[2]。",
                 )
         return tr(
             "query_3 = inputs[2] @ W_query; scores = query_3 @ keys.T; "
             "torch.softmax(scores / d_k**0.5, dim=-1), with the seed-123 W_query and W_key.",
-            "用随机种子 123 得到的 W_query 和 W_key："
-            "query_3 = inputs[2] @ W_query；scores = query_3 @ keys.T；"
-            "torch.softmax(scores / d_k**0.5, dim=-1)。",
+            "用随机种子 123 得到的 W_query 和 W_key 依次计算 query_3 = inputs[2] @ W_query、"
+            "scores = query_3 @ keys.T 和 torch.softmax(scores / d_k**0.5, dim=-1)。",
         )
 
     if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (6, 6):
@@ -315,7 +314,7 @@ def _reference_variants(
             torch.softmax(scores / d_k, dim=-1) @ values,
             tr(
                 "you divided by d_k; divide by its square root, keys.shape[-1] ** 0.5.",
-                "你除以的是 d_k；应该除以它的平方根 keys.shape[-1] ** 0.5。",
+                "你除以的是 d_k，应该除以它的平方根 keys.shape[-1] ** 0.5。",
             ),
         ),
         "softmax over queries": (
@@ -323,7 +322,8 @@ def _reference_variants(
             tr(
                 "softmax over dim=0 normalises each column; every query's row must sum to 1: "
                 "dim=-1.",
-                "在 dim=0 上做 softmax 归一化的是每一列；每个查询的那一行之和必须为 1：dim=-1。",
+                "在 dim=0 上做 softmax，归一化的是每一列。"
+                "每个查询的那一行之和必须为 1，所以要用 dim=-1。",
             ),
         ),
         "keys @ queries.T": (
@@ -346,14 +346,14 @@ def _reference_variants(
             torch.softmax(scores / d_k**0.5, dim=-1) @ queries,
             tr(
                 "the weighted sum mixes the queries; it must mix the values (self.W_value(x)).",
-                "加权求和混合的是查询；应该混合值（self.W_value(x)）。",
+                "加权求和混合的是查询，应该混合值（self.W_value(x)）。",
             ),
         ),
         "keys as values": (
             torch.softmax(scores / d_k**0.5, dim=-1) @ keys,
             tr(
                 "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
-                "加权求和混合的是键；应该混合值（self.W_value(x)）。",
+                "加权求和混合的是键，应该混合值（self.W_value(x)）。",
             ),
         ),
     }
@@ -362,7 +362,7 @@ def _reference_variants(
             torch.softmax(scores / d_in**0.5, dim=-1) @ values,
             tr(
                 "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
-                "你按 sqrt(d_in) 缩放了；缩放要用键的维度 d_k = keys.shape[-1]。",
+                "你按 sqrt(d_in) 缩放了，缩放要用键的维度 d_k = keys.shape[-1]。",
             ),
         )
     return variants
@@ -399,11 +399,11 @@ _FORWARD = ForwardTexts(
     ),
     not_tensor=tr(
         "forward returned {kind}; return context_vec.",
-        "forward 返回的是 {kind}；请返回 context_vec。",
+        "forward 返回的是 {kind}，请返回 context_vec。",
     ),
     subclass=tr(
         "forward returned a {kind}; return a plain tensor.",
-        "forward 返回的是 {kind}；请返回普通的张量。",
+        "forward 返回的是 {kind}，请返回普通的张量。",
     ),
     shape=tr(
         "forward on x {shape} returned shape {got}, expected (T, d_out) = {want}.",
@@ -497,10 +497,12 @@ def _at_every_size(cls: type) -> None:
                         "mh.SelfAttentionV2 holding the same weights. Recipe: keys, queries, "
                         "values from the three layers; attn_scores = queries @ keys.T; softmax of "
                         "attn_scores / keys.shape[-1] ** 0.5 over dim=-1; attn_weights @ values.",
-                        f"当 d_in={d_in}、d_out={d_out}、T={T} 时，输出与权重相同的 "
-                        "mh.SelfAttentionV2 不一致。做法：用三个层算出 keys、queries、values；"
-                        "attn_scores = queries @ keys.T；对 attn_scores / keys.shape[-1] ** 0.5 "
-                        "在 dim=-1 上做 softmax；最后 attn_weights @ values。",
+                        f"当 d_in={d_in}、d_out={d_out}、"
+                        f"T={T} 时，输出与权重相同的 mh.SelfAttentionV2 不一致。"
+                        "正确的做法是：用三个层算出 keys、queries、"
+                        "values，attn_scores = queries @ keys.T，"
+                        "对 attn_scores / keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax，"
+                        "最后 attn_weights @ values。",
                     )
                 )
         _require(_same_in_eval_mode(module, x, want))
@@ -517,7 +519,7 @@ def _bias_works(cls: type) -> None:
         raise ContractError(
             tr(
                 "the book's signature is (d_in, d_out, qkv_bias=False); ",
-                "书中的签名是 (d_in, d_out, qkv_bias=False)；",
+                "书中的签名是 (d_in, d_out, qkv_bias=False)。",
             )
             + stop.text
         ) from None
@@ -625,8 +627,9 @@ def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -
         return tr(
             "after module.eval() the output changes (or is no longer right): SelfAttentionV2 has "
             "no dropout and no train/eval difference; forward must not depend on self.training.",
-            "调用 module.eval() 之后输出变了（或者不再正确）：SelfAttentionV2 没有 dropout，"
-            "训练模式和评估模式没有区别；forward 不能依赖 self.training。",
+            "调用 module.eval() 之后，"
+            "输出变了（或者不再正确）。SelfAttentionV2 没有 dropout，"
+            "训练模式和评估模式没有区别，forward 不能依赖 self.training。",
         )
     return None
 

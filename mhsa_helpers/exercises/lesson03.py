@@ -64,7 +64,7 @@ def check_local_mask(answer: object) -> CheckResult:
                 name,
                 tr(
                     "that is an additive -inf mask; build the boolean mask (True = hide).",
-                    "这是加法形式的 -inf 掩码；请构造布尔掩码（True 表示隐藏）。",
+                    "这是加法形式的 -inf 掩码，请构造布尔掩码（True 表示隐藏）。",
                 ),
             )
         if not ((got == 0) | (got == 1)).all():
@@ -72,7 +72,7 @@ def check_local_mask(answer: object) -> CheckResult:
                 name,
                 tr(
                     "a mask holds only True/False (or 1/0); got other values.",
-                    "掩码里只能有 True/False（或 1/0）；这里出现了别的值。",
+                    "掩码里只能有 True/False（或 1/0），这里出现了别的值。",
                 ),
             )
         got = got.bool()
@@ -89,7 +89,7 @@ def check_local_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
-                "这标出的是要“保留”的位置；masked_fill 需要的是要“隐藏”的位置。",
+                "这标出的是要保留的位置，而 masked_fill 需要的是要隐藏的位置。",
             ),
         )
     if torch.equal(got, too_old):
@@ -121,8 +121,9 @@ def check_local_mask(answer: object) -> CheckResult:
         tr(
             "True above the diagonal (torch.triu(..., diagonal=1)) OR two or more below it "
             "(torch.tril(..., diagonal=-2)); combine them with |.",
-            "对角线以上为 True（torch.triu(..., diagonal=1)），或者对角线以下两格及更远为 True"
-            "（torch.tril(..., diagonal=-2)）；用 | 把两者合起来。",
+            "对角线以上为 True（torch.triu(..., diagonal=1)）"
+            "，或者对角线以下两格及更远为 True（torch.tril(..., diagonal=-2)）"
+            "，用 | 把两者合起来。",
         ),
     )
 
@@ -165,8 +166,8 @@ def check_prediction_changed_weights(prediction: object, reveal: bool = False) -
         explain=tr(
             "Only the last row may look at 'step', and it looks at every token, so exactly "
             "its 6 weights move; rows 1-5 never see 'step'.",
-            "只有最后一行可以看到 'step'，而它会看所有词元，所以恰好是它的 6 个权重变了；"
-            "第 1-5 行根本看不到 'step'。",
+            "只有最后一行可以看到 'step'，而它会看所有词元，"
+            "所以恰好是它的 6 个权重变了。第 1-5 行根本看不到 'step'。",
         ),
     )
 
@@ -228,7 +229,9 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             torch.softmax(scores.masked_fill(future, -torch.inf), dim=-2),
             tr(
                 "softmax over dim=-2 normalises columns; each query's row must sum to 1: dim=-1.",
-                "在 dim=-2 上做 softmax 归一化的是列；每个查询的那一行之和必须为 1：dim=-1。",
+                "在 dim=-2 上做 softmax，"
+                "归一化的是列。每个查询的那一行之和必须为 1，"
+                "所以要用 dim=-1。",
             ),
         ),
         (
@@ -300,7 +303,7 @@ _FORWARD = ForwardTexts(
     not_tensor=tr("it returned {kind}, not a tensor.", "它返回的是 {kind}，不是张量。"),
     subclass=tr(
         "it returned a {kind}; return a plain torch.Tensor.",
-        "它返回的是 {kind}；请返回普通的 torch.Tensor。",
+        "它返回的是 {kind}，请返回普通的 torch.Tensor。",
     ),
     shape=tr(
         " it returned shape {got}, not {want}.",
@@ -474,7 +477,7 @@ def _on_every_window(fn: Callable[..., object]) -> None:
             tr(
                 "plain causal weights are right; now give the function its second argument, "
                 "`window=None`, as in the cell's `def` line.",
-                "普通的因果权重已经对了；现在给函数加上第二个参数 `window=None`，"
+                "普通的因果权重已经对了，现在给函数加上第二个参数 `window=None`，"
                 "就像单元格里 `def` 那一行写的那样。",
             )
         ) from None
@@ -522,9 +525,9 @@ check_build_causal_weights = build_checker(
             "correct: zeros above the diagonal, rows sum to 1, a future score changes nothing, "
             "gradients flow to the past scores only, for T = 1 to 7 and batched (..., T, T) "
             "input; with a window, each token sees itself and the window - 1 tokens before it.",
-            "正确：对于 T = 1 到 7 以及批量的 (..., T, T) 输入，对角线以上都是 0，每行之和为 1，"
-            "改动未来的分数不会改变任何结果，梯度也只流向过去的分数；有窗口时，"
-            "每个词元只看到自己和它前面的 window - 1 个词元。",
+            "正确：对于 T = 1 到 7 以及批量的 (..., T, T) 输入，"
+            "对角线以上都是 0，每行之和为 1，改动未来的分数不会改变任何结果，"
+            "梯度也只流向过去的分数。有窗口时，每个词元只看到自己和它前面的 window - 1 个词元。",
         ),
     ),
     """Contract tests for ``fn(attn_scores, window=None)`` -> causal attention weights.

@@ -85,12 +85,12 @@ def check_survivor_prediction(prediction: object) -> CheckResult:
         correct=value is not None and math.isclose(value, 2.0, abs_tol=1e-4),
         right=tr(
             "right -- the next cell shows it; section 2 explains why.",
-            "对了！下一个单元格会展示出来；第 2 节解释原因。",
+            "对了！下一个单元格会展示出来，第 2 节会解释原因。",
         ),
         wrong=tr(
             "not what happens. Run the next cell and look at the entries that are not 0; then "
             "think about what happens to the average of the matrix when half of it is zeroed.",
-            "实际情况不是这样。运行下一个单元格，看看那些不为 0 的元素；"
+            "实际情况不是这样。运行下一个单元格，看看那些不为 0 的元素，"
             "再想一想：矩阵有一半被置零后，它的平均值会怎样？",
         ),
     )
@@ -138,7 +138,7 @@ check_dropout_scale = number_checker(
         ),
         otherwise=tr(
             "a fraction 1 - p survives; scale it by 1 / (1 - p) to keep the mean.",
-            "保留下来的比例是 1 - p；把它们乘以 1 / (1 - p)，平均值就不变。",
+            "保留下来的比例是 1 - p，把它们乘以 1 / (1 - p)，平均值就不变。",
         ),
         tol=1e-4,
     ),
@@ -166,7 +166,7 @@ check_zero_fraction = number_checker(
                 25.5,
                 tr(
                     "25.5 is the expected COUNT of zeros; divide by the 36 entries.",
-                    "25.5 是零的“个数”的期望值；还要除以全部 36 个元素。",
+                    "25.5 是零的个数的期望值，还要除以全部 36 个元素。",
                 ),
             ),
             (
@@ -189,14 +189,14 @@ check_zero_fraction = number_checker(
                 15 / 36,
                 tr(
                     "that counts only the 15 masked entries; dropout zeroes half of the 21 others.",
-                    "这只算了被掩码的 15 个元素；dropout 还会把其余 21 个元素中的一半置零。",
+                    "这只算了被掩码的 15 个元素。dropout 还会把其余 21 个元素中的一半置零。",
                 ),
             ),
             (
                 10.5 / 36,
                 tr(
                     "that counts only the dropped entries; add the 15 masked ones.",
-                    "这只算了被丢弃的元素；还要加上被掩码的 15 个。",
+                    "这只算了被丢弃的元素，还要加上被掩码的 15 个。",
                 ),
             ),
         ),
@@ -249,7 +249,7 @@ def check_manual_dropout(answer: object) -> CheckResult:
         if torch.allclose(got, context * keep * 2, atol=1e-4):
             return tr(
                 "that rescales as for the book's p = 0.5; here p = 0.25.",
-                "这是按书中 p = 0.5 的方式缩放的；这里 p = 0.25。",
+                "这是按书中 p = 0.5 的方式缩放的，这里 p = 0.25。",
             )
         if torch.allclose(got, context * keep / EXERCISE_P, atol=1e-4):
             return tr(
@@ -272,7 +272,7 @@ def check_manual_dropout(answer: object) -> CheckResult:
             return tr(
                 "that drops entries of the values before the weighted sum; drop entries of the "
                 "context vectors, after it.",
-                "这是在加权求和之前丢弃了值的元素；应该在加权求和之后丢弃上下文向量的元素。",
+                "这是在加权求和之前丢弃了值的元素，应该在加权求和之后丢弃上下文向量的元素。",
             )
         return tr(
             "first the context vectors of section 4's weights and sa_v2's values, then dropout "

@@ -76,14 +76,14 @@ check_head_dim = number_checker(
                 4096,
                 tr(
                     "4096 is the total width d_out; each of the 32 heads gets a slice.",
-                    "4096 是总宽度 d_out；32 个头各分到其中一段。",
+                    "4096 是总宽度 d_out，32 个头各分到其中一段。",
                 ),
             ),
             (
                 64,
                 tr(
                     "64 is GPT-2's head width; this model splits a different d_out.",
-                    "64 是 GPT-2 的每头宽度；这个模型拆分的是另一个 d_out。",
+                    "64 是 GPT-2 的每头宽度，这个模型拆分的是另一个 d_out。",
                 ),
             ),
         ),
@@ -264,7 +264,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
                 tr(
                     "the heads are split; now swap the token and head axes so that the heads "
                     "come first.",
-                    "头已经拆开了；现在交换词元轴和头轴，让头排在最前面。",
+                    "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
                 ),
             )
         if shape == (T, head_dim, h):

@@ -71,7 +71,7 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
             name,
             tr(
                 f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.",
-                f"{value:.4g} 是以 2 为底的对数（比特）；`cross_entropy` 用的是自然对数。",
+                f"{value:.4g} 是以 2 为底的对数（比特），而 `cross_entropy` 用的是自然对数。",
             ),
         )
     if abs(value - 1 / vocab_size) < 1e-4 or abs(value + expected) < 1e-3:
@@ -87,7 +87,7 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
             name,
             tr(
                 f"that is log(64), the lesson's vocabulary; this one has {vocab_size}.",
-                f"这是 log(64)，对应本课的词表；这里的词表有 {vocab_size} 个词元。",
+                f"这是 log(64)，对应的是本课的词表。这里的词表有 {vocab_size} 个词元。",
             ),
         )
     return fail(
@@ -161,7 +161,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
             name,
             tr(
                 "that copies from the FUTURE (t + k); we want the past: ids[:, :-k].",
-                "这是从未来（t + k）复制；我们要的是过去：`ids[:, :-k]`。",
+                "这是从未来（t + k）复制的，我们要的是过去，即 `ids[:, :-k]`。",
             ),
         )
     return fail(
@@ -203,7 +203,7 @@ def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> Che
         hint=tr(
             "torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1) gives (h, T - k); "
             "average it over the last dimension.",
-            "`torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1)` 给出 (h, T - k)；"
+            "`torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1)` 给出 (h, T - k)，"
             "再对最后一维求平均。",
         ),
     )

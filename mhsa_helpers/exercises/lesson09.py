@@ -78,8 +78,9 @@ check_longest_context = number_checker(
             f"correct: T = {_LONGEST_T} takes {_LONGEST_BYTES:,} bytes; one token more and the "
             "weights no longer fit. Three times GPT-2 XL's context, for one layer and one "
             "sequence.",
-            f"正确：T = {_LONGEST_T} 时占 {_LONGEST_BYTES:,} 字节；再多一个词元就放不下了。"
-            "这只是 GPT-2 XL 上下文的三倍多，而且只算了一层、一个序列。",
+            f"正确：T = {_LONGEST_T} 时占 {_LONGEST_BYTES:,} 字节，"
+            "再多一个词元就放不下了。这只是 GPT-2 XL 上下文的三倍多，"
+            "而且只算了一层、一个序列。",
         ),
         wrong=(
             (
@@ -108,7 +109,7 @@ check_longest_context = number_checker(
                 (_longest(_BATCH * _HEADS * 2), _longest(_BATCH * _HEADS * 2) + 1),
                 tr(
                     "that is for 2-byte numbers (float16, bfloat16); the weights here are float32.",
-                    "这是按 2 字节的数（float16、bfloat16）算的；这里的权重是 float32。",
+                    "这是按 2 字节的数（float16、bfloat16）算的，而这里的权重是 float32。",
                 ),
             ),
             (
@@ -131,14 +132,14 @@ check_longest_context = number_checker(
                 tr(
                     "that is GPT-2 XL's context today; the question is how far it could grow "
                     "within the budget.",
-                    "这是 GPT-2 XL 现在的上下文长度；问的是在这个预算内它最多能涨到多长。",
+                    "这是 GPT-2 XL 现在的上下文长度，问的是在这个预算内它最多能涨到多长。",
                 ),
             ),
         ),
         otherwise=tr(
             "the weights take batch * heads * T * T * 4 bytes; find the largest T for which that "
             "is at most 2**30.",
-            "权重占 批次 * 头数 * T * T * 4 字节；找出让它不超过 2**30 的最大 T。",
+            "权重占 批次 * 头数 * T * T * 4 字节。找出让它不超过 2**30 的最大 T。",
         ),
         whole=True,
     ),
@@ -184,8 +185,8 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
                 tr(
                     f"shape {shape}: the blocks are stacked along the ROWS (dim=0) of "
                     f"the (3 * d_out, d_in) weight; W_key is {key_shape}.",
-                    f"形状是 {shape}：这三块是沿着 (3 * d_out, d_in) 权重的行（dim=0）"
-                    f"堆叠起来的；W_key 的形状是 {key_shape}。",
+                    f"形状是 {shape}。这三块是沿着 (3 * d_out, d_in) 权重的行（dim=0）"
+                    f"堆叠起来的，W_key 的形状是 {key_shape}。",
                 ),
             )
         return fail(
@@ -208,7 +209,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
             name,
             tr(
                 "that is W_query (the first block); the order is query, key, value.",
-                "这是 W_query（第一块）；顺序是查询、键、值。",
+                "这是 W_query（第一块）。顺序是查询、键、值。",
             ),
         )
     if torch.equal(got, w_value):
@@ -216,7 +217,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
             name,
             tr(
                 "that is W_value (the last block); the order is query, key, value.",
-                "这是 W_value（最后一块）；顺序是查询、键、值。",
+                "这是 W_value（最后一块）。顺序是查询、键、值。",
             ),
         )
     return fail(
@@ -286,8 +287,10 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
         return tr(
             f"the fused output was split in the order {mistake}; qkv.weight stacks "
             "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V.",
-            f"融合输出是按 {mistake} 的顺序拆开的；qkv.weight 依次堆叠 "
-            "W_query、W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、K、V。",
+            f"融合输出是按 {mistake} 的顺序拆开的，"
+            "qkv.weight 依次堆叠 W_query、"
+            "W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、"
+            "K、V。",
         )
     d_out = module.out_proj.in_features
     if mistake in ("scale_d_out", "scale_not_sqrt") and (d_out // num_heads) ** 2 == d_out:
@@ -295,8 +298,10 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
             "the scores are divided by head_dim itself or by sqrt(d_out) (the same number at "
             f"d_out={d_out}, {num_heads} heads); divide by sqrt(head_dim), keys.shape[-1] ** 0.5 "
             "after the split.",
-            f"注意力分数除以的是 head_dim 本身或 sqrt(d_out)（d_out={d_out}、{num_heads} 个头时"
-            "两者相等）；应该除以 sqrt(head_dim)，即拆分之后的 keys.shape[-1] ** 0.5。",
+            f"注意力分数除以的是 head_dim 本身或 sqrt(d_out)（d_out={d_out}、"
+            f"{num_heads} 个头时两者相等）"
+            "，应该除以 sqrt(head_dim)，"
+            "即拆分之后的 keys.shape[-1] ** 0.5。",
         )
     if mistake is not None:
         return MISTAKE_HINTS[mistake]
@@ -356,7 +361,7 @@ def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) ->
         n_in, n_out, wide = qkv.in_features, qkv.out_features, 3 * d_out
         return tr(
             f"qkv is nn.Linear({n_in}, {n_out}); it must map d_in={d_in} to 3 * d_out = {wide}.",
-            f"qkv 是 nn.Linear({n_in}, {n_out})；它必须把 d_in={d_in} 映射到 3 * d_out = {wide}。",
+            f"qkv 是 nn.Linear({n_in}, {n_out})，它必须把 d_in={d_in} 映射到 3 * d_out = {wide}。",
         )
     if (qkv.bias is not None) != qkv_bias:
         return tr(
@@ -403,8 +408,9 @@ def _view_hint(error: BaseException) -> Text:
         return said + tr(
             " while merging the heads: after .transpose(1, 2) the tensor is not "
             "contiguous; merge with .contiguous().view(b, T, d_out) (or .reshape).",
-            "，发生在合并各头时：`.transpose(1, 2)` 之后张量不是连续存储的；"
-            "请用 `.contiguous().view(b, T, d_out)`（或 `.reshape`）来合并。",
+            "，发生在合并各头时。`.transpose(1, 2)` 之后张量不是连续存储的，"
+            "请用 `.contiguous().view(b, T, d_out)`（或 `.reshape`）"
+            "来合并。",
         )
     return said + tr(
         ". Either the heads were merged without .contiguous() (after .transpose(1, 2) "
@@ -433,7 +439,7 @@ _FORWARD = ForwardTexts(
     ),
     subclass=tr(
         "forward(x) returned a {kind}; return a plain torch.Tensor.",
-        "forward(x) 返回的是 {kind}；请返回普通的 torch.Tensor。",
+        "forward(x) 返回的是 {kind}，请返回普通的 torch.Tensor。",
     ),
     dtype=tr(
         "forward returned {got_dtype} on {got_device} for a {dtype} input on {device}: "
@@ -446,8 +452,9 @@ _FORWARD = ForwardTexts(
     shape=tr(
         "output shape {got} at d_in={d_in}, d_out={d_out}, "
         "num_heads={num_heads}; expected (b, T, d_out) = {want}.",
-        "在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时输出形状是 "
-        "{got}；应为 (b, T, d_out) = {want}。",
+        "在 d_in={d_in}、d_out={d_out}、"
+        "num_heads={num_heads} 时输出形状是 {got}，"
+        "应为 (b, T, d_out) = {want}。",
     ),
 )
 
@@ -640,8 +647,9 @@ def _dropout(cls: type) -> None:
                 f"itself) should be 0 when dropped or 1 / (1 - 0.5) = 2 when kept; got {seen}. "
                 "Use nn.Dropout(dropout), with the dropout argument, on the attention weights.",
                 "dropout=0.5 时，在 train() 模式下第一个词元唯一的权重（它只看得见自己）"
-                f"被丢弃时应为 0，保留时应为 1 / (1 - 0.5) = 2；实际得到 {seen}。"
-                "请对注意力权重使用 `nn.Dropout(dropout)`，并传入 dropout 参数。",
+                "被丢弃时应为 0，保留时应为 1 / (1 - 0.5) = 2。"
+                f"实际得到 {seen}。请对注意力权重使用 `nn.Dropout(dropout)`，"
+                "并传入 dropout 参数。",
             )
         )
     mean = wide_sums.mean().item()
@@ -652,8 +660,9 @@ def _dropout(cls: type) -> None:
                 "average, not about 1: dropout must scale the kept weights by 1 / (1 - p). "
                 "nn.Dropout does that for you; do not multiply by (1 - p) yourself.",
                 f"dropout=0.5 时，在 train() 模式下注意力权重每行之和平均为 {mean:.2f}，"
-                "而不是 1 左右：dropout 必须把保留下来的权重乘以 1 / (1 - p)。"
-                "`nn.Dropout` 会替你做这件事；不要自己再乘 (1 - p)。",
+                "而不是 1 左右。dropout 必须把保留下来的权重乘以 1 / (1 - p)。"
+                "`nn.Dropout` 会替你做这件事，"
+                "不要自己再乘 (1 - p)。",
             )
         )
 
@@ -762,7 +771,7 @@ check_memory_growth = number_checker(
                 8,
                 tr(
                     "that would be true for (b, h, T, head_dim) tensors; this one has T twice.",
-                    "对 (b, h, T, head_dim) 的张量这是对的；而这个张量里 T 出现了两次。",
+                    "对 (b, h, T, head_dim) 的张量这是对的，而这个张量里 T 出现了两次。",
                 ),
             ),
             (

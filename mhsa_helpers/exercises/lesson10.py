@@ -402,7 +402,7 @@ check_projected_tokens = number_checker(
                 _WITH_CACHE,
                 tr(
                     "that is the count WITH a cache; without one, every step re-projects all.",
-                    "这是有缓存时的数目；没有缓存时，每一步都要把所有词元重新投影一遍。",
+                    "这是有缓存时的数目。没有缓存时，每一步都要把所有词元重新投影一遍。",
                 ),
             ),
             (

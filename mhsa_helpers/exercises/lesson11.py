@@ -80,8 +80,9 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             tr(
                 "correct: each query sees the real tokens up to itself; a pad query sees "
                 "nothing (its row is all True: the rows the lesson leaves unmasked and zeroes).",
-                "正确：每个查询只看得到它自己及之前的真实词元；填充位置的查询什么也看不到"
-                "（它那一行全是 True，正是本课不加掩码、事后置零的那些行）。",
+                "正确：每个查询只看得到它自己及之前的真实词元，"
+                "填充位置的查询什么也看不到（它那一行全是 True，"
+                "正是本课不加掩码、事后置零的那些行）。",
             ),
         )
     if torch.equal(answer, ~_HIDDEN):
@@ -221,7 +222,7 @@ _FORWARD = ForwardTexts(
     ),
     subclass=tr(
         "your function returned a {kind}; return a plain torch.Tensor.",
-        "你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+        "你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
     ),
     shape=tr("it returned shape {got}, expected {want}.", "它返回的形状是 {got}，应为 {want}。"),
 )
@@ -499,7 +500,7 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     if not plain_tensor(got):
         return tr(
             f"your function returned a {kind}; return a plain torch.Tensor.",
-            f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+            f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
         )
     if got.dtype == torch.bool:
         return tr(
@@ -687,7 +688,7 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
                     + tr(
                         "your function changed the attention_mask it was given (an in-place "
                         "operation); build a new tensor instead.",
-                        "你的函数修改了传入的 attention_mask（原地操作）；请新建一个张量。",
+                        "你的函数修改了传入的 attention_mask（原地操作），请新建一个张量。",
                     )
                 )
             try:

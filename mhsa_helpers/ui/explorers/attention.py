@@ -140,8 +140,9 @@ def explore_attention(
         message = say(
             f"{heads} heads do not divide d_out = {d_out} (d_out % num_heads = {rest}); "
             f"MultiHeadAttention would raise. Try one of {valid}.",
-            f"头数 {heads} 不能整除 d_out = {d_out}（d_out % num_heads = {rest}）；"
-            f"MultiHeadAttention 会报错。试试 {valid} 中的一个。",
+            f"头数 {heads} 不能整除 d_out = {d_out}（d_out % num_heads = {rest}）"
+            "，MultiHeadAttention 会报错。"
+            f"试试 {valid} 中的一个。",
         )
         return ExplorerView(**common, weights=None, shown=None, entropy=None, message=message)
     with torch.random.fork_rng(devices=[]):
@@ -175,7 +176,7 @@ def explore_attention(
     head_dim = d_out // heads
     message = say(
         f"{heads} heads x head_dim {head_dim} = d_out {d_out}; {note}",
-        f"{heads} 个头 × head_dim {head_dim} = d_out {d_out}；{note}",
+        f"{heads} 个头 × head_dim {head_dim} = d_out {d_out}。{note}",
     )
     return ExplorerView(
         **common,
