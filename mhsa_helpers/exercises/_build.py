@@ -233,7 +233,7 @@ _SPLIT_NO_TRANSPOSE = tr(
 MISTAKE_HINTS: dict[str, Text] = {
     "no_scaling": tr(
         "the scores are not scaled: divide them by sqrt(head_dim) before the softmax.",
-        "注意力分数没有缩放：在 softmax 之前先除以 sqrt(head_dim)。",
+        "注意力分数没有缩放。请在 softmax 之前先除以 sqrt(head_dim)。",
     ),
     "scale_d_out": tr(
         "the scores are divided by sqrt(d_out); each head's dot products are head_dim long, so "
@@ -248,7 +248,7 @@ MISTAKE_HINTS: dict[str, Text] = {
     "merge_no_transpose": tr(
         "the heads are merged without transposing back: (b, h, T, head_dim) must become "
         "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out).",
-        "合并各个头时没有先转置回来：在 contiguous().view(b, T, d_out) 之前，"
+        "合并各个头时没有先转置回来。在 contiguous().view(b, T, d_out) 之前，"
         "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
     ),
     "no_out_proj": tr(
@@ -258,8 +258,9 @@ MISTAKE_HINTS: dict[str, Text] = {
     "transposed_mask": tr(
         "the mask is transposed: it hides the past instead of the future. True/1 must sit ABOVE "
         "the diagonal (torch.triu(..., diagonal=1)), where the key comes after the query.",
-        "掩码被转置了：它隐藏的是过去而不是未来。True/1 必须在对角线“以上”"
-        "（torch.triu(..., diagonal=1)），也就是键在查询之后的位置。",
+        "掩码被转置了。它隐藏的是过去而不是未来。"
+        "True/1 必须在对角线以上（torch.triu(..., diagonal=1)）"
+        "，也就是键在查询之后的位置。",
     ),
     "mask_after_softmax": tr(
         "the future is masked after the softmax without renormalising, so rows no longer sum to "
@@ -277,7 +278,7 @@ MISTAKE_HINTS: dict[str, Text] = {
     ),
     "no_mask": tr(
         "there is no causal mask: fill the future scores with -inf before the softmax.",
-        "没有因果掩码：在 softmax 之前把未来的注意力分数填成 -inf。",
+        "没有因果掩码。请在 softmax 之前把未来的注意力分数填成 -inf。",
     ),
     "scale_not_sqrt": tr(
         "the scores are divided by d_k itself; divide by its square root, "
@@ -371,9 +372,11 @@ INPUT_CHANGED = tr(
     "forward changed its input x in place (an in-place op such as x.clamp_(...), x.add_(...) or "
     "x[...] = ... on the argument): the caller's tensor is then no longer what it passed. Compute "
     "a new tensor instead (x.clamp(...), x + ...).",
-    "forward 原地修改了它的输入 x（对参数用了 x.clamp_(...)、x.add_(...) 或 x[...] = ... "
-    "这样的原地操作）：调用者的张量就不再是它传进去的那个了。请改为计算一个新张量"
-    "（x.clamp(...)、x + ...）。",
+    "forward 原地修改了它的输入 x（对参数用了 x.clamp_(...)、"
+    "x.add_(...) 或 x[...] = ... 这样的原地操作）"
+    "。调用者的张量就不再是它传进去的那个了。"
+    "请改为计算一个新张量（x.clamp(...)、"
+    "x + ...）。",
 )
 
 
@@ -427,14 +430,6 @@ class ForwardTexts:
 
 _NOWHERE = Text("", "")
 
-#: The hint for code that still raises the stub's ``NotImplementedError`` (an empty answer).
-NOT_WRITTEN = tr(
-    "this is not written yet: it raises NotImplementedError. Write it under `# YOUR CODE HERE`, "
-    "then run the cell again.",
-    "这里还没有写完，它抛出了 NotImplementedError。请在 `# YOUR CODE HERE` 下面写好，"
-    "再运行这个单元格。",
-)
-
 
 def call_forward(
     fn: Callable[..., object],
@@ -462,12 +457,14 @@ def call_forward(
     try:
         out = fn(*given)
     except Exception as error:  # the learner's code may raise anything
-        if isinstance(error, NotImplementedError):
-            raise stop(unwritten(texts.not_written or NOT_WRITTEN)) from None
+        kind, said = type(error).__name__, first_line(str(error))
+        if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
+            text = texts.not_written or texts.raised
+            hint = fill(text, **values, kind=kind, error=error, said=said)
+            raise ContractError(where + unwritten(hint)) from None
         reading = texts.runtime(error, args) if isinstance(error, RuntimeError) else None
         if reading is not None:
             raise ContractError(where + reading) from None
-        kind, said = type(error).__name__, first_line(str(error))
         raise stop(texts.raised, kind=kind, error=error, said=said) from None
     if watch:
         copy = given[0]
@@ -506,8 +503,9 @@ UNWRITTEN_CLASS = unwritten(
     tr(
         "the class is not written yet: its constructor creates no layers. Write `__init__` and "
         "`forward` under `# YOUR CODE HERE`, then run the cell again.",
-        "这个类还没有写完：它的构造函数没有创建任何层。请在 `# YOUR CODE HERE` 下面写好 "
-        "`__init__` 和 `forward`，再运行这个单元格。",
+        "这个类还没有写完。它的构造函数没有创建任何层。"
+        "请在 `# YOUR CODE HERE` 下面写好 `__init__` 和 `forward`，"
+        "再运行这个单元格。",
     )
 )
 
@@ -555,9 +553,9 @@ def construct(
     try:
         module = cls(*args, **kwargs)
     except Exception as error:  # the learner's code may raise anything
-        if isinstance(error, NotImplementedError):
-            raise ContractError(unwritten(not_written or NOT_WRITTEN)) from None
         hint = fill(raised, **said, kind=type(error).__name__, error=error)
+        if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
+            raise ContractError(unwritten(not_written or hint)) from None
         raise ContractError(hint) from None
     if not isinstance(module, nn.Module):
         raise ContractError(fill(not_module, **said, kind=type(module).__name__))
@@ -656,9 +654,10 @@ def dropout_only_in_training(
                 " in eval mode the output is random or differs from the dropout-free result: "
                 "dropout is applied in eval mode. Use self.dropout = nn.Dropout(dropout) (not "
                 "F.dropout, whose training=True is the default) so that .eval() switches it off.",
-                "，在评估模式下输出是随机的，或者与不做 dropout 的结果不同：评估模式下也做了 "
-                "dropout。请用 self.dropout = nn.Dropout(dropout)（不要用默认 training=True 的 "
-                "F.dropout），这样 .eval() 才能把它关掉。",
+                "，在评估模式下输出是随机的，或者与不做 dropout 的结果不同。"
+                "评估模式下也做了 dropout。请用 self.dropout = nn.Dropout(dropout)"
+                "（不要用默认 training=True 的 F.dropout）"
+                "，这样 .eval() 才能把它关掉。",
             )
         )
     module.train()

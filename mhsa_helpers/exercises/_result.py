@@ -76,10 +76,12 @@ def decimals(x: object) -> str:
 
 
 def shown(x: object) -> str:
-    """``repr(x)``, but a float (also inside a list or tuple) with ``decimals``: how a hint shows
-    a value, the learner's answer or the expected one."""
+    """``repr(x)``, but a float with more than 4 decimals (also inside a list or tuple) with
+    ``decimals``: how a hint shows a value, the learner's answer or the expected one."""
     if isinstance(x, float):
-        return decimals(x)
+        written = repr(x)  # 1.0 and 0.25 stay as written; 0.30060961842536926 gets 4 decimals
+        digits = written.split(".")[-1] if "." in written and "e" not in written else ""
+        return written if len(digits) <= 4 and "e" not in written else decimals(x)
     if isinstance(x, list):
         return "[" + ", ".join(map(shown, x)) + "]"
     if isinstance(x, tuple):
@@ -398,8 +400,9 @@ def _timed_out(name: Text) -> CheckResult:
         tr(
             f"checking your answer took more than {limit:g} s and was stopped: "
             "does your code loop forever, sleep, or call itself without end?",
-            f"检查你的答案用了超过 {limit:g} 秒，已被中止：你的代码是不是陷入了"
-            "死循环、在调用 `time.sleep`，或者在无休止地调用自己？",
+            f"检查你的答案用了超过 {limit:g} 秒，"
+            "已被中止。你的代码是不是陷入了死循环、在调用 `time.sleep`，"
+            "或者在无休止地调用自己？",
         ),
     )
 

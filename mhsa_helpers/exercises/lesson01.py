@@ -60,8 +60,9 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
             return tr(
                 "you mixed only the book's six tokens: 'forward' is part of the sentence too, "
                 "so stack it under them first (torch.cat) and let it attend to all seven.",
-                "你只混合了书中的 6 个词元：'forward' 也是句子的一部分，"
-                "先用 torch.cat 把它接在它们下面，再让它关注全部 7 个词元。",
+                "你只混合了书中的 6 个词元。'forward' 也是句子的一部分，"
+                "先用 torch.cat 把它接在它们下面，"
+                "再让它关注全部 7 个词元。",
             )
         if _close(got, (scores / scores.sum()) @ seven):
             return tr(
@@ -71,7 +72,7 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
         if _close(got, scores @ seven):
             return tr(
                 "the scores are not normalized yet: apply torch.softmax before the weighted sum.",
-                "注意力分数还没有归一化：求加权和之前先做 torch.softmax。",
+                "注意力分数还没有归一化。求加权和之前先做 torch.softmax。",
             )
         if _close(got, new):
             return tr(
@@ -322,7 +323,7 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
             "A dot product grows with the length of the vectors, not only with their "
             "direction: a longer neighbour pointing roughly the same way can beat the token "
             "itself.",
-            "点积不仅取决于向量的方向，还会随向量的长度增大：一个方向大致相同、"
-            "但更长的邻居，点积可能比词元和它自己的还大。",
+            "点积不仅取决于向量的方向，还会随向量的长度增大。"
+            "一个方向大致相同、但更长的邻居，点积可能比词元和它自己的还大。",
         ),
     )

@@ -80,7 +80,7 @@ def check_attn_weights_3(answer: object) -> CheckResult:
         if close(got, torch.softmax(scores[2], dim=-1)):
             return tr(
                 "not scaled: divide the scores by d_k**0.5 before the softmax.",
-                "没有缩放：在 softmax 之前，先把注意力分数除以 d_k**0.5。",
+                "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
             )
         if close(got, scores[2]) or close(got, scores[2] / d_k**0.5):
             return tr(
@@ -235,7 +235,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
             name,
             tr(
                 "the weights match but the outputs differ: is forward V2's forward?",
-                "权重一致，但输出不同：forward 用的是 V2 的 forward 吗？",
+                "权重一致，但输出不同。forward 用的是 V2 的 forward 吗？",
             ),
         )
     if torch.equal(got, want_out):
@@ -281,7 +281,8 @@ def check_prediction_saturation(prediction: object, reveal: bool = False) -> Che
         explain=tr(
             "With d_k = 512 the scores are tens of units apart, and exp turns a gap of 20 into "
             "a factor of about 500 million: one weight takes (almost) everything.",
-            "d_k = 512 时，注意力分数之间相差几十，而 exp 会把 20 的差距变成大约 5 亿倍："
+            "d_k = 512 时，注意力分数之间相差几十，"
+            "而 exp 会把 20 的差距变成大约 5 亿倍。"
             "一个权重（几乎）拿走了全部。",
         ),
     )
@@ -306,8 +307,8 @@ def _reference_variants(
             tr(
                 "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 "
                 "before softmax.",
-                "没有乘 1/sqrt(d_k) 缩放：在 softmax 之前，先把注意力分数除以 "
-                "keys.shape[-1] ** 0.5。",
+                "没有乘 1/sqrt(d_k) 缩放。请在 softmax 之前，"
+                "先把注意力分数除以 keys.shape[-1] ** 0.5。",
             ),
         ),
         "scaled by d_k": (
@@ -331,15 +332,16 @@ def _reference_variants(
             tr(
                 "the score matrix is transposed: row i must be query i against every key, "
                 "queries @ keys.T (not keys @ queries.T).",
-                "注意力分数矩阵被转置了：第 i 行必须是查询 i 与每个键的分数，"
-                "即 queries @ keys.T（而不是 keys @ queries.T）。",
+                "注意力分数矩阵被转置了。第 i 行必须是查询 i 与每个键的分数，"
+                "即 queries @ keys.T（而不是 keys @ queries.T）"
+                "。",
             ),
         ),
         "weights.T": (
             torch.softmax(scores / d_k**0.5, dim=-1).T @ values,
             tr(
                 "the weights are transposed in the weighted sum: context = attn_weights @ values.",
-                "加权求和时注意力权重被转置了：context = attn_weights @ values。",
+                "加权求和时注意力权重被转置了。context = attn_weights @ values。",
             ),
         ),
         "queries as values": (
@@ -442,8 +444,9 @@ def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
                 tr(
                     f"with d_in={d_in}, d_out={d_out}, self.{n} is nn.Linear("
                     f"{fan_in}, {fan_out}): it must map d_in -> d_out.",
-                    f"当 d_in={d_in}、d_out={d_out} 时，self.{n} 是 nn.Linear("
-                    f"{fan_in}, {fan_out})：它必须把 d_in 映射到 d_out。",
+                    f"当 d_in={d_in}、d_out={d_out} 时，"
+                    f"self.{n} 是 nn.Linear({fan_in}, {fan_out})。"
+                    "它必须把 d_in 映射到 d_out。",
                 )
             )
         if layer.bias is not None:
@@ -527,7 +530,7 @@ def _bias_works(cls: type) -> None:
         raise ContractError(
             tr(
                 "qkv_bias=True should give the three layers a bias: bias=qkv_bias.",
-                "qkv_bias=True 时三个层都应该有偏置：bias=qkv_bias。",
+                "qkv_bias=True 时三个层都应该有偏置，即 bias=qkv_bias。",
             )
         )
     _require(_biases_are_used(biased))
@@ -652,7 +655,7 @@ def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> Text |
     if not plain_tensor(out) or not torch.allclose(out, torch.ones(T, d_out), atol=1e-5):
         return tr(
             "when every value is 1 the output should be all ones: the weights' rows must sum to 1.",
-            "当每个值都是 1 时，输出应该全是 1：注意力权重的每一行之和必须为 1。",
+            "当每个值都是 1 时，输出应该全是 1。注意力权重的每一行之和必须为 1。",
         )
     return None
 

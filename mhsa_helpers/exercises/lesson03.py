@@ -105,7 +105,7 @@ def check_local_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "that is the plain causal mask: also hide tokens 2 or more steps back.",
-                "这是普通的因果掩码：还要隐藏往前 2 步及更远的词元。",
+                "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
             ),
         )
     if got.diagonal().any():
@@ -193,8 +193,9 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             tr(
                 "no mask was applied: masked_fill returns a NEW tensor, use its result before the "
                 "softmax (or the in-place masked_fill_ on a copy).",
-                "掩码没有生效：masked_fill 返回的是一个“新”张量，softmax 之前要用它的返回值"
-                "（或者在副本上用原地操作 masked_fill_）。",
+                "掩码没有生效。masked_fill 返回的是一个新的张量，"
+                "softmax 之前要用它的返回值（或者在副本上用原地操作 masked_fill_）"
+                "。",
             ),
         ),
         (
@@ -203,8 +204,9 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
                 "masking after the softmax without renormalising: the rows no longer sum to 1. "
                 "Either divide each row by its sum, or fill the future with -inf BEFORE the "
                 "softmax.",
-                "在 softmax 之后加掩码却没有重新归一化：每行之和不再是 1。"
-                "要么把每一行除以它的和，要么在 softmax “之前”把未来的位置填成 -inf。",
+                "在 softmax 之后加掩码却没有重新归一化。"
+                "每行之和不再是 1。要么把每一行除以它的和，"
+                "要么在 softmax 之前就把未来的位置填成 -inf。",
             ),
         ),
         (
@@ -221,8 +223,8 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             tr(
                 "the scores were scaled again: they come in already divided by sqrt(d_k) (and T "
                 "is not d_k anyway). Mask and softmax only.",
-                "注意力分数被重复缩放了：传进来时它们已经除过 sqrt(d_k)（何况 T 也不是 d_k）。"
-                "只需加掩码和做 softmax。",
+                "注意力分数被重复缩放了。传进来时它们已经除过 sqrt(d_k)（何况 T 也不是 d_k）"
+                "。只需加掩码和做 softmax。",
             ),
         ),
         (
@@ -341,8 +343,8 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
             + tr(
                 " the weights contain nan: a row was -inf everywhere. Is the diagonal "
                 "masked too? The mask is torch.triu(..., diagonal=1).",
-                "上，注意力权重里出现了 nan：有一行全是 -inf。是不是连对角线也遮住了？"
-                "掩码应该是 torch.triu(..., diagonal=1)。",
+                "上，注意力权重里出现了 nan。有一行全是 -inf。"
+                "是不是连对角线也遮住了？掩码应该是 torch.triu(..., diagonal=1)。",
             )
         )
     want = _causal_reference(scores).to(torch.float64)
@@ -360,8 +362,9 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
                     " the future (above the diagonal) has weight > 0: a finite "
                     "fill value (such as -20 or -1000) is not below scores this negative. "
                     "Fill with -torch.inf.",
-                    "上，未来的位置（对角线以上）权重大于 0：有限的填充值"
-                    "（比如 -20 或 -1000）并不比这么小的负分数更小。请填成 -torch.inf。",
+                    "上，未来的位置（对角线以上）权重大于 0。"
+                    "有限的填充值（比如 -20 或 -1000）"
+                    "并不比这么小的负分数更小。请填成 -torch.inf。",
                 )
             )
         raise ContractError(
@@ -445,7 +448,7 @@ def _window_mistakes(scores: torch.Tensor, window: int) -> list[tuple[torch.Tens
             _window_weights(scores, _hidden(T, None)),
             tr(
                 "the window is ignored: tokens too far back must be hidden as well as the future.",
-                "窗口被忽略了：除了未来，太早的词元也要遮住。",
+                "窗口被忽略了。除了未来，太早的词元也要遮住。",
             ),
         ),
         (_window_weights(scores, _hidden(T, window + 1)), off_by_one),
@@ -493,7 +496,7 @@ def _on_every_window(fn: Callable[..., object]) -> None:
                 on
                 + tr(
                     " the weights contain nan: a row hides every key. A token always sees itself.",
-                    "上，注意力权重里出现了 nan：有一行把所有键都遮住了。词元总能看到它自己。",
+                    "上，注意力权重里出现了 nan。有一行把所有键都遮住了。词元总能看到它自己。",
                 )
             )
         want = _window_weights(scores, _hidden(scores.shape[-1], window))
@@ -507,8 +510,8 @@ def _on_every_window(fn: Callable[..., object]) -> None:
             + tr(
                 " the weights differ: each query may see itself and the window - 1 tokens "
                 "just before it, nothing in the future and nothing further back.",
-                "上，注意力权重不一致：每个查询只能看到它自己和它前面紧挨着的 window - 1 个"
-                "词元，不能看未来，也不能看更早的词元。",
+                "上，注意力权重不一致。每个查询只能看到它自己和它前面紧挨着的 window - 1 个词元，"
+                "不能看未来，也不能看更早的词元。",
             )
         )
 
@@ -557,7 +560,7 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
         )
     no_gradient = tr(
         "no gradient reaches the scores: do not detach them or use torch.no_grad().",
-        "没有梯度传到注意力分数：不要对它们 detach，也不要用 torch.no_grad()。",
+        "没有梯度传到注意力分数。不要对它们 detach，也不要用 torch.no_grad()。",
     )
     leaf = scores.clone().requires_grad_(True)
     weights = fn(leaf)  # type: ignore[operator]
@@ -576,7 +579,7 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
     if grad[..., future].abs().max() > 1e-6:
         return on + tr(
             " gradient flows into future scores: they must not influence anything.",
-            "上，有梯度流进了未来的分数：它们不应该影响任何结果。",
+            "上，有梯度流进了未来的分数。它们不应该影响任何结果。",
         )
     if grad[..., ~future].abs().sum() == 0:
         return on + tr(" no gradient reaches the past scores.", "上，没有梯度传到过去的分数。")

@@ -118,7 +118,7 @@ check_dropout_scale = number_checker(
                 5.0,
                 tr(
                     "that is 1 / p. The factor is 1 / (1 - p): divide by what survives.",
-                    "这是 1 / p。缩放因子是 1 / (1 - p)：除以保留下来的比例。",
+                    "这是 1 / p。缩放因子是 1 / (1 - p)，即除以保留下来的比例。",
                 ),
             ),
             (
@@ -173,7 +173,7 @@ check_zero_fraction = number_checker(
                 lambda value: not 0.0 <= value <= 1.0,
                 tr(
                     "a fraction lies between 0 and 1: zeros divided by the 36 entries.",
-                    "比例在 0 到 1 之间：零的个数除以 36 个元素。",
+                    "比例在 0 到 1 之间，即零的个数除以 36 个元素。",
                 ),
             ),
             (
@@ -255,7 +255,7 @@ def check_manual_dropout(answer: object) -> CheckResult:
             return tr(
                 "the survivors are rescaled by the wrong fraction: not the part dropped, the "
                 "part that survives.",
-                "缩放所用的比例不对：不是被丢弃的比例，而是保留下来的比例。",
+                "缩放所用的比例不对。要用的不是被丢弃的比例，而是保留下来的比例。",
             )
         if torch.allclose(got, context * ~keep / (1 - EXERCISE_P), atol=1e-4):
             return tr(
@@ -349,8 +349,8 @@ _HEAD_FORWARD = ForwardTexts(
 _WRONG_CONCAT = tr(
     ": the heads are concatenated along the wrong dimension: each head gives (b, T, d_out), "
     "and the wrapper puts them side by side, torch.cat([...], dim=-1).",
-    "：各个头拼接的维度不对：每个头输出 (b, T, d_out)，包装器要把它们并排拼接起来，"
-    "即 torch.cat([...], dim=-1)。",
+    "：各个头拼接的维度不对。每个头输出 (b, T, d_out)，"
+    "包装器要把它们并排拼接起来，即 torch.cat([...], dim=-1)。",
 )
 
 
@@ -558,7 +558,7 @@ check_causal_attention_class = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: check_causal_attention_class(MyClass).",
-            "请传入类本身，而不是它的实例：check_causal_attention_class(MyClass)。",
+            "请像 check_causal_attention_class(MyClass) 这样传入类本身，而不是它的实例。",
         ),
         not_class_hint=tr(
             "expected a subclass of nn.Module, got {cls!r}.",

@@ -192,8 +192,8 @@ check_matmul_count = number_checker(
                 tr(
                     "that counts the CALLS (nn.Linear and @). Here count the work inside them: "
                     "the multiply-adds each product does.",
-                    "这数的是“调用”次数（nn.Linear 和 @）。这里要数的是调用内部的工作量："
-                    "每个乘积做了多少次乘加。",
+                    "这数的是调用次数（nn.Linear 和 @）"
+                    "。这里要数的是调用内部的工作量，即每个乘积做了多少次乘加。",
                 ),
             ),
             (
@@ -272,7 +272,7 @@ check_wrapper_class = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: check_wrapper_class(MyWrapper).",
-            "请传入类本身，而不是它的实例：check_wrapper_class(MyWrapper)。",
+            "请像 check_wrapper_class(MyWrapper) 这样传入类本身，而不是它的实例。",
         ),
         not_class_hint=tr(
             "expected a subclass of nn.Module, got {cls!r}.",

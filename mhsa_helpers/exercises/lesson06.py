@@ -282,7 +282,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
                 name,
                 tr(
                     "x has no batch axis, and the answer has none either: drop the batch of one.",
-                    "x 没有批次轴，答案也不应该有：去掉这个大小为 1 的批次轴。",
+                    "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
                 ),
             )
     return tensor_answer(name, answer, expected, what=what, hint=hint, atol=0.0)
@@ -315,8 +315,9 @@ def check_split_matmul_prediction(prediction: object) -> CheckResult:
         wrong=tr(
             "not what happens. Run the next cell, then count in `forward` how many times each "
             "`nn.Linear` and each `@` runs -- does any line run once per head?",
-            "实际情况不是这样。运行下一个单元格，然后数一数 `forward` 里每个 `nn.Linear` "
-            "和每个 `@` 各执行了几次：有哪一行是每个头都要执行一次的吗？",
+            "实际情况不是这样。运行下一个单元格，然后数一数 `forward` 里"
+            "每个 `nn.Linear` 和每个 `@` 各执行了几次。"
+            "有哪一行是每个头都要执行一次的吗？",
         ),
     )
 
@@ -700,8 +701,10 @@ def _book_numbers_note(cls: type) -> Text:
     return tr(
         " (With torch.manual_seed(123) it does not print the book's numbers: create W_query, "
         "W_key, W_value, out_proj in that order if you want them.)",
-        "（用 torch.manual_seed(123) 时，它打印出的数与书中的不同：如果想得到书中的数，"
-        "请按 W_query、W_key、W_value、out_proj 的顺序创建它们。）",
+        "（用 torch.manual_seed(123) 时，"
+        "它打印出的数与书中的不同。如果想得到书中的数，"
+        "请按 W_query、W_key、W_value、"
+        "out_proj 的顺序创建它们。）",
     )
 
 
@@ -715,7 +718,7 @@ check_build_multihead = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: check_build_multihead(MyClass).",
-            "请传入类本身，而不是它的实例：check_build_multihead(MyClass)。",
+            "请像 check_build_multihead(MyClass) 这样传入类本身，而不是它的实例。",
         ),
         not_class_hint=tr(
             "expected a subclass of nn.Module, got {cls!r}.",

@@ -113,7 +113,8 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
             tr(
                 "nan: 0 * log(0) is nan in torch. Use torch.special.xlogy(w, w), which gives 0 "
                 "there.",
-                "得到了 nan：在 torch 里 0 * log(0) 是 nan。请用 `torch.special.xlogy(w, w)`，"
+                "得到了 nan。在 torch 里 0 * log(0) 是 nan。"
+                "请用 `torch.special.xlogy(w, w)`，"
                 "它在那里给出 0。",
             ),
         )

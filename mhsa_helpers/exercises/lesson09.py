@@ -88,14 +88,14 @@ check_longest_context = number_checker(
                 tr(
                     "one token too many: at that T the weights take a little more than 1 GiB. "
                     "The answer is the largest T that still fits.",
-                    "多了一个词元：这个 T 下权重比 1 GiB 多出一点。答案是仍然放得下的最大 T。",
+                    "多了一个词元。这个 T 下权重比 1 GiB 多出一点。答案是仍然放得下的最大 T。",
                 ),
             ),
             (
                 (_longest(_BATCH * _HEADS), _longest(_BATCH * _HEADS) + 1),
                 tr(
                     "that counts floats, not bytes: a float32 takes 4 bytes.",
-                    "这数的是浮点数的个数，不是字节数：一个 float32 占 4 个字节。",
+                    "这数的是浮点数的个数，不是字节数。一个 float32 占 4 个字节。",
                 ),
             ),
             (
@@ -348,8 +348,9 @@ def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) ->
             return tr(
                 "three separate W_query/W_key/W_value layers: this exercise wants ONE fused "
                 "nn.Linear(d_in, 3 * d_out) named `qkv`.",
-                "这里是三个分开的 W_query/W_key/W_value 层：本练习要的是一个融合的 "
-                "`nn.Linear(d_in, 3 * d_out)`，名叫 `qkv`。",
+                "这里是三个分开的 W_query/W_key/W_value 层。"
+                "本练习要的是一个融合的 `nn.Linear(d_in, 3 * d_out)`，"
+                "名叫 `qkv`。",
             )
         return tr(
             "no nn.Linear named `qkv`: create "
@@ -366,7 +367,7 @@ def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) ->
     if (qkv.bias is not None) != qkv_bias:
         return tr(
             "qkv must have a bias exactly when qkv_bias=True: nn.Linear(..., bias=qkv_bias).",
-            "qkv 应当恰好在 qkv_bias=True 时有偏置：`nn.Linear(..., bias=qkv_bias)`。",
+            "qkv 应当恰好在 qkv_bias=True 时有偏置，即 `nn.Linear(..., bias=qkv_bias)`。",
         )
     out_proj = getattr(module, "out_proj", None)
     if not isinstance(out_proj, nn.Linear):
@@ -416,9 +417,11 @@ def _view_hint(error: BaseException) -> Text:
         ". Either the heads were merged without .contiguous() (after .transpose(1, 2) "
         "use .contiguous().view(b, T, d_out)), or Q, K, V were viewed straight to "
         "(b, h, T, head_dim): view to (b, T, h, head_dim), then .transpose(1, 2).",
-        "。要么是合并各头时没有 `.contiguous()`（`.transpose(1, 2)` 之后要用 "
-        "`.contiguous().view(b, T, d_out)`），要么是 Q、K、V 被直接 view 成了 "
-        "(b, h, T, head_dim)：应先 view 成 (b, T, h, head_dim)，再 `.transpose(1, 2)`。",
+        "。要么是合并各头时没有 `.contiguous()`"
+        "（`.transpose(1, 2)` 之后要用 `.contiguous().view(b, T, d_out)`）"
+        "，要么是 Q、K、V 被直接 view 成了 (b, h, T, head_dim)。"
+        "应先 view 成 (b, T, h, head_dim)，"
+        "再 `.transpose(1, 2)`。",
     )
 
 
@@ -596,7 +599,8 @@ def _dropout(cls: type) -> None:
                     "with dropout=0.5 in eval() mode the output changes: dropout must be off in "
                     "eval mode. Use self.dropout = nn.Dropout(dropout) and call "
                     "self.dropout(weights), not F.dropout(..., training=True).",
-                    "dropout=0.5 时，在 eval() 模式下输出变了：eval 模式下 dropout 必须关闭。"
+                    "dropout=0.5 时，在 eval() 模式下输出变了。"
+                    "eval 模式下 dropout 必须关闭。"
                     "请用 `self.dropout = nn.Dropout(dropout)` 并调用 `self.dropout(weights)`，"
                     "不要用 `F.dropout(..., training=True)`。",
                 )
@@ -725,7 +729,7 @@ check_build_fused_multihead = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: drop the (...) after its name.",
-            "请传入类本身，而不是它的实例：去掉类名后面的 (...)。",
+            "请传入类本身，而不是它的实例，也就是去掉类名后面的 (...)。",
         ),
         not_class_hint=tr(
             "expected a class derived from nn.Module, got {kind}.",
@@ -778,7 +782,7 @@ check_memory_growth = number_checker(
                 (16, 24, 512),
                 tr(
                     "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.",
-                    "数一数 T 在 (b, h, T, T) 里出现了几次：两次，所以倍数是 8^2。",
+                    "数一数 T 在 (b, h, T, T) 里出现了几次。出现了两次，所以倍数是 8^2。",
                 ),
             ),
         ),

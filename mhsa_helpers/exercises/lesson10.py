@@ -370,7 +370,7 @@ check_gqa_parameter_count = number_checker(
         otherwise=tr(
             "count each of the four Linear layers: its weight (outputs x inputs) and, where it "
             "has one, its bias (one number per output).",
-            "逐个数四个 Linear 层：权重是输出数乘输入数。有偏置的层，每个输出再加一个偏置。",
+            "逐个数四个 Linear 层。权重是输出数乘输入数。有偏置的层，每个输出再加一个偏置。",
         ),
         kind=lambda answer: expected_kind(A_PARAMETER_COUNT, answer),
     ),
@@ -409,7 +409,7 @@ check_projected_tokens = number_checker(
                 _PROMPT * _NEW_TOKENS,
                 tr(
                     "the sequence grows by one token per step: 4, then 5, 6, ...",
-                    "序列每一步增长一个词元：4，然后 5、6、……",
+                    "序列每一步增长一个词元，先是 4，然后是 5、6、……",
                 ),
             ),
             (
@@ -782,7 +782,7 @@ check_kv_cache_step = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: drop the (...) after its name.",
-            "请传入类本身，而不是它的实例：去掉类名后面的 (...)。",
+            "请传入类本身，而不是它的实例，也就是去掉类名后面的 (...)。",
         ),
         not_class_hint=tr(
             "expected the class itself (write `answer = MyKVCache`, no parentheses), got {kind}.",

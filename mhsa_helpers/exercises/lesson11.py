@@ -64,7 +64,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
         ),
         shape_hint=tr(
             "one (T_q, T_k) matrix per sequence: (b, T_q, T_k).",
-            "每个序列一个 (T_q, T_k) 矩阵：(b, T_q, T_k)。",
+            "每个序列一个 (T_q, T_k) 矩阵，合起来是 (b, T_q, T_k)。",
         ),
         dtype_hint=tr(
             ": comparisons and | give bools, or call .bool().",
@@ -91,7 +91,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             tr(
                 "inverted: True marks what is *hidden* here (the course's convention), not what "
                 "may be seen.",
-                "弄反了：这里 True 标记的是“被遮住”的位置（本课程的约定），不是可以看的位置。",
+                "弄反了。这里 True 标记的是被遮住的位置（本课程的约定），不是可以看的位置。",
             ),
         )
     pad_keys = _LEFT[:, None, :].expand(_HIDDEN.shape)
@@ -100,7 +100,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "the pads are hidden, but the future is visible: the layer is causal too.",
-                "填充遮住了，但未来的词元还看得见：这一层还是因果的。",
+                "填充遮住了，但未来的词元还看得见。这一层还是因果的。",
             ),
         )
     if torch.equal(answer, _CAUSAL.expand(_HIDDEN.shape)):
@@ -109,7 +109,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             tr(
                 "the future is hidden, but the pads are visible: with left padding they lie "
                 "in every real token's past.",
-                "未来遮住了，但填充还看得见：左填充时，填充位于每个真实词元的过去。",
+                "未来遮住了，但填充还看得见。左填充时，填充位于每个真实词元的过去。",
             ),
         )
     if torch.equal(answer, _CAUSAL | _LEFT[:, :, None]):
@@ -118,7 +118,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             tr(
                 "the pads hide query rows, not key columns: padding is a property of the keys, "
                 "so it broadcasts over the query axis.",
-                "填充遮住的是查询的行，而不是键的列：填充是键的属性，所以它要沿查询轴广播。",
+                "填充遮住的是查询的行，而不是键的列。填充是键的属性，所以它要沿查询轴广播。",
             ),
         )
     if torch.equal(answer, _CAUSAL | _RIGHT[:, None, :]):
@@ -126,7 +126,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "that is right padding: with left padding the pads come first.",
-                "这是右填充：左填充时，填充在前面。",
+                "这是右填充。左填充时，填充在前面。",
             ),
         )
     if torch.equal(answer, _CAUSAL & _LEFT[:, None, :]):
@@ -142,7 +142,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "the causal part is transposed: it hides the past and shows the future.",
-                "因果部分被转置了：它遮住了过去，却露出了未来。",
+                "因果部分被转置了。它遮住了过去，却露出了未来。",
             ),
         )
     return fail(
@@ -269,8 +269,10 @@ _NAN_REPAIRED = tr(
     "the output is right, but a NaN was computed on the way (softmax of a row that is all -inf is "
     "0 / 0) and replaced afterwards (nan_to_num, torch.where): never produce the NaN. Leave the "
     "rows with no visible key out of the -inf fill (hidden.all(dim=-1)), then zero them.",
-    "输出是对的，但中途算出过 NaN（一整行都是 -inf 的 softmax 就是 0 / 0），之后才被替换掉"
-    "（`nan_to_num`、`torch.where`）：不要产生这个 NaN。没有可见键的行（`hidden.all(dim=-1)`）"
+    "输出是对的，但中途算出过 NaN（一整行都是 -inf 的 softmax 就是 0 / 0）"
+    "，之后才被替换掉（`nan_to_num`、"
+    "`torch.where`）。不要产生这个 NaN。"
+    "没有可见键的行（`hidden.all(dim=-1)`）"
     "不要填 -inf，之后再把它们置零。",
 )
 
@@ -284,8 +286,9 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
             "NaN in the output: a row whose positions are all hidden is "
             "softmax([-inf, ..., -inf]) = 0 / 0. Find those rows (hidden.all(dim=-1)) and "
             "keep them out of the -inf fill.",
-            "输出里有 NaN：所有位置都被遮住的一行是 softmax([-inf, ..., -inf]) = 0 / 0。"
-            "找出这些行（`hidden.all(dim=-1)`），不要对它们填 -inf。",
+            "输出里有 NaN。所有位置都被遮住的一行是 softmax([-inf, ..., -inf]) = 0 / 0。"
+            "找出这些行（`hidden.all(dim=-1)`）"
+            "，不要对它们填 -inf。",
         )
     if not torch.isfinite(got).all():
         return tr(
@@ -312,7 +315,7 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
             return tr(
                 "rows do not sum to 1 over their visible positions: zeroing weights *after* "
                 "a plain softmax does not renormalise. Fill hidden scores with -inf first.",
-                "每行在可见位置上的和不是 1：在普通 softmax 之后再把权重置零，"
+                "每行在可见位置上的和不是 1。在普通 softmax 之后再把权重置零，"
                 "不会重新归一化。请先把被遮住的分数填成 -inf。",
             )
         return tr(
@@ -334,7 +337,7 @@ def _finite_for_huge_scores(fn: Callable[..., object]) -> None:
         raise ContractError(
             tr(
                 "scores x 1000 overflow: subtract each row's maximum before exp.",
-                "分数乘以 1000 时溢出了：在 exp 之前先减去每一行的最大值。",
+                "分数乘以 1000 时溢出了。请在 exp 之前先减去每一行的最大值。",
             )
         )
 
@@ -391,8 +394,10 @@ def _more_cases_right(fn: Callable[..., object]) -> None:
                     "hidden positions got weight: a finite fill (-1000, -1e4, -1e9) is not below "
                     "scores this low. Fill hidden scores with -torch.inf (and zero the rows with "
                     "no visible key).",
-                    "被遮住的位置得到了权重：有限的填充值（-1000、-1e4、-1e9）并不比这么低的"
-                    "分数更小。请把被遮住的分数填成 -torch.inf（再把没有可见键的行置零）。",
+                    "被遮住的位置得到了权重。有限的填充值（-1000、"
+                    "-1e4、-1e9）并不比这么低的分数更小。"
+                    "请把被遮住的分数填成 -torch.inf（再把没有可见键的行置零）"
+                    "。",
                 )
             )
         problem = _judge(got, hidden_more, _masked_softmax(more, hidden_more))
@@ -507,8 +512,9 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
             "a bool mask: SDPA would take it, but this exercise asks for the float mask that "
             "is added to the scores (0 keeps a key, a very negative number hides it), as "
             "Hugging Face builds it.",
-            "这是 bool 掩码：SDPA 也接受它，但本题要的是加到分数上的浮点掩码"
-            "（0 保留一个键，很大的负数遮住它），也就是 Hugging Face 构造的那种。",
+            "这是 bool 掩码。SDPA 也接受它，"
+            "但本题要的是加到分数上的浮点掩码（0 保留一个键，"
+            "很大的负数遮住它），也就是 Hugging Face 构造的那种。",
         )
     if not got.is_floating_point():
         return tr(
@@ -558,7 +564,8 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
         return tr(
             "inverted: the very negative number stands at the real tokens and 0 at the pads. "
             "In the attention_mask 1 is a real token; it must get 0, a pad the fill.",
-            "弄反了：很大的负数放在了真实词元处，0 放在了填充处。attention_mask 中 1 是真实词元，"
+            "弄反了。很大的负数放在了真实词元处，0 放在了填充处。"
+            "attention_mask 中 1 是真实词元，"
             "它应当得到 0，填充处才放填充值。",
         )
     lower = torch.ones(t, t, dtype=torch.bool).tril()  # (T, T): key j <= query i
@@ -571,27 +578,28 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
         return tr(
             "a causal mask crept in: an encoder lets every query see every real token, "
             "also the later ones. Only the pads are hidden.",
-            "混进了因果掩码：编码器让每个查询看到所有真实词元，包括后面的。只有填充被遮住。",
+            "混进了因果掩码。编码器让每个查询看到所有真实词元，包括后面的。只有填充被遮住。",
         )
     rows = real[:, None, :, None].expand(full)  # True at the real queries
     if bool((mask[rows] == 0).all()) and bool((mask[~rows] < 0).all()):
         return tr(
             "the mask hides query rows, not key columns: padding is a property of the keys, "
             "so its axis is the last one (T_k), with size 1 for the queries.",
-            "这个掩码遮住的是查询的行，而不是键的列：填充是键的属性，"
-            "所以它在最后一个轴（T_k）上，查询轴的大小为 1。",
+            "这个掩码遮住的是查询的行，而不是键的列。"
+            "填充是键的属性，所以它在最后一个轴（T_k）"
+            "上，查询轴的大小为 1。",
         )
     if not torch.equal(mask, mask[:, :1, :1, :].expand(full)):
         return tr(
             "the mask differs between heads or between queries: padding hides the same keys "
             "from every query of a sequence.",
-            "掩码在不同的头或不同的查询之间不一样：填充对一个序列的每个查询遮住的是同样的键。",
+            "掩码在不同的头或不同的查询之间不一样。填充对一个序列的每个查询遮住的是同样的键。",
         )
     if bool((at_real != 0).any()) or bool((at_pads >= 0).any()):
         return tr(
             "some keys are hidden or visible at the wrong places: 0 exactly where the "
             "attention_mask holds a 1, a negative fill where it holds a 0.",
-            "有些键在错误的位置被遮住或可见：应当恰好在 attention_mask 为 1 的位置为 0，"
+            "有些键在错误的位置被遮住或可见。应当恰好在 attention_mask 为 1 的位置为 0，"
             "为 0 的位置放负的填充值。",
         )
     lowest = torch.finfo(dtype).min
@@ -637,8 +645,10 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
             f"the pads still get weight in {want}: a fill of {fill:.4g} is not low enough to "
             "make exp of the score exactly 0. Hugging Face uses the lowest number of the "
             "dtype (section 7).",
-            f"在 {want} 中填充仍然得到了权重：填充值 {fill:.4g} 不够小，"
-            "不能让分数的 exp 恰好为 0。Hugging Face 用的是这个 dtype 最小的数（见第 7 节）。",
+            f"在 {want} 中填充仍然得到了权重。"
+            f"填充值 {fill:.4g} 不够小，不能让分数的 exp 恰好为 0。"
+            "Hugging Face 用的是这个 dtype 最小的数（见第 7 节）"
+            "。",
         )
     if not _sdpa_matches_unpadded(got.detach().cpu(), real):
         return tr(

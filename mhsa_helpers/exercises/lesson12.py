@@ -154,7 +154,7 @@ def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
         )
     return tr(
         "the right entries are kept, but their values are off: check how the temperature enters.",
-        "保留的位置对了，但数值不对：检查温度是怎样起作用的。",
+        "保留的位置对了，但数值不对。检查温度是怎样起作用的。",
     )
 
 
@@ -201,7 +201,7 @@ def check_top_k_probs(
                     tr(
                         "the kept values are the full softmax's, so a row sums to less than 1: "
                         "the others were removed AFTER the softmax.",
-                        "保留的是完整 softmax 的值，所以每行之和小于 1："
+                        "保留的是完整 softmax 的值，所以每行之和小于 1。"
                         "其余的是在 softmax 之后才去掉的。",
                     ),
                 )
@@ -247,7 +247,7 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
         hint=tr(
             "these are not the heads' punctuation shares: each is a share of weight, between 0 "
             "and 1, on the keys in lm.PUNCTUATION only.",
-            "这不是各个头在标点上的权重占比：每个值是落在 lm.PUNCTUATION 中的键上的权重之和，"
+            "这不是各个头在标点上的权重占比。每个值是落在 lm.PUNCTUATION 中的键上的权重之和，"
             "在 0 到 1 之间。",
         ),
     )
@@ -285,7 +285,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
             name,
             tr(
                 "this run was trained on another text: pass data=own to lm.train_char_lm.",
-                "这次训练用的是别的文本：调用 lm.train_char_lm 时要传 data=own。",
+                "这次训练用的是别的文本。调用 lm.train_char_lm 时要传 data=own。",
             ),
         )
     if not answer.val_losses:
