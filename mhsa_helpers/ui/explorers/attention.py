@@ -169,10 +169,10 @@ def explore_attention(
         )
     elif mode == "train":
         note = say(
-            "train mode, dropout 0: nothing is dropped", "训练模式，dropout 为 0：什么也不丢弃"
+            "train mode, dropout 0: nothing is dropped", "训练模式，dropout 为 0，什么也不丢弃"
         )
     else:
-        note = say("eval mode: dropout is off", "评估模式：dropout 关闭")
+        note = say("eval mode: dropout is off", "评估模式，dropout 关闭")
     head_dim = d_out // heads
     message = say(
         f"{heads} heads x head_dim {head_dim} = d_out {d_out}; {note}",

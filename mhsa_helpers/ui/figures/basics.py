@@ -530,7 +530,7 @@ def plot_causal_scores(
         title=figure_label(title)
         or figure_text(
             "Scores a token may use (grey: the future, hidden by the mask)",
-            "词元可以使用的分数（灰色：未来，被掩码遮住）",
+            "词元可以使用的分数（灰色为未来，被掩码遮住）",
         ),
         row_labels=labels,
         col_labels=labels,
@@ -584,7 +584,7 @@ def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = 
         (
             axes[1, 2],
             one_step,
-            figure_text("2. softmax: the same matrix", "2. softmax：同一个矩阵"),
+            figure_text("2. softmax: the same matrix", "2. softmax，得到同一个矩阵"),
             None,
         ),
     )

@@ -301,7 +301,7 @@ def plot_heads_concat(
     cat.set_xlabel(figure_text("column of the concatenated output", "拼接后输出的列"))
     fig.suptitle(
         figure_text(
-            "Heads side by side: every head adds its own columns", "各头并排：每个头贡献自己的列"
+            "Heads side by side: every head adds its own columns", "各头并排，每个头贡献自己的列"
         )
     )
     return fig
