@@ -111,7 +111,7 @@ check_dropout_scale = number_checker(
                 0.8,
                 tr(
                     "0.8 is the probability to survive, 1 - p. Survivors are DIVIDED by it.",
-                    "0.8 是保留下来的概率 1 - p。保留下来的元素要“除以”它。",
+                    "0.8 是保留下来的概率 1 - p。保留下来的元素要除以它，而不是乘以它。",
                 ),
             ),
             (

@@ -134,7 +134,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "a key is hidden if it is in the future OR a pad, not only when it is both.",
-                "一个键只要在未来“或者”是填充，就要被遮住，而不是两者都满足才遮。",
+                "一个键只要在未来，或者是填充，就要被遮住，不必两者都满足。",
             ),
         )
     if torch.equal(answer, _CAUSAL.T | _LEFT[:, None, :]):
