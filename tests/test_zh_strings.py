@@ -5,7 +5,8 @@ from the source with the AST reading of ``test_i18n_messages``) is checked for
 
 * (a) a known wrong variant of a term: each ``"avoid"`` list of ``data/glossary.json`` (on a term,
   or in its top-level ``"avoid"`` list), an ASCII ``->`` (Chinese uses ``→``), a head numbered
-  from 0 (the lessons count heads from 1: 头 1 is index 0);
+  from 0 (the lessons count heads from 1: 头 1 is index 0), emphasis in quotation marks
+  (“之前”: plain text has no bold, so the sentence says it), 一个 int (一个整数);
 * (b) an English word that is neither a glossary English term, code (inside backticks, a dotted
   name, snake_case, a ``{placeholder}``, a name the package's own code uses, a Python keyword or
   builtin) nor in ``ALLOWED`` below. ``int`` and ``float`` are not allowed: 整数, 浮点数;
@@ -90,6 +91,8 @@ AVOID = [(bad, t["zh"]) for t in GLOSSARY["terms"] for bad in t.get("avoid", [])
 RULES = {
     "ASCII -> (write →)": re.compile(r"->"),
     "a head numbered from 0 (头 1 is index 0)": re.compile(r"第\s*0\s*个头|头\s*0(?![\d.])"),
+    "emphasis in quotation marks (rephrase)": re.compile(r"“[\u4e00-\u9fff]{1,4}”"),
+    "int or float for 整数 or 浮点数": re.compile(r"一个 ?(?:int|float)\b"),
 }
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -157,8 +160,10 @@ def test_the_checks_find_what_they_look_for():
     assert english_words("这是一个 bug，用 `x.view(1)`、self.W_query 和 {kind}") == ["bug"]
     assert english_words("需要一个 int") == ["int"]
     assert english_words("softmax 与 dropout 的 forward") == []
-    assert wrong_variants("未来的信息泄漏进来了：目标 -> 源，第 0 个头") == [
+    assert wrong_variants("未来的信息泄漏进来了：目标 -> 源，第 0 个头，“之前”") == [
         "信息泄漏 (write 信息泄露)",
         "ASCII -> (write →)",
         "a head numbered from 0 (头 1 is index 0)",
+        "emphasis in quotation marks (rephrase)",
     ]
+    assert wrong_variants("图中的“头 2”") == []
