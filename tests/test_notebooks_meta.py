@@ -110,6 +110,7 @@ def test_chinese_lesson_structure(path):
     for needed in ("学习目标", "预备知识", "用时", "形状约定", "## 小结", "## 练习"):
         assert needed in markdown, f"zh/{path.name}: no '{needed}' section"
     code = "\n".join(source(c) for c in code_cells(nb))
+    assert "# 在这里写代码" in code and "# YOUR CODE HERE" not in code
     assert 'setup_lesson(lang="zh")' in code or ', lang="zh")' in code
 
 

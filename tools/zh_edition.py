@@ -601,6 +601,10 @@ DIRECTIVE = re.compile(r"^#\s*(?:NBVAL_\w+|noqa\b|type:|fmt:|pragma\b|%%)")
 #: The exercise markers a learner looks for, and the Chinese edition's wording of each (the
 #: Chinese checker messages name the Chinese marker).
 MARKERS = {"# YOUR CODE HERE": "# 在这里写代码", "# YOUR PREDICTION": "# 你的预测"}
+#: A shape such as ``(b, T, d_out)`` or ``(2, vocab)`` (one name or number per item), or a quote.
+SHAPE_OR_QUOTE = re.compile(
+    r"\(\s*(?:[\w.]+(?:\s*[*+\-/]\s*[\w.]+)*\s*(?:,\s*|(?=\))))*\)|\"[^\"]*\"|'[^']*'"
+)
 #: An English word in a comment: three or more letters, not part of an identifier or a number.
 COMMENT_WORD = re.compile(r"(?<![\w.`])[A-Za-z]{3,}(?![\w`(])")
 
@@ -644,7 +648,7 @@ def _comment_words(comments: list[tuple[int, str]]) -> list[str]:
         word
         for _, comment in comments
         if not DIRECTIVE.match(comment)
-        for word in COMMENT_WORD.findall(re.sub(r"\([^()]*\)|\"[^\"]*\"|'[^']*'", " ", comment))
+        for word in COMMENT_WORD.findall(SHAPE_OR_QUOTE.sub(" ", comment))
     ]
 
 

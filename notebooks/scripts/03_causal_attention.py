@@ -21,7 +21,7 @@
 # **Learning goals**
 # 1. Mask the future with a **lower-triangular matrix** (下三角矩阵) and **renormalize**
 #    (重新归一化) the rows: the three-step method.
-# 2. Answer the **information leakage** (信息泄漏) question: the softmax of step 1 saw the
+# 2. Answer the **information leakage** (信息泄露) question: the softmax of step 1 saw the
 #    future scores, yet nothing of them survives. Show it algebraically and numerically.
 # 3. Mask with `-inf` before the softmax (the one-step method) and check that both methods agree.
 # 4. See the mathematical trick behind it: the masked softmax of zero scores averages each

@@ -294,7 +294,7 @@ forward_steps = [  # (step, what it produces: the book's names, formula, shape o
         "(b, h, T, T)",
     ),
     (
-        mh.say("7. scale, softmax", "7. 缩放归一化"),
+        mh.say("7. scale, softmax", "7. 缩放、softmax"),
         mh.say(
             "`attn_weights`, then `dropout` on them (training only)",
             "`attn_weights`，随后对它做 `dropout`（只在训练时）",
@@ -808,9 +808,9 @@ mhsa_helpers.exercises.check_mha_parameter_count(answer)
 # %% [markdown]
 # **Exercise 3.** `forward` splits a *batch* (b, T, d_out). `x_ex` below is one sequence
 # without a batch axis: T = 5 tokens of d_out = 12. Split it into **3** heads, shape
-# (num_heads, T, head_dim), with head 0 holding the first head_dim numbers of every token. Which
-# axis is the token axis now, and what becomes of `transpose(1, 2)`? (Try `x_ex.view(3, 5, 4)`
-# first and see what the checker says.)
+# (num_heads, T, head_dim), with head 1 (index 0) holding the first head_dim numbers of every
+# token. Which axis is the token axis now, and what becomes of `transpose(1, 2)`? (Try
+# `x_ex.view(3, 5, 4)` first and see what the checker says.)
 
 # %%
 x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out): no batch axis

@@ -144,8 +144,8 @@ import ipywidgets as widgets
 def describe(heads=12):
     head_dim = 768 // heads
     return mh.say(
-        f"GPT-2 small width 768 with {heads} heads -> head_dim = {head_dim}",
-        f"GPT-2 small 的宽度 768，{heads} 个头 -> head_dim = {head_dim}",
+        f"GPT-2 small width 768 with {heads} heads → head_dim = {head_dim}",
+        f"GPT-2 small 的宽度 768，{heads} 个头 → head_dim = {head_dim}",
     )
 
 

@@ -8,20 +8,20 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="509b70e9ead2"
+# %% [markdown] en_hash="06372efbaa6b"
 # # 03 · 因果注意力（causal attention）
 #
-# GPT 模型训练的任务是预测下一个词元（token）。如果在计算位置 $i$ 时，注意力能看到 $i$ 之后的词元，那就等于考试时翻书抄答案。**因果注意力**（causal attention），也叫掩码注意力（masked attention），让每个词元只能关注它自己和它之前的词元。本课把**因果掩码**（causal mask）构建两次：一次用书中“笨但直白”的三步法，把道理摆清楚；一次用实际代码采用的一步 `-inf` 法。
+# GPT 模型训练的任务是预测下一个词元（token）。如果在计算位置 $i$ 时，注意力能看到 $i$ 之后的词元，那就等于考试时翻书抄答案。**因果注意力**（causal attention）也叫掩码注意力（masked attention），它让每个词元只能关注它自己和它之前的词元。本课用两种方法构建**因果掩码**（causal mask）。一种是书中“笨但直白”的三步法，它把道理讲得清清楚楚。另一种是实际代码采用的一步法，即填入 `-inf`。
 #
 # **学习目标**
-# 1. 用**下三角矩阵**（lower-triangular matrix）遮住未来，再对每一行做**重新归一化**（renormalization）：这就是三步法。
-# 2. 回答**信息泄漏**（information leakage）的问题：第 1 步的 softmax 看到过未来的分数，可它们却没有留下任何痕迹。分别从代数上和数值上说明这一点。
-# 3. 在 softmax 之前用 `-inf` 做掩码（一步法），并验证两种方法结果一致。
-# 4. 看懂背后的数学小技巧：对全为 0 的分数做带掩码的 softmax，就是对每个词元的过去取平均。换成真正的分数，就是因果注意力，即对过去的加权平均。
+# 1. 用**下三角矩阵**（lower-triangular matrix）遮住未来，再对每一行做**重新归一化**（renormalization），这就是三步法。
+# 2. 回答**信息泄露**（information leakage）的问题。第 1 步的 softmax 看到过未来的分数，但这些分数没有留下任何痕迹。分别从代数上和数值上说明这一点。
+# 3. 在 softmax 之前用 `-inf` 做掩码（一步法），并验证两种方法的结果一致。
+# 4. 看懂背后的数学技巧。对全为 0 的分数做带掩码的 softmax，相当于对每个词元的过去取平均。换成真正的分数，得到的就是因果注意力，也就是对过去的加权平均。
 #
-# **预备知识：** 第 02 课（`02_trainable_qkv`）：查询、键、值（query, key, value），缩放后的 softmax，`SelfAttentionV2`。**用时：** 约 85 分钟（阅读、运行 26 个代码单元格、1 次预测、1 道练习、1 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 02 课（`02_trainable_qkv`）中的查询、键、值（query, key, value），缩放后的 softmax 和 `SelfAttentionV2`。**用时：** 约 85 分钟（阅读、运行 26 个代码单元格、1 次预测、1 道练习、1 个动手实现，估算规则见第 00 课）。
 #
-# **形状约定（shape contract）：** 分数 `(T, T)` → 因果权重 `(T, T)`，对角线以上为零，每行之和为 1 → 上下文向量（context vector）`(T, d_out)`。
+# **形状约定（shape contract）：** 分数 `(T, T)` → 因果权重 `(T, T)`（对角线以上为零，每行之和为 1）→ 上下文向量（context vector）`(T, d_out)`。
 
 # %%
 import torch
@@ -33,7 +33,7 @@ mh.setup_lesson(lang="zh")
 # %% [markdown] en_hash="5b65fbe82db6"
 # ## 1. 起点：能看到一切的注意力
 #
-# 我们取第 02 课的 `SelfAttentionV2`，使用书中的随机种子 789，并完全按照它的 `forward` 的做法计算注意力权重（attention weight）。
+# 我们取第 02 课的 `SelfAttentionV2`，使用书中的随机种子 789，完全按照它的 `forward` 中的做法计算注意力权重（attention weight）。
 
 # %%
 journey = mh.load_journey()
@@ -59,7 +59,7 @@ torch.testing.assert_close(
 print("matches the book's printed values")
 
 # %% [markdown] en_hash="4740b15081e9"
-# 看“journey”那一行（第 2 行）：[0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了“starts”、“with”、“one”、“step”，而这些词元全都在“journey”*之后*。模型生成文本时，这些词元还不存在。这张热力图（heatmap）中对角线以上的部分必须全部去掉。
+# “journey”那一行（第 2 行）是 [0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了“starts”、“with”、“one”、“step”，而这些词元全都在“journey”*之后*。模型生成文本时，这些词元还不存在。所以这张热力图（heatmap）中对角线以上的部分必须全部去掉。
 
 # %%
 import matplotlib.pyplot as plt
@@ -72,7 +72,7 @@ fig = mh.plot_attention(
 plt.show()
 
 # %% [markdown] en_hash="aefaf273d545"
-# 掩码作用在分数上，所以先看看它要对分数做什么：查询与任何*更靠后*的键之间的分数（灰色）都必须忽略，只有对角线上及其下方的分数才算数。
+# 掩码作用在分数上，所以先看看它要对分数做什么。查询与任何*更靠后*的键之间的分数（图中灰色部分）都必须忽略，只有对角线上及其下方的分数才算数。
 
 # %%
 fig = mh.figures.plot_causal_scores(attn_scores / d_k**0.5, words)
@@ -81,11 +81,11 @@ plt.show()
 # %% [markdown] en_hash="734bb7c518b6"
 # ## 2. 三步法
 #
-# 1. 照常做 softmax（上面已经做过了）；
-# 2. 乘以一个元素全为 1 的下三角矩阵：对角线以上的元素变成 0；
-# 3. 每一行除以它新的和，让每行之和重新等于 1。
+# 1. 照常做 softmax（上面已经做过了）。
+# 2. 乘以一个元素全为 1 的下三角矩阵，对角线以上的元素随之变成 0。
+# 3. 每一行除以它新的和，使每行之和重新等于 1。
 #
-# `torch.tril`（“triangle, lower”，即下三角）保留对角线及其下方的所有元素：
+# `torch.tril`（取自“triangle, lower”，即下三角）保留对角线及其下方的所有元素。
 
 # %%
 context_length = attn_scores.shape[0]  # T = 6
@@ -93,11 +93,11 @@ mask_simple = torch.tril(torch.ones(context_length, context_length))  # (T, T)
 print(mask_simple)
 
 # %%
-masked_simple = attn_weights * mask_simple  # (T, T), zeros above the diagonal
+masked_simple = attn_weights * mask_simple  # (T, T)，对角线以上为 0
 print(masked_simple)
 
 # %% [markdown] en_hash="639b6fd2b85e"
-# 各行之和不再是 1（第 1 行只剩下 0.1921）。第 3 步来解决这个问题：
+# 各行之和不再是 1（第 1 行只剩下 0.1921）。第 3 步就来解决这个问题。
 
 # %%
 row_sums = masked_simple.sum(dim=-1, keepdim=True)  # (T, 1)
@@ -112,19 +112,19 @@ torch.testing.assert_close(masked_simple_norm.sum(dim=-1), torch.ones(context_le
 print("matches the book's printed values; every row sums to 1")
 
 # %% [markdown] en_hash="615f8e05884c"
-# 现在“journey”只关注“Your”和它自己：[0.5517, 0.4483, 0, 0, 0, 0]，与书中印出的一致。最后一行（“step”可以看到所有词元）完全没有变化。
+# 现在“journey”只关注“Your”和它自己，权重为 [0.5517, 0.4483, 0, 0, 0, 0]，与书中印出的一致。最后一行（“step”可以看到所有词元）完全没有变化。
 #
 # ## 3. 未来漏进来了吗？
 #
-# 看到这里你应该起疑。第 1 步的 softmax 除以的是*整行*的和，未来的分数也算在里面。未来会不会借着这个分母偷偷溜进了权重？
+# 读到这里，你应该会起疑。第 1 步的 softmax 除以的是*整行*的和，未来的分数也算在里面。未来会不会借着这个分母，偷偷混进了权重？
 #
-# 不会。记第 $i$ 行缩放后的分数为 $s_j$，完整的分母为 $S = \sum_{k=1}^{T} e^{s_k}$。对于保留下来的位置 $j \le i$：
+# 不会。记第 $i$ 行缩放后的分数为 $s_j$，完整的分母为 $S = \sum_{k=1}^{T} e^{s_k}$。对于保留下来的位置 $j \le i$，有
 #
-# $$\text{step 1: } p_j = \frac{e^{s_j}}{S}, \qquad \text{step 3: }
+# $$\text{第 1 步：} p_j = \frac{e^{s_j}}{S}, \qquad \text{第 3 步：}
 # \frac{p_j}{\sum_{k \le i} p_k} = \frac{e^{s_j} / S}{\sum_{k \le i} e^{s_k} / S}
 # = \frac{e^{s_j}}{\sum_{k \le i} e^{s_k}}.$$
 #
-# 未来唯一出现过的地方 $S$ 被约掉了。剩下的正是**只在未被遮住的分数上做的 softmax**。逐行验证一下：
+# 未来信息只出现在分母 $S$ 中，而 $S$ 被约掉了。剩下的正是**只在未被遮住的分数上做的 softmax**。下面逐行验证这一点。
 
 # %%
 scaled_scores = attn_scores / d_k**0.5  # (T, T)
@@ -136,12 +136,12 @@ print("each row of the three-step result == softmax over that row's past and pre
 # %% [markdown] en_hash="4e07f95c84e8"
 # ## 4. 一步法：在 softmax 之前填入 `-inf`
 #
-# 既然答案是“只在未被遮住的分数上做 softmax”，我们就可以直接这样算。把未来的分数设为 $-\infty$，再做 softmax：$e^{-\infty} = 0$，所以它们的权重自动为 0，也从分母中消失了；每行之和天然为 1，无需再重新归一化。
+# 既然答案是“只在未被遮住的分数上做 softmax”，我们就可以直接这样算。把未来的分数设为 $-\infty$，再做 softmax。由于 $e^{-\infty} = 0$，这些位置的权重自动为 0，也从分母中消失了。每行之和本来就是 1，无需再重新归一化。
 #
-# `torch.triu(..., diagonal=1)`（“triangle, upper”，即上三角，从对角线上方一格开始）标出要隐藏的位置；`masked_fill` 在掩码为 `True` 的地方写入 `-inf`。
+# `torch.triu(..., diagonal=1)`（取自“triangle, upper”，即上三角，从对角线上方一格开始）标出要隐藏的位置，`masked_fill` 再在掩码为 `True` 的地方写入 `-inf`。
 
 # %%
-mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # (T, T), 1 = future
+mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # (T, T)，1 = 未来
 print(mask)
 masked = attn_scores.masked_fill(mask.bool(), -torch.inf)  # (T, T)
 print(masked)
@@ -151,7 +151,7 @@ attn_weights_causal = torch.softmax(masked / d_k**0.5, dim=-1)  # (T, T)
 print(attn_weights_causal)
 
 # %% [markdown] en_hash="de5ef8850f42"
-# 与三步法得到的矩阵相同：
+# 下面验证它与三步法得到的矩阵相同。
 
 # %%
 torch.testing.assert_close(attn_weights_causal, masked_simple_norm)
@@ -163,65 +163,65 @@ assert largest_difference < 1e-6
 print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
 
 # %% [markdown] en_hash="1047868e11fe"
-# 两者在浮点精度内相等（本课末尾那个折叠起来的检查单元格会细看最后几个比特）。下面把两条路径并排画出来，用的是我们缩放后的分数：上面是三步法，下面是先填入 `-inf` 再做一次 softmax，两条路最后得到同一个矩阵。
+# 两者在浮点精度内相等（本课末尾折叠起来的检查单元格会细看最后几个比特）。下图用我们缩放后的分数，把两条路径并排画了出来。上面是三步法，下面是先填入 `-inf`、再做一次 softmax，两条路最后得到同一个矩阵。
 
 # %%
 fig = mh.figures.plot_mask_paths(attn_scores / d_k**0.5, words)
 plt.show()
 
 # %% [markdown] en_hash="8bdbe83a8b24"
-# 实际的实现用的都是一步法：一次 `masked_fill`，代替一次乘法、一次求和和一次除法。等到 GPT 模型生成文本时，`-inf` 技巧还会再次出现：**top-k 采样**（top-k sampling）在 softmax 之前把除最大的 k 个以外的所有分数都设为 `-inf`，于是只有这 k 个词元可能被选中。
+# 实际的实现都用一步法，用一次 `masked_fill` 代替一次乘法、一次求和和一次除法。GPT 模型生成文本时，`-inf` 技巧还会再次出现。**top-k 采样**（top-k sampling）在 softmax 之前，把最大的 k 个分数以外的所有分数都设为 `-inf`，于是只有这 k 个词元可能被选中。
 
 # %% [markdown] en_hash="5d6492d5db82"
 # ## 5. 数学上的小技巧：因果注意力是对过去的平均
 #
-# Andrej Karpathy 在讲座《Let's build GPT》里从另一面看因果掩码。先让一个词元对它的过去做最简单的事：把它自己和它之前的所有词元取**平均**。词元从 1 开始数，第 $i$ 个词元得到
+# Andrej Karpathy 在讲座《Let's build GPT》里从另一个角度看待因果掩码。一个词元对它的过去能做的最简单的事，就是对它自己和它之前的所有词元取**平均**。词元从 1 开始编号，第 $i$ 个词元得到
 #
 # $$\bar{x}^{(i)} = \frac{1}{i} \sum_{j=1}^{i} x^{(j)} .$$
 #
-# 先用循环，对六个嵌入（embedding）计算。代码从 0 开始数，代码里的第 `i` 行就是公式里的第 $i + 1$ 个词元。
+# 先用循环对六个嵌入（embedding）计算一遍。代码从 0 开始编号，所以代码里的第 `i` 行就是公式里的第 $i + 1$ 个词元。
 
 # %%
 average_loop = torch.zeros(context_length, 3)  # (T, d_in)
 for i in range(context_length):
-    average_loop[i] = inputs[: i + 1].mean(dim=0)  # (d_in,): the mean of rows 0..i
+    average_loop[i] = inputs[: i + 1].mean(dim=0)  # (d_in,)：第 0..i 行的平均
 print(average_loop)
 
 # %% [markdown] en_hash="c623986041ab"
-# 这个循环就是一次矩阵乘法。把 `torch.tril(torch.ones(T, T))`（第 2 节的 `mask_simple`）的每一行除以该行之和，第 $i$ 行的前 $i$ 个元素是 $1/i$，其余是 0。用它乘以输入，正好是前 $i$ 个词元的平均：
+# 这个循环其实就是一次矩阵乘法。把 `torch.tril(torch.ones(T, T))`（第 2 节的 `mask_simple`）的每一行除以该行之和，第 $i$ 行的前 $i$ 个元素就是 $1/i$，其余是 0。用它乘以输入，正好得到前 $i$ 个词元的平均，即
 #
 # $$\bar{X} = W X, \qquad W_{ij} = \begin{cases} 1/i & j \le i \\ 0 & j > i \end{cases}$$
 
 # %%
 ones_below = torch.tril(torch.ones(context_length, context_length))  # (T, T)
-average_weights = ones_below / ones_below.sum(dim=-1, keepdim=True)  # (T, T), rows sum to 1
+average_weights = ones_below / ones_below.sum(dim=-1, keepdim=True)  # (T, T)，每行之和为 1
 average_matmul = average_weights @ inputs  # (T, T) @ (T, d_in) -> (T, d_in)
 print(average_weights)
-assert torch.equal(ones_below, mask_simple)  # the matrix of the three-step method
-torch.testing.assert_close(average_matmul, average_loop)  # loop == matrix product
+assert torch.equal(ones_below, mask_simple)  # 正是三步法里的那个矩阵
+torch.testing.assert_close(average_matmul, average_loop)  # 循环 == 矩阵乘法
 
 # %% [markdown] en_hash="51d27cda75f9"
-# $W$ 也是一个 softmax。从全为 0 的分数出发（哪个词元都不偏爱），像第 4 节那样用 $-\infty$ 遮住未来，再对每一行做 softmax。看得见的 $i$ 个位置变成 $e^0 = 1$，被遮住的变成 $e^{-\infty} = 0$。于是每一行在过去是 $1/i$，在未来是 0，还是同一个矩阵：
+# $W$ 也可以写成一个 softmax。从全为 0 的分数出发（哪个词元都不偏爱），像第 4 节那样用 $-\infty$ 遮住未来，再对每一行做 softmax。看得见的 $i$ 个位置变成 $e^0 = 1$，被遮住的位置变成 $e^{-\infty} = 0$。于是每一行在过去的位置上是 $1/i$，在未来的位置上是 0，得到的还是同一个矩阵。写成公式就是
 #
 # $$W = \operatorname{softmax}\big(\operatorname{mask}(\mathbf{0})\big), \qquad
 # \operatorname{mask}(S)_{ij} = \begin{cases} S_{ij} & j \le i \\ -\infty & j > i
 # \end{cases}$$
 
 # %%
-zero_scores = torch.zeros(context_length, context_length)  # (T, T): no preferences yet
+zero_scores = torch.zeros(context_length, context_length)  # (T, T)：还没有任何偏好
 average_softmax = torch.softmax(zero_scores.masked_fill(mask.bool(), -torch.inf), dim=-1)  # (T, T)
 print(average_softmax)
-assert torch.equal(average_softmax, average_weights)  # softmax over -inf == tril / row sums
-torch.testing.assert_close(average_softmax @ inputs, average_loop)  # all three agree
+assert torch.equal(average_softmax, average_weights)  # 带 -inf 的 softmax == tril / 行和
+torch.testing.assert_close(average_softmax @ inputs, average_loop)  # 三种算法结果一致
 
 # %% [markdown] en_hash="6c86160bbe0d"
-# **因果注意力，就是带着学来的偏好做这个平均。** 把 0 换成 `sa_v2` 缩放后的分数 $q^{(i)} \cdot k^{(j)} / \sqrt{d_k}$，同样的带掩码 softmax 就给出第 4 节的因果权重。再用它乘以值，而不是输入，每个词元就得到它过去那些值的**加权平均**（weighted average）。权重的大小，取决于它的查询与每个键有多匹配：
+# **因果注意力，就是带上学到的偏好来做这个平均。** 把 0 换成 `sa_v2` 缩放后的分数 $q^{(i)} \cdot k^{(j)} / \sqrt{d_k}$，同样的带掩码 softmax 就给出第 4 节的因果权重。再用这些权重去乘值（而不是输入），每个词元得到的就是它过去各个值的**加权平均**（weighted average），权重取决于它的查询与每个键的匹配程度。写成公式就是
 #
 # $$Z = \operatorname{softmax}\Big(\operatorname{mask}\big(QK^\top / \sqrt{d_k}\big)\Big)\,V .$$
 
 # %%
 scored = torch.softmax((attn_scores / d_k**0.5).masked_fill(mask.bool(), -torch.inf), dim=-1)
-torch.testing.assert_close(scored, attn_weights_causal)  # (T, T): section 4's weights
+torch.testing.assert_close(scored, attn_weights_causal)  # (T, T)：第 4 节的权重
 context_causal = scored @ values  # (T, T) @ (T, d_out) -> (T, d_out)
 print("plain average, row 'starts':", average_weights[2])
 print("causal weights, row 'starts':", scored[2])
@@ -246,22 +246,22 @@ mh.plot_attention(
 plt.show()
 
 # %% [markdown] en_hash="9896a0821d31"
-# 分数全为 0，得到的是简单平均。学来的分数，让词元自己选择多听过去的哪一部分。`sa_v2` 的权重还没有训练，所以因果权重的各行仍接近简单平均：“starts”这一行是 0.3800、0.3097、0.3103，简单平均则各为 1/3。两张图并排画出了这一点。让它们偏离平均的，是训练（第 08 课）。
+# 分数全为 0 时，得到的是简单平均。有了学到的分数，词元就能自己选择多听过去的哪一部分。`sa_v2` 的权重还没有训练，所以因果权重的各行仍接近简单平均。例如“starts”这一行是 0.3800、0.3097、0.3103，而简单平均是各 1/3。上面两张图并排展示了这一点。让权重偏离平均的是训练（第 08 课）。
 #
 # ## 6. 用实验来证明：改变未来
 #
-# 如果没有泄漏，那么改变*最后一个*词元（“step”）就不应该改变前面任何一行。我们把它的嵌入（embedding）换成一个截然不同的向量，然后全部重算一遍。
+# 如果没有泄露，那么改变*最后一个*词元（“step”）就不应该改变前面任何一行。我们把它的嵌入换成一个截然不同的向量，然后全部重算一遍。
 #
-# **先预测，再运行。** 使用一步法的因果掩码时，“step”的嵌入改变后，36 个注意力权重中会有几个发生变化？把 `None` 换成 0 到 36 之间的一个整数，然后运行单元格；它只会记下你的猜测。
+# **先预测，再运行。** 使用一步法的因果掩码时，“step”的嵌入改变后，36 个注意力权重中会有几个发生变化？把 `None` 换成 0 到 36 之间的一个整数，然后运行单元格。这个单元格只会记下你的猜测。
 
 # %%
 import mhsa_helpers.exercises
 
-my_guess = None  # YOUR PREDICTION: a whole number from 0 to 36
+my_guess = None  # 你的预测：0 到 36 之间的一个整数
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess)
 
 # %% [markdown] en_hash="2b3432f52f25"
-# 下面是三个函数，对任意输入 `x` 都使用 `sa_v2` 的权重：一步法的因果权重、三步法的因果权重，以及完全不加掩码的权重。
+# 下面三个函数对任意输入 `x` 都使用 `sa_v2` 的权重，分别计算一步法的因果权重、三步法的因果权重和完全不加掩码的权重。
 
 
 # %%
@@ -289,14 +289,14 @@ def full_weights(x):
 
 
 changed = inputs.clone()  # (T, d_in)
-changed[5] = torch.tensor([5.0, -3.0, 2.0])  # a very different "step"
+changed[5] = torch.tensor([5.0, -3.0, 2.0])  # 一个截然不同的“step”
 print(
     "no mask: largest change in rows 1-5 =",
     (full_weights(changed) - full_weights(inputs))[:5].abs().max(),
 )
 
 # %% [markdown] en_hash="a6410062c053"
-# 不加掩码时，未来明显改变了前面的行。用了一步法掩码，前五行**完全相同，一个比特都不差**：未来的分数在 softmax 看到它们之前就已经被 `-inf` 覆盖了。
+# 不加掩码时，未来明显改变了前面的行。用了一步法掩码，前五行则**完全相同，一个比特都不差**，因为未来的分数在 softmax 看到它们之前，就已经被 `-inf` 覆盖了。
 
 # %%
 before, after = causal_weights_one_step(inputs), causal_weights_one_step(changed)
@@ -309,10 +309,10 @@ print("weights that changed, without a mask:", unmasked_changes, "of 36")
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 
 # %% [markdown] en_hash="6758b020fd6d"
-# 最后一行是唯一允许看“step”的一行，而它会看所有词元，所以它的六个权重全都变了；其余 30 个保持原样，分毫未动。不加掩码时，36 个权重全都会变。
+# 最后一行是唯一允许看“step”的一行，而它会看所有词元，所以它的六个权重全都变了，其余 30 个权重分毫未动。不加掩码时，36 个权重全都会变。
 
 # %% [markdown] en_hash="9a7cb6c30ae4"
-# 用三步法时，前面各行只在最后一位的舍入上可能不同，其余保持不变：未来确实进入了 $S$（所以第 1 步的舍入有所不同），但在第 3 步被约掉了。
+# 用三步法时，前面各行保持不变，最多只在最后一位上有舍入差异。未来确实进入了 $S$（所以第 1 步的舍入有所不同），但它在第 3 步被约掉了。
 
 # %%
 before3, after3 = causal_weights_three_step(inputs), causal_weights_three_step(changed)
@@ -323,7 +323,7 @@ print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result"
 # %% [markdown] en_hash="f84bae19f7c8"
 # ## 7. 掩码前后对比
 #
-# 同一组权重在掩码前后的样子，使用同一个从 0 到 1 的色标。对角线以下，每一行都被拉伸，使其和重新为 1；对角线以上则什么都不剩。越靠前的词元，能分到它注意力的词元就越少（“Your”把全部注意力都留给了自己）。
+# 下图用同一个从 0 到 1 的色标，画出同一组权重在掩码前后的样子。对角线以下，每一行都被拉伸，使行和重新为 1。对角线以上则什么都不剩。越靠前的词元，分享它注意力的词元就越少（“Your”把全部注意力都留给了自己）。
 
 # %%
 fig, (ax_before, ax_after) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
@@ -345,11 +345,11 @@ mh.plot_attention(
 plt.show()
 
 # %% [markdown] en_hash="ce4e4408133d"
-# ### 检查（供 CI 使用；已折叠）
+# ### 检查（供 CI 使用，已折叠）
 #
 # 下一个单元格在 JupyterLab 中是隐藏的（点击即可展开）。它检查本课所依赖的两件事：
-# * 课程的工具包做的是同样的事：`mh.causal_mask` 构造出的正是我们的掩码，`mh.masked_attention`（后续各课中每个因果注意力类都会调用的函数）逐比特地给出我们的一步法权重，而上下文向量就是掩码后的权重乘以值；
-# * 两种方法在浮点精度内一致，但不一定逐比特相同：三步法舍入两次（先除以完整的和 $S$，再除以部分和），并且在 softmax 内部减去的是*整行*的最大值；一步法只做一次除法。在本课程的 CI 机器上，对角线上及其下方的 21 个元素中有好几个在最后几位上不同（具体有多少个取决于 CPU，所以这个单元格不打印个数）；这就是本课用 `assert_close` 来比较它们的原因。
+# * 课程的工具包做的是同样的事。`mh.causal_mask` 构造出的正是我们的掩码。`mh.masked_attention`（后续各课中每个因果注意力类都会调用它）给出的权重与我们的一步法逐比特相同，上下文向量也正是掩码后的权重乘以值。
+# * 两种方法在浮点精度内一致，但不一定逐比特相同。三步法舍入两次（先除以完整的和 $S$，再除以部分和），而且在 softmax 内部减去的是*整行*的最大值，一步法则只做一次除法。在本课程的 CI 机器上，对角线上及其下方的 21 个元素中有好几个在最后几位上不同（具体几个取决于 CPU，所以这个单元格不打印个数）。因此本课用 `assert_close` 来比较两者。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 assert torch.equal(mh.causal_mask(context_length), mask)
@@ -358,35 +358,35 @@ context_vecs, weights_pkg = mh.masked_attention(
 )
 assert torch.equal(weights_pkg, attn_weights_causal)
 assert torch.equal(context_vecs, attn_weights_causal @ values)
-torch.testing.assert_close(context_vecs[0], values[0])  # "Your" can only see itself
+torch.testing.assert_close(context_vecs[0], values[0])  # “Your”只能看到它自己
 print("mh.causal_mask and mh.masked_attention == the one-step method, bit for bit")
 
-kept = ~mask.bool()  # (T, T): the 21 entries on and below the diagonal
+kept = ~mask.bool()  # (T, T)：对角线上及其下方的 21 个元素
 assert (attn_weights_causal - masked_simple_norm)[kept].abs().max() < 1e-6
 print("three-step vs one-step: every kept entry agrees to within 1e-6")
 
 # %% [markdown] en_hash="684e1178beb1"
 # ## 小结
 #
-# * **因果注意力**：词元 $i$ 只关注词元 $1..i$。(T, T) 的注意力权重中，对角线以上的元素都必须为 0。
-# * 三步法：做 softmax，乘以 `torch.tril(torch.ones(T, T))`，每行除以它的和。书中“journey”那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
-# * 没有**信息泄漏**：整行的分母在重新归一化时被约掉了；结果就是只在未被遮住的分数上做的 softmax。改变一个未来的词元，前面的行保持不变。
-# * 一步法（实际该用的方法）：`scores.masked_fill(torch.triu(ones, diagonal=1).bool(), -torch.inf)`，然后做 softmax。权重相同（在浮点精度内），运算更少。
-# * 数学小技巧：`tril(ones) / 行和`、对全为 0 的分数用 `-inf` 掩码后做 softmax、一个循环，这三者都是对每个词元的过去取平均。把 0 换成分数 $QK^\top / \sqrt{d_k}$，同一个 softmax 就是因果注意力：对过去那些值的加权平均。
-# * 下一步：第 04 课加入 **dropout**（随机失活），并把这一切封装成一个支持批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在其中。
+# * **因果注意力**让词元 $i$ 只关注词元 $1..i$。在 (T, T) 的注意力权重中，对角线以上的元素都必须为 0。
+# * 三步法先做 softmax，再乘以 `torch.tril(torch.ones(T, T))`，最后每行除以它的和。书中“journey”那一行变成 [0.5517, 0.4483, 0, 0, 0, 0]。
+# * 不存在**信息泄露**。整行的分母在重新归一化时被约掉了，结果就是只在未被遮住的分数上做的 softmax。改变一个未来的词元，前面的行保持不变。
+# * 实际该用的是一步法，即先做 `scores.masked_fill(torch.triu(ones, diagonal=1).bool(), -torch.inf)`，再做 softmax。它得到的权重相同（在浮点精度内），运算却更少。
+# * 数学上的小技巧：`tril(ones) / 行和`、对全为 0 的分数做 `-inf` 掩码后的 softmax、一个循环，这三者都是对每个词元的过去取平均。把 0 换成分数 $QK^\top / \sqrt{d_k}$，同一个 softmax 就成了因果注意力，也就是对过去各个值的加权平均。
+# * 第 04 课将加入 **dropout**（随机失活），并把这一切封装成一个能处理批次（batch）输入的 `CausalAttention` 类，掩码作为缓冲区（buffer）保存在类中。
 #
 # ## 练习
 #
-# 参考答案：`solutions/03_causal_attention_solutions.ipynb`。
+# 参考答案见 `solutions/03_causal_attention_solutions.ipynb`。
 #
-# **练习 1（局部窗口）。** 有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。对于 `T = 5`，构造一个布尔类型的 (5, 5) 掩码：当每个词元只能看到**它自己和紧挨在它前面的那一个词元**时，在它*不能*看的位置上为 `True`（也就是 `masked_fill` 所接受的那种掩码）。
+# **练习 1（局部窗口）。** 有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。取 `T = 5`，假设每个词元只能看到**它自己和紧挨在它前面的那一个词元**。请构造一个 (5, 5) 的布尔掩码，在词元*不能*看的位置上为 `True`（也就是 `masked_fill` 接受的那种掩码）。
 
 # %%
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_local_mask(answer)
 
 # %% [markdown] en_hash="70c12dcbf1ce"
-# **练习 2（动手实现：带窗口的因果权重）。** 编写 `causal_weights(attn_scores, window=None)`。它接收*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，或带有任意前导维度的 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)；返回形状相同的注意力权重。`window=None` 时，就是本课的因果权重。`window=w`（一个 ≥ 1 的整数）时，权重是**局部**的：每个词元只看得到自己和它前面紧挨着的 `w - 1` 个词元。练习 1 就是 `w = 2` 的情形，这里要对任意 T、任意 w 和任意前导维度都成立。然后令 `answer = causal_weights`（函数本身）。检查器会在多种大小、批次形状和窗口（包括比 T 还宽的窗口）上运行它，检查不该看的位置是否为零、每行之和是否为 1、改变未来的分数是否不影响任何结果、梯度是否只流向过去的分数，并会指出常见的错误。
+# **练习 2（动手实现带窗口的因果权重）。** 编写 `causal_weights(attn_scores, window=None)`。它的输入是*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，也可以带任意前导维度，即 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)。它返回形状相同的注意力权重。`window=None` 时，结果就是本课的因果权重。`window=w`（w 为 ≥ 1 的整数）时，权重是**局部**的，每个词元只看得到自己和紧挨在它前面的 `w - 1` 个词元。练习 1 就是 `w = 2` 的情形，这里则要对任意 T、任意 w 和任意前导维度都成立。写好后令 `answer = causal_weights`（函数本身）。检查器会在多种大小、批次形状和窗口（包括比 T 还宽的窗口）下运行它，检查不该看的位置是否为零、每行之和是否为 1、改变未来的分数是否对结果毫无影响、梯度是否只流向过去的分数，并会指出常见的错误。
 
 
 # %%
@@ -395,9 +395,9 @@ def causal_weights(attn_scores, window=None):
 
     window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
     """
-    # YOUR CODE HERE
+    # 在这里写代码
     raise NotImplementedError
 
 
-answer = None  # YOUR CODE HERE
+answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_build_causal_weights(answer)

@@ -63,7 +63,7 @@ result
 
 # %%
 torch.manual_seed(123)
-sa_v1 = mh.SelfAttentionV1(d_in, d_out)  # (the lesson's sa_v1)
+sa_v1 = mh.SelfAttentionV1(d_in, d_out)  # （即课上的 sa_v1）
 
 sa_v2 = mh.SelfAttentionV2(d_in, d_out)
 sa_v2.W_query.weight = nn.Parameter(sa_v1.W_query.T)  # (d_out, d_in)

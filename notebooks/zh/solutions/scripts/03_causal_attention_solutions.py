@@ -22,7 +22,7 @@ import mhsa_helpers.exercises
 mh.setup_lesson(lang="zh")
 
 # %% [markdown] en_hash="0832dc9912a2"
-# **练习 1（局部窗口）。** 要隐藏的有两部分：一是未来，即严格位于对角线上方的部分（`torch.triu(..., diagonal=1)`）；二是往前两步及更远的每个词元，即从主对角线下方第二条对角线开始往下的部分（`torch.tril(..., diagonal=-2)`）。用 `|` 把两者合起来。剩下可见的是一条宽度为 2 的带：对角线，以及紧挨在它下面的那一条。
+# **练习 1（局部窗口）。** 要隐藏的有两部分。一是未来，即严格位于对角线上方的部分（`torch.triu(..., diagonal=1)`）。二是往前两步及更远的词元，即主对角线下方第二条对角线及其以下的部分（`torch.tril(..., diagonal=-2)`）。用 `|` 把两者合起来，剩下可见的就是一条宽度为 2 的带，由对角线和紧挨在它下面的那一条对角线组成。
 
 # %%
 T = 5
@@ -34,7 +34,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="e8b96076efac"
-# **练习 2（动手实现：带窗口的因果权重）。** 从最后一个维度构造掩码，这样任意的 T 和任意的前导（批次、头）维度都能处理：一个 (T, T) 的掩码会在这些维度上广播。窗口加上的是练习 1 掩码的下半部分，即往前 `w` 步及更远的键 `torch.tril(..., diagonal=-w)`，再用 `|` 和未来部分合起来；比 T 还宽的窗口不会多遮住什么。使用非原地的 `masked_fill`（它返回一个新张量，不改动调用者传入的分数），填入 `-inf`，再沿最后一个维度做 softmax。对角线永远不会被遮住，所以没有哪一行全是 `-inf`。这里不做缩放：传进来的分数已经除以了 $\sqrt{d_k}$。
+# **练习 2（动手实现带窗口的因果权重）。** 根据最后一个维度构造掩码，这样任意的 T 和任意的前导维度（批次、头）都能处理，因为一个 (T, T) 的掩码会在这些维度上广播。窗口加上的是练习 1 掩码的下半部分，即往前 `w` 步及更远的键 `torch.tril(..., diagonal=-w)`，再用 `|` 和未来部分合起来。比 T 还宽的窗口不会多遮住什么。用非原地的 `masked_fill` 填入 `-inf`（它返回一个新张量，不改动调用者传入的分数），再沿最后一个维度做 softmax。对角线永远不会被遮住，所以不会有哪一行全是 `-inf`。这里不做缩放，因为传进来的分数已经除以了 $\sqrt{d_k}$。
 
 
 # %%
@@ -45,9 +45,9 @@ def causal_weights(attn_scores, window=None):
     """
     T = attn_scores.shape[-1]
     ones = torch.ones(T, T, dtype=torch.bool, device=attn_scores.device)  # (T, T)
-    hidden = torch.triu(ones, diagonal=1)  # (T, T), True above the diagonal: the future
+    hidden = torch.triu(ones, diagonal=1)  # (T, T)，对角线以上为 True，即未来
     if window is not None:
-        hidden = hidden | torch.tril(ones, diagonal=-window)  # and w or more steps back
+        hidden = hidden | torch.tril(ones, diagonal=-window)  # 再加上往前 w 步及更远的位置
     return torch.softmax(attn_scores.masked_fill(hidden, -torch.inf), dim=-1)  # (..., T, T)
 
 
@@ -59,9 +59,9 @@ scores_ex = torch.tensor(
         [0.1, 0.4, 0.9, 1.6],
     ]
 )  # (T, T) = (4, 4)
-print(causal_weights(scores_ex))  # row 1 can only see itself: [1, 0, 0, 0]
-print(causal_weights(torch.zeros(2, 3, 3)))  # (b, T, T): equal scores -> 1, 1/2, 1/3
-print(causal_weights(torch.zeros(4, 4), window=2))  # itself and one before: 1, then 1/2, 1/2
+print(causal_weights(scores_ex))  # 第 1 行只能看到自己：[1, 0, 0, 0]
+print(causal_weights(torch.zeros(2, 3, 3)))  # (b, T, T)：分数相等 → 1, 1/2, 1/3
+print(causal_weights(torch.zeros(4, 4), window=2))  # 自己和前一个词元：1，之后 1/2, 1/2
 assert torch.equal(causal_weights(scores_ex, window=4), causal_weights(scores_ex))  # w >= T
 
 answer = causal_weights

@@ -25,7 +25,7 @@ mh.setup_lesson(lang="zh")
 journey = mh.load_journey()
 
 # %% [markdown] en_hash="44229afa15c3"
-# **第 1 节的预测。** 保留下来的元素等于 2：每个元素以 1 - 0.5 的概率保留下来，把保留下来的元素除以 1 - p，矩阵的均值就保持为 1。
+# **第 1 节的预测。** 保留下来的元素等于 2。每个元素以 1 - 0.5 的概率保留下来，把保留的元素除以 1 - p，矩阵的均值就保持为 1。
 
 # %%
 prediction = 2.0
@@ -34,7 +34,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="b4c3477493ff"
-# **第 7 节：亲手实现 `CausalAttention`。** 这就是书中的类：三个投影；掩码作为缓冲区，用时切成 (T, T)；注意力分数按 $\sqrt{d_k}$ 缩放，未来位置设为 `-inf`；softmax 之后对注意力权重做 dropout。检查器对它做了契约测试。
+# **亲手实现 `CausalAttention`（第 7 节）。** 这就是书中的类。它有三个投影，掩码作为缓冲区保存，用时切成 (T, T)。注意力分数按 $\sqrt{d_k}$ 缩放，未来位置设为 `-inf`，softmax 之后再对注意力权重做 dropout。检查器对它做了契约测试（contract test）。
 
 
 # %%
@@ -47,7 +47,7 @@ class MyCausalAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.register_buffer(
             "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )  # (context_length, context_length), 1 = future
+        )  # (context_length, context_length)，1 = 未来
 
     def forward(self, x):
         num_tokens = x.shape[1]  # x: (b, T, d_in)
@@ -58,7 +58,7 @@ class MyCausalAttention(nn.Module):
         future = self.mask.bool()[:num_tokens, :num_tokens]  # (T, T)
         scores = scores.masked_fill(future, -torch.inf)
         weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
-        weights = self.dropout(weights)  # training only
+        weights = self.dropout(weights)  # 只在训练时生效
         return weights @ values  # (b, T, d_out)
 
 
@@ -67,7 +67,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="ca9a745950ef"
-# **练习 1。** 保留下来的比例是 1 - p = 0.8，所以保留的元素要除以 0.8：因子是 1 / (1 - 0.2) = 1.25。我们在全 1 矩阵上用 `nn.Dropout(0.2)` 验证一下。
+# **练习 1。** 保留下来的比例是 1 - p = 0.8，所以保留的元素要除以 0.8，即乘以 1 / (1 - 0.2) = 1.25。下面在全 1 矩阵上用 `nn.Dropout(0.2)` 验证一下。
 
 # %%
 p = 0.2
@@ -83,13 +83,13 @@ assert result, result
 result
 
 # %% [markdown] en_hash="ea7f7dbc9eee"
-# **练习 2。** 对角线以上的 15 个元素在 dropout 之前就是 0，之后仍是 0。其余 21 个元素中，dropout 平均清零一半：10.5 个。预计 0 的个数：36 个中有 15 + 10.5 = 25.5 个。
+# **练习 2。** 对角线以上的 15 个元素在 dropout 之前就是 0，之后仍是 0。其余 21 个元素中，dropout 平均清零一半，即 10.5 个。所以预计 36 个元素中有 15 + 10.5 = 25.5 个是 0。
 
 # %%
 answer = (15 + 21 * 0.5) / 36
 print(f"{answer:.4f}")
 
-# A simulation agrees: the average fraction of zeros over 2000 draws.
+# 模拟的结果也一致：2000 次抽取中 0 所占比例的平均值。
 weights = journey.reference["seed789_masked_renormalized"]  # (6, 6)
 dropout = nn.Dropout(0.5)
 torch.manual_seed(123)
@@ -102,7 +102,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="0bce18260770"
-# **练习 3。** 先算上下文向量 `attn_weights @ values` (6, 2)，其中的值来自同一个种子 789 的 `sa_v2`。再对它们做 dropout：保留 `keep_ctx` 为 True 的元素，其余清零，再把保留下来的元素除以保留的比例 1 - 0.25 = 0.75。
+# **练习 3。** 先算上下文向量 `attn_weights @ values` (6, 2)，其中的值来自同一个种子 789 的 `sa_v2`。再对它们做 dropout，保留 `keep_ctx` 为 True 的元素，其余清零，然后把保留下来的元素除以保留比例 1 - 0.25 = 0.75。
 
 # %%
 inputs = journey.inputs  # (T, d_in)

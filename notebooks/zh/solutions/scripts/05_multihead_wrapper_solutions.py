@@ -25,7 +25,7 @@ mh.setup_lesson(lang="zh")
 batch = mh.load_journey().batch  # (b, T, d_in) = (2, 6, 3)
 
 # %% [markdown] en_hash="1942fad3b9c7"
-# **第 6 节的预测。** 每个头调用 `W_query`、`W_key`、`W_value`（3 次 `nn.Linear` 调用）以及 `Q @ K^T`、`weights @ V`（2 次 `@`）：每个头 5 次，2 个头共 10 次。
+# **第 6 节的预测。** 每个头调用 `W_query`、`W_key`、`W_value`（3 次 `nn.Linear` 调用）以及 `Q @ K^T`、`weights @ V`（2 次 `@`），共 5 次，2 个头就是 10 次。
 
 # %%
 prediction = 2 * (3 + 2)
@@ -34,7 +34,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="b1d32ad7656d"
-# **第 1 节：亲手实现包装器。** 各个头放在 `nn.ModuleList` 里，这样它们的参数才会被注册（放在普通列表里，`parameters()` 和 `.to()` 都看不到它们）。`forward` 在同一个 x 上运行每个头，再沿最后一维拼接。检查器对它做了契约测试。
+# **第 1 节的动手实现。** 各个头放在 `nn.ModuleList` 里，这样它们的参数才会被注册。如果放在普通列表里，`parameters()` 和 `.to()` 都看不到它们。`forward` 在同一个 x 上运行每个头，再沿最后一维拼接。检查器对它做了契约测试（contract test）。
 
 
 # %%
@@ -49,7 +49,7 @@ class MyMultiHeadAttentionWrapper(nn.Module):
         )
 
     def forward(self, x):  # x: (b, T, d_in)
-        outputs = [head(x) for head in self.heads]  # num_heads tensors (b, T, d_out)
+        outputs = [head(x) for head in self.heads]  # num_heads 个 (b, T, d_out) 张量
         return torch.cat(outputs, dim=-1)  # (b, T, num_heads * d_out)
 
 
@@ -58,7 +58,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="b11f03b38d38"
-# **练习 1。** 在包装器里 `d_out` 是每个头的宽度，各个头拼接在一起：6 × 96。`d_in` = 512 只决定输入的宽度。在 `meta` 设备上构建这个模块，可以在不分配任何内存的情况下检查形状。
+# **练习 1。** 在包装器里，`d_out` 是每个头的宽度，各个头拼接在一起，所以输出宽度是 6 × 96。`d_in` = 512 只决定输入的宽度。在 `meta` 设备上构建这个模块，可以在不分配任何内存的情况下检查形状。
 
 # %%
 answer = 6 * 96
@@ -72,16 +72,16 @@ assert result, result
 result
 
 # %% [markdown] en_hash="a8cc15c4204d"
-# **练习 2。** 包装器依次创建各个头。所以在 `torch.manual_seed(123)` 之后连续创建三个 `CausalAttention`，它们拿到的权重和包装器的三个头相同，第三个就是头 3。它的输出就是包装器输出的第 `4:6` 列。
+# **练习 2。** 包装器依次创建各个头。所以在 `torch.manual_seed(123)` 之后连续创建三个 `CausalAttention`，它们拿到的权重与包装器的三个头相同，第三个就是头 3。它的输出就是包装器输出的第 `4:6` 列。
 
 # %%
 torch.manual_seed(123)
-heads = [mh.CausalAttention(3, 2, 6, 0.0) for _ in range(3)]  # drawn in the wrapper's order
+heads = [mh.CausalAttention(3, 2, 6, 0.0) for _ in range(3)]  # 按包装器创建各个头的顺序抽取
 answer = heads[2](batch)  # (b, T, d_out) = (2, 6, 2)
 
 torch.manual_seed(123)
 wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
-assert torch.equal(answer, wrapper(batch)[..., 4:6])  # the same as the wrapper's head 3
+assert torch.equal(answer, wrapper(batch)[..., 4:6])  # 与包装器的头 3 相同
 print(answer[0])
 
 result = mhsa_helpers.exercises.check_head_output(answer)
@@ -89,12 +89,12 @@ assert result, result
 result
 
 # %% [markdown] en_hash="c3a6f2ac8db2"
-# **练习 3。** 一个 (b, T, n) @ (n, m) 乘积要做 b · T · n · m 次乘加。对每个头来说，每次投影是 (8, 100, 768) @ (768, 64)；Q @ K^T 是 (8, 100, 64) @ (8, 64, 100)，weights @ V 是 (8, 100, 100) @ (8, 100, 64)，各要 8 · 100 · 100 · 64 次。和第 6 节数的调用次数不同，工作量随批次大小和序列长度增长。`FlopCounterMode` 把一次乘加算作 2 个 FLOP，结果一致。
+# **练习 3。** 一个 (b, T, n) @ (n, m) 乘积要做 b · T · n · m 次乘加。对每个头来说，每次投影是 (8, 100, 768) @ (768, 64)。Q @ K^T 是 (8, 100, 64) @ (8, 64, 100)，weights @ V 是 (8, 100, 100) @ (8, 100, 64)，各要 8 · 100 · 100 · 64 次乘加。和第 6 节数的调用次数不同，工作量随批次大小和序列长度增长。`FlopCounterMode` 把一次乘加算作 2 个 FLOP，它的结果与我们算的一致。
 
 # %%
 b, T, d_in, head_dim, num_heads = 8, 100, 768, 64, 12
 projections = 3 * num_heads * b * T * d_in * head_dim  # W_query, W_key, W_value
-attention = 2 * num_heads * b * T * T * head_dim  # Q @ K^T and weights @ V
+attention = 2 * num_heads * b * T * T * head_dim  # Q @ K^T 和 weights @ V
 answer = projections + attention
 print(f"{projections:,} + {attention:,} = {answer:,}")
 
