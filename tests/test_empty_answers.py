@@ -50,7 +50,7 @@ EXTRA_ARGS = {name: case[0] for name, case in CASES.items()} | {
 }
 
 _ASSIGNMENT = re.compile(r"`(?:answer|prediction|my_guess) = [A-Za-z_][A-Za-z0-9_]*`")
-_CODE_FENCE = re.compile(r"`# YOUR CODE HERE`")
+_CODE_FENCE = re.compile(r"`# (?:YOUR CODE HERE|在这里写代码)`")
 _PROBLEMS = {
     "an operator": re.compile(r"[*/+^=]"),
     "a number": re.compile(r"(?<![A-Za-z_0-9])[0-9]"),

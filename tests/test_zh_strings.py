@@ -6,7 +6,8 @@ from the source with the AST reading of ``test_i18n_messages``) is checked for
 * (a) a known wrong variant of a term: each ``"avoid"`` list of ``data/glossary.json`` (on a term,
   or in its top-level ``"avoid"`` list), an ASCII ``->`` (Chinese uses ``→``), a head numbered
   from 0 (the lessons count heads from 1: 头 1 is index 0), emphasis in quotation marks
-  (“之前”: plain text has no bold, so the sentence says it), 一个 int (一个整数);
+  (“之前”: plain text has no bold, so the sentence says it), 一个 int (一个整数), the
+  English exercise marker ``# YOUR CODE HERE`` (the Chinese lessons write ``# 在这里写代码``);
 * (b) an English word that is neither a glossary English term, code (inside backticks, a dotted
   name, snake_case, a ``{placeholder}``, a name the package's own code uses, a Python keyword or
   builtin) nor in ``ALLOWED`` below. ``int`` and ``float`` are not allowed: 整数, 浮点数;
@@ -93,6 +94,9 @@ RULES = {
     "a head numbered from 0 (头 1 is index 0)": re.compile(r"第\s*0\s*个头|头\s*0(?![\d.])"),
     "emphasis in quotation marks (rephrase)": re.compile(r"“[\u4e00-\u9fff]{1,4}”"),
     "int or float for 整数 or 浮点数": re.compile(r"一个 ?(?:int|float)\b"),
+    "the English exercise marker (the Chinese lessons write # 在这里写代码)": re.compile(
+        r"YOUR CODE HERE"
+    ),
 }
 
 CJK = re.compile(r"[\u3400-\u9fff]")

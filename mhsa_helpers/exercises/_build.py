@@ -504,7 +504,7 @@ UNWRITTEN_CLASS = unwritten(
         "the class is not written yet: its constructor creates no layers. Write `__init__` and "
         "`forward` under `# YOUR CODE HERE`, then run the cell again.",
         "这个类还没有写完。它的构造函数没有创建任何层。"
-        "请在 `# YOUR CODE HERE` 下面写好 `__init__` 和 `forward`，"
+        "请在 `# 在这里写代码` 下面写好 `__init__` 和 `forward`，"
         "再运行这个单元格。",
     )
 )

@@ -188,7 +188,7 @@ def missing(exercise: Text, what: Text) -> CheckResult:
     message = (
         tr(
             "no answer yet -- replace the `None` under `# YOUR CODE HERE` with ",
-            "还没有答案。请把 `# YOUR CODE HERE` 下面的 `None` 换成",
+            "还没有答案。请把 `# 在这里写代码` 下面的 `None` 换成",
         )
         + what
         + tr(".", "。")

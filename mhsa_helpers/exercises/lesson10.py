@@ -584,8 +584,9 @@ def _new_cache(cls: type, max_len: int) -> object:
                 tr(
                     f"{cls.__name__} has no method `append_and_attend` yet: write it under "
                     "`# YOUR CODE HERE`, then run the cell again.",
-                    f"{cls.__name__} 还没有 `append_and_attend` 方法。请在 `# YOUR CODE HERE` "
-                    "下面写好它，再运行这个单元格。",
+                    f"{cls.__name__} 还没有 `append_and_attend` 方法。"
+                    "请在 `# 在这里写代码` 下面写好它，"
+                    "再运行这个单元格。",
                 )
             )
         )
