@@ -86,8 +86,8 @@ def _index(name: str, value: object, size: int) -> int:
 
 
 def _key_query_labels(ax: Axes) -> None:
-    ax.set_xlabel(figure_text("key (attended to)", "键（被关注的词元）"))
-    ax.set_ylabel(figure_text("query (attending)", "查询（关注其他词元的词元）"))
+    ax.set_xlabel(figure_text("key (attended to)", "键（被关注方）"))
+    ax.set_ylabel(figure_text("query (attending)", "查询（关注方）"))
 
 
 def _colors(count: int) -> list:

@@ -104,7 +104,7 @@ def _token_labels(tokens: Sequence[str] | None, n: int) -> list[str]:
 
 
 def _key_label() -> str:
-    return figure_text("key (attended to)", "键（被关注的词元）")
+    return figure_text("key (attended to)", "键（被关注方）")
 
 
 def _token_ticks(ax: Axes, tokens: Sequence[str] | None, n: int, *, axis: str = "y") -> None:
@@ -178,7 +178,7 @@ def plot_dropout_mask(
         ax.set_xlabel(_key_label())
         _token_ticks(ax, tokens, n, axis="x")
         _token_ticks(ax, tokens, n, axis="y")
-    axes[0].set_ylabel(figure_text("query (attending)", "查询（关注其他词元的词元）"))
+    axes[0].set_ylabel(figure_text("query (attending)", "查询（关注方）"))
     sums = ", ".join(f"{s:.2f}" for s in dropped.sum(-1).tolist())
     fig.suptitle(
         figure_text(
