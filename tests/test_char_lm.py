@@ -709,7 +709,8 @@ def test_verse_shape_prints_in_the_lesson_language():
     shape = lm.verse_shape("床前明月光，疑是地上霜。\n", "举头望明月，低头思故乡。\n")
     assert "half-lines of 5 or 7 characters: 100% of 2" in repr(shape)
     with mh.i18n.using_language("zh"):
-        assert "5 或 7 个字的半句：2 个中占 100%" in repr(shape) and "half" not in repr(shape)
+        shown = repr(shape)
+        assert "5 或 7 个字的半句占 100%（共 2 个半句）" in shown and "half" not in shown
 
 
 def test_tiny_model_on_a_real_text_gives_shares_in_range():

@@ -3,6 +3,7 @@
 Every checker the package exports (found from ``mhsa_helpers.exercises.__all__``, not listed
 here) is called with no answer -- ``None``, and for a build-it the stub the notebooks ship (a
 function or a class whose body raises ``NotImplementedError``) -- in English and in Chinese. The
+result is marked ``[TO DO]`` / ``[未完成]`` (an empty answer is not a wrong one). The
 message must not contain an operator (``* / + ^ =``), a formula, a function call or a number: those
 would give the method away. The one ``=`` allowed is the assignment the learner is told to write,
 ``answer = <name>``; digits inside names (``SelfAttentionV2``, ``float32``) are names, not numbers.
@@ -49,7 +50,7 @@ EXTRA_ARGS = {name: case[0] for name, case in CASES.items()} | {
 }
 
 _ASSIGNMENT = re.compile(r"`(?:answer|prediction|my_guess) = [A-Za-z_][A-Za-z0-9_]*`")
-_CODE_FENCE = re.compile(r"`# YOUR CODE HERE`")
+_CODE_FENCE = re.compile(r"`# (?:YOUR CODE HERE|在这里写代码)`")
 _PROBLEMS = {
     "an operator": re.compile(r"[*/+^=]"),
     "a number": re.compile(r"(?<![A-Za-z_0-9])[0-9]"),
@@ -99,9 +100,10 @@ def test_an_empty_answer_gets_what_to_write_never_the_method():
             for lang in ("en", "zh"):
                 with using_language(lang):
                     result = getattr(ex, name)(stub, *args)
-                    text = str(result.text)
-                if result or not repr(result).startswith(("[NOT YET]", "[还没对]")):
-                    offending.append(f"{name} ({stub_name}, {lang}): not a NOT YET: {result!r}")
+                    text, shown = str(result.text), repr(result)
+                label = {"en": "[TO DO]", "zh": "[未完成]"}[lang]
+                if result or not shown.startswith(label):
+                    offending.append(f"{name} ({stub_name}, {lang}): not a {label}: {result!r}")
                     continue
                 problems = _problems(text)
                 if problems:

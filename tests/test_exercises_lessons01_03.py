@@ -69,6 +69,6 @@ def test_single_argument_checkers_never_raise(checker, answer):
 
 def test_not_yet_text_is_exact_for_none():
     assert repr(ex.check_context_vector_new_token(None)) == (
-        "[NOT YET] context vector of the new token 'forward': no answer yet -- replace the "
+        "[TO DO] context vector of the new token 'forward': no answer yet -- replace the "
         "`None` under `# YOUR CODE HERE` with a tensor: the context vector of the new token."
     )

@@ -446,7 +446,10 @@ def test_english_texts_stay_the_same():
     with using_language("zh"):
         fig = build("plot_attention", "zh")
     ax = fig.axes[0]
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("键（被注意的词元）", "查询（发出注意的词元）")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (
+        "键（被关注方）",
+        "查询（关注方）",
+    )
     assert build("plot_dot_products", "en").axes[0].get_title() == (
         "Query 'journey' scored against every key (one stacked part per feature)"
     )

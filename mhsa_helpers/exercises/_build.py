@@ -42,7 +42,7 @@ from torch import nn
 
 from ..i18n import Text, tr
 from ._parse import plain_tensor
-from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok
+from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok, unwritten
 
 __all__ = [
     "HEAD_MISTAKE_GROUPS",
@@ -141,8 +141,8 @@ def function_answer(
             tr(
                 f"expected a function, got {kind}: write `answer = {name}` "
                 "(the function itself, not a call).",
-                f"需要一个函数，收到的是 {kind}：请写 `answer = {name}`"
-                "（传入函数本身，而不是调用它的结果）。",
+                f"需要一个函数，收到的是 {kind}。请写 `answer = {name}`，"
+                "传入函数本身，而不是调用它的结果。",
             ),
         )
     return None
@@ -223,65 +223,71 @@ _SPLIT_NO_TRANSPOSE = tr(
     "transpose, which mixes tokens and heads: view to (b, T, num_heads, head_dim), then "
     "transpose(1, 2), as in queries.view(b, T, num_heads, head_dim).transpose(1, 2) (and "
     "transpose back before merging).",
-    "直接用 `view(b, num_heads, T, head_dim)` 切分出头、没有转置，会把词元和头混在一起："
-    "先 view 成 (b, T, num_heads, head_dim)，再 transpose(1, 2)，即 "
-    "queries.view(b, T, num_heads, head_dim).transpose(1, 2)（合并前再转置回来）。",
+    "直接用 `view(b, num_heads, T, head_dim)` 切分出头而不转置，"
+    "会把词元和头混在一起。应该先 view 成 (b, T, num_heads, head_dim)，"
+    "再 transpose(1, 2)，即 queries.view(b, T, num_heads, head_dim).transpose(1, 2)。"
+    "合并前再转置回来。",
 )
 
 #: The one catalog: each mistake of ``MISTAKES`` and the hint that names it.
 MISTAKE_HINTS: dict[str, Text] = {
     "no_scaling": tr(
         "the scores are not scaled: divide them by sqrt(head_dim) before the softmax.",
-        "注意力分数没有缩放：在 softmax 之前先除以 sqrt(head_dim)。",
+        "注意力分数没有缩放。请在 softmax 之前先除以 sqrt(head_dim)。",
     ),
     "scale_d_out": tr(
         "the scores are divided by sqrt(d_out); each head's dot products are head_dim long, so "
         "divide by sqrt(head_dim) (keys.shape[-1] ** 0.5 after the split).",
-        "注意力分数除以的是 sqrt(d_out)；每个头的点积只有 head_dim 长，所以应该除以 "
-        "sqrt(head_dim)（拆分之后就是 keys.shape[-1] ** 0.5）。",
+        "注意力分数除以的是 sqrt(d_out)。"
+        "每个头的点积只有 head_dim 长，"
+        "所以应该除以 sqrt(head_dim)（拆分之后就是 keys.shape[-1] ** 0.5）"
+        "。",
     ),
     "split_no_transpose": _SPLIT_NO_TRANSPOSE,
     "split_no_transpose_merge_plain": _SPLIT_NO_TRANSPOSE,
     "merge_no_transpose": tr(
         "the heads are merged without transposing back: (b, h, T, head_dim) must become "
         "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out).",
-        "合并各个头时没有先转置回来：在 contiguous().view(b, T, d_out) 之前，"
+        "合并各个头时没有先转置回来。在 contiguous().view(b, T, d_out) 之前，"
         "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
     ),
     "no_out_proj": tr(
         "the heads are merged but out_proj is never applied: return self.out_proj(context_vec).",
-        "各头合并了，却没有经过 out_proj：请返回 self.out_proj(context_vec)。",
+        "各个头合并之后没有经过 out_proj。请返回 self.out_proj(context_vec)。",
     ),
     "transposed_mask": tr(
         "the mask is transposed: it hides the past instead of the future. True/1 must sit ABOVE "
         "the diagonal (torch.triu(..., diagonal=1)), where the key comes after the query.",
-        "掩码被转置了：它隐藏的是过去而不是未来。True/1 必须在对角线“以上”"
-        "（torch.triu(..., diagonal=1)），也就是键在查询之后的位置。",
+        "掩码被转置了。它隐藏的是过去而不是未来。"
+        "True/1 必须在对角线以上（torch.triu(..., diagonal=1)）"
+        "，也就是键在查询之后的位置。",
     ),
     "mask_after_softmax": tr(
         "the future is masked after the softmax without renormalising, so rows no longer sum to "
         "1: fill the scores with -inf BEFORE the softmax.",
-        "在 softmax 之后才遮住未来，又没有重新归一化，所以每行之和不再是 1："
-        "请在 softmax “之前”把注意力分数填成 -inf。",
+        "在 softmax 之后才遮住未来，又没有重新归一化，"
+        "所以每行之和不再是 1。遮住未来要在 softmax 之前做，"
+        "把注意力分数填成 -inf。",
     ),
     "mask_with_zero": tr(
         "the future scores are set to 0, not -inf; exp(0) = 1 still gives the future weight. "
         "Use masked_fill_(mask, -torch.inf).",
-        "未来的注意力分数被设成了 0 而不是 -inf；exp(0) = 1 仍然会给未来分配权重。"
+        "未来的注意力分数被设成了 0 而不是 -inf。"
+        "exp(0) = 1 仍然会给未来分配权重。"
         "请用 masked_fill_(mask, -torch.inf)。",
     ),
     "no_mask": tr(
         "there is no causal mask: fill the future scores with -inf before the softmax.",
-        "没有因果掩码：在 softmax 之前把未来的注意力分数填成 -inf。",
+        "没有因果掩码。请在 softmax 之前把未来的注意力分数填成 -inf。",
     ),
     "scale_not_sqrt": tr(
         "the scores are divided by d_k itself; divide by its square root, "
         "keys.shape[-1] ** 0.5, before the softmax.",
-        "注意力分数除以的是 d_k 本身；应该在 softmax 之前除以它的平方根 keys.shape[-1] ** 0.5。",
+        "注意力分数除以的是 d_k 本身，应该在 softmax 之前除以它的平方根 keys.shape[-1] ** 0.5。",
     ),
     "softmax_wrong_dim": tr(
         "the softmax runs over the wrong dimension: normalise each row, softmax(..., dim=-1).",
-        "softmax 作用在了错误的维度上：应该对每一行归一化，softmax(..., dim=-1)。",
+        "softmax 用错了维度。应该对每一行归一化，即 softmax(..., dim=-1)。",
     ),
 }
 
@@ -366,9 +372,11 @@ INPUT_CHANGED = tr(
     "forward changed its input x in place (an in-place op such as x.clamp_(...), x.add_(...) or "
     "x[...] = ... on the argument): the caller's tensor is then no longer what it passed. Compute "
     "a new tensor instead (x.clamp(...), x + ...).",
-    "forward 原地修改了它的输入 x（对参数用了 x.clamp_(...)、x.add_(...) 或 x[...] = ... "
-    "这样的原地操作）：调用者的张量就不再是它传进去的那个了。请改为计算一个新张量"
-    "（x.clamp(...)、x + ...）。",
+    "forward 原地修改了它的输入 x（对参数用了 x.clamp_(...)、"
+    "x.add_(...) 或 x[...] = ... 这样的原地操作）"
+    "。调用者的张量就不再是它传进去的那个了。"
+    "请改为计算一个新张量（x.clamp(...)、"
+    "x + ...）。",
 )
 
 
@@ -449,12 +457,14 @@ def call_forward(
     try:
         out = fn(*given)
     except Exception as error:  # the learner's code may raise anything
-        if isinstance(error, NotImplementedError) and texts.not_written is not None:
-            raise stop(texts.not_written) from None
+        kind, said = type(error).__name__, first_line(str(error))
+        if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
+            text = texts.not_written or texts.raised
+            hint = fill(text, **values, kind=kind, error=error, said=said)
+            raise ContractError(where + unwritten(hint)) from None
         reading = texts.runtime(error, args) if isinstance(error, RuntimeError) else None
         if reading is not None:
             raise ContractError(where + reading) from None
-        kind, said = type(error).__name__, first_line(str(error))
         raise stop(texts.raised, kind=kind, error=error, said=said) from None
     if watch:
         copy = given[0]
@@ -489,11 +499,14 @@ def call_forward(
 
 
 #: The hint for a class whose constructor is still the notebook's stub: it creates nothing.
-UNWRITTEN_CLASS = tr(
-    "the class is not written yet: its constructor creates no layers. Write `__init__` and "
-    "`forward` under `# YOUR CODE HERE`, then run the cell again.",
-    "这个类还没有写完：它的构造函数没有创建任何层。请在 `# YOUR CODE HERE` 下面写好 "
-    "`__init__` 和 `forward`，再运行这个单元格。",
+UNWRITTEN_CLASS = unwritten(
+    tr(
+        "the class is not written yet: its constructor creates no layers. Write `__init__` and "
+        "`forward` under `# YOUR CODE HERE`, then run the cell again.",
+        "这个类还没有写完。它的构造函数没有创建任何层。"
+        "请在 `# 在这里写代码` 下面写好 `__init__` 和 `forward`，"
+        "再运行这个单元格。",
+    )
 )
 
 
@@ -502,9 +515,12 @@ MASK_IN_INIT = tr(
     " (Your class builds its mask in forward, which works; the book creates it once in __init__ "
     'with self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
     "diagonal=1)), so that it moves with .to(device) and is not rebuilt at every call.)",
-    "（你的类在 forward 里构造掩码，这样也行；书中是在 __init__ 里用 "
+    "（你的类在 forward 里构造掩码，"
+    "这样也行。书中是在 __init__ 里用 "
     'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
-    "diagonal=1)) 只创建一次，这样它会随 .to(device) 一起移动，也不必每次调用都重新构造。）",
+    "diagonal=1)) 只创建一次，"
+    "这样它会随 .to(device) 一起移动，"
+    "也不必每次调用都重新构造。）",
 )
 
 
@@ -537,9 +553,9 @@ def construct(
     try:
         module = cls(*args, **kwargs)
     except Exception as error:  # the learner's code may raise anything
-        if isinstance(error, NotImplementedError) and not_written is not None:
-            raise ContractError(not_written) from None
         hint = fill(raised, **said, kind=type(error).__name__, error=error)
+        if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
+            raise ContractError(unwritten(not_written or hint)) from None
         raise ContractError(hint) from None
     if not isinstance(module, nn.Module):
         raise ContractError(fill(not_module, **said, kind=type(module).__name__))
@@ -638,9 +654,10 @@ def dropout_only_in_training(
                 " in eval mode the output is random or differs from the dropout-free result: "
                 "dropout is applied in eval mode. Use self.dropout = nn.Dropout(dropout) (not "
                 "F.dropout, whose training=True is the default) so that .eval() switches it off.",
-                "，在评估模式下输出是随机的，或者与不做 dropout 的结果不同：评估模式下也做了 "
-                "dropout。请用 self.dropout = nn.Dropout(dropout)（不要用默认 training=True 的 "
-                "F.dropout），这样 .eval() 才能把它关掉。",
+                "，在评估模式下输出是随机的，或者与不做 dropout 的结果不同。"
+                "评估模式下也做了 dropout。请用 self.dropout = nn.Dropout(dropout)"
+                "（不要用默认 training=True 的 F.dropout）"
+                "，这样 .eval() 才能把它关掉。",
             )
         )
     module.train()
@@ -656,7 +673,7 @@ def dropout_only_in_training(
             + tr(
                 " in training mode nothing is dropped: apply self.dropout to the attention "
                 "weights after the softmax.",
-                "，在训练模式下什么都没有丢弃：请在 softmax 之后对注意力权重使用 self.dropout。",
+                "，在训练模式下什么都没有丢弃。请在 softmax 之后对注意力权重使用 self.dropout。",
             )
         )
     if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
@@ -666,7 +683,8 @@ def dropout_only_in_training(
                 " in training mode the output differs from the book's class with the same "
                 "seed: apply self.dropout to the attention weights, right after the softmax and "
                 "before the product with the values (the book's place).",
-                "，在训练模式下，输出与使用相同随机种子的书中的类不一致：请在 softmax 之后、"
-                "与值相乘之前（书中的位置）对注意力权重使用 self.dropout。",
+                "，在训练模式下，输出与使用相同随机种子的书中的类不一致。"
+                "请像书中那样，在 softmax 之后、"
+                "与值相乘之前，对注意力权重使用 self.dropout。",
             )
         )

@@ -27,6 +27,7 @@ from ._parse import (
     wrong_shape,
 )
 from ._result import CheckResult, PredictionNoted, exercise, fail, missing, ok
+from ._result import shown as show
 
 __all__ = [
     "Number",
@@ -213,20 +214,21 @@ def prediction_result(
                     ", then run the next cell to see if you were right.",
                     "，然后运行下一个单元格，看看你猜得对不对。",
                 ),
+                todo=True,
             )
         return fail(
             exercise,
             tr(
                 "no prediction was written; the output above shows ",
-                "没有写下预测；上面的输出显示：",
+                "没有写下预测。上面的输出显示：",
             )
             + actual
             + tr(
                 ". Next time write your guess first: what surprises you is what you learn.",
-                "。下次先写下你的猜测：让你意外的地方，正是你学到东西的地方。",
+                "。下次先写下你的猜测，再看结果，印象会更深。",
             ),
         )
-    shown = repr(prediction)
+    shown = show(prediction)
     if value is None:
         return fail(
             exercise,
@@ -284,9 +286,10 @@ def prediction_before_run(
                 ") in place of `None`, run this cell, then run the next one to see what happens.",
                 "）写在 `None` 的位置，运行这个单元格，再运行下一个，看看会发生什么。",
             ),
+            todo=True,
         )
     if value is None:
-        shown = repr(prediction)
+        shown = show(prediction)
         return fail(
             exercise,
             tr("a prediction here is ", "这里的预测应该是")

@@ -15,6 +15,7 @@ import torch
 
 from .. import validation
 from ..i18n import Text, tr
+from ._result import shown as show_value
 
 __all__ = [
     "A_BYTE_COUNT",
@@ -98,13 +99,13 @@ def whole_number(answer: object) -> int | None:
 
 A_NUMBER = tr("a number", "一个数")
 A_WHOLE_NUMBER = tr("a whole number", "一个整数")
-A_BYTE_COUNT = tr("a number of bytes (an int)", "一个字节数（int）")
-A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（int）")
+A_BYTE_COUNT = tr("a number of bytes (an int)", "一个字节数（整数）")
+A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（整数）")
 
 
 def expected_kind(what: Text, answer: object, *, show: str = "type") -> Text:
     """ "expected <what>, got <answer's type>." (``show="repr"``: the answer itself)."""
-    shown = repr(answer) if show == "repr" else type(answer).__name__
+    shown = show_value(answer) if show == "repr" else type(answer).__name__
     return tr("expected ", "需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。")
 
 
@@ -141,6 +142,6 @@ def tensor_kind_hint(answer: Any) -> Text | None:
     if answer.is_meta:
         return tr(
             "a meta tensor has a shape but no values: compute real numbers.",
-            "meta 张量只有形状没有数值：请算出真正的数。",
+            "`meta` 设备上的张量只有形状，没有数值。请算出真正的数。",
         )
     return None

@@ -33,18 +33,74 @@ __all__ = [
     "CheckTimeout",
     "PredictionNoted",
     "UntranslatedMessage",
+    "decimals",
     "exercise",
     "fail",
     "missing",
     "never_raises",
     "ok",
+    "shown",
+    "unwritten",
 ]
 
-#: How a result starts, per language: passed, not yet, a prediction written down.
+#: How a result starts, per language: passed, not yet (a wrong answer), to do (no answer given
+#: yet: ``None`` or the notebook's unwritten stub), a prediction written down.
 MARKS = {
-    "en": {"pass": "PASS", "not_yet": "NOT YET", "noted": "NOTED", "hint": "hint: "},
-    "zh": {"pass": "通过", "not_yet": "还没对", "noted": "已记下", "hint": "提示："},
+    "en": {
+        "pass": "PASS",
+        "not_yet": "NOT YET",
+        "todo": "TO DO",
+        "noted": "NOTED",
+        "hint": "hint: ",
+    },
+    "zh": {
+        "pass": "通过",
+        "not_yet": "还没对",
+        "todo": "未完成",
+        "noted": "已记下",
+        "hint": "提示：",
+    },
 }
+
+
+def decimals(x: object) -> str:
+    """A number as the lessons print it: 4 decimals (``0.3006``), tiny ones in e-notation.
+
+    Every hint that shows a float (the learner's or the expected one) shows it through this, in
+    both languages, so that no hint prints ``0.30060961842536926``.
+    """
+    value = float(x)  # type: ignore[arg-type]
+    if value != 0 and abs(value) < 1e-4:
+        return f"{value:.4g}"
+    return f"{value:.4f}"
+
+
+def shown(x: object) -> str:
+    """``repr(x)``, but a float with more than 4 decimals (also inside a list or tuple) with
+    ``decimals``: how a hint shows a value, the learner's answer or the expected one."""
+    if isinstance(x, float):
+        written = repr(x)  # 1.0 and 0.25 stay as written; 0.30060961842536926 gets 4 decimals
+        digits = written.split(".")[-1] if "." in written and "e" not in written else ""
+        return written if len(digits) <= 4 and "e" not in written else decimals(x)
+    if isinstance(x, list):
+        return "[" + ", ".join(map(shown, x)) + "]"
+    if isinstance(x, tuple):
+        return "(" + ", ".join(map(shown, x)) + ("," if len(x) == 1 else "") + ")"
+    return repr(x)
+
+
+#: The English of every hint that means "the stub is not written yet" (see ``unwritten``).
+_UNWRITTEN: set[str] = set()
+
+
+def unwritten(text: Text) -> Text:
+    """``text``, registered as a hint that the answer is still the notebook's unwritten stub.
+
+    A ``fail`` whose hint contains such a text is marked ``[TO DO]`` (an empty answer), not
+    ``[NOT YET]`` (a wrong one); whether it passes does not change.
+    """
+    _UNWRITTEN.add(_text_arg(text, "the unwritten hint").en)
+    return text
 
 
 class UntranslatedMessage(BaseException):
@@ -71,6 +127,8 @@ class CheckResult:
     passed: bool
     exercise: Text
     text: Text
+    #: No answer was given yet (``None``, the unwritten stub): shown as ``[TO DO]``, never passes.
+    todo: bool = False
 
     def __post_init__(self) -> None:
         _text_arg(self.exercise, "the exercise name")
@@ -85,7 +143,9 @@ class CheckResult:
         return str(self.text)
 
     def _mark(self) -> str:
-        return MARKS[language()]["pass" if self.passed else "not_yet"]
+        if self.passed:
+            return MARKS[language()]["pass"]
+        return MARKS[language()]["todo" if self.todo else "not_yet"]
 
     def render(self, lang: str) -> str:
         """The whole result as the learner sees it in ``lang``."""
@@ -118,7 +178,9 @@ def ok(exercise: Text, message: Text = WELL_DONE) -> CheckResult:
 
 def fail(exercise: Text, hint: Text) -> CheckResult:
     hint = _text_arg(hint, "hint")
-    return CheckResult(False, exercise, Text(MARKS["en"]["hint"], MARKS["zh"]["hint"]) + hint)
+    todo = any(text in hint.en for text in _UNWRITTEN)
+    mark = Text(MARKS["en"]["hint"], MARKS["zh"]["hint"])
+    return CheckResult(False, exercise, mark + hint, todo=todo)
 
 
 def missing(exercise: Text, what: Text) -> CheckResult:
@@ -126,12 +188,12 @@ def missing(exercise: Text, what: Text) -> CheckResult:
     message = (
         tr(
             "no answer yet -- replace the `None` under `# YOUR CODE HERE` with ",
-            "还没有答案。请把 `# YOUR CODE HERE` 下面的 `None` 换成",
+            "还没有答案。请把 `# 在这里写代码` 下面的 `None` 换成",
         )
         + what
         + tr(".", "。")
     )
-    return CheckResult(False, exercise, message)
+    return CheckResult(False, exercise, message, todo=True)
 
 
 F = TypeVar("F", bound=Callable[..., CheckResult])
@@ -285,7 +347,7 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
                     name,
                     tr(
                         f"got a {kind}, a subclass of torch.Tensor; pass a plain torch.Tensor.",
-                        f"收到的是 {kind}，它是 torch.Tensor 的子类；请传入普通的 torch.Tensor。",
+                        f"收到的是 {kind}，它是 torch.Tensor 的子类，请传入普通的 torch.Tensor。",
                     ),
                 )
         # Nothing but assignments happens before disarm(): until then a stop may land in any
@@ -320,7 +382,7 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
                 name,
                 tr(
                     "the checker could not judge this answer; re-read the exercise.",
-                    "检查器无法判断这个答案；请重新读一遍练习。",
+                    "检查器无法判断这个答案，请重新读一遍练习。",
                 ),
             )
         assert isinstance(result, CheckResult)
@@ -338,8 +400,9 @@ def _timed_out(name: Text) -> CheckResult:
         tr(
             f"checking your answer took more than {limit:g} s and was stopped: "
             "does your code loop forever, sleep, or call itself without end?",
-            f"检查你的答案用了超过 {limit:g} 秒，已被中止：你的代码是不是陷入了"
-            "死循环、在 sleep，或者无休止地调用自己？",
+            f"检查你的答案用了超过 {limit:g} 秒，"
+            "已被中止。你的代码是不是陷入了死循环、在调用 `time.sleep`，"
+            "或者在无休止地调用自己？",
         ),
     )
 

@@ -19,7 +19,7 @@ from ..i18n import Text, tr
 from ._build import function_answer
 from ._kinds import prediction_result, tensor_answer
 from ._parse import plain_tensor, whole_number
-from ._result import CheckResult, exercise, fail, ok
+from ._result import CheckResult, exercise, fail, ok, shown
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -60,23 +60,24 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
             return tr(
                 "you mixed only the book's six tokens: 'forward' is part of the sentence too, "
                 "so stack it under them first (torch.cat) and let it attend to all seven.",
-                "你只混合了书中的 6 个词元：'forward' 也是句子的一部分，"
-                "先用 torch.cat 把它接在它们下面，再让它关注全部 7 个词元。",
+                "你只混合了书中的 6 个词元。'forward' 也是句子的一部分，"
+                "先用 torch.cat 把它接在它们下面，"
+                "再让它关注全部 7 个词元。",
             )
         if _close(got, (scores / scores.sum()) @ seven):
             return tr(
                 "you used sum normalization; use torch.softmax(scores, dim=0) for the weights.",
-                "你用的是除以总和的归一化；权重请用 torch.softmax(scores, dim=0) 计算。",
+                "你用的是除以总和的归一化，权重请用 torch.softmax(scores, dim=0) 计算。",
             )
         if _close(got, scores @ seven):
             return tr(
                 "the scores are not normalized yet: apply torch.softmax before the weighted sum.",
-                "注意力分数还没有归一化：求加权和之前先做 torch.softmax。",
+                "注意力分数还没有归一化。求加权和之前先做 torch.softmax。",
             )
         if _close(got, new):
             return tr(
                 "that is the embedding of 'forward' itself; its context vector mixes all seven.",
-                "这是 'forward' 自己的嵌入向量；它的上下文向量要混合全部 7 个词元。",
+                "这是 'forward' 自己的嵌入向量，它的上下文向量要混合全部 7 个词元。",
             )
         return tr(
             "stack the seven embeddings (7, 3), score them against 'forward', softmax the "
@@ -90,7 +91,7 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
             name,
             tr(
                 "that is the whole (7, 3) context matrix: take the row of 'forward'.",
-                "这是整个 (7, 3) 的上下文矩阵：请取出 'forward' 那一行。",
+                "这是整个 (7, 3) 的上下文矩阵，请取出 'forward' 那一行。",
             ),
         )
     return tensor_answer(
@@ -151,8 +152,10 @@ def check_softmax_rows(answer: object) -> CheckResult:
                     + tr(
                         f" it raised {kind}: {error}. x.max(dim=-1) drops the row dimension; "
                         "keep it with keepdim=True so that it broadcasts per row.",
-                        f"上，它抛出了 {kind}：{error}。x.max(dim=-1) 会去掉行这一维；"
-                        "用 keepdim=True 把这一维保留下来，才能逐行广播。",
+                        f"上，它抛出了 {kind}：{error}。"
+                        "x.max(dim=-1) 会去掉行这一维，"
+                        "用 keepdim=True 把这一维保留下来，"
+                        "才能逐行广播。",
                     ),
                 )
             return fail(
@@ -178,7 +181,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 name,
                 tr(
                     f"your function returned a {kind}; return a plain torch.Tensor.",
-                    f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+                    f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
                 ),
             )
         got_shape, x_shape = tuple(got.shape), tuple(x.shape)
@@ -206,12 +209,12 @@ def check_softmax_rows(answer: object) -> CheckResult:
                         " it returned nan: one maximum for the whole matrix is not enough, "
                         "a row far below it underflows to 0 / 0. Subtract each row's own maximum: "
                         "x.max(dim=-1, keepdim=True).values.",
-                        "上，它返回了 nan：整个矩阵只减一个最大值是不够的，远低于它的那一行会"
-                        "下溢成 0 / 0。请让每一行减去它自己的最大值："
-                        "x.max(dim=-1, keepdim=True).values。",
+                        "上，它返回了 nan。整个矩阵只减去一个最大值是不够的，"
+                        "远低于它的那一行会下溢成 0 / 0。请让每一行减去它自己的最大值，"
+                        "即 x.max(dim=-1, keepdim=True).values。",
                     ),
                 )
-            values_got = got.tolist()
+            values_got = shown(got.tolist())
             return fail(
                 name,
                 on
@@ -228,11 +231,11 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 on
                 + tr(
                     " the columns sum to 1, not the rows: use dim=-1.",
-                    "上，和为 1 的是每一列而不是每一行：请用 dim=-1。",
+                    "上，和为 1 的是每一列，而不是每一行。请用 dim=-1。",
                 ),
             )
         if not _close(got, expected, atol=1e-6):
-            values_got, values_want = got.tolist(), expected.tolist()
+            values_got, values_want = shown(got.tolist()), shown(expected.tolist())
             return fail(
                 name,
                 on
@@ -240,8 +243,10 @@ def check_softmax_rows(answer: object) -> CheckResult:
                     f" it returned {values_got}, expected {values_want}: "
                     "subtract the row maximum (keepdim=True), exp, divide by the row sum "
                     "(keepdim=True).",
-                    f"上，它返回了 {values_got}，应为 {values_want}：先减去行最大值"
-                    "（keepdim=True），再取 exp，最后除以行总和（keepdim=True）。",
+                    f"上，它返回了 {values_got}，"
+                    f"应为 {values_want}。先减去每行的最大值（keepdim=True）"
+                    "，再取 exp，最后除以每行的和（keepdim=True）"
+                    "。",
                 ),
             )
     return ok(
@@ -269,13 +274,14 @@ def check_attention_received(answer: object) -> CheckResult:
             return tr(
                 "those are the row sums (dim=-1): what each token GIVES, always 1. What a token "
                 "receives is in its column: sum over the queries, dim=0.",
-                "这是每一行的和（dim=-1）：每个词元“给出”的注意力，总是 1。一个词元“得到”"
-                "的注意力在它那一列：对所有查询求和，dim=0。",
+                "这是每一行的和（dim=-1），即每个词元分给别人的注意力，"
+                "总是 1。一个词元得到的注意力在它那一列，"
+                "要对所有查询求和，即 dim=0。",
             )
         if _close(got, scores.sum(dim=0)):
             return tr(
                 "those are sums of the raw scores; sum the softmax weights instead.",
-                "这是原始注意力分数的和；请改为对 softmax 之后的注意力权重求和。",
+                "这是原始注意力分数的和，请改为对 softmax 之后的注意力权重求和。",
             )
         return tr(
             "attn_weights.sum(dim=0): column j adds up what every query gives to token j.",
@@ -317,7 +323,7 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
             "A dot product grows with the length of the vectors, not only with their "
             "direction: a longer neighbour pointing roughly the same way can beat the token "
             "itself.",
-            "点积不仅取决于向量的方向，还会随向量的长度增大：一个方向大致相同、"
-            "但更长的邻居，点积可能比词元和它自己的还大。",
+            "点积不仅取决于向量的方向，还会随向量的长度增大。"
+            "一个方向大致相同、但更长的邻居，点积可能比词元和它自己的还大。",
         ),
     )

@@ -80,25 +80,24 @@ def check_attn_weights_3(answer: object) -> CheckResult:
         if close(got, torch.softmax(scores[2], dim=-1)):
             return tr(
                 "not scaled: divide the scores by d_k**0.5 before the softmax.",
-                "没有缩放：在 softmax 之前，先把注意力分数除以 d_k**0.5。",
+                "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
             )
         if close(got, scores[2]) or close(got, scores[2] / d_k**0.5):
             return tr(
                 "those are scores; apply torch.softmax(..., dim=-1) to turn them into weights.",
-                "这些是注意力分数；用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
+                "这些是注意力分数，用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
             )
         for row, word in enumerate(["Your", "journey", "starts", "with", "one", "step"]):
             if row != 2 and close(got, weights[row]):
                 return tr(
                     f"that is the row of '{word}'; 'starts' is x(3) = inputs[2].",
-                    f"这是 '{word}' 那一行；'starts' 是 x(3) = inputs[2]。",
+                    f"这是 '{word}' 那一行。'starts' 是 x(3) = inputs[2]。",
                 )
         return tr(
             "query_3 = inputs[2] @ W_query; scores = query_3 @ keys.T; "
             "torch.softmax(scores / d_k**0.5, dim=-1), with the seed-123 W_query and W_key.",
-            "用随机种子 123 得到的 W_query 和 W_key："
-            "query_3 = inputs[2] @ W_query；scores = query_3 @ keys.T；"
-            "torch.softmax(scores / d_k**0.5, dim=-1)。",
+            "用随机种子 123 得到的 W_query 和 W_key 依次计算 query_3 = inputs[2] @ W_query、"
+            "scores = query_3 @ keys.T 和 torch.softmax(scores / d_k**0.5, dim=-1)。",
         )
 
     if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (6, 6):
@@ -106,7 +105,7 @@ def check_attn_weights_3(answer: object) -> CheckResult:
             name,
             tr(
                 "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).",
-                "这是整个 (6, 6) 矩阵：请取出 'starts' 那一行（索引 2）。",
+                "这是整个 (6, 6) 矩阵，请取出 'starts' 那一行（索引 2）。",
             ),
         )
     return tensor_answer(
@@ -169,7 +168,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                 name,
                 tr(
                     f"answer.{n} has a bias; V1 has none: build it with qkv_bias=False.",
-                    f"answer.{n} 带有偏置，而 V1 没有：请用 qkv_bias=False 创建它。",
+                    f"answer.{n} 带有偏置，而 V1 没有。请用 qkv_bias=False 创建它。",
                 ),
             )
         want = matrices[n].detach().T  # (d_out, d_in)
@@ -200,7 +199,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                         name,
                         tr(
                             f"answer.{n} holds sa_v1.{other}'s weights: match the names.",
-                            f"answer.{n} 存的是 sa_v1.{other} 的权重：请按名字一一对应。",
+                            f"answer.{n} 存的是 sa_v1.{other} 的权重。请按名字一一对应。",
                         ),
                     )
             return fail(
@@ -236,7 +235,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
             name,
             tr(
                 "the weights match but the outputs differ: is forward V2's forward?",
-                "权重一致，但输出不同：forward 用的是 V2 的 forward 吗？",
+                "权重一致，但输出不同。forward 用的是 V2 的 forward 吗？",
             ),
         )
     if torch.equal(got, want_out):
@@ -282,7 +281,8 @@ def check_prediction_saturation(prediction: object, reveal: bool = False) -> Che
         explain=tr(
             "With d_k = 512 the scores are tens of units apart, and exp turns a gap of 20 into "
             "a factor of about 500 million: one weight takes (almost) everything.",
-            "d_k = 512 时，注意力分数之间相差几十，而 exp 会把 20 的差距变成大约 5 亿倍："
+            "d_k = 512 时，注意力分数之间相差几十，"
+            "而 exp 会把 20 的差距变成大约 5 亿倍。"
             "一个权重（几乎）拿走了全部。",
         ),
     )
@@ -307,15 +307,15 @@ def _reference_variants(
             tr(
                 "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 "
                 "before softmax.",
-                "没有乘 1/sqrt(d_k) 缩放：在 softmax 之前，先把注意力分数除以 "
-                "keys.shape[-1] ** 0.5。",
+                "没有乘 1/sqrt(d_k) 缩放。请在 softmax 之前，"
+                "先把注意力分数除以 keys.shape[-1] ** 0.5。",
             ),
         ),
         "scaled by d_k": (
             torch.softmax(scores / d_k, dim=-1) @ values,
             tr(
                 "you divided by d_k; divide by its square root, keys.shape[-1] ** 0.5.",
-                "你除以的是 d_k；应该除以它的平方根 keys.shape[-1] ** 0.5。",
+                "你除以的是 d_k，应该除以它的平方根 keys.shape[-1] ** 0.5。",
             ),
         ),
         "softmax over queries": (
@@ -323,7 +323,8 @@ def _reference_variants(
             tr(
                 "softmax over dim=0 normalises each column; every query's row must sum to 1: "
                 "dim=-1.",
-                "在 dim=0 上做 softmax 归一化的是每一列；每个查询的那一行之和必须为 1：dim=-1。",
+                "在 dim=0 上做 softmax，归一化的是每一列。"
+                "每个查询的那一行之和必须为 1，所以要用 dim=-1。",
             ),
         ),
         "keys @ queries.T": (
@@ -331,29 +332,30 @@ def _reference_variants(
             tr(
                 "the score matrix is transposed: row i must be query i against every key, "
                 "queries @ keys.T (not keys @ queries.T).",
-                "注意力分数矩阵被转置了：第 i 行必须是查询 i 与每个键的分数，"
-                "即 queries @ keys.T（而不是 keys @ queries.T）。",
+                "注意力分数矩阵被转置了。第 i 行必须是查询 i 与每个键的分数，"
+                "即 queries @ keys.T（而不是 keys @ queries.T）"
+                "。",
             ),
         ),
         "weights.T": (
             torch.softmax(scores / d_k**0.5, dim=-1).T @ values,
             tr(
                 "the weights are transposed in the weighted sum: context = attn_weights @ values.",
-                "加权求和时注意力权重被转置了：context = attn_weights @ values。",
+                "加权求和时注意力权重被转置了。context = attn_weights @ values。",
             ),
         ),
         "queries as values": (
             torch.softmax(scores / d_k**0.5, dim=-1) @ queries,
             tr(
                 "the weighted sum mixes the queries; it must mix the values (self.W_value(x)).",
-                "加权求和混合的是查询；应该混合值（self.W_value(x)）。",
+                "加权求和混合的是查询，应该混合值（self.W_value(x)）。",
             ),
         ),
         "keys as values": (
             torch.softmax(scores / d_k**0.5, dim=-1) @ keys,
             tr(
                 "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
-                "加权求和混合的是键；应该混合值（self.W_value(x)）。",
+                "加权求和混合的是键，应该混合值（self.W_value(x)）。",
             ),
         ),
     }
@@ -362,7 +364,7 @@ def _reference_variants(
             torch.softmax(scores / d_in**0.5, dim=-1) @ values,
             tr(
                 "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
-                "你按 sqrt(d_in) 缩放了；缩放要用键的维度 d_k = keys.shape[-1]。",
+                "你按 sqrt(d_in) 缩放了，缩放要用键的维度 d_k = keys.shape[-1]。",
             ),
         )
     return variants
@@ -370,7 +372,7 @@ def _reference_variants(
 
 _NOT_A_CLASS = tr(
     "expected a class, got {kind}: pass the class itself, not an object made from it.",
-    "需要一个类，收到的是 {kind}：请传入类本身，而不是用它创建的对象。",
+    "需要一个类，收到的是 {kind}。请传入类本身，而不是用它创建的对象。",
 )
 
 
@@ -384,7 +386,7 @@ _CONSTRUCT = {
     "raised": tr("{name}({args}) raised {kind}: {error}", "{name}({args}) 抛出了 {kind}：{error}"),
     "not_module": tr(
         "{name}(...) must be an nn.Module: subclass nn.Module.",
-        "{name}(...) 必须是 nn.Module：请继承 nn.Module。",
+        "{name}(...) 必须是 nn.Module，请让它继承 nn.Module。",
     ),
     "not_written": tr(
         "the class is not written yet (it raises NotImplementedError).",
@@ -399,11 +401,11 @@ _FORWARD = ForwardTexts(
     ),
     not_tensor=tr(
         "forward returned {kind}; return context_vec.",
-        "forward 返回的是 {kind}；请返回 context_vec。",
+        "forward 返回的是 {kind}，请返回 context_vec。",
     ),
     subclass=tr(
         "forward returned a {kind}; return a plain tensor.",
-        "forward 返回的是 {kind}；请返回普通的张量。",
+        "forward 返回的是 {kind}，请返回普通的张量。",
     ),
     shape=tr(
         "forward on x {shape} returned shape {got}, expected (T, d_out) = {want}.",
@@ -412,8 +414,9 @@ _FORWARD = ForwardTexts(
     dtype=tr(
         "forward on a {dtype} input on {device} returned {got_dtype} on "
         "{got_device}: keep the input's dtype and device (no .double(), no .to(...)).",
-        "输入是 {dtype}、位于 {device}，forward 却返回了 {got_dtype}、位于 "
-        "{got_device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
+        "输入是 {device} 上的 {dtype}，"
+        "forward 却返回了 {got_device} 上的 {got_dtype}。"
+        "输出要保持输入的 dtype 和设备，不要用 .double() 或 .to(...)。",
     ),
     shape_first=True,
 )
@@ -441,15 +444,16 @@ def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
                 tr(
                     f"with d_in={d_in}, d_out={d_out}, self.{n} is nn.Linear("
                     f"{fan_in}, {fan_out}): it must map d_in -> d_out.",
-                    f"当 d_in={d_in}、d_out={d_out} 时，self.{n} 是 nn.Linear("
-                    f"{fan_in}, {fan_out})：它必须把 d_in 映射到 d_out。",
+                    f"当 d_in={d_in}、d_out={d_out} 时，"
+                    f"self.{n} 是 nn.Linear({fan_in}, {fan_out})。"
+                    "它必须把 d_in 映射到 d_out。",
                 )
             )
         if layer.bias is not None:
             raise ContractError(
                 tr(
                     f"self.{n} has a bias by default: use bias=qkv_bias, False.",
-                    f"self.{n} 默认带有偏置：请用 bias=qkv_bias，默认为 False。",
+                    f"self.{n} 默认带有偏置。请写 bias=qkv_bias，其默认值为 False。",
                 )
             )
 
@@ -496,10 +500,12 @@ def _at_every_size(cls: type) -> None:
                         "mh.SelfAttentionV2 holding the same weights. Recipe: keys, queries, "
                         "values from the three layers; attn_scores = queries @ keys.T; softmax of "
                         "attn_scores / keys.shape[-1] ** 0.5 over dim=-1; attn_weights @ values.",
-                        f"当 d_in={d_in}、d_out={d_out}、T={T} 时，输出与权重相同的 "
-                        "mh.SelfAttentionV2 不一致。做法：用三个层算出 keys、queries、values；"
-                        "attn_scores = queries @ keys.T；对 attn_scores / keys.shape[-1] ** 0.5 "
-                        "在 dim=-1 上做 softmax；最后 attn_weights @ values。",
+                        f"当 d_in={d_in}、d_out={d_out}、"
+                        f"T={T} 时，输出与权重相同的 mh.SelfAttentionV2 不一致。"
+                        "正确的做法是：用三个层算出 keys、queries、"
+                        "values，attn_scores = queries @ keys.T，"
+                        "对 attn_scores / keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax，"
+                        "最后 attn_weights @ values。",
                     )
                 )
         _require(_same_in_eval_mode(module, x, want))
@@ -516,7 +522,7 @@ def _bias_works(cls: type) -> None:
         raise ContractError(
             tr(
                 "the book's signature is (d_in, d_out, qkv_bias=False); ",
-                "书中的签名是 (d_in, d_out, qkv_bias=False)；",
+                "书中的签名是 (d_in, d_out, qkv_bias=False)。",
             )
             + stop.text
         ) from None
@@ -524,7 +530,7 @@ def _bias_works(cls: type) -> None:
         raise ContractError(
             tr(
                 "qkv_bias=True should give the three layers a bias: bias=qkv_bias.",
-                "qkv_bias=True 时三个层都应该有偏置：bias=qkv_bias。",
+                "qkv_bias=True 时三个层都应该有偏置，即 bias=qkv_bias。",
             )
         )
     _require(_biases_are_used(biased))
@@ -592,8 +598,9 @@ def _biases_are_used(module: nn.Module) -> Text | None:
             "the output differs from mh.SelfAttentionV2 holding the same weights and biases: "
             "call the layers themselves (self.W_query(x)), not x @ self.W_query.weight.T, "
             "which leaves the bias out.",
-            "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致：请直接调用这些层"
-            "（self.W_query(x)），而不是 x @ self.W_query.weight.T，后者漏掉了偏置。",
+            "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致。"
+            "请直接调用这些层，如 self.W_query(x)。"
+            "写成 x @ self.W_query.weight.T 会漏掉偏置。",
         )
     (out * torch.rand(out.shape)).sum().backward()
     for n in _NAMES:
@@ -601,8 +608,9 @@ def _biases_are_used(module: nn.Module) -> Text | None:
             return unused + tr(
                 f"{n}.bias gets no gradient, so forward never uses it: call the layer itself "
                 f"(self.{n}(x)), not x @ self.{n}.weight.T.",
-                f"{n}.bias 没有得到梯度，说明 forward 根本没有用到它：请直接调用这个层"
-                f"（self.{n}(x)），而不是 x @ self.{n}.weight.T。",
+                f"{n}.bias 没有得到梯度，说明 forward 根本没有用到它。"
+                f"请直接调用这个层，即 self.{n}(x)，"
+                f"而不是 x @ self.{n}.weight.T。",
             )
     module.zero_grad(set_to_none=True)
     return None
@@ -622,8 +630,9 @@ def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -
         return tr(
             "after module.eval() the output changes (or is no longer right): SelfAttentionV2 has "
             "no dropout and no train/eval difference; forward must not depend on self.training.",
-            "调用 module.eval() 之后输出变了（或者不再正确）：SelfAttentionV2 没有 dropout，"
-            "训练模式和评估模式没有区别；forward 不能依赖 self.training。",
+            "调用 module.eval() 之后，"
+            "输出变了（或者不再正确）。SelfAttentionV2 没有 dropout，"
+            "训练模式和评估模式没有区别，forward 不能依赖 self.training。",
         )
     return None
 
@@ -646,7 +655,7 @@ def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> Text |
     if not plain_tensor(out) or not torch.allclose(out, torch.ones(T, d_out), atol=1e-5):
         return tr(
             "when every value is 1 the output should be all ones: the weights' rows must sum to 1.",
-            "当每个值都是 1 时，输出应该全是 1：注意力权重的每一行之和必须为 1。",
+            "当每个值都是 1 时，输出应该全是 1。注意力权重的每一行之和必须为 1。",
         )
     return None
 
@@ -661,8 +670,9 @@ def _gradients_reach_every_parameter(module: nn.Module, x: torch.Tensor) -> Text
             return tr(
                 f"no gradient reaches {n}.weight: compute with the layers themselves (no "
                 ".detach(), no torch.no_grad(), no .data) so that training can update them.",
-                f"没有梯度传到 {n}.weight：请直接用这些层来计算（不要 .detach()、"
-                "不要 torch.no_grad()、不要 .data），这样训练才能更新它们。",
+                f"梯度没有传到 {n}.weight。请直接用这些层来计算，"
+                "不要用 .detach()、torch.no_grad() 或 .data，"
+                "这样训练才能更新它们。",
             )
     module.zero_grad(set_to_none=True)
     return None

@@ -64,7 +64,7 @@ def check_local_mask(answer: object) -> CheckResult:
                 name,
                 tr(
                     "that is an additive -inf mask; build the boolean mask (True = hide).",
-                    "这是加法形式的 -inf 掩码；请构造布尔掩码（True 表示隐藏）。",
+                    "这是加法形式的 -inf 掩码，请构造布尔掩码（True 表示隐藏）。",
                 ),
             )
         if not ((got == 0) | (got == 1)).all():
@@ -72,7 +72,7 @@ def check_local_mask(answer: object) -> CheckResult:
                 name,
                 tr(
                     "a mask holds only True/False (or 1/0); got other values.",
-                    "掩码里只能有 True/False（或 1/0）；这里出现了别的值。",
+                    "掩码里只能有 True/False（或 1/0），这里出现了别的值。",
                 ),
             )
         got = got.bool()
@@ -89,7 +89,7 @@ def check_local_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
-                "这标出的是要“保留”的位置；masked_fill 需要的是要“隐藏”的位置。",
+                "这标出的是要保留的位置，而 masked_fill 需要的是要隐藏的位置。",
             ),
         )
     if torch.equal(got, too_old):
@@ -105,7 +105,7 @@ def check_local_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "that is the plain causal mask: also hide tokens 2 or more steps back.",
-                "这是普通的因果掩码：还要隐藏往前 2 步及更远的词元。",
+                "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
             ),
         )
     if got.diagonal().any():
@@ -121,8 +121,9 @@ def check_local_mask(answer: object) -> CheckResult:
         tr(
             "True above the diagonal (torch.triu(..., diagonal=1)) OR two or more below it "
             "(torch.tril(..., diagonal=-2)); combine them with |.",
-            "对角线以上为 True（torch.triu(..., diagonal=1)），或者对角线以下两格及更远为 True"
-            "（torch.tril(..., diagonal=-2)）；用 | 把两者合起来。",
+            "对角线以上为 True（torch.triu(..., diagonal=1)）"
+            "，或者对角线以下两格及更远为 True（torch.tril(..., diagonal=-2)）"
+            "，用 | 把两者合起来。",
         ),
     )
 
@@ -165,8 +166,8 @@ def check_prediction_changed_weights(prediction: object, reveal: bool = False) -
         explain=tr(
             "Only the last row may look at 'step', and it looks at every token, so exactly "
             "its 6 weights move; rows 1-5 never see 'step'.",
-            "只有最后一行可以看到 'step'，而它会看所有词元，所以恰好是它的 6 个权重变了；"
-            "第 1-5 行根本看不到 'step'。",
+            "只有最后一行可以看到 'step'，而它会看所有词元，"
+            "所以恰好是它的 6 个权重变了。第 1-5 行根本看不到 'step'。",
         ),
     )
 
@@ -192,8 +193,9 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             tr(
                 "no mask was applied: masked_fill returns a NEW tensor, use its result before the "
                 "softmax (or the in-place masked_fill_ on a copy).",
-                "掩码没有生效：masked_fill 返回的是一个“新”张量，softmax 之前要用它的返回值"
-                "（或者在副本上用原地操作 masked_fill_）。",
+                "掩码没有生效。masked_fill 返回的是一个新的张量，"
+                "softmax 之前要用它的返回值（或者在副本上用原地操作 masked_fill_）"
+                "。",
             ),
         ),
         (
@@ -202,8 +204,9 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
                 "masking after the softmax without renormalising: the rows no longer sum to 1. "
                 "Either divide each row by its sum, or fill the future with -inf BEFORE the "
                 "softmax.",
-                "在 softmax 之后加掩码却没有重新归一化：每行之和不再是 1。"
-                "要么把每一行除以它的和，要么在 softmax “之前”把未来的位置填成 -inf。",
+                "在 softmax 之后加掩码却没有重新归一化。"
+                "每行之和不再是 1。要么把每一行除以它的和，"
+                "要么在 softmax 之前就把未来的位置填成 -inf。",
             ),
         ),
         (
@@ -211,8 +214,8 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             tr(
                 "the mask is transposed: it hides the past and keeps the future. Hide what is "
                 "ABOVE the diagonal: torch.triu(..., diagonal=1).",
-                "掩码被转置了：它隐藏了过去、保留了未来。要隐藏的是对角线“以上”的部分："
-                "torch.triu(..., diagonal=1)。",
+                "掩码被转置了，它隐藏了过去，保留了未来。"
+                "要隐藏的是对角线以上的部分，即 torch.triu(..., diagonal=1)。",
             ),
         ),
         (
@@ -220,15 +223,17 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             tr(
                 "the scores were scaled again: they come in already divided by sqrt(d_k) (and T "
                 "is not d_k anyway). Mask and softmax only.",
-                "注意力分数被重复缩放了：传进来时它们已经除过 sqrt(d_k)（何况 T 也不是 d_k）。"
-                "只需加掩码和做 softmax。",
+                "注意力分数被重复缩放了。传进来时它们已经除过 sqrt(d_k)（何况 T 也不是 d_k）"
+                "。只需加掩码和做 softmax。",
             ),
         ),
         (
             torch.softmax(scores.masked_fill(future, -torch.inf), dim=-2),
             tr(
                 "softmax over dim=-2 normalises columns; each query's row must sum to 1: dim=-1.",
-                "在 dim=-2 上做 softmax 归一化的是列；每个查询的那一行之和必须为 1：dim=-1。",
+                "在 dim=-2 上做 softmax，"
+                "归一化的是列。每个查询的那一行之和必须为 1，"
+                "所以要用 dim=-1。",
             ),
         ),
         (
@@ -236,8 +241,9 @@ def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
             tr(
                 "filling the future with 0 (or any finite number) leaves it a weight > 0, and the "
                 "more so the lower the scores: fill it with -torch.inf.",
-                "把未来的位置填成 0（或任何有限的数）仍会留给它大于 0 的权重，"
-                "注意力分数越低，这个权重越大：请填成 -torch.inf。",
+                "把未来的位置填成 0（或任何有限的数），"
+                "它仍会得到大于 0 的权重，而且注意力分数越低，"
+                "这个权重越大。请填成 -torch.inf。",
             ),
         ),
     ]
@@ -292,13 +298,14 @@ _FORWARD = ForwardTexts(
     input_changed=tr(
         "your function changed the scores it was given in place (masked_fill_?): "
         "use the out-of-place masked_fill, which returns a new tensor.",
-        "你的函数原地修改了传入的注意力分数（用了 masked_fill_？）："
-        "请用非原地的 masked_fill，它会返回一个新张量。",
+        "你的函数原地修改了传入的注意力分数（是不是用了 masked_fill_？）"
+        "。请用非原地的 masked_fill，"
+        "它会返回一个新张量。",
     ),
     not_tensor=tr("it returned {kind}, not a tensor.", "它返回的是 {kind}，不是张量。"),
     subclass=tr(
         "it returned a {kind}; return a plain torch.Tensor.",
-        "它返回的是 {kind}；请返回普通的 torch.Tensor。",
+        "它返回的是 {kind}，请返回普通的 torch.Tensor。",
     ),
     shape=tr(
         " it returned shape {got}, not {want}.",
@@ -336,8 +343,8 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
             + tr(
                 " the weights contain nan: a row was -inf everywhere. Is the diagonal "
                 "masked too? The mask is torch.triu(..., diagonal=1).",
-                "上，注意力权重里出现了 nan：有一行全是 -inf。是不是连对角线也遮住了？"
-                "掩码应该是 torch.triu(..., diagonal=1)。",
+                "上，注意力权重里出现了 nan。有一行全是 -inf。"
+                "是不是连对角线也遮住了？掩码应该是 torch.triu(..., diagonal=1)。",
             )
         )
     want = _causal_reference(scores).to(torch.float64)
@@ -355,8 +362,9 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
                     " the future (above the diagonal) has weight > 0: a finite "
                     "fill value (such as -20 or -1000) is not below scores this negative. "
                     "Fill with -torch.inf.",
-                    "上，未来的位置（对角线以上）权重大于 0：有限的填充值"
-                    "（比如 -20 或 -1000）并不比这么小的负分数更小。请填成 -torch.inf。",
+                    "上，未来的位置（对角线以上）权重大于 0。"
+                    "有限的填充值（比如 -20 或 -1000）"
+                    "并不比这么小的负分数更小。请填成 -torch.inf。",
                 )
             )
         raise ContractError(
@@ -433,14 +441,14 @@ def _window_mistakes(scores: torch.Tensor, window: int) -> list[tuple[torch.Tens
     off_by_one = tr(
         "off by one: window=2 means the token itself and ONE token before it, window=1 the "
         "token alone.",
-        "差了一个：window=2 表示词元自己加上它前面的“一个”词元，window=1 表示只看自己。",
+        "差了一个。window=2 表示词元自己加上紧挨在它前面的一个词元，window=1 表示只看自己。",
     )
     return [
         (
             _window_weights(scores, _hidden(T, None)),
             tr(
                 "the window is ignored: tokens too far back must be hidden as well as the future.",
-                "窗口被忽略了：除了未来，太早的词元也要遮住。",
+                "窗口被忽略了。除了未来，太早的词元也要遮住。",
             ),
         ),
         (_window_weights(scores, _hidden(T, window + 1)), off_by_one),
@@ -472,7 +480,7 @@ def _on_every_window(fn: Callable[..., object]) -> None:
             tr(
                 "plain causal weights are right; now give the function its second argument, "
                 "`window=None`, as in the cell's `def` line.",
-                "普通的因果权重已经对了；现在给函数加上第二个参数 `window=None`，"
+                "普通的因果权重已经对了，现在给函数加上第二个参数 `window=None`，"
                 "就像单元格里 `def` 那一行写的那样。",
             )
         ) from None
@@ -488,7 +496,7 @@ def _on_every_window(fn: Callable[..., object]) -> None:
                 on
                 + tr(
                     " the weights contain nan: a row hides every key. A token always sees itself.",
-                    "上，注意力权重里出现了 nan：有一行把所有键都遮住了。词元总能看到它自己。",
+                    "上，注意力权重里出现了 nan。有一行把所有键都遮住了。词元总能看到它自己。",
                 )
             )
         want = _window_weights(scores, _hidden(scores.shape[-1], window))
@@ -502,8 +510,8 @@ def _on_every_window(fn: Callable[..., object]) -> None:
             + tr(
                 " the weights differ: each query may see itself and the window - 1 tokens "
                 "just before it, nothing in the future and nothing further back.",
-                "上，注意力权重不一致：每个查询只能看到它自己和它前面紧挨着的 window - 1 个"
-                "词元，不能看未来，也不能看更早的词元。",
+                "上，注意力权重不一致。每个查询只能看到它自己和它前面紧挨着的 window - 1 个词元，"
+                "不能看未来，也不能看更早的词元。",
             )
         )
 
@@ -520,9 +528,9 @@ check_build_causal_weights = build_checker(
             "correct: zeros above the diagonal, rows sum to 1, a future score changes nothing, "
             "gradients flow to the past scores only, for T = 1 to 7 and batched (..., T, T) "
             "input; with a window, each token sees itself and the window - 1 tokens before it.",
-            "正确：对于 T = 1 到 7 以及批量的 (..., T, T) 输入，对角线以上都是 0，每行之和为 1，"
-            "改动未来的分数不会改变任何结果，梯度也只流向过去的分数；有窗口时，"
-            "每个词元只看到自己和它前面的 window - 1 个词元。",
+            "正确：对于 T = 1 到 7 以及批量的 (..., T, T) 输入，"
+            "对角线以上都是 0，每行之和为 1，改动未来的分数不会改变任何结果，"
+            "梯度也只流向过去的分数。有窗口时，每个词元只看到自己和它前面的 window - 1 个词元。",
         ),
     ),
     """Contract tests for ``fn(attn_scores, window=None)`` -> causal attention weights.
@@ -548,11 +556,11 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
     if not torch.allclose(before, after, atol=1e-6, rtol=0):
         return on + tr(
             " changing a future score changed the weights: the future leaks in.",
-            "上，改动一个未来的分数后注意力权重变了：未来的信息泄漏进来了。",
+            "上，改动一个未来的分数后，注意力权重变了，说明未来的信息泄露进来了。",
         )
     no_gradient = tr(
         "no gradient reaches the scores: do not detach them or use torch.no_grad().",
-        "没有梯度传到注意力分数：不要对它们 detach，也不要用 torch.no_grad()。",
+        "没有梯度传到注意力分数。不要对它们 detach，也不要用 torch.no_grad()。",
     )
     leaf = scores.clone().requires_grad_(True)
     weights = fn(leaf)  # type: ignore[operator]
@@ -571,7 +579,7 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
     if grad[..., future].abs().max() > 1e-6:
         return on + tr(
             " gradient flows into future scores: they must not influence anything.",
-            "上，有梯度流进了未来的分数：它们不应该影响任何结果。",
+            "上，有梯度流进了未来的分数。它们不应该影响任何结果。",
         )
     if grad[..., ~future].abs().sum() == 0:
         return on + tr(" no gradient reaches the past scores.", "上，没有梯度传到过去的分数。")

@@ -85,12 +85,12 @@ def check_survivor_prediction(prediction: object) -> CheckResult:
         correct=value is not None and math.isclose(value, 2.0, abs_tol=1e-4),
         right=tr(
             "right -- the next cell shows it; section 2 explains why.",
-            "对了！下一个单元格会展示出来；第 2 节解释原因。",
+            "对了！下一个单元格会展示出来，第 2 节会解释原因。",
         ),
         wrong=tr(
             "not what happens. Run the next cell and look at the entries that are not 0; then "
             "think about what happens to the average of the matrix when half of it is zeroed.",
-            "实际情况不是这样。运行下一个单元格，看看那些不为 0 的元素；"
+            "实际情况不是这样。运行下一个单元格，看看那些不为 0 的元素，"
             "再想一想：矩阵有一半被置零后，它的平均值会怎样？",
         ),
     )
@@ -111,14 +111,14 @@ check_dropout_scale = number_checker(
                 0.8,
                 tr(
                     "0.8 is the probability to survive, 1 - p. Survivors are DIVIDED by it.",
-                    "0.8 是保留下来的概率 1 - p。保留下来的元素要“除以”它。",
+                    "0.8 是保留下来的概率 1 - p。保留下来的元素要除以它，而不是乘以它。",
                 ),
             ),
             (
                 5.0,
                 tr(
                     "that is 1 / p. The factor is 1 / (1 - p): divide by what survives.",
-                    "这是 1 / p。缩放因子是 1 / (1 - p)：除以保留下来的比例。",
+                    "这是 1 / p。缩放因子是 1 / (1 - p)，即除以保留下来的比例。",
                 ),
             ),
             (
@@ -138,7 +138,7 @@ check_dropout_scale = number_checker(
         ),
         otherwise=tr(
             "a fraction 1 - p survives; scale it by 1 / (1 - p) to keep the mean.",
-            "保留下来的比例是 1 - p；把它们乘以 1 / (1 - p)，平均值就不变。",
+            "保留下来的比例是 1 - p，把它们乘以 1 / (1 - p)，平均值就不变。",
         ),
         tol=1e-4,
     ),
@@ -166,14 +166,14 @@ check_zero_fraction = number_checker(
                 25.5,
                 tr(
                     "25.5 is the expected COUNT of zeros; divide by the 36 entries.",
-                    "25.5 是零的“个数”的期望值；还要除以全部 36 个元素。",
+                    "25.5 是零的个数的期望值，还要除以全部 36 个元素。",
                 ),
             ),
             (
                 lambda value: not 0.0 <= value <= 1.0,
                 tr(
                     "a fraction lies between 0 and 1: zeros divided by the 36 entries.",
-                    "比例在 0 到 1 之间：零的个数除以 36 个元素。",
+                    "比例在 0 到 1 之间，即零的个数除以 36 个元素。",
                 ),
             ),
             (
@@ -189,14 +189,14 @@ check_zero_fraction = number_checker(
                 15 / 36,
                 tr(
                     "that counts only the 15 masked entries; dropout zeroes half of the 21 others.",
-                    "这只算了被掩码的 15 个元素；dropout 还会把其余 21 个元素中的一半置零。",
+                    "这只算了被掩码的 15 个元素。dropout 还会把其余 21 个元素中的一半置零。",
                 ),
             ),
             (
                 10.5 / 36,
                 tr(
                     "that counts only the dropped entries; add the 15 masked ones.",
-                    "这只算了被丢弃的元素；还要加上被掩码的 15 个。",
+                    "这只算了被丢弃的元素，还要加上被掩码的 15 个。",
                 ),
             ),
         ),
@@ -249,30 +249,30 @@ def check_manual_dropout(answer: object) -> CheckResult:
         if torch.allclose(got, context * keep * 2, atol=1e-4):
             return tr(
                 "that rescales as for the book's p = 0.5; here p = 0.25.",
-                "这是按书中 p = 0.5 的方式缩放的；这里 p = 0.25。",
+                "这是按书中 p = 0.5 的方式缩放的，这里 p = 0.25。",
             )
         if torch.allclose(got, context * keep / EXERCISE_P, atol=1e-4):
             return tr(
                 "the survivors are rescaled by the wrong fraction: not the part dropped, the "
                 "part that survives.",
-                "缩放所用的比例不对：不是被丢弃的比例，而是保留下来的比例。",
+                "缩放所用的比例不对。要用的不是被丢弃的比例，而是保留下来的比例。",
             )
         if torch.allclose(got, context * ~keep / (1 - EXERCISE_P), atol=1e-4):
             return tr(
                 "the mask is inverted: keep the entries where keep_ctx is True.",
-                "掩码反了：应该保留 keep_ctx 为 True 的元素。",
+                "掩码反了。应该保留 keep_ctx 为 True 的元素。",
             )
         if torch.allclose(got, context, atol=1e-4):
             return tr(
                 "these are the context vectors with nothing dropped: apply the keep pattern "
                 "keep_ctx.",
-                "这是什么都没有丢弃的上下文向量：请用上保留模式 keep_ctx。",
+                "这是什么都没有丢弃的上下文向量。请用上保留模式 keep_ctx。",
             )
         if torch.allclose(got, weights @ (values * keep / (1 - EXERCISE_P)), atol=1e-4):
             return tr(
                 "that drops entries of the values before the weighted sum; drop entries of the "
                 "context vectors, after it.",
-                "这是在加权求和之前丢弃了值的元素；应该在加权求和之后丢弃上下文向量的元素。",
+                "这是在加权求和之前丢弃了值的元素，应该在加权求和之后丢弃上下文向量的元素。",
             )
         return tr(
             "first the context vectors of section 4's weights and sa_v2's values, then dropout "
@@ -341,7 +341,7 @@ _HEAD_FORWARD = ForwardTexts(
     ),
     dtype=tr(
         ": forward returned {got_dtype} for a {dtype} input: keep the input's dtype.",
-        "：输入是 {dtype}，forward 却返回了 {got_dtype}：请保持输入的 dtype。",
+        "：输入是 {dtype}，forward 却返回了 {got_dtype}。输出要保持输入的 dtype。",
     ),
     shape=tr(": output shape {got}, expected {want}.", "：输出形状是 {got}，应为 {want}。"),
 )
@@ -349,8 +349,8 @@ _HEAD_FORWARD = ForwardTexts(
 _WRONG_CONCAT = tr(
     ": the heads are concatenated along the wrong dimension: each head gives (b, T, d_out), "
     "and the wrapper puts them side by side, torch.cat([...], dim=-1).",
-    "：各个头拼接的维度不对：每个头输出 (b, T, d_out)，包装器要把它们并排拼接起来，"
-    "即 torch.cat([...], dim=-1)。",
+    "：各个头拼接的维度不对。每个头输出 (b, T, d_out)，"
+    "包装器要把它们并排拼接起来，即 torch.cat([...], dim=-1)。",
 )
 
 
@@ -366,8 +366,8 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
         hint = tr(
             f"no parameter named {names}: use the book's names W_query, W_key, W_value "
             "(nn.Linear(d_in, d_out, bias=qkv_bias))",
-            f"没有名为 {names} 的参数：请使用书中的名字 W_query、W_key、W_value"
-            "（nn.Linear(d_in, d_out, bias=qkv_bias)）",
+            f"没有名为 {names} 的参数。请使用书中的名字 W_query、"
+            "W_key、W_value（nn.Linear(d_in, d_out, bias=qkv_bias)）",
         )
         if spec.heads:
             hint += tr(
@@ -457,9 +457,11 @@ def _head_mistakes(
         "values from W_query, W_key, W_value; scores = queries @ keys.transpose(1, 2); the future "
         "masked with -inf; softmax of scores / keys.shape[-1] ** 0.5 over dim=-1; dropout; "
         "@ values.",
-        "：输出与权重相同的书中的类不一致：用 W_query、W_key、W_value 算出查询、键和值；"
-        "scores = queries @ keys.transpose(1, 2)；用 -inf 遮住未来；对 scores / "
-        "keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax；dropout；再 @ values。",
+        "：输出与权重相同的书中的类不一致。请按这个顺序计算：用 W_query、"
+        "W_key、W_value 算出查询、键和值，"
+        "scores = queries @ keys.transpose(1, 2)，"
+        "用 -inf 遮住未来，对 scores / keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax，"
+        "做 dropout，最后 @ values。",
     )
 
 
@@ -492,7 +494,8 @@ def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                         ": changing later tokens changed the outputs of earlier ones -- the "
                         "future leaks in. Mask the scores above the diagonal with -inf before "
                         "the softmax.",
-                        "：改动后面的词元，前面词元的输出也变了：未来的信息泄漏进来了。"
+                        "：改动后面的词元，前面词元的输出也变了，"
+                        "说明未来的信息泄露进来了。"
                         "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
                     )
                 )
@@ -555,7 +558,7 @@ check_causal_attention_class = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: check_causal_attention_class(MyClass).",
-            "请传入类本身，而不是它的实例：check_causal_attention_class(MyClass)。",
+            "请像 check_causal_attention_class(MyClass) 这样传入类本身，而不是它的实例。",
         ),
         not_class_hint=tr(
             "expected a subclass of nn.Module, got {cls!r}.",

@@ -49,7 +49,7 @@ check_wrapper_width = number_checker(
                 96,
                 tr(
                     "96 is ONE head's width. The wrapper concatenates all 6 heads.",
-                    "96 是“一个”头的宽度。包装器会把全部 6 个头拼接起来。",
+                    "96 只是单个头的宽度。包装器会把全部 6 个头拼接起来。",
                 ),
             ),
             (
@@ -152,7 +152,7 @@ def check_head_output(answer: object) -> CheckResult:
             name,
             tr(
                 "that is the whole output; head 3 is 2 of its 6 columns.",
-                "这是整个输出；第 3 个头只占其中 6 列里的 2 列。",
+                "这是整个输出，第 3 个头只占其中 6 列里的 2 列。",
             ),
         )
     return tensor_answer(
@@ -192,8 +192,8 @@ check_matmul_count = number_checker(
                 tr(
                     "that counts the CALLS (nn.Linear and @). Here count the work inside them: "
                     "the multiply-adds each product does.",
-                    "这数的是“调用”次数（nn.Linear 和 @）。这里要数的是调用内部的工作量："
-                    "每个乘积做了多少次乘加。",
+                    "这数的是调用次数（nn.Linear 和 @）"
+                    "。这里要数的是调用内部的工作量，即每个乘积做了多少次乘加。",
                 ),
             ),
             (
@@ -201,8 +201,8 @@ check_matmul_count = number_checker(
                 tr(
                     "that is twice the answer: FLOP counters count a multiply and an add as 2 "
                     "operations; a multiply-add is one.",
-                    "这是答案的两倍：FLOP 计数器把一次乘法和一次加法算作 2 次运算；"
-                    "一次乘加只算一次。",
+                    "这是答案的两倍。FLOP 计数器把一次乘法和一次加法算作 2 次运算，"
+                    "而这里一次乘加只算一次。",
                 ),
             ),
             (
@@ -210,7 +210,7 @@ check_matmul_count = number_checker(
                 tr(
                     "these are the projections only; each head also computes Q @ K^T and "
                     "weights @ V.",
-                    "这只是投影部分；每个头还要计算 Q @ K^T 和 weights @ V。",
+                    "这只是投影部分，每个头还要计算 Q @ K^T 和 weights @ V。",
                 ),
             ),
             (
@@ -218,7 +218,7 @@ check_matmul_count = number_checker(
                 tr(
                     "these are the attention products only; add the three projections of each "
                     "head.",
-                    "这只是注意力部分的乘积；还要加上每个头的三次投影。",
+                    "这只是注意力部分的乘积，还要加上每个头的三次投影。",
                 ),
             ),
             (
@@ -226,14 +226,14 @@ check_matmul_count = number_checker(
                 tr(
                     "that is one sequence; the batch holds 8, and every product works on all "
                     "of them.",
-                    "这只是一个序列；批次里有 8 个，每个乘积都要处理全部序列。",
+                    "这只是一个序列。批次里有 8 个，每个乘积都要处理全部序列。",
                 ),
             ),
             (
                 _MACS // _H,
                 tr(
                     "that is one head; the wrapper runs 12.",
-                    "这只是一个头；包装器要运行 12 个头。",
+                    "这只是一个头，包装器要运行 12 个头。",
                 ),
             ),
             (
@@ -241,7 +241,7 @@ check_matmul_count = number_checker(
                 tr(
                     "only one projection per head is counted; each head has W_query, W_key and "
                     "W_value.",
-                    "每个头只算了一次投影；每个头都有 W_query、W_key 和 W_value。",
+                    "每个头只算了一次投影，每个头都有 W_query、W_key 和 W_value。",
                 ),
             ),
         ),
@@ -272,7 +272,7 @@ check_wrapper_class = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: check_wrapper_class(MyWrapper).",
-            "请传入类本身，而不是它的实例：check_wrapper_class(MyWrapper)。",
+            "请像 check_wrapper_class(MyWrapper) 这样传入类本身，而不是它的实例。",
         ),
         not_class_hint=tr(
             "expected a subclass of nn.Module, got {cls!r}.",

@@ -43,7 +43,7 @@ from ._build import (
 )
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, whole_number
-from ._result import CheckResult, exercise, fail, missing
+from ._result import CheckResult, exercise, fail, missing, unwritten
 
 __all__ = [
     "check_build_multihead",
@@ -69,21 +69,21 @@ check_head_dim = number_checker(
                 4096 * 32,
                 tr(
                     "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
-                    "在 MultiHeadAttention 中 d_out 是“总”宽度：要把它除以头数。",
+                    "在 MultiHeadAttention 中，d_out 是所有头加起来的宽度，要把它除以头数。",
                 ),
             ),
             (
                 4096,
                 tr(
                     "4096 is the total width d_out; each of the 32 heads gets a slice.",
-                    "4096 是总宽度 d_out；32 个头各分到其中一段。",
+                    "4096 是总宽度 d_out，32 个头各分到其中一段。",
                 ),
             ),
             (
                 64,
                 tr(
                     "64 is GPT-2's head width; this model splits a different d_out.",
-                    "64 是 GPT-2 的每头宽度；这个模型拆分的是另一个 d_out。",
+                    "64 是 GPT-2 的每头宽度，这个模型拆分的是另一个 d_out。",
                 ),
             ),
         ),
@@ -142,7 +142,7 @@ check_mha_parameter_count = number_checker(
                 tr(
                     "that is the width of ONE square matrix with this many numbers; the block "
                     "has four weight matrices (plus biases) sharing them.",
-                    "这是“一个”方阵装下这么多数时的宽度。模块里有四个权重矩阵（还有偏置）来分这些参数。",
+                    "这是只用一个方阵装下这么多数时的宽度。模块里有四个权重矩阵（还有偏置）来分这些参数。",
                 ),
             ),
             (
@@ -236,7 +236,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "pass the exercise's x: with this x a wrong split would look right.",
-                "请传入练习中的 x：用这个 x 的话，错误的拆分看起来也会是对的。",
+                "请传入练习中的 x。换成这个 x，错误的拆分看起来也会是对的。",
             ),
         )
 
@@ -245,8 +245,8 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
             return tr(
                 "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
                 "the last axis into heads first, then move the head axis to the front.",
-                "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起："
-                "先把最后一维拆成多个头，再把头这一维移到最前面。",
+                "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起。"
+                "应该先把最后一维拆成多个头，再把头这一维移到最前面。",
             )
         return tr(
             "split the last axis into (num_heads, head_dim), then swap the token and head axes.",
@@ -264,7 +264,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
                 tr(
                     "the heads are split; now swap the token and head axes so that the heads "
                     "come first.",
-                    "头已经拆开了；现在交换词元轴和头轴，让头排在最前面。",
+                    "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
                 ),
             )
         if shape == (T, head_dim, h):
@@ -282,7 +282,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
                 name,
                 tr(
                     "x has no batch axis, and the answer has none either: drop the batch of one.",
-                    "x 没有批次轴，答案也不应该有：去掉这个大小为 1 的批次轴。",
+                    "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
                 ),
             )
     return tensor_answer(name, answer, expected, what=what, hint=hint, atol=0.0)
@@ -315,8 +315,9 @@ def check_split_matmul_prediction(prediction: object) -> CheckResult:
         wrong=tr(
             "not what happens. Run the next cell, then count in `forward` how many times each "
             "`nn.Linear` and each `@` runs -- does any line run once per head?",
-            "实际情况不是这样。运行下一个单元格，然后数一数 `forward` 里每个 `nn.Linear` "
-            "和每个 `@` 各执行了几次：有哪一行是每个头都要执行一次的吗？",
+            "实际情况不是这样。运行下一个单元格，然后数一数 `forward` 里"
+            "每个 `nn.Linear` 和每个 `@` 各执行了几次。"
+            "有哪一行是每个头都要执行一次的吗？",
         ),
     )
 
@@ -363,23 +364,26 @@ def _construct(
     return construct(cls, args, {"qkv_bias": qkv_bias}, _CONSTRUCT_RAISED, _CONSTRUCT_NOT_MODULE)
 
 
-_PARAMETERS_NONE = tr(
-    "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
-    "__init__ (nn.Linear layers), then write forward following the table.",
-    "你的类还没有任何参数：先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
-    "（都是 nn.Linear 层），再按照表格写 forward。",
+_PARAMETERS_NONE = unwritten(
+    tr(
+        "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
+        "__init__ (nn.Linear layers), then write forward following the table.",
+        "你的类还没有任何参数。请先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
+        "（都是 nn.Linear 层），再按照表格写 forward。",
+    )
 )
 _NO_OUT_PROJ = tr(
     "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
     "to the merged heads (forgetting out_proj).",
-    "没有 out_proj（忘了输出投影）：请添加 self.out_proj = nn.Linear(d_out, d_out)，"
+    "没有 out_proj，忘了输出投影。请添加 self.out_proj = nn.Linear(d_out, d_out)，"
     "并把它作用在合并后的各个头上。",
 )
 _PARAMETER_MISSING = tr(
     "no parameter named {names}: use the book's names W_query, "
     "W_key, W_value (nn.Linear(d_in, d_out, bias=qkv_bias)) and out_proj.",
-    "没有名为 {names} 的参数：请使用书中的名字 W_query、W_key、W_value"
-    "（nn.Linear(d_in, d_out, bias=qkv_bias)）和 out_proj。",
+    "没有名为 {names} 的参数。请使用书中的名字 W_query、"
+    "W_key、W_value（nn.Linear(d_in, d_out, bias=qkv_bias)）"
+    "和 out_proj。",
 )
 _PARAMETER_EXTRA = tr(
     "unexpected parameters {names}: the book's class has only W_query, "
@@ -441,7 +445,7 @@ def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
             "context vectors are not contiguous in memory: merge the heads with "
             f".contiguous().view(b, T, d_out) (or .reshape). Torch said: {said}",
             "：对非连续存储的张量调用 `view` 出错了。transpose(1, 2) 之后，上下文向量"
-            "在内存中不再连续：请用 .contiguous().view(b, T, d_out)（或 .reshape）"
+            "在内存中不再连续。请用 .contiguous().view(b, T, d_out)（或 .reshape）"
             f"合并各个头。PyTorch 的报错：{said}",
         )
     if "must match the size" in text or "size of tensor" in text.lower():
@@ -474,8 +478,9 @@ _FORWARD = ForwardTexts(
     dtype=tr(
         ": forward returned {got_dtype} on {got_device} for a {dtype} input on "
         "{device}: keep the input's dtype and device (no .double(), no .to(...)).",
-        "：输入是 {dtype}、位于 {device}，forward 却返回了 {got_dtype}、位于 "
-        "{got_device}：请保持输入的 dtype 和设备（不要 .double()，不要 .to(...)）。",
+        "：输入是 {device} 上的 {dtype}，"
+        "forward 却返回了 {got_device} 上的 {got_dtype}。"
+        "输出要保持输入的 dtype 和设备，不要用 .double() 或 .to(...)。",
     ),
     shape=tr(
         ": output shape {got}, expected (b, T, d_out) = {want}.",
@@ -531,8 +536,8 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: Text) -> None:
             + tr(
                 f": changing tokens {t}.. changed the outputs of earlier tokens -- the future "
                 "leaks in. Mask the scores above the diagonal with -inf before the softmax.",
-                f"：改动第 {t} 个及之后的词元，前面词元的输出也变了：未来的信息泄漏进来了。"
-                "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
+                f"：改动第 {t} 个及之后的词元，前面词元的输出也变了，"
+                "说明未来的信息泄露进来了。请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
             )
         )
 
@@ -640,9 +645,12 @@ def _check_gradients(cls: type) -> None:
                 "book's class, although it matched in eval mode: forward must compute the same "
                 "thing in both modes; only the dropout layer may behave differently, and it drops "
                 "nothing with dropout=0.0: nn.Dropout(dropout), with the argument.",
-                "在训练模式下（module.train()，dropout=0.0），输出与书中的类不一致，"
-                "尽管在评估模式下是一致的：forward 在两种模式下必须算出同样的结果；只有 dropout "
-                "层的行为可以不同，而 dropout=0.0 时它什么都不丢弃：请写 nn.Dropout(dropout)，"
+                "在训练模式下（module.train()，"
+                "dropout=0.0），输出与书中的类不一致，"
+                "在评估模式下却是一致的。forward 在两种模式下必须算出同样的结果。"
+                "只有 dropout 层的行为可以不同，"
+                "而 dropout=0.0 时它什么都不丢弃。"
+                "请写 nn.Dropout(dropout)，"
                 "把参数传进去。",
             )
         )
@@ -693,8 +701,10 @@ def _book_numbers_note(cls: type) -> Text:
     return tr(
         " (With torch.manual_seed(123) it does not print the book's numbers: create W_query, "
         "W_key, W_value, out_proj in that order if you want them.)",
-        "（用 torch.manual_seed(123) 时，它打印出的数与书中的不同：如果想得到书中的数，"
-        "请按 W_query、W_key、W_value、out_proj 的顺序创建它们。）",
+        "（用 torch.manual_seed(123) 时，"
+        "它打印出的数与书中的不同。如果想得到书中的数，"
+        "请按 W_query、W_key、W_value、"
+        "out_proj 的顺序创建它们。）",
     )
 
 
@@ -708,7 +718,7 @@ check_build_multihead = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: check_build_multihead(MyClass).",
-            "请传入类本身，而不是它的实例：check_build_multihead(MyClass)。",
+            "请像 check_build_multihead(MyClass) 这样传入类本身，而不是它的实例。",
         ),
         not_class_hint=tr(
             "expected a subclass of nn.Module, got {cls!r}.",

@@ -48,13 +48,13 @@ def check_row_entropy(answer: object) -> CheckResult:
             name,
             tr(
                 "nan: 0 * log(0) must count as 0; skip the zeros or use torch.special.xlogy.",
-                "得到了 nan：0 * log(0) 必须按 0 计；跳过权重为 0 的项，"
-                "或者用 `torch.special.xlogy`。",
+                "得到了 nan。0 * log(0) 必须按 0 计，"
+                "请跳过权重为 0 的项，或者用 `torch.special.xlogy`。",
             ),
         )
     value = number(answer)
     if value is None:
-        what = tr("a number (float or 0-d tensor)", "一个数（float 或 0 维张量）")
+        what = tr("a number (float or 0-d tensor)", "一个数（浮点数或 0 维张量）")
         return fail(name, expected_kind(what, answer))
     if abs(value - expected) < 1e-3:
         return ok(
@@ -69,7 +69,7 @@ def check_row_entropy(answer: object) -> CheckResult:
             name,
             tr(
                 "that is in bits (log base 2); use the natural log, torch.log.",
-                "这是以比特为单位（以 2 为底的对数）；请用自然对数 `torch.log`。",
+                "这是以比特为单位（以 2 为底的对数），请用自然对数 `torch.log`。",
             ),
         )
     if abs(value + expected) < 1e-3:
@@ -85,8 +85,9 @@ def check_row_entropy(answer: object) -> CheckResult:
         tr(
             "sum w * log(w) over the non-zero weights, then negate; 0 * log 0 counts as 0 "
             "(torch.special.xlogy(w, w) does that).",
-            "对非零权重求 w * log(w) 之和，再取相反数；0 * log 0 按 0 计"
-            "（`torch.special.xlogy(w, w)` 正是这样做的）。",
+            "对非零权重求 w * log(w) 之和，"
+            "再取相反数。0 * log 0 按 0 计（`torch.special.xlogy(w, w)` 正是这样做的）"
+            "。",
         ),
     )
 
@@ -112,7 +113,8 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
             tr(
                 "nan: 0 * log(0) is nan in torch. Use torch.special.xlogy(w, w), which gives 0 "
                 "there.",
-                "得到了 nan：在 torch 里 0 * log(0) 是 nan。请用 `torch.special.xlogy(w, w)`，"
+                "得到了 nan。在 torch 里 0 * log(0) 是 nan。"
+                "请用 `torch.special.xlogy(w, w)`，"
                 "它在那里给出 0。",
             ),
         )
@@ -138,7 +140,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
             tr(
                 f"shape {shape} is one entropy per row; average the rows of each head: "
                 ".mean(dim=-1).",
-                f"形状 {shape} 是每一行一个熵；请对每个头的各行求平均：`.mean(dim=-1)`。",
+                f"形状 {shape} 是每一行一个熵。请用 `.mean(dim=-1)` 对每个头的各行求平均。",
             ),
         )
     return tensor_answer(
@@ -168,7 +170,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "an int: the index of the head with the LOWEST entropy, counting from zero",
-                "一个 int：熵最低的那个头的索引（从零数起）",
+                "一个整数，即熵最低的那个头的索引（从零数起）",
             ),
         )
     index = _head_index(answer)
@@ -178,7 +180,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 f"expected an int (a head index), got {kind}.",
-                f"需要一个 int（头的索引），收到的是 {kind}。",
+                f"需要一个整数（头的索引），收到的是 {kind}。",
             ),
         )
     answer = index
@@ -188,7 +190,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 f'correct: head index {expected} ("Head {expected + 1}" in the plots).',
-                f"正确：头的索引是 {expected}（图中的 “Head {expected + 1}”）。",
+                f"正确！头的索引是 {expected}，也就是图中的“头 {expected + 1}”。",
             ),
         )
     if answer - 1 in sharpest:
@@ -204,7 +206,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "that is the most spread-out head; the sharpest has the LOWEST entropy.",
-                "这是注意力最分散的头；最敏锐的头熵最低。",
+                "这是注意力最分散的头。最敏锐的头熵最低。",
             ),
         )
     return fail(

@@ -43,7 +43,7 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
             name,
             tr(
                 f"vocab_size must be an int >= 2, got {vocab_size!r}.",
-                f"vocab_size 必须是 >= 2 的 int，收到的是 {vocab_size!r}。",
+                f"vocab_size 必须是不小于 2 的整数，收到的是 {vocab_size!r}。",
             ),
         )
     expected = math.log(vocab_size)
@@ -71,7 +71,7 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
             name,
             tr(
                 f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.",
-                f"{value:.4g} 是以 2 为底的对数（比特）；`cross_entropy` 用的是自然对数。",
+                f"{value:.4g} 是以 2 为底的对数（比特），而 `cross_entropy` 用的是自然对数。",
             ),
         )
     if abs(value - 1 / vocab_size) < 1e-4 or abs(value + expected) < 1e-3:
@@ -87,7 +87,7 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
             name,
             tr(
                 f"that is log(64), the lesson's vocabulary; this one has {vocab_size}.",
-                f"这是 log(64)，对应本课的词表；这里的词表有 {vocab_size} 个词元。",
+                f"这是 log(64)，对应的是本课的词表。这里的词表有 {vocab_size} 个词元。",
             ),
         )
     return fail(
@@ -135,7 +135,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
             name,
             tr(
                 f"targets are token ids: use an integer dtype, got {dtype}.",
-                f"目标是词元 id：请用整数 dtype，收到的是 {dtype}。",
+                f"目标是词元 id，要用整数 dtype，收到的却是 {dtype}。",
             ),
         )
     if torch.equal(answer, expected):
@@ -151,7 +151,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
             name,
             tr(
                 "the first k positions have no token k back: set them to -100.",
-                "前 k 个位置往前数 k 个没有词元：把它们设为 -100。",
+                "前 k 个位置往前数 k 个没有词元，请把它们设为 -100。",
             ),
         )
     wrong_way = torch.full_like(ids, IGNORE_INDEX)
@@ -161,7 +161,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
             name,
             tr(
                 "that copies from the FUTURE (t + k); we want the past: ids[:, :-k].",
-                "这是从未来（t + k）复制；我们要的是过去：`ids[:, :-k]`。",
+                "这是从未来（t + k）复制的，我们要的是过去，即 `ids[:, :-k]`。",
             ),
         )
     return fail(
@@ -192,7 +192,7 @@ def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> Che
             name,
             tr(
                 "offset=+k is above the diagonal (the future): use offset=-k.",
-                "offset=+k 在对角线上方（未来）：请用 offset=-k。",
+                "offset=+k 在对角线上方，也就是未来。请用 offset=-k。",
             ),
         )
     return tensor_answer(
@@ -203,7 +203,7 @@ def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> Che
         hint=tr(
             "torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1) gives (h, T - k); "
             "average it over the last dimension.",
-            "`torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1)` 给出 (h, T - k)；"
+            "`torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1)` 给出 (h, T - k)，"
             "再对最后一维求平均。",
         ),
     )

@@ -72,14 +72,15 @@ check_longest_context = number_checker(
             "longest context whose weights fit in 1 GiB (GPT-2 XL)",
             "权重能放进 1 GiB 的最长上下文（GPT-2 XL）",
         ),
-        what=tr("an int: the number of tokens T", "一个 int：词元数 T"),
+        what=tr("an int: the number of tokens T", "一个整数，即词元数 T"),
         expected=_LONGEST_T,
         right=tr(
             f"correct: T = {_LONGEST_T} takes {_LONGEST_BYTES:,} bytes; one token more and the "
             "weights no longer fit. Three times GPT-2 XL's context, for one layer and one "
             "sequence.",
-            f"正确：T = {_LONGEST_T} 时占 {_LONGEST_BYTES:,} 字节；再多一个词元就放不下了。"
-            "这只是 GPT-2 XL 上下文的三倍多，而且只算了一层、一个序列。",
+            f"正确：T = {_LONGEST_T} 时占 {_LONGEST_BYTES:,} 字节，"
+            "再多一个词元就放不下了。这只是 GPT-2 XL 上下文的三倍多，"
+            "而且只算了一层、一个序列。",
         ),
         wrong=(
             (
@@ -87,14 +88,14 @@ check_longest_context = number_checker(
                 tr(
                     "one token too many: at that T the weights take a little more than 1 GiB. "
                     "The answer is the largest T that still fits.",
-                    "多了一个词元：这个 T 下权重比 1 GiB 多出一点。答案是仍然放得下的最大 T。",
+                    "多了一个词元。这个 T 下权重比 1 GiB 多出一点。答案是仍然放得下的最大 T。",
                 ),
             ),
             (
                 (_longest(_BATCH * _HEADS), _longest(_BATCH * _HEADS) + 1),
                 tr(
                     "that counts floats, not bytes: a float32 takes 4 bytes.",
-                    "这数的是浮点数的个数，不是字节数：一个 float32 占 4 个字节。",
+                    "这数的是浮点数的个数，不是字节数。一个 float32 占 4 个字节。",
                 ),
             ),
             (
@@ -108,7 +109,7 @@ check_longest_context = number_checker(
                 (_longest(_BATCH * _HEADS * 2), _longest(_BATCH * _HEADS * 2) + 1),
                 tr(
                     "that is for 2-byte numbers (float16, bfloat16); the weights here are float32.",
-                    "这是按 2 字节的数（float16、bfloat16）算的；这里的权重是 float32。",
+                    "这是按 2 字节的数（float16、bfloat16）算的，而这里的权重是 float32。",
                 ),
             ),
             (
@@ -131,14 +132,14 @@ check_longest_context = number_checker(
                 tr(
                     "that is GPT-2 XL's context today; the question is how far it could grow "
                     "within the budget.",
-                    "这是 GPT-2 XL 现在的上下文长度；问的是在这个预算内它最多能涨到多长。",
+                    "这是 GPT-2 XL 现在的上下文长度，问的是在这个预算内它最多能涨到多长。",
                 ),
             ),
         ),
         otherwise=tr(
             "the weights take batch * heads * T * T * 4 bytes; find the largest T for which that "
             "is at most 2**30.",
-            "权重占 批次 * 头数 * T * T * 4 字节；找出让它不超过 2**30 的最大 T。",
+            "权重占 批次 * 头数 * T * T * 4 字节。找出让它不超过 2**30 的最大 T。",
         ),
         whole=True,
     ),
@@ -184,8 +185,8 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
                 tr(
                     f"shape {shape}: the blocks are stacked along the ROWS (dim=0) of "
                     f"the (3 * d_out, d_in) weight; W_key is {key_shape}.",
-                    f"形状是 {shape}：这三块是沿着 (3 * d_out, d_in) 权重的行（dim=0）"
-                    f"堆叠起来的；W_key 的形状是 {key_shape}。",
+                    f"形状是 {shape}。这三块是沿着 (3 * d_out, d_in) 权重的行（dim=0）"
+                    f"堆叠起来的，W_key 的形状是 {key_shape}。",
                 ),
             )
         return fail(
@@ -208,7 +209,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
             name,
             tr(
                 "that is W_query (the first block); the order is query, key, value.",
-                "这是 W_query（第一块）；顺序是查询、键、值。",
+                "这是 W_query（第一块）。顺序是查询、键、值。",
             ),
         )
     if torch.equal(got, w_value):
@@ -216,7 +217,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
             name,
             tr(
                 "that is W_value (the last block); the order is query, key, value.",
-                "这是 W_value（最后一块）；顺序是查询、键、值。",
+                "这是 W_value（最后一块）。顺序是查询、键、值。",
             ),
         )
     return fail(
@@ -286,8 +287,10 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
         return tr(
             f"the fused output was split in the order {mistake}; qkv.weight stacks "
             "W_query, W_key, W_value, so split(d_out, dim=-1) gives Q, K, V.",
-            f"融合输出是按 {mistake} 的顺序拆开的；qkv.weight 依次堆叠 "
-            "W_query、W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、K、V。",
+            f"融合输出是按 {mistake} 的顺序拆开的，"
+            "qkv.weight 依次堆叠 W_query、"
+            "W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、"
+            "K、V。",
         )
     d_out = module.out_proj.in_features
     if mistake in ("scale_d_out", "scale_not_sqrt") and (d_out // num_heads) ** 2 == d_out:
@@ -295,8 +298,10 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
             "the scores are divided by head_dim itself or by sqrt(d_out) (the same number at "
             f"d_out={d_out}, {num_heads} heads); divide by sqrt(head_dim), keys.shape[-1] ** 0.5 "
             "after the split.",
-            f"注意力分数除以的是 head_dim 本身或 sqrt(d_out)（d_out={d_out}、{num_heads} 个头时"
-            "两者相等）；应该除以 sqrt(head_dim)，即拆分之后的 keys.shape[-1] ** 0.5。",
+            f"注意力分数除以的是 head_dim 本身或 sqrt(d_out)（d_out={d_out}、"
+            f"{num_heads} 个头时两者相等）"
+            "，应该除以 sqrt(head_dim)，"
+            "即拆分之后的 keys.shape[-1] ** 0.5。",
         )
     if mistake is not None:
         return MISTAKE_HINTS[mistake]
@@ -304,9 +309,9 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
         " differs from mh.FusedQKVMultiHeadAttention with the same weights; check the "
         "order project -> split Q, K, V -> (b, h, T, head_dim) -> scores / sqrt(head_dim) -> "
         "mask -> softmax -> dropout -> @ V -> merge -> out_proj.",
-        "与权重相同的 `mh.FusedQKVMultiHeadAttention` 不一致；请检查顺序："
-        "投影 -> 拆成 Q、K、V -> (b, h, T, head_dim) -> 分数 / sqrt(head_dim) -> "
-        "掩码 -> softmax -> dropout -> @ V -> 合并 -> out_proj。",
+        "与权重相同的 `mh.FusedQKVMultiHeadAttention` 不一致。请检查顺序："
+        "投影 → 拆成 Q、K、V → (b, h, T, head_dim) → 分数 / sqrt(head_dim) → "
+        "掩码 → softmax → dropout → @ V → 合并 → out_proj。",
     )
 
 
@@ -343,25 +348,26 @@ def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) ->
             return tr(
                 "three separate W_query/W_key/W_value layers: this exercise wants ONE fused "
                 "nn.Linear(d_in, 3 * d_out) named `qkv`.",
-                "这里是三个分开的 W_query/W_key/W_value 层：本练习要的是一个融合的 "
-                "`nn.Linear(d_in, 3 * d_out)`，名叫 `qkv`。",
+                "这里是三个分开的 W_query/W_key/W_value 层。"
+                "本练习要的是一个融合的 `nn.Linear(d_in, 3 * d_out)`，"
+                "名叫 `qkv`。",
             )
         return tr(
             "no nn.Linear named `qkv`: create "
             "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias).",
-            "没有名叫 `qkv` 的 nn.Linear：请创建 "
-            "`self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`。",
+            "没有名叫 `qkv` 的 nn.Linear。"
+            "请创建 `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`。",
         )
     if (qkv.in_features, qkv.out_features) != (d_in, 3 * d_out):
         n_in, n_out, wide = qkv.in_features, qkv.out_features, 3 * d_out
         return tr(
             f"qkv is nn.Linear({n_in}, {n_out}); it must map d_in={d_in} to 3 * d_out = {wide}.",
-            f"qkv 是 nn.Linear({n_in}, {n_out})；它必须把 d_in={d_in} 映射到 3 * d_out = {wide}。",
+            f"qkv 是 nn.Linear({n_in}, {n_out})，它必须把 d_in={d_in} 映射到 3 * d_out = {wide}。",
         )
     if (qkv.bias is not None) != qkv_bias:
         return tr(
             "qkv must have a bias exactly when qkv_bias=True: nn.Linear(..., bias=qkv_bias).",
-            "qkv 应当恰好在 qkv_bias=True 时有偏置：`nn.Linear(..., bias=qkv_bias)`。",
+            "qkv 应当恰好在 qkv_bias=True 时有偏置，即 `nn.Linear(..., bias=qkv_bias)`。",
         )
     out_proj = getattr(module, "out_proj", None)
     if not isinstance(out_proj, nn.Linear):
@@ -403,16 +409,19 @@ def _view_hint(error: BaseException) -> Text:
         return said + tr(
             " while merging the heads: after .transpose(1, 2) the tensor is not "
             "contiguous; merge with .contiguous().view(b, T, d_out) (or .reshape).",
-            "，发生在合并各头时：`.transpose(1, 2)` 之后张量不是连续存储的；"
-            "请用 `.contiguous().view(b, T, d_out)`（或 `.reshape`）来合并。",
+            "，发生在合并各头时。`.transpose(1, 2)` 之后张量不是连续存储的，"
+            "请用 `.contiguous().view(b, T, d_out)`（或 `.reshape`）"
+            "来合并。",
         )
     return said + tr(
         ". Either the heads were merged without .contiguous() (after .transpose(1, 2) "
         "use .contiguous().view(b, T, d_out)), or Q, K, V were viewed straight to "
         "(b, h, T, head_dim): view to (b, T, h, head_dim), then .transpose(1, 2).",
-        "。要么是合并各头时没有 `.contiguous()`（`.transpose(1, 2)` 之后要用 "
-        "`.contiguous().view(b, T, d_out)`），要么是 Q、K、V 被直接 view 成了 "
-        "(b, h, T, head_dim)：应先 view 成 (b, T, h, head_dim)，再 `.transpose(1, 2)`。",
+        "。要么是合并各头时没有 `.contiguous()`"
+        "（`.transpose(1, 2)` 之后要用 `.contiguous().view(b, T, d_out)`）"
+        "，要么是 Q、K、V 被直接 view 成了 (b, h, T, head_dim)。"
+        "应先 view 成 (b, T, h, head_dim)，"
+        "再 `.transpose(1, 2)`。",
     )
 
 
@@ -433,19 +442,22 @@ _FORWARD = ForwardTexts(
     ),
     subclass=tr(
         "forward(x) returned a {kind}; return a plain torch.Tensor.",
-        "forward(x) 返回的是 {kind}；请返回普通的 torch.Tensor。",
+        "forward(x) 返回的是 {kind}，请返回普通的 torch.Tensor。",
     ),
     dtype=tr(
         "forward returned {got_dtype} on {got_device} for a {dtype} input on {device}: "
         "keep the input's dtype and device (no .double(), no .to(...)).",
-        "输入是 {device} 上的 {dtype}，forward 却返回了 {got_device} 上的 {got_dtype}："
-        "请保持输入的 dtype 和设备（不要 `.double()`，也不要 `.to(...)`）。",
+        "输入是 {device} 上的 {dtype}，"
+        "forward 却返回了 {got_device} 上的 {got_dtype}。"
+        "输出要保持输入的 dtype 和设备，不要用 `.double()`，"
+        "也不要用 `.to(...)`。",
     ),
     shape=tr(
         "output shape {got} at d_in={d_in}, d_out={d_out}, "
         "num_heads={num_heads}; expected (b, T, d_out) = {want}.",
-        "在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时输出形状是 "
-        "{got}；应为 (b, T, d_out) = {want}。",
+        "在 d_in={d_in}、d_out={d_out}、"
+        "num_heads={num_heads} 时输出形状是 {got}，"
+        "应为 (b, T, d_out) = {want}。",
     ),
 )
 
@@ -562,8 +574,9 @@ def _rows_sum_to_one(cls: type) -> None:
             tr(
                 "attention rows do not sum to 1 (with V = 1 the output should be all ones): mask "
                 "with -inf BEFORE softmax, and softmax over the last dim (the keys).",
-                "注意力权重的每行之和不是 1（V = 1 时输出应该全是 1）：要在 softmax 之前用 "
-                "-inf 做掩码，并且在最后一维（键）上做 softmax。",
+                "注意力权重的每行之和不是 1（V = 1 时输出应该全是 1）"
+                "。要在 softmax 之前用 -inf 做掩码，"
+                "并且在最后一维（键）上做 softmax。",
             )
         )
 
@@ -586,7 +599,8 @@ def _dropout(cls: type) -> None:
                     "with dropout=0.5 in eval() mode the output changes: dropout must be off in "
                     "eval mode. Use self.dropout = nn.Dropout(dropout) and call "
                     "self.dropout(weights), not F.dropout(..., training=True).",
-                    "dropout=0.5 时，在 eval() 模式下输出变了：eval 模式下 dropout 必须关闭。"
+                    "dropout=0.5 时，在 eval() 模式下输出变了。"
+                    "eval 模式下 dropout 必须关闭。"
                     "请用 `self.dropout = nn.Dropout(dropout)` 并调用 `self.dropout(weights)`，"
                     "不要用 `F.dropout(..., training=True)`。",
                 )
@@ -599,8 +613,8 @@ def _dropout(cls: type) -> None:
             tr(
                 "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
                 "attention weights before multiplying with V.",
-                "dropout=0.5 时，在 train() 模式下什么也没有被丢弃：请在与 V 相乘之前，"
-                "对注意力权重使用 `self.dropout`。",
+                "dropout=0.5 时，在 train() 模式下什么也没有被丢弃。"
+                "请在与 V 相乘之前，对注意力权重使用 `self.dropout`。",
             )
         )
     # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
@@ -616,8 +630,9 @@ def _dropout(cls: type) -> None:
             tr(
                 "dropout is applied after the weighted sum (to the context or the output); the "
                 "book drops attention WEIGHTS: weights = self.dropout(weights), then weights @ V.",
-                "dropout 用在了加权求和之后（上下文或输出上）；书中丢弃的是注意力权重："
-                "先 `weights = self.dropout(weights)`，再 `weights @ V`。",
+                "dropout 用在了加权求和之后，即上下文或输出上。"
+                "书中丢弃的是注意力权重，先 `weights = self.dropout(weights)`，"
+                "再 `weights @ V`。",
             )
         )
     # Dropout rescales the kept weights by 1 / (1 - p): the row sums (V = 1) average about 1.
@@ -636,8 +651,9 @@ def _dropout(cls: type) -> None:
                 f"itself) should be 0 when dropped or 1 / (1 - 0.5) = 2 when kept; got {seen}. "
                 "Use nn.Dropout(dropout), with the dropout argument, on the attention weights.",
                 "dropout=0.5 时，在 train() 模式下第一个词元唯一的权重（它只看得见自己）"
-                f"被丢弃时应为 0，保留时应为 1 / (1 - 0.5) = 2；实际得到 {seen}。"
-                "请对注意力权重使用 `nn.Dropout(dropout)`，并传入 dropout 参数。",
+                "被丢弃时应为 0，保留时应为 1 / (1 - 0.5) = 2。"
+                f"实际得到 {seen}。请对注意力权重使用 `nn.Dropout(dropout)`，"
+                "并传入 dropout 参数。",
             )
         )
     mean = wide_sums.mean().item()
@@ -648,8 +664,9 @@ def _dropout(cls: type) -> None:
                 "average, not about 1: dropout must scale the kept weights by 1 / (1 - p). "
                 "nn.Dropout does that for you; do not multiply by (1 - p) yourself.",
                 f"dropout=0.5 时，在 train() 模式下注意力权重每行之和平均为 {mean:.2f}，"
-                "而不是 1 左右：dropout 必须把保留下来的权重乘以 1 / (1 - p)。"
-                "`nn.Dropout` 会替你做这件事；不要自己再乘 (1 - p)。",
+                "而不是 1 左右。dropout 必须把保留下来的权重乘以 1 / (1 - p)。"
+                "`nn.Dropout` 会替你做这件事，"
+                "不要自己再乘 (1 - p)。",
             )
         )
 
@@ -673,9 +690,12 @@ def _gradients(cls: type) -> None:
                 "although it matched in eval() mode: forward must compute the same thing in both "
                 "modes; only the dropout layer may behave differently, and it drops nothing with "
                 "dropout=0.0: nn.Dropout(dropout), with the argument.",
-                "dropout=0.0 时，train() 模式下的输出与书中的类不同，而 eval() 模式下却一致："
-                "forward 在两种模式下必须计算同样的东西；只有 dropout 层的行为可以不同，"
-                "而 dropout=0.0 时它什么也不丢弃：请用 `nn.Dropout(dropout)`，并传入参数。",
+                "dropout=0.0 时，train() 模式下的输出与书中的类不同，"
+                "eval() 模式下却一致。forward 在两种模式下必须计算同样的东西。"
+                "只有 dropout 层的行为可以不同，"
+                "而 dropout=0.0 时它什么也不丢弃。"
+                "请用 `nn.Dropout(dropout)`，"
+                "并传入参数。",
             )
         )
     out.square().sum().backward()
@@ -709,7 +729,7 @@ check_build_fused_multihead = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: drop the (...) after its name.",
-            "请传入类本身，而不是它的实例：去掉类名后面的 (...)。",
+            "请传入类本身，而不是它的实例，也就是去掉类名后面的 (...)。",
         ),
         not_class_hint=tr(
             "expected a class derived from nn.Module, got {kind}.",
@@ -755,14 +775,14 @@ check_memory_growth = number_checker(
                 8,
                 tr(
                     "that would be true for (b, h, T, head_dim) tensors; this one has T twice.",
-                    "对 (b, h, T, head_dim) 的张量这是对的；而这个张量里 T 出现了两次。",
+                    "对 (b, h, T, head_dim) 的张量这是对的，而这个张量里 T 出现了两次。",
                 ),
             ),
             (
                 (16, 24, 512),
                 tr(
                     "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.",
-                    "数一数 T 在 (b, h, T, T) 里出现了几次：两次，所以倍数是 8^2。",
+                    "数一数 T 在 (b, h, T, T) 里出现了几次。出现了两次，所以倍数是 8^2。",
                 ),
             ),
         ),

@@ -36,7 +36,7 @@ from ._build import (
 )
 from ._kinds import Number, mask_answer, number_checker
 from ._parse import A_PARAMETER_COUNT, expected_kind
-from ._result import CheckResult, exercise, fail, ok
+from ._result import CheckResult, exercise, fail, ok, unwritten
 
 __all__ = [
     "check_chunk_mask",
@@ -187,7 +187,7 @@ check_kv_cache_bytes = number_checker(
         ),
         what=tr(
             "the number of key-value groups, an int, in `answer`",
-            "键值分组的个数，一个 int，写进 `answer`",
+            "键值分组的个数（一个整数），写进 `answer`",
         ),
         expected=_GROUPS_FIT,
         right=tr(
@@ -324,7 +324,7 @@ check_gqa_parameter_count = number_checker(
         ),
         what=tr(
             "the layer's number of parameters, an int, in `answer`",
-            "这一层的参数个数，一个 int，写进 `answer`",
+            "这一层的参数个数（一个整数），写进 `answer`",
         ),
         expected=_GQA_PARAMS,
         right=tr(
@@ -370,7 +370,7 @@ check_gqa_parameter_count = number_checker(
         otherwise=tr(
             "count each of the four Linear layers: its weight (outputs x inputs) and, where it "
             "has one, its bias (one number per output).",
-            "逐个数四个 Linear 层：权重是输出数乘输入数。有偏置的层，每个输出再加一个偏置。",
+            "逐个数四个 Linear 层。权重是输出数乘输入数。有偏置的层，每个输出再加一个偏置。",
         ),
         kind=lambda answer: expected_kind(A_PARAMETER_COUNT, answer),
     ),
@@ -390,7 +390,7 @@ check_projected_tokens = number_checker(
         name=tr("prediction: tokens projected without a cache", "预测：没有缓存时被投影的词元数"),
         what=tr(
             "your guess in `prediction`, an int: the token rows projected in total",
-            "你的猜测，一个 int，写进 `prediction`：总共被投影的词元行数",
+            "你的猜测（一个整数），写进 `prediction`，即总共被投影的词元行数",
         ),
         expected=_WITHOUT_CACHE,
         right=tr(
@@ -402,14 +402,14 @@ check_projected_tokens = number_checker(
                 _WITH_CACHE,
                 tr(
                     "that is the count WITH a cache; without one, every step re-projects all.",
-                    "这是有缓存时的数目；没有缓存时，每一步都要把所有词元重新投影一遍。",
+                    "这是有缓存时的数目。没有缓存时，每一步都要把所有词元重新投影一遍。",
                 ),
             ),
             (
                 _PROMPT * _NEW_TOKENS,
                 tr(
                     "the sequence grows by one token per step: 4, then 5, 6, ...",
-                    "序列每一步增长一个词元：4，然后 5、6、……",
+                    "序列每一步增长一个词元，先是 4，然后是 5、6、……",
                 ),
             ),
             (
@@ -422,7 +422,7 @@ check_projected_tokens = number_checker(
         ),
         otherwise=tr(
             "step 1 feeds 4 tokens, step 2 feeds 5, ..., step 12 feeds 15: add them up.",
-            "第 1 步输入 4 个词元，第 2 步输入 5 个，……，第 12 步输入 15 个：把它们加起来。",
+            "第 1 步输入 4 个词元，第 2 步输入 5 个，……，第 12 步输入 15 个。把它们加起来。",
         ),
         whole=True,
     ),
@@ -580,11 +580,14 @@ def _new_cache(cls: type, max_len: int) -> object:
         ) from None
     if not callable(getattr(cache, "append_and_attend", None)):
         raise ContractError(
-            tr(
-                f"{cls.__name__} has no method `append_and_attend` yet: write it under "
-                "`# YOUR CODE HERE`, then run the cell again.",
-                f"{cls.__name__} 还没有 `append_and_attend` 方法。请在 `# YOUR CODE HERE` "
-                "下面写好它，再运行这个单元格。",
+            unwritten(
+                tr(
+                    f"{cls.__name__} has no method `append_and_attend` yet: write it under "
+                    "`# YOUR CODE HERE`, then run the cell again.",
+                    f"{cls.__name__} 还没有 `append_and_attend` 方法。"
+                    "请在 `# 在这里写代码` 下面写好它，"
+                    "再运行这个单元格。",
+                )
             )
         )
     return cache
@@ -780,7 +783,7 @@ check_kv_cache_step = build_checker(
         ),
         instance_hint=tr(
             "pass the class itself, not an instance: drop the (...) after its name.",
-            "请传入类本身，而不是它的实例：去掉类名后面的 (...)。",
+            "请传入类本身，而不是它的实例，也就是去掉类名后面的 (...)。",
         ),
         not_class_hint=tr(
             "expected the class itself (write `answer = MyKVCache`, no parentheses), got {kind}.",

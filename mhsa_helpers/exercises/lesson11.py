@@ -28,7 +28,7 @@ from ._build import (
 )
 from ._kinds import mask_answer
 from ._parse import plain_tensor
-from ._result import CheckResult, exercise, fail, ok
+from ._result import CheckResult, exercise, fail, ok, unwritten
 
 __all__ = ["check_hf_to_additive_mask", "check_left_padding_mask", "check_masked_softmax"]
 
@@ -64,7 +64,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
         ),
         shape_hint=tr(
             "one (T_q, T_k) matrix per sequence: (b, T_q, T_k).",
-            "每个序列一个 (T_q, T_k) 矩阵：(b, T_q, T_k)。",
+            "每个序列一个 (T_q, T_k) 矩阵，合起来是 (b, T_q, T_k)。",
         ),
         dtype_hint=tr(
             ": comparisons and | give bools, or call .bool().",
@@ -80,8 +80,9 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             tr(
                 "correct: each query sees the real tokens up to itself; a pad query sees "
                 "nothing (its row is all True: the rows the lesson leaves unmasked and zeroes).",
-                "正确：每个查询只看得到它自己及之前的真实词元；填充位置的查询什么也看不到"
-                "（它那一行全是 True，正是本课不加掩码、事后置零的那些行）。",
+                "正确：每个查询只看得到它自己及之前的真实词元，"
+                "填充位置的查询什么也看不到（它那一行全是 True，"
+                "正是本课不加掩码、事后置零的那些行）。",
             ),
         )
     if torch.equal(answer, ~_HIDDEN):
@@ -90,7 +91,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             tr(
                 "inverted: True marks what is *hidden* here (the course's convention), not what "
                 "may be seen.",
-                "弄反了：这里 True 标记的是“被遮住”的位置（本课程的约定），不是可以看的位置。",
+                "弄反了。这里 True 标记的是被遮住的位置（本课程的约定），不是可以看的位置。",
             ),
         )
     pad_keys = _LEFT[:, None, :].expand(_HIDDEN.shape)
@@ -99,7 +100,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "the pads are hidden, but the future is visible: the layer is causal too.",
-                "填充遮住了，但未来的词元还看得见：这一层还是因果的。",
+                "填充遮住了，但未来的词元还看得见。这一层还是因果的。",
             ),
         )
     if torch.equal(answer, _CAUSAL.expand(_HIDDEN.shape)):
@@ -108,7 +109,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             tr(
                 "the future is hidden, but the pads are visible: with left padding they lie "
                 "in every real token's past.",
-                "未来遮住了，但填充还看得见：左填充时，填充位于每个真实词元的过去。",
+                "未来遮住了，但填充还看得见。左填充时，填充位于每个真实词元的过去。",
             ),
         )
     if torch.equal(answer, _CAUSAL | _LEFT[:, :, None]):
@@ -117,7 +118,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             tr(
                 "the pads hide query rows, not key columns: padding is a property of the keys, "
                 "so it broadcasts over the query axis.",
-                "填充遮住的是查询的行，而不是键的列：填充是键的属性，所以它要沿查询轴广播。",
+                "填充遮住的是查询的行，而不是键的列。填充是键的属性，所以它要沿查询轴广播。",
             ),
         )
     if torch.equal(answer, _CAUSAL | _RIGHT[:, None, :]):
@@ -125,7 +126,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "that is right padding: with left padding the pads come first.",
-                "这是右填充：左填充时，填充在前面。",
+                "这是右填充。左填充时，填充在前面。",
             ),
         )
     if torch.equal(answer, _CAUSAL & _LEFT[:, None, :]):
@@ -133,7 +134,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "a key is hidden if it is in the future OR a pad, not only when it is both.",
-                "一个键只要在未来“或者”是填充，就要被遮住，而不是两者都满足才遮。",
+                "一个键只要在未来，或者是填充，就要被遮住，不必两者都满足。",
             ),
         )
     if torch.equal(answer, _CAUSAL.T | _LEFT[:, None, :]):
@@ -141,7 +142,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "the causal part is transposed: it hides the past and shows the future.",
-                "因果部分被转置了：它遮住了过去，却露出了未来。",
+                "因果部分被转置了。它遮住了过去，却露出了未来。",
             ),
         )
     return fail(
@@ -221,7 +222,7 @@ _FORWARD = ForwardTexts(
     ),
     subclass=tr(
         "your function returned a {kind}; return a plain torch.Tensor.",
-        "你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+        "你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
     ),
     shape=tr("it returned shape {got}, expected {want}.", "它返回的形状是 {got}，应为 {want}。"),
 )
@@ -268,8 +269,10 @@ _NAN_REPAIRED = tr(
     "the output is right, but a NaN was computed on the way (softmax of a row that is all -inf is "
     "0 / 0) and replaced afterwards (nan_to_num, torch.where): never produce the NaN. Leave the "
     "rows with no visible key out of the -inf fill (hidden.all(dim=-1)), then zero them.",
-    "输出是对的，但中途算出过 NaN（一整行都是 -inf 的 softmax 就是 0 / 0），之后才被替换掉"
-    "（`nan_to_num`、`torch.where`）：不要产生这个 NaN。没有可见键的行（`hidden.all(dim=-1)`）"
+    "输出是对的，但中途算出过 NaN（一整行都是 -inf 的 softmax 就是 0 / 0）"
+    "，之后才被替换掉（`nan_to_num`、"
+    "`torch.where`）。不要产生这个 NaN。"
+    "没有可见键的行（`hidden.all(dim=-1)`）"
     "不要填 -inf，之后再把它们置零。",
 )
 
@@ -283,8 +286,9 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
             "NaN in the output: a row whose positions are all hidden is "
             "softmax([-inf, ..., -inf]) = 0 / 0. Find those rows (hidden.all(dim=-1)) and "
             "keep them out of the -inf fill.",
-            "输出里有 NaN：所有位置都被遮住的一行是 softmax([-inf, ..., -inf]) = 0 / 0。"
-            "找出这些行（`hidden.all(dim=-1)`），不要对它们填 -inf。",
+            "输出里有 NaN。所有位置都被遮住的一行是 softmax([-inf, ..., -inf]) = 0 / 0。"
+            "找出这些行（`hidden.all(dim=-1)`）"
+            "，不要对它们填 -inf。",
         )
     if not torch.isfinite(got).all():
         return tr(
@@ -297,8 +301,9 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
                 "a fully hidden row came out uniform (1/4 each): a large negative fill such "
                 "as -1e9 gives every hidden position the same weight. Those rows must be all "
                 "zeros.",
-                "完全被遮住的一行变成了均匀分布（每个 1/4）：用 -1e9 这样很大的负数填充，"
-                "会让每个被遮住的位置得到相同的权重。这些行必须全是 0。",
+                "完全被遮住的一行变成了均匀分布（每个 1/4）"
+                "。用 -1e9 这样很大的负数填充，每个被遮住的位置会得到相同的权重。"
+                "这些行必须全是 0。",
             )
         return tr(
             "hidden positions must get weight exactly 0.",
@@ -310,7 +315,7 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
             return tr(
                 "rows do not sum to 1 over their visible positions: zeroing weights *after* "
                 "a plain softmax does not renormalise. Fill hidden scores with -inf first.",
-                "每行在可见位置上的和不是 1：在普通 softmax 之后再把权重置零，"
+                "每行在可见位置上的和不是 1。在普通 softmax 之后再把权重置零，"
                 "不会重新归一化。请先把被遮住的分数填成 -inf。",
             )
         return tr(
@@ -332,7 +337,7 @@ def _finite_for_huge_scores(fn: Callable[..., object]) -> None:
         raise ContractError(
             tr(
                 "scores x 1000 overflow: subtract each row's maximum before exp.",
-                "分数乘以 1000 时溢出了：在 exp 之前先减去每一行的最大值。",
+                "分数乘以 1000 时溢出了。请在 exp 之前先减去每一行的最大值。",
             )
         )
 
@@ -358,9 +363,11 @@ def _finite_gradient(fn: Callable[..., object]) -> None:
                 "pass and replaced afterwards (nan_to_num, torch.where) still poisons the "
                 "backward pass. Never divide by the sum of an empty row: leave such rows "
                 "unmasked, then zero them.",
-                "输出是对的，但梯度是 NaN：前向传播中算出的 0 / 0，即使事后被替换掉"
-                "（`nan_to_num`、`torch.where`），仍然会污染反向传播。绝不要除以空行的和："
-                "先让这样的行不做掩码，再把它们置零。",
+                "输出是对的，但梯度是 NaN。前向传播中算出的 0 / 0，"
+                "即使事后被替换掉（`nan_to_num`、"
+                "`torch.where`），仍然会污染反向传播。"
+                "绝不要除以空行的和。应该先让这样的行不做掩码，"
+                "再把它们置零。",
             )
         )
 
@@ -387,8 +394,10 @@ def _more_cases_right(fn: Callable[..., object]) -> None:
                     "hidden positions got weight: a finite fill (-1000, -1e4, -1e9) is not below "
                     "scores this low. Fill hidden scores with -torch.inf (and zero the rows with "
                     "no visible key).",
-                    "被遮住的位置得到了权重：有限的填充值（-1000、-1e4、-1e9）并不比这么低的"
-                    "分数更小。请把被遮住的分数填成 -torch.inf（再把没有可见键的行置零）。",
+                    "被遮住的位置得到了权重。有限的填充值（-1000、"
+                    "-1e4、-1e9）并不比这么低的分数更小。"
+                    "请把被遮住的分数填成 -torch.inf（再把没有可见键的行置零）"
+                    "。",
                 )
             )
         problem = _judge(got, hidden_more, _masked_softmax(more, hidden_more))
@@ -433,7 +442,7 @@ check_masked_softmax = build_checker(
 
 _HF_TO_ADDITIVE = tr(
     "Hugging Face attention_mask -> SDPA's additive mask",
-    "Hugging Face 的 attention_mask -> SDPA 的加性掩码",
+    "Hugging Face 的 attention_mask → SDPA 的加性掩码",
 )
 
 #: The dtypes tried, float32 first: a mistake that shows at full precision is named there.
@@ -496,15 +505,16 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     if not plain_tensor(got):
         return tr(
             f"your function returned a {kind}; return a plain torch.Tensor.",
-            f"你的函数返回的是 {kind}；请返回普通的 torch.Tensor。",
+            f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
         )
     if got.dtype == torch.bool:
         return tr(
             "a bool mask: SDPA would take it, but this exercise asks for the float mask that "
             "is added to the scores (0 keeps a key, a very negative number hides it), as "
             "Hugging Face builds it.",
-            "这是 bool 掩码：SDPA 也接受它，但本题要的是加到分数上的浮点掩码"
-            "（0 保留一个键，很大的负数遮住它），也就是 Hugging Face 构造的那种。",
+            "这是 bool 掩码。SDPA 也接受它，"
+            "但本题要的是加到分数上的浮点掩码（0 保留一个键，"
+            "很大的负数遮住它），也就是 Hugging Face 构造的那种。",
         )
     if not got.is_floating_point():
         return tr(
@@ -554,7 +564,8 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
         return tr(
             "inverted: the very negative number stands at the real tokens and 0 at the pads. "
             "In the attention_mask 1 is a real token; it must get 0, a pad the fill.",
-            "弄反了：很大的负数放在了真实词元处，0 放在了填充处。attention_mask 中 1 是真实词元，"
+            "弄反了。很大的负数放在了真实词元处，0 放在了填充处。"
+            "attention_mask 中 1 是真实词元，"
             "它应当得到 0，填充处才放填充值。",
         )
     lower = torch.ones(t, t, dtype=torch.bool).tril()  # (T, T): key j <= query i
@@ -567,27 +578,28 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
         return tr(
             "a causal mask crept in: an encoder lets every query see every real token, "
             "also the later ones. Only the pads are hidden.",
-            "混进了因果掩码：编码器让每个查询看到所有真实词元，包括后面的。只有填充被遮住。",
+            "混进了因果掩码。编码器让每个查询看到所有真实词元，包括后面的。只有填充被遮住。",
         )
     rows = real[:, None, :, None].expand(full)  # True at the real queries
     if bool((mask[rows] == 0).all()) and bool((mask[~rows] < 0).all()):
         return tr(
             "the mask hides query rows, not key columns: padding is a property of the keys, "
             "so its axis is the last one (T_k), with size 1 for the queries.",
-            "这个掩码遮住的是查询的行，而不是键的列：填充是键的属性，"
-            "所以它在最后一个轴（T_k）上，查询轴的大小为 1。",
+            "这个掩码遮住的是查询的行，而不是键的列。"
+            "填充是键的属性，所以它在最后一个轴（T_k）"
+            "上，查询轴的大小为 1。",
         )
     if not torch.equal(mask, mask[:, :1, :1, :].expand(full)):
         return tr(
             "the mask differs between heads or between queries: padding hides the same keys "
             "from every query of a sequence.",
-            "掩码在不同的头或不同的查询之间不一样：填充对一个序列的每个查询遮住的是同样的键。",
+            "掩码在不同的头或不同的查询之间不一样。填充对一个序列的每个查询遮住的是同样的键。",
         )
     if bool((at_real != 0).any()) or bool((at_pads >= 0).any()):
         return tr(
             "some keys are hidden or visible at the wrong places: 0 exactly where the "
             "attention_mask holds a 1, a negative fill where it holds a 0.",
-            "有些键在错误的位置被遮住或可见：应当恰好在 attention_mask 为 1 的位置为 0，"
+            "有些键在错误的位置被遮住或可见。应当恰好在 attention_mask 为 1 的位置为 0，"
             "为 0 的位置放负的填充值。",
         )
     lowest = torch.finfo(dtype).min
@@ -633,8 +645,10 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
             f"the pads still get weight in {want}: a fill of {fill:.4g} is not low enough to "
             "make exp of the score exactly 0. Hugging Face uses the lowest number of the "
             "dtype (section 7).",
-            f"在 {want} 中填充仍然得到了权重：填充值 {fill:.4g} 不够小，"
-            "不能让分数的 exp 恰好为 0。Hugging Face 用的是这个 dtype 最小的数（见第 7 节）。",
+            f"在 {want} 中填充仍然得到了权重。"
+            f"填充值 {fill:.4g} 不够小，不能让分数的 exp 恰好为 0。"
+            "Hugging Face 用的是这个 dtype 最小的数（见第 7 节）"
+            "。",
         )
     if not _sdpa_matches_unpadded(got.detach().cpu(), real):
         return tr(
@@ -644,10 +658,12 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     return None
 
 
-_NOT_WRITTEN = tr(
-    "your function is not written yet: it raises NotImplementedError. Write its body, then run "
-    "the cell again.",
-    "你的函数还没有写好：它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
+_NOT_WRITTEN = unwritten(
+    tr(
+        "your function is not written yet: it raises NotImplementedError. Write its body, then "
+        "run the cell again.",
+        "你的函数还没有写好，它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
+    )
 )
 
 
@@ -682,7 +698,7 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
                     + tr(
                         "your function changed the attention_mask it was given (an in-place "
                         "operation); build a new tensor instead.",
-                        "你的函数修改了传入的 attention_mask（原地操作）；请新建一个张量。",
+                        "你的函数修改了传入的 attention_mask（原地操作），请新建一个张量。",
                     )
                 )
             try:

@@ -75,7 +75,7 @@ def check_cache_numbers(answer: object) -> CheckResult:
             name,
             tr(
                 "that counts only the keys (or only the values); the cache holds both.",
-                "这只数了键（或只数了值）；缓存里两者都有。",
+                "这只数了键（或只数了值），缓存里两者都有。",
             ),
         )
     if value == _CACHE_NUMBERS // _LAYERS:
@@ -83,7 +83,7 @@ def check_cache_numbers(answer: object) -> CheckResult:
             name,
             tr(
                 "that is one block's cache; each of the 3 blocks has its own.",
-                "这只是一个块的缓存；3 个块各有自己的缓存。",
+                "这只是一个块的缓存。3 个块各有自己的缓存。",
             ),
         )
     if value == 2 * 4 * _HEADS * _TOKENS * _HEAD_DIM:
@@ -91,7 +91,7 @@ def check_cache_numbers(answer: object) -> CheckResult:
             name,
             tr(
                 "that counts 4 blocks, as in our model; the smaller one has 3.",
-                "这是按 4 个块算的，那是我们的模型；这个小模型只有 3 个块。",
+                "这是按 4 个块算的，那是我们的模型。这个小模型只有 3 个块。",
             ),
         )
     if value == 2 * _LAYERS * _HEADS * _TOKENS * 48:
@@ -99,7 +99,7 @@ def check_cache_numbers(answer: object) -> CheckResult:
             name,
             tr(
                 "that uses our model's head_dim (48); here head_dim is 32.",
-                "这里用了我们模型的 head_dim（48）；这个小模型的 head_dim 是 32。",
+                "这里用了我们模型的 head_dim（48）。这个小模型的 head_dim 是 32。",
             ),
         )
     if value == _CACHE_NUMBERS * 4:
@@ -107,7 +107,7 @@ def check_cache_numbers(answer: object) -> CheckResult:
             name,
             tr(
                 "that is bytes (float32 = 4 bytes); the question asks for numbers.",
-                "这是字节数（float32 = 4 字节）；题目问的是数的个数。",
+                "这是字节数（float32 = 4 字节），题目问的是数的个数。",
             ),
         )
     if value == _CACHE_NUMBERS // _HEADS:
@@ -115,7 +115,7 @@ def check_cache_numbers(answer: object) -> CheckResult:
             name,
             tr(
                 "that is one head's part; each of the 4 heads caches keys and values of its own.",
-                "这只是一个头的那一份；4 个头各自缓存自己的键和值。",
+                "这只是一个头的那一份。4 个头各自缓存自己的键和值。",
             ),
         )
     return fail(
@@ -144,7 +144,7 @@ def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
         count = int(kept[row])
         return tr(
             f"row {row} has {count} non-zero probabilities; top-k keeps exactly {k}.",
-            f"第 {row} 行有 {count} 个非零概率；top-k 只保留 {k} 个。",
+            f"第 {row} 行有 {count} 个非零概率，top-k 只保留 {k} 个。",
         )
     largest = logits.detach().topk(k, dim=-1).indices  # (b, k)
     if not bool(torch.gather(got, -1, largest.to(got.device)).gt(0).all()):
@@ -154,7 +154,7 @@ def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
         )
     return tr(
         "the right entries are kept, but their values are off: check how the temperature enters.",
-        "保留的位置对了，但数值不对：检查温度是怎样起作用的。",
+        "保留的位置对了，但数值不对。检查温度是怎样起作用的。",
     )
 
 
@@ -183,7 +183,7 @@ def check_top_k_probs(
                     tr(
                         "these come from logits multiplied by the temperature; a temperature "
                         "below 1 should sharpen the distribution, this flattens it.",
-                        "这是 logits 乘以温度的结果；温度低于 1 应当让分布更尖，这里却更平了。",
+                        "这是 logits 乘以温度的结果。温度低于 1 应当让分布更尖，这里却更平了。",
                     ),
                 )
             if near(next_token_probs(logits, temperature=temperature)):
@@ -191,7 +191,7 @@ def check_top_k_probs(
                     name,
                     tr(
                         f"every entry has a probability above 0; top-k keeps only {k} per row.",
-                        f"每个位置的概率都大于 0；top-k 每行只保留 {k} 个。",
+                        f"每个位置的概率都大于 0，top-k 每行只保留 {k} 个。",
                     ),
                 )
             full = torch.softmax(logits / temperature, dim=-1)
@@ -201,7 +201,7 @@ def check_top_k_probs(
                     tr(
                         "the kept values are the full softmax's, so a row sums to less than 1: "
                         "the others were removed AFTER the softmax.",
-                        "保留的是完整 softmax 的值，所以每行之和小于 1："
+                        "保留的是完整 softmax 的值，所以每行之和小于 1。"
                         "其余的是在 softmax 之后才去掉的。",
                     ),
                 )
@@ -247,7 +247,7 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
         hint=tr(
             "these are not the heads' punctuation shares: each is a share of weight, between 0 "
             "and 1, on the keys in lm.PUNCTUATION only.",
-            "这不是各个头在标点上的权重占比：每个值是落在 lm.PUNCTUATION 中的键上的权重之和，"
+            "这不是各个头在标点上的权重占比。每个值是落在 lm.PUNCTUATION 中的键上的权重之和，"
             "在 0 到 1 之间。",
         ),
     )
@@ -285,7 +285,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
             name,
             tr(
                 "this run was trained on another text: pass data=own to lm.train_char_lm.",
-                "这次训练用的是别的文本：调用 lm.train_char_lm 时要传 data=own。",
+                "这次训练用的是别的文本。调用 lm.train_char_lm 时要传 data=own。",
             ),
         )
     if not answer.val_losses:

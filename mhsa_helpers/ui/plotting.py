@@ -229,8 +229,8 @@ def plot_attention(
         yticklabels=rows,
         annot_kws={"fontsize": 8},
     )
-    ax.set_xlabel(figure_text("key (attended to)", "键（被注意的词元）"))
-    ax.set_ylabel(figure_text("query (attending)", "查询（发出注意的词元）"))
+    ax.set_xlabel(figure_text("key (attended to)", "键（被关注方）"))
+    ax.set_ylabel(figure_text("query (attending)", "查询（关注方）"))
     ax.tick_params(axis="x", labelrotation=45)
     ax.tick_params(axis="y", labelrotation=0)
     if title:
@@ -417,8 +417,8 @@ def plot_attention_grid(
     ax.set_xlim(-0.5, grid_w - 0.5)
     ax.set_ylim(grid_h - 0.5, -0.5)
     middle_x, middle_y = (left + grid_w * cell / 2) / fig_w, (bottom + grid_h * cell / 2) / fig_h
-    key_label = figure_text("key (attended to)", "键（被注意的词元）")
-    query_label = figure_text("query (attending)", "查询（发出注意的词元）")
+    key_label = figure_text("key (attended to)", "键（被关注方）")
+    query_label = figure_text("query (attending)", "查询（关注方）")
     fig.text(middle_x, 0.08 / fig_h, key_label, ha="center", va="bottom", fontsize=TICK_PT + 1)
     fig.text(
         0.08 / fig_w,

@@ -140,8 +140,9 @@ def explore_attention(
         message = say(
             f"{heads} heads do not divide d_out = {d_out} (d_out % num_heads = {rest}); "
             f"MultiHeadAttention would raise. Try one of {valid}.",
-            f"头数 {heads} 不能整除 d_out = {d_out}（d_out % num_heads = {rest}）；"
-            f"MultiHeadAttention 会报错。试试 {valid} 中的一个。",
+            f"头数 {heads} 不能整除 d_out = {d_out}（d_out % num_heads = {rest}）"
+            "，MultiHeadAttention 会报错。"
+            f"试试 {valid} 中的一个。",
         )
         return ExplorerView(**common, weights=None, shown=None, entropy=None, message=message)
     with torch.random.fork_rng(devices=[]):
@@ -168,14 +169,14 @@ def explore_attention(
         )
     elif mode == "train":
         note = say(
-            "train mode, dropout 0: nothing is dropped", "训练模式，dropout 为 0：什么也不丢弃"
+            "train mode, dropout 0: nothing is dropped", "训练模式，dropout 为 0，什么也不丢弃"
         )
     else:
-        note = say("eval mode: dropout is off", "评估模式：dropout 关闭")
+        note = say("eval mode: dropout is off", "评估模式，dropout 关闭")
     head_dim = d_out // heads
     message = say(
         f"{heads} heads x head_dim {head_dim} = d_out {d_out}; {note}",
-        f"{heads} 个头 × head_dim {head_dim} = d_out {d_out}；{note}",
+        f"{heads} 个头 × head_dim {head_dim} = d_out {d_out}。{note}",
     )
     return ExplorerView(
         **common,

@@ -85,7 +85,7 @@ def dropout_explorer(
         scaled = 1 / (1 - dropout)
         title = figure_text(
             f"dropout p={dropout:.1f}: {kept} of {nonzero} weights kept, scaled x{scaled:.2f}",
-            f"dropout p={dropout:.1f}：{nonzero} 个权重保留了 {kept} 个，放大为 x{scaled:.2f}",
+            f"dropout p={dropout:.1f}：{nonzero} 个权重保留了 {kept} 个，并乘以 {scaled:.2f}",
         )
         show_figure(image, plot_attention_grid(dropped, labels, title=title, annot=True))
         return dropped

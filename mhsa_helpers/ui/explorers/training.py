@@ -80,7 +80,8 @@ def training_explorer(*, heads: int = 4, k: int = 2, seed: int = 0, d_model: int
         message.value = say(
             f"loss {first:.2f} -> last epoch {final:.2f}; "
             f"weight on the token {k} back, per head: {shares}",
-            f"损失 {first:.2f} -> 最后一轮 {final:.2f}；每个头对往前第 {k} 个词元的权重：{shares}",
+            f"损失从 {first:.2f} 降到最后一轮的 {final:.2f}。"
+            f"每个头对往前第 {k} 个词元的权重：{shares}",
         )
         return {"result": result, "offset": offset, "message": message.value}
 

@@ -86,8 +86,8 @@ def _index(name: str, value: object, size: int) -> int:
 
 
 def _key_query_labels(ax: Axes) -> None:
-    ax.set_xlabel(figure_text("key (attended to)", "键（被注意的词元）"))
-    ax.set_ylabel(figure_text("query (attending)", "查询（发出注意的词元）"))
+    ax.set_xlabel(figure_text("key (attended to)", "键（被关注方）"))
+    ax.set_ylabel(figure_text("query (attending)", "查询（关注方）"))
 
 
 def _colors(count: int) -> list:
@@ -213,7 +213,7 @@ def plot_dot_products(
     else:
         who = figure_text("Query the query", "查询")
     ax.set_xticks(positions, labels)
-    ax.set_xlabel(figure_text("key token", "键词元"))
+    ax.set_xlabel(figure_text("key token", "键（词元）"))
     ax.set_ylabel(figure_text("score = query . key", "分数 = 查询 · 键"))
     ax.set_title(
         figure_text(
@@ -272,7 +272,7 @@ def plot_softmax_steps(scores: torch.Tensor, tokens: Sequence[str] | None = None
     ax_w.legend(loc="lower right", fontsize=8)
     for ax in (ax_s, ax_w):
         ax.set_xticks(positions, labels, rotation=30)
-        ax.set_xlabel(figure_text("key token", "键词元"))
+        ax.set_xlabel(figure_text("key token", "键（词元）"))
         ax.axhline(0, color="black", linewidth=0.8)
     return fig
 
@@ -530,7 +530,7 @@ def plot_causal_scores(
         title=figure_label(title)
         or figure_text(
             "Scores a token may use (grey: the future, hidden by the mask)",
-            "词元可以使用的分数（灰色：未来，被掩码遮住）",
+            "词元可以使用的分数（灰色为未来，被掩码遮住）",
         ),
         row_labels=labels,
         col_labels=labels,
@@ -576,7 +576,7 @@ def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = 
         (
             axes[0, 1],
             kept,
-            figure_text("2. times tril(ones): future -> 0", "2. 乘以 tril(ones)：未来 -> 0"),
+            figure_text("2. times tril(ones): future -> 0", "2. 乘以 tril(ones)，未来 → 0"),
             None,
         ),
         (axes[0, 2], three_step, figure_text("3. divide by row sums", "3. 除以各行之和"), None),
@@ -584,7 +584,7 @@ def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = 
         (
             axes[1, 2],
             one_step,
-            figure_text("2. softmax: the same matrix", "2. softmax：同一个矩阵"),
+            figure_text("2. softmax: the same matrix", "2. softmax，得到同一个矩阵"),
             None,
         ),
     )

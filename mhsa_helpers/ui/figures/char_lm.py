@@ -258,10 +258,13 @@ def plot_transformer_block(model: CharTransformer) -> Figure:
             f"head_dim {head_dim}, a residual addition, a layer norm, {feed} and a second "
             f"residual addition, every step of shape (b, T, {d}); then a final layer norm and the "
             f"LM head {d} to {vocab:,}, tied to the token embedding.",
-            f"字符模型从字符编号到 logits 的示意图：词元嵌入 {vocab:,} × {d} 加位置嵌入 "
-            f"{context} × {d}；然后是 {layers} 个相同的块，每块依次是层归一化、{heads} 个头"
-            f"（head_dim {head_dim}）的因果多头注意力、残差相加、层归一化、{feed}、再一次残差"
-            f"相加，每一步的形状都是 (b, T, {d})；最后是层归一化和语言模型头 {d} → {vocab:,}，"
+            f"字符模型从字符编号到 logits 的示意图：词元嵌入 {vocab:,} × {d} "
+            f"加位置嵌入 {context} × {d}。"
+            f"然后是 {layers} 个相同的块，每块依次是层归一化、"
+            f"{heads} 个头（head_dim {head_dim}）"
+            f"的因果多头注意力、残差相加、层归一化、{feed}、"
+            f"再一次残差相加，每一步的形状都是 (b, T, {d})。"
+            f"最后是层归一化和语言模型头 {d} → {vocab:,}，"
             "它与词元嵌入共享权重。",
         ),
     )

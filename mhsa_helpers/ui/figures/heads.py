@@ -104,7 +104,7 @@ def _token_labels(tokens: Sequence[str] | None, n: int) -> list[str]:
 
 
 def _key_label() -> str:
-    return figure_text("key (attended to)", "键（被注意的词元）")
+    return figure_text("key (attended to)", "键（被关注方）")
 
 
 def _token_ticks(ax: Axes, tokens: Sequence[str] | None, n: int, *, axis: str = "y") -> None:
@@ -178,13 +178,14 @@ def plot_dropout_mask(
         ax.set_xlabel(_key_label())
         _token_ticks(ax, tokens, n, axis="x")
         _token_ticks(ax, tokens, n, axis="y")
-    axes[0].set_ylabel(figure_text("query (attending)", "查询（发出注意的词元）"))
+    axes[0].set_ylabel(figure_text("query (attending)", "查询（关注方）"))
     sums = ", ".join(f"{s:.2f}" for s in dropped.sum(-1).tolist())
     fig.suptitle(
         figure_text(
             f"Dropout in training: zero the dropped entries, scale the survivors by 1/(1-p) = "
             f"{scale:.2f}. Row sums: {sums}",
-            f"训练时的 dropout：被丢弃的元素置零，保留的元素乘以 1/(1-p) = {scale:.2f}。"
+            "训练时的 dropout 把被丢弃的元素置零，"
+            f"把保留的元素乘以 1/(1-p) = {scale:.2f}。"
             f"各行之和：{sums}",
         )
     )
@@ -300,7 +301,7 @@ def plot_heads_concat(
     cat.set_xlabel(figure_text("column of the concatenated output", "拼接后输出的列"))
     fig.suptitle(
         figure_text(
-            "Heads side by side: every head adds its own columns", "各头并排：每个头贡献自己的列"
+            "Heads side by side: every head adds its own columns", "各头并排，每个头贡献自己的列"
         )
     )
     return fig
@@ -433,8 +434,8 @@ def plot_head_split(
         figure_text(
             f"view(T, {num_heads}, {head_dim}) + transpose -> {num_heads} heads of ({n}, "
             f"{head_dim}); transpose + contiguous().view -> the same columns again",
-            f"view(T, {num_heads}, {head_dim}) + transpose -> {num_heads} 个形状为 ({n}, "
-            f"{head_dim}) 的头；transpose + contiguous().view -> 又回到原来的列",
+            f"view(T, {num_heads}, {head_dim}) + transpose → {num_heads} 个形状为 ({n}, "
+            f"{head_dim}) 的头，transpose + contiguous().view → 又回到原来的列",
         )
     )
     return fig

@@ -86,7 +86,7 @@ def padded_batch(
         figure_label(title)
         or figure_text(
             f"padded batch ({batch}, {num_tokens}): grey = padding",
-            f"填充后的批次 ({batch}, {num_tokens})：灰色 = 填充",
+            f"填充后的批次 ({batch}, {num_tokens})，灰色为填充",
         )
     )
     fig.tight_layout()

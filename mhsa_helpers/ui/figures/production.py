@@ -153,7 +153,7 @@ def plot_attention_memory(
     fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
     mib = 2**20
     explicit = figure_text("explicit: (b, h, T, T) ~ T^2", "显式权重：(b, h, T, T) ~ T^2")
-    sdpa = figure_text("SDPA / flash: (b, h, T) ~ T", "SDPA / flash 注意力：(b, h, T) ~ T")
+    sdpa = figure_text("SDPA / flash: (b, h, T) ~ T", "SDPA 或 FlashAttention：(b, h, T) ~ T")
     ax.plot(lengths, [b / mib for b in weights_bytes], marker="o", label=explicit)
     ax.plot(lengths, [b / mib for b in sdpa_bytes], marker="o", label=sdpa)
     ax.set_xscale("log", base=2)
@@ -289,7 +289,9 @@ def plot_relative_position_scores(
         )
     ax_lines.set_xlabel(figure_text("query position i", "查询位置 i"))
     ax_lines.set_ylabel(figure_text("score of key j = i - offset", "键 j = i - offset 的分数"))
-    ax_lines.set_title(figure_text("Scores by offset: flat lines", "按偏移量画分数：一条条水平线"))
+    ax_lines.set_title(
+        figure_text("Scores by offset: flat lines", "按偏移量画分数，得到一条条水平线")
+    )
     ax_lines.legend(fontsize=9, ncol=2)
     masked = s.clone()
     masked[torch.ones(num_tokens, num_tokens).triu(1).bool()] = float("nan")
@@ -298,7 +300,7 @@ def plot_relative_position_scores(
     ax_grid.set_xlabel(figure_text("key position j", "键位置 j"))
     ax_grid.set_ylabel(figure_text("query position i", "查询位置 i"))
     ax_grid.set_title(
-        figure_text("The same scores: constant along diagonals", "同样的分数：沿对角线不变")
+        figure_text("The same scores: constant along diagonals", "同样的分数沿对角线不变")
     )
     if title:
         fig.suptitle(figure_label(title))
@@ -362,7 +364,7 @@ def plot_cross_attention(
     ax.set_yticks([])
     ax.set_xlabel(
         figure_text(
-            "every query sees every key: no causal mask", "每个查询都看得到每个键：没有因果掩码"
+            "every query sees every key: no causal mask", "每个查询都看得到每个键，没有因果掩码"
         )
     )
     ax.set_title(
