@@ -700,7 +700,7 @@ def test_the_strongest_heads_are_listed_in_the_lesson_language():
     with mh.i18n.using_language("zh"):
         chinese = focus.strongest_heads().splitlines()
         table = focus.table()
-    assert chinese[0].endswith("前一个字符：第 1 块第 2 个头，1.00（均匀注意力 0.17）")
+    assert chinese[0].endswith("前一个字符：第 1 块的头 2，1.00（均匀注意力 0.17）")
     assert "块" in table and "均匀注意力" in table and "previous" not in table
     assert len(lm.head_focus(torch.eye(4)[None], "\n床前\n").strongest_heads().splitlines()) == 2
 
@@ -710,7 +710,7 @@ def test_verse_shape_prints_in_the_lesson_language():
     assert "half-lines of 5 or 7 characters: 100% of 2" in repr(shape)
     with mh.i18n.using_language("zh"):
         shown = repr(shape)
-        assert "5 或 7 个字的半句占 100%（共 2 个半句）" in shown and "half" not in shown
+        assert "5 或 7 个字的句占 100%（共 2 句）" in shown and "half" not in shown
 
 
 def test_tiny_model_on_a_real_text_gives_shares_in_range():

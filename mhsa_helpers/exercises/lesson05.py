@@ -113,7 +113,7 @@ def _wrapper_output(num_heads: int = 3) -> torch.Tensor:
         return wrapper(batch)  # (2, 6, num_heads * 2)
 
 
-_HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的第 3 个头")
+_HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的头 3")
 
 
 @exercise(_HEAD_OUTPUT)
@@ -130,7 +130,7 @@ def check_head_output(answer: object) -> CheckResult:
                 return tr(
                     f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
                     "side by side in the order of self.heads, each d_out columns wide.",
-                    f"这是第 {k} 个头的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
+                    f"这是头 {k} 的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
                     "并排，每个头占 d_out 列。",
                 )
         return tr(
@@ -152,7 +152,7 @@ def check_head_output(answer: object) -> CheckResult:
             name,
             tr(
                 "that is the whole output; head 3 is 2 of its 6 columns.",
-                "这是整个输出，第 3 个头只占其中 6 列里的 2 列。",
+                "这是整个输出，头 3 只占其中 6 列里的 2 列。",
             ),
         )
     return tensor_answer(

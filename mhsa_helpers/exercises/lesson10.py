@@ -460,7 +460,7 @@ _KV_HINTS: dict[str, Text] = {
         "the new queries attend only to the new keys: append k and v to self.keys and "
         "self.values (torch.cat along the token dim), then attend to everything cached.",
         "新查询只关注了新的键。请把 k 和 v 追加到 self.keys 和 self.values 上"
-        "（沿词元维度 torch.cat），再对缓存里的全部内容做注意力。",
+        "（沿词元维度 torch.cat），再对缓存里的全部内容计算注意力。",
     ),
     "cache_queries": tr(
         "the cache holds the queries: cache the keys k (and the values v); a query is used once, "
@@ -510,7 +510,9 @@ def _cached_attention(
 #: (b, h, head_dim, chunks): max_len is the sum of the chunks (the lesson uses other sizes).
 _KV_SIZES = ((2, 3, 4, (3, 1, 2, 1, 1)), (1, 2, 5, (1, 1, 4, 1)))
 
-_KV_NAME = tr("build it: a KV cache that appends and attends", "动手实现：追加并做注意力的 KV 缓存")
+_KV_NAME = tr(
+    "build it: a KV cache that appends and attends", "动手实现：先追加、再算注意力的 KV 缓存"
+)
 
 _CAT_DIM = re.compile(r"Sizes of tensors must match except in dimension (\d+)")
 

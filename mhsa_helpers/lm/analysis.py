@@ -54,8 +54,8 @@ def _category_name(category: str) -> str:
         "previous": say("previous", "前一个字符"),
         "line start": say("line start", "行首"),
         "punctuation": say("punctuation", "标点"),
-        "parallel": say("parallel", "对仗字"),
-        "parallel next": say("parallel next", "下一字的对仗字"),
+        "parallel": say("parallel", "同位字"),
+        "parallel next": say("parallel next", "下一字的同位字"),
     }
     return names.get(category, category)
 
@@ -133,7 +133,7 @@ class HeadFocus:
                 say(
                     f"{name}: block {layer + 1} head {head + 1}, {share:.2f} "
                     f"(uniform {uniform:.2f})",
-                    f"{name}：第 {layer + 1} 块第 {head + 1} 个头，{share:.2f}"
+                    f"{name}：第 {layer + 1} 块的头 {head + 1}，{share:.2f}"
                     f"（均匀注意力 {uniform:.2f}）",
                 )
             )

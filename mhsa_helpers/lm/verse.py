@@ -45,8 +45,8 @@ class VerseShape:
             f"half-lines of 5 or 7 characters: {self.half_lines:.0%} of {self.num_half_lines}\n"
             f"lines of two equal halves:       {self.couplets:.0%} of {self.num_lines}\n"
             f"8-character pieces copied:       {self.copied:.0%}",
-            f"5 或 7 个字的半句占 {self.half_lines:.0%}（共 {self.num_half_lines} 个半句）\n"
-            f"两半等长的诗行占 {self.couplets:.0%}（共 {self.num_lines} 行）\n"
+            f"5 或 7 个字的句占 {self.half_lines:.0%}（共 {self.num_half_lines} 句）\n"
+            f"上下句等长的联占 {self.couplets:.0%}（共 {self.num_lines} 联）\n"
             f"照抄训练文本的 8 字片段占 {self.copied:.0%}",
         )
 

@@ -418,7 +418,7 @@ with plt.rc_context(axis.rc):
         weights[layer, head],
         axis.labels,
         title=mh.tr(
-            f"Block {layer + 1}, head {head + 1}", f"第 {layer + 1} 块，第 {head + 1} 个头"
+            f"Block {layer + 1}, head {head + 1}", f"第 {layer + 1} 块的头 {head + 1}"
         ),
     )
     plt.show()

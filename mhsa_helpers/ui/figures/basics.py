@@ -331,7 +331,7 @@ def plot_weighted_sum(
     ax_c.set_xticks(features, [figure_text(f"feature {f + 1}", f"特征 {f + 1}") for f in features])
     ax_c.set_xlim(-0.6, v.shape[1] - 0.1)
     ax_c.set_xlabel(figure_text("feature of the context vector", "上下文向量的特征"))
-    ax_c.set_ylabel(figure_text("sum of weight x vector", "权重 × 向量之和"))
+    ax_c.set_ylabel(figure_text("sum of weight x vector", "权重 × 向量，逐个相加"))
     ax_c.axhline(0, color="black", linewidth=0.8)
     ax_c.set_title(
         figure_label(title)
@@ -621,7 +621,7 @@ def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = 
     )
     for ax, method in (
         (axes[0, 0], figure_text("three-step method", "三步法")),
-        (axes[1, 0], figure_text("one-step -inf method", "一步 -inf 法")),
+        (axes[1, 0], figure_text("one-step -inf method", "一步法（填入 -inf）")),
     ):
         ax.annotate(method, xy=(0, 1.25), xycoords="axes fraction", fontsize=10, weight="bold")
     fig.suptitle(
