@@ -417,9 +417,7 @@ with plt.rc_context(axis.rc):
     fig = mh.plot_attention(
         weights[layer, head],
         axis.labels,
-        title=mh.tr(
-            f"Block {layer + 1}, head {head + 1}", f"第 {layer + 1} 块的头 {head + 1}"
-        ),
+        title=mh.tr(f"Block {layer + 1}, head {head + 1}", f"第 {layer + 1} 块的头 {head + 1}"),
     )
     plt.show()
 print(lm.char_table(poem))
