@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -44,6 +45,12 @@ settings.register_profile("dev", settings.get_profile("default"), deadline=None)
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 settings.load_profile(PROFILE)
 
+# One torch thread in each test process: `make unit` runs two workers on the two cores the course
+# targets, and two threads each made four busy threads on two cores, whose waiting OpenMP threads
+# spin (a third of the suite's CPU time went there). One thread is also what every lesson runs
+# with (setup_lesson), so the digits the tests compare with were computed that way.
+torch.set_num_threads(1)
+
 
 @pytest.fixture(autouse=True)
 def _deterministic_torch():
@@ -67,6 +74,16 @@ def _english_by_default():
     mh.i18n.set_language("en")
     yield
     mh.i18n.set_language("en")
+
+
+@pytest.fixture
+def two_threads() -> Iterator[int]:
+    """Two torch threads for the test (the suite runs with one), so that a test of a function
+    that runs with one thread and must restore the caller's count sees whether it did."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield 2
+    torch.set_num_threads(before)
 
 
 @pytest.fixture

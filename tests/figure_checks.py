@@ -4,6 +4,7 @@ wide a figure is shown and how large its tick labels are (``setup_lesson``'s 80 
 from __future__ import annotations
 
 import io
+import re
 import struct
 
 import matplotlib
@@ -67,3 +68,21 @@ def assert_legible(name: str, fig: plt.Figure, png: bytes) -> None:
     small = [(text, size) for text, size in tick_sizes(fig, drawn=True) if size < 9]
     assert not small, f"{name}: tick labels under 9 pt: {small[:5]}"
     assert png_width(png) >= 600, f"{name}: {png_width(png)} px wide"
+
+
+_ALT_CJK = re.compile(r"[\u3400-\u9fff]")
+_FILE_NAME = re.compile(r"\.(png|jpe?g|svg)\b|^[\w./-]+$")
+
+
+def alt_text_problem(alt: object, chinese: bool) -> str | None:
+    """What is wrong with a figure's alt text (``alt_text.describe``), or None: it says what the
+    figure shows, is no file name, and is in the lesson language (``chinese``)."""
+    if not isinstance(alt, str) or len(alt.strip()) < 25:
+        return f"no descriptive alt text ({alt!r})"
+    if _FILE_NAME.search(alt.strip()):
+        return f"alt text is a file name ({alt!r})"
+    if chinese and not _ALT_CJK.search(alt):
+        return f"alt text is not in Chinese ({alt[:60]!r})"
+    if not chinese and _ALT_CJK.search(alt.split("“")[0]):
+        return f"alt text is not in English ({alt[:60]!r})"
+    return None

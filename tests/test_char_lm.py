@@ -439,8 +439,9 @@ def small_data() -> lm.TextData:
     return lm.text_data(lm.load_song_ci()[:6000])
 
 
-def test_training_lowers_the_loss_and_leaves_global_state_alone():
+def test_training_lowers_the_loss_and_leaves_global_state_alone(two_threads):
     state, threads = torch.get_rng_state(), torch.get_num_threads()
+    assert threads == two_threads  # not the one thread training uses
     seen = []
     run = lm.train_char_lm(
         tiny_config(),

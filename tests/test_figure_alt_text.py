@@ -4,6 +4,8 @@ The alt text is made where the figure is made (``mhsa_helpers.ui.alt_text``): ``
 saves it as each figure's output metadata, ``show_figure`` as a widget picture's ``alt``; the
 website puts it on the ``<img>``. Here: the saved notebooks carry it for every figure, and
 ``describe`` says what a figure shows (its kind, title, axes, tokens) in the lesson language.
+Every figure function's alt text, in both languages, is checked by
+``test_i18n_figures.test_every_figure_in_both_languages`` on the figures it draws anyway.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import torch
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from figure_checks import alt_text_problem
 
 import mhsa_helpers as mh
 from mhsa_helpers.i18n import using_language
@@ -27,7 +30,6 @@ from mhsa_helpers.ui.alt_text import describe, set_alt_text
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 CJK = re.compile(r"[\u3400-\u9fff]")
-FILE_NAME = re.compile(r"\.(png|jpe?g|svg)\b|^[\w./-]+$")
 
 
 def _notebooks() -> list[Path]:
@@ -36,18 +38,6 @@ def _notebooks() -> list[Path]:
         found += sorted(edition.glob("[0-9][0-9]_*.ipynb"))
         found += sorted((edition / "solutions").glob("[0-9][0-9]_*.ipynb"))
     return found
-
-
-def _problem(alt: object, chinese: bool) -> str | None:
-    if not isinstance(alt, str) or len(alt.strip()) < 25:
-        return f"no descriptive alt text ({alt!r})"
-    if FILE_NAME.search(alt.strip()):
-        return f"alt text is a file name ({alt!r})"
-    if chinese and not CJK.search(alt):
-        return f"alt text is not in Chinese ({alt[:60]!r})"
-    if not chinese and CJK.search(alt.split("“")[0]):
-        return f"alt text is not in English ({alt[:60]!r})"
-    return None
 
 
 def test_every_saved_figure_and_widget_picture_has_alt_text_in_the_lesson_language():
@@ -62,7 +52,7 @@ def test_every_saved_figure_and_widget_picture_has_alt_text_in_the_lesson_langua
                     continue
                 figures += 1
                 alt = output.get("metadata", {}).get("image/png", {}).get("alt")
-                if problem := _problem(alt, chinese):
+                if problem := alt_text_problem(alt, chinese):
                     problems.append(f"{name} cell {index}: {problem}")
         widgets = nb["metadata"].get("widgets", {})
         state = widgets.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
@@ -75,7 +65,7 @@ def test_every_saved_figure_and_widget_picture_has_alt_text_in_the_lesson_langua
             if not drawn:
                 continue  # a picture not drawn yet shows nothing
             figures += 1
-            if problem := _problem(model["state"].get("alt"), chinese):
+            if problem := alt_text_problem(model["state"].get("alt"), chinese):
                 problems.append(f"{name} widget picture {model_id[:8]}: {problem}")
     assert figures > 50, f"only {figures} figures found in the saved notebooks"
     assert problems == [], "figures without alt text (rebuild these notebooks):\n" + "\n".join(
@@ -129,21 +119,6 @@ def test_a_widget_picture_keeps_the_figure_alt_text(journey, weights):
     assert "权重" in image.alt and CJK.search(image.alt)
     assert image.tooltip is None  # ipywidgets 8 cannot draw an Image with a tooltip
     assert base64.b64encode(image.value)[:8]  # the picture itself was drawn too
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_figure_function_gives_alt_text_in_the_lesson_language(lang):
-    from test_i18n_figures import FIGURES, WORDS
-
-    problems = []
-    for name, draw in sorted(FIGURES.items()):
-        with using_language(lang):
-            fig = draw(list(WORDS))
-            problem = _problem(describe(fig), chinese=lang == "zh")
-            plt.close(fig)
-        if problem:
-            problems.append(f"{name}: {problem}")
-    assert problems == []
 
 
 def test_the_transformer_block_alt_text_gives_the_model_s_sizes():

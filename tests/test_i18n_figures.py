@@ -34,6 +34,7 @@ import pytest
 import torch
 from figure_checks import (
     _close_figures,  # noqa: F401 (autouse fixture)
+    alt_text_problem,
     assert_legible,
     shown_png,
 )
@@ -45,6 +46,7 @@ import mhsa_helpers as mh
 from mhsa_helpers import lm
 from mhsa_helpers.i18n import language, tr, using_language
 from mhsa_helpers.ui import fonts
+from mhsa_helpers.ui.alt_text import describe
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 INPUTS = mh.book_inputs()  # (6, 3)
@@ -374,6 +376,8 @@ def test_every_figure_in_both_languages(name, caplog):
     * Chinese tokens are drawn with the CJK font (figures that label tokens);
     * every drawing emits no warning (a missing glyph warns, a font lookup that fails logs), and
       both languages are legible (tick labels >= 9 pt, >= 600 px wide at the lessons' 80 dpi);
+    * both languages' alt text (``alt_text.describe``) says what the figure shows, in the
+      lesson language (``figure_checks.alt_text_problem``);
     * without the font package (``no_font_package``), the Chinese lesson's figure is the English
       one, Chinese tokens become positions, nothing warns and nothing is registered.
     """
@@ -388,7 +392,7 @@ def test_every_figure_in_both_languages(name, caplog):
         assert fonts.find_cjk_font("旅程") is None  # no Chinese font left
         with using_language("zh"):
             fig = build(name, "zh")
-        draw_silently(fig, shown=True)  # drawn as the English one was, to compare the texts
+        draw_silently(fig)  # its texts (tick labels too) are the English figure's once drawn
         assert drawn_text(fig) == english_text
         assert fonts.figure_text("key", "键") == "key" and language() == "en"
         if name in WITH_TOKENS:
@@ -404,11 +408,15 @@ def _with_the_font(name: str) -> list[str]:
     """The checks of ``test_every_figure_in_both_languages`` with the font package; returns
     the English figure's text."""
     english = build(name, "en")
+    assert not (problem := alt_text_problem(describe(english), chinese=False)), (name, problem)
     png = draw_silently(english, shown=True)
     assert not [t for t in drawn_text(english) if CJK.search(t)], name
     assert_legible(name, english, png)
 
     chinese = build(name, "zh")
+    with using_language("zh"):
+        problem = alt_text_problem(describe(chinese), chinese=True)
+    assert not problem, (name, problem)
     png = draw_silently(chinese, shown=True)
     main = titles(chinese) or [chinese.axes[0].get_xlabel()]  # plot_attention: caller's title
     assert main[0], f"{name} has no title"

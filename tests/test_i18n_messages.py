@@ -72,9 +72,12 @@ def _placeholders(node: ast.expr) -> list[str]:
     return sorted(ast.unparse(p) for p in node.values if isinstance(p, ast.FormattedValue))
 
 
+# One walk over the package's sources for both lists below (parsing them is the slow part).
+_CALLS = _calls(BILINGUAL | RESULT_BUILDERS)
 BILINGUAL_CALLS = [
     (where, call)
-    for where, call in _calls(BILINGUAL)
+    for where, call in _CALLS
+    if _name(call.func) in BILINGUAL
     # the definitions' own calls (Text(self.en + ..., ...)) pass expressions on purpose
     if not where.startswith("mhsa_helpers/i18n.py")
     and not (
@@ -116,7 +119,11 @@ def test_the_message_lint_finds_what_it_looks_for():
     assert "different values" in found[1][0] and "string literals" in found[2][0]
 
 
-RESULT_CALLS = [(where, call) for where, call in _calls(RESULT_BUILDERS) if "exercises" in where]
+RESULT_CALLS = [
+    (where, call)
+    for where, call in _CALLS
+    if _name(call.func) in RESULT_BUILDERS and "exercises" in where
+]
 
 
 def test_no_checker_result_is_built_from_a_plain_string():

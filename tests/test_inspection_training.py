@@ -276,8 +276,9 @@ def test_repeat_task_claim_holds_for_any_seed(seed):
     assert not result.model.training
 
 
-def test_training_is_deterministic_and_does_not_change_threads():
+def test_training_is_deterministic_and_does_not_change_threads(two_threads):
     threads = torch.get_num_threads()
+    assert threads == two_threads  # not the one thread training uses
     a = mh.train_repeat_task(seed=3, epochs=1, progress=False)
     b = mh.train_repeat_task(seed=3, epochs=1, progress=False)
     assert a.losses == b.losses

@@ -526,7 +526,7 @@ def test_meta_tensors_give_shapes_without_values(kind):
     assert out.is_meta and out.shape[-2:] == (5, width)
 
 
-def test_a_run_that_fails_midway_restores_the_rng_and_threads():
+def test_a_run_that_fails_midway_restores_the_rng_and_threads(two_threads):
     config = TrainingConfig(2, 8, 6, 16, 1, 3, 4, 1e-2, 0)
     calls = []
 
@@ -539,6 +539,7 @@ def test_a_run_that_fails_midway_restores_the_rng_and_threads():
 
     torch.manual_seed(11)
     state, threads = torch.get_rng_state(), torch.get_num_threads()
+    assert threads == two_threads  # not the one thread training uses
     with raises(RuntimeError, "batch failed"):
         train("custom", make_batch, config, progress=False)
     assert torch.equal(torch.get_rng_state(), state)
