@@ -659,7 +659,7 @@ def test_a_stopped_check_names_the_exercise_in_the_lesson_language(monkeypatch):
     monkeypatch.setattr(_result, "TIME_LIMIT_S", 0.5)
     result = ex.check_build_multihead(variant(MHA, "Loops", forward=loops))
     chinese = result.render("zh")
-    assert chinese.startswith("[还没对] 动手实现 MultiHeadAttention：")
+    assert chinese.startswith("[还没对] 动手实现 MultiHeadAttention。")
     assert "build_multihead" not in chinese
     assert "超过 0.5 秒" in chinese
 

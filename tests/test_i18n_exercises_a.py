@@ -487,7 +487,7 @@ def test_contract_helpers_need_texts() -> None:
     )
     assert result is not None
     assert result.render("en") == "[NOT YET] build it: hint: got int 42."
-    assert result.render("zh") == "[还没对] 动手实现：提示：收到的是 int 42。"
+    assert result.render("zh") == "[还没对] 动手实现。提示：收到的是 int 42。"
     missing = function_answer(None, name, "my_fn")
     assert missing is not None and "`answer = my_fn`" in missing.render("zh")
     assert CJK.search(missing.render("zh")) and not CJK.search(missing.render("en"))

@@ -404,5 +404,5 @@ def test_english_lines_stay_as_they_were():
     )
     with using_language("zh"):
         assert repr(ex.check_kv_cache_bytes(29)) == (
-            "[还没对] 24 GiB 放得下的 K/V 组数：提示：键和值都要缓存，每层两个张量。"
+            "[还没对] 24 GiB 放得下的 K/V 组数。提示：键和值都要缓存，每层两个张量。"
         )

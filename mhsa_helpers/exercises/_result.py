@@ -153,8 +153,10 @@ class CheckResult:
             return repr(self)
 
     def __repr__(self) -> str:
-        colon = "：" if language() == "zh" else ": "
-        return f"[{self._mark()}] {self.exercise}{colon}{self.text}"
+        # Chinese: the exercise's name is a sentence of its own, so that a hint's own colon is
+        # the only one ("[还没对] 某练习。提示：…", not "某练习：提示：…").
+        after_name = "。" if language() == "zh" else ": "
+        return f"[{self._mark()}] {self.exercise}{after_name}{self.text}"
 
     __str__ = __repr__
 
