@@ -160,7 +160,7 @@ def mask_answer(
     if tuple(answer.shape) != tuple(expected_shape):
         return fail(
             exercise,
-            wrong_shape(tuple(answer.shape), tuple(expected_shape)) + " " + shape_hint,
+            wrong_shape(tuple(answer.shape), tuple(expected_shape)) + tr(" ", "") + shape_hint,
         )
     if answer.dtype != torch.bool:
         dtype = answer.dtype

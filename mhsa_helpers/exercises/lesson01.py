@@ -192,7 +192,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 + tr(
                     f" it returned shape {got_shape}, not {x_shape}: "
                     "keep one weight per score (keepdim=True on the row max and the row sum).",
-                    f"上，它返回的形状是 {got_shape}，而不是 {x_shape}：每个分数都要对应一个权重"
+                    f"上，它返回的形状是 {got_shape}，而不是 {x_shape}。每个分数都要对应一个权重"
                     "（求行最大值和行总和时都加上 keepdim=True）。",
                 ),
             )
@@ -221,7 +221,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 + tr(
                     f" it returned {values_got}: exp overflowed. Subtract each row's "
                     "maximum before torch.exp.",
-                    f"上，它返回了 {values_got}：exp 溢出了。在 torch.exp 之前，"
+                    f"上，它返回了 {values_got}，说明 exp 溢出了。在 torch.exp 之前，"
                     "先让每一行减去它的最大值。",
                 ),
             )
@@ -315,7 +315,7 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
         _PREDICTION_SELF_MATCH,
         prediction,
         reveal=reveal,
-        what=tr("a whole number: how many tokens", "一个整数：有几个词元"),
+        what=tr("a whole number: how many tokens", "一个整数，即这样的词元有几个"),
         value=value,
         actual=tr(f"{count} of 6", f"6 个词元中有 {count} 个"),
         correct=value == count,

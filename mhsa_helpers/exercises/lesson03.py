@@ -97,7 +97,7 @@ def check_local_mask(answer: object) -> CheckResult:
             name,
             tr(
                 "the old tokens are hidden, but the future is visible again: hide both.",
-                "较早的词元隐藏了，但未来的词元又看得见了：两者都要隐藏。",
+                "较早的词元隐藏了，但未来的词元又看得见了。两者都要隐藏。",
             ),
         )
     if torch.equal(got, future):
@@ -159,7 +159,7 @@ def check_prediction_changed_weights(prediction: object, reveal: bool = False) -
         _PREDICTION_CHANGED_WEIGHTS,
         prediction,
         reveal=reveal,
-        what=tr("a whole number: how many weights change", "一个整数：有几个权重会改变"),
+        what=tr("a whole number: how many weights change", "一个整数，即会改变的权重有几个"),
         value=value,
         actual=tr(f"{count} of 36", f"36 个权重中有 {count} 个改变"),
         correct=value == count,
@@ -316,7 +316,7 @@ _FORWARD = ForwardTexts(
         "{got_device}: the weights keep the scores' dtype and device (no .double(), "
         "no .to(...)).",
         "注意力分数是 {dtype}、位于 {device}，它却返回了 {got_dtype}、"
-        "位于 {got_device}：注意力权重要保持分数的 dtype 和设备（不要 .double()，"
+        "位于 {got_device}。注意力权重要保持分数的 dtype 和设备（不要 .double()，"
         "不要 .to(...)）。",
     ),
     shape_first=True,
@@ -456,7 +456,7 @@ def _window_mistakes(scores: torch.Tensor, window: int) -> list[tuple[torch.Tens
             _window_weights(scores, torch.tril(ones, diagonal=-window)),
             tr(
                 "the old tokens are hidden, but the future is visible again: hide both.",
-                "较早的词元遮住了，但未来的词元又看得见了：两者都要遮住。",
+                "较早的词元遮住了，但未来的词元又看得见了。两者都要遮住。",
             ),
         ),
     ]

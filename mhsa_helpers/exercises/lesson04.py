@@ -244,7 +244,7 @@ def check_manual_dropout(answer: object) -> CheckResult:
         if torch.allclose(got, context * keep, atol=1e-4):
             return tr(
                 "the right entries survive, but the survivors keep their old size: rescale them.",
-                "保留下来的元素对了，但它们还是原来的大小：还要重新缩放。",
+                "保留下来的元素对了，但它们还是原来的大小，还要重新缩放。",
             )
         if torch.allclose(got, context * keep * 2, atol=1e-4):
             return tr(
@@ -382,7 +382,7 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
             tr(
                 f"unexpected parameters {names}: the book's class has only W_query, W_key and "
                 "W_value (biases only with qkv_bias=True).",
-                f"多出了参数 {names}：书中的类只有 W_query、W_key 和 W_value"
+                f"多出了参数 {names}，而书中的类只有 W_query、W_key 和 W_value"
                 "（只有 qkv_bias=True 时才有偏置）。",
             )
         )
@@ -526,7 +526,7 @@ def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                     tr(
                         f"{name} gets no gradient: is it used in forward, without .detach() or "
                         "torch.no_grad()?",
-                        f"{name} 没有得到梯度：forward 中用到它了吗？有没有用 .detach() 或 "
+                        f"{name} 没有得到梯度。forward 中用到它了吗？有没有用 .detach() 或 "
                         "torch.no_grad()？",
                     )
                 )

@@ -56,7 +56,7 @@ check_wrapper_width = number_checker(
                 96 // 6,
                 tr(
                     "in the wrapper d_out is per head, it is not split: nothing is divided.",
-                    "在包装器里 d_out 是每个头的宽度，不会被拆分：不需要做除法。",
+                    "在包装器里 d_out 是每个头的宽度，不会被拆分，所以不需要做除法。",
                 ),
             ),
             (
@@ -99,7 +99,7 @@ def check_matmul_prediction(prediction: object) -> CheckResult:
             "not what happens. Run the next cell, then find in CausalAttention.forward every "
             "nn.Linear call and every @ -- and remember the wrapper runs each head's forward.",
             "实际情况不是这样。运行下一个单元格，然后在 CausalAttention.forward 里找出每一次 "
-            "nn.Linear 调用和每一个 @。别忘了：包装器会运行每个头的 forward。",
+            "nn.Linear 调用和每一个 @。别忘了，包装器会运行每个头的 forward。",
         ),
     )
 

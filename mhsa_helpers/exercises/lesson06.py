@@ -142,7 +142,7 @@ check_mha_parameter_count = number_checker(
                 tr(
                     "that is the width of ONE square matrix with this many numbers; the block "
                     "has four weight matrices (plus biases) sharing them.",
-                    "这是只用一个方阵装下这么多数时的宽度。模块里有四个权重矩阵（还有偏置）来分这些参数。",
+                    "这是只用一个方阵装下这么多数时的宽度。而这些参数要分给模块里的四个权重矩阵（还有偏置）。",
                 ),
             ),
             (
@@ -273,7 +273,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
                 tr(
                     "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
                     "are axis 0, not axis 1.",
-                    "transpose(1, 2) 交换的是头和 head_dim："
+                    "transpose(1, 2) 交换的是头和 head_dim。"
                     "没有批次轴时，词元是第 0 维，不是第 1 维。",
                 ),
             )
@@ -388,7 +388,7 @@ _PARAMETER_MISSING = tr(
 _PARAMETER_EXTRA = tr(
     "unexpected parameters {names}: the book's class has only W_query, "
     "W_key, W_value (biases only with qkv_bias=True) and out_proj.",
-    "多出了参数 {names}：书中的类只有 W_query、W_key、W_value"
+    "多出了参数 {names}，而书中的类只有 W_query、W_key、W_value"
     "（只有 qkv_bias=True 时才有偏置）和 out_proj。",
 )
 _PARAMETER_SHAPE = tr(
@@ -670,7 +670,7 @@ def _check_gradients(cls: type) -> None:
                 tr(
                     f"{name} gets no gradient: is it used in forward, without .detach() or "
                     "torch.no_grad()?",
-                    f"{name} 没有得到梯度：forward 中用到它了吗？有没有用 .detach() 或 "
+                    f"{name} 没有得到梯度。forward 中用到它了吗？有没有用 .detach() 或 "
                     "torch.no_grad()？",
                 )
             )

@@ -77,7 +77,7 @@ def check_row_entropy(answer: object) -> CheckResult:
             name,
             tr(
                 "the sign: entropy is MINUS the sum of w * log(w), so it is >= 0.",
-                "注意符号：熵是 w * log(w) 之和的相反数（前面有负号），所以它 >= 0。",
+                "注意符号。熵是 w * log(w) 之和的相反数（前面有负号），所以它 >= 0。",
             ),
         )
     return fail(
@@ -130,7 +130,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "the sign: entropy is -sum w log w (>= 0).",
-                "注意符号：熵是 -sum w log w（>= 0）。",
+                "注意符号。熵是 -sum w log w，总是 >= 0。",
             ),
         )
     if isinstance(answer, torch.Tensor) and answer.shape == weights.shape[:2]:
@@ -198,7 +198,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "plots number heads from 1, tensors from 0: subtract one.",
-                "图里的头从 1 开始编号，张量的索引从 0 开始：减去 1。",
+                "图里的头从 1 开始编号，张量的索引从 0 开始，所以要减去 1。",
             ),
         )
     if answer in _tied_with(entropy, entropy.max()):

@@ -151,7 +151,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
             name,
             tr(
                 "the first k positions have no token k back: set them to -100.",
-                "前 k 个位置往前数 k 个没有词元，请把它们设为 -100。",
+                "前 k 个位置往前数 k 个位置都没有词元，请把这些位置的目标设为 -100。",
             ),
         )
     wrong_way = torch.full_like(ids, IGNORE_INDEX)

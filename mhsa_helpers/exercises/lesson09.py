@@ -124,7 +124,7 @@ check_longest_context = number_checker(
                 tr(
                     "the weights grow with T * T, not with T: there is one weight per pair of "
                     "tokens.",
-                    "权重随 T * T 增长，而不是随 T：每一对词元都有一个权重。",
+                    "权重随 T * T 增长，而不是随 T，因为每一对词元都有一个权重。",
                 ),
             ),
             (
@@ -373,7 +373,7 @@ def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) ->
     if not isinstance(out_proj, nn.Linear):
         return tr(
             "forgot out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it last.",
-            "忘了 out_proj：加上 `self.out_proj = nn.Linear(d_out, d_out)`，并在最后使用它。",
+            "忘了 out_proj。请加上 `self.out_proj = nn.Linear(d_out, d_out)`，并在最后使用它。",
         )
     if (out_proj.in_features, out_proj.out_features) != (d_out, d_out):
         return tr(
@@ -392,7 +392,7 @@ def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) ->
         unexpected = sorted(extra)
         return tr(
             f"unexpected parameters {unexpected}: the block has only qkv and out_proj.",
-            f"多出了参数 {unexpected}：这个模块只有 qkv 和 out_proj。",
+            f"多出了参数 {unexpected}，而这个模块只有 qkv 和 out_proj。",
         )
     return None
 
@@ -549,7 +549,7 @@ def _equal_at_sizes(cls: type) -> None:
             raise ContractError(
                 tr(
                     "changing the last token changed earlier outputs: the mask leaks.",
-                    "只改了最后一个词元，前面的输出却变了：掩码漏了信息。",
+                    "只改了最后一个词元，前面的输出却变了，说明掩码泄露了信息。",
                 )
             )
 

@@ -100,7 +100,7 @@ def check_chunk_mask(answer: object) -> CheckResult:
             ~_CHUNK_MASK,
             tr(
                 "inverted: in this course True means hidden (SDPA's convention is ~).",
-                "弄反了。本课程中 True 表示遮住（SDPA 的约定与此相反，是 ~）。",
+                "弄反了。本课程中 True 表示遮住（SDPA 的约定正好相反，要用 ~ 取反）。",
             ),
         ),
         (
@@ -108,7 +108,7 @@ def check_chunk_mask(answer: object) -> CheckResult:
             tr(
                 "that is the plain causal mask: the window also hides keys more than 3 positions "
                 "back, and key 2 is 4 positions before query 6.",
-                "这是普通的因果掩码。窗口还会遮住 3 个位置以前的键，"
+                "这是普通的因果掩码。窗口还会遮住比查询早 3 个位置以上的键，"
                 "而键 2 在查询 6 之前 4 个位置。",
             ),
         ),
@@ -511,7 +511,7 @@ def _cached_attention(
 _KV_SIZES = ((2, 3, 4, (3, 1, 2, 1, 1)), (1, 2, 5, (1, 1, 4, 1)))
 
 _KV_NAME = tr(
-    "build it: a KV cache that appends and attends", "动手实现：先追加、再算注意力的 KV 缓存"
+    "build it: a KV cache that appends and attends", "动手实现 KV 缓存（先追加，再算注意力）"
 )
 
 _CAT_DIM = re.compile(r"Sizes of tensors must match except in dimension (\d+)")
@@ -815,7 +815,7 @@ check_kv_cache_step = build_checker(
 # -- build it: GQA's key/value sharing -----------------------------------------------------------
 
 _REPEAT_NAME = tr(
-    "build it: repeat_kv, GQA's key/value sharing", "动手实现：repeat_kv，GQA 的键/值共享"
+    "build it: repeat_kv, GQA's key/value sharing", "动手实现 repeat_kv（GQA 的键/值共享）"
 )
 
 #: (b, g, T, d, n_rep): other sizes than the lesson's, n_rep = 1 included.

@@ -293,7 +293,7 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
     if not torch.isfinite(got).all():
         return tr(
             "inf in the output: subtract each row's maximum before exp.",
-            "输出里有 inf：在 exp 之前先减去每一行的最大值。",
+            "输出里有 inf。请在 exp 之前先减去每一行的最大值。",
         )
     if got[hidden].abs().max() > 0:
         if torch.allclose(got[empty], torch.full_like(got[empty], 1 / got.shape[-1])):

@@ -136,7 +136,7 @@ def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
         total = float(sums[row])
         return tr(
             f"row {row} sums to {total:.4f}, not 1: these are not probabilities.",
-            f"第 {row} 行之和是 {total:.4f}，不是 1：这不是概率。",
+            f"第 {row} 行之和是 {total:.4f}，不是 1，所以这不是概率。",
         )
     kept = (got > 0).sum(dim=-1)  # (b,)
     if bool((kept != k).any()):
@@ -174,7 +174,7 @@ def check_top_k_probs(
                     name,
                     tr(
                         "these are the probabilities at temperature 1: the temperature is missing.",
-                        "这是温度为 1 时的概率：漏掉了温度。",
+                        "这是温度为 1 时的概率，漏掉了温度。",
                     ),
                 )
             if near(next_token_probs(logits * temperature, temperature=1.0, top_k=k)):
