@@ -511,7 +511,7 @@ def _cached_attention(
 _KV_SIZES = ((2, 3, 4, (3, 1, 2, 1, 1)), (1, 2, 5, (1, 1, 4, 1)))
 
 _KV_NAME = tr(
-    "build it: a KV cache that appends and attends", "动手实现 KV 缓存（先追加，再算注意力）"
+    "build it: a KV cache that appends and attends", "动手实现：先追加、再算注意力的 KV 缓存"
 )
 
 _CAT_DIM = re.compile(r"Sizes of tensors must match except in dimension (\d+)")
