@@ -600,7 +600,7 @@ def _dropout(cls: type) -> None:
                     "eval mode. Use self.dropout = nn.Dropout(dropout) and call "
                     "self.dropout(weights), not F.dropout(..., training=True).",
                     "dropout=0.5 时，在 eval() 模式下输出变了。"
-                    "eval 模式下 dropout 必须关闭。"
+                    "评估模式下 dropout 必须关闭。"
                     "请用 `self.dropout = nn.Dropout(dropout)` 并调用 `self.dropout(weights)`，"
                     "不要用 `F.dropout(..., training=True)`。",
                 )

@@ -60,7 +60,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
         tuple(_HIDDEN.shape),
         what=tr(
             "a bool tensor, True where a query must not see a key",
-            "一个 bool 类型的张量，查询不能看到键的位置为 True",
+            "一个布尔张量，查询看不到的键处为 True",
         ),
         shape_hint=tr(
             "one (T_q, T_k) matrix per sequence: (b, T_q, T_k).",
@@ -68,7 +68,7 @@ def check_left_padding_mask(answer: object) -> CheckResult:
         ),
         dtype_hint=tr(
             ": comparisons and | give bools, or call .bool().",
-            "：比较运算和 | 的结果就是布尔值，或者调用 `.bool()`。",
+            "。比较运算和 | 的结果本身就是布尔值，也可以调用 `.bool()`。",
         ),
     )
     if isinstance(got, CheckResult):
@@ -520,7 +520,7 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
         return tr(
             f"dtype {got.dtype}: SDPA takes a bool mask or a float one added to the scores, "
             "not integers. Return a float tensor.",
-            f"dtype 是 {got.dtype}：SDPA 接受 bool 掩码或加到分数上的浮点掩码，不接受整数。"
+            f"dtype 是 {got.dtype}。SDPA 接受 bool 掩码或加到分数上的浮点掩码，不接受整数。"
             "请返回浮点张量。",
         )
     if got.dtype != dtype:
@@ -528,7 +528,7 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
             f"dtype {got.dtype}, but {want} was asked for: SDPA adds the mask to scores of "
             "the queries' dtype and refuses a float mask of another one. Build it in the "
             "dtype you are given.",
-            f"dtype 是 {got.dtype}，但要求的是 {want}：SDPA 把掩码加到与查询同一 dtype 的分数上，"
+            f"dtype 是 {got.dtype}，但要求的是 {want}。SDPA 把掩码加到与查询同一 dtype 的分数上，"
             "不接受别的 dtype 的浮点掩码。请用传入的 dtype 来构造它。",
         )
     shape = tuple(got.shape)
@@ -537,7 +537,7 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
             f"shape {shape}: SDPA lines up the mask's axes from the right, so a (b, T) mask is "
             "read as (T_q, T_k) and meets the batch axis nowhere. Give it the head and query "
             "axes as size-1 axes, so that it broadcasts over heads and queries.",
-            f"形状是 {shape}：SDPA 从右边对齐掩码的各个轴，(b, T) 的掩码会被当成 (T_q, T_k)，"
+            f"形状是 {shape}。SDPA 从右边对齐掩码的各个轴，(b, T) 的掩码会被当成 (T_q, T_k)，"
             "批次轴对不上。请给它加上大小为 1 的头轴和查询轴，让它在头和查询上广播。",
         )
     try:
@@ -557,7 +557,7 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
             "the 0/1 attention_mask itself, as floats: SDPA adds a float mask to the scores, "
             "so adding 1 or 0 hides nothing. The pads need a very negative number, the real "
             "keys 0.",
-            "这就是浮点形式的 0/1 attention_mask：SDPA 把浮点掩码加到分数上，"
+            "这就是浮点形式的 0/1 attention_mask。SDPA 把浮点掩码加到分数上，"
             "加 1 或加 0 什么也遮不住。填充处要放一个很大的负数，真实的键处为 0。",
         )
     if bool((at_pads == 0).all()) and bool((at_real != 0).all()):
@@ -610,7 +610,7 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
                 "(left padding under a causal mask) becomes softmax of all -inf = NaN. "
                 "Hugging Face fills with a finite number, the lowest the dtype has "
                 "(section 7).",
-                "填充处是 -inf：对这个批次是对的，但一行的键全被遮住时（因果掩码下的左填充），"
+                "填充处是 -inf。这对这个批次是对的，但一行的键全被遮住时（因果掩码下的左填充），"
                 "就成了全是 -inf 的 softmax，也就是 NaN。Hugging Face 填的是有限的数，"
                 "也就是这个 dtype 最小的数（见第 7 节）。",
             )
@@ -627,7 +627,7 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
         return (
             tr(
                 f"-inf at the pads in {want}: {want}'s lowest finite number is {lowest:.6g}, so ",
-                f"{want} 中填充处是 -inf：{want} 最小的有限数是 {lowest:.6g}，",
+                f"{want} 中填充处是 -inf。{want} 最小的有限数是 {lowest:.6g}，",
             )
             + culprit
             + tr(

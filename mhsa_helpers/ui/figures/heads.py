@@ -150,7 +150,7 @@ def plot_dropout_mask(
     panels = [
         (
             w,
-            figure_text("Attention weights (eval)", "注意力权重（eval 模式）"),
+            figure_text("Attention weights (eval)", "注意力权重（评估模式）"),
             "Blues",
             "{:.2f}",
             top,
@@ -307,10 +307,6 @@ def plot_heads_concat(
     return fig
 
 
-#: Names of ``plot_matmul_counts``' bars that are English words; class names stay as they are.
-_ZH_IMPL_NAMES = {"wrapper": "包装器"}
-
-
 @legible
 @with_cjk_font
 def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) -> Figure:
@@ -340,8 +336,8 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
         matmul = [int(c.get("matmul", 0)) for c in per_heads.values()]
         color = HEAD_COLORS[k % len(HEAD_COLORS)]
         # the lessons' key "wrapper" is a word, not a class name: the Chinese figure says 包装器
-        zh_impl = _ZH_IMPL_NAMES.get(impl, impl)
-        linear_label = figure_text(f"{impl}: nn.Linear calls", f"{zh_impl}：nn.Linear 调用")
+        shown = figure_text("wrapper", "包装器") if impl == "wrapper" else impl
+        linear_label = figure_text(f"{shown}: nn.Linear calls", f"{shown}：nn.Linear 调用")
         ax.bar(xs, linear, width, color=color, label=linear_label)
         ax.bar(
             xs,
@@ -351,7 +347,7 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
             color=color,
             alpha=0.45,
             hatch="//",
-            label=figure_text(f"{impl}: @ calls", f"{zh_impl}：@ 调用"),
+            label=figure_text(f"{shown}: @ calls", f"{shown}：@ 调用"),
         )
         for x, a, b in zip(xs, linear, matmul, strict=True):
             ax.text(x, a + b + 0.2, str(a + b), ha="center", va="bottom", fontsize=9)
