@@ -139,3 +139,19 @@ def test_mask_checkers_name_a_meta_tensor(check):
     assert_not_yet(check(torch.ones(3, 5, 5, dtype=torch.bool, device="meta")), "meta tensor")
     assert_not_yet(check(torch.ones(3, 5, dtype=torch.bool, device="meta")), "meta tensor")
     assert_not_yet(check(torch.ones(2, 5, dtype=torch.bool, device="meta")), "meta tensor")
+
+
+@pytest.mark.parametrize("message", ["", "write me"], ids=["bare", "with-a-message"])
+def test_masked_softmax_stub_is_to_do_with_a_whole_sentence(message):
+    """A stub raising NotImplementedError (with or without a message) is an unfinished answer,
+    and its hint is a sentence, never "raised NotImplementedError: ." with nothing said."""
+
+    def stub(scores, hidden):
+        raise NotImplementedError(message)
+
+    result = ex.check_masked_softmax(stub)
+    assert not result.passed and result.todo
+    for lang in ("en", "zh"):
+        shown = result.render(lang)
+        assert "not written yet" in shown or "还没有写好" in shown
+        assert ": ." not in shown and "：。" not in shown

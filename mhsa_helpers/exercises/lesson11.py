@@ -214,8 +214,14 @@ def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
     ]
 
 
+_NOT_WRITTEN_TEXT = tr(
+    "your function is not written yet: it raises NotImplementedError. Write its body, then "
+    "run the cell again.",
+    "你的函数还没有写好，它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
+)
 _FORWARD = ForwardTexts(
     raised=tr("your function raised {kind}: {error}.", "你的函数抛出了 {kind}：{error}。"),
+    not_written=_NOT_WRITTEN_TEXT,
     not_tensor=tr(
         "your function returned {kind}, not a tensor of weights.",
         "你的函数返回的是 {kind}，不是权重张量。",
@@ -658,13 +664,7 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     return None
 
 
-_NOT_WRITTEN = unwritten(
-    tr(
-        "your function is not written yet: it raises NotImplementedError. Write its body, then "
-        "run the cell again.",
-        "你的函数还没有写好，它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
-    )
-)
+_NOT_WRITTEN = unwritten(_NOT_WRITTEN_TEXT)
 
 
 def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
