@@ -34,7 +34,9 @@ def main() -> None:
     import mhsa_helpers.exercises as ex
 
     result = ex.check_context_vector_new_token(None)
-    assert not result and "NOT YET" in str(result), result
+    assert not result and "[TO DO]" in str(result), result  # no answer yet
+    result = ex.check_context_vector_new_token(journey.inputs[0])
+    assert not result and "[NOT YET]" in str(result), result  # a wrong answer
     explorer = mh.attention_explorer()
     assert explorer.result.ok, explorer.result.message
     print(f"mhsa_helpers {mh.__version__} works from {location.parent} (cwd {Path.cwd()})")
