@@ -50,6 +50,7 @@ __all__ = [
     "MASK_IN_INIT",
     "MISTAKES",
     "MISTAKE_HINTS",
+    "MODULE_FORWARD",
     "BuildSpec",
     "ContractError",
     "ForwardTexts",
@@ -427,6 +428,25 @@ class ForwardTexts:
     not_written: Text | None = None
     shape_first: bool = False
 
+
+#: A module's ``forward(x)`` after the exercise's name (": forward raised ..."), shared by the
+#: lessons 04 and 06; each adds its own ``dtype`` and ``shape`` texts with ``dataclasses.replace``.
+MODULE_FORWARD = ForwardTexts(
+    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
+    input_changed=tr(": ", "：") + INPUT_CHANGED,
+    tuple_=tr(
+        ": forward(x) must return one tensor, got a tuple.",
+        "：forward(x) 必须返回一个张量，收到的却是元组。",
+    ),
+    not_tensor=tr(
+        ": forward(x) must return a tensor, got {kind}.",
+        "：forward(x) 必须返回一个张量，收到的是 {kind}。",
+    ),
+    subclass=tr(
+        ": forward(x) returned a {kind}, not a tensor.",
+        "：forward(x) 返回的是 {kind}，不是普通张量。",
+    ),
+)
 
 _NOWHERE = Text("", "")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -26,12 +26,11 @@ from ..attention.self_attention import SelfAttentionV2
 from ..data import load_journey
 from ..i18n import Text, tr
 from ._build import (
-    INPUT_CHANGED,
     MASK_IN_INIT,
+    MODULE_FORWARD,
     UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
-    ForwardTexts,
     build_checker,
     call_forward,
     construct,
@@ -324,21 +323,8 @@ _HEAD_CONSTRUCT = {
     ),
 }
 
-_HEAD_FORWARD = ForwardTexts(
-    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
-    input_changed=tr(": ", "：") + INPUT_CHANGED,
-    tuple_=tr(
-        ": forward(x) must return one tensor, got a tuple.",
-        "：forward(x) 必须返回一个张量，收到的却是元组。",
-    ),
-    not_tensor=tr(
-        ": forward(x) must return a tensor, got {kind}.",
-        "：forward(x) 必须返回一个张量，收到的是 {kind}。",
-    ),
-    subclass=tr(
-        ": forward(x) returned a {kind}, not a tensor.",
-        "：forward(x) 返回的是 {kind}，不是普通张量。",
-    ),
+_HEAD_FORWARD = replace(
+    MODULE_FORWARD,
     dtype=tr(
         ": forward returned {got_dtype} for a {dtype} input: keep the input's dtype.",
         "：输入是 {dtype}，forward 却返回了 {got_dtype}。输出要保持输入的 dtype。",

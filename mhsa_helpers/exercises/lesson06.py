@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -25,12 +26,11 @@ from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
 from ..i18n import Text, tr
 from ._build import (
-    INPUT_CHANGED,
     MASK_IN_INIT,
     MISTAKE_HINTS,
+    MODULE_FORWARD,
     BuildSpec,
     ContractError,
-    ForwardTexts,
     book_forward,
     build_checker,
     call_forward,
@@ -459,22 +459,9 @@ def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
     return tr(f": forward raised {kind}: {said}", f"：forward 抛出了 {kind}：{said}")
 
 
-_FORWARD = ForwardTexts(
-    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
+_FORWARD = replace(
+    MODULE_FORWARD,
     runtime=_read_runtime_error,
-    input_changed=tr(": ", "：") + INPUT_CHANGED,
-    tuple_=tr(
-        ": forward(x) must return one tensor, got a tuple.",
-        "：forward(x) 必须返回一个张量，收到的却是元组。",
-    ),
-    not_tensor=tr(
-        ": forward(x) must return a tensor, got {kind}.",
-        "：forward(x) 必须返回一个张量，收到的是 {kind}。",
-    ),
-    subclass=tr(
-        ": forward(x) returned a {kind}, not a tensor.",
-        "：forward(x) 返回的是 {kind}，不是普通张量。",
-    ),
     dtype=tr(
         ": forward returned {got_dtype} on {got_device} for a {dtype} input on "
         "{device}: keep the input's dtype and device (no .double(), no .to(...)).",
