@@ -112,10 +112,18 @@ def tensor_answer(
     what: Text,
     hint: Callable[[torch.Tensor], Text] | Text,
     atol: float = 1e-4,
+    shapes: tuple[tuple[tuple[int, ...], Text], ...] = (),
 ) -> CheckResult:
-    """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``)."""
+    """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``).
+
+    ``shapes``: known wrong shapes (e.g. the whole matrix instead of one row of it), each
+    ``(shape, hint)`` tried, for any tensor, before the other tests.
+    """
     if answer is None:
         return missing(exercise, what)
+    for shape, shape_hint in shapes:
+        if isinstance(answer, torch.Tensor) and tuple(answer.shape) == shape:
+            return fail(exercise, shape_hint)
     kind_hint = tensor_kind_hint(answer)
     if kind_hint is not None:
         return fail(exercise, kind_hint)

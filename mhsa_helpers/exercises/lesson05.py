@@ -20,7 +20,7 @@ from ..i18n import Text, tr
 from ._build import BuildSpec, build_checker
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, whole_number
-from ._result import CheckResult, exercise, fail, missing
+from ._result import CheckResult, exercise, missing
 from .lesson04 import CausalClass, _head_contracts, head_class_passed
 
 __all__ = [
@@ -147,20 +147,21 @@ def check_head_output(answer: object) -> CheckResult:
                 "包装器输出中属于练习所说那个头的部分",
             ),
         )
-    if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (2, 6, 6):
-        return fail(
-            name,
-            tr(
-                "that is the whole output; head 3 is 2 of its 6 columns.",
-                "这是整个输出，头 3 只占其中 6 列里的 2 列。",
-            ),
-        )
     return tensor_answer(
         name,
         answer,
         expected,
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
         hint=hint,
+        shapes=(
+            (
+                (2, 6, 6),
+                tr(
+                    "that is the whole output; head 3 is 2 of its 6 columns.",
+                    "这是整个输出，头 3 只占其中 6 列里的 2 列。",
+                ),
+            ),
+        ),
     )
 
 
