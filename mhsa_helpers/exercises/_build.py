@@ -45,12 +45,14 @@ from ._parse import plain_tensor
 from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok, unwritten
 
 __all__ = [
+    "DROP_THE_CALL",
     "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
     "MASK_IN_INIT",
     "MISTAKES",
     "MISTAKE_HINTS",
     "MODULE_FORWARD",
+    "NOT_A_MODULE_CLASS",
     "BuildSpec",
     "ContractError",
     "ForwardTexts",
@@ -69,6 +71,7 @@ __all__ = [
     "mistakes_hint",
     "name_head_mistakes",
     "name_mistake",
+    "pass_the_class",
 ]
 
 
@@ -519,6 +522,27 @@ def call_forward(
 
 
 #: The hint for a class whose constructor is still the notebook's stub: it creates nothing.
+#: ``not_class_hint`` of the class exercises of lessons 04-06 (``{cls!r}``: what was passed).
+NOT_A_MODULE_CLASS = tr(
+    "expected a subclass of nn.Module, got {cls!r}.",
+    "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
+)
+
+#: ``instance_hint`` of the class exercises of lessons 09 and 10.
+DROP_THE_CALL = tr(
+    "pass the class itself, not an instance: drop the (...) after its name.",
+    "请传入类本身，而不是它的实例，也就是去掉类名后面的 (...)。",
+)
+
+
+def pass_the_class(call: str) -> Text:
+    """``instance_hint`` that shows the call, e.g. ``check_build_multihead(MyClass)``."""
+    return tr(
+        f"pass the class itself, not an instance: {call}.",
+        f"请像 {call} 这样传入类本身，而不是它的实例。",
+    )
+
+
 UNWRITTEN_CLASS = unwritten(
     tr(
         "the class is not written yet: its constructor creates no layers. Write `__init__` and "

@@ -28,6 +28,7 @@ from ..i18n import Text, tr
 from ._build import (
     MASK_IN_INIT,
     MODULE_FORWARD,
+    NOT_A_MODULE_CLASS,
     UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
@@ -39,6 +40,7 @@ from ._build import (
     is_unwritten,
     mistakes_hint,
     name_head_mistakes,
+    pass_the_class,
 )
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import number
@@ -542,14 +544,8 @@ check_causal_attention_class = build_checker(
             "your class (the class itself, e.g. MyCausalAttention)",
             "你的类（类本身，例如 MyCausalAttention）",
         ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: check_causal_attention_class(MyClass).",
-            "请像 check_causal_attention_class(MyClass) 这样传入类本身，而不是它的实例。",
-        ),
-        not_class_hint=tr(
-            "expected a subclass of nn.Module, got {cls!r}.",
-            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
-        ),
+        instance_hint=pass_the_class("check_causal_attention_class(MyClass)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
         contracts=_head_contracts(CausalClass(CausalAttention, 0)),
         passed=head_class_passed(
             CausalClass(CausalAttention, 0),

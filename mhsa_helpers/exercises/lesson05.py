@@ -17,7 +17,12 @@ import torch
 from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
 from ..i18n import Text, tr
-from ._build import BuildSpec, build_checker
+from ._build import (
+    NOT_A_MODULE_CLASS,
+    BuildSpec,
+    build_checker,
+    pass_the_class,
+)
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, whole_number
 from ._result import CheckResult, exercise, missing
@@ -271,14 +276,8 @@ check_wrapper_class = build_checker(
         missing_what=tr(
             "your class (the class itself, e.g. MyWrapper)", "你的类（类本身，例如 MyWrapper）"
         ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: check_wrapper_class(MyWrapper).",
-            "请像 check_wrapper_class(MyWrapper) 这样传入类本身，而不是它的实例。",
-        ),
-        not_class_hint=tr(
-            "expected a subclass of nn.Module, got {cls!r}.",
-            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
-        ),
+        instance_hint=pass_the_class("check_wrapper_class(MyWrapper)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
         contracts=_head_contracts(_WRAPPER),
         passed=head_class_passed(
             _WRAPPER,

@@ -29,6 +29,7 @@ from ._build import (
     MASK_IN_INIT,
     MISTAKE_HINTS,
     MODULE_FORWARD,
+    NOT_A_MODULE_CLASS,
     BuildSpec,
     ContractError,
     book_forward,
@@ -40,6 +41,7 @@ from ._build import (
     first_line,
     is_view_error,
     name_mistake,
+    pass_the_class,
 )
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import not_a_whole_number, whole_number
@@ -703,14 +705,8 @@ check_build_multihead = build_checker(
             "your class (the class itself, e.g. MyMultiHeadAttention)",
             "你的类（类本身，例如 MyMultiHeadAttention）",
         ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: check_build_multihead(MyClass).",
-            "请像 check_build_multihead(MyClass) 这样传入类本身，而不是它的实例。",
-        ),
-        not_class_hint=tr(
-            "expected a subclass of nn.Module, got {cls!r}.",
-            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
-        ),
+        instance_hint=pass_the_class("check_build_multihead(MyClass)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
         contracts=(_equal_to_reference, _check_rows_and_bias, _check_gradients, _check_dropout),
         passed=lambda cls: _PASSED + _book_numbers_note(cls) + _mask_note(cls),
     ),
