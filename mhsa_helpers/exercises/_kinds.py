@@ -45,7 +45,7 @@ Match = float | Sequence[float] | Callable[[float], bool]
 @dataclass(frozen=True)
 class Number:
     """A numeric exercise: ``expected`` passes with ``right``; each ``(match, hint)`` of ``wrong``
-    is tried in order; anything else gets ``otherwise``.
+    is tried in order; anything else gets ``otherwise`` (a text, or a function of the value).
 
     ``whole``: the answer must be a whole number (``whole_number``), else any finite number
     (``number``). ``tol``: None compares with ``==``; a float compares with that absolute
@@ -58,7 +58,7 @@ class Number:
     expected: float
     right: Text
     wrong: tuple[tuple[Match, Text], ...]
-    otherwise: Text
+    otherwise: Text | Callable[[float], Text]
     whole: bool = False
     tol: float | None = None
     kind: Callable[[object], Text] | None = field(default=None)
@@ -89,7 +89,8 @@ class Number:
         for match, hint in self.wrong:
             if self._matches(value, match):
                 return fail(self.name, hint)
-        return fail(self.name, self.otherwise)
+        otherwise = self.otherwise
+        return fail(self.name, otherwise(value) if callable(otherwise) else otherwise)
 
 
 def number_checker(python_name: str, spec: Number, doc: str) -> Callable[[object], CheckResult]:
