@@ -31,6 +31,7 @@ from ._result import shown as show
 
 __all__ = [
     "Number",
+    "count_prediction",
     "mask_answer",
     "number_checker",
     "prediction_before_run",
@@ -308,3 +309,20 @@ def prediction_before_run(
     if correct:
         return ok(exercise, right)
     return fail(exercise, wrong)
+
+
+def count_prediction(
+    exercise: Text, prediction: object, *, expected: int, right: Text, wrong: Text
+) -> CheckResult:
+    """``prediction_before_run`` for a guess that is a count (a whole number), ``expected``."""
+    value = whole_number(prediction)
+    return prediction_before_run(
+        exercise,
+        prediction,
+        value=value,
+        guess=tr("an int", "一个整数"),
+        kind=A_WHOLE_NUMBER,
+        correct=value == expected,
+        right=right,
+        wrong=wrong,
+    )

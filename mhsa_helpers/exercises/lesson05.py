@@ -23,8 +23,8 @@ from ._build import (
     build_checker,
     pass_the_class,
 )
-from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
-from ._parse import not_a_whole_number, whole_number
+from ._kinds import Number, count_prediction, number_checker, tensor_answer
+from ._parse import not_a_whole_number
 from ._result import CheckResult, exercise, missing
 from .lesson04 import CausalClass, _head_contracts, head_class_passed
 
@@ -91,14 +91,10 @@ _MATMUL_PREDICTION = tr(
 @exercise(_MATMUL_PREDICTION)
 def check_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
-    value = whole_number(prediction)
-    return prediction_before_run(
+    return count_prediction(
         _MATMUL_PREDICTION,
         prediction,
-        value=value,
-        guess=tr("an int", "一个整数"),
-        kind=tr("a whole number", "一个整数"),
-        correct=value == 2 * (3 + 2),
+        expected=2 * (3 + 2),
         right=tr("right -- the next cell counts them.", "对了！下一个单元格会把它们数出来。"),
         wrong=tr(
             "not what happens. Run the next cell, then find in CausalAttention.forward every "

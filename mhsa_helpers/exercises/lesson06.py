@@ -43,8 +43,8 @@ from ._build import (
     name_mistake,
     pass_the_class,
 )
-from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
-from ._parse import not_a_whole_number, whole_number
+from ._kinds import Number, count_prediction, number_checker, tensor_answer
+from ._parse import not_a_whole_number
 from ._result import CheckResult, exercise, fail, missing, unwritten
 
 __all__ = [
@@ -302,14 +302,10 @@ _SPLIT_MATMUL_PREDICTION = tr(
 def check_split_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
     ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
-    value = whole_number(prediction)
-    return prediction_before_run(
+    return count_prediction(
         _SPLIT_MATMUL_PREDICTION,
         prediction,
-        value=value,
-        guess=tr("an int", "一个整数"),
-        kind=tr("a whole number", "一个整数"),
-        correct=value == 4 + 2,
+        expected=4 + 2,
         right=tr(
             "right -- the next cell shows it for 1, 2, 4 and 12 heads.",
             "对了！下一个单元格会展示 1、2、4 和 12 个头时的次数。",
