@@ -42,7 +42,15 @@ from torch import nn
 
 from ..i18n import Text, tr
 from ._parse import plain_tensor
-from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok, unwritten
+from ._result import (
+    CheckResult,
+    UntranslatedMessage,
+    fail,
+    missing,
+    ok,
+    spec_checker,
+    unwritten,
+)
 
 __all__ = [
     "DROP_THE_CALL",
@@ -661,14 +669,7 @@ class BuildSpec:
 
 def build_checker(python_name: str, spec: BuildSpec, doc: str) -> Callable[[object], CheckResult]:
     """The checker function ``python_name(answer)`` for the build-it exercise ``spec``."""
-
-    def checker(answer: object) -> CheckResult:
-        return spec.check(answer)
-
-    checker.__name__ = checker.__qualname__ = python_name
-    checker.__doc__ = doc
-    checker.build_spec = spec  # type: ignore[attr-defined]
-    return exercise(spec.name)(checker)
+    return spec_checker(python_name, spec, doc, keep_as="build_spec")
 
 
 def dropout_only_in_training(

@@ -26,7 +26,7 @@ from ._parse import (
     whole_number,
     wrong_shape,
 )
-from ._result import CheckResult, PredictionNoted, exercise, fail, missing, ok
+from ._result import CheckResult, PredictionNoted, fail, missing, ok, spec_checker
 from ._result import shown as show
 
 __all__ = [
@@ -96,14 +96,7 @@ class Number:
 
 def number_checker(python_name: str, spec: Number, doc: str) -> Callable[[object], CheckResult]:
     """The checker function ``python_name(answer)`` for the numeric exercise ``spec``."""
-
-    def checker(answer: object) -> CheckResult:
-        return spec.check(answer)
-
-    checker.__name__ = checker.__qualname__ = python_name
-    checker.__doc__ = doc
-    checker.spec = spec  # type: ignore[attr-defined]
-    return exercise(spec.name)(checker)
+    return spec_checker(python_name, spec, doc, keep_as="spec")
 
 
 def tensor_answer(
