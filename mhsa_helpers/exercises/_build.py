@@ -42,14 +42,25 @@ from torch import nn
 
 from ..i18n import Text, tr
 from ._parse import plain_tensor
-from ._result import CheckResult, UntranslatedMessage, exercise, fail, missing, ok, unwritten
+from ._result import (
+    CheckResult,
+    UntranslatedMessage,
+    fail,
+    missing,
+    ok,
+    spec_checker,
+    unwritten,
+)
 
 __all__ = [
+    "DROP_THE_CALL",
     "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
     "MASK_IN_INIT",
     "MISTAKES",
     "MISTAKE_HINTS",
+    "MODULE_FORWARD",
+    "NOT_A_MODULE_CLASS",
     "BuildSpec",
     "ContractError",
     "ForwardTexts",
@@ -68,6 +79,7 @@ __all__ = [
     "mistakes_hint",
     "name_head_mistakes",
     "name_mistake",
+    "pass_the_class",
 ]
 
 
@@ -428,6 +440,25 @@ class ForwardTexts:
     shape_first: bool = False
 
 
+#: A module's ``forward(x)`` after the exercise's name (": forward raised ..."), shared by the
+#: lessons 04 and 06; each adds its own ``dtype`` and ``shape`` texts with ``dataclasses.replace``.
+MODULE_FORWARD = ForwardTexts(
+    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
+    input_changed=tr(": ", "：") + INPUT_CHANGED,
+    tuple_=tr(
+        ": forward(x) must return one tensor, got a tuple.",
+        "：forward(x) 必须返回一个张量，收到的却是元组。",
+    ),
+    not_tensor=tr(
+        ": forward(x) must return a tensor, got {kind}.",
+        "：forward(x) 必须返回一个张量，收到的是 {kind}。",
+    ),
+    subclass=tr(
+        ": forward(x) returned a {kind}, not a tensor.",
+        "：forward(x) 返回的是 {kind}，不是普通张量。",
+    ),
+)
+
 _NOWHERE = Text("", "")
 
 
@@ -499,6 +530,27 @@ def call_forward(
 
 
 #: The hint for a class whose constructor is still the notebook's stub: it creates nothing.
+#: ``not_class_hint`` of the class exercises of lessons 04-06 (``{cls!r}``: what was passed).
+NOT_A_MODULE_CLASS = tr(
+    "expected a subclass of nn.Module, got {cls!r}.",
+    "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
+)
+
+#: ``instance_hint`` of the class exercises of lessons 09 and 10.
+DROP_THE_CALL = tr(
+    "pass the class itself, not an instance: drop the (...) after its name.",
+    "请传入类本身，而不是它的实例，也就是去掉类名后面的 (...)。",
+)
+
+
+def pass_the_class(call: str) -> Text:
+    """``instance_hint`` that shows the call, e.g. ``check_build_multihead(MyClass)``."""
+    return tr(
+        f"pass the class itself, not an instance: {call}.",
+        f"请像 {call} 这样传入类本身，而不是它的实例。",
+    )
+
+
 UNWRITTEN_CLASS = unwritten(
     tr(
         "the class is not written yet: its constructor creates no layers. Write `__init__` and "
@@ -617,14 +669,7 @@ class BuildSpec:
 
 def build_checker(python_name: str, spec: BuildSpec, doc: str) -> Callable[[object], CheckResult]:
     """The checker function ``python_name(answer)`` for the build-it exercise ``spec``."""
-
-    def checker(answer: object) -> CheckResult:
-        return spec.check(answer)
-
-    checker.__name__ = checker.__qualname__ = python_name
-    checker.__doc__ = doc
-    checker.build_spec = spec  # type: ignore[attr-defined]
-    return exercise(spec.name)(checker)
+    return spec_checker(python_name, spec, doc, keep_as="build_spec")
 
 
 def dropout_only_in_training(

@@ -26,11 +26,12 @@ from ._parse import (
     whole_number,
     wrong_shape,
 )
-from ._result import CheckResult, PredictionNoted, exercise, fail, missing, ok
+from ._result import CheckResult, PredictionNoted, fail, missing, ok, spec_checker
 from ._result import shown as show
 
 __all__ = [
     "Number",
+    "count_prediction",
     "mask_answer",
     "number_checker",
     "prediction_before_run",
@@ -45,7 +46,7 @@ Match = float | Sequence[float] | Callable[[float], bool]
 @dataclass(frozen=True)
 class Number:
     """A numeric exercise: ``expected`` passes with ``right``; each ``(match, hint)`` of ``wrong``
-    is tried in order; anything else gets ``otherwise``.
+    is tried in order; anything else gets ``otherwise`` (a text, or a function of the value).
 
     ``whole``: the answer must be a whole number (``whole_number``), else any finite number
     (``number``). ``tol``: None compares with ``==``; a float compares with that absolute
@@ -58,7 +59,7 @@ class Number:
     expected: float
     right: Text
     wrong: tuple[tuple[Match, Text], ...]
-    otherwise: Text
+    otherwise: Text | Callable[[float], Text]
     whole: bool = False
     tol: float | None = None
     kind: Callable[[object], Text] | None = field(default=None)
@@ -89,19 +90,13 @@ class Number:
         for match, hint in self.wrong:
             if self._matches(value, match):
                 return fail(self.name, hint)
-        return fail(self.name, self.otherwise)
+        otherwise = self.otherwise
+        return fail(self.name, otherwise(value) if callable(otherwise) else otherwise)
 
 
 def number_checker(python_name: str, spec: Number, doc: str) -> Callable[[object], CheckResult]:
     """The checker function ``python_name(answer)`` for the numeric exercise ``spec``."""
-
-    def checker(answer: object) -> CheckResult:
-        return spec.check(answer)
-
-    checker.__name__ = checker.__qualname__ = python_name
-    checker.__doc__ = doc
-    checker.spec = spec  # type: ignore[attr-defined]
-    return exercise(spec.name)(checker)
+    return spec_checker(python_name, spec, doc, keep_as="spec")
 
 
 def tensor_answer(
@@ -112,10 +107,18 @@ def tensor_answer(
     what: Text,
     hint: Callable[[torch.Tensor], Text] | Text,
     atol: float = 1e-4,
+    shapes: tuple[tuple[tuple[int, ...], Text], ...] = (),
 ) -> CheckResult:
-    """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``)."""
+    """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``).
+
+    ``shapes``: known wrong shapes (e.g. the whole matrix instead of one row of it), each
+    ``(shape, hint)`` tried, for any tensor, before the other tests.
+    """
     if answer is None:
         return missing(exercise, what)
+    for shape, shape_hint in shapes:
+        if isinstance(answer, torch.Tensor) and tuple(answer.shape) == shape:
+            return fail(exercise, shape_hint)
     kind_hint = tensor_kind_hint(answer)
     if kind_hint is not None:
         return fail(exercise, kind_hint)
@@ -299,3 +302,20 @@ def prediction_before_run(
     if correct:
         return ok(exercise, right)
     return fail(exercise, wrong)
+
+
+def count_prediction(
+    exercise: Text, prediction: object, *, expected: int, right: Text, wrong: Text
+) -> CheckResult:
+    """``prediction_before_run`` for a guess that is a count (a whole number), ``expected``."""
+    value = whole_number(prediction)
+    return prediction_before_run(
+        exercise,
+        prediction,
+        value=value,
+        guess=tr("an int", "一个整数"),
+        kind=A_WHOLE_NUMBER,
+        correct=value == expected,
+        right=right,
+        wrong=wrong,
+    )

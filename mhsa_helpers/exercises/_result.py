@@ -40,6 +40,7 @@ __all__ = [
     "never_raises",
     "ok",
     "shown",
+    "spec_checker",
     "unwritten",
 ]
 
@@ -210,6 +211,21 @@ def exercise(name: Text) -> Callable[[F], F]:
         return checker
 
     return mark
+
+
+def spec_checker(
+    python_name: str, spec: Any, doc: str, *, keep_as: str
+) -> Callable[[object], CheckResult]:
+    """The checker function ``python_name(answer)``: ``spec.check(answer)``, for an exercise
+    stated as data (``spec.name`` its name); the spec stays reachable as ``checker.<keep_as>``."""
+
+    def checker(answer: object) -> CheckResult:
+        return spec.check(answer)  # type: ignore[no-any-return]
+
+    checker.__name__ = checker.__qualname__ = python_name
+    checker.__doc__ = doc
+    setattr(checker, keep_as, spec)
+    return exercise(spec.name)(checker)
 
 
 # -- the time limit -------------------------------------------------------------------------------

@@ -86,20 +86,21 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
             "对这 7 个分数做 softmax，再对 7 个嵌入向量求加权和。",
         )
 
-    if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (7, 3):
-        return fail(
-            name,
-            tr(
-                "that is the whole (7, 3) context matrix: take the row of 'forward'.",
-                "这是整个 (7, 3) 的上下文矩阵，请取出 'forward' 那一行。",
-            ),
-        )
     return tensor_answer(
         name,
         answer,
         expected,
         what=tr("a tensor: the context vector of the new token", "一个张量：新词元的上下文向量"),
         hint=hint,
+        shapes=(
+            (
+                (7, 3),
+                tr(
+                    "that is the whole (7, 3) context matrix: take the row of 'forward'.",
+                    "这是整个 (7, 3) 的上下文矩阵，请取出 'forward' 那一行。",
+                ),
+            ),
+        ),
     )
 
 

@@ -100,20 +100,21 @@ def check_attn_weights_3(answer: object) -> CheckResult:
             "scores = query_3 @ keys.T 和 torch.softmax(scores / d_k**0.5, dim=-1)。",
         )
 
-    if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (6, 6):
-        return fail(
-            name,
-            tr(
-                "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).",
-                "这是整个 (6, 6) 矩阵，请取出 'starts' 那一行（索引 2）。",
-            ),
-        )
     return tensor_answer(
         name,
         answer,
         weights[2],
         what=tr("a tensor: one weight per token", "一个张量：每个词元一个权重"),
         hint=hint,
+        shapes=(
+            (
+                (6, 6),
+                tr(
+                    "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).",
+                    "这是整个 (6, 6) 矩阵，请取出 'starts' 那一行（索引 2）。",
+                ),
+            ),
+        ),
     )
 
 

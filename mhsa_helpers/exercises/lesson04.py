@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -26,12 +26,12 @@ from ..attention.self_attention import SelfAttentionV2
 from ..data import load_journey
 from ..i18n import Text, tr
 from ._build import (
-    INPUT_CHANGED,
     MASK_IN_INIT,
+    MODULE_FORWARD,
+    NOT_A_MODULE_CLASS,
     UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
-    ForwardTexts,
     build_checker,
     call_forward,
     construct,
@@ -40,6 +40,7 @@ from ._build import (
     is_unwritten,
     mistakes_hint,
     name_head_mistakes,
+    pass_the_class,
 )
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
 from ._parse import number
@@ -324,21 +325,8 @@ _HEAD_CONSTRUCT = {
     ),
 }
 
-_HEAD_FORWARD = ForwardTexts(
-    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
-    input_changed=tr(": ", "：") + INPUT_CHANGED,
-    tuple_=tr(
-        ": forward(x) must return one tensor, got a tuple.",
-        "：forward(x) 必须返回一个张量，收到的却是元组。",
-    ),
-    not_tensor=tr(
-        ": forward(x) must return a tensor, got {kind}.",
-        "：forward(x) 必须返回一个张量，收到的是 {kind}。",
-    ),
-    subclass=tr(
-        ": forward(x) returned a {kind}, not a tensor.",
-        "：forward(x) 返回的是 {kind}，不是普通张量。",
-    ),
+_HEAD_FORWARD = replace(
+    MODULE_FORWARD,
     dtype=tr(
         ": forward returned {got_dtype} for a {dtype} input: keep the input's dtype.",
         "：输入是 {dtype}，forward 却返回了 {got_dtype}。输出要保持输入的 dtype。",
@@ -556,14 +544,8 @@ check_causal_attention_class = build_checker(
             "your class (the class itself, e.g. MyCausalAttention)",
             "你的类（类本身，例如 MyCausalAttention）",
         ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: check_causal_attention_class(MyClass).",
-            "请像 check_causal_attention_class(MyClass) 这样传入类本身，而不是它的实例。",
-        ),
-        not_class_hint=tr(
-            "expected a subclass of nn.Module, got {cls!r}.",
-            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
-        ),
+        instance_hint=pass_the_class("check_causal_attention_class(MyClass)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
         contracts=_head_contracts(CausalClass(CausalAttention, 0)),
         passed=head_class_passed(
             CausalClass(CausalAttention, 0),

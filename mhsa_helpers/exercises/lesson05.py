@@ -17,10 +17,15 @@ import torch
 from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
 from ..i18n import Text, tr
-from ._build import BuildSpec, build_checker
-from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
-from ._parse import not_a_whole_number, whole_number
-from ._result import CheckResult, exercise, fail, missing
+from ._build import (
+    NOT_A_MODULE_CLASS,
+    BuildSpec,
+    build_checker,
+    pass_the_class,
+)
+from ._kinds import Number, count_prediction, number_checker, tensor_answer
+from ._parse import not_a_whole_number
+from ._result import CheckResult, exercise, missing
 from .lesson04 import CausalClass, _head_contracts, head_class_passed
 
 __all__ = [
@@ -86,14 +91,10 @@ _MATMUL_PREDICTION = tr(
 @exercise(_MATMUL_PREDICTION)
 def check_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
-    value = whole_number(prediction)
-    return prediction_before_run(
+    return count_prediction(
         _MATMUL_PREDICTION,
         prediction,
-        value=value,
-        guess=tr("an int", "一个整数"),
-        kind=tr("a whole number", "一个整数"),
-        correct=value == 2 * (3 + 2),
+        expected=2 * (3 + 2),
         right=tr("right -- the next cell counts them.", "对了！下一个单元格会把它们数出来。"),
         wrong=tr(
             "not what happens. Run the next cell, then find in CausalAttention.forward every "
@@ -147,20 +148,21 @@ def check_head_output(answer: object) -> CheckResult:
                 "包装器输出中属于练习所说那个头的部分",
             ),
         )
-    if isinstance(answer, torch.Tensor) and tuple(answer.shape) == (2, 6, 6):
-        return fail(
-            name,
-            tr(
-                "that is the whole output; head 3 is 2 of its 6 columns.",
-                "这是整个输出，头 3 只占其中 6 列里的 2 列。",
-            ),
-        )
     return tensor_answer(
         name,
         answer,
         expected,
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
         hint=hint,
+        shapes=(
+            (
+                (2, 6, 6),
+                tr(
+                    "that is the whole output; head 3 is 2 of its 6 columns.",
+                    "这是整个输出，头 3 只占其中 6 列里的 2 列。",
+                ),
+            ),
+        ),
     )
 
 
@@ -270,14 +272,8 @@ check_wrapper_class = build_checker(
         missing_what=tr(
             "your class (the class itself, e.g. MyWrapper)", "你的类（类本身，例如 MyWrapper）"
         ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: check_wrapper_class(MyWrapper).",
-            "请像 check_wrapper_class(MyWrapper) 这样传入类本身，而不是它的实例。",
-        ),
-        not_class_hint=tr(
-            "expected a subclass of nn.Module, got {cls!r}.",
-            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
-        ),
+        instance_hint=pass_the_class("check_wrapper_class(MyWrapper)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
         contracts=_head_contracts(_WRAPPER),
         passed=head_class_passed(
             _WRAPPER,

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -25,12 +26,12 @@ from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
 from ..i18n import Text, tr
 from ._build import (
-    INPUT_CHANGED,
     MASK_IN_INIT,
     MISTAKE_HINTS,
+    MODULE_FORWARD,
+    NOT_A_MODULE_CLASS,
     BuildSpec,
     ContractError,
-    ForwardTexts,
     book_forward,
     build_checker,
     call_forward,
@@ -40,9 +41,10 @@ from ._build import (
     first_line,
     is_view_error,
     name_mistake,
+    pass_the_class,
 )
-from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
-from ._parse import not_a_whole_number, whole_number
+from ._kinds import Number, count_prediction, number_checker, tensor_answer
+from ._parse import not_a_whole_number
 from ._result import CheckResult, exercise, fail, missing, unwritten
 
 __all__ = [
@@ -300,14 +302,10 @@ _SPLIT_MATMUL_PREDICTION = tr(
 def check_split_matmul_prediction(prediction: object) -> CheckResult:
     """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
     ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
-    value = whole_number(prediction)
-    return prediction_before_run(
+    return count_prediction(
         _SPLIT_MATMUL_PREDICTION,
         prediction,
-        value=value,
-        guess=tr("an int", "一个整数"),
-        kind=tr("a whole number", "一个整数"),
-        correct=value == 4 + 2,
+        expected=4 + 2,
         right=tr(
             "right -- the next cell shows it for 1, 2, 4 and 12 heads.",
             "对了！下一个单元格会展示 1、2、4 和 12 个头时的次数。",
@@ -459,22 +457,9 @@ def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
     return tr(f": forward raised {kind}: {said}", f"：forward 抛出了 {kind}：{said}")
 
 
-_FORWARD = ForwardTexts(
-    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
+_FORWARD = replace(
+    MODULE_FORWARD,
     runtime=_read_runtime_error,
-    input_changed=tr(": ", "：") + INPUT_CHANGED,
-    tuple_=tr(
-        ": forward(x) must return one tensor, got a tuple.",
-        "：forward(x) 必须返回一个张量，收到的却是元组。",
-    ),
-    not_tensor=tr(
-        ": forward(x) must return a tensor, got {kind}.",
-        "：forward(x) 必须返回一个张量，收到的是 {kind}。",
-    ),
-    subclass=tr(
-        ": forward(x) returned a {kind}, not a tensor.",
-        "：forward(x) 返回的是 {kind}，不是普通张量。",
-    ),
     dtype=tr(
         ": forward returned {got_dtype} on {got_device} for a {dtype} input on "
         "{device}: keep the input's dtype and device (no .double(), no .to(...)).",
@@ -716,14 +701,8 @@ check_build_multihead = build_checker(
             "your class (the class itself, e.g. MyMultiHeadAttention)",
             "你的类（类本身，例如 MyMultiHeadAttention）",
         ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: check_build_multihead(MyClass).",
-            "请像 check_build_multihead(MyClass) 这样传入类本身，而不是它的实例。",
-        ),
-        not_class_hint=tr(
-            "expected a subclass of nn.Module, got {cls!r}.",
-            "需要一个 nn.Module 的子类，收到的是 {cls!r}。",
-        ),
+        instance_hint=pass_the_class("check_build_multihead(MyClass)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
         contracts=(_equal_to_reference, _check_rows_and_bias, _check_gradients, _check_dropout),
         passed=lambda cls: _PASSED + _book_numbers_note(cls) + _mask_note(cls),
     ),

@@ -23,6 +23,7 @@ from torch import nn
 from ..attention.efficient import FusedQKVMultiHeadAttention
 from ..i18n import Text, tr
 from ._build import (
+    DROP_THE_CALL,
     INPUT_CHANGED,
     MISTAKE_HINTS,
     MISTAKES,
@@ -727,10 +728,7 @@ check_build_fused_multihead = build_checker(
             "your class (the class itself, e.g. `FusedMultiHeadAttention`)",
             "你的类（类本身，例如 `FusedMultiHeadAttention`）",
         ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: drop the (...) after its name.",
-            "请传入类本身，而不是它的实例，也就是去掉类名后面的 (...)。",
-        ),
+        instance_hint=DROP_THE_CALL,
         not_class_hint=tr(
             "expected a class derived from nn.Module, got {kind}.",
             "需要一个继承自 nn.Module 的类，收到的是 {kind}。",

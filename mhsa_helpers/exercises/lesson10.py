@@ -26,6 +26,7 @@ import torch
 
 from ..i18n import Text, tr
 from ._build import (
+    DROP_THE_CALL,
     BuildSpec,
     ContractError,
     ForwardTexts,
@@ -783,10 +784,7 @@ check_kv_cache_step = build_checker(
             "your class once it is written (`answer = MyKVCache`, the class itself)",
             "写好的类（`answer = MyKVCache`，类本身）",
         ),
-        instance_hint=tr(
-            "pass the class itself, not an instance: drop the (...) after its name.",
-            "请传入类本身，而不是它的实例，也就是去掉类名后面的 (...)。",
-        ),
+        instance_hint=DROP_THE_CALL,
         not_class_hint=tr(
             "expected the class itself (write `answer = MyKVCache`, no parentheses), got {kind}.",
             "需要类本身（写 `answer = MyKVCache`，不带括号），收到的是 {kind}。",

@@ -21,7 +21,8 @@ from ..lm.baselines import CountTable
 from ..lm.generation import next_token_probs
 from ..lm.text import PUNCTUATION
 from ..lm.training import CharLMRun, TextData
-from ._common import CheckResult, fail, missing, ok, tensor_answer, whole_number
+from ._common import CheckResult, fail, missing, ok, tensor_answer
+from ._kinds import Number, number_checker
 from ._result import exercise
 
 __all__ = [
@@ -40,91 +41,76 @@ _PUNCTUATION = tr("weight on punctuation, per head", "每个头在标点上的�
 _OWN_TEXT = tr("a model trained on another text", "在另一段文本上训练的模型")
 
 
-@exercise(_CACHE)
-def check_cache_numbers(answer: object) -> CheckResult:
-    """``answer``: an int, numbers in all caches (keys + values, 3 blocks) after 100 tokens."""
-    name = _CACHE
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "an int: how many numbers all the KV caches hold together",
-                "一个整数，即所有 KV 缓存里一共存了多少个数",
+check_cache_numbers = number_checker(
+    "check_cache_numbers",
+    Number(
+        name=_CACHE,
+        what=tr(
+            "an int: how many numbers all the KV caches hold together",
+            "一个整数，即所有 KV 缓存里一共存了多少个数",
+        ),
+        expected=_CACHE_NUMBERS,
+        right=tr(
+            f"correct: {_CACHE_NUMBERS:,} numbers ({4 * _CACHE_NUMBERS:,} bytes).",
+            f"正确：{_CACHE_NUMBERS:,} 个数（{4 * _CACHE_NUMBERS:,} 字节）。",
+        ),
+        wrong=(
+            (
+                _CACHE_NUMBERS // 2,
+                tr(
+                    "that counts only the keys (or only the values); the cache holds both.",
+                    "这只数了键（或只数了值），缓存里两者都有。",
+                ),
             ),
-        )
-    value = whole_number(answer)
-    if value is None:
-        kind = type(answer).__name__
-        return fail(
-            name,
-            tr(
-                f"expected a whole number, got {answer!r} ({kind}).",
-                f"需要一个整数，收到的是 {answer!r}（{kind}）。",
+            (
+                _CACHE_NUMBERS // _LAYERS,
+                tr(
+                    "that is one block's cache; each of the 3 blocks has its own.",
+                    "这只是一个块的缓存。3 个块各有自己的缓存。",
+                ),
             ),
-        )
-    if value == _CACHE_NUMBERS:
-        return ok(
-            name,
-            tr(
-                f"correct: {_CACHE_NUMBERS:,} numbers ({4 * _CACHE_NUMBERS:,} bytes).",
-                f"正确：{_CACHE_NUMBERS:,} 个数（{4 * _CACHE_NUMBERS:,} 字节）。",
+            (
+                2 * 4 * _HEADS * _TOKENS * _HEAD_DIM,
+                tr(
+                    "that counts 4 blocks, as in our model; the smaller one has 3.",
+                    "这是按 4 个块算的，那是我们的模型。这个小模型只有 3 个块。",
+                ),
             ),
-        )
-    if value == _CACHE_NUMBERS // 2:
-        return fail(
-            name,
-            tr(
-                "that counts only the keys (or only the values); the cache holds both.",
-                "这只数了键（或只数了值），缓存里两者都有。",
+            (
+                2 * _LAYERS * _HEADS * _TOKENS * 48,
+                tr(
+                    "that uses our model's head_dim (48); here head_dim is 32.",
+                    "这里用了我们模型的 head_dim（48）。这个小模型的 head_dim 是 32。",
+                ),
             ),
-        )
-    if value == _CACHE_NUMBERS // _LAYERS:
-        return fail(
-            name,
-            tr(
-                "that is one block's cache; each of the 3 blocks has its own.",
-                "这只是一个块的缓存。3 个块各有自己的缓存。",
+            (
+                _CACHE_NUMBERS * 4,
+                tr(
+                    "that is bytes (float32 = 4 bytes); the question asks for numbers.",
+                    "这是字节数（float32 = 4 字节），题目问的是数的个数。",
+                ),
             ),
-        )
-    if value == 2 * 4 * _HEADS * _TOKENS * _HEAD_DIM:
-        return fail(
-            name,
-            tr(
-                "that counts 4 blocks, as in our model; the smaller one has 3.",
-                "这是按 4 个块算的，那是我们的模型。这个小模型只有 3 个块。",
+            (
+                _CACHE_NUMBERS // _HEADS,
+                tr(
+                    "that is one head's part; each of the 4 heads caches keys and values of "
+                    "its own.",
+                    "这只是一个头的那一份。4 个头各自缓存自己的键和值。",
+                ),
             ),
-        )
-    if value == 2 * _LAYERS * _HEADS * _TOKENS * 48:
-        return fail(
-            name,
-            tr(
-                "that uses our model's head_dim (48); here head_dim is 32.",
-                "这里用了我们模型的 head_dim（48）。这个小模型的 head_dim 是 32。",
-            ),
-        )
-    if value == _CACHE_NUMBERS * 4:
-        return fail(
-            name,
-            tr(
-                "that is bytes (float32 = 4 bytes); the question asks for numbers.",
-                "这是字节数（float32 = 4 字节），题目问的是数的个数。",
-            ),
-        )
-    if value == _CACHE_NUMBERS // _HEADS:
-        return fail(
-            name,
-            tr(
-                "that is one head's part; each of the 4 heads caches keys and values of its own.",
-                "这只是一个头的那一份。4 个头各自缓存自己的键和值。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=lambda value: tr(
             f"{value:,} is not how many numbers the 3 blocks' caches hold after 100 tokens.",
             f"{value:,} 不是 100 个词元之后 3 个块的缓存里数的个数。",
         ),
-    )
+        whole=True,
+        kind=lambda answer: tr(
+            f"expected a whole number, got {answer!r} ({type(answer).__name__}).",
+            f"需要一个整数，收到的是 {answer!r}（{type(answer).__name__}）。",
+        ),
+    ),
+    """``answer``: an int, numbers in all caches (keys + values, 3 blocks) after 100 tokens.""",
+)
 
 
 def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
