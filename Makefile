@@ -53,7 +53,7 @@ lint: $(STAMP)
 
 # Two workers: the machines this course targets have 2 cores, and every test is single-threaded.
 unit: $(STAMP)
-	$(VENV)/bin/pytest tests --ignore=tests/ui -q -n 2
+	$(VENV)/bin/pytest tests --ignore=tests/ui -q -n 2 -p no:nbval
 
 # Strict nbval: every saved output is compared; --nbval-current-env runs the kernel in .venv.
 # Two workers, one notebook each at a time (--dist loadfile keeps a notebook's cells in order).

@@ -377,16 +377,23 @@ def test_every_figure_in_both_languages(name, caplog):
     * every drawing emits no warning (a missing glyph warns, a font lookup that fails logs), and
       both languages are legible (tick labels >= 9 pt, >= 600 px wide at the lessons' 80 dpi);
     * both languages' alt text (``alt_text.describe``) says what the figure shows, in the
-      lesson language (``figure_checks.alt_text_problem``);
-    * without the font package (``no_font_package``), the Chinese lesson's figure is the English
-      one, Chinese tokens become positions, nothing warns and nothing is registered.
+      lesson language (``figure_checks.alt_text_problem``).
+
+    Without the font package: ``test_every_figure_without_the_font_package``.
     """
     font_manager.fontManager._findfont_cached.cache_clear()  # look every font up again
     with caplog.at_level(logging.WARNING, logger="matplotlib.font_manager"):
-        english_text = _with_the_font(name)
+        _with_the_font(name)
     logged = [r.getMessage() for r in caplog.get_records("call") if r.name.startswith("matplotlib")]
     assert not logged, f"{name}: {logged}"
 
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_every_figure_without_the_font_package(name):
+    """Without the font package (``no_font_package``), the Chinese lesson's figure is the English
+    one, Chinese tokens become positions, nothing warns and nothing is registered. (A test of its
+    own: with ``test_every_figure_in_both_languages`` it took over 10 s for the largest figure.)"""
+    english_text = every_text(build(name, "en"))
     with no_font_package():
         assert fonts.cjk_font() is None
         assert fonts.find_cjk_font("旅程") is None  # no Chinese font left
