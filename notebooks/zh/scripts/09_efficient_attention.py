@@ -412,13 +412,14 @@ for dtype in (torch.float16, torch.bfloat16):
     upcast = torch.softmax(scores32.to(dtype), dim=-1, dtype=torch.float32)  # float32
     error = (upcast - reference).abs().max().item()
     off = (upcast.sum(dim=-1) - 1).abs().max().item()
+    assert off < 1e-6, off
     back = (upcast.to(dtype).float() - reference).abs().max().item()  # .to(query.dtype)
-    print(f"{dtype!s:<16}{error:>13.0e}{off:>17.0e}{back:>18.0e}")
+    print(f"{dtype!s:<16}{error:>13.0e}{'< 1e-06':>17}{back:>18.0e}")
 hand = torch.exp(20 * scores32.half())  # 在 float16 中手写的 softmax，没有减去最大值
 print("largest score x 20:", round(20 * scores32.max().item(), 1), "| exp in float16:", hand.max())
 
-# %% [markdown] en_hash="d67198b8b7b8"
-# 升到 float32 之后，权重只剩下分数本身的舍入误差。float16 中的误差是 8e-05 而不是 2e-04，bfloat16 中是 5e-04 而不是 2e-03。每一行的和与 1 相差不到 float32 步长的两倍（1e-07、2e-07）。下一次矩阵乘法需要把权重转回低精度类型，转回之后，误差又回到第一张表的数值。原因是在这台 CPU 上，torch 自己的 softmax 内核本来就在 float32 中计算，只对结果做舍入。所以升精度防的是另外几种情况，比如在低精度类型中累加的内核，以及手写的 softmax。最后一行展示的就是最糟的情况。只要 $x > 11.1$，$e^{x}$ 在 float16 中就会溢出，所以不减去行最大值的手写 softmax 会先得到 inf，再得到 NaN。
+# %% [markdown] en_hash="8248e778ea31"
+# 升到 float32 之后，权重只剩下分数本身的舍入误差。float16 中的误差是 8e-05 而不是 2e-04，bfloat16 中是 5e-04 而不是 2e-03。每一行的和与 1 相差不到 $10^{-6}$，只有几个 float32 步长。具体差几步，取决于你的 CPU 按什么顺序把一行加起来，所以表里只打印这个上界，不打印步数。下一次矩阵乘法需要把权重转回低精度类型，转回之后，误差又回到第一张表的数值。原因是在这台 CPU 上，torch 自己的 softmax 内核本来就在 float32 中计算，只对结果做舍入。所以升精度防的是另外几种情况，比如在低精度类型中累加的内核，以及手写的 softmax。最后一行展示的就是最糟的情况。只要 $x > 11.1$，$e^{x}$ 在 float16 中就会溢出，所以不减去行最大值的手写 softmax 会先得到 inf，再得到 NaN。
 #
 # ## 8. 在你的机器上做个小基准测试
 #
