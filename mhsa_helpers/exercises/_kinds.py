@@ -30,9 +30,11 @@ from ._result import CheckResult, PredictionNoted, fail, missing, ok, spec_check
 from ._result import shown as show
 
 __all__ = [
+    "Mask",
     "Number",
     "count_prediction",
     "mask_answer",
+    "mask_checker",
     "number_checker",
     "prediction_before_run",
     "prediction_result",
@@ -176,6 +178,60 @@ def mask_answer(
             + dtype_hint,
         )
     return answer.cpu()
+
+
+_NOTHING = Text("", "")
+
+
+@dataclass(frozen=True)
+class Mask:
+    """A boolean-mask exercise: the answer is read (``mask_answer``: missing, not a plain tensor,
+    wrong shape -- then ``shape_hint`` -- or dtype -- then ``dtype_hint``); ``expected`` passes
+    with ``right``; each ``(tensor, hint)`` of ``wrong`` is tried in order (``torch.equal``);
+    then ``diagnose`` (a test of its own on the mask, None when it has nothing to say); anything
+    else gets ``otherwise``.
+
+    ``read``: a reading of the answer other than ``mask_answer`` (given the spec and the answer,
+    it returns the ``[NOT YET]`` result or the mask to compare).
+    """
+
+    name: Text
+    what: Text
+    expected: torch.Tensor
+    right: Text
+    wrong: tuple[tuple[torch.Tensor, Text], ...]
+    otherwise: Text
+    shape_hint: Text = _NOTHING
+    dtype_hint: Text = _NOTHING
+    diagnose: Callable[[torch.Tensor], Text | None] | None = None
+    read: Callable[[Mask, Any], CheckResult | torch.Tensor] | None = None
+
+    def check(self, answer: object) -> CheckResult:
+        if self.read is not None:
+            got = self.read(self, answer)
+        else:
+            got = mask_answer(
+                self.name,
+                answer,
+                tuple(self.expected.shape),
+                what=self.what,
+                shape_hint=self.shape_hint,
+                dtype_hint=self.dtype_hint,
+            )
+        if isinstance(got, CheckResult):
+            return got
+        if torch.equal(got, self.expected):
+            return ok(self.name, self.right)
+        for wrong, hint in self.wrong:
+            if torch.equal(got, wrong):
+                return fail(self.name, hint)
+        said = self.diagnose(got) if self.diagnose is not None else None
+        return fail(self.name, said if said is not None else self.otherwise)
+
+
+def mask_checker(python_name: str, spec: Mask, doc: str) -> Callable[[object], CheckResult]:
+    """The checker function ``python_name(answer)`` for the mask exercise ``spec``."""
+    return spec_checker(python_name, spec, doc, keep_as="mask_spec")
 
 
 # -- predict, then run ----------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import BuildSpec, ContractError, ForwardTexts, build_checker, call_forward
-from ._kinds import prediction_result
+from ._kinds import Mask, mask_checker, prediction_result
 from ._parse import not_a_tensor, whole_number, wrong_shape
-from ._result import CheckResult, exercise, fail, missing, ok
+from ._result import CheckResult, exercise, fail, missing
 
 __all__ = [
     "check_build_causal_weights",
@@ -37,95 +37,97 @@ __all__ = [
 _LOCAL_MASK = tr("local window mask for T=5", "T=5 的局部窗口掩码")
 
 
-@exercise(_LOCAL_MASK)
-def check_local_mask(answer: object) -> CheckResult:
-    """(5, 5) bool, True where a token must not look: the future and everything 2+ tokens back."""
-    name = _LOCAL_MASK
-    ones = torch.ones(5, 5, dtype=torch.bool)
-    future = torch.triu(ones, diagonal=1)
-    too_old = torch.tril(ones, diagonal=-2)
-    expected = future | too_old
+def _read_local_mask(spec: Mask, answer: object) -> CheckResult | torch.Tensor:
+    """The answer as a bool (5, 5) mask, or the ``[NOT YET]``: this exercise also takes a mask of
+    1/0 numbers, and names an additive -inf mask."""
     if answer is None:
-        return missing(
-            name,
-            tr(
-                "a boolean tensor, True where a token must not look",
-                "一个布尔张量，词元不能看的位置为 True",
-            ),
-        )
+        return missing(spec.name, spec.what)
     if not isinstance(answer, torch.Tensor):
-        return fail(name, not_a_tensor(answer))
+        return fail(spec.name, not_a_tensor(answer))
     if tuple(answer.shape) != (5, 5):
-        return fail(name, wrong_shape(tuple(answer.shape), (5, 5)))
+        return fail(spec.name, wrong_shape(tuple(answer.shape), (5, 5)))
     got = answer.detach().cpu()
-    if got.dtype != torch.bool:
-        if got.is_floating_point() and torch.isinf(got).any():
-            return fail(
-                name,
-                tr(
-                    "that is an additive -inf mask; build the boolean mask (True = hide).",
-                    "这是加法形式的 -inf 掩码，请构造布尔掩码（True 表示隐藏）。",
-                ),
-            )
-        if not ((got == 0) | (got == 1)).all():
-            return fail(
-                name,
-                tr(
-                    "a mask holds only True/False (or 1/0); got other values.",
-                    "掩码里只能有 True/False（或 1/0），这里出现了别的值。",
-                ),
-            )
-        got = got.bool()
-    if torch.equal(got, expected):
-        return ok(
-            name,
-            tr(
-                "correct: each token sees itself and the token before it, nothing else.",
-                "正确：每个词元只看得到自己和前一个词元，别的都看不到。",
-            ),
-        )
-    if torch.equal(got, ~expected):
+    if got.dtype == torch.bool:
+        return got
+    if got.is_floating_point() and torch.isinf(got).any():
         return fail(
-            name,
+            spec.name,
             tr(
-                "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
-                "这标出的是要保留的位置，而 masked_fill 需要的是要隐藏的位置。",
+                "that is an additive -inf mask; build the boolean mask (True = hide).",
+                "这是加法形式的 -inf 掩码，请构造布尔掩码（True 表示隐藏）。",
             ),
         )
-    if torch.equal(got, too_old):
+    if not ((got == 0) | (got == 1)).all():
         return fail(
-            name,
+            spec.name,
             tr(
-                "the old tokens are hidden, but the future is visible again: hide both.",
-                "较早的词元隐藏了，但未来的词元又看得见了。两者都要隐藏。",
+                "a mask holds only True/False (or 1/0); got other values.",
+                "掩码里只能有 True/False（或 1/0），这里出现了别的值。",
             ),
         )
-    if torch.equal(got, future):
-        return fail(
-            name,
-            tr(
-                "that is the plain causal mask: also hide tokens 2 or more steps back.",
-                "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
-            ),
-        )
+    return got.bool()
+
+
+def _masked_diagonal(got: torch.Tensor) -> Text | None:
     if got.diagonal().any():
-        return fail(
-            name,
-            tr(
-                "the diagonal is masked, so a token could not look at itself.",
-                "对角线被遮住了，这样词元就看不到它自己了。",
-            ),
+        return tr(
+            "the diagonal is masked, so a token could not look at itself.",
+            "对角线被遮住了，这样词元就看不到它自己了。",
         )
-    return fail(
-        name,
-        tr(
+    return None
+
+
+_FUTURE = torch.ones(5, 5, dtype=torch.bool).triu(diagonal=1)  # (5, 5)
+_TOO_OLD = torch.ones(5, 5, dtype=torch.bool).tril(diagonal=-2)  # (5, 5)
+
+check_local_mask = mask_checker(
+    "check_local_mask",
+    Mask(
+        name=_LOCAL_MASK,
+        what=tr(
+            "a boolean tensor, True where a token must not look",
+            "一个布尔张量，词元不能看的位置为 True",
+        ),
+        expected=_FUTURE | _TOO_OLD,
+        read=_read_local_mask,
+        right=tr(
+            "correct: each token sees itself and the token before it, nothing else.",
+            "正确：每个词元只看得到自己和前一个词元，别的都看不到。",
+        ),
+        wrong=(
+            (
+                ~(_FUTURE | _TOO_OLD),
+                tr(
+                    "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
+                    "这标出的是要保留的位置，而 masked_fill 需要的是要隐藏的位置。",
+                ),
+            ),
+            (
+                _TOO_OLD,
+                tr(
+                    "the old tokens are hidden, but the future is visible again: hide both.",
+                    "较早的词元隐藏了，但未来的词元又看得见了。两者都要隐藏。",
+                ),
+            ),
+            (
+                _FUTURE,
+                tr(
+                    "that is the plain causal mask: also hide tokens 2 or more steps back.",
+                    "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
+                ),
+            ),
+        ),
+        diagnose=_masked_diagonal,
+        otherwise=tr(
             "True above the diagonal (torch.triu(..., diagonal=1)) OR two or more below it "
             "(torch.tril(..., diagonal=-2)); combine them with |.",
             "对角线以上为 True（torch.triu(..., diagonal=1)）"
             "，或者对角线以下两格及更远为 True（torch.tril(..., diagonal=-2)）"
             "，用 | 把两者合起来。",
         ),
-    )
+    ),
+    """(5, 5) bool, True where a token must not look: the future and everything 2+ tokens back.""",
+)
 
 
 def _book_seed789_weights(x: torch.Tensor, causal: bool = True) -> torch.Tensor:

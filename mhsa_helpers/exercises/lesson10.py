@@ -35,9 +35,9 @@ from ._build import (
     first_line,
     name_mistake,
 )
-from ._kinds import Number, mask_answer, number_checker
+from ._kinds import Mask, Number, mask_checker, number_checker
 from ._parse import A_PARAMETER_COUNT, expected_kind
-from ._result import CheckResult, exercise, fail, ok, unwritten
+from ._result import unwritten
 
 __all__ = [
     "check_chunk_mask",
@@ -65,84 +65,70 @@ _CHUNK_MASK_NAME = tr(
 )
 
 
-@exercise(_CHUNK_MASK_NAME)
-def check_chunk_mask(answer: object) -> CheckResult:
-    """``answer``: bool (2, 5), True where query 5 or 6 must not see key 2..6 (window of 4)."""
-    name = _CHUNK_MASK_NAME
-    got = mask_answer(
-        name,
-        answer,
-        tuple(_CHUNK_MASK.shape),
+check_chunk_mask = mask_checker(
+    "check_chunk_mask",
+    Mask(
+        name=_CHUNK_MASK_NAME,
         what=tr(
             "the chunk's mask in `answer`: a bool tensor, one row per new token, one column per "
             "key, True where attention is hidden",
             "这段新词元的掩码，写进 `answer`。它是一个 bool 张量，每个新词元一行，每个键一列，"
             "被遮住的位置为 True",
         ),
+        expected=_CHUNK_MASK,
         shape_hint=tr(
             "one row per new query (positions 5, 6), one column per key (positions 2..6).",
             "每个新查询一行（位置 5、6），每个键一列（位置 2..6）。",
         ),
         dtype_hint=tr(" (use .bool()).", "（用 `.bool()`）。"),
-    )
-    if isinstance(got, CheckResult):
-        return got
-    answer = got
-    if torch.equal(answer, _CHUNK_MASK):
-        return ok(
-            name,
-            tr(
-                "correct: position 5 sees keys 2..5, position 6 sees keys 3..6.",
-                "正确。位置 5 看到键 2..5，位置 6 看到键 3..6。",
+        right=tr(
+            "correct: position 5 sees keys 2..5, position 6 sees keys 3..6.",
+            "正确。位置 5 看到键 2..5，位置 6 看到键 3..6。",
+        ),
+        wrong=(
+            (
+                ~_CHUNK_MASK,
+                tr(
+                    "inverted: in this course True means hidden (SDPA's convention is ~).",
+                    "弄反了。本课程中 True 表示遮住（SDPA 的约定正好相反，要用 ~ 取反）。",
+                ),
             ),
-        )
-    hints = (
-        (
-            ~_CHUNK_MASK,
-            tr(
-                "inverted: in this course True means hidden (SDPA's convention is ~).",
-                "弄反了。本课程中 True 表示遮住（SDPA 的约定正好相反，要用 ~ 取反）。",
+            (
+                _NO_WINDOW,
+                tr(
+                    "that is the plain causal mask: the window also hides keys more than 3 "
+                    "positions back, and key 2 is 4 positions before query 6.",
+                    "这是普通的因果掩码。窗口还会遮住比查询早 3 个位置以上的键，"
+                    "而键 2 在查询 6 之前 4 个位置。",
+                ),
+            ),
+            (
+                _WINDOW_3,
+                tr(
+                    "that window holds 3 positions; a window of 4 counts the query itself and "
+                    "the 3 positions before it.",
+                    "这个窗口只有 3 个位置。大小为 4 的窗口包含查询自己和它之前的 3 个位置。",
+                ),
+            ),
+            (
+                _TOP_LEFT,
+                tr(
+                    "that is the top-left aligned mask (what is_causal=True builds): the first "
+                    "column is key position 2, not 0; compare the positions of query and key.",
+                    "这是左上角对齐的掩码（is_causal=True 构建的就是它）。第一列是位置 2 的键，"
+                    "不是位置 0，请比较查询和键的位置。",
+                ),
             ),
         ),
-        (
-            _NO_WINDOW,
-            tr(
-                "that is the plain causal mask: the window also hides keys more than 3 positions "
-                "back, and key 2 is 4 positions before query 6.",
-                "这是普通的因果掩码。窗口还会遮住比查询早 3 个位置以上的键，"
-                "而键 2 在查询 6 之前 4 个位置。",
-            ),
-        ),
-        (
-            _WINDOW_3,
-            tr(
-                "that window holds 3 positions; a window of 4 counts the query itself and the 3 "
-                "positions before it.",
-                "这个窗口只有 3 个位置。大小为 4 的窗口包含查询自己和它之前的 3 个位置。",
-            ),
-        ),
-        (
-            _TOP_LEFT,
-            tr(
-                "that is the top-left aligned mask (what is_causal=True builds): the first column "
-                "is key position 2, not 0; compare the positions of query and key.",
-                "这是左上角对齐的掩码（is_causal=True 构建的就是它）。第一列是位置 2 的键，"
-                "不是位置 0，请比较查询和键的位置。",
-            ),
-        ),
-    )
-    for wrong, hint in hints:
-        if torch.equal(answer, wrong):
-            return fail(name, hint)
-    return fail(
-        name,
-        tr(
+        otherwise=tr(
             "write down each column's key position (2..6) and each row's query position (5, 6): "
             "hide a key after the query, or 4 or more positions before it.",
             "先写出每一列键的位置（2..6）和每一行查询的位置（5、6）。键在查询之后，"
             "或者在查询之前 4 个位置及更早，就遮住它。",
         ),
-    )
+    ),
+    """``answer``: bool (2, 5), True where query 5 or 6 must not see key 2..6 (window of 4).""",
+)
 
 
 # Exercise 2: 24 GiB of KV cache must hold 12 conversations of 6000 tokens at once; 48 layers,

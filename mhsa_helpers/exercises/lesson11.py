@@ -26,9 +26,9 @@ from ._build import (
     build_checker,
     call_forward,
 )
-from ._kinds import mask_answer
+from ._kinds import Mask, mask_checker
 from ._parse import plain_tensor
-from ._result import CheckResult, exercise, fail, ok, unwritten
+from ._result import unwritten
 
 __all__ = ["check_hf_to_additive_mask", "check_left_padding_mask", "check_masked_softmax"]
 
@@ -45,23 +45,15 @@ _HIDDEN = _CAUSAL | _LEFT[:, None, :]  # (3, 5, 5): a future key or a pad key
 _LEFT_PADDING_MASK = tr("causal + left-padding mask of a batch", "一个批次的因果 + 左填充掩码")
 
 
-@exercise(_LEFT_PADDING_MASK)
-def check_left_padding_mask(answer: object) -> CheckResult:
-    """``answer``: bool (3, 5, 5), True where query i of sequence b must not see key j.
-
-    Three sequences of lengths 3, 1, 4 left-padded to 5 tokens, in a causal layer: a key is
-    hidden if it lies in the future or is a pad. The lesson builds this for one sequence; the
-    exercise asks for the whole batch at once, with other lengths.
-    """
-    name = _LEFT_PADDING_MASK
-    got = mask_answer(
-        name,
-        answer,
-        tuple(_HIDDEN.shape),
+check_left_padding_mask = mask_checker(
+    "check_left_padding_mask",
+    Mask(
+        name=_LEFT_PADDING_MASK,
         what=tr(
             "a bool tensor, True where a query must not see a key",
             "一个布尔张量，查询看不到的键处为 True",
         ),
+        expected=_HIDDEN,
         shape_hint=tr(
             "one (T_q, T_k) matrix per sequence: (b, T_q, T_k).",
             "每个序列一个 (T_q, T_k) 矩阵，合起来是 (b, T_q, T_k)。",
@@ -70,90 +62,81 @@ def check_left_padding_mask(answer: object) -> CheckResult:
             ": comparisons and | give bools, or call .bool().",
             "。比较运算和 | 的结果本身就是布尔值，也可以调用 `.bool()`。",
         ),
-    )
-    if isinstance(got, CheckResult):
-        return got
-    answer = got
-    if torch.equal(answer, _HIDDEN):
-        return ok(
-            name,
-            tr(
-                "correct: each query sees the real tokens up to itself; a pad query sees "
-                "nothing (its row is all True: the rows the lesson leaves unmasked and zeroes).",
-                "正确：每个查询只看得到它自己及之前的真实词元，"
-                "填充位置的查询什么也看不到（它那一行全是 True，"
-                "正是本课不加掩码、事后置零的那些行）。",
+        right=tr(
+            "correct: each query sees the real tokens up to itself; a pad query sees "
+            "nothing (its row is all True: the rows the lesson leaves unmasked and zeroes).",
+            "正确：每个查询只看得到它自己及之前的真实词元，"
+            "填充位置的查询什么也看不到（它那一行全是 True，"
+            "正是本课不加掩码、事后置零的那些行）。",
+        ),
+        wrong=(
+            (
+                ~_HIDDEN,
+                tr(
+                    "inverted: True marks what is *hidden* here (the course's convention), not "
+                    "what may be seen.",
+                    "弄反了。这里 True 标记的是被遮住的位置（本课程的约定），不是可以看的位置。",
+                ),
             ),
-        )
-    if torch.equal(answer, ~_HIDDEN):
-        return fail(
-            name,
-            tr(
-                "inverted: True marks what is *hidden* here (the course's convention), not what "
-                "may be seen.",
-                "弄反了。这里 True 标记的是被遮住的位置（本课程的约定），不是可以看的位置。",
+            (
+                _LEFT[:, None, :].expand(_HIDDEN.shape),  # (3, 5, 5): only the pad keys
+                tr(
+                    "the pads are hidden, but the future is visible: the layer is causal too.",
+                    "填充遮住了，但未来的词元还看得见。这一层还是因果的。",
+                ),
             ),
-        )
-    pad_keys = _LEFT[:, None, :].expand(_HIDDEN.shape)
-    if torch.equal(answer, pad_keys):
-        return fail(
-            name,
-            tr(
-                "the pads are hidden, but the future is visible: the layer is causal too.",
-                "填充遮住了，但未来的词元还看得见。这一层还是因果的。",
+            (
+                _CAUSAL.expand(_HIDDEN.shape),  # (3, 5, 5): only the future
+                tr(
+                    "the future is hidden, but the pads are visible: with left padding they lie "
+                    "in every real token's past.",
+                    "未来遮住了，但填充还看得见。左填充时，填充位于每个真实词元的过去。",
+                ),
             ),
-        )
-    if torch.equal(answer, _CAUSAL.expand(_HIDDEN.shape)):
-        return fail(
-            name,
-            tr(
-                "the future is hidden, but the pads are visible: with left padding they lie "
-                "in every real token's past.",
-                "未来遮住了，但填充还看得见。左填充时，填充位于每个真实词元的过去。",
+            (
+                _CAUSAL | _LEFT[:, :, None],  # (3, 5, 5)
+                tr(
+                    "the pads hide query rows, not key columns: padding is a property of the "
+                    "keys, so it broadcasts over the query axis.",
+                    "填充遮住的是查询的行，而不是键的列。填充是键的属性，所以它要沿查询轴广播。",
+                ),
             ),
-        )
-    if torch.equal(answer, _CAUSAL | _LEFT[:, :, None]):
-        return fail(
-            name,
-            tr(
-                "the pads hide query rows, not key columns: padding is a property of the keys, "
-                "so it broadcasts over the query axis.",
-                "填充遮住的是查询的行，而不是键的列。填充是键的属性，所以它要沿查询轴广播。",
+            (
+                _CAUSAL | _RIGHT[:, None, :],  # (3, 5, 5)
+                tr(
+                    "that is right padding: with left padding the pads come first.",
+                    "这是右填充。左填充时，填充在前面。",
+                ),
             ),
-        )
-    if torch.equal(answer, _CAUSAL | _RIGHT[:, None, :]):
-        return fail(
-            name,
-            tr(
-                "that is right padding: with left padding the pads come first.",
-                "这是右填充。左填充时，填充在前面。",
+            (
+                _CAUSAL & _LEFT[:, None, :],  # (3, 5, 5)
+                tr(
+                    "a key is hidden if it is in the future OR a pad, not only when it is both.",
+                    "一个键只要在未来，或者是填充，就要被遮住，不必两者都满足。",
+                ),
             ),
-        )
-    if torch.equal(answer, _CAUSAL & _LEFT[:, None, :]):
-        return fail(
-            name,
-            tr(
-                "a key is hidden if it is in the future OR a pad, not only when it is both.",
-                "一个键只要在未来，或者是填充，就要被遮住，不必两者都满足。",
+            (
+                _CAUSAL.T | _LEFT[:, None, :],  # (3, 5, 5)
+                tr(
+                    "the causal part is transposed: it hides the past and shows the future.",
+                    "因果部分被转置了。它遮住了过去，却露出了未来。",
+                ),
             ),
-        )
-    if torch.equal(answer, _CAUSAL.T | _LEFT[:, None, :]):
-        return fail(
-            name,
-            tr(
-                "the causal part is transposed: it hides the past and shows the future.",
-                "因果部分被转置了。它遮住了过去，却露出了未来。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "some positions are wrong. Build the causal (T, T) part and the (b, T) key padding "
             "part, and combine them so that the padding broadcasts over the queries.",
             "有些位置不对。分别构造因果的 (T, T) 部分和 (b, T) 的键填充部分，"
             "再把它们合起来，让填充沿查询轴广播。",
         ),
-    )
+    ),
+    """``answer``: bool (3, 5, 5), True where query i of sequence b must not see key j.
+
+    Three sequences of lengths 3, 1, 4 left-padded to 5 tokens, in a causal layer: a key is
+    hidden if it lies in the future or is a pad. The lesson builds this for one sequence; the
+    exercise asks for the whole batch at once, with other lengths.
+    """,
+)
 
 
 def _reference_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
