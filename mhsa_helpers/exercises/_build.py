@@ -64,22 +64,29 @@ __all__ = [
     "BuildSpec",
     "ContractError",
     "ForwardTexts",
+    "agrees",
     "book_forward",
     "build_checker",
     "call_forward",
+    "causal",
+    "change_from",
     "class_answer",
     "construct",
     "dropout_only_in_training",
+    "drops_something",
     "fill",
     "first_line",
     "forward_on_copy",
     "function_answer",
+    "gradients_reach",
     "head_forward",
     "is_view_error",
     "mistakes_hint",
     "name_head_mistakes",
     "name_mistake",
+    "no_gradient",
     "pass_the_class",
+    "rows_sum_to_one",
 ]
 
 
@@ -712,24 +719,100 @@ def dropout_only_in_training(
         out_train = run(x)
         torch.manual_seed(seed)
         want_train = reference(x)
-    if torch.allclose(out_train, want, atol=1e-6):
-        raise ContractError(
-            where
-            + tr(
-                " in training mode nothing is dropped: apply self.dropout to the attention "
-                "weights after the softmax.",
-                "，在训练模式下什么都没有丢弃。请在 softmax 之后对注意力权重使用 self.dropout。",
-            )
-        )
-    if not torch.allclose(out_train, want_train, atol=1e-5, rtol=1e-4):
-        raise ContractError(
-            where
-            + tr(
-                " in training mode the output differs from the book's class with the same "
-                "seed: apply self.dropout to the attention weights, right after the softmax and "
-                "before the product with the values (the book's place).",
-                "，在训练模式下，输出与使用相同随机种子的书中的类不一致。"
-                "请像书中那样，在 softmax 之后、"
-                "与值相乘之前，对注意力权重使用 self.dropout。",
-            )
-        )
+    drops_something(
+        out_train,
+        want,
+        where
+        + tr(
+            " in training mode nothing is dropped: apply self.dropout to the attention "
+            "weights after the softmax.",
+            "，在训练模式下什么都没有丢弃。请在 softmax 之后对注意力权重使用 self.dropout。",
+        ),
+    )
+    agrees(
+        out_train,
+        want_train,
+        where
+        + tr(
+            " in training mode the output differs from the book's class with the same "
+            "seed: apply self.dropout to the attention weights, right after the softmax and "
+            "before the product with the values (the book's place).",
+            "，在训练模式下，输出与使用相同随机种子的书中的类不一致。"
+            "请像书中那样，在 softmax 之后、"
+            "与值相乘之前，对注意力权重使用 self.dropout。",
+        ),
+    )
+
+
+# -- the contracts, each written once ---------------------------------------------------------
+#
+# Each takes what the lesson ran and the lesson's own hint (a ``Text``, or a function building it
+# only when the contract is broken), and raises ``ContractError`` with it; the tolerances that
+# differ between lessons are arguments.
+
+Hint = Text | Callable[[], Text]
+
+
+def _hint(hint: Hint) -> Text:
+    return hint if isinstance(hint, Text) else hint()
+
+
+def agrees(
+    out: torch.Tensor, want: torch.Tensor, hint: Hint, *, atol: float = 1e-5, rtol: float = 1e-4
+) -> None:
+    """The contract "equal to the reference": ``out`` is close to ``want``, else ``hint`` (a
+    function: the diagnosis of what differs, run only then)."""
+    if not torch.allclose(out, want, atol=atol, rtol=rtol):
+        raise ContractError(_hint(hint))
+
+
+def rows_sum_to_one(
+    row_sums: torch.Tensor, hint: Text | Callable[[torch.Tensor], Text], *, rtol: float = 0.0
+) -> None:
+    """The contract "every row of attention weights sums to 1": ``row_sums`` is what forward gives
+    when every value is 1 (and the output projection, if any, the identity), all 1 to 1e-5;
+    ``hint`` may be a function of ``row_sums``."""
+    if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-5, rtol=rtol):
+        raise ContractError(hint if isinstance(hint, Text) else hint(row_sums))
+
+
+def change_from(x: torch.Tensor, first: int) -> torch.Tensor:
+    """``x`` (b, T, d) with the tokens ``first..`` replaced by new random ones, for ``causal``."""
+    changed = x.clone()
+    changed[:, first:] = torch.randn_like(changed[:, first:]) * 3
+    return changed
+
+
+def causal(
+    got: torch.Tensor, baseline: torch.Tensor, first: int, hint: Hint, *, rtol: float = 1e-5
+) -> None:
+    """The contract "causal": the outputs of the tokens before ``first`` are the same (to 1e-6)
+    in ``got`` and ``baseline``, one computed on an input whose tokens ``first..`` changed."""
+    if not torch.allclose(got[:, :first], baseline[:, :first], atol=1e-6, rtol=rtol):
+        raise ContractError(_hint(hint))
+
+
+def drops_something(
+    out_train: torch.Tensor, out_eval: torch.Tensor, hint: Hint, *, rtol: float = 1e-5
+) -> None:
+    """The contract "dropout drops in training": the train-mode output differs from the eval one."""
+    if torch.allclose(out_train, out_eval, atol=1e-6, rtol=rtol):
+        raise ContractError(_hint(hint))
+
+
+def gradients_reach(
+    grads: Sequence[tuple[Any, torch.Tensor | None]], hint: Callable[[Any], Text]
+) -> None:
+    """The contract "gradients flow": each ``(name, grad)`` has a gradient, not all zero, else
+    ``hint(name)`` for the first that has none."""
+    for name, grad in grads:
+        if grad is None or not bool(grad.abs().sum() > 0):
+            raise ContractError(hint(name))
+
+
+def no_gradient(name: str) -> Text:
+    """The hint for the parameter ``name`` that gets no gradient (lessons 04, 05 and 06)."""
+    return tr(
+        f"{name} gets no gradient: is it used in forward, without .detach() or torch.no_grad()?",
+        f"{name} 没有得到梯度。forward 中用到它了吗？有没有用 .detach() 或 torch.no_grad()？",
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import traceback
+from functools import partial
 from typing import Any
 
 import torch
@@ -31,13 +32,18 @@ from ._build import (
     BuildSpec,
     ContractError,
     ForwardTexts,
+    agrees,
     book_forward,
     build_checker,
     call_forward,
+    causal,
+    drops_something,
     fill,
+    gradients_reach,
     is_unwritten,
     is_view_error,
     name_mistake,
+    rows_sum_to_one,
 )
 from ._kinds import Number, number_checker
 from ._parse import not_a_tensor
@@ -536,23 +542,22 @@ def _equal_at_sizes(cls: type) -> None:
                     num_heads=num_heads,
                 )
             )
-        if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
-            which = tr(
-                f"the output at d_in={d_in}, d_out={d_out}, num_heads={num_heads}",
-                f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时，输出",
-            )
-            raise ContractError(_hint_for(module, x, out, num_heads, which))
+        which = tr(
+            f"the output at d_in={d_in}, d_out={d_out}, num_heads={num_heads}",
+            f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时，输出",
+        )
+        agrees(out, want, partial(_hint_for, module, x, out, num_heads, which))
         later = x.clone()
         later[:, -1] += 3.0  # change only the last token
         with torch.no_grad():
             changed = _run(module, later)
-        if not torch.allclose(changed[:, :-1], out[:, :-1], atol=1e-6, rtol=0):
-            raise ContractError(
-                tr(
-                    "changing the last token changed earlier outputs: the mask leaks.",
-                    "只改了最后一个词元，前面的输出却变了，说明掩码泄露了信息。",
-                )
-            )
+        causal(changed, out, num_tokens - 1, _MASK_LEAKS, rtol=0)
+
+
+_MASK_LEAKS = tr(
+    "changing the last token changed earlier outputs: the mask leaks.",
+    "只改了最后一个词元，前面的输出却变了，说明掩码泄露了信息。",
+)
 
 
 def _second_size_input() -> torch.Tensor:
@@ -570,16 +575,16 @@ def _rows_sum_to_one(cls: type) -> None:
     with torch.no_grad():
         _values_one(ones, d_out)
         row_sums = _run(ones, _second_size_input())
-    if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-5, rtol=0):
-        raise ContractError(
-            tr(
-                "attention rows do not sum to 1 (with V = 1 the output should be all ones): mask "
-                "with -inf BEFORE softmax, and softmax over the last dim (the keys).",
-                "注意力权重的每行之和不是 1（V = 1 时输出应该全是 1）"
-                "。要在 softmax 之前用 -inf 做掩码，"
-                "并且在最后一维（键）上做 softmax。",
-            )
-        )
+    rows_sum_to_one(
+        row_sums,
+        tr(
+            "attention rows do not sum to 1 (with V = 1 the output should be all ones): mask "
+            "with -inf BEFORE softmax, and softmax over the last dim (the keys).",
+            "注意力权重的每行之和不是 1（V = 1 时输出应该全是 1）"
+            "。要在 softmax 之前用 -inf 做掩码，"
+            "并且在最后一维（键）上做 softmax。",
+        ),
+    )
 
 
 def _dropout(cls: type) -> None:
@@ -594,30 +599,33 @@ def _dropout(cls: type) -> None:
         dropping.out_proj.load_state_dict(reference.out_proj.state_dict())
         dropping.eval()
         out = _run(dropping, x)
-        if not torch.allclose(out, reference(x), atol=1e-5, rtol=1e-4):
-            raise ContractError(
-                tr(
-                    "with dropout=0.5 in eval() mode the output changes: dropout must be off in "
-                    "eval mode. Use self.dropout = nn.Dropout(dropout) and call "
-                    "self.dropout(weights), not F.dropout(..., training=True).",
-                    "dropout=0.5 时，在 eval() 模式下输出变了。"
-                    "评估模式下 dropout 必须关闭。"
-                    "请用 `self.dropout = nn.Dropout(dropout)` 并调用 `self.dropout(weights)`，"
-                    "不要用 `F.dropout(..., training=True)`。",
-                )
-            )
+        agrees(
+            out,
+            reference(x),
+            tr(
+                "with dropout=0.5 in eval() mode the output changes: dropout must be off in "
+                "eval mode. Use self.dropout = nn.Dropout(dropout) and call "
+                "self.dropout(weights), not F.dropout(..., training=True).",
+                "dropout=0.5 时，在 eval() 模式下输出变了。"
+                "评估模式下 dropout 必须关闭。"
+                "请用 `self.dropout = nn.Dropout(dropout)` 并调用 `self.dropout(weights)`，"
+                "不要用 `F.dropout(..., training=True)`。",
+            ),
+        )
         dropping.train()
         torch.manual_seed(3)
         out_train = _run(dropping, x)
-    if torch.allclose(out_train, out, atol=1e-6, rtol=0):
-        raise ContractError(
-            tr(
-                "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
-                "attention weights before multiplying with V.",
-                "dropout=0.5 时，在 train() 模式下什么也没有被丢弃。"
-                "请在与 V 相乘之前，对注意力权重使用 `self.dropout`。",
-            )
-        )
+    drops_something(
+        out_train,
+        out,
+        tr(
+            "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
+            "attention weights before multiplying with V.",
+            "dropout=0.5 时，在 train() 模式下什么也没有被丢弃。"
+            "请在与 V 相乘之前，对注意力权重使用 `self.dropout`。",
+        ),
+        rtol=0,
+    )
     # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
     # one head then gets the same (dropped, rescaled) row sum; dropout on the output does not.
     ones = _built(cls, _BUILD_SIZES[1], 0.5, True, _build_error("qkv_bias=True")).train()
@@ -684,40 +692,42 @@ def _gradients(cls: type) -> None:
         same.qkv.load_state_dict(module.qkv.state_dict())
         same.out_proj.load_state_dict(module.out_proj.state_dict())
         want = same.train()(x)
-    if not torch.allclose(out.detach(), want, atol=1e-5, rtol=1e-4):
-        raise ContractError(
-            tr(
-                "in train() mode with dropout=0.0 the output differs from the book's class, "
-                "although it matched in eval() mode: forward must compute the same thing in both "
-                "modes; only the dropout layer may behave differently, and it drops nothing with "
-                "dropout=0.0: nn.Dropout(dropout), with the argument.",
-                "dropout=0.0 时，train() 模式下的输出与书中的类不同，"
-                "eval() 模式下却一致。forward 在两种模式下必须计算同样的东西。"
-                "只有 dropout 层的行为可以不同，"
-                "而 dropout=0.0 时它什么也不丢弃。"
-                "请用 `nn.Dropout(dropout)`，"
-                "并传入参数。",
-            )
-        )
+    agrees(
+        out.detach(),
+        want,
+        tr(
+            "in train() mode with dropout=0.0 the output differs from the book's class, "
+            "although it matched in eval() mode: forward must compute the same thing in both "
+            "modes; only the dropout layer may behave differently, and it drops nothing with "
+            "dropout=0.0: nn.Dropout(dropout), with the argument.",
+            "dropout=0.0 时，train() 模式下的输出与书中的类不同，"
+            "eval() 模式下却一致。forward 在两种模式下必须计算同样的东西。"
+            "只有 dropout 层的行为可以不同，"
+            "而 dropout=0.0 时它什么也不丢弃。"
+            "请用 `nn.Dropout(dropout)`，"
+            "并传入参数。",
+        ),
+    )
     out.square().sum().backward()
     grads = {param_name: p.grad for param_name, p in module.named_parameters()}
     qkv_grad = grads.pop("qkv.weight")
-    named: dict[Text, torch.Tensor | None] = {
-        tr(f"{param_name}", f"参数 {param_name}"): grad for param_name, grad in grads.items()
-    }
+    named = [(tr(f"{name}", f"参数 {name}"), grad) for name, grad in grads.items()]
     blocks = (tr("query", "查询"), tr("key", "键"), tr("value", "值"))
     for block, part in zip(blocks, _blocks(qkv_grad, d_out)):
-        named[tr("the ", "qkv.weight 中") + block + tr(" rows of qkv.weight", "对应的行")] = part
-    for param_name, grad in named.items():
-        if grad is None or not bool(grad.abs().sum() > 0):
-            raise ContractError(
-                tr("no gradient reaches ", "梯度没有传到")
-                + param_name
-                + tr(
-                    ": every layer must be used in forward (and nothing detached).",
-                    "：forward 中必须用到每一层（而且不能 detach 任何东西）。",
-                )
+        named.append(
+            (tr("the ", "qkv.weight 中") + block + tr(" rows of qkv.weight", "对应的行"), part)
+        )
+    gradients_reach(
+        named,
+        lambda name: (
+            tr("no gradient reaches ", "梯度没有传到")
+            + name
+            + tr(
+                ": every layer must be used in forward (and nothing detached).",
+                "：forward 中必须用到每一层（而且不能 detach 任何东西）。",
             )
+        ),
+    )
 
 
 check_build_fused_multihead = build_checker(
