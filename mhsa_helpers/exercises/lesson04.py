@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import torch
@@ -32,14 +33,19 @@ from ._build import (
     UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
+    agrees,
     build_checker,
     call_forward,
+    causal,
+    change_from,
     construct,
     dropout_only_in_training,
+    gradients_reach,
     head_forward,
     is_unwritten,
     mistakes_hint,
     name_head_mistakes,
+    no_gradient,
     pass_the_class,
 )
 from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
@@ -453,6 +459,15 @@ def _head_mistakes(
     )
 
 
+_FUTURE_LEAKS = tr(
+    ": changing later tokens changed the outputs of earlier ones -- the future leaks in. Mask "
+    "the scores above the diagonal with -inf before the softmax.",
+    "：改动后面的词元，前面词元的输出也变了，"
+    "说明未来的信息泄露进来了。"
+    "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
+)
+
+
 def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     """The contracts of a class made of causal heads: equal to the book's at every size (the
     typical mistakes named), causal, dropout in training only, gradients to every weight."""
@@ -469,24 +484,12 @@ def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
             with torch.no_grad():
                 out = _forward(spec, module, x, where)
                 want = reference(x)
-            if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
-                raise ContractError(_head_mistakes(spec, reference, x, out.detach(), where))
-            later = x.clone()
-            later[:, T // 2 :] = torch.randn_like(later[:, T // 2 :]) * 3
+            diagnose = partial(_head_mistakes, spec, reference, x, out.detach(), where)
+            agrees(out, want, diagnose)
+            later = change_from(x, T // 2)
             with torch.no_grad():
                 changed = _forward(spec, module, later, where)
-            if not torch.allclose(changed[:, : T // 2], out[:, : T // 2], atol=1e-6):
-                raise ContractError(
-                    where
-                    + tr(
-                        ": changing later tokens changed the outputs of earlier ones -- the "
-                        "future leaks in. Mask the scores above the diagonal with -inf before "
-                        "the softmax.",
-                        "：改动后面的词元，前面词元的输出也变了，"
-                        "说明未来的信息泄露进来了。"
-                        "请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
-                    )
-                )
+            causal(changed, out, T // 2, where + _FUTURE_LEAKS)
 
     def dropout_in_training_only(cls: type) -> None:
         sizes = _HEAD_SIZES[1]
@@ -508,16 +511,7 @@ def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
         module, _ = _built(spec, cls, sizes, 0.0, qkv_bias=True)
         out = _forward(spec, module.train(), torch.randn(b, T, d_in), _where(spec, sizes, 0.0))
         (out * torch.randn(out.shape)).sum().backward()
-        for name, param in module.named_parameters():
-            if param.grad is None or not bool(param.grad.abs().sum() > 0):
-                raise ContractError(
-                    tr(
-                        f"{name} gets no gradient: is it used in forward, without .detach() or "
-                        "torch.no_grad()?",
-                        f"{name} 没有得到梯度。forward 中用到它了吗？有没有用 .detach() 或 "
-                        "torch.no_grad()？",
-                    )
-                )
+        gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
 
     return (equal_to_reference, dropout_in_training_only, gradients_flow)
 

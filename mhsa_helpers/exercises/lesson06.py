@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -32,16 +33,21 @@ from ._build import (
     NOT_A_MODULE_CLASS,
     BuildSpec,
     ContractError,
+    agrees,
     book_forward,
     build_checker,
     call_forward,
+    causal,
+    change_from,
     construct,
     dropout_only_in_training,
     fill,
     first_line,
     is_view_error,
     name_mistake,
+    no_gradient,
     pass_the_class,
+    rows_sum_to_one,
 )
 from ._kinds import Number, count_prediction, number_checker, tensor_answer
 from ._parse import not_a_whole_number
@@ -509,22 +515,22 @@ def _diagnose(
 
 def _check_causal(module: nn.Module, x: torch.Tensor, where: Text) -> None:
     """Changing token t (and later ones) must not change any output before t."""
-    T = x.shape[1]
-    t = T // 2
-    changed = x.clone()
-    changed[:, t:] = torch.randn_like(changed[:, t:]) * 3
+    t = x.shape[1] // 2
+    changed = change_from(x, t)
     with torch.no_grad():
         before, after = module(x), module(changed)
-    if not torch.allclose(before[:, :t], after[:, :t], atol=1e-6):
-        raise ContractError(
-            where
-            + tr(
-                f": changing tokens {t}.. changed the outputs of earlier tokens -- the future "
-                "leaks in. Mask the scores above the diagonal with -inf before the softmax.",
-                f"：改动第 {t} 个及之后的词元，前面词元的输出也变了，"
-                "说明未来的信息泄露进来了。请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
-            )
-        )
+    causal(
+        before,
+        after,
+        t,
+        where
+        + tr(
+            f": changing tokens {t}.. changed the outputs of earlier tokens -- the future "
+            "leaks in. Mask the scores above the diagonal with -inf before the softmax.",
+            f"：改动第 {t} 个及之后的词元，前面词元的输出也变了，"
+            "说明未来的信息泄露进来了。请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
+        ),
+    )
 
 
 def _equal_to_reference(cls: type) -> None:
@@ -542,9 +548,8 @@ def _equal_to_reference(cls: type) -> None:
         with torch.no_grad():
             out = _run(module, x, where)
             want = reference(x)
-        if not torch.allclose(out, want, atol=1e-5, rtol=1e-4):
-            params = {k: v.detach() for k, v in reference.named_parameters()}
-            raise ContractError(_diagnose(out.detach(), params, x, num_heads, where))
+        params = {k: v.detach() for k, v in reference.named_parameters()}
+        agrees(out, want, partial(_diagnose, out.detach(), params, x, num_heads, where))
         _check_causal(module, x, where)
 
 
@@ -584,19 +589,19 @@ def _check_rows_and_bias(cls: type) -> None:
             params["out_proj.weight"].copy_(torch.eye(12))
             params["out_proj.bias"].zero_()
         out = _run(module, torch.randn(2, 7, 5), where)  # (b, T, d_out): row sums per head
-    if not torch.allclose(out, torch.ones_like(out), atol=1e-5):
-        low, high = out.min().item(), out.max().item()
-        raise ContractError(
-            where
-            + tr(
-                " the output should be all 1 (every row of attention weights sums to 1), "
-                f"but ranges from {low:.4f} to {high:.4f}. Are the weights "
-                "a softmax over the last dimension, with nothing zeroed after it?",
-                "，输出应该全是 1（注意力权重的每一行之和都是 1），"
-                f"但实际在 {low:.4f} 到 {high:.4f} 之间。注意力权重是不是在最后一维上做的 "
-                "softmax，而且之后没有再把任何元素置零？",
-            )
-        )
+    rows_sum_to_one(out, partial(_rows_hint, where), rtol=1e-5)
+
+
+def _rows_hint(where: Text, out: torch.Tensor) -> Text:
+    low, high = out.min().item(), out.max().item()
+    return where + tr(
+        " the output should be all 1 (every row of attention weights sums to 1), "
+        f"but ranges from {low:.4f} to {high:.4f}. Are the weights "
+        "a softmax over the last dimension, with nothing zeroed after it?",
+        "，输出应该全是 1（注意力权重的每一行之和都是 1），"
+        f"但实际在 {low:.4f} 到 {high:.4f} 之间。注意力权重是不是在最后一维上做的 "
+        "softmax，而且之后没有再把任何元素置零？",
+    )
 
 
 def _check_dropout(cls: type) -> None:
@@ -623,22 +628,23 @@ def _check_gradients(cls: type) -> None:
     ref.train()
     out = _run(module, x, where)
     want = ref(x)
-    if not torch.allclose(out.detach(), want.detach(), atol=1e-5, rtol=1e-4):
-        raise ContractError(
-            tr(
-                "in training mode (module.train(), dropout=0.0) the output differs from the "
-                "book's class, although it matched in eval mode: forward must compute the same "
-                "thing in both modes; only the dropout layer may behave differently, and it drops "
-                "nothing with dropout=0.0: nn.Dropout(dropout), with the argument.",
-                "在训练模式下（module.train()，"
-                "dropout=0.0），输出与书中的类不一致，"
-                "在评估模式下却是一致的。forward 在两种模式下必须算出同样的结果。"
-                "只有 dropout 层的行为可以不同，"
-                "而 dropout=0.0 时它什么都不丢弃。"
-                "请写 nn.Dropout(dropout)，"
-                "把参数传进去。",
-            )
-        )
+    agrees(
+        out.detach(),
+        want.detach(),
+        tr(
+            "in training mode (module.train(), dropout=0.0) the output differs from the "
+            "book's class, although it matched in eval mode: forward must compute the same "
+            "thing in both modes; only the dropout layer may behave differently, and it drops "
+            "nothing with dropout=0.0: nn.Dropout(dropout), with the argument.",
+            "在训练模式下（module.train()，"
+            "dropout=0.0），输出与书中的类不一致，"
+            "在评估模式下却是一致的。forward 在两种模式下必须算出同样的结果。"
+            "只有 dropout 层的行为可以不同，"
+            "而 dropout=0.0 时它什么都不丢弃。"
+            "请写 nn.Dropout(dropout)，"
+            "把参数传进去。",
+        ),
+    )
     try:
         (out * probe).sum().backward()
     except Exception as error:  # backward itself failed
@@ -651,14 +657,7 @@ def _check_gradients(cls: type) -> None:
     for name, param in ref.named_parameters():
         grad = mine[name].grad
         if grad is None:
-            raise ContractError(
-                tr(
-                    f"{name} gets no gradient: is it used in forward, without .detach() or "
-                    "torch.no_grad()?",
-                    f"{name} 没有得到梯度。forward 中用到它了吗？有没有用 .detach() 或 "
-                    "torch.no_grad()？",
-                )
-            )
+            raise ContractError(no_gradient(name))
         if param.grad is not None and not torch.allclose(grad, param.grad, atol=1e-5, rtol=1e-4):
             raise ContractError(
                 tr(
