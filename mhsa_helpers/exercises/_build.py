@@ -61,6 +61,7 @@ __all__ = [
     "MISTAKE_HINTS",
     "MODULE_FORWARD",
     "NOT_A_MODULE_CLASS",
+    "PARAMETER_SHAPE",
     "BuildSpec",
     "ContractError",
     "ForwardTexts",
@@ -81,6 +82,7 @@ __all__ = [
     "gradients_reach",
     "head_forward",
     "is_view_error",
+    "load_by_names",
     "mistakes_hint",
     "name_head_mistakes",
     "name_mistake",
@@ -816,3 +818,35 @@ def no_gradient(name: str) -> Text:
         f"{name} gets no gradient: is it used in forward, without .detach() or torch.no_grad()?",
         f"{name} 没有得到梯度。forward 中用到它了吗？有没有用 .detach() 或 torch.no_grad()？",
     )
+
+
+#: The hint for a parameter of the wrong shape (lessons 04-06): ``{name}``, ``{got_shape}``,
+#: ``{want_shape}``.
+PARAMETER_SHAPE = tr(
+    "{name} has shape {got_shape}, expected {want_shape}.",
+    "{name} 的形状是 {got_shape}，应为 {want_shape}。",
+)
+
+
+def load_by_names(module: nn.Module, reference: nn.Module, *, missing: Text, extra: Text) -> None:
+    """The contract "the book's parameters, by the book's names": copy ``reference``'s parameters
+    into ``module``; else the hint ``missing`` or ``extra`` (``{names}``: the names the learner's
+    class lacks, or has and the book's has not), or ``PARAMETER_SHAPE``."""
+    want = {name: p.shape for name, p in reference.named_parameters()}
+    got = {name: p.shape for name, p in module.named_parameters()}
+    missing_names = [name for name in want if name not in got]
+    if missing_names:
+        raise ContractError(fill(missing, names=", ".join(missing_names)))
+    extra_names = [name for name in got if name not in want]
+    if extra_names:
+        raise ContractError(fill(extra, names=", ".join(extra_names)))
+    for name, shape in want.items():
+        if got[name] != shape:
+            got_shape, want_shape = tuple(got[name]), tuple(shape)
+            raise ContractError(
+                fill(PARAMETER_SHAPE, name=name, got_shape=got_shape, want_shape=want_shape)
+            )
+    with torch.no_grad():
+        mine = dict(module.named_parameters())
+        for name, param in reference.named_parameters():
+            mine[name].copy_(param)

@@ -43,6 +43,7 @@ from ._build import (
     gradients_reach,
     head_forward,
     is_unwritten,
+    load_by_names,
     mistakes_hint,
     name_head_mistakes,
     no_gradient,
@@ -348,51 +349,31 @@ _WRONG_CONCAT = tr(
 )
 
 
+_PARAMETER_MISSING = tr(
+    "no parameter named {names}: use the book's names W_query, W_key, W_value "
+    "(nn.Linear(d_in, d_out, bias=qkv_bias))",
+    "没有名为 {names} 的参数。请使用书中的名字 W_query、"
+    "W_key、W_value（nn.Linear(d_in, d_out, bias=qkv_bias)）",
+)
+_IN_EACH_HEAD = tr(
+    " inside each head of self.heads (an nn.ModuleList of CausalAttention heads)",
+    "，放在 self.heads（由 CausalAttention 头组成的 nn.ModuleList）的每个头里",
+)
+_PARAMETER_EXTRA = tr(
+    "unexpected parameters {names}: the book's class has only W_query, W_key and "
+    "W_value (biases only with qkv_bias=True).",
+    "多出了参数 {names}，而书中的类只有 W_query、W_key 和 W_value"
+    "（只有 qkv_bias=True 时才有偏置）。",
+)
+
+
 def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> None:
     """Copy the book's weights into ``module`` by their names, or say which name is wrong."""
     if is_unwritten(module):
         raise ContractError(UNWRITTEN_CLASS)
-    want = {name: p.shape for name, p in reference.named_parameters()}
-    got = {name: p.shape for name, p in module.named_parameters()}
-    missing_names = [name for name in want if name not in got]
-    if missing_names:
-        names = ", ".join(missing_names)
-        hint = tr(
-            f"no parameter named {names}: use the book's names W_query, W_key, W_value "
-            "(nn.Linear(d_in, d_out, bias=qkv_bias))",
-            f"没有名为 {names} 的参数。请使用书中的名字 W_query、"
-            "W_key、W_value（nn.Linear(d_in, d_out, bias=qkv_bias)）",
-        )
-        if spec.heads:
-            hint += tr(
-                " inside each head of self.heads (an nn.ModuleList of CausalAttention heads)",
-                "，放在 self.heads（由 CausalAttention 头组成的 nn.ModuleList）的每个头里",
-            )
-        raise ContractError(hint + tr(".", "。"))
-    extra = [name for name in got if name not in want]
-    if extra:
-        names = ", ".join(extra)
-        raise ContractError(
-            tr(
-                f"unexpected parameters {names}: the book's class has only W_query, W_key and "
-                "W_value (biases only with qkv_bias=True).",
-                f"多出了参数 {names}，而书中的类只有 W_query、W_key 和 W_value"
-                "（只有 qkv_bias=True 时才有偏置）。",
-            )
-        )
-    for name, shape in want.items():
-        if got[name] != shape:
-            got_shape, want_shape = tuple(got[name]), tuple(shape)
-            raise ContractError(
-                tr(
-                    f"{name} has shape {got_shape}, expected {want_shape}.",
-                    f"{name} 的形状是 {got_shape}，应为 {want_shape}。",
-                )
-            )
-    with torch.no_grad():
-        mine = dict(module.named_parameters())
-        for name, param in reference.named_parameters():
-            mine[name].copy_(param)
+    in_heads = _IN_EACH_HEAD if spec.heads else tr("", "")
+    missing = _PARAMETER_MISSING + in_heads + tr(".", "。")
+    load_by_names(module, reference, missing=missing, extra=_PARAMETER_EXTRA)
 
 
 def _built(

@@ -41,9 +41,9 @@ from ._build import (
     change_from,
     construct,
     dropout_only_in_training,
-    fill,
     first_line,
     is_view_error,
+    load_by_names,
     name_mistake,
     no_gradient,
     pass_the_class,
@@ -395,10 +395,6 @@ _PARAMETER_EXTRA = tr(
     "多出了参数 {names}，而书中的类只有 W_query、W_key、W_value"
     "（只有 qkv_bias=True 时才有偏置）和 out_proj。",
 )
-_PARAMETER_SHAPE = tr(
-    "{name} has shape {got_shape}, expected {want_shape}.",
-    "{name} 的形状是 {got_shape}，应为 {want_shape}。",
-)
 
 
 def _mask_note(cls: type) -> Text:
@@ -412,28 +408,12 @@ def _mask_note(cls: type) -> Text:
 
 def _load_reference(module: nn.Module, reference: nn.Module) -> None:
     """Copy the reference's parameters into ``module`` by the book's names, checking them."""
-    expected = {name: p.shape for name, p in reference.named_parameters()}
-    got = {name: p.shape for name, p in module.named_parameters()}
+    got = {name for name, _ in module.named_parameters()}
     if not got:
         raise ContractError(_PARAMETERS_NONE)
     if "out_proj.weight" not in got:
         raise ContractError(_NO_OUT_PROJ)
-    missing_names = [name for name in expected if name not in got]
-    if missing_names:
-        raise ContractError(fill(_PARAMETER_MISSING, names=", ".join(missing_names)))
-    extra = [name for name in got if name not in expected]
-    if extra:
-        raise ContractError(fill(_PARAMETER_EXTRA, names=", ".join(extra)))
-    for name, shape in expected.items():
-        if got[name] != shape:
-            got_shape, want_shape = tuple(got[name]), tuple(shape)
-            raise ContractError(
-                fill(_PARAMETER_SHAPE, name=name, got_shape=got_shape, want_shape=want_shape)
-            )
-    with torch.no_grad():
-        mine = dict(module.named_parameters())
-        for name, param in reference.named_parameters():
-            mine[name].copy_(param)
+    load_by_names(module, reference, missing=_PARAMETER_MISSING, extra=_PARAMETER_EXTRA)
 
 
 def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
