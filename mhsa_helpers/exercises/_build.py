@@ -33,7 +33,7 @@ What each lesson tests, at which sizes and tolerances, and its texts stay in its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -803,12 +803,17 @@ def drops_something(
 
 
 def gradients_reach(
-    grads: Sequence[tuple[Any, torch.Tensor | None]], hint: Callable[[Any], Text]
+    grads: Iterable[tuple[Any, torch.Tensor | None]],
+    hint: Callable[[Any], Text],
+    *,
+    finite: bool = False,
 ) -> None:
-    """The contract "gradients flow": each ``(name, grad)`` has a gradient, not all zero, else
-    ``hint(name)`` for the first that has none."""
+    """The contract "gradients flow": each ``(name, grad)`` has a gradient, not all zero (and,
+    with ``finite``, no NaN or inf), else ``hint(name)`` for the first that has none."""
     for name, grad in grads:
-        if grad is None or not bool(grad.abs().sum() > 0):
+        if grad is None or (finite and not torch.isfinite(grad).all()):
+            raise ContractError(hint(name))
+        if not bool(grad.abs().sum() > 0):
             raise ContractError(hint(name))
 
 

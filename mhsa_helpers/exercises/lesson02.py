@@ -31,6 +31,7 @@ from ._build import (
     call_forward,
     construct,
     forward_on_copy,
+    gradients_reach,
     is_unwritten,
 )
 from ._kinds import prediction_result, tensor_answer
@@ -512,7 +513,7 @@ def _at_every_size(cls: type) -> None:
         _require(_same_in_eval_mode(module, x, want))
         _require(_rows_sum_to_one(module, d_in, d_out, T))
         if T > 1:
-            _require(_gradients_reach_every_parameter(module, x))
+            _gradients_reach_every_parameter(module, x)
 
 
 def _bias_works(cls: type) -> None:
@@ -661,19 +662,21 @@ def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> Text |
     return None
 
 
-def _gradients_reach_every_parameter(module: nn.Module, x: torch.Tensor) -> Text | None:
+def _gradients_reach_every_parameter(module: nn.Module, x: torch.Tensor) -> None:
     module.zero_grad(set_to_none=True)
     out = module(x)
     (out * torch.rand(out.shape)).sum().backward()
-    for n in _NAMES:
-        grad = getattr(module, n).weight.grad
-        if grad is None or not torch.isfinite(grad).all() or grad.abs().sum() == 0:
-            return tr(
-                f"no gradient reaches {n}.weight: compute with the layers themselves (no "
-                ".detach(), no torch.no_grad(), no .data) so that training can update them.",
-                f"梯度没有传到 {n}.weight。请直接用这些层来计算，"
-                "不要用 .detach()、torch.no_grad() 或 .data，"
-                "这样训练才能更新它们。",
-            )
+    gradients_reach(
+        ((n, getattr(module, n).weight.grad) for n in _NAMES), _no_gradient, finite=True
+    )
     module.zero_grad(set_to_none=True)
-    return None
+
+
+def _no_gradient(n: str) -> Text:
+    return tr(
+        f"no gradient reaches {n}.weight: compute with the layers themselves (no "
+        ".detach(), no torch.no_grad(), no .data) so that training can update them.",
+        f"梯度没有传到 {n}.weight。请直接用这些层来计算，"
+        "不要用 .detach()、torch.no_grad() 或 .data，"
+        "这样训练才能更新它们。",
+    )
