@@ -53,6 +53,8 @@ from ._result import (
 )
 
 __all__ = [
+    "CONSTRUCT_NOT_MODULE",
+    "CONSTRUCT_RAISED",
     "DROP_THE_CALL",
     "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
@@ -83,6 +85,7 @@ __all__ = [
     "head_forward",
     "is_view_error",
     "load_by_names",
+    "mask_note",
     "mistakes_hint",
     "name_head_mistakes",
     "name_mistake",
@@ -585,6 +588,16 @@ MASK_IN_INIT = tr(
 )
 
 
+def mask_note(build: Callable[[], nn.Module], *, unbuilt: Text) -> Text:
+    """``MASK_IN_INIT`` when the module ``build()`` makes keeps no mask buffer, else nothing;
+    ``unbuilt`` when building it raises."""
+    try:
+        buffers = [name for name, _ in build().named_buffers()]
+    except Exception:  # the learner's class may raise anything
+        return unbuilt
+    return _NOWHERE if any("mask" in name for name in buffers) else MASK_IN_INIT
+
+
 def is_unwritten(module: nn.Module) -> bool:
     """Whether ``module`` holds no layer, parameter or buffer at all (a stub constructor)."""
     return (
@@ -594,12 +607,19 @@ def is_unwritten(module: nn.Module) -> bool:
     )
 
 
+#: ``construct``'s hints unless a lesson words them itself (lessons 04-06).
+CONSTRUCT_RAISED = tr("{call} raised {kind}: {error}", "{call} 抛出了 {kind}：{error}")
+CONSTRUCT_NOT_MODULE = tr(
+    "{call} returned a {kind}, not an nn.Module.", "{call} 返回的是 {kind}，不是 nn.Module。"
+)
+
+
 def construct(
     cls: type,
     args: Sequence[object],
     kwargs: dict[str, object],
-    raised: Text,
-    not_module: Text,
+    raised: Text = CONSTRUCT_RAISED,
+    not_module: Text = CONSTRUCT_NOT_MODULE,
     not_written: Text | None = None,
 ) -> nn.Module:
     """``cls(*args, **kwargs)``, an ``nn.Module``; else ``ContractError`` with the hint.

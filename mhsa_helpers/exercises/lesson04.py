@@ -44,6 +44,7 @@ from ._build import (
     head_forward,
     is_unwritten,
     load_by_names,
+    mask_note,
     mistakes_hint,
     name_head_mistakes,
     no_gradient,
@@ -325,13 +326,6 @@ class CausalClass:
 # so that sqrt(d_out) != d_out.
 _HEAD_SIZES = ((3, 2, 6, 2, 6), (5, 4, 9, 3, 7), (4, 6, 5, 1, 5))
 
-_HEAD_CONSTRUCT = {
-    "raised": tr("{call} raised {kind}: {error}", "{call} 抛出了 {kind}：{error}"),
-    "not_module": tr(
-        "{call} returned a {kind}, not an nn.Module.", "{call} 返回的是 {kind}，不是 nn.Module。"
-    ),
-}
-
 _HEAD_FORWARD = replace(
     MODULE_FORWARD,
     dtype=tr(
@@ -383,7 +377,7 @@ def _built(
     d_in, d_out, context_length = sizes[:3]
     args = spec.args(d_in, d_out, context_length, dropout)
     reference = spec.reference(*args, **kwargs)
-    module = construct(cls, args, dict(kwargs), **_HEAD_CONSTRUCT)
+    module = construct(cls, args, dict(kwargs))
     _load_heads(spec, module, reference)
     return module, reference
 
@@ -501,12 +495,7 @@ def head_class_passed(spec: CausalClass, passed: Text) -> Callable[[type], Text]
     """The PASS message, with a note when the class keeps no mask buffer."""
 
     def message(cls: type) -> Text:
-        try:
-            module = cls(*spec.args(3, 2, 6, 0.0))
-            buffers = [name for name, _ in module.named_buffers()]
-        except Exception:
-            buffers = []
-        return passed if any("mask" in name for name in buffers) else passed + MASK_IN_INIT
+        return passed + mask_note(lambda: cls(*spec.args(3, 2, 6, 0.0)), unbuilt=MASK_IN_INIT)
 
     return message
 

@@ -27,7 +27,6 @@ from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
 from ..i18n import Text, tr
 from ._build import (
-    MASK_IN_INIT,
     MISTAKE_HINTS,
     MODULE_FORWARD,
     NOT_A_MODULE_CLASS,
@@ -44,6 +43,7 @@ from ._build import (
     first_line,
     is_view_error,
     load_by_names,
+    mask_note,
     name_mistake,
     no_gradient,
     pass_the_class,
@@ -349,12 +349,6 @@ def _reference_forward(
     return book_forward(queries, keys, values, num_heads, out_proj, mistake)
 
 
-_CONSTRUCT_RAISED = tr("{call} raised {kind}: {error}", "{call} 抛出了 {kind}：{error}")
-_CONSTRUCT_NOT_MODULE = tr(
-    "{call} returned a {kind}, not an nn.Module.", "{call} 返回的是 {kind}，不是 nn.Module。"
-)
-
-
 def _construct(
     cls: type,
     d_in: int,
@@ -365,7 +359,7 @@ def _construct(
     qkv_bias: bool = False,
 ) -> nn.Module:
     args = (d_in, d_out, context_length, dropout, num_heads)
-    return construct(cls, args, {"qkv_bias": qkv_bias}, _CONSTRUCT_RAISED, _CONSTRUCT_NOT_MODULE)
+    return construct(cls, args, {"qkv_bias": qkv_bias})
 
 
 _PARAMETERS_NONE = unwritten(
@@ -398,12 +392,9 @@ _PARAMETER_EXTRA = tr(
 
 
 def _mask_note(cls: type) -> Text:
-    """Nothing when the class keeps its mask in a buffer; else the book's way, as a suggestion."""
-    try:
-        buffers = [name for name, _ in cls(3, 4, 6, 0.0, 2).named_buffers()]
-    except Exception:  # the contracts already built it; a class that fails here gets no note
-        return tr("", "")
-    return tr("", "") if any("mask" in name for name in buffers) else MASK_IN_INIT
+    """Nothing when the class keeps its mask in a buffer; else the book's way, as a suggestion
+    (the contracts already built it; a class that fails here gets no note)."""
+    return mask_note(lambda: cls(3, 4, 6, 0.0, 2), unbuilt=tr("", ""))
 
 
 def _load_reference(module: nn.Module, reference: nn.Module) -> None:
