@@ -528,20 +528,17 @@ def _equal_at_sizes(cls: type) -> None:
         module.eval()
         x = 2.0 * torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(1))
         with torch.no_grad():
-            out = _run(module, x)
-            want = reference(x)  # (b, T, d_out)
-        if tuple(out.shape) != tuple(want.shape):
-            assert _FORWARD.shape is not None
-            raise ContractError(
-                fill(
-                    _FORWARD.shape,
-                    got=tuple(out.shape),
-                    want=tuple(want.shape),
-                    d_in=d_in,
-                    d_out=d_out,
-                    num_heads=num_heads,
-                )
+            want_shape = (b, num_tokens, d_out)
+            out = call_forward(
+                module,
+                (x,),
+                _FORWARD,
+                want_shape=want_shape,
+                d_in=d_in,
+                d_out=d_out,
+                num_heads=num_heads,
             )
+            want = reference(x)  # (b, T, d_out)
         which = tr(
             f"the output at d_in={d_in}, d_out={d_out}, num_heads={num_heads}",
             f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时，输出",
