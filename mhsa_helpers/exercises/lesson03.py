@@ -22,7 +22,14 @@ import torch
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
 from ..i18n import Text, tr
-from ._build import BuildSpec, ContractError, ForwardTexts, build_checker, call_forward
+from ._build import (
+    BuildSpec,
+    ContractError,
+    ForwardTexts,
+    build_checker,
+    call_forward,
+    rows_sum_to_one,
+)
 from ._kinds import Mask, mask_checker, prediction_result
 from ._parse import not_a_tensor, whole_number, wrong_shape
 from ._result import CheckResult, exercise, fail, missing
@@ -376,8 +383,8 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
                 "上，未来的位置（对角线以上）权重大于 0。",
             )
         )
-    if not torch.allclose(out.sum(dim=-1), torch.ones_like(out.sum(dim=-1)), atol=1e-5):
-        raise ContractError(on + tr(" the rows do not sum to 1.", "上，每行之和不是 1。"))
+    rows = on + tr(" the rows do not sum to 1.", "上，每行之和不是 1。")
+    rows_sum_to_one(out.sum(dim=-1), rows, rtol=1e-5)
     raise ContractError(
         on
         + tr(
