@@ -534,12 +534,6 @@ _PASSED = tr(
 )
 
 
-def _reference_for(
-    d_in: int, d_out: int, context_length: int, dropout: float, num_heads: int, **kwargs: bool
-) -> MultiHeadAttention:
-    return MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, **kwargs)
-
-
 def _check_rows_and_bias(cls: type) -> None:
     """With qkv_bias=True, values fixed to 1 and an identity out_proj, the output is each head's
     row sums of the attention weights: all 1."""
@@ -548,7 +542,7 @@ def _check_rows_and_bias(cls: type) -> None:
         "当 qkv_bias=True、所有值都为 1、out_proj 为恒等映射时",
     )
     torch.manual_seed(200)
-    ref = _reference_for(5, 12, 9, 0.0, 3, qkv_bias=True).eval()
+    ref = MultiHeadAttention(5, 12, 9, 0.0, 3, qkv_bias=True).eval()
     module = _construct(cls, 5, 12, 9, 0.0, 3, qkv_bias=True)
     _load_reference(module, ref)
     module.eval()
@@ -579,7 +573,7 @@ def _check_dropout(cls: type) -> None:
     """Dropout acts on the weights in training mode only, like the book's ``nn.Dropout``."""
     where = tr("with dropout=0.5", "当 dropout=0.5 时")
     torch.manual_seed(300)
-    ref = _reference_for(5, 12, 9, 0.5, 3)
+    ref = MultiHeadAttention(5, 12, 9, 0.5, 3)
     module = _construct(cls, 5, 12, 9, 0.5, 3)
     _load_reference(module, ref)
     x = torch.randn(2, 7, 5)  # (b, T, d_in)
@@ -590,7 +584,7 @@ def _check_gradients(cls: type) -> None:
     """Every parameter gets the same gradient as in the book's class."""
     where = tr("backward through your module", "对你的模块做反向传播")
     torch.manual_seed(400)
-    ref = _reference_for(5, 12, 9, 0.0, 3, qkv_bias=True)
+    ref = MultiHeadAttention(5, 12, 9, 0.0, 3, qkv_bias=True)
     module = _construct(cls, 5, 12, 9, 0.0, 3, qkv_bias=True)
     _load_reference(module, ref)
     x = torch.randn(2, 7, 5)  # (b, T, d_in)
