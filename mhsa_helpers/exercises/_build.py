@@ -28,6 +28,13 @@ The one runner:
   wrong dtype, device or shape) turned into the exercise's own hint;
 * ``construct`` -- build the learner's class at given sizes, naming what its constructor raised.
 
+The contracts, each written once and given the lesson's own hint (and tolerances):
+
+* ``agrees`` (equal to the reference), ``causal`` with ``change_from`` (no output before a
+  changed token changes), ``rows_sum_to_one``, ``drops_something`` and
+  ``dropout_only_in_training``, ``gradients_reach`` (with ``no_gradient``), ``load_by_names``
+  (the book's parameters by the book's names), ``mask_note`` (the mask kept in a buffer).
+
 What each lesson tests, at which sizes and tolerances, and its texts stay in its module.
 """
 

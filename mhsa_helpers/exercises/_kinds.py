@@ -1,6 +1,6 @@
 """The kinds of exercise check, each written once: a number (with a catalog of known wrong values
-and their hints), a tensor, a boolean mask, and a prediction (a guess judged before or after the
-experiment that settles it).
+and their hints), a tensor, a boolean mask (``Mask``, with such a catalog too), and a prediction
+(a guess judged before or after the experiment that settles it).
 
 A lesson states a check as data -- the expected answer, the wrong answers it recognises, the texts
 in both languages -- and one of these functions does the rest (the missing answer, the wrong kind,
