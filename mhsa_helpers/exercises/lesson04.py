@@ -443,7 +443,7 @@ _FUTURE_LEAKS = tr(
 )
 
 
-def _head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
+def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     """The contracts of a class made of causal heads: equal to the book's at every size (the
     typical mistakes named), causal, dropout in training only, gradients to every weight."""
 
@@ -510,7 +510,7 @@ check_causal_attention_class = build_checker(
         ),
         instance_hint=pass_the_class("check_causal_attention_class(MyClass)"),
         not_class_hint=NOT_A_MODULE_CLASS,
-        contracts=_head_contracts(CausalClass(CausalAttention, 0)),
+        contracts=head_contracts(CausalClass(CausalAttention, 0)),
         passed=head_class_passed(
             CausalClass(CausalAttention, 0),
             tr(

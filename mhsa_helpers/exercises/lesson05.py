@@ -26,7 +26,7 @@ from ._build import (
 from ._kinds import Number, count_prediction, number_checker, tensor_answer
 from ._parse import not_a_whole_number
 from ._result import CheckResult, exercise, missing
-from .lesson04 import CausalClass, _head_contracts, head_class_passed
+from .lesson04 import CausalClass, head_class_passed, head_contracts
 
 __all__ = [
     "check_head_output",
@@ -274,7 +274,7 @@ check_wrapper_class = build_checker(
         ),
         instance_hint=pass_the_class("check_wrapper_class(MyWrapper)"),
         not_class_hint=NOT_A_MODULE_CLASS,
-        contracts=_head_contracts(_WRAPPER),
+        contracts=head_contracts(_WRAPPER),
         passed=head_class_passed(
             _WRAPPER,
             tr(
