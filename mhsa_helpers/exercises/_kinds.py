@@ -30,6 +30,7 @@ from ._result import CheckResult, PredictionNoted, fail, missing, ok, spec_check
 from ._result import shown as show
 
 __all__ = [
+    "Near",
     "Number",
     "count_prediction",
     "mask_answer",
@@ -39,8 +40,22 @@ __all__ = [
     "tensor_answer",
 ]
 
-#: A known wrong answer: one value, several values, or a test on the value.
+
+@dataclass(frozen=True)
+class Near:
+    """A known wrong answer with a tolerance of its own: within ``tol`` of ``value``."""
+
+    value: float
+    tol: float
+
+    def __call__(self, value: float) -> bool:
+        return math.isclose(value, self.value, abs_tol=self.tol)
+
+
+#: A known wrong answer: one value, several values, or a test on the value (``Near`` is one).
 Match = float | Sequence[float] | Callable[[float], bool]
+#: The hint for a known wrong answer: a text, or a function of the value (its match then a test).
+Hint = Text | Callable[[float], Text]
 
 
 @dataclass(frozen=True)
@@ -51,18 +66,20 @@ class Number:
     ``whole``: the answer must be a whole number (``whole_number``), else any finite number
     (``number``). ``tol``: None compares with ``==``; a float compares with that absolute
     tolerance. ``kind`` is the hint for an answer that is not a number at all (default:
-    "expected a number / a whole number, got <type>").
+    "expected a number / a whole number, got <type>"). ``screen``: a test on the answer as given,
+    before it is read as a number, that returns a hint (e.g. for a NaN) or None.
     """
 
     name: Text
     what: Text
     expected: float
     right: Text
-    wrong: tuple[tuple[Match, Text], ...]
-    otherwise: Text | Callable[[float], Text]
+    wrong: tuple[tuple[Match, Hint], ...]
+    otherwise: Hint
     whole: bool = False
     tol: float | None = None
     kind: Callable[[object], Text] | None = field(default=None)
+    screen: Callable[[object], Text | None] | None = field(default=None)
 
     def _is(self, value: float, target: float) -> bool:
         if self.tol is None:
@@ -79,6 +96,9 @@ class Number:
     def check(self, answer: object) -> CheckResult:
         if answer is None:
             return missing(self.name, self.what)
+        screened = self.screen(answer) if self.screen is not None else None
+        if screened is not None:
+            return fail(self.name, screened)
         value = whole_number(answer) if self.whole else number(answer)
         if value is None:
             if self.kind is not None:
@@ -87,11 +107,8 @@ class Number:
             return fail(self.name, expected_kind(kind, answer))
         if self._is(value, self.expected):
             return ok(self.name, self.right)
-        for match, hint in self.wrong:
-            if self._matches(value, match):
-                return fail(self.name, hint)
-        otherwise = self.otherwise
-        return fail(self.name, otherwise(value) if callable(otherwise) else otherwise)
+        hint = next((h for m, h in self.wrong if self._matches(value, m)), self.otherwise)
+        return fail(self.name, hint(value) if callable(hint) else hint)
 
 
 def number_checker(python_name: str, spec: Number, doc: str) -> Callable[[object], CheckResult]:
