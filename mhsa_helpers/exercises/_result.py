@@ -214,13 +214,22 @@ def exercise(name: Text) -> Callable[[F], F]:
 
 
 def spec_checker(
-    python_name: str, spec: Any, doc: str, *, keep_as: str
-) -> Callable[[object], CheckResult]:
+    python_name: str,
+    spec: Any,
+    doc: str,
+    *,
+    keep_as: str,
+    checker: Callable[..., CheckResult] | None = None,
+) -> Callable[..., CheckResult]:
     """The checker function ``python_name(answer)``: ``spec.check(answer)``, for an exercise
-    stated as data (``spec.name`` its name); the spec stays reachable as ``checker.<keep_as>``."""
+    stated as data (``spec.name`` its name); the spec stays reachable as ``checker.<keep_as>``.
 
-    def checker(answer: object) -> CheckResult:
-        return spec.check(answer)  # type: ignore[no-any-return]
+    ``checker``: the function to name instead, for a spec checked with more than the answer.
+    """
+    if checker is None:
+
+        def checker(answer: object) -> CheckResult:
+            return spec.check(answer)  # type: ignore[no-any-return]
 
     checker.__name__ = checker.__qualname__ = python_name
     checker.__doc__ = doc

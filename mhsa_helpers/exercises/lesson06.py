@@ -43,7 +43,13 @@ from ._build import (
     name_mistake,
     pass_the_class,
 )
-from ._kinds import Number, count_prediction, number_checker, tensor_answer
+from ._kinds import (
+    Number,
+    PredictionBeforeRun,
+    number_checker,
+    prediction_checker,
+    tensor_answer,
+)
 from ._parse import not_a_whole_number
 from ._result import CheckResult, exercise, fail, missing, unwritten
 
@@ -293,18 +299,10 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
 # -- predict, then run ----------------------------------------------------------------------------
 
 
-_SPLIT_MATMUL_PREDICTION = tr(
-    "prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"
-)
-
-
-@exercise(_SPLIT_MATMUL_PREDICTION)
-def check_split_matmul_prediction(prediction: object) -> CheckResult:
-    """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
-    ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
-    return count_prediction(
-        _SPLIT_MATMUL_PREDICTION,
-        prediction,
+check_split_matmul_prediction = prediction_checker(
+    "check_split_matmul_prediction",
+    PredictionBeforeRun(
+        name=tr("prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"),
         expected=4 + 2,
         right=tr(
             "right -- the next cell shows it for 1, 2, 4 and 12 heads.",
@@ -317,7 +315,11 @@ def check_split_matmul_prediction(prediction: object) -> CheckResult:
             "每个 `nn.Linear` 和每个 `@` 各执行了几次。"
             "有哪一行是每个头都要执行一次的吗？",
         ),
-    )
+        whole=True,
+    ),
+    """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
+    ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess.""",
+)
 
 
 # -- build it: the whole MultiHeadAttention class ------------------------------------------------
