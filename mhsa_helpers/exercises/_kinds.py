@@ -21,6 +21,7 @@ from ._parse import (
     A_NUMBER,
     A_WHOLE_NUMBER,
     expected_kind,
+    got,
     number,
     tensor_kind_hint,
     whole_number,
@@ -273,12 +274,9 @@ class Prediction:
                     "。下次先写下你的猜测，再看结果，印象会更深。",
                 ),
             )
-        shown = show(prediction)
         if value is None:
-            return fail(
-                name,
-                tr("expected ", "这里需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。"),
-            )
+            return fail(name, tr("expected ", "这里需要") + what + got(prediction))
+        shown = show(prediction)
         if not reveal:
             return PredictionNoted(
                 False,
@@ -337,12 +335,9 @@ class PredictionBeforeRun:
             )
         value = _guess(prediction, self.whole)
         if value is None:
-            shown, kind = show(prediction), A_WHOLE_NUMBER if self.whole else A_NUMBER
+            kind = A_WHOLE_NUMBER if self.whole else A_NUMBER
             return fail(
-                self.name,
-                tr("a prediction here is ", "这里的预测应该是")
-                + kind
-                + tr(f", got {shown}.", f"，收到的是 {shown}。"),
+                self.name, tr("a prediction here is ", "这里的预测应该是") + kind + got(prediction)
             )
         right = _guessed(value, self.expected, self.tol)
         return ok(self.name, self.right) if right else fail(self.name, self.wrong)

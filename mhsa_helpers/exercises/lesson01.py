@@ -18,7 +18,7 @@ from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import function_answer
 from ._kinds import Prediction, prediction_checker, tensor_answer
-from ._parse import plain_tensor
+from ._parse import not_a_returned_tensor
 from ._result import CheckResult, exercise, fail, ok, shown
 
 __all__ = [
@@ -168,23 +168,10 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 + label
                 + tr(".", "。"),
             )
-        kind = type(got).__name__
-        if not isinstance(got, torch.Tensor):
-            return fail(
-                name,
-                tr(
-                    f"your function returned {kind}, not a tensor.",
-                    f"你的函数返回的是 {kind}，不是张量。",
-                ),
-            )
-        if not plain_tensor(got):
-            return fail(
-                name,
-                tr(
-                    f"your function returned a {kind}; return a plain torch.Tensor.",
-                    f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
-                ),
-            )
+        not_plain = not_a_returned_tensor(got)
+        if not_plain is not None:
+            return fail(name, not_plain)
+        assert isinstance(got, torch.Tensor)
         got_shape, x_shape = tuple(got.shape), tuple(x.shape)
         if got_shape != x_shape:
             return fail(

@@ -17,7 +17,7 @@ import torch
 from ..i18n import Text, tr
 from ..inspection import head_entropy
 from ._kinds import Number, number_checker, tensor_answer
-from ._parse import expected_kind, is_bool
+from ._parse import A_PER_HEAD_TENSOR, expected_kind, is_bool
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
@@ -143,7 +143,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
         name,
         answer,
         expected,
-        what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
+        what=A_PER_HEAD_TENSOR,
         hint=tr(
             "row entropy = -(w * log w).sum(dim=-1) with 0 log 0 = 0, then .mean(dim=-1).",
             "行熵 = -(w * log w).sum(dim=-1)，其中 0 log 0 = 0，然后再 `.mean(dim=-1)`。",

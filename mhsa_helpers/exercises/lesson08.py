@@ -17,7 +17,7 @@ import torch
 from ..i18n import Text, tr
 from ..training import IGNORE_INDEX, offset_attention
 from ._kinds import Near, Number, tensor_answer
-from ._parse import not_a_tensor
+from ._parse import A_PER_HEAD_TENSOR, not_a_tensor
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
@@ -200,7 +200,7 @@ def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> Che
         name,
         answer,
         expected,
-        what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
+        what=A_PER_HEAD_TENSOR,
         hint=tr(
             "torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1) gives (h, T - k); "
             "average it over the last dimension.",
