@@ -52,6 +52,8 @@ from ._result import (
 )
 
 __all__ = [
+    "CONSTRUCT_NOT_MODULE",
+    "CONSTRUCT_RAISED",
     "DROP_THE_CALL",
     "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
@@ -78,6 +80,7 @@ __all__ = [
     "mistakes_hint",
     "name_head_mistakes",
     "name_mistake",
+    "on_x",
     "pass_the_class",
 ]
 
@@ -550,6 +553,18 @@ def pass_the_class(call: str) -> Text:
         f"pass the class itself, not an instance: {call}.",
         f"请像 {call} 这样传入类本身，而不是它的实例。",
     )
+
+
+#: ``construct``'s hints for a class built as ``{call}`` (lessons 04 and 06).
+CONSTRUCT_RAISED = tr("{call} raised {kind}: {error}", "{call} 抛出了 {kind}：{error}")
+CONSTRUCT_NOT_MODULE = tr(
+    "{call} returned a {kind}, not an nn.Module.", "{call} 返回的是 {kind}，不是 nn.Module。"
+)
+
+
+def on_x(call: str, shape: tuple[int, ...]) -> Text:
+    """Where a class hint happened: ``call`` (e.g. ``cls(3, 2, 6, 0.0)``) run on x of ``shape``."""
+    return tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
 
 
 UNWRITTEN_CLASS = tr(

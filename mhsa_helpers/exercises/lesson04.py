@@ -25,6 +25,8 @@ from ..attention.self_attention import SelfAttentionV2
 from ..data import load_journey
 from ..i18n import Text, tr
 from ._build import (
+    CONSTRUCT_NOT_MODULE,
+    CONSTRUCT_RAISED,
     MASK_IN_INIT,
     MODULE_FORWARD,
     NOT_A_MODULE_CLASS,
@@ -39,6 +41,7 @@ from ._build import (
     is_unwritten,
     mistakes_hint,
     name_head_mistakes,
+    on_x,
     pass_the_class,
 )
 from ._kinds import Number, PredictionBeforeRun, number_checker, prediction_checker, tensor_answer
@@ -310,12 +313,7 @@ class CausalClass:
 # so that sqrt(d_out) != d_out.
 _HEAD_SIZES = ((3, 2, 6, 2, 6), (5, 4, 9, 3, 7), (4, 6, 5, 1, 5))
 
-_HEAD_CONSTRUCT = {
-    "raised": tr("{call} raised {kind}: {error}", "{call} 抛出了 {kind}：{error}"),
-    "not_module": tr(
-        "{call} returned a {kind}, not an nn.Module.", "{call} 返回的是 {kind}，不是 nn.Module。"
-    ),
-}
+_HEAD_CONSTRUCT = {"raised": CONSTRUCT_RAISED, "not_module": CONSTRUCT_NOT_MODULE}
 
 _HEAD_FORWARD = replace(
     MODULE_FORWARD,
@@ -397,7 +395,7 @@ def _where(spec: CausalClass, sizes: tuple[int, ...], dropout: float) -> Text:
     d_in, d_out, context_length, b, T = sizes
     call = f"cls({', '.join(map(repr, spec.args(d_in, d_out, context_length, dropout)))})"
     shape = (b, T, d_in)
-    return tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
+    return on_x(call, shape)
 
 
 def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:

@@ -26,6 +26,8 @@ from ..attention.multihead import MultiHeadAttention
 from ..data import load_journey, reference
 from ..i18n import Text, tr
 from ._build import (
+    CONSTRUCT_NOT_MODULE,
+    CONSTRUCT_RAISED,
     MASK_IN_INIT,
     MISTAKE_HINTS,
     MODULE_FORWARD,
@@ -41,6 +43,7 @@ from ._build import (
     first_line,
     is_view_error,
     name_mistake,
+    on_x,
     pass_the_class,
 )
 from ._kinds import (
@@ -345,12 +348,6 @@ def _reference_forward(
     return book_forward(queries, keys, values, num_heads, out_proj, mistake)
 
 
-_CONSTRUCT_RAISED = tr("{call} raised {kind}: {error}", "{call} 抛出了 {kind}：{error}")
-_CONSTRUCT_NOT_MODULE = tr(
-    "{call} returned a {kind}, not an nn.Module.", "{call} 返回的是 {kind}，不是 nn.Module。"
-)
-
-
 def _construct(
     cls: type,
     d_in: int,
@@ -361,7 +358,7 @@ def _construct(
     qkv_bias: bool = False,
 ) -> nn.Module:
     args = (d_in, d_out, context_length, dropout, num_heads)
-    return construct(cls, args, {"qkv_bias": qkv_bias}, _CONSTRUCT_RAISED, _CONSTRUCT_NOT_MODULE)
+    return construct(cls, args, {"qkv_bias": qkv_bias}, CONSTRUCT_RAISED, CONSTRUCT_NOT_MODULE)
 
 
 _PARAMETERS_NONE = tr(
@@ -532,7 +529,7 @@ def _equal_to_reference(cls: type) -> None:
     for index, (d_in, d_out, context_length, num_heads, b, T) in enumerate(_SIZES):
         call = f"cls({d_in}, {d_out}, {context_length}, 0.0, {num_heads})"
         shape = (b, T, d_in)
-        where = tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
+        where = on_x(call, shape)
         torch.manual_seed(100 + index)
         reference = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
         module = _construct(cls, d_in, d_out, context_length, 0.0, num_heads)
