@@ -2,7 +2,9 @@
 
 ``backend="aot_eager"`` traces the module the way inductor would (Dynamo + AOTAutograd) without
 generating code, so the test is quick. ``fullgraph=True`` turns any graph break -- a data-dependent
-branch, a host synchronisation such as ``.item()`` -- into an error.
+branch, a host synchronisation such as ``.item()`` -- into an error. ``dynamic=False``: a new
+length is a new static trace (what the lessons' fixed-size calls get), not Dynamo's symbolic
+re-trace, which costs twice the whole file's time.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ WEIGHTS += ["SDPAMultiHeadAttention", "GroupedQueryAttention"]
 
 def compiled(module):
     torch._dynamo.reset()
-    return torch.compile(module, backend="aot_eager", fullgraph=True)
+    return torch.compile(module, backend="aot_eager", fullgraph=True, dynamic=False)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -11,7 +11,6 @@ import json
 import re
 from pathlib import Path
 
-import jupytext
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,6 +71,9 @@ def test_notebook_is_named_saved_clean_and_paired(path):
 
     script = path.parent / "scripts" / (path.stem + ".py")
     assert script.is_file(), f"missing paired script {script.relative_to(ROOT)}"
+    import jupytext  # here, not at the top: its import (nbformat's jsonschema) costs 2.8 s of
+    # CPU, paid by the one worker that runs this file, not by every worker's collection
+
     from_script = jupytext.read(script)
     assert [(c.cell_type, source(c)) for c in from_script.cells] == [
         (c["cell_type"], source(c)) for c in nb["cells"]

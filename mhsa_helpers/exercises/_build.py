@@ -56,7 +56,6 @@ from ._result import (
     missing,
     ok,
     spec_checker,
-    unwritten,
 )
 
 __all__ = [
@@ -97,6 +96,7 @@ __all__ = [
     "name_head_mistakes",
     "name_mistake",
     "no_gradient",
+    "on_x",
     "pass_the_class",
     "rows_sum_to_one",
 ]
@@ -106,16 +106,18 @@ class ContractError(Exception):
     """Raised inside a build checker to stop at the first failed contract, with its hint.
 
     ``ContractError(text)`` takes the hint as a ``Text`` (both languages); ``error.text`` gives it
-    back for ``fail(name, error.text)``. ``str(error)`` is the English hint.
+    back for ``fail(name, error.text, todo=error.todo)``. ``str(error)`` is the English hint.
+    ``todo``: the answer is still the notebook's unwritten stub (``[TO DO]``, not ``[NOT YET]``).
     """
 
-    def __init__(self, text: Text) -> None:
+    def __init__(self, text: Text, *, todo: bool = False) -> None:
         if not isinstance(text, Text):
             raise UntranslatedMessage(
                 f"ContractError needs a Text (tr(en, zh)), got {type(text).__name__} {text!r}"
             )
         super().__init__(text.en)
         self.text = text
+        self.todo = todo
 
 
 def fill(text: Text, **values: object) -> Text:
@@ -511,7 +513,7 @@ def call_forward(
         if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
             text = texts.not_written or texts.raised
             hint = fill(text, **values, kind=kind, error=error, said=said)
-            raise ContractError(where + unwritten(hint)) from None
+            raise ContractError(where + hint, todo=True) from None
         reading = texts.runtime(error, args) if isinstance(error, RuntimeError) else None
         if reading is not None:
             raise ContractError(where + reading) from None
@@ -570,14 +572,17 @@ def pass_the_class(call: str) -> Text:
     )
 
 
-UNWRITTEN_CLASS = unwritten(
-    tr(
-        "the class is not written yet: its constructor creates no layers. Write `__init__` and "
-        "`forward` under `# YOUR CODE HERE`, then run the cell again.",
-        "这个类还没有写完。它的构造函数没有创建任何层。"
-        "请在 `# 在这里写代码` 下面写好 `__init__` 和 `forward`，"
-        "再运行这个单元格。",
-    )
+def on_x(call: str, shape: tuple[int, ...]) -> Text:
+    """Where a class hint happened: ``call`` (e.g. ``cls(3, 2, 6, 0.0)``) run on x of ``shape``."""
+    return tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
+
+
+UNWRITTEN_CLASS = tr(
+    "the class is not written yet: its constructor creates no layers. Write `__init__` and "
+    "`forward` under `# YOUR CODE HERE`, then run the cell again.",
+    "这个类还没有写完。它的构造函数没有创建任何层。"
+    "请在 `# 在这里写代码` 下面写好 `__init__` 和 `forward`，"
+    "再运行这个单元格。",
 )
 
 
@@ -643,7 +648,7 @@ def construct(
     except Exception as error:  # the learner's code may raise anything
         hint = fill(raised, **said, kind=type(error).__name__, error=error)
         if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
-            raise ContractError(unwritten(not_written or hint)) from None
+            raise ContractError(not_written or hint, todo=True) from None
         raise ContractError(hint) from None
     if not isinstance(module, nn.Module):
         raise ContractError(fill(not_module, **said, kind=type(module).__name__))
@@ -698,7 +703,7 @@ class BuildSpec:
                 for contract in self.contracts:
                     contract(answer)
             except ContractError as stop:
-                return fail(self.name, stop.text)
+                return fail(self.name, stop.text, todo=stop.todo)
             passed = self.passed if isinstance(self.passed, Text) else self.passed(answer)
         return ok(self.name, passed)
 

@@ -4,7 +4,7 @@ New code imports from ``_result`` (the result type, ``never_raises``), ``_parse`
 answer) and ``_kinds`` (the check kinds).
 """
 
-from ._kinds import mask_answer, prediction_before_run, prediction_result, tensor_answer
+from ._kinds import mask_answer, tensor_answer
 from ._parse import not_a_byte_count, not_a_tensor, number, plain_tensor, whole_number, wrong_shape
 from ._result import (
     MARKS,
@@ -33,8 +33,6 @@ __all__ = [
     "number",
     "ok",
     "plain_tensor",
-    "prediction_before_run",
-    "prediction_result",
     "tensor_answer",
     "whole_number",
     "wrong_shape",

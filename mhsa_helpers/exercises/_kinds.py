@@ -21,6 +21,7 @@ from ._parse import (
     A_NUMBER,
     A_WHOLE_NUMBER,
     expected_kind,
+    got,
     number,
     tensor_kind_hint,
     whole_number,
@@ -31,18 +32,33 @@ from ._result import shown as show
 
 __all__ = [
     "Mask",
+    "Near",
     "Number",
-    "count_prediction",
+    "Prediction",
+    "PredictionBeforeRun",
     "mask_answer",
     "mask_checker",
     "number_checker",
-    "prediction_before_run",
-    "prediction_result",
+    "prediction_checker",
     "tensor_answer",
 ]
 
-#: A known wrong answer: one value, several values, or a test on the value.
+
+@dataclass(frozen=True)
+class Near:
+    """A known wrong answer with a tolerance of its own: within ``tol`` of ``value``."""
+
+    value: float
+    tol: float
+
+    def __call__(self, value: float) -> bool:
+        return math.isclose(value, self.value, abs_tol=self.tol)
+
+
+#: A known wrong answer: one value, several values, or a test on the value (``Near`` is one).
 Match = float | Sequence[float] | Callable[[float], bool]
+#: The hint for a known wrong answer: a text, or a function of the value (its match then a test).
+Hint = Text | Callable[[float], Text]
 
 
 @dataclass(frozen=True)
@@ -53,18 +69,20 @@ class Number:
     ``whole``: the answer must be a whole number (``whole_number``), else any finite number
     (``number``). ``tol``: None compares with ``==``; a float compares with that absolute
     tolerance. ``kind`` is the hint for an answer that is not a number at all (default:
-    "expected a number / a whole number, got <type>").
+    "expected a number / a whole number, got <type>"). ``screen``: a test on the answer as given,
+    before it is read as a number, that returns a hint (e.g. for a NaN) or None.
     """
 
     name: Text
     what: Text
     expected: float
     right: Text
-    wrong: tuple[tuple[Match, Text], ...]
-    otherwise: Text | Callable[[float], Text]
+    wrong: tuple[tuple[Match, Hint], ...]
+    otherwise: Hint
     whole: bool = False
     tol: float | None = None
     kind: Callable[[object], Text] | None = field(default=None)
+    screen: Callable[[object], Text | None] | None = field(default=None)
 
     def _is(self, value: float, target: float) -> bool:
         if self.tol is None:
@@ -81,6 +99,9 @@ class Number:
     def check(self, answer: object) -> CheckResult:
         if answer is None:
             return missing(self.name, self.what)
+        screened = self.screen(answer) if self.screen is not None else None
+        if screened is not None:
+            return fail(self.name, screened)
         value = whole_number(answer) if self.whole else number(answer)
         if value is None:
             if self.kind is not None:
@@ -89,11 +110,8 @@ class Number:
             return fail(self.name, expected_kind(kind, answer))
         if self._is(value, self.expected):
             return ok(self.name, self.right)
-        for match, hint in self.wrong:
-            if self._matches(value, match):
-                return fail(self.name, hint)
-        otherwise = self.otherwise
-        return fail(self.name, otherwise(value) if callable(otherwise) else otherwise)
+        hint = next((h for m, h in self.wrong if self._matches(value, m)), self.otherwise)
+        return fail(self.name, hint(value) if callable(hint) else hint)
 
 
 def number_checker(python_name: str, spec: Number, doc: str) -> Callable[[object], CheckResult]:
@@ -237,141 +255,167 @@ def mask_checker(python_name: str, spec: Mask, doc: str) -> Callable[[object], C
 # -- predict, then run ----------------------------------------------------------------------------
 
 
-def prediction_result(
-    exercise: Text,
-    prediction: object,
-    *,
-    reveal: object,
-    what: Text,
-    value: object,
-    actual: Text,
-    correct: bool,
-    explain: Text,
-) -> CheckResult:
-    """A guess written down first (``reveal=False``) and judged after the experiment.
+def _guess(
+    prediction: object, whole: bool, between: tuple[float, float] = (-math.inf, math.inf)
+) -> float | None:
+    """The prediction as a number (a whole one if ``whole``) within ``between``, else None."""
+    value = whole_number(prediction) if whole else number(prediction)
+    low, high = between
+    return value if value is not None and low <= value <= high else None
 
-    ``value`` is the parsed prediction (None when ``prediction`` is not of the kind ``what``
-    describes); ``actual`` is what the experiment shows; ``correct`` whether ``value`` matches it.
-    With ``reveal=False`` (the prediction cell) nothing about the answer is said.
+
+def _guessed(value: float | None, actual: float, tol: float | None) -> bool:
+    if value is None:
+        return False
+    return value == actual if tol is None else math.isclose(value, actual, abs_tol=tol)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A predict-then-run moment: a guess at a number, written down first (``reveal=False``:
+    nothing about the answer is said) and judged after the experiment (``reveal=True``).
+
+    ``actual()`` is the number the experiment gives (computed when checked); ``shows(actual)``
+    says what the output shows, ``explain`` why for a wrong guess. A guess is ``whole`` (a count)
+    or any number, within ``between`` (else it is not of the kind ``what`` describes), and right
+    when equal to the actual number (``tol``: to that absolute tolerance).
     """
-    if not isinstance(reveal, bool):
-        return fail(
-            exercise,
-            tr(
-                f"reveal must be True or False, got {reveal!r}.",
-                f"reveal 只能是 True 或 False，收到的是 {reveal!r}。",
-            ),
-        )
-    if prediction is None:
+
+    name: Text
+    what: Text
+    actual: Callable[[], float]
+    shows: Callable[[float], Text]
+    explain: Text
+    whole: bool = False
+    between: tuple[float, float] = (-math.inf, math.inf)
+    tol: float | None = None
+
+    def check(self, prediction: object, reveal: object = False) -> CheckResult:
+        name, what, actual = self.name, self.what, self.actual()
+        output = self.shows(actual)
+        value = _guess(prediction, self.whole, self.between)
+        if not isinstance(reveal, bool):
+            return fail(
+                name,
+                tr(
+                    f"reveal must be True or False, got {reveal!r}.",
+                    f"reveal 只能是 True 或 False，收到的是 {reveal!r}。",
+                ),
+            )
+        if prediction is None:
+            if not reveal:
+                return CheckResult(
+                    False,
+                    name,
+                    tr(
+                        "no prediction yet -- replace the `None` with ",
+                        "还没有预测。请把 `None` 换成",
+                    )
+                    + what
+                    + tr(
+                        ", then run the next cell to see if you were right.",
+                        "，然后运行下一个单元格，看看你猜得对不对。",
+                    ),
+                    todo=True,
+                )
+            return fail(
+                name,
+                tr(
+                    "no prediction was written; the output above shows ",
+                    "没有写下预测。上面的输出显示：",
+                )
+                + output
+                + tr(
+                    ". Next time write your guess first: what surprises you is what you learn.",
+                    "。下次先写下你的猜测，再看结果，印象会更深。",
+                ),
+            )
+        if value is None:
+            return fail(name, tr("expected ", "这里需要") + what + got(prediction))
+        shown = show(prediction)
         if not reveal:
+            return PredictionNoted(
+                False,
+                name,
+                tr(
+                    f"your prediction {shown} is written down. Run the next cell.",
+                    f"你的预测 {shown} 已经记下。运行下一个单元格吧。",
+                ),
+            )
+        if _guessed(value, actual, self.tol):
+            return ok(
+                name,
+                tr(
+                    f"you predicted {shown}, and the output shows ",
+                    f"你预测的是 {shown}，输出显示：",
+                )
+                + output
+                + tr(".", "。"),
+            )
+        return fail(
+            name,
+            tr(f"you predicted {shown}, but the output shows ", f"你预测的是 {shown}，但输出显示：")
+            + output
+            + tr(". ", "。")
+            + self.explain,
+        )
+
+
+@dataclass(frozen=True)
+class PredictionBeforeRun:
+    """A guess at a number judged in the prediction cell itself (no ``reveal`` step): ``right``
+    or ``wrong``; the next cell shows why. ``whole``: a count (an int), else any number; right
+    when equal to ``expected`` (``tol``: to that absolute tolerance)."""
+
+    name: Text
+    expected: float
+    right: Text
+    wrong: Text
+    whole: bool = False
+    tol: float | None = None
+
+    def check(self, prediction: object) -> CheckResult:
+        if prediction is None:
+            guess = tr("an int", "一个整数") if self.whole else A_NUMBER
             return CheckResult(
                 False,
-                exercise,
-                tr("no prediction yet -- replace the `None` with ", "还没有预测。请把 `None` 换成")
-                + what
+                self.name,
+                tr("no prediction yet -- write your guess (", "还没有预测。请把你的猜测（")
+                + guess
                 + tr(
-                    ", then run the next cell to see if you were right.",
-                    "，然后运行下一个单元格，看看你猜得对不对。",
+                    ") in place of `None`, run this cell, then run the next one to see what "
+                    "happens.",
+                    "）写在 `None` 的位置，运行这个单元格，再运行下一个，看看会发生什么。",
                 ),
                 todo=True,
             )
-        return fail(
-            exercise,
-            tr(
-                "no prediction was written; the output above shows ",
-                "没有写下预测。上面的输出显示：",
+        value = _guess(prediction, self.whole)
+        if value is None:
+            kind = A_WHOLE_NUMBER if self.whole else A_NUMBER
+            return fail(
+                self.name, tr("a prediction here is ", "这里的预测应该是") + kind + got(prediction)
             )
-            + actual
-            + tr(
-                ". Next time write your guess first: what surprises you is what you learn.",
-                "。下次先写下你的猜测，再看结果，印象会更深。",
-            ),
-        )
-    shown = show(prediction)
-    if value is None:
-        return fail(
-            exercise,
-            tr("expected ", "这里需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。"),
-        )
-    if not reveal:
-        return PredictionNoted(
-            False,
-            exercise,
-            tr(
-                f"your prediction {shown} is written down. Run the next cell.",
-                f"你的预测 {shown} 已经记下。运行下一个单元格吧。",
-            ),
-        )
-    if correct:
-        return ok(
-            exercise,
-            tr(f"you predicted {shown}, and the output shows ", f"你预测的是 {shown}，输出显示：")
-            + actual
-            + tr(".", "。"),
-        )
-    return fail(
-        exercise,
-        tr(f"you predicted {shown}, but the output shows ", f"你预测的是 {shown}，但输出显示：")
-        + actual
-        + tr(". ", "。")
-        + explain,
-    )
+        right = _guessed(value, self.expected, self.tol)
+        return ok(self.name, self.right) if right else fail(self.name, self.wrong)
 
 
-def prediction_before_run(
-    exercise: Text,
-    prediction: object,
-    *,
-    value: object,
-    guess: Text,
-    kind: Text,
-    correct: bool,
-    right: Text,
-    wrong: Text,
-) -> CheckResult:
-    """A guess judged in the prediction cell itself (no ``reveal`` step); the next cell shows why.
+def prediction_checker(
+    python_name: str, spec: Prediction | PredictionBeforeRun, doc: str
+) -> Callable[..., CheckResult]:
+    """The checker function for the prediction ``spec``: ``python_name(prediction, reveal=False)``
+    for a ``Prediction``, ``python_name(prediction)`` for a ``PredictionBeforeRun``."""
+    if isinstance(spec, Prediction):
+        judged_after = spec
 
-    ``value`` is the parsed prediction (None when ``prediction`` is not ``kind``, e.g. "a whole
-    number"); ``guess`` names what to write in the prompt, e.g. "an int"; ``correct`` whether
-    ``value`` is what the next cell shows; ``right``/``wrong`` are the messages for either case.
-    """
-    if prediction is None:
-        return CheckResult(
-            False,
-            exercise,
-            tr("no prediction yet -- write your guess (", "还没有预测。请把你的猜测（")
-            + guess
-            + tr(
-                ") in place of `None`, run this cell, then run the next one to see what happens.",
-                "）写在 `None` 的位置，运行这个单元格，再运行下一个，看看会发生什么。",
-            ),
-            todo=True,
-        )
-    if value is None:
-        shown = show(prediction)
-        return fail(
-            exercise,
-            tr("a prediction here is ", "这里的预测应该是")
-            + kind
-            + tr(f", got {shown}.", f"，收到的是 {shown}。"),
-        )
-    if correct:
-        return ok(exercise, right)
-    return fail(exercise, wrong)
+        def after_run(prediction: object, reveal: bool = False) -> CheckResult:
+            return judged_after.check(prediction, reveal)
 
+        checker: Callable[..., CheckResult] = after_run
+    else:
+        judged_now = spec
 
-def count_prediction(
-    exercise: Text, prediction: object, *, expected: int, right: Text, wrong: Text
-) -> CheckResult:
-    """``prediction_before_run`` for a guess that is a count (a whole number), ``expected``."""
-    value = whole_number(prediction)
-    return prediction_before_run(
-        exercise,
-        prediction,
-        value=value,
-        guess=tr("an int", "一个整数"),
-        kind=A_WHOLE_NUMBER,
-        correct=value == expected,
-        right=right,
-        wrong=wrong,
-    )
+        def before_run(prediction: object) -> CheckResult:
+            return judged_now.check(prediction)
+
+        checker = before_run
+    return spec_checker(python_name, spec, doc, keep_as="prediction", checker=checker)

@@ -21,10 +21,13 @@ __all__ = [
     "A_BYTE_COUNT",
     "A_NUMBER",
     "A_PARAMETER_COUNT",
+    "A_PER_HEAD_TENSOR",
     "A_WHOLE_NUMBER",
     "expected_kind",
+    "got",
     "is_bool",
     "not_a_byte_count",
+    "not_a_returned_tensor",
     "not_a_tensor",
     "not_a_whole_number",
     "number",
@@ -101,12 +104,18 @@ A_NUMBER = tr("a number", "一个数")
 A_WHOLE_NUMBER = tr("a whole number", "一个整数")
 A_BYTE_COUNT = tr("a number of bytes (an int)", "一个字节数（整数）")
 A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（整数）")
+A_PER_HEAD_TENSOR = tr("a (num_heads,) tensor", "一个 (num_heads,) 张量")
+
+
+def got(answer: object, *, show: str = "repr") -> Text:
+    """ ", got <the answer>." (``show="type"``: its type): how a wrong-kind hint ends."""
+    shown = show_value(answer) if show == "repr" else type(answer).__name__
+    return tr(f", got {shown}.", f"，收到的是 {shown}。")
 
 
 def expected_kind(what: Text, answer: object, *, show: str = "type") -> Text:
     """ "expected <what>, got <answer's type>." (``show="repr"``: the answer itself)."""
-    shown = show_value(answer) if show == "repr" else type(answer).__name__
-    return tr("expected ", "需要") + what + tr(f", got {shown}.", f"，收到的是 {shown}。")
+    return tr("expected ", "需要") + what + got(answer, show=show)
 
 
 def not_a_whole_number(answer: object) -> Text:
@@ -122,6 +131,22 @@ def not_a_byte_count(answer: object) -> Text:
 def not_a_tensor(answer: object) -> Text:
     """The hint for an answer that should have been a tensor."""
     return expected_kind(tr("a torch.Tensor", "一个 torch.Tensor"), answer)
+
+
+def not_a_returned_tensor(got: object) -> Text | None:
+    """The hint for what a learner's function returned when it is not a plain tensor, else None."""
+    kind = type(got).__name__
+    if not isinstance(got, torch.Tensor):
+        return tr(
+            f"your function returned {kind}, not a tensor.",
+            f"你的函数返回的是 {kind}，不是张量。",
+        )
+    if not plain_tensor(got):
+        return tr(
+            f"your function returned a {kind}; return a plain torch.Tensor.",
+            f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
+        )
+    return None
 
 
 def wrong_shape(got: object, expected: object) -> Text:

@@ -42,7 +42,6 @@ __all__ = [
     "ok",
     "shown",
     "spec_checker",
-    "unwritten",
 ]
 
 #: How a result starts, per language: passed, not yet (a wrong answer), to do (no answer given
@@ -89,20 +88,6 @@ def shown(x: object) -> str:
     if isinstance(x, tuple):
         return "(" + ", ".join(map(shown, x)) + ("," if len(x) == 1 else "") + ")"
     return repr(x)
-
-
-#: The English of every hint that means "the stub is not written yet" (see ``unwritten``).
-_UNWRITTEN: set[str] = set()
-
-
-def unwritten(text: Text) -> Text:
-    """``text``, registered as a hint that the answer is still the notebook's unwritten stub.
-
-    A ``fail`` whose hint contains such a text is marked ``[TO DO]`` (an empty answer), not
-    ``[NOT YET]`` (a wrong one); whether it passes does not change.
-    """
-    _UNWRITTEN.add(_text_arg(text, "the unwritten hint").en)
-    return text
 
 
 class UntranslatedMessage(BaseException):
@@ -180,9 +165,10 @@ def ok(exercise: Text, message: Text = WELL_DONE) -> CheckResult:
     return CheckResult(True, exercise, _text_arg(message, "message"))
 
 
-def fail(exercise: Text, hint: Text) -> CheckResult:
+def fail(exercise: Text, hint: Text, *, todo: bool = False) -> CheckResult:
+    """A check not passed; ``todo``: the answer is still the notebook's unwritten stub, so the
+    result is marked ``[TO DO]`` (an empty answer), not ``[NOT YET]`` (a wrong one)."""
     hint = _text_arg(hint, "hint")
-    todo = any(text in hint.en for text in _UNWRITTEN)
     mark = Text(MARKS["en"]["hint"], MARKS["zh"]["hint"])
     return CheckResult(False, exercise, mark + hint, todo=todo)
 
@@ -215,13 +201,22 @@ def exercise(name: Text) -> Callable[[F], F]:
 
 
 def spec_checker(
-    python_name: str, spec: Any, doc: str, *, keep_as: str
-) -> Callable[[object], CheckResult]:
+    python_name: str,
+    spec: Any,
+    doc: str,
+    *,
+    keep_as: str,
+    checker: Callable[..., CheckResult] | None = None,
+) -> Callable[..., CheckResult]:
     """The checker function ``python_name(answer)``: ``spec.check(answer)``, for an exercise
-    stated as data (``spec.name`` its name); the spec stays reachable as ``checker.<keep_as>``."""
+    stated as data (``spec.name`` its name); the spec stays reachable as ``checker.<keep_as>``.
 
-    def checker(answer: object) -> CheckResult:
-        return spec.check(answer)  # type: ignore[no-any-return]
+    ``checker``: the function to name instead, for a spec checked with more than the answer.
+    """
+    if checker is None:
+
+        def checker(answer: object) -> CheckResult:
+            return spec.check(answer)  # type: ignore[no-any-return]
 
     checker.__name__ = checker.__qualname__ = python_name
     checker.__doc__ = doc

@@ -17,8 +17,8 @@ import torch
 from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import function_answer
-from ._kinds import prediction_result, tensor_answer
-from ._parse import plain_tensor, whole_number
+from ._kinds import Prediction, prediction_checker, tensor_answer
+from ._parse import not_a_returned_tensor
 from ._result import CheckResult, exercise, fail, ok, shown
 
 __all__ = [
@@ -168,23 +168,10 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 + label
                 + tr(".", "。"),
             )
-        kind = type(got).__name__
-        if not isinstance(got, torch.Tensor):
-            return fail(
-                name,
-                tr(
-                    f"your function returned {kind}, not a tensor.",
-                    f"你的函数返回的是 {kind}，不是张量。",
-                ),
-            )
-        if not plain_tensor(got):
-            return fail(
-                name,
-                tr(
-                    f"your function returned a {kind}; return a plain torch.Tensor.",
-                    f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
-                ),
-            )
+        not_plain = not_a_returned_tensor(got)
+        if not_plain is not None:
+            return fail(name, not_plain)
+        assert isinstance(got, torch.Tensor)
         got_shape, x_shape = tuple(got.shape), tuple(x.shape)
         if got_shape != x_shape:
             return fail(
@@ -298,28 +285,20 @@ def check_attention_received(answer: object) -> CheckResult:
     )
 
 
-_PREDICTION_SELF_MATCH = tr(
-    "prediction: tokens most similar to themselves", "预测：与自己最相似的词元"
-)
-
-
-@exercise(_PREDICTION_SELF_MATCH)
-def check_prediction_self_match(prediction: object, reveal: bool = False) -> CheckResult:
-    """How many of the six tokens have their largest dot product with themselves? (0..6)."""
+def _self_matches() -> int:
+    """For how many of the six tokens the largest dot product is the one with itself."""
     inputs = book_inputs()
     scores = inputs @ inputs.T  # (6, 6)
-    count = int((scores.argmax(dim=-1) == torch.arange(6)).sum())
-    value = whole_number(prediction)
-    if value is not None and not 0 <= value <= 6:
-        value = None
-    return prediction_result(
-        _PREDICTION_SELF_MATCH,
-        prediction,
-        reveal=reveal,
+    return int((scores.argmax(dim=-1) == torch.arange(6)).sum())
+
+
+check_prediction_self_match = prediction_checker(
+    "check_prediction_self_match",
+    Prediction(
+        name=tr("prediction: tokens most similar to themselves", "预测：与自己最相似的词元"),
         what=tr("a whole number: how many tokens", "一个整数，即这样的词元有几个"),
-        value=value,
-        actual=tr(f"{count} of 6", f"6 个词元中有 {count} 个"),
-        correct=value == count,
+        actual=_self_matches,
+        shows=lambda count: tr(f"{count} of 6", f"6 个词元中有 {count} 个"),
         explain=tr(
             "A dot product grows with the length of the vectors, not only with their "
             "direction: a longer neighbour pointing roughly the same way can beat the token "
@@ -327,4 +306,8 @@ def check_prediction_self_match(prediction: object, reveal: bool = False) -> Che
             "点积不仅取决于向量的方向，还会随向量的长度增大。"
             "一个方向大致相同、但更长的邻居，点积可能比词元和它自己的还大。",
         ),
-    )
+        whole=True,
+        between=(0, 6),
+    ),
+    "How many of the six tokens have their largest dot product with themselves? (0..6).",
+)

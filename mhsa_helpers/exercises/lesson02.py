@@ -34,8 +34,8 @@ from ._build import (
     gradients_reach,
     is_unwritten,
 )
-from ._kinds import prediction_result, tensor_answer
-from ._parse import number, plain_tensor
+from ._kinds import Prediction, prediction_checker, tensor_answer
+from ._parse import plain_tensor
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
@@ -257,29 +257,21 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
     )
 
 
-_PREDICTION_SATURATION = tr(
-    "prediction: the largest weight without scaling", "预测：不缩放时最大的注意力权重"
-)
-
-
-@exercise(_PREDICTION_SATURATION)
-def check_prediction_saturation(prediction: object, reveal: bool = False) -> CheckResult:
-    """The largest unscaled softmax weight (0..1) for the lesson's seed-123 query and 6 keys."""
+def _largest_unscaled_weight() -> float:
+    """The largest softmax weight of the lesson's seed-123 query against 6 keys, unscaled."""
     generator = torch.Generator().manual_seed(123)
     q = torch.randn(512, generator=generator)  # (d_k,)
     k = torch.randn(6, 512, generator=generator)  # (T, d_k)
-    largest = float(torch.softmax(k @ q, dim=-1).max())
-    value = number(prediction)
-    if value is not None and not 0.0 <= value <= 1.0:
-        value = None
-    return prediction_result(
-        _PREDICTION_SATURATION,
-        prediction,
-        reveal=reveal,
+    return float(torch.softmax(k @ q, dim=-1).max())
+
+
+check_prediction_saturation = prediction_checker(
+    "check_prediction_saturation",
+    Prediction(
+        name=tr("prediction: the largest weight without scaling", "预测：不缩放时最大的注意力权重"),
         what=tr("a number: the largest weight you expect", "一个数：你预计的最大权重"),
-        value=value,
-        actual=tr(f"{largest:.2f}", f"最大权重是 {largest:.2f}"),
-        correct=value is not None and abs(value - largest) <= 0.05,
+        actual=_largest_unscaled_weight,
+        shows=lambda largest: tr(f"{largest:.2f}", f"最大权重是 {largest:.2f}"),
         explain=tr(
             "With d_k = 512 the scores are tens of units apart, and exp turns a gap of 20 into "
             "a factor of about 500 million: one weight takes (almost) everything.",
@@ -287,7 +279,11 @@ def check_prediction_saturation(prediction: object, reveal: bool = False) -> Che
             "而 exp 会把 20 的差距变成大约 5 亿倍。"
             "一个权重（几乎）拿走了全部。",
         ),
-    )
+        between=(0.0, 1.0),
+        tol=0.05,
+    ),
+    "The largest unscaled softmax weight (0..1) for the lesson's seed-123 query and 6 keys.",
+)
 
 
 # -- build it: SelfAttentionV2 ------------------------------------------------------------------
@@ -427,7 +423,7 @@ _FORWARD = ForwardTexts(
 def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
     """W_query, W_key, W_value: ``nn.Linear(d_in, d_out)`` without a bias."""
     if is_unwritten(module):
-        raise ContractError(UNWRITTEN_CLASS)
+        raise ContractError(UNWRITTEN_CLASS, todo=True)
     for n in _NAMES:
         layer = getattr(module, n, None)
         if not isinstance(layer, nn.Linear):
@@ -526,7 +522,8 @@ def _bias_works(cls: type) -> None:
                 "the book's signature is (d_in, d_out, qkv_bias=False); ",
                 "书中的签名是 (d_in, d_out, qkv_bias=False)。",
             )
-            + stop.text
+            + stop.text,
+            todo=stop.todo,
         ) from None
     if not all(getattr(getattr(biased, n), "bias", None) is not None for n in _NAMES):
         raise ContractError(

@@ -30,9 +30,9 @@ from ._build import (
     call_forward,
     rows_sum_to_one,
 )
-from ._kinds import Mask, mask_checker, prediction_result
-from ._parse import not_a_tensor, whole_number, wrong_shape
-from ._result import CheckResult, exercise, fail, missing
+from ._kinds import Mask, Prediction, mask_checker, prediction_checker
+from ._parse import not_a_tensor, wrong_shape
+from ._result import CheckResult, fail, missing
 
 __all__ = [
     "check_build_causal_weights",
@@ -149,36 +149,32 @@ def _book_seed789_weights(x: torch.Tensor, causal: bool = True) -> torch.Tensor:
     return torch.softmax(scores / 2**0.5, dim=-1)  # (T, T)
 
 
-_PREDICTION_CHANGED_WEIGHTS = tr(
-    "prediction: causal weights that change", "预测：会改变的因果注意力权重"
-)
-
-
-@exercise(_PREDICTION_CHANGED_WEIGHTS)
-def check_prediction_changed_weights(prediction: object, reveal: bool = False) -> CheckResult:
-    """How many of the 36 one-step causal weights change when "step" gets a new embedding?"""
+def _changed_weights() -> int:
+    """How many of the 36 one-step causal weights change when "step" gets a new embedding."""
     inputs = book_inputs()  # (6, 3)
     changed = inputs.clone()
     changed[5] = torch.tensor([5.0, -3.0, 2.0])
-    count = int((_book_seed789_weights(inputs) != _book_seed789_weights(changed)).sum())
-    value = whole_number(prediction)
-    if value is not None and not 0 <= value <= 36:
-        value = None
-    return prediction_result(
-        _PREDICTION_CHANGED_WEIGHTS,
-        prediction,
-        reveal=reveal,
+    return int((_book_seed789_weights(inputs) != _book_seed789_weights(changed)).sum())
+
+
+check_prediction_changed_weights = prediction_checker(
+    "check_prediction_changed_weights",
+    Prediction(
+        name=tr("prediction: causal weights that change", "预测：会改变的因果注意力权重"),
         what=tr("a whole number: how many weights change", "一个整数，即会改变的权重有几个"),
-        value=value,
-        actual=tr(f"{count} of 36", f"36 个权重中有 {count} 个改变"),
-        correct=value == count,
+        actual=_changed_weights,
+        shows=lambda count: tr(f"{count} of 36", f"36 个权重中有 {count} 个改变"),
         explain=tr(
             "Only the last row may look at 'step', and it looks at every token, so exactly "
             "its 6 weights move; rows 1-5 never see 'step'.",
             "只有最后一行可以看到 'step'，而它会看所有词元，"
             "所以恰好是它的 6 个权重变了。第 1-5 行根本看不到 'step'。",
         ),
-    )
+        whole=True,
+        between=(0, 36),
+    ),
+    """How many of the 36 one-step causal weights change when "step" gets a new embedding?""",
+)
 
 
 # -- build it: causal attention weights ----------------------------------------------------------

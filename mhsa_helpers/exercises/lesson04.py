@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -48,10 +47,10 @@ from ._build import (
     mistakes_hint,
     name_head_mistakes,
     no_gradient,
+    on_x,
     pass_the_class,
 )
-from ._kinds import Number, number_checker, prediction_before_run, tensor_answer
-from ._parse import number
+from ._kinds import Number, PredictionBeforeRun, number_checker, prediction_checker, tensor_answer
 from ._result import CheckResult, exercise, missing
 
 __all__ = [
@@ -78,20 +77,11 @@ def exercise_keep_pattern() -> torch.Tensor:
     return torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= EXERCISE_P
 
 
-_SURVIVOR_PREDICTION = tr("prediction: the value of a surviving entry", "预测：保留下来的元素的值")
-
-
-@exercise(_SURVIVOR_PREDICTION)
-def check_survivor_prediction(prediction: object) -> CheckResult:
-    """Prediction: the survivors of ``nn.Dropout(0.5)`` on a 6x6 matrix of ones equal 2."""
-    value = number(prediction)
-    return prediction_before_run(
-        _SURVIVOR_PREDICTION,
-        prediction,
-        value=value,
-        guess=tr("a number", "一个数"),
-        kind=tr("a number", "一个数"),
-        correct=value is not None and math.isclose(value, 2.0, abs_tol=1e-4),
+check_survivor_prediction = prediction_checker(
+    "check_survivor_prediction",
+    PredictionBeforeRun(
+        name=tr("prediction: the value of a surviving entry", "预测：保留下来的元素的值"),
+        expected=2.0,
         right=tr(
             "right -- the next cell shows it; section 2 explains why.",
             "对了！下一个单元格会展示出来，第 2 节会解释原因。",
@@ -102,7 +92,10 @@ def check_survivor_prediction(prediction: object) -> CheckResult:
             "实际情况不是这样。运行下一个单元格，看看那些不为 0 的元素，"
             "再想一想：矩阵有一半被置零后，它的平均值会怎样？",
         ),
-    )
+        tol=1e-4,
+    ),
+    "Prediction: the survivors of ``nn.Dropout(0.5)`` on a 6x6 matrix of ones equal 2.",
+)
 
 
 check_dropout_scale = number_checker(
@@ -364,7 +357,7 @@ _PARAMETER_EXTRA = tr(
 def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> None:
     """Copy the book's weights into ``module`` by their names, or say which name is wrong."""
     if is_unwritten(module):
-        raise ContractError(UNWRITTEN_CLASS)
+        raise ContractError(UNWRITTEN_CLASS, todo=True)
     in_heads = _IN_EACH_HEAD if spec.heads else tr("", "")
     missing = _PARAMETER_MISSING + in_heads + tr(".", "。")
     load_by_names(module, reference, missing=missing, extra=_PARAMETER_EXTRA)
@@ -386,7 +379,7 @@ def _where(spec: CausalClass, sizes: tuple[int, ...], dropout: float) -> Text:
     d_in, d_out, context_length, b, T = sizes
     call = f"cls({', '.join(map(repr, spec.args(d_in, d_out, context_length, dropout)))})"
     shape = (b, T, d_in)
-    return tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
+    return on_x(call, shape)
 
 
 def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:

@@ -23,7 +23,13 @@ from ._build import (
     build_checker,
     pass_the_class,
 )
-from ._kinds import Number, count_prediction, number_checker, tensor_answer
+from ._kinds import (
+    Number,
+    PredictionBeforeRun,
+    number_checker,
+    prediction_checker,
+    tensor_answer,
+)
 from ._parse import not_a_whole_number
 from ._result import CheckResult, exercise, missing
 from .lesson04 import CausalClass, head_class_passed, head_contracts
@@ -83,17 +89,12 @@ check_wrapper_width = number_checker(
 )
 
 
-_MATMUL_PREDICTION = tr(
-    "prediction: matmul calls of a 2-head wrapper", "预测：2 个头的包装器调用矩阵乘法的次数"
-)
-
-
-@exercise(_MATMUL_PREDICTION)
-def check_matmul_prediction(prediction: object) -> CheckResult:
-    """Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper."""
-    return count_prediction(
-        _MATMUL_PREDICTION,
-        prediction,
+check_matmul_prediction = prediction_checker(
+    "check_matmul_prediction",
+    PredictionBeforeRun(
+        name=tr(
+            "prediction: matmul calls of a 2-head wrapper", "预测：2 个头的包装器调用矩阵乘法的次数"
+        ),
         expected=2 * (3 + 2),
         right=tr("right -- the next cell counts them.", "对了！下一个单元格会把它们数出来。"),
         wrong=tr(
@@ -102,7 +103,10 @@ def check_matmul_prediction(prediction: object) -> CheckResult:
             "实际情况不是这样。运行下一个单元格，然后在 CausalAttention.forward 里找出每一次 "
             "nn.Linear 调用和每一个 @。别忘了，包装器会运行每个头的 forward。",
         ),
-    )
+        whole=True,
+    ),
+    "Prediction: matmul calls (``linear`` + ``@``) in one forward pass of a 2-head wrapper.",
+)
 
 
 def _wrapper_output(num_heads: int = 3) -> torch.Tensor:

@@ -46,12 +46,19 @@ from ._build import (
     mask_note,
     name_mistake,
     no_gradient,
+    on_x,
     pass_the_class,
     rows_sum_to_one,
 )
-from ._kinds import Number, count_prediction, number_checker, tensor_answer
+from ._kinds import (
+    Number,
+    PredictionBeforeRun,
+    number_checker,
+    prediction_checker,
+    tensor_answer,
+)
 from ._parse import not_a_whole_number
-from ._result import CheckResult, exercise, fail, missing, unwritten
+from ._result import CheckResult, exercise, fail, missing
 
 __all__ = [
     "check_build_multihead",
@@ -299,18 +306,10 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
 # -- predict, then run ----------------------------------------------------------------------------
 
 
-_SPLIT_MATMUL_PREDICTION = tr(
-    "prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"
-)
-
-
-@exercise(_SPLIT_MATMUL_PREDICTION)
-def check_split_matmul_prediction(prediction: object) -> CheckResult:
-    """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
-    ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess."""
-    return count_prediction(
-        _SPLIT_MATMUL_PREDICTION,
-        prediction,
+check_split_matmul_prediction = prediction_checker(
+    "check_split_matmul_prediction",
+    PredictionBeforeRun(
+        name=tr("prediction: matmul calls with 12 heads", "预测：12 个头时调用矩阵乘法的次数"),
         expected=4 + 2,
         right=tr(
             "right -- the next cell shows it for 1, 2, 4 and 12 heads.",
@@ -323,7 +322,11 @@ def check_split_matmul_prediction(prediction: object) -> CheckResult:
             "每个 `nn.Linear` 和每个 `@` 各执行了几次。"
             "有哪一行是每个头都要执行一次的吗？",
         ),
-    )
+        whole=True,
+    ),
+    """Prediction: matmul calls (``linear`` + ``@``) of one forward pass of a 12-head
+    ``MultiHeadAttention``. The next cell of the lesson counts them; this only judges the guess.""",
+)
 
 
 # -- build it: the whole MultiHeadAttention class ------------------------------------------------
@@ -362,13 +365,11 @@ def _construct(
     return construct(cls, args, {"qkv_bias": qkv_bias})
 
 
-_PARAMETERS_NONE = unwritten(
-    tr(
-        "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
-        "__init__ (nn.Linear layers), then write forward following the table.",
-        "你的类还没有任何参数。请先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
-        "（都是 nn.Linear 层），再按照表格写 forward。",
-    )
+_PARAMETERS_NONE = tr(
+    "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
+    "__init__ (nn.Linear layers), then write forward following the table.",
+    "你的类还没有任何参数。请先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
+    "（都是 nn.Linear 层），再按照表格写 forward。",
 )
 _NO_OUT_PROJ = tr(
     "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
@@ -401,7 +402,7 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
     """Copy the reference's parameters into ``module`` by the book's names, checking them."""
     got = {name for name, _ in module.named_parameters()}
     if not got:
-        raise ContractError(_PARAMETERS_NONE)
+        raise ContractError(_PARAMETERS_NONE, todo=True)
     if "out_proj.weight" not in got:
         raise ContractError(_NO_OUT_PROJ)
     load_by_names(module, reference, missing=_PARAMETER_MISSING, extra=_PARAMETER_EXTRA)
@@ -509,7 +510,7 @@ def _equal_to_reference(cls: type) -> None:
     for index, (d_in, d_out, context_length, num_heads, b, T) in enumerate(_SIZES):
         call = f"cls({d_in}, {d_out}, {context_length}, 0.0, {num_heads})"
         shape = (b, T, d_in)
-        where = tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
+        where = on_x(call, shape)
         torch.manual_seed(100 + index)
         reference = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
         module = _construct(cls, d_in, d_out, context_length, 0.0, num_heads)

@@ -14,10 +14,10 @@ import numbers
 
 import torch
 
-from ..i18n import tr
+from ..i18n import Text, tr
 from ..inspection import head_entropy
-from ._kinds import tensor_answer
-from ._parse import expected_kind, is_bool, number
+from ._kinds import Number, number_checker, tensor_answer
+from ._parse import A_PER_HEAD_TENSOR, expected_kind, is_bool
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
@@ -26,70 +26,66 @@ ROW = (0.5, 0.25, 0.25, 0.0)  # the row of exercise 1
 
 
 _ROW_ENTROPY = tr("entropy of one row", "一行的熵")
+_ENTROPY = -sum(w * math.log(w) for w in ROW if w > 0)  # 1.5 log 2 = 1.0397
 
 
-@exercise(_ROW_ENTROPY)
-def check_row_entropy(answer: object) -> CheckResult:
-    """-sum w log w of [0.5, 0.25, 0.25, 0] in nats = 1.5 log 2 = 1.0397."""
-    name = _ROW_ENTROPY
-    expected = -sum(w * math.log(w) for w in ROW if w > 0)
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "a number: the entropy of the row, in nats",
-                "一个数：这一行的熵，单位是奈特（nat）",
-            ),
-        )
+def _nan_entropy(answer: object) -> Text | None:
+    """The hint for a NaN answer (a float, or a tensor holding one): 0 * log(0) was not 0."""
     if isinstance(answer, (float, torch.Tensor)) and bool(
         torch.isnan(torch.as_tensor(answer)).any()
     ):
-        return fail(
-            name,
-            tr(
-                "nan: 0 * log(0) must count as 0; skip the zeros or use torch.special.xlogy.",
-                "得到了 nan。0 * log(0) 必须按 0 计，"
-                "请跳过权重为 0 的项，或者用 `torch.special.xlogy`。",
-            ),
+        return tr(
+            "nan: 0 * log(0) must count as 0; skip the zeros or use torch.special.xlogy.",
+            "得到了 nan。0 * log(0) 必须按 0 计，"
+            "请跳过权重为 0 的项，或者用 `torch.special.xlogy`。",
         )
-    value = number(answer)
-    if value is None:
-        what = tr("a number (float or 0-d tensor)", "一个数（浮点数或 0 维张量）")
-        return fail(name, expected_kind(what, answer))
-    if abs(value - expected) < 1e-3:
-        return ok(
-            name,
-            tr(
-                f"correct: {expected:.4f} nats (= 1.5 * log 2).",
-                f"正确：{expected:.4f} 奈特（= 1.5 * log 2）。",
+    return None
+
+
+_A_ROW_ENTROPY = tr("a number (float or 0-d tensor)", "一个数（浮点数或 0 维张量）")
+
+check_row_entropy = number_checker(
+    "check_row_entropy",
+    Number(
+        name=_ROW_ENTROPY,
+        what=tr(
+            "a number: the entropy of the row, in nats",
+            "一个数：这一行的熵，单位是奈特（nat）",
+        ),
+        expected=_ENTROPY,
+        right=tr(
+            f"correct: {_ENTROPY:.4f} nats (= 1.5 * log 2).",
+            f"正确：{_ENTROPY:.4f} 奈特（= 1.5 * log 2）。",
+        ),
+        wrong=(
+            (
+                _ENTROPY / math.log(2),
+                tr(
+                    "that is in bits (log base 2); use the natural log, torch.log.",
+                    "这是以比特为单位（以 2 为底的对数），请用自然对数 `torch.log`。",
+                ),
             ),
-        )
-    if abs(value - expected / math.log(2)) < 1e-3:
-        return fail(
-            name,
-            tr(
-                "that is in bits (log base 2); use the natural log, torch.log.",
-                "这是以比特为单位（以 2 为底的对数），请用自然对数 `torch.log`。",
+            (
+                -_ENTROPY,
+                tr(
+                    "the sign: entropy is MINUS the sum of w * log(w), so it is >= 0.",
+                    "注意符号。熵是 w * log(w) 之和的相反数（前面有负号），所以它 >= 0。",
+                ),
             ),
-        )
-    if abs(value + expected) < 1e-3:
-        return fail(
-            name,
-            tr(
-                "the sign: entropy is MINUS the sum of w * log(w), so it is >= 0.",
-                "注意符号。熵是 w * log(w) 之和的相反数（前面有负号），所以它 >= 0。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
+        ),
+        otherwise=tr(
             "sum w * log(w) over the non-zero weights, then negate; 0 * log 0 counts as 0 "
             "(torch.special.xlogy(w, w) does that).",
             "对非零权重求 w * log(w) 之和，"
             "再取相反数。0 * log 0 按 0 计（`torch.special.xlogy(w, w)` 正是这样做的）"
             "。",
         ),
-    )
+        tol=1e-3,
+        kind=lambda answer: expected_kind(_A_ROW_ENTROPY, answer),
+        screen=_nan_entropy,
+    ),
+    "-sum w log w of [0.5, 0.25, 0.25, 0] in nats = 1.5 log 2 = 1.0397.",
+)
 
 
 _HEAD_ENTROPY = tr("entropy of every head", "每个头的熵")
@@ -147,7 +143,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
         name,
         answer,
         expected,
-        what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
+        what=A_PER_HEAD_TENSOR,
         hint=tr(
             "row entropy = -(w * log w).sum(dim=-1) with 0 log 0 = 0, then .mean(dim=-1).",
             "行熵 = -(w * log w).sum(dim=-1)，其中 0 log 0 = 0，然后再 `.mean(dim=-1)`。",

@@ -14,10 +14,10 @@ import math
 
 import torch
 
-from ..i18n import tr
+from ..i18n import Text, tr
 from ..training import IGNORE_INDEX, offset_attention
-from ._kinds import tensor_answer
-from ._parse import A_NUMBER, expected_kind, not_a_tensor, number
+from ._kinds import Near, Number, tensor_answer
+from ._parse import A_PER_HEAD_TENSOR, not_a_tensor
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
@@ -27,6 +27,58 @@ __all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"
 _INITIAL_LOSS = tr("loss of a uniform guess", "均匀猜测的损失")
 
 
+def _initial_loss_name(vocab_size: object) -> Text:
+    return tr(
+        f"loss of a uniform guess over {vocab_size} tokens",
+        f"在 {vocab_size} 个词元上均匀猜测的损失",
+    )
+
+
+def _initial_loss(vocab_size: int) -> Number:
+    """The exercise for ``vocab_size`` tokens: log(vocab_size) nats, to 1e-3."""
+    expected = math.log(vocab_size)
+    minus = tr(
+        "the loss is MINUS the log of the probability of the right token.",
+        "损失是正确词元概率的对数的相反数（前面有负号）。",
+    )
+    other_vocabulary = (
+        math.log(64),
+        tr(
+            f"that is log(64), the lesson's vocabulary; this one has {vocab_size}.",
+            f"这是 log(64)，对应的是本课的词表。这里的词表有 {vocab_size} 个词元。",
+        ),
+    )
+    return Number(
+        name=_initial_loss_name(vocab_size),
+        what=tr(
+            "a number: the loss you expect, in nats",
+            "一个数：你预计的损失，单位是奈特（nat）",
+        ),
+        expected=expected,
+        right=tr(
+            f"correct: log({vocab_size}) = {expected:.4f} nats.",
+            f"正确：log({vocab_size}) = {expected:.4f} 奈特。",
+        ),
+        wrong=(
+            (
+                Near(math.log2(vocab_size), 1e-3),
+                lambda value: tr(
+                    f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.",
+                    f"{value:.4g} 是以 2 为底的对数（比特），而 `cross_entropy` 用的是自然对数。",
+                ),
+            ),
+            (Near(1 / vocab_size, 1e-4), minus),
+            (-expected, minus),
+            *((other_vocabulary,) if vocab_size != 64 else ()),
+        ),
+        otherwise=tr(
+            f"cross-entropy = -log(p of the right token), and p = 1/{vocab_size} for every token.",
+            f"交叉熵 = -log(正确词元的 p)，而每个词元的 p 都是 1/{vocab_size}。",
+        ),
+        tol=1e-3,
+    )
+
+
 @exercise(_INITIAL_LOSS)
 def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
     """log(vocab_size): the loss when every token gets probability 1 / vocab_size.
@@ -34,69 +86,18 @@ def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
     Lesson 08 uses it twice: for a prediction before the first run (64 tokens, log 64 = 4.1589)
     and for the exercise (GPT-2's 50257 tokens).
     """
-    name = tr(
-        f"loss of a uniform guess over {vocab_size} tokens",
-        f"在 {vocab_size} 个词元上均匀猜测的损失",
-    )
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
         return fail(
-            name,
+            _initial_loss_name(vocab_size),
             tr(
                 f"vocab_size must be an int >= 2, got {vocab_size!r}.",
                 f"vocab_size 必须是不小于 2 的整数，收到的是 {vocab_size!r}。",
             ),
         )
-    expected = math.log(vocab_size)
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "a number: the loss you expect, in nats",
-                "一个数：你预计的损失，单位是奈特（nat）",
-            ),
-        )
-    value = number(answer)
-    if value is None:
-        return fail(name, expected_kind(A_NUMBER, answer))
-    if abs(value - expected) < 1e-3:
-        return ok(
-            name,
-            tr(
-                f"correct: log({vocab_size}) = {expected:.4f} nats.",
-                f"正确：log({vocab_size}) = {expected:.4f} 奈特。",
-            ),
-        )
-    if abs(value - math.log2(vocab_size)) < 1e-3:
-        return fail(
-            name,
-            tr(
-                f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.",
-                f"{value:.4g} 是以 2 为底的对数（比特），而 `cross_entropy` 用的是自然对数。",
-            ),
-        )
-    if abs(value - 1 / vocab_size) < 1e-4 or abs(value + expected) < 1e-3:
-        return fail(
-            name,
-            tr(
-                "the loss is MINUS the log of the probability of the right token.",
-                "损失是正确词元概率的对数的相反数（前面有负号）。",
-            ),
-        )
-    if vocab_size != 64 and abs(value - math.log(64)) < 1e-3:
-        return fail(
-            name,
-            tr(
-                f"that is log(64), the lesson's vocabulary; this one has {vocab_size}.",
-                f"这是 log(64)，对应的是本课的词表。这里的词表有 {vocab_size} 个词元。",
-            ),
-        )
-    return fail(
-        name,
-        tr(
-            f"cross-entropy = -log(p of the right token), and p = 1/{vocab_size} for every token.",
-            f"交叉熵 = -log(正确词元的 p)，而每个词元的 p 都是 1/{vocab_size}。",
-        ),
-    )
+    return _initial_loss(vocab_size).check(answer)
+
+
+check_initial_loss.spec = _initial_loss(64)  # type: ignore[attr-defined]
 
 
 def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:
@@ -199,7 +200,7 @@ def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> Che
         name,
         answer,
         expected,
-        what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
+        what=A_PER_HEAD_TENSOR,
         hint=tr(
             "torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1) gives (h, T - k); "
             "average it over the last dimension.",

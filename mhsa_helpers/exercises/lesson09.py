@@ -347,8 +347,6 @@ def _build(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) ->
 
 def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> Text | None:
     """What is missing or mis-shaped in the module's layers, or None if they are right."""
-    if is_unwritten(module):
-        return UNWRITTEN_CLASS
     qkv = getattr(module, "qkv", None)
     if not isinstance(qkv, nn.Linear):
         if any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES):
@@ -483,6 +481,8 @@ def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool, hi
 
 
 def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None:
+    if is_unwritten(module):
+        raise ContractError(UNWRITTEN_CLASS, todo=True)
     hint = _structure_hint(module, d_in, d_out, qkv_bias)
     if hint:
         raise ContractError(hint)

@@ -37,7 +37,6 @@ from ._build import (
 )
 from ._kinds import Mask, Number, mask_checker, number_checker
 from ._parse import A_PARAMETER_COUNT, expected_kind
-from ._result import unwritten
 
 __all__ = [
     "check_chunk_mask",
@@ -569,15 +568,14 @@ def _new_cache(cls: type, max_len: int) -> object:
         ) from None
     if not callable(getattr(cache, "append_and_attend", None)):
         raise ContractError(
-            unwritten(
-                tr(
-                    f"{cls.__name__} has no method `append_and_attend` yet: write it under "
-                    "`# YOUR CODE HERE`, then run the cell again.",
-                    f"{cls.__name__} 还没有 `append_and_attend` 方法。"
-                    "请在 `# 在这里写代码` 下面写好它，"
-                    "再运行这个单元格。",
-                )
-            )
+            tr(
+                f"{cls.__name__} has no method `append_and_attend` yet: write it under "
+                "`# YOUR CODE HERE`, then run the cell again.",
+                f"{cls.__name__} 还没有 `append_and_attend` 方法。"
+                "请在 `# 在这里写代码` 下面写好它，"
+                "再运行这个单元格。",
+            ),
+            todo=True,
         )
     return cache
 

@@ -27,8 +27,7 @@ from ._build import (
     call_forward,
 )
 from ._kinds import Mask, mask_checker
-from ._parse import plain_tensor
-from ._result import unwritten
+from ._parse import not_a_returned_tensor
 
 __all__ = ["check_hf_to_additive_mask", "check_left_padding_mask", "check_masked_softmax"]
 
@@ -484,18 +483,11 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     b, t = real.shape
     full = (b, 2, t, t)  # (b, h, T_q, T_k): what SDPA broadcasts the mask to
     keys = real[:, None, None, :].expand(full)  # True at the real keys
-    kind = type(got).__name__
     want = _dtype_name(dtype)
-    if not isinstance(got, torch.Tensor):
-        return tr(
-            f"your function returned {kind}, not a tensor.",
-            f"你的函数返回的是 {kind}，不是张量。",
-        )
-    if not plain_tensor(got):
-        return tr(
-            f"your function returned a {kind}; return a plain torch.Tensor.",
-            f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
-        )
+    not_plain = not_a_returned_tensor(got)
+    if not_plain is not None:
+        return not_plain
+    assert isinstance(got, torch.Tensor)
     if got.dtype == torch.bool:
         return tr(
             "a bool mask: SDPA would take it, but this exercise asks for the float mask that "
@@ -647,9 +639,6 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     return None
 
 
-_NOT_WRITTEN = unwritten(_NOT_WRITTEN_TEXT)
-
-
 def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
     """Every case in every dtype: the right mask, and the input left as it was."""
     for dtype in _DTYPES:
@@ -660,7 +649,7 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
             try:
                 got = fn(given, dtype)
             except NotImplementedError:
-                raise ContractError(_NOT_WRITTEN) from None
+                raise ContractError(_NOT_WRITTEN_TEXT, todo=True) from None
             except Exception as error:  # the learner's code may raise anything
                 kind = type(error).__name__
                 raised = tr(

@@ -23,6 +23,7 @@ from ..lm.text import PUNCTUATION
 from ..lm.training import CharLMRun, TextData
 from ._common import CheckResult, fail, missing, ok, tensor_answer
 from ._kinds import Number, number_checker
+from ._parse import A_PER_HEAD_TENSOR
 from ._result import exercise
 
 __all__ = [
@@ -229,7 +230,7 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
         name,
         answer,
         expected,
-        what=tr("a (num_heads,) tensor", "一个 (num_heads,) 张量"),
+        what=A_PER_HEAD_TENSOR,
         hint=tr(
             "these are not the heads' punctuation shares: each is a share of weight, between 0 "
             "and 1, on the keys in lm.PUNCTUATION only.",

@@ -433,7 +433,9 @@ def plot_qkv_projections(
     fig, axes = plt.subplots(
         3,
         3,
-        figsize=(2.2 + 0.55 * (d_in + 2 * d_out + 2), 7.2),
+        # The book's sizes (d_in 3, d_out 2) need about 9 x 9 inches for 600 px of drawn width:
+        # starting there, ``@legible`` lays the figure out once instead of three times.
+        figsize=(3.0 + 0.68 * (d_in + 2 * d_out + 2), 9.0),
         layout="constrained",
         dpi=_DPI,
         width_ratios=(d_in + 0.5, d_out + 0.5, d_out + 0.5),
