@@ -56,9 +56,11 @@ def test_script_first_steps_reproduce_the_recorded_losses(shipped, backend):
 
 
 def test_the_model_beats_every_count_table_and_has_its_recorded_validation_loss(shipped):
-    """Both on the first quarter of the validation text (342 windows), measured once."""
+    """Both on the first eighth of the validation text (171 windows of 64 characters), measured
+    once: the model's loss there is within 0.06 nats of the recorded one, and the trigram table's
+    is 0.56 nats above it."""
     data = lm.verse_data()
-    part = data.val_ids[: data.val_ids.numel() // 4]
+    part = data.val_ids[: data.val_ids.numel() // 8]
     model_loss = lm.validation_loss(shipped.model, part)
     # The recorded loss was measured in float32 before the float16 rounding of the saved weights.
     assert model_loss == pytest.approx(shipped.val_losses[-1][1], abs=0.1)

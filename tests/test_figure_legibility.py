@@ -17,6 +17,7 @@ import pytest
 import torch
 from figure_checks import (
     _close_figures,  # noqa: F401 (autouse fixture)
+    lay_out_shown,
     shown_width,
     tick_sizes,
 )
@@ -38,6 +39,24 @@ def test_the_fast_grid_labels_tokens_at_9_points_at_least(shape):
     assert min(t.get_fontsize() for t in labels) >= 9
     assert min(size for _, size in tick_sizes(fig)) >= 9  # the colour bar
     assert shown_width(fig) >= 600
+
+
+def test_the_laid_out_width_is_the_shown_png_s_width():
+    """``lay_out_shown`` (the figure laid out, not rasterised: what the figure tests measure)
+    gives the width of the PNG a notebook shows, to the pixel: one axes, and heads side by side
+    (each measured on a figure of its own, made at the lessons' 80 dpi: a second layout of the
+    same figure may move by a few pixels)."""
+    inputs = mh.book_inputs()  # (6, 3)
+    words = mh.book_words()
+    heads = torch.softmax(torch.randn(2, 6, 6), -1)  # (h, T, T)
+    figures = [
+        lambda: mh.plot_attention(torch.softmax(inputs @ inputs.T, -1), words, title="one"),
+        lambda: mh.plot_attention_heads(heads, words),
+    ]
+    for figure in figures:
+        with matplotlib.rc_context({"figure.dpi": 80}):
+            laid_out, shown = figure(), figure()
+        assert abs(lay_out_shown(laid_out) - shown_width(shown)) <= 1
 
 
 def test_an_axes_the_caller_passed_keeps_the_callers_figure():

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import io
 import logging
 import re
 import time
@@ -33,10 +32,11 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 from figure_checks import (
+    DPI,
     _close_figures,  # noqa: F401 (autouse fixture)
     alt_text_problem,
     assert_legible,
-    shown_png,
+    lay_out_shown,
 )
 from matplotlib import font_manager
 from matplotlib.figure import Figure, SubFigure
@@ -332,27 +332,25 @@ def drawn_text(fig: Figure) -> list[str]:
 
 
 def every_text(fig: Figure) -> list[str]:
-    """All the text of the figure once drawn (``drawn_text`` after drawing it)."""
-    fig.canvas.draw()
+    """All the text of the figure once drawn (``drawn_text`` after ``draw_silently``)."""
+    draw_silently(fig)
     return drawn_text(fig)
 
 
-def draw_silently(fig: Figure, *, shown: bool = False) -> bytes:
-    """Render to PNG with every warning an error (a missing glyph warns). ``shown``: as a
-    lesson shows it (``figure_checks.shown_png``: 80 dpi, cropped), to measure legibility on."""
+def draw_silently(fig: Figure) -> float:
+    """Lay the figure out as a lesson draws it (``figure_checks.lay_out_shown``: 80 dpi) with
+    every warning an error (a missing glyph warns when its text is laid out); returns the width
+    of the PNG a lesson would show, to measure legibility on."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        if shown:
-            return shown_png(fig)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=60)
-        return buffer.getvalue()
+        return lay_out_shown(fig)
 
 
 def build(name: str, lang: str, tokens: list[str] = WORDS) -> Figure:
+    """The figure ``name`` in ``lang``, made as a lesson makes it: at ``setup_lesson``'s 80 dpi."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with using_language(lang):
+        with using_language(lang), mpl.rc_context({"figure.dpi": DPI}):
             return FIGURES[name](list(tokens))
 
 
@@ -417,15 +415,15 @@ def _with_the_font(name: str) -> list[str]:
     the English figure's text."""
     english = build(name, "en")
     assert not (problem := alt_text_problem(describe(english), chinese=False)), (name, problem)
-    png = draw_silently(english, shown=True)
+    width = draw_silently(english)
     assert not [t for t in drawn_text(english) if CJK.search(t)], name
-    assert_legible(name, english, png)
+    assert_legible(name, english, width)
 
     chinese = build(name, "zh", CHINESE_WORDS if name in WITH_TOKENS else WORDS)
     with using_language("zh"):
         problem = alt_text_problem(describe(chinese), chinese=True)
     assert not problem, (name, problem)
-    png = draw_silently(chinese, shown=True)
+    width = draw_silently(chinese)
     main = titles(chinese) or [chinese.axes[0].get_xlabel()]  # plot_attention: caller's title
     assert main[0], f"{name} has no title"
     assert CJK.search(main[0]), f"{name}: {main[0]!r}"
@@ -436,7 +434,7 @@ def _with_the_font(name: str) -> list[str]:
             continue
         if re.search(r"[A-Za-z]{2,}", en):
             assert CJK.search(zh), f"{name}: {en!r} is not translated ({zh!r})"
-    assert_legible(name, chinese, png)
+    assert_legible(name, chinese, width)
     if name in WITH_TOKENS:  # the Chinese tokens, drawn with the CJK font
         assert any("旅程" in t for t in drawn_text(chinese)), name
     _ENGLISH_TEXT[name] = drawn_text(english)
