@@ -5,6 +5,7 @@ That the import loads no UI stack: ``test_environment.test_import_does_not_load_
 
 from __future__ import annotations
 
+import importlib
 import re
 import types
 from pathlib import Path
@@ -12,16 +13,20 @@ from pathlib import Path
 import mhsa_helpers as mh
 
 ROOT = Path(__file__).resolve().parents[1]
+SUBPACKAGES = ("attention", "exercises", "lm", "training", "ui", "ui.figures", "ui.explorers")
 
 
 def test_nothing_public_outside_all():
-    """No helper of ``__init__`` (importlib, version, annotations ...) leaks as a public name."""
+    """No helper of an ``__init__`` (importlib, version, annotations ...) leaks as a public name:
+    the package's, and each subpackage's (submodules aside: ``mh.attention``, ``ui.figures``)."""
+    packages = [mh, *(importlib.import_module(f"mhsa_helpers.{name}") for name in SUBPACKAGES)]
     leaked = [
-        name
-        for name in dir(mh)
+        f"{package.__name__}.{name}"
+        for package in packages
+        for name in dir(package)
         if not name.startswith("_")
-        and name not in mh.__all__
-        and not isinstance(getattr(mh, name), types.ModuleType)  # mh.attention, mh.ui ...
+        and name not in package.__all__
+        and not isinstance(getattr(package, name), types.ModuleType)
     ]
     assert leaked == []
     for name in ("annotations", "importlib", "version", "PackageNotFoundError"):

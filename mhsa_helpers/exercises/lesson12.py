@@ -21,10 +21,9 @@ from ..lm.baselines import CountTable
 from ..lm.generation import next_token_probs
 from ..lm.text import PUNCTUATION
 from ..lm.training import CharLMRun, TextData
-from ._common import CheckResult, fail, missing, ok, tensor_answer
-from ._kinds import Number, number_checker
+from ._kinds import Number, number_checker, tensor_answer
 from ._parse import A_PER_HEAD_TENSOR
-from ._result import exercise
+from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
     "check_cache_numbers",
