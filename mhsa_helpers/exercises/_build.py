@@ -70,6 +70,8 @@ __all__ = [
     "MODULE_FORWARD",
     "NOT_A_MODULE_CLASS",
     "PARAMETER_SHAPE",
+    "UNWRITTEN_CLASS",
+    "UNWRITTEN_FUNCTION",
     "BuildSpec",
     "ContractError",
     "ForwardTexts",
@@ -89,6 +91,7 @@ __all__ = [
     "function_answer",
     "gradients_reach",
     "head_forward",
+    "is_unwritten",
     "is_view_error",
     "load_by_names",
     "mask_note",
@@ -121,8 +124,13 @@ class ContractError(Exception):
 
 
 def fill(text: Text, **values: object) -> Text:
-    """``text`` with its ``{placeholders}`` filled in (``str.format``), in both languages."""
-    return replace(text, en=text.en.format(**values), zh=text.zh.format(**values))
+    """``text`` with its ``{placeholders}`` filled in (``str.format``), in both languages; a value
+    that is a ``Text`` itself (the name of an input, say) is filled in in each language."""
+
+    def side(lang: str) -> dict[str, object]:
+        return {k: v.get(lang) if isinstance(v, Text) else v for k, v in values.items()}
+
+    return replace(text, en=text.en.format(**side("en")), zh=text.zh.format(**side("zh")))
 
 
 def class_answer(
@@ -576,6 +584,14 @@ def on_x(call: str, shape: tuple[int, ...]) -> Text:
     """Where a class hint happened: ``call`` (e.g. ``cls(3, 2, 6, 0.0)``) run on x of ``shape``."""
     return tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
 
+
+#: The hint for a function that is still the stub: it raises ``NotImplementedError`` (lessons
+#: 01 and 11).
+UNWRITTEN_FUNCTION = tr(
+    "your function is not written yet: it raises NotImplementedError. Write its body, then "
+    "run the cell again.",
+    "你的函数还没有写好，它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
+)
 
 UNWRITTEN_CLASS = tr(
     "the class is not written yet: its constructor creates no layers. Write `__init__` and "

@@ -12,14 +12,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 import torch
 
 from ..data import book_inputs
 from ..i18n import Text, tr
-from ._build import function_answer
+from ._build import (
+    UNWRITTEN_FUNCTION,
+    BuildSpec,
+    ContractError,
+    ForwardTexts,
+    build_checker,
+    call_forward,
+)
 from ._kinds import Prediction, prediction_checker, tensor_answer
-from ._parse import not_a_returned_tensor
-from ._result import CheckResult, exercise, fail, ok, shown
+from ._result import CheckResult, exercise, shown
 
 __all__ = [
     "NEW_TOKEN_EMBEDDING",
@@ -129,69 +138,66 @@ _ROWS_CASES = (
 
 _SOFTMAX_ROWS = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
 
+_ROWS_CALL = ForwardTexts(
+    raised=tr(
+        "your function raised {kind}: {error} on {label}.",
+        "你的函数抛出了 {kind}：{error}，输入是{label}。",
+    ),
+    not_written=UNWRITTEN_FUNCTION,
+    not_tensor=tr(
+        "your function returned {kind}, not a tensor.", "你的函数返回的是 {kind}，不是张量。"
+    ),
+    subclass=tr(
+        "your function returned a {kind}; return a plain torch.Tensor.",
+        "你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
+    ),
+    shape=tr(
+        "on {label} it returned shape {got}, not {want}: keep one weight per score (keepdim=True "
+        "on the row max and the row sum).",
+        "在{label}上，它返回的形状是 {got}，而不是 {want}。每个分数都要对应一个权重"
+        "（求行最大值和行总和时都加上 keepdim=True）。",
+    ),
+)
 
-@exercise(_SOFTMAX_ROWS)
-def check_softmax_rows(answer: object) -> CheckResult:
-    """A function ``f(x)`` for a 2-D float32 ``x``: softmax of every row, finite on any scale."""
-    name = _SOFTMAX_ROWS
-    not_a_function = function_answer(answer, name, "softmax_rows")
-    if not_a_function is not None:
-        return not_a_function
-    assert callable(answer)
+
+def _row_max_dropped(label: Text) -> Callable[[RuntimeError, tuple[object, ...]], Text | None]:
+    """The reading of a size mismatch on ``label``: the row maximum lost its dimension."""
+
+    def read(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
+        if "size of tensor" not in str(error) and "must match" not in str(error):
+            return None
+        kind = type(error).__name__
+        return (
+            tr("on ", "在")
+            + label
+            + tr(
+                f" it raised {kind}: {error}. x.max(dim=-1) drops the row dimension; "
+                "keep it with keepdim=True so that it broadcasts per row.",
+                f"上，它抛出了 {kind}：{error}。"
+                "x.max(dim=-1) 会去掉行这一维，"
+                "用 keepdim=True 把这一维保留下来，"
+                "才能逐行广播。",
+            )
+        )
+
+    return read
+
+
+def _rows_on_every_case(fn: Callable[..., object]) -> None:
+    """``fn(x)`` is the row softmax of every case, finite at any scale."""
     for label, values in _ROWS_CASES:
         x = torch.tensor(values, dtype=torch.float32)
         expected = torch.softmax(x, dim=-1)
         on = tr("on ", "在") + label
-        try:
-            got = answer(x.clone())
-        except Exception as error:  # the learner's code may raise anything
-            kind = type(error).__name__
-            if "size of tensor" in str(error) or "must match" in str(error):
-                return fail(
-                    name,
-                    on
-                    + tr(
-                        f" it raised {kind}: {error}. x.max(dim=-1) drops the row dimension; "
-                        "keep it with keepdim=True so that it broadcasts per row.",
-                        f"上，它抛出了 {kind}：{error}。"
-                        "x.max(dim=-1) 会去掉行这一维，"
-                        "用 keepdim=True 把这一维保留下来，"
-                        "才能逐行广播。",
-                    ),
-                )
-            return fail(
-                name,
-                tr(
-                    f"your function raised {kind}: {error} on ",
-                    f"你的函数抛出了 {kind}：{error}，输入是",
-                )
-                + label
-                + tr(".", "。"),
-            )
-        not_plain = not_a_returned_tensor(got)
-        if not_plain is not None:
-            return fail(name, not_plain)
-        assert isinstance(got, torch.Tensor)
-        got_shape, x_shape = tuple(got.shape), tuple(x.shape)
-        if got_shape != x_shape:
-            return fail(
-                name,
-                on
-                + tr(
-                    f" it returned shape {got_shape}, not {x_shape}: "
-                    "keep one weight per score (keepdim=True on the row max and the row sum).",
-                    f"上，它返回的形状是 {got_shape}，而不是 {x_shape}。每个分数都要对应一个权重"
-                    "（求行最大值和行总和时都加上 keepdim=True）。",
-                ),
-            )
+        texts = replace(_ROWS_CALL, runtime=_row_max_dropped(label))
+        got = call_forward(fn, (x.clone(),), texts, want_shape=tuple(x.shape), label=label)
         if not torch.isfinite(got).all():
             shift = x - x.max()
             one_max = torch.exp(shift) / torch.exp(shift).sum(dim=-1, keepdim=True)
             naive = torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
             overflow = torch.isnan(naive).any() and torch.equal(got.isfinite(), naive.isfinite())
             if not overflow and torch.equal(got.isfinite(), one_max.isfinite()):
-                return fail(
-                    name,
+                raise ContractError(
                     on
                     + tr(
                         " it returned nan: one maximum for the whole matrix is not enough, "
@@ -203,8 +209,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                     ),
                 )
             values_got = shown(got.tolist())
-            return fail(
-                name,
+            raise ContractError(
                 on
                 + tr(
                     f" it returned {values_got}: exp overflowed. Subtract each row's "
@@ -214,8 +219,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
                 ),
             )
         if _close(got, torch.softmax(x, dim=0), atol=1e-6) and not _close(got, expected, 1e-6):
-            return fail(
-                name,
+            raise ContractError(
                 on
                 + tr(
                     " the columns sum to 1, not the rows: use dim=-1.",
@@ -224,8 +228,7 @@ def check_softmax_rows(answer: object) -> CheckResult:
             )
         if not _close(got, expected, atol=1e-6):
             values_got, values_want = shown(got.tolist()), shown(expected.tolist())
-            return fail(
-                name,
+            raise ContractError(
                 on
                 + tr(
                     f" it returned {values_got}, expected {values_want}: "
@@ -237,13 +240,22 @@ def check_softmax_rows(answer: object) -> CheckResult:
                     "。",
                 ),
             )
-    return ok(
-        name,
-        tr(
+
+
+check_softmax_rows = build_checker(
+    "check_softmax_rows",
+    BuildSpec(
+        name=_SOFTMAX_ROWS,
+        answer="function",
+        function_name="softmax_rows",
+        contracts=(_rows_on_every_case,),
+        passed=tr(
             "correct: every row sums to 1 and stays finite, whatever its scale.",
             "正确：无论数值多大，每一行的和都是 1，而且都是有限值。",
         ),
-    )
+    ),
+    """A function ``f(x)`` for a 2-D float32 ``x``: softmax of every row, finite on any scale.""",
+)
 
 
 _ATTENTION_RECEIVED = tr("attention each token receives", "每个词元得到的注意力")

@@ -20,6 +20,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..i18n import Text, tr
 from ._build import (
+    UNWRITTEN_FUNCTION,
     BuildSpec,
     ContractError,
     ForwardTexts,
@@ -196,14 +197,9 @@ def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
     ]
 
 
-_NOT_WRITTEN_TEXT = tr(
-    "your function is not written yet: it raises NotImplementedError. Write its body, then "
-    "run the cell again.",
-    "你的函数还没有写好，它抛出了 NotImplementedError。请写好函数体，再运行这个单元格。",
-)
 _FORWARD = ForwardTexts(
     raised=tr("your function raised {kind}: {error}.", "你的函数抛出了 {kind}：{error}。"),
-    not_written=_NOT_WRITTEN_TEXT,
+    not_written=UNWRITTEN_FUNCTION,
     not_tensor=tr(
         "your function returned {kind}, not a tensor of weights.",
         "你的函数返回的是 {kind}，不是权重张量。",
@@ -649,7 +645,7 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
             try:
                 got = fn(given, dtype)
             except NotImplementedError:
-                raise ContractError(_NOT_WRITTEN_TEXT, todo=True) from None
+                raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
             except Exception as error:  # the learner's code may raise anything
                 kind = type(error).__name__
                 raised = tr(

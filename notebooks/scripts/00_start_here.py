@@ -57,7 +57,7 @@
 #
 # | # | notebook | you build | key idea | time |
 # |---|---|---|---|---|
-# | 01 | `01_simplified_self_attention` | your own scores, softmax and context vectors; your own stable row softmax | attention = weighted average | 80 min |
+# | 01 | `01_simplified_self_attention` | your own scores, softmax and context vectors; your own stable row softmax | attention = weighted average | 95 min |
 # | 02 | `02_trainable_qkv` | your own `SelfAttentionV2` (the book's `SelfAttentionV1` is shown) | queries, keys, values (查询、键、值) | 90 min |
 # | 03 | `03_causal_attention` | your own causal weights, also with a sliding window | no peeking at the future (因果注意力); a weighted average of the past | 85 min |
 # | 04 | `04_dropout` | your own `CausalAttention`; dropout on context vectors by hand | dropout on attention weights (随机失活) | 100 min |
@@ -70,7 +70,7 @@
 # | 11 | `11_padded_batches` | a causal-and-padding mask; your own masked softmax; a Hugging Face mask turned into SDPA's additive mask, in any dtype | sentences of different lengths (填充掩码) | 90 min |
 # | 12 | `12_tiny_char_lm` | `FeedForward` and the `Block`; sampling probabilities; a model trained on the Song ci or your own text | a Transformer block around attention; the KV cache at work | 75 min |
 #
-# In all about 18 hours: a weekend, or two weeks of evenings.
+# In all about 19 hours: a weekend, or two weeks of evenings.
 #
 # Solutions to the exercises are in `solutions/` — try first, then compare.
 #

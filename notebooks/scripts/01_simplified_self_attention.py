@@ -28,8 +28,8 @@
 #    are not enough (the reason for lesson 02's queries and keys).
 #
 # **Prerequisites:** lesson 00 (`00_start_here`); Python, and what a matrix product is.
-# **Time:** about 80 minutes (reading, running 28 code cells, 1 prediction, 3 exercises; the rule
-# is in lesson 00).
+# **Time:** about 95 minutes (reading, running 28 code cells, 1 prediction, 2 exercises, 1
+# build-it; the rule is in lesson 00).
 #
 # **Shape contract:** inputs `(T, d_in) = (6, 3)` → scores and weights `(T, T) = (6, 6)` →
 # context vectors `(T, d_in) = (6, 3)`.

@@ -34,12 +34,12 @@
 #
 # **形状约定（shape contract）。** 书中示例 `journey.inputs` 的形状是 `(T, d_in) = (6, 3)`，即 6 个词元，每个词元有 3 个特征。
 
-# %% [markdown] en_hash="db746b1f86df"
+# %% [markdown] en_hash="5197da792bf0"
 # ## 课程地图
 #
 # | # | notebook | 你要构建的 | 核心思想 | 用时 |
 # |---|---|---|---|---|
-# | 01 | `01_simplified_self_attention` | 你自己算的分数、softmax 和上下文向量（context vector）；你自己的逐行稳定 softmax | 注意力 = 加权平均 | 80 分钟 |
+# | 01 | `01_simplified_self_attention` | 你自己算的分数、softmax 和上下文向量（context vector）；你自己的逐行稳定 softmax | 注意力 = 加权平均 | 95 分钟 |
 # | 02 | `02_trainable_qkv` | 你自己的 `SelfAttentionV2`（书中的 `SelfAttentionV1` 直接给出） | 查询、键、值（query, key, value） | 90 分钟 |
 # | 03 | `03_causal_attention` | 你自己的因果权重，也支持滑动窗口 | 不许偷看未来：因果注意力（causal attention）；对过去的加权平均 | 85 分钟 |
 # | 04 | `04_dropout` | 你自己的 `CausalAttention`；亲手对上下文向量做 dropout | 对注意力权重（attention weight）做 dropout（随机失活） | 100 分钟 |
@@ -52,7 +52,7 @@
 # | 11 | `11_padded_batches` | 因果加填充（padding）的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的加性掩码（任意 dtype） | 长短不一的句子（填充掩码） | 90 分钟 |
 # | 12 | `12_tiny_char_lm` | `FeedForward` 和 `Block`；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
 #
-# 合计约 18 小时，相当于一个周末，或者两周的晚上。
+# 合计约 19 小时，相当于一个周末，或者两周的晚上。
 #
 # 练习的参考答案放在 `solutions/` 里。请先自己做，再去对照。
 #

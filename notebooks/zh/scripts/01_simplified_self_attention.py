@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="3b5e5601adfd"
+# %% [markdown] en_hash="5eeb7a60aaf5"
 # # 01 · 简化的自注意力（simplified self-attention）
 #
 # **自注意力**（self-attention）让句子中的每个词元（token）都能看一看其他所有词元，从中取来自己需要的信息。这一课还没有可训练权重（trainable weights），只用原始的嵌入（embedding）来计算注意力。《从零构建大模型》（*Build a Large Language Model (From Scratch)*）第 3 章开头就是这样做的，我们还会把每一个数都与书中印出的数核对一遍。
@@ -21,7 +21,7 @@
 #
 # **预备知识。** 第 00 课（`00_start_here`）、Python 和矩阵乘法的概念。
 #
-# **用时：** 约 80 分钟（阅读、运行 28 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
+# **用时：** 约 95 分钟（阅读、运行 28 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）。** 输入 `(T, d_in) = (6, 3)` → 分数和权重 `(T, T) = (6, 6)` → 上下文向量 `(T, d_in) = (6, 3)`。
 
