@@ -27,12 +27,14 @@ from ._build import (
     BuildSpec,
     ContractError,
     ForwardTexts,
+    agrees,
     build_checker,
     call_forward,
     construct,
     forward_on_copy,
     gradients_reach,
     is_unwritten,
+    rows_sum_to_one,
 )
 from ._kinds import Prediction, prediction_checker, tensor_answer
 from ._parse import plain_tensor
@@ -374,12 +376,6 @@ _NOT_A_CLASS = tr(
 )
 
 
-def _require(problem: Text | None) -> None:
-    """Stop at ``problem`` (the hint of a contract that failed), if there is one."""
-    if problem is not None:
-        raise ContractError(problem)
-
-
 _CONSTRUCT = {
     "raised": tr("{name}({args}) raised {kind}: {error}", "{name}({args}) 抛出了 {kind}：{error}"),
     "not_module": tr(
@@ -506,8 +502,8 @@ def _at_every_size(cls: type) -> None:
                         "最后 attn_weights @ values。",
                     )
                 )
-        _require(_same_in_eval_mode(module, x, want))
-        _require(_rows_sum_to_one(module, d_in, d_out, T))
+        _same_in_eval_mode(module, x, want)
+        _rows_sum_to_one(module, d_in, d_out, T)
         if T > 1:
             _gradients_reach_every_parameter(module, x)
 
@@ -532,7 +528,7 @@ def _bias_works(cls: type) -> None:
                 "qkv_bias=True 时三个层都应该有偏置，即 bias=qkv_bias。",
             )
         )
-    _require(_biases_are_used(biased))
+    _biases_are_used(biased)
 
 
 _BUILD_SIZES_SHOWN = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
@@ -562,7 +558,7 @@ check_build_self_attention = build_checker(
 )
 
 
-def _biases_are_used(module: nn.Module) -> Text | None:
+def _biases_are_used(module: nn.Module) -> None:
     """With non-zero biases the output equals the book's class, and every bias gets a gradient.
 
     (A key bias shifts all of one query's scores alike, so the softmax hides it: only its
@@ -575,12 +571,12 @@ def _biases_are_used(module: nn.Module) -> Text | None:
     try:
         module.load_state_dict(ref.state_dict())
     except Exception:  # extra parameters, already named for qkv_bias=False
-        return None
+        return
     x = torch.rand(6, 3)  # (T, d_in)
     module.zero_grad(set_to_none=True)
     out, changed = forward_on_copy(module, x)
     if changed:
-        return INPUT_CHANGED
+        raise ContractError(INPUT_CHANGED)
     with torch.no_grad():
         want = ref(x)  # (T, d_out)
     unused = tr(
@@ -588,34 +584,44 @@ def _biases_are_used(module: nn.Module) -> Text | None:
         "当 qkv_bias=True 且偏置不为零时，",
     )
     if not isinstance(out, torch.Tensor) or not plain_tensor(out) or out.shape != want.shape:
-        return unused + tr(
-            "forward no longer returns the (T, d_out) context vectors.",
-            "forward 不再返回形状为 (T, d_out) 的上下文向量。",
+        raise ContractError(
+            unused
+            + tr(
+                "forward no longer returns the (T, d_out) context vectors.",
+                "forward 不再返回形状为 (T, d_out) 的上下文向量。",
+            )
         )
-    if not torch.allclose(out.detach(), want, atol=1e-5, rtol=0):
-        return unused + tr(
+    agrees(
+        out.detach(),
+        want,
+        unused
+        + tr(
             "the output differs from mh.SelfAttentionV2 holding the same weights and biases: "
             "call the layers themselves (self.W_query(x)), not x @ self.W_query.weight.T, "
             "which leaves the bias out.",
             "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致。"
             "请直接调用这些层，如 self.W_query(x)。"
             "写成 x @ self.W_query.weight.T 会漏掉偏置。",
-        )
+        ),
+        rtol=0,
+    )
     (out * torch.rand(out.shape)).sum().backward()
     for n in _NAMES:
         if getattr(module, n).bias.grad is None:
-            return unused + tr(
-                f"{n}.bias gets no gradient, so forward never uses it: call the layer itself "
-                f"(self.{n}(x)), not x @ self.{n}.weight.T.",
-                f"{n}.bias 没有得到梯度，说明 forward 根本没有用到它。"
-                f"请直接调用这个层，即 self.{n}(x)，"
-                f"而不是 x @ self.{n}.weight.T。",
+            raise ContractError(
+                unused
+                + tr(
+                    f"{n}.bias gets no gradient, so forward never uses it: call the layer itself "
+                    f"(self.{n}(x)), not x @ self.{n}.weight.T.",
+                    f"{n}.bias 没有得到梯度，说明 forward 根本没有用到它。"
+                    f"请直接调用这个层，即 self.{n}(x)，"
+                    f"而不是 x @ self.{n}.weight.T。",
+                )
             )
     module.zero_grad(set_to_none=True)
-    return None
 
 
-def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> Text | None:
+def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> None:
     """SelfAttentionV2 has no dropout: ``.eval()`` must not change what forward computes."""
     module.eval()
     try:
@@ -626,23 +632,27 @@ def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -
     if not (plain_tensor(got) and tuple(got.shape) == tuple(want.shape)) or not torch.allclose(
         got, want, atol=1e-5, rtol=0
     ):
-        return tr(
-            "after module.eval() the output changes (or is no longer right): SelfAttentionV2 has "
-            "no dropout and no train/eval difference; forward must not depend on self.training.",
-            "调用 module.eval() 之后，"
-            "输出变了（或者不再正确）。SelfAttentionV2 没有 dropout，"
-            "训练模式和评估模式没有区别，forward 不能依赖 self.training。",
+        raise ContractError(
+            tr(
+                "after module.eval() the output changes (or is no longer right): SelfAttentionV2 "
+                "has no dropout and no train/eval difference; forward must not depend on "
+                "self.training.",
+                "调用 module.eval() 之后，"
+                "输出变了（或者不再正确）。SelfAttentionV2 没有 dropout，"
+                "训练模式和评估模式没有区别，forward 不能依赖 self.training。",
+            )
         )
-    return None
 
 
-def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> Text | None:
+def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> None:
     """Values that are all 1 make every context entry equal the row sum of the weights."""
     x = torch.rand(T, d_in)
     x[:, 0] = 1.0  # (T, d_in), first feature constant
     W_value = module.W_value
     if not isinstance(W_value, nn.Linear):
-        return tr("self.W_value must be an nn.Linear.", "self.W_value 必须是 nn.Linear。")
+        raise ContractError(
+            tr("self.W_value must be an nn.Linear.", "self.W_value 必须是 nn.Linear。")
+        )
     with torch.no_grad():
         saved = W_value.weight.detach().clone()
         W_value.weight.zero_()
@@ -651,12 +661,13 @@ def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> Text |
             out = module(x)  # (T, d_out): the row sums of the attention weights
         finally:
             W_value.weight.copy_(saved)
-    if not plain_tensor(out) or not torch.allclose(out, torch.ones(T, d_out), atol=1e-5):
-        return tr(
-            "when every value is 1 the output should be all ones: the weights' rows must sum to 1.",
-            "当每个值都是 1 时，输出应该全是 1。注意力权重的每一行之和必须为 1。",
-        )
-    return None
+    rows = tr(
+        "when every value is 1 the output should be all ones: the weights' rows must sum to 1.",
+        "当每个值都是 1 时，输出应该全是 1。注意力权重的每一行之和必须为 1。",
+    )
+    if not plain_tensor(out) or out.shape != (T, d_out):
+        raise ContractError(rows)
+    rows_sum_to_one(out, rows, rtol=1e-5)
 
 
 def _gradients_reach_every_parameter(module: nn.Module, x: torch.Tensor) -> None:

@@ -26,6 +26,7 @@ from ._build import (
     BuildSpec,
     ContractError,
     ForwardTexts,
+    agrees,
     build_checker,
     call_forward,
     rows_sum_to_one,
@@ -396,9 +397,7 @@ def _on_every_case(fn: Callable[..., object]) -> None:
     for label, scores in _cases():
         on = tr("on ", "在") + label
         _judge(_weights(fn, scores, on), scores, on)
-        problem = _causality(fn, scores, on)
-        if problem is not None:
-            raise ContractError(problem)
+        _causality(fn, scores, on)
 
 
 def _hidden(T: int, window: int | None) -> torch.Tensor:
@@ -546,23 +545,29 @@ check_build_causal_weights = build_checker(
 )
 
 
-def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
+def _causality(fn: object, scores: torch.Tensor, on: Text) -> None:
     """Changing a future score changes nothing; no gradient flows to a future score.
 
     ``on`` names the input ("on a (4, 4) matrix"); the hints start with it.
     """
     T = scores.shape[-1]
     if T < 2:
-        return None
+        return
     before = fn(scores.clone()).detach()  # type: ignore[operator]
     changed = scores.clone()
     changed[..., 0, T - 1] += 10.0  # the first query's score of the last key: the future
     after = fn(changed).detach()  # type: ignore[operator]
-    if not torch.allclose(before, after, atol=1e-6, rtol=0):
-        return on + tr(
+    agrees(
+        after,
+        before,
+        on
+        + tr(
             " changing a future score changed the weights: the future leaks in.",
             "上，改动一个未来的分数后，注意力权重变了，说明未来的信息泄露进来了。",
-        )
+        ),
+        atol=1e-6,
+        rtol=0,
+    )
     no_gradient = tr(
         "no gradient reaches the scores: do not detach them or use torch.no_grad().",
         "没有梯度传到注意力分数。不要对它们 detach，也不要用 torch.no_grad()。",
@@ -570,22 +575,27 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> Text | None:
     leaf = scores.clone().requires_grad_(True)
     weights = fn(leaf)  # type: ignore[operator]
     if not weights.requires_grad:
-        return no_gradient
+        raise ContractError(no_gradient)
     weights_grad = torch.rand(weights.shape, generator=torch.Generator().manual_seed(0))
     (weights * weights_grad).sum().backward()
     grad = leaf.grad
     if grad is None:
-        return no_gradient
+        raise ContractError(no_gradient)
     future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     if not torch.isfinite(grad).all():
-        return on + tr(
-            " the gradient of the scores is not finite.", "上，注意力分数的梯度不是有限值。"
+        raise ContractError(
+            on
+            + tr(" the gradient of the scores is not finite.", "上，注意力分数的梯度不是有限值。")
         )
     if grad[..., future].abs().max() > 1e-6:
-        return on + tr(
-            " gradient flows into future scores: they must not influence anything.",
-            "上，有梯度流进了未来的分数。它们不应该影响任何结果。",
+        raise ContractError(
+            on
+            + tr(
+                " gradient flows into future scores: they must not influence anything.",
+                "上，有梯度流进了未来的分数。它们不应该影响任何结果。",
+            )
         )
     if grad[..., ~future].abs().sum() == 0:
-        return on + tr(" no gradient reaches the past scores.", "上，没有梯度传到过去的分数。")
-    return None
+        raise ContractError(
+            on + tr(" no gradient reaches the past scores.", "上，没有梯度传到过去的分数。")
+        )

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -28,7 +29,6 @@ from ._build import (
     call_forward,
 )
 from ._kinds import Mask, mask_checker
-from ._parse import not_a_returned_tensor
 
 __all__ = ["check_hf_to_additive_mask", "check_left_padding_mask", "check_masked_softmax"]
 
@@ -473,17 +473,16 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtype) -> Text | None:
-    """What is wrong with ``got`` as the additive mask in ``dtype`` for ``attention_mask``."""
+def _judge_additive(
+    got: torch.Tensor, attention_mask: torch.Tensor, dtype: torch.dtype
+) -> Text | None:
+    """What is wrong with ``got`` (a plain tensor) as the additive mask in ``dtype`` for
+    ``attention_mask``, or None."""
     real = attention_mask.bool()  # (b, T): True = a real token
     b, t = real.shape
     full = (b, 2, t, t)  # (b, h, T_q, T_k): what SDPA broadcasts the mask to
     keys = real[:, None, None, :].expand(full)  # True at the real keys
     want = _dtype_name(dtype)
-    not_plain = not_a_returned_tensor(got)
-    if not_plain is not None:
-        return not_plain
-    assert isinstance(got, torch.Tensor)
     if got.dtype == torch.bool:
         return tr(
             "a bool mask: SDPA would take it, but this exercise asks for the float mask that "
@@ -635,40 +634,54 @@ def _judge_additive(got: object, attention_mask: torch.Tensor, dtype: torch.dtyp
     return None
 
 
+#: One call of the learner's ``hf_to_additive``; ``{on}`` names the case and the dtype.
+_ADDITIVE_CALL = ForwardTexts(
+    raised=tr("{on}your function raised {kind}: {error}.", "{on}你的函数抛出了 {kind}：{error}。"),
+    not_written=UNWRITTEN_FUNCTION,
+    input_changed=tr(
+        "{on}your function changed the attention_mask it was given (an in-place operation); "
+        "build a new tensor instead.",
+        "{on}你的函数修改了传入的 attention_mask（原地操作），请新建一个张量。",
+    ),
+    not_tensor=tr(
+        "{on}your function returned {kind}, not a tensor.",
+        "{on}你的函数返回的是 {kind}，不是张量。",
+    ),
+    subclass=tr(
+        "{on}your function returned a {kind}; return a plain torch.Tensor.",
+        "{on}你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
+    ),
+)
+
+
+def _overflow(
+    on: Text, dtype: torch.dtype
+) -> Callable[[RuntimeError, tuple[object, ...]], Text | None]:
+    """The reading of an error that says "overflow": a constant that does not fit in ``dtype``."""
+    name = _dtype_name(dtype)
+
+    def read(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
+        if "overflow" not in str(error):
+            return None
+        kind = type(error).__name__
+        return on + tr(
+            f"your function raised {kind}: {error}. A constant such as -1e9 lies below {name}'s "
+            f"lowest finite number ({torch.finfo(dtype).min:.6g}) and does not fit in a {name}.",
+            f"你的函数抛出了 {kind}：{error}。像 -1e9 这样的常数比 {name} 最小的有限数"
+            f"（{torch.finfo(dtype).min:.6g}）还小，放不进 {name}。",
+        )
+
+    return read
+
+
 def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
     """Every case in every dtype: the right mask, and the input left as it was."""
     for dtype in _DTYPES:
         for label, attention_mask in _hf_cases():
             name = _dtype_name(dtype)
             on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
-            given = attention_mask.clone()
-            try:
-                got = fn(given, dtype)
-            except NotImplementedError:
-                raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
-            except Exception as error:  # the learner's code may raise anything
-                kind = type(error).__name__
-                raised = tr(
-                    f"your function raised {kind}: {error}.",
-                    f"你的函数抛出了 {kind}：{error}。",
-                )
-                if "overflow" in str(error):
-                    raised += tr(
-                        f" A constant such as -1e9 lies below {name}'s lowest finite number "
-                        f"({torch.finfo(dtype).min:.6g}) and does not fit in a {name}.",
-                        f"像 -1e9 这样的常数比 {name} 最小的有限数（{torch.finfo(dtype).min:.6g}）"
-                        f"还小，放不进 {name}。",
-                    )
-                raise ContractError(on + raised) from None
-            if not torch.equal(given, attention_mask):
-                raise ContractError(
-                    on
-                    + tr(
-                        "your function changed the attention_mask it was given (an in-place "
-                        "operation); build a new tensor instead.",
-                        "你的函数修改了传入的 attention_mask（原地操作），请新建一个张量。",
-                    )
-                )
+            texts = replace(_ADDITIVE_CALL, runtime=_overflow(on, dtype))
+            got = call_forward(fn, (attention_mask, dtype), texts, on=on)
             try:
                 problem = _judge_additive(got, attention_mask, dtype)
             except Exception as error:  # a hostile tensor may break a comparison
