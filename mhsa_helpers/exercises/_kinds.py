@@ -36,6 +36,7 @@ __all__ = [
     "Number",
     "Prediction",
     "PredictionBeforeRun",
+    "TensorMatch",
     "mask_answer",
     "mask_checker",
     "number_checker",
@@ -119,6 +120,10 @@ def number_checker(python_name: str, spec: Number, doc: str) -> Callable[[object
     return spec_checker(python_name, spec, doc, keep_as="spec")
 
 
+#: A known wrong tensor answer: the tensor it equals, or a test of the answer (float64, CPU).
+TensorMatch = torch.Tensor | Callable[[torch.Tensor], bool]
+
+
 def tensor_answer(
     exercise: Text,
     answer: Any,
@@ -128,11 +133,15 @@ def tensor_answer(
     hint: Callable[[torch.Tensor], Text] | Text,
     atol: float = 1e-4,
     shapes: tuple[tuple[tuple[int, ...], Text], ...] = (),
+    wrong: Sequence[tuple[TensorMatch, Text]] = (),
 ) -> CheckResult:
     """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``).
 
     ``shapes``: known wrong shapes (e.g. the whole matrix instead of one row of it), each
-    ``(shape, hint)`` tried, for any tensor, before the other tests.
+    ``(shape, hint)`` tried, for any tensor, before the other tests. ``wrong``: known wrong
+    answers, each ``(tensor or test, hint)`` tried in order for an answer of the right shape whose
+    values differ (a tensor matches to ``atol``); anything else gets ``hint`` (a text, or a
+    function of the answer).
     """
     if answer is None:
         return missing(exercise, what)
@@ -155,9 +164,19 @@ def tensor_answer(
         )
     got = answer.detach().to(torch.float64).cpu()
     want = expected.detach().to(torch.float64).cpu()
-    if not torch.allclose(got, want, atol=atol, rtol=0):
-        return fail(exercise, hint(answer) if callable(hint) else hint)
-    return ok(exercise)
+    if torch.allclose(got, want, atol=atol, rtol=0):
+        return ok(exercise)
+    for match, wrong_hint in wrong:
+        if _tensor_matches(got, match, atol):
+            return fail(exercise, wrong_hint)
+    return fail(exercise, hint(answer) if callable(hint) else hint)
+
+
+def _tensor_matches(got: torch.Tensor, match: TensorMatch, atol: float) -> bool:
+    if callable(match) and not isinstance(match, torch.Tensor):
+        return bool(match(got))
+    known = match.detach().to(torch.float64).cpu()
+    return known.shape == got.shape and torch.allclose(got, known, atol=atol, rtol=0)
 
 
 def mask_answer(

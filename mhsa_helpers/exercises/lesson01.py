@@ -63,44 +63,53 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
     scores = seven @ new  # (7,)
     expected = torch.softmax(scores, dim=0) @ seven  # (3,)
 
-    def hint(got: torch.Tensor) -> Text:
-        six_scores = inputs @ new  # (6,)
-        if _close(got, torch.softmax(six_scores, dim=0) @ inputs):
-            return tr(
-                "you mixed only the book's six tokens: 'forward' is part of the sentence too, "
-                "so stack it under them first (torch.cat) and let it attend to all seven.",
-                "你只混合了书中的 6 个词元。'forward' 也是句子的一部分，"
-                "先用 torch.cat 把它接在它们下面，"
-                "再让它关注全部 7 个词元。",
-            )
-        if _close(got, (scores / scores.sum()) @ seven):
-            return tr(
-                "you used sum normalization; use torch.softmax(scores, dim=0) for the weights.",
-                "你用的是除以总和的归一化，权重请用 torch.softmax(scores, dim=0) 计算。",
-            )
-        if _close(got, scores @ seven):
-            return tr(
-                "the scores are not normalized yet: apply torch.softmax before the weighted sum.",
-                "注意力分数还没有归一化。求加权和之前先做 torch.softmax。",
-            )
-        if _close(got, new):
-            return tr(
-                "that is the embedding of 'forward' itself; its context vector mixes all seven.",
-                "这是 'forward' 自己的嵌入向量，它的上下文向量要混合全部 7 个词元。",
-            )
-        return tr(
-            "stack the seven embeddings (7, 3), score them against 'forward', softmax the "
-            "seven scores, then take the weighted sum of the seven embeddings.",
-            "把 7 个嵌入向量堆成 (7, 3)，分别与 'forward' 求点积得到注意力分数，"
-            "对这 7 个分数做 softmax，再对 7 个嵌入向量求加权和。",
-        )
-
+    six_scores = inputs @ new  # (6,)
     return tensor_answer(
         name,
         answer,
         expected,
         what=tr("a tensor: the context vector of the new token", "一个张量：新词元的上下文向量"),
-        hint=hint,
+        wrong=(
+            (
+                torch.softmax(six_scores, dim=0) @ inputs,
+                tr(
+                    "you mixed only the book's six tokens: 'forward' is part of the sentence "
+                    "too, so stack it under them first (torch.cat) and let it attend to all seven.",
+                    "你只混合了书中的 6 个词元。'forward' 也是句子的一部分，"
+                    "先用 torch.cat 把它接在它们下面，"
+                    "再让它关注全部 7 个词元。",
+                ),
+            ),
+            (
+                (scores / scores.sum()) @ seven,
+                tr(
+                    "you used sum normalization; use torch.softmax(scores, dim=0) for the weights.",
+                    "你用的是除以总和的归一化，权重请用 torch.softmax(scores, dim=0) 计算。",
+                ),
+            ),
+            (
+                scores @ seven,
+                tr(
+                    "the scores are not normalized yet: apply torch.softmax before the weighted "
+                    "sum.",
+                    "注意力分数还没有归一化。求加权和之前先做 torch.softmax。",
+                ),
+            ),
+            (
+                new,
+                tr(
+                    "that is the embedding of 'forward' itself; its context vector mixes all "
+                    "seven.",
+                    "这是 'forward' 自己的嵌入向量，它的上下文向量要混合全部 7 个词元。",
+                ),
+            ),
+        ),
+        hint=tr(
+            "stack the seven embeddings (7, 3), score them against 'forward', softmax the "
+            "seven scores, then take the weighted sum of the seven embeddings.",
+            "把 7 个嵌入向量堆成 (7, 3)，分别与 'forward' 求点积得到注意力分数，"
+            "对这 7 个分数做 softmax，再对 7 个嵌入向量求加权和。",
+        ),
         shapes=(
             (
                 (7, 3),
@@ -269,31 +278,34 @@ def check_attention_received(answer: object) -> CheckResult:
     scores = inputs @ inputs.T  # (6, 6)
     attn_weights = torch.softmax(scores, dim=-1)  # (6, 6)
 
-    def hint(got: torch.Tensor) -> Text:
-        if _close(got, attn_weights.sum(dim=-1)):
-            return tr(
-                "those are the row sums (dim=-1): what each token GIVES, always 1. What a token "
-                "receives is in its column: sum over the queries, dim=0.",
-                "这是每一行的和（dim=-1），即每个词元分给别人的注意力，"
-                "总是 1。一个词元得到的注意力在它那一列，"
-                "要对所有查询求和，即 dim=0。",
-            )
-        if _close(got, scores.sum(dim=0)):
-            return tr(
-                "those are sums of the raw scores; sum the softmax weights instead.",
-                "这是原始注意力分数的和，请改为对 softmax 之后的注意力权重求和。",
-            )
-        return tr(
-            "attn_weights.sum(dim=0): column j adds up what every query gives to token j.",
-            "attn_weights.sum(dim=0)：第 j 列把每个查询给词元 j 的权重加在一起。",
-        )
-
     return tensor_answer(
         name,
         answer,
         attn_weights.sum(dim=0),
         what=tr("a tensor: one number per token", "一个张量：每个词元一个数"),
-        hint=hint,
+        wrong=(
+            (
+                attn_weights.sum(dim=-1),
+                tr(
+                    "those are the row sums (dim=-1): what each token GIVES, always 1. What a "
+                    "token receives is in its column: sum over the queries, dim=0.",
+                    "这是每一行的和（dim=-1），即每个词元分给别人的注意力，"
+                    "总是 1。一个词元得到的注意力在它那一列，"
+                    "要对所有查询求和，即 dim=0。",
+                ),
+            ),
+            (
+                scores.sum(dim=0),
+                tr(
+                    "those are sums of the raw scores; sum the softmax weights instead.",
+                    "这是原始注意力分数的和，请改为对 softmax 之后的注意力权重求和。",
+                ),
+            ),
+        ),
+        hint=tr(
+            "attn_weights.sum(dim=0): column j adds up what every query gives to token j.",
+            "attn_weights.sum(dim=0)：第 j 列把每个查询给词元 j 的权重加在一起。",
+        ),
     )
 
 

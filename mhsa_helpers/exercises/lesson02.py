@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from ..attention.self_attention import SelfAttentionV2
-from ..data import book_inputs
+from ..data import book_inputs, book_words
 from ..i18n import Text, tr
 from ._build import (
     INPUT_CHANGED,
@@ -75,40 +75,48 @@ def check_attn_weights_3(answer: object) -> CheckResult:
     d_k = keys.shape[-1]
     weights = torch.softmax(scores / d_k**0.5, dim=-1)  # (6, 6)
 
-    def close(got: torch.Tensor, want: torch.Tensor) -> bool:
-        got = got.detach().to(torch.float64)
-        return torch.allclose(got, want.to(torch.float64), atol=1e-4, rtol=0)
-
-    def hint(got: torch.Tensor) -> Text:
-        if close(got, torch.softmax(scores[2], dim=-1)):
-            return tr(
-                "not scaled: divide the scores by d_k**0.5 before the softmax.",
-                "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
-            )
-        if close(got, scores[2]) or close(got, scores[2] / d_k**0.5):
-            return tr(
-                "those are scores; apply torch.softmax(..., dim=-1) to turn them into weights.",
-                "这些是注意力分数，用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
-            )
-        for row, word in enumerate(["Your", "journey", "starts", "with", "one", "step"]):
-            if row != 2 and close(got, weights[row]):
-                return tr(
-                    f"that is the row of '{word}'; 'starts' is x(3) = inputs[2].",
-                    f"这是 '{word}' 那一行。'starts' 是 x(3) = inputs[2]。",
-                )
-        return tr(
-            "query_3 = inputs[2] @ W_query; scores = query_3 @ keys.T; "
-            "torch.softmax(scores / d_k**0.5, dim=-1), with the seed-123 W_query and W_key.",
-            "用随机种子 123 得到的 W_query 和 W_key 依次计算 query_3 = inputs[2] @ W_query、"
-            "scores = query_3 @ keys.T 和 torch.softmax(scores / d_k**0.5, dim=-1)。",
-        )
-
+    others = [(row, word) for row, word in enumerate(book_words()) if row != 2]
     return tensor_answer(
         name,
         answer,
         weights[2],
         what=tr("a tensor: one weight per token", "一个张量：每个词元一个权重"),
-        hint=hint,
+        wrong=(
+            (
+                torch.softmax(scores[2], dim=-1),
+                tr(
+                    "not scaled: divide the scores by d_k**0.5 before the softmax.",
+                    "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
+                ),
+            ),
+            *(
+                (
+                    raw,
+                    tr(
+                        "those are scores; apply torch.softmax(..., dim=-1) to turn them into "
+                        "weights.",
+                        "这些是注意力分数，用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
+                    ),
+                )
+                for raw in (scores[2], scores[2] / d_k**0.5)
+            ),
+            *(
+                (
+                    weights[row],
+                    tr(
+                        f"that is the row of '{word}'; 'starts' is x(3) = inputs[2].",
+                        f"这是 '{word}' 那一行。'starts' 是 x(3) = inputs[2]。",
+                    ),
+                )
+                for row, word in others
+            ),
+        ),
+        hint=tr(
+            "query_3 = inputs[2] @ W_query; scores = query_3 @ keys.T; "
+            "torch.softmax(scores / d_k**0.5, dim=-1), with the seed-123 W_query and W_key.",
+            "用随机种子 123 得到的 W_query 和 W_key 依次计算 query_3 = inputs[2] @ W_query、"
+            "scores = query_3 @ keys.T 和 torch.softmax(scores / d_k**0.5, dim=-1)。",
+        ),
         shapes=(
             (
                 (6, 6),

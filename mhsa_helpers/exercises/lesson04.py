@@ -241,52 +241,69 @@ def check_manual_dropout(answer: object) -> CheckResult:
     keep = exercise_keep_pattern()  # (6, 2) bool
     expected = torch.where(keep, context / (1 - EXERCISE_P), torch.zeros(()))  # (6, 2)
 
-    def hint(got: torch.Tensor) -> Text:
-        got = got.detach().to(torch.float32).cpu()
-        if torch.allclose(got, context * keep, atol=1e-4):
-            return tr(
-                "the right entries survive, but the survivors keep their old size: rescale them.",
-                "保留下来的元素对了，但它们还是原来的大小，还要重新缩放。",
-            )
-        if torch.allclose(got, context * keep * 2, atol=1e-4):
-            return tr(
-                "that rescales as for the book's p = 0.5; here p = 0.25.",
-                "这是按书中 p = 0.5 的方式缩放的，这里 p = 0.25。",
-            )
-        if torch.allclose(got, context * keep / EXERCISE_P, atol=1e-4):
-            return tr(
-                "the survivors are rescaled by the wrong fraction: not the part dropped, the "
-                "part that survives.",
-                "缩放所用的比例不对。要用的不是被丢弃的比例，而是保留下来的比例。",
-            )
-        if torch.allclose(got, context * ~keep / (1 - EXERCISE_P), atol=1e-4):
-            return tr(
-                "the mask is inverted: keep the entries where keep_ctx is True.",
-                "掩码反了。应该保留 keep_ctx 为 True 的元素。",
-            )
-        if torch.allclose(got, context, atol=1e-4):
-            return tr(
-                "these are the context vectors with nothing dropped: apply the keep pattern "
-                "keep_ctx.",
-                "这是什么都没有丢弃的上下文向量。请用上保留模式 keep_ctx。",
-            )
-        if torch.allclose(got, weights @ (values * keep / (1 - EXERCISE_P)), atol=1e-4):
-            return tr(
-                "that drops entries of the values before the weighted sum; drop entries of the "
-                "context vectors, after it.",
-                "这是在加权求和之前丢弃了值的元素，应该在加权求和之后丢弃上下文向量的元素。",
-            )
-        return tr(
+    what = tr("the context vectors after dropout", "经过 dropout 之后的上下文向量")
+    if answer is None:
+        return missing(name, what)
+    return tensor_answer(
+        name,
+        answer,
+        expected,
+        what=what,
+        wrong=(
+            (
+                context * keep,
+                tr(
+                    "the right entries survive, but the survivors keep their old size: rescale "
+                    "them.",
+                    "保留下来的元素对了，但它们还是原来的大小，还要重新缩放。",
+                ),
+            ),
+            (
+                context * keep * 2,
+                tr(
+                    "that rescales as for the book's p = 0.5; here p = 0.25.",
+                    "这是按书中 p = 0.5 的方式缩放的，这里 p = 0.25。",
+                ),
+            ),
+            (
+                context * keep / EXERCISE_P,
+                tr(
+                    "the survivors are rescaled by the wrong fraction: not the part dropped, the "
+                    "part that survives.",
+                    "缩放所用的比例不对。要用的不是被丢弃的比例，而是保留下来的比例。",
+                ),
+            ),
+            (
+                context * ~keep / (1 - EXERCISE_P),
+                tr(
+                    "the mask is inverted: keep the entries where keep_ctx is True.",
+                    "掩码反了。应该保留 keep_ctx 为 True 的元素。",
+                ),
+            ),
+            (
+                context,
+                tr(
+                    "these are the context vectors with nothing dropped: apply the keep pattern "
+                    "keep_ctx.",
+                    "这是什么都没有丢弃的上下文向量。请用上保留模式 keep_ctx。",
+                ),
+            ),
+            (
+                weights @ (values * keep / (1 - EXERCISE_P)),
+                tr(
+                    "that drops entries of the values before the weighted sum; drop entries of "
+                    "the context vectors, after it.",
+                    "这是在加权求和之前丢弃了值的元素，应该在加权求和之后丢弃上下文向量的元素。",
+                ),
+            ),
+        ),
+        hint=tr(
             "first the context vectors of section 4's weights and sa_v2's values, then dropout "
             "on them with the pattern keep_ctx.",
             "先用第 4 节的注意力权重和 sa_v2 的值算出上下文向量，再按保留模式 keep_ctx "
             "对它们做 dropout。",
-        )
-
-    what = tr("the context vectors after dropout", "经过 dropout 之后的上下文向量")
-    if answer is None:
-        return missing(name, what)
-    return tensor_answer(name, answer, expected, what=what, hint=hint)
+        ),
+    )
 
 
 # -- build it: the book's CausalAttention class (and, in lesson 05, the wrapper of such heads) ---

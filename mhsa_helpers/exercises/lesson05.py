@@ -16,7 +16,7 @@ import torch
 
 from ..attention.multihead import MultiHeadAttentionWrapper
 from ..data import load_journey
-from ..i18n import Text, tr
+from ..i18n import tr
 from ._build import (
     NOT_A_MODULE_CLASS,
     BuildSpec,
@@ -128,22 +128,6 @@ def check_head_output(answer: object) -> CheckResult:
     out = _wrapper_output()  # (2, 6, 6)
     expected = out[..., 4:6]  # (2, 6, 2)
 
-    def hint(got: torch.Tensor) -> Text:
-        got = got.detach().to(torch.float32).cpu()
-        for k, cols in ((1, slice(0, 2)), (2, slice(2, 4))):
-            if torch.allclose(got, out[..., cols], atol=1e-4):
-                return tr(
-                    f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
-                    "side by side in the order of self.heads, each d_out columns wide.",
-                    f"这是头 {k} 的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
-                    "并排，每个头占 d_out 列。",
-                )
-        return tr(
-            "these numbers are not one head's output: the wrapper concatenates the heads along "
-            "the last dimension, in the order of self.heads.",
-            "这些数不是某一个头的输出。包装器沿最后一维，按 self.heads 的顺序把各个头拼接起来。",
-        )
-
     if answer is None:
         return missing(
             name,
@@ -157,7 +141,23 @@ def check_head_output(answer: object) -> CheckResult:
         answer,
         expected,
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
-        hint=hint,
+        wrong=tuple(
+            (
+                out[..., cols],
+                tr(
+                    f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
+                    "side by side in the order of self.heads, each d_out columns wide.",
+                    f"这是头 {k} 的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
+                    "并排，每个头占 d_out 列。",
+                ),
+            )
+            for k, cols in ((1, slice(0, 2)), (2, slice(2, 4)))
+        ),
+        hint=tr(
+            "these numbers are not one head's output: the wrapper concatenates the heads along "
+            "the last dimension, in the order of self.heads.",
+            "这些数不是某一个头的输出。包装器沿最后一维，按 self.heads 的顺序把各个头拼接起来。",
+        ),
         shapes=(
             (
                 (2, 6, 6),
