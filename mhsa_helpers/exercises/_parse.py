@@ -18,7 +18,6 @@ from ..i18n import Text, tr
 from ._result import shown as show_value
 
 __all__ = [
-    "A_BYTE_COUNT",
     "A_NUMBER",
     "A_PARAMETER_COUNT",
     "A_PER_HEAD_TENSOR",
@@ -26,8 +25,6 @@ __all__ = [
     "expected_kind",
     "got",
     "is_bool",
-    "not_a_byte_count",
-    "not_a_returned_tensor",
     "not_a_tensor",
     "not_a_whole_number",
     "number",
@@ -102,7 +99,6 @@ def whole_number(answer: object) -> int | None:
 
 A_NUMBER = tr("a number", "一个数")
 A_WHOLE_NUMBER = tr("a whole number", "一个整数")
-A_BYTE_COUNT = tr("a number of bytes (an int)", "一个字节数（整数）")
 A_PARAMETER_COUNT = tr("a number of parameters (an int)", "一个参数个数（整数）")
 A_PER_HEAD_TENSOR = tr("a (num_heads,) tensor", "一个 (num_heads,) 张量")
 
@@ -123,30 +119,9 @@ def not_a_whole_number(answer: object) -> Text:
     return expected_kind(A_WHOLE_NUMBER, answer, show="repr")
 
 
-def not_a_byte_count(answer: object) -> Text:
-    """The hint for a memory exercise's answer that is not a number of bytes."""
-    return expected_kind(A_BYTE_COUNT, answer)
-
-
 def not_a_tensor(answer: object) -> Text:
     """The hint for an answer that should have been a tensor."""
     return expected_kind(tr("a torch.Tensor", "一个 torch.Tensor"), answer)
-
-
-def not_a_returned_tensor(got: object) -> Text | None:
-    """The hint for what a learner's function returned when it is not a plain tensor, else None."""
-    kind = type(got).__name__
-    if not isinstance(got, torch.Tensor):
-        return tr(
-            f"your function returned {kind}, not a tensor.",
-            f"你的函数返回的是 {kind}，不是张量。",
-        )
-    if not plain_tensor(got):
-        return tr(
-            f"your function returned a {kind}; return a plain torch.Tensor.",
-            f"你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
-        )
-    return None
 
 
 def wrong_shape(got: object, expected: object) -> Text:
