@@ -390,23 +390,29 @@ def test_every_figure_in_both_languages(name, caplog):
 @pytest.mark.parametrize("name", FIGURES)
 def test_every_figure_without_the_font_package(name):
     """Without the font package (``no_font_package``), the Chinese lesson's figure is the English
-    one, Chinese tokens become positions, nothing warns and nothing is registered. (A test of its
-    own: with ``test_every_figure_in_both_languages`` it took over 10 s for the largest figure.)"""
+    one: the same titles, labels and legend (one that names a token shows the token's
+    position), Chinese tokens become positions, no Chinese character is drawn, nothing warns and
+    nothing is registered. (A test of its own: with ``test_every_figure_in_both_languages`` it
+    took over 10 s for the largest figure.)"""
     english_text = _ENGLISH_TEXT.get(name) or every_text(build(name, "en"))
+    english_prose = _ENGLISH_PROSE.get(name) or prose(build(name, "en"))
+    tokens = CHINESE_WORDS if name in WITH_TOKENS else WORDS
     with no_font_package():
         assert fonts.cjk_font() is None
         assert fonts.find_cjk_font("旅程") is None  # no Chinese font left
         with using_language("zh"):
-            fig = build(name, "zh")
-        draw_silently(fig)  # its texts (tick labels too) are the English figure's once drawn
-        assert drawn_text(fig) == english_text
+            fig = build(name, "zh", tokens)
+        draw_silently(fig)
+        drawn = drawn_text(fig)
+        assert not [t for t in drawn if CJK.search(t)], drawn
+        if name in WITH_TOKENS:  # the English prose, a token named in it as its position
+            shown = prose(fig)
+            assert len(shown) == len(english_prose), (shown, english_prose)
+            for zh, en in zip(shown, english_prose, strict=True):
+                assert zh == en or any(word in en for word in WORDS), (zh, en)
+        else:  # every text, tick labels too, is the English figure's once drawn
+            assert drawn == english_text
         assert fonts.figure_text("key", "键") == "key" and language() == "en"
-        if name in WITH_TOKENS:
-            with using_language("zh"):
-                tokens = build(name, "zh", CHINESE_WORDS)
-            draw_silently(tokens)
-            drawn = drawn_text(tokens)
-            assert not [t for t in drawn if CJK.search(t)], drawn
         assert list(mpl.rcParams["font.family"]) == ["sans-serif"]  # nothing was registered
 
 
@@ -438,6 +444,7 @@ def _with_the_font(name: str) -> list[str]:
     if name in WITH_TOKENS:  # the Chinese tokens, drawn with the CJK font
         assert any("旅程" in t for t in drawn_text(chinese)), name
     _ENGLISH_TEXT[name] = drawn_text(english)
+    _ENGLISH_PROSE[name] = en_prose
     return _ENGLISH_TEXT[name]
 
 
@@ -445,6 +452,8 @@ def _with_the_font(name: str) -> list[str]:
 # ``test_every_figure_without_the_font_package`` compares with it (``--dist loadfile`` runs both
 # tests of a figure in one process; a figure not seen yet is built and drawn there).
 _ENGLISH_TEXT: dict[str, list[str]] = {}
+# Its titles, labels and legend (``prose``), likewise.
+_ENGLISH_PROSE: dict[str, list[str]] = {}
 
 
 def test_title_given_as_text_follows_the_language():
