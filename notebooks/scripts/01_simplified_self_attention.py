@@ -382,9 +382,9 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_context_vector_new_token(answer)
 
 # %% [markdown]
-# **Exercise 2 (a stable softmax for every row).** Section 3 made a softmax safe for *one* vector.
-# Write `softmax_rows(x)` for a 2-D tensor `x` of shape (rows, cols) that returns the softmax of
-# every row, stays finite on any scale, and never calls `torch.softmax`. Set
+# **Exercise 2 (build it: a stable softmax for every row).** Section 3 made a softmax safe for
+# *one* vector. Write `softmax_rows(x)` for a 2-D tensor `x` of shape (rows, cols) that returns
+# the softmax of every row, stays finite on any scale, and never calls `torch.softmax`. Set
 # `answer = softmax_rows` (the function itself). The checker also tries a matrix whose rows are
 # very far apart, `[[1000., 1001.], [-1000., -1001.]]`: is one maximum for the whole matrix
 # enough?

@@ -313,8 +313,8 @@ new_embedding = torch.tensor(mhsa_helpers.exercises.NEW_TOKEN_EMBEDDING)  # (d_i
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_context_vector_new_token(answer)
 
-# %% [markdown] en_hash="22ddf82283a6"
-# **练习 2（对每一行都稳定的 softmax）。** 第 3 节让 softmax 对*一个*向量变得安全。请写一个函数 `softmax_rows(x)`，对形状为 (rows, cols) 的二维张量 `x` 返回每一行的 softmax。无论数值多大多小，结果都不能出现 `inf` 或 `nan`，而且不能调用 `torch.softmax`。然后令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`。整个矩阵只用一个最大值，够不够？
+# %% [markdown] en_hash="d95521e0ae98"
+# **练习 2（动手实现对每一行都稳定的 softmax）。** 第 3 节让 softmax 对*一个*向量变得安全。请写一个函数 `softmax_rows(x)`，对形状为 (rows, cols) 的二维张量 `x` 返回每一行的 softmax。无论数值多大多小，结果都不能出现 `inf` 或 `nan`，而且不能调用 `torch.softmax`。然后令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`。整个矩阵只用一个最大值，够不够？
 
 # %%
 answer = None  # 在这里写代码
