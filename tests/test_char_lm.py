@@ -72,7 +72,8 @@ def test_verse_data_caps_the_vocabulary_with_an_unknown_token():
     assert tokenizer.vocab_size == 3001 and tokenizer.unknown == lm.UNKNOWN
     unk = tokenizer.encode(lm.UNKNOWN)[0]
     assert 0 < (data.train_ids == unk).float().mean() < 0.02  # 3,000 characters cover > 98 %
-    assert tokenizer.decode(data.val_ids[:13]) == lm.load_verse().validation[0].lines[0] + "\n"
+    # A newline first, so that the first poem too follows the newline a poem window starts at.
+    assert tokenizer.decode(data.val_ids[:13]) == "\n" + lm.load_verse().validation[0].lines[0]
 
 
 # ------------------------------------------------------------------------------ tokenizer

@@ -200,6 +200,14 @@ def _transformer_block(tokens: list[str]) -> Figure:
     return mh.figures.plot_transformer_block(lm.CharTransformer(20, 16, 8, 2, 2))
 
 
+def _rhyme_attention(tokens: list[str]) -> Figure:
+    poem = "\n床前明月光，疑是地上霜。\n举头望明月，低头思故乡。\n"
+    scores = torch.randn(len(poem), len(poem), generator=torch.Generator().manual_seed(0))
+    causal = torch.ones(len(poem), len(poem), dtype=torch.bool).tril()
+    weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), -1)  # (T, T)
+    return mh.figures.plot_rhyme_attention(weights, poem)
+
+
 def _attention_heatmap(tokens: list[str]) -> Figure:
     return mh.plot_attention(torch.softmax(INPUTS @ INPUTS.T, -1), tokens)
 
@@ -242,6 +250,7 @@ FIGURES: dict[str, Callable[[list[str]], Figure]] = {
     "padded_batch": _padded_batch,
     "padding_masks": _padding_masks,
     "plot_transformer_block": _transformer_block,
+    "plot_rhyme_attention": _rhyme_attention,
     "plot_attention": _attention_heatmap,
     "plot_attention_heads": _attention_heads,
     "plot_attention_grid": _attention_grid,
@@ -265,8 +274,12 @@ WITH_TOKENS = [
         "plot_learned_alignment",
         "plot_gqa_sharing",
         "plot_transformer_block",
+        "plot_rhyme_attention",
     }
 ]
+# Figures that draw a poem's characters on their axes in both languages (an English reader needs
+# them too): their titles, labels and legend are checked as the others, their ticks hold the poem.
+POEM_FIGURES = {"plot_rhyme_attention"}
 # English texts that are code or symbols, the same in both languages.
 CODE = {
     "1. masked_fill(future, -inf)",
@@ -404,7 +417,7 @@ def test_every_figure_without_the_font_package(name):
         draw_silently(fig)
         drawn = drawn_text(fig)
         assert not [t for t in drawn if CJK.search(t)], drawn
-        if name in WITH_TOKENS:  # the English prose, a token named in it as its position
+        if name in WITH_TOKENS or name in POEM_FIGURES:  # the English prose (a token: position)
             shown = prose(fig)
             assert len(shown) == len(english_prose), (shown, english_prose)
             for zh, en in zip(shown, english_prose, strict=True):
@@ -421,7 +434,8 @@ def _with_the_font(name: str) -> list[str]:
     english = build(name, "en")
     assert not (problem := alt_text_problem(describe(english), chinese=False)), (name, problem)
     width = draw_silently(english)
-    assert not [t for t in drawn_text(english) if CJK.search(t)], name
+    english_text = prose(english) if name in POEM_FIGURES else drawn_text(english)
+    assert not [t for t in english_text if CJK.search(t)], name
     assert_legible(name, english, width)
 
     chinese = build(name, "zh", CHINESE_WORDS if name in WITH_TOKENS else WORDS)
@@ -442,6 +456,8 @@ def _with_the_font(name: str) -> list[str]:
     assert_legible(name, chinese, width)
     if name in WITH_TOKENS:  # the Chinese tokens, drawn with the CJK font
         assert any("旅程" in t for t in drawn_text(chinese)), name
+    if name in POEM_FIGURES:  # the poem's characters, drawn with the CJK font in both
+        assert any("床" in t for t in drawn_text(chinese)) and "床" in drawn_text(english), name
     _ENGLISH_TEXT[name] = drawn_text(english)
     _ENGLISH_PROSE[name] = en_prose
     return _ENGLISH_TEXT[name]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, cast
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from ..validation import check_dropout, check_flag, check_positive_int
 from .base import AttentionModule, CausalSelfAttentionBase
@@ -147,13 +148,31 @@ class MultiHeadAttention(CausalSelfAttentionBase):
         describes the T new tokens; the cache keeps the padding of the cached ones.
         """
         self.begin_forward(x, key_padding_mask, return_weights, cache)
-        keys = split_heads(self.W_key(x), self.num_heads)  # (b, h, T, head_dim)
-        queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, T, head_dim)
-        values = split_heads(self.W_value(x), self.num_heads)  # (b, h, T, head_dim)
+        if self.use_sdpa and not return_weights:  # training's fast path: one matmul, as c_attn
+            fused = F.linear(x, self._qkv_weight(), self._qkv_bias())  # (b, T, 3 * d_out)
+            queries, keys, values = (
+                split_heads(part, self.num_heads) for part in fused.split(self.d_out, dim=-1)
+            )  # (b, h, T, head_dim) each
+        else:
+            keys = split_heads(self.W_key(x), self.num_heads)  # (b, h, T, head_dim)
+            queries = split_heads(self.W_query(x), self.num_heads)  # (b, h, T, head_dim)
+            values = split_heads(self.W_value(x), self.num_heads)  # (b, h, T, head_dim)
         # [cache update,] causal attention (query i sees keys 0 .. T_k - T + i), merge, out_proj
         return self.attend_and_project(
             queries, keys, values, key_padding_mask, cache, return_weights
         )  # (b, T, d_out) [, (b, h, T, T_k)]
+
+
+    def _qkv_weight(self) -> torch.Tensor:
+        """W_query, W_key and W_value stacked (3 * d_out, d_in): one matmul for all three.
+        The same parameters (the gradient flows back into each); only the product's order of
+        summation may differ, by float rounding."""
+        return torch.cat([self.W_query.weight, self.W_key.weight, self.W_value.weight])
+
+    def _qkv_bias(self) -> torch.Tensor | None:
+        if self.W_query.bias is None:
+            return None
+        return torch.cat([self.W_query.bias, self.W_key.bias, self.W_value.bias])
 
 
 def multihead_from_wrapper(wrapper: MultiHeadAttentionWrapper) -> MultiHeadAttention:

@@ -12,10 +12,16 @@
   generation);
 * ``checkpoint`` -- ``save_checkpoint``, ``load_checkpoint`` (the shipped data/char_lm.pt);
 * ``analysis`` -- ``attention_on``, ``head_focus``, ``focus_on_texts``: which heads look at the
-  previous character, the line start, the punctuation -- measured; ``copied_share``: how much of a
+  previous character, the line start, the punctuation -- measured; ``rhyme_focus``: which heads,
+  about to write a rhyme, look at the rhyme of the line above; ``copied_share``: how much of a
   generated text is copied from the training text;
 * ``verse`` -- ``verse_shape``: half-lines of 5 or 7 characters, lines of two equal halves, and
   8-character pieces copied from the training text, measured on a generated text;
+  ``write_poems`` (each started as a new poem), ``poem_form``, ``score_poems``: complete poems,
+  rhyme and copied lines, measured;
+* ``rhyme`` -- ``rhyme_class`` (a character's rhyme group from its modern pinyin final, via
+  ``pypinyin``), ``rhyme_share`` (adjacent couplet-line ends that rhyme), ``chance_rhyme_share``,
+  ``tone_class`` and ``tone_opposition_share`` (平仄, modern tones);
 * ``char_axis``, ``char_table``, ``CharAxis``, ``find_cjk_font``: heatmap labels with or without a
   Chinese font; they live with the other font code in ``mhsa_helpers.ui.fonts`` and are loaded
   from there on first use.
@@ -26,15 +32,29 @@ Only torch is imported here; the label names import the UI and ``training`` tqdm
 from .analysis import (
     CATEGORIES,
     HeadFocus,
+    RhymeFocus,
     attention_on,
     copied_share,
     focus_on_texts,
     head_focus,
+    rhyme_focus,
 )
 from .baselines import CountTable
 from .checkpoint import DEMO_CHECKPOINT, CharLMCheckpoint, load_checkpoint, save_checkpoint
 from .generation import generate, next_token_probs
 from .model import BlockParts, CharTransformer, FeedForward, TransformerBlock
+from .rhyme import (
+    RHYME_GROUPS,
+    RhymePair,
+    chance_rhyme_share,
+    describe_pair,
+    line_end,
+    rhyme_class,
+    rhyme_pairs,
+    rhyme_share,
+    tone_class,
+    tone_opposition_share,
+)
 from .text import PUNCTUATION, Poem, Verse, load_ablation, load_song_ci, load_verse, poem_text
 from .tokenizer import UNKNOWN, CharTokenizer
 from .training import (
@@ -42,17 +62,30 @@ from .training import (
     CharLMRun,
     TextData,
     learning_rate,
+    poem_starts,
     text_data,
     train_char_lm,
     validation_loss,
     verse_data,
 )
-from .verse import VerseShape, verse_lines, verse_shape
+from .verse import (
+    PoemScore,
+    VerseShape,
+    WrittenPoem,
+    copied_lines,
+    poem_form,
+    score_poems,
+    score_table,
+    verse_lines,
+    verse_shape,
+    write_poems,
+)
 
 __all__ = [
     "CATEGORIES",
     "DEMO_CHECKPOINT",
     "PUNCTUATION",
+    "RHYME_GROUPS",
     "UNKNOWN",
     "BlockParts",
     "CharAxis",
@@ -65,32 +98,51 @@ __all__ = [
     "FeedForward",
     "HeadFocus",
     "Poem",
+    "PoemScore",
+    "RhymeFocus",
+    "RhymePair",
     "TextData",
     "TransformerBlock",
     "Verse",
     "VerseShape",
+    "WrittenPoem",
     "attention_on",
+    "chance_rhyme_share",
     "char_axis",
     "char_table",
+    "copied_lines",
     "copied_share",
+    "describe_pair",
     "find_cjk_font",
     "focus_on_texts",
     "generate",
     "head_focus",
     "learning_rate",
+    "line_end",
     "load_ablation",
     "load_checkpoint",
     "load_song_ci",
     "load_verse",
     "next_token_probs",
+    "poem_form",
+    "poem_starts",
     "poem_text",
+    "rhyme_class",
+    "rhyme_focus",
+    "rhyme_pairs",
+    "rhyme_share",
     "save_checkpoint",
+    "score_poems",
+    "score_table",
     "text_data",
+    "tone_class",
+    "tone_opposition_share",
     "train_char_lm",
     "validation_loss",
     "verse_data",
     "verse_lines",
     "verse_shape",
+    "write_poems",
 ]
 
 # Heatmap labels are UI code (mhsa_helpers.ui.fonts); importing it here would load matplotlib

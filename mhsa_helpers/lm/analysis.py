@@ -39,10 +39,12 @@ from .tokenizer import CharTokenizer
 __all__ = [
     "CATEGORIES",
     "HeadFocus",
+    "RhymeFocus",
     "attention_on",
     "copied_share",
     "focus_on_texts",
     "head_focus",
+    "rhyme_focus",
 ]
 
 CATEGORIES = ("previous", "line start", "punctuation", "parallel", "parallel next")
@@ -264,3 +266,98 @@ def copied_share(generated: str, reference: str, n: int = 4) -> float:
         return sum(p in reference for p in pieces) / len(pieces)
     known = {reference[i : i + n] for i in range(len(reference) - n + 1)}
     return sum(p in known for p in pieces) / len(pieces)
+
+
+@dataclass(frozen=True)
+class RhymeFocus:
+    """Per head, the attention on the line above, at the rhyme and elsewhere (``rhyme_focus``).
+
+    ``rhyme`` (L, h): at the query that predicts a couplet-line's last character (the rhyme),
+    the weight on the previous couplet-line's last character (the rhyme it must match).
+    ``control`` (L, h): at the queries that predict any other character of a couplet-line, the
+    weight on the character one line above the predicted one (the same distance back).
+    ``uniform``: what evenly spread causal weights would give at the rhyme queries.
+    """
+
+    rhyme: torch.Tensor  # (L, h)
+    control: torch.Tensor  # (L, h)
+    uniform: float
+    num_queries: int
+
+    def strongest(self) -> tuple[int, int]:
+        """(block, head), 0-based, of the head with the largest rhyme share."""
+        flat = int(self.rhyme.argmax())
+        return divmod(flat, self.rhyme.shape[1])
+
+    def table(self) -> str:
+        """One row per head: rhyme share, control share, their ratio; then the uniform share."""
+        head = say("head", "头")
+        rows = [
+            f"{'':>10}  {say('at the rhyme', '押韵处'):>12}  {say('elsewhere', '其他位置'):>12}"
+        ]
+        for layer in range(self.rhyme.shape[0]):
+            for h in range(self.rhyme.shape[1]):
+                label = say(f"block {layer + 1} {head} {h + 1}", f"块 {layer + 1} {head} {h + 1}")
+                rows.append(
+                    f"{label:>10}  {self.rhyme[layer, h]:>12.2f}  {self.control[layer, h]:>12.2f}"
+                )
+        rows.append(f"{say('uniform', '均匀'):>10}  {self.uniform:>12.2f}")
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def _line_above_queries(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(query, key) pairs: at the rhyme, and elsewhere in the line (the control)."""
+    rhyme: list[tuple[int, int]] = []
+    control: list[tuple[int, int]] = []
+    starts: list[int] = []
+    lines: list[str] = []
+    position = 0
+    for line in text.split("\n"):
+        starts.append(position)
+        lines.append(line)
+        position += len(line) + 1
+    for i in range(1, len(lines)):
+        above, line = lines[i - 1], lines[i]
+        if len(line) < 3 or len(line) != len(above):
+            continue  # an empty line, or lines of other lengths: no place-for-place match
+        end = starts[i] + len(line) - 2  # the last character before 。
+        for predicted in range(starts[i] + 1, end + 1):
+            if line[predicted - starts[i]] in PUNCTUATION:
+                continue
+            pair = (predicted - 1, predicted - len(line) - 1)  # (query, key one line above)
+            (rhyme if predicted == end else control).append(pair)
+    return rhyme, control
+
+
+@torch.no_grad()
+def rhyme_focus(model: CharTransformer, tokenizer: CharTokenizer, poems: list[str]) -> RhymeFocus:
+    """Measure, per head, how much the query that predicts a rhyme looks at the rhyme above.
+
+    ``poems``: whole poems, each read from its start as the model writes one (``"\\n" +
+    poem.text``). Averaged over every rhyme query of every poem; the control over every other
+    predicted character of the couplet-lines, at the same distance back (one line).
+    """
+    if isinstance(poems, str) or not poems or not all(isinstance(p, str) for p in poems):
+        raise TypeError("poems must be a non-empty list of str")
+    rhyme_sum = control_sum = None
+    uniform, num_rhyme, num_control = 0.0, 0, 0
+    for text in poems:
+        rhyme, control = _line_above_queries(text)
+        if not rhyme:
+            continue
+        weights = attention_on(model, tokenizer, text).float()  # (L, h, T, T)
+        r = torch.stack([weights[..., q, k] for q, k in rhyme], dim=-1)  # (L, h, n_rhyme)
+        c = torch.stack([weights[..., q, k] for q, k in control], dim=-1)  # (L, h, n_control)
+        rhyme_sum = r.sum(-1) if rhyme_sum is None else rhyme_sum + r.sum(-1)
+        control_sum = c.sum(-1) if control_sum is None else control_sum + c.sum(-1)
+        uniform += sum(1 / (q + 1) for q, _ in rhyme)
+        num_rhyme += len(rhyme)
+        num_control += len(control)
+    if rhyme_sum is None or control_sum is None:
+        raise ValueError("poems must hold at least one poem of two couplet-lines of one length")
+    return RhymeFocus(
+        rhyme_sum / num_rhyme, control_sum / num_control, uniform / num_rhyme, num_rhyme
+    )

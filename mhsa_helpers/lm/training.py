@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
+from itertools import pairwise
 
 import torch
 from torch.nn import functional as F
@@ -43,6 +44,7 @@ __all__ = [
     "CharLMRun",
     "TextData",
     "learning_rate",
+    "poem_starts",
     "text_data",
     "train_char_lm",
     "validation_loss",
@@ -76,6 +78,7 @@ class CharLMConfig:
     feed_forward: bool = True
     residual: bool = True
     layer_norm: bool = True
+    poem_windows: bool = True
 
     def __post_init__(self) -> None:
         # Numbers may be numpy scalars (as torch.nn.Linear allows); they are stored as Python
@@ -109,7 +112,7 @@ class CharLMConfig:
                 f"warmup_steps must be in [0, steps={self.steps}), got {self.warmup_steps}"
             )
         object.__setattr__(self, "seed", check_seed("seed", self.seed))
-        for name in ("feed_forward", "residual", "layer_norm"):
+        for name in ("feed_forward", "residual", "layer_norm", "poem_windows"):
             check_flag(name, getattr(self, name))
 
     @classmethod
@@ -170,11 +173,30 @@ class CharLMRun:
 
 @dataclass(frozen=True)
 class TextData:
-    """The tokenizer and the encoded training and validation text."""
+    """The tokenizer, the encoded training and validation text, and where its poems start.
+
+    ``train_starts`` / ``val_starts`` (int64 (n,), or None for a text without empty lines): the
+    index of the newline just before each poem's first character (the empty line after the poem
+    before it, or the newline the text starts with). A window that starts there reads a poem from
+    its beginning: position 0 is that newline, position 1 the poem's first character.
+    """
 
     tokenizer: CharTokenizer
     train_ids: torch.Tensor  # (N_train,)
     val_ids: torch.Tensor  # (N_val,)
+    train_starts: torch.Tensor | None = None  # (n_train_poems,)
+    val_starts: torch.Tensor | None = None  # (n_val_poems,)
+
+
+def poem_starts(ids: torch.Tensor, newline_id: int) -> torch.Tensor | None:
+    """Indices of the newlines that begin a poem: the text's first newline if it comes first,
+    and every newline that follows another one (an empty line) and is followed by a character.
+    None when ``ids`` has none (a text without empty lines)."""
+    newline = ids == newline_id  # (N,)
+    before = torch.cat([torch.tensor([True]), newline[:-1]])  # the text start counts as a newline
+    after = torch.cat([~newline[1:], torch.tensor([False])])  # a character follows
+    starts = torch.nonzero(newline & before & after).flatten()  # (n,)
+    return starts if starts.numel() else None
 
 
 @lru_cache(maxsize=1)
@@ -182,10 +204,24 @@ def verse_data() -> TextData:
     """The course corpus: a tokenizer of the training poems' 3,000 most frequent characters
     (and ``UNKNOWN``), the ids of the training poems and of the validation poems."""
     verse = load_verse()
-    train = poem_text(verse.train)
+    # A newline first: then every poem, the first one too, follows a newline a window starts at.
+    train, validation = "\n" + poem_text(verse.train), "\n" + poem_text(verse.validation)
     tokenizer = CharTokenizer(train, max_chars=MAX_CHARS)
+    return _with_starts(tokenizer, tokenizer.encode(train), tokenizer.encode(validation))
+
+
+def _with_starts(
+    tokenizer: CharTokenizer, train_ids: torch.Tensor, val_ids: torch.Tensor
+) -> TextData:
+    if "\n" not in tokenizer.chars:
+        return TextData(tokenizer, train_ids, val_ids)
+    newline = tokenizer.chars.index("\n")
     return TextData(
-        tokenizer, tokenizer.encode(train), tokenizer.encode(poem_text(verse.validation))
+        tokenizer,
+        train_ids,
+        val_ids,
+        poem_starts(train_ids, newline),
+        poem_starts(val_ids, newline),
     )
 
 
@@ -224,7 +260,7 @@ def text_data(
     )
     if tokenizer.unknown is None:  # no cap: characters only in the validation part
         tokenizer = CharTokenizer(train, max_chars=len(set(train)))
-    return TextData(tokenizer, tokenizer.encode(train), tokenizer.encode(validation))
+    return _with_starts(tokenizer, tokenizer.encode(train), tokenizer.encode(validation))
 
 
 def learning_rate(step: int, config: CharLMConfig) -> float:
@@ -236,42 +272,84 @@ def learning_rate(step: int, config: CharLMConfig) -> float:
 
 
 def _random_windows(
-    ids: torch.Tensor, batch_size: int, length: int
+    ids: torch.Tensor, batch_size: int, length: int, starts: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``batch_size`` random windows: inputs (b, length) and next-character targets (b, length)."""
-    starts = torch.randint(0, ids.numel() - length, (batch_size,)).to(ids.device)  # (b,)
+    """``batch_size`` random windows: inputs (b, length) and next-character targets (b, length).
+
+    With ``starts`` (poem starts, see ``TextData``), each window begins at one of them, drawn
+    uniformly; without, anywhere in the text.
+    """
+    if starts is None:
+        starts = torch.randint(0, ids.numel() - length, (batch_size,)).to(ids.device)  # (b,)
+    else:
+        starts = starts[torch.randint(0, starts.numel(), (batch_size,))].to(ids.device)  # (b,)
     offsets = torch.arange(length + 1, device=ids.device)  # (length + 1,)
     windows = ids[starts[:, None] + offsets]  # (b, length + 1)
     return windows[:, :-1], windows[:, 1:]
 
 
-@torch.no_grad()
-def validation_loss(model: CharTransformer, ids: torch.Tensor, *, batch_size: int = 64) -> float:
-    """Mean next-character loss over consecutive, non-overlapping windows of ``ids``.
+def _segments(ids: torch.Tensor, length: int, starts: torch.Tensor | None) -> list[tuple[int, int]]:
+    """(start, size) pieces that predict every id after the first once, each ``size <= length``.
 
-    Every window's positions count alike (the first ones see little context, as in training).
+    Without ``starts``: consecutive windows of ``length``. With them: each poem from the newline
+    before it up to the next poem's (a poem longer than ``length`` in consecutive pieces).
     """
+    end = ids.numel() - 1  # the last input position
+    bounds = [0, end] if starts is None else sorted({0, *starts.tolist(), end})
+    pieces = []
+    for first, last in pairwise(bounds):
+        pieces += [(s, min(length, last - s)) for s in range(first, last, length)]
+    return pieces
+
+
+@torch.no_grad()
+def validation_loss(
+    model: CharTransformer,
+    ids: torch.Tensor,
+    *,
+    batch_size: int = 64,
+    starts: torch.Tensor | None = None,
+) -> float:
+    """Mean next-character loss (nats) over ``ids``, every character after the first once.
+
+    Without ``starts``: consecutive, non-overlapping windows of ``context_length``. With
+    ``starts`` (``TextData.val_starts``): each poem is read from its own start, as the model
+    writes one, so a character's context is the poem up to it (a count table's is the one or two
+    characters before it).
+    """
+    if not isinstance(model, CharTransformer):
+        raise TypeError(f"model must be a CharTransformer, got {type(model).__name__}")
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 1 or ids.is_floating_point():
+        raise TypeError(
+            "ids must be a 1-D tensor of token ids, e.g. TextData.val_ids, got "
+            + (f"shape {tuple(ids.shape)}" if isinstance(ids, torch.Tensor) else type(ids).__name__)
+        )
+    batch_size = check_positive_int("batch_size", batch_size)
     length = model.context_length
-    count = (ids.numel() - 1) // length
-    if count < 1:
+    if ids.numel() < 2 or (starts is None and ids.numel() <= length):
         raise ValueError(f"need more than context_length={length} ids, got {ids.numel()}")
+    pieces = sorted(_segments(ids, length, starts), key=lambda piece: piece[1])
     ids = ids.to(model.tok_emb.weight.device)
-    inputs = ids[: count * length].view(count, length)  # (n, T)
-    targets = ids[1 : count * length + 1].view(count, length)  # (n, T)
     was_training = model.training
     model.eval()
-    total = 0.0
+    total, count = 0.0, 0
     try:
-        for start in range(0, count, batch_size):
-            logits = model(inputs[start : start + batch_size])  # (n_b, T, vocab)
+        for first in range(0, len(pieces), batch_size):
+            batch = pieces[first : first + batch_size]
+            width = batch[-1][1]  # the longest piece of the batch (sorted by size)
+            inputs = torch.zeros(len(batch), width, dtype=torch.long, device=ids.device)  # (n, W)
+            targets = torch.full_like(inputs, -100)  # (n, W): -100 is ignored by the loss
+            for row, (s, size) in enumerate(batch):
+                inputs[row, :size] = ids[s : s + size]
+                targets[row, :size] = ids[s + 1 : s + size + 1]
+            logits = model(inputs)  # (n, W, vocab)
             total += F.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]),
-                targets[start : start + batch_size].reshape(-1),
-                reduction="sum",
+                logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum"
             ).item()
+            count += int((targets != -100).sum())
     finally:
         model.train(was_training)
-    return total / (count * length)
+    return total / count
 
 
 def train_char_lm(
@@ -331,6 +409,7 @@ def train_char_lm(
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got backend={backend!r}")
     vocab_size = data.tokenizer.vocab_size
+    length = config.context_length
     losses: list[float] = []
     val_losses: list[tuple[int, float]] = []
     num_layers, num_heads = config.num_layers, config.num_heads
@@ -347,6 +426,9 @@ def train_char_lm(
         for attention in attentions:  # an instance attribute, removed after training
             attention.use_sdpa = backend == "sdpa"
         train_ids, val_ids = data.train_ids.to(device), data.val_ids.to(device)
+        train_starts = None
+        if config.poem_windows and data.train_starts is not None:  # windows start at a poem
+            train_starts = data.train_starts[data.train_starts < train_ids.numel() - length]
         matrices = [p for p in model.parameters() if p.dim() >= 2]  # decayed
         others = [p for p in model.parameters() if p.dim() < 2]  # biases, layer-norm scales
         optimizer = torch.optim.AdamW(
@@ -362,7 +444,7 @@ def train_char_lm(
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(step, config)
             inputs, targets = _random_windows(
-                train_ids, config.batch_size, config.context_length
+                train_ids, config.batch_size, length, train_starts
             )  # (b, T), (b, T)
             logits = model(inputs)  # (b, T, vocab)
             loss = F.cross_entropy(logits.reshape(-1, vocab_size), targets.reshape(-1))
@@ -373,7 +455,9 @@ def train_char_lm(
             losses.append(loss.item())  # a float: a kept tensor would keep its buffer alive
             evaluate = (step + 1) % config.eval_every == 0 or step + 1 == steps
             if evaluate:
-                val_losses.append((step + 1, validation_loss(model, val_ids)))
+                val_losses.append(
+                    (step + 1, validation_loss(model, val_ids, starts=data.val_starts))
+                )
                 if on_eval is not None:
                     seconds = time.perf_counter() - start
                     on_eval(CharLMRun(model, data.tokenizer, config, losses, val_losses, seconds))

@@ -16,13 +16,32 @@ lines.
 
 from __future__ import annotations
 
+import math
 import re
+import unicodedata
 from dataclasses import dataclass
+
+import torch
 
 from ..i18n import say
 from .analysis import copied_share
+from .generation import generate
+from .model import CharTransformer
+from .rhyme import rhyme_pairs, rhyme_share
+from .tokenizer import UNKNOWN, CharTokenizer
 
-__all__ = ["VerseShape", "verse_lines", "verse_shape"]
+__all__ = [
+    "PoemScore",
+    "VerseShape",
+    "WrittenPoem",
+    "copied_lines",
+    "poem_form",
+    "score_poems",
+    "score_table",
+    "verse_lines",
+    "verse_shape",
+    "write_poems",
+]
 
 _HALF = re.compile(r"[，。？！；：、]")
 _COUPLET = re.compile(
@@ -71,3 +90,158 @@ def verse_shape(text: str, training_text: str) -> VerseShape:
     couplets = sum(bool(_COUPLET.match(line)) for line in lines) / len(lines)
     copied = copied_share("\n".join(lines) + "\n", training_text, n=8)
     return VerseShape(half_share, couplets, copied, len(halves), len(lines))
+
+
+# A whole poem of this corpus: 2 or 4 couplet-lines of one metre (5+5 or 7+7), nothing else.
+_LINE = {
+    metre: re.compile(
+        rf"^[^，。？！；：、\n□]{{{metre}}}，[^，。？！；：、\n□]{{{metre}}}[。？！]$"
+    )
+    for metre in (5, 7)
+}
+
+
+def poem_form(poem: str) -> str | None:
+    """The form of one poem (its couplet-lines, no empty line): ``"5x2"``, ``"5x4"``, ``"7x2"``
+    or ``"7x4"`` (metre x couplet-lines: a five- or seven-character quatrain or regulated poem),
+    or None if it is not one whole poem of this corpus's shape."""
+    if not isinstance(poem, str):
+        raise TypeError(f"poem must be a str, got {type(poem).__name__}")
+    lines = poem.strip("\n").split("\n")
+    if len(lines) not in (2, 4):
+        return None
+    for metre, pattern in _LINE.items():
+        if all(pattern.match(line) for line in lines):
+            return f"{metre}x{len(lines)}"
+    return None
+
+
+@dataclass(frozen=True)
+class WrittenPoem:
+    """One poem a model (or a count table) wrote, started as a new poem.
+
+    ``text``: its lines up to the empty line that ends a poem (each line with its newline; a
+    line the window ended in the middle of is dropped);
+    ``ended``: whether it wrote that empty line before the window was full; ``form``:
+    ``poem_form(text)``.
+    """
+
+    text: str
+    ended: bool
+    form: str | None
+
+    @property
+    def complete(self) -> bool:
+        """Ended, and 2 or 4 couplet-lines of one metre, each 5+5 or 7+7: a whole poem."""
+        return self.ended and self.form is not None
+
+    @classmethod
+    def from_text(cls, text: str) -> WrittenPoem:
+        """The first poem of generated ``text`` (what follows the prompt's newline)."""
+        text = text.lstrip("\n")
+        end = text.find("\n\n")
+        if end < 0:  # the window filled up first: keep its complete lines
+            poem, ended = text[: text.rfind("\n") + 1], False
+        else:
+            poem, ended = text[: end + 1], True
+        return cls(poem, ended, poem_form(poem) if ended else None)
+
+
+def write_poems(
+    model: CharTransformer,
+    tokenizer: CharTokenizer,
+    first_chars: str,
+    *,
+    seed: int = 0,
+    temperature: float = 0.8,
+    top_k: int | None = 20,
+) -> list[WrittenPoem]:
+    """One poem per character of ``first_chars``, each started as a new poem.
+
+    The prompt is what the model saw before every poem it learned from: an empty line (a
+    newline), then the first character. All poems are drawn in one batch from one seeded
+    generator (``generate``), with the unknown character never drawn, until the model's window is
+    full; each is cut at the empty line that ends it.
+    """
+    if not isinstance(first_chars, str) or not first_chars:
+        raise TypeError("first_chars must be a non-empty str, one first character per poem")
+    prompts = torch.stack([tokenizer.encode("\n" + char) for char in first_chars])  # (n, 2)
+    banned = tokenizer.encode(UNKNOWN) if tokenizer.unknown is not None else ()
+    out = generate(
+        model,
+        prompts,
+        model.context_length - 2,
+        seed=seed,
+        temperature=temperature,
+        top_k=top_k,
+        banned=banned,
+    )  # (n, context_length)
+    return [WrittenPoem.from_text(tokenizer.decode(row[1:])) for row in out]
+
+
+def copied_lines(poems: list[str], training_text: str) -> float:
+    """The share of the couplet-lines of ``poems`` that occur verbatim as a line of
+    ``training_text`` (NaN when there are none)."""
+    if not isinstance(training_text, str):
+        raise TypeError(f"training_text must be a str, got {type(training_text).__name__}")
+    lines = [line for poem in poems for line in poem.split("\n") if line]
+    if not lines:
+        return float("nan")
+    known = set(training_text.split("\n"))
+    return sum(line in known for line in lines) / len(lines)
+
+
+@dataclass(frozen=True)
+class PoemScore:
+    """What a reader checks first, measured on ``num_poems`` poems (``score_poems``)."""
+
+    name: str
+    complete: float
+    rhyme: float
+    copied: float
+    num_poems: int
+    num_pairs: int  # the adjacent couplet ends the rhyme share was counted over
+
+
+def score_poems(name: str, poems: list[WrittenPoem], training_text: str) -> PoemScore:
+    """The share of complete poems, of adjacent couplet-line ends that rhyme (``rhyme_share``,
+    over every poem's lines), and of couplet-lines copied from ``training_text``."""
+    if not poems or not all(isinstance(p, WrittenPoem) for p in poems):
+        raise TypeError("poems must be a non-empty list of WrittenPoem")
+    texts = [p.text for p in poems]
+    joined = "\n".join(texts)
+    return PoemScore(
+        name,
+        sum(p.complete for p in poems) / len(poems),
+        rhyme_share(joined),
+        copied_lines(texts, training_text),
+        len(poems),
+        len(rhyme_pairs(joined)),
+    )
+
+
+def _pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded to ``width`` display columns (a Chinese character takes two)."""
+    shown = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    space = " " * max(0, width - shown)
+    return space + text if right else text + space
+
+
+def score_table(scores: list[PoemScore], chance: float | None = None) -> str:
+    """The scores as a table in the lesson's language: complete poems, rhyming couplet ends (and
+    how many pairs of ends that share was counted over), copied couplets; chance last."""
+    heads = (
+        say("complete", "完整的诗"),
+        say("rhyme", "押韵"),
+        say("pairs", "韵脚对数"),
+        say("copied", "照抄"),
+    )
+    rows = [_pad("", 24) + "".join(_pad(h, 10, right=True) for h in heads)]
+    for score in scores:
+        copied = "—" if math.isnan(score.copied) else f"{score.copied:.0%}"
+        cells = (f"{score.complete:.0%}", f"{score.rhyme:.0%}", f"{score.num_pairs}", copied)
+        rows.append(_pad(score.name, 24) + "".join(_pad(c, 10, right=True) for c in cells))
+    if chance is not None:
+        name = say("chance (ends of two poems)", "随机配对（两首诗的韵脚）")
+        rows.append(_pad(name, 24) + _pad("", 10) + _pad(f"{chance:.0%}", 10, right=True))
+    return "\n".join(rows)

@@ -13,6 +13,7 @@ Texts follow the lesson language (``fonts.figure_text``); the alt text lists the
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Rectangle
@@ -22,8 +23,9 @@ from ...lm.model import CharTransformer, TransformerBlock
 from ..alt_text import set_alt_text
 from ..fonts import figure_text, with_cjk_font
 from ..legibility import legible
+from ._common import float_tensor
 
-__all__ = ["plot_transformer_block"]
+__all__ = ["plot_rhyme_attention", "plot_transformer_block"]
 
 _COLOURS = {
     "embed": "#fde9c9",
@@ -266,6 +268,101 @@ def plot_transformer_block(model: CharTransformer) -> Figure:
             f"再一次残差相加，每一步的形状都是 (b, T, {d})。"
             f"最后是层归一化和语言模型头 {d} → {vocab:,}，"
             "它与词元嵌入共享权重。",
+        ),
+    )
+    return fig
+
+
+@legible
+@with_cjk_font
+def plot_rhyme_attention(weights: torch.Tensor, text: str, *, title: str | None = None) -> Figure:
+    """One head's weights on one poem, with the rhyme positions marked.
+
+    Args:
+        weights: (T, T) attention weights of one head on ``text`` (queries are rows).
+        text: the T characters, a poem read from its start (``"\\n" + poem.text``).
+        title: the figure title (default: a title in the lesson language).
+
+    The axes show the characters (positions when no Chinese font is found); each couplet-line's
+    last character is labelled with its pinyin, coloured by its rhyme group (the rhyming ends share
+    one colour, an end that rhymes with neither neighbour is grey); a box marks, in each row that
+    predicts a rhyme, the key of the rhyme one line above.
+    """
+    from pypinyin import lazy_pinyin
+
+    from ...lm.analysis import _line_above_queries
+    from ...lm.rhyme import line_end, rhyme_class
+    from ..fonts import char_axis
+
+    weights = float_tensor("weights", weights, 2)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if weights.shape[0] != weights.shape[1] or weights.shape[0] != len(text):
+        raise ValueError(
+            f"weights must be (T, T) with T = len(text) = {len(text)}, "
+            f"got weights.shape={tuple(weights.shape)}"
+        )
+    axis = char_axis(text)
+    ends, position = {}, 0
+    for line in text.split("\n"):
+        end = line_end(line)
+        if end is not None:
+            ends[position + len(line.rstrip("。？！，；：、")) - 1] = end
+        position += len(line) + 1
+    classes = [rhyme_class(ch) for ch in ends.values()]
+    shared = {c for c in classes if c is not None and classes.count(c) > 1}
+    colour = {
+        pos: ("tab:red" if rhyme_class(ch) in shared else "dimgray") for pos, ch in ends.items()
+    }
+    size = len(text)
+    fig, ax = plt.subplots(figsize=(10.0, 9.6))
+    with plt.rc_context(axis.rc):
+        ax.imshow(weights.numpy(), cmap="Blues", vmin=0.0, vmax=1.0)
+        ax.set_xticks(range(size))
+        ax.set_yticks(range(size))
+        ax.set_xticklabels(axis.labels, fontsize=9)
+        rows = [
+            f"{label} {lazy_pinyin(text[i])[0]}" if i in ends else label
+            for i, label in enumerate(axis.labels)
+        ]
+        ax.set_yticklabels(rows, fontsize=9)
+        for ticks in (ax.get_xticklabels(), ax.get_yticklabels()):
+            for i, tick in enumerate(ticks):
+                if i in colour:
+                    tick.set_color(colour[i])
+                    tick.set_fontweight("bold")
+    rhyme, _ = _line_above_queries(text)
+    for query, key in rhyme:
+        ax.add_patch(
+            Rectangle((key - 0.5, query - 0.5), 1, 1, fill=False, edgecolor="tab:red", lw=2)
+        )
+    ax.set_xlabel(figure_text("key (attended to)", "键（被关注方）"), fontsize=10)
+    ax.set_ylabel(
+        figure_text("query (predicts the next character)", "查询（预测下一个字）"), fontsize=10
+    )
+    ax.set_title(
+        title
+        or figure_text(
+            "The rhyme head: red boxes mark the rhyme one line above",
+            "押韵的头：红框是上一句的韵脚",
+        ),
+        fontsize=11,
+    )
+    fig.tight_layout()
+    readings = [lazy_pinyin(ch)[0] for ch in ends.values()]
+    share = float(sum(weights[q, k] for q, k in rhyme) / max(1, len(rhyme)))
+    set_alt_text(
+        fig,
+        say(
+            f"A heatmap of one head's attention weights on a poem of {size} characters, queries "
+            f"as rows and keys as columns. The couplet ends read {', '.join(readings)} in "
+            f"pinyin; the rhyming ones are red. In the rows that predict a rhyme, the boxed key is "
+            f"the rhyme of the line above; it gets {share:.2f} of the weight on average.",
+            f"一个头在一首 {size} 个字符的诗上的注意力热力图，行是查询，列是键。"
+            f"各联的韵脚是"
+            f"{'、'.join(f'{ch}（{r}）' for ch, r in zip(ends.values(), readings))}，"
+            f"押韵的用红色。在预测韵脚的那几行里，方框标出上一联的韵脚，"
+            f"它平均得到 {share:.2f} 的权重。",
         ),
     )
     return fig
