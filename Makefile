@@ -10,7 +10,7 @@ export MPLCONFIGDIR := $(CURDIR)/build/mplconfig
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test unit notebooks-test ui-test install-test install-matrix lint bench train-demo notebooks lock screenshot clean site site-test
+.PHONY: lab test unit notebooks-test ui-test install-test install-matrix lint bench train-demo train-full notebooks lock screenshot clean site site-test
 
 # Before anything is created: is $(PYTHON) there, new enough, with venv and ensurepip? The check
 # prints what was found, what is needed and the one command that fixes it. A venv that failed
@@ -114,9 +114,13 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/attention.py
 
-## make train-demo: retrain lesson 12's character model and rewrite data/char_lm.pt (seeded; prints a time estimate first)
+## make train-demo: lesson 12's shorter recipe (about 15 min on one core: whole poems, no rhyme yet) into build/char_lm_demo.pt
+## make train-full: the shipped recipe (about an hour on one core) rewriting data/char_lm.pt (both seeded; an estimate first)
 train-demo: $(STAMP)
 	MKL_CBWR=AUTO $(PY) tools/train_char_lm.py
+
+train-full: $(STAMP)
+	MKL_CBWR=AUTO $(PY) tools/train_char_lm.py --full
 
 ## make lock: re-resolve constraints.txt from pyproject.toml's ranges for EVERY supported Python
 ## (uv's universal resolver: environment markers where versions differ, e.g. by python_full_version),
