@@ -4,7 +4,7 @@ The first test is the real check over the repository; the others build a tiny co
 folder and show that each kind of drift is caught: an English cell edited without its translation
 being revisited, a cell added to one edition only, code that differs (comments aside: each is
 translated in its place), an untranslated cell, a glossary term without its English term, a broken
-link, prose with too many colons.
+link, prose with too many colons, code comments left in English, a wording the glossary retired.
 """
 
 from __future__ import annotations
@@ -676,3 +676,159 @@ def test_colons_and_semicolons_are_counted_in_prose_only():
     )
     assert zh_edition.rhythm_problems("x", count)  # 2 colons in 20 characters: far too many
     assert zh_edition.rhythm_problems("x", zh_edition.ProseCount(1000, 6, 1)) == []
+
+
+# --- The code comments are Chinese (issue 33) --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("comment", "kind"),
+    [
+        ("# NBVAL_IGNORE_OUTPUT", "directive"),
+        ("# noqa: B023", "directive"),
+        ("# (b, T, d_out)", "bare"),
+        ("# (T, d_in) = (6, 3)", "bare"),
+        ("# float32", "bare"),
+        ("# head_dim = 32 // 4 = 8", "bare"),
+        ('# "journey"', "bare"),
+        ("# W_query, W_key, W_value", "bare"),
+        ("# `mh.head_entropy(weights)`", "bare"),
+        ("# x = x.sum(-1)", "code"),
+        ("# torch.ones(3)", "code"),
+        ("# data/char_lm.pt", "code"),
+        ("# w >= T", "code"),
+        ("# (T, T)，每行之和为 1", "zh"),
+        ("# 在这里写代码", "zh"),
+        ("# causal", "en"),
+        ("# (T, T), rows sum to 1", "en"),
+        ("# Q @ K^T and weights @ V", "en"),
+        ("# YOUR CODE HERE", "en"),
+        ("# the package's MultiHeadAttention agrees", "en"),
+    ],
+)
+def test_each_comment_counts_by_its_kind(comment, kind):
+    assert zh_edition.comment_kind(comment) == kind
+
+
+NOTE_EN = [f"# line {n} of the note about the sum" for n in ("one", "two", "three", "four", "five")]
+NOTE_ZH = [f"# 关于求和的说明，第 {n} 行" for n in ("一", "二", "三", "四", "五")]
+
+
+def _add_note(english: Path, chinese: Path, translated: int) -> None:
+    """A code cell with a five-line comment block; the Chinese one translates its first lines."""
+    code = "y = torch.ones(2, 3).sum(-1)  # (b,)"
+    add_code_cell(english, "\n".join([*NOTE_EN, code]))
+    add_code_cell(chinese, "\n".join([*NOTE_ZH[:translated], *NOTE_EN[translated:], code]))
+
+
+@pytest.mark.parametrize(("translated", "passes"), [(5, True), (4, True), (3, False), (1, False)])
+def test_a_lesson_with_english_comments_fails_the_comment_share(course, translated, passes):
+    """The drift check is content with one Chinese line per block; the share counts each line."""
+    english, chinese = course
+    _add_note(english, chinese, translated)
+    count = zh_edition.comment_count(zh_edition.read_cells(chinese)[1])
+    assert (count.chinese, count.english, count.other) == (translated, 5 - translated, 1)
+    problems = zh_edition.check()
+    if passes:
+        assert problems == []
+        return
+    assert len(problems) == 1, problems
+    assert f"{translated / 5:.0%} of its prose comments are Chinese" in problems[0]
+    assert "at least 80%" in problems[0] and "03_causal_attention.py" in problems[0]
+    first_english = chinese.read_text(encoding="utf-8").split("\n").index(NOTE_EN[translated]) + 1
+    assert f"line {first_english}: {NOTE_EN[translated]!r}" in problems[0]
+
+
+def test_the_comments_command_reports_the_share_and_the_english_comments(course, capsys):
+    english, chinese = course
+    _add_note(english, chinese, 2)
+    assert zh_edition.main(["comments", str(chinese)]) == 1
+    out = capsys.readouterr().out
+    assert "03_causal_attention.py" in out and "40%" in out and "< 80%" in out
+    assert all(line in out for line in NOTE_EN[2:]) and NOTE_EN[1] not in out
+    preamble, cells = zh_edition.read_cells(chinese)
+    cells[-1].lines = [*NOTE_ZH, *cells[-1].lines[5:]]
+    zh_edition.write_cells(chinese, preamble, cells)
+    assert zh_edition.main(["comments", str(chinese)]) == 0
+    assert "100%" in capsys.readouterr().out
+    status, err = run_tool(capsys, "comments", str(english))
+    assert status == 1 and "not a Chinese script" in err
+
+
+def test_a_script_without_prose_comments_passes(course):
+    english, chinese = course
+    for path in (english, chinese):
+        add_code_cell(path, "x = 1  # (b, T)\n# NBVAL_IGNORE_OUTPUT\n# x = x + 1")
+    count = zh_edition.comment_count(zh_edition.read_cells(chinese)[1])
+    assert count.share is None and count.other == 3
+    assert zh_edition.check() == []
+
+
+# --- The glossary's retired wordings never come back (issue 33) --------------------------------
+
+
+def test_the_glossary_retires_the_three_wordings():
+    retired = zh_edition.retired_terms()
+    assert ("信息泄漏", "信息泄露") in retired
+    assert ("分块精确注意力", "FlashAttention") in retired
+    assert ("约定测试", "契约测试") in retired
+    assert all(zh_edition.CJK.search(bad) for bad, _ in retired)  # not "one-hot"
+
+
+def _retire(glossary: Path) -> None:
+    data = json.loads(glossary.read_text(encoding="utf-8"))
+    data["terms"] += [
+        {"en": "information leakage", "zh": "信息泄露", "note": "", "avoid": ["信息泄漏"]},
+        {"en": "one-hot vector", "zh": "独热向量", "note": "", "avoid": ["one-hot"]},
+    ]
+    data["avoid"] = [{"use": "键（词元）", "avoid": ["键词元"], "note": ""}]
+    glossary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "bad", "right"),
+    [
+        ("看不到后面的词元。", "看不到后面的词元，以免信息泄漏。", "信息泄漏", "信息泄露"),
+        ("看不到后面的词元。", "看不到后面的键词元。", "键词元", "键（词元）"),
+        ("print(1 + 1)", "print(1 + 1)  # 不会信息泄漏", "信息泄漏", "信息泄露"),
+    ],
+    ids=["markdown", "top-level-avoid", "comment"],
+)
+def test_a_retired_wording_is_caught(course, old, new, bad, right):
+    english, chinese = course
+    _retire(zh_edition.GLOSSARY)
+    if old.startswith("print"):
+        edit(english, old, old + "  # no leak")
+    edit(chinese, old, new)
+    problems = zh_edition.check()
+    line = next(
+        n for n, text in enumerate(chinese.read_text("utf-8").split("\n"), 1) if bad in text
+    )
+    assert problems == [
+        f"notebooks/zh/scripts/03_causal_attention.py:{line}: {bad} is retired by the glossary "
+        f"(data/glossary.json); write {right}"
+    ]
+
+
+def test_the_glossary_wording_and_the_english_term_pass(course):
+    _english, chinese = course
+    _retire(zh_edition.GLOSSARY)
+    edit(
+        chinese,
+        "看不到后面的词元。",
+        "看不到后面的词元，以免信息泄露（information leakage）。独热向量（one-hot vector）也一样。",
+    )
+    assert zh_edition.check() == []
+
+
+def test_a_retired_wording_in_the_english_editions_gloss_is_caught(course):
+    english, _chinese = course
+    _retire(zh_edition.GLOSSARY)
+    edit(
+        english, "hides the future", "prevents information leakage (信息泄漏) and hides the future"
+    )
+    problems = zh_edition.check()
+    assert any(
+        p.startswith("notebooks/scripts/03_causal_attention.py:") and "信息泄漏" in p
+        for p in problems
+    ), problems

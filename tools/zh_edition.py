@@ -5,6 +5,7 @@
     python tools/zh_edition.py stamp notebooks/zh/scripts/03_causal_attention.py --cells 7 12
     python tools/zh_edition.py stamp notebooks/zh/scripts/03_causal_attention.py --all
     python tools/zh_edition.py join                  # one line per Chinese paragraph
+    python tools/zh_edition.py comments [SCRIPT...]  # the share of Chinese code comments
 
 Each English percent script ``notebooks/[solutions/]scripts/NAME.py`` has a Chinese twin
 ``notebooks/zh/[solutions/]scripts/NAME.py`` (paired with its notebook like the English one).
@@ -19,6 +20,18 @@ The rules that ``check`` enforces:
   Chinese characters); one without (a shape such as ``# (b, T, d_in)``, a quoted word) stays as it
   is unless it is translated; every directive (``# NBVAL_IGNORE_OUTPUT``, ``# noqa``, ``# type:``,
   ``# fmt:``) stays as it is;
+* the code comments are Chinese: at least ``MIN_COMMENT_SHARE`` (80 %) of the prose comments of
+  each Chinese lesson and of each solution notebook hold Chinese characters. Each ``#`` comment of
+  a code cell (read with ``tokenize``; one line of a comment block is one comment) is one of
+  (``comment_kind``): a directive; Chinese (it holds a Chinese character); code (commented-out
+  code, a path); bare (no English word once shapes such as ``(b, T, d_out)``, quoted words,
+  identifiers, numbers and code are set aside); or English (anything else, even one plain word).
+  The share is Chinese / (Chinese + English): directives, code and bare comments are neither
+  language, and a script without prose comments passes. ``comments`` prints the count per script
+  and lists the English comments;
+* no wording the glossary retired: an ``avoid`` variant written in Chinese (on a term of
+  ``data/glossary.json``, or in its top-level ``avoid`` list, e.g. 信息泄漏 for 信息泄露) never
+  appears in the markdown or the code comments of either edition's lessons and solutions;
 * the lesson prose reads like Chinese, not like translated English: at most
   ``MAX_COLONS_PER_1000`` full-width colons and ``MAX_SEMICOLONS_PER_1000`` semicolons per 1,000
   Chinese characters of each lesson's prose (paragraphs and list items; headings, tables, code and
@@ -59,6 +72,8 @@ import re
 import sys
 import tempfile
 import tokenize
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -398,21 +413,33 @@ def prose_words(markdown: str) -> int:
     return len(re.findall(r"\b[A-Za-z]{2,}\b", text))
 
 
-def glossary_terms() -> list[tuple[list[str], list[str]]]:
-    """(English forms, Chinese forms) of every glossary term a bracket check applies to."""
+def read_glossary() -> dict:
+    """``data/glossary.json`` as read, or a ``ToolError`` saying what is wrong with it."""
     try:
-        terms = json.loads(read_text(GLOSSARY))["terms"]
-        pairs_ = [(term["en"], term["zh"]) for term in terms]
+        glossary = json.loads(read_text(GLOSSARY))
     except json.JSONDecodeError as error:
         raise ToolError(
             f"{display(GLOSSARY)}: not valid JSON (line {error.lineno}, column {error.colno}: "
             f"{error.msg}); fix it and rerun"
         ) from None
+    if not isinstance(glossary, dict):
+        raise _glossary_shape_error()
+    return glossary
+
+
+def _glossary_shape_error() -> ToolError:
+    return ToolError(
+        f'{display(GLOSSARY)}: expected {{"terms": [{{"en": ..., "zh": ..., "avoid": [...]}}, '
+        '...], "avoid": [{"use": ..., "avoid": [...]}, ...]}; fix it and rerun'
+    )
+
+
+def glossary_terms() -> list[tuple[list[str], list[str]]]:
+    """(English forms, Chinese forms) of every glossary term a bracket check applies to."""
+    try:
+        pairs_ = [(term["en"], term["zh"]) for term in read_glossary()["terms"]]
     except (KeyError, TypeError):
-        raise ToolError(
-            f'{display(GLOSSARY)}: expected {{"terms": [{{"en": ..., "zh": ...}}, ...]}}; '
-            "fix it and rerun"
-        ) from None
+        raise _glossary_shape_error() from None
     out = []
     for term_en, term_zh in pairs_:
         english = []
@@ -431,6 +458,27 @@ def glossary_terms() -> list[tuple[list[str], list[str]]]:
         if chinese:
             out.append((english, chinese))
     return out
+
+
+def retired_terms() -> list[tuple[str, str]]:
+    """(retired wording, the glossary's wording) for every ``avoid`` variant written in Chinese.
+
+    The glossary decides once: a term's ``avoid`` list, and the top-level ``avoid`` list of
+    ``{"use": ..., "avoid": [...]}`` entries (``tests/test_zh_strings.py`` reads the same lists for
+    the package's strings). A variant without a Chinese character (``one-hot``) is left out here:
+    the lessons write the English term beside the Chinese one, e.g. 独热向量（one-hot vector）.
+    """
+    glossary = read_glossary()
+    try:
+        found = [(bad, term["zh"]) for term in glossary["terms"] for bad in term.get("avoid", [])]
+        found += [
+            (bad, entry["use"]) for entry in glossary.get("avoid", []) for bad in entry["avoid"]
+        ]
+    except (KeyError, TypeError, AttributeError):
+        raise _glossary_shape_error() from None
+    if not all(isinstance(bad, str) and isinstance(use, str) for bad, use in found):
+        raise _glossary_shape_error()
+    return [(bad, use) for bad, use in found if CJK.search(bad)]
 
 
 def _loose(term: str) -> str:
@@ -715,6 +763,147 @@ def code_problems(where: str, english: str, chinese: str, first_row: int) -> lis
     return problems
 
 
+#: The least share of Chinese among the prose comments of each Chinese lesson and of each
+#: solution notebook (issue 33; d2l-zh translates its code comments).
+MIN_COMMENT_SHARE = 0.8
+#: Code inside a comment: a span in backticks, a dotted name, a call, a CamelCase name.
+CODE_IN_COMMENT = re.compile(
+    r"`[^`]*`|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_]\w*\(|\b[A-Z][a-z]+[A-Z]\w*"
+)
+#: Words that join formulas into a sentence: ``# Q @ K^T and weights @ V`` parses, but is prose.
+PROSE_JOIN = re.compile(r"\b(?:and|or|not|is|in)\b")
+#: A character that only code has in a comment (prose has words and spaces).
+CODE_CHARACTER = re.compile(r"[=()\[\]{}.@+*/<>%-]")
+
+
+def _parses(text: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. a SyntaxWarning for `x is 1`
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            return False
+    return True
+
+
+def comment_kind(comment: str) -> str:
+    """What one ``#`` comment of a code cell is, for the comment share.
+
+    In this order:
+
+    * ``"directive"``: a comment tools read (``# NBVAL_IGNORE_OUTPUT``, ``# noqa: B023``, ...);
+    * ``"zh"``: it holds a Chinese character;
+    * ``"code"``: commented-out code or a path: once shapes are set aside it parses as Python,
+      has a character only code has and no ``and``, ``or``, ``not``, ``is`` or ``in`` that would
+      join formulas into a sentence (``# x = x.sum(-1)``, ``# torch.ones(3)``, ``# w >= T``,
+      ``# data/char_lm.pt``);
+    * ``"bare"``: no English word once shapes and quotes (``SHAPE_OR_QUOTE``) and code (a span
+      in backticks, a dotted name, a call, a CamelCase name: ``CODE_IN_COMMENT``) are set aside;
+      an English word is three or more letters that are not part of an identifier or a number
+      (``COMMENT_WORD``), so ``# (b, T, d_out)``, ``# float32``, ``# head_dim = 32 // 4 = 8``,
+      ``# "journey"`` and ``# 2, 6`` are bare;
+    * ``"en"``: anything else: English prose, even a single plain word (``# causal``).
+
+    Only ``"zh"`` and ``"en"`` are prose; the others stay as they are in both editions and count
+    for neither language.
+    """
+    if DIRECTIVE.match(comment):
+        return "directive"
+    if CJK.search(comment):
+        return "zh"
+    body = SHAPE_OR_QUOTE.sub(" ", comment.lstrip("#")).strip()
+    if CODE_CHARACTER.search(body) and not PROSE_JOIN.search(body) and _parses(body):
+        return "code"
+    if not COMMENT_WORD.search(CODE_IN_COMMENT.sub(" ", body)):
+        return "bare"
+    return "en"
+
+
+def cell_comments(cell: Cell) -> list[tuple[int, str]]:
+    """(line in the script, text) of every comment of a code cell, read with ``tokenize``.
+
+    A cell that does not tokenize (an IPython magic the tokenizer refuses) gives the lines that
+    start with ``#``.
+    """
+    first = cell.line_no + 1 + next((i for i, line in enumerate(cell.lines) if line != ""), 0)
+    shape = code_shape(cell.text)
+    if shape is None:
+        return [
+            (cell.line_no + 1 + i, line.strip())
+            for i, line in enumerate(cell.lines)
+            if line.lstrip().startswith("#")
+        ]
+    found = [(first + row - 1, text) for block in shape.comments.values() for row, text in block]
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class CommentCount:
+    """The comments of one Chinese script's code cells, by ``comment_kind``."""
+
+    chinese: int
+    english: int
+    other: int  # directives, code, bare shapes and numbers: neither language
+    english_comments: tuple[tuple[int, str], ...] = ()  # (line, text) of each English one
+
+    @property
+    def share(self) -> float | None:
+        """Chinese comments / prose comments; None when the script has no prose comment."""
+        prose = self.chinese + self.english
+        return self.chinese / prose if prose else None
+
+
+def comment_count(cells: list[Cell]) -> CommentCount:
+    chinese = other = 0
+    english: list[tuple[int, str]] = []
+    for cell in cells:
+        if cell.kind != "code":
+            continue
+        for line, text in cell_comments(cell):
+            kind = comment_kind(text)
+            if kind == "zh":
+                chinese += 1
+            elif kind == "en":
+                english.append((line, text))
+            else:
+                other += 1
+    return CommentCount(chinese, len(english), other, tuple(english))
+
+
+def comment_share_problems(name: str, count: CommentCount) -> list[str]:
+    share = count.share
+    if share is None or share >= MIN_COMMENT_SHARE:
+        return []
+    shown = "; ".join(f"line {line}: {text[:50]!r}" for line, text in count.english_comments[:3])
+    more = len(count.english_comments) - 3
+    return [
+        f"{name}: {share:.0%} of its prose comments are Chinese ({count.chinese} of "
+        f"{count.chinese + count.english}; at least {MIN_COMMENT_SHARE:.0%}): translate the "
+        f"English ones, e.g. {shown}{f' (and {more} more)' if more > 0 else ''}; "
+        f"`python tools/zh_edition.py comments {name}` lists them"
+    ]
+
+
+def retired_term_problems(
+    name: str, cells: list[Cell], retired: list[tuple[str, str]]
+) -> list[str]:
+    """Every use of a wording the glossary retired, in markdown or in a code comment."""
+    if not retired:
+        return []
+    texts: list[tuple[int, str]] = []
+    for cell in cells:
+        if cell.kind == "markdown":
+            texts.extend((cell.line_no + 1 + i, line) for i, line in enumerate(cell.lines))
+        else:
+            texts.extend(cell_comments(cell))
+    return [
+        f"{name}:{line}: {bad} is retired by the glossary ({display(GLOSSARY)}); write {use}"
+        for line, text in texts
+        for bad, use in retired
+        if bad in text
+    ]
+
+
 #: The most full-width colons and semicolons per 1,000 Chinese characters of lesson prose
 #: (issue 21: a Chinese textbook's rhythm; d2l-zh's attention chapter has 3.3 and 0.5).
 MAX_COLONS_PER_1000 = 6.0
@@ -772,7 +961,12 @@ def rhythm_problems(name: str, count: ProseCount) -> list[str]:
     ]
 
 
-def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[str]]]) -> list[str]:
+def check_pair(
+    english: Path,
+    chinese: Path,
+    terms: list[tuple[list[str], list[str]]],
+    retired: list[tuple[str, str]] | None = None,
+) -> list[str]:
     name = str(chinese.relative_to(ROOT))
     if not chinese.exists():
         return [
@@ -787,6 +981,9 @@ def check_pair(english: Path, chinese: Path, terms: list[tuple[list[str], list[s
     problems = language_problems(
         name, [(f"{name}:{c.line_no}", c) for c in zh_cells if c.kind == "code"], "zh"
     )
+    problems += comment_share_problems(name, comment_count(zh_cells))
+    problems += retired_term_problems(name, zh_cells, retired or [])
+    problems += retired_term_problems(display(english), en_cells, retired or [])
     problems += language_problems(
         display(english),
         [(f"{display(english)}:{c.line_no}", c) for c in en_cells if c.kind == "code"],
@@ -866,9 +1063,10 @@ def rhythm_check() -> list[str]:
 
 def check() -> list[str]:
     terms = glossary_terms()
+    retired = retired_terms()
     problems: list[str] = []
     for english, chinese in pairs():
-        problems.extend(check_pair(english, chinese, terms))
+        problems.extend(check_pair(english, chinese, terms, retired))
     problems.extend(rhythm_check())
     chinese_twins = {chinese for _, chinese in pairs()}
     for extra in sorted(ZH.glob("**/scripts/*.py")):
@@ -885,6 +1083,45 @@ def check() -> list[str]:
         markdown = "\n".join(c.text for c in cells if c.kind == "markdown")
         problems.extend(link_problems(display(script), notebook_dir, markdown))
     return problems
+
+
+def chinese_script(path: Path, command: str) -> Path:
+    """``path`` if it is a Chinese lesson or solution script, else a ``ToolError`` saying why."""
+    path = path.resolve()
+    if not path.is_relative_to(ZH) or path.suffix != ".py":
+        raise ToolError(
+            f"{display(path)} is not a Chinese script: `{command}` takes a script in "
+            f"{display(ZH / 'scripts')}/ or {display(ZH / 'solutions' / 'scripts')}/"
+        )
+    return path
+
+
+def comment_report(paths: list[Path]) -> list[tuple[str, CommentCount]]:
+    """(script, its comment count) of each Chinese script, in the order given."""
+    return [(display(path), comment_count(read_cells(path)[1])) for path in paths]
+
+
+def print_comment_report(report: list[tuple[str, CommentCount]]) -> None:
+    width = max([len(name) for name, _ in report] + [len("all")])
+    print(f"{'script':<{width}}  Chinese  English  neither  share (prose comments)")
+    for name, count in [*report, ("all", _total(count for _, count in report))]:
+        share = "-" if count.share is None else f"{count.share:.0%}"
+        low = count.share is not None and count.share < MIN_COMMENT_SHARE
+        print(
+            f"{name:<{width}}  {count.chinese:7d}  {count.english:7d}  {count.other:7d}  "
+            f"{share:>5}{'  < ' + format(MIN_COMMENT_SHARE, '.0%') if low else ''}"
+        )
+    for name, count in report:
+        for line, text in count.english_comments:
+            print(f"{name}:{line}: {text}")
+
+
+def _total(counts: Iterable[CommentCount]) -> CommentCount:
+    """The counts added up (without the list of English comments)."""
+    counts = list(counts)
+    return CommentCount(
+        sum(c.chinese for c in counts), sum(c.english for c in counts), sum(c.other for c in counts)
+    )
 
 
 def english_script(path: Path) -> Path:
@@ -998,6 +1235,12 @@ def main(argv: list[str] | None = None) -> int:
     which = mark.add_mutually_exclusive_group(required=True)
     which.add_argument("--cells", nargs="+", type=int)
     which.add_argument("--all", action="store_true")
+    comments = sub.add_parser(
+        "comments",
+        help="the share of Chinese among the prose comments of Chinese scripts (all of them "
+        f"by default); exit 1 when one is below {MIN_COMMENT_SHARE:.0%}",
+    )
+    comments.add_argument("scripts", nargs="*", type=Path)
     joining = sub.add_parser("join", help="one line per Chinese paragraph (all Chinese scripts)")
     joining.add_argument("scripts", nargs="*", type=Path)
     args = parser.parse_args(argv)
@@ -1022,6 +1265,18 @@ def run(args: argparse.Namespace) -> int:
         problems = check()
         for problem in problems:
             print(problem)
+        twins = [chinese for _, chinese in pairs() if chinese.exists()]
+        with contextlib.suppress(ToolError):  # an unreadable script is among the problems
+            report = comment_report(twins)
+            shares = [(c.share, name) for name, c in report if c.share is not None]
+            total = _total(c for _, c in report)
+            if shares and total.share is not None:
+                lowest, where = min(shares)
+                print(
+                    f"prose comments in Chinese: {total.chinese} of {total.chinese + total.english}"
+                    f" ({total.share:.0%}); lowest {lowest:.0%} ({where}); at least "
+                    f"{MIN_COMMENT_SHARE:.0%} each (`python tools/zh_edition.py comments`)"
+                )
         print(f"zh edition: {len(pairs())} pairs checked, {len(problems)} problem(s)")
         return 1 if problems else 0
     if args.command == "new":
@@ -1029,6 +1284,18 @@ def run(args: argparse.Namespace) -> int:
         for script in scripts:
             print(f"wrote {display(new(script))}")
         return 0
+    if args.command == "comments":
+        paths = [chinese_script(p, "comments") for p in args.scripts] or [
+            chinese for _, chinese in pairs() if chinese.exists()
+        ]
+        report = comment_report(paths)
+        print_comment_report(report)
+        low = [
+            name
+            for name, count in report
+            if count.share is not None and count.share < MIN_COMMENT_SHARE
+        ]
+        return 1 if low else 0
     if args.command == "join":
         paths = [p.resolve() for p in args.scripts] or sorted(ZH.glob("**/scripts/*.py"))
         print(f"joined the Chinese paragraphs of {join(paths)} script(s)")
