@@ -1,7 +1,9 @@
-"""The shipped model's claims that lesson 12 prints: it beats the count tables, it writes verse.
+"""The shipped model's claims that lesson 12 prints: it beats the count tables, it writes whole
+poems that rhyme, without copying, and one head looks at the rhyme above.
 
-The margin over the count tables is measured on a slice of the validation text, the verse shape
-on a few generated poems; the tests that train or generate are marked ``slow``.
+The margin over the count tables is measured on a slice of the validation poems; the poems are
+written from other first characters and another seed than the lesson's (a fresh sample, not the
+lesson's printout again); the tests that train or generate are marked ``slow``.
 """
 
 from __future__ import annotations
@@ -23,16 +25,16 @@ def shipped() -> lm.CharLMCheckpoint:
 
 
 def demo_config() -> lm.CharLMConfig:
-    """The config of tools/train_char_lm.py (imported from the script itself)."""
+    """The shipped recipe of tools/train_char_lm.py (``--full``; imported from the script)."""
     spec = importlib.util.spec_from_file_location("train_char_lm", ROOT / "tools/train_char_lm.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.DEMO_CONFIG
+    return module.FULL_CONFIG
 
 
 def test_shipped_checkpoint_is_the_script_s_and_small(shipped):
-    assert (ROOT / "data" / lm.DEMO_CHECKPOINT).stat().st_size < 5_000_000
-    assert shipped.config == demo_config()
+    assert (ROOT / "data" / lm.DEMO_CHECKPOINT).stat().st_size < 10 * 1024 * 1024
+    assert shipped.config == demo_config() and shipped.config.poem_windows
     assert len(shipped.losses) == shipped.config.steps == shipped.val_losses[-1][0]
     assert shipped.tokenizer.chars == lm.verse_data().tokenizer.chars
 
@@ -56,12 +58,13 @@ def test_script_first_steps_reproduce_the_recorded_losses(shipped, backend):
 
 
 def test_the_model_beats_every_count_table_and_has_its_recorded_validation_loss(shipped):
-    """Both on the first eighth of the validation text (171 windows of 64 characters), measured
-    once: the model's loss there is within 0.06 nats of the recorded one, and the trigram table's
-    is 0.56 nats above it."""
+    """Both on the first eighth of the validation poems, each poem read from its start as in
+    training: the model's loss there is within 0.1 nats of the recorded one, and every count
+    table's is at least a quarter nat above it."""
     data = lm.verse_data()
     part = data.val_ids[: data.val_ids.numel() // 8]
-    model_loss = lm.validation_loss(shipped.model, part)
+    starts = data.val_starts[data.val_starts < part.numel() - 1]
+    model_loss = lm.validation_loss(shipped.model, part, starts=starts)
     # The recorded loss was measured in float32 before the float16 rounding of the saved weights.
     assert model_loss == pytest.approx(shipped.val_losses[-1][1], abs=0.1)
     for order in (1, 2, 3):  # by a quarter nat
@@ -69,15 +72,27 @@ def test_the_model_beats_every_count_table_and_has_its_recorded_validation_loss(
         assert model_loss <= table - 0.25, (order, table, model_loss)
 
 
-@pytest.mark.slow  # six poems, token by token: about 10-15 s on one core
-def test_it_writes_verse_with_the_lesson_s_settings(shipped):
-    tokenizer, model = shipped.tokenizer, shipped.model
+@pytest.mark.slow  # 60 poems in one batch: a few seconds on one core
+def test_it_writes_whole_poems_that_rhyme_without_copying(shipped):
+    """The issue's goals, re-measured on 60 other poems (validation poems 60-119's first
+    characters, seed 1; the lesson prints seed 0 on poems 0-59): at least 90 % complete, at least
+    60 % of adjacent couplet ends rhyming (chance about 11 %), at most 2 % copied."""
+    tokenizer = shipped.tokenizer
     verse = lm.load_verse()
-    settings = {"temperature": 0.8, "top_k": 20, "banned": tokenizer.encode(lm.UNKNOWN)}
-    written = []
-    for seed, poem in enumerate(verse.validation[8:14]):  # other poems than the lesson's
-        first = poem.lines[0] + "\n"
-        out = lm.generate(model, tokenizer.encode(first), 64 - len(first), seed=seed, **settings)
-        written.append(tokenizer.decode(out[len(first) :]).split("\n\n")[0] + "\n")
-    shape = lm.verse_shape("".join(written), lm.poem_text(verse.train))
-    assert shape.half_lines >= 0.85 and shape.couplets >= 0.80 and shape.copied <= 0.10, shape
+    firsts = "".join(p.lines[0][0] for p in verse.validation if p.lines[0][0] in tokenizer.chars)
+    poems = lm.write_poems(shipped.model, tokenizer, firsts[60:120], seed=1)
+    score = lm.score_poems("model", poems, lm.poem_text(verse.train))
+    assert score.complete >= 0.9 and score.copied <= 0.02, score
+    assert score.rhyme >= 0.6, score
+
+
+@pytest.mark.slow  # 100 poems through the model with their weights: a few seconds
+def test_a_head_looks_at_the_rhyme_above_when_a_rhyme_is_due(shipped):
+    """On validation poems 200-299 (the lesson measures 0-199): the strongest rhyme head gives
+    the rhyme above several times the weight it gives to the same distance elsewhere, and several
+    times the uniform share."""
+    poems = ["\n" + p.text for p in lm.load_verse().validation[200:300]]
+    focus = lm.rhyme_focus(shipped.model, shipped.tokenizer, poems)
+    layer, head = focus.strongest()
+    assert focus.rhyme[layer, head] > 3 * focus.control[layer, head], focus
+    assert focus.rhyme[layer, head] > 5 * focus.uniform, focus
