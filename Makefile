@@ -1,4 +1,5 @@
-# Two commands a learner needs:  make lab  and  make test.  Everything else is for maintainers.
+# A learner needs one command:  make lab  (on Linux  make lab TORCH=cpu).  Everything else is for
+# maintainers (CONTRIBUTING.md).
 PYTHON ?= python3
 # JupyterLab refuses to start as root unless told; learners are rarely root, containers often are.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
@@ -23,22 +24,35 @@ $(PY):
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
 
-# Re-install only when pyproject.toml or constraints.txt changes. constraints.txt holds the exact,
-# tested versions (one universal lock for every supported Python); pyproject.toml only states
-# compatible ranges. A .venv made by `uv venv` has no pip: then uv installs (README, "uv").
-$(STAMP): pyproject.toml constraints.txt | $(PY)
-	@if $(PY) -m pip --version >/dev/null 2>&1; then \
-		echo '$(PY) -m pip install -c constraints.txt -e ".[dev]"'; \
-		$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"; \
-	else \
-		echo 'uv pip install --python $(PY) -c constraints.txt -e ".[dev]"'; \
-		uv pip install --quiet --python $(PY) -c constraints.txt -e ".[dev]"; \
-	fi
+# Install through the lock (constraints.txt: the exact, tested versions; pyproject.toml states
+# only ranges), and only what the command needs: make lab the lessons (.[lab]), make site the
+# website's tools (.[docs]), make test everything (.[dev]). Each extra has its stamp and is
+# re-installed when pyproject.toml or constraints.txt changes. tools/install_venv.py says first
+# what it fetches and roughly how much, shows pip's progress bars, and with TORCH=cpu installs
+# torch's CPU-only build first (kept for later runs in .venv/.torch), stopping with one line if
+# that build cannot be had. A .venv made by `uv venv` has no pip: then uv installs (README, "uv").
+TORCH ?=
+LAB_STAMP  := $(VENV)/.installed-lab
+DOCS_STAMP := $(VENV)/.installed-docs
+$(LAB_STAMP): pyproject.toml constraints.txt | $(PY)
+	@$(PY) tools/install_venv.py lab $(if $(TORCH),--torch $(TORCH),)
 	rm -rf build/mplconfig
-	touch $(STAMP)
+	touch $(LAB_STAMP)
 
-## make lab: create .venv if needed, install, start JupyterLab in notebooks/ (token auth on; the URL is printed)
-lab: $(STAMP)
+$(DOCS_STAMP): pyproject.toml constraints.txt | $(PY)
+	@$(PY) tools/install_venv.py docs $(if $(TORCH),--torch $(TORCH),)
+	rm -rf build/mplconfig
+	touch $(DOCS_STAMP)
+
+# Everything make test runs (the dev extra holds lab and docs, so their stamps are current too).
+$(STAMP): pyproject.toml constraints.txt | $(PY)
+	@$(PY) tools/install_venv.py dev $(if $(TORCH),--torch $(TORCH),)
+	rm -rf build/mplconfig
+	touch $(LAB_STAMP) $(DOCS_STAMP) $(STAMP)
+
+## make lab: create .venv if needed, install what the lessons need (.[lab]; TORCH=cpu: torch's
+## CPU-only build), start JupyterLab in notebooks/ (token auth on; the URL is printed)
+lab: $(LAB_STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
 ## make test: lint + unit tests + strict nbval over every notebook (+ browser test when chromium exists)
@@ -80,7 +94,7 @@ $(SITE_JS): site/package.json site/package-lock.json
 	npm ci --prefix site --no-audit --no-fund --ignore-scripts
 	touch $(SITE_JS)
 
-site: $(STAMP) $(SITE_JS)
+site: $(DOCS_STAMP) $(SITE_JS)
 	$(PY) tools/build_site.py
 
 # The site in Chromium, offline: served on 127.0.0.1, then one page of the zip from file://.
