@@ -144,7 +144,8 @@ lock: $(STAMP)
 
 ## make install-matrix: for every Python >= 3.11 found here (Debian's python3, pyenv's, PATH), a
 ## throw-away venv resolves the lock with every extra (pip --dry-run); the oldest gets a full install
-## and an import check; uv resolves it too. One line per interpreter; skipped ones are named.
+## and an import check; uv resolves it too, and for Linux, Windows and macOS (--python-platform).
+## One line per interpreter and platform; skipped ones are named.
 install-matrix: $(STAMP)
 	$(PY) tools/install_matrix.py
 
