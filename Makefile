@@ -11,7 +11,7 @@ export MPLCONFIGDIR := $(CURDIR)/build/mplconfig
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test unit notebooks-test ui-test install-test install-matrix lint bench train-demo notebooks lock screenshot clean site site-test
+.PHONY: lab test route-test unit notebooks-test ui-test install-test install-matrix lint bench train-demo notebooks lock screenshot clean site site-test
 
 # Before anything is created: is $(PYTHON) there, new enough, with venv and ensurepip? The check
 # prints what was found, what is needed and the one command that fixes it. A venv that failed
@@ -56,7 +56,7 @@ lab: $(LAB_STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
 ## make test: lint + unit tests + strict nbval over every notebook (+ browser test when chromium exists)
-test: $(STAMP) lint unit install-test install-matrix notebooks-test ui-test site-test
+test: $(STAMP) lint unit install-test install-matrix route-test notebooks-test ui-test site-test
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mhsa_helpers tests notebooks benchmarks tools data
@@ -119,6 +119,11 @@ install-test: $(STAMP)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet -c constraints.txt $$($(PY) tools/render_environment.py --runtime)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --no-deps --force-reinstall build/wheel/mhsa_helpers-*.whl
 	cd "$$(mktemp -d)" && MPLCONFIGDIR="$$PWD/mplconfig" $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/tools/check_install.py
+
+# The README's route without make (its <!-- route:posix --> block), run as written in a fresh copy
+# of the course: venv, locked .[lab] install, JupyterLab in notebooks/, lesson 00 executed there.
+route-test: $(STAMP)
+	$(PY) tools/check_route.py
 
 ## make notebooks: regenerate every .ipynb from its paired jupytext script and execute it in place
 notebooks: $(STAMP)

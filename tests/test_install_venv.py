@@ -106,3 +106,41 @@ def test_the_tool_needs_the_standard_library_only():
         if line.startswith(("import ", "from "))
     }
     assert imports <= set(sys.stdlib_module_names) | {"__future__"}, imports
+
+
+def _check_route():
+    spec = importlib.util.spec_from_file_location("check_route", ROOT / "tools/check_route.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readmes_routes_without_make_are_the_same_three_steps():
+    route = _check_route()
+    blocks = route.route_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    posix, powershell = blocks["posix"], blocks["powershell"]
+    assert posix[0].endswith("-m venv .venv") and powershell[0].endswith("-m venv .venv")
+    lock_install = 'python -m pip install -c constraints.txt -e ".[lab]"'
+    assert posix[-2] == ".venv/bin/" + lock_install
+    assert powershell[-2] == ".venv\\Scripts\\" + lock_install
+    assert posix[-1] == "cd notebooks && ../.venv/bin/jupyter lab"
+    assert powershell[-1] == "cd notebooks; ..\\.venv\\Scripts\\jupyter lab"
+    route.check_torch_pin(posix)  # the CPU line names the lock's torch
+
+
+def test_a_route_naming_another_torch_than_the_lock_is_refused():
+    route = _check_route()
+    with pytest.raises(route.RouteError, match="the lock pins"):
+        route.check_torch_pin(["pip install torch==2.1.0+cpu"])
+
+
+def test_make_test_runs_the_route_without_make():
+    out = subprocess.run(
+        [shutil.which("make") or "make", "-n", "-B", "test"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "tools/check_route.py" in out
