@@ -144,3 +144,14 @@ def test_make_test_runs_the_route_without_make():
         check=True,
     ).stdout
     assert "tools/check_route.py" in out
+
+
+def test_environment_yml_points_at_readme_sections_that_exist():
+    import re
+
+    text = (ROOT / "environment.yml").read_text()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = re.findall(r'"([^"]+)"', text.split("README", 1)[1].splitlines()[0])
+    assert named, "environment.yml names no README section"
+    for section in named:
+        assert f"## {section}" in readme or f"**{section}" in readme, section
