@@ -53,6 +53,7 @@ $(STAMP): pyproject.toml constraints.txt | $(PY)
 ## make lab: create .venv if needed, install what the lessons need (.[lab]; TORCH=cpu: torch's
 ## CPU-only build), start JupyterLab in notebooks/ (token auth on; the URL is printed)
 lab: $(LAB_STAMP)
+	@$(PY) mhsa_helpers/system_fonts.py
 	cd notebooks && ../$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
 ## make test: lint + unit tests + strict nbval over every notebook (+ browser test when chromium exists)
