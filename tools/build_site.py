@@ -67,6 +67,7 @@ ROOT_PAGE = """<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Multi-Head Self-Attention, step by step · 多头自注意力，一步一步</title>
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
 <style>
 body {{ font-family: system-ui, "Noto Sans CJK SC", sans-serif; max-width: 44rem; margin: 4rem auto;
        padding: 0 1.5rem; line-height: 1.6; color: #222; }}
@@ -77,6 +78,12 @@ h1 {{ font-size: 1.9rem; margin-bottom: .2rem; }}
 .editions a:hover {{ border-color: #36c; }}
 .editions strong {{ display: block; font-size: 1.25rem; color: #36c; }}
 .download {{ border-top: 1px solid #ddd; padding-top: 1rem; font-size: .95rem; }}
+.lessons {{ display: flex; gap: 1.5rem; flex-wrap: wrap; }}
+.lessons section {{ flex: 1 1 18rem; min-width: 0; }}
+.lessons h2 {{ font-size: 1.1rem; margin: .5rem 0; }}
+.lessons ol {{ padding-left: 0; list-style: none; margin: 0; }}
+.lessons li {{ margin: .25rem 0; overflow-wrap: anywhere; }}
+.lessons .num {{ display: inline-block; width: 1.8rem; color: #666; }}
 </style>
 </head>
 <body>
@@ -91,9 +98,20 @@ Read the course in English.</a>
 <a href="zh/index.html" hreflang="zh-CN" lang="zh-CN" id="edition-zh"><strong>中文版</strong>
 用中文阅读这套课程。</a>
 </div>
+<div class="lessons">
+{lesson_lists}
+</div>
 {download}</body>
 </html>
 """
+
+LESSON_LIST = """<section id="lessons-{edition}" lang="{lang}">
+<h2>{heading}</h2>
+<ol>
+{items}
+</ol>
+</section>"""
+LIST_HEADING = {"en": "The lessons", "zh": "课程目录"}
 
 PRE_MERMAID = re.compile(r'<pre\b[^>]*class="mermaid"[^>]*>(.*?)</pre>', re.S)
 MERMAID_SCRIPT = re.compile(r'<script type="module">\s*import mermaid\b.*?</script>\s*', re.S)
@@ -291,16 +309,64 @@ whole site as a zip</a> ({size}) to read it offline: unpack it and open <code>in
 """
 
 
+def notebook_title(path: Path) -> str:
+    """A lesson's title: the first heading of its first markdown cell, without its number."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return re.sub(r"^\d\d\s*·\s*", "", line[2:]).strip()
+    return path.stem
+
+
+def lesson_lists() -> str:
+    """Both editions' lessons, each title linked to its page."""
+    sections = []
+    for edition, folder in EDITIONS.items():
+        lessons, _ = lesson_files(folder)
+        items = "\n".join(
+            f'<li><span class="num">{nb.name[:2]}</span>'
+            f'<a href="{edition}/{nb.stem}.html">{html.escape(notebook_title(nb))}</a></li>'
+            for nb in lessons
+        )
+        sections.append(
+            LESSON_LIST.format(
+                edition=edition,
+                lang="zh-CN" if edition == "zh" else "en",
+                heading=LIST_HEADING[edition],
+                items=items,
+            )
+        )
+    return "\n".join(sections)
+
+
+def copy_downloads() -> int:
+    """Each edition's saved notebooks, as they are, in EDITION/notebooks/ (pages link them)."""
+    copied = 0
+    for edition, folder in EDITIONS.items():
+        lessons, solutions = lesson_files(folder)
+        for nb in lessons + solutions:
+            target = OUT / edition / "notebooks" / nb.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(nb, target)
+            copied += 1
+    return copied
+
+
 def root_page(zip_path: Path | None) -> None:
-    """The page that offers both editions (and, on the web, the zip; not inside the zip)."""
+    """The page that offers both editions and lists their lessons (and, on the web, the zip;
+    not inside the zip)."""
     lessons, _ = lesson_files(NOTEBOOKS)
     download = ""
     if zip_path is not None:
         size = f"{zip_path.stat().st_size / 2**20:.0f} MB"
         download = DOWNLOAD.format(zip=ZIP_NAME, size=size)
-    (OUT / "index.html").write_text(
-        ROOT_PAGE.format(count=len(lessons), download=download), encoding="utf-8"
-    )
+    shutil.copyfile(SITE_SRC / "_static" / "favicon.svg", OUT / "favicon.svg")
+    text = ROOT_PAGE.format(count=len(lessons), download=download, lesson_lists=lesson_lists())
+    partial = OUT / "index.html.part"
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(OUT / "index.html")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -316,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     timings["sphinx"] = time.perf_counter() - start
     # myst-nb keeps copies of the notebooks beside the output folder; the pages do not use them.
     shutil.rmtree(OUT / "jupyter_execute", ignore_errors=True)
+    downloads = copy_downloads()
     drawn = draw_mermaid()
     # With every diagram drawn, no page loads Mermaid: leave its copies out of the site and zip.
     for edition in EDITIONS:
@@ -330,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "pages": pages,
         "mermaid_diagrams": drawn,
+        "notebooks_to_download": downloads,
         "seconds_after": {name: round(t, 1) for name, t in timings.items()},
     }
     print(
