@@ -49,14 +49,49 @@ def glossary_words(glossary: list[dict]) -> list[str]:
     return words
 
 
+def single_characters(words: list[str]) -> set[str]:
+    """The glossary's one-character words (熵, 联, 句; 键 and 值 of "查询、键、值"): Sphinx's
+    Chinese index drops every one-character word unless told to keep these."""
+    return {
+        piece
+        for word in words
+        for piece in re.split(r"[、，,\s]+", word)
+        if len(piece) == 1 and re.match(r"[\u4e00-\u9fff]", piece)
+    }
+
+
 if ZH:
     # jieba splits compounds it does not know (多头注意力 -> 多头 / 注意力): teach it the course's
     # terms, so that the index holds each term whole as well as its parts.
     import jieba
+    from sphinx.search.zh import SearchChinese
 
     _glossary = json.loads((SITE.parent / "data" / "glossary.json").read_text("utf-8"))
-    for _word in glossary_words(_glossary["terms"]):
+    _words = glossary_words(_glossary["terms"])
+    for _word in _words:
         jieba.add_word(_word)
+    _KEEP = single_characters(_words)
+    _word_filter = SearchChinese.word_filter
+
+    def _keep_glossary_characters(self, stemmed_word: str) -> bool:
+        return stemmed_word in _KEEP or _word_filter(self, stemmed_word)
+
+    SearchChinese.word_filter = _keep_glossary_characters
+
+    # jieba's search mode gives the 2- and 3-character words inside a longer word, not longer
+    # ones: 大语言模型 holds 语言模型, which it would not index there. Add every glossary word
+    # that a segmented word contains.
+    import sphinx.search.zh as _sphinx_zh
+
+    _LONG = sorted((w for w in _words if len(w) >= 4), key=len)
+
+    def _cut_for_search(sentence: str, HMM: bool = True):
+        for token in jieba.cut_for_search(sentence, HMM=HMM):
+            yield token
+            if len(token) > 4:
+                yield from (word for word in _LONG if word != token and word in token)
+
+    _sphinx_zh.cut_for_search = _cut_for_search
 
 extensions = ["myst_nb", "sphinxcontrib.mermaid"]
 html_static_path = [str(SITE / "_static")]

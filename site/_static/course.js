@@ -77,7 +77,7 @@
   var TEX = [
     [/\\[()\[\]]/g, ""], [/\\(?:mathrm|mathbf|text|operatorname|mathit)\{([^{}]*)\}/g, "$1"],
     [/\\sqrt\{([^{}]*)\}/g, "√$1"], [/\\frac\{([^{}]*)\}\{([^{}]*)\}/g, "($1)/($2)"],
-    [/\\top\b/g, "ᵀ"], [/\\times\b/g, "×"], [/\\cdot[s]?\b/g, "·"], [/\\infty\b/g, "∞"],
+    [/\^?\\top\b/g, "ᵀ"], [/\\times\b/g, "×"], [/\\cdot[s]?\b/g, "·"], [/\\infty\b/g, "∞"],
     [/\\ldots\b|\\dots\b/g, "…"], [/\\(?:left|right|big|Big|quad|qquad|,|;|!)/g, " "],
     [/\\([a-zA-Z]+)/g, "$1"], [/[{}]/g, ""], [/\\/g, ""], [/\s+/g, " "],
   ];
