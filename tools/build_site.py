@@ -135,8 +135,113 @@ TWIN_LINK = re.compile(r"\[([^\]]+)\]\((?:zh/|\.\./)([0-9]{2}_\w+)\.ipynb\)")
 
 NBVAL_MARKER = "# NBVAL_IGNORE_OUTPUT"
 
+# Lesson 07's explorer on the site, without a kernel: its pictures for a grid of slider values,
+# drawn at build time by the explorer's own code (mhsa_helpers.ui.explorers.attention), swapped
+# by two sliders (site/_static/course.js). 5 and 7 heads do not divide d_out = 24 (the explorer
+# says so instead of drawing), so the heads slider offers the other six values.
+EXPLORER_CALL = "mh.attention_explorer("
+EXPLORER_HEADS = (1, 2, 3, 4, 6, 8)
+EXPLORER_DROPOUT = (0.0, 0.1, 0.2, 0.3, 0.5)
+EXPLORER_START = (2, 0.0)
+EXPLORER_DIR = "_static/explorer07"
+EXPLORER_TEXT = {
+    "en": {
+        "heads": "heads",
+        "dropout": "dropout",
+        "note": (
+            "Computed when this site was built, without a kernel: {count} pictures ({heads} head "
+            "counts × {rates} dropout rates; train mode, scale 3, seed 123), {size} in all, each "
+            "loaded when you pick it. 5 and 7 heads do not divide d_out = 24. In JupyterLab "
+            "(<code>make lab</code>) the explorer also moves the scale, the seed, the sentence and "
+            "the mode."
+        ),
+    },
+    "zh": {
+        "heads": "头数",
+        "dropout": "丢弃率",
+        "note": (
+            "这些图是在生成本网站时算好的，不需要内核：共 {count} 幅"
+            "（{heads} 种头数 × {rates} 种丢弃率；训练模式，缩放 3，随机种子 123），"
+            "合计 {size}，选到哪一幅才加载哪一幅。5 和 7 不能整除 d_out = 24，所以不在其中。"
+            "在 JupyterLab 中（<code>make lab</code>），探索器还能调节缩放、随机种子、句子和模式。"
+        ),
+    },
+}
+FRAMES: dict[str, list] = {}
 
-def copy_notebook(source: Path, target: Path, other: str) -> None:
+
+def explorer_frames(edition: str) -> list:
+    """The explorer's pictures for EXPLORER_HEADS x EXPLORER_DROPOUT in the edition's language."""
+    if edition not in FRAMES:
+        os.environ.setdefault("MPLBACKEND", "Agg")
+        from mhsa_helpers.i18n import using_language
+        from mhsa_helpers.ui.explorers.attention import explorer_frames as draw
+
+        with using_language(edition):
+            FRAMES[edition] = draw(EXPLORER_HEADS, EXPLORER_DROPOUT)
+    return FRAMES[edition]
+
+
+def frame_file(frame) -> str:
+    return f"heads{frame.heads}-dropout{round(frame.dropout * 10)}.png"
+
+
+def static_explorer(edition: str) -> str:
+    """The HTML that stands in for lesson 07's widget: the start picture and two sliders."""
+    frames = explorer_frames(edition)
+    text = EXPLORER_TEXT[edition]
+    start = next(f for f in frames if (f.heads, f.dropout) == EXPLORER_START)
+    size = sum(len(f.png) for f in frames)
+    data = [
+        {
+            "heads": f.heads,
+            "dropout": f.dropout,
+            "src": f"{EXPLORER_DIR}/{frame_file(f)}",
+            "alt": f.alt,
+            "message": f.message,
+        }
+        for f in frames
+    ]
+    note = text["note"].format(
+        count=len(frames),
+        heads=len(EXPLORER_HEADS),
+        rates=len(EXPLORER_DROPOUT),
+        size=f"{size / 2**20:.1f} MB",
+    )
+    heads_index = EXPLORER_HEADS.index(EXPLORER_START[0])
+    dropout_index = EXPLORER_DROPOUT.index(EXPLORER_START[1])
+    frames_json = html.escape(json.dumps(data, ensure_ascii=False))
+    return (
+        f'<div class="static-explorer" data-frames="{frames_json}">'
+        f'<div class="se-controls">'
+        f'<label>{text["heads"]} <input type="range" class="se-heads" min="0" '
+        f'max="{len(EXPLORER_HEADS) - 1}" step="1" value="{heads_index}" '
+        f'data-values="{html.escape(json.dumps(EXPLORER_HEADS))}"> '
+        f'<output class="se-heads-value">{EXPLORER_START[0]}</output></label>'
+        f'<label>{text["dropout"]} <input type="range" class="se-dropout" min="0" '
+        f'max="{len(EXPLORER_DROPOUT) - 1}" step="1" value="{dropout_index}" '
+        f'data-values="{html.escape(json.dumps(EXPLORER_DROPOUT))}"> '
+        f'<output class="se-dropout-value">{EXPLORER_START[1]:.1f}</output></label></div>'
+        f'<p class="se-message">{html.escape(start.message)}</p>'
+        f'<img class="se-picture" src="{EXPLORER_DIR}/{frame_file(start)}" '
+        f'alt="{html.escape(start.alt)}">'
+        f'<p class="widget-note static-explorer-note">{note}</p></div>'
+    )
+
+
+def write_explorer_frames() -> int:
+    """The pictures static_explorer refers to, into each edition's site."""
+    written = 0
+    for edition, frames in FRAMES.items():
+        folder = OUT / edition / EXPLORER_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        for frame in frames:
+            (folder / frame_file(frame)).write_bytes(frame.png)
+            written += 1
+    return written
+
+
+def copy_notebook(source: Path, target: Path, other: str, edition: str = "en") -> None:
     """The saved notebook, outputs untouched, shown as a reader should see it.
 
     Links to the other edition point at its page; the nbval marker line is left out of the shown
@@ -165,6 +270,16 @@ def copy_notebook(source: Path, target: Path, other: str) -> None:
                 tags.append("hide-input")
             if folded.get("outputs_hidden"):
                 tags.append("hide-output")
+            if EXPLORER_CALL in cell["source"]:
+                # The widget's saved state is one moment of a live explorer; the site shows
+                # the static explorer instead (no dead slider).
+                cell["outputs"] = [
+                    {
+                        "output_type": "display_data",
+                        "metadata": {},
+                        "data": {"text/html": static_explorer(edition)},
+                    }
+                ]
         if cell["cell_type"] == "markdown":
             text = "".join(cell["source"])
             cell["source"] = TWIN_LINK.sub(
@@ -183,9 +298,9 @@ def stage(edition: str) -> Path:
     (target / "solutions").mkdir(parents=True)
     other = "zh" if edition == "en" else "en"
     for nb in lessons:
-        copy_notebook(nb, target / nb.name, other)
+        copy_notebook(nb, target / nb.name, other, edition)
     for nb in solutions:
-        copy_notebook(nb, target / "solutions" / nb.name, other)
+        copy_notebook(nb, target / "solutions" / nb.name, other, edition)
     text = INDEX[edition]
     toc_lessons = "\n".join(nb.stem for nb in lessons)
     toc_solutions = "\n".join(f"solutions/{nb.stem}" for nb in solutions)
@@ -383,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     # myst-nb keeps copies of the notebooks beside the output folder; the pages do not use them.
     shutil.rmtree(OUT / "jupyter_execute", ignore_errors=True)
     downloads = copy_downloads()
+    explorer_pictures = write_explorer_frames()
     drawn = draw_mermaid()
     # With every diagram drawn, no page loads Mermaid: leave its copies out of the site and zip.
     for edition in EDITIONS:
@@ -398,6 +514,7 @@ def main(argv: list[str] | None = None) -> int:
         "pages": pages,
         "mermaid_diagrams": drawn,
         "notebooks_to_download": downloads,
+        "static_explorer_pictures": explorer_pictures,
         "seconds_after": {name: round(t, 1) for name, t in timings.items()},
     }
     print(

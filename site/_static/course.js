@@ -100,8 +100,36 @@
     Search.htmlToText.clean = true;
   }
   window.mhsaReadableTex = readableTex; // for the site test
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-  else start();
+  // 4. Lesson 07's static explorer (tools/build_site.py): pictures drawn at build time for a
+  //    grid of slider values; moving a slider shows the picture, alt text and message for the
+  //    chosen values. No kernel, no widget manager.
+  function staticExplorers() {
+    document.querySelectorAll(".static-explorer").forEach(function (box) {
+      if (box.dataset.ready) return;
+      box.dataset.ready = "1";
+      var frames = JSON.parse(box.dataset.frames);
+      var heads = box.querySelector("input.se-heads");
+      var dropout = box.querySelector("input.se-dropout");
+      var img = box.querySelector("img.se-picture");
+      var message = box.querySelector(".se-message");
+      function show() {
+        var h = JSON.parse(heads.dataset.values)[+heads.value];
+        var d = JSON.parse(dropout.dataset.values)[+dropout.value];
+        var frame = frames.filter(function (f) { return f.heads === h && f.dropout === d; })[0];
+        if (!frame) return;
+        box.querySelector(".se-heads-value").textContent = String(h);
+        box.querySelector(".se-dropout-value").textContent = d.toFixed(1);
+        img.src = frame.src;
+        img.alt = frame.alt;
+        message.textContent = frame.message;
+      }
+      heads.addEventListener("input", show);
+      dropout.addEventListener("input", show);
+    });
+  }
+  function startAll() { start(); staticExplorers(); }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
+  else startAll();
   // This file may run before searchtools.js (both deferred): try again once the page is parsed
   // (before the search index arrives) and once it has loaded; the wrapper is installed once.
   cleanSearchSnippets();

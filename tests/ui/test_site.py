@@ -490,3 +490,50 @@ def test_the_repository_setting_adds_source_and_launch_buttons_only_when_set():
     assert options["path_to_docs"] == "notebooks/zh"
     assert options["use_repository_button"] and options["use_source_button"]
     assert set(options["launch_buttons"]) >= {"binderhub_url", "colab_url"}
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_lesson_07s_static_explorer_swaps_pictures_without_a_kernel(browser, server, edition):
+    """Lesson 07's explorer on the site: two sliders (heads, dropout) over pictures drawn at
+    build time; a slider moved with the keyboard shows another picture, with its own alt text
+    and message. No widget of that cell is left with a dead slider."""
+    context, page, recorder, _response, errors = _open(
+        browser, f"{server}/{edition}/07_inspecting_heads.html", {"127.0.0.1"}
+    )
+    try:
+        box = page.locator(".static-explorer")
+        assert box.count() == 1
+        box.scroll_into_view_if_needed()
+        state = (
+            "() => { const i = document.querySelector('.static-explorer img.se-picture');"
+            " return [i.getAttribute('src'), i.alt, i.complete && i.naturalWidth > 0,"
+            " document.querySelector('.static-explorer .se-message').textContent]; }"
+        )
+        seen = [page.evaluate(state)]
+        page.focus(".static-explorer input.se-heads")
+        page.keyboard.press("ArrowRight")  # 2 -> 3 heads
+        page.wait_for_function("() => document.querySelector('img.se-picture').complete")
+        seen.append(page.evaluate(state))
+        page.focus(".static-explorer input.se-dropout")
+        page.keyboard.press("ArrowRight")  # dropout 0.0 -> 0.1
+        page.wait_for_function("() => document.querySelector('img.se-picture').complete")
+        seen.append(page.evaluate(state))
+        note = page.inner_text(".static-explorer-note")
+        widget_views = page.evaluate(
+            "() => document.querySelectorAll("
+            "'script[type=\"application/vnd.jupyter.widget-view+json\"]').length"
+        )
+        assert errors == [] and recorder.outside == [] and recorder.failed == []
+    finally:
+        context.close()
+    sources = [src for src, _, _, _ in seen]
+    assert sources == [
+        "_static/explorer07/heads2-dropout0.png",
+        "_static/explorer07/heads3-dropout0.png",
+        "_static/explorer07/heads3-dropout1.png",
+    ]
+    assert all(loaded for _, _, loaded, _ in seen), seen
+    assert len({alt for _, alt, _, _ in seen}) == 3, "each picture has its own alt text"
+    assert "3" in seen[1][3] and "0.1" in seen[2][3], seen
+    assert "30" in note and "MB" in note, note  # the grid's size and the page weight, stated
+    assert widget_views == 0, "lesson 07 still shows a widget whose sliders cannot move"
