@@ -218,12 +218,12 @@ DOWNLOAD_TITLE = {
 }
 WIDGET_NOTE = {
     "en": (
-        "This is the picture the notebook saved. The sliders move, and the picture redraws, "
-        "when you run the notebook in JupyterLab (<code>make lab</code>)."
+        "This is the widget as the notebook saved it; its sliders are left out here, since "
+        "nothing on this page could redraw it. They work in JupyterLab (<code>make lab</code>)."
     ),
     "zh": (
-        "这里是笔记本保存的图。在 JupyterLab 中运行笔记本（<code>make lab</code>），"
-        "滑块才能拖动，图也会随之重画。"
+        "这里是笔记本保存下来的控件。网页上没有什么能重画它，所以这里不显示滑块。"
+        "在 JupyterLab 中运行笔记本（<code>make lab</code>），滑块就能拖动了。"
     ),
 }
 

@@ -537,3 +537,30 @@ def test_lesson_07s_static_explorer_swaps_pictures_without_a_kernel(browser, ser
     assert "3" in seen[1][3] and "0.1" in seen[2][3], seen
     assert "30" in note and "MB" in note, note  # the grid's size and the page weight, stated
     assert widget_views == 0, "lesson 07 still shows a widget whose sliders cannot move"
+
+
+@pytest.mark.parametrize("name", ["04_dropout", "05_multihead_wrapper", "08_training_tiny_model"])
+def test_a_saved_widget_shows_its_picture_without_dead_sliders(browser, server, name):
+    """A widget that cannot redraw on a static page shows its saved picture and the sentence
+    that says so, and no control that would look movable."""
+    context, page, recorder, _response, errors = _open(
+        browser, f"{server}/en/{name}.html", {"127.0.0.1"}
+    )
+    try:
+        page.wait_for_selector(".widget-subarea > .jupyter-widgets", state="attached")
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('.widget-subarea img'))"
+            ".some((img) => img.complete && img.naturalWidth > 0)",
+            timeout=30_000,
+        )
+        visible_controls = page.evaluate(
+            "() => Array.from(document.querySelectorAll('.widget-subarea :is(.widget-slider,"
+            " .widget-dropdown, .widget-toggle-buttons, input, select)'))"
+            ".filter((el) => el.offsetParent !== null).length"
+        )
+        notes = page.eval_on_selector_all("p.widget-note", "(ps) => ps.map((p) => p.innerText)")
+        assert errors == [] and recorder.outside == []
+    finally:
+        context.close()
+    assert visible_controls == 0
+    assert notes and all("JupyterLab" in note for note in notes), notes
