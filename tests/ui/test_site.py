@@ -6,7 +6,11 @@ are refused and fail the test). On each page: MathJax typeset every formula with
 every Mermaid diagram is an SVG, every image loaded and has alt text that describes it in the
 page's language, each widget carries the sentence that it moves in JupyterLab, and the link to
 the other edition opens the same lesson there. Then the offline zip is unpacked and one page is
-opened from ``file://``, with its diagram and formulas. ``make site-test`` builds the site first.
+opened from ``file://``, with its diagram and formulas. Further (issue 31): every Chinese
+glossary term searched as typed, the search page's results with clean snippets, every lesson's
+notebook download and the favicon, the root page's lesson lists, lesson 06's formula at 1280 px,
+no sideways scroll at 390 px, lesson 07's static explorer swapping pictures, and saved widgets
+without dead sliders. ``make site-test`` builds the site first.
 """
 
 from __future__ import annotations
