@@ -1,4 +1,5 @@
-# Two commands a learner needs:  make lab  and  make test.  Everything else is for maintainers.
+# A learner needs one command:  make lab  (on Linux  make lab TORCH=cpu).  Everything else is for
+# maintainers (CONTRIBUTING.md).
 PYTHON ?= python3
 # JupyterLab refuses to start as root unless told; learners are rarely root, containers often are.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
@@ -10,7 +11,7 @@ export MPLCONFIGDIR := $(CURDIR)/build/mplconfig
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test unit notebooks-test ui-test install-test install-matrix lint bench train-demo train-full notebooks lock screenshot clean site site-test
+.PHONY: lab test route-test unit notebooks-test ui-test install-test install-matrix lint bench train-demo train-full notebooks lock screenshot clean site site-test
 
 # Before anything is created: is $(PYTHON) there, new enough, with venv and ensurepip? The check
 # prints what was found, what is needed and the one command that fixes it. A venv that failed
@@ -23,26 +24,40 @@ $(PY):
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
 
-# Re-install only when pyproject.toml or constraints.txt changes. constraints.txt holds the exact,
-# tested versions (one universal lock for every supported Python); pyproject.toml only states
-# compatible ranges. A .venv made by `uv venv` has no pip: then uv installs (README, "uv").
-$(STAMP): pyproject.toml constraints.txt | $(PY)
-	@if $(PY) -m pip --version >/dev/null 2>&1; then \
-		echo '$(PY) -m pip install -c constraints.txt -e ".[dev]"'; \
-		$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"; \
-	else \
-		echo 'uv pip install --python $(PY) -c constraints.txt -e ".[dev]"'; \
-		uv pip install --quiet --python $(PY) -c constraints.txt -e ".[dev]"; \
-	fi
+# Install through the lock (constraints.txt: the exact, tested versions; pyproject.toml states
+# only ranges), and only what the command needs: make lab the lessons (.[lab]), make site the
+# website's tools (.[docs]), make test everything (.[dev]). Each extra has its stamp and is
+# re-installed when pyproject.toml or constraints.txt changes. tools/install_venv.py says first
+# what it fetches and roughly how much, shows pip's progress bars, and with TORCH=cpu installs
+# torch's CPU-only build first (kept for later runs in .venv/.torch), stopping with one line if
+# that build cannot be had. A .venv made by `uv venv` has no pip: then uv installs (README, "uv").
+TORCH ?=
+LAB_STAMP  := $(VENV)/.installed-lab
+DOCS_STAMP := $(VENV)/.installed-docs
+$(LAB_STAMP): pyproject.toml constraints.txt | $(PY)
+	@$(PY) tools/install_venv.py lab $(if $(TORCH),--torch $(TORCH),)
 	rm -rf build/mplconfig
-	touch $(STAMP)
+	touch $(LAB_STAMP)
 
-## make lab: create .venv if needed, install, start JupyterLab in notebooks/ (token auth on; the URL is printed)
-lab: $(STAMP)
+$(DOCS_STAMP): pyproject.toml constraints.txt | $(PY)
+	@$(PY) tools/install_venv.py docs $(if $(TORCH),--torch $(TORCH),)
+	rm -rf build/mplconfig
+	touch $(DOCS_STAMP)
+
+# Everything make test runs (the dev extra holds lab and docs, so their stamps are current too).
+$(STAMP): pyproject.toml constraints.txt | $(PY)
+	@$(PY) tools/install_venv.py dev $(if $(TORCH),--torch $(TORCH),)
+	rm -rf build/mplconfig
+	touch $(LAB_STAMP) $(DOCS_STAMP) $(STAMP)
+
+## make lab: create .venv if needed, install what the lessons need (.[lab]; TORCH=cpu: torch's
+## CPU-only build), start JupyterLab in notebooks/ (token auth on; the URL is printed)
+lab: $(LAB_STAMP)
+	@$(PY) mhsa_helpers/system_fonts.py
 	cd notebooks && ../$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
 ## make test: lint + unit tests + strict nbval over every notebook (+ browser test when chromium exists)
-test: $(STAMP) lint unit install-test install-matrix notebooks-test ui-test site-test
+test: $(STAMP) lint unit install-test install-matrix route-test notebooks-test ui-test site-test
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mhsa_helpers tests notebooks benchmarks tools data
@@ -80,7 +95,7 @@ $(SITE_JS): site/package.json site/package-lock.json
 	npm ci --prefix site --no-audit --no-fund --ignore-scripts
 	touch $(SITE_JS)
 
-site: $(STAMP) $(SITE_JS)
+site: $(DOCS_STAMP) $(SITE_JS)
 	$(PY) tools/build_site.py
 
 # The site in Chromium, offline: served on 127.0.0.1, then one page of the zip from file://.
@@ -105,6 +120,11 @@ install-test: $(STAMP)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet -c constraints.txt $$($(PY) tools/render_environment.py --runtime)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --no-deps --force-reinstall build/wheel/mhsa_helpers-*.whl
 	cd "$$(mktemp -d)" && MPLCONFIGDIR="$$PWD/mplconfig" $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/tools/check_install.py
+
+# The README's route without make (its <!-- route:posix --> block), run as written in a fresh copy
+# of the course: venv, locked .[lab] install, JupyterLab in notebooks/, lesson 00 executed there.
+route-test: $(STAMP)
+	$(PY) tools/check_route.py
 
 ## make notebooks: regenerate every .ipynb from its paired jupytext script and execute it in place
 notebooks: $(STAMP)
@@ -134,7 +154,8 @@ lock: $(STAMP)
 
 ## make install-matrix: for every Python >= 3.11 found here (Debian's python3, pyenv's, PATH), a
 ## throw-away venv resolves the lock with every extra (pip --dry-run); the oldest gets a full install
-## and an import check; uv resolves it too. One line per interpreter; skipped ones are named.
+## and an import check; uv resolves it too, and for Linux, Windows and macOS (--python-platform).
+## One line per interpreter and platform; skipped ones are named.
 install-matrix: $(STAMP)
 	$(PY) tools/install_matrix.py
 

@@ -9,6 +9,7 @@ committed lockfile) and are copied, file by file, into ``_static/vendor/`` (see 
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
@@ -34,6 +35,63 @@ copyright = (
 language = "zh_CN" if ZH else "en"
 # Chinese search needs word segmentation (jieba, in the docs extra); Sphinx uses it when installed.
 html_search_language = "zh" if ZH else "en"
+
+
+def glossary_words(glossary: list[dict]) -> list[str]:
+    """The Chinese words of the glossary as a reader types them: each alternative of "A / B",
+    without its bracketed part ("缓冲区 (register_buffer)" -> "缓冲区")."""
+    words = []
+    for entry in glossary:
+        for part in entry["zh"].split("/"):
+            word = re.sub(r"[(（][^)）]*[)）]", "", part).strip()
+            if re.search(r"[\u4e00-\u9fff]", word):
+                words.append(word)
+    return words
+
+
+def single_characters(words: list[str]) -> set[str]:
+    """The glossary's one-character words (熵, 联, 句; 键 and 值 of "查询、键、值"): Sphinx's
+    Chinese index drops every one-character word unless told to keep these."""
+    return {
+        piece
+        for word in words
+        for piece in re.split(r"[、，,\s]+", word)
+        if len(piece) == 1 and re.match(r"[\u4e00-\u9fff]", piece)
+    }
+
+
+if ZH:
+    # jieba splits compounds it does not know (多头注意力 -> 多头 / 注意力): teach it the course's
+    # terms, so that the index holds each term whole as well as its parts.
+    import jieba
+    from sphinx.search.zh import SearchChinese
+
+    _glossary = json.loads((SITE.parent / "data" / "glossary.json").read_text("utf-8"))
+    _words = glossary_words(_glossary["terms"])
+    for _word in _words:
+        jieba.add_word(_word)
+    _KEEP = single_characters(_words)
+    _word_filter = SearchChinese.word_filter
+
+    def _keep_glossary_characters(self, stemmed_word: str) -> bool:
+        return stemmed_word in _KEEP or _word_filter(self, stemmed_word)
+
+    SearchChinese.word_filter = _keep_glossary_characters
+
+    # jieba's search mode gives the 2- and 3-character words inside a longer word, not longer
+    # ones: 大语言模型 holds 语言模型, which it would not index there. Add every glossary word
+    # that a segmented word contains.
+    import sphinx.search.zh as _sphinx_zh
+
+    _LONG = sorted((w for w in _words if len(w) >= 4), key=len)
+
+    def _cut_for_search(sentence: str, HMM: bool = True):
+        for token in jieba.cut_for_search(sentence, HMM=HMM):
+            yield token
+            if len(token) > 4:
+                yield from (word for word in _LONG if word != token and word in token)
+
+    _sphinx_zh.cut_for_search = _cut_for_search
 
 extensions = ["myst_nb", "sphinxcontrib.mermaid"]
 html_static_path = [str(SITE / "_static")]
@@ -81,6 +139,7 @@ nb_ipywidgets_js = {
 
 html_theme = "sphinx_book_theme"
 html_title = project
+html_favicon = str(SITE / "_static" / "favicon.svg")
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False
@@ -92,6 +151,34 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 html_context = {"edition": EDITION, "other_edition": OTHER}
+
+# The course's public repository. Empty until the course has one: then no page names another
+# host. Set it (e.g. "https://github.com/OWNER/REPO") and every lesson page gets a link to its
+# source and launch buttons for Binder and Colab (sphinx-book-theme's), pointing at this edition's
+# notebooks in that repository.
+REPOSITORY_URL = ""
+REPOSITORY_BRANCH = "main"
+
+
+def repository_options(url: str, edition: str, branch: str = REPOSITORY_BRANCH) -> dict:
+    """sphinx-book-theme's options for a source link and launch buttons; none without a URL."""
+    if not url:
+        return {}
+    return {
+        "repository_url": url,
+        "repository_branch": branch,
+        "path_to_docs": "notebooks/zh" if edition == "zh" else "notebooks",
+        "use_repository_button": True,
+        "use_source_button": True,
+        "launch_buttons": {
+            "binderhub_url": "https://mybinder.org",
+            "colab_url": "https://colab.research.google.com",
+            "notebook_interface": "jupyterlab",
+        },
+    }
+
+
+html_theme_options.update(repository_options(REPOSITORY_URL, EDITION))
 
 # (file under node_modules, path under _static/vendor): only what the pages load.
 VENDOR = [
@@ -120,14 +207,23 @@ WIDGET_VIEW = re.compile(
     r'<script type="application/vnd\.jupyter\.widget-view\+json">.*?</script>', re.S
 )
 OTHER_LABEL = {"en": "中文版：本页", "zh": "English edition: this page"}
+LESSON_PAGE = re.compile(r"^(?:solutions/)?\d\d_\w+$")
+DOWNLOAD_LABEL = {
+    "en": "Download this notebook (.ipynb)",
+    "zh": "下载本课的笔记本（.ipynb）",
+}
+DOWNLOAD_TITLE = {
+    "en": "Runs in JupyterLab with the course package installed (README, Quick start)",
+    "zh": "在装好课程包的 JupyterLab 中运行（见 README 的 Quick start）",
+}
 WIDGET_NOTE = {
     "en": (
-        "This is the picture the notebook saved. The sliders move, and the picture redraws, "
-        "when you run the notebook in JupyterLab (<code>make lab</code>)."
+        "This is the widget as the notebook saved it; its sliders are left out here, since "
+        "nothing on this page could redraw it. They work in JupyterLab (<code>make lab</code>)."
     ),
     "zh": (
-        "这里是笔记本保存的图。在 JupyterLab 中运行笔记本（<code>make lab</code>），"
-        "滑块才能拖动，图也会随之重画。"
+        "这里是笔记本保存下来的控件。网页上没有什么能重画它，所以这里不显示滑块。"
+        "在 JupyterLab 中运行笔记本（<code>make lab</code>），滑块就能拖动了。"
     ),
 }
 
@@ -144,6 +240,17 @@ def _copy_vendor(app, exception) -> None:
         target = Path(app.outdir) / "_static" / "vendor" / dst
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(NODE / src, target)
+
+
+def _split_chinese_queries(app, exception) -> None:
+    # The query typed in the browser is cut into the index's own words (site/_static/zh_search.js
+    # defines splitQuery; language_data.js is loaded before Sphinx's searchtools.js).
+    data = Path(app.outdir) / "_static" / "language_data.js"
+    if exception is None and ZH and data.is_file():
+        text = data.read_text(encoding="utf-8")
+        if "var splitQuery" not in text:
+            splitter = (SITE / "_static" / "zh_search.js").read_text(encoding="utf-8")
+            data.write_text(text + "\n" + splitter, encoding="utf-8")
 
 
 def _fix_chinese_stemmer(app, exception) -> None:
@@ -170,8 +277,18 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
     body = context.get("body")
     if not body:
         return
+    download = ""
+    if LESSON_PAGE.match(pagename):
+        # tools/build_site.py copies each saved notebook to notebooks/ beside the pages.
+        notebook = posixpath.relpath(
+            "/notebooks/" + pagename + ".ipynb", posixpath.dirname("/" + pagename)
+        )
+        download = (
+            f'<a class="notebook-download" href="{notebook}" download '
+            f'title="{DOWNLOAD_TITLE[EDITION]}">{DOWNLOAD_LABEL[EDITION]}</a> '
+        )
     link = (
-        f'<p class="other-edition"><a class="other-edition-link" href="{href}" '
+        f'<p class="other-edition">{download}<a class="other-edition-link" href="{href}" '
         f'hreflang="{context["other_edition_lang"]}">{OTHER_LABEL[EDITION]}</a></p>'
     )
     # Each widget shows its saved state; a sentence under it says where it moves.
@@ -184,6 +301,7 @@ def setup(app):
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_vendor)
     app.connect("build-finished", _fix_chinese_stemmer)
+    app.connect("build-finished", _split_chinese_queries)
     return {"parallel_read_safe": True}
 
 

@@ -162,3 +162,44 @@ def test_citation_file_is_valid_cff_1_2_and_names_this_release():
     assert f"## {project['version']} — " in changelog, "CHANGELOG.md has no section for it"
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert "Attribution 4.0 International" in (ROOT / "LICENSE-TEXT").read_text(encoding="utf-8")
+
+
+def test_the_matrix_resolves_for_windows_and_macos_through_uvs_python_platform(
+    tmp_path, monkeypatch
+):
+    """platform_route asks uv for each platform and compares what it resolved with the lock's
+    pins under that platform's markers (a stand-in uv writes the resolution it is told to)."""
+    matrix = _load("install_matrix")
+    assert {target for target, _ in matrix.PLATFORMS.values()} >= {
+        "x86_64-pc-windows-msvc",
+        "aarch64-apple-darwin",
+    }
+    windows = matrix.lockfile.pins(
+        {
+            **matrix.PLATFORMS["Windows x86-64"][1],
+            "python_version": "3.11",
+            "python_full_version": "3.11.0",
+        }
+    )
+    assert "colorama" in windows  # a Windows-only pin is chosen by the Windows markers
+    answer = tmp_path / "answer.txt"
+    seen = tmp_path / "argv.txt"
+    uv = tmp_path / "uv"
+    uv.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" > "{seen}"\n'
+        'while [ "$1" != "-o" ]; do shift; done\n'
+        f'cp "{answer}" "$2"\n'
+    )
+    uv.chmod(0o755)
+    monkeypatch.setattr(matrix, "find_uv", lambda: str(uv))
+    answer.write_text("".join(f"{n}=={v}\n" for n, v in windows.items()))
+    status, detail = matrix.platform_route("Windows x86-64", "3.11", tmp_path)
+    assert status == "PASS", detail
+    assert "--python-platform x86_64-pc-windows-msvc" in seen.read_text()
+    assert "--python-version 3.11" in seen.read_text()
+    answer.write_text(
+        "".join(f"{n}=={v}\n" for n, v in windows.items() if n != "torch") + "torch==2.12.0\n"
+    )
+    status, detail = matrix.platform_route("Windows x86-64", "3.11", tmp_path)
+    assert status == "FAIL" and "torch resolved to 2.12.0" in detail

@@ -67,6 +67,7 @@ ROOT_PAGE = """<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Multi-Head Self-Attention, step by step · 多头自注意力，一步一步</title>
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
 <style>
 body {{ font-family: system-ui, "Noto Sans CJK SC", sans-serif; max-width: 44rem; margin: 4rem auto;
        padding: 0 1.5rem; line-height: 1.6; color: #222; }}
@@ -77,6 +78,12 @@ h1 {{ font-size: 1.9rem; margin-bottom: .2rem; }}
 .editions a:hover {{ border-color: #36c; }}
 .editions strong {{ display: block; font-size: 1.25rem; color: #36c; }}
 .download {{ border-top: 1px solid #ddd; padding-top: 1rem; font-size: .95rem; }}
+.lessons {{ display: flex; gap: 1.5rem; flex-wrap: wrap; }}
+.lessons section {{ flex: 1 1 18rem; min-width: 0; }}
+.lessons h2 {{ font-size: 1.1rem; margin: .5rem 0; }}
+.lessons ol {{ padding-left: 0; list-style: none; margin: 0; }}
+.lessons li {{ margin: .25rem 0; overflow-wrap: anywhere; }}
+.lessons .num {{ display: inline-block; width: 1.8rem; color: #666; }}
 </style>
 </head>
 <body>
@@ -91,9 +98,20 @@ Read the course in English.</a>
 <a href="zh/index.html" hreflang="zh-CN" lang="zh-CN" id="edition-zh"><strong>中文版</strong>
 用中文阅读这套课程。</a>
 </div>
+<div class="lessons">
+{lesson_lists}
+</div>
 {download}</body>
 </html>
 """
+
+LESSON_LIST = """<section id="lessons-{edition}" lang="{lang}">
+<h2>{heading}</h2>
+<ol>
+{items}
+</ol>
+</section>"""
+LIST_HEADING = {"en": "The lessons", "zh": "课程目录"}
 
 PRE_MERMAID = re.compile(r'<pre\b[^>]*class="mermaid"[^>]*>(.*?)</pre>', re.S)
 MERMAID_SCRIPT = re.compile(r'<script type="module">\s*import mermaid\b.*?</script>\s*', re.S)
@@ -117,8 +135,113 @@ TWIN_LINK = re.compile(r"\[([^\]]+)\]\((?:zh/|\.\./)([0-9]{2}_\w+)\.ipynb\)")
 
 NBVAL_MARKER = "# NBVAL_IGNORE_OUTPUT"
 
+# Lesson 07's explorer on the site, without a kernel: its pictures for a grid of slider values,
+# drawn at build time by the explorer's own code (mhsa_helpers.ui.explorers.attention), swapped
+# by two sliders (site/_static/course.js). 5 and 7 heads do not divide d_out = 24 (the explorer
+# says so instead of drawing), so the heads slider offers the other six values.
+EXPLORER_CALL = "mh.attention_explorer("
+EXPLORER_HEADS = (1, 2, 3, 4, 6, 8)
+EXPLORER_DROPOUT = (0.0, 0.1, 0.2, 0.3, 0.5)
+EXPLORER_START = (2, 0.0)
+EXPLORER_DIR = "_static/explorer07"
+EXPLORER_TEXT = {
+    "en": {
+        "heads": "heads",
+        "dropout": "dropout",
+        "note": (
+            "Computed when this site was built, without a kernel: {count} pictures ({heads} head "
+            "counts × {rates} dropout rates; train mode, scale 3, seed 123), {size} in all, each "
+            "loaded when you pick it. 5 and 7 heads do not divide d_out = 24. In JupyterLab "
+            "(<code>make lab</code>) the explorer also moves the scale, the seed, the sentence and "
+            "the mode."
+        ),
+    },
+    "zh": {
+        "heads": "头数",
+        "dropout": "丢弃率",
+        "note": (
+            "这些图是在生成本网站时算好的，不需要内核：共 {count} 幅"
+            "（{heads} 种头数 × {rates} 种丢弃率；训练模式，缩放 3，随机种子 123），"
+            "合计 {size}，选到哪一幅才加载哪一幅。5 和 7 不能整除 d_out = 24，所以不在其中。"
+            "在 JupyterLab 中（<code>make lab</code>），探索器还能调节缩放、随机种子、句子和模式。"
+        ),
+    },
+}
+FRAMES: dict[str, list] = {}
 
-def copy_notebook(source: Path, target: Path, other: str) -> None:
+
+def explorer_frames(edition: str) -> list:
+    """The explorer's pictures for EXPLORER_HEADS x EXPLORER_DROPOUT in the edition's language."""
+    if edition not in FRAMES:
+        os.environ.setdefault("MPLBACKEND", "Agg")
+        from mhsa_helpers.i18n import using_language
+        from mhsa_helpers.ui.explorers.attention import explorer_frames as draw
+
+        with using_language(edition):
+            FRAMES[edition] = draw(EXPLORER_HEADS, EXPLORER_DROPOUT)
+    return FRAMES[edition]
+
+
+def frame_file(frame) -> str:
+    return f"heads{frame.heads}-dropout{round(frame.dropout * 10)}.png"
+
+
+def static_explorer(edition: str) -> str:
+    """The HTML that stands in for lesson 07's widget: the start picture and two sliders."""
+    frames = explorer_frames(edition)
+    text = EXPLORER_TEXT[edition]
+    start = next(f for f in frames if (f.heads, f.dropout) == EXPLORER_START)
+    size = sum(len(f.png) for f in frames)
+    data = [
+        {
+            "heads": f.heads,
+            "dropout": f.dropout,
+            "src": f"{EXPLORER_DIR}/{frame_file(f)}",
+            "alt": f.alt,
+            "message": f.message,
+        }
+        for f in frames
+    ]
+    note = text["note"].format(
+        count=len(frames),
+        heads=len(EXPLORER_HEADS),
+        rates=len(EXPLORER_DROPOUT),
+        size=f"{size / 2**20:.1f} MB",
+    )
+    heads_index = EXPLORER_HEADS.index(EXPLORER_START[0])
+    dropout_index = EXPLORER_DROPOUT.index(EXPLORER_START[1])
+    frames_json = html.escape(json.dumps(data, ensure_ascii=False))
+    return (
+        f'<div class="static-explorer" data-frames="{frames_json}">'
+        f'<div class="se-controls">'
+        f'<label>{text["heads"]} <input type="range" class="se-heads" min="0" '
+        f'max="{len(EXPLORER_HEADS) - 1}" step="1" value="{heads_index}" '
+        f'data-values="{html.escape(json.dumps(EXPLORER_HEADS))}"> '
+        f'<output class="se-heads-value">{EXPLORER_START[0]}</output></label>'
+        f'<label>{text["dropout"]} <input type="range" class="se-dropout" min="0" '
+        f'max="{len(EXPLORER_DROPOUT) - 1}" step="1" value="{dropout_index}" '
+        f'data-values="{html.escape(json.dumps(EXPLORER_DROPOUT))}"> '
+        f'<output class="se-dropout-value">{EXPLORER_START[1]:.1f}</output></label></div>'
+        f'<p class="se-message">{html.escape(start.message)}</p>'
+        f'<img class="se-picture" src="{EXPLORER_DIR}/{frame_file(start)}" '
+        f'alt="{html.escape(start.alt)}">'
+        f'<p class="widget-note static-explorer-note">{note}</p></div>'
+    )
+
+
+def write_explorer_frames() -> int:
+    """The pictures static_explorer refers to, into each edition's site."""
+    written = 0
+    for edition, frames in FRAMES.items():
+        folder = OUT / edition / EXPLORER_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        for frame in frames:
+            (folder / frame_file(frame)).write_bytes(frame.png)
+            written += 1
+    return written
+
+
+def copy_notebook(source: Path, target: Path, other: str, edition: str = "en") -> None:
     """The saved notebook, outputs untouched, shown as a reader should see it.
 
     Links to the other edition point at its page; the nbval marker line is left out of the shown
@@ -147,6 +270,16 @@ def copy_notebook(source: Path, target: Path, other: str) -> None:
                 tags.append("hide-input")
             if folded.get("outputs_hidden"):
                 tags.append("hide-output")
+            if EXPLORER_CALL in cell["source"]:
+                # The widget's saved state is one moment of a live explorer; the site shows
+                # the static explorer instead (no dead slider).
+                cell["outputs"] = [
+                    {
+                        "output_type": "display_data",
+                        "metadata": {},
+                        "data": {"text/html": static_explorer(edition)},
+                    }
+                ]
         if cell["cell_type"] == "markdown":
             text = "".join(cell["source"])
             cell["source"] = TWIN_LINK.sub(
@@ -165,9 +298,9 @@ def stage(edition: str) -> Path:
     (target / "solutions").mkdir(parents=True)
     other = "zh" if edition == "en" else "en"
     for nb in lessons:
-        copy_notebook(nb, target / nb.name, other)
+        copy_notebook(nb, target / nb.name, other, edition)
     for nb in solutions:
-        copy_notebook(nb, target / "solutions" / nb.name, other)
+        copy_notebook(nb, target / "solutions" / nb.name, other, edition)
     text = INDEX[edition]
     toc_lessons = "\n".join(nb.stem for nb in lessons)
     toc_solutions = "\n".join(f"solutions/{nb.stem}" for nb in solutions)
@@ -291,16 +424,64 @@ whole site as a zip</a> ({size}) to read it offline: unpack it and open <code>in
 """
 
 
+def notebook_title(path: Path) -> str:
+    """A lesson's title: the first heading of its first markdown cell, without its number."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return re.sub(r"^\d\d\s*·\s*", "", line[2:]).strip()
+    return path.stem
+
+
+def lesson_lists() -> str:
+    """Both editions' lessons, each title linked to its page."""
+    sections = []
+    for edition, folder in EDITIONS.items():
+        lessons, _ = lesson_files(folder)
+        items = "\n".join(
+            f'<li><span class="num">{nb.name[:2]}</span>'
+            f'<a href="{edition}/{nb.stem}.html">{html.escape(notebook_title(nb))}</a></li>'
+            for nb in lessons
+        )
+        sections.append(
+            LESSON_LIST.format(
+                edition=edition,
+                lang="zh-CN" if edition == "zh" else "en",
+                heading=LIST_HEADING[edition],
+                items=items,
+            )
+        )
+    return "\n".join(sections)
+
+
+def copy_downloads() -> int:
+    """Each edition's saved notebooks, as they are, in EDITION/notebooks/ (pages link them)."""
+    copied = 0
+    for edition, folder in EDITIONS.items():
+        lessons, solutions = lesson_files(folder)
+        for nb in lessons + solutions:
+            target = OUT / edition / "notebooks" / nb.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(nb, target)
+            copied += 1
+    return copied
+
+
 def root_page(zip_path: Path | None) -> None:
-    """The page that offers both editions (and, on the web, the zip; not inside the zip)."""
+    """The page that offers both editions and lists their lessons (and, on the web, the zip;
+    not inside the zip)."""
     lessons, _ = lesson_files(NOTEBOOKS)
     download = ""
     if zip_path is not None:
         size = f"{zip_path.stat().st_size / 2**20:.0f} MB"
         download = DOWNLOAD.format(zip=ZIP_NAME, size=size)
-    (OUT / "index.html").write_text(
-        ROOT_PAGE.format(count=len(lessons), download=download), encoding="utf-8"
-    )
+    shutil.copyfile(SITE_SRC / "_static" / "favicon.svg", OUT / "favicon.svg")
+    text = ROOT_PAGE.format(count=len(lessons), download=download, lesson_lists=lesson_lists())
+    partial = OUT / "index.html.part"
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(OUT / "index.html")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -316,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     timings["sphinx"] = time.perf_counter() - start
     # myst-nb keeps copies of the notebooks beside the output folder; the pages do not use them.
     shutil.rmtree(OUT / "jupyter_execute", ignore_errors=True)
+    downloads = copy_downloads()
+    explorer_pictures = write_explorer_frames()
     drawn = draw_mermaid()
     # With every diagram drawn, no page loads Mermaid: leave its copies out of the site and zip.
     for edition in EDITIONS:
@@ -330,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "pages": pages,
         "mermaid_diagrams": drawn,
+        "notebooks_to_download": downloads,
+        "static_explorer_pictures": explorer_pictures,
         "seconds_after": {name: round(t, 1) for name, t in timings.items()},
     }
     print(

@@ -15,8 +15,11 @@ PATH -- it prints one line:
 
 The oldest supported interpreter also gets a full install (from a copy of the sources) and the
 import check ``tools/check_install.py`` run from another folder; when ``uv`` is installed (the dev
-extra), uv resolves the same lock for that interpreter too. Exit 0 only if nothing failed and at
-least one interpreter passed.
+extra), uv resolves the same lock for that interpreter too. Then uv resolves the lock, with every
+extra, for the platforms this machine cannot run (``uv pip compile --python-platform``: Linux
+x86-64, Windows x86-64 and macOS 14+ on Apple silicon, each for Python 3.11 and 3.13): the wheels
+must exist there and every version must be the lock's pin under that platform's markers. Exit 0
+only if nothing failed and at least one interpreter passed.
 """
 
 from __future__ import annotations
@@ -261,6 +264,72 @@ def uv_route(interpreter: Interpreter, scratch: Path) -> tuple[str, str]:
     return "PASS", f"uv {uv_version} resolves the lock + [{EXTRAS}] ({len(resolved)} packages)"
 
 
+# Platforms this machine cannot run, resolved by uv for them (--python-platform): the wheels must
+# exist there and every resolved version must be the lock's pin under that platform's markers.
+# torch 2.13.0 ships macOS wheels for Apple silicon from macOS 14 only (none for Intel Macs).
+PLATFORMS = {
+    "Linux x86-64": (
+        "x86_64-manylinux_2_28",
+        {
+            "sys_platform": "linux",
+            "platform_system": "Linux",
+            "platform_machine": "x86_64",
+            "os_name": "posix",
+        },
+    ),
+    "Windows x86-64": (
+        "x86_64-pc-windows-msvc",
+        {
+            "sys_platform": "win32",
+            "platform_system": "Windows",
+            "platform_machine": "AMD64",
+            "os_name": "nt",
+        },
+    ),
+    "macOS 14+ Apple silicon": (
+        "aarch64-apple-darwin",
+        {
+            "sys_platform": "darwin",
+            "platform_system": "Darwin",
+            "platform_machine": "arm64",
+            "os_name": "posix",
+        },
+    ),
+}
+MACOS_TARGET = "14.0"
+PLATFORM_PYTHONS = ("3.11", "3.13")
+
+
+def find_uv() -> str | None:
+    return shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+
+
+def platform_route(name: str, python: str, scratch: Path) -> tuple[str, str]:
+    """uv resolves the lock with every extra for one platform and Python it does not run on."""
+    uv = find_uv()
+    if uv is None:
+        return "SKIP", "uv is not installed (it comes with the dev extra)"
+    target, markers = PLATFORMS[name]
+    out = scratch / f"platform-{target}-{python}.txt"
+    cmd = [uv, "pip", "compile", str(ROOT / "pyproject.toml"), "--all-extras", "--quiet"]
+    cmd += ["-c", str(ROOT / "constraints.txt"), "--python-platform", target]
+    cmd += ["--python-version", python, "--no-header", "--no-annotate", "-o", str(out)]
+    env = {**os.environ, "MACOSX_DEPLOYMENT_TARGET": MACOS_TARGET}
+    result = run(cmd, env=env, timeout=1800)
+    if result.returncode != 0:
+        said = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+        return "FAIL", "uv: " + " ".join(said[-2:])[-600:]
+    resolved = dict(
+        (canonicalize_name(n), v)
+        for n, v in re.findall(r"^([\w.-]+)==(\S+)", out.read_text(), re.M)
+    )
+    env_markers = {**markers, "python_version": python, "python_full_version": f"{python}.0"}
+    problems = compare_with_lock(resolved, env_markers)
+    if problems:
+        return "FAIL", "; ".join(problems)
+    return "PASS", f"uv --python-platform {target}: lock + [{EXTRAS}] ({len(resolved)} packages)"
+
+
 def main() -> int:
     interpreters = discover()
     if not interpreters:
@@ -281,6 +350,10 @@ def main() -> int:
             results = dict(
                 zip(jobs, pool.map(lambda item: dry_run(*item), jobs.items()), strict=True)
             )
+            platform_jobs = [(n, p) for n in PLATFORMS for p in PLATFORM_PYTHONS]
+            platform_results = list(
+                pool.map(lambda job: platform_route(*job, scratch), platform_jobs)
+            )
         supported = [i for i in interpreters if results[i][0] == "PASS"]
         extra: list[tuple[str, Interpreter, tuple[str, str]]] = []
         if supported:
@@ -293,7 +366,10 @@ def main() -> int:
         print(f"{status}  {interpreter.label:<{width}}  {detail}")
     for _, interpreter, (status, detail) in extra:
         print(f"{status}  {interpreter.label:<{width}}  {detail}")
+    for (name, python), (status, detail) in zip(platform_jobs, platform_results, strict=True):
+        print(f"{status}  {f'{name}, Python {python}':<{width}}  {detail}")
     statuses = [s for s, _ in results.values()] + [r[0] for _, _, r in extra]
+    statuses += [status for status, _ in platform_results]
     failed = statuses.count("FAIL")
     passed = sum(1 for s, _ in results.values() if s == "PASS")
     skipped = statuses.count("SKIP")

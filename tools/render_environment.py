@@ -27,7 +27,7 @@ HEADER = """\
 # packages) and constraints.txt (which versions): do not edit by hand. Usage:
 #   conda env create -f environment.yml && conda activate mhsa
 #   jupyter lab notebooks/     # tests: pytest tests && pytest --nbval --nbval-current-env notebooks
-# For a CUDA build: replace pytorch by pytorch-gpu (conda-forge), or see README "GPU builds".
+# For a CUDA build: replace pytorch by pytorch-gpu (conda-forge), or see README "Which torch build".
 name: mhsa
 channels:
   - conda-forge

@@ -57,18 +57,18 @@
 #
 # | # | notebook | you build | key idea | time |
 # |---|---|---|---|---|
-# | 01 | `01_simplified_self_attention` | your own scores, softmax and context vectors; your own stable row softmax | attention = weighted average | 95 min |
-# | 02 | `02_trainable_qkv` | your own `SelfAttentionV2` (the book's `SelfAttentionV1` is shown) | queries, keys, values (查询、键、值) | 90 min |
-# | 03 | `03_causal_attention` | your own causal weights, also with a sliding window | no peeking at the future (因果注意力); a weighted average of the past | 85 min |
-# | 04 | `04_dropout` | your own `CausalAttention`; dropout on context vectors by hand | dropout on attention weights (随机失活) | 100 min |
-# | 05 | `05_multihead_wrapper` | your own `MultiHeadAttentionWrapper`; the multiply-adds of a 12-head wrapper | several heads side by side | 90 min |
-# | 06 | `06_multihead_split` | your own `MultiHeadAttention`; the head split of an unbatched sequence | one big matrix, split into heads | 110 min |
-# | 07 | `07_inspecting_heads` | head entropies by hand; the sharpest head | what do heads look at? | 60 min |
-# | 08 | `08_training_tiny_model` | the untrained loss; shift-task targets; per-head offset shares by hand | watching heads learn | 80 min |
-# | 09 | `09_efficient_attention` | your own fused-QKV `MultiHeadAttention`; the longest context that fits | the same block, made fast; RoPE/ALiBi; bf16 | 100 min |
-# | 10 | `10_cross_attention_kv_cache_gqa` | your own KV cache (`append_and_attend`) and GQA's `repeat_kv`; a sliding-window chunk mask; cache and parameter sizes | generating, and making it smaller | 120 min |
-# | 11 | `11_padded_batches` | a causal-and-padding mask; your own masked softmax; a Hugging Face mask turned into SDPA's additive mask, in any dtype | sentences of different lengths (填充掩码) | 90 min |
-# | 12 | `12_tiny_char_lm` | `FeedForward` and the `Block`; sampling probabilities; a model trained on the Song ci or your own text | a Transformer block around attention; the KV cache at work | 75 min |
+# | 01 | [`01_simplified_self_attention`](01_simplified_self_attention.ipynb) | your own scores, softmax and context vectors; your own stable row softmax | attention = weighted average | 95 min |
+# | 02 | [`02_trainable_qkv`](02_trainable_qkv.ipynb) | your own `SelfAttentionV2` (the book's `SelfAttentionV1` is shown) | queries, keys, values (查询、键、值) | 90 min |
+# | 03 | [`03_causal_attention`](03_causal_attention.ipynb) | your own causal weights, also with a sliding window | no peeking at the future (因果注意力); a weighted average of the past | 85 min |
+# | 04 | [`04_dropout`](04_dropout.ipynb) | your own `CausalAttention`; dropout on context vectors by hand | dropout on attention weights (随机失活) | 100 min |
+# | 05 | [`05_multihead_wrapper`](05_multihead_wrapper.ipynb) | your own `MultiHeadAttentionWrapper`; the multiply-adds of a 12-head wrapper | several heads side by side | 90 min |
+# | 06 | [`06_multihead_split`](06_multihead_split.ipynb) | your own `MultiHeadAttention`; the head split of an unbatched sequence | one big matrix, split into heads | 110 min |
+# | 07 | [`07_inspecting_heads`](07_inspecting_heads.ipynb) | head entropies by hand; the sharpest head | what do heads look at? | 60 min |
+# | 08 | [`08_training_tiny_model`](08_training_tiny_model.ipynb) | the untrained loss; shift-task targets; per-head offset shares by hand | watching heads learn | 80 min |
+# | 09 | [`09_efficient_attention`](09_efficient_attention.ipynb) | your own fused-QKV `MultiHeadAttention`; the longest context that fits | the same block, made fast; RoPE/ALiBi; bf16 | 100 min |
+# | 10 | [`10_cross_attention_kv_cache_gqa`](10_cross_attention_kv_cache_gqa.ipynb) | your own KV cache (`append_and_attend`) and GQA's `repeat_kv`; a sliding-window chunk mask; cache and parameter sizes | generating, and making it smaller | 120 min |
+# | 11 | [`11_padded_batches`](11_padded_batches.ipynb) | a causal-and-padding mask; your own masked softmax; a Hugging Face mask turned into SDPA's additive mask, in any dtype | sentences of different lengths (填充掩码) | 90 min |
+# | 12 | [`12_tiny_char_lm`](12_tiny_char_lm.ipynb) | `FeedForward` and the `Block`; sampling probabilities; a model trained on the Song ci or your own text | a Transformer block around attention; the KV cache at work | 75 min |
 #
 # In all about 19 hours: a weekend, or two weeks of evenings.
 #
@@ -100,12 +100,17 @@ mh.setup_lesson()
 
 # %% [markdown]
 # Versions and the device differ from machine to machine, so this cell's output is not compared by
-# CI (`NBVAL_IGNORE_OUTPUT`); the assertions below it still run everywhere.
+# CI (`NBVAL_IGNORE_OUTPUT`); the assertions below it still run everywhere. Its last line says
+# whether your system has a font with Chinese characters (the Chinese terms in the lessons and the
+# glossary need one; the figures bring their own): if not, it names the one command that installs
+# it.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 import platform
 from importlib.metadata import version
+
+from mhsa_helpers.system_fonts import missing_cjk_font
 
 if torch.cuda.is_available():
     device = "cuda"
@@ -118,6 +123,8 @@ print("torch      ", torch.__version__)
 print("device     ", device)
 for package in ["matplotlib", "seaborn", "ipywidgets", "jupyterlab", "mhsa_helpers"]:
     print(f"{package:<11}", version(package))
+font_hint = missing_cjk_font()
+print("CJK font   ", "found" if font_hint is None else font_hint)
 
 # %%
 assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.__version__
@@ -214,4 +221,4 @@ mh.glossary_table()
 #   checkers and worked solutions.
 # * `mh.glossary_table()` lists every term of the course in English and Chinese.
 #
-# If every cell ran without an error, you are set. Open `01_simplified_self_attention.ipynb`.
+# If every cell ran without an error, you are set. Open [`01_simplified_self_attention.ipynb`](01_simplified_self_attention.ipynb).

@@ -20,8 +20,10 @@
 #
 # The formulas are those of lesson 05 plus the output matrix $W^O$:
 #
-# $$\text{head}_i = \text{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
-# \text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)\,W^O .$$
+# $$\begin{aligned}
+# \text{head}_i &= \text{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \\
+# \text{MultiHead}(X) &= \text{Concat}(\text{head}_1, \dots, \text{head}_h)\,W^O .
+# \end{aligned}$$
 #
 # What is new is *where* the $W_i^Q$ live: not in $h$ separate matrices, but side by side in one
 # big $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$, so that one product $XW^Q$

@@ -227,7 +227,8 @@ print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
 # (zeros, and survivors scaled by $1/(1-p)$). `scale` multiplies the embeddings; `seed` draws other
 # weights; `sentence` switches to the longer sentence.
 #
-# (The widget needs a live kernel; its picture is not stored in the notebook.)
+# (The widget needs a live kernel. The course website shows a version without one: its heads
+# and dropout sliders swap pictures drawn when the site was built.)
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -6,7 +6,11 @@ are refused and fail the test). On each page: MathJax typeset every formula with
 every Mermaid diagram is an SVG, every image loaded and has alt text that describes it in the
 page's language, each widget carries the sentence that it moves in JupyterLab, and the link to
 the other edition opens the same lesson there. Then the offline zip is unpacked and one page is
-opened from ``file://``, with its diagram and formulas. ``make site-test`` builds the site first.
+opened from ``file://``, with its diagram and formulas. Further (issue 31): every Chinese
+glossary term searched as typed, the search page's results with clean snippets, every lesson's
+notebook download and the favicon, the root page's lesson lists, lesson 06's formula at 1280 px,
+no sideways scroll at 390 px, lesson 07's static explorer swapping pictures, and saved widgets
+without dead sliders. ``make site-test`` builds the site first.
 """
 
 from __future__ import annotations
@@ -262,3 +266,305 @@ def test_chinese_search_finds_a_chinese_word(browser, server):
         assert recorder.outside == []
     finally:
         context.close()
+
+
+# --- issue 31: search, snippets, downloads, favicon, formula width, phone width ---------------
+
+
+def _glossary_words() -> list[str]:
+    """The Chinese glossary words as a reader types them (site/conf.py's own reading)."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("site_conf", ROOT / "site" / "conf.py")
+    assert spec and spec.loader
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)  # the English edition's settings: jieba is not touched
+    terms = json.loads((ROOT / "data" / "glossary.json").read_text(encoding="utf-8"))["terms"]
+    return conf.glossary_words(terms)
+
+
+def _zh_lesson_texts() -> dict[str, str]:
+    import json
+
+    texts = {}
+    for path in sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        texts[path.stem] = "".join(
+            "".join(c["source"]) for c in cells if c["cell_type"] == "markdown"
+        )
+    return texts
+
+
+SEARCH_ALL = """(words) => words.map((word) => {
+    const [query, terms, excluded, highlighted, objects] = Search._parseQuery(word);
+    const found = Search._performSearch(query, terms, excluded, highlighted, objects);
+    return [word, found.map((result) => result[0])];
+})"""
+
+
+@pytest.mark.slow
+def test_chinese_search_finds_every_glossary_term_as_typed(browser, server):
+    """Every Chinese glossary word, typed whole (多头注意力, 缩放点积注意力, 熵), finds pages,
+    and a word of two or more characters finds every Chinese lesson whose text uses it."""
+    words = _glossary_words()
+    assert {"多头注意力", "自注意力", "缩放点积注意力"} <= set(words)
+    context, page, recorder, _response, errors = _open(
+        browser, f"{server}/zh/search.html", {"127.0.0.1"}
+    )
+    try:
+        page.wait_for_function("() => typeof Search !== 'undefined' && Search.hasIndex()")
+        found = dict(page.evaluate(SEARCH_ALL, words))
+        assert errors == [] and recorder.outside == []
+    finally:
+        context.close()
+    nothing = [word for word in words if not found[word]]
+    assert nothing == [], f"glossary words that find no page: {nothing}"
+    lessons = _zh_lesson_texts()
+    missed = {}
+    for word in words:
+        if len(word) < 2:
+            continue  # 句 is also inside 句子 (sentence): the lessons that use it differ
+        lost = sorted(name for name, text in lessons.items() if word in text)
+        lost = [name for name in lost if name not in found[word]]
+        if lost:
+            missed[word] = lost
+    assert missed == {}, f"lessons that use a word but are not found by it: {missed}"
+    assert {"05_multihead_wrapper", "06_multihead_split"} <= set(found["多头注意力"])
+    assert "02_trainable_qkv" in found["缩放点积注意力"]
+
+
+def _results(page) -> list[tuple[str, str]]:
+    """The finished search's results, each with its snippet (fetched one page at a time)."""
+    page.wait_for_function(
+        "() => /finished|完成/i.test((document.querySelector('.search-summary') || {}).innerText)"
+        " && Array.from(document.querySelectorAll('#search-results ul.search li'))"
+        ".every((li) => li.querySelector('p.context'))",
+        timeout=60_000,
+    )
+    return page.eval_on_selector_all(
+        "#search-results ul.search li",
+        "(items) => items.map((li) => [li.querySelector('a').href,"
+        " (li.querySelector('p.context') || {}).textContent || ''])",
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("edition", "query", "expected"),
+    [
+        ("zh", "多头注意力", "06_multihead_split"),
+        ("zh", "缩放点积注意力", "02_trainable_qkv"),
+        ("en", "scaled softmax", "02_trainable_qkv"),
+    ],
+)
+def test_search_as_typed_finds_the_lesson_with_a_clean_snippet(
+    browser, server, edition, query, expected
+):
+    """The search page itself, as a reader uses it: the typed query finds the lesson, and no
+    snippet carries the theme switcher's labels, the printed contents or raw LaTeX."""
+    url = f"{server}/{edition}/search.html?q={query}"
+    context, page, recorder, _response, errors = _open(browser, url, {"127.0.0.1"})
+    try:
+        results = _results(page)
+        assert errors == [] and recorder.outside == []
+    finally:
+        context.close()
+    assert any(expected in href for href, _ in results), results
+    junk = re.compile(r"System Settings|浅色|深色|亮色|暗色|\\\(|\\\)|\\[a-zA-Z]+\{")
+    dirty = [(href, text[:120]) for href, text in results if junk.search(text)]
+    assert dirty == [], dirty
+    assert all(text.strip() for _, text in results), results
+
+
+def test_snippet_formulas_read_as_text(browser, server):
+    context, page, _recorder, _response, _errors = _open(
+        browser, f"{server}/en/02_trainable_qkv.html", {"127.0.0.1"}
+    )
+    try:
+        read = page.evaluate(
+            "() => [mhsaReadableTex('\\\\(\\\\sqrt{d_k}\\\\)'),"
+            " mhsaReadableTex('\\\\(\\\\mathrm{softmax}(QK^\\\\top / \\\\sqrt{d})\\\\)')]"
+        )
+    finally:
+        context.close()
+    assert read == ["√d_k", "softmax(QKᵀ / √d)"]
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_every_lesson_page_offers_its_notebook_and_a_favicon(browser, server, edition):
+    folder = ROOT / "notebooks" / ("zh" if edition == "zh" else "")
+    names = [p.stem for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))]
+    names += [f"solutions/{p.stem}" for p in sorted((folder / "solutions").glob("*.ipynb"))]
+    context, page, recorder, _response, _errors = _open(
+        browser, f"{server}/{edition}/index.html", {"127.0.0.1"}
+    )
+    try:
+        for name in names:
+            page.goto(f"{server}/{edition}/{name}.html", wait_until="domcontentloaded")
+            href = page.eval_on_selector("a.notebook-download", "(a) => a.href")
+            assert page.eval_on_selector("a.notebook-download", "(a) => a.hasAttribute('download')")
+            got = page.request.get(href)
+            assert got.status == 200, f"{edition}/{name}: {href} HTTP {got.status}"
+            assert got.body() == (folder / f"{name}.ipynb").read_bytes(), f"{edition}/{name}"
+            icon = page.eval_on_selector('link[rel="icon"]', "(link) => link.href")
+            shown = page.request.get(icon)
+            assert shown.status == 200 and b"<svg" in shown.body(), icon
+        assert recorder.outside == []
+    finally:
+        context.close()
+
+
+def test_root_page_lists_both_editions_lessons_and_has_a_favicon(browser, server):
+    context, page, recorder, _response, errors = _open(browser, f"{server}/", {"127.0.0.1"})
+    try:
+        for edition, folder in (("en", ROOT / "notebooks"), ("zh", ROOT / "notebooks" / "zh")):
+            expected = [
+                f"{server}/{edition}/{p.stem}.html"
+                for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+            ]
+            listed = page.eval_on_selector_all(
+                f"#lessons-{edition} li a", "(links) => links.map((a) => a.href)"
+            )
+            assert listed == expected
+            for href in listed:
+                assert page.request.get(href).status == 200, href
+        icon = page.eval_on_selector('link[rel="icon"]', "(link) => link.href")
+        assert page.request.get(icon).status == 200
+        assert errors == [] and recorder.outside == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_lesson_06s_key_formula_fits_the_column_at_1280_px(browser, server, edition):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/{edition}/06_multihead_split.html", wait_until="load")
+        page.evaluate("async () => { await MathJax.startup.promise; }")
+        widths = page.evaluate(
+            "() => Array.from(document.querySelectorAll('article mjx-container[display=\"true\"]'))"
+            ".map((m) => [m.scrollWidth, m.clientWidth])"
+        )
+    finally:
+        context.close()
+    assert widths, "no display formula on lesson 06"
+    assert all(scroll <= client for scroll, client in widths), widths
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_no_page_scrolls_sideways_on_a_phone(browser, server, edition):
+    """At 390 px (a phone), no lesson page of either edition is wider than the screen."""
+    folder = ROOT / "notebooks" / ("zh" if edition == "zh" else "")
+    pages = ["index", *(p.stem for p in sorted(folder.glob("[0-9][0-9]_*.ipynb")))]
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    wide = {}
+    try:
+        page = context.new_page()
+        for name in pages:
+            page.goto(f"{server}/{edition}/{name}.html", wait_until="load")
+            page.evaluate("async () => { if (window.MathJax) await MathJax.startup.promise; }")
+            scroll, client = page.evaluate(
+                "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            if scroll > client:
+                wide[name] = scroll
+        page.goto(f"{server}/index.html", wait_until="load")
+        root = page.evaluate("() => document.documentElement.scrollWidth")
+    finally:
+        context.close()
+    assert wide == {}, f"pages wider than 390 px: {wide}"
+    assert root <= 390, root
+
+
+def test_the_repository_setting_adds_source_and_launch_buttons_only_when_set():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_conf", ROOT / "site" / "conf.py")
+    assert spec and spec.loader
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    assert conf.REPOSITORY_URL == "", "no public address yet: the buttons stay off"
+    assert "repository_url" not in conf.html_theme_options
+    assert conf.repository_options("", "en") == {}
+    options = conf.repository_options("https://example.org/course", "zh")
+    assert options["repository_url"] == "https://example.org/course"
+    assert options["path_to_docs"] == "notebooks/zh"
+    assert options["use_repository_button"] and options["use_source_button"]
+    assert set(options["launch_buttons"]) >= {"binderhub_url", "colab_url"}
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_lesson_07s_static_explorer_swaps_pictures_without_a_kernel(browser, server, edition):
+    """Lesson 07's explorer on the site: two sliders (heads, dropout) over pictures drawn at
+    build time; a slider moved with the keyboard shows another picture, with its own alt text
+    and message. No widget of that cell is left with a dead slider."""
+    context, page, recorder, _response, errors = _open(
+        browser, f"{server}/{edition}/07_inspecting_heads.html", {"127.0.0.1"}
+    )
+    try:
+        box = page.locator(".static-explorer")
+        assert box.count() == 1
+        box.scroll_into_view_if_needed()
+        state = (
+            "() => { const i = document.querySelector('.static-explorer img.se-picture');"
+            " return [i.getAttribute('src'), i.alt, i.complete && i.naturalWidth > 0,"
+            " document.querySelector('.static-explorer .se-message').textContent]; }"
+        )
+        seen = [page.evaluate(state)]
+        page.focus(".static-explorer input.se-heads")
+        page.keyboard.press("ArrowRight")  # 2 -> 3 heads
+        page.wait_for_function("() => document.querySelector('img.se-picture').complete")
+        seen.append(page.evaluate(state))
+        page.focus(".static-explorer input.se-dropout")
+        page.keyboard.press("ArrowRight")  # dropout 0.0 -> 0.1
+        page.wait_for_function("() => document.querySelector('img.se-picture').complete")
+        seen.append(page.evaluate(state))
+        note = page.inner_text(".static-explorer-note")
+        widget_views = page.evaluate(
+            "() => document.querySelectorAll("
+            "'script[type=\"application/vnd.jupyter.widget-view+json\"]').length"
+        )
+        assert errors == [] and recorder.outside == [] and recorder.failed == []
+    finally:
+        context.close()
+    sources = [src for src, _, _, _ in seen]
+    assert sources == [
+        "_static/explorer07/heads2-dropout0.png",
+        "_static/explorer07/heads3-dropout0.png",
+        "_static/explorer07/heads3-dropout1.png",
+    ]
+    assert all(loaded for _, _, loaded, _ in seen), seen
+    assert len({alt for _, alt, _, _ in seen}) == 3, "each picture has its own alt text"
+    assert "3" in seen[1][3] and "0.1" in seen[2][3], seen
+    assert "30" in note and "MB" in note, note  # the grid's size and the page weight, stated
+    assert widget_views == 0, "lesson 07 still shows a widget whose sliders cannot move"
+
+
+@pytest.mark.parametrize("name", ["04_dropout", "05_multihead_wrapper", "08_training_tiny_model"])
+def test_a_saved_widget_shows_its_picture_without_dead_sliders(browser, server, name):
+    """A widget that cannot redraw on a static page shows its saved picture and the sentence
+    that says so, and no control that would look movable."""
+    context, page, recorder, _response, errors = _open(
+        browser, f"{server}/en/{name}.html", {"127.0.0.1"}
+    )
+    try:
+        page.wait_for_selector(".widget-subarea > .jupyter-widgets", state="attached")
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('.widget-subarea img'))"
+            ".some((img) => img.complete && img.naturalWidth > 0)",
+            timeout=30_000,
+        )
+        visible_controls = page.evaluate(
+            "() => Array.from(document.querySelectorAll('.widget-subarea :is(.widget-slider,"
+            " .widget-dropdown, .widget-toggle-buttons, input, select)'))"
+            ".filter((el) => el.offsetParent !== null).length"
+        )
+        notes = page.eval_on_selector_all("p.widget-note", "(ps) => ps.map((p) => p.innerText)")
+        assert errors == [] and recorder.outside == []
+    finally:
+        context.close()
+    assert visible_controls == 0
+    assert notes and all("JupyterLab" in note for note in notes), notes

@@ -52,12 +52,13 @@ from ...validation import (
     check_real_in_range,
     check_seed,
 )
+from ..alt_text import describe
 from ..fonts import figure_text
-from ..plotting import plot_attention_grid
+from ..plotting import figure_png, plot_attention_grid
 from ..sentences import example_sentences, sentence_caption
 from ..widgets import drawable_labels, interactive_with, picture, show_figure
 
-__all__ = ["ExplorerView", "attention_explorer", "explore_attention"]
+__all__ = ["ExplorerView", "attention_explorer", "explore_attention", "explorer_frames"]
 
 
 @dataclass
@@ -406,3 +407,49 @@ def attention_explorer(
     explorer.message = message
     explorer.image = image
     return explorer
+
+
+@dataclass
+class ExplorerFrame:
+    """One picture of the explorer for the course website's static explorer (no kernel)."""
+
+    heads: int
+    dropout: float
+    png: bytes
+    alt: str
+    message: str
+
+
+def explorer_frames(
+    heads_values: Sequence[int],
+    dropout_values: Sequence[float],
+    *,
+    scale: float = 3.0,
+    seed: int = 123,
+    sentence: str = "book",
+    mode: str = "train",
+    d_out: int = 24,
+) -> list[ExplorerFrame]:
+    """The explorer's picture, alt text and message for every (heads, dropout) of a small grid,
+    drawn exactly as the widget draws them (``tools/build_site.py`` puts them on lesson 07's
+    page, where two sliders swap them). Every head count must divide ``d_out``.
+    """
+    frames = []
+    for heads in heads_values:
+        if d_out % heads:
+            raise ValueError(f"heads_values: {heads} does not divide d_out={d_out}")
+        for dropout in dropout_values:
+            result = explore_attention(heads, dropout, scale, seed, sentence, mode, d_out=d_out)
+            assert result.ok and result.shown is not None and result.entropy is not None
+            words = drawable_labels(result.words)
+            title = _title(heads, result.head_dim, mode, dropout)
+            fig = plot_attention_grid(result.shown, words, title=title)
+            alt = describe(fig)
+            entropies = ", ".join(f"{e:.2f}" for e in result.entropy.tolist())
+            message = (
+                result.message
+                + "\n"
+                + say(f"entropy per head (nats): {entropies}", f"每个头的熵（奈特）：{entropies}")
+            )
+            frames.append(ExplorerFrame(heads, float(dropout), figure_png(fig), alt, message))
+    return frames

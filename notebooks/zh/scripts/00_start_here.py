@@ -34,23 +34,23 @@
 #
 # **形状约定（shape contract）。** 书中示例 `journey.inputs` 的形状是 `(T, d_in) = (6, 3)`，即 6 个词元，每个词元有 3 个特征。
 
-# %% [markdown] en_hash="5197da792bf0"
+# %% [markdown] en_hash="5d747d9cae45"
 # ## 课程地图
 #
 # | # | notebook | 你要构建的 | 核心思想 | 用时 |
 # |---|---|---|---|---|
-# | 01 | `01_simplified_self_attention` | 你自己算的分数、softmax 和上下文向量（context vector）；你自己的逐行稳定 softmax | 注意力 = 加权平均 | 95 分钟 |
-# | 02 | `02_trainable_qkv` | 你自己的 `SelfAttentionV2`（书中的 `SelfAttentionV1` 直接给出） | 查询、键、值（query, key, value） | 90 分钟 |
-# | 03 | `03_causal_attention` | 你自己的因果权重，也支持滑动窗口 | 不许偷看未来：因果注意力（causal attention）；对过去的加权平均 | 85 分钟 |
-# | 04 | `04_dropout` | 你自己的 `CausalAttention`；亲手对上下文向量做 dropout | 对注意力权重（attention weight）做 dropout（随机失活） | 100 分钟 |
-# | 05 | `05_multihead_wrapper` | 你自己的 `MultiHeadAttentionWrapper`；数一数 12 个头的乘加次数 | 几个头并排工作 | 90 分钟 |
-# | 06 | `06_multihead_split` | 你自己的 `MultiHeadAttention`；不带批次（batch）维的序列怎样切成头 | 一个大矩阵，切成几个头 | 110 分钟 |
-# | 07 | `07_inspecting_heads` | 亲手算头的熵；找出最集中的头 | 各个头在看什么？ | 60 分钟 |
-# | 08 | `08_training_tiny_model` | 未训练时的损失；平移任务的目标；亲手算各头的偏移份额 | 看着头学会东西 | 80 分钟 |
-# | 09 | `09_efficient_attention` | 你自己的融合 QKV `MultiHeadAttention`；能放下的最长上下文 | 同一个模块，变快；RoPE/ALiBi；bf16 | 100 分钟 |
-# | 10 | `10_cross_attention_kv_cache_gqa` | 你自己的 KV 缓存（KV cache，`append_and_attend`）和 GQA 的 `repeat_kv`；滑动窗口下一段词元的掩码；缓存与参数的大小 | 生成文本，并让模型更省 | 120 分钟 |
-# | 11 | `11_padded_batches` | 因果加填充（padding）的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的加性掩码（任意 dtype） | 长短不一的句子（填充掩码） | 90 分钟 |
-# | 12 | `12_tiny_char_lm` | `FeedForward` 和 `Block`；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
+# | 01 | [`01_simplified_self_attention`](01_simplified_self_attention.ipynb) | 你自己算的分数、softmax 和上下文向量（context vector）；你自己的逐行稳定 softmax | 注意力 = 加权平均 | 95 分钟 |
+# | 02 | [`02_trainable_qkv`](02_trainable_qkv.ipynb) | 你自己的 `SelfAttentionV2`（书中的 `SelfAttentionV1` 直接给出） | 查询、键、值（query, key, value） | 90 分钟 |
+# | 03 | [`03_causal_attention`](03_causal_attention.ipynb) | 你自己的因果权重，也支持滑动窗口 | 不许偷看未来：因果注意力（causal attention）；对过去的加权平均 | 85 分钟 |
+# | 04 | [`04_dropout`](04_dropout.ipynb) | 你自己的 `CausalAttention`；亲手对上下文向量做 dropout | 对注意力权重（attention weight）做 dropout（随机失活） | 100 分钟 |
+# | 05 | [`05_multihead_wrapper`](05_multihead_wrapper.ipynb) | 你自己的 `MultiHeadAttentionWrapper`；数一数 12 个头的乘加次数 | 几个头并排工作 | 90 分钟 |
+# | 06 | [`06_multihead_split`](06_multihead_split.ipynb) | 你自己的 `MultiHeadAttention`；不带批次（batch）维的序列怎样切成头 | 一个大矩阵，切成几个头 | 110 分钟 |
+# | 07 | [`07_inspecting_heads`](07_inspecting_heads.ipynb) | 亲手算头的熵；找出最集中的头 | 各个头在看什么？ | 60 分钟 |
+# | 08 | [`08_training_tiny_model`](08_training_tiny_model.ipynb) | 未训练时的损失；平移任务的目标；亲手算各头的偏移份额 | 看着头学会东西 | 80 分钟 |
+# | 09 | [`09_efficient_attention`](09_efficient_attention.ipynb) | 你自己的融合 QKV `MultiHeadAttention`；能放下的最长上下文 | 同一个模块，变快；RoPE/ALiBi；bf16 | 100 分钟 |
+# | 10 | [`10_cross_attention_kv_cache_gqa`](10_cross_attention_kv_cache_gqa.ipynb) | 你自己的 KV 缓存（KV cache，`append_and_attend`）和 GQA 的 `repeat_kv`；滑动窗口下一段词元的掩码；缓存与参数的大小 | 生成文本，并让模型更省 | 120 分钟 |
+# | 11 | [`11_padded_batches`](11_padded_batches.ipynb) | 因果加填充（padding）的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的加性掩码（任意 dtype） | 长短不一的句子（填充掩码） | 90 分钟 |
+# | 12 | [`12_tiny_char_lm`](12_tiny_char_lm.ipynb) | `FeedForward` 和 `Block`；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 75 分钟 |
 #
 # 合计约 19 小时，相当于一个周末，或者两周的晚上。
 #
@@ -70,13 +70,15 @@ import mhsa_helpers as mh
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="e1c400893656"
-# 版本号和计算设备因机器而异，所以 CI 不比较这个单元格的输出（`NBVAL_IGNORE_OUTPUT`）。它下面的断言在任何机器上都照常运行。
+# %% [markdown] en_hash="26d058663ce5"
+# 版本号和计算设备因机器而异，所以 CI 不比较这个单元格的输出（`NBVAL_IGNORE_OUTPUT`）。它下面的断言在任何机器上都照常运行。输出的最后一行告诉你系统里有没有带中文字符的字体（课程里的中文术语和术语表都要用到，图里的中文则自带字体）。如果没有，它会给出安装字体的那一条命令。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 import platform
 from importlib.metadata import version
+
+from mhsa_helpers.system_fonts import missing_cjk_font
 
 if torch.cuda.is_available():
     device = "cuda"
@@ -89,6 +91,8 @@ print("torch      ", torch.__version__)
 print("device     ", device)
 for package in ["matplotlib", "seaborn", "ipywidgets", "jupyterlab", "mhsa_helpers"]:
     print(f"{package:<11}", version(package))
+font_hint = missing_cjk_font()
+print("CJK font   ", "found" if font_hint is None else font_hint)
 
 # %%
 assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.__version__
@@ -171,7 +175,7 @@ assert version("ipywidgets").startswith("8.")
 # %%
 mh.glossary_table()
 
-# %% [markdown] en_hash="51878ef6431f"
+# %% [markdown] en_hash="24de5008e215"
 # ## 小结
 #
 # * torch、绘图和控件在这个环境里都能正常工作，每一课都在 CPU 上运行。
@@ -179,4 +183,4 @@ mh.glossary_table()
 # * 每一课先在 notebook 里写出一个类，再与 `mhsa_helpers` 对照检查。练习配有检查器和完整的参考答案。
 # * `mh.glossary_table()` 列出了课程中每个术语的英文和中文。
 #
-# 如果每个单元格都运行无误，你就准备好了。打开 `01_simplified_self_attention.ipynb`，开始第一课吧。
+# 如果每个单元格都运行无误，你就准备好了。打开 [`01_simplified_self_attention.ipynb`](01_simplified_self_attention.ipynb)，开始第一课吧。

@@ -8,15 +8,17 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="87e3b48ce9d3"
+# %% [markdown] en_hash="3a8c479abc7b"
 # # 06 · 多头注意力（multi-head attention）：切开看
 #
 # 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中的第二个版本 `MultiHeadAttention` 换了一种做法。查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果，再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头。最后，**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。学习笔记把第 05 课的写法叫作“叠罗汉”，把这一课的写法叫作“切开看”。本课最后会证明，两者计算的是同一个函数。
 #
 # 公式就是第 05 课的公式，再加上输出矩阵 $W^O$：
 #
-# $$\mathrm{head}_i = \operatorname{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
-# \operatorname{MultiHead}(X) = \operatorname{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O .$$
+# $$\begin{aligned}
+# \mathrm{head}_i &= \operatorname{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \\
+# \operatorname{MultiHead}(X) &= \operatorname{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O .
+# \end{aligned}$$
 #
 # 不同之处在于 $W_i^Q$ 放在*哪里*。它们不再是 $h$ 个各自独立的矩阵，而是并排放进一个大矩阵 $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$。于是一次乘法 $XW^Q$ 就算出了所有头的查询，第 $i$ 个头只读属于自己的那几列。
 #

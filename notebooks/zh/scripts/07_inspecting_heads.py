@@ -175,12 +175,12 @@ torch.testing.assert_close(weights_long[0, :, 8:, 5], weights_long[0, :, 8:, 8],
 print("head 1: key 'the' at positions 0, 4, 7 (rows), seen by queries 7..10 (columns):")
 print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
 
-# %% [markdown] en_hash="0eb2d9fd2137"
+# %% [markdown] en_hash="9006429dc0dd"
 # ## 4. 探索工具
 #
 # 拖动滑块试试。“头数”改变的是一个新建的 `MultiHeadAttention(3, 24, ...)` 的 `num_heads`。随机种子不变，所以权重矩阵（weight matrix）也不变，变的只是这 24 列切分成头的方式。24 不能被 5 或 7 整除，所以选 5 个或 7 个头时，探索工具不画图，而是给出说明。这是该模块唯一的硬约束，即 `d_out % num_heads == 0`。“丢弃率”只在“模式”选为“训练”（`train`）时起作用。这时图中显示的是 dropout *之后*的权重，也就是真正与值相乘的那个矩阵，其中一部分元素被置零，留下的按 $1/(1-p)$ 放大。“缩放”给嵌入乘上一个倍数，“随机种子”抽取另一组权重，“句子”可以切换到那个更长的句子，也可以换成这两个句子的中文版。
 #
-# （这个控件需要一个正在运行的内核，它的画面不会保存在 notebook 里。）
+# （这个控件需要一个正在运行的内核。课程网站上有一个不需要内核的版本：拖动头数和丢弃率两个滑块，就会换上生成网站时预先画好的图。）
 
 # %%
 # NBVAL_IGNORE_OUTPUT
