@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         files = Files()
         counts = plan(files)
     except zh.ToolError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"lesson_times: {error}", file=sys.stderr)
         return 2
     if not args.write and not args.check:
         print(f"rule: {RULE}")
@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         files.write()
     except zh.ToolError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"lesson_times: {error}", file=sys.stderr)
         return 2
     for note in files.notes:
         print("wrote " + note)
