@@ -21,12 +21,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from mhsa_helpers.lm import CharLMConfig, CountTable, load_checkpoint, train_char_lm, verse_data
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _toolkit import ToolError, run, write_text  # tools/_toolkit.py, beside this
 
 OUTPUT = Path(__file__).resolve().parent.parent / "data" / "char_lm_ablation.json"
 ABLATION_BUDGET = CharLMConfig(
@@ -73,7 +74,7 @@ def run_row(name: str) -> dict:
     }
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--row", choices=list(ROWS), help="re-run this row only and print it")
     parser.add_argument("--output", type=Path, default=OUTPUT)
@@ -84,12 +85,17 @@ def main() -> None:
     args = parser.parse_args()
     if args.row:
         print(json.dumps(run_row(args.row), ensure_ascii=False, indent=1))
-        return
+        return 0
+    # Every path before any training (a bad one would otherwise fail 15 minutes later).
+    if args.output.is_dir() or not args.output.parent.is_dir():
+        raise ToolError(f"--output {args.output} must be a file path in an existing folder")
+    if args.checkpoint is not None and not args.checkpoint.is_file():
+        raise ToolError(f"--checkpoint {args.checkpoint}: no such file")
     if args.shipped_only:
         try:
             rows = json.loads(args.output.read_text(encoding="utf-8"))["rows"][:-1]
-        except (OSError, ValueError, KeyError) as err:
-            sys.exit(f"ablation_char_lm: cannot read the rows of {args.output} ({err})")
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ToolError(f"cannot read the rows of {args.output} ({err!r})") from None
     else:
         data = verse_data()
         bigram = CountTable(data.train_ids, 2, data.tokenizer.vocab_size)
@@ -100,7 +106,7 @@ def main() -> None:
     try:
         shipped = load_checkpoint(args.checkpoint)
     except (FileNotFoundError, ValueError) as err:
-        sys.exit(f"ablation_char_lm: cannot read the shipped model ({err})")
+        raise ToolError(f"cannot read the shipped model ({err})") from None
     rows.append(
         {
             "name": "several blocks",
@@ -111,13 +117,10 @@ def main() -> None:
         }
     )
     text = json.dumps({"rows": rows}, ensure_ascii=False, indent=1) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=args.output.parent, prefix=args.output.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, args.output)
+    write_text(args.output, text)  # a temporary file beside it, renamed: never half-written
     print(f"wrote {args.output}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    run(main, "ablation_char_lm")

@@ -101,7 +101,7 @@ MERMAID_SCRIPT = re.compile(r'<script type="module">\s*import mermaid\b.*?</scri
 
 def fail(message: str) -> None:
     print(f"build_site: {message}", file=sys.stderr)
-    raise SystemExit(1)
+    raise SystemExit(2)  # an expected failure: one message, exit 2, as every tool in tools/
 
 
 def lesson_files(folder: Path) -> tuple[list[Path], list[Path]]:
