@@ -20,6 +20,7 @@ UI_STACK = ("matplotlib", "seaborn", "pandas", "ipywidgets")
 def main() -> None:
     import mhsa_helpers as mh
 
+    assert mh.__file__, f"mhsa_helpers is no installed package (no __init__.py in {mh.__path__})"
     location = Path(mh.__file__).resolve()
     checkout = location.parent.parent / "pyproject.toml"
     assert not checkout.exists(), f"imported from a checkout, not an install: {location}"
