@@ -3,14 +3,15 @@
 A checkpoint is one ``torch.save`` file holding only plain data (so ``torch.load(...,
 weights_only=True)`` reads it without running any pickled code): the model's ``state_dict``, the
 run's ``CharLMConfig`` as a dict, the tokenizer's characters, the training loss of every step, the
-validation losses, the training time, the torch version that wrote it, and a SHA-256 checksum of
-the whole record (the tensors' names, dtypes, shapes and bytes, and every other entry), checked
-when loading: a file changed inside -- a weight, a character, the config -- is refused instead of
-loading a wrong model. (Format 2 checksummed the weights only; of those files only the course's
-shipped one, known by its whole-record digest, still loads.) The file is written beside the
-target and renamed into place, so a failed write never loses the previous checkpoint. ``save_checkpoint(run, path, dtype=torch.float16)``
-stores the weights in half precision (half the size; loaded back as float32). The course ships
-one, ``data/char_lm.pt``, written by ``tools/train_char_lm.py`` (``make train-demo``).
+validation losses, the training time, the torch version that wrote it, and a SHA-256 checksum of the
+whole record (the tensors' names, dtypes, shapes and bytes, and every other entry), checked when
+loading: a file changed inside -- a weight, a character, the config -- is refused instead of loading
+a wrong model. (Format 2 checksummed the weights only; of those files only the course's shipped one,
+known by its whole-record digest, still loads.) The file is written beside the target and renamed
+into place, so a failed write never loses the previous checkpoint. ``save_checkpoint(run, path,
+dtype=torch.float16)`` stores the weights in half precision (half the size; loaded back as float32).
+The course ships one, ``data/char_lm.pt``, written by ``tools/train_char_lm.py``
+(``make train-demo``).
 """
 
 from __future__ import annotations
