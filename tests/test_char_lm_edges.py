@@ -6,6 +6,7 @@ a checkpoint is never lost by a failed write and never loaded when any part of i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -110,10 +111,7 @@ def test_training_refuses_ids_past_the_vocabulary_before_the_first_step():
     for name, bad in (("train_ids", vocab), ("val_ids", -1)):
         ids = getattr(data, name).clone()
         ids[3] = bad
-        broken = lm.TextData(
-            data.tokenizer,
-            *(ids if n == name else getattr(data, n) for n in ("train_ids", "val_ids")),
-        )
+        broken = dataclasses.replace(data, **{name: ids})
         with pytest.raises(ValueError, match=rf"data\.{name} holds ids .*{bad}.*\[0, {vocab}\)"):
             lm.train_char_lm(config, data=broken, progress=False)
 
