@@ -646,9 +646,9 @@ def _cached_tensor(
 
 
 def _same_as_full_attention(cls: type) -> None:
-    for b, h, d, chunks in _KV_SIZES:
+    for (b, h, d, chunks), dtype in zip(_KV_SIZES, (torch.float32, torch.float64), strict=True):
         T = sum(chunks)
-        q, k, v = (torch.randn(b, h, T, d) for _ in range(3))  # (b, h, T, d) each
+        q, k, v = (torch.randn(b, h, T, d, dtype=dtype) for _ in range(3))  # (b, h, T, d) each
         cache = _new_cache(cls, T)
         outs, start = [], 0
         where = tr(
