@@ -775,3 +775,16 @@ def repeat_into_zeros(x, n_rep):
 
 def test_repeat_kv_keeps_the_dtype_it_was_given():
     assert_not_yet(ex.check_repeat_kv(repeat_into_zeros), "torch.float32", "torch.bfloat16")
+
+
+def computes_in_float32(base):
+    class Float32Only(base):
+        def forward(self, x):
+            return super().forward(x.float().to(x.dtype)).float()  # float32 whatever x is
+
+    return Float32Only
+
+
+@pytest.mark.parametrize("base", [MHA, Fused])
+def test_multihead_build_its_try_a_second_dtype(base):
+    assert_not_yet(CHECKERS[base](computes_in_float32(base)), "torch.float64")
