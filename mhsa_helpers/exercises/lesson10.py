@@ -791,10 +791,11 @@ def _bounded(cls: type) -> None:
                 raise ContractError(_KEPT_REFUSED)
             outs.append(out)
             start = end
-        got = torch.cat(outs, dim=-2) if outs else None
-        want = _cached_attention(q, k, v, before + after) if outs else None
-        if got is not None and not torch.allclose(got, want, atol=1e-5, rtol=1e-4):
-            raise ContractError(_KEPT_REFUSED)  # the later queries attend to refused keys
+        if outs:
+            got = torch.cat(outs, dim=-2)  # (b, h, taken, d)
+            want = _cached_attention(q, k, v, before + after)
+            if not torch.allclose(got, want, atol=1e-5, rtol=1e-4):
+                raise ContractError(_KEPT_REFUSED)  # the later queries attend to refused keys
         if start == max_len:  # full now: one more token is refused too
             _refuses(cache, cls, max_len, start, tuple(torch.randn(b, h, 1, d) for _ in range(3)))
 
