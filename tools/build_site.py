@@ -198,7 +198,11 @@ def sphinx(editions: list[str]) -> None:
         log.close()
         output = (STAGE / f"{edition}.log").read_text(encoding="utf-8")
         if process.returncode != 0:
-            fail(f"Sphinx failed for the {edition} edition:\n{output}")
+            lines = [line for line in output.splitlines() if line.strip()] or ["(no output)"]
+            where = (STAGE / f"{edition}.log").relative_to(ROOT)
+            fail(
+                f"Sphinx failed for the {edition} edition: {lines[-1].strip()} (all of it: {where})"
+            )
         if output.strip():
             print(f"[{edition}] Sphinx said:\n{output.strip()}")
 
@@ -340,4 +344,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _toolkit  # tools/_toolkit.py: any other expected failure is one line and exit 2
+
+    _toolkit.run(main, "build_site")

@@ -1052,4 +1052,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _toolkit  # tools/_toolkit.py: any other expected failure is one line and exit 2
+
+    _toolkit.run(main, "zh_edition.py")
