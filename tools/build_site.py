@@ -27,6 +27,9 @@ import time
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _toolkit import write_text  # tools/_toolkit.py: a temporary file beside it, renamed
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SITE_SRC = ROOT / "site"
@@ -269,7 +272,7 @@ def draw_mermaid() -> int:
 
             text = PRE_MERMAID.sub(svg, text)
             text = MERMAID_SCRIPT.sub("", text)
-            path.write_text(text, encoding="utf-8")
+            write_text(path, text)  # a page rewritten in place: through a temporary file
             drawn += count
         browser.close()
     return drawn
@@ -302,9 +305,7 @@ def root_page(zip_path: Path | None) -> None:
     if zip_path is not None:
         size = f"{zip_path.stat().st_size / 2**20:.0f} MB"
         download = DOWNLOAD.format(zip=ZIP_NAME, size=size)
-    (OUT / "index.html").write_text(
-        ROOT_PAGE.format(count=len(lessons), download=download), encoding="utf-8"
-    )
+    write_text(OUT / "index.html", ROOT_PAGE.format(count=len(lessons), download=download))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -344,7 +345,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import _toolkit  # tools/_toolkit.py: any other expected failure is one line and exit 2
 
     _toolkit.run(main, "build_site")
