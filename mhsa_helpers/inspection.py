@@ -132,7 +132,8 @@ def offset_attention(
 
     Args:
         weights_or_model: attention weights (T, T), (h, T, T) or (b, h, T, T), or a
-            ``TinyAttentionLM`` (then its weights on ``ids`` are used).
+            ``TinyAttentionLM`` (then its weights on ``ids`` are used), or a ``CharTransformer``
+            (lesson 12; then the result is (num_layers, num_heads), one row per block).
         k: the offset, 0 <= k < T (0 is the token itself, 1 the previous token, ...).
         ids: (b, T) token ids for a model; default: 256 random sequences of full length drawn
             from a generator seeded with 0 (the same every call).
@@ -153,9 +154,19 @@ def offset_attention(
             ids = torch.randint(0, vocab_size, (256, context_length), generator=generator)
         was_training = model.training
         model.eval()
-        with torch.no_grad():
-            _, weights = model(ids, return_weights=True)  # (b, h, T, T)
-        model.train(was_training)
+        try:
+            with torch.no_grad():
+                _, weights = model(ids, return_weights=True)  # (b, [L,] h, T, T)
+        finally:  # the caller's mode, also after the model's own error (bad ids)
+            model.train(was_training)
+        if not isinstance(weights, torch.Tensor) or weights.dim() not in (4, 5):
+            raise TypeError(
+                f"offset_attention takes a TinyAttentionLM or a CharTransformer, got a "
+                f"{type(model).__name__} whose weights are not (b, h, T, T) or (b, L, h, T, T)"
+            )
+        if weights.dim() == 5:  # a CharTransformer: (b, L, h, T, T), one row per block
+            layers = weights.shape[1]
+            return offset_attention(weights.flatten(1, 2), k).reshape(layers, -1)  # (L, h)
     elif isinstance(weights_or_model, torch.Tensor):
         if ids is not None:
             raise ValueError("ids is only used with a model; got weights and ids")

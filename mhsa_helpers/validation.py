@@ -202,6 +202,11 @@ def check_attention_inputs(
         raise TypeError(
             f"queries, keys and values must share one dtype, got {q.dtype}, {k.dtype}, {v.dtype}"
         )
+    if q.shape[-1] < 1:
+        raise ValueError(
+            f"queries and keys must have a last dimension d_k >= 1 (the scores are divided by "
+            f"sqrt(d_k)), got queries.shape={tuple(q.shape)}"
+        )
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"queries and keys must have the same last dimension d_k, got "

@@ -671,3 +671,120 @@ NAMED = [n for n in ex.__all__ if n.startswith("check_")]
 def test_every_checker_has_a_bilingual_exercise_name(name):
     named = getattr(ex, name).__wrapped__.exercise
     assert named.en and named.zh and named.zh != named.en, name
+
+
+# -- build-its over a grid of their arguments (issue 30) -------------------------------------------
+
+
+class FixedDropoutCausal(mh.CausalAttention):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        self.dropout = nn.Dropout(0.5)  # the argument ignored
+
+
+class FixedDropoutWrapper(mh.MultiHeadAttentionWrapper):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        for head in self.heads:
+            head.dropout = nn.Dropout(0.5)
+
+
+class TwoHeadsWrapper(mh.MultiHeadAttentionWrapper):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, 2, qkv_bias)  # num_heads ignored
+
+
+@pytest.mark.parametrize(
+    ("checker", "wrong", "words"),
+    [
+        (ex.check_causal_attention_class, FixedDropoutCausal, ["0.2", "dropout argument"]),
+        (ex.check_wrapper_class, FixedDropoutWrapper, ["dropout argument"]),
+        (ex.check_wrapper_class, TwoHeadsWrapper, ["num_heads=3", "holds 2 heads"]),
+    ],
+    ids=["causal-fixed-dropout", "wrapper-fixed-dropout", "wrapper-two-heads"],
+)
+def test_head_build_its_vary_dropout_and_heads(checker, wrong, words):
+    assert_not_yet(checker(wrong), *words)
+    assert_pass(checker(wrong.__mro__[1]))  # the book's class beside it still passes
+
+
+def _causal_step(q, keys, values):
+    """Causal attention of the last q.shape[-2] positions over every key (b, h, n, d)."""
+    n, T = q.shape[-2], keys.shape[-2]
+    hidden = torch.ones(T, T, dtype=torch.bool).triu(1)[T - n :]  # (n, T)
+    scores = (q @ keys.transpose(-2, -1)) / q.shape[-1] ** 0.5
+    return torch.softmax(scores.masked_fill(hidden, -torch.inf), dim=-1) @ values
+
+
+class ChecksOnlyWhenFull:
+    """Refuses a chunk only when the cache is already full: 3 + 4 tokens grow it to 7 of 5."""
+
+    def __init__(self, max_len):
+        self.max_len, self.keys, self.values = max_len, None, None
+
+    def append_and_attend(self, q, k, v):
+        cached = 0 if self.keys is None else self.keys.shape[-2]
+        if cached >= self.max_len:
+            raise ValueError("the cache is full")
+        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=-2)
+        self.values = v if self.values is None else torch.cat([self.values, v], dim=-2)
+        return _causal_step(q, self.keys, self.values)
+
+
+class ListAppendsBeforeChecking:
+    """Keeps lists of chunks (no self.keys tensor) and appends a refused chunk before checking."""
+
+    def __init__(self, max_len):
+        self.max_len, self.ks, self.vs = max_len, [], []
+
+    def append_and_attend(self, q, k, v):
+        self.ks.append(k)
+        self.vs.append(v)
+        if sum(t.shape[-2] for t in self.ks) > self.max_len:
+            raise ValueError("too long")
+        return _causal_step(q, torch.cat(self.ks, -2), torch.cat(self.vs, -2))
+
+
+class ListChecksFirst(ListAppendsBeforeChecking):
+    def append_and_attend(self, q, k, v):
+        if sum(t.shape[-2] for t in self.ks) + k.shape[-2] > self.max_len:
+            raise ValueError("too long")
+        return super().append_and_attend(q, k, v)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "words"),
+    [
+        (ChecksOnlyWhenFull, ["holding 3 token(s) took 4 more", "not only when"]),
+        (ListAppendsBeforeChecking, ["still appended"]),
+    ],
+    ids=["checks-only-when-full", "list-appends-first"],
+)
+def test_kv_cache_bound_is_checked_by_behaviour(wrong, words):
+    assert_not_yet(ex.check_kv_cache_step(wrong), *words)
+    assert_pass(ex.check_kv_cache_step(ListChecksFirst))
+
+
+def repeat_into_zeros(x, n_rep):
+    b, g, T, d = x.shape
+    out = torch.zeros(b, g * n_rep, T, d)  # float32, whatever x is
+    for i in range(g * n_rep):
+        out[:, i] = x[:, i // n_rep]
+    return out
+
+
+def test_repeat_kv_keeps_the_dtype_it_was_given():
+    assert_not_yet(ex.check_repeat_kv(repeat_into_zeros), "torch.float32", "torch.bfloat16")
+
+
+def computes_in_float32(base):
+    class Float32Only(base):
+        def forward(self, x):
+            return super().forward(x.float().to(x.dtype)).float()  # float32 whatever x is
+
+    return Float32Only
+
+
+@pytest.mark.parametrize("base", [MHA, Fused])
+def test_multihead_build_its_try_a_second_dtype(base):
+    assert_not_yet(CHECKERS[base](computes_in_float32(base)), "torch.float64")

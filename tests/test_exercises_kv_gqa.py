@@ -225,7 +225,7 @@ class NotWritten(CatCache):
         (variant(store=wrong_dim(0)), ("along dim 0",)),
         (CachesQueries, ("self.keys holds the queries", "cache the keys k")),
         (ValuesAreKeys, ("self.values holds the keys",)),
-        (Unbounded, ("Unbounded(5) took a 6th token", "ValueError")),
+        (Unbounded, ("Unbounded(5) holding 3 token(s) took 4 more", "ValueError")),
         (IndexErrorWhenFull, ("raised IndexError", "ValueError")),
         (AppendsThenRefuses, ("still appended",)),
         (InPlaceKeys, ("k or v in place",)),

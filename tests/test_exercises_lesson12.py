@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 from exercise_checks import assert_not_yet, assert_pass
 
@@ -113,8 +115,12 @@ def test_own_text():
         progress=False,
     )
     assert_not_yet(ex.check_own_text(untrained, data), "unigram")
-    run.val_losses = []
-    assert_not_yet(ex.check_own_text(run, data), "no validation loss")
+    untrained.val_losses = [(2, 0.01)]  # a record that claims a low loss is not believed
+    assert_not_yet(ex.check_own_text(untrained, data), "unigram")
+    run.val_losses = []  # the model itself is measured: its record is not needed
+    assert_pass(ex.check_own_text(run, data))
+    short = dataclasses.replace(data, val_ids=data.val_ids[:10])
+    assert_not_yet(ex.check_own_text(run, short), "too short")
     assert_not_yet(ex.check_own_text(run, "data"), "TextData")
 
 

@@ -27,9 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from mhsa_helpers.lm import (
@@ -45,6 +43,9 @@ from mhsa_helpers.lm import (
     verse_data,
     write_poems,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _toolkit import ToolError, run, write_text  # tools/_toolkit.py, beside this
 
 OUTPUT = Path(__file__).resolve().parent.parent / "data" / "char_lm_ablation.json"
 ABLATION_BUDGET = CharLMConfig(
@@ -125,11 +126,11 @@ def run_row(name: str, checkpoint: Path | None = None) -> dict:
         return record(name, train_char_lm(config, progress=False, backend="sdpa"))
     saved = load_checkpoint(checkpoint)
     if saved.config != config:
-        sys.exit(f"ablation_char_lm: {checkpoint} was not trained with the config of {name!r}")
+        raise ToolError(f"{checkpoint} was not trained with the config of the row {name!r}")
     return record(name, saved)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--row", choices=list(ROWS), help="re-run this row only and print it")
     parser.add_argument("--output", type=Path, default=OUTPUT)
@@ -140,21 +141,26 @@ def main() -> None:
         "--rows-from", type=Path, default=None, help="take the trained rows from these JSON lines"
     )
     args = parser.parse_args()
+    # Every path before any training (a bad one would otherwise fail an hour later).
+    if args.checkpoint is not None and not args.checkpoint.is_file():
+        raise ToolError(f"--checkpoint {args.checkpoint}: no such file")
     if args.row:
         print(json.dumps(run_row(args.row, args.checkpoint), ensure_ascii=False), flush=True)
-        return
+        return 0
+    if args.output.is_dir() or not args.output.parent.is_dir():
+        raise ToolError(f"--output {args.output} must be a file path in an existing folder")
     data = verse_data()
     bigram = CountTable(data.train_ids, 2, data.tokenizer.vocab_size)
     rows = [{"name": "bigram table", "val_loss": round(bigram.loss(data.val_ids), 4)}]
     if args.rows_from is not None:
         try:
             saved = [json.loads(line) for line in args.rows_from.read_text("utf-8").splitlines()]
-        except (OSError, ValueError) as err:
-            sys.exit(f"ablation_char_lm: cannot read {args.rows_from} ({err})")
-        by_name = {row["name"]: row for row in saved}
+            by_name = {row["name"]: row for row in saved}
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ToolError(f"cannot read the rows of {args.rows_from} ({err!r})") from None
         missing = [name for name in ROWS if name not in by_name]
         if missing:
-            sys.exit(f"ablation_char_lm: {args.rows_from} lacks the rows {missing}")
+            raise ToolError(f"{args.rows_from} lacks the rows {missing}")
         rows += [by_name[name] for name in ROWS]
     else:
         for name in ROWS:
@@ -163,16 +169,13 @@ def main() -> None:
     try:
         shipped = load_checkpoint(args.checkpoint)
     except (FileNotFoundError, ValueError) as err:
-        sys.exit(f"ablation_char_lm: cannot read the shipped model ({err})")
+        raise ToolError(f"cannot read the shipped model ({err})") from None
     rows.append(record("shipped model", shipped))
     text = json.dumps({"rows": rows}, ensure_ascii=False, indent=1) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=args.output.parent, prefix=args.output.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, args.output)
+    write_text(args.output, text)  # a temporary file beside it, renamed: never half-written
     print(f"wrote {args.output}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    run(main, "ablation_char_lm")

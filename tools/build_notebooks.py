@@ -7,20 +7,22 @@ For each script ``notebooks/[zh/][solutions/]scripts/NAME.py`` this formats it w
 builds ``notebooks/[zh/][solutions/]NAME.ipynb`` with the python3 kernelspec, runs it in a fresh
 kernel with nbclient (working directory = the notebook's folder, as nbval uses) and saves it with
 its outputs.
-A notebook that raises is not saved. This is the only way notebooks in this repo are written.
+A notebook that raises is not saved; one that runs is written through a temporary file and a
+rename. A missing script, one ruff cannot format or a missing dependency is one line on stderr
+and exit status 2. This is the only way notebooks in this repo are written.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import jupytext
-import nbformat
-from nbclient import NotebookClient
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _toolkit import ToolError, require, run, write_text  # tools/_toolkit.py
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -42,13 +44,22 @@ def notebook_for(script: Path) -> Path:
 
 
 def build(script: Path) -> float:
-    subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(script)], check=True)
+    jupytext = require("jupytext", "jupytext", "it pairs the scripts with the notebooks")
+    nbformat = require("nbformat", "nbformat", "it validates the notebooks")
+    nbclient = require("nbclient", "nbclient", "it executes the notebooks")
+    formats = require("jupytext.formats", "jupytext", "it pairs the scripts with the notebooks")
+    subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "-q", str(script)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     nb = jupytext.read(script)
     nb.metadata["kernelspec"] = KERNELSPEC
     nb.metadata.setdefault("language_info", {"name": "python"})
     target = notebook_for(script)
     start = time.perf_counter()
-    NotebookClient(
+    nbclient.NotebookClient(
         nb,
         timeout=600,
         kernel_name="python3",
@@ -56,8 +67,12 @@ def build(script: Path) -> float:
     ).execute()
     elapsed = time.perf_counter() - start
     nbformat.validate(nb)
-    # Write through jupytext so the pairing metadata is the one in notebooks/jupytext.toml.
-    jupytext.write(nb, target, fmt="ipynb")
+    # Write through jupytext so the pairing metadata is the one in notebooks/jupytext.toml,
+    # into a temporary file renamed into place (an interrupted build never leaves half a file).
+    text = io.StringIO()
+    jupytext.write(nb, text, fmt=formats.long_form_one_format("ipynb", {"extension": ".ipynb"}))
+    content = text.getvalue()
+    write_text(target, content if content.endswith("\n") else content + "\n")
     return elapsed
 
 
@@ -66,6 +81,9 @@ def main() -> int:
     parser.add_argument("scripts", nargs="*", type=Path, help="percent scripts (default: all)")
     args = parser.parse_args()
     todo = [p.resolve() for p in args.scripts] or scripts()
+    missing = [str(p) for p in todo if not p.is_file()]
+    if missing:
+        raise ToolError(f"no such script: {', '.join(missing)}")
     for script in todo:
         elapsed = build(script)
         print(f"{notebook_for(script).relative_to(ROOT)}: executed in {elapsed:.1f} s")
@@ -73,4 +91,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main, "build_notebooks")

@@ -22,9 +22,9 @@ validation poem. It writes one xz file with two sections::
 an xz text (the first ``--ci-chars`` characters, whole ci only) for lesson 12's "your own
 text" exercise.
 
-Errors (a missing file, a package without the poems, opencc not installed) print a message and
-exit with status 1; the output is written to a temporary file first and renamed, so an
-interrupted run never leaves a half-written corpus.
+Errors (a missing file, a package without the poems, opencc not installed, an output path that is
+a folder) print one line and exit with status 2; the output is written to a temporary file first
+and renamed, so an interrupted run never leaves a half-written corpus.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ VALIDATION_EVERY = 20
 
 def fail(message: str) -> None:
     print(f"build_poetry_corpus: {message}", file=sys.stderr)
-    raise SystemExit(1)
+    raise SystemExit(2)  # an expected failure: one message, exit 2, as every tool in tools/
 
 
 def read_json_members(source: Path, pattern: str) -> Iterator[list]:
@@ -167,11 +167,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ci", type=Path, default=None, help="also write the Song ci here (xz)")
     parser.add_argument("--ci-chars", type=int, default=500_000, help="characters of ci kept")
     args = parser.parse_args(argv)
+    for output in (args.output, args.ci):
+        if output is not None and output.is_dir():
+            fail(f"{output} is a folder; give a file name for the xz text")
     if not args.package.exists():
         fail(f"no such file or folder: {args.package} (run `npm pack chinese-poetry@2.0.1`)")
     try:
         poems = regular_verse(args.package)
-    except (OSError, tarfile.TarError, json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (OSError, tarfile.TarError, ValueError, EOFError, lzma.LZMAError) as err:
         fail(f"cannot read {args.package}: {err}")
     if not poems:
         fail(f"{args.package} holds no dist/quantangshi/poet.tang.*.json poems")
@@ -190,4 +193,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _toolkit  # tools/_toolkit.py: any other expected failure is one line and exit 2
+
+    _toolkit.run(main, "build_poetry_corpus")

@@ -27,6 +27,9 @@ import time
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _toolkit import write_text  # tools/_toolkit.py: a temporary file beside it, renamed
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SITE_SRC = ROOT / "site"
@@ -119,7 +122,7 @@ MERMAID_SCRIPT = re.compile(r'<script type="module">\s*import mermaid\b.*?</scri
 
 def fail(message: str) -> None:
     print(f"build_site: {message}", file=sys.stderr)
-    raise SystemExit(1)
+    raise SystemExit(2)  # an expected failure: one message, exit 2, as every tool in tools/
 
 
 def lesson_files(folder: Path) -> tuple[list[Path], list[Path]]:
@@ -331,7 +334,11 @@ def sphinx(editions: list[str]) -> None:
         log.close()
         output = (STAGE / f"{edition}.log").read_text(encoding="utf-8")
         if process.returncode != 0:
-            fail(f"Sphinx failed for the {edition} edition:\n{output}")
+            lines = [line for line in output.splitlines() if line.strip()] or ["(no output)"]
+            where = (STAGE / f"{edition}.log").relative_to(ROOT)
+            fail(
+                f"Sphinx failed for the {edition} edition: {lines[-1].strip()} (all of it: {where})"
+            )
         if output.strip():
             print(f"[{edition}] Sphinx said:\n{output.strip()}")
 
@@ -398,7 +405,7 @@ def draw_mermaid() -> int:
 
             text = PRE_MERMAID.sub(svg, text)
             text = MERMAID_SCRIPT.sub("", text)
-            path.write_text(text, encoding="utf-8")
+            write_text(path, text)  # a page rewritten in place: through a temporary file
             drawn += count
         browser.close()
     return drawn
@@ -479,9 +486,7 @@ def root_page(zip_path: Path | None) -> None:
         download = DOWNLOAD.format(zip=ZIP_NAME, size=size)
     shutil.copyfile(SITE_SRC / "_static" / "favicon.svg", OUT / "favicon.svg")
     text = ROOT_PAGE.format(count=len(lessons), download=download, lesson_lists=lesson_lists())
-    partial = OUT / "index.html.part"
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(OUT / "index.html")
+    write_text(OUT / "index.html", text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -525,4 +530,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import _toolkit  # tools/_toolkit.py: any other expected failure is one line and exit 2
+
+    _toolkit.run(main, "build_site")

@@ -1,9 +1,10 @@
 """Use an installed mhsa_helpers the way a learner outside the repository would.
 
 Run from any folder with the Python of an environment where the package is installed (``make
-install-test`` does this with the built wheel). It fails (exit 1, with the reason) if the package
-is imported from a source checkout instead of the install, if the course data is missing, if
-``import mhsa_helpers`` drags in the UI stack, or if a checker or an explorer does not work.
+install-test`` does this with the built wheel). It fails (exit 1, with the reason in one line) if
+the package is imported from a source checkout instead of the install, if the course data is
+missing, if ``import mhsa_helpers`` drags in the UI stack, or if a checker or an explorer does not
+work; a package that cannot be imported at all is one line and exit 2.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ UI_STACK = ("matplotlib", "seaborn", "pandas", "ipywidgets")
 def main() -> None:
     import mhsa_helpers as mh
 
+    assert mh.__file__, f"mhsa_helpers is no installed package (no __init__.py in {mh.__path__})"
     location = Path(mh.__file__).resolve()
     checkout = location.parent.parent / "pyproject.toml"
     assert not checkout.exists(), f"imported from a checkout, not an install: {location}"
@@ -43,4 +45,11 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _toolkit  # tools/_toolkit.py: a missing package is one line and exit 2
+
+    try:
+        _toolkit.run(main, "check_install")
+    except AssertionError as failed:  # a check that found a problem: its reason, exit 1
+        print(f"check_install: {' '.join(str(failed).split())}", file=sys.stderr)
+        sys.exit(1)

@@ -19,12 +19,23 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def fail(message):
+    """One line on stderr and exit status 2, as every tool in tools/ fails (never a traceback)."""
+    sys.stderr.write("check_python: %s\n" % message)
+    sys.exit(2)
+
+
 def lowest_supported():
     """The (major, minor) of ``requires-python = ">=X.Y"`` in pyproject.toml."""
-    with open(os.path.join(ROOT, "pyproject.toml")) as handle:
-        match = re.search(r'requires-python\s*=\s*">=\s*(\d+)\.(\d+)', handle.read())
+    path = os.path.join(ROOT, "pyproject.toml")
+    try:
+        with open(path) as handle:
+            text = handle.read()
+    except (IOError, OSError, UnicodeDecodeError) as error:  # noqa: UP024  (IOError: Python 2)
+        fail("cannot read %s (%s)" % (path, getattr(error, "strerror", None) or error))
+    match = re.search(r'requires-python\s*=\s*">=\s*(\d+)\.(\d+)', text)
     if not match:
-        raise SystemExit('tools/check_python.py: no requires-python = ">=X.Y" in pyproject.toml')
+        fail('no requires-python = ">=X.Y" in %s' % path)
     return int(match.group(1)), int(match.group(2))
 
 

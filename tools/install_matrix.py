@@ -34,19 +34,42 @@ import tempfile
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _toolkit  # tools/_toolkit.py: one line and exit 2 on an expected failure
 import lockfile  # tools/lockfile.py
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-REQUIRES = SpecifierSet(PROJECT["requires-python"])
-EXTRAS = ",".join(sorted(PROJECT.get("optional-dependencies", {})))
+
+
+@cache
+def project() -> dict:
+    """pyproject.toml's [project] table, or a ``ToolError`` naming the file."""
+    path = ROOT / "pyproject.toml"
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))["project"]
+        SpecifierSet(table["requires-python"])
+    except tomllib.TOMLDecodeError as err:
+        raise _toolkit.ToolError(f"{path} is not valid TOML ({err})") from None
+    except (KeyError, TypeError, InvalidSpecifier) as err:
+        raise _toolkit.ToolError(f"{path}: no valid [project] requires-python ({err!r})") from None
+    return table
+
+
+def requires() -> SpecifierSet:
+    return SpecifierSet(project()["requires-python"])
+
+
+def extras() -> str:
+    return ",".join(sorted(project().get("optional-dependencies", {})))
+
+
 PROBE = "import sys; print('%d.%d.%d' % tuple(sys.version_info[:3])); print(sys.executable)"
 # Sources a wheel is built from (the same list as tests/test_environment.py's wheel test).
 SOURCES = ("pyproject.toml", "README.md", "mhsa_helpers", "data")
@@ -151,7 +174,7 @@ def compare_with_lock(resolved: dict[str, str], env: dict[str, str]) -> list[str
     pins = lockfile.pins(env)
     problems = []
     for name, version in sorted(resolved.items()):
-        if name == canonicalize_name(PROJECT["name"]):
+        if name == canonicalize_name(project()["name"]):
             continue
         bare = version.split("+")[0]
         if name not in pins:
@@ -181,8 +204,8 @@ def _prober(python: str, scratch: Path):
 
 def dry_run(interpreter: Interpreter, scratch: Path) -> tuple[str, str]:
     """(status, detail) for one interpreter."""
-    if interpreter.version not in REQUIRES:
-        return "SKIP", f"older than requires-python {REQUIRES}"
+    if interpreter.version not in requires():
+        return "SKIP", f"older than requires-python {requires()}"
     python = make_venv(interpreter, scratch / "venv")
     if python is None:
         fix = f"python{interpreter.version.major}.{interpreter.version.minor}-venv"
@@ -190,7 +213,7 @@ def dry_run(interpreter: Interpreter, scratch: Path) -> tuple[str, str]:
     pip_version = run([python, "-m", "pip", "--version"]).stdout.split()[1]
     report = scratch / "report.json"
     cmd = [python, "-m", "pip", "install", "--dry-run", "--report", str(report)]
-    result = run([*cmd, "-c", str(ROOT / "constraints.txt"), f"{ROOT}[{EXTRAS}]"], timeout=1800)
+    result = run([*cmd, "-c", str(ROOT / "constraints.txt"), f"{ROOT}[{extras()}]"], timeout=1800)
     if result.returncode != 0:
         return "FAIL", explain_pip_failure(result.stdout + result.stderr, _prober(python, scratch))
     data = json.loads(report.read_text())
@@ -201,7 +224,7 @@ def dry_run(interpreter: Interpreter, scratch: Path) -> tuple[str, str]:
     problems = compare_with_lock(resolved, data["environment"])
     if problems:
         return "FAIL", "; ".join(problems)
-    return "PASS", f"lock + [{EXTRAS}] resolve with pip {pip_version} ({len(resolved)} packages)"
+    return "PASS", f"lock + [{extras()}] resolve with pip {pip_version} ({len(resolved)} packages)"
 
 
 def full_install(interpreter: Interpreter, scratch: Path) -> tuple[str, str]:
@@ -244,7 +267,7 @@ def uv_route(interpreter: Interpreter, scratch: Path) -> tuple[str, str]:
     if made.returncode != 0:
         return "FAIL", "uv venv: " + made.stderr.strip()[-400:]
     cmd = [uv, "pip", "install", "--dry-run", "--python", str(venv / "bin" / "python")]
-    result = run([*cmd, "-c", str(ROOT / "constraints.txt"), f"{ROOT}[{EXTRAS}]"], timeout=1800)
+    result = run([*cmd, "-c", str(ROOT / "constraints.txt"), f"{ROOT}[{extras()}]"], timeout=1800)
     if result.returncode != 0:
         return "FAIL", "uv: " + result.stderr.strip()[-600:]
     resolved = dict(
@@ -261,7 +284,7 @@ def uv_route(interpreter: Interpreter, scratch: Path) -> tuple[str, str]:
     if problems:
         return "FAIL", "uv: " + "; ".join(problems)
     uv_version = run([uv, "--version"]).stdout.split()[1]
-    return "PASS", f"uv {uv_version} resolves the lock + [{EXTRAS}] ({len(resolved)} packages)"
+    return "PASS", f"uv {uv_version} resolves the lock + [{extras()}] ({len(resolved)} packages)"
 
 
 # Platforms this machine cannot run, resolved by uv for them (--python-platform): the wheels must
@@ -327,16 +350,19 @@ def platform_route(name: str, python: str, scratch: Path) -> tuple[str, str]:
     problems = compare_with_lock(resolved, env_markers)
     if problems:
         return "FAIL", "; ".join(problems)
-    return "PASS", f"uv --python-platform {target}: lock + [{EXTRAS}] ({len(resolved)} packages)"
+    return "PASS", f"uv --python-platform {target}: lock + [{extras()}] ({len(resolved)} packages)"
 
 
 def main() -> int:
+    project()  # a broken pyproject.toml or constraints.txt: a message now, not after the venvs
+    lockfile.pins()
     interpreters = discover()
     if not interpreters:
         print("install matrix: no Python interpreter found")
         return 1
     print(
-        f"install matrix: requires-python {REQUIRES}, extras [{EXTRAS}], {len(interpreters)} found"
+        f"install matrix: requires-python {requires()}, extras [{extras()}], "
+        f"{len(interpreters)} found"
     )
     with tempfile.TemporaryDirectory(prefix="mhsa-matrix-") as tmp:
         scratch = Path(tmp)
@@ -383,4 +409,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _toolkit.run(main, "install_matrix")

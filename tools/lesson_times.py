@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         files = Files()
         counts = plan(files)
     except zh.ToolError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"lesson_times: {error}", file=sys.stderr)
         return 2
     if not args.write and not args.check:
         print(f"rule: {RULE}")
@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         files.write()
     except zh.ToolError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"lesson_times: {error}", file=sys.stderr)
         return 2
     for note in files.notes:
         print("wrote " + note)
@@ -380,4 +380,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _toolkit  # tools/_toolkit.py: any other expected failure is one line and exit 2
+
+    _toolkit.run(main, "lesson_times")

@@ -16,7 +16,9 @@ import sys
 import tomllib
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lockfile  # tools/lockfile.py, beside this script
+from _toolkit import ToolError, run, write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 CONDA_NAMES = {"torch": "pytorch"}  # conda-forge's name where it differs from PyPI's
@@ -46,12 +48,18 @@ def pinned_versions() -> dict[str, str]:
 
 def groups() -> list[tuple[str, list[str]]]:
     """(group, package names) for the runtime dependencies and each extra, self-references out."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    own = _name(project["name"])
-    result = [("runtime", [_name(r) for r in project["dependencies"]])]
-    for extra in ("lab", "docs", "dev"):
-        names = [_name(r) for r in project["optional-dependencies"][extra]]
-        result.append((extra, [n for n in names if n != own]))
+    path = ROOT / "pyproject.toml"
+    try:
+        project = tomllib.loads(path.read_text(encoding="utf-8"))["project"]
+        own = _name(project["name"])
+        result = [("runtime", [_name(r) for r in project["dependencies"]])]
+        for extra in ("lab", "docs", "dev"):
+            names = [_name(r) for r in project["optional-dependencies"][extra]]
+            result.append((extra, [n for n in names if n != own]))
+    except tomllib.TOMLDecodeError as err:
+        raise ToolError(f"{path} is not valid TOML ({err})") from None
+    except (KeyError, TypeError) as err:
+        raise ToolError(f"{path} lacks [project] {err} (name, dependencies, extras)") from None
     return result
 
 
@@ -62,7 +70,7 @@ def render() -> str:
         lines.append(f"  # {group}")
         for name in names:
             if name not in pins:
-                raise SystemExit(f"{name} is in pyproject.toml but has no pin in constraints.txt")
+                raise ToolError(f"{name} is in pyproject.toml but has no pin in constraints.txt")
             lines.append(f"  - {CONDA_NAMES.get(name, name)}={pins[name]}")
     lines += ["  - pip:", "      - --editable ."]
     return "\n".join(lines) + "\n"
@@ -74,13 +82,13 @@ def main() -> int:
         print(" ".join(groups()[0][1]))
         return 0
     if "--check" in sys.argv[1:]:
-        if target.read_text() != render():
+        if target.read_text(encoding="utf-8") != render():
             print("environment.yml is out of date: run python tools/render_environment.py")
             return 1
         return 0
-    target.write_text(render())
+    write_text(target, render())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main, "render_environment")

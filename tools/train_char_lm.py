@@ -29,6 +29,9 @@ Before training it times a few steps of this config on this machine and prints t
 ("about N minutes"); then a tqdm bar shows the progress. The weights are stored in float16 (the
 checkpoint stays under 5 MiB); every validation also rewrites the checkpoint, so an interrupted
 run leaves its last state. Lesson 12 loads it with ``mhsa_helpers.lm.load_checkpoint()``.
+
+The output path is checked before anything is timed or trained: a folder, a missing folder, or an
+existing file that is not a checkpoint (without ``--force``) is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ os.environ.setdefault("MKL_CBWR", "AUTO")
 import argparse
 import dataclasses
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -53,6 +55,7 @@ from mhsa_helpers.lesson import one_thread
 from mhsa_helpers.lm import (
     CharLMConfig,
     CharLMRun,
+    load_checkpoint,
     load_verse,
     poem_text,
     save_checkpoint,
@@ -63,6 +66,10 @@ from mhsa_helpers.lm import (
     verse_data,
     write_poems,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _toolkit  # tools/_toolkit.py, beside this: one line and exit 2 on failure
+from _toolkit import ToolError
 
 DEMO_CONFIG = CharLMConfig(
     d_model=192,
@@ -103,16 +110,27 @@ MAX_BYTES = 10 * 1024 * 1024
 
 
 def write(run: CharLMRun, output: Path) -> int:
-    """Save ``run`` next to ``output`` and rename it into place (never a half-written file)."""
-    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=output.name, suffix=".tmp")
-    os.close(fd)
-    try:
-        save_checkpoint(run, tmp, dtype=torch.float16)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, output)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    """Save ``run`` to ``output`` (``save_checkpoint`` writes beside it and renames: never a
+    half-written file); return its size in bytes."""
+    save_checkpoint(run, output, dtype=torch.float16)
     return output.stat().st_size
+
+
+def check_output(output: Path, force: bool) -> None:
+    """Before any training: ``output`` must be a file path in an existing folder, and a file
+    already there must be a checkpoint (the one being retrained) unless ``force``."""
+    if output.is_dir():
+        raise ToolError(f"--output {output} is a folder; give a file name, e.g. {output / 'x.pt'}")
+    if not output.parent.is_dir():
+        raise ToolError(f"no folder {output.parent} for --output {output}")
+    if output.exists() and not force:
+        try:
+            load_checkpoint(output)
+        except (OSError, ValueError) as err:
+            raise ToolError(
+                f"--output {output} exists and is not a character-model checkpoint ({err}); "
+                "pass --force to overwrite it"
+            ) from None
 
 
 def estimate_seconds(config: CharLMConfig, backend: str, steps: int = 6) -> tuple[float, float]:
@@ -146,7 +164,7 @@ def estimate_seconds(config: CharLMConfig, backend: str, steps: int = 6) -> tupl
     return sorted(times[1:])[len(times[1:]) // 2], per_eval  # median step, after the warm-up
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--full", action="store_true", help="the shipped recipe (default: the shorter demo)"
@@ -164,6 +182,9 @@ def main() -> None:
     parser.add_argument(
         "--estimate", action="store_true", help="only time a few steps and print the estimate"
     )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite --output even if it is no checkpoint"
+    )
     args = parser.parse_args()
     recipe = FULL_CONFIG if args.full else DEMO_CONFIG
     args.steps = recipe.steps if args.steps is None else args.steps
@@ -171,9 +192,8 @@ def main() -> None:
         args.output = OUTPUT if args.full else DEMO_OUTPUT
         args.output.parent.mkdir(exist_ok=True)
     if args.steps < 2:
-        sys.exit(f"train_char_lm: --steps must be >= 2, got {args.steps}")
-    if not args.output.parent.is_dir():
-        sys.exit(f"train_char_lm: no folder {args.output.parent} for --output")
+        raise ToolError(f"--steps must be >= 2, got {args.steps}")
+    check_output(args.output, args.force)
     config = dataclasses.replace(
         recipe,
         steps=args.steps,
@@ -192,7 +212,7 @@ def main() -> None:
         flush=True,
     )
     if args.estimate:
-        return
+        return 0
 
     def save_on_the_way(run: CharLMRun) -> None:
         write(run, args.output)
@@ -206,14 +226,15 @@ def main() -> None:
     print(f"trained in {run.seconds:.0f} s ({speed:.2f} steps/s)", end="; ")
     print(f"wrote {args.output} ({size / 1024 / 1024:.2f} MiB)")
     if size > MAX_BYTES:
-        sys.exit(f"train_char_lm: checkpoint is {size} bytes, over the 10 MiB the course allows")
+        raise ToolError(f"checkpoint is {size} bytes, over the 10 MiB the course allows")
     verse = load_verse()
     tokenizer = run.tokenizer
     firsts = "".join(p.lines[0][0] for p in verse.validation if p.lines[0][0] in tokenizer.chars)
     poems = write_poems(run.model, tokenizer, firsts[:60], seed=0)  # as lesson 12 writes them
     print(score_table([score_poems("60 poems written", poems, poem_text(verse.train))]))
     print(poems[0].text)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    _toolkit.run(main, "train_char_lm")

@@ -77,11 +77,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from mdit_py_plugins.dollarmath import dollarmath_plugin
+if TYPE_CHECKING:  # imported when first needed: a plain venv may lack them (see markdown_parser)
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -270,7 +271,19 @@ VERBATIM = frozenset(
 
 @cache
 def markdown_parser() -> MarkdownIt:
-    """CommonMark with tables and dollar math: what JupyterLab renders in a markdown cell."""
+    """CommonMark with tables and dollar math: what JupyterLab renders in a markdown cell.
+
+    markdown-it-py and mdit-py-plugins come with the dev extra (``pip install -e '.[dev]'``); a
+    venv without them gets a ``ToolError`` saying so, not an ``ImportError`` traceback.
+    """
+    try:
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.dollarmath import dollarmath_plugin
+    except ImportError as err:
+        raise ToolError(
+            f"reading the lessons' markdown needs markdown-it-py and mdit-py-plugins ({err}): "
+            "pip install -e '.[dev]' (or pip install markdown-it-py mdit-py-plugins)"
+        ) from None
     return MarkdownIt("commonmark").enable("table").use(dollarmath_plugin)
 
 
@@ -1248,11 +1261,11 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except ToolError as error:
         print(f"zh_edition.py {args.command}: {error}", file=sys.stderr)
-        return 1
+        return 2
     except OSError as error:
         where = f"{display(Path(error.filename))}: " if error.filename else ""
         print(f"zh_edition.py {args.command}: {where}{error.strerror or error}", file=sys.stderr)
-        return 1
+        return 2
     except KeyboardInterrupt:
         print(
             f"zh_edition.py {args.command}: interrupted; no file was half-written", file=sys.stderr
@@ -1306,4 +1319,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _toolkit  # tools/_toolkit.py: any other expected failure is one line and exit 2
+
+    _toolkit.run(main, "zh_edition.py")

@@ -43,9 +43,10 @@ class AttentionModule(nn.Module):
     """Checks every attention ``forward`` runs first: ``begin_forward``. No parameters, no state.
 
     Class attributes a subclass may set: ``check_finite`` (True: NaN and inf input raise a
-    ``ValueError`` naming the first bad (batch, token) position; the production variants set it
-    to False, because the check reads the tensor on the host) and ``input_ndim`` ((3,) for
-    (b, T, d_in); ``SelfAttentionV1/V2`` also take an unbatched (T, d_in) sequence: (2, 3)).
+    ``ValueError`` naming the first bad (batch, token) position, in every class; an instance may
+    set it to False to skip the check, which reads the tensor on the host) and ``input_ndim``
+    ((3,) for (b, T, d_in); ``SelfAttentionV1/V2`` also take an unbatched (T, d_in) sequence:
+    (2, 3)).
     """
 
     check_finite: bool = True

@@ -25,11 +25,10 @@ class CrossMultiHeadAttention(AttentionModule):
     W_query: d_q -> d_out, W_key and W_value: d_kv -> d_out, out_proj: d_out -> d_out, with
     ``head_dim = d_out // num_heads``. Dropout acts on the weights in training mode only.
 
-    For speed it skips the teaching classes' NaN/inf check (``check_finite = False``): that check
-    reads the input on the host. A NaN in the input gives NaN outputs instead of an error.
+    Like every attention class it refuses NaN/inf input with a ``ValueError`` naming the first
+    bad (batch, token) position; that check reads the input on the host, and
+    ``module.check_finite = False`` skips it where speed matters more (NaN then flows through).
     """
-
-    check_finite = False
 
     def __init__(
         self,

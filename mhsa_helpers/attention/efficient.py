@@ -39,11 +39,10 @@ class FusedQKVMultiHeadAttention(CausalSelfAttentionBase):
     ``[d_out, 2 d_out)`` W_key, ``[2 d_out, 3 d_out)`` W_value. One matmul instead of three.
     Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out).
 
-    For speed it skips the teaching classes' NaN/inf check (``check_finite = False``): that check
-    reads the input on the host. A NaN in the input gives NaN outputs instead of an error.
+    Like every attention class it refuses NaN/inf input with a ``ValueError`` naming the first
+    bad (batch, token) position; that check reads the input on the host, and
+    ``module.check_finite = False`` skips it where speed matters more (NaN then flows through).
     """
-
-    check_finite = False
 
     def __init__(
         self,

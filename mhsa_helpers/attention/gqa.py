@@ -35,11 +35,11 @@ class GroupedQueryAttention(CausalSelfAttentionBase):
     Input (b, num_tokens, d_in) -> output (b, num_tokens, d_out). Accepts ``cache=KVCache(...)``,
     which then stores only the ``num_kv_groups`` K/V heads.
 
-    For speed it skips the teaching classes' NaN/inf check (``check_finite = False``): that check
-    reads the input on the host. A NaN in the input gives NaN outputs instead of an error.
+    Like every attention class it refuses NaN/inf input with a ``ValueError`` naming the first
+    bad (batch, token) position; that check reads the input on the host, and
+    ``module.check_finite = False`` skips it where speed matters more (NaN then flows through).
     """
 
-    check_finite = False
     use_sdpa = True  # attend_and_project runs F.scaled_dot_product_attention
 
     def __init__(

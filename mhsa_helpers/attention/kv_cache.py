@@ -204,6 +204,12 @@ class KVCache:
                 raise TypeError(
                     f"keys.dtype={keys.dtype} does not match the cached dtype {self.keys.dtype}"
                 )
+            if keys.device != self.keys.device:
+                raise ValueError(
+                    f"keys and values are on {keys.device} but the cache is on "
+                    f"{self.keys.device}; move them, e.g. keys.to({str(self.keys.device)!r}), "
+                    "or cache.reset() to start a new sequence"
+                )
         keys, values, _ = self.append(keys, values, key_padding_mask, layer=layer)
         return keys, values
 

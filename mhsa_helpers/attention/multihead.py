@@ -162,7 +162,6 @@ class MultiHeadAttention(CausalSelfAttentionBase):
             queries, keys, values, key_padding_mask, cache, return_weights
         )  # (b, T, d_out) [, (b, h, T, T_k)]
 
-
     def _qkv_weight(self) -> torch.Tensor:
         """W_query, W_key and W_value stacked (3 * d_out, d_in): one matmul for all three.
         The same parameters (the gradient flows back into each); only the product's order of

@@ -375,6 +375,17 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
     """Copy the book's weights into ``module`` by their names, or say which name is wrong."""
     if is_unwritten(module):
         raise ContractError(UNWRITTEN_CLASS, todo=True)
+    if spec.heads:
+        built = {n.split(".")[1] for n, _ in module.named_parameters() if n.startswith("heads.")}
+        if built and len(built) != spec.heads:
+            raise ContractError(
+                tr(
+                    f"built with num_heads={spec.heads}, the class holds {len(built)} heads: "
+                    "build num_heads heads, [CausalAttention(...) for _ in range(num_heads)].",
+                    f"用 num_heads={spec.heads} 构建时，这个类里有 {len(built)} 个头。"
+                    "请构建 num_heads 个头：[CausalAttention(...) for _ in range(num_heads)]。",
+                )
+            )
     in_heads = _IN_EACH_HEAD if spec.heads else tr("", "")
     missing = _PARAMETER_MISSING + in_heads + tr(".", "。")
     load_by_names(module, reference, missing=missing, extra=_PARAMETER_EXTRA)
@@ -453,41 +464,84 @@ _FUTURE_LEAKS = tr(
 )
 
 
+#: A wrapper is built with another number of heads at each size (one that always builds 2 fails).
+_HEAD_COUNTS = (2, 3, 1)
+#: The dtypes the sizes run in: a class that computes in float32 whatever its input shows.
+_HEAD_DTYPES = (torch.float32, torch.float64, torch.float32)
+#: Dropout rates tried in training: a class that ignores its dropout argument (a hard-coded
+#: nn.Dropout(0.5)) differs from the book's at 0.2 and drops something at 0.0.
+_DROPOUT_RATES = (0.5, 0.2, 0.0)
+
+
+_IGNORES_DROPOUT = tr(
+    " in training mode the output differs from the book's class built with the same dropout "
+    "rate: use the dropout argument, self.dropout = nn.Dropout(dropout), not a fixed rate.",
+    "，在训练模式下，输出与用同样 dropout 比例构建的书中的类不一致。"
+    "请使用 dropout 参数，self.dropout = nn.Dropout(dropout)，不要写死一个比例。",
+)
+
+
+def _run_head(
+    spec: CausalClass, module: nn.Module, x: torch.Tensor, *, where: Text
+) -> torch.Tensor:
+    return _forward(spec, module, x, where)
+
+
 def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     """The contracts of a class made of causal heads: equal to the book's at every size (the
-    typical mistakes named), causal, dropout in training only, gradients to every weight."""
+    typical mistakes named), causal, dropout in training only, gradients to every weight.
+
+    Every contract runs over a grid of the constructor's arguments: three sizes, a wrapper's
+    number of heads (``_HEAD_COUNTS``), two dtypes and three dropout rates."""
+
+    def variant(index: int) -> CausalClass:
+        return replace(spec, heads=_HEAD_COUNTS[index % len(_HEAD_COUNTS)]) if spec.heads else spec
 
     def equal_to_reference(cls: type) -> None:
         for index, sizes in enumerate(_HEAD_SIZES):
             d_in, _, _, b, T = sizes
+            spec_i, dtype = variant(index), _HEAD_DTYPES[index]
             torch.manual_seed(500 + index)
-            module, reference = _built(spec, cls, sizes, 0.0)
-            module.eval()
-            reference.eval()
-            where = _where(spec, sizes, 0.0)
-            x = torch.randn(b, T, d_in)  # (b, T, d_in)
+            module, reference = _built(spec_i, cls, sizes, 0.0)
+            module.to(dtype).eval()
+            reference.to(dtype).eval()
+            where = _where(spec_i, sizes, 0.0)
+            x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
             with torch.no_grad():
-                out = _forward(spec, module, x, where)
+                out = _forward(spec_i, module, x, where)
                 want = reference(x)
-            diagnose = partial(_head_mistakes, spec, reference, x, out.detach(), where)
+            diagnose = partial(_head_mistakes, spec_i, reference, x, out.detach(), where)
             agrees(out, want, diagnose)
             later = change_from(x, T // 2)
             with torch.no_grad():
-                changed = _forward(spec, module, later, where)
+                changed = _forward(spec_i, module, later, where)
             causal(changed, out, T // 2, where + _FUTURE_LEAKS)
 
     def dropout_in_training_only(cls: type) -> None:
         sizes = _HEAD_SIZES[1]
         d_in, _, _, b, T = sizes
-        where = _where(spec, sizes, 0.5)
-        torch.manual_seed(600)
-        module, reference = _built(spec, cls, sizes, 0.5)
-        x = torch.randn(b, T, d_in)  # (b, T, d_in)
+        for index, p in enumerate(_DROPOUT_RATES):
+            spec_i = variant(index)
+            where = _where(spec_i, sizes, p)
+            torch.manual_seed(600 + index)
+            module, reference = _built(spec_i, cls, sizes, p)
+            x = torch.randn(b, T, d_in)  # (b, T, d_in)
 
-        def run(x: torch.Tensor) -> torch.Tensor:
-            return _forward(spec, module, x, where)
+            run = partial(_run_head, spec_i, module, where=where)
 
-        dropout_only_in_training(run, module, reference, x, where, seed=601)
+            rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
+            if rates and rates != {p}:
+                raise ContractError(where + _IGNORES_DROPOUT)
+            if p > 0:
+                dropout_only_in_training(run, module, reference, x, where, seed=601 + index)
+                continue
+            module.train()  # p = 0: training mode drops nothing, as in the book's class
+            reference.train()
+            with torch.no_grad():
+                torch.manual_seed(601)
+                out = run(x)
+                want = reference(x)
+            agrees(out, want, where + _IGNORES_DROPOUT)
 
     def gradients_flow(cls: type) -> None:
         sizes = _HEAD_SIZES[1]

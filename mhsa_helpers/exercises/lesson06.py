@@ -515,8 +515,10 @@ def _equal_to_reference(cls: type) -> None:
         reference = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
         module = _construct(cls, d_in, d_out, context_length, 0.0, num_heads)
         _load_reference(module, reference)
-        module.eval()
-        x = torch.randn(b, T, d_in)  # (b, T, d_in)
+        dtype = torch.float64 if index == len(_SIZES) - 1 else torch.float32  # two dtypes
+        module.to(dtype).eval()
+        reference.to(dtype)
+        x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
         with torch.no_grad():
             out = _run(module, x, where)
             want = reference(x)

@@ -525,8 +525,11 @@ def _equal_at_sizes(cls: type) -> None:
         with torch.no_grad():
             module.qkv.weight.copy_(state["qkv.weight"])
             module.out_proj.load_state_dict(reference.out_proj.state_dict())
-        module.eval()
+        dtype = torch.float64 if sizes is _BUILD_SIZES[-1] else torch.float32  # two dtypes
+        module.to(dtype).eval()
+        reference.to(dtype)
         x = 2.0 * torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(1))
+        x = x.to(dtype)  # (b, T, d_in)
         with torch.no_grad():
             want_shape = (b, num_tokens, d_out)
             out = call_forward(

@@ -646,9 +646,9 @@ def _cached_tensor(
 
 
 def _same_as_full_attention(cls: type) -> None:
-    for b, h, d, chunks in _KV_SIZES:
+    for (b, h, d, chunks), dtype in zip(_KV_SIZES, (torch.float32, torch.float64), strict=True):
         T = sum(chunks)
-        q, k, v = (torch.randn(b, h, T, d) for _ in range(3))  # (b, h, T, d) each
+        q, k, v = (torch.randn(b, h, T, d, dtype=dtype) for _ in range(3))  # (b, h, T, d) each
         cache = _new_cache(cls, T)
         outs, start = [], 0
         where = tr(
@@ -713,51 +713,91 @@ def _same_as_full_attention(cls: type) -> None:
         )
 
 
-def _bounded(cls: type) -> None:
-    max_len, b, h, d = 5, 1, 2, 3
-    cache = _new_cache(cls, max_len)
-    q, k, v = (torch.randn(b, h, max_len + 1, d) for _ in range(3))  # (b, h, T, d) each
-    for start, end in ((0, 3), (3, 5)):
-        call_forward(
-            cache.append_and_attend,  # type: ignore[attr-defined]
-            (q[:, :, start:end], k[:, :, start:end], v[:, :, start:end]),
-            _KV_TEXTS,
-            want_shape=(b, h, end - start, d),
-        )
-    one_more = (q[:, :, 5:], k[:, :, 5:], v[:, :, 5:])
+#: (max_len, chunks taken first, the chunk refused, chunks taken after): chunks that cross
+#: max_len from an empty cache, from a half-full one and from a full one.
+_BOUND_CASES = ((5, (3,), 4, (2,)), (5, (3, 2), 1, ()), (1, (), 2, (1,)))
+
+
+def _refuses(
+    cache: object, cls: type, max_len: int, held: int, new: tuple[torch.Tensor, ...]
+) -> None:
+    """The cache holding ``held`` tokens must refuse ``new`` with ``ValueError``."""
+    n = new[1].shape[-2]
     try:
-        cache.append_and_attend(*one_more)  # type: ignore[attr-defined]
+        cache.append_and_attend(*new)  # type: ignore[attr-defined]
     except ValueError:
-        pass
+        return
     except Exception as error:  # the learner's code may raise anything
         raise ContractError(
             tr(
-                f"a token beyond max_len raised {type(error).__name__}; raise a ValueError that "
-                "says the cache is full, before changing anything.",
-                f"超出 max_len 的词元抛出了 {type(error).__name__}。请抛出 ValueError，"
+                f"{n} token(s) beyond max_len raised {type(error).__name__}; raise a ValueError "
+                "that says the cache is full, before changing anything.",
+                f"超出 max_len 的 {n} 个词元抛出了 {type(error).__name__}。请抛出 ValueError，"
                 "说明缓存已满，而且要在改动任何东西之前抛出。",
             )
         ) from None
-    else:
-        raise ContractError(
-            tr(
-                f"{cls.__name__}({max_len}) took a 6th token: the cache grows without bound. "
-                "Before appending, raise ValueError when the cached tokens plus the new ones "
-                "exceed max_len.",
-                f"{cls.__name__}({max_len}) 接受了第 6 个词元，缓存会无限增长。追加之前，"
-                "如果已缓存的词元加上新词元超过 max_len，就抛出 ValueError。",
-            )
+    raise ContractError(
+        tr(
+            f"{cls.__name__}({max_len}) holding {held} token(s) took {n} more: {held + n} "
+            f"exceed max_len. Before appending, raise ValueError when the cached tokens plus "
+            "the new ones exceed max_len (not only when the cache is already full).",
+            f"{cls.__name__}({max_len}) 已有 {held} 个词元，又接受了 {n} 个，共 {held + n} 个，"
+            "超过了 max_len。追加之前，如果已缓存的词元加上新词元超过 max_len，就抛出 "
+            "ValueError（不只是在缓存已满时）。",
         )
-    keys = getattr(cache, "keys", None)
-    if isinstance(keys, torch.Tensor) and keys.shape[-2] != max_len:
-        raise ContractError(
-            tr(
-                f"the refused token was still appended (self.keys holds {keys.shape[-2]} tokens): "
-                "check the length before torch.cat.",
-                f"被拒绝的词元仍然被追加了（self.keys 里有 {keys.shape[-2]} 个词元）。"
-                "请在 torch.cat 之前检查长度。",
+    )
+
+
+_KEPT_REFUSED = tr(
+    "the refused tokens were still appended: after the ValueError the cache must be as before, "
+    "so check the length before appending (torch.cat or list.append).",
+    "被拒绝的词元仍然被留在了缓存里。抛出 ValueError 之后缓存必须保持原样，"
+    "所以要在追加（torch.cat 或 list.append）之前检查长度。",
+)
+
+
+def _bounded(cls: type) -> None:
+    """The bound, through the public behaviour: a chunk that crosses max_len is refused, and
+    the cache then behaves as if it had never been offered (the later outputs are those of one
+    causal attention over the taken tokens, and it takes exactly up to max_len)."""
+    b, h, d = 1, 2, 3
+    for max_len, before, refused, after in _BOUND_CASES:
+        cache = _new_cache(cls, max_len)
+        taken = sum(before) + sum(after)
+        q, k, v = (torch.randn(b, h, taken, d) for _ in range(3))  # (b, h, T, d) each
+        outs, start = [], 0
+        for n in before:
+            end = start + n
+            outs.append(
+                call_forward(
+                    cache.append_and_attend,  # type: ignore[attr-defined]
+                    (q[:, :, start:end], k[:, :, start:end], v[:, :, start:end]),
+                    _KV_TEXTS,
+                    want_shape=(b, h, n, d),
+                )
             )
-        )
+            start = end
+        offered = tuple(torch.randn(b, h, refused, d) for _ in range(3))
+        _refuses(cache, cls, max_len, start, offered)
+        for n in after:
+            end = start + n
+            try:
+                out = cache.append_and_attend(  # type: ignore[attr-defined]
+                    q[:, :, start:end], k[:, :, start:end], v[:, :, start:end]
+                )
+            except Exception:  # the learner's code may raise anything; it took these before
+                raise ContractError(_KEPT_REFUSED) from None
+            if not isinstance(out, torch.Tensor) or tuple(out.shape) != (b, h, n, d):
+                raise ContractError(_KEPT_REFUSED)
+            outs.append(out)
+            start = end
+        if outs:
+            got = torch.cat(outs, dim=-2)  # (b, h, taken, d)
+            want = _cached_attention(q, k, v, before + after)
+            if not torch.allclose(got, want, atol=1e-5, rtol=1e-4):
+                raise ContractError(_KEPT_REFUSED)  # the later queries attend to refused keys
+        if start == max_len:  # full now: one more token is refused too
+            _refuses(cache, cls, max_len, start, tuple(torch.randn(b, h, 1, d) for _ in range(3)))
 
 
 check_kv_cache_step = build_checker(
@@ -859,9 +899,13 @@ def _repeat_shape_hint(got: tuple[int, ...], b: int, g: int, T: int, d: int, n: 
     )
 
 
+#: One dtype per size: "dtype kept" is tried where a new float32 tensor would show.
+_REPEAT_DTYPES = (torch.float32, torch.bfloat16, torch.float64)
+
+
 def _repeats_heads(fn: object) -> None:
-    for b, g, T, d, n in _REPEAT_SIZES:
-        x = torch.randn(b, g, T, d)  # (b, g, T, d)
+    for (b, g, T, d, n), dtype in zip(_REPEAT_SIZES, _REPEAT_DTYPES, strict=True):
+        x = torch.randn(b, g, T, d).to(dtype)  # (b, g, T, d)
         out = call_forward(
             fn,  # type: ignore[arg-type]
             (x, n),

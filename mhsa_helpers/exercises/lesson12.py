@@ -14,11 +14,13 @@
 from __future__ import annotations
 
 import torch
+from torch.nn import functional as F
 
 from ..i18n import Text, tr
 from ..lm.analysis import head_focus
 from ..lm.baselines import CountTable
 from ..lm.generation import next_token_probs
+from ..lm.model import CharTransformer
 from ..lm.text import PUNCTUATION
 from ..lm.training import CharLMRun, TextData
 from ._kinds import Number, number_checker, tensor_answer
@@ -239,10 +241,38 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
     )
 
 
+#: At most this many windows of the validation text are measured (a few milliseconds).
+_OWN_TEXT_WINDOWS = 64
+
+
+@torch.no_grad()
+def _measured_loss(model: CharTransformer, ids: torch.Tensor) -> float | None:
+    """Mean next-character loss of ``model`` on consecutive windows of ``ids`` (eval mode, the
+    model's mode restored); None when ``ids`` hold no full window. NaN for a broken model."""
+    length = model.context_length
+    count = (ids.numel() - 1) // length
+    if count < 1:
+        return None
+    ids = ids.to(model.tok_emb.weight.device)
+    inputs = ids[: count * length].view(count, length)  # (n, T)
+    targets = ids[1 : count * length + 1].view(count, length)  # (n, T)
+    was_training = model.training
+    model.eval()
+    try:
+        logits = model(inputs)  # (n, T, vocab)
+    finally:
+        model.train(was_training)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1))
+    return float(loss)
+
+
 @exercise(_OWN_TEXT)
 def check_own_text(answer: object, data: object) -> CheckResult:
     """``answer``: a ``CharLMRun`` trained on ``data`` (``lm.text_data(...)``) that beats the
-    unigram count table of the same text on its validation part."""
+    unigram count table of the same text on its validation part.
+
+    The run's model is measured on (up to 64 windows of) the validation text here; the run's own
+    ``val_losses`` are not trusted."""
     name = _OWN_TEXT
     if answer is None:
         return missing(
@@ -274,11 +304,32 @@ def check_own_text(answer: object, data: object) -> CheckResult:
                 "这次训练用的是别的文本。调用 lm.train_char_lm 时要传 data=own。",
             ),
         )
-    if not answer.val_losses:
-        return fail(name, tr("the run has no validation loss.", "这次训练没有验证损失。"))
+    model = answer.model
+    if not isinstance(model, CharTransformer) or model.vocab_size != data.tokenizer.vocab_size:
+        return fail(
+            name,
+            tr(
+                "the run's model is not a CharTransformer of this text's vocabulary: pass the "
+                "run lm.train_char_lm(..., data=own) returned.",
+                "这次训练的模型不是这个文本词表上的 CharTransformer。"
+                "请传入 lm.train_char_lm(..., data=own) 返回的训练记录。",
+            ),
+        )
+    # The loss is measured here, on the validation text, not read from answer.val_losses.
+    ids = data.val_ids[: _OWN_TEXT_WINDOWS * model.context_length + 1]
+    val = _measured_loss(model, ids)
+    if val is None:
+        return fail(
+            name,
+            tr(
+                "the validation text is too short to measure the model on: hold out more "
+                "(validation_share) or use a smaller context_length.",
+                "验证文本太短，无法测量模型。请留出更多验证文本（validation_share），"
+                "或用更小的 context_length。",
+            ),
+        )
     vocab = data.tokenizer.vocab_size
-    unigram = CountTable(data.train_ids, 1, vocab).loss(data.val_ids)
-    val = answer.val_losses[-1][1]
+    unigram = CountTable(data.train_ids, 1, vocab).loss(ids)
     if not val < unigram:
         return fail(
             name,

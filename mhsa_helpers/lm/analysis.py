@@ -207,6 +207,11 @@ def head_focus(weights: torch.Tensor, text: str) -> HeadFocus:
             "weights must have shape (num_heads, T, T) or (num_layers, num_heads, T, T), "
             f"got weights.shape={tuple(weights.shape)}"
         )
+    if weights.shape[0] < 1 or weights.shape[1] < 1 or weights.shape[-1] < 1:
+        raise ValueError(
+            "weights must hold at least one layer, one head and one token, got "
+            f"weights.shape={tuple(weights.shape)} (text={text!r})"
+        )
     if len(text) != weights.shape[-1]:
         raise ValueError(
             f"text must have one character per position: len(text)={len(text)}, "

@@ -3,17 +3,23 @@
 A checkpoint is one ``torch.save`` file holding only plain data (so ``torch.load(...,
 weights_only=True)`` reads it without running any pickled code): the model's ``state_dict``, the
 run's ``CharLMConfig`` as a dict, the tokenizer's characters, the training loss of every step, the
-validation losses, the training time, the torch version that wrote it, and a SHA-256 checksum of
-the tensors (their names, dtypes, shapes and bytes), checked when loading: a file changed inside
-is refused instead of loading changed weights. ``save_checkpoint(run, path, dtype=torch.float16)``
-stores the weights in half precision (half the size; loaded back as float32). The course ships
-one, ``data/char_lm.pt``, written by ``tools/train_char_lm.py`` (``make train-demo``).
+validation losses, the training time, the torch version that wrote it, and a SHA-256 checksum of the
+whole record (the tensors' names, dtypes, shapes and bytes, and every other entry), checked when
+loading: a file changed inside -- a weight, a character, the config -- is refused instead of loading
+a wrong model. (Format 2 checksummed the weights only; of those files only the course's shipped one,
+known by its whole-record digest, still loads.) The file is written beside the target and renamed
+into place, so a failed write never loses the previous checkpoint. ``save_checkpoint(run, path,
+dtype=torch.float16)`` stores the weights in half precision (half the size; loaded back as float32).
+The course ships one, ``data/char_lm.pt``, written by ``tools/train_char_lm.py``
+(``make train-demo``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import tempfile
 from dataclasses import asdict, dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -28,18 +34,47 @@ from .training import CharLMConfig, CharLMRun
 __all__ = ["DEMO_CHECKPOINT", "CharLMCheckpoint", "load_checkpoint", "save_checkpoint"]
 
 DEMO_CHECKPOINT = "char_lm.pt"
-FORMAT = 2
+FORMAT = 3  # 3: the checksum covers the whole record; 2: the weights only
 KEYS = ("format", "config", "chars", "unknown", "state_dict", "checksum", "losses", "val_losses")
+# Format-2 records (weights-only checksum) that are trusted by their whole-record digest: the
+# course's shipped data/char_lm.pt as written before format 3. Any other format-2 file is refused.
+LEGACY_RECORDS = frozenset({"413c0a1bbcbab6558d6fbe0be002cf0f96933d1ec36bf617104286c0a0026a3e"})
 
 
 def tensor_checksum(state: dict[str, torch.Tensor]) -> str:
     """SHA-256 over every tensor's name, dtype, shape and bytes, in name order."""
     digest = hashlib.sha256()
+    _hash_tensors(digest, state)
+    return digest.hexdigest()
+
+
+def _hash_tensors(digest: hashlib._Hash, state: dict[str, torch.Tensor]) -> None:
     for name in sorted(state):
         tensor = state[name].detach().cpu().contiguous()
         digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
         digest.update(tensor.view(-1).view(torch.uint8).numpy().tobytes())
+
+
+def record_checksum(raw: dict) -> str:
+    """SHA-256 over the whole record but its ``checksum``: the tensors as ``tensor_checksum``
+    hashes them, then every other entry (config, characters, unknown, losses, ...) as JSON.
+
+    A checkpoint whose character list or config was edited (4 heads instead of 2: the same
+    weight shapes, other logits) no longer matches, as a changed weight does not.
+    """
+    digest = hashlib.sha256()
+    _hash_tensors(digest, raw["state_dict"])
+    rest = {k: v for k, v in raw.items() if k not in ("state_dict", "checksum")}
+    digest.update(json.dumps(rest, sort_keys=True, ensure_ascii=True).encode())
     return digest.hexdigest()
+
+
+def check_output_path(path: Path, name: str = "path") -> None:
+    """Raise unless ``path`` can be written as a file: its folder exists, it is no folder."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{name}={str(path)!r} is a folder; give a file name in it")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"{name}={str(path)!r}: no folder {str(path.parent)!r} to write in")
 
 
 @dataclass
@@ -77,26 +112,34 @@ def save_checkpoint(
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path, got {type(path).__name__}")
     path = Path(path)
+    check_output_path(path)  # before any work: a missing folder or a folder as the target
     state = {
         k: v.detach().cpu().to(dtype).clone()
         for k, v in run.model.state_dict().items()
         if k != "lm_head.weight"  # tied to tok_emb.weight
     }
-    torch.save(
-        {
-            "format": FORMAT,
-            "config": asdict(run.config),
-            "chars": list(run.tokenizer.chars),
-            "unknown": run.tokenizer.unknown,
-            "state_dict": state,
-            "checksum": tensor_checksum(state),
-            "losses": list(run.losses),
-            "val_losses": [list(pair) for pair in run.val_losses],
-            "seconds": float(run.seconds),
-            "torch_version": str(torch.__version__),
-        },
-        path,
-    )
+    record = {
+        "format": FORMAT,
+        "config": asdict(run.config),
+        "chars": list(run.tokenizer.chars),
+        "unknown": run.tokenizer.unknown,
+        "state_dict": state,
+        "losses": [float(v) for v in run.losses],
+        "val_losses": [[int(step), float(loss)] for step, loss in run.val_losses],
+        "seconds": float(run.seconds),
+        "torch_version": str(torch.__version__),
+    }
+    record["checksum"] = record_checksum(record)
+    # A temporary file beside the target, renamed into place: a failed write (a full disk, an
+    # interrupt) leaves the old checkpoint whole instead of a truncated one.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(record, handle)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     return path
 
 
@@ -121,7 +164,7 @@ def load_checkpoint(path: str | os.PathLike | Traversable | None = None) -> Char
         ) from err
     if not isinstance(raw, dict):
         raise ValueError(f"{source} holds a {type(raw).__name__}, not a character-model checkpoint")
-    if raw.get("format") != FORMAT:
+    if raw.get("format") not in (2, FORMAT):
         raise ValueError(
             f"{source} is not a character-model checkpoint of format {FORMAT} "
             f"(format={raw.get('format')!r}); write it again with save_checkpoint"
@@ -132,11 +175,7 @@ def load_checkpoint(path: str | os.PathLike | Traversable | None = None) -> Char
     state = raw["state_dict"]
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise ValueError(f"{source}: state_dict must be a dict of tensors")
-    if tensor_checksum(state) != raw["checksum"]:
-        raise ValueError(
-            f"{source}: the weights do not match the checkpoint's checksum (the file was "
-            "changed or corrupted after it was written); retrain it with `make train-demo`"
-        )
+    _check_record(raw, source)
     try:
         config = CharLMConfig.from_dict(raw["config"])
         tokenizer = CharTokenizer.from_chars(raw["chars"], raw["unknown"])
@@ -158,3 +197,29 @@ def load_checkpoint(path: str | os.PathLike | Traversable | None = None) -> Char
         float(raw.get("seconds", 0.0)),
         str(raw.get("torch_version", "")),
     )
+
+
+def _check_record(raw: dict, source: object) -> None:
+    """Raise ``ValueError`` unless ``raw``'s checksum matches the record it came with."""
+    changed = (
+        f"{source}: the record does not match the checkpoint's checksum (the file was changed "
+        "or corrupted after it was written: its weights, characters, config or losses); "
+        "retrain it with `make train-demo`"
+    )
+    try:
+        whole = record_checksum(raw)
+    except (TypeError, ValueError) as err:  # an entry JSON cannot hold: not what was saved
+        raise ValueError(f"{changed} ({err})") from err
+    if raw["format"] == FORMAT:
+        if whole != raw["checksum"]:
+            raise ValueError(changed)
+        return
+    # Format 2 hashed the weights only; its other entries are trusted for known records only.
+    if tensor_checksum(raw["state_dict"]) != raw["checksum"]:
+        raise ValueError(changed)
+    if whole not in LEGACY_RECORDS:
+        raise ValueError(
+            f"{source} is a format-2 checkpoint (its checksum covers the weights only, not its "
+            "characters or config) and not the course's shipped one: write it again with "
+            "save_checkpoint (format 3), or retrain it with tools/train_char_lm.py"
+        )

@@ -42,6 +42,10 @@ def next_token_probs(
     > 1 flattens it; a tiny temperature tends to greedy decoding (ties share the probability).
     ``top_k`` keeps exactly the k largest logits (the first in vocabulary order among ties) and
     sets the others to -inf, so only k characters can be drawn (``top_k=1`` is greedy decoding).
+
+    Infinite logits, as the limit of large ones: where a row holds ``+inf``, its ``+inf`` ids
+    share the probability (the others get 0); a row whose logits are all ``-inf`` (every token
+    banned) has no distribution and raises ``ValueError``, as does a NaN logit.
     """
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
         raise TypeError("logits must be a floating-point torch.Tensor")
@@ -49,6 +53,8 @@ def next_token_probs(
         raise ValueError(f"logits must end in a vocabulary dimension, got {tuple(logits.shape)}")
     temperature = _check_temperature(temperature)
     top_k = _check_top_k(top_k, logits.shape[-1])
+    if logits.numel() and not logits.is_meta:
+        logits = _finite_rows(logits)  # (..., vocab), every row with a finite maximum
     # Subtract the maximum first: logits / 1e-38 would overflow, (logits - max) / 1e-38 is 0
     # for the largest logit and -inf for the others, a valid distribution.
     # In float64: a temperature below float32's range (1e-300) would round to 0 in float32.
@@ -56,9 +62,36 @@ def next_token_probs(
     scaled = shifted / temperature  # (b, vocab)
     if top_k is not None:
         keep = torch.zeros_like(scaled, dtype=torch.bool)
-        keep.scatter_(-1, torch.topk(scaled, top_k, dim=-1).indices, True)  # exactly k per row
+        # A stable descending sort keeps tied logits in vocabulary order (torch.topk does not
+        # promise which of equal values it returns).
+        order = torch.sort(scaled, dim=-1, descending=True, stable=True).indices  # (b, vocab)
+        keep.scatter_(-1, order[..., :top_k], True)  # exactly k per row, ties: first ids
         scaled = scaled.masked_fill(~keep, float("-inf"))  # (b, vocab)
     return torch.softmax(scaled, dim=-1).to(logits.dtype)  # (b, vocab)
+
+
+def _finite_rows(logits: torch.Tensor) -> torch.Tensor:
+    """``logits`` with each row that holds ``+inf`` turned into 0 there and ``-inf`` elsewhere.
+
+    Raises ``ValueError`` for a NaN logit or a row of ``-inf`` only, naming the first such row.
+    """
+    nan = logits.isnan()
+    if bool(nan.any()):
+        row = [int(i) for i in nan.nonzero()[0][:-1]]
+        raise ValueError(f"logits hold NaN (row {row}); a NaN logit gives no distribution")
+    dead = (logits == float("-inf")).all(dim=-1)  # (...,)
+    if bool(dead.any()):
+        row = [int(i) for i in dead.nonzero()[0]]
+        raise ValueError(
+            f"every logit of row {row} is -inf (every token banned or masked): no token can be "
+            "drawn"
+        )
+    top = logits == float("inf")  # (..., vocab)
+    rows = top.any(dim=-1, keepdim=True)  # (..., 1)
+    if not bool(rows.any()):
+        return logits
+    limit = torch.zeros_like(logits).masked_fill(~top, float("-inf"))  # the +inf ids share it
+    return torch.where(rows, limit, logits)
 
 
 def _check_temperature(temperature: object) -> float:
@@ -158,6 +191,12 @@ def generate(
         return ids.new_zeros(0, ids.shape[1] + max_new_tokens)
     window = model.context_length
     model.check_ids(ids[:, -window:], name="prompt")
+    low, high = int(ids.min()), int(ids.max())  # every prompt id, not only the window's
+    if low < 0 or high >= model.vocab_size:
+        raise ValueError(
+            f"token ids (prompt) must be in [0, {model.vocab_size}), got values from {low} to "
+            f"{high} (prompt.shape={tuple(prompt.shape)})"
+        )
     # torch.Generator takes seeds in [-2**63, 2**64); a negative one as its 64-bit pattern.
     generator = torch.Generator(device=ids.device).manual_seed(seed % 2**64)
     was_training = model.training

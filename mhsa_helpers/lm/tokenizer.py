@@ -19,9 +19,29 @@ import torch
 
 from ..validation import as_int
 
-__all__ = ["UNKNOWN", "CharTokenizer"]
+__all__ = ["UNKNOWN", "CharTokenizer", "check_text"]
 
 UNKNOWN = "□"
+
+
+def check_text(text: object, name: str = "text") -> str:
+    """Return ``text`` if it is a str every character of which is a real character, else raise.
+
+    A lone surrogate (U+D800 .. U+DFFF, e.g. from a Latin-1 file read with
+    ``errors="surrogateescape"``) is half of a UTF-16 pair, not a character: it has no encoding,
+    so it is refused with ``ValueError`` naming its position instead of a ``UnicodeEncodeError``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{name} holds a lone surrogate {text[err.start]!r} at position {err.start} (half of "
+            "a UTF-16 pair, not a character; e.g. bytes read with errors='surrogateescape'): "
+            "decode the file with its real encoding"
+        ) from None
+    return text
 
 
 def _code_points(text: str) -> torch.Tensor:
@@ -44,8 +64,7 @@ class CharTokenizer:
     """
 
     def __init__(self, text: str, max_chars: int | None = None):
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        check_text(text)
         if not text:
             raise ValueError("text must not be empty: the vocabulary is built from its characters")
         codes, counts = torch.unique(_code_points(text), return_counts=True)  # sorted codes
@@ -96,8 +115,7 @@ class CharTokenizer:
 
     def encode(self, text: str) -> torch.Tensor:
         """``text`` -> ids, int64 tensor of shape (len(text),)."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        check_text(text)
         if not text:
             return torch.zeros(0, dtype=torch.long)
         # Vectorised: the text's code points, looked up in the sorted code points of chars.

@@ -37,7 +37,7 @@ from ..validation import (
 from .device import check_device
 from .model import BlockParts, CharTransformer, TransformerBlock
 from .text import load_verse, poem_text
-from .tokenizer import CharTokenizer
+from .tokenizer import CharTokenizer, check_text
 
 __all__ = [
     "CharLMConfig",
@@ -236,8 +236,7 @@ def text_data(
     ``UNKNOWN`` for every other one, so a character seen only in the held-out part is unknown.
     A text under 1,000 characters is refused: there is not enough to learn from or to measure.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    check_text(text)  # a str without lone surrogates, or a message naming the position
     if len(text) < MIN_TEXT:
         raise ValueError(
             f"text must have at least {MIN_TEXT} characters to train on and hold out a "
@@ -264,10 +263,20 @@ def text_data(
 
 
 def learning_rate(step: int, config: CharLMConfig) -> float:
-    """Linear warm-up for ``warmup_steps``, then a cosine from ``lr`` down to ``min_lr``."""
+    """Linear warm-up for ``warmup_steps``, then a cosine from ``lr`` down to ``min_lr``.
+
+    ``step`` counts from 0; from the last step (``config.steps - 1``) on the rate holds
+    ``min_lr`` (the cosine would rise again). A negative step raises ``ValueError``.
+    """
+    if not isinstance(config, CharLMConfig):
+        raise TypeError(f"config must be a CharLMConfig, got {type(config).__name__}")
+    step = as_int("step", step)
+    if step < 0:
+        raise ValueError(f"step must be >= 0 (steps count from 0), got step={step}")
     if step < config.warmup_steps:
         return config.lr * (step + 1) / config.warmup_steps
-    progress = (step - config.warmup_steps) / max(1, config.steps - 1 - config.warmup_steps)
+    span = max(1, config.steps - 1 - config.warmup_steps)
+    progress = min(1.0, (step - config.warmup_steps) / span)  # past the schedule: min_lr
     return config.min_lr + 0.5 * (config.lr - config.min_lr) * (1 + math.cos(math.pi * progress))
 
 
@@ -398,6 +407,7 @@ def train_char_lm(
     data = verse_data() if data is None else data
     if not isinstance(data, TextData):
         raise TypeError(f"data must be a TextData or None, got {type(data).__name__}")
+    _check_ids_in_vocabulary(data)  # before the first step, not as a wrong model afterwards
     for name, ids in (("training", data.train_ids), ("validation", data.val_ids)):
         if ids.numel() < config.context_length + 1:
             raise ValueError(
@@ -481,6 +491,32 @@ def train_char_lm(
         val_losses,
         time.perf_counter() - start,
     )
+
+
+def _check_ids_in_vocabulary(data: TextData) -> None:
+    """Raise unless ``data``'s ids are 1-D integer tensors within its tokenizer's vocabulary.
+
+    An embedding reads an id past its table as an error only on some devices; on others it
+    trains silently on garbage, so the ids are checked before the first step.
+    """
+    vocab_size = data.tokenizer.vocab_size
+    for name in ("train_ids", "val_ids"):
+        ids = getattr(data, name)
+        if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.long, torch.int32):
+            what = ids.dtype if isinstance(ids, torch.Tensor) else type(ids).__name__
+            raise TypeError(f"data.{name} must be an int64 or int32 tensor of ids, got {what}")
+        if ids.dim() != 1:
+            raise ValueError(
+                f"data.{name} must be 1-D (one long text), got data.{name}.shape={tuple(ids.shape)}"
+            )
+        if ids.numel() == 0:
+            continue  # too short: the length check names it
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= vocab_size:
+            raise ValueError(
+                f"data.{name} holds ids from {low} to {high}, outside the tokenizer's "
+                f"vocabulary [0, {vocab_size}): build the ids with data.tokenizer.encode"
+            )
 
 
 def config_dict(config: CharLMConfig) -> dict:
