@@ -60,8 +60,13 @@ CASES: dict[str, dict[str, Case]] = {
     "ablation_char_lm": {
         "bad path": Case(lambda r: ["--output", str(r / "missing" / "x.json")], says="--output"),
         "broken input": Case(
-            lambda r: ["--shipped-only", "--output", str(r / "data" / "ablation.json")],
-            files({"data/ablation.json": '{"rows": [1, '}),
+            lambda r: [
+                "--rows-from",
+                str(r / "data" / "rows.jsonl"),
+                "--output",
+                str(r / "data" / "ablation.json"),
+            ],
+            files({"data/rows.jsonl": '{"name": ', "data/ablation.json": OLD}),
             "data/ablation.json",
             "cannot read the rows",
         ),
@@ -113,6 +118,21 @@ CASES: dict[str, dict[str, Case]] = {
         "broken input": Case(
             lambda r: [], files({"pyproject.toml": "[project]\nname = 'x'\n"}), says="requires"
         ),
+    },
+    "install_venv": {  # checked before anything is written or fetched
+        "bad path": Case(
+            lambda r: ["lab"], files({"pyproject.toml": "[project]\n"}), says="constraints.txt"
+        ),
+        "broken input": Case(
+            lambda r: ["lab", "--torch", "cpu"],
+            files({"pyproject.toml": "[project\n", "constraints.txt": OLD}),
+            "constraints.txt",
+            "not valid TOML",
+        ),
+    },
+    "check_route": {
+        "bad path": Case(lambda r: [], says="README.md"),
+        "broken input": Case(lambda r: [], files({"README.md": OLD}), "README.md", "route:posix"),
     },
     "install_matrix": {
         "bad path": Case(lambda r: [], says="pyproject.toml"),

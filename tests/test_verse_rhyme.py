@@ -207,3 +207,21 @@ def test_the_ablation_records_are_the_tool_s_rows_and_the_shipped_recipe():
         assert all(0 <= row[key] <= 1 for key in ("complete", "rhyme", "copied")), row
     shipped = lm.load_checkpoint()
     assert rows[-1]["val_loss"] == round(shipped.val_losses[-1][1], 4)
+
+
+def test_rhyme_odds_adds_up_the_probability_of_the_right_group():
+    """On a tiny untrained model: the base share is the group's share of the training couplet
+    ends, and the model's share is its probability on that group's characters, by hand."""
+    poem = "\n" + QUIET_NIGHT  # one rhyme: 乡 must rhyme with 霜 (江阳)
+    training = QUIET_NIGHT + STORK_TOWER  # couplet ends 霜 乡 流 楼: 江阳 is half of them
+    tokenizer = lm.CharTokenizer(poem + STORK_TOWER)
+    torch.manual_seed(0)
+    model = lm.CharTransformer(tokenizer.vocab_size, 8, 32, 2, 1).eval()
+    odds = lm.rhyme_odds(model, tokenizer, [poem], training)
+    assert odds.num_queries == 1 and odds.base == 0.5
+    with torch.no_grad():
+        probs = model(tokenizer.encode(poem)[None])[0, len(poem) - 4].softmax(-1)  # before 乡
+    same = [i for i, c in enumerate(tokenizer.chars) if lm.rhyme_class(c) == "江阳"]
+    assert odds.model == pytest.approx(float(probs[same].sum()))
+    with pytest.raises(ValueError, match="rhyme"):
+        lm.rhyme_odds(model, tokenizer, ["\n床前明月光，疑是地上霜。\n"], training)

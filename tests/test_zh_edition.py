@@ -752,7 +752,7 @@ def test_the_comments_command_reports_the_share_and_the_english_comments(course,
     assert zh_edition.main(["comments", str(chinese)]) == 0
     assert "100%" in capsys.readouterr().out
     status, err = run_tool(capsys, "comments", str(english))
-    assert status == 1 and "not a Chinese script" in err
+    assert status == 2 and "not a Chinese script" in err  # an expected failure: one line, exit 2
 
 
 def test_a_script_without_prose_comments_passes(course):

@@ -149,10 +149,8 @@ def main() -> int:
         return 0
     if args.output.is_dir() or not args.output.parent.is_dir():
         raise ToolError(f"--output {args.output} must be a file path in an existing folder")
-    data = verse_data()
-    bigram = CountTable(data.train_ids, 2, data.tokenizer.vocab_size)
-    rows = [{"name": "bigram table", "val_loss": round(bigram.loss(data.val_ids), 4)}]
-    if args.rows_from is not None:
+    saved_rows = None
+    if args.rows_from is not None:  # read and checked before any work
         try:
             saved = [json.loads(line) for line in args.rows_from.read_text("utf-8").splitlines()]
             by_name = {row["name"]: row for row in saved}
@@ -161,7 +159,12 @@ def main() -> int:
         missing = [name for name in ROWS if name not in by_name]
         if missing:
             raise ToolError(f"{args.rows_from} lacks the rows {missing}")
-        rows += [by_name[name] for name in ROWS]
+        saved_rows = [by_name[name] for name in ROWS]
+    data = verse_data()
+    bigram = CountTable(data.train_ids, 2, data.tokenizer.vocab_size)
+    rows = [{"name": "bigram table", "val_loss": round(bigram.loss(data.val_ids), 4)}]
+    if saved_rows is not None:
+        rows += saved_rows
     else:
         for name in ROWS:
             rows.append(run_row(name))

@@ -143,6 +143,20 @@ def install_cpu_torch(pip: list[str]) -> None:
         raise InstallError(f"asked for the CPU-only torch but got torch {have}")
 
 
+def check_inputs() -> None:
+    """Before anything is written or fetched: the checkout's pyproject.toml and lock are there,
+    and pyproject.toml parses."""
+    import tomllib
+
+    for name in ("pyproject.toml", "constraints.txt"):
+        if not (ROOT / name).is_file():
+            raise InstallError(f"no {name} in {ROOT}: run this from a checkout of the course")
+    try:
+        tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise InstallError(f"{ROOT / 'pyproject.toml'} is not valid TOML ({err})") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("extra", choices=sorted(WHAT))
@@ -150,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     choice_file = venv_dir() / ".torch"
     try:
+        check_inputs()
         if args.torch:
             # Written before anything is fetched: a failed CPU install is retried as CPU.
             tmp = choice_file.with_suffix(".tmp")

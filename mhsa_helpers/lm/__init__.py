@@ -33,11 +33,13 @@ from .analysis import (
     CATEGORIES,
     HeadFocus,
     RhymeFocus,
+    RhymeOdds,
     attention_on,
     copied_share,
     focus_on_texts,
     head_focus,
     rhyme_focus,
+    rhyme_odds,
 )
 from .baselines import CountTable
 from .checkpoint import DEMO_CHECKPOINT, CharLMCheckpoint, load_checkpoint, save_checkpoint
@@ -100,6 +102,7 @@ __all__ = [
     "Poem",
     "PoemScore",
     "RhymeFocus",
+    "RhymeOdds",
     "RhymePair",
     "TextData",
     "TransformerBlock",
@@ -129,6 +132,7 @@ __all__ = [
     "poem_text",
     "rhyme_class",
     "rhyme_focus",
+    "rhyme_odds",
     "rhyme_pairs",
     "rhyme_share",
     "save_checkpoint",

@@ -40,11 +40,13 @@ __all__ = [
     "CATEGORIES",
     "HeadFocus",
     "RhymeFocus",
+    "RhymeOdds",
     "attention_on",
     "copied_share",
     "focus_on_texts",
     "head_focus",
     "rhyme_focus",
+    "rhyme_odds",
 ]
 
 CATEGORIES = ("previous", "line start", "punctuation", "parallel", "parallel next")
@@ -366,3 +368,69 @@ def rhyme_focus(model: CharTransformer, tokenizer: CharTokenizer, poems: list[st
     return RhymeFocus(
         rhyme_sum / num_rhyme, control_sum / num_control, uniform / num_rhyme, num_rhyme
     )
+
+
+@dataclass(frozen=True)
+class RhymeOdds:
+    """How much probability the model puts on a rhyming character where a rhyme is due.
+
+    ``model``: at each query that predicts a couplet's last character, the model's total
+    probability on the characters of the rhyme group of the couplet end above, averaged.
+    ``base``: the same for a writer who knows how often each rhyme group ends a couplet in the
+    training poems, but not the line above (the group's share of the training poems' couplet ends).
+    """
+
+    model: float
+    base: float
+    num_queries: int
+
+    def __repr__(self) -> str:
+        return say(
+            f"probability on a rhyming character where a rhyme is due: model {self.model:.2f}, "
+            f"knowing only how often each rhyme group ends a couplet {self.base:.2f} "
+            f"({self.num_queries} rhymes)",
+            f"该押韵处落在同韵字上的概率：模型 {self.model:.2f}，"
+            f"只知道各韵辙收尾频率时 {self.base:.2f}（共 {self.num_queries} 处韵脚）",
+        )
+
+
+@torch.no_grad()
+def rhyme_odds(
+    model: CharTransformer, tokenizer: CharTokenizer, poems: list[str], training_text: str
+) -> RhymeOdds:
+    """Measure ``RhymeOdds`` on ``poems`` (each read from its start, ``"\\n" + poem.text``)."""
+    from .rhyme import line_end, rhyme_class
+
+    if isinstance(poems, str) or not poems or not all(isinstance(p, str) for p in poems):
+        raise TypeError("poems must be a non-empty list of str")
+    if not isinstance(training_text, str):
+        raise TypeError(f"training_text must be a str, got {type(training_text).__name__}")
+    groups = [rhyme_class(ch) if len(ch) == 1 else None for ch in tokenizer.chars]
+    ends = [rhyme_class(e) for e in map(line_end, training_text.split("\n")) if e is not None]
+    known = [g for g in ends if g is not None]
+    share = {g: known.count(g) / len(known) for g in set(known)}
+    members = {
+        g: torch.tensor([i for i, c in enumerate(groups) if c == g]) for g in share
+    }  # group -> ids
+    was_training = model.training
+    model.eval()
+    total = base = 0.0
+    count = 0
+    try:
+        for text in poems:
+            rhyme, _ = _line_above_queries(text)
+            if not rhyme:
+                continue
+            probs = model(tokenizer.encode(text)[None])[0].softmax(dim=-1)  # (T, vocab)
+            for query, key in rhyme:
+                group = rhyme_class(text[key])
+                if group not in members:
+                    continue
+                total += float(probs[query, members[group]].sum())
+                base += share[group]
+                count += 1
+    finally:
+        model.train(was_training)
+    if not count:
+        raise ValueError("poems must hold at least one rhyme of two couplet-lines of one length")
+    return RhymeOdds(total / count, base / count, count)

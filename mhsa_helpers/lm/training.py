@@ -78,7 +78,7 @@ class CharLMConfig:
     feed_forward: bool = True
     residual: bool = True
     layer_norm: bool = True
-    poem_windows: bool = True
+    poem_windows: bool = True  # windows start at a poem when the data has poem starts (verse_data)
 
     def __post_init__(self) -> None:
         # Numbers may be numpy scalars (as torch.nn.Linear allows); they are stored as Python
@@ -259,7 +259,9 @@ def text_data(
     )
     if tokenizer.unknown is None:  # no cap: characters only in the validation part
         tokenizer = CharTokenizer(train, max_chars=len(set(train)))
-    return _with_starts(tokenizer, tokenizer.encode(train), tokenizer.encode(validation))
+    # No poem starts: a text of your own may have paragraphs longer than the context, and its
+    # windows start anywhere (``poem_windows`` then changes nothing).
+    return TextData(tokenizer, tokenizer.encode(train), tokenizer.encode(validation))
 
 
 def learning_rate(step: int, config: CharLMConfig) -> float:
