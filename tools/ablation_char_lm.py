@@ -105,7 +105,6 @@ def poem_columns(model: CharTransformer, tokenizer: CharTokenizer) -> dict:
         "complete": round(score.complete, 4),
         "rhyme": round(score.rhyme, 4),
         "copied": round(score.copied, 4),
-        "rhyme_pairs": score.num_pairs,
     }
 
 

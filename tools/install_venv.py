@@ -37,7 +37,7 @@ CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # wheels, 1396 MB installed); docs and dev were measured on top of it (dev holds docs: 1827 MB).
 SIZES = {
     "lab": (310, 1400),
-    "docs": (35, 120),
+    "docs": (90, 285),  # playwright (53 MB wheel, 165 MB installed) draws the diagrams
     "dev": (135, 430),  # docs included
 }
 WHAT = {
