@@ -79,14 +79,15 @@ def setup_lesson(seed: int = 123, threads: int = 1, lang: str | None = None) -> 
 
 
 @contextmanager
-def one_thread() -> Iterator[None]:
-    """Run the block with one torch CPU thread, then restore the caller's thread count.
+def one_thread(threads: int = 1) -> Iterator[None]:
+    """Run the block with one torch CPU thread (or ``threads``), then restore the caller's count.
 
     The trainers use it: one thread makes a run bitwise reproducible on a machine, and it is the
-    fastest setting for the course's tiny matmuls.
+    fastest setting for the course's tiny matmuls; a larger model trains faster on two (its
+    digits then depend on the thread count, not on the machine's load).
     """
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     try:
         yield
     finally:

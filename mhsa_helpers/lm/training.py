@@ -372,6 +372,7 @@ def train_char_lm(
     device: str | torch.device = "cpu",
     backend: str = "eager",
     on_eval: Callable[[CharLMRun], object] | None = None,
+    threads: int = 1,
 ) -> CharLMRun:
     """Train a fresh ``CharTransformer`` on the Tang 300 with ``config`` (default: the demo's).
 
@@ -393,6 +394,8 @@ def train_char_lm(
             plain one (eager attention, as lesson 12 inspects it) whatever the backend.
         on_eval: called with the run so far (model in train mode) after each validation, e.g.
             to save a checkpoint on the way (tools/train_char_lm.py does).
+        threads: CPU threads for the loop: 1 (default) makes a run bitwise reproducible on one
+            machine; ``make train-full`` uses 2 (reproducible for that count).
 
     The caller's global RNG state and thread count are restored afterwards. The model comes
     back on ``device``.
@@ -431,7 +434,8 @@ def train_char_lm(
     )
     bar = progress_bar(steps, desc, progress)
     start = time.perf_counter()
-    with one_thread(), torch.random.fork_rng(devices=[]):
+    threads = check_positive_int("threads", threads)
+    with one_thread(threads), torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         model = config.build_model(vocab_size).to(device)
         attentions = [block.attn for block in model.blocks if isinstance(block, TransformerBlock)]
