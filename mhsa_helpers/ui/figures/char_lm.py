@@ -359,7 +359,8 @@ def plot_rhyme_attention(weights: torch.Tensor, text: str, *, title: str | None 
             f"pinyin; the rhyming ones are red. In the rows that predict a rhyme, the boxed key is "
             f"the rhyme of the line above; it gets {share:.2f} of the weight on average.",
             f"一个头在一首 {size} 个字符的诗上的注意力热力图，行是查询，列是键。"
-            f"各联韵脚的拼音依次是 {', '.join(readings)}，押韵的用红色。在预测韵脚的那几行里，方框标出上一联的韵脚，"
+            f"各联韵脚的拼音依次是 {', '.join(readings)}，押韵的用红色。"
+            f"在预测韵脚的那几行里，方框标出上一联的韵脚，"
             f"它平均得到 {share:.2f} 的权重。",
         ),
     )
