@@ -134,8 +134,8 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/attention.py
 
-## make train-demo: lesson 12's shorter recipe (about 15 min on one core: whole poems, no rhyme yet) into build/char_lm_demo.pt
-## make train-full: the shipped recipe (about an hour on one core) rewriting data/char_lm.pt (both seeded; an estimate first)
+## make train-demo: lesson 12's shorter recipe (about 20 min on one core: whole poems, rhyme near chance) into build/char_lm_demo.pt
+## make train-full: the shipped recipe (about 35 minutes on two cores) rewriting data/char_lm.pt (both seeded; an estimate first)
 train-demo: $(STAMP)
 	MKL_CBWR=AUTO $(PY) tools/train_char_lm.py
 

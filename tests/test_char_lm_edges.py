@@ -207,12 +207,13 @@ def test_a_checkpoint_changed_anywhere_is_refused(tiny_run, tmp_path, edit):
         lm.load_checkpoint(path)
 
 
-def test_the_shipped_format_2_checkpoint_loads_and_no_other_format_2_file_does(tmp_path):
+def test_the_shipped_checkpoint_is_format_3_and_a_format_2_file_is_refused(tmp_path):
+    """Format 2's checksum covered the weights only: such a file, intact, is refused with a
+    message that says how to write it again."""
     raw = torch.load(data_file(ckpt.DEMO_CHECKPOINT), weights_only=True)
-    assert raw["format"] == 2 and ckpt.record_checksum(raw) in ckpt.LEGACY_RECORDS
-    assert lm.load_checkpoint().tokenizer.chars == raw["chars"]
-    raw["config"]["num_heads"] = 2 if raw["config"]["num_heads"] != 2 else 4  # same shapes
-    path = tmp_path / "edited.pt"
+    assert raw["format"] == 3 and ckpt.record_checksum(raw) == raw["checksum"]
+    raw["format"], raw["checksum"] = 2, ckpt.tensor_checksum(raw["state_dict"])
+    path = tmp_path / "old.pt"
     torch.save(raw, path)
     with pytest.raises(ValueError, match="format-2 checkpoint"):
         lm.load_checkpoint(path)

@@ -24,12 +24,16 @@ def shipped() -> lm.CharLMCheckpoint:
     return lm.load_checkpoint()
 
 
-def demo_config() -> lm.CharLMConfig:
-    """The shipped recipe of tools/train_char_lm.py (``--full``; imported from the script)."""
+def train_tool():
     spec = importlib.util.spec_from_file_location("train_char_lm", ROOT / "tools/train_char_lm.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.FULL_CONFIG
+    return module
+
+
+def demo_config() -> lm.CharLMConfig:
+    """The shipped recipe of tools/train_char_lm.py (``--full``; imported from the script)."""
+    return train_tool().FULL_CONFIG
 
 
 def test_shipped_checkpoint_is_the_script_s_and_small(shipped):
@@ -47,10 +51,22 @@ def test_script_first_steps_reproduce_the_recorded_losses(shipped, backend):
     comes after the last step): it is given one window of the validation text, not all 87,761
     characters (15 s of the test's 19 s)."""
     full = lm.verse_data()
+    window = demo_config().context_length + 1
     data = lm.TextData(
-        full.tokenizer, full.train_ids, full.val_ids[: demo_config().context_length + 1]
+        full.tokenizer,
+        full.train_ids,
+        full.val_ids[:window],
+        train_starts=full.train_starts,  # the recipe's windows start at a poem's start
+        val_starts=full.val_starts[full.val_starts < window - 1],
     )
-    run = lm.train_char_lm(demo_config(), stop_after=2, progress=False, data=data, backend=backend)
+    run = lm.train_char_lm(
+        demo_config(),
+        stop_after=2,
+        progress=False,
+        data=data,
+        backend=backend,
+        threads=train_tool().FULL_THREADS,  # the shipped run's threads
+    )
     # Same machine: identical; another CPU may round the last bits differently.
     torch.testing.assert_close(
         torch.tensor(run.losses), torch.tensor(shipped.losses[:2]), rtol=1e-4, atol=1e-4

@@ -11,7 +11,7 @@ Two recipes (both: every training window starts at a poem's start, context 80):
   for 4,500 steps on two threads (README, "Retrain the character model", gives its time and
   numbers);
 * ``DEMO_CONFIG`` -- the "+ poem windows" row of lesson 12's table (``make train-demo``): the same
-  sizes trained for 1,500 steps, about 15 minutes; it writes whole poems but rhymes at chance
+  sizes trained for 1,500 steps, about 20 minutes; it writes whole poems but rhymes near chance
   (README, "Retrain the character model", gives its numbers). It writes ``build/char_lm_demo.pt``
   unless ``--output`` says otherwise, so it never replaces the shipped model by accident.
 

@@ -36,9 +36,9 @@ __all__ = ["DEMO_CHECKPOINT", "CharLMCheckpoint", "load_checkpoint", "save_check
 DEMO_CHECKPOINT = "char_lm.pt"
 FORMAT = 3  # 3: the checksum covers the whole record; 2: the weights only
 KEYS = ("format", "config", "chars", "unknown", "state_dict", "checksum", "losses", "val_losses")
-# Format-2 records (weights-only checksum) that are trusted by their whole-record digest: the
-# course's shipped data/char_lm.pt as written before format 3. Any other format-2 file is refused.
-LEGACY_RECORDS = frozenset({"413c0a1bbcbab6558d6fbe0be002cf0f96933d1ec36bf617104286c0a0026a3e"})
+# Format-2 records (weights-only checksum) trusted by their whole-record digest. None since the
+# shipped data/char_lm.pt was retrained and written in format 3: every format-2 file is refused.
+LEGACY_RECORDS: frozenset[str] = frozenset()
 
 
 def tensor_checksum(state: dict[str, torch.Tensor]) -> str:

@@ -8,17 +8,17 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="f85b540bf63d"
+# %% [markdown] en_hash="f17051a238e7"
 # # 12 · 会写诗的小模型：在唐诗上训练字符级 Transformer
 #
-# 第 08 课在玩具任务上训练了一个注意力层，第 10 课实现了 KV 缓存（KV cache）。本课把课程自己的 `MultiHeadAttention` 装进一个小而完整的**语言模型**（language model）。它逐字读完三万五千首唐诗，然后自己写诗。
+# 第 08 课在玩具任务上训练了一个注意力层，第 10 课实现了 KV 缓存（KV cache）。本课把课程自己的 `MultiHeadAttention` 装进一个小而完整的**语言模型**（language model）。它逐字读完三万五千首唐代近体诗（regular verse），然后自己写出整首的诗。这些诗在该结束的地方结束，各联末字也押韵（rhyme）。
 #
 # **学习目标**
-# 1. 先立一根标杆。**计数表**（count table），即 n 元语法模型（n-gram model），根据前面一两个字符预测下一个字符。
+# 1. 先立一根标杆。**计数表**（count table），即 n 元语法模型（n-gram model），根据前面一两个字预测下一个字。
 # 2. 给注意力配齐一个实用的模型所需的部件，即**前馈网络**（feed-forward network）、**残差连接**（residual connection）、**层归一化**（layer normalization）和多个块，并实际测量每个部件带来多少好处。
-# 3. 验证课程自带的模型越过了这根标杆，而且它写出的东西合乎近体诗（regular verse）的句式，又不是照抄。
+# 3. 验证课程自带的模型越过了这根标杆，再像熟读唐诗的人那样读它写的诗，看它是否成篇、是否押韵、是否照抄。每一项都与真实的诗、三元计数表写的诗和随机水平（chance level）对照测量。
 # 4. 生成任意长度的文本。上下文写满以后，窗口向后滑动。
-# 5. 在留出的诗上测量训练好的头在看什么，其中包括上句中与将要预测的字位置相对的那个字。对仗（parallelism）讲究的正是上下句之间这种逐字的对应。
+# 5. 找出让诗押韵的那个头。在留出的诗上，在预测句末那个字的位置，测量有多少注意力落在上一联的韵脚上。那个韵脚在 12 或 16 个字之前，远远超出任何计数表的视野。
 #
 # **预备知识：** 第 06 课的 `MultiHeadAttention`，第 08 课的训练、交叉熵与损失曲线（loss curve），第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 75 分钟（阅读、运行 20 个代码单元格、4 道练习，估算规则见第 00 课）。
 #
@@ -37,10 +37,10 @@ from mhsa_helpers import lm
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="f82291971164"
+# %% [markdown] en_hash="52fa5395cba5"
 # ## 1. 文本：唐代近体诗
 #
-# `data/tang_verse.txt.xz` 收录了《全唐诗》中的**近体诗**，取自 npm 软件包 `chinese-poetry`。这些诗属于公有领域，来源和生成这个文件的命令见 `data/SOURCES.md`。近体诗格律严整，绝句四句，律诗八句，每句（line）五个字或七个字。文件中每一行是一联（couplet），即上句和下句，每首诗之后空一行。每 20 首诗留出一首作验证，而且训练诗与验证诗没有相同的联。单独的一句倒可能重复，例如以“何处春深好”开头的就有一整组诗，33,323 首训练诗中有 108 首与某首验证诗有一句相同。
+# `data/tang_verse.txt.xz` 收录了《全唐诗》中在形式上属于**近体诗**的作品，取自 npm 软件包 `chinese-poetry`。这些诗属于公有领域，来源和生成这个文件的命令见 `data/SOURCES.md`。所谓形式，就是绝句（quatrain）四句、律诗（regulated poem）八句，每句五个字或七个字。筛选只看形式，所以文件里也有不守近体诗平仄的古绝（old-style quatrain）。文件中每一行是一联（couplet），即上句和下句，每首诗之后空一行。每 20 首诗留出一首作验证，而且训练诗与验证诗没有相同的联。单独的一句倒可能重复，例如以“何处春深好”开头的就有一整组诗，33,323 首训练诗中有 108 首与某首验证诗有一句相同。
 
 # %%
 verse = lm.load_verse()
@@ -49,8 +49,32 @@ print(verse.validation[0].text)
 train_text = lm.poem_text(verse.train)
 print(f"{len(train_text):,} training characters, {len(set(train_text)):,} different ones")
 
+# %% [markdown] en_hash="897f13338be2"
+# **绝句的格律**，这里简要回顾一下（律诗的要求相同，篇幅加倍）。
+#
+# * **篇幅。** 四句，每句五字或每句七字，全篇一致。在本课的文件里，就是两联 `5，5。` 或两联 `7，7。`。
+# * **押韵。** 偶数句的末字押韵，在这里就是每一联的最后一个字，即韵脚（首句也可入韵）。李白《静夜思》的“霜 shuāng……乡 xiāng”就是一例，它的首句也入韵（光 guāng）。严格说，《静夜思》是一首古绝。
+# * **平仄**（tones）。近体诗中平声（level tone）与仄声（oblique tone）按固定的格式交替。一句之内平仄交替，一联的上下句之间平仄相对，韵脚落在平声上。
+# * **对仗**（parallelism）。律诗中间的两联（颔联、颈联）上下句要逐词相对，词性、意义相当，平仄相反，如王维“明月松间照，清泉石上流”，“明月”对“清泉”。绝句则不必对仗。
+#
+# 为了让程序判断押韵，我们用**拼音**（pinyin），即现代普通话的读音，由 `pypinyin` 库依据它自带的字典给出。`lm.rhyme_class` 给出一个字所属的韵辙（rhyme group）。做法是取它拼音的韵母，去掉介音，再按现代韵文常用的十三辙归类，比如 ang、iang、uang 同属江阳辙，彼此押韵。要注意，这依据的是现代普通话，不是唐代的读音。唐人用韵依据的韵书（切韵一系，后世归并为平水韵）把有些字归在别处，例如“斜”与“花”押韵，“回”与“来”押韵，所以真实的唐诗在这里也得不到 100 %。`lm.rhyme_share` 统计每首诗中相邻两联的韵脚同属一辙的比例。随机水平则把两首不同的诗的韵脚随机配对来算。
+
+# %%
+for pair in lm.rhyme_pairs(verse.validation[0].text):
+    print(lm.describe_pair(pair))  # 上面那首诗每联的末字，附拼音
+real_rhyme = lm.rhyme_share(lm.poem_text(verse.validation))
+chance_rhyme = lm.chance_rhyme_share([p.text for p in verse.validation], seed=0)
+print(
+    mh.tr(
+        f"adjacent couplet ends that rhyme: {real_rhyme:.0%} in the validation poems, "
+        f"{chance_rhyme:.0%} for ends of two poems paired at random",
+        f"相邻两联的韵脚押韵：验证诗中占 {real_rhyme:.0%}，随机配对两首诗的韵脚占 {chance_rhyme:.0%}",
+    )
+)
+assert real_rhyme > 0.75 and chance_rhyme < 0.15
+
 # %% [markdown] en_hash="ecbbaf43988f"
-# 每个字就是一个词元（token），这就是**字符级分词器**（character-level tokenizer）。对小模型来说，六千多个不同的字构成的词表（vocabulary）太大了，最生僻的字只出现一两次。我们只保留最常见的 3,000 个字，它们覆盖了 98.9 % 的文本。其余的字都读作同一个**未知字符**（unknown character）词元 `□`，也就是古籍整理中表示缺字的那个方框。
+# 每个字就是一个词元（token），这就是**字符级分词器**（character-level tokenizer）。对小模型来说，六千个不同的字构成的词表（vocabulary）太大了，最生僻的字只出现一两次。我们只保留最常见的 3,000 个字，它们覆盖了 98.9 % 的文本。其余的字都读作同一个**未知字符**（unknown token）词元 `□`，也就是古籍整理中表示缺字的那个方框。
 
 # %%
 data = lm.verse_data()  # 分词器，以及训练集和验证集的 id
@@ -64,7 +88,7 @@ assert 0.005 < unknown_share < 0.015
 # %% [markdown] en_hash="f2c38aa1cd6a"
 # ## 2. 标杆：计数表
 #
-# 先不用任何网络，看看最简单的模型。**一元**（unigram）计数表只按每个字出现的频率来预测。**二元**（bigram）计数表按一个字跟在前一个字符后面的频率来预测。**三元**（trigram）计数表则看前两个字符。没见过的字对会得到概率 0，损失就成了无穷大。所以每张表都按一定权重混入更小的表，这叫插值平滑（interpolation smoothing），权重在训练文本的一小段上拟合。验证损失（validation loss）和网络报告的是同一种交叉熵（cross-entropy），即 $-\frac{1}{N}\sum_t \log p(c_t \mid \text{之前的文字})$，单位是奈特（nat）。
+# 先不用任何网络，看看最简单的模型。**一元**（unigram）计数表只按每个字出现的频率来预测。**二元**（bigram）计数表按一个字跟在前一个字后面的频率来预测。**三元**（trigram）计数表则看前两个字。没见过的字对会得到概率 0，损失就成了无穷大。所以每张表都按一定权重混入更小的表，这叫插值平滑（interpolation smoothing），权重在训练文本的一小段上拟合。验证损失（validation loss）和网络报告的是同一种交叉熵（cross-entropy），即 $-\frac{1}{N}\sum_t \log p(c_t \mid \text{之前的文字})$，单位是奈特（nat）。
 
 # %%
 vocab = tokenizer.vocab_size
@@ -85,19 +109,19 @@ assert baseline["trigram"] < baseline["bigram"] < baseline["unigram"] < baseline
 # 二元计数表写出来的是什么样子？它知道哪个字常跟在哪个字后面，对诗句却一无所知。
 
 # %%
-sample = tables[2].sample(tokenizer.encode("床前"), 60, seed=0)
+sample = tables[2].sample(tokenizer.encode("\n床"), 60, seed=0)  # 一首以“床”开头的新诗
 print(tokenizer.decode(sample))
 
-# %% [markdown] en_hash="8e9524612955"
-# 词语出现了，因为它见过这些相邻的字对。可是句子长短不一，二元计数表只记得前一个字符，数不到五。这就是标杆。一个模型要对得起这么多参数，损失就要明显低于最好的计数表，而且要写出五字或七字的句子。
+# %% [markdown] en_hash="0dbdfaf7f2fc"
+# 词语出现了，因为它见过这些相邻的字对。可是句子长短不一。二元计数表数不到五，12 个字之前的韵脚更在它的视野之外。这就是标杆。一个模型要对得起这么多参数，损失就要明显低于最好的计数表，还要写出完整的诗，并且押韵。
 #
 # ## 3. Transformer 块
 #
-# 第 08 课的 `TinyAttentionLM` 是嵌入（embedding）→ 注意力 → 语言模型头（LM head）。一个会写诗的模型还要加上下面这些部件。
+# 第 08 课的 `TinyAttentionLM` 是嵌入（embedding）→ 注意力 → 语言模型头（LM head）。一个会写诗的模型还要加上下面这些部件：
 #
-# * **前馈网络**（feed-forward network）。注意力只是把不同位置的向量*混合*起来，随后由一个两层的网络单独变换每个位置的向量，即 $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$，隐藏层宽度是 $4 \times d_{model}$。
-# * **残差连接**（residual connection）。每个子层把输出*加*到输入上（$x + f(x)$），这样它只需学一个修正量，梯度也能直接流过。
-# * **层归一化**（layer normalization）。在每个子层之前，把每个位置的向量缩放到均值为 0、方差为 1，再乘上学到的缩放系数、加上学到的平移量。这样即使堆得很深也能训练。
+# * **前馈网络。** 注意力只是把不同位置的向量混合起来，随后由一个两层的网络单独变换每个位置的向量，即 $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$，隐藏层宽度是 $4 \times d_{model}$。
+# * **残差连接。** 每个子层把输出加到输入上（$x + f(x)$），这样它只需学一个修正量，梯度也能直接流过。
+# * **层归一化。** 在每个子层之前，把每个位置的向量缩放到均值为 0、方差为 1，再乘上学到的缩放系数、加上学到的平移量。这样即使堆得很深也能训练。
 # * **多个块**，一个接一个。
 #
 # 下面是一个 **Transformer 块**（Transformer block），采用 GPT-2 的“前置归一化”（pre-norm）形式。
@@ -145,7 +169,7 @@ for name, part in block.named_children():
     print(f"  {name:>4}: {sum(p.numel() for p in part.parameters()):>7,} parameters")
 
 # %% [markdown] en_hash="67e9bce8d23b"
-# 课程自带的模型是 `lm.CharTransformer`。它先把词元嵌入（token embedding）$E$（每个字符一个学到的向量）与学到的位置嵌入（positional embedding）$P$ 相加，再经过 `num_layers` 个块和最后一个层归一化，最后由语言模型头输出。语言模型头重用 $E$，这叫**权重绑定**（weight tying），GPT-2 也是这样做的。
+# 课程自带的模型是 `lm.CharTransformer`。它先把词元嵌入（token embedding）$E$（每个字一个学到的向量）与学到的位置嵌入（positional embedding）$P$ 相加，再经过 `num_layers` 个块和最后一个层归一化，最后由语言模型头输出。语言模型头重用 $E$，这叫**权重绑定**（weight tying），GPT-2 也是这样做的。
 #
 # $$
 # x_0 = E[\text{ids}] + P[0..T-1], \qquad x_\ell = \mathrm{Block}_\ell(x_{\ell-1}), \qquad
@@ -165,18 +189,13 @@ print(f"{model.num_parameters():,} parameters")
 fig = mh.figures.plot_transformer_block(model)  # 每个尺寸都从模型本身读出
 plt.show()
 
-# %% [markdown] en_hash="c25fe23db6af"
+# %% [markdown] en_hash="b21949602a00"
 # ## 4. 一次加一个部件，逐一测量
 #
-# 每个部件各带来多少好处？`tools/ablation_char_lm.py` 为表中的每一行训练一个模型。各行用同一个种子和同样的训练量（400 步，每步 16 个窗口，`d_model` 为 128，一个块），只是去掉了某些部件。第一行是只有一个头的注意力，然后换成四个头，再依次加回前馈网络、残差连接和层归一化。最后一行是课程自带的模型，它有 4 个块，训练量也更大。记录保存在 `data/char_lm_ablation.json` 中。运行 `python tools/ablation_char_lm.py --row "+ residual"` 可以重跑其中一行，在空闲的 CPU 核上约需一分钟。
+# 每个部件各带来多少好处？`tools/ablation_char_lm.py` 为表中的每一行训练一个模型，各行用同一个种子，并在同一批验证诗上测量。测量既看损失，也像读者那样看写出的诗。从同样的首字起笔，每首都作为一首新诗来写，共写 60 首。然后统计**完整**的诗所占的比例，即写满 2 联或 4 联、每句字数一律，最后以表示一首诗结束的空行收尾。再统计**押韵**的比例，即相邻两联的韵脚押韵的比例。前几行的训练量很小（400 步，每步 16 个窗口，`d_model` 为 128，一个块），每次加一个部件。先是只有一个头的注意力，然后换成四个头，再依次加上前馈网络、残差连接和层归一化。接下来逐一检验自带模型的几项关键改动。先是用多个块、训练得更久。然后让每个训练窗口都从**一首诗的开头**开始，这样一个位置就代表诗中的一个固定地方，位置 1 总是诗的第一个字。最后是课程自带的模型，同样的设置，训练步数增至三倍。记录保存在 `data/char_lm_ablation.json` 中。运行 `python tools/ablation_char_lm.py --row "+ residual"` 可以重跑其中一行（在空闲的 CPU 核上需要一两分钟，后面几项改动每行约需 20 分钟）。
 
 # %%
 rows = lm.load_ablation()  # 读取 data/char_lm_ablation.json
-for row in rows:
-    params = f"{row['parameters']:>10,}" if "parameters" in row else " " * 10
-    print(f"{row['name']:>15} {params}  val loss {row['val_loss']:.3f}")
-
-fig, ax = plt.subplots(figsize=(8, 3.6))
 label = {
     "bigram table": mh.tr("bigram table", "二元计数表"),
     "one head": mh.tr("one head", "单头"),
@@ -184,28 +203,56 @@ label = {
     "+ feed-forward": mh.tr("+ feed-forward", "+ 前馈网络"),
     "+ residual": mh.tr("+ residual", "+ 残差连接"),
     "+ layer norm": mh.tr("+ layer norm", "+ 层归一化"),
-    "several blocks": mh.tr("several blocks", "多个块"),
+    "several blocks": mh.tr("several blocks, longer", "多个块，训练更久"),
+    "+ poem windows": mh.tr("+ poem windows", "+ 从诗首开始的窗口"),
+    "shipped model": mh.tr("shipped: 3x the steps", "自带模型：步数三倍"),
 }
 names = [str(label.get(row["name"], row["name"])) for row in rows]
-losses = [row["val_loss"] for row in rows]
-ax.barh(names[::-1], losses[::-1], color="tab:blue")
-ax.axvline(
+print(mh.tr(f"{'':>24}  loss  complete  rhyme", f"{'':>18}  损失  完整的诗  押韵"))
+for name, row in zip(names, rows):
+    poems = f"{row['complete']:>8.0%}  {row['rhyme']:>5.0%}" if "rhyme" in row else ""
+    print(f"{name:>24}  {row['val_loss']:.2f}  {poems}")
+
+fig, (ax_loss, ax_rhyme) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+ax_loss.barh(names[::-1], [row["val_loss"] for row in rows][::-1], color="tab:blue")
+ax_loss.axvline(
     baseline["trigram"], color="tab:red", linestyle="--", label=mh.tr("trigram table", "三元计数表")
 )
-ax.set_xlim(4.0, max(losses) + 0.3)
-ax.set_xlabel(mh.tr("validation loss (nats)", "验证损失（奈特）"))
-ax.set_title(mh.tr("Adding one part at a time", "一次加一个部件"))
-ax.tick_params(labelsize=10)
-ax.legend()
+ax_loss.set_xlim(3.5, max(row["val_loss"] for row in rows) + 0.2)
+ax_loss.set_xlabel(mh.tr("validation loss (nats)", "验证损失（奈特）"))
+ax_loss.legend(loc="lower right")
+trained = [(name, row) for name, row in zip(names, rows) if "rhyme" in row]
+ax_rhyme.barh(
+    [name for name, _ in trained][::-1],
+    [row["complete"] for _, row in trained][::-1],
+    height=0.4,
+    align="edge",
+    color="tab:gray",
+    label=mh.tr("complete poems", "完整的诗"),
+)
+ax_rhyme.barh(
+    [name for name, _ in trained][::-1],
+    [row["rhyme"] for _, row in trained][::-1],
+    height=-0.4,
+    align="edge",
+    color="tab:orange",
+    label=mh.tr("rhyming couplet ends", "押韵的韵脚"),
+)
+ax_rhyme.axvline(chance_rhyme, color="tab:orange", linestyle=":", label=mh.tr("chance", "随机"))
+ax_rhyme.axvline(real_rhyme, color="black", linestyle=":", label=mh.tr("real poems", "真实的诗"))
+ax_rhyme.set_xlim(0, 1)
+ax_rhyme.set_xlabel(mh.tr("share of 60 poems written", "所写 60 首诗中的比例"))
+ax_rhyme.legend(loc="lower right", fontsize=9)
+fig.suptitle(mh.tr("Adding one part at a time", "一次加一个部件"))
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] en_hash="b7364abd926f"
-# 从上往下读这张表。训练量这么小，所有只有一个块的模型都还不如二元计数表。400 步里，一个块还没学会计数表直接数出来的东西。把一个头换成四个头，或者加上前馈网络，损失各只变化约 0.01。加上残差连接，损失降低 0.08。层归一化是单块模型中最大的一步，降低了 0.28 奈特。最后一行同时改了好几处：4 个块而不是 1 个，`d_model` 为 192 而不是 128，dropout 为 0.1，训练窗口数是 7.5 倍（1,500 步、每步 32 个，而不是 400 步、每步 16 个）。所以它不能单独说明多出的几个块带来了多少好处，只能说明它是唯一一个损失明显低于所有计数表的模型。
+# %% [markdown] en_hash="68c9cd2572bf"
+# 从上往下读这张表。训练量很小时，只有注意力的模型还不如二元计数表（5.93 对 5.17 奈特）。让深层网络能训练起来的两个部件，残差连接和层归一化，把损失降了将近半个奈特。不过这些模型都还写不出一首完整的诗。多个块、训练更久之后，损失比三元计数表低 0.65 奈特，可完整的诗只占 15%。从诗首开始的窗口改变了这一点：同样的模型、同样的训练量，100% 的诗都能正常收尾。原因是一个位置现在就代表诗中的一个地方，比如五言诗里，位置 13 总是第一联之后的换行。押韵来得最晚，要靠更多的训练：1,500 步后是 16%（随机为 11%），4,500 步后是 74%。每一行只是一个种子的一次训练，所以前几行里几个百分点的差别说明不了什么（那里押韵一栏在 4% 到 24% 之间，都接近随机）。最后三行的跳跃则远大于这个幅度。
 #
 # ## 5. 课程自带的模型越过了标杆
 #
-# `tools/train_char_lm.py` 用固定的种子在一个 CPU 线程上训练了它，并写出 `data/char_lm.pt`。文件里有权重（以 float16 保存，使文件小于 5 MB）、分词器和每一步的损失。`make train-demo` 会重新训练它，先在你的机器上计时跑几步，打印整个训练大约需要几分钟，然后用课程注意力核心的 `"sdpa"` 后端来训练。这还是同一个模型，在 CPU 上损失也相同，只差 float32 的舍入误差（有测试验证）。`benchmarks/char_lm_training.py` 测量它快了多少。
+# `tools/train_char_lm.py --full` 用固定的种子在两个 CPU 线程上训练了它，并写出 `data/char_lm.pt`。文件里有权重（以 float16 保存，让文件小一些）、分词器和每一步的损失。`make train-full` 会重新训练它（在两个空闲的 CPU 核上需要 约 35 分钟，它会先在你的机器上计时跑几步，再打印自己的估算）。`make train-demo` 训练的是上表中“+ 从诗首开始的窗口”那一行，约需 20 分钟。这个模型已经能写出完整的诗，只是还不押韵。两者都使用课程注意力核心的 `"sdpa"` 后端。这还是同一个模型，在 CPU 上损失也相同，只差 float32 的舍入误差（有测试验证）。`benchmarks/char_lm_training.py` 测量它快了多少。这里的验证损失把每首留出的诗从开头读起，和模型写诗时一样。计数表则只看每个字之前的一两个字。
 
 # %%
 print(shipped)
@@ -229,54 +276,80 @@ ax.plot(steps, val, "o-", label=mh.tr("validation loss", "验证损失"))
 ax.axhline(
     baseline["trigram"], color="tab:red", linestyle="--", label=mh.tr("trigram table", "三元计数表")
 )
-ax.set_ylim(4.0, 8.2)
+ax.set_ylim(3.5, 8.2)
 ax.set_xlabel(mh.tr("step", "步数"))
 ax.set_ylabel(mh.tr("cross-entropy (nats)", "交叉熵（奈特）"))
-ax.set_title(mh.tr("The shipped model (make train-demo)", "课程自带的模型（make train-demo）"))
+ax.set_title(mh.tr("The shipped model (make train-full)", "课程自带的模型（make train-full）"))
 ax.legend()
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] en_hash="d926757b3e73"
-# ## 6. 它会写诗
+# %% [markdown] en_hash="7c9013e075d1"
+# ## 6. 它写出整首的诗，而且押韵
 #
-# 我们把八首验证诗的第一联交给模型（这些诗它从没见过），让它接着写下去。温度取 0.8，top-k 取 20，并且从不抽取未知字符。然后由 `lm.verse_shape` 只统计模型写出的部分，算出三个比例：五字或七字的句子所占的比例，上下句等长的联（`XXXXX，XXXXX。`）所占的比例，以及 8 字片段中在训练文本里原样出现过的比例，也就是照抄的程度。
+# 写诗时，模型把最后一个位置的 logits 变成概率，再从中抽取下一个字。有两个设置决定怎样抽取。logits 在 softmax 之前先除以**温度**（temperature）$\tau$，即 $p_i = e^{z_i/\tau} / \sum_j e^{z_j/\tau}$。温度低于 1 时分布变得更尖锐，概率大的字概率更大。温度高于 1 时分布变得更平。**top-k 采样**（top-k sampling）只保留最可能的 $k$ 个字，在其中抽取。我们取 $\tau = 0.8$、$k = 20$，并且从不抽取未知字符。
+#
+# 每首诗都作为一首**新诗**起笔，就像训练时模型看到的每首诗的开头。先是一个空行（一个换行符），再是一个首字。这里用的是 60 首验证诗的首字。`lm.write_poems` 成批地一次写完这些诗，并把每首诗截到表示结束的那个空行。然后我们像读者初读时那样给它们打分，并与三个基准对照。三个基准是真实的验证诗，三元计数表从同样的首字写出的 60 首诗，以及随机水平。
+#
+# * **完整的诗。** 由模型自己结束，写满 2 联或 4 联，全是 `5，5。` 或全是 `7，7。`。
+# * **押韵。** 相邻两联的韵脚押韵的比例（`lm.rhyme_share`）。
+# * **照抄。** 在训练诗中原样出现过的联所占的比例。
 
 # %%
-banned = tokenizer.encode(lm.UNKNOWN)  # (1,)：从不抽取未知字符
-settings = {"temperature": 0.8, "top_k": 20, "banned": banned}
-firsts = [poem.lines[0] + "\n" for poem in verse.validation[:8]]
-written = []
-for seed, first in enumerate(firsts):
-    prompt = tokenizer.encode(first)  # (T,)：第一联及其换行符
-    new = config.context_length - len(first)  # 写满窗口：T + new = 64
-    out = lm.generate(model, prompt, new, seed=seed, **settings)  # (T + new,)
-    poem_ids = out[len(first) :]  # (new,)：模型写出的部分
-    written.append(tokenizer.decode(poem_ids).split("\n\n")[0] + "\n")  # 截到这首诗的结尾
-print(first + written[-1])
-shape = lm.verse_shape("".join(written), train_text)
-print(shape)
-assert shape.half_lines >= 0.85 and shape.couplets >= 0.80 and shape.copied <= 0.10
+settings = {"temperature": 0.8, "top_k": 20}
+firsts = "".join(p.lines[0][0] for p in verse.validation if p.lines[0][0] in tokenizer.chars)
+firsts = firsts[:60]  # 60 首留出诗的首字
+written = lm.write_poems(model, tokenizer, firsts, seed=0, **settings)  # 60 个 WrittenPoem
+trigram_poems = [
+    lm.WrittenPoem.from_text(
+        tokenizer.decode(tables[3].sample(tokenizer.encode("\n" + char), 50, seed=i)[1:])
+    )
+    for i, char in enumerate(firsts)
+]
+real_poems = [lm.WrittenPoem(p.text, True, lm.poem_form(p.text)) for p in verse.validation[:60]]
+scores = [
+    lm.score_poems(mh.say("real validation poems", "真实的验证诗"), real_poems, train_text),
+    lm.score_poems(mh.say("the model", "模型"), written, train_text),
+    lm.score_poems(mh.say("trigram table", "三元计数表"), trigram_poems, train_text),
+]
+print(lm.score_table(scores, chance=chance_rhyme))
+model_score = scores[1]
+assert model_score.complete >= 0.9 and model_score.rhyme >= 0.6  # 随机约为 0.11
+assert model_score.copied <= 0.02 and scores[2].complete == 0
 
-# %% [markdown] en_hash="d8660c2cf127"
-# 现在换成你自己的句子，先用李白的“床前明月光”起头。改一改 `first_line`，再运行一次这个单元格。
+# %% [markdown] en_hash="a7448fe1a473"
+# 下面是其中六首，每首附上它的体式（每句字数 × 联数）和每联末字的拼音。韵母同属一辙就算押韵，对照拼音即可核对。
+
+# %%
+for poem in written[:6]:
+    print(poem.text, end="")
+    print(f"  [{poem.form}]", " | ".join(lm.describe_pair(p) for p in lm.rhyme_pairs(poem.text)))
+    print()
+
+# %% [markdown] en_hash="0033f3a5cc68"
+# 每首诗都在该结束的地方结束：写满 2 联或 4 联，每句字数一律。相邻两联的韵脚约有四分之三押韵，三元计数表的诗和随机配对都只有一成左右。按这个现代的标准，真实的诗是 88%。细读下去，也能看出模型的不足：它常让一个字和自己押韵（上面六首里的 流 · 流 和 长 · 长，第 9 节会统计），唐代诗人是避免这样做的；它的诗句也常常只是一串有诗意的词，连不成一个意思。第 9 节会测量它能做到什么、做不到什么。
+#
+# 现在换成你自己的句子。下面先用李白的“床前明月光”作为一首新诗的首句。改一改 `first_line`，再运行一次这个单元格（句子要有五个字或七个字，后面加一个逗号）。
 
 # %%
 first_line = "床前明月光，"
-out = lm.generate(model, tokenizer.encode(first_line), 40, seed=1, **settings)  # (6 + 40,)
-print(tokenizer.decode(out).split("\n\n")[0])
+prompt = tokenizer.encode("\n" + first_line)  # (7,)：一个换行符开始新诗，然后是它的上句
+out = lm.generate(model, prompt, 60, seed=1, banned=tokenizer.encode(lm.UNKNOWN), **settings)
+mine = lm.WrittenPoem.from_text(tokenizer.decode(out))  # 截到这首诗的结尾
+print(mine.text, end="")
+print(f"[{mine.form}]", " | ".join(lm.describe_pair(p) for p in lm.rhyme_pairs(mine.text)))
 
-# %% [markdown] en_hash="3a67bbba927c"
+# %% [markdown] en_hash="b33c2d67d760"
 # ## 7. 任意长度的生成
 #
-# 模型只学过 $0 \ldots$ `context_length` $- 1$ 这些位置。要写得更长，`lm.generate` 就让窗口滑动，和 nanoGPT 截取输入的做法一样。每一步只读最后 `context_length` 个字符，放在位置 $0 \ldots 63$ 上。用 KV 缓存时，第一个窗口里每步只算一个新词元。窗口一旦滑动，每个词元都换到了新的位置，而缓存里的键是按旧位置的嵌入算出来的，不能再用了。所以从这时起，每一步都重读整个窗口，和不用缓存时完全一样。种子相同，写出的字也相同。
+# 模型只学过 $0 \ldots$ `context_length` $- 1$ 这些位置。要写得更长，`lm.generate` 就让窗口滑动，和 nanoGPT 截取输入的做法一样。每一步只读最后 `context_length` 个字，放在位置 $0 \ldots 79$ 上。用 KV 缓存时，第一个窗口里每步只算一个新词元。窗口一旦滑动，每个词元都换到了新的位置，而缓存里的键是按旧位置的嵌入算出来的，不能再用了。所以从这时起，每一步都重读整个窗口，和不用缓存时完全一样。种子相同，写出的字也相同。
 
 # %%
-prompt = tokenizer.encode(first_line)  # (6,)
-long_cached = lm.generate(model, prompt, 150, seed=2, use_cache=True, **settings)  # (156,)
-long_plain = lm.generate(model, prompt, 150, seed=2, use_cache=False, **settings)  # (156,)
-assert long_cached.shape == (len(first_line) + 150,) and torch.equal(long_cached, long_plain)
-print(tokenizer.decode(long_cached))
+banned = tokenizer.encode(lm.UNKNOWN)  # (1,)：从不抽取未知字符
+long_cached = lm.generate(model, prompt, 150, seed=2, use_cache=True, banned=banned, **settings)
+long_plain = lm.generate(model, prompt, 150, seed=2, use_cache=False, banned=banned, **settings)
+assert long_cached.shape == (prompt.numel() + 150,) and torch.equal(long_cached, long_plain)
+print(tokenizer.decode(long_cached))  # (157,)：几首诗，一首接一首
 
 # %% [markdown] en_hash="b88bdc6d579c"
 # 在第一个窗口之内，缓存省去了重复计算。下面在同一次运行中测出两种速度，每次同时写 16 首诗。你得到的数字会不同，CI 只检查用缓存时更快。
@@ -300,64 +373,122 @@ print(f"without cache: {speed_without:6.0f} tokens/s")
 print(f"with cache:    {speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)")
 assert speed_with > speed_without
 
-# %% [markdown] en_hash="e061bbb5b8a5"
+# %% [markdown] en_hash="f9319382fee6"
 # ## 8. 在留出的诗上看各个头关注什么
 #
-# `lm.focus_on_texts` 在 200 首验证诗上，为每个头测量五类键平均分到的注意力份额。这五类键如下。
+# `lm.focus_on_texts` 在 200 首验证诗上（每首都从开头读起），为每个头测量五类键平均分到的注意力份额：
 #
 # * **前一个字符**，即键 $t-1$。
-# * **行首**，即查询所在行之前的换行符。
-# * **标点**，即逗号、句号等标点（`lm.PUNCTUATION`）。
-# * **同位字**，只对下句中的查询有定义，指上句中同一位置上的字。比如在“床前明月光，疑是地上霜”中，“疑”对着“床”。（这一联其实不讲对仗，这里只借它说明位置。）
-# * **下一字的同位字**，指上句中再往后一位的字，也就是*将要预测*的那个字在上句中的对应字。
+# * **行首**，即查询所在那一行（一联）之前的换行符。
+# * **标点**。
+# * **同位字**，只对下句中的查询有定义，指上句中同一位置上的字。比如在“床前明月光，疑是地上霜”中，“疑”对着“床”。
+# * **下一字的同位字**，指上句中再往后一位的字，也就是将要**预测**的那个字在上句中的对应字。
 #
 # 最后一行是把权重平均分给之前所有位置时得到的值。
 
 # %%
-held_out = ["\n" + p.text[: config.context_length - 1] for p in verse.validation[:200]]
+held_out = ["\n" + p.text for p in verse.validation[:200]]  # 每首诗都从开头读起
 focus = lm.focus_on_texts(model, tokenizer, held_out)
 print(focus.table())
 print(focus.strongest_heads())  # 每一类中份额最大的头
 shares, base = focus.shares, focus.baseline  # (num_layers, num_heads, 5), (5,)
-assert focus.strongest("parallel next") == (3, 2) and shares[3, 2, 4] > 10 * base[4]
-assert shares[..., 3].max() < 2 * base[3]  # 没有哪个头看与查询自身那个字相对的字
-assert focus.strongest("previous") == (0, 1) and shares[0, 1, 0] > 5 * base[0]
-assert focus.strongest("line start") == (1, 0) and shares[1, 0, 1] > 5 * base[1]
-assert focus.strongest("punctuation") == (2, 3) and shares[2, 3, 2] > 4 * base[2]
+assert shares.shape == (4, 4, 5)
+assert (shares.max(dim=1).values.max(dim=0).values > 1.5 * base).all()  # 每一类都有一个头
 
-# %% [markdown] en_hash="7b498933e636"
-# 下面把各个头的数值与“均匀注意力”那一行对比来看。
+# %% [markdown] en_hash="08e9c2963e88"
+# 多数类别的键都有一个头对它的关注远高于均匀分配：块 1 的头 4 主要看前一个字（0.36，均匀分配为 0.08），块 4 的头 3 看本行的开头（0.31），块 1 的头 1 把将近一半的权重（0.49）放在“对位的下一个字”上，也就是上句中与将要写出的字同位的那个字。对最后这一项要小心：看对位的头能告诉模型自己在句中的位置，以及那里原来的声调。这对字数和平仄同样有用，并不只服务于对仗，所以它证明不了模型会对仗。
 #
-# * **下一字的同位字。** 第 4 块的头 3 把 0.64 的权重放在上句中与将要预测的字相对的那个字上，是均匀值 0.06 的十倍。在“床前明月光，疑是地上霜”中，模型将要写“是”时，这个头看的是“前”。可见有一个头学会了利用上下句之间逐字的对应，也就是对仗所依赖的位置关系，而且这是在模型没见过的诗上测出来的。
-# * **同位字**（与查询自身那个字相对的字）。没有哪个头专门看它，最大的份额只有 0.08，接近均匀值 0.05。第 4 块的头 3 看的是再往后一位的字，即下一个字的对应字，这样才有助于预测下一个字。
-# * **前一个字符。** 第 1 块的头 1 和头 2 主要看它（0.41 和 0.46，均匀值 0.08）。
-# * **行首。** 第 2 块的头 1 把 0.50 的权重放在本行开头的换行符上（均匀值 0.08）。
-# * **标点。** 第 3 块的头 4 给标点 0.56 的权重（均匀值 0.12）。逗号或句号告诉模型，下一个字落在这一联的什么位置。
+# ### 押韵的那个头
 #
-# 热力图（heatmap）画的是第 4 块的头 3 在一首留出的诗上的权重，图下的表给出每个位置上的字。装有中文字体时，坐标轴直接显示汉字，否则显示位置编号。
+# 押韵是在一个位置上决定的。一联最后一个字之前的那个查询要预测这个字，而这个字必须与上一联的最后一个字押韵。上一联的那个字在五言诗中位于 12 个字之前，在七言诗中位于 16 个字之前。`lm.rhyme_focus` 为每个头测量这个查询分给那个键的权重（**押韵处**），并与对照（**其他位置**）比较。对照是一联中其他每个查询分给同样距离上那个键的权重，那个键就是它要预测的字在上一联中的同一位置。一个头如果只在该押韵时才去看上一联的韵脚，它做的就是押韵。如果它在每个位置都看上一联，它做的只是把前后两联对齐。
 
 # %%
-poem = "\n" + verse.validation[3].text
-layer, head = focus.strongest("parallel next")
+rhyme_heads = lm.rhyme_focus(model, tokenizer, held_out)
+print(rhyme_heads.table())
+layer, head = rhyme_heads.strongest()  # 从 0 开始编号
+print(
+    mh.tr(f"strongest: block {layer + 1}, head {head + 1}", f"最强：块 {layer + 1} 的头 {head + 1}")
+)
+assert rhyme_heads.rhyme.shape == (4, 4)
+assert rhyme_heads.rhyme[layer, head] > 10 * rhyme_heads.control[layer, head]
+assert rhyme_heads.rhyme[layer, head] > 10 * rhyme_heads.uniform
+
+# %% [markdown] en_hash="332d670523c9"
+# 押韵靠的是一个头。在该押韵的地方，块 4 的头 3 把一半以上的权重（0.56）放在上一联的韵脚上；在其他地方，它给同样距离的键只有 0.01，均匀分配也只有 0.03。另一个头，块 3 的头 3，也这样做，只是弱一些（0.14）。其余的头都不看韵脚。注意力的长处就在这一个数字里：它读到的键在 12 或 16 个字之前，而三元计数表只能看到前两个字。
+#
+# 热力图（heatmap）画的是这个头在一首留出的律诗上的权重，行是查询，列是键。每联的末字标有拼音，押韵的末字标成红色。在每个预测韵脚的行里，红框标出上一联的韵脚。
+
+# %%
+poem = "\n" + verse.validation[3].text  # 一首律诗：4 联，每联 5 + 5 字
 weights = lm.attention_on(model, tokenizer, poem)  # (num_layers, num_heads, T, T)
-axis = lm.char_axis(poem)
-with plt.rc_context(axis.rc):
-    fig = mh.plot_attention(
-        weights[layer, head],
-        axis.labels,
-        title=mh.tr(f"Block {layer + 1}, head {head + 1}", f"第 {layer + 1} 块的头 {head + 1}"),
-    )
-    plt.show()
+fig = mh.figures.plot_rhyme_attention(
+    weights[layer, head],
+    poem,
+    title=mh.tr(
+        f"Block {layer + 1}, head {head + 1}: red boxes mark the rhyme one line above",
+        f"第 {layer + 1} 块的头 {head + 1}：红框是上一联的韵脚",
+    ),
+)
+plt.show()
 print(lm.char_table(poem))
 
-# %% [markdown] en_hash="6f6159095245"
+# %% [markdown] en_hash="dcabd5a815fd"
+# 这个头找到了韵脚在**哪里**。那么模型知不知道**哪些**字和它押韵呢？`lm.rhyme_odds` 在每一处该押韵的位置，把模型给予同一韵辙各字的概率加起来，再和一个只知道训练诗中各韵辙收尾频率的写手相比。
+
+# %%
+odds = lm.rhyme_odds(model, tokenizer, held_out, train_text)  # 这 200 首诗里的每一处韵脚
+print(odds)
+
+# %% [markdown] en_hash="c8830df2703c"
+# 只知道韵脚在哪里还不够，模型还得把概率放在和它押韵的字上。它做到了：在该押韵的地方，它有 0.71 的概率落在韵辙正确的字上；一个只知道各韵辙收尾频率的写作者，只有 0.11。注意力头（attention head）取来上一联的韵脚，后面的层再把“与霜押韵”变成 乡、光、长 等具体的字（具体是哪几层，我们没有测量）。
+
+# %% [markdown] en_hash="aabe5ee8164c"
+# ## 9. 它还做不到的，实测
+#
+# 押韵和体式已经有了。熟读唐诗的人接下来要看的四样东西，它还没有做到，或者只做到一部分：
+#
+# * **平仄。** `lm.tone_opposition_share` 检查律诗的一条规则（二四六分明），即一联上下句的第二个字平仄相反，平对仄。判断依据是现代声调。普通话已经没有入声，古入声字有的今读平声，所以这一项也只是近似。随机水平约为一半。
+# * **律诗的篇幅。** 统计 4 联的律诗（而不是 2 联的绝句）所占的比例。
+# * **对仗。** 律诗中间两联的对仗，本课没有测量。第 8 节的“下一字的同位字”头看的位置是对的，但看同位位置的头同样可以用来安排平仄相对、数清位置，所以它证明不了模型懂对仗。
+# * **韵脚不重复。** 诗人不会用同一个字收两联。我们统计这样做的诗占多少。
+
+
+# %%
+def repeats_a_rhyme(poem):  # 一首诗里同一个字收了两联
+    pairs = lm.rhyme_pairs(poem)
+    ends = [pair.first for pair in pairs] + [pair.second for pair in pairs[-1:]]
+    return len(set(ends)) < len(ends)
+
+
+for name, poems in (
+    (mh.say("real poems", "真实的诗"), [p.text for p in real_poems]),
+    (mh.say("the model", "模型"), [p.text for p in written if p.complete]),
+):
+    text = "".join(poem + "\n" for poem in poems)
+    tones = lm.tone_opposition_share(text)
+    regulated = sum(poem.count("\n") >= 4 for poem in poems) / len(poems)
+    repeated = sum(map(repeats_a_rhyme, poems)) / len(poems)
+    print(
+        mh.tr(
+            f"{name:>12}: second characters opposed in tone {tones:.0%}, "
+            f"regulated poems {regulated:.0%}, a rhyme character used twice {repeated:.0%}",
+            f"{name:>6}：上下句第二字平仄相对 {tones:.0%}，律诗占 {regulated:.0%}，"
+            f"同一个字两次作韵脚 {repeated:.0%}",
+        )
+    )
+
+# %% [markdown] en_hash="885754b93f71"
+# 按这条规则，模型有 87% 的联上下句第二字平仄相对，比真实的诗（73%）还高。这是因为语料里也有不讲平仄的古绝，而且现代声调会读错一些唐代的字。所以这只能说明看不出问题，不能说明它比诗人做得好。篇幅才是真正的差距：模型写的诗只有 30% 是四联的律诗，真实的诗是 63%。读者最先注意到的问题，上面的数字都没有测量：许多诗句只是一串有诗意的词（明月、寒灯、夜半），没有贯穿全诗的意思。最后一个数字是读者接下来会注意到的毛病：模型有四分之一的诗用同一个字收了两联，真实的诗几乎不会这样（2%）。一位熟悉唐诗的母语读者把它的 30 首诗和 30 首真实的诗混在一起读，事先不知道哪首是谁写的。结果模型的诗有 8 首算得上“过得去”，没有一首算好。另外，超出一个窗口之后（第 7 节），文字就散乱了。模型学到的位置是诗中的地方，而滑动的窗口把每个字都挪到了别的地方。相对位置（旋转位置编码（rotary position embedding），后来的模型都在用）不会把诗中的位置和窗口中的位置绑在一起。
+#
 # ## 小结
 #
-# * 计数表立下标杆。一元、二元、三元计数表用的是同一种训练集与验证集的划分。
-# * Transformer 块的结构是层归一化 → `MultiHeadAttention` → 残差，层归一化 → 前馈网络 → 残差。在很小的训练量下一次加一个部件来测量，层归一化带来的好处最大。只有多个块并训练得更久，才能胜过计数表。
-# * 课程自带的模型损失明显低于最好的计数表，写出的联上下句等长，8 字片段几乎没有照抄。
+# * 计数表立下标杆。一元、二元、三元计数表用的是同一种训练集与验证集的划分。它们都看不到 12 个字之前的韵脚。
+# * Transformer 块的结构是层归一化 → `MultiHeadAttention` → 残差，层归一化 → 前馈网络 → 残差。一次加一个部件来测量，训练量很小时，残差连接和层归一化带来的好处最大；多个块、训练更久带来的更多（4.42 奈特）。
+# * 从诗首开始的窗口把“第几个位置”变成了“诗中的哪个地方”：完整的诗从 15% 升到 100%。
+# * 课程自带的模型损失低于所有计数表，能写出完整的诗（100%），押韵占 74%（真实的诗 88%，三元计数表和随机约 10%），没有照抄任何一联。
 # * 超过 `context_length` 以后窗口滑动，用不用缓存写出的文本都一样。
-# * 在留出的诗上测量，有的头看前一个字符，有的看行首或标点，还有一个头看上句中与将要写出的字相对的那个字。没有哪个头看与查询自身那个字相对的字（见第 8 节的表）。
+# * 头各有分工：前一个字、行首、对位的字；有一个头（块 4 的头 3）恰好在该押韵时看上一联的韵脚。
+# * 仍然欠缺的几项（已实测）：四联的律诗（30% 对 63%），贯穿全诗的意思，不重复用字的韵脚（有四分之一的诗重复了韵脚），以及超出一个窗口的文字。
 #
 # ## 练习
 #
@@ -372,7 +503,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_cache_numbers(answer)
 
 # %% [markdown] en_hash="9a5774d62ab6"
-# **练习 2。** 按 `lm.generate` 的做法，把 `logits_ex`（两行预测下一个字符的 logits）变成采样概率，温度为 0.7，top-k 为 3，但不要调用 `lm` 中的函数。结果应是一个 `(2, vocab_size)` 的张量，每行之和为 1，且恰有 3 个非零元素。
+# **练习 2。** 按 `lm.generate` 的做法，把 `logits_ex`（两行预测下一个字的 logits）变成采样概率，温度为 0.7，top-k 为 3，但不要调用 `lm` 中的函数。结果应是一个 `(2, vocab_size)` 的张量，每行之和为 1，且恰有 3 个非零元素。
 
 # %%
 with torch.no_grad():
