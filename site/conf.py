@@ -25,13 +25,25 @@ OTHER = "zh" if EDITION == "en" else "en"
 ZH = EDITION == "zh"
 
 project = "多头自注意力，一步一步" if ZH else "Multi-Head Self-Attention, step by step"
-# The lesson text and figures are CC BY 4.0 (LICENSE-TEXT), the code MIT (LICENSE).
-author = "课程作者" if ZH else "the course authors"
-copyright = (
-    "2026 课程作者。正文与插图采用 CC BY 4.0 许可，代码采用 MIT 许可"
+# Who made it, as CITATION.cff names them ("The contributors of Multi-Head Self-Attention, step
+# by step"). The lesson text and figures are CC BY 4.0 (LICENSE-TEXT), the code MIT (LICENSE).
+author = (
+    "《多头自注意力，一步一步》的贡献者"
     if ZH
-    else "2026 the course authors. Text and figures: CC BY 4.0; code: MIT licence"
+    else "the contributors of Multi-Head Self-Attention, step by step"
 )
+copyright = f"2026 {author}"
+# The footer of every page (site/_templates/course-footer.html), one sentence per edition.
+FOOTER = {
+    "en": (
+        "© 2026 the contributors of Multi-Head Self-Attention, step by step. "
+        "Text and figures: CC BY 4.0; code: MIT licence."
+    ),
+    "zh": (
+        "© 2026《多头自注意力，一步一步》的贡献者。"
+        "正文与插图采用 CC BY 4.0 许可，代码采用 MIT 许可。"
+    ),
+}
 language = "zh_CN" if ZH else "en"
 # Chinese search needs word segmentation (jieba, in the docs extra); Sphinx uses it when installed.
 html_search_language = "zh" if ZH else "en"
@@ -63,8 +75,15 @@ def single_characters(words: list[str]) -> set[str]:
 if ZH:
     # jieba splits compounds it does not know (多头注意力 -> 多头 / 注意力): teach it the course's
     # terms, so that the index holds each term whole as well as its parts.
+    import logging
+
     import jieba
     from sphinx.search.zh import SearchChinese
+
+    # jieba logs its progress ("Building prefix dict from the default dictionary ...", "Loading
+    # model cost 1.7 seconds") at DEBUG on its own stderr handler: make site would print it.
+    # Its warnings and errors still show.
+    jieba.setLogLevel(logging.WARNING)
 
     _glossary = json.loads((SITE.parent / "data" / "glossary.json").read_text("utf-8"))
     _words = glossary_words(_glossary["terms"])
@@ -149,8 +168,21 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "home_page_in_toc": True,
     "navigation_with_keys": False,
+    # The theme's footer says "By {author}" and "© Copyright {copyright}." (in Chinese
+    # "作者： …" with an English "Copyright"); the course's own line reads naturally in both.
+    "footer_content_items": ["course-footer.html"],
 }
-html_context = {"edition": EDITION, "other_edition": OTHER}
+templates_path = [str(SITE / "_templates")]
+# pydata-sphinx-theme (under sphinx-book-theme) reads the start mode from the context, not from
+# html_theme_options: unset, every page logs "Got invalid theme mode" and falls back to "auto".
+# "light": the figures and the diagrams drawn at build time are made for a light page; the
+# switcher still offers dark.
+html_context = {
+    "edition": EDITION,
+    "other_edition": OTHER,
+    "default_mode": "light",
+    "course_footer": FOOTER[EDITION],
+}
 
 # The course's public repository. Empty until the course has one: then no page names another
 # host. Set it (e.g. "https://github.com/OWNER/REPO") and every lesson page gets a link to its
