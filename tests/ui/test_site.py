@@ -10,7 +10,10 @@ opened from ``file://``, with its diagram and formulas. Further (issue 31): ever
 glossary term searched as typed, the search page's results with clean snippets, every lesson's
 notebook download and the favicon, the root page's lesson lists, lesson 06's formula at 1280 px,
 no sideways scroll at 390 px, lesson 07's static explorer swapping pictures, and saved widgets
-without dead sliders. ``make site-test`` builds the site first.
+without dead sliders. After review: snippets with no code, SVG or TeX for a set of queries, on the
+server and from the unpacked zip; no console error or warning (the theme mode); no CI check
+heading in a lesson's contents; the footer in each language; jieba quiet during the build.
+``make site-test`` builds the site first.
 """
 
 from __future__ import annotations
