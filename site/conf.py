@@ -9,6 +9,7 @@ committed lockfile) and are copied, file by file, into ``_static/vendor/`` (see 
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import posixpath
@@ -25,13 +26,25 @@ OTHER = "zh" if EDITION == "en" else "en"
 ZH = EDITION == "zh"
 
 project = "多头自注意力，一步一步" if ZH else "Multi-Head Self-Attention, step by step"
-# The lesson text and figures are CC BY 4.0 (LICENSE-TEXT), the code MIT (LICENSE).
-author = "课程作者" if ZH else "the course authors"
-copyright = (
-    "2026 课程作者。正文与插图采用 CC BY 4.0 许可，代码采用 MIT 许可"
+# Who made it, as CITATION.cff names them ("The contributors of Multi-Head Self-Attention, step
+# by step"). The lesson text and figures are CC BY 4.0 (LICENSE-TEXT), the code MIT (LICENSE).
+author = (
+    "《多头自注意力，一步一步》的贡献者"
     if ZH
-    else "2026 the course authors. Text and figures: CC BY 4.0; code: MIT licence"
+    else "the contributors of Multi-Head Self-Attention, step by step"
 )
+copyright = f"2026 {author}"
+# The footer of every page (site/_templates/course-footer.html), one sentence per edition.
+FOOTER = {
+    "en": (
+        "© 2026 the contributors of Multi-Head Self-Attention, step by step. "
+        "Text and figures: CC BY 4.0; code: MIT licence."
+    ),
+    "zh": (
+        "© 2026《多头自注意力，一步一步》的贡献者。"
+        "正文与插图采用 CC BY 4.0 许可，代码采用 MIT 许可。"
+    ),
+}
 language = "zh_CN" if ZH else "en"
 # Chinese search needs word segmentation (jieba, in the docs extra); Sphinx uses it when installed.
 html_search_language = "zh" if ZH else "en"
@@ -63,8 +76,15 @@ def single_characters(words: list[str]) -> set[str]:
 if ZH:
     # jieba splits compounds it does not know (多头注意力 -> 多头 / 注意力): teach it the course's
     # terms, so that the index holds each term whole as well as its parts.
+    import logging
+
     import jieba
     from sphinx.search.zh import SearchChinese
+
+    # jieba logs its progress ("Building prefix dict from the default dictionary ...", "Loading
+    # model cost 1.7 seconds") at DEBUG on its own stderr handler: make site would print it.
+    # Its warnings and errors still show.
+    jieba.setLogLevel(logging.WARNING)
 
     _glossary = json.loads((SITE.parent / "data" / "glossary.json").read_text("utf-8"))
     _words = glossary_words(_glossary["terms"])
@@ -149,8 +169,21 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "home_page_in_toc": True,
     "navigation_with_keys": False,
+    # The theme's footer says "By {author}" and "© Copyright {copyright}." (in Chinese
+    # "作者： …" with an English "Copyright"); the course's own line reads naturally in both.
+    "footer_content_items": ["course-footer.html"],
 }
-html_context = {"edition": EDITION, "other_edition": OTHER}
+templates_path = [str(SITE / "_templates")]
+# pydata-sphinx-theme (under sphinx-book-theme) reads the start mode from the context, not from
+# html_theme_options: unset, every page logs "Got invalid theme mode" and falls back to "auto".
+# "light": the figures and the diagrams drawn at build time are made for a light page; the
+# switcher still offers dark.
+html_context = {
+    "edition": EDITION,
+    "other_edition": OTHER,
+    "default_mode": "light",
+    "course_footer": FOOTER[EDITION],
+}
 
 # The course's public repository. Empty until the course has one: then no page names another
 # host. Set it (e.g. "https://github.com/OWNER/REPO") and every lesson page gets a link to its
@@ -266,7 +299,136 @@ def _fix_chinese_stemmer(app, exception) -> None:
             data.write_text(text, encoding="utf-8")
 
 
+# --- Search snippets ---------------------------------------------------------------------------
+# Sphinx's search page fetches each result's page and cuts the snippet from its main block, where
+# it meets code, printed tensors, diagram labels and TeX source; and a page opened from file://
+# may not fetch at all (no snippet). So each page's readable text is written at build time, from
+# the doctree Sphinx indexed, into _static/search_texts.js, a script of the search page only,
+# which answers Sphinx's fetch of a page with that text (site/_static/search_snippets.js). Sphinx
+# still cuts and highlights the snippet, section anchors included.
+SEARCH_TEXTS = "search_texts.js"
+TEX_SYMBOLS = {
+    "sum": "Σ", "prod": "Π", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠",
+    "neq": "≠", "approx": "≈", "infty": "∞", "to": "→", "rightarrow": "→", "leftarrow": "←",
+    "in": "∈", "times": "×", "cdot": "·", "cdots": "…", "ldots": "…", "dots": "…", "odot": "⊙",
+    "top": "ᵀ", "pm": "±", "mid": "|", "lvert": "|", "rvert": "|", "lVert": "‖", "rVert": "‖",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "theta": "θ", "lambda": "λ", "mu": "μ", "sigma": "σ", "tau": "τ", "pi": "π", "phi": "φ",
+    "omega": "ω", "Sigma": "Σ", "Delta": "Δ", "ell": "ℓ", "partial": "∂",
+    "lfloor": "⌊", "rfloor": "⌋", "mathbf": "", "mathrm": "", "boldsymbol": "",
+}  # fmt: skip
+TEX_REWRITES = [
+    (re.compile(r"\\\\"), "; "),  # a line break of a multi-line formula
+    (
+        re.compile(
+            r"\\(?:(?:left|right|[bB]igg?[lr]?|displaystyle|quad|qquad)(?![a-zA-Z])|[,;:!> ])"
+        ),
+        " ",
+    ),
+    (re.compile(r"\\(?:begin|end)\{[^{}]*\}"), " "),
+    (re.compile(r"\\([_%#$])"), r"\1"),  # escaped characters: head\_dim
+    (re.compile(r"&"), " "),
+    (re.compile(r"\^\s*(?:\{\s*\\top\s*\}|\\top(?![a-zA-Z]))"), "ᵀ"),
+    (re.compile(r"\\mathbb\{R\}"), "ℝ"),
+]
+TEX_SIMPLE = re.compile(r"[\w'.,ᵀ√]+|\([^()]*\)")
+TEX_GROUPS = [
+    (  # \frac{a}{b} -> a/b, each side in parentheses unless it is one token
+        re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"),
+        lambda m: f" {_tex_group(m.group(1))}/{_tex_group(m.group(2))} ",
+    ),
+    (re.compile(r"\\sqrt\s*\{([^{}]*)\}"), lambda m: "√" + _tex_group(m.group(1))),
+    (
+        re.compile(
+            r"\\(?:mathrm|mathbf|mathit|mathcal|mathsf|mathbb|boldsymbol|text|textbf|textit|"
+            r"operatorname|hat|tilde|bar|vec|overline|underbrace|overbrace)\s*\{([^{}]*)\}"
+        ),
+        lambda m: m.group(1),
+    ),
+    (re.compile(r"([\^_])\s*\{([^{}]*)\}"), lambda m: m.group(1) + _tex_group(m.group(2))),
+    # a group of its own (not a command's argument, not \frac's second): its braces go
+    (re.compile(r"(?<![\\\w}^_])\{([^{}]*)\}"), lambda m: m.group(1)),
+]
+
+
+def _tex_group(text: str) -> str:
+    text = text.strip()
+    return text if TEX_SIMPLE.fullmatch(text) else f"({text})"
+
+
+def readable_tex(tex: str) -> str:
+    """A formula as a snippet can show it: \\frac{e^{x_i}}{\\sum_j e^{x_j}} -> e^x_i/(Σ_j e^x_j)."""
+    text = tex
+    for pattern, replacement in TEX_REWRITES:
+        text = pattern.sub(replacement, text)
+    previous = None
+    while previous != text:  # innermost groups first
+        previous = text
+        for pattern, rewrite in TEX_GROUPS:
+            text = pattern.sub(rewrite, text)
+    # \sum -> Σ, \log -> log; a space after it where a letter or digit follows (\log 64, \log w)
+    text = re.sub(
+        r"\\([a-zA-Z]+)(?=([A-Za-z0-9\\])?)",
+        lambda m: TEX_SYMBOLS.get(m.group(1), m.group(1)) + (" " if m.group(2) else ""),
+        text,
+    )
+    text = re.sub(r"[\\{}]", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _skipped(node) -> bool:
+    """What a snippet leaves out: code (a cell's input, its printed output), raw HTML (widgets,
+    the static explorer), pictures, diagrams (their Mermaid source), comments."""
+    from docutils import nodes
+
+    if isinstance(
+        node,
+        (nodes.literal_block, nodes.raw, nodes.image, nodes.comment, nodes.system_message),
+    ):
+        return True
+    if type(node).__name__ in ("mermaid", "toctree"):
+        return True
+    return isinstance(node, nodes.container) and "cell_input" in node.get("classes", [])
+
+
+def snippet_html(node) -> str:
+    """A doctree as the search page reads it: its text, formulas readable, in <section id>s as on
+    the page (Sphinx cuts a section's snippet by its anchor)."""
+    from docutils import nodes
+
+    if isinstance(node, nodes.Text):
+        return html.escape(str(node), quote=False)
+    if isinstance(node, (nodes.math, nodes.math_block)):
+        return " " + html.escape(readable_tex(node.astext()), quote=False) + " "
+    if _skipped(node):
+        return " "
+    inner = "".join(snippet_html(child) for child in node.children)
+    if isinstance(node, nodes.section) and node.get("ids"):
+        return f'<section id="{html.escape(node["ids"][0])}">{inner}</section>'
+    if isinstance(node, nodes.Inline):
+        return inner
+    return inner + " "  # blocks (paragraphs, table cells, list items) read as separate words
+
+
+def _write_search_texts(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    texts = {}
+    for docname in sorted(app.env.found_docs):
+        body = re.sub(r"\s+", " ", snippet_html(app.env.get_doctree(docname))).strip()
+        texts[docname] = f'<div role="main">{body}</div>'
+    script = (SITE / "_static" / "search_snippets.js").read_text(encoding="utf-8")
+    target = Path(app.outdir) / "_static" / SEARCH_TEXTS
+    target.write_text(
+        "// Each page's readable text for the search snippets (written by site/conf.py).\n"
+        f"var MHSA_SEARCH_TEXTS = {json.dumps(texts, ensure_ascii=False)};\n{script}",
+        encoding="utf-8",
+    )
+
+
 def _page_context(app, pagename, templatename, context, doctree) -> None:
+    if pagename == "search":
+        app.add_js_file(SEARCH_TEXTS)
     # The same page of the other edition: both are built from the same file names.
     root = posixpath.relpath("/", posixpath.dirname("/" + pagename))
     href = posixpath.normpath(posixpath.join(root, "..", OTHER, pagename + ".html"))
@@ -302,6 +464,7 @@ def setup(app):
     app.connect("build-finished", _copy_vendor)
     app.connect("build-finished", _fix_chinese_stemmer)
     app.connect("build-finished", _split_chinese_queries)
+    app.connect("build-finished", _write_search_texts)
     return {"parallel_read_safe": True}
 
 

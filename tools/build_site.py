@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import itertools
 import json
 import os
 import re
@@ -137,6 +138,32 @@ TWIN_LINK = re.compile(r"\[([^\]]+)\]\((?:zh/|\.\./)([0-9]{2}_\w+)\.ipynb\)")
 
 
 NBVAL_MARKER = "# NBVAL_IGNORE_OUTPUT"
+
+# A heading line of a markdown cell ("### Check (for CI; collapsed)").
+HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
+
+
+def is_check_cell(cell: dict) -> bool:
+    """A cell that serves the course's tests: a code cell JupyterLab opens fully collapsed
+    (source and outputs hidden, ``jupyter={"source_hidden": true, "outputs_hidden": true}`` in
+    its script; both editions' lessons 01-10 have one)."""
+    folded = cell.get("metadata", {}).get("jupyter", {})
+    return (
+        cell["cell_type"] == "code"
+        and bool(folded.get("source_hidden"))
+        and bool(folded.get("outputs_hidden"))
+    )
+
+
+def check_headings_off_the_toc(cells: list[dict]) -> None:
+    """The heading of the markdown cell just before a check cell ("Check (for CI; collapsed)",
+    "检查（供 CI 使用，已折叠）") introduces that cell, not a part of the lesson: on the page it
+    stays as a rubric (an informal heading) and leaves the table of contents."""
+    for cell, following in itertools.pairwise(cells):
+        if cell["cell_type"] == "markdown" and is_check_cell(following):
+            text = "".join(cell["source"])
+            cell["source"] = HEADING.sub(lambda m: f"```{{rubric}} {m.group(2)}\n```", text)
+
 
 # Lesson 07's explorer on the site, without a kernel: its pictures for a grid of slider values,
 # drawn at build time by the explorer's own code (mhsa_helpers.ui.explorers.attention), swapped
@@ -263,6 +290,7 @@ def copy_notebook(source: Path, target: Path, other: str, edition: str = "en") -
             f"build_site: {source.relative_to(ROOT)} has {unlabelled} figure(s) saved without alt "
             f"text; rebuild it: python tools/build_notebooks.py <its script>"
         )
+    check_headings_off_the_toc(nb["cells"])
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             lines = "".join(cell["source"]).splitlines(keepends=True)

@@ -69,38 +69,7 @@
     widgetAlt();
     new MutationObserver(widgetAlt).observe(document.body, { childList: true, subtree: true });
   }
-  // 3. Search snippets are read from the page's main block, which also holds the theme
-  //    switcher ("Light Dark System Settings"), the printed table of contents and the link to
-  //    the other edition; and a formula's text there is its LaTeX source. Leave the former out
-  //    and show a formula the way it reads (\sqrt{d_k} -> √d_k) before Sphinx takes the text.
-  var JUNK = ".bd-header-article, .onlyprint, .other-edition, .headerlink, .widget-note, script, style";
-  var TEX = [
-    [/\\[()\[\]]/g, ""], [/\\(?:mathrm|mathbf|text|operatorname|mathit)\{([^{}]*)\}/g, "$1"],
-    [/\\sqrt\{([^{}]*)\}/g, "√$1"], [/\\frac\{([^{}]*)\}\{([^{}]*)\}/g, "($1)/($2)"],
-    [/\^?\\top\b/g, "ᵀ"], [/\\times\b/g, "×"], [/\\cdot[s]?\b/g, "·"], [/\\infty\b/g, "∞"],
-    [/\\ldots\b|\\dots\b/g, "…"], [/\\(?:left|right|big|Big|quad|qquad|,|;|!)/g, " "],
-    [/\\([a-zA-Z]+)/g, "$1"], [/[{}]/g, ""], [/\\/g, ""], [/\s+/g, " "],
-  ];
-  function readableTex(tex) {
-    return TEX.reduce(function (text, rule) { return text.replace(rule[0], rule[1]); }, tex).trim();
-  }
-  function cleanSearchSnippets() {
-    if (typeof Search === "undefined" || !Search.htmlToText || Search.htmlToText.clean) return;
-    var original = Search.htmlToText;
-    Search.htmlToText = function (htmlString, anchor) {
-      var doc = new DOMParser().parseFromString(htmlString, "text/html");
-      doc.querySelectorAll(JUNK).forEach(function (el) { el.remove(); });
-      // Table cells and list items read as separate words, not run together.
-      doc.querySelectorAll("td, th, li, dt, dd").forEach(function (el) { el.append(" "); });
-      doc.querySelectorAll(".math").forEach(function (el) {
-        el.textContent = " " + readableTex(el.textContent) + " ";
-      });
-      return original(doc.documentElement.outerHTML, anchor).replace(/\s+/g, " ");
-    };
-    Search.htmlToText.clean = true;
-  }
-  window.mhsaReadableTex = readableTex; // for the site test
-  // 4. Lesson 07's static explorer (tools/build_site.py): pictures drawn at build time for a
+  // 3. Lesson 07's static explorer (tools/build_site.py): pictures drawn at build time for a
   //    grid of slider values; moving a slider shows the picture, alt text and message for the
   //    chosen values. No kernel, no widget manager.
   function staticExplorers() {
@@ -130,9 +99,4 @@
   function startAll() { start(); staticExplorers(); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
   else startAll();
-  // This file may run before searchtools.js (both deferred): try again once the page is parsed
-  // (before the search index arrives) and once it has loaded; the wrapper is installed once.
-  cleanSearchSnippets();
-  document.addEventListener("DOMContentLoaded", cleanSearchSnippets);
-  window.addEventListener("load", cleanSearchSnippets);
 })();

@@ -10,7 +10,10 @@ opened from ``file://``, with its diagram and formulas. Further (issue 31): ever
 glossary term searched as typed, the search page's results with clean snippets, every lesson's
 notebook download and the favicon, the root page's lesson lists, lesson 06's formula at 1280 px,
 no sideways scroll at 390 px, lesson 07's static explorer swapping pictures, and saved widgets
-without dead sliders. ``make site-test`` builds the site first.
+without dead sliders. After review: snippets with no code, SVG or TeX for a set of queries, on the
+server and from the unpacked zip; no console error or warning (the theme mode); no CI check
+heading in a lesson's contents; the footer in each language; jieba quiet during the build.
+``make site-test`` builds the site first.
 """
 
 from __future__ import annotations
@@ -349,20 +352,41 @@ def _results(page) -> list[tuple[str, str]]:
     )
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("edition", "query", "expected"),
-    [
-        ("zh", "多头注意力", "06_multihead_split"),
-        ("zh", "缩放点积注意力", "02_trainable_qkv"),
-        ("en", "scaled softmax", "02_trainable_qkv"),
-    ],
+# What a snippet must not show: the theme switcher's labels, TeX source (\frac, \(, $...$),
+# SVG or HTML source (a drawn diagram's), code (print(...), an import line, a def).
+SNIPPET_JUNK = re.compile(
+    r"System Settings|浅色|深色|亮色|暗色|\\[a-zA-Z]+|\\[()\[\]]|\$|<svg|</?[a-z]+[\s>/]|viewBox"
+    r"|print\(|^import |\bimport torch|\bdef \w+\(|NBVAL"
+    # TeX whose backslashes were dropped ("frace^x_i - csum_j", "beginsplit")
+    r"|\bd?frac(?!t)|sqrt|mathrm|mathbf|operatorname|\b(?:begin|end)(?:split|cases|aligned)"
 )
+SNIPPET_QUERIES = [
+    ("zh", "多头注意力", "06_multihead_split"),
+    ("zh", "缩放点积注意力", "02_trainable_qkv"),
+    ("zh", "softmax", "01_simplified_self_attention"),
+    ("zh", "掩码", "03_causal_attention"),
+    ("en", "scaled softmax", "02_trainable_qkv"),
+    ("en", "multi-head attention", "06_multihead_split"),
+    ("en", "softmax", "01_simplified_self_attention"),
+    ("en", "mask", "03_causal_attention"),
+    ("en", "flash", "09_efficient_attention"),
+    ("en", "denominator", "03_causal_attention"),
+    ("en", "fused", "09_efficient_attention"),
+]
+
+
+def _dirty_snippets(results: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(href, text[:160]) for href, text in results if SNIPPET_JUNK.search(text)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("edition", "query", "expected"), SNIPPET_QUERIES)
 def test_search_as_typed_finds_the_lesson_with_a_clean_snippet(
     browser, server, edition, query, expected
 ):
-    """The search page itself, as a reader uses it: the typed query finds the lesson, and no
-    snippet carries the theme switcher's labels, the printed contents or raw LaTeX."""
+    """The search page itself, as a reader uses it: the typed query finds the lesson, every
+    result has a snippet, and no snippet carries the theme switcher's labels, code, a diagram's
+    SVG or TeX source (lessons 06 and 09 showed all of these)."""
     url = f"{server}/{edition}/search.html?q={query}"
     context, page, recorder, _response, errors = _open(browser, url, {"127.0.0.1"})
     try:
@@ -371,24 +395,146 @@ def test_search_as_typed_finds_the_lesson_with_a_clean_snippet(
     finally:
         context.close()
     assert any(expected in href for href, _ in results), results
-    junk = re.compile(r"System Settings|浅色|深色|亮色|暗色|\\\(|\\\)|\\[a-zA-Z]+\{")
-    dirty = [(href, text[:120]) for href, text in results if junk.search(text)]
-    assert dirty == [], dirty
+    assert _dirty_snippets(results) == []
     assert all(text.strip() for _, text in results), results
 
 
-def test_snippet_formulas_read_as_text(browser, server):
-    context, page, _recorder, _response, _errors = _open(
-        browser, f"{server}/en/02_trainable_qkv.html", {"127.0.0.1"}
+@pytest.mark.slow
+@pytest.mark.parametrize(("edition", "query"), [("zh", "多头注意力"), ("en", "softmax")])
+def test_search_from_the_unpacked_zip_shows_snippets(browser, site, tmp_path, edition, query):
+    """Opened from file:// (the offline zip), the search page shows a clean snippet under every
+    result, highlighted as on the web: the snippets come from a script, not a fetch."""
+    with zipfile.ZipFile(site / "download" / "mhsa-course-site.zip") as zipped:
+        zipped.extractall(tmp_path)
+    search = tmp_path / "mhsa-course-site" / edition / "search.html"
+    context, page, recorder, _response, errors = _open(
+        browser, f"{search.as_uri()}?q={query}", set()
     )
     try:
-        read = page.evaluate(
-            "() => [mhsaReadableTex('\\\\(\\\\sqrt{d_k}\\\\)'),"
-            " mhsaReadableTex('\\\\(\\\\mathrm{softmax}(QK^\\\\top / \\\\sqrt{d})\\\\)')]"
+        results = _results(page)
+        highlighted = page.eval_on_selector_all(
+            "#search-results p.context span.highlighted", "(spans) => spans.length"
         )
+        assert errors == [] and recorder.outside == [] and recorder.failed == []
     finally:
         context.close()
-    assert read == ["√d_k", "softmax(QKᵀ / √d)"]
+    assert len(results) >= 3, results
+    assert all(text.strip() for _, text in results), results
+    assert _dirty_snippets(results) == []
+    assert highlighted > 0
+
+
+def test_snippet_formulas_read_as_text():
+    conf = _site_conf()
+    read = conf.readable_tex
+    assert read(r"\sqrt{d_k}") == "√d_k"
+    assert read(r"\mathrm{softmax}(QK^\top / \sqrt{d})") == "softmax(QKᵀ / √d)"
+    assert read(r"\frac{e^{x_i - c}}{\sum_j e^{x_j - c}}") == "(e^(x_i - c))/(Σ_j e^(x_j - c))"
+    assert read(r"\text{MultiHead}(X) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)") == (
+        "MultiHead(X) = Concat(head_1, …, head_h)"
+    )
+    for tex in (
+        r"\left(\frac{QK^\top}{\sqrt{d_k}}\right) V",
+        r"\begin{cases} 1 & j \le i \\ 0 \end{cases}",
+    ):
+        assert not re.search(r"[\\{}]|frac|sqrt|begin", read(tex)), read(tex)
+
+
+def _site_conf(edition: str = "en"):
+    import importlib.util
+    import os
+
+    os.environ["MHSA_SITE_EDITION"] = edition
+    try:
+        spec = importlib.util.spec_from_file_location("site_conf", ROOT / "site" / "conf.py")
+        assert spec and spec.loader
+        conf = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(conf)
+    finally:
+        del os.environ["MHSA_SITE_EDITION"]
+    return conf
+
+
+def test_the_chinese_build_prints_nothing_of_jieba(tmp_path):
+    """site/conf.py for the Chinese edition teaches jieba the glossary; jieba's progress lines
+    ("Building prefix dict ...") stay out of make site's output, its warnings do not."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import runpy, logging, jieba; runpy.run_path('site/conf.py');"
+        "import jieba as j; assert j.default_logger.getEffectiveLevel() == logging.WARNING"
+    )
+    env = {**os.environ, "MHSA_SITE_EDITION": "zh", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "prefix dict" not in done.stderr and "Loading model" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_pages_log_no_theme_error_and_name_the_contributors(browser, server, edition):
+    """No console error or warning (the theme's "invalid theme mode" was one), the page starts
+    in the light mode, and the footer names the course's contributors as CITATION.cff does, in
+    the page's language (not "作者： 课程作者")."""
+    footer = {
+        "en": "© 2026 the contributors of Multi-Head Self-Attention, step by step.",
+        "zh": "© 2026《多头自注意力，一步一步》的贡献者。",
+    }[edition]
+    context, page, recorder, _response, errors = _open(
+        browser, f"{server}/{edition}/index.html", {"127.0.0.1"}
+    )
+    console: list[str] = []
+    page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+    try:
+        for name in ("index", "06_multihead_split", "search"):
+            page.goto(f"{server}/{edition}/{name}.html", wait_until="load")
+            page.wait_for_timeout(300)
+            mode = page.evaluate("() => document.documentElement.dataset.mode")
+            assert mode == "light", (name, mode)
+            text = page.inner_text("footer.bd-footer-content")
+            assert footer in text, text
+            assert "作者：" not in text and "课程作者" not in text and "Copyright" not in text, text
+        assert errors == [] and recorder.outside == []
+    finally:
+        context.close()
+    loud = [m for m in console if m.startswith(("error", "warning"))]
+    assert loud == [], loud
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_no_lesson_lists_its_ci_check_in_the_table_of_contents(browser, server, edition):
+    """The heading of a cell that serves the tests ("Check (for CI; collapsed)", "检查（供 CI
+    使用，已折叠）") stays on the page as a small heading but is no entry of a page's contents
+    (nor of the search's titles); every lesson with such a cell is checked, not only 07."""
+    folder = ROOT / "notebooks" / ("zh" if edition == "zh" else "")
+    names = [p.stem for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))]
+    ci = re.compile(r"for CI|供 CI|\bCI\b")
+    context, page, recorder, _response, errors = _open(
+        browser, f"{server}/{edition}/index.html", {"127.0.0.1"}
+    )
+    entries, rubrics = {}, {}
+    try:
+        for name in names:
+            page.goto(f"{server}/{edition}/{name}.html", wait_until="domcontentloaded")
+            toc = page.eval_on_selector_all(
+                ".bd-sidebar-secondary nav a, .bd-toc-nav a, #searchbox ~ nav a",
+                "(links) => links.map((a) => a.textContent.trim())",
+            )
+            entries[name] = [entry for entry in toc if ci.search(entry)]
+            rubrics[name] = page.eval_on_selector_all(
+                "article p.rubric", "(ps) => ps.map((p) => p.textContent.trim())"
+            )
+        assert errors == [] and recorder.outside == []
+    finally:
+        context.close()
+    assert {name: found for name, found in entries.items() if found} == {}
+    checked = [name for name, found in rubrics.items() if any(ci.search(r) for r in found)]
+    assert "07_inspecting_heads" in checked and len(checked) >= 7, rubrics
+    titles = (ROOT / "build" / "site" / edition / "searchindex.js").read_text(encoding="utf-8")
+    assert not ci.search(titles.split('"alltitles"', 1)[1].split("]}", 1)[0])
 
 
 @pytest.mark.parametrize("edition", ["en", "zh"])
