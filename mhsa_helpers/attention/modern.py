@@ -15,8 +15,10 @@ The parameter names are Hugging Face's (``q_proj``, ``k_proj``, ``v_proj``, ``o_
 ``k_norm``), and the state_dict holds nothing else (the causal mask and the RoPE tables are
 buffers that are not saved), so a ``LlamaAttention``'s weights load by name.
 
-Padding: RoPE makes a score depend only on the offset between query and key, so a left-padded
-sequence (its tokens shifted right by the pads) gets the outputs it gets alone, to float rounding.
+Padding: with a ``key_padding_mask`` the positions count only real tokens (position ids
+``cumsum(real) - 1``, what Hugging Face's ``generate`` passes), and the cache remembers how many
+real tokens it holds; so a padded sequence -- pads on the left, the right or in the middle -- gets
+the outputs it gets alone, through the cache as well.
 Sliding window: query i sees keys i - sliding_window + 1 .. i (Hugging Face's convention,
 ``kv_idx > q_idx - sliding_window``), counted in positions, pads included.
 """
@@ -153,7 +155,8 @@ class ModernAttention(AttentionModule):
         queries = queries.transpose(1, 2)  # (b, h, n, head_dim)
         keys = keys.transpose(1, 2)  # (b, g, n, head_dim)
         values = values.transpose(1, 2)  # (b, g, n, head_dim): never rotated
-        cos, sin = self.rotary_emb(queries, offset)  # (n, head_dim) twice
+        position_ids = self.position_ids(key_padding_mask, cache, b, n, x.device)
+        cos, sin = self.rotary_emb(queries, offset, position_ids)  # (n | b, 1, n, head_dim)
         queries, keys = apply_rotary_pos_emb(queries, keys, cos, sin)  # (b, h|g, n, hd)
         if cache is not None:
             keys, values, key_padding_mask = cache.append(
@@ -174,6 +177,32 @@ class ModernAttention(AttentionModule):
             return out
         assert weights is not None  # the eager backend returns them
         return out, weights
+
+    @staticmethod
+    def position_ids(
+        key_padding_mask: torch.Tensor | None,
+        cache: KVCache | None,
+        batch: int,
+        num_new: int,
+        device: torch.device,
+    ) -> torch.Tensor | None:
+        """Each new token's position among the *real* tokens, (b, n); None without any padding.
+
+        Without padding the positions are ``offset .. offset + n - 1`` (a slice of the tables).
+        A pad takes its last real token's position (at least 0): no query sees it as a key.
+        """
+        cached_pad = None if cache is None else cache.key_padding_mask
+        if key_padding_mask is None and cached_pad is None:
+            return None
+        if key_padding_mask is None:
+            real = torch.ones(batch, num_new, dtype=torch.long, device=device)  # (b, n)
+        else:
+            real = (~key_padding_mask).long()  # (b, n)
+        if cached_pad is not None:
+            start = (~cached_pad).sum(-1, keepdim=True)  # (b, 1): real tokens in the cache
+        else:
+            start = torch.full((batch, 1), 0 if cache is None else len(cache), device=device)
+        return (start + real.cumsum(-1) - 1).clamp(min=0)  # (b, n)
 
     def window_mask(
         self, num_queries: int, num_keys: int, device: torch.device

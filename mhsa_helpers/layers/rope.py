@@ -81,6 +81,8 @@ def apply_rotary_pos_emb(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Rotate queries and keys (b, h, T, head_dim) by cos/sin (T, head_dim): the RoPE step.
 
+    cos/sin may also be (b, 1, T, head_dim): one row of positions per sequence.
+
     ``x * cos + rotate_half(x) * sin``: pair (x_i, x_{i + d/2}) turns by its angle. The values
     are not passed: RoPE never touches them.
     """
@@ -145,12 +147,37 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("cos_cached", cos, persistent=False)
         self.register_buffer("sin_cached", sin, persistent=False)
 
-    def forward(self, x: torch.Tensor, offset: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """cos, sin (T, head_dim) in ``x.dtype`` for positions ``offset .. offset + T - 1``."""
+    def forward(
+        self, x: torch.Tensor, offset: int = 0, position_ids: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos, sin (T, head_dim) in ``x.dtype`` for positions ``offset .. offset + T - 1``.
+
+        ``position_ids`` (b, T), integers: each row's own positions instead (padded batches);
+        cos and sin are then (b, 1, T, head_dim), broadcasting over the heads.
+        """
         if not isinstance(x, torch.Tensor) or x.dim() < 2:
             raise ValueError(f"x must be a tensor (..., T, head_dim), got {x!r}")
-        offset = as_int("offset", offset)
         num_tokens = x.shape[-2]
+        if position_ids is not None:
+            if not isinstance(position_ids, torch.Tensor) or position_ids.dim() != 2:
+                raise ValueError(f"position_ids must be a (b, T) tensor, got {position_ids!r}")
+            if position_ids.shape[-1] != num_tokens or position_ids.is_floating_point():
+                raise ValueError(
+                    f"position_ids must be integers (b, T={num_tokens}), got "
+                    f"shape {tuple(position_ids.shape)}, dtype {position_ids.dtype}"
+                )
+            if position_ids.numel() and (
+                int(position_ids.min()) < 0
+                or int(position_ids.max()) >= self.max_position_embeddings
+            ):
+                raise ValueError(
+                    "position_ids must lie in [0, max_position_embeddings="
+                    f"{self.max_position_embeddings}), got {position_ids.tolist()}"
+                )
+            cos = self.cos_cached[position_ids].to(dtype=x.dtype)  # (b, T, head_dim)
+            sin = self.sin_cached[position_ids].to(dtype=x.dtype)  # (b, T, head_dim)
+            return cos.unsqueeze(1), sin.unsqueeze(1)  # (b, 1, T, head_dim) twice
+        offset = as_int("offset", offset)
         if offset < 0 or offset + num_tokens > self.max_position_embeddings:
             raise ValueError(
                 f"positions offset={offset} .. {offset + num_tokens - 1} are outside the "
