@@ -186,21 +186,27 @@ def test_swiglu_width_rule_keeps_the_gelu_parameter_count():
         assert swiglu.hidden_dim == 8 * d // 3 and abs(count - gelu_count) < 3 * d
 
 
+class Shifted(mh.RotaryEmbedding):
+    """The tables of positions 7 .. instead of 0 ..: every token far from position 0."""
+
+    def forward(self, x, offset=0, position_ids=None):
+        return super().forward(x, offset + 7)
+
+
 def test_values_are_never_rotated():
-    """Zeroing the rotation (positions all 0) leaves values alone; shifting every position by the
-    same offset changes no output: RoPE acts on scores only, never on v."""
+    """A single token attends to itself only, so its output is o_proj(v): at position 7 as at 0,
+    since RoPE turns q and k (whose score no longer matters) and never v."""
     torch.manual_seed(3)
     attn = mh.ModernAttention(8, 16, 2, 1).eval()
-    x = torch.randn(1, 4, 8)
-    cache = mh.KVCache(16)
-    attn(torch.zeros(1, 5, 8), cache=cache)  # five zero tokens first: offset 5
-    shifted = attn(x, key_padding_mask=None, cache=cache)
-    alone = attn(x)
-    assert not torch.allclose(shifted, alone, atol=1e-4)  # the zero tokens are seen
-    cache = mh.KVCache(16)
-    pad = torch.tensor([[True] * 5 + [False] * 4])
-    padded = attn(torch.cat([100 * torch.ones(1, 5, 8), x], dim=1), key_padding_mask=pad)
-    assert_close(padded[:, 5:], alone, **TOL)
+    x = torch.randn(3, 1, 8)  # (b, 1, d)
+    value_path = attn.o_proj(attn.v_proj(x).repeat(1, 1, 2))  # (b, 1, d): 2 heads share v
+    assert_close(attn(x), value_path, **TOL)
+    attn.rotary_emb = Shifted(attn.head_dim, 16 + 7)
+    assert_close(attn(x), value_path, **TOL)
+    two = torch.randn(1, 2, 8)  # with two tokens the shift cancels in the scores as well
+    shifted = attn(two)
+    attn.rotary_emb = mh.RotaryEmbedding(attn.head_dim, 16)
+    assert_close(shifted, attn(two), **TOL)
 
 
 BAD = [
