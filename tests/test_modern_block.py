@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.testing import assert_close
@@ -258,3 +259,31 @@ BAD = [
 def test_bad_input_is_refused_naming_the_parameter(make, error, match):
     with pytest.raises(error, match=match):
         make()
+
+
+def test_an_interleaved_checkpoint_loads_with_its_query_and_key_rows_permuted():
+    """A model trained with interleaved pairs (the RoPE paper, Meta's Llama code, CS336) is
+    ``ModernAttention`` once each head's rows of W_query and W_key are permuted by
+    ``interleaved_to_half`` -- how checkpoints are converted to Hugging Face's layout."""
+    torch.manual_seed(4)
+    d, heads, kv, head_dim, T = 12, 4, 2, 6, 7
+    attn = mh.ModernAttention(d, 16, heads, kv, head_dim=head_dim).eval()
+    wq, wk = torch.randn(heads * head_dim, d), torch.randn(kv * head_dim, d)  # interleaved
+    x = torch.randn(2, T, d)  # (b, T, d)
+    cos, sin = mh.rope_cos_sin(torch.arange(T), head_dim)
+    q = mh.apply_rotary_interleaved(
+        (x @ wq.T).view(2, T, heads, head_dim).transpose(1, 2), cos, sin
+    )
+    k = mh.apply_rotary_interleaved((x @ wk.T).view(2, T, kv, head_dim).transpose(1, 2), cos, sin)
+    v = attn.v_proj(x).view(2, T, kv, head_dim).transpose(1, 2)  # (b, g, T, hd)
+    k, v = k.repeat_interleave(heads // kv, 1), v.repeat_interleave(heads // kv, 1)
+    context = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, T, hd)
+    want = attn.o_proj(context.transpose(1, 2).reshape(2, T, heads * head_dim))  # (b, T, d)
+    perm = mh.interleaved_to_half(head_dim)
+    with torch.no_grad():
+        attn.q_proj.weight.copy_(wq.view(heads, head_dim, d)[:, perm].reshape(-1, d))
+        attn.k_proj.weight.copy_(wk.view(kv, head_dim, d)[:, perm].reshape(-1, d))
+        assert_close(attn(x), want, **TOL)
+        attn.q_proj.weight.copy_(wq)  # unpermuted: another function
+        attn.k_proj.weight.copy_(wk)
+        assert not torch.allclose(attn(x), want, atol=1e-3)
