@@ -9,6 +9,7 @@ Where each idea lives:
 
 * ``validation`` -- the argument checks every other module uses (the base layer);
 * ``attention/`` -- the attention classes (torch only), on one functional core;
+* ``layers/`` and ``blocks`` -- RoPE, RMSNorm, SwiGLU and the modern decoder block (lesson 13);
 * ``training/`` -- a tiny attention LM, toy tasks, the training loop;
 * ``lm/`` -- a small character-level Transformer that learns the Tang 300 and writes (lesson 12);
 * ``inspection`` -- numbers that summarise heads (entropy, attention at an offset);
@@ -47,10 +48,22 @@ _PUBLIC = {
     "CrossMultiHeadAttention": ".attention",
     "GroupedQueryAttention": ".attention",
     "KVCache": ".attention",
+    "ModernAttention": ".attention",
     "causal_mask": ".attention",
     "masked_attention": ".attention",
     "split_heads": ".attention",
     "merge_heads": ".attention",
+    # the parts of today's open models (RoPE, RMSNorm, SwiGLU) and their decoder block
+    "RotaryEmbedding": ".layers",
+    "apply_rotary_pos_emb": ".layers",
+    "apply_rotary_interleaved": ".layers",
+    "interleaved_to_half": ".layers",
+    "rope_cos_sin": ".layers",
+    "rotate_half": ".layers",
+    "RMSNorm": ".layers",
+    "SwiGLU": ".layers",
+    "swiglu_hidden_dim": ".layers",
+    "ModernDecoderLayer": ".blocks",
     # head metrics, lesson data, language, notebook settings and checks
     "head_entropy": ".inspection",
     "offset_attention": ".inspection",
@@ -87,9 +100,20 @@ _PUBLIC = {
     "CharTransformer": ".lm",
 }
 # Modules that need only torch: their names are loaded with the package.
-_EAGER = (".attention", ".inspection", ".data", ".i18n", ".lesson", ".checks")
+_EAGER = (
+    ".attention",
+    ".layers",
+    ".blocks",
+    ".inspection",
+    ".data",
+    ".i18n",
+    ".lesson",
+    ".checks",
+)
 # Subpackages reachable as attributes (``mh.ui``, ``mh.lm`` ...); ``mh.figures`` is ``ui.figures``.
-_SUBPACKAGES = {name: f".{name}" for name in ("attention", "exercises", "lm", "training", "ui")}
+_SUBPACKAGES = {
+    name: f".{name}" for name in ("attention", "exercises", "layers", "lm", "training", "ui")
+}
 _SUBPACKAGES["figures"] = ".ui.figures"
 
 __all__ = sorted(_PUBLIC)

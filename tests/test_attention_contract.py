@@ -65,6 +65,12 @@ EVERY_CLASS = {
         4,
         True,
     ),
+    "ModernAttention": (
+        lambda: mh.ModernAttention(D_IN, CONTEXT, 4, 2, qk_norm=True, sliding_window=3),
+        D_IN,
+        4,
+        True,
+    ),
 }
 
 

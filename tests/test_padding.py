@@ -39,12 +39,14 @@ def build(kind: str) -> torch.nn.Module:
         return mh.SDPAMultiHeadAttention(D_IN, 6, CONTEXT, 0.0, num_heads=3, qkv_bias=True)
     if kind == "gqa":
         return mh.GroupedQueryAttention(D_IN, 8, CONTEXT, 0.0, num_heads=4, num_kv_groups=2)
+    if kind == "modern":  # RoPE: positions count the real tokens only
+        return mh.ModernAttention(D_IN, CONTEXT, num_heads=4, num_kv_groups=2, qk_norm=True)
     raise AssertionError(kind)
 
 
-SELF_KINDS = ["v1", "v2", "causal", "wrapper", "multihead", "fused", "sdpa", "gqa"]
-CAUSAL_KINDS = ["causal", "wrapper", "multihead", "fused", "sdpa", "gqa"]
-CACHE_KINDS = ["multihead", "fused", "sdpa", "gqa"]
+SELF_KINDS = ["v1", "v2", "causal", "wrapper", "multihead", "fused", "sdpa", "gqa", "modern"]
+CAUSAL_KINDS = ["causal", "wrapper", "multihead", "fused", "sdpa", "gqa", "modern"]
+CACHE_KINDS = ["multihead", "fused", "sdpa", "gqa", "modern"]
 
 
 def padded_batch(side: str, lengths=LENGTHS, num_tokens: int = T, d: int = D_IN, seed: int = 5):

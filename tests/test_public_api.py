@@ -13,7 +13,16 @@ from pathlib import Path
 import mhsa_helpers as mh
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = ("attention", "exercises", "lm", "training", "ui", "ui.figures", "ui.explorers")
+SUBPACKAGES = (
+    "attention",
+    "exercises",
+    "layers",
+    "lm",
+    "training",
+    "ui",
+    "ui.figures",
+    "ui.explorers",
+)
 
 
 def test_nothing_public_outside_all():

@@ -38,6 +38,15 @@ ALLOWED = {
     "XL",  # GPT-2 XL
     "GELU",
     "Transformer",
+    # the open models and the parts lesson 13 names as they are written
+    "Llama",
+    "Qwen",
+    "RoPE",
+    "RMSNorm",
+    "LayerNorm",
+    "SwiGLU",
+    "SiLU",
+    "ReLU",
     # abbreviations the lessons use in both editions
     "SDPA",
     "GQA",

@@ -10,7 +10,9 @@ Everything here needs only torch. One functional core, classes that compose it:
   ``CausalSelfAttentionBase`` (mask buffer, dropout, cache update + core + ``out_proj``);
 * teaching classes, in lesson order: ``self_attention`` (V1, V2), ``causal`` (one head),
   ``multihead`` (the wrapper and the split-matrix class);
-* production variants: ``efficient`` (fused QKV, SDPA), ``kv_cache``, ``cross``, ``gqa``.
+* production variants: ``efficient`` (fused QKV, SDPA), ``kv_cache``, ``cross``, ``gqa``;
+* today's open models: ``modern`` (GQA with RoPE, optional QK-norm and sliding window, no biases:
+  Hugging Face's ``LlamaAttention``/``Qwen3Attention``), on the parts in ``mhsa_helpers.layers``.
 
 The argument checks live one layer down, in ``mhsa_helpers.validation``.
 
@@ -30,6 +32,7 @@ from .efficient import FusedQKVMultiHeadAttention, SDPAMultiHeadAttention
 from .functional import causal_mask, masked_attention, merge_heads, split_heads
 from .gqa import GroupedQueryAttention
 from .kv_cache import KVCache
+from .modern import ModernAttention
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper, multihead_from_wrapper
 from .self_attention import SelfAttentionV1, SelfAttentionV2
 
@@ -39,6 +42,7 @@ __all__ = [
     "FusedQKVMultiHeadAttention",
     "GroupedQueryAttention",
     "KVCache",
+    "ModernAttention",
     "MultiHeadAttention",
     "MultiHeadAttentionWrapper",
     "SDPAMultiHeadAttention",

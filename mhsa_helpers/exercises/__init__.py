@@ -15,8 +15,8 @@ from ._result import CheckResult as CheckResult
 from ._result import never_raises as _never_raises
 from .lesson01 import NEW_TOKEN_EMBEDDING as NEW_TOKEN_EMBEDDING
 
-# The lesson modules, ``lesson01`` .. ``lesson12``, in the order of the course.
-_LESSONS = tuple(_import_module(f".lesson{number:02d}", __name__) for number in range(1, 13))
+# The lesson modules, ``lesson01`` .. ``lesson13``, in the order of the course.
+_LESSONS = tuple(_import_module(f".lesson{number:02d}", __name__) for number in range(1, 14))
 
 _CHECKERS = {
     name: _never_raises(getattr(module, name))

@@ -1,0 +1,534 @@
+"""Checkers for lesson 13: the parts of today's open models (RoPE, RMSNorm, SwiGLU).
+
+* ``check_apply_rope(apply_rope)`` -- build it: ``apply_rope(q, k, v, offset)`` returns the queries
+  and keys (b, h, T, head_dim) rotated at positions ``offset .. offset + T - 1`` (rotate-half
+  pairs, ``theta_i = 10000 ** (-2 i / head_dim)``) and the values untouched.
+* ``check_rms_norm(MyRMSNorm)`` -- build it: ``cls(d, eps=1e-6)`` with a ``weight`` (d,) of ones;
+  ``forward(x)`` equals ``torch.nn.RMSNorm``.
+* ``check_swiglu(MySwiGLU)`` -- build it: ``cls(d_model, hidden_dim=None)`` with ``gate_proj``,
+  ``up_proj``, ``down_proj`` (no biases; None: the 2/3 * 4 width rule, ``int(8 * d_model / 3)``);
+  ``forward(x) = down_proj(silu(gate_proj(x)) * up_proj(x))``.
+
+Each contract runs over a grid of sizes (and of the constructor's arguments) in float32 and
+float64, and names the mistakes of the issue: rotating v, the wrong half split, a missing offset,
+subtracting the mean, GELU for SiLU, gate and up swapped, a width rule off by the 2/3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from itertools import product
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..i18n import Text, tr
+from ..layers.rope import apply_rotary_interleaved, rope_cos_sin, rotate_half
+from ._build import (
+    MODULE_FORWARD,
+    NOT_A_MODULE_CLASS,
+    UNWRITTEN_CLASS,
+    UNWRITTEN_FUNCTION,
+    BuildSpec,
+    ContractError,
+    build_checker,
+    call_forward,
+    construct,
+    first_line,
+    is_unwritten,
+    pass_the_class,
+)
+from ._parse import plain_tensor
+
+__all__ = ["check_apply_rope", "check_rms_norm", "check_swiglu"]
+
+DTYPES = (torch.float32, torch.float64)
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-4))
+
+
+# -- build it: apply_rope ------------------------------------------------------------------------
+
+_ROPE_NAME = tr("build it: apply_rope", "动手实现 apply_rope")
+
+#: (b, h, T, head_dim, offset): offset 0 (no cache) and later chunks (a cache holding tokens).
+_ROPE_SIZES = ((2, 3, 4, 8, 0), (1, 2, 3, 4, 5), (2, 1, 1, 6, 7))
+
+
+def _rotate(x: torch.Tensor, positions: torch.Tensor, mistake: str = "") -> torch.Tensor:
+    """x (..., T, d) rotated at ``positions`` the right way, or with one named mistake."""
+    cos, sin = rope_cos_sin(positions, x.shape[-1])  # (T, d) float32
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    if mistake == "interleaved":
+        return apply_rotary_interleaved(x, cos, sin)
+    if mistake == "sign":  # (x2, -x1): every pair turned the other way
+        return x * cos - rotate_half(x) * sin
+    return x * cos + rotate_half(x) * sin
+
+
+_ROPE_MISTAKES: dict[str, Text] = {
+    "interleaved": tr(
+        "your rotation pairs neighbouring features (x[0::2], x[1::2]): that is the interleaved "
+        "convention. Hugging Face's Llama, and this exercise, pair feature i with feature "
+        "i + head_dim/2: split the last dimension into two halves (rotate_half).",
+        "你的旋转把相邻的特征配成一对（x[0::2]、x[1::2]），这是交错配对的约定。"
+        "Hugging Face 的 Llama 和本练习把第 i 个特征与第 i + head_dim/2 个配对："
+        "把最后一维切成前后两半（rotate_half）。",
+    ),
+    "sign": tr(
+        "every pair turns the wrong way: rotate_half must give (-x2, x1), the second half negated "
+        "and moved to the front, not (x2, -x1).",
+        "每一对都转反了。rotate_half 应该得到 (-x2, x1)：后一半取负、放到前面，而不是 (x2, -x1)。",
+    ),
+    "no_offset": tr(
+        "with offset > 0 your tokens are rotated as if they started at position 0: with a KV "
+        "cache the new tokens sit at positions offset .. offset + T - 1, their true positions.",
+        "offset > 0 时，你把词元当成从位置 0 开始来旋转。用 KV 缓存时，新词元位于"
+        " offset .. offset + T - 1，这才是它们真正的位置。",
+    ),
+    "off_by_one": tr(
+        "your positions are one too far: the first token of a sequence is at position offset "
+        "(0 without a cache), not offset + 1.",
+        "你的位置多了 1。序列的第一个词元位于 offset（没有缓存时是 0），不是 offset + 1。",
+    ),
+    "unrotated": tr(
+        "these are returned unrotated: RoPE turns both the queries and the keys, so that their "
+        "dot product sees the offset between two tokens.",
+        "它们原样返回了，没有旋转。RoPE 要同时旋转查询和键，它们的点积才能看到两个词元的距离。",
+    ),
+}
+
+
+def _name_rope(out: torch.Tensor, x: torch.Tensor, offset: int) -> Text | None:
+    n = x.shape[-2]
+    positions = torch.arange(offset, offset + n)
+    if torch.equal(out, x):
+        return _ROPE_MISTAKES["unrotated"]
+    if offset and _close(out, _rotate(x, torch.arange(n))):
+        return _ROPE_MISTAKES["no_offset"]
+    if _close(out, _rotate(x, positions + 1)):
+        return _ROPE_MISTAKES["off_by_one"]
+    for mistake in ("interleaved", "sign"):
+        if _close(out, _rotate(x, positions, mistake)):
+            return _ROPE_MISTAKES[mistake]
+    return None
+
+
+def _call_rope(
+    fn: Callable[..., object], q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offset: int
+) -> tuple[torch.Tensor, ...]:
+    call = f"apply_rope(q, k, v, offset={offset}) with q {tuple(q.shape)}, {q.dtype}"
+    given = (q.clone(), k.clone(), v.clone())
+    try:
+        out = fn(*given, offset)
+    except NotImplementedError:
+        raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
+    except Exception as error:  # the learner's code may raise anything
+        kind, said = type(error).__name__, first_line(str(error))
+        raise ContractError(
+            tr(f"{call} raised {kind}: {said}", f"{call} 抛出了 {kind}：{said}")
+        ) from None
+    if not all(torch.equal(a, b) for a, b in zip(given, (q, k, v), strict=True)):
+        raise ContractError(
+            tr(
+                "apply_rope changed q, k or v in place; compute new tensors (x * cos + ...).",
+                "apply_rope 原地修改了 q、k 或 v。请计算新的张量（x * cos + ...）。",
+            )
+        )
+    if not (isinstance(out, tuple | list) and len(out) == 3):
+        kind = type(out).__name__
+        raise ContractError(
+            tr(
+                f"apply_rope must return three tensors (q, k, v), got {kind}.",
+                f"apply_rope 必须返回三个张量 (q, k, v)，收到的是 {kind}。",
+            )
+        )
+    for name, got, want in zip("qkv", out, (q, k, v), strict=True):
+        if not isinstance(got, torch.Tensor) or not plain_tensor(got):
+            kind = type(got).__name__
+            raise ContractError(
+                tr(
+                    f"apply_rope's {name} is a {kind}, not a plain tensor.",
+                    f"apply_rope 返回的 {name} 是 {kind}，不是普通张量。",
+                )
+            )
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise ContractError(
+                tr(
+                    f"apply_rope's {name} has shape {tuple(got.shape)}, {got.dtype}; keep "
+                    f"{tuple(want.shape)}, {want.dtype}.",
+                    f"apply_rope 返回的 {name} 形状是 {tuple(got.shape)}、类型 {got.dtype}，"
+                    f"应该保持 {tuple(want.shape)}、{want.dtype}。",
+                )
+            )
+    return tuple(out)
+
+
+def _rotates_q_and_k_not_v(fn: object) -> None:
+    assert callable(fn)
+    for (b, h, n, d, offset), dtype in product(_ROPE_SIZES, DTYPES):
+        q, k, v = (torch.randn(b, h, n, d, dtype=dtype) for _ in range(3))  # (b, h, T, d)
+        out_q, out_k, out_v = _call_rope(fn, q, k, v, offset)
+        where = tr(
+            f"at offset={offset}, head_dim={d}, {dtype}: ",
+            f"在 offset={offset}、head_dim={d}、{dtype} 时：",
+        )
+        if not torch.equal(out_v, v):
+            rotated = _close(out_v, _rotate(v, torch.arange(offset, offset + n)))
+            raise ContractError(
+                where
+                + (
+                    tr("v was rotated", "v 被旋转了")
+                    if rotated
+                    else tr("v was changed", "v 被改动了")
+                )
+                + tr(
+                    ": RoPE acts on the queries and keys only, which make the scores; the "
+                    "values are what the weights average, and stay as they are.",
+                    "。RoPE 只作用于查询和键，它们决定分数；值是权重要平均的内容，保持原样。",
+                )
+            )
+        positions = torch.arange(offset, offset + n)
+        for name, got, x in (("q", out_q, q), ("k", out_k, k)):
+            if _close(got, _rotate(x, positions)):
+                continue
+            named = _name_rope(got, x, offset)
+            raise ContractError(
+                where
+                + tr(f"{name}: ", f"{name}：")
+                + (
+                    named
+                    or tr(
+                        "not the rotation RoPE gives: pair i of the token at position m turns by "
+                        "the angle m * theta_i, theta_i = 10000 ** (-2i / head_dim); the angles "
+                        "come from mh.rope_cos_sin, the pairs from mh.rotate_half.",
+                        "不是 RoPE 的旋转。位置 m 上词元的第 i 对转过角度 m * theta_i，"
+                        "theta_i = 10000 ** (-2i / head_dim)。角度可以用 mh.rope_cos_sin 得到，"
+                        "配对用 mh.rotate_half。",
+                    )
+                )
+            )
+
+
+check_apply_rope = build_checker(
+    "check_apply_rope",
+    BuildSpec(
+        name=_ROPE_NAME,
+        answer="function",
+        function_name="apply_rope",
+        reject_classes=True,
+        contracts=(_rotates_q_and_k_not_v,),
+        passed=tr(
+            "correct: at three sizes, offsets 0, 5 and 7, float32 and float64, q and k turn "
+            "as in Hugging Face's apply_rotary_pos_emb and v stays as it is.",
+            "正确。在三种尺寸、offset 为 0、5、7，float32 和 float64 下，q 和 k 的旋转与"
+            " Hugging Face 的 apply_rotary_pos_emb 一致，v 保持不变。",
+        ),
+        seed=13,
+    ),
+    """Contract tests for a learner's ``apply_rope(q, k, v, offset)``: (q, k, v) with q and k
+    (b, h, T, head_dim) rotated at positions offset.. (rotate-half pairs), v unchanged.""",
+)
+
+
+# -- build it: RMSNorm ---------------------------------------------------------------------------
+
+_NORM_NAME = tr("build it: RMSNorm", "动手实现 RMSNorm")
+_NORM_GRID = ((4, 1e-6), (8, 1e-2), (5, 0.5))  # (d, eps): a large eps shows where it goes
+
+_NORM_FORWARD = replace(
+    MODULE_FORWARD,
+    dtype=tr(
+        ": the output is {got_dtype}; keep x's {dtype}.",
+        "：输出是 {got_dtype}，应该保持 x 的 {dtype}。",
+    ),
+    shape=tr(
+        ": the output has shape {got}; keep x's shape {want}.",
+        "：输出的形状是 {got}，应该保持 x 的形状 {want}。",
+    ),
+)
+
+
+def _norm_mistakes(x: torch.Tensor, weight: torch.Tensor, eps: float) -> dict[str, torch.Tensor]:
+    ms = x.pow(2).mean(-1, keepdim=True)
+    centred = x - x.mean(-1, keepdim=True)
+    return {
+        "mean": centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + eps) * weight,
+        "eps_outside": x / (ms.sqrt() + eps) * weight,
+        "no_eps": x / ms.sqrt() * weight,
+        "no_weight": x / torch.sqrt(ms + eps),
+        "sum": x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps) * weight,
+    }
+
+
+_NORM_HINTS = {
+    "mean": tr(
+        "you subtract the mean: that is LayerNorm. RMSNorm keeps the centre and divides by the "
+        "root mean square sqrt(mean(x**2) + eps) only.",
+        "你减去了均值，那是 LayerNorm。RMSNorm 不动中心，只除以均方根 sqrt(mean(x**2) + eps)。",
+    ),
+    "eps_outside": tr(
+        "eps is added after the square root; it goes inside: sqrt(mean(x**2) + eps) "
+        "(torch.rsqrt(... + eps)).",
+        "eps 加在了平方根外面。它应该在里面：sqrt(mean(x**2) + eps)（torch.rsqrt(... + eps)）。",
+    ),
+    "no_eps": tr(
+        "eps is missing: add it to the mean square before the square root.",
+        "少了 eps。应该在开平方之前把它加到均方上。",
+    ),
+    "no_weight": tr(
+        "the learned scale is missing: multiply by self.weight (an nn.Parameter of ones, (d,)).",
+        "少了可学习的缩放。应该乘以 self.weight（形状 (d,)、初值为 1 的 nn.Parameter）。",
+    ),
+    "sum": tr(
+        "you divide by the length of the vector (a sum of squares): RMSNorm takes the mean of "
+        "the squares over the last dimension (.mean(-1, keepdim=True)).",
+        "你除以的是向量的长度（平方和）。"
+        "RMSNorm 取最后一维上平方的平均（.mean(-1, keepdim=True)）。",
+    ),
+}
+
+
+def _equals_torch_rmsnorm(cls: object) -> None:
+    assert isinstance(cls, type)
+    for (d, eps), dtype in product(_NORM_GRID, DTYPES):
+        call = f"cls({d}, eps={eps})"
+        module = construct(cls, (d,), {"eps": eps})
+        if is_unwritten(module):
+            raise ContractError(UNWRITTEN_CLASS, todo=True)
+        weight = getattr(module, "weight", None)
+        if not isinstance(weight, nn.Parameter) or tuple(weight.shape) != (d,):
+            raise ContractError(
+                tr(
+                    f"{call} needs self.weight, an nn.Parameter of shape ({d},) (the names of "
+                    "torch.nn.RMSNorm).",
+                    f"{call} 需要 self.weight：形状为 ({d},) 的 nn.Parameter"
+                    "（与 torch.nn.RMSNorm 同名）。",
+                )
+            )
+        if not torch.equal(weight.detach(), torch.ones(d)):
+            raise ContractError(
+                tr(
+                    f"{call}: self.weight must start at ones, as torch.nn.RMSNorm's.",
+                    f"{call}：self.weight 的初值应该全是 1，与 torch.nn.RMSNorm 一样。",
+                )
+            )
+        module = module.to(dtype)
+        with torch.no_grad():
+            weight.normal_()
+        reference = nn.RMSNorm(d, eps=eps).to(dtype)
+        with torch.no_grad():
+            reference.weight.copy_(weight)
+        x = 0.3 * torch.randn(3, 4, d, dtype=dtype) + 0.5  # (b, T, d): a mean, small values
+        where = tr(f"{call}, {dtype}", f"{call}、{dtype}")
+        with torch.no_grad():
+            out = call_forward(module, (x,), _NORM_FORWARD, where=where, want_shape=tuple(x.shape))
+            want = reference(x)
+            if _close(out, want):
+                continue
+            mistakes = _norm_mistakes(x, weight.detach(), eps)
+        for name, wrong in mistakes.items():
+            if _close(out, wrong):
+                raise ContractError(where + tr(": ", "：") + _NORM_HINTS[name])
+        raise ContractError(
+            where
+            + tr(
+                ": not torch.nn.RMSNorm's output: x / sqrt(mean(x**2, last dim) + eps) * weight.",
+                "：与 torch.nn.RMSNorm 的输出不同。应该是 "
+                "x / sqrt(mean(x**2, 最后一维) + eps) * weight。",
+            )
+        )
+
+
+check_rms_norm = build_checker(
+    "check_rms_norm",
+    BuildSpec(
+        name=_NORM_NAME,
+        missing_what=tr(
+            "your class (the class itself, e.g. MyRMSNorm)", "你的类（类本身，例如 MyRMSNorm）"
+        ),
+        instance_hint=pass_the_class("check_rms_norm(MyRMSNorm)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
+        contracts=(_equals_torch_rmsnorm,),
+        passed=tr(
+            "correct: for three widths and three eps, float32 and float64, your RMSNorm equals "
+            "torch.nn.RMSNorm, weight included.",
+            "正确。在三种宽度、三种 eps、float32 和 float64 下，你的 RMSNorm 与 torch.nn.RMSNorm"
+            " 相同，包括 weight。",
+        ),
+        seed=13,
+    ),
+    """Contract tests for a learner's RMSNorm class: ``cls(d, eps=...)`` with ``weight`` (d,) of
+    ones; forward equals ``torch.nn.RMSNorm`` (three widths and eps, two dtypes).""",
+)
+
+
+# -- build it: SwiGLU ----------------------------------------------------------------------------
+
+_SWIGLU_NAME = tr("build it: SwiGLU", "动手实现 SwiGLU")
+_SWIGLU_GRID = ((6, None), (12, None), (9, 10))  # (d_model, hidden_dim)
+
+_SWIGLU_FORWARD = replace(
+    MODULE_FORWARD,
+    dtype=_NORM_FORWARD.dtype,
+    shape=tr(
+        ": the output has shape {got}; it must be {want}.", "：输出的形状是 {got}，应该是 {want}。"
+    ),
+)
+
+
+def _width_hint(d: int, got: int, want: int) -> Text:
+    if got == 4 * d:
+        return tr(
+            f"hidden width {got} = 4 * d_model is GPT-2's: three matrices of that width hold 1.5 "
+            "times the parameters. The rule keeps two thirds of it: "
+            f"int(2 * 4 * d_model / 3) = {want}.",
+            f"隐藏宽度 {got} = 4 * d_model 是 GPT-2 的。三个这么宽的矩阵的参数是原来的 1.5 倍。"
+            f"规则只取它的三分之二：int(2 * 4 * d_model / 3) = {want}。",
+        )
+    if got in (int(2 * d / 3), int(4 * d / 3)):
+        return tr(
+            f"hidden width {got} drops the 4: the rule is two thirds of GPT-2's 4 * d_model, "
+            f"int(2 * 4 * d_model / 3) = {want}.",
+            f"隐藏宽度 {got} 漏掉了 4。规则是 GPT-2 的 4 * d_model 的三分之二："
+            f"int(2 * 4 * d_model / 3) = {want}。",
+        )
+    return tr(
+        f"hidden width {got}; with hidden_dim=None it is int(2 * 4 * d_model / 3) = {want}.",
+        f"隐藏宽度是 {got}。hidden_dim=None 时应该是 int(2 * 4 * d_model / 3) = {want}。",
+    )
+
+
+def _swiglu_mistakes(
+    gate: nn.Linear, up: nn.Linear, down: nn.Linear, x: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    g, u = gate(x), up(x)
+    return {
+        "gelu": down(F.gelu(g) * u),
+        "swapped": down(F.silu(u) * g),
+        "relu": down(F.relu(g) * u),
+        "sigmoid": down(torch.sigmoid(g) * u),
+        "no_gate": down(F.silu(g)),
+    }
+
+
+_SWIGLU_HINTS = {
+    "gelu": tr(
+        "you use GELU: SwiGLU's gate goes through SiLU, x * sigmoid(x) (F.silu).",
+        "你用的是 GELU。SwiGLU 的门要经过 SiLU，即 x * sigmoid(x)（F.silu）。",
+    ),
+    "swapped": tr(
+        "gate and up are swapped: SiLU acts on gate_proj(x), and up_proj(x) is what it gates.",
+        "gate 和 up 调换了。SiLU 作用在 gate_proj(x) 上，被门控的是 up_proj(x)。",
+    ),
+    "relu": tr(
+        "you use ReLU: the gate goes through SiLU (F.silu).",
+        "你用的是 ReLU。门要经过 SiLU（F.silu）。",
+    ),
+    "sigmoid": tr(
+        "you gate with sigmoid(gate): SiLU is gate * sigmoid(gate) (F.silu).",
+        "你用 sigmoid(gate) 作门。SiLU 是 gate * sigmoid(gate)（F.silu）。",
+    ),
+    "no_gate": tr(
+        "up_proj is not used: multiply silu(gate_proj(x)) by up_proj(x) element by element.",
+        "没有用到 up_proj。要把 silu(gate_proj(x)) 与 up_proj(x) 逐元素相乘。",
+    ),
+}
+
+
+def _is_swiglu(cls: object) -> None:
+    assert isinstance(cls, type)
+    for (d, hidden), dtype in product(_SWIGLU_GRID, DTYPES):
+        call = f"cls({d})" if hidden is None else f"cls({d}, hidden_dim={hidden})"
+        module = construct(cls, (d,), {} if hidden is None else {"hidden_dim": hidden})
+        if is_unwritten(module):
+            raise ContractError(UNWRITTEN_CLASS, todo=True)
+        want = int(2 * 4 * d / 3) if hidden is None else hidden
+        layers = {
+            name: getattr(module, name, None) for name in ("gate_proj", "up_proj", "down_proj")
+        }
+        for name, layer in layers.items():
+            if not isinstance(layer, nn.Linear):
+                raise ContractError(
+                    tr(
+                        f"{call} needs self.{name}, an nn.Linear (Hugging Face's names: "
+                        "gate_proj, up_proj, down_proj).",
+                        f"{call} 需要 self.{name}，一个 nn.Linear（Hugging Face 的名字："
+                        "gate_proj、up_proj、down_proj）。",
+                    )
+                )
+            if layer.bias is not None:
+                raise ContractError(
+                    tr(
+                        f"{call}: self.{name} has a bias; Llama's SwiGLU has none (bias=False).",
+                        f"{call}：self.{name} 有偏置。Llama 的 SwiGLU 没有偏置（bias=False）。",
+                    )
+                )
+        gate, up, down = layers["gate_proj"], layers["up_proj"], layers["down_proj"]
+        assert isinstance(gate, nn.Linear) and isinstance(up, nn.Linear)
+        assert isinstance(down, nn.Linear)
+        shapes = (tuple(gate.weight.shape), tuple(up.weight.shape), tuple(down.weight.shape))
+        if shapes != ((want, d), (want, d), (d, want)):
+            got = gate.out_features
+            if hidden is None and shapes == ((got, d), (got, d), (d, got)):
+                raise ContractError(tr(f"{call}: ", f"{call}：") + _width_hint(d, got, want))
+            raise ContractError(
+                tr(
+                    f"{call}: the weights have shapes {shapes}; gate_proj and up_proj map "
+                    f"{d} -> {want}, down_proj {want} -> {d}.",
+                    f"{call}：权重的形状是 {shapes}。gate_proj 和 up_proj 把 {d} 映射到 "
+                    f"{want}，down_proj 把 {want} 映射回 {d}。",
+                )
+            )
+        module = module.to(dtype)
+        x = torch.randn(2, 3, d, dtype=dtype)  # (b, T, d_model)
+        where = tr(f"{call}, {dtype}", f"{call}、{dtype}")
+        with torch.no_grad():
+            out = call_forward(
+                module, (x,), _SWIGLU_FORWARD, where=where, want_shape=tuple(x.shape)
+            )
+            right = down(F.silu(gate(x)) * up(x))
+            if _close(out, right):
+                continue
+            mistakes = _swiglu_mistakes(gate, up, down, x)
+        for name, wrong in mistakes.items():
+            if _close(out, wrong):
+                raise ContractError(where + tr(": ", "：") + _SWIGLU_HINTS[name])
+        raise ContractError(
+            where
+            + tr(
+                ": not SwiGLU's output. The gate projection goes through SiLU (F.silu) and "
+                "multiplies the up projection element by element; down_proj maps the product "
+                "back.",
+                "：不是 SwiGLU 的输出。门投影经过 SiLU（F.silu）后与 up 投影逐元素相乘，"
+                "down_proj 再把乘积映射回去。",
+            )
+        )
+
+
+check_swiglu = build_checker(
+    "check_swiglu",
+    BuildSpec(
+        name=_SWIGLU_NAME,
+        missing_what=tr(
+            "your class (the class itself, e.g. MySwiGLU)", "你的类（类本身，例如 MySwiGLU）"
+        ),
+        instance_hint=pass_the_class("check_swiglu(MySwiGLU)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
+        contracts=(_is_swiglu,),
+        passed=tr(
+            "correct: at three widths (the 2/3 * 4 rule twice, an explicit hidden_dim once), "
+            "float32 and float64, your SwiGLU is Hugging Face's LlamaMLP.",
+            "正确。在三种宽度下（两次按 2/3 * 4 规则，一次给定 hidden_dim），float32 和 float64，"
+            "你的 SwiGLU 与 Hugging Face 的 LlamaMLP 相同。",
+        ),
+        seed=13,
+    ),
+    """Contract tests for a learner's SwiGLU class: ``cls(d_model, hidden_dim=None)``, gate_proj /
+    up_proj / down_proj without bias, width int(8 d / 3) by default, forward
+    down_proj(silu(gate_proj(x)) * up_proj(x)); three sizes, two dtypes.""",
+)
