@@ -87,7 +87,7 @@ print("same weights in train mode with dropout 0.5:", torch.equal(weights_train,
 #
 # $$H(\text{行}) = -\sum_j w_j \log w_j, \qquad 0 \log 0 = 0.$$
 #
-# * 如果一行把全部权重都放在一个键上，这一行就是一个独热向量（one-hot vector），它的熵 $H = 0$。这样的头敏锐而专注。
+# * 如果一行把全部权重都放在一个键上，这一行就是一个独热向量（one-hot vector），它的熵 $H = 0$。这样的头非常集中。
 # * 如果一行在 $n$ 个键上均匀分布，那么 $H = \log n$，这是 $n$ 个键所能达到的最大值。
 # * 在**因果**头中，第 $i$ 行（从 0 数起）只能看到 $i + 1$ 个键，所以它的最大值是 $\log(i + 1)$。因此，一个头在 $T$ 行上的平均熵至多为 $\frac{1}{T}\sum_{i<T} \log(i+1)$（$T = 6$ 时为 1.0965），而不是 $\log T$。
 #
@@ -257,7 +257,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 
 # %% [markdown] en_hash="3e18454b0f64"
-# **练习 3。** `weights_ex` 中哪个头最敏锐（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图，看看你是否同意这个结论。
+# **练习 3。** `weights_ex` 中哪个头最集中（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图，看看你是否同意这个结论。
 
 # %%
 answer = None  # 在这里写代码
