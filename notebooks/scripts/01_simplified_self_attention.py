@@ -135,7 +135,10 @@ print("Sum:", attn_weights_2.sum())
 
 # %% [markdown]
 # Side by side: the scores on the left, the weights softmax makes of them on the right (bars),
-# with the plain sum-normalized weights as dots. The order is kept; softmax widens the gaps.
+# with the plain sum-normalized weights as dots. The order is kept, and softmax moves weight
+# towards the highest scores: the two largest weights grow ("journey" 0.2278 → 0.2379), three of
+# the others shrink. Not every gap widens, though: with scores this close together, $e^x$ is
+# nearly a straight line, and the smallest weight even grows a little (0.1077 → 0.1082).
 
 # %%
 fig = mh.figures.plot_softmax_steps(attn_scores_2, journey.words)

@@ -568,7 +568,17 @@ for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
         f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   ratio {slow_ms / fast_ms:4.1f}x"
     )
 ratios = [slow / quick for slow, quick in zip(*ms.values())]
-print("the ratio grew at every longer T:", all(b > a for a, b in itertools.pairwise(ratios)))
+faster = sum(ratio > 1 for ratio in ratios)
+print(
+    mh.say(
+        f"SDPA faster at {faster} of {len(ratios)} lengths; ratios {min(ratios):.1f}x to "
+        f"{max(ratios):.1f}x",
+        f"SDPA 在 {len(ratios)} 个长度中的 {faster} 个上更快，倍数从 {min(ratios):.1f} 到 "
+        f"{max(ratios):.1f}",
+    )
+)
+grew = all(b > a for a, b in itertools.pairwise(ratios))
+print(mh.say("the ratio grew at every longer T:", "倍数随 T 每一步都在增大："), grew)
 for series in ms.values():
     assert all(0 < t < 2000 and math.isfinite(t) for t in series), series
 
@@ -579,12 +589,12 @@ fig = mh.figures.plot_forward_times(
 plt.show()
 
 # %% [markdown]
-# How large the speed gap is depends on the machine. Over several builds of this notebook SDPA
-# was faster at every length, by 1.3x to 2.6x (runs gave 1.9, 1.8, 1.9, 2.6, then 2.0, 1.7,
-# 1.5, 1.6, then 1.4, 1.3, 1.3, 1.6), and the ratio did **not** grow steadily with T. At these tiny
-# sizes the fixed cost of each call weighs as much as the T² work, so this benchmark cannot say
-# how the gap scales with T; the last printed line says whether it grew at every step on your
-# machine. What holds at every size is the memory: SDPA keeps its extra memory linear in T
+# How large the speed gap is depends on the machine, and even on the run: the printed line
+# before the last says at how many lengths SDPA was faster on yours, and by how much. Every build
+# of this notebook has given other ratios, and they did **not** grow steadily with T. At these
+# tiny sizes the fixed cost of each call weighs as much as the T² work, so this benchmark cannot
+# say how the gap scales with T; the last printed line says whether it grew at every step on
+# your machine. What holds at every size is the memory: SDPA keeps its extra memory linear in T
 # (section 4).
 #
 # ## Summary

@@ -107,8 +107,8 @@ attn_weights_2 = torch.softmax(attn_scores_2, dim=0)  # (T,)
 print("Attention weights:", attn_weights_2)
 print("Sum:", attn_weights_2.sum())
 
-# %% [markdown] en_hash="ad50a3ca21b5"
-# 把两种做法并排对照。左边是分数，右边的柱子是 softmax 由分数得到的权重，圆点是简单除以总和得到的权重。两者的顺序相同，只是 softmax 拉大了差距。
+# %% [markdown] en_hash="a02c916c4790"
+# 把两种做法并排对照。左边是分数，右边的柱子是 softmax 由分数得到的权重，圆点是简单除以总和得到的权重。两者的顺序相同，softmax 把权重往分数最高的词元那边挪。最大的两个权重变大了（“journey” 从 0.2278 变成 0.2379），其余三个变小了。不过并不是每个差距都被拉大。这些分数彼此很接近，$e^x$ 在这一段几乎是一条直线，最小的权重甚至还略有增大（从 0.1077 变成 0.1082）。
 
 # %%
 fig = mh.figures.plot_softmax_steps(attn_scores_2, journey.words)

@@ -311,8 +311,8 @@ shift_ids, shift_targets = make_shift_batch(2, CONTEXT, VOCAB, K, torch.Generato
 print("inputs: ", shift_ids, sep="\n")  # (2, 12)
 print("targets:", shift_targets, sep="\n")  # (2, 12)：输入右移 2 位
 
-# %% [markdown] en_hash="42535e65d46f"
-# `mh.offset_attention(model, k)` 测量的正是我们预期的行为。对每个头，它计算位置 $t$ 上的查询放在位置 $t - k$ 上的平均权重（在 256 个随机序列和所有 $t \ge k$ 上取平均）。训练之前这个值很小，大约是 $1/(t+1)$ 的平均值。
+# %% [markdown] en_hash="5a9cfde801a2"
+# `mh.offset_attention(model, k)` 测量的正是我们预期的行为。对每个头，它计算位置 $t$ 上的查询放在位置 $t - k$ 上的平均权重（在 256 个随机序列和所有 $t \ge k$ 上取平均）。训练之前这个值很小，大约是 $1/(t+1)$ 的平均值。然后 `mh.train_shift_task` 训练模型 3 个轮次，每个轮次 50 步（重复任务是 40 步），损失曲线的横轴就是这样标的。
 
 # %%
 torch.manual_seed(0)

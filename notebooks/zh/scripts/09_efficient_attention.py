@@ -460,7 +460,17 @@ for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
         f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   ratio {slow_ms / fast_ms:4.1f}x"
     )
 ratios = [slow / quick for slow, quick in zip(*ms.values())]
-print("the ratio grew at every longer T:", all(b > a for a, b in itertools.pairwise(ratios)))
+faster = sum(ratio > 1 for ratio in ratios)
+print(
+    mh.say(
+        f"SDPA faster at {faster} of {len(ratios)} lengths; ratios {min(ratios):.1f}x to "
+        f"{max(ratios):.1f}x",
+        f"SDPA 在 {len(ratios)} 个长度中的 {faster} 个上更快，倍数从 {min(ratios):.1f} 到 "
+        f"{max(ratios):.1f}",
+    )
+)
+grew = all(b > a for a, b in itertools.pairwise(ratios))
+print(mh.say("the ratio grew at every longer T:", "倍数随 T 每一步都在增大："), grew)
 for series in ms.values():
     assert all(0 < t < 2000 and math.isfinite(t) for t in series), series
 
@@ -470,8 +480,8 @@ fig = mh.figures.plot_forward_times(
 )
 plt.show()
 
-# %% [markdown] en_hash="7363bc23b33a"
-# 速度差距有多大，取决于机器。在这个 notebook 的几次构建中，SDPA 在每个长度上都更快，快 1.3 到 2.6 倍。几次运行分别得到 1.9、1.8、1.9、2.6，2.0、1.7、1.5、1.6，以及 1.4、1.3、1.3、1.6，可见这个倍数**并没有**随 T 稳定增大。在这么小的尺寸下，每次调用的固定开销和 T² 的计算量一样重要，所以这个基准测试说明不了差距怎样随 T 变化。最后打印的一行会告诉你，在你的机器上倍数是否每一步都在增大。在任何尺寸下都成立的是内存，SDPA 的额外内存随 T 线性增长（第 4 节）。
+# %% [markdown] en_hash="ffcc467c9099"
+# 速度差距有多大，取决于机器，甚至每次运行都不一样。倒数第二行输出告诉你，在你的机器上 SDPA 在几个长度上更快、快多少。这个 notebook 每次构建得到的倍数都不同，而且倍数**并没有**随 T 稳定增大。在这么小的尺寸下，每次调用的固定开销和 T² 的计算量一样重要，所以这个基准测试说明不了差距怎样随 T 变化。最后一行输出告诉你，在你的机器上倍数是否每一步都在增大。在任何尺寸下都成立的是内存，SDPA 的额外内存随 T 线性增长（第 4 节）。
 #
 # ## 小结
 #
