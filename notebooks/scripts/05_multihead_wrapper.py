@@ -15,8 +15,7 @@
 # attention** (多头注意力) runs several of them side by side, each with its own `W_query`,
 # `W_key`, `W_value`, so each **attention head** (注意力头) can learn a different pattern, and
 # concatenates their outputs. The book builds it twice: first the plain way in this lesson —
-# stack separate `CausalAttention` modules side by side (the Chinese study guide calls this
-# 「叠罗汉」, "stacking") — then the fast way in lesson 06.
+# put separate `CausalAttention` modules side by side — then the fast way in lesson 06.
 #
 # **Learning goals**
 # 1. Build `MultiHeadAttentionWrapper` yourself from separate `CausalAttention` heads (a checker

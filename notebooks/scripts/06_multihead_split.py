@@ -237,8 +237,7 @@ assert torch.equal(merged_queries, queries)  # split + merge = identity
 # %% [markdown]
 # ## 4. The forward pass, step by step
 #
-# Everything together: the ten steps of the forward pass (the table of the Chinese tutorial
-# 「多头注意力」). The table says what each step produces, under the names of the book's code,
+# Everything together: the ten steps of the forward pass. The table says what each step produces, under the names of the book's code,
 # and its shape; the PyTorch calls are for you to choose (sections 1–3 used every one of them).
 # New at the end is step 10, `out_proj`, a
 # (d_out → d_out) linear layer applied to the merged heads ($W^O$ in the formula). The heads
@@ -611,8 +610,7 @@ torch.testing.assert_close(
 print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 
 # %% [markdown]
-# Two pictures of the same computation. First as a flow (the study guide calls the two ways
-# 「叠罗汉」, stacking, and 「切开看」, cutting open):
+# Two pictures of the same computation. First as a flow:
 #
 # ```mermaid
 # flowchart TB

@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown] en_hash="3a8c479abc7b"
-# # 06 · 多头注意力（multi-head attention）：切开看
+# # 06 · 多头注意力（multi-head attention）：拆分成多个头
 #
-# 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中的第二个版本 `MultiHeadAttention` 换了一种做法。查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果，再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头。最后，**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。学习笔记把第 05 课的写法叫作“叠罗汉”，把这一课的写法叫作“切开看”。本课最后会证明，两者计算的是同一个函数。
+# 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中的第二个版本 `MultiHeadAttention` 换了一种做法。查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果，再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头。最后，**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。本课最后会证明，两者计算的是同一个函数。
 #
 # 公式就是第 05 课的公式，再加上输出矩阵 $W^O$：
 #
@@ -202,12 +202,12 @@ fig = mh.figures.plot_head_split(queries[0], q[0], merged_queries[0], words)
 plt.show()
 assert torch.equal(merged_queries, queries)  # 先拆分再合并，原样不变
 
-# %% [markdown] en_hash="9d93587129f4"
+# %% [markdown] en_hash="3a1a3eade7f9"
 # ## 4. 前向传播，一步一步来
 #
-# 把前面的内容合在一起，就是前向传播的十个步骤，也就是中文教程《多头注意力》中的那张表。表中写出每一步得到什么（用书中代码里的名字）以及它的形状。具体用哪些 PyTorch 调用，由你自己来选，第 1–3 节把它们都用过了。最后新增的是第 10 步 `out_proj`，它是一个作用在合并结果上的 (d_out → d_out) 线性层，即公式中的 $W^O$。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样。dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
+# 把前面的内容合在一起，就是前向传播的十个步骤。表中写出每一步得到什么（用书中代码里的名字）以及它的形状。具体用哪些 PyTorch 调用，由你自己来选，第 1–3 节把它们都用过了。最后新增的是第 10 步 `out_proj`，它是一个作用在合并结果上的 (d_out → d_out) 线性层，即公式中的 $W^O$。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样。dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
 #
-# 表中各步的名称大多沿用中文教程的说法。（下面折叠的单元格只负责生成这张表。）
+# 下面折叠的单元格只负责生成这张表。
 
 # %% jupyter={"source_hidden": true}
 forward_steps = [  # （步骤，得到什么：书中的名字、公式、结果的形状）
@@ -534,12 +534,12 @@ torch.testing.assert_close(
 )
 print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 
-# %% [markdown] en_hash="b1297f8f08fe"
-# 同一个计算有两种画法。先看流程（学习笔记把这两种写法分别叫作“叠罗汉”和“切开看”）。
+# %% [markdown] en_hash="ffd5ec77f6c2"
+# 同一个计算有两种画法。先看流程：
 #
 # ```mermaid
 # flowchart TB
-#     subgraph split ["切开看：每种投影一个大矩阵"]
+#     subgraph split ["拆分版：每种投影一个大矩阵"]
 #         direction TB
 #         x2["x (b, T, d_in)"] --> big["W_query、W_key、W_value：(b, T, d_out)"]
 #         big --> cut["view + transpose：(b, h, T, head_dim)"]
@@ -547,7 +547,7 @@ print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 #         att --> merge["transpose + view：(b, T, d_out)"]
 #         merge --> proj["out_proj"]
 #     end
-#     subgraph wrapper ["叠罗汉：每个头一个模块"]
+#     subgraph wrapper ["包装器：每个头一个模块"]
 #         direction TB
 #         x1["x (b, T, d_in)"] --> h1["头 1：W_query、W_key、W_value、注意力"]
 #         x1 --> h2["头 2：W_query、W_key、W_value、注意力"]
@@ -654,7 +654,7 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 # * 合并回去时，先 `transpose(1, 2)`，再 `contiguous().view(b, T, d_out)`，也可以用 `reshape`，它在必要时会复制。直接对转置后的张量调用 `view` 会失败。
 # * `out_proj`（输出投影）负责混合各个头。无论多少个头，代价都是 4 次线性层调用加 2 次矩阵乘法。调用次数少了，是否更快要看尺寸。在 CPU 上，512 个词元时测得包装器的前向传播更快。不带 qkv 偏置时参数量为 4·d² + d，计算量为 $O(T^2 \cdot d)$。两者都与头数无关，所以在参数量和计算量都不变的情况下，更多的头换来更多组相互独立的注意力权重分配。
 # * 包装器的 `d_out` 是每个头的宽度，`MultiHeadAttention` 的 `d_out` 是总宽度。
-# * `mh.multihead_from_wrapper` 把包装器（叠罗汉）变成拆分版（切开看）。两者在书中的例子上逐位相同，在 GPT-2 的规模下在 float32 舍入误差范围内相等，因为浮点加法不满足结合律。
+# * `mh.multihead_from_wrapper` 把包装器变成拆分版。两者在书中的例子上逐位相同，在 GPT-2 的规模下在 float32 舍入误差范围内相等，因为浮点加法不满足结合律。
 # * 对前向传播的追踪（钩子加一个 `TorchFunctionMode`）证实了 10 步表格中的每一个形状。
 # * 下一课，第 07 课深入各个头的内部，介绍热力图（heatmap）、熵，以及一个交互式探索工具。
 #
