@@ -407,7 +407,7 @@ for b in range(3):
 #   zero weights and a zero context vector, without ever computing the NaN.
 # * With the mask, batched == one at a time at every real token, for every class in the package,
 #   the SDPA path and the KV cache included. d2l's `valid_lens` is the right-padding special case.
-# * Six libraries, six mask conventions, one attention: know what `True` (or 1) means in each,
+# * Six mask conventions, one attention: know what `True` (or 1) means in each,
 #   whether the mask is bool or added to the scores, and how it broadcasts.
 # * Next: lesson 12 trains a small character-level model on Tang poems and lets it write.
 #

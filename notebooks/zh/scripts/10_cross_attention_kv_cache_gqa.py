@@ -480,7 +480,7 @@ assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
 assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="0108d11fe35e"
-# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半。8 组的类 Llama 模型减少 37.5%，用 MQA 则减少 48.4%。37.5% 就是表中“fewer params”一列的数值。W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$，这一行还算上了 Llama 并没有的 `out_proj` 偏置。**KV 缓存则直接除以 num_heads / num_kv_groups**。对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量，8 组的 GQA 是常用的折中。
+# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半。8 组的类 Llama 模型减少 37.5%，用 MQA 则减少 48.4%。37.5% 就是表中“fewer params”一列的数值。W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$，这一行还算上了 Llama 并没有的 `out_proj` 偏置。**KV 缓存则缩小到原来的 num_kv_groups / num_heads**。对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，同一台服务器因此能同时服务四倍数量的对话。MQA 压得最狠（128 MiB），但往往会损失质量，8 组的 GQA 是常用的折中。
 #
 # ## 小结
 #
