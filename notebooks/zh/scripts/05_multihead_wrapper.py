@@ -15,7 +15,7 @@
 #
 # **学习目标**
 # 1. 用几个独立的 `CausalAttention` 头亲手搭出 `MultiHeadAttentionWrapper`，复现书中形状为 (2, 6, 4) 的输出。检查器会对你的类做契约测试（contract test）。
-# 2. 弄清宽度约定。在这个包装器里，`d_out` 是*每个*头的宽度，输出宽度是 `num_heads * d_out`。
+# 2. 弄清宽度约定。在这个包装器里，`d_out` 是**每个**头的宽度，输出宽度是 `num_heads * d_out`。
 # 3. 看清每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
 # 4. 算一算代价。每个头的每个投影（projection）都要做一次矩阵乘法，再看看这个次数能预测多少耗时，又预测不了什么。
 #
@@ -154,7 +154,7 @@ print("buffers:", [name for name, _ in mha.named_buffers()])
 # %% [markdown] en_hash="4e961f283efa"
 # ## 3. 宽度约定
 #
-# 在这个包装器里，**`d_out` 是每个头的宽度**，什么也不切分。每个头贡献 `d_out` 列，所以输出宽度是 `num_heads * d_out`。第 06 课的 `MultiHeadAttention` 采用另一种约定，大多数代码也这样约定，即 `d_out` 是*总*宽度，每个头分到 `head_dim = d_out // num_heads`。把这两种约定搞混，是形状错误的常见来源。
+# 在这个包装器里，**`d_out` 是每个头的宽度**，什么也不切分。每个头贡献 `d_out` 列，所以输出宽度是 `num_heads * d_out`。第 06 课的 `MultiHeadAttention` 采用另一种约定，大多数代码也这样约定，即 `d_out` 是**总**宽度，每个头分到 `head_dim = d_out // num_heads`。把这两种约定搞混，是形状错误的常见来源。
 
 # %%
 for num_heads in [1, 2, 3, 4]:
@@ -192,7 +192,7 @@ plt.show()
 # %% [markdown] en_hash="222870b74eae"
 # ## 5. 动手探索：拖动头数
 #
-# 拖动滑块 **头数** 时，程序会在 `torch.manual_seed(123)` 之后构建 `MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads)`，并为每个头画一张热力图（heatmap）。拖动时请盯住头 1。它从不改变，因为每个新头都是在前面那些头*之后*才创建的。请在 JupyterLab 里拖动滑块。CI 会运行这个单元格，但不比较它的输出。
+# 拖动滑块 **头数** 时，程序会在 `torch.manual_seed(123)` 之后构建 `MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads)`，并为每个头画一张热力图（heatmap）。拖动时请盯住头 1。它从不改变，因为每个新头都是在前面那些头**之后**才创建的。请在 JupyterLab 里拖动滑块。CI 会运行这个单元格，但不比较它的输出。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -317,7 +317,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_output(answer)
 
 # %% [markdown] en_hash="2af12044bd91"
-# **练习 3。** 第 6 节数的是*调用*次数，现在来数调用内部的*工作量*。一次**乘加**就是一次乘法加一次加法，计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积一共要做多少次乘加？掩码和 softmax 不计在内。请用 T · n · m 这条规则算出来，参考答案会用 `torch.utils.flop_counter.FlopCounterMode` 核对。
+# **练习 3。** 第 6 节数的是**调用**次数，现在来数调用内部的**工作量**。一次**乘加**就是一次乘法加一次加法，计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积一共要做多少次乘加？掩码和 softmax 不计在内。请用 T · n · m 这条规则算出来，参考答案会用 `torch.utils.flop_counter.FlopCounterMode` 核对。
 
 # %%
 answer = None  # 在这里写代码

@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="3a8c479abc7b"
 # # 06 · 多头注意力（multi-head attention）：拆分成多个头
 #
-# 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中的第二个版本 `MultiHeadAttention` 换了一种做法。查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果，再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头。最后，**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。本课最后会证明，两者计算的是同一个函数。
+# 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中的第二个版本 `MultiHeadAttention` 换了一种做法。查询、键、值（query, key, value）各用一个大矩阵，一次就算出**所有**头的结果，再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头。最后，**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。本课最后会证明，两者计算的是同一个函数。
 #
 # 公式就是第 05 课的公式，再加上输出矩阵 $W^O$：
 #
@@ -20,7 +20,7 @@
 # \operatorname{MultiHead}(X) &= \operatorname{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O .
 # \end{aligned}$$
 #
-# 不同之处在于 $W_i^Q$ 放在*哪里*。它们不再是 $h$ 个各自独立的矩阵，而是并排放进一个大矩阵 $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$。于是一次乘法 $XW^Q$ 就算出了所有头的查询，第 $i$ 个头只读属于自己的那几列。
+# 不同之处在于 $W_i^Q$ 放在**哪里**。它们不再是 $h$ 个各自独立的矩阵，而是并排放进一个大矩阵 $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$。于是一次乘法 $XW^Q$ 就算出了所有头的查询，第 $i$ 个头只读属于自己的那几列。
 #
 # **学习目标**
 # 1. 把形状为 (b, T, d_out) 的投影切成多个头。先 `view` 成 (b, T, num_heads, head_dim)，再 `transpose(1, 2)` 成 (b, num_heads, T, head_dim)，其中 `head_dim = d_out // num_heads`（每头维度）。
@@ -80,7 +80,7 @@ assert torch.equal(q[:, :, 1], queries[..., 2:4])  # 头 2 = 第 2:4 列
 assert q.data_ptr() == queries.data_ptr()  # 这是视图，内存相同
 
 # %% [markdown] en_hash="a626bb91dc41"
-# **第 2 步**，用 `transpose(1, 2)` 把头这一维挪到词元（token）那一维的前面。现在每个头都是一个 (T, head_dim) 矩阵。PyTorch 的矩阵乘法会把前面所有的维度（批次*和*头）都当作批量维度，对其中每一对矩阵各做一次互不相干的乘法。
+# **第 2 步**，用 `transpose(1, 2)` 把头这一维挪到词元（token）那一维的前面。现在每个头都是一个 (T, head_dim) 矩阵。PyTorch 的矩阵乘法会把前面所有的维度（批次**和**头）都当作批量维度，对其中每一对矩阵各做一次互不相干的乘法。
 
 # %%
 q = q.transpose(1, 2)  # (b, h, T, head_dim)
@@ -160,7 +160,7 @@ print(weights.shape, context.shape)
 # %% [markdown] en_hash="1180420921f0"
 # ## 3. 把各个头合并回去：`contiguous().view` 还是 `reshape`
 #
-# 要把各个头拼接起来，就得撤销拆分。先 `transpose(1, 2)` 变回 (b, T, h, head_dim)，再把最后两个维度展平成 d_out。可是转置（transpose）之后，数字在内存里不再是逐行排列的，也就是说，张量不再是*连续存储*（contiguous）的，于是 `view` 会拒绝执行。
+# 要把各个头拼接起来，就得撤销拆分。先 `transpose(1, 2)` 变回 (b, T, h, head_dim)，再把最后两个维度展平成 d_out。可是转置（transpose）之后，数字在内存里不再是逐行排列的，也就是说，张量不再是**连续存储**（contiguous）的，于是 `view` 会拒绝执行。
 
 # %%
 context_t = context.transpose(1, 2)  # (b, T, h, head_dim)
@@ -194,7 +194,7 @@ assert torch.equal(merged_view, torch.cat([context[:, 0], context[:, 1]], dim=-1
 print(merged_view[0])  # (T, d_out)
 
 # %% [markdown] en_hash="10644ceb0fcb"
-# 下面用一张图看完整个来回，以第一个句子的查询为例。左边是 (6, 4) 的投影，每一列按它所属的头着色。中间是 `view` + `transpose` 从中切出的两个 (6, 2) 的头。右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头*内部*，没有任何数字换位置，变的只是记账方式。
+# 下面用一张图看完整个来回，以第一个句子的查询为例。左边是 (6, 4) 的投影，每一列按它所属的头着色。中间是 `view` + `transpose` 从中切出的两个 (6, 2) 的头。右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头**内部**，没有任何数字换位置，变的只是记账方式。
 
 # %%
 merged_queries = mh.merge_heads(q)  # (b, T, d_out)
@@ -433,7 +433,7 @@ for (step, _, _, shape), got in zip(forward_steps, traced, strict=True):
 # %% [markdown] en_hash="28cf8ec2e446"
 # 表中的每一个形状，都是这个类实际算出的形状。上面的类如此，本课程后面一直使用的包内类 `mh.MultiHeadAttention` 也如此。
 #
-# **注意宽度约定。** 这里的 `d_out` 是*总*宽度，由各个头平分（head_dim = d_out // num_heads），而在第 05 课的包装器里，它是每个头的宽度。书中的例子用 `d_out = 2` 和 2 个头，所以每个头宽 1，输出形状是 (2, 6, 2)。
+# **注意宽度约定。** 这里的 `d_out` 是**总**宽度，由各个头平分（head_dim = d_out // num_heads），而在第 05 课的包装器里，它是每个头的宽度。书中的例子用 `d_out = 2` 和 2 个头，所以每个头宽 1，输出形状是 (2, 6, 2)。
 
 # %%
 torch.manual_seed(123)
@@ -586,7 +586,7 @@ for name, (d, heads) in gpt2.items():
 # %% [markdown] en_hash="a53b4cedd399"
 # GPT-2 的每种规模都保持 head_dim = 64，模型变大时增加的是头数。最小的 GPT-2 中一个注意力块约有 240 万个参数。整个模型有 12 个这样的块，另外还有前馈层和嵌入（embedding）层，它们的参数更多。`mask` 缓冲区（1024 × 1024）不是参数，不计入其中。
 #
-# **为什么要多个头？** 注意公式 4·d² + d 中*没有*出现的那个量，即头数。把 d_out = 768 分成 12 个 64 维的头，所花的参数与一个 768 维宽的头完全相同。
+# **为什么要多个头？** 注意公式 4·d² + d 中**没有**出现的那个量，即头数。把 d_out = 768 分成 12 个 64 维的头，所花的参数与一个 768 维宽的头完全相同。
 
 # %%
 for heads in [1, 4, 12]:
@@ -600,7 +600,7 @@ for heads in [1, 4, 12]:
     assert count == 4 * 768 * 768 + 768
 
 # %% [markdown] en_hash="ce0a5d249b1f"
-# 变的是词元能用这些参数做什么。只有一个头时，每个词元只有*一组* softmax 权重去分配给其他词元。如果它需要从两个地方获取信息，比如紧挨在前面的那个词和句子的主语，就只能把权重分给两者，得到的是它们的值的混合。十二个头则给它十二组互相独立的权重分配。每个头在 Q 和 K 中属于自己的 64 列里比较查询和键，即 (b, T, 768) → (b, 12, T, 64)，并读取值向量中属于自己的 64 列。各个头的输出并排放着，随后由 `out_proj` 把它们组合起来。代价是每个头的分数只是 head_dim = 64 个数的点积（dot product）。这正是原始论文（Vaswani et al., 2017）的动机。论文说，各个头关注的是不同的**表示子空间**（representation subspace）。至于训练好的头是否真的分工成可辨认的角色，则是一个需要用实验回答的问题，第 07 课和第 08 课会去看一看。
+# 变的是词元能用这些参数做什么。只有一个头时，每个词元只有**一组** softmax 权重去分配给其他词元。如果它需要从两个地方获取信息，比如紧挨在前面的那个词和句子的主语，就只能把权重分给两者，得到的是它们的值的混合。十二个头则给它十二组互相独立的权重分配。每个头在 Q 和 K 中属于自己的 64 列里比较查询和键，即 (b, T, 768) → (b, 12, T, 64)，并读取值向量中属于自己的 64 列。各个头的输出并排放着，随后由 `out_proj` 把它们组合起来。代价是每个头的分数只是 head_dim = 64 个数的点积（dot product）。这正是原始论文（Vaswani et al., 2017）的动机。论文说，各个头关注的是不同的**表示子空间**（representation subspace）。至于训练好的头是否真的分工成可辨认的角色，则是一个需要用实验回答的问题，第 07 课和第 08 课会去看一看。
 #
 # **头多了，计算量也不变。** 每个头的分数 $Q_iK_i^\top$ 和加权求和 $A_iV_i$ 各需 $T^2 \cdot$ head_dim 次乘加。$h$ 个头合计 $h \cdot T^2 \cdot d_{out} / h = T^2 \cdot d_{out}$，与一个宽度为 $d_{out}$ 的头相同。无论一个头还是多个头，注意力都是 $O(T^2 \cdot d)$。`torch.utils.flop_counter` 里的 `FlopCounterMode` 可以统计浮点运算次数（FLOP，每次乘加算 2 次）。下面仍在 `meta` 设备上，按 GPT-2 small 的宽度和上下文长度统计一次前向传播。
 
@@ -676,7 +676,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_mha_parameter_count(answer)
 
 # %% [markdown] en_hash="6572951c1dc8"
-# **练习 3。** `forward` 拆分的是一个*批次* (b, T, d_out)。下面的 `x_ex` 只是一个序列，没有批次轴，它有 T = 5 个词元，d_out = 12。请把它拆成 **3** 个头，形状为 (num_heads, T, head_dim)，让头 1（索引 0）拿到每个词元的前 head_dim 个数。现在哪一维是词元轴？`transpose(1, 2)` 又该怎么改？先试试 `x_ex.view(3, 5, 4)`，看看检查器怎么说。
+# **练习 3。** `forward` 拆分的是一个**批次** (b, T, d_out)。下面的 `x_ex` 只是一个序列，没有批次轴，它有 T = 5 个词元，d_out = 12。请把它拆成 **3** 个头，形状为 (num_heads, T, head_dim)，让头 1（索引 0）拿到每个词元的前 head_dim 个数。现在哪一维是词元轴？`transpose(1, 2)` 又该怎么改？先试试 `x_ex.view(3, 5, 4)`，看看检查器怎么说。
 
 # %%
 x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out)：没有批次轴

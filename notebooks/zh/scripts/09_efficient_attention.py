@@ -76,9 +76,9 @@ fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
 plt.show()
 
 # %% [markdown] en_hash="dce4196e5f10"
-# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同，都是 3 × b·T·d_in·d_out 次乘加。但计算机的速度很少只受算术本身限制。
+# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同，都是 3 × b·T·d_in·d_out 次乘加。但计算机的速度很少只受算术本身限制，一次乘法赢在别处：
 #
-# * `x` 只从内存读**一次**，而不是三次。一个大矩阵也比三个瘦长的矩阵更能让乘法单元保持忙碌，也就是说*算术强度*（arithmetic intensity）更高。
+# * `x` 只从内存读**一次**，而不是三次。一个大矩阵也比三个瘦长的矩阵更能让乘法单元保持忙碌，也就是说**算术强度**（arithmetic intensity）更高。
 # * 只需一次内核启动（kernel launch），而不是三次。每次启动都有固定开销，模型每处理一个词元（token）就要启动成千上万次，这笔开销会累积起来。本课不测量它。
 # * 三个权重放在同一个张量里，初始化、保存和分片都一起完成。
 #
@@ -116,7 +116,7 @@ print("SDPAMultiHeadAttention == lesson 06 MultiHeadAttention")
 # %% [markdown] en_hash="fb482d161a72"
 # ### 头的两种布局
 #
-# 很多代码库（例如 timm 的 `Attention`）只用一行代码就把融合的输出切成多个头，即 `qkv.view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)`。这里能用 `view`，是因为融合权重按行依次叠放了 W_query、W_key 和 W_value。3 * d_out 个输出特征分成 3 块（Q、K、V），每块有 h 个头，每个头有 head_dim 个特征。接着由 `permute` 调换这些轴。
+# 很多代码库（例如 timm 的 `Attention`）只用一行代码就把融合的输出切成多个头，即 `qkv.view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)`。这里能用 `view`，是因为融合权重按行依次叠放了 W_query、W_key 和 W_value。3 * d_out 个输出特征分成 3 块（Q、K、V），每块有 h 个头，每个头有 head_dim 个特征。接着由 `permute` 调换这些轴：
 #
 # | view 的轴 | 0 | 1 | 2 | 3 | 4 |
 # |---|---|---|---|---|---|
@@ -144,7 +144,7 @@ print("merged heads", tuple(merged.shape))
 torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 
 # %% [markdown] en_hash="f2c02a002a2a"
-# SDPA 只返回上下文向量（context vector），从不返回权重，这正是它的用意。想要*看一看*权重时（第 07 课），可以用 `SDPAMultiHeadAttention(..., return_weights=True)`。它会退回显式计算的路径，这条路径会把权重存下来。
+# SDPA 只返回上下文向量（context vector），从不返回权重，这正是它的用意。想要**看一看**权重时（第 07 课），可以用 `SDPAMultiHeadAttention(..., return_weights=True)`。它会退回显式计算的路径，这条路径会把权重存下来。
 
 # %%
 out, w = sdpa_mha(x, return_weights=True)
@@ -155,11 +155,11 @@ print(w[0, 0].detach())
 # %% [markdown] en_hash="b4832df4778f"
 # ## 3. torch 自带的 `nn.MultiheadAttention`
 #
-# PyTorch 内置的这一层同样是融合 QKV 的注意力，它的 `in_proj_weight` 正是我们叠好的 (3 d_out, d_in) 权重。用于自注意力（self-attention）时，它的输入宽度必须等于 `embed_dim`，即 d_in == d_out，这也是 Transformer 内部的常见情形。使用时有三点要留意。
+# PyTorch 内置的这一层同样是融合 QKV 的注意力，它的 `in_proj_weight` 正是我们叠好的 (3 d_out, d_in) 权重。用于自注意力（self-attention）时，它的输入宽度必须等于 `embed_dim`，即 d_in == d_out，这也是 Transformer 内部的常见情形。使用时有三点要留意：
 #
 # * `bias=True` 会给 Q/K/V 投影和 `out_proj` 都加上偏置。我们的 `qkv_bias=False` 对应全零的 `in_proj_bias`。
 # * `batch_first=True` 让它和我们的类一样接收 (b, T, d)。
-# * 掩码有**两种约定**。对 `nn.MultiheadAttention`（以及本课程）来说，`True` 表示*遮住*，而对 `F.scaled_dot_product_attention` 来说，`True` 表示*可以关注*。
+# * 掩码有**两种约定**。对 `nn.MultiheadAttention`（以及本课程）来说，`True` 表示**遮住**，而对 `F.scaled_dot_product_attention` 来说，`True` 表示**可以关注**。
 
 # %%
 torch.manual_seed(123)
@@ -258,7 +258,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #
 # ## 5. 位置从哪里进来：RoPE 与 ALiBi
 #
-# 第 07 课说明过，注意力本身不理会键的顺序。第 08 课的模型在输入上加了一个可学习的**位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块*内部*，有两种放法。本节只说明放在哪里，不实现完整的模型。
+# 第 07 课说明过，注意力本身不理会键的顺序。第 08 课的模型在输入上加了一个可学习的**位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块**内部**。本节只说明放在哪里，不实现完整的模型。放法有两种：
 #
 # * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**。它把位置 $p$ 上查询和键的每一对特征旋转一个角度 $p\,\theta_i$。第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动，第一对转得快，最后几对转得慢。V 不受影响。
 # * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**。它给查询 $i$ 与键 $j$ 的分数加上 $-m_h\,(i - j)$。这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
@@ -311,7 +311,7 @@ fig = mh.figures.plot_relative_position_scores(
 plt.show()
 
 # %% [markdown] en_hash="281377d295dd"
-# **ALiBi** 完全不需要改动 Q 或 K。浮点型的 `attn_mask` 会在 SDPA 内部*加*到分数上，所以偏置和因果掩码可以合成一个 (h, T, T) 张量一起传进去（对角线以上是 `-inf`）。斜率取 $m_h = 2^{-8(h+1)/H}$，这是 ALiBi 论文对 $H$ 个头的取法。
+# **ALiBi** 完全不需要改动 Q 或 K。浮点型的 `attn_mask` 会在 SDPA 内部**加**到分数上，所以偏置和因果掩码可以合成一个 (h, T, T) 张量一起传进去（对角线以上是 `-inf`）。斜率取 $m_h = 2^{-8(h+1)/H}$，这是 ALiBi 论文对 $H$ 个头的取法。
 
 # %%
 import math
