@@ -95,7 +95,12 @@ for name, tensor in [("query_2", query_2), ("key_2", key_2), ("value_2", value_2
     torch.testing.assert_close(
         tensor.detach(), journey.reference[f"seed123_{name}"], atol=1e-4, rtol=0
     )
-print("query_2, key_2, value_2 match the book's printed values")
+print(
+    mh.say(
+        "query_2, key_2, value_2 match the book's printed values",
+        "query_2、key_2、value_2 与书中印出的数值一致",
+    )
+)
 
 # %% [markdown]
 # To compute $z^{(2)}$ we still need the key and value of *every* token. One matrix product each:

@@ -75,7 +75,7 @@ print(dropped)
 
 # %%
 torch.testing.assert_close(dropped, journey.reference["dropout_seed123_ones"], atol=1e-4, rtol=0)
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 print("zeros:", int((dropped == 0).sum()), "of", dropped.numel())
 assert int((dropped == 0).sum()) == 15
 survivor = dropped[dropped != 0].unique().item()
@@ -371,7 +371,7 @@ for sequence in context_vecs:  # (T, d_out) each
     torch.testing.assert_close(
         sequence, journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # ## 9. Why `register_buffer`?
@@ -429,7 +429,12 @@ assert not torch.equal(out_train_1, out_train_2)  # two different dropout draws
 ca_drop.eval()
 assert torch.equal(ca_drop(batch), ca_drop(batch))  # eval: no dropout
 torch.testing.assert_close(ca_drop(batch), context_vecs)  # same weights as ca (seed 123)
-print("train: random, eval: deterministic and equal to the dropout-free module")
+print(
+    mh.say(
+        "train: random, eval: deterministic and equal to the dropout-free module",
+        "train 模式随机，eval 模式确定，并且等于不带 dropout 的模块",
+    )
+)
 
 # %% [markdown]
 # **Check cell (collapsed; it serves the course's tests).** The course package has the same

@@ -142,7 +142,7 @@ for sequence in context_vecs:  # (T, num_heads * d_out) each
     torch.testing.assert_close(
         sequence, journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # ## 2. Each head is a whole `CausalAttention`
@@ -160,7 +160,12 @@ assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # head 2 = colu
 torch.testing.assert_close(
     context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
 )
-print("columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2")
+print(
+    mh.say(
+        "columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2",
+        "第 0:2 列 = 第 04 课的单个 CausalAttention，第 2:4 列 = 头 2",
+    )
+)
 
 # %% [markdown]
 # The picture of the same thing, for the first sequence of the batch: each head's (6, 2)
@@ -255,8 +260,10 @@ assert torch.equal(three[0], weights[0, 0])  # head 1 as in our 2-head module
 assert torch.equal(three[1], weights[0, 1])  # head 2 too
 
 # %%
-print("weights shape with 3 heads:", tuple(three.shape))
-print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
+print(mh.say("weights shape with 3 heads:", "3 个头时权重的形状："), tuple(three.shape))
+print(
+    mh.say("row 'journey', head by head:\n", "“journey”这一行，逐个头来看：\n"), three[:, 1, :2]
+)  # (heads, 2)
 
 # %% [markdown]
 # ## 6. The cost: one matmul per head and per projection

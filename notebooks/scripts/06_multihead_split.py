@@ -122,7 +122,11 @@ scores_loop = torch.stack(
 )  # (b, h, T, T): one head at a time
 print(scores.shape)
 assert torch.equal(scores, scores_loop)
-print("batched matmul == per-head loop (torch.equal)")
+print(
+    mh.say(
+        "batched matmul == per-head loop (torch.equal)", "批量矩阵乘法 == 逐个头循环（torch.equal）"
+    )
+)
 
 # %% [markdown]
 # The book shows the same on a small (1, 2, 3, 4) tensor — one sequence, 2 heads, 3 tokens,
@@ -157,7 +161,7 @@ book_result = torch.tensor(
     ]
 )  # (1, 2, 3, 3), as printed in the book
 torch.testing.assert_close(all_heads, book_result, atol=1e-4, rtol=0)
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # The book then computes each head on its own, `first_head = a[0, 0] @ a[0, 0].T` and the same
@@ -168,8 +172,8 @@ first_head = a[0, 0] @ a[0, 0].T  # (T, T)
 second_head = a[0, 1] @ a[0, 1].T  # (T, T)
 assert torch.equal(all_heads[0, 0], first_head)
 assert torch.equal(all_heads[0, 1], second_head)
-print("First head:\n", first_head)
-print("Second head:\n", second_head)
+print(mh.say("First head:\n", "第一个头：\n"), first_head)
+print(mh.say("Second head:\n", "第二个头：\n"), second_head)
 
 # %% [markdown]
 # The rest of attention works per head unchanged: mask, scale by $\sqrt{\text{head\_dim}}$,
@@ -207,7 +211,10 @@ except RuntimeError as error:
 merged_view = context_t.contiguous().view(b, T, d_out)  # (b, T, d_out)
 merged_reshape = context_t.reshape(b, T, d_out)  # (b, T, d_out)
 assert torch.equal(merged_view, merged_reshape)
-print("reshape copied:", merged_reshape.data_ptr() != context_t.data_ptr())
+print(
+    mh.say("reshape copied:", "reshape 复制了数据："),
+    merged_reshape.data_ptr() != context_t.data_ptr(),
+)
 print(
     "reshape of a contiguous tensor is a view:",
     queries.reshape(b, T, 2, 2).data_ptr() == queries.data_ptr(),
@@ -505,7 +512,7 @@ for sequence in context_vecs:  # (T, d_out) each
     torch.testing.assert_close(
         sequence, journey.reference["multihead_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # These are different numbers from lesson 05's wrapper — a different width convention and an
@@ -575,7 +582,11 @@ assert attn.shape == (2, 2, 6, 6)
 assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # each row sums to 1
 assert (attn.triu(diagonal=1) == 0).all()  # causal
 entropy = mh.head_entropy(attn.detach())  # (num_heads,)
-print("mean row entropy per head:", entropy, f"| even rows: {uniform_causal_entropy(T):.4f}")
+print(
+    mh.say("mean row entropy per head:", "每个头各行的平均熵："),
+    entropy,
+    f"| even rows: {uniform_causal_entropy(T):.4f}",
+)
 assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # both heads nearly even
 fig = mh.plot_attention_heads(
     attn.detach(),
@@ -607,7 +618,12 @@ assert torch.equal(split(batch), wrapper(batch))
 torch.testing.assert_close(
     split(batch)[0], journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
 )
-print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
+print(
+    mh.say(
+        "split(batch) == wrapper(batch), bit for bit (torch.equal)",
+        "split(batch) == wrapper(batch)，逐位相同（torch.equal）",
+    )
+)
 
 # %% [markdown]
 # Two pictures of the same computation. First as a flow:
@@ -754,7 +770,12 @@ x_big = torch.randn(1, 64, 768)  # (b, T, d_in)
 with torch.no_grad():
     out_wrapper, out_split = wrapper_big(x_big), split_big(x_big)  # (b, T, 768) each
 torch.testing.assert_close(out_split, out_wrapper, rtol=1e-5, atol=1e-6)
-print("GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)")
+print(
+    mh.say(
+        "GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)",
+        "GPT-2 small 的形状：wrapper == split，误差在 float32 舍入范围内（rtol=1e-5，atol=1e-6）",
+    )
+)
 
 left = (torch.tensor(0.1) + torch.tensor(0.3)) + torch.tensor(0.4)  # float32
 right = torch.tensor(0.1) + (torch.tensor(0.3) + torch.tensor(0.4))

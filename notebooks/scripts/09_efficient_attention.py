@@ -133,7 +133,13 @@ q, k, v = fused_mha.project(x)  # each (2, 2, 6, 2): (b, h, T, head_dim)
 context_sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, T, head_dim)
 context_explicit, weights = mh.masked_attention(q, k, v, mha.causal_mask(6))  # + (b, h, T, T)
 torch.testing.assert_close(context_sdpa, context_explicit)
-print("SDPA context == explicit mask + softmax + weighted sum:", tuple(context_sdpa.shape))
+print(
+    mh.say(
+        "SDPA context == explicit mask + softmax + weighted sum:",
+        "SDPA 的上下文 == 显式掩码 + softmax + 加权和：",
+    ),
+    tuple(context_sdpa.shape),
+)
 
 sdpa_mha = mh.SDPAMultiHeadAttention.from_multihead(mha)
 torch.testing.assert_close(sdpa_mha(x), out_06)
@@ -220,7 +226,12 @@ torch.testing.assert_close(out_torch, out_ours)
 torch.testing.assert_close(w_torch, w_ours)
 out_fast, _ = torch_mha(x4, x4, x4, attn_mask=hidden, is_causal=True, need_weights=False)
 torch.testing.assert_close(out_fast, out_ours)
-print("nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-head weights)")
+print(
+    mh.say(
+        "nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-head weights)",
+        "nn.MultiheadAttention == 第 06 课的 MultiHeadAttention（输出和每个头的权重）",
+    )
+)
 
 # %% [markdown]
 # ## 4. What FlashAttention avoids storing
@@ -357,7 +368,7 @@ q, k, v = fused_mha.project(x)  # each (2, 2, 6, 2): (b, h, T, head_dim)
 q_rot, k_rot = rope(q), rope(k)  # same shapes; only Q and K change
 print("Q", tuple(q.shape), "-> RoPE ->", tuple(q_rot.shape))
 context_rope = F.scaled_dot_product_attention(q_rot, k_rot, v, is_causal=True)  # (b, h, T, hd)
-print("context with RoPE:", tuple(context_rope.shape))
+print(mh.say("context with RoPE:", "加了 RoPE 的上下文："), tuple(context_rope.shape))
 
 # %% [markdown]
 # To see the "relative position only" property, put the **same** token at every position: the
@@ -393,8 +404,14 @@ bias = alibi.masked_fill(future, -torch.inf)  # (h, T, T)
 context_alibi = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # (b, h, T, head_dim)
 explicit = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(2) + bias, dim=-1) @ v
 torch.testing.assert_close(context_alibi, explicit)
-print("ALiBi slopes per head:", slopes)
-print("SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:", tuple(explicit.shape))
+print(mh.say("ALiBi slopes per head:", "每个头的 ALiBi 斜率："), slopes)
+print(
+    mh.say(
+        "SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:",
+        "带 ALiBi 偏置的 SDPA == 显式的 softmax(scores + bias) @ V：",
+    ),
+    tuple(explicit.shape),
+)
 
 # %%
 fig = mh.figures.plot_relative_position_scores(
@@ -432,7 +449,10 @@ print("parameters:", block.qkv.weight.dtype, "| input:", xb.dtype)
 print("output without autocast:", out32.dtype, "| with autocast:", out16.dtype)
 error = (out16.float() - out32).abs()  # (2, 32, 64)
 relative = (error.max() / out32.abs().max()).item()
-print("largest error below 1% of the largest output:", relative < 0.01)
+print(
+    mh.say("largest error below 1% of the largest output:", "最大误差低于最大输出的 1%："),
+    relative < 0.01,
+)
 below_step = (error / out32.abs().max() < 2**-8).float().mean().item()
 assert relative < 0.01 and below_step > 0.95  # almost all below bfloat16's step
 assert out16.dtype == torch.bfloat16 and block.qkv.weight.dtype == torch.float32
@@ -638,7 +658,12 @@ torch.testing.assert_close(sdpa_mha(x), mha(x))
 assert torch.equal(fused_mha.qkv.weight, W_qkv)
 assert sorted(fused_mha.state_dict()) == ["mask", "out_proj.bias", "out_proj.weight", "qkv.weight"]
 largest_gap = (fused_mha(x) - mha(x)).abs().max().item()
-print("fused == lesson 06 to float rounding:", largest_gap < 1e-6)
+print(
+    mh.say(
+        "fused == lesson 06 to float rounding:", "融合版 == 第 06 课的类，误差在浮点舍入范围内："
+    ),
+    largest_gap < 1e-6,
+)
 
 # %% [markdown]
 # ## Exercises

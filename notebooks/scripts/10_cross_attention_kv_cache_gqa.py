@@ -204,7 +204,12 @@ for _ in range(100):
     losses.append(loss.item())
 share_after, right_after, map_after = alignment(reverser, held_out)
 print(f"training loss: {losses[0]:.2f} at step 1, {losses[-1]:.4f} at step 100")
-print("on 500 held-out sequences (none of them trained on):")
+print(
+    mh.say(
+        "on 500 held-out sequences (none of them trained on):",
+        "在 500 个留出的序列上（都没有参与训练）：",
+    )
+)
 print(f"  weight on the expected source position: before {share_before:.1%}, ", end="")
 print(f"after {share_after:.1%}   (chance {1 / length:.1%})")
 print(
@@ -289,7 +294,13 @@ with torch.no_grad():
 hook.remove()
 
 torch.testing.assert_close(seq_cached, seq)
-print("same 12 generated vectors with and without the cache;", cache)
+print(
+    mh.say(
+        "same 12 generated vectors with and without the cache;",
+        "用不用缓存，生成的 12 个向量都相同；",
+    ),
+    cache,
+)
 
 # %% [markdown]
 # The cost per generated token, counted by a hook on the projection (deterministic, no clock):
@@ -363,9 +374,11 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 # %%
 offset, n = 2, 3
 full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True = hidden
-print("correct mask for the chunk (rows 2..4):")
+print(mh.say("correct mask for the chunk (rows 2..4):", "这一块的正确掩码（第 2..4 行）："))
 print(full_mask[offset:].int())
-print("is_causal's top-left alignment (wrong here):")
+print(
+    mh.say("is_causal's top-left alignment (wrong here):", "is_causal 的左上角对齐（这里是错的）：")
+)
 print(torch.ones(n, offset + n).triu(1).bool().int())
 
 # %% [markdown]
@@ -380,7 +393,14 @@ with torch.no_grad():
     cache = mh.KVCache(32)
     chunks = [layer(x[:, a:b], cache=cache) for a, b in [(0, 3), (3, 4), (4, 9), (9, 10)]]
 torch.testing.assert_close(torch.cat(chunks, dim=1), full)
-print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache), "tokens cached")
+print(
+    mh.say(
+        "chunks 3 + 1 + 5 + 1 through the cache == one full forward;",
+        "经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播；",
+    ),
+    len(cache),
+    "tokens cached",
+)
 
 # %% [markdown]
 # ### Build it: a KV cache that appends and attends
@@ -598,7 +618,14 @@ torch.testing.assert_close(torch.cat(steps, dim=1), full_check)
 # The figures show this lesson's own numbers.
 assert cache_lengths == [len(prompt[0])] + [len(prompt[0]) + i for i in range(1, new_tokens)]
 assert weights.shape == (2, 2, 3, 7) and kv_head_of.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
-print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "tokens cached")
+print(
+    mh.say(
+        "MultiHeadAttention with a KVCache == one full pass;",
+        "带 KVCache 的 MultiHeadAttention == 一次完整的前向传播；",
+    ),
+    len(cache_check),
+    "tokens cached",
+)
 
 # %% [markdown]
 # ## Exercises

@@ -191,7 +191,10 @@ loss = naive_context[0, 4:].sum()  # the real tokens only
 mha.zero_grad()
 loss.backward()
 print("loss:", round(loss.item(), 4))
-print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+print(
+    mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
+    mha.W_value.weight.grad.isnan().any().item(),
+)
 
 # %% [markdown]
 # **The fix** (this course's rule, used by every class in `mhsa_helpers`): a query row with no
@@ -211,7 +214,10 @@ context, weights = mh.masked_attention(
 print(weights[0].detach())
 mha.zero_grad()
 context[0, 4:].sum().backward()
-print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+print(
+    mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
+    mha.W_value.weight.grad.isnan().any().item(),
+)
 torch.testing.assert_close(context[0, 4:], naive_context[0, 4:].detach())  # real rows: same
 assert torch.equal(context[0, :4], torch.zeros(4, 4))  # empty rows: zero context
 
@@ -283,7 +289,12 @@ identity = torch.eye(T).expand(3, T, T)  # keys = I, so queries @ keys.T = score
 _, ours = mh.masked_attention(scores_right, identity, identity, key_padding_mask=mask_right)
 theirs = d2l_masked_softmax(scores_right / T**0.5, valid_lens)  # (b, T_q, T_k)
 torch.testing.assert_close(ours, theirs)
-print("d2l's valid_lens and our key_padding_mask give the same weights")
+print(
+    mh.say(
+        "d2l's valid_lens and our key_padding_mask give the same weights",
+        "d2l 的 valid_lens 和我们的 key_padding_mask 给出相同的权重",
+    )
+)
 
 # %% [markdown]
 # A finite $-10^6$ never produces NaN, but a row whose keys are all hidden then becomes a
@@ -325,7 +336,7 @@ steps = torch.arange(1, T + 1)  # (T_q,): query i sees i + 1 keys without paddin
 valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
 print("Hugging Face attention_mask:")
 print(attention_mask)
-print("d2l's valid_lens, one per query:")
+print(mh.say("d2l's valid_lens, one per query:", "d2l 的 valid_lens，每个查询一个："))
 print(valid_lens_2d)
 
 # %% [markdown]

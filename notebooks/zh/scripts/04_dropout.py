@@ -58,7 +58,7 @@ print(dropped)
 
 # %%
 torch.testing.assert_close(dropped, journey.reference["dropout_seed123_ones"], atol=1e-4, rtol=0)
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 print("zeros:", int((dropped == 0).sum()), "of", dropped.numel())
 assert int((dropped == 0).sum()) == 15
 survivor = dropped[dropped != 0].unique().item()
@@ -304,7 +304,7 @@ for sequence in context_vecs:  # 每个都是 (T, d_out)
     torch.testing.assert_close(
         sequence, journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="62b0db66b741"
 # ## 9. 为什么用 `register_buffer`？
@@ -354,7 +354,12 @@ assert not torch.equal(out_train_1, out_train_2)  # 两次不同的 dropout 抽�
 ca_drop.eval()
 assert torch.equal(ca_drop(batch), ca_drop(batch))  # 评估模式：没有 dropout
 torch.testing.assert_close(ca_drop(batch), context_vecs)  # 权重与 ca 相同（种子 123）
-print("train: random, eval: deterministic and equal to the dropout-free module")
+print(
+    mh.say(
+        "train: random, eval: deterministic and equal to the dropout-free module",
+        "train 模式随机，eval 模式确定，并且等于不带 dropout 的模块",
+    )
+)
 
 # %% [markdown] en_hash="7c782e5a1c5e"
 # **检查（供 CI 使用，已折叠）。** 课程包里有同一个类（另外加了输入检查和可选的 `return_weights=True`），课程后面都使用 `mh.CausalAttention`。下面隐藏的单元格证明两者相同。种子相同，各层又按相同顺序创建，所以权重相同。无论关闭还是打开 dropout，输出都逐位相等（调用前设同一个种子，就得到同一次随机抽取）。点击即可展开。

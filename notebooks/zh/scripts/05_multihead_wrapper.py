@@ -116,7 +116,7 @@ for sequence in context_vecs:  # 每个都是 (T, num_heads * d_out)
     torch.testing.assert_close(
         sequence, journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="62707175346c"
 # ## 2. 每个头都是一个完整的 `CausalAttention`
@@ -131,7 +131,12 @@ assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # 头 2 = 第 2
 torch.testing.assert_close(
     context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
 )
-print("columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2")
+print(
+    mh.say(
+        "columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2",
+        "第 0:2 列 = 第 04 课的单个 CausalAttention，第 2:4 列 = 头 2",
+    )
+)
 
 # %% [markdown] en_hash="d70956694a3c"
 # 下面把同一件事画成图，取批次中的第一个序列。图中有每个头的 (6, 2) 上下文向量（context vector），还有拼接后的结果，每个头在其中各占自己的两列。
@@ -211,8 +216,10 @@ assert torch.equal(three[0], weights[0, 0])  # 头 1 与我们的 2 头模块相
 assert torch.equal(three[1], weights[0, 1])  # 头 2 也相同
 
 # %%
-print("weights shape with 3 heads:", tuple(three.shape))
-print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
+print(mh.say("weights shape with 3 heads:", "3 个头时权重的形状："), tuple(three.shape))
+print(
+    mh.say("row 'journey', head by head:\n", "“journey”这一行，逐个头来看：\n"), three[:, 1, :2]
+)  # (heads, 2)
 
 # %% [markdown] en_hash="3e18391859db"
 # ## 6. 代价：每个头、每个投影各一次矩阵乘法

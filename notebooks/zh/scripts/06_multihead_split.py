@@ -101,7 +101,11 @@ scores_loop = torch.stack(
 )  # (b, h, T, T)：一次算一个头
 print(scores.shape)
 assert torch.equal(scores, scores_loop)
-print("batched matmul == per-head loop (torch.equal)")
+print(
+    mh.say(
+        "batched matmul == per-head loop (torch.equal)", "批量矩阵乘法 == 逐个头循环（torch.equal）"
+    )
+)
 
 # %% [markdown] en_hash="da1cf3b583ef"
 # 书里在一个 (1, 2, 3, 4) 的小张量上演示了同一件事，即 1 个序列、2 个头、3 个词元、head_dim 为 4，数字一个一个地写了出来。下面就是这个例子，连同书中印出的结果。
@@ -135,7 +139,7 @@ book_result = torch.tensor(
     ]
 )  # (1, 2, 3, 3)，书中印出的结果
 torch.testing.assert_close(all_heads, book_result, atol=1e-4, rtol=0)
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="5191ab81234c"
 # 接着，书里把每个头单独算一遍，即 `first_head = a[0, 0] @ a[0, 0].T`，头 2 也照此计算。批量乘法的结果里装的正是这两个矩阵。
@@ -145,8 +149,8 @@ first_head = a[0, 0] @ a[0, 0].T  # (T, T)
 second_head = a[0, 1] @ a[0, 1].T  # (T, T)
 assert torch.equal(all_heads[0, 0], first_head)
 assert torch.equal(all_heads[0, 1], second_head)
-print("First head:\n", first_head)
-print("Second head:\n", second_head)
+print(mh.say("First head:\n", "第一个头：\n"), first_head)
+print(mh.say("Second head:\n", "第二个头：\n"), second_head)
 
 # %% [markdown] en_hash="4cba6fa633ef"
 # 注意力的其余部分对每个头照常进行。先加掩码，再除以 `head_dim` 的平方根进行缩放，然后在最后一个维度上做 softmax，最后乘以值。
@@ -179,7 +183,10 @@ except RuntimeError as error:
 merged_view = context_t.contiguous().view(b, T, d_out)  # (b, T, d_out)
 merged_reshape = context_t.reshape(b, T, d_out)  # (b, T, d_out)
 assert torch.equal(merged_view, merged_reshape)
-print("reshape copied:", merged_reshape.data_ptr() != context_t.data_ptr())
+print(
+    mh.say("reshape copied:", "reshape 复制了数据："),
+    merged_reshape.data_ptr() != context_t.data_ptr(),
+)
 print(
     "reshape of a contiguous tensor is a view:",
     queries.reshape(b, T, 2, 2).data_ptr() == queries.data_ptr(),
@@ -450,7 +457,7 @@ for sequence in context_vecs:  # 每个都是 (T, d_out)
     torch.testing.assert_close(
         sequence, journey.reference["multihead_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="f9f895e40da6"
 # 这些数字和第 05 课包装器的输出不同，因为宽度约定不一样，而且 `out_proj` 有它自己的随机权重。第 8 节会说明如何让两者完全一致。
@@ -504,7 +511,11 @@ assert attn.shape == (2, 2, 6, 6)
 assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # 每行之和为 1
 assert (attn.triu(diagonal=1) == 0).all()  # 因果
 entropy = mh.head_entropy(attn.detach())  # (num_heads,)
-print("mean row entropy per head:", entropy, f"| even rows: {uniform_causal_entropy(T):.4f}")
+print(
+    mh.say("mean row entropy per head:", "每个头各行的平均熵："),
+    entropy,
+    f"| even rows: {uniform_causal_entropy(T):.4f}",
+)
 assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # 两个头都几乎均匀
 fig = mh.plot_attention_heads(
     attn.detach(),
@@ -532,7 +543,12 @@ assert torch.equal(split(batch), wrapper(batch))
 torch.testing.assert_close(
     split(batch)[0], journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
 )
-print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
+print(
+    mh.say(
+        "split(batch) == wrapper(batch), bit for bit (torch.equal)",
+        "split(batch) == wrapper(batch)，逐位相同（torch.equal）",
+    )
+)
 
 # %% [markdown] en_hash="ffd5ec77f6c2"
 # 同一个计算有两种画法。先看流程：
@@ -638,7 +654,12 @@ x_big = torch.randn(1, 64, 768)  # (b, T, d_in)
 with torch.no_grad():
     out_wrapper, out_split = wrapper_big(x_big), split_big(x_big)  # 每个都是 (b, T, 768)
 torch.testing.assert_close(out_split, out_wrapper, rtol=1e-5, atol=1e-6)
-print("GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)")
+print(
+    mh.say(
+        "GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)",
+        "GPT-2 small 的形状：wrapper == split，误差在 float32 舍入范围内（rtol=1e-5，atol=1e-6）",
+    )
+)
 
 left = (torch.tensor(0.1) + torch.tensor(0.3)) + torch.tensor(0.4)  # float32
 right = torch.tensor(0.1) + (torch.tensor(0.3) + torch.tensor(0.4))

@@ -58,7 +58,12 @@ torch.testing.assert_close(
 )
 torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 6))
 assert torch.equal(weights.triu(diagonal=1), torch.zeros(2, 2, 6, 6))
-print("matches the book; rows sum to 1; nothing above the diagonal")
+print(
+    mh.say(
+        "matches the book; rows sum to 1; nothing above the diagonal",
+        "与书中一致，每行之和为 1，对角线以上全为 0",
+    )
+)
 
 # %%
 fig = mh.plot_attention_heads(
@@ -78,7 +83,10 @@ dropping.train()
 with torch.no_grad():
     _, weights_train = dropping(batch, return_weights=True)  # (2, 2, 6, 6)
 assert torch.equal(weights_train, weights)
-print("same weights in train mode with dropout 0.5:", torch.equal(weights_train, weights))
+print(
+    mh.say("same weights in train mode with dropout 0.5:", "train 模式、dropout 0.5 时权重不变："),
+    torch.equal(weights_train, weights),
+)
 
 # %% [markdown] en_hash="97601a1b07eb"
 # ## 2. 熵：每个头一个数
@@ -112,7 +120,7 @@ torch.testing.assert_close(
 
 # %%
 entropy_book = mh.head_entropy(weights)  # (num_heads,)
-print("entropy per head:", entropy_book)
+print(mh.say("entropy per head:", "每个头的熵："), entropy_book)
 print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
 assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
@@ -274,4 +282,7 @@ by_hand = -torch.special.xlogy(weights_long, weights_long).sum(dim=-1).mean(dim=
 torch.testing.assert_close(mh.head_entropy(weights_long), by_hand)
 # “同一个词的每个副本权重相同”在浮点舍入误差（1e-6）内成立，并非逐位相同。
 # 两个键相等，但 softmax 按某一种顺序对一行求和。
-print("the two 'the' columns differ by less than 1e-6:", (the_4 - the_7).abs().max().item() < 1e-6)
+print(
+    mh.say("the two 'the' columns differ by less than 1e-6:", "两个“the”列的差异小于 1e-6："),
+    (the_4 - the_7).abs().max().item() < 1e-6,
+)

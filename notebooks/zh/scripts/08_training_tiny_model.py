@@ -211,7 +211,7 @@ fig = mh.plot_attention_grid(
     title=mh.tr("Repeat task: 4 heads after training", "重复任务：训练后的 4 个头"),
 )
 plt.show()
-print("entropy per head:", mh.head_entropy(repeat_weights))
+print(mh.say("entropy per head:", "每个头的熵："), mh.head_entropy(repeat_weights))
 
 # %% [markdown] en_hash="8402afd7a662"
 # ### 实验：宽度不变，4 个头 → 8 个头

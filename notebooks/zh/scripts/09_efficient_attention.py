@@ -107,7 +107,13 @@ q, k, v = fused_mha.project(x)  # 每个都是 (2, 2, 6, 2)，即 (b, h, T, head
 context_sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, T, head_dim)
 context_explicit, weights = mh.masked_attention(q, k, v, mha.causal_mask(6))  # + (b, h, T, T)
 torch.testing.assert_close(context_sdpa, context_explicit)
-print("SDPA context == explicit mask + softmax + weighted sum:", tuple(context_sdpa.shape))
+print(
+    mh.say(
+        "SDPA context == explicit mask + softmax + weighted sum:",
+        "SDPA 的上下文 == 显式掩码 + softmax + 加权和：",
+    ),
+    tuple(context_sdpa.shape),
+)
 
 sdpa_mha = mh.SDPAMultiHeadAttention.from_multihead(mha)
 torch.testing.assert_close(sdpa_mha(x), out_06)
@@ -183,7 +189,12 @@ torch.testing.assert_close(out_torch, out_ours)
 torch.testing.assert_close(w_torch, w_ours)
 out_fast, _ = torch_mha(x4, x4, x4, attn_mask=hidden, is_causal=True, need_weights=False)
 torch.testing.assert_close(out_fast, out_ours)
-print("nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-head weights)")
+print(
+    mh.say(
+        "nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-head weights)",
+        "nn.MultiheadAttention == 第 06 课的 MultiHeadAttention（输出和每个头的权重）",
+    )
+)
 
 # %% [markdown] en_hash="eb2fca6a53a6"
 # ## 4. FlashAttention 省掉了哪些存储
@@ -293,7 +304,7 @@ q, k, v = fused_mha.project(x)  # 每个都是 (2, 2, 6, 2)，即 (b, h, T, head
 q_rot, k_rot = rope(q), rope(k)  # 形状不变，只有 Q 和 K 改变
 print("Q", tuple(q.shape), "-> RoPE ->", tuple(q_rot.shape))
 context_rope = F.scaled_dot_product_attention(q_rot, k_rot, v, is_causal=True)  # (b, h, T, hd)
-print("context with RoPE:", tuple(context_rope.shape))
+print(mh.say("context with RoPE:", "加了 RoPE 的上下文："), tuple(context_rope.shape))
 
 # %% [markdown] en_hash="1e02c6dc7353"
 # 为了看清“只取决于相对位置”这个性质，我们把**同一个**词元放到每个位置上，即取“journey”的查询和键（头 1），重复 6 次。没有 RoPE 时，36 个分数会全都相等。有了 RoPE，查询 $i$ 与键 $j$ 的分数只取决于偏移 $i - j$。
@@ -325,8 +336,14 @@ bias = alibi.masked_fill(future, -torch.inf)  # (h, T, T)
 context_alibi = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # (b, h, T, head_dim)
 explicit = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(2) + bias, dim=-1) @ v
 torch.testing.assert_close(context_alibi, explicit)
-print("ALiBi slopes per head:", slopes)
-print("SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:", tuple(explicit.shape))
+print(mh.say("ALiBi slopes per head:", "每个头的 ALiBi 斜率："), slopes)
+print(
+    mh.say(
+        "SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:",
+        "带 ALiBi 偏置的 SDPA == 显式的 softmax(scores + bias) @ V：",
+    ),
+    tuple(explicit.shape),
+)
 
 # %%
 fig = mh.figures.plot_relative_position_scores(
@@ -355,7 +372,10 @@ print("parameters:", block.qkv.weight.dtype, "| input:", xb.dtype)
 print("output without autocast:", out32.dtype, "| with autocast:", out16.dtype)
 error = (out16.float() - out32).abs()  # (2, 32, 64)
 relative = (error.max() / out32.abs().max()).item()
-print("largest error below 1% of the largest output:", relative < 0.01)
+print(
+    mh.say("largest error below 1% of the largest output:", "最大误差低于最大输出的 1%："),
+    relative < 0.01,
+)
 below_step = (error / out32.abs().max() < 2**-8).float().mean().item()
 assert relative < 0.01 and below_step > 0.95  # 几乎全部低于 bfloat16 的步长
 assert out16.dtype == torch.bfloat16 and block.qkv.weight.dtype == torch.float32
@@ -510,7 +530,12 @@ torch.testing.assert_close(sdpa_mha(x), mha(x))
 assert torch.equal(fused_mha.qkv.weight, W_qkv)
 assert sorted(fused_mha.state_dict()) == ["mask", "out_proj.bias", "out_proj.weight", "qkv.weight"]
 largest_gap = (fused_mha(x) - mha(x)).abs().max().item()
-print("fused == lesson 06 to float rounding:", largest_gap < 1e-6)
+print(
+    mh.say(
+        "fused == lesson 06 to float rounding:", "融合版 == 第 06 课的类，误差在浮点舍入范围内："
+    ),
+    largest_gap < 1e-6,
+)
 
 # %% [markdown] en_hash="7dec0447ff68"
 # ## 练习

@@ -160,7 +160,10 @@ loss = naive_context[0, 4:].sum()  # 只取真实词元
 mha.zero_grad()
 loss.backward()
 print("loss:", round(loss.item(), 4))
-print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+print(
+    mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
+    mha.W_value.weight.grad.isnan().any().item(),
+)
 
 # %% [markdown] en_hash="e74b65a43c0f"
 # **修复方法**是本课程的一条规则，`mhsa_helpers` 中的每个类都遵守它。如果一个查询行看不到任何键，它的权重全部为 0，上下文向量（context vector）也为零，即
@@ -177,7 +180,10 @@ context, weights = mh.masked_attention(
 print(weights[0].detach())
 mha.zero_grad()
 context[0, 4:].sum().backward()
-print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+print(
+    mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
+    mha.W_value.weight.grad.isnan().any().item(),
+)
 torch.testing.assert_close(context[0, 4:], naive_context[0, 4:].detach())  # 真实行：结果相同
 assert torch.equal(context[0, :4], torch.zeros(4, 4))  # 空行：上下文为零
 
@@ -240,7 +246,12 @@ identity = torch.eye(T).expand(3, T, T)  # 键取单位矩阵 I，所以 queries
 _, ours = mh.masked_attention(scores_right, identity, identity, key_padding_mask=mask_right)
 theirs = d2l_masked_softmax(scores_right / T**0.5, valid_lens)  # (b, T_q, T_k)
 torch.testing.assert_close(ours, theirs)
-print("d2l's valid_lens and our key_padding_mask give the same weights")
+print(
+    mh.say(
+        "d2l's valid_lens and our key_padding_mask give the same weights",
+        "d2l 的 valid_lens 和我们的 key_padding_mask 给出相同的权重",
+    )
+)
 
 # %% [markdown] en_hash="8d1d12959726"
 # 有限的 $-10^6$ 永远不会产生 NaN，但如果一行的键全被遮住，这一行就会变成对填充的**均匀**平均，而不是零。此外，`valid_lens` 只能表达“前 L 个词元是真实的”。左填充，或者打包序列中间的填充，都需要用掩码来描述。
@@ -274,7 +285,7 @@ steps = torch.arange(1, T + 1)  # (T_q,)：不计填充时，查询 i 看得到 
 valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
 print("Hugging Face attention_mask:")
 print(attention_mask)
-print("d2l's valid_lens, one per query:")
+print(mh.say("d2l's valid_lens, one per query:", "d2l 的 valid_lens，每个查询一个："))
 print(valid_lens_2d)
 
 # %% [markdown] en_hash="d90fd4537ee2"
