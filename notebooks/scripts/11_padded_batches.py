@@ -102,7 +102,7 @@ alone = [mha(seq.unsqueeze(0))[0] for seq in sequences]  # (L_b, d_out) each, no
 out = mha(batch_right)  # (b, T, d_out), no padding mask
 for b, length in enumerate(lengths.tolist()):
     same = torch.allclose(out[b, :length], alone[b])
-    print(f"{' '.join(texts[b]):<34} real tokens unchanged: {same}")
+    print(f"{' '.join(texts[b]):<34}", mh.say("real tokens unchanged:", "真实词元不变："), same)
 
 # %% [markdown]
 # They don't change. The pads come *after* every real token, and the **causal mask** already
@@ -246,7 +246,12 @@ for name, module in [("MultiHeadAttention", mha), ("SDPAMultiHeadAttention", sdp
 out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out), no causal mask
 for b in range(3):
     torch.testing.assert_close(out[b, ~mask_right[b]], encoder(sequences[b]))
-print("SelfAttentionV2         right padding: batched == one at a time")
+print(
+    mh.say(
+        "SelfAttentionV2         right padding: batched == one at a time",
+        "SelfAttentionV2         右填充：成批计算 == 逐句计算",
+    )
+)
 
 # %% [markdown]
 # The weights show where each token looks: zero on the padded columns, rows summing to 1 over the
@@ -255,7 +260,7 @@ print("SelfAttentionV2         right padding: batched == one at a time")
 # %%
 _, weights = mha(batch_left, key_padding_mask=mask_left, return_weights=True)  # (b, h, T, T)
 print(weights[2, 0].detach())  # head 1 (index 0), "hello world"
-print("row sums:", weights[2, 0].sum(dim=-1).detach())
+print(mh.say("row sums:", "各行之和："), weights[2, 0].sum(dim=-1).detach())
 fig = mh.plot_attention(
     weights[2, 0],
     hello,
@@ -374,10 +379,10 @@ with torch.no_grad():
 
 for name, weights_other in weights_by.items():
     torch.testing.assert_close(weights_other, reference)
-    print(f"{name:<22} weights == this course's")
+    print(f"{name:<22}", mh.say("weights == this course's", "权重 == 本课程的"))
 torch.testing.assert_close(context_torch[:, None], context)
 torch.testing.assert_close(context_sdpa, context)
-print(f"{'SDPA bool attn_mask':<22} context == this course's")
+print(f"{'SDPA bool attn_mask':<22}", mh.say("context == this course's", "上下文 == 本课程的"))
 
 # %% [markdown]
 # Same attention six times. The conversions are one comparison or one `~` each; what goes wrong

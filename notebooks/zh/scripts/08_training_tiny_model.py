@@ -93,7 +93,10 @@ mhsa_helpers.exercises.check_initial_loss(prediction)
 # %%
 targets = torch.randint(0, VOCAB, (2, CONTEXT))  # (b, T)
 loss = F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
-print(f"untrained loss: {loss.item():.2f}   log(64) = {math.log(64):.2f}")
+print(
+    mh.say(f"untrained loss: {loss.item():.2f}", f"未训练时的损失：{loss.item():.2f}"),
+    f"  log(64) = {math.log(64):.2f}",
+)
 if prediction is not None:
     print(f"your prediction: {prediction:.2f}")
 assert abs(loss.item() - math.log(64)) < 0.3
@@ -157,7 +160,12 @@ def train_repeat(num_heads, seed=0, epochs=3, steps_per_epoch=40, batch_size=32,
 
 model, losses = train_repeat(HEADS)
 epoch_losses = [sum(losses[i : i + 40]) / 40 for i in range(0, len(losses), 40)]
-print(f"first loss {losses[0]:.2f}, epoch means:", [round(x, 2) for x in epoch_losses])
+print(
+    mh.say(
+        f"first loss {losses[0]:.2f}, epoch means:", f"第一步损失 {losses[0]:.2f}，各轮次均值："
+    ),
+    [round(x, 2) for x in epoch_losses],
+)
 assert abs(losses[0] - math.log(64)) < 0.3  # 约为 log(64) = 4.16
 assert epoch_losses[-1] < 1.0  # 3 个轮次后远低于 1.0
 
@@ -173,7 +181,12 @@ print(result)
 
 # %%
 run = mh.train_repeat_task(seed=1, progress=False)
-print(f"seed 1: first loss {run.first_loss:.2f}, last epoch {run.final_loss:.2f}")
+print(
+    mh.say(
+        f"seed 1: first loss {run.first_loss:.2f}, last epoch {run.final_loss:.2f}",
+        f"种子 1：第一步损失 {run.first_loss:.2f}，最后一轮 {run.final_loss:.2f}",
+    )
+)
 assert abs(run.first_loss - math.log(64)) < 0.3 and run.final_loss < 1.0
 
 # %% [markdown] en_hash="ea0e7dd8f6b1"
@@ -290,7 +303,12 @@ for head in range(4):
     )
 sharpest = int(entropy4.argmin())
 most_needed = max(range(4), key=ablated[4].__getitem__)
-print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}")
+print(
+    mh.say(
+        f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}",
+        f"最集中的头：头 {sharpest + 1}；模型最需要的头：头 {most_needed + 1}",
+    )
+)
 assert sharpest != most_needed
 ratios = {heads: [loss / full_loss[heads] for loss in ablated[heads]] for heads in runs}
 assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # 正文说“8 到 14 倍”
@@ -318,15 +336,33 @@ print("targets:", shift_targets, sep="\n")  # (2, 12)：输入右移 2 位
 torch.manual_seed(0)
 untrained = mh.TinyAttentionLM(VOCAB, D_MODEL, CONTEXT, HEADS)
 before = mh.offset_attention(untrained, K)  # (num_heads,)
-print(f"weight on the token {K} back, per head, untrained:", before)
+print(
+    mh.say(
+        f"weight on the token {K} back, per head, untrained:",
+        f"每个头放在 {K} 个位置之前词元上的权重，训练前：",
+    ),
+    before,
+)
 assert before.max() < 0.5
 
 # %%
 shift = mh.train_shift_task(k=K, num_heads=HEADS, seed=0, progress=False)
 after = mh.offset_attention(shift.model, K)  # (num_heads,)
 print(shift)
-print(f"weight on the token {K} back, per head, trained:  ", after)
-print("weight on the token 1 back, for comparison:       ", mh.offset_attention(shift.model, 1))
+print(
+    mh.say(
+        f"weight on the token {K} back, per head, trained:  ",
+        f"每个头放在 {K} 个位置之前词元上的权重，训练后：",
+    ),
+    after,
+)
+print(
+    mh.say(
+        "weight on the token 1 back, for comparison:       ",
+        "作为对照，放在前 1 个词元上的权重：    ",
+    ),
+    mh.offset_attention(shift.model, 1),
+)
 assert shift.final_loss < 0.5
 assert after.max() > 0.8  # 至少有一个头恰好往前看 K 个位置
 

@@ -63,7 +63,12 @@ three = [mha.W_query(x), mha.W_key(x), mha.W_value(x)]  # 3 次矩阵乘法，�
 W_qkv = torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])  # (12, 3)
 fused = x @ W_qkv.T  # 1 次矩阵乘法：(2, 6, 12)
 queries, keys, values = fused.split(4, dim=-1)  # 每个都是 (2, 6, 4)
-print("fused weight:", tuple(W_qkv.shape), "-> fused output:", tuple(fused.shape))
+print(
+    mh.say("fused weight:", "融合权重："),
+    tuple(W_qkv.shape),
+    mh.say("-> fused output:", "-> 融合输出："),
+    tuple(fused.shape),
+)
 for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
     torch.testing.assert_close(one, other)
     print(name, "from three matmuls == slice of the fused matmul")
@@ -146,7 +151,7 @@ with torch.no_grad():
     context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
     merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)
 print("flash-attn layout", tuple(q_flash.shape), "| SDPA layout", tuple(q5.shape))
-print("merged heads", tuple(merged.shape))
+print(mh.say("merged heads", "合并后的头"), tuple(merged.shape))
 torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 
 # %% [markdown] en_hash="f2c02a002a2a"
@@ -369,7 +374,12 @@ with torch.no_grad():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out16 = block(xb)  # (2, 32, 64) bfloat16
 print("parameters:", block.qkv.weight.dtype, "| input:", xb.dtype)
-print("output without autocast:", out32.dtype, "| with autocast:", out16.dtype)
+print(
+    mh.say("output without autocast:", "不用 autocast 的输出："),
+    out32.dtype,
+    mh.say("| with autocast:", "| 用 autocast："),
+    out16.dtype,
+)
 error = (out16.float() - out32).abs()  # (2, 32, 64)
 relative = (error.max() / out32.abs().max()).item()
 print(

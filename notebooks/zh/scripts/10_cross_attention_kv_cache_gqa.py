@@ -173,7 +173,12 @@ for _ in range(100):
     optimizer.step()
     losses.append(loss.item())
 share_after, right_after, map_after = alignment(reverser, held_out)
-print(f"training loss: {losses[0]:.2f} at step 1, {losses[-1]:.4f} at step 100")
+print(
+    mh.say(
+        f"training loss: {losses[0]:.2f} at step 1, {losses[-1]:.4f} at step 100",
+        f"训练损失：第 1 步 {losses[0]:.2f}，第 100 步 {losses[-1]:.4f}",
+    )
+)
 print(
     mh.say(
         "on 500 held-out sequences (none of them trained on):",
@@ -261,7 +266,12 @@ print(
 # 投影上的钩子数出了每生成一个词元的开销。这个结果是确定的，不依赖时钟。
 
 # %%
-print("step | tokens projected without cache | with cache")
+print(
+    mh.say(
+        "step | tokens projected without cache | with cache",
+        "步 | 不用缓存时投影的词元数 | 用缓存时",
+    )
+)
 for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
     print(f"{step:>4} | {a:>30} | {b:>10}")
 print(f"total: {sum(rows_without)} vs {sum(rows_with)}")
@@ -389,7 +399,7 @@ group_size = num_heads // num_kv_groups
 kv_head_of = torch.arange(num_kv_groups).repeat_interleave(group_size)  # (num_heads,)
 for kv in range(num_kv_groups):
     heads = (kv_head_of == kv).nonzero().flatten().tolist()
-    print(f"K/V head {kv} serves query heads {heads}")
+    print(mh.say(f"K/V head {kv} serves query heads {heads}", f"K/V 头 {kv} 服务于查询头 {heads}"))
 
 # %%
 fig = mh.figures.plot_gqa_sharing(kv_head_of)

@@ -85,7 +85,7 @@ alone = [mha(seq.unsqueeze(0))[0] for seq in sequences]  # 每个都是 (L_b, d_
 out = mha(batch_right)  # (b, T, d_out)，不加填充掩码
 for b, length in enumerate(lengths.tolist()):
     same = torch.allclose(out[b, :length], alone[b])
-    print(f"{' '.join(texts[b]):<34} real tokens unchanged: {same}")
+    print(f"{' '.join(texts[b]):<34}", mh.say("real tokens unchanged:", "真实词元不变："), same)
 
 # %% [markdown] en_hash="6700d442933a"
 # 输出没有改变。填充都排在每个真实词元**之后**，而**因果掩码**本来就遮住了未来，所以没有哪个真实词元能看到填充。可见对因果层来说，右填充不会影响真实词元。填充位置**上**的输出是无用的垃圾值，损失会忽略它们。
@@ -207,7 +207,12 @@ for name, module in [("MultiHeadAttention", mha), ("SDPAMultiHeadAttention", sdp
 out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out)，没有因果掩码
 for b in range(3):
     torch.testing.assert_close(out[b, ~mask_right[b]], encoder(sequences[b]))
-print("SelfAttentionV2         right padding: batched == one at a time")
+print(
+    mh.say(
+        "SelfAttentionV2         right padding: batched == one at a time",
+        "SelfAttentionV2         右填充：成批计算 == 逐句计算",
+    )
+)
 
 # %% [markdown] en_hash="64e6e4df6a63"
 # 从权重可以看出每个词元在看哪里。填充列上的权重为零，每一行在真实键上的权重之和为 1，而什么都看不到的填充行全为零。下面打印的是“hello world”在头 1 上的权重。
@@ -215,7 +220,7 @@ print("SelfAttentionV2         right padding: batched == one at a time")
 # %%
 _, weights = mha(batch_left, key_padding_mask=mask_left, return_weights=True)  # (b, h, T, T)
 print(weights[2, 0].detach())  # 头 1（索引 0），"hello world"
-print("row sums:", weights[2, 0].sum(dim=-1).detach())
+print(mh.say("row sums:", "各行之和："), weights[2, 0].sum(dim=-1).detach())
 fig = mh.plot_attention(
     weights[2, 0],
     hello,
@@ -321,10 +326,10 @@ with torch.no_grad():
 
 for name, weights_other in weights_by.items():
     torch.testing.assert_close(weights_other, reference)
-    print(f"{name:<22} weights == this course's")
+    print(f"{name:<22}", mh.say("weights == this course's", "权重 == 本课程的"))
 torch.testing.assert_close(context_torch[:, None], context)
 torch.testing.assert_close(context_sdpa, context)
-print(f"{'SDPA bool attn_mask':<22} context == this course's")
+print(f"{'SDPA bool attn_mask':<22}", mh.say("context == this course's", "上下文 == 本课程的"))
 
 # %% [markdown] en_hash="c893d941de0b"
 # 六次得到的都是同一个注意力。每次转换只需一次比较或一个 `~`。实践中容易出错的有三处：`True` 的含义，把浮点掩码误当成布尔掩码，以及形状。SDPA 从右边开始把掩码与 (b, h, T_q, T_k) 对齐并广播，所以填充掩码要带上大小为 1 的头轴和查询轴，就像 `sdpa_allowed` 那样。
