@@ -156,7 +156,11 @@ print(f"'with' looks at 'journey': {all_scores[3, 1]:.4f}")
 print(f"'journey' looks at 'with': {all_scores[1, 3]:.4f}")
 print("symmetric:", torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
-    print(f"{word:>8} scores highest with {journey.words[all_scores[i].argmax()]}")
+    print(
+        f"{word:>8}",
+        mh.say("scores highest with", "得分最高的是"),
+        journey.words[all_scores[i].argmax()],
+    )
 
 # %% [markdown]
 # With these random, untrained matrices every query happens to look hardest at "journey" (so only

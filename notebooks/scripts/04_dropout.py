@@ -103,7 +103,7 @@ print("survivors are all", survivor, "= 1 / (1 - 0.5)", "| your prediction:", pr
 torch.manual_seed(123)
 draws = torch.stack([dropout(example) for _ in range(2000)])  # (2000, 6, 6)
 mean = draws.mean()
-print(f"average entry over 2000 draws: {mean:.3f}")
+print(mh.say("average entry over 2000 draws:", "2000 次抽样的平均元素："), f"{mean:.3f}")
 print(f"fraction of zeros: {(draws == 0).float().mean():.3f}")
 assert abs(mean.item() - 1.0) < 0.02
 assert abs((draws == 0).float().mean().item() - 0.5) < 0.01
@@ -242,7 +242,12 @@ def train_tiny(p, steps=100, lr=0.5):
 
 accuracy = {p: train_tiny(p) for p in [0.0, 0.5]}
 for p, acc in accuracy.items():
-    print(f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels")
+    print(
+        mh.say(
+            f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels",
+            f"dropout p={p}：在 8 个随机标签上的训练准确率为 {acc:.0%}",
+        )
+    )
 assert accuracy[0.5] == 1.0  # memorised, dropout or not
 
 # %% [markdown]

@@ -200,7 +200,10 @@ try:
 except RuntimeError as error:
     # torch's message says to use .reshape(...) instead; its exact wording varies by version.
     assert "reshape" in str(error)
-    print(type(error).__name__, "-- view() refuses a non-contiguous tensor")
+    print(
+        type(error).__name__,
+        mh.say("-- view() refuses a non-contiguous tensor", "—— view() 拒绝不连续的张量"),
+    )
 
 # %% [markdown]
 # Two fixes. `contiguous()` copies the data into row-by-row order, after which `view` works (the
@@ -216,7 +219,7 @@ print(
     merged_reshape.data_ptr() != context_t.data_ptr(),
 )
 print(
-    "reshape of a contiguous tensor is a view:",
+    mh.say("reshape of a contiguous tensor is a view:", "对连续张量做 reshape 得到的是视图："),
     queries.reshape(b, T, 2, 2).data_ptr() == queries.data_ptr(),
 )
 assert torch.equal(merged_view, mh.merge_heads(context))  # the package's helper
@@ -702,8 +705,12 @@ for heads in [1, 4, 12]:
         module = mh.MultiHeadAttention(768, 768, 1024, 0.0, num_heads=heads)
     count = sum(p.numel() for p in module.parameters())
     print(
-        f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
-        f"{heads} attention weighting(s) per token"
+        mh.say(
+            f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
+            f"{heads} attention weighting(s) per token",
+            f"{heads:>2} 个头，head_dim {module.head_dim:>3}：{count:,} 个参数，"
+            f"每个词元 {heads} 组注意力权重",
+        )
     )
     assert count == 4 * 768 * 768 + 768
 
@@ -736,8 +743,12 @@ for heads in [1, 4, 12]:
     by_op = {str(op): n for op, n in flops.get_flop_counts()["Global"].items()}
     attention = by_op["aten.bmm"]  # Q K^T and weights @ V, all heads: (b, h, T, T) products
     print(
-        f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
-        f"{attention / 1e9:.2f} in the (T, T) products"
+        mh.say(
+            f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
+            f"{attention / 1e9:.2f} in the (T, T) products",
+            f"{heads:>2} 个头：{flops.get_total_flops() / 1e9:.2f} GFLOP，其中 "
+            f"{attention / 1e9:.2f} 在 (T, T) 乘积里",
+        )
     )
     assert attention == 2 * 2 * 1024**2 * 768  # 2 products x 2 FLOPs x T^2 x d_out, any h
 

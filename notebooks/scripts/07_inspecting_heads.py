@@ -267,7 +267,8 @@ kept = view.shown != 0
 torch.testing.assert_close(view.shown[kept], 2 * view.weights[kept])  # survivors x 1/(1-0.5)
 print(view.message)
 visible = ~torch.ones(6, 6).triu(1).bool()  # the 21 positions the causal mask lets through
-print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().item():.2f}")
+dropped = 1 - kept[:, visible].float().mean().item()
+print(mh.say("share of visible weights dropped:", "可见权重中被丢弃的比例："), f"{dropped:.2f}")
 
 # %% [markdown]
 # ## 5. What heads can and cannot tell us

@@ -121,7 +121,7 @@ torch.testing.assert_close(
 torch.testing.assert_close(
     attn_weights_2, journey.reference["simplified_softmax_2"], atol=1e-4, rtol=0
 )
-print("both match the book's printed values")
+print(mh.say("both match the book's printed values", "两者都与书中印出的数值一致"))
 
 # %% [markdown] en_hash="87b7886e5e3d"
 # ### 朴素的 softmax，以及它为什么会出错
@@ -232,7 +232,7 @@ print(f"all_context_vecs:\n{all_context_vecs}")
 # %%
 best_key = attn_scores.argmax(dim=-1)  # (T,)
 for i, word in enumerate(journey.words):
-    print(f"{word:>8} scores highest with {journey.words[best_key[i]]}")
+    print(f"{word:>8}", mh.say("scores highest with", "得分最高的是"), journey.words[best_key[i]])
 fig = mh.figures.plot_self_similarity(attn_scores, journey.words)
 plt.show()
 mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
@@ -291,7 +291,12 @@ plt.show()
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.testing.assert_close(attn_scores_loop, attn_scores)
 torch.testing.assert_close(attn_weights.sum(dim=-1), torch.ones(6))
-print("double loop == inputs @ inputs.T (to float rounding); every row of weights sums to 1")
+print(
+    mh.say(
+        "double loop == inputs @ inputs.T (to float rounding); every row of weights sums to 1",
+        "双重循环 == inputs @ inputs.T（在浮点舍入误差内），权重的每一行之和都是 1",
+    )
+)
 
 # %% [markdown] en_hash="8b9edc8a78f9"
 # ## 小结

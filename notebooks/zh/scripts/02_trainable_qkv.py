@@ -131,7 +131,11 @@ print(f"'with' looks at 'journey': {all_scores[3, 1]:.4f}")
 print(f"'journey' looks at 'with': {all_scores[1, 3]:.4f}")
 print("symmetric:", torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
-    print(f"{word:>8} scores highest with {journey.words[all_scores[i].argmax()]}")
+    print(
+        f"{word:>8}",
+        mh.say("scores highest with", "得分最高的是"),
+        journey.words[all_scores[i].argmax()],
+    )
 
 # %% [markdown] en_hash="881ade8263d0"
 # 在这组随机、未经训练的矩阵下，碰巧每个查询都最看重“journey”，所以只有“journey”这一行的最大分数落在对角线上。哪些词元彼此匹配，如今由 `W_query` 和 `W_key` 决定，而不再只取决于嵌入向量的长度。训练还会改变这两个矩阵。

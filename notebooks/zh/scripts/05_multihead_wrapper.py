@@ -165,7 +165,13 @@ print("buffers:", [name for name, _ in mha.named_buffers()])
 for num_heads in [1, 2, 3, 4]:
     torch.manual_seed(123)
     wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
-    print(f"num_heads={num_heads}, d_out={d_out} per head -> output {tuple(wrapper(batch).shape)}")
+    shape = tuple(wrapper(batch).shape)
+    print(
+        mh.say(
+            f"num_heads={num_heads}, d_out={d_out} per head -> output {shape}",
+            f"num_heads={num_heads}，每个头 d_out={d_out} -> 输出 {shape}",
+        )
+    )
     assert wrapper(batch).shape == (2, 6, num_heads * d_out)
 
 # %% [markdown] en_hash="3b3224254640"

@@ -174,7 +174,10 @@ try:
 except RuntimeError as error:
     # torch 的报错信息建议改用 .reshape(...)，具体措辞随版本而变。
     assert "reshape" in str(error)
-    print(type(error).__name__, "-- view() refuses a non-contiguous tensor")
+    print(
+        type(error).__name__,
+        mh.say("-- view() refuses a non-contiguous tensor", "—— view() 拒绝不连续的张量"),
+    )
 
 # %% [markdown] en_hash="e4222503f35b"
 # 有两种修法。`contiguous()` 先把数据复制成逐行排列的顺序，之后 `view` 就能用了，书里就是这么做的。`reshape` 一步做完同样的事，能返回视图时就返回视图，必须复制时才复制。这里就必须复制。
@@ -188,7 +191,7 @@ print(
     merged_reshape.data_ptr() != context_t.data_ptr(),
 )
 print(
-    "reshape of a contiguous tensor is a view:",
+    mh.say("reshape of a contiguous tensor is a view:", "对连续张量做 reshape 得到的是视图："),
     queries.reshape(b, T, 2, 2).data_ptr() == queries.data_ptr(),
 )
 assert torch.equal(merged_view, mh.merge_heads(context))  # 课程包的辅助函数
@@ -610,8 +613,12 @@ for heads in [1, 4, 12]:
         module = mh.MultiHeadAttention(768, 768, 1024, 0.0, num_heads=heads)
     count = sum(p.numel() for p in module.parameters())
     print(
-        f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
-        f"{heads} attention weighting(s) per token"
+        mh.say(
+            f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
+            f"{heads} attention weighting(s) per token",
+            f"{heads:>2} 个头，head_dim {module.head_dim:>3}：{count:,} 个参数，"
+            f"每个词元 {heads} 组注意力权重",
+        )
     )
     assert count == 4 * 768 * 768 + 768
 
@@ -630,8 +637,12 @@ for heads in [1, 4, 12]:
     by_op = {str(op): n for op, n in flops.get_flop_counts()["Global"].items()}
     attention = by_op["aten.bmm"]  # Q K^T 和 weights @ V，所有头的 (b, h, T, T) 乘积
     print(
-        f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
-        f"{attention / 1e9:.2f} in the (T, T) products"
+        mh.say(
+            f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
+            f"{attention / 1e9:.2f} in the (T, T) products",
+            f"{heads:>2} 个头：{flops.get_total_flops() / 1e9:.2f} GFLOP，其中 "
+            f"{attention / 1e9:.2f} 在 (T, T) 乘积里",
+        )
     )
     assert attention == 2 * 2 * 1024**2 * 768  # 2 次乘积 × 2 FLOP × T^2 × d_out，与 h 无关
 

@@ -217,7 +217,8 @@ kept = view.shown != 0
 torch.testing.assert_close(view.shown[kept], 2 * view.weights[kept])  # 留下的元素乘以 1/(1-0.5)
 print(view.message)
 visible = ~torch.ones(6, 6).triu(1).bool()  # 因果掩码放行的 21 个位置
-print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().item():.2f}")
+dropped = 1 - kept[:, visible].float().mean().item()
+print(mh.say("share of visible weights dropped:", "可见权重中被丢弃的比例："), f"{dropped:.2f}")
 
 # %% [markdown] en_hash="08efe4ac9cdd"
 # ## 5. 头能告诉我们什么，不能告诉我们什么
