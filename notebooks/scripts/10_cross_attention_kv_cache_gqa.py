@@ -364,8 +364,18 @@ with torch.no_grad():
     for _ in range(239):
         last = big(last, cache=cache)  # (1, 1, 64)
     t_with = time.perf_counter() - t0
-print(f"240 tokens: without cache {1e3 * t_without:.1f} ms, with cache {1e3 * t_with:.1f} ms")
-print(f"the cache is {t_without / t_with:.1f}x faster")
+without_ms, with_ms = 1e3 * t_without, 1e3 * t_with
+print(
+    mh.say(
+        f"240 tokens: without cache {without_ms:.1f} ms, with cache {with_ms:.1f} ms",
+        f"240 个词元：不用缓存 {without_ms:.1f} ms，用缓存 {with_ms:.1f} ms",
+    )
+)
+print(
+    mh.say(
+        f"the cache is {t_without / t_with:.1f}x faster", f"缓存快了 {t_without / t_with:.1f} 倍"
+    )
+)
 assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 
 # %% [markdown]

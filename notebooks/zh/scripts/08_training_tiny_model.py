@@ -241,8 +241,12 @@ for heads, run in runs.items():
             torch.full((1, CONTEXT), 7), return_weights=True
         )  # (1, heads, 12, 12)
     print(
-        f"{heads} heads, head_dim {run.model.head_dim}, {n_params} parameters: "
-        f"loss {run.first_loss:.2f} -> last epoch {run.final_loss:.2f}"
+        mh.say(
+            f"{heads} heads, head_dim {run.model.head_dim}, {n_params} parameters: "
+            f"loss {run.first_loss:.2f} -> last epoch {run.final_loss:.2f}",
+            f"{heads} 个头，head_dim {run.model.head_dim}，{n_params} 个参数："
+            f"损失 {run.first_loss:.2f} -> 最后一轮 {run.final_loss:.2f}",
+        )
     )
     assert run.final_loss < 1.0
 
@@ -289,17 +293,29 @@ full_loss, ablated = {}, {}
 for heads, run in runs.items():
     full_loss[heads], ablated[heads] = repeat_loss(run.model), ablation(run.model)
     ratios = [loss / full_loss[heads] for loss in ablated[heads]]
-    print(f"{heads} heads: loss with all heads {full_loss[heads]:.4f}")
-    print(f"  without one head: {min(ablated[heads]):.3f} .. {max(ablated[heads]):.3f}", end="")
     print(
-        f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x),  chance level log(64) = {math.log(64):.2f}"
+        mh.say(
+            f"{heads} heads: loss with all heads {full_loss[heads]:.4f}",
+            f"{heads} 个头：所有头都在时的损失 {full_loss[heads]:.4f}",
+        )
+    )
+    low, high = min(ablated[heads]), max(ablated[heads])
+    print(mh.say("  without one head:", "  去掉一个头："), f"{low:.3f} .. {high:.3f}", end="")
+    print(
+        f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x), ",
+        mh.say("chance level", "随机水平"),
+        f"log(64) = {math.log(64):.2f}",
     )
 
 # %%
 entropy4 = mh.head_entropy(repeat_weights_by_heads[4])
 for head in range(4):
     print(
-        f"4 heads, Head {head + 1}: entropy {entropy4[head]:.2f}, loss without it {ablated[4][head]:.3f}"
+        mh.say(
+            f"4 heads, Head {head + 1}: entropy {entropy4[head]:.2f}, "
+            f"loss without it {ablated[4][head]:.3f}",
+            f"4 个头，头 {head + 1}：熵 {entropy4[head]:.2f}，去掉它后的损失 {ablated[4][head]:.3f}",
+        )
     )
 sharpest = int(entropy4.argmin())
 most_needed = max(range(4), key=ablated[4].__getitem__)
