@@ -62,12 +62,19 @@ def make_legible(fig: Figure) -> Figure:
         scale = (MIN_WIDTH_IN + _SLACK_IN) / drawn
         fig.set_size_inches(width * scale, height * scale)
     widest = MAX_WIDTH_PX / fig.dpi - _SLACK_IN  # inches
+    before: tuple[float, float] | None = None
+    last = float("inf")
     for _ in range(4):  # text keeps its size: the drawn part narrows less than the figure
         _lay_out(fig)
         drawn = fig.get_tightbbox().width  # inches
         if drawn <= widest + _SLACK_IN / 2:
             break
+        if drawn > last - 0.05:  # a line of text sets the width: narrowing only crushes the axes
+            fig.set_size_inches(*before)  # type: ignore[misc]
+            _lay_out(fig)
+            break
         width, height = fig.get_size_inches()
+        before, last = (width, height), drawn
         fig.set_size_inches(max(width - (drawn - widest) * 1.1, 1.0), height)
     return fig
 
