@@ -12,6 +12,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from .i18n import say
 from .validation import check_seed
 
 __all__ = ["CountMatmuls", "assert_same_module"]
@@ -52,7 +53,10 @@ def assert_same_module(
     ours.eval()
     reference.eval()
     name = type(reference).__name__
-    return f"inline {name} == mhsa_helpers.{name} (same parameters; eval and train mode)"
+    return say(
+        f"inline {name} == mhsa_helpers.{name} (same parameters; eval and train mode)",
+        f"课内的 {name} == mhsa_helpers.{name}（参数相同，eval 和 train 模式都一样）",
+    )
 
 
 class CountMatmuls(TorchFunctionMode):

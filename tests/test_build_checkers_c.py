@@ -13,6 +13,7 @@ from torch import nn
 
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
+from mhsa_helpers.i18n import using_language
 
 
 class Fused(nn.Module):
@@ -303,6 +304,13 @@ def test_initial_loss_for_gpt2_vocabulary():
     assert not_yet(ex.check_initial_loss(None, vocab_size=50257))
     assert not_yet(ex.check_initial_loss(math.log(50257), vocab_size="50257"))
     assert ex.check_initial_loss(math.log(64))  # the default is the lesson's 64 tokens
+    # the values the lesson prints, rounded to two decimals, pass in both languages; the next
+    # hundredth does not
+    for lang in ("en", "zh"):
+        with using_language(lang):
+            assert ex.check_initial_loss(4.16) and ex.check_initial_loss(10.82, vocab_size=50257)
+            assert not ex.check_initial_loss(4.17)
+            assert not ex.check_initial_loss(10.83, vocab_size=50257)
 
 
 # -- predict-then-run checkers of lessons 09 and 10 ---------------------------------------------

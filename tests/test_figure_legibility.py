@@ -1,4 +1,5 @@
-"""Every figure of the package is legible at 100 % zoom: >= 600 px wide, tick labels >= 9 pt.
+"""Every figure of the package is legible at 100 % zoom: 600 to 860 px wide, tick labels >= 9 pt,
+every text >= 9 px as JupyterLab shows it (a PNG wider than its column is shrunk).
 
 Measured as a lesson shows it: ``setup_lesson``'s 80 dpi, cropped to what is drawn (the inline
 backend's ``bbox_inches="tight"``), in English and in Chinese. Each public figure function is
@@ -8,6 +9,10 @@ anyway (``figure_checks.assert_legible``); here: the fast grid, and single figur
 
 from __future__ import annotations
 
+import base64
+import json
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -16,8 +21,10 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 from figure_checks import (
+    MAX_WIDTH_PX,
     _close_figures,  # noqa: F401 (autouse fixture)
     lay_out_shown,
+    png_width,
     shown_width,
     tick_sizes,
 )
@@ -113,3 +120,25 @@ def test_the_entropy_chart_shows_how_far_each_head_is_from_the_maximum():
 def test_the_entropy_chart_names_a_bad_argument(entropy, maximum, word):
     with pytest.raises((TypeError, ValueError), match=word):
         mh.figures.plot_head_entropy(entropy, maximum)
+
+
+#: Lessons whose saved notebooks are rebuilt with their rewrite (issue 29: lesson 12 is being
+#: rewritten as this test lands; its figures are fixed in the package). Remove once rebuilt.
+_REBUILT_LATER = ("12_tiny_char_lm",)
+
+
+def test_every_saved_figure_fits_jupyterlabs_column():
+    """Every PNG a lesson or solution notebook saved (both editions) is at most MAX_WIDTH_PX
+    wide: JupyterLab shrinks a wider one to its ~850-px column, and its text with it."""
+    root = Path(__file__).resolve().parent.parent / "notebooks"
+    wide = []
+    for notebook in sorted(root.glob("**/*.ipynb")):
+        if notebook.stem.startswith(_REBUILT_LATER):
+            continue
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        for index, cell in enumerate(cells):
+            for output in cell.get("outputs", []):
+                png = output.get("data", {}).get("image/png")
+                if png and (width := png_width(base64.b64decode(png))) > MAX_WIDTH_PX:
+                    wide.append(f"{notebook.relative_to(root)} cell {index}: {width} px")
+    assert not wide, wide

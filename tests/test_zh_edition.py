@@ -678,6 +678,68 @@ def test_colons_and_semicolons_are_counted_in_prose_only():
     assert zh_edition.rhythm_problems("x", zh_edition.ProseCount(1000, 6, 1)) == []
 
 
+# --- Chinese typography: no italics, a list takes ： (issue 29) ---------------------------------
+
+
+def _markdown_cell(text: str) -> zh_edition.Cell:
+    return zh_edition.Cell("markdown", " [markdown]", [f"# {line}" for line in text.split("\n")], 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("一次算出*所有*头的结果。", "italic Chinese *所有*"),
+        ("先看 _之后_ 的词元。", "italic Chinese *之后*"),
+        ("***重点***在这里。", "italic Chinese *重点*"),
+        ("有两点值得注意。\n\n* 第一点\n* 第二点", "introduces a list"),
+        ("计算分为三步。\n1. 投影\n2. 打分\n3. 加权求和", "introduces a list"),
+        ("* 外层列表有两项。\n  * 内层一\n  * 内层二", "introduces a list"),
+        ("你会遇到下面两种约定。\n\n| 库 | 含义 |\n|---|---|\n| a | b |", "a table"),
+    ],
+    ids=["star", "underscore", "bold-italic", "bullets", "numbered", "nested", "table"],
+)
+def test_italic_chinese_and_a_list_after_a_full_stop_are_caught(text, says):
+    problems = zh_edition.typography_problems("cell", _markdown_cell(text))
+    assert len(problems) == 1 and says in problems[0], problems
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "一次算出**所有**头的结果。",
+        "有两点值得注意：\n\n* 第一点\n* 第二点",
+        "英文的 *emphasis* 不算，`*所有*` 是代码，$a*b*c$ 是公式。",
+        "前一段以句号结束。\n\n下一段不是列表。",
+        "公式如下。\n\n$$a = b$$",
+        "**小结**\n* 第一点",
+    ],
+    ids=["bold", "colon", "english-code-math", "paragraphs", "display-math", "bold-heading"],
+)
+def test_bold_colons_and_code_pass_the_typography_check(text):
+    assert zh_edition.typography_problems("cell", _markdown_cell(text)) == []
+
+
+def test_the_colon_that_introduces_a_list_is_not_counted_in_the_colon_rate():
+    assert zh_edition.prose_count("有两点值得注意：\n\n* 第一点\n* 第二点").colons == 0
+    assert zh_edition.prose_count("定义：注意力。\n\n有两点：\n* 一\n* 二").colons == 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ("看不到后面的词元。", "看不到*后面*的词元。", "italic Chinese *后面*"),
+        ("看不到后面的词元。", "看不到后面的词元。有两种情况。\n# * 左填充\n# * 右填充", "a list"),
+    ],
+    ids=["italics", "list"],
+)
+def test_check_names_italics_and_a_list_after_a_full_stop(course, old, new, says):
+    _, chinese = course
+    edit(chinese, old, new)
+    problems = zh_edition.check()
+    assert len(problems) == 1 and says in problems[0], problems
+    assert problems[0].startswith("notebooks/zh/scripts/03_causal_attention.py:"), problems
+
+
 # --- The code comments are Chinese (issue 33) --------------------------------------------------
 
 

@@ -1,10 +1,10 @@
 """Multi-head attention (多头注意力), the book's two versions and the bridge between them.
 
 * ``MultiHeadAttentionWrapper`` -- ``num_heads`` separate ``CausalAttention`` heads run one after
-  another and concatenated side by side (多个头并排拼接; the study guide's 「叠罗汉」).
+  another and concatenated side by side (多个头并排拼接).
   One matmul per head and per projection.
 * ``MultiHeadAttention`` -- one big W_query/W_key/W_value, split into heads by ``view`` +
-  ``transpose``, one batched matmul for all heads (拆分成多个头; the study guide's 「切开看」),
+  ``transpose``, one batched matmul for all heads (拆分成多个头),
   then ``out_proj``.
 * ``multihead_from_wrapper`` -- builds the split-matrix module that computes exactly what a given
   wrapper computes, which is the proof that the two are the same function.

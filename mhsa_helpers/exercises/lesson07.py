@@ -151,7 +151,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
     )
 
 
-_SHARPEST_HEAD = tr("the sharpest head", "最敏锐（熵最低）的头")
+_SHARPEST_HEAD = tr("the sharpest head", "最集中（熵最低）的头")
 
 
 @exercise(_SHARPEST_HEAD)
@@ -202,7 +202,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             name,
             tr(
                 "that is the most spread-out head; the sharpest has the LOWEST entropy.",
-                "这是注意力最分散的头。最敏锐的头熵最低。",
+                "这是注意力最分散的头。最集中的头熵最低。",
             ),
         )
     return fail(

@@ -35,7 +35,8 @@ def _initial_loss_name(vocab_size: object) -> Text:
 
 
 def _initial_loss(vocab_size: int) -> Number:
-    """The exercise for ``vocab_size`` tokens: log(vocab_size) nats, to 1e-3."""
+    """The exercise for ``vocab_size`` tokens: log(vocab_size) nats, to the two decimals the
+    lesson prints (log 64 = 4.16, log 50257 = 10.82 pass; half a unit of the last place)."""
     expected = math.log(vocab_size)
     minus = tr(
         "the loss is MINUS the log of the probability of the right token.",
@@ -75,7 +76,7 @@ def _initial_loss(vocab_size: int) -> Number:
             f"cross-entropy = -log(p of the right token), and p = 1/{vocab_size} for every token.",
             f"交叉熵 = -log(正确词元的 p)，而每个词元的 p 都是 1/{vocab_size}。",
         ),
-        tol=1e-3,
+        tol=5e-3,
     )
 
 

@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from ..i18n import Text
 from ..validation import as_float, as_int, check_flag, check_positive_int
 from .fonts import figure_label, figure_text, token_labels, with_cjk_font
-from .legibility import MIN_WIDTH_IN, TICK_PT, legible
+from .legibility import MAX_WIDTH_PX, MIN_WIDTH_IN, TICK_PT, legible
 
 __all__ = ["figure_png", "plot_attention", "plot_attention_grid", "plot_attention_heads"]
 
@@ -209,8 +209,9 @@ def plot_attention(
         rows, cols = _check_tokens(tokens, t_q, t_k)
     if ax is None:
         width, height = 0.55 * t_k + 2.4, 0.5 * t_q + 1.6  # inches: a cell per token pair
-        if max(t_q, t_k) > _LONG:  # a long text: a screen-sized figure, not one 2,500 px wide
-            width, height = min(width, 12.5), min(height, 11.5)
+        if max(t_q, t_k) > _LONG:  # a long text: a column-sized figure, not one 2,500 px wide
+            side = MAX_WIDTH_PX / plt.rcParams["figure.dpi"] - 0.3  # JupyterLab's column
+            width, height = min(width, side), min(height, side - 0.6)
         fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
     else:
         fig = cast(Figure, ax.figure)  # a SubFigure draws the same way
@@ -231,7 +232,8 @@ def plot_attention(
     )
     ax.set_xlabel(figure_text("key (attended to)", "键（被关注方）"))
     ax.set_ylabel(figure_text("query (attending)", "查询（关注方）"))
-    ax.tick_params(axis="x", labelrotation=45)
+    short = all(len(str(label)) <= 2 for label in cols)  # characters, "\\n": upright
+    ax.tick_params(axis="x", labelrotation=0 if short else 45)
     ax.tick_params(axis="y", labelrotation=0)
     if title:
         ax.set_title(figure_label(title))
@@ -349,8 +351,18 @@ def plot_attention_grid(
     left, right = 0.5 + label, 1.0
     bottom, top = 0.5 + label, head_title + (0.45 if title else 0.1)
     cell = max(0.36 if annot else 0.24, TICK_PT / 72 * 1.3)  # room for a label per row
-    col_gap = 0.2 / cell
-    grid_w = cols * t_k + (cols - 1) * col_gap
+    # At most MAX_WIDTH_PX wide as saved (JupyterLab's column): cells down to 5/6 of their size,
+    # then fewer panels per row; one per row, cells down to one token label per row.
+    widest = MAX_WIDTH_PX / plt.rcParams["figure.dpi"] - left - right  # inches for the panels
+    balanced = {math.ceil(num_heads / r) for r in range(1, num_heads + 1)}  # no ragged last row
+    for fewer in sorted({cols} | balanced, reverse=True):
+        fits = (widest - 0.2 * (fewer - 1)) / (fewer * t_k)  # the largest cell that fits
+        if fewer <= cols and fits >= cell * 5 / 6:
+            rows, cols, cell = math.ceil(num_heads / fewer), fewer, min(cell, fits)
+            break
+    else:
+        rows, cols = num_heads, 1
+        cell = max(min(cell, widest / t_k), TICK_PT / 72 * 1.3)
     # (0.4 in more: the margins a tight crop, as in a notebook, takes off)
     cell = max(cell, (MIN_WIDTH_IN + 0.4 - left - right - 0.2 * (cols - 1)) / (cols * t_k))
     col_gap = 0.2 / cell

@@ -131,7 +131,7 @@ assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.
 assert device in {"cpu", "cuda", "mps"}
 x = torch.ones(2, 3, device=device)
 assert (x @ x.T).sum().item() == 12.0
-print("torch works; every lesson runs on the CPU")
+print(mh.say("torch works; every lesson runs on the CPU", "torch 可以用，每一课都在 CPU 上运行"))
 
 # %% [markdown]
 # ## The book's example

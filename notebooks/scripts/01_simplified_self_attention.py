@@ -135,7 +135,10 @@ print("Sum:", attn_weights_2.sum())
 
 # %% [markdown]
 # Side by side: the scores on the left, the weights softmax makes of them on the right (bars),
-# with the plain sum-normalized weights as dots. The order is kept; softmax widens the gaps.
+# with the plain sum-normalized weights as dots. The order is kept, and softmax moves weight
+# towards the highest scores: the two largest weights grow ("journey" 0.2278 → 0.2379), three of
+# the others shrink. Not every gap widens, though: with scores this close together, $e^x$ is
+# nearly a straight line, and the smallest weight even grows a little (0.1077 → 0.1082).
 
 # %%
 fig = mh.figures.plot_softmax_steps(attn_scores_2, journey.words)
@@ -148,7 +151,7 @@ torch.testing.assert_close(
 torch.testing.assert_close(
     attn_weights_2, journey.reference["simplified_softmax_2"], atol=1e-4, rtol=0
 )
-print("both match the book's printed values")
+print(mh.say("both match the book's printed values", "两者都与书中印出的数值一致"))
 
 # %% [markdown]
 # ### A naive softmax, and why it breaks
@@ -274,7 +277,7 @@ print(f"all_context_vecs:\n{all_context_vecs}")
 # %%
 best_key = attn_scores.argmax(dim=-1)  # (T,)
 for i, word in enumerate(journey.words):
-    print(f"{word:>8} scores highest with {journey.words[best_key[i]]}")
+    print(f"{word:>8}", mh.say("scores highest with", "得分最高的是"), journey.words[best_key[i]])
 fig = mh.figures.plot_self_similarity(attn_scores, journey.words)
 plt.show()
 mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
@@ -349,7 +352,12 @@ plt.show()
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.testing.assert_close(attn_scores_loop, attn_scores)
 torch.testing.assert_close(attn_weights.sum(dim=-1), torch.ones(6))
-print("double loop == inputs @ inputs.T (to float rounding); every row of weights sums to 1")
+print(
+    mh.say(
+        "double loop == inputs @ inputs.T (to float rounding); every row of weights sums to 1",
+        "双重循环 == inputs @ inputs.T（在浮点舍入误差内），权重的每一行之和都是 1",
+    )
+)
 
 # %% [markdown]
 # ## Summary

@@ -95,7 +95,12 @@ for name, tensor in [("query_2", query_2), ("key_2", key_2), ("value_2", value_2
     torch.testing.assert_close(
         tensor.detach(), journey.reference[f"seed123_{name}"], atol=1e-4, rtol=0
     )
-print("query_2, key_2, value_2 match the book's printed values")
+print(
+    mh.say(
+        "query_2, key_2, value_2 match the book's printed values",
+        "query_2、key_2、value_2 与书中印出的数值一致",
+    )
+)
 
 # %% [markdown]
 # To compute $z^{(2)}$ we still need the key and value of *every* token. One matrix product each:
@@ -151,7 +156,11 @@ print(f"'with' looks at 'journey': {all_scores[3, 1]:.4f}")
 print(f"'journey' looks at 'with': {all_scores[1, 3]:.4f}")
 print("symmetric:", torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
-    print(f"{word:>8} scores highest with {journey.words[all_scores[i].argmax()]}")
+    print(
+        f"{word:>8}",
+        mh.say("scores highest with", "得分最高的是"),
+        journey.words[all_scores[i].argmax()],
+    )
 
 # %% [markdown]
 # With these random, untrained matrices every query happens to look hardest at "journey" (so only

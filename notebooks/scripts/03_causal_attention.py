@@ -69,7 +69,7 @@ print(attn_weights)
 torch.testing.assert_close(
     attn_weights, journey.reference["seed789_attn_weights"], atol=1e-4, rtol=0
 )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # Look at the row of "journey" (row 2): [0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]. It
@@ -126,7 +126,12 @@ torch.testing.assert_close(
     masked_simple_norm, journey.reference["seed789_masked_renormalized"], atol=1e-4, rtol=0
 )
 torch.testing.assert_close(masked_simple_norm.sum(dim=-1), torch.ones(context_length))
-print("matches the book's printed values; every row sums to 1")
+print(
+    mh.say(
+        "matches the book's printed values; every row sums to 1",
+        "与书中印出的数值一致，每一行之和都是 1",
+    )
+)
 
 # %% [markdown]
 # "journey" now attends only to "Your" and itself: [0.5517, 0.4483, 0, 0, 0, 0], as printed in
@@ -152,7 +157,12 @@ scaled_scores = attn_scores / d_k**0.5  # (T, T)
 for i in range(context_length):
     only_past = torch.softmax(scaled_scores[i, : i + 1], dim=-1)  # (i + 1,)
     torch.testing.assert_close(masked_simple_norm[i, : i + 1], only_past)
-print("each row of the three-step result == softmax over that row's past and present scores")
+print(
+    mh.say(
+        "each row of the three-step result == softmax over that row's past and present scores",
+        "三步法结果的每一行 == 对该行过去和当前分数做的 softmax",
+    )
+)
 
 # %% [markdown]
 # ## 4. The one-step method: `-inf` before the softmax
@@ -184,7 +194,9 @@ torch.testing.assert_close(
 )
 largest_difference = (attn_weights_causal - masked_simple_norm).abs().max()
 assert largest_difference < 1e-6
-print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
+print(
+    mh.say("largest difference below 1e-6:", "最大差异小于 1e-6："), bool(largest_difference < 1e-6)
+)
 
 # %% [markdown]
 # Equal to float precision (the collapsed check cell at the end of the lesson looks at the last
@@ -352,10 +364,18 @@ print(
 before, after = causal_weights_one_step(inputs), causal_weights_one_step(changed)
 assert torch.equal(before[:5], after[:5])
 print("one-step: rows 1-5 unchanged (torch.equal):", torch.equal(before[:5], after[:5]))
-print("only the last row moved:\n", after[5])
-print("weights that changed, with the mask:", int((before != after).sum()), "of 36")
+print(mh.say("only the last row moved:\n", "只有最后一行变了：\n"), after[5])
+print(
+    mh.say("weights that changed, with the mask:", "加掩码时变化的权重："),
+    int((before != after).sum()),
+    "of 36",
+)
 unmasked_changes = int((full_weights(changed) != full_weights(inputs)).sum())
-print("weights that changed, without a mask:", unmasked_changes, "of 36")
+print(
+    mh.say("weights that changed, without a mask:", "不加掩码时变化的权重："),
+    unmasked_changes,
+    "of 36",
+)
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 
 # %% [markdown]
@@ -370,7 +390,12 @@ mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 before3, after3 = causal_weights_three_step(inputs), causal_weights_three_step(changed)
 torch.testing.assert_close(after3[:5], before3[:5], atol=1e-6, rtol=0)
 torch.testing.assert_close(after3, after)
-print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result")
+print(
+    mh.say(
+        "three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result",
+        "三步法：第 1-5 行在 1e-6 内不变，并且等于一步法的结果",
+    )
+)
 
 # %% [markdown]
 # ## 7. Before and after
@@ -421,11 +446,21 @@ context_vecs, weights_pkg = mh.masked_attention(
 assert torch.equal(weights_pkg, attn_weights_causal)
 assert torch.equal(context_vecs, attn_weights_causal @ values)
 torch.testing.assert_close(context_vecs[0], values[0])  # "Your" can only see itself
-print("mh.causal_mask and mh.masked_attention == the one-step method, bit for bit")
+print(
+    mh.say(
+        "mh.causal_mask and mh.masked_attention == the one-step method, bit for bit",
+        "mh.causal_mask 和 mh.masked_attention == 一步法，逐位相同",
+    )
+)
 
 kept = ~mask.bool()  # (T, T): the 21 entries on and below the diagonal
 assert (attn_weights_causal - masked_simple_norm)[kept].abs().max() < 1e-6
-print("three-step vs one-step: every kept entry agrees to within 1e-6")
+print(
+    mh.say(
+        "three-step vs one-step: every kept entry agrees to within 1e-6",
+        "三步法与一步法：保留的每个元素相差都在 1e-6 以内",
+    )
+)
 
 # %% [markdown]
 # ## Summary

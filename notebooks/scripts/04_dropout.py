@@ -75,7 +75,7 @@ print(dropped)
 
 # %%
 torch.testing.assert_close(dropped, journey.reference["dropout_seed123_ones"], atol=1e-4, rtol=0)
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 print("zeros:", int((dropped == 0).sum()), "of", dropped.numel())
 assert int((dropped == 0).sum()) == 15
 survivor = dropped[dropped != 0].unique().item()
@@ -103,7 +103,7 @@ print("survivors are all", survivor, "= 1 / (1 - 0.5)", "| your prediction:", pr
 torch.manual_seed(123)
 draws = torch.stack([dropout(example) for _ in range(2000)])  # (2000, 6, 6)
 mean = draws.mean()
-print(f"average entry over 2000 draws: {mean:.3f}")
+print(mh.say("average entry over 2000 draws:", "2000 次抽样的平均元素："), f"{mean:.3f}")
 print(f"fraction of zeros: {(draws == 0).float().mean():.3f}")
 assert abs(mean.item() - 1.0) < 0.02
 assert abs((draws == 0).float().mean().item() - 0.5) < 0.01
@@ -242,7 +242,12 @@ def train_tiny(p, steps=100, lr=0.5):
 
 accuracy = {p: train_tiny(p) for p in [0.0, 0.5]}
 for p, acc in accuracy.items():
-    print(f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels")
+    print(
+        mh.say(
+            f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels",
+            f"dropout p={p}：在 8 个随机标签上的训练准确率为 {acc:.0%}",
+        )
+    )
 assert accuracy[0.5] == 1.0  # memorised, dropout or not
 
 # %% [markdown]
@@ -371,7 +376,7 @@ for sequence in context_vecs:  # (T, d_out) each
     torch.testing.assert_close(
         sequence, journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # ## 9. Why `register_buffer`?
@@ -429,7 +434,12 @@ assert not torch.equal(out_train_1, out_train_2)  # two different dropout draws
 ca_drop.eval()
 assert torch.equal(ca_drop(batch), ca_drop(batch))  # eval: no dropout
 torch.testing.assert_close(ca_drop(batch), context_vecs)  # same weights as ca (seed 123)
-print("train: random, eval: deterministic and equal to the dropout-free module")
+print(
+    mh.say(
+        "train: random, eval: deterministic and equal to the dropout-free module",
+        "train 模式随机，eval 模式确定，并且等于不带 dropout 的模块",
+    )
+)
 
 # %% [markdown]
 # **Check cell (collapsed; it serves the course's tests).** The course package has the same

@@ -15,8 +15,7 @@
 # attention** (多头注意力) runs several of them side by side, each with its own `W_query`,
 # `W_key`, `W_value`, so each **attention head** (注意力头) can learn a different pattern, and
 # concatenates their outputs. The book builds it twice: first the plain way in this lesson —
-# stack separate `CausalAttention` modules side by side (the Chinese study guide calls this
-# 「叠罗汉」, "stacking") — then the fast way in lesson 06.
+# put separate `CausalAttention` modules side by side — then the fast way in lesson 06.
 #
 # **Learning goals**
 # 1. Build `MultiHeadAttentionWrapper` yourself from separate `CausalAttention` heads (a checker
@@ -143,7 +142,7 @@ for sequence in context_vecs:  # (T, num_heads * d_out) each
     torch.testing.assert_close(
         sequence, journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # ## 2. Each head is a whole `CausalAttention`
@@ -161,7 +160,12 @@ assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # head 2 = colu
 torch.testing.assert_close(
     context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
 )
-print("columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2")
+print(
+    mh.say(
+        "columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2",
+        "第 0:2 列 = 第 04 课的单个 CausalAttention，第 2:4 列 = 头 2",
+    )
+)
 
 # %% [markdown]
 # The picture of the same thing, for the first sequence of the batch: each head's (6, 2)
@@ -195,7 +199,13 @@ print("buffers:", [name for name, _ in mha.named_buffers()])
 for num_heads in [1, 2, 3, 4]:
     torch.manual_seed(123)
     wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
-    print(f"num_heads={num_heads}, d_out={d_out} per head -> output {tuple(wrapper(batch).shape)}")
+    shape = tuple(wrapper(batch).shape)
+    print(
+        mh.say(
+            f"num_heads={num_heads}, d_out={d_out} per head -> output {shape}",
+            f"num_heads={num_heads}，每个头 d_out={d_out} -> 输出 {shape}",
+        )
+    )
     assert wrapper(batch).shape == (2, 6, num_heads * d_out)
 
 # %% [markdown]
@@ -256,8 +266,10 @@ assert torch.equal(three[0], weights[0, 0])  # head 1 as in our 2-head module
 assert torch.equal(three[1], weights[0, 1])  # head 2 too
 
 # %%
-print("weights shape with 3 heads:", tuple(three.shape))
-print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
+print(mh.say("weights shape with 3 heads:", "3 个头时权重的形状："), tuple(three.shape))
+print(
+    mh.say("row 'journey', head by head:\n", "“journey”这一行，逐个头来看：\n"), three[:, 1, :2]
+)  # (heads, 2)
 
 # %% [markdown]
 # ## 6. The cost: one matmul per head and per projection

@@ -122,7 +122,11 @@ scores_loop = torch.stack(
 )  # (b, h, T, T): one head at a time
 print(scores.shape)
 assert torch.equal(scores, scores_loop)
-print("batched matmul == per-head loop (torch.equal)")
+print(
+    mh.say(
+        "batched matmul == per-head loop (torch.equal)", "批量矩阵乘法 == 逐个头循环（torch.equal）"
+    )
+)
 
 # %% [markdown]
 # The book shows the same on a small (1, 2, 3, 4) tensor — one sequence, 2 heads, 3 tokens,
@@ -157,7 +161,7 @@ book_result = torch.tensor(
     ]
 )  # (1, 2, 3, 3), as printed in the book
 torch.testing.assert_close(all_heads, book_result, atol=1e-4, rtol=0)
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # The book then computes each head on its own, `first_head = a[0, 0] @ a[0, 0].T` and the same
@@ -168,8 +172,8 @@ first_head = a[0, 0] @ a[0, 0].T  # (T, T)
 second_head = a[0, 1] @ a[0, 1].T  # (T, T)
 assert torch.equal(all_heads[0, 0], first_head)
 assert torch.equal(all_heads[0, 1], second_head)
-print("First head:\n", first_head)
-print("Second head:\n", second_head)
+print(mh.say("First head:\n", "第一个头：\n"), first_head)
+print(mh.say("Second head:\n", "第二个头：\n"), second_head)
 
 # %% [markdown]
 # The rest of attention works per head unchanged: mask, scale by $\sqrt{\text{head\_dim}}$,
@@ -196,7 +200,10 @@ try:
 except RuntimeError as error:
     # torch's message says to use .reshape(...) instead; its exact wording varies by version.
     assert "reshape" in str(error)
-    print(type(error).__name__, "-- view() refuses a non-contiguous tensor")
+    print(
+        type(error).__name__,
+        mh.say("-- view() refuses a non-contiguous tensor", "—— view() 拒绝不连续的张量"),
+    )
 
 # %% [markdown]
 # Two fixes. `contiguous()` copies the data into row-by-row order, after which `view` works (the
@@ -207,9 +214,12 @@ except RuntimeError as error:
 merged_view = context_t.contiguous().view(b, T, d_out)  # (b, T, d_out)
 merged_reshape = context_t.reshape(b, T, d_out)  # (b, T, d_out)
 assert torch.equal(merged_view, merged_reshape)
-print("reshape copied:", merged_reshape.data_ptr() != context_t.data_ptr())
 print(
-    "reshape of a contiguous tensor is a view:",
+    mh.say("reshape copied:", "reshape 复制了数据："),
+    merged_reshape.data_ptr() != context_t.data_ptr(),
+)
+print(
+    mh.say("reshape of a contiguous tensor is a view:", "对连续张量做 reshape 得到的是视图："),
     queries.reshape(b, T, 2, 2).data_ptr() == queries.data_ptr(),
 )
 assert torch.equal(merged_view, mh.merge_heads(context))  # the package's helper
@@ -237,8 +247,7 @@ assert torch.equal(merged_queries, queries)  # split + merge = identity
 # %% [markdown]
 # ## 4. The forward pass, step by step
 #
-# Everything together: the ten steps of the forward pass (the table of the Chinese tutorial
-# 「多头注意力」). The table says what each step produces, under the names of the book's code,
+# Everything together: the ten steps of the forward pass. The table says what each step produces, under the names of the book's code,
 # and its shape; the PyTorch calls are for you to choose (sections 1–3 used every one of them).
 # New at the end is step 10, `out_proj`, a
 # (d_out → d_out) linear layer applied to the merged heads ($W^O$ in the formula). The heads
@@ -506,7 +515,7 @@ for sequence in context_vecs:  # (T, d_out) each
     torch.testing.assert_close(
         sequence, journey.reference["multihead_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown]
 # These are different numbers from lesson 05's wrapper — a different width convention and an
@@ -576,7 +585,11 @@ assert attn.shape == (2, 2, 6, 6)
 assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # each row sums to 1
 assert (attn.triu(diagonal=1) == 0).all()  # causal
 entropy = mh.head_entropy(attn.detach())  # (num_heads,)
-print("mean row entropy per head:", entropy, f"| even rows: {uniform_causal_entropy(T):.4f}")
+print(
+    mh.say("mean row entropy per head:", "每个头各行的平均熵："),
+    entropy,
+    f"| even rows: {uniform_causal_entropy(T):.4f}",
+)
 assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # both heads nearly even
 fig = mh.plot_attention_heads(
     attn.detach(),
@@ -608,11 +621,15 @@ assert torch.equal(split(batch), wrapper(batch))
 torch.testing.assert_close(
     split(batch)[0], journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
 )
-print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
+print(
+    mh.say(
+        "split(batch) == wrapper(batch), bit for bit (torch.equal)",
+        "split(batch) == wrapper(batch)，逐位相同（torch.equal）",
+    )
+)
 
 # %% [markdown]
-# Two pictures of the same computation. First as a flow (the study guide calls the two ways
-# 「叠罗汉」, stacking, and 「切开看」, cutting open):
+# Two pictures of the same computation. First as a flow:
 #
 # ```mermaid
 # flowchart TB
@@ -688,8 +705,12 @@ for heads in [1, 4, 12]:
         module = mh.MultiHeadAttention(768, 768, 1024, 0.0, num_heads=heads)
     count = sum(p.numel() for p in module.parameters())
     print(
-        f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
-        f"{heads} attention weighting(s) per token"
+        mh.say(
+            f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
+            f"{heads} attention weighting(s) per token",
+            f"{heads:>2} 个头，head_dim {module.head_dim:>3}：{count:,} 个参数，"
+            f"每个词元 {heads} 组注意力权重",
+        )
     )
     assert count == 4 * 768 * 768 + 768
 
@@ -722,8 +743,12 @@ for heads in [1, 4, 12]:
     by_op = {str(op): n for op, n in flops.get_flop_counts()["Global"].items()}
     attention = by_op["aten.bmm"]  # Q K^T and weights @ V, all heads: (b, h, T, T) products
     print(
-        f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
-        f"{attention / 1e9:.2f} in the (T, T) products"
+        mh.say(
+            f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
+            f"{attention / 1e9:.2f} in the (T, T) products",
+            f"{heads:>2} 个头：{flops.get_total_flops() / 1e9:.2f} GFLOP，其中 "
+            f"{attention / 1e9:.2f} 在 (T, T) 乘积里",
+        )
     )
     assert attention == 2 * 2 * 1024**2 * 768  # 2 products x 2 FLOPs x T^2 x d_out, any h
 
@@ -756,7 +781,12 @@ x_big = torch.randn(1, 64, 768)  # (b, T, d_in)
 with torch.no_grad():
     out_wrapper, out_split = wrapper_big(x_big), split_big(x_big)  # (b, T, 768) each
 torch.testing.assert_close(out_split, out_wrapper, rtol=1e-5, atol=1e-6)
-print("GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)")
+print(
+    mh.say(
+        "GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)",
+        "GPT-2 small 的形状：wrapper == split，误差在 float32 舍入范围内（rtol=1e-5，atol=1e-6）",
+    )
+)
 
 left = (torch.tensor(0.1) + torch.tensor(0.3)) + torch.tensor(0.4)  # float32
 right = torch.tensor(0.1) + (torch.tensor(0.3) + torch.tensor(0.4))

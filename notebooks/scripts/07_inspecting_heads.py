@@ -73,7 +73,12 @@ torch.testing.assert_close(
 )
 torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 6))
 assert torch.equal(weights.triu(diagonal=1), torch.zeros(2, 2, 6, 6))
-print("matches the book; rows sum to 1; nothing above the diagonal")
+print(
+    mh.say(
+        "matches the book; rows sum to 1; nothing above the diagonal",
+        "与书中一致，每行之和为 1，对角线以上全为 0",
+    )
+)
 
 # %%
 fig = mh.plot_attention_heads(
@@ -95,7 +100,10 @@ dropping.train()
 with torch.no_grad():
     _, weights_train = dropping(batch, return_weights=True)  # (2, 2, 6, 6)
 assert torch.equal(weights_train, weights)
-print("same weights in train mode with dropout 0.5:", torch.equal(weights_train, weights))
+print(
+    mh.say("same weights in train mode with dropout 0.5:", "train 模式、dropout 0.5 时权重不变："),
+    torch.equal(weights_train, weights),
+)
 
 # %% [markdown]
 # ## 2. Entropy (熵): one number per head
@@ -135,7 +143,7 @@ torch.testing.assert_close(
 
 # %%
 entropy_book = mh.head_entropy(weights)  # (num_heads,)
-print("entropy per head:", entropy_book)
+print(mh.say("entropy per head:", "每个头的熵："), entropy_book)
 print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
 assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
@@ -259,7 +267,8 @@ kept = view.shown != 0
 torch.testing.assert_close(view.shown[kept], 2 * view.weights[kept])  # survivors x 1/(1-0.5)
 print(view.message)
 visible = ~torch.ones(6, 6).triu(1).bool()  # the 21 positions the causal mask lets through
-print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().item():.2f}")
+dropped = 1 - kept[:, visible].float().mean().item()
+print(mh.say("share of visible weights dropped:", "可见权重中被丢弃的比例："), f"{dropped:.2f}")
 
 # %% [markdown]
 # ## 5. What heads can and cannot tell us
@@ -344,4 +353,7 @@ by_hand = -torch.special.xlogy(weights_long, weights_long).sum(dim=-1).mean(dim=
 torch.testing.assert_close(mh.head_entropy(weights_long), by_hand)
 # "Equal weight to every copy of a word" holds to float rounding (1e-6), not bit for bit: the
 # two keys are equal, but the softmax sums its row in one order.
-print("the two 'the' columns differ by less than 1e-6:", (the_4 - the_7).abs().max().item() < 1e-6)
+print(
+    mh.say("the two 'the' columns differ by less than 1e-6:", "两个“the”列的差异小于 1e-6："),
+    (the_4 - the_7).abs().max().item() < 1e-6,
+)

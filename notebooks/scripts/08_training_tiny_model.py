@@ -118,7 +118,10 @@ mhsa_helpers.exercises.check_initial_loss(prediction)
 # %%
 targets = torch.randint(0, VOCAB, (2, CONTEXT))  # (b, T)
 loss = F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
-print(f"untrained loss: {loss.item():.2f}   log(64) = {math.log(64):.2f}")
+print(
+    mh.say(f"untrained loss: {loss.item():.2f}", f"未训练时的损失：{loss.item():.2f}"),
+    f"  log(64) = {math.log(64):.2f}",
+)
 if prediction is not None:
     print(f"your prediction: {prediction:.2f}")
 assert abs(loss.item() - math.log(64)) < 0.3
@@ -194,7 +197,12 @@ def train_repeat(num_heads, seed=0, epochs=3, steps_per_epoch=40, batch_size=32,
 
 model, losses = train_repeat(HEADS)
 epoch_losses = [sum(losses[i : i + 40]) / 40 for i in range(0, len(losses), 40)]
-print(f"first loss {losses[0]:.2f}, epoch means:", [round(x, 2) for x in epoch_losses])
+print(
+    mh.say(
+        f"first loss {losses[0]:.2f}, epoch means:", f"第一步损失 {losses[0]:.2f}，各轮次均值："
+    ),
+    [round(x, 2) for x in epoch_losses],
+)
 assert abs(losses[0] - math.log(64)) < 0.3  # about log(64) = 4.16
 assert epoch_losses[-1] < 1.0  # well below 1.0 after 3 epochs
 
@@ -212,7 +220,12 @@ print(result)
 
 # %%
 run = mh.train_repeat_task(seed=1, progress=False)
-print(f"seed 1: first loss {run.first_loss:.2f}, last epoch {run.final_loss:.2f}")
+print(
+    mh.say(
+        f"seed 1: first loss {run.first_loss:.2f}, last epoch {run.final_loss:.2f}",
+        f"种子 1：第一步损失 {run.first_loss:.2f}，最后一轮 {run.final_loss:.2f}",
+    )
+)
 assert abs(run.first_loss - math.log(64)) < 0.3 and run.final_loss < 1.0
 
 # %% [markdown]
@@ -251,7 +264,7 @@ fig = mh.plot_attention_grid(
     title=mh.tr("Repeat task: 4 heads after training", "重复任务：训练后的 4 个头"),
 )
 plt.show()
-print("entropy per head:", mh.head_entropy(repeat_weights))
+print(mh.say("entropy per head:", "每个头的熵："), mh.head_entropy(repeat_weights))
 
 # %% [markdown]
 # ### The experiment: 4 heads → 8 heads at the same width
@@ -270,8 +283,12 @@ for heads, run in runs.items():
             torch.full((1, CONTEXT), 7), return_weights=True
         )  # (1, heads, 12, 12)
     print(
-        f"{heads} heads, head_dim {run.model.head_dim}, {n_params} parameters: "
-        f"loss {run.first_loss:.2f} -> last epoch {run.final_loss:.2f}"
+        mh.say(
+            f"{heads} heads, head_dim {run.model.head_dim}, {n_params} parameters: "
+            f"loss {run.first_loss:.2f} -> last epoch {run.final_loss:.2f}",
+            f"{heads} 个头，head_dim {run.model.head_dim}，{n_params} 个参数："
+            f"损失 {run.first_loss:.2f} -> 最后一轮 {run.final_loss:.2f}",
+        )
     )
     assert run.final_loss < 1.0
 
@@ -325,21 +342,38 @@ full_loss, ablated = {}, {}
 for heads, run in runs.items():
     full_loss[heads], ablated[heads] = repeat_loss(run.model), ablation(run.model)
     ratios = [loss / full_loss[heads] for loss in ablated[heads]]
-    print(f"{heads} heads: loss with all heads {full_loss[heads]:.4f}")
-    print(f"  without one head: {min(ablated[heads]):.3f} .. {max(ablated[heads]):.3f}", end="")
     print(
-        f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x),  chance level log(64) = {math.log(64):.2f}"
+        mh.say(
+            f"{heads} heads: loss with all heads {full_loss[heads]:.4f}",
+            f"{heads} 个头：所有头都在时的损失 {full_loss[heads]:.4f}",
+        )
+    )
+    low, high = min(ablated[heads]), max(ablated[heads])
+    print(mh.say("  without one head:", "  去掉一个头："), f"{low:.3f} .. {high:.3f}", end="")
+    print(
+        f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x), ",
+        mh.say("chance level", "随机水平"),
+        f"log(64) = {math.log(64):.2f}",
     )
 
 # %%
 entropy4 = mh.head_entropy(repeat_weights_by_heads[4])
 for head in range(4):
     print(
-        f"4 heads, Head {head + 1}: entropy {entropy4[head]:.2f}, loss without it {ablated[4][head]:.3f}"
+        mh.say(
+            f"4 heads, Head {head + 1}: entropy {entropy4[head]:.2f}, "
+            f"loss without it {ablated[4][head]:.3f}",
+            f"4 个头，头 {head + 1}：熵 {entropy4[head]:.2f}，去掉它后的损失 {ablated[4][head]:.3f}",
+        )
     )
 sharpest = int(entropy4.argmin())
 most_needed = max(range(4), key=ablated[4].__getitem__)
-print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}")
+print(
+    mh.say(
+        f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}",
+        f"最集中的头：头 {sharpest + 1}；模型最需要的头：头 {most_needed + 1}",
+    )
+)
 assert sharpest != most_needed
 ratios = {heads: [loss / full_loss[heads] for loss in ablated[heads]] for heads in runs}
 assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # "8 to 14 times"
@@ -372,21 +406,40 @@ print("targets:", shift_targets, sep="\n")  # (2, 12): the inputs moved 2 places
 # %% [markdown]
 # `mh.offset_attention(model, k)` measures what we expect: for each head, the mean weight that a
 # query at $t$ puts on position $t - k$ (over 256 random sequences and all $t \ge k$). Before
-# training it is small, about the average of $1/(t+1)$:
+# training it is small, about the average of $1/(t+1)$. Then `mh.train_shift_task` trains the
+# model for 3 epochs of 50 steps (the repeat task's were 40), as the loss plot's axis shows:
 
 # %%
 torch.manual_seed(0)
 untrained = mh.TinyAttentionLM(VOCAB, D_MODEL, CONTEXT, HEADS)
 before = mh.offset_attention(untrained, K)  # (num_heads,)
-print(f"weight on the token {K} back, per head, untrained:", before)
+print(
+    mh.say(
+        f"weight on the token {K} back, per head, untrained:",
+        f"每个头放在 {K} 个位置之前词元上的权重，训练前：",
+    ),
+    before,
+)
 assert before.max() < 0.5
 
 # %%
 shift = mh.train_shift_task(k=K, num_heads=HEADS, seed=0, progress=False)
 after = mh.offset_attention(shift.model, K)  # (num_heads,)
 print(shift)
-print(f"weight on the token {K} back, per head, trained:  ", after)
-print("weight on the token 1 back, for comparison:       ", mh.offset_attention(shift.model, 1))
+print(
+    mh.say(
+        f"weight on the token {K} back, per head, trained:  ",
+        f"每个头放在 {K} 个位置之前词元上的权重，训练后：",
+    ),
+    after,
+)
+print(
+    mh.say(
+        "weight on the token 1 back, for comparison:       ",
+        "作为对照，放在前 1 个词元上的权重：    ",
+    ),
+    mh.offset_attention(shift.model, 1),
+)
 assert shift.final_loss < 0.5
 assert after.max() > 0.8  # at least one head looks exactly K places back
 

@@ -79,7 +79,12 @@ three = [mha.W_query(x), mha.W_key(x), mha.W_value(x)]  # 3 matmuls, each (2, 6,
 W_qkv = torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])  # (12, 3)
 fused = x @ W_qkv.T  # 1 matmul: (2, 6, 12)
 queries, keys, values = fused.split(4, dim=-1)  # each (2, 6, 4)
-print("fused weight:", tuple(W_qkv.shape), "-> fused output:", tuple(fused.shape))
+print(
+    mh.say("fused weight:", "融合权重："),
+    tuple(W_qkv.shape),
+    mh.say("-> fused output:", "-> 融合输出："),
+    tuple(fused.shape),
+)
 for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
     torch.testing.assert_close(one, other)
     print(name, "from three matmuls == slice of the fused matmul")
@@ -133,7 +138,13 @@ q, k, v = fused_mha.project(x)  # each (2, 2, 6, 2): (b, h, T, head_dim)
 context_sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, T, head_dim)
 context_explicit, weights = mh.masked_attention(q, k, v, mha.causal_mask(6))  # + (b, h, T, T)
 torch.testing.assert_close(context_sdpa, context_explicit)
-print("SDPA context == explicit mask + softmax + weighted sum:", tuple(context_sdpa.shape))
+print(
+    mh.say(
+        "SDPA context == explicit mask + softmax + weighted sum:",
+        "SDPA 的上下文 == 显式掩码 + softmax + 加权和：",
+    ),
+    tuple(context_sdpa.shape),
+)
 
 sdpa_mha = mh.SDPAMultiHeadAttention.from_multihead(mha)
 torch.testing.assert_close(sdpa_mha(x), out_06)
@@ -171,7 +182,7 @@ with torch.no_grad():
     context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
     merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)
 print("flash-attn layout", tuple(q_flash.shape), "| SDPA layout", tuple(q5.shape))
-print("merged heads", tuple(merged.shape))
+print(mh.say("merged heads", "合并后的头"), tuple(merged.shape))
 torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 
 # %% [markdown]
@@ -220,7 +231,12 @@ torch.testing.assert_close(out_torch, out_ours)
 torch.testing.assert_close(w_torch, w_ours)
 out_fast, _ = torch_mha(x4, x4, x4, attn_mask=hidden, is_causal=True, need_weights=False)
 torch.testing.assert_close(out_fast, out_ours)
-print("nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-head weights)")
+print(
+    mh.say(
+        "nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-head weights)",
+        "nn.MultiheadAttention == 第 06 课的 MultiHeadAttention（输出和每个头的权重）",
+    )
+)
 
 # %% [markdown]
 # ## 4. What FlashAttention avoids storing
@@ -357,7 +373,7 @@ q, k, v = fused_mha.project(x)  # each (2, 2, 6, 2): (b, h, T, head_dim)
 q_rot, k_rot = rope(q), rope(k)  # same shapes; only Q and K change
 print("Q", tuple(q.shape), "-> RoPE ->", tuple(q_rot.shape))
 context_rope = F.scaled_dot_product_attention(q_rot, k_rot, v, is_causal=True)  # (b, h, T, hd)
-print("context with RoPE:", tuple(context_rope.shape))
+print(mh.say("context with RoPE:", "加了 RoPE 的上下文："), tuple(context_rope.shape))
 
 # %% [markdown]
 # To see the "relative position only" property, put the **same** token at every position: the
@@ -393,8 +409,14 @@ bias = alibi.masked_fill(future, -torch.inf)  # (h, T, T)
 context_alibi = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # (b, h, T, head_dim)
 explicit = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(2) + bias, dim=-1) @ v
 torch.testing.assert_close(context_alibi, explicit)
-print("ALiBi slopes per head:", slopes)
-print("SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:", tuple(explicit.shape))
+print(mh.say("ALiBi slopes per head:", "每个头的 ALiBi 斜率："), slopes)
+print(
+    mh.say(
+        "SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:",
+        "带 ALiBi 偏置的 SDPA == 显式的 softmax(scores + bias) @ V：",
+    ),
+    tuple(explicit.shape),
+)
 
 # %%
 fig = mh.figures.plot_relative_position_scores(
@@ -429,10 +451,18 @@ with torch.no_grad():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out16 = block(xb)  # (2, 32, 64) bfloat16
 print("parameters:", block.qkv.weight.dtype, "| input:", xb.dtype)
-print("output without autocast:", out32.dtype, "| with autocast:", out16.dtype)
+print(
+    mh.say("output without autocast:", "不用 autocast 的输出："),
+    out32.dtype,
+    mh.say("| with autocast:", "| 用 autocast："),
+    out16.dtype,
+)
 error = (out16.float() - out32).abs()  # (2, 32, 64)
 relative = (error.max() / out32.abs().max()).item()
-print("largest error below 1% of the largest output:", relative < 0.01)
+print(
+    mh.say("largest error below 1% of the largest output:", "最大误差低于最大输出的 1%："),
+    relative < 0.01,
+)
 below_step = (error / out32.abs().max() < 2**-8).float().mean().item()
 assert relative < 0.01 and below_step > 0.95  # almost all below bfloat16's step
 assert out16.dtype == torch.bfloat16 and block.qkv.weight.dtype == torch.float32
@@ -568,7 +598,17 @@ for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
         f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   ratio {slow_ms / fast_ms:4.1f}x"
     )
 ratios = [slow / quick for slow, quick in zip(*ms.values())]
-print("the ratio grew at every longer T:", all(b > a for a, b in itertools.pairwise(ratios)))
+faster = sum(ratio > 1 for ratio in ratios)
+print(
+    mh.say(
+        f"SDPA faster at {faster} of {len(ratios)} lengths; ratios {min(ratios):.1f}x to "
+        f"{max(ratios):.1f}x",
+        f"SDPA 在 {len(ratios)} 个长度中的 {faster} 个上更快，倍数从 {min(ratios):.1f} 到 "
+        f"{max(ratios):.1f}",
+    )
+)
+grew = all(b > a for a, b in itertools.pairwise(ratios))
+print(mh.say("the ratio grew at every longer T:", "倍数随 T 每一步都在增大："), grew)
 for series in ms.values():
     assert all(0 < t < 2000 and math.isfinite(t) for t in series), series
 
@@ -579,12 +619,12 @@ fig = mh.figures.plot_forward_times(
 plt.show()
 
 # %% [markdown]
-# How large the speed gap is depends on the machine. Over several builds of this notebook SDPA
-# was faster at every length, by 1.3x to 2.6x (runs gave 1.9, 1.8, 1.9, 2.6, then 2.0, 1.7,
-# 1.5, 1.6, then 1.4, 1.3, 1.3, 1.6), and the ratio did **not** grow steadily with T. At these tiny
-# sizes the fixed cost of each call weighs as much as the T² work, so this benchmark cannot say
-# how the gap scales with T; the last printed line says whether it grew at every step on your
-# machine. What holds at every size is the memory: SDPA keeps its extra memory linear in T
+# How large the speed gap is depends on the machine, and even on the run: the printed line
+# before the last says at how many lengths SDPA was faster on yours, and by how much. Every build
+# of this notebook has given other ratios, and they did **not** grow steadily with T. At these
+# tiny sizes the fixed cost of each call weighs as much as the T² work, so this benchmark cannot
+# say how the gap scales with T; the last printed line says whether it grew at every step on
+# your machine. What holds at every size is the memory: SDPA keeps its extra memory linear in T
 # (section 4).
 #
 # ## Summary
@@ -628,7 +668,12 @@ torch.testing.assert_close(sdpa_mha(x), mha(x))
 assert torch.equal(fused_mha.qkv.weight, W_qkv)
 assert sorted(fused_mha.state_dict()) == ["mask", "out_proj.bias", "out_proj.weight", "qkv.weight"]
 largest_gap = (fused_mha(x) - mha(x)).abs().max().item()
-print("fused == lesson 06 to float rounding:", largest_gap < 1e-6)
+print(
+    mh.say(
+        "fused == lesson 06 to float rounding:", "融合版 == 第 06 课的类，误差在浮点舍入范围内："
+    ),
+    largest_gap < 1e-6,
+)
 
 # %% [markdown]
 # ## Exercises

@@ -203,8 +203,18 @@ for _ in range(100):
     optimizer.step()
     losses.append(loss.item())
 share_after, right_after, map_after = alignment(reverser, held_out)
-print(f"training loss: {losses[0]:.2f} at step 1, {losses[-1]:.4f} at step 100")
-print("on 500 held-out sequences (none of them trained on):")
+print(
+    mh.say(
+        f"training loss: {losses[0]:.2f} at step 1, {losses[-1]:.4f} at step 100",
+        f"训练损失：第 1 步 {losses[0]:.2f}，第 100 步 {losses[-1]:.4f}",
+    )
+)
+print(
+    mh.say(
+        "on 500 held-out sequences (none of them trained on):",
+        "在 500 个留出的序列上（都没有参与训练）：",
+    )
+)
 print(f"  weight on the expected source position: before {share_before:.1%}, ", end="")
 print(f"after {share_after:.1%}   (chance {1 / length:.1%})")
 print(
@@ -289,13 +299,24 @@ with torch.no_grad():
 hook.remove()
 
 torch.testing.assert_close(seq_cached, seq)
-print("same 12 generated vectors with and without the cache;", cache)
+print(
+    mh.say(
+        "same 12 generated vectors with and without the cache;",
+        "用不用缓存，生成的 12 个向量都相同；",
+    ),
+    cache,
+)
 
 # %% [markdown]
 # The cost per generated token, counted by a hook on the projection (deterministic, no clock):
 
 # %%
-print("step | tokens projected without cache | with cache")
+print(
+    mh.say(
+        "step | tokens projected without cache | with cache",
+        "步 | 不用缓存时投影的词元数 | 用缓存时",
+    )
+)
 for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
     print(f"{step:>4} | {a:>30} | {b:>10}")
 print(f"total: {sum(rows_without)} vs {sum(rows_with)}")
@@ -343,8 +364,18 @@ with torch.no_grad():
     for _ in range(239):
         last = big(last, cache=cache)  # (1, 1, 64)
     t_with = time.perf_counter() - t0
-print(f"240 tokens: without cache {1e3 * t_without:.1f} ms, with cache {1e3 * t_with:.1f} ms")
-print(f"the cache is {t_without / t_with:.1f}x faster")
+without_ms, with_ms = 1e3 * t_without, 1e3 * t_with
+print(
+    mh.say(
+        f"240 tokens: without cache {without_ms:.1f} ms, with cache {with_ms:.1f} ms",
+        f"240 个词元：不用缓存 {without_ms:.1f} ms，用缓存 {with_ms:.1f} ms",
+    )
+)
+print(
+    mh.say(
+        f"the cache is {t_without / t_with:.1f}x faster", f"缓存快了 {t_without / t_with:.1f} 倍"
+    )
+)
 assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 
 # %% [markdown]
@@ -363,9 +394,11 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 # %%
 offset, n = 2, 3
 full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True = hidden
-print("correct mask for the chunk (rows 2..4):")
+print(mh.say("correct mask for the chunk (rows 2..4):", "这一块的正确掩码（第 2..4 行）："))
 print(full_mask[offset:].int())
-print("is_causal's top-left alignment (wrong here):")
+print(
+    mh.say("is_causal's top-left alignment (wrong here):", "is_causal 的左上角对齐（这里是错的）：")
+)
 print(torch.ones(n, offset + n).triu(1).bool().int())
 
 # %% [markdown]
@@ -380,7 +413,14 @@ with torch.no_grad():
     cache = mh.KVCache(32)
     chunks = [layer(x[:, a:b], cache=cache) for a, b in [(0, 3), (3, 4), (4, 9), (9, 10)]]
 torch.testing.assert_close(torch.cat(chunks, dim=1), full)
-print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache), "tokens cached")
+print(
+    mh.say(
+        "chunks 3 + 1 + 5 + 1 through the cache == one full forward;",
+        "经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播；",
+    ),
+    len(cache),
+    "tokens cached",
+)
 
 # %% [markdown]
 # ### Build it: a KV cache that appends and attends
@@ -434,7 +474,7 @@ group_size = num_heads // num_kv_groups
 kv_head_of = torch.arange(num_kv_groups).repeat_interleave(group_size)  # (num_heads,)
 for kv in range(num_kv_groups):
     heads = (kv_head_of == kv).nonzero().flatten().tolist()
-    print(f"K/V head {kv} serves query heads {heads}")
+    print(mh.say(f"K/V head {kv} serves query heads {heads}", f"K/V 头 {kv} 服务于查询头 {heads}"))
 
 # %%
 fig = mh.figures.plot_gqa_sharing(kv_head_of)
@@ -598,7 +638,14 @@ torch.testing.assert_close(torch.cat(steps, dim=1), full_check)
 # The figures show this lesson's own numbers.
 assert cache_lengths == [len(prompt[0])] + [len(prompt[0]) + i for i in range(1, new_tokens)]
 assert weights.shape == (2, 2, 3, 7) and kv_head_of.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
-print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "tokens cached")
+print(
+    mh.say(
+        "MultiHeadAttention with a KVCache == one full pass;",
+        "带 KVCache 的 MultiHeadAttention == 一次完整的前向传播；",
+    ),
+    len(cache_check),
+    "tokens cached",
+)
 
 # %% [markdown]
 # ## Exercises

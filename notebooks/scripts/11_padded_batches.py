@@ -102,7 +102,7 @@ alone = [mha(seq.unsqueeze(0))[0] for seq in sequences]  # (L_b, d_out) each, no
 out = mha(batch_right)  # (b, T, d_out), no padding mask
 for b, length in enumerate(lengths.tolist()):
     same = torch.allclose(out[b, :length], alone[b])
-    print(f"{' '.join(texts[b]):<34} real tokens unchanged: {same}")
+    print(f"{' '.join(texts[b]):<34}", mh.say("real tokens unchanged:", "真实词元不变："), same)
 
 # %% [markdown]
 # They don't change. The pads come *after* every real token, and the **causal mask** already
@@ -191,7 +191,10 @@ loss = naive_context[0, 4:].sum()  # the real tokens only
 mha.zero_grad()
 loss.backward()
 print("loss:", round(loss.item(), 4))
-print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+print(
+    mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
+    mha.W_value.weight.grad.isnan().any().item(),
+)
 
 # %% [markdown]
 # **The fix** (this course's rule, used by every class in `mhsa_helpers`): a query row with no
@@ -211,7 +214,10 @@ context, weights = mh.masked_attention(
 print(weights[0].detach())
 mha.zero_grad()
 context[0, 4:].sum().backward()
-print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+print(
+    mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
+    mha.W_value.weight.grad.isnan().any().item(),
+)
 torch.testing.assert_close(context[0, 4:], naive_context[0, 4:].detach())  # real rows: same
 assert torch.equal(context[0, :4], torch.zeros(4, 4))  # empty rows: zero context
 
@@ -240,7 +246,12 @@ for name, module in [("MultiHeadAttention", mha), ("SDPAMultiHeadAttention", sdp
 out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out), no causal mask
 for b in range(3):
     torch.testing.assert_close(out[b, ~mask_right[b]], encoder(sequences[b]))
-print("SelfAttentionV2         right padding: batched == one at a time")
+print(
+    mh.say(
+        "SelfAttentionV2         right padding: batched == one at a time",
+        "SelfAttentionV2         右填充：成批计算 == 逐句计算",
+    )
+)
 
 # %% [markdown]
 # The weights show where each token looks: zero on the padded columns, rows summing to 1 over the
@@ -249,7 +260,7 @@ print("SelfAttentionV2         right padding: batched == one at a time")
 # %%
 _, weights = mha(batch_left, key_padding_mask=mask_left, return_weights=True)  # (b, h, T, T)
 print(weights[2, 0].detach())  # head 1 (index 0), "hello world"
-print("row sums:", weights[2, 0].sum(dim=-1).detach())
+print(mh.say("row sums:", "各行之和："), weights[2, 0].sum(dim=-1).detach())
 fig = mh.plot_attention(
     weights[2, 0],
     hello,
@@ -283,7 +294,12 @@ identity = torch.eye(T).expand(3, T, T)  # keys = I, so queries @ keys.T = score
 _, ours = mh.masked_attention(scores_right, identity, identity, key_padding_mask=mask_right)
 theirs = d2l_masked_softmax(scores_right / T**0.5, valid_lens)  # (b, T_q, T_k)
 torch.testing.assert_close(ours, theirs)
-print("d2l's valid_lens and our key_padding_mask give the same weights")
+print(
+    mh.say(
+        "d2l's valid_lens and our key_padding_mask give the same weights",
+        "d2l 的 valid_lens 和我们的 key_padding_mask 给出相同的权重",
+    )
+)
 
 # %% [markdown]
 # A finite $-10^6$ never produces NaN, but a row whose keys are all hidden then becomes a
@@ -325,7 +341,7 @@ steps = torch.arange(1, T + 1)  # (T_q,): query i sees i + 1 keys without paddin
 valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
 print("Hugging Face attention_mask:")
 print(attention_mask)
-print("d2l's valid_lens, one per query:")
+print(mh.say("d2l's valid_lens, one per query:", "d2l 的 valid_lens，每个查询一个："))
 print(valid_lens_2d)
 
 # %% [markdown]
@@ -363,10 +379,10 @@ with torch.no_grad():
 
 for name, weights_other in weights_by.items():
     torch.testing.assert_close(weights_other, reference)
-    print(f"{name:<22} weights == this course's")
+    print(f"{name:<22}", mh.say("weights == this course's", "权重 == 本课程的"))
 torch.testing.assert_close(context_torch[:, None], context)
 torch.testing.assert_close(context_sdpa, context)
-print(f"{'SDPA bool attn_mask':<22} context == this course's")
+print(f"{'SDPA bool attn_mask':<22}", mh.say("context == this course's", "上下文 == 本课程的"))
 
 # %% [markdown]
 # Same attention six times. The conversions are one comparison or one `~` each; what goes wrong
@@ -407,7 +423,7 @@ for b in range(3):
 #   zero weights and a zero context vector, without ever computing the NaN.
 # * With the mask, batched == one at a time at every real token, for every class in the package,
 #   the SDPA path and the KV cache included. d2l's `valid_lens` is the right-padding special case.
-# * Six libraries, six mask conventions, one attention: know what `True` (or 1) means in each,
+# * Six mask conventions, one attention: know what `True` (or 1) means in each,
 #   whether the mask is bool or added to the scores, and how it broadcasts.
 # * Next: lesson 12 trains a small character-level model on Tang poems and lets it write.
 #

@@ -50,9 +50,6 @@ __all__ = [
 ]
 
 _FUTURE_GREY = "#d9d9d9"
-# Drawn at 100 dpi (not the notebook's default 72) so that the labels stay legible when
-# JupyterLab shows the picture at its natural size.
-_DPI = 100
 
 
 def _tensor(name: str, value: object, ndim: int | tuple[int, ...]) -> np.ndarray:
@@ -176,7 +173,7 @@ def plot_dot_products(
         _index("query_index", query_index, k.shape[0])
     products = k * q  # (T, d)
     scores = products.sum(axis=1)  # (T,)
-    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained", dpi=_DPI)
+    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
     positions = np.arange(len(labels))
     bottom_pos, bottom_neg = np.zeros(len(labels)), np.zeros(len(labels))
     for f, color in zip(range(q.shape[0]), _colors(q.shape[0])):
@@ -245,7 +242,7 @@ def plot_softmax_steps(scores: torch.Tensor, tokens: Sequence[str] | None = None
     weights = np.exp(s - s.max())
     weights /= weights.sum()
     positions = np.arange(len(labels))
-    fig, (ax_s, ax_w) = plt.subplots(1, 2, figsize=(9.5, 3.5), layout="constrained", dpi=_DPI)
+    fig, (ax_s, ax_w) = plt.subplots(1, 2, figsize=(9.5, 3.5), layout="constrained")
     ax_s.bar(positions, s, color="#4c72b0", width=0.6)
     ax_s.set_title(figure_text("Attention scores (any size)", "注意力分数（大小任意）"))
     ax_s.set_ylabel(figure_text("score", "分数"))
@@ -308,7 +305,7 @@ def plot_weighted_sum(
     context = contributions.sum(axis=0)  # (d,)
     colors = _colors(len(labels))
     fig, (ax_w, ax_c) = plt.subplots(
-        1, 2, figsize=(9.5, 3.8), layout="constrained", dpi=_DPI, width_ratios=(1, 1.3)
+        1, 2, figsize=(9.5, 3.8), layout="constrained", width_ratios=(1, 1.3)
     )
     ax_w.bar(range(len(labels)), w, color=colors, width=0.6)
     ax_w.set_xticks(range(len(labels)), labels, rotation=30)
@@ -364,7 +361,7 @@ def plot_self_similarity(scores: torch.Tensor, tokens: Sequence[str] | None = No
     winner = s.argmax(axis=1)
     hits = int((winner == np.arange(len(labels))).sum())
     positions = np.arange(len(labels))
-    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained", dpi=_DPI)
+    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
     own_label = figure_text("score with itself", "与自身的分数")
     best_label = figure_text("largest score in the row", "该行的最大分数")
     ax.bar(positions - 0.19, own, width=0.36, color="#4c72b0", label=own_label)
@@ -437,7 +434,6 @@ def plot_qkv_projections(
         # starting there, ``@legible`` lays the figure out once instead of three times.
         figsize=(3.0 + 0.68 * (d_in + 2 * d_out + 2), 9.0),
         layout="constrained",
-        dpi=_DPI,
         width_ratios=(d_in + 0.5, d_out + 0.5, d_out + 0.5),
     )
     for row, (name, w) in enumerate(matrices.items()):
@@ -480,7 +476,7 @@ def plot_scaling_effect(
         raise ValueError(f"d_k must be an int >= 1, got d_k={d_k!r}")
     labels = _labels(tokens, s.shape[0])
     positions = np.arange(len(labels))
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), layout="constrained", dpi=_DPI, sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), layout="constrained", sharey=True)
     for ax, divisor, name in (
         (axes[0], 1.0, "softmax(scores)"),
         (axes[1], d_k**0.5, f"softmax(scores / sqrt({d_k}))"),
@@ -525,7 +521,7 @@ def plot_causal_scores(
         raise ValueError(f"scores must be square (T, T), got scores.shape={s.shape}")
     labels = _labels(tokens, s.shape[0])
     size = 0.62 * len(labels) + 2.0
-    fig, ax = plt.subplots(figsize=(size + 0.6, size), layout="constrained", dpi=_DPI)
+    fig, ax = plt.subplots(figsize=(size + 0.6, size), layout="constrained")
     _draw_matrix(
         ax,
         s,
@@ -570,9 +566,7 @@ def plot_mask_paths(scaled_scores: torch.Tensor, tokens: Sequence[str] | None = 
     one_step = np.exp(filled - filled.max(axis=1, keepdims=True))
     one_step /= one_step.sum(axis=1, keepdims=True)
     side = 0.36 * len(labels) + 0.8
-    fig, axes = plt.subplots(
-        2, 3, figsize=(3 * side + 1.2, 2 * side + 1.0), layout="constrained", dpi=_DPI
-    )
+    fig, axes = plt.subplots(2, 3, figsize=(3 * side + 1.2, 2 * side + 1.0), layout="constrained")
     steps = (
         (axes[0, 0], full, figure_text("1. softmax of full rows", "1. 对整行做 softmax"), None),
         (

@@ -242,7 +242,7 @@ def plot_transformer_block(model: CharTransformer) -> Figure:
     ax.set_title(
         figure_text(
             f"The model's Transformer block, real sizes ({model.num_parameters():,} parameters)",
-            f"模型的 Transformer 块，真实尺寸（{model.num_parameters():,} 个参数）",
+            f"模型的 Transformer 块及其实际维度（{model.num_parameters():,} 个参数）",
         ),
         fontsize=_FONT + 1,
     )

@@ -183,9 +183,9 @@ def plot_dropout_mask(
     fig.suptitle(
         figure_text(
             f"Dropout in training: zero the dropped entries, scale the survivors by 1/(1-p) = "
-            f"{scale:.2f}. Row sums: {sums}",
+            f"{scale:.2f}.\nRow sums: {sums}",
             "训练时的 dropout 把被丢弃的元素置零，"
-            f"把保留的元素乘以 1/(1-p) = {scale:.2f}。"
+            f"把保留的元素乘以 1/(1-p) = {scale:.2f}。\n"
             f"各行之和：{sums}",
         )
     )

@@ -74,7 +74,7 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
     d_out, d_in = w.shape[0] // 3, w.shape[1]
     panels = 1 if output is None else 2
     fig, axes = plt.subplots(
-        1, panels, figsize=(max(4.6 * panels + 1.6, 8.0), 4.4), layout="constrained", squeeze=False
+        1, panels, figsize=(max(4.4 * panels + 1.2, 8.0), 4.4), layout="constrained", squeeze=False
     )
     ax = axes[0, 0]
     limit = float(w.abs().max()) or 1.0
@@ -110,8 +110,17 @@ def plot_fused_qkv(weight: torch.Tensor, output: torch.Tensor | None = None) -> 
             ax_out.add_patch(
                 Rectangle((i * d_out - 0.5, -0.5), d_out, out.shape[0], fill=False, lw=3, ec=colour)
             )
-            ax_out.text((i + 0.5) * d_out - 0.5, -0.7, name, ha="center", color=colour)
-        ax_out.set_title(f"qkv(x) ({out.shape[0]}, {3 * d_out}) = Q | K | V", pad=16)
+            ax_out.text(  # above the top edge, below the title (x: data, y: axes fraction)
+                (i + 0.5) * d_out - 0.5,
+                1.01,
+                name,
+                ha="center",
+                va="bottom",
+                color=colour,
+                weight="bold",
+                transform=ax_out.get_xaxis_transform(),
+            )
+        ax_out.set_title(f"qkv(x) ({out.shape[0]}, {3 * d_out}) = Q | K | V", pad=20)
         ax_out.set_xlabel(
             figure_text("output feature: split(d_out, dim=-1)", "输出特征：split(d_out, dim=-1)")
         )

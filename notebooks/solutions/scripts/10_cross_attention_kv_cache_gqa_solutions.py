@@ -45,7 +45,7 @@ result
 
 # %%
 plain = ahead  # rows 5..6 of a plain causal mask over keys 2..6
-print("entries the window adds:", (answer & ~plain).nonzero().tolist())
+print(mh.say("entries the window adds:", "窗口增加的元素："), (answer & ~plain).nonzero().tolist())
 
 # %% [markdown]
 # **Exercise 2.** Each K/V group adds, per token, a key and a value (2) in every layer (48), of

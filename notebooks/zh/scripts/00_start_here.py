@@ -23,7 +23,7 @@
 #
 # **用时怎么估算。** 每一课开头都写明了用时，下面的课程地图也一一列出。这些数字都按同一条规则、由每课的英文文本算出。分钟数等于正文词数除以 120，再加上每个代码单元格 1.5 分钟、每次预测 3 分钟、每道练习 8 分钟、每个动手实现的练习（亲手写一个类或函数）20 分钟，最后取最接近的 5 的倍数。这条规则假定你认真地读第一遍，运行每个单元格，每道题都动手做。计算由 `tools/lesson_times.py` 完成，它把结果写进每一课、这张地图和 README。遇到新概念时多花些时间，也完全没关系。
 #
-# **预备知识。** 下面这些内容课程会直接使用，不再讲解。哪一项还不熟悉，花一个晚上读一读就够了。
+# **预备知识。** 哪一项还不熟悉，花一个晚上读一读就够了。下面这些内容课程会直接使用，不再讲解：
 # * **Python** 的函数、类、循环和列表推导式。
 # * **线性代数**中的向量、点积、矩阵乘法和转置（transpose）。
 # * **PyTorch 基础**，即张量及其形状、`@`、索引和广播，以及 `nn.Module`、`nn.Parameter` 和 `nn.Linear`（第 02 课以它们为基础）。
@@ -99,7 +99,7 @@ assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.
 assert device in {"cpu", "cuda", "mps"}
 x = torch.ones(2, 3, device=device)
 assert (x @ x.T).sum().item() == 12.0
-print("torch works; every lesson runs on the CPU")
+print(mh.say("torch works; every lesson runs on the CPU", "torch 可以用，每一课都在 CPU 上运行"))
 
 # %% [markdown] en_hash="e04e492920e8"
 # ## 书中的示例

@@ -87,7 +87,7 @@ fig = mh.figures.plot_dot_products(query, inputs, journey.words, query_index=1)
 plt.show()
 
 # %% [markdown] en_hash="56c06114b468"
-# 对“journey”来说，最大的分数 1.4950 正是它与自己的分数。紧随其后的是“starts”（1.4754），因为它的嵌入和“journey”的几乎一样。两个向量的方向越一致，点积越大。*不仅如此*，向量越长，点积也越大。那么，是不是每个词元都和自己最相似呢？先把这个问题记下来。第 5 节会算出全部分数，你要在看到它们之前先预测答案。
+# 对“journey”来说，最大的分数 1.4950 正是它与自己的分数。紧随其后的是“starts”（1.4754），因为它的嵌入和“journey”的几乎一样。两个向量的方向越一致，点积越大。**不仅如此**，向量越长，点积也越大。那么，是不是每个词元都和自己最相似呢？先把这个问题记下来。第 5 节会算出全部分数，你要在看到它们之前先预测答案。
 
 # %% [markdown] en_hash="4579d1644b6a"
 # ## 3. 从分数到权重：归一化
@@ -107,8 +107,8 @@ attn_weights_2 = torch.softmax(attn_scores_2, dim=0)  # (T,)
 print("Attention weights:", attn_weights_2)
 print("Sum:", attn_weights_2.sum())
 
-# %% [markdown] en_hash="ad50a3ca21b5"
-# 把两种做法并排对照。左边是分数，右边的柱子是 softmax 由分数得到的权重，圆点是简单除以总和得到的权重。两者的顺序相同，只是 softmax 拉大了差距。
+# %% [markdown] en_hash="a02c916c4790"
+# 把两种做法并排对照。左边是分数，右边的柱子是 softmax 由分数得到的权重，圆点是简单除以总和得到的权重。两者的顺序相同，softmax 把权重往分数最高的词元那边挪。最大的两个权重变大了（“journey” 从 0.2278 变成 0.2379），其余三个变小了。不过并不是每个差距都被拉大。这些分数彼此很接近，$e^x$ 在这一段几乎是一条直线，最小的权重甚至还略有增大（从 0.1077 变成 0.1082）。
 
 # %%
 fig = mh.figures.plot_softmax_steps(attn_scores_2, journey.words)
@@ -121,7 +121,7 @@ torch.testing.assert_close(
 torch.testing.assert_close(
     attn_weights_2, journey.reference["simplified_softmax_2"], atol=1e-4, rtol=0
 )
-print("both match the book's printed values")
+print(mh.say("both match the book's printed values", "两者都与书中印出的数值一致"))
 
 # %% [markdown] en_hash="87b7886e5e3d"
 # ### 朴素的 softmax，以及它为什么会出错
@@ -169,7 +169,7 @@ print(softmax_naive(big - big.max()))  # 朴素公式，平移之后就安全了
 # %% [markdown] en_hash="c894b3ff74b2"
 # ## 4. “journey”的上下文向量
 #
-# **上下文向量** $z^{(2)}$ 是*所有*输入向量的加权和，所用的权重就是“journey”的注意力权重。它的大小和一个嵌入相同（这里是 3）。每个词元都在其中掺进一点，掺得最多的是“journey”和“starts”。
+# **上下文向量** $z^{(2)}$ 是**所有**输入向量的加权和，所用的权重就是“journey”的注意力权重。它的大小和一个嵌入相同（这里是 3）。每个词元都在其中掺进一点，掺得最多的是“journey”和“starts”。
 
 # %%
 context_vec_2 = torch.zeros(inputs.shape[1])  # (d_in,) = (3,)
@@ -210,7 +210,7 @@ plt.show()
 #
 # 其中 softmax 按行计算。第 02 课会把它变成真正的注意力公式。
 #
-# **先预测，再运行。** 下一个单元格会打印出全部 36 个分数。在此之前先想一想，六个词元中，有几个词元所在行的最大分数是它与*自己*的分数（即对角线上的那个）？把 `None` 换成 0 到 6 之间的一个整数，然后运行单元格。它只会记下你的猜测。
+# **先预测，再运行。** 下一个单元格会打印出全部 36 个分数。在此之前先想一想，六个词元中，有几个词元所在行的最大分数是它与**自己**的分数（即对角线上的那个）？把 `None` 换成 0 到 6 之间的一个整数，然后运行单元格。它只会记下你的猜测。
 
 # %%
 import mhsa_helpers.exercises
@@ -232,7 +232,7 @@ print(f"all_context_vecs:\n{all_context_vecs}")
 # %%
 best_key = attn_scores.argmax(dim=-1)  # (T,)
 for i, word in enumerate(journey.words):
-    print(f"{word:>8} scores highest with {journey.words[best_key[i]]}")
+    print(f"{word:>8}", mh.say("scores highest with", "得分最高的是"), journey.words[best_key[i]])
 fig = mh.figures.plot_self_similarity(attn_scores, journey.words)
 plt.show()
 mhsa_helpers.exercises.check_prediction_self_match(my_guess, reveal=True)
@@ -291,7 +291,12 @@ plt.show()
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 torch.testing.assert_close(attn_scores_loop, attn_scores)
 torch.testing.assert_close(attn_weights.sum(dim=-1), torch.ones(6))
-print("double loop == inputs @ inputs.T (to float rounding); every row of weights sums to 1")
+print(
+    mh.say(
+        "double loop == inputs @ inputs.T (to float rounding); every row of weights sums to 1",
+        "双重循环 == inputs @ inputs.T（在浮点舍入误差内），权重的每一行之和都是 1",
+    )
+)
 
 # %% [markdown] en_hash="8b9edc8a78f9"
 # ## 小结
@@ -299,7 +304,7 @@ print("double loop == inputs @ inputs.T (to float rounding); every row of weight
 # * **注意力分数**是查询与键的点积。`inputs @ inputs.T` 一次给出全部分数，形状为 (T, T)。原始点积会偏袒长向量，6 个词元中只有 2 个与自己的分数最高。
 # * 对每一行（`dim=-1`）做 **softmax**，就把分数变成了**注意力权重**，它们全为正数，和为 1。朴素的 `exp(x) / exp(x).sum()` 遇到大分数会溢出成 `nan`。`torch.softmax` 先减去该行的最大值，这在数学上什么也没有改变。
 # * **上下文向量**是输入的加权和，即 `attn_weights @ inputs`，形状为 (T, d_in)。循环版和矩阵版的结果一致，也与书中印出的值吻合。
-# * 还缺什么？这里的模型什么也*学*不到。第 02 课会加入可训练的查询、键、值（query, key, value）矩阵。
+# * 还缺什么？这里的模型什么也**学**不到。第 02 课会加入可训练的查询、键、值（query, key, value）矩阵。
 #
 # ## 练习
 #
@@ -314,14 +319,14 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_context_vector_new_token(answer)
 
 # %% [markdown] en_hash="d95521e0ae98"
-# **练习 2（动手实现对每一行都稳定的 softmax）。** 第 3 节让 softmax 对*一个*向量变得安全。请写一个函数 `softmax_rows(x)`，对形状为 (rows, cols) 的二维张量 `x` 返回每一行的 softmax。无论数值多大多小，结果都不能出现 `inf` 或 `nan`，而且不能调用 `torch.softmax`。然后令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`。整个矩阵只用一个最大值，够不够？
+# **练习 2（动手实现对每一行都稳定的 softmax）。** 第 3 节让 softmax 对**一个**向量变得安全。请写一个函数 `softmax_rows(x)`，对形状为 (rows, cols) 的二维张量 `x` 返回每一行的 softmax。无论数值多大多小，结果都不能出现 `inf` 或 `nan`，而且不能调用 `torch.softmax`。然后令 `answer = softmax_rows`（函数本身）。检查器还会试一个各行数值相差极远的矩阵 `[[1000., 1001.], [-1000., -1001.]]`。整个矩阵只用一个最大值，够不够？
 
 # %%
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_softmax_rows(answer)
 
 # %% [markdown] en_hash="4c70053c6c3c"
-# **练习 3（收到的注意力）。** `attn_weights` 的每一行是一个词元*分出去*的注意力，和为 1。每个词元从全部六个查询那里总共*收到*多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
+# **练习 3（收到的注意力）。** `attn_weights` 的每一行是一个词元**分出去**的注意力，和为 1。每个词元从全部六个查询那里总共**收到**多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
 
 # %%
 answer = None  # 在这里写代码

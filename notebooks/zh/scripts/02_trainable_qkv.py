@@ -53,7 +53,7 @@ W_value = nn.Parameter(torch.rand(d_in, d_out), requires_grad=True)  # (d_in, d_
 print(f"{W_query=}\n\n{W_key=}\n\n{W_value=}")
 
 # %% [markdown] en_hash="b366cdc5901c"
-# `nn.Parameter` 加上 `requires_grad=True`，表示训练时要通过反向传播更新这些数。注意“权重”一词有两种含义。这里的*权重矩阵*是学出来的参数，而*注意力权重*（attention weights）是 softmax 的输出，每换一个输入都要重新计算。
+# `nn.Parameter` 加上 `requires_grad=True`，表示训练时要通过反向传播更新这些数。注意“权重”一词有两种含义。这里的**权重矩阵**是学出来的参数，而**注意力权重**（attention weights）是 softmax 的输出，每换一个输入都要重新计算。
 #
 # 这三个矩阵学的是什么？一种常见的理解是：
 # * `W_query` 把词元变成一个提问：“我想找什么？”
@@ -75,10 +75,15 @@ for name, tensor in [("query_2", query_2), ("key_2", key_2), ("value_2", value_2
     torch.testing.assert_close(
         tensor.detach(), journey.reference[f"seed123_{name}"], atol=1e-4, rtol=0
     )
-print("query_2, key_2, value_2 match the book's printed values")
+print(
+    mh.say(
+        "query_2, key_2, value_2 match the book's printed values",
+        "query_2、key_2、value_2 与书中印出的数值一致",
+    )
+)
 
 # %% [markdown] en_hash="29ffab5642c6"
-# 要计算 $z^{(2)}$，还需要*每个*词元的键和值。键和值各用一次矩阵乘法就能算出。
+# 要计算 $z^{(2)}$，还需要**每个**词元的键和值。键和值各用一次矩阵乘法就能算出。
 
 # %%
 keys = inputs @ W_key  # (T, d_out)
@@ -117,7 +122,7 @@ assert torch.equal(attn_scores_2[1], attn_score_22)
 # %% [markdown] en_hash="193feb9fea99"
 # 两者都与书中印出的数值一致，向量的第二个元素正是上面单独算出的那个分数。
 #
-# 现在来算*每个*查询与每个键的分数。第 01 课的两条结论不再成立。矩阵不再对称（“with”对“journey”的关注，并不等于“journey”对“with”的关注），对角线也不再特殊。
+# 现在来算**每个**查询与每个键的分数。第 01 课的两条结论不再成立。矩阵不再对称（“with”对“journey”的关注，并不等于“journey”对“with”的关注），对角线也不再特殊。
 
 # %%
 queries = inputs @ W_query  # (T, d_out)
@@ -126,7 +131,11 @@ print(f"'with' looks at 'journey': {all_scores[3, 1]:.4f}")
 print(f"'journey' looks at 'with': {all_scores[1, 3]:.4f}")
 print("symmetric:", torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
-    print(f"{word:>8} scores highest with {journey.words[all_scores[i].argmax()]}")
+    print(
+        f"{word:>8}",
+        mh.say("scores highest with", "得分最高的是"),
+        journey.words[all_scores[i].argmax()],
+    )
 
 # %% [markdown] en_hash="881ade8263d0"
 # 在这组随机、未经训练的矩阵下，碰巧每个查询都最看重“journey”，所以只有“journey”这一行的最大分数落在对角线上。哪些词元彼此匹配，如今由 `W_query` 和 `W_key` 决定，而不再只取决于嵌入向量的长度。训练还会改变这两个矩阵。
@@ -166,7 +175,7 @@ for size in (2, 8, 64, 512):
 # %% [markdown] en_hash="95095db9a82c"
 # **第 2 步：分数太大会让 softmax 饱和。** GPT-2 中每个注意力头（attention head）的 $d_k = 64$（见第 06 课）。为了看得更清楚，我们取 512，用一个随机查询对六个随机键，各分量的方差都是 1。
 #
-# **先预测，再运行。** 不做缩放时，六个 softmax 权重中*最大*的那个会是多少？（六个分数相等时，每个权重都是 1/6 = 0.17，而单个权重最大只能是 1。）把 `None` 换成 0 到 1 之间的一个数，再运行这个单元格。它只会把你的猜测记下来。
+# **先预测，再运行。** 不做缩放时，六个 softmax 权重中**最大**的那个会是多少？（六个分数相等时，每个权重都是 1/6 = 0.17，而单个权重最大只能是 1。）把 `None` 换成 0 到 1 之间的一个数，再运行这个单元格。它只会把你的猜测记下来。
 
 # %%
 import mhsa_helpers.exercises
@@ -247,7 +256,7 @@ fig = mh.figures.plot_weighted_sum(
 plt.show()
 
 # %% [markdown] en_hash="5e55b65d3dbe"
-# 这与书中印出的 [0.3061, 0.8210] 一致。对每个词元，计算分为以下四步。
+# 这与书中印出的 [0.3061, 0.8210] 一致。对每个词元，计算分为以下四步：
 # 1. 算出所有词元的键和值（`W_key`、`W_value`），以及当前词元的查询（`W_query`）。
 # 2. 分数 = 查询 · 键。
 # 3. 权重 = softmax(分数 / $\sqrt{d_k}$)。
@@ -408,7 +417,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_build_self_attention(answer)
 
 # %% [markdown] en_hash="57617fb8b6a0"
-# **练习 2（权重迁移）。** `sa_v1`（种子 123，直接存放矩阵）和一个 `SelfAttentionV2` 计算的是同一个函数，只是权重的存储方式不同。创建一个 `mh.SelfAttentionV2(d_in, d_out)`，把 `sa_v1` 的三个矩阵复制到它的各层中，让它的输出与 `sa_v1` *完全相同*。第 7 节讲过 `nn.Linear` 怎样存储它的矩阵。最后把 `answer` 设为这个对象。
+# **练习 2（权重迁移）。** `sa_v1`（种子 123，直接存放矩阵）和一个 `SelfAttentionV2` 计算的是同一个函数，只是权重的存储方式不同。创建一个 `mh.SelfAttentionV2(d_in, d_out)`，把 `sa_v1` 的三个矩阵复制到它的各层中，让它的输出与 `sa_v1` **完全相同**。第 7 节讲过 `nn.Linear` 怎样存储它的矩阵。最后把 `answer` 设为这个对象。
 
 # %%
 answer = None  # 在这里写代码

@@ -56,10 +56,10 @@ print(attn_weights)
 torch.testing.assert_close(
     attn_weights, journey.reference["seed789_attn_weights"], atol=1e-4, rtol=0
 )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="4740b15081e9"
-# “journey”那一行（第 2 行）是 [0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了“starts”、“with”、“one”、“step”，而这些词元全都在“journey”*之后*。模型生成文本时，这些词元还不存在。所以这张热力图（heatmap）中对角线以上的部分必须全部去掉。
+# “journey”那一行（第 2 行）是 [0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477]。它把权重分给了“starts”、“with”、“one”、“step”，而这些词元全都在“journey”**之后**。模型生成文本时，这些词元还不存在。所以这张热力图（heatmap）中对角线以上的部分必须全部去掉。
 
 # %%
 import matplotlib.pyplot as plt
@@ -72,7 +72,7 @@ fig = mh.plot_attention(
 plt.show()
 
 # %% [markdown] en_hash="aefaf273d545"
-# 掩码作用在分数上，所以先看看它要对分数做什么。查询与任何*更靠后*的键之间的分数（图中灰色部分）都必须忽略，只有对角线上及其下方的分数才算数。
+# 掩码作用在分数上，所以先看看它要对分数做什么。查询与任何**更靠后**的键之间的分数（图中灰色部分）都必须忽略，只有对角线上及其下方的分数才算数。
 
 # %%
 fig = mh.figures.plot_causal_scores(attn_scores / d_k**0.5, words)
@@ -109,14 +109,19 @@ torch.testing.assert_close(
     masked_simple_norm, journey.reference["seed789_masked_renormalized"], atol=1e-4, rtol=0
 )
 torch.testing.assert_close(masked_simple_norm.sum(dim=-1), torch.ones(context_length))
-print("matches the book's printed values; every row sums to 1")
+print(
+    mh.say(
+        "matches the book's printed values; every row sums to 1",
+        "与书中印出的数值一致，每一行之和都是 1",
+    )
+)
 
 # %% [markdown] en_hash="615f8e05884c"
 # 现在“journey”只关注“Your”和它自己，权重为 [0.5517, 0.4483, 0, 0, 0, 0]，与书中印出的一致。最后一行（“step”可以看到所有词元）完全没有变化。
 #
 # ## 3. 未来漏进来了吗？
 #
-# 读到这里，你应该会起疑。第 1 步的 softmax 除以的是*整行*的和，未来的分数也算在里面。未来会不会借着这个分母，偷偷混进了权重？
+# 读到这里，你应该会起疑。第 1 步的 softmax 除以的是**整行**的和，未来的分数也算在里面。未来会不会借着这个分母，偷偷混进了权重？
 #
 # 不会。记第 $i$ 行缩放后的分数为 $s_j$，完整的分母为 $S = \sum_{k=1}^{T} e^{s_k}$。对于保留下来的位置 $j \le i$，有
 #
@@ -131,7 +136,12 @@ scaled_scores = attn_scores / d_k**0.5  # (T, T)
 for i in range(context_length):
     only_past = torch.softmax(scaled_scores[i, : i + 1], dim=-1)  # (i + 1,)
     torch.testing.assert_close(masked_simple_norm[i, : i + 1], only_past)
-print("each row of the three-step result == softmax over that row's past and present scores")
+print(
+    mh.say(
+        "each row of the three-step result == softmax over that row's past and present scores",
+        "三步法结果的每一行 == 对该行过去和当前分数做的 softmax",
+    )
+)
 
 # %% [markdown] en_hash="4e07f95c84e8"
 # ## 4. 一步法：在 softmax 之前填入 `-inf`
@@ -160,7 +170,9 @@ torch.testing.assert_close(
 )
 largest_difference = (attn_weights_causal - masked_simple_norm).abs().max()
 assert largest_difference < 1e-6
-print("largest difference below 1e-6:", bool(largest_difference < 1e-6))
+print(
+    mh.say("largest difference below 1e-6:", "最大差异小于 1e-6："), bool(largest_difference < 1e-6)
+)
 
 # %% [markdown] en_hash="1047868e11fe"
 # 两者在浮点精度内相等（本课末尾折叠起来的检查单元格会细看最后几个比特）。下图用我们缩放后的分数，把两条路径并排画了出来。上面是三步法，下面是先填入 `-inf`、再做一次 softmax，两条路最后得到同一个矩阵。
@@ -250,7 +262,7 @@ plt.show()
 #
 # ## 6. 用实验来证明：改变未来
 #
-# 如果没有泄露，那么改变*最后一个*词元（“step”）就不应该改变前面任何一行。我们把它的嵌入换成一个截然不同的向量，然后全部重算一遍。
+# 如果没有泄露，那么改变**最后一个**词元（“step”）就不应该改变前面任何一行。我们把它的嵌入换成一个截然不同的向量，然后全部重算一遍。
 #
 # **先预测，再运行。** 使用一步法的因果掩码时，“step”的嵌入改变后，36 个注意力权重中会有几个发生变化？把 `None` 换成 0 到 36 之间的一个整数，然后运行单元格。这个单元格只会记下你的猜测。
 
@@ -302,10 +314,18 @@ print(
 before, after = causal_weights_one_step(inputs), causal_weights_one_step(changed)
 assert torch.equal(before[:5], after[:5])
 print("one-step: rows 1-5 unchanged (torch.equal):", torch.equal(before[:5], after[:5]))
-print("only the last row moved:\n", after[5])
-print("weights that changed, with the mask:", int((before != after).sum()), "of 36")
+print(mh.say("only the last row moved:\n", "只有最后一行变了：\n"), after[5])
+print(
+    mh.say("weights that changed, with the mask:", "加掩码时变化的权重："),
+    int((before != after).sum()),
+    "of 36",
+)
 unmasked_changes = int((full_weights(changed) != full_weights(inputs)).sum())
-print("weights that changed, without a mask:", unmasked_changes, "of 36")
+print(
+    mh.say("weights that changed, without a mask:", "不加掩码时变化的权重："),
+    unmasked_changes,
+    "of 36",
+)
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 
 # %% [markdown] en_hash="6758b020fd6d"
@@ -318,7 +338,12 @@ mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 before3, after3 = causal_weights_three_step(inputs), causal_weights_three_step(changed)
 torch.testing.assert_close(after3[:5], before3[:5], atol=1e-6, rtol=0)
 torch.testing.assert_close(after3, after)
-print("three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result")
+print(
+    mh.say(
+        "three-step: rows 1-5 unchanged to 1e-6, and equal to the one-step result",
+        "三步法：第 1-5 行在 1e-6 内不变，并且等于一步法的结果",
+    )
+)
 
 # %% [markdown] en_hash="f84bae19f7c8"
 # ## 7. 掩码前后对比
@@ -349,7 +374,7 @@ plt.show()
 #
 # 下一个单元格在 JupyterLab 中是隐藏的（点击即可展开）。它检查本课所依赖的两件事：
 # * 课程的工具包做的是同样的事。`mh.causal_mask` 构造出的正是我们的掩码。`mh.masked_attention`（后续各课中每个因果注意力类都会调用它）给出的权重与我们的一步法逐比特相同，上下文向量也正是掩码后的权重乘以值。
-# * 两种方法在浮点精度内一致，但不一定逐比特相同。三步法舍入两次（先除以完整的和 $S$，再除以部分和），而且在 softmax 内部减去的是*整行*的最大值，一步法则只做一次除法。在本课程的 CI 机器上，对角线上及其下方的 21 个元素中有好几个在最后几位上不同（具体几个取决于 CPU，所以这个单元格不打印个数）。因此本课用 `assert_close` 来比较两者。
+# * 两种方法在浮点精度内一致，但不一定逐比特相同。三步法舍入两次（先除以完整的和 $S$，再除以部分和），而且在 softmax 内部减去的是**整行**的最大值，一步法则只做一次除法。在本课程的 CI 机器上，对角线上及其下方的 21 个元素中有好几个在最后几位上不同（具体几个取决于 CPU，所以这个单元格不打印个数）。因此本课用 `assert_close` 来比较两者。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 assert torch.equal(mh.causal_mask(context_length), mask)
@@ -359,11 +384,21 @@ context_vecs, weights_pkg = mh.masked_attention(
 assert torch.equal(weights_pkg, attn_weights_causal)
 assert torch.equal(context_vecs, attn_weights_causal @ values)
 torch.testing.assert_close(context_vecs[0], values[0])  # “Your”只能看到它自己
-print("mh.causal_mask and mh.masked_attention == the one-step method, bit for bit")
+print(
+    mh.say(
+        "mh.causal_mask and mh.masked_attention == the one-step method, bit for bit",
+        "mh.causal_mask 和 mh.masked_attention == 一步法，逐位相同",
+    )
+)
 
 kept = ~mask.bool()  # (T, T)：对角线上及其下方的 21 个元素
 assert (attn_weights_causal - masked_simple_norm)[kept].abs().max() < 1e-6
-print("three-step vs one-step: every kept entry agrees to within 1e-6")
+print(
+    mh.say(
+        "three-step vs one-step: every kept entry agrees to within 1e-6",
+        "三步法与一步法：保留的每个元素相差都在 1e-6 以内",
+    )
+)
 
 # %% [markdown] en_hash="684e1178beb1"
 # ## 小结
@@ -379,14 +414,14 @@ print("three-step vs one-step: every kept entry agrees to within 1e-6")
 #
 # 参考答案见 `solutions/03_causal_attention_solutions.ipynb`。
 #
-# **练习 1（局部窗口）。** 有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。取 `T = 5`，假设每个词元只能看到**它自己和紧挨在它前面的那一个词元**。请构造一个 (5, 5) 的布尔掩码，在词元*不能*看的位置上为 `True`（也就是 `masked_fill` 接受的那种掩码）。
+# **练习 1（局部窗口）。** 有些模型只让每个词元看到最近的几个词元，这叫作**局部注意力**（local attention）或**滑动窗口注意力**（sliding-window attention）。取 `T = 5`，假设每个词元只能看到**它自己和紧挨在它前面的那一个词元**。请构造一个 (5, 5) 的布尔掩码，在词元**不能**看的位置上为 `True`（也就是 `masked_fill` 接受的那种掩码）。
 
 # %%
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_local_mask(answer)
 
 # %% [markdown] en_hash="70c12dcbf1ce"
-# **练习 2（动手实现带窗口的因果权重）。** 编写 `causal_weights(attn_scores, window=None)`。它的输入是*已经*除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，也可以带任意前导维度，即 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)。它返回形状相同的注意力权重。`window=None` 时，结果就是本课的因果权重。`window=w`（w 为 ≥ 1 的整数）时，权重是**局部**的，每个词元只看得到自己和紧挨在它前面的 `w - 1` 个词元。练习 1 就是 `w = 2` 的情形，这里则要对任意 T、任意 w 和任意前导维度都成立。写好后令 `answer = causal_weights`（函数本身）。检查器会在多种大小、批次形状和窗口（包括比 T 还宽的窗口）下运行它，检查不该看的位置是否为零、每行之和是否为 1、改变未来的分数是否对结果毫无影响、梯度是否只流向过去的分数，并会指出常见的错误。
+# **练习 2（动手实现带窗口的因果权重）。** 编写 `causal_weights(attn_scores, window=None)`。它的输入是**已经**除以 $\sqrt{d_k}$ 缩放过的分数，形状为 (T, T)，也可以带任意前导维度，即 (..., T, T)，例如 (b, T, T) 或 (b, num_heads, T, T)。它返回形状相同的注意力权重。`window=None` 时，结果就是本课的因果权重。`window=w`（w 为 ≥ 1 的整数）时，权重是**局部**的，每个词元只看得到自己和紧挨在它前面的 `w - 1` 个词元。练习 1 就是 `w = 2` 的情形，这里则要对任意 T、任意 w 和任意前导维度都成立。写好后令 `answer = causal_weights`（函数本身）。检查器会在多种大小、批次形状和窗口（包括比 T 还宽的窗口）下运行它，检查不该看的位置是否为零、每行之和是否为 1、改变未来的分数是否对结果毫无影响、梯度是否只流向过去的分数，并会指出常见的错误。
 
 
 # %%

@@ -40,7 +40,7 @@ words = journey.words
 #
 # 先看书中的演示。设定 `torch.manual_seed(123)` 之后，对一个 6×6 的全 1 矩阵做丢弃率 p = 0.5 的 dropout，平均有一半的元素会被丢弃。
 #
-# **先预测，再运行。** 36 个 1 中大约有一半会变成 0。那些*保留下来*的元素，你觉得会是多少？把你的猜测填在 `None` 的位置，运行这个单元格（检查器只告诉你猜得对不对，不给出答案），然后运行下一个单元格。
+# **先预测，再运行。** 36 个 1 中大约有一半会变成 0。那些**保留下来**的元素，你觉得会是多少？把你的猜测填在 `None` 的位置，运行这个单元格（检查器只告诉你猜得对不对，不给出答案），然后运行下一个单元格。
 
 # %%
 prediction = None  # 你的预测：保留下来的元素的值
@@ -58,7 +58,7 @@ print(dropped)
 
 # %%
 torch.testing.assert_close(dropped, journey.reference["dropout_seed123_ones"], atol=1e-4, rtol=0)
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 print("zeros:", int((dropped == 0).sum()), "of", dropped.numel())
 assert int((dropped == 0).sum()) == 15
 survivor = dropped[dropped != 0].unique().item()
@@ -69,7 +69,7 @@ print("survivors are all", survivor, "= 1 / (1 - 0.5)", "| your prediction:", pr
 #
 # ## 2. 为什么要乘以 1 / (1 - p)？
 #
-# dropout 之后只剩下比例为 1 - p 的数值，整体信号也按这个比例减弱。把保留下来的数值除以 1 - p，正好能补偿回来，使每个元素*平均而言*保持原值。设随机的保留掩码 $m_{ij}$ 以概率 $1 - p$ 取 1，否则取 0。把**期望值**（expected value），即对许多次随机抽取的平均，记作 $\mathbb{E}$，那么 dropout 及其期望值分别为
+# dropout 之后只剩下比例为 1 - p 的数值，整体信号也按这个比例减弱。把保留下来的数值除以 1 - p，正好能补偿回来，使每个元素**平均而言**保持原值。设随机的保留掩码 $m_{ij}$ 以概率 $1 - p$ 取 1，否则取 0。把**期望值**（expected value），即对许多次随机抽取的平均，记作 $\mathbb{E}$，那么 dropout 及其期望值分别为
 #
 # $$\operatorname{dropout}(a)_{ij} = \frac{m_{ij}}{1-p}\,a_{ij}, \qquad
 # \mathbb{E}\big[\operatorname{dropout}(a)_{ij}\big] = (1-p)\cdot\frac{a_{ij}}{1-p} + p\cdot 0
@@ -81,7 +81,7 @@ print("survivors are all", survivor, "= 1 / (1 - 0.5)", "| your prediction:", pr
 torch.manual_seed(123)
 draws = torch.stack([dropout(example) for _ in range(2000)])  # (2000, 6, 6)
 mean = draws.mean()
-print(f"average entry over 2000 draws: {mean:.3f}")
+print(mh.say("average entry over 2000 draws:", "2000 次抽样的平均元素："), f"{mean:.3f}")
 print(f"fraction of zeros: {(draws == 0).float().mean():.3f}")
 assert abs(mean.item() - 1.0) < 0.02
 assert abs((draws == 0).float().mean().item() - 0.5) < 0.01
@@ -127,7 +127,7 @@ assert not torch.equal(dropout(example), example)
 #
 # 书中用 p = 0.5，只是为了让效果一眼就能看出来。真正训练 GPT 模型时，丢弃率要低得多。GPT-2 时代通常用 **0.1 或 0.2**，许多近期的大模型（例如 Llama）训练时则根本不用 dropout。
 #
-# 再说可复现性。设定种子之后，dropout 丢弃哪些元素由 torch 的随机数生成器决定。在 CPU 上使用 torch 2.13 时，本课程能复现书中的丢弃模式。换成其他 torch 版本或其他设备（GPU、Apple 的 MPS），同一个种子可能抽出不同的模式。但*规则*在哪里都一样：丢弃的元素置零，保留的元素乘以 1/(1-p)。
+# 再说可复现性。设定种子之后，dropout 丢弃哪些元素由 torch 的随机数生成器决定。在 CPU 上使用 torch 2.13 时，本课程能复现书中的丢弃模式。换成其他 torch 版本或其他设备（GPU、Apple 的 MPS），同一个种子可能抽出不同的模式。但**规则**在哪里都一样：丢弃的元素置零，保留的元素乘以 1/(1-p)。
 #
 # 首先重新算出第 03 课中种子 789 下的因果注意力（causal attention）权重，掩码用 `-inf` 一步完成。
 
@@ -148,7 +148,7 @@ torch.testing.assert_close(
 print(attn_weights)
 
 # %% [markdown] en_hash="e08474a6d3d2"
-# 接下来是书中的这一步。同样设定种子 123，再对这些权重做 p = 0.5 的 dropout，书中印出的也正是这个矩阵。和第 1 节对比一下就会发现，*同一个种子*丢弃的是*同样的位置*，每个保留下来的元素都翻了一倍。
+# 接下来是书中的这一步。同样设定种子 123，再对这些权重做 p = 0.5 的 dropout，书中印出的也正是这个矩阵。和第 1 节对比一下就会发现，**同一个种子**丢弃的是**同样的位置**，每个保留下来的元素都翻了一倍。
 
 # %%
 torch.manual_seed(123)
@@ -197,7 +197,12 @@ def train_tiny(p, steps=100, lr=0.5):
 
 accuracy = {p: train_tiny(p) for p in [0.0, 0.5]}
 for p, acc in accuracy.items():
-    print(f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels")
+    print(
+        mh.say(
+            f"dropout p={p}: training accuracy {acc:.0%} on 8 random labels",
+            f"dropout p={p}：在 8 个随机标签上的训练准确率为 {acc:.0%}",
+        )
+    )
 assert accuracy[0.5] == 1.0  # 无论有没有 dropout，都背下来了
 
 # %% [markdown] en_hash="e0cb1e975a71"
@@ -304,7 +309,7 @@ for sequence in context_vecs:  # 每个都是 (T, d_out)
     torch.testing.assert_close(
         sequence, journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="62b0db66b741"
 # ## 9. 为什么用 `register_buffer`？
@@ -354,7 +359,12 @@ assert not torch.equal(out_train_1, out_train_2)  # 两次不同的 dropout 抽�
 ca_drop.eval()
 assert torch.equal(ca_drop(batch), ca_drop(batch))  # 评估模式：没有 dropout
 torch.testing.assert_close(ca_drop(batch), context_vecs)  # 权重与 ca 相同（种子 123）
-print("train: random, eval: deterministic and equal to the dropout-free module")
+print(
+    mh.say(
+        "train: random, eval: deterministic and equal to the dropout-free module",
+        "train 模式随机，eval 模式确定，并且等于不带 dropout 的模块",
+    )
+)
 
 # %% [markdown] en_hash="7c782e5a1c5e"
 # **检查（供 CI 使用，已折叠）。** 课程包里有同一个类（另外加了输入检查和可选的 `return_weights=True`），课程后面都使用 `mh.CausalAttention`。下面隐藏的单元格证明两者相同。种子相同，各层又按相同顺序创建，所以权重相同。无论关闭还是打开 dropout，输出都逐位相等（调用前设同一个种子，就得到同一次随机抽取）。点击即可展开。
@@ -388,7 +398,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_dropout_scale(answer)
 
 # %% [markdown] en_hash="79e20e8fa7a0"
-# **练习 2。** 取一个由因果注意力权重组成的 6×6 矩阵（对角线以上的 15 个元素为 0，其余 21 个为正数），对它做 p = 0.5 的 dropout。你*预计*做完之后，36 个元素中有多大比例是 0？（0 到 1 之间的一个数。）
+# **练习 2。** 取一个由因果注意力权重组成的 6×6 矩阵（对角线以上的 15 个元素为 0，其余 21 个为正数），对它做 p = 0.5 的 dropout。你**预计**做完之后，36 个元素中有多大比例是 0？（0 到 1 之间的一个数。）
 
 # %%
 answer = None  # 在这里写代码

@@ -8,14 +8,14 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="b474cadbe601"
-# # 05 · 多头注意力（multi-head attention）：叠罗汉
+# %% [markdown] en_hash="cfa64d14719b"
+# # 05 · 多头注意力（multi-head attention）：多个头并排拼接
 #
-# 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”的关系。**多头注意力**把好几个这样的模块并排运行，每个模块都有自己的 `W_query`、`W_key` 和 `W_value`，因此每个**注意力头**（attention head）可以学到不同的模式，最后再把各个头的输出拼接起来。书中把多头注意力实现了两遍。本课先用最直白的写法，把几个独立的 `CausalAttention` 模块并排装进一个**包装器**（wrapper），中文学习笔记管这种写法叫“叠罗汉”。第 06 课再讲更快的写法。
+# 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”的关系。**多头注意力**把好几个这样的模块并排运行，每个模块都有自己的 `W_query`、`W_key` 和 `W_value`，因此每个**注意力头**（attention head）可以学到不同的模式，最后再把各个头的输出拼接起来。书中把多头注意力实现了两遍。本课先用最直白的写法，把几个独立的 `CausalAttention` 模块并排装进一个**包装器**（wrapper）。第 06 课再讲更快的写法。
 #
 # **学习目标**
 # 1. 用几个独立的 `CausalAttention` 头亲手搭出 `MultiHeadAttentionWrapper`，复现书中形状为 (2, 6, 4) 的输出。检查器会对你的类做契约测试（contract test）。
-# 2. 弄清宽度约定。在这个包装器里，`d_out` 是*每个*头的宽度，输出宽度是 `num_heads * d_out`。
+# 2. 弄清宽度约定。在这个包装器里，`d_out` 是**每个**头的宽度，输出宽度是 `num_heads * d_out`。
 # 3. 看清每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
 # 4. 算一算代价。每个头的每个投影（projection）都要做一次矩阵乘法，再看看这个次数能预测多少耗时，又预测不了什么。
 #
@@ -116,7 +116,7 @@ for sequence in context_vecs:  # 每个都是 (T, num_heads * d_out)
     torch.testing.assert_close(
         sequence, journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="62707175346c"
 # ## 2. 每个头都是一个完整的 `CausalAttention`
@@ -131,7 +131,12 @@ assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # 头 2 = 第 2
 torch.testing.assert_close(
     context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
 )
-print("columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2")
+print(
+    mh.say(
+        "columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2",
+        "第 0:2 列 = 第 04 课的单个 CausalAttention，第 2:4 列 = 头 2",
+    )
+)
 
 # %% [markdown] en_hash="d70956694a3c"
 # 下面把同一件事画成图，取批次中的第一个序列。图中有每个头的 (6, 2) 上下文向量（context vector），还有拼接后的结果，每个头在其中各占自己的两列。
@@ -154,13 +159,19 @@ print("buffers:", [name for name, _ in mha.named_buffers()])
 # %% [markdown] en_hash="4e961f283efa"
 # ## 3. 宽度约定
 #
-# 在这个包装器里，**`d_out` 是每个头的宽度**，什么也不切分。每个头贡献 `d_out` 列，所以输出宽度是 `num_heads * d_out`。第 06 课的 `MultiHeadAttention` 采用另一种约定，大多数代码也这样约定，即 `d_out` 是*总*宽度，每个头分到 `head_dim = d_out // num_heads`。把这两种约定搞混，是形状错误的常见来源。
+# 在这个包装器里，**`d_out` 是每个头的宽度**，什么也不切分。每个头贡献 `d_out` 列，所以输出宽度是 `num_heads * d_out`。第 06 课的 `MultiHeadAttention` 采用另一种约定，大多数代码也这样约定，即 `d_out` 是**总**宽度，每个头分到 `head_dim = d_out // num_heads`。把这两种约定搞混，是形状错误的常见来源。
 
 # %%
 for num_heads in [1, 2, 3, 4]:
     torch.manual_seed(123)
     wrapper = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.0, num_heads)
-    print(f"num_heads={num_heads}, d_out={d_out} per head -> output {tuple(wrapper(batch).shape)}")
+    shape = tuple(wrapper(batch).shape)
+    print(
+        mh.say(
+            f"num_heads={num_heads}, d_out={d_out} per head -> output {shape}",
+            f"num_heads={num_heads}，每个头 d_out={d_out} -> 输出 {shape}",
+        )
+    )
     assert wrapper(batch).shape == (2, 6, num_heads * d_out)
 
 # %% [markdown] en_hash="3b3224254640"
@@ -192,7 +203,7 @@ plt.show()
 # %% [markdown] en_hash="222870b74eae"
 # ## 5. 动手探索：拖动头数
 #
-# 拖动滑块 **头数** 时，程序会在 `torch.manual_seed(123)` 之后构建 `MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads)`，并为每个头画一张热力图（heatmap）。拖动时请盯住头 1。它从不改变，因为每个新头都是在前面那些头*之后*才创建的。请在 JupyterLab 里拖动滑块。CI 会运行这个单元格，但不比较它的输出。
+# 拖动滑块 **头数** 时，程序会在 `torch.manual_seed(123)` 之后构建 `MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads)`，并为每个头画一张热力图（heatmap）。拖动时请盯住头 1。它从不改变，因为每个新头都是在前面那些头**之后**才创建的。请在 JupyterLab 里拖动滑块。CI 会运行这个单元格，但不比较它的输出。
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -211,8 +222,10 @@ assert torch.equal(three[0], weights[0, 0])  # 头 1 与我们的 2 头模块相
 assert torch.equal(three[1], weights[0, 1])  # 头 2 也相同
 
 # %%
-print("weights shape with 3 heads:", tuple(three.shape))
-print("row 'journey', head by head:\n", three[:, 1, :2])  # (heads, 2)
+print(mh.say("weights shape with 3 heads:", "3 个头时权重的形状："), tuple(three.shape))
+print(
+    mh.say("row 'journey', head by head:\n", "“journey”这一行，逐个头来看：\n"), three[:, 1, :2]
+)  # (heads, 2)
 
 # %% [markdown] en_hash="3e18391859db"
 # ## 6. 代价：每个头、每个投影各一次矩阵乘法
@@ -278,7 +291,7 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 # %% [markdown] en_hash="3fb088a3117c"
 # 两种算法给出相同的数字，上一个单元格里的 `assert_close` 确认了这一点。再看你的机器打印出的两个比值。它们通常接近 1，而且不一定大于 1。对这么大的一次乘法来说，调用的固定开销比计算本身小得多，机器一忙，耗时的波动就超过了这点开销。所以单看一次乘法，看不出调用多的代价，要看整个模块，下面就来测量。
 #
-# `benchmarks/attention.py --part wrapper-vs-split` 对整个模块做了这项测量。它在课程的 2 核机器上单线程运行，拿包装器与第 06 课的拆分版类比较，两者计算的是同一个函数。8 到 64 个词元时，包装器的耗时是拆分版的 1.2–1.9 倍。到了 512 个词元，包装器的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在掩码和 softmax 这些 (T, T) 的步骤里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存，拆分版却要一口气处理 24 MiB。可见，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现写成一个类，`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头，“叠罗汉”就变成了“切开看”。
+# `benchmarks/attention.py --part wrapper-vs-split` 对整个模块做了这项测量。它在课程的 2 核机器上单线程运行，拿包装器与第 06 课的拆分版类比较，两者计算的是同一个函数。8 到 64 个词元时，包装器的耗时是拆分版的 1.2–1.9 倍。到了 512 个词元，包装器的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在掩码和 softmax 这些 (T, T) 的步骤里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存，拆分版却要一口气处理 24 MiB。可见，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现写成一个类，`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头。
 #
 # **检查单元格（已折叠，供课程的测试使用）。** 课程包里的包装器 `mh.MultiHeadAttentionWrapper` 就是同一个类，只是多了参数检查和输入检查。下面隐藏的单元格证明了这一点。两者种子相同，参数相同且顺序相同，所以输出逐位相等。在训练模式下开着 dropout 也是如此，只要 dropout 的随机抽取用同样的方式设定种子。点击即可展开。
 
@@ -294,7 +307,7 @@ print(mh.assert_same_module(ours, theirs, batch))
 # ## 小结
 #
 # * **多头注意力**由几个独立的**注意力头**组成，每个头都有自己的 `W_query`、`W_key`、`W_value`，各个头的输出沿最后一维拼接。
-# * 包装器写法（叠罗汉）在一个 `nn.ModuleList` 里放 `num_heads` 个 `CausalAttention` 模块。书中的例子（种子 123，`d_out=2`，2 个头）给出 (2, 6, 4) 的输出，其前两列就是第 04 课的单头输出。
+# * 包装器写法在一个 `nn.ModuleList` 里放 `num_heads` 个 `CausalAttention` 模块。书中的例子（种子 123，`d_out=2`，2 个头）给出 (2, 6, 4) 的输出，其前两列就是第 04 课的单头输出。
 # * 在包装器里，`d_out` 是每个头的宽度，输出宽度是 `num_heads * d_out`。
 # * 每个头做 3 次投影和 2 次注意力乘法，各个头依次运行，所以每次前向传播共 5 × `num_heads` 次矩阵乘法。每次调用都很小时，调用多就费时间。但在 CPU 上，次数并不说明一切。512 个词元时，测得包装器的前向传播比第 06 课的拆分版更快。
 # * 第 06 课对每个投影只用一个大矩阵，再用一次批量矩阵乘法（batched matrix multiplication）算出所有头，并证明结果与本课相同。
@@ -317,7 +330,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_output(answer)
 
 # %% [markdown] en_hash="2af12044bd91"
-# **练习 3。** 第 6 节数的是*调用*次数，现在来数调用内部的*工作量*。一次**乘加**就是一次乘法加一次加法，计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积一共要做多少次乘加？掩码和 softmax 不计在内。请用 T · n · m 这条规则算出来，参考答案会用 `torch.utils.flop_counter.FlopCounterMode` 核对。
+# **练习 3。** 第 6 节数的是**调用**次数，现在来数调用内部的**工作量**。一次**乘加**就是一次乘法加一次加法，计算 (T, n) @ (n, m) 需要 T · n · m 次乘加。`MultiHeadAttentionWrapper(768, 64, 100, 0.0, num_heads=12)` 在一个由 **8 个序列、每个 100 个词元**组成的批次 x (8, 100, 768) 上做一次前向传播。所有头的三次投影和两次注意力乘积一共要做多少次乘加？掩码和 softmax 不计在内。请用 T · n · m 这条规则算出来，参考答案会用 `torch.utils.flop_counter.FlopCounterMode` 核对。
 
 # %%
 answer = None  # 在这里写代码

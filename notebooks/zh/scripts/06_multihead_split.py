@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown] en_hash="3a8c479abc7b"
-# # 06 · 多头注意力（multi-head attention）：切开看
+# # 06 · 多头注意力（multi-head attention）：拆分成多个头
 #
-# 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中的第二个版本 `MultiHeadAttention` 换了一种做法。查询、键、值（query, key, value）各用一个大矩阵，一次就算出*所有*头的结果，再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头。最后，**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。学习笔记把第 05 课的写法叫作“叠罗汉”，把这一课的写法叫作“切开看”。本课最后会证明，两者计算的是同一个函数。
+# 第 05 课把每个**注意力头**（attention head）写成一个独立的模块，每个头要做 5 次小矩阵乘法。书中的第二个版本 `MultiHeadAttention` 换了一种做法。查询、键、值（query, key, value）各用一个大矩阵，一次就算出**所有**头的结果，再用 `view` 和 `transpose` 把结果切成多个头，由一次**批量矩阵乘法**（batched matrix multiplication）同时处理所有头。最后，**输出投影**（output projection，`out_proj`）把各个头的输出混合起来。本课最后会证明，两者计算的是同一个函数。
 #
 # 公式就是第 05 课的公式，再加上输出矩阵 $W^O$：
 #
@@ -20,7 +20,7 @@
 # \operatorname{MultiHead}(X) &= \operatorname{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\,W^O .
 # \end{aligned}$$
 #
-# 不同之处在于 $W_i^Q$ 放在*哪里*。它们不再是 $h$ 个各自独立的矩阵，而是并排放进一个大矩阵 $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$。于是一次乘法 $XW^Q$ 就算出了所有头的查询，第 $i$ 个头只读属于自己的那几列。
+# 不同之处在于 $W_i^Q$ 放在**哪里**。它们不再是 $h$ 个各自独立的矩阵，而是并排放进一个大矩阵 $W^Q = [\,W_1^Q \mid W_2^Q \mid \dots \mid W_h^Q\,]$。于是一次乘法 $XW^Q$ 就算出了所有头的查询，第 $i$ 个头只读属于自己的那几列。
 #
 # **学习目标**
 # 1. 把形状为 (b, T, d_out) 的投影切成多个头。先 `view` 成 (b, T, num_heads, head_dim)，再 `transpose(1, 2)` 成 (b, num_heads, T, head_dim)，其中 `head_dim = d_out // num_heads`（每头维度）。
@@ -80,7 +80,7 @@ assert torch.equal(q[:, :, 1], queries[..., 2:4])  # 头 2 = 第 2:4 列
 assert q.data_ptr() == queries.data_ptr()  # 这是视图，内存相同
 
 # %% [markdown] en_hash="a626bb91dc41"
-# **第 2 步**，用 `transpose(1, 2)` 把头这一维挪到词元（token）那一维的前面。现在每个头都是一个 (T, head_dim) 矩阵。PyTorch 的矩阵乘法会把前面所有的维度（批次*和*头）都当作批量维度，对其中每一对矩阵各做一次互不相干的乘法。
+# **第 2 步**，用 `transpose(1, 2)` 把头这一维挪到词元（token）那一维的前面。现在每个头都是一个 (T, head_dim) 矩阵。PyTorch 的矩阵乘法会把前面所有的维度（批次**和**头）都当作批量维度，对其中每一对矩阵各做一次互不相干的乘法。
 
 # %%
 q = q.transpose(1, 2)  # (b, h, T, head_dim)
@@ -101,7 +101,11 @@ scores_loop = torch.stack(
 )  # (b, h, T, T)：一次算一个头
 print(scores.shape)
 assert torch.equal(scores, scores_loop)
-print("batched matmul == per-head loop (torch.equal)")
+print(
+    mh.say(
+        "batched matmul == per-head loop (torch.equal)", "批量矩阵乘法 == 逐个头循环（torch.equal）"
+    )
+)
 
 # %% [markdown] en_hash="da1cf3b583ef"
 # 书里在一个 (1, 2, 3, 4) 的小张量上演示了同一件事，即 1 个序列、2 个头、3 个词元、head_dim 为 4，数字一个一个地写了出来。下面就是这个例子，连同书中印出的结果。
@@ -135,7 +139,7 @@ book_result = torch.tensor(
     ]
 )  # (1, 2, 3, 3)，书中印出的结果
 torch.testing.assert_close(all_heads, book_result, atol=1e-4, rtol=0)
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="5191ab81234c"
 # 接着，书里把每个头单独算一遍，即 `first_head = a[0, 0] @ a[0, 0].T`，头 2 也照此计算。批量乘法的结果里装的正是这两个矩阵。
@@ -145,8 +149,8 @@ first_head = a[0, 0] @ a[0, 0].T  # (T, T)
 second_head = a[0, 1] @ a[0, 1].T  # (T, T)
 assert torch.equal(all_heads[0, 0], first_head)
 assert torch.equal(all_heads[0, 1], second_head)
-print("First head:\n", first_head)
-print("Second head:\n", second_head)
+print(mh.say("First head:\n", "第一个头：\n"), first_head)
+print(mh.say("Second head:\n", "第二个头：\n"), second_head)
 
 # %% [markdown] en_hash="4cba6fa633ef"
 # 注意力的其余部分对每个头照常进行。先加掩码，再除以 `head_dim` 的平方根进行缩放，然后在最后一个维度上做 softmax，最后乘以值。
@@ -160,7 +164,7 @@ print(weights.shape, context.shape)
 # %% [markdown] en_hash="1180420921f0"
 # ## 3. 把各个头合并回去：`contiguous().view` 还是 `reshape`
 #
-# 要把各个头拼接起来，就得撤销拆分。先 `transpose(1, 2)` 变回 (b, T, h, head_dim)，再把最后两个维度展平成 d_out。可是转置（transpose）之后，数字在内存里不再是逐行排列的，也就是说，张量不再是*连续存储*（contiguous）的，于是 `view` 会拒绝执行。
+# 要把各个头拼接起来，就得撤销拆分。先 `transpose(1, 2)` 变回 (b, T, h, head_dim)，再把最后两个维度展平成 d_out。可是转置（transpose）之后，数字在内存里不再是逐行排列的，也就是说，张量不再是**连续存储**（contiguous）的，于是 `view` 会拒绝执行。
 
 # %%
 context_t = context.transpose(1, 2)  # (b, T, h, head_dim)
@@ -170,7 +174,10 @@ try:
 except RuntimeError as error:
     # torch 的报错信息建议改用 .reshape(...)，具体措辞随版本而变。
     assert "reshape" in str(error)
-    print(type(error).__name__, "-- view() refuses a non-contiguous tensor")
+    print(
+        type(error).__name__,
+        mh.say("-- view() refuses a non-contiguous tensor", "—— view() 拒绝不连续的张量"),
+    )
 
 # %% [markdown] en_hash="e4222503f35b"
 # 有两种修法。`contiguous()` 先把数据复制成逐行排列的顺序，之后 `view` 就能用了，书里就是这么做的。`reshape` 一步做完同样的事，能返回视图时就返回视图，必须复制时才复制。这里就必须复制。
@@ -179,9 +186,12 @@ except RuntimeError as error:
 merged_view = context_t.contiguous().view(b, T, d_out)  # (b, T, d_out)
 merged_reshape = context_t.reshape(b, T, d_out)  # (b, T, d_out)
 assert torch.equal(merged_view, merged_reshape)
-print("reshape copied:", merged_reshape.data_ptr() != context_t.data_ptr())
 print(
-    "reshape of a contiguous tensor is a view:",
+    mh.say("reshape copied:", "reshape 复制了数据："),
+    merged_reshape.data_ptr() != context_t.data_ptr(),
+)
+print(
+    mh.say("reshape of a contiguous tensor is a view:", "对连续张量做 reshape 得到的是视图："),
     queries.reshape(b, T, 2, 2).data_ptr() == queries.data_ptr(),
 )
 assert torch.equal(merged_view, mh.merge_heads(context))  # 课程包的辅助函数
@@ -194,7 +204,7 @@ assert torch.equal(merged_view, torch.cat([context[:, 0], context[:, 1]], dim=-1
 print(merged_view[0])  # (T, d_out)
 
 # %% [markdown] en_hash="10644ceb0fcb"
-# 下面用一张图看完整个来回，以第一个句子的查询为例。左边是 (6, 4) 的投影，每一列按它所属的头着色。中间是 `view` + `transpose` 从中切出的两个 (6, 2) 的头。右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头*内部*，没有任何数字换位置，变的只是记账方式。
+# 下面用一张图看完整个来回，以第一个句子的查询为例。左边是 (6, 4) 的投影，每一列按它所属的头着色。中间是 `view` + `transpose` 从中切出的两个 (6, 2) 的头。右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头**内部**，没有任何数字换位置，变的只是记账方式。
 
 # %%
 merged_queries = mh.merge_heads(q)  # (b, T, d_out)
@@ -202,12 +212,12 @@ fig = mh.figures.plot_head_split(queries[0], q[0], merged_queries[0], words)
 plt.show()
 assert torch.equal(merged_queries, queries)  # 先拆分再合并，原样不变
 
-# %% [markdown] en_hash="9d93587129f4"
+# %% [markdown] en_hash="3a1a3eade7f9"
 # ## 4. 前向传播，一步一步来
 #
-# 把前面的内容合在一起，就是前向传播的十个步骤，也就是中文教程《多头注意力》中的那张表。表中写出每一步得到什么（用书中代码里的名字）以及它的形状。具体用哪些 PyTorch 调用，由你自己来选，第 1–3 节把它们都用过了。最后新增的是第 10 步 `out_proj`，它是一个作用在合并结果上的 (d_out → d_out) 线性层，即公式中的 $W^O$。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样。dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
+# 把前面的内容合在一起，就是前向传播的十个步骤。表中写出每一步得到什么（用书中代码里的名字）以及它的形状。具体用哪些 PyTorch 调用，由你自己来选，第 1–3 节把它们都用过了。最后新增的是第 10 步 `out_proj`，它是一个作用在合并结果上的 (d_out → d_out) 线性层，即公式中的 $W^O$。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样。dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
 #
-# 表中各步的名称大多沿用中文教程的说法。（下面折叠的单元格只负责生成这张表。）
+# 下面折叠的单元格只负责生成这张表。
 
 # %% jupyter={"source_hidden": true}
 forward_steps = [  # （步骤，得到什么：书中的名字、公式、结果的形状）
@@ -433,7 +443,7 @@ for (step, _, _, shape), got in zip(forward_steps, traced, strict=True):
 # %% [markdown] en_hash="28cf8ec2e446"
 # 表中的每一个形状，都是这个类实际算出的形状。上面的类如此，本课程后面一直使用的包内类 `mh.MultiHeadAttention` 也如此。
 #
-# **注意宽度约定。** 这里的 `d_out` 是*总*宽度，由各个头平分（head_dim = d_out // num_heads），而在第 05 课的包装器里，它是每个头的宽度。书中的例子用 `d_out = 2` 和 2 个头，所以每个头宽 1，输出形状是 (2, 6, 2)。
+# **注意宽度约定。** 这里的 `d_out` 是**总**宽度，由各个头平分（head_dim = d_out // num_heads），而在第 05 课的包装器里，它是每个头的宽度。书中的例子用 `d_out = 2` 和 2 个头，所以每个头宽 1，输出形状是 (2, 6, 2)。
 
 # %%
 torch.manual_seed(123)
@@ -450,7 +460,7 @@ for sequence in context_vecs:  # 每个都是 (T, d_out)
     torch.testing.assert_close(
         sequence, journey.reference["multihead_seed123_d_out2_heads2"], atol=1e-4, rtol=0
     )
-print("matches the book's printed values")
+print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
 # %% [markdown] en_hash="f9f895e40da6"
 # 这些数字和第 05 课包装器的输出不同，因为宽度约定不一样，而且 `out_proj` 有它自己的随机权重。第 8 节会说明如何让两者完全一致。
@@ -504,7 +514,11 @@ assert attn.shape == (2, 2, 6, 6)
 assert torch.allclose(attn.sum(-1), torch.ones(2, 2, 6))  # 每行之和为 1
 assert (attn.triu(diagonal=1) == 0).all()  # 因果
 entropy = mh.head_entropy(attn.detach())  # (num_heads,)
-print("mean row entropy per head:", entropy, f"| even rows: {uniform_causal_entropy(T):.4f}")
+print(
+    mh.say("mean row entropy per head:", "每个头各行的平均熵："),
+    entropy,
+    f"| even rows: {uniform_causal_entropy(T):.4f}",
+)
 assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # 两个头都几乎均匀
 fig = mh.plot_attention_heads(
     attn.detach(),
@@ -532,14 +546,19 @@ assert torch.equal(split(batch), wrapper(batch))
 torch.testing.assert_close(
     split(batch)[0], journey.reference["wrapper_seed123_d_out2_heads2"], atol=1e-4, rtol=0
 )
-print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
+print(
+    mh.say(
+        "split(batch) == wrapper(batch), bit for bit (torch.equal)",
+        "split(batch) == wrapper(batch)，逐位相同（torch.equal）",
+    )
+)
 
-# %% [markdown] en_hash="b1297f8f08fe"
-# 同一个计算有两种画法。先看流程（学习笔记把这两种写法分别叫作“叠罗汉”和“切开看”）。
+# %% [markdown] en_hash="ffd5ec77f6c2"
+# 同一个计算有两种画法。先看流程：
 #
 # ```mermaid
 # flowchart TB
-#     subgraph split ["切开看：每种投影一个大矩阵"]
+#     subgraph split ["拆分版：每种投影一个大矩阵"]
 #         direction TB
 #         x2["x (b, T, d_in)"] --> big["W_query、W_key、W_value：(b, T, d_out)"]
 #         big --> cut["view + transpose：(b, h, T, head_dim)"]
@@ -547,7 +566,7 @@ print("split(batch) == wrapper(batch), bit for bit (torch.equal)")
 #         att --> merge["transpose + view：(b, T, d_out)"]
 #         merge --> proj["out_proj"]
 #     end
-#     subgraph wrapper ["叠罗汉：每个头一个模块"]
+#     subgraph wrapper ["包装器：每个头一个模块"]
 #         direction TB
 #         x1["x (b, T, d_in)"] --> h1["头 1：W_query、W_key、W_value、注意力"]
 #         x1 --> h2["头 2：W_query、W_key、W_value、注意力"]
@@ -586,7 +605,7 @@ for name, (d, heads) in gpt2.items():
 # %% [markdown] en_hash="a53b4cedd399"
 # GPT-2 的每种规模都保持 head_dim = 64，模型变大时增加的是头数。最小的 GPT-2 中一个注意力块约有 240 万个参数。整个模型有 12 个这样的块，另外还有前馈层和嵌入（embedding）层，它们的参数更多。`mask` 缓冲区（1024 × 1024）不是参数，不计入其中。
 #
-# **为什么要多个头？** 注意公式 4·d² + d 中*没有*出现的那个量，即头数。把 d_out = 768 分成 12 个 64 维的头，所花的参数与一个 768 维宽的头完全相同。
+# **为什么要多个头？** 注意公式 4·d² + d 中**没有**出现的那个量，即头数。把 d_out = 768 分成 12 个 64 维的头，所花的参数与一个 768 维宽的头完全相同。
 
 # %%
 for heads in [1, 4, 12]:
@@ -594,13 +613,17 @@ for heads in [1, 4, 12]:
         module = mh.MultiHeadAttention(768, 768, 1024, 0.0, num_heads=heads)
     count = sum(p.numel() for p in module.parameters())
     print(
-        f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
-        f"{heads} attention weighting(s) per token"
+        mh.say(
+            f"{heads:>2} head(s) of head_dim {module.head_dim:>3}: {count:,} parameters, "
+            f"{heads} attention weighting(s) per token",
+            f"{heads:>2} 个头，head_dim {module.head_dim:>3}：{count:,} 个参数，"
+            f"每个词元 {heads} 组注意力权重",
+        )
     )
     assert count == 4 * 768 * 768 + 768
 
 # %% [markdown] en_hash="ce0a5d249b1f"
-# 变的是词元能用这些参数做什么。只有一个头时，每个词元只有*一组* softmax 权重去分配给其他词元。如果它需要从两个地方获取信息，比如紧挨在前面的那个词和句子的主语，就只能把权重分给两者，得到的是它们的值的混合。十二个头则给它十二组互相独立的权重分配。每个头在 Q 和 K 中属于自己的 64 列里比较查询和键，即 (b, T, 768) → (b, 12, T, 64)，并读取值向量中属于自己的 64 列。各个头的输出并排放着，随后由 `out_proj` 把它们组合起来。代价是每个头的分数只是 head_dim = 64 个数的点积（dot product）。这正是原始论文（Vaswani et al., 2017）的动机。论文说，各个头关注的是不同的**表示子空间**（representation subspace）。至于训练好的头是否真的分工成可辨认的角色，则是一个需要用实验回答的问题，第 07 课和第 08 课会去看一看。
+# 变的是词元能用这些参数做什么。只有一个头时，每个词元只有**一组** softmax 权重去分配给其他词元。如果它需要从两个地方获取信息，比如紧挨在前面的那个词和句子的主语，就只能把权重分给两者，得到的是它们的值的混合。十二个头则给它十二组互相独立的权重分配。每个头在 Q 和 K 中属于自己的 64 列里比较查询和键，即 (b, T, 768) → (b, 12, T, 64)，并读取值向量中属于自己的 64 列。各个头的输出并排放着，随后由 `out_proj` 把它们组合起来。代价是每个头的分数只是 head_dim = 64 个数的点积（dot product）。这正是原始论文（Vaswani et al., 2017）的动机。论文说，各个头关注的是不同的**表示子空间**（representation subspace）。至于训练好的头是否真的分工成可辨认的角色，则是一个需要用实验回答的问题，第 07 课和第 08 课会去看一看。
 #
 # **头多了，计算量也不变。** 每个头的分数 $Q_iK_i^\top$ 和加权求和 $A_iV_i$ 各需 $T^2 \cdot$ head_dim 次乘加。$h$ 个头合计 $h \cdot T^2 \cdot d_{out} / h = T^2 \cdot d_{out}$，与一个宽度为 $d_{out}$ 的头相同。无论一个头还是多个头，注意力都是 $O(T^2 \cdot d)$。`torch.utils.flop_counter` 里的 `FlopCounterMode` 可以统计浮点运算次数（FLOP，每次乘加算 2 次）。下面仍在 `meta` 设备上，按 GPT-2 small 的宽度和上下文长度统计一次前向传播。
 
@@ -614,8 +637,12 @@ for heads in [1, 4, 12]:
     by_op = {str(op): n for op, n in flops.get_flop_counts()["Global"].items()}
     attention = by_op["aten.bmm"]  # Q K^T 和 weights @ V，所有头的 (b, h, T, T) 乘积
     print(
-        f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
-        f"{attention / 1e9:.2f} in the (T, T) products"
+        mh.say(
+            f"{heads:>2} head(s): {flops.get_total_flops() / 1e9:.2f} GFLOP, of which "
+            f"{attention / 1e9:.2f} in the (T, T) products",
+            f"{heads:>2} 个头：{flops.get_total_flops() / 1e9:.2f} GFLOP，其中 "
+            f"{attention / 1e9:.2f} 在 (T, T) 乘积里",
+        )
     )
     assert attention == 2 * 2 * 1024**2 * 768  # 2 次乘积 × 2 FLOP × T^2 × d_out，与 h 无关
 
@@ -638,7 +665,12 @@ x_big = torch.randn(1, 64, 768)  # (b, T, d_in)
 with torch.no_grad():
     out_wrapper, out_split = wrapper_big(x_big), split_big(x_big)  # 每个都是 (b, T, 768)
 torch.testing.assert_close(out_split, out_wrapper, rtol=1e-5, atol=1e-6)
-print("GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)")
+print(
+    mh.say(
+        "GPT-2 small shape: wrapper == split to float32 rounding (rtol=1e-5, atol=1e-6)",
+        "GPT-2 small 的形状：wrapper == split，误差在 float32 舍入范围内（rtol=1e-5，atol=1e-6）",
+    )
+)
 
 left = (torch.tensor(0.1) + torch.tensor(0.3)) + torch.tensor(0.4)  # float32
 right = torch.tensor(0.1) + (torch.tensor(0.3) + torch.tensor(0.4))
@@ -654,7 +686,7 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 # * 合并回去时，先 `transpose(1, 2)`，再 `contiguous().view(b, T, d_out)`，也可以用 `reshape`，它在必要时会复制。直接对转置后的张量调用 `view` 会失败。
 # * `out_proj`（输出投影）负责混合各个头。无论多少个头，代价都是 4 次线性层调用加 2 次矩阵乘法。调用次数少了，是否更快要看尺寸。在 CPU 上，512 个词元时测得包装器的前向传播更快。不带 qkv 偏置时参数量为 4·d² + d，计算量为 $O(T^2 \cdot d)$。两者都与头数无关，所以在参数量和计算量都不变的情况下，更多的头换来更多组相互独立的注意力权重分配。
 # * 包装器的 `d_out` 是每个头的宽度，`MultiHeadAttention` 的 `d_out` 是总宽度。
-# * `mh.multihead_from_wrapper` 把包装器（叠罗汉）变成拆分版（切开看）。两者在书中的例子上逐位相同，在 GPT-2 的规模下在 float32 舍入误差范围内相等，因为浮点加法不满足结合律。
+# * `mh.multihead_from_wrapper` 把包装器变成拆分版。两者在书中的例子上逐位相同，在 GPT-2 的规模下在 float32 舍入误差范围内相等，因为浮点加法不满足结合律。
 # * 对前向传播的追踪（钩子加一个 `TorchFunctionMode`）证实了 10 步表格中的每一个形状。
 # * 下一课，第 07 课深入各个头的内部，介绍热力图（heatmap）、熵，以及一个交互式探索工具。
 #
@@ -676,7 +708,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_mha_parameter_count(answer)
 
 # %% [markdown] en_hash="6572951c1dc8"
-# **练习 3。** `forward` 拆分的是一个*批次* (b, T, d_out)。下面的 `x_ex` 只是一个序列，没有批次轴，它有 T = 5 个词元，d_out = 12。请把它拆成 **3** 个头，形状为 (num_heads, T, head_dim)，让头 1（索引 0）拿到每个词元的前 head_dim 个数。现在哪一维是词元轴？`transpose(1, 2)` 又该怎么改？先试试 `x_ex.view(3, 5, 4)`，看看检查器怎么说。
+# **练习 3。** `forward` 拆分的是一个**批次** (b, T, d_out)。下面的 `x_ex` 只是一个序列，没有批次轴，它有 T = 5 个词元，d_out = 12。请把它拆成 **3** 个头，形状为 (num_heads, T, head_dim)，让头 1（索引 0）拿到每个词元的前 head_dim 个数。现在哪一维是词元轴？`transpose(1, 2)` 又该怎么改？先试试 `x_ex.view(3, 5, 4)`，看看检查器怎么说。
 
 # %%
 x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out)：没有批次轴

@@ -58,7 +58,12 @@ torch.testing.assert_close(
 )
 torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 6))
 assert torch.equal(weights.triu(diagonal=1), torch.zeros(2, 2, 6, 6))
-print("matches the book; rows sum to 1; nothing above the diagonal")
+print(
+    mh.say(
+        "matches the book; rows sum to 1; nothing above the diagonal",
+        "与书中一致，每行之和为 1，对角线以上全为 0",
+    )
+)
 
 # %%
 fig = mh.plot_attention_heads(
@@ -78,7 +83,10 @@ dropping.train()
 with torch.no_grad():
     _, weights_train = dropping(batch, return_weights=True)  # (2, 2, 6, 6)
 assert torch.equal(weights_train, weights)
-print("same weights in train mode with dropout 0.5:", torch.equal(weights_train, weights))
+print(
+    mh.say("same weights in train mode with dropout 0.5:", "train 模式、dropout 0.5 时权重不变："),
+    torch.equal(weights_train, weights),
+)
 
 # %% [markdown] en_hash="97601a1b07eb"
 # ## 2. 熵：每个头一个数
@@ -87,7 +95,7 @@ print("same weights in train mode with dropout 0.5:", torch.equal(weights_train,
 #
 # $$H(\text{行}) = -\sum_j w_j \log w_j, \qquad 0 \log 0 = 0.$$
 #
-# * 如果一行把全部权重都放在一个键上，这一行就是一个独热向量（one-hot vector），它的熵 $H = 0$。这样的头敏锐而专注。
+# * 如果一行把全部权重都放在一个键上，这一行就是一个独热向量（one-hot vector），它的熵 $H = 0$。这样的头非常集中。
 # * 如果一行在 $n$ 个键上均匀分布，那么 $H = \log n$，这是 $n$ 个键所能达到的最大值。
 # * 在**因果**头中，第 $i$ 行（从 0 数起）只能看到 $i + 1$ 个键，所以它的最大值是 $\log(i + 1)$。因此，一个头在 $T$ 行上的平均熵至多为 $\frac{1}{T}\sum_{i<T} \log(i+1)$（$T = 6$ 时为 1.0965），而不是 $\log T$。
 #
@@ -112,7 +120,7 @@ torch.testing.assert_close(
 
 # %%
 entropy_book = mh.head_entropy(weights)  # (num_heads,)
-print("entropy per head:", entropy_book)
+print(mh.say("entropy per head:", "每个头的熵："), entropy_book)
 print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
 assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
@@ -125,7 +133,7 @@ fig = mh.figures.plot_head_entropy(
 plt.show()
 
 # %% [markdown] en_hash="83bc42df975d"
-# 两个头都紧贴着最大值，几乎把注意力平均地分散开了。这不是注意力本身的性质，而是*这个*模块的性质。它的权重没有经过训练，书中的嵌入（embedding）又很小（各元素都小于 1），所以每个分数 $q \cdot k / \sqrt{d_k}$ 都接近 0。一组几乎相等的分数经过 softmax，得到的几乎就是均匀分布。
+# 两个头都紧贴着最大值，几乎把注意力平均地分散开了。这不是注意力本身的性质，而是**这个**模块的性质。它的权重没有经过训练，书中的嵌入（embedding）又很小（各元素都小于 1），所以每个分数 $q \cdot k / \sqrt{d_k}$ 都接近 0。一组几乎相等的分数经过 softmax，得到的几乎就是均匀分布。
 
 # %% [markdown] en_hash="d7553633566d"
 # ## 3. 一个更长的句子
@@ -164,7 +172,7 @@ fig = mh.plot_attention_grid(
 plt.show()
 
 # %% [markdown] en_hash="dd826d0fd155"
-# 看看重复出现的词“the”（位置 0、4、7，做嵌入时“The”被转成了小写）和“mat”（位置 5 和 8）所在的列。一个查询给同一个词的每个副本的权重都相同。这是因为它们的嵌入相同，键也就相同，而这个模块里没有任何东西告诉它一个词元位于*哪里*。在一个查询能看到的键当中，注意力并不理会它们的先后顺序，相同的词元得到相同的权重。因果掩码是唯一的顺序信号，所以 GPT 模型要给词元加上**位置嵌入**（positional embedding），第 08 课就会这样做。
+# 看看重复出现的词“the”（位置 0、4、7，做嵌入时“The”被转成了小写）和“mat”（位置 5 和 8）所在的列。一个查询给同一个词的每个副本的权重都相同。这是因为它们的嵌入相同，键也就相同，而这个模块里没有任何东西告诉它一个词元位于**哪里**。在一个查询能看到的键当中，注意力并不理会它们的先后顺序，相同的词元得到相同的权重。因果掩码是唯一的顺序信号，所以 GPT 模型要给词元加上**位置嵌入**（positional embedding），第 08 课就会这样做。
 
 # %%
 the_0 = weights_long[0, :, 7:, 0]  # (h, 4)：键“The”，查询 7..10
@@ -178,7 +186,7 @@ print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
 # %% [markdown] en_hash="9006429dc0dd"
 # ## 4. 探索工具
 #
-# 拖动滑块试试。“头数”改变的是一个新建的 `MultiHeadAttention(3, 24, ...)` 的 `num_heads`。随机种子不变，所以权重矩阵（weight matrix）也不变，变的只是这 24 列切分成头的方式。24 不能被 5 或 7 整除，所以选 5 个或 7 个头时，探索工具不画图，而是给出说明。这是该模块唯一的硬约束，即 `d_out % num_heads == 0`。“丢弃率”只在“模式”选为“训练”（`train`）时起作用。这时图中显示的是 dropout *之后*的权重，也就是真正与值相乘的那个矩阵，其中一部分元素被置零，留下的按 $1/(1-p)$ 放大。“缩放”给嵌入乘上一个倍数，“随机种子”抽取另一组权重，“句子”可以切换到那个更长的句子，也可以换成这两个句子的中文版。
+# 拖动滑块试试。“头数”改变的是一个新建的 `MultiHeadAttention(3, 24, ...)` 的 `num_heads`。随机种子不变，所以权重矩阵（weight matrix）也不变，变的只是这 24 列切分成头的方式。24 不能被 5 或 7 整除，所以选 5 个或 7 个头时，探索工具不画图，而是给出说明。这是该模块唯一的硬约束，即 `d_out % num_heads == 0`。“丢弃率”只在“模式”选为“训练”（`train`）时起作用。这时图中显示的是 dropout **之后**的权重，也就是真正与值相乘的那个矩阵，其中一部分元素被置零，留下的按 $1/(1-p)$ 放大。“缩放”给嵌入乘上一个倍数，“随机种子”抽取另一组权重，“句子”可以切换到那个更长的句子，也可以换成这两个句子的中文版。
 #
 # （这个控件需要一个正在运行的内核。课程网站上有一个不需要内核的版本：拖动头数和丢弃率两个滑块，就会换上生成网站时预先画好的图。）
 
@@ -209,12 +217,13 @@ kept = view.shown != 0
 torch.testing.assert_close(view.shown[kept], 2 * view.weights[kept])  # 留下的元素乘以 1/(1-0.5)
 print(view.message)
 visible = ~torch.ones(6, 6).triu(1).bool()  # 因果掩码放行的 21 个位置
-print(f"share of visible weights dropped: {1 - kept[:, visible].float().mean().item():.2f}")
+dropped = 1 - kept[:, visible].float().mean().item()
+print(mh.say("share of visible weights dropped:", "可见权重中被丢弃的比例："), f"{dropped:.2f}")
 
 # %% [markdown] en_hash="08efe4ac9cdd"
 # ## 5. 头能告诉我们什么，不能告诉我们什么
 #
-# “不同的头学习输入的不同方面”是一个流传很广的说法，书里也这么讲。但每个头具体学到了什么，书里没有给出证据，今天的**可解释性**（interpretability）研究也仍在争论。所以看这些图时要有分寸。
+# “不同的头学习输入的不同方面”是一个流传很广的说法，书里也这么讲。但每个头具体学到了什么，书里没有给出证据，今天的**可解释性**（interpretability）研究也仍在争论。所以看这些图时要有分寸：
 #
 # * **权重不等于解释。** 一个头可能强烈地关注某个词元，而这个词元的值向量却很小，或者这个头的输出大多被 `out_proj` 忽略。权重说明的是头关注哪里，而不是它传递了什么，也不能说明预测是否依赖于它。
 # * **熵不等于重要性。** 熵低只说明专注，并不说明有用。
@@ -257,7 +266,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 
 # %% [markdown] en_hash="3e18454b0f64"
-# **练习 3。** `weights_ex` 中哪个头最敏锐（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图，看看你是否同意这个结论。
+# **练习 3。** `weights_ex` 中哪个头最集中（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图，看看你是否同意这个结论。
 
 # %%
 answer = None  # 在这里写代码
@@ -274,4 +283,7 @@ by_hand = -torch.special.xlogy(weights_long, weights_long).sum(dim=-1).mean(dim=
 torch.testing.assert_close(mh.head_entropy(weights_long), by_hand)
 # “同一个词的每个副本权重相同”在浮点舍入误差（1e-6）内成立，并非逐位相同。
 # 两个键相等，但 softmax 按某一种顺序对一行求和。
-print("the two 'the' columns differ by less than 1e-6:", (the_4 - the_7).abs().max().item() < 1e-6)
+print(
+    mh.say("the two 'the' columns differ by less than 1e-6:", "两个“the”列的差异小于 1e-6："),
+    (the_4 - the_7).abs().max().item() < 1e-6,
+)

@@ -17,7 +17,7 @@
 # 1. 读懂 `TinyAttentionLM`，本课会把这个完整的模型写出来。它由**词元嵌入**（token embedding）、**位置嵌入**（positional embedding）、因果多头注意力（multi-head attention）和一个线性的**语言模型头**（LM head）依次组成。语言模型头输出 **logits**，即 softmax 之前的分数，每个可能的下一个词元（token）各有一个。
 # 2. 先预测未经训练的模型的损失，再用交叉熵在**重复任务**上训练它，看着损失在 3 个**轮次**（epoch）内降到远低于 1.0。
 # 3. 做一个经典实验，在宽度不变的情况下把 4 个头换成 8 个头（head_dim 从 8 变为 4），并用**消融**（ablation）检验每个头有多重要。
-# 4. 在**平移任务**上训练它（抄写 $k$ 个位置之前的词元），看一个头如何**专门化**（specialise）到偏移量 $k$ 上，并用 `mh.offset_attention` 度量这一点。
+# 4. 在**平移任务**上训练它（抄写 $k$ 个位置之前的词元），看一个头怎样**专门化**（specialise），学会只看 $k$ 个位置之前的词元，并用 `mh.offset_attention` 度量这一点。
 # 5. 改变头数，看看什么变了、什么没变。
 #
 # **预备知识：** 第 07 课（`07_inspecting_heads`）讲的每个头的权重、热力图（heatmap）和熵。还要了解 PyTorch 的自动求导（autograd），也就是 `loss.backward()`，以及优化器（optimizer）的一步更新和怎样把交叉熵用作损失。第 00 课列出了可以去哪里补这些知识。**用时：** 约 80 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习，估算规则见第 00 课）。
@@ -39,7 +39,7 @@ mh.setup_lesson(lang="zh")
 # %% [markdown] en_hash="058397cd5960"
 # ## 1. 模型
 #
-# 注意力负责混合向量。它先要有向量可混，还要有办法把自己的输出变成预测。模型有四层，按下面的顺序创建。
+# 注意力负责混合向量。它先要有向量可混，还要有办法把自己的输出变成预测。模型有四层，按下面的顺序创建：
 #
 # * `tok_emb` 是一个 `nn.Embedding(vocab_size, d_model)`，为每个词元 id 提供一个可学习的向量。
 # * `pos_emb` 是一个 `nn.Embedding(context_length, d_model)`，为每个位置提供一个可学习的向量。第 07 课说过，单靠注意力分不清同一个词的两个副本，给每个词元加上一个位置向量就能解决这个问题。
@@ -93,7 +93,10 @@ mhsa_helpers.exercises.check_initial_loss(prediction)
 # %%
 targets = torch.randint(0, VOCAB, (2, CONTEXT))  # (b, T)
 loss = F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
-print(f"untrained loss: {loss.item():.2f}   log(64) = {math.log(64):.2f}")
+print(
+    mh.say(f"untrained loss: {loss.item():.2f}", f"未训练时的损失：{loss.item():.2f}"),
+    f"  log(64) = {math.log(64):.2f}",
+)
 if prediction is not None:
     print(f"your prediction: {prediction:.2f}")
 assert abs(loss.item() - math.log(64)) < 0.3
@@ -157,7 +160,12 @@ def train_repeat(num_heads, seed=0, epochs=3, steps_per_epoch=40, batch_size=32,
 
 model, losses = train_repeat(HEADS)
 epoch_losses = [sum(losses[i : i + 40]) / 40 for i in range(0, len(losses), 40)]
-print(f"first loss {losses[0]:.2f}, epoch means:", [round(x, 2) for x in epoch_losses])
+print(
+    mh.say(
+        f"first loss {losses[0]:.2f}, epoch means:", f"第一步损失 {losses[0]:.2f}，各轮次均值："
+    ),
+    [round(x, 2) for x in epoch_losses],
+)
 assert abs(losses[0] - math.log(64)) < 0.3  # 约为 log(64) = 4.16
 assert epoch_losses[-1] < 1.0  # 3 个轮次后远低于 1.0
 
@@ -173,7 +181,12 @@ print(result)
 
 # %%
 run = mh.train_repeat_task(seed=1, progress=False)
-print(f"seed 1: first loss {run.first_loss:.2f}, last epoch {run.final_loss:.2f}")
+print(
+    mh.say(
+        f"seed 1: first loss {run.first_loss:.2f}, last epoch {run.final_loss:.2f}",
+        f"种子 1：第一步损失 {run.first_loss:.2f}，最后一轮 {run.final_loss:.2f}",
+    )
+)
 assert abs(run.first_loss - math.log(64)) < 0.3 and run.final_loss < 1.0
 
 # %% [markdown] en_hash="ea0e7dd8f6b1"
@@ -199,7 +212,7 @@ plt.show()
 # %% [markdown] en_hash="9a3e70169f2c"
 # ## 3. 在重复任务上训练之后的头
 #
-# 这些头学到了什么？下面是它们在一行重复词元上的权重。看图时请想一想，这个任务*需要*某种特定的注意力模式吗？
+# 这些头学到了什么？下面是它们在一行重复词元上的权重。看图时请想一想，这个任务**需要**某种特定的注意力模式吗？
 
 # %%
 labels = [f"t{i}" for i in range(CONTEXT)]
@@ -211,7 +224,7 @@ fig = mh.plot_attention_grid(
     title=mh.tr("Repeat task: 4 heads after training", "重复任务：训练后的 4 个头"),
 )
 plt.show()
-print("entropy per head:", mh.head_entropy(repeat_weights))
+print(mh.say("entropy per head:", "每个头的熵："), mh.head_entropy(repeat_weights))
 
 # %% [markdown] en_hash="8402afd7a662"
 # ### 实验：宽度不变，4 个头 → 8 个头
@@ -228,8 +241,12 @@ for heads, run in runs.items():
             torch.full((1, CONTEXT), 7), return_weights=True
         )  # (1, heads, 12, 12)
     print(
-        f"{heads} heads, head_dim {run.model.head_dim}, {n_params} parameters: "
-        f"loss {run.first_loss:.2f} -> last epoch {run.final_loss:.2f}"
+        mh.say(
+            f"{heads} heads, head_dim {run.model.head_dim}, {n_params} parameters: "
+            f"loss {run.first_loss:.2f} -> last epoch {run.final_loss:.2f}",
+            f"{heads} 个头，head_dim {run.model.head_dim}，{n_params} 个参数："
+            f"损失 {run.first_loss:.2f} -> 最后一轮 {run.final_loss:.2f}",
+        )
     )
     assert run.final_loss < 1.0
 
@@ -242,7 +259,7 @@ fig = mh.plot_attention_grid(
 plt.show()
 
 # %% [markdown] en_hash="8b10702a3486"
-# 两个模型都同样好地解决了任务，可它们的头看上去毫无相似之处，8 张图也不是把 4 张图各画两遍。为什么会这样？在这个任务里，每个位置上都是*同一个*词元，每个值向量携带的信息都相同，所以**任何**注意力模式都能给出正确答案。没有什么力量把某个头推向某种特定的模式，你看到的主要是随机初始化和位置嵌入碰巧造成的结果。热力图显示的是权重流向哪里，而不是它重不重要。
+# 两个模型都同样好地解决了任务，可它们的头看上去毫无相似之处，8 张图也不是把 4 张图各画两遍。为什么会这样？在这个任务里，每个位置上都是**同一个**词元，每个值向量携带的信息都相同，所以**任何**注意力模式都能给出正确答案。没有什么力量把某个头推向某种特定的模式，你看到的主要是随机初始化和位置嵌入碰巧造成的结果。热力图显示的是权重流向哪里，而不是它重不重要。
 #
 # ### 每个头都重要吗？做一次消融
 #
@@ -276,21 +293,38 @@ full_loss, ablated = {}, {}
 for heads, run in runs.items():
     full_loss[heads], ablated[heads] = repeat_loss(run.model), ablation(run.model)
     ratios = [loss / full_loss[heads] for loss in ablated[heads]]
-    print(f"{heads} heads: loss with all heads {full_loss[heads]:.4f}")
-    print(f"  without one head: {min(ablated[heads]):.3f} .. {max(ablated[heads]):.3f}", end="")
     print(
-        f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x),  chance level log(64) = {math.log(64):.2f}"
+        mh.say(
+            f"{heads} heads: loss with all heads {full_loss[heads]:.4f}",
+            f"{heads} 个头：所有头都在时的损失 {full_loss[heads]:.4f}",
+        )
+    )
+    low, high = min(ablated[heads]), max(ablated[heads])
+    print(mh.say("  without one head:", "  去掉一个头："), f"{low:.3f} .. {high:.3f}", end="")
+    print(
+        f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x), ",
+        mh.say("chance level", "随机水平"),
+        f"log(64) = {math.log(64):.2f}",
     )
 
 # %%
 entropy4 = mh.head_entropy(repeat_weights_by_heads[4])
 for head in range(4):
     print(
-        f"4 heads, Head {head + 1}: entropy {entropy4[head]:.2f}, loss without it {ablated[4][head]:.3f}"
+        mh.say(
+            f"4 heads, Head {head + 1}: entropy {entropy4[head]:.2f}, "
+            f"loss without it {ablated[4][head]:.3f}",
+            f"4 个头，头 {head + 1}：熵 {entropy4[head]:.2f}，去掉它后的损失 {ablated[4][head]:.3f}",
+        )
     )
 sharpest = int(entropy4.argmin())
 most_needed = max(range(4), key=ablated[4].__getitem__)
-print(f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}")
+print(
+    mh.say(
+        f"sharpest head: Head {sharpest + 1}; the head the model needs most: Head {most_needed + 1}",
+        f"最集中的头：头 {sharpest + 1}；模型最需要的头：头 {most_needed + 1}",
+    )
+)
 assert sharpest != most_needed
 ratios = {heads: [loss / full_loss[heads] for loss in ablated[heads]] for heads in runs}
 assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # 正文说“8 到 14 倍”
@@ -298,7 +332,7 @@ assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # 正文说“2.7 到 4.6 倍�
 assert max(ablated[4]) < math.log(64) / 10  # 低于随机水平的十分之一
 
 # %% [markdown] en_hash="c2bfeb98d8aa"
-# 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**，代价并不小。但它仍然低于随机水平 $\log 64 = 4.16$ 的十分之一。即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小，去掉一个只让损失变为原来的 2.7 到 4.6 倍。可见这些头部分**冗余**，而模型最需要的那个头并不是最敏锐（熵最低）的那个。热力图和熵用来提出问题，像这次消融这样的实验才能回答问题。
+# 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**，代价并不小。但它仍然低于随机水平 $\log 64 = 4.16$ 的十分之一。即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小，去掉一个只让损失变为原来的 2.7 到 4.6 倍。可见这些头部分**冗余**，而模型最需要的那个头并不是最集中（熵最低）的那个。热力图和熵用来提出问题，像这次消融这样的实验才能回答问题。
 
 # %% [markdown] en_hash="ddbff0388126"
 # ## 4. 一个有东西可找的任务：抄写 $k$ 个位置之前的词元
@@ -311,22 +345,40 @@ shift_ids, shift_targets = make_shift_batch(2, CONTEXT, VOCAB, K, torch.Generato
 print("inputs: ", shift_ids, sep="\n")  # (2, 12)
 print("targets:", shift_targets, sep="\n")  # (2, 12)：输入右移 2 位
 
-# %% [markdown] en_hash="42535e65d46f"
-# `mh.offset_attention(model, k)` 测量的正是我们预期的行为。对每个头，它计算位置 $t$ 上的查询放在位置 $t - k$ 上的平均权重（在 256 个随机序列和所有 $t \ge k$ 上取平均）。训练之前这个值很小，大约是 $1/(t+1)$ 的平均值。
+# %% [markdown] en_hash="5a9cfde801a2"
+# `mh.offset_attention(model, k)` 测量的正是我们预期的行为。对每个头，它计算位置 $t$ 上的查询放在位置 $t - k$ 上的平均权重（在 256 个随机序列和所有 $t \ge k$ 上取平均）。训练之前这个值很小，大约是 $1/(t+1)$ 的平均值。然后 `mh.train_shift_task` 训练模型 3 个轮次，每个轮次 50 步（重复任务是 40 步），损失曲线的横轴就是这样标的。
 
 # %%
 torch.manual_seed(0)
 untrained = mh.TinyAttentionLM(VOCAB, D_MODEL, CONTEXT, HEADS)
 before = mh.offset_attention(untrained, K)  # (num_heads,)
-print(f"weight on the token {K} back, per head, untrained:", before)
+print(
+    mh.say(
+        f"weight on the token {K} back, per head, untrained:",
+        f"每个头放在 {K} 个位置之前词元上的权重，训练前：",
+    ),
+    before,
+)
 assert before.max() < 0.5
 
 # %%
 shift = mh.train_shift_task(k=K, num_heads=HEADS, seed=0, progress=False)
 after = mh.offset_attention(shift.model, K)  # (num_heads,)
 print(shift)
-print(f"weight on the token {K} back, per head, trained:  ", after)
-print("weight on the token 1 back, for comparison:       ", mh.offset_attention(shift.model, 1))
+print(
+    mh.say(
+        f"weight on the token {K} back, per head, trained:  ",
+        f"每个头放在 {K} 个位置之前词元上的权重，训练后：",
+    ),
+    after,
+)
+print(
+    mh.say(
+        "weight on the token 1 back, for comparison:       ",
+        "作为对照，放在前 1 个词元上的权重：    ",
+    ),
+    mh.offset_attention(shift.model, 1),
+)
 assert shift.final_loss < 0.5
 assert after.max() > 0.8  # 至少有一个头恰好往前看 K 个位置
 
@@ -351,10 +403,10 @@ ax.legend()
 plt.show()
 
 # %% [markdown] en_hash="48ffed423b49"
-# 现在每个头都画出了一条明亮的对角线，位于主对角线左侧 $k = 2$ 格处。也就是说，查询 $t$ 关注键 $t - 2$，而这个位置的值携带着要抄写的词元。有两点值得注意。
+# 现在每个头都画出了一条明亮的对角线，位于主对角线左侧 $k = 2$ 格处。也就是说，查询 $t$ 关注键 $t - 2$，而这个位置的值携带着要抄写的词元。有两点值得注意：
 #
-# * 这些头确实在偏移量上**专门化**了。任务需要这样，权重也显示了这一点（`offset_attention` 接近 1）。这正是热力图*确实*能说明问题的情形，因为我们构造任务时就让它只有一种解释。
-# * 它们全都专门化到了*同一个*偏移量上。只有一样东西可找时，这些头是**冗余**的（见第 3 节）。多头注意力本身并不会让各个头分工，只有任务和训练才能做到。
+# * 这些头确实**专门化**了，都只看这个偏移量。任务需要这样，权重也显示了这一点（`offset_attention` 接近 1）。这正是热力图**确实**能说明问题的情形，因为我们构造任务时就让它只有一种解释。
+# * 它们看的全是**同一个**偏移量。只有一样东西可找时，这些头是**冗余**的（见第 3 节）。多头注意力本身并不会让各个头分工，只有任务和训练才能做到。
 
 # %% [markdown] en_hash="5e5a90c198d2"
 # ## 5. 轮到你了：头数

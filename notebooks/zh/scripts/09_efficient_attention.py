@@ -63,7 +63,12 @@ three = [mha.W_query(x), mha.W_key(x), mha.W_value(x)]  # 3 次矩阵乘法，�
 W_qkv = torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])  # (12, 3)
 fused = x @ W_qkv.T  # 1 次矩阵乘法：(2, 6, 12)
 queries, keys, values = fused.split(4, dim=-1)  # 每个都是 (2, 6, 4)
-print("fused weight:", tuple(W_qkv.shape), "-> fused output:", tuple(fused.shape))
+print(
+    mh.say("fused weight:", "融合权重："),
+    tuple(W_qkv.shape),
+    mh.say("-> fused output:", "-> 融合输出："),
+    tuple(fused.shape),
+)
 for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
     torch.testing.assert_close(one, other)
     print(name, "from three matmuls == slice of the fused matmul")
@@ -76,9 +81,9 @@ fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
 plt.show()
 
 # %% [markdown] en_hash="dce4196e5f10"
-# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同，都是 3 × b·T·d_in·d_out 次乘加。但计算机的速度很少只受算术本身限制。
+# **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同，都是 3 × b·T·d_in·d_out 次乘加。但计算机的速度很少只受算术本身限制，一次乘法赢在别处：
 #
-# * `x` 只从内存读**一次**，而不是三次。一个大矩阵也比三个瘦长的矩阵更能让乘法单元保持忙碌，也就是说*算术强度*（arithmetic intensity）更高。
+# * `x` 只从内存读**一次**，而不是三次。一个大矩阵也比三个瘦长的矩阵更能让乘法单元保持忙碌，也就是说**算术强度**（arithmetic intensity）更高。
 # * 只需一次内核启动（kernel launch），而不是三次。每次启动都有固定开销，模型每处理一个词元（token）就要启动成千上万次，这笔开销会累积起来。本课不测量它。
 # * 三个权重放在同一个张量里，初始化、保存和分片都一起完成。
 #
@@ -107,7 +112,13 @@ q, k, v = fused_mha.project(x)  # 每个都是 (2, 2, 6, 2)，即 (b, h, T, head
 context_sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (b, h, T, head_dim)
 context_explicit, weights = mh.masked_attention(q, k, v, mha.causal_mask(6))  # + (b, h, T, T)
 torch.testing.assert_close(context_sdpa, context_explicit)
-print("SDPA context == explicit mask + softmax + weighted sum:", tuple(context_sdpa.shape))
+print(
+    mh.say(
+        "SDPA context == explicit mask + softmax + weighted sum:",
+        "SDPA 的上下文 == 显式掩码 + softmax + 加权和：",
+    ),
+    tuple(context_sdpa.shape),
+)
 
 sdpa_mha = mh.SDPAMultiHeadAttention.from_multihead(mha)
 torch.testing.assert_close(sdpa_mha(x), out_06)
@@ -116,7 +127,7 @@ print("SDPAMultiHeadAttention == lesson 06 MultiHeadAttention")
 # %% [markdown] en_hash="fb482d161a72"
 # ### 头的两种布局
 #
-# 很多代码库（例如 timm 的 `Attention`）只用一行代码就把融合的输出切成多个头，即 `qkv.view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)`。这里能用 `view`，是因为融合权重按行依次叠放了 W_query、W_key 和 W_value。3 * d_out 个输出特征分成 3 块（Q、K、V），每块有 h 个头，每个头有 head_dim 个特征。接着由 `permute` 调换这些轴。
+# 很多代码库（例如 timm 的 `Attention`）只用一行代码就把融合的输出切成多个头，即 `qkv.view(b, T, 3, h, head_dim).permute(2, 0, 3, 1, 4)`。这里能用 `view`，是因为融合权重按行依次叠放了 W_query、W_key 和 W_value。3 * d_out 个输出特征分成 3 块（Q、K、V），每块有 h 个头，每个头有 head_dim 个特征。接着由 `permute` 调换这些轴：
 #
 # | view 的轴 | 0 | 1 | 2 | 3 | 4 |
 # |---|---|---|---|---|---|
@@ -140,11 +151,11 @@ with torch.no_grad():
     context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
     merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)
 print("flash-attn layout", tuple(q_flash.shape), "| SDPA layout", tuple(q5.shape))
-print("merged heads", tuple(merged.shape))
+print(mh.say("merged heads", "合并后的头"), tuple(merged.shape))
 torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 
 # %% [markdown] en_hash="f2c02a002a2a"
-# SDPA 只返回上下文向量（context vector），从不返回权重，这正是它的用意。想要*看一看*权重时（第 07 课），可以用 `SDPAMultiHeadAttention(..., return_weights=True)`。它会退回显式计算的路径，这条路径会把权重存下来。
+# SDPA 只返回上下文向量（context vector），从不返回权重，这正是它的用意。想要**看一看**权重时（第 07 课），可以用 `SDPAMultiHeadAttention(..., return_weights=True)`。它会退回显式计算的路径，这条路径会把权重存下来。
 
 # %%
 out, w = sdpa_mha(x, return_weights=True)
@@ -155,11 +166,11 @@ print(w[0, 0].detach())
 # %% [markdown] en_hash="b4832df4778f"
 # ## 3. torch 自带的 `nn.MultiheadAttention`
 #
-# PyTorch 内置的这一层同样是融合 QKV 的注意力，它的 `in_proj_weight` 正是我们叠好的 (3 d_out, d_in) 权重。用于自注意力（self-attention）时，它的输入宽度必须等于 `embed_dim`，即 d_in == d_out，这也是 Transformer 内部的常见情形。使用时有三点要留意。
+# PyTorch 内置的这一层同样是融合 QKV 的注意力，它的 `in_proj_weight` 正是我们叠好的 (3 d_out, d_in) 权重。用于自注意力（self-attention）时，它的输入宽度必须等于 `embed_dim`，即 d_in == d_out，这也是 Transformer 内部的常见情形。使用时有三点要留意：
 #
 # * `bias=True` 会给 Q/K/V 投影和 `out_proj` 都加上偏置。我们的 `qkv_bias=False` 对应全零的 `in_proj_bias`。
 # * `batch_first=True` 让它和我们的类一样接收 (b, T, d)。
-# * 掩码有**两种约定**。对 `nn.MultiheadAttention`（以及本课程）来说，`True` 表示*遮住*，而对 `F.scaled_dot_product_attention` 来说，`True` 表示*可以关注*。
+# * 掩码有**两种约定**。对 `nn.MultiheadAttention`（以及本课程）来说，`True` 表示**遮住**，而对 `F.scaled_dot_product_attention` 来说，`True` 表示**可以关注**。
 
 # %%
 torch.manual_seed(123)
@@ -183,7 +194,12 @@ torch.testing.assert_close(out_torch, out_ours)
 torch.testing.assert_close(w_torch, w_ours)
 out_fast, _ = torch_mha(x4, x4, x4, attn_mask=hidden, is_causal=True, need_weights=False)
 torch.testing.assert_close(out_fast, out_ours)
-print("nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-head weights)")
+print(
+    mh.say(
+        "nn.MultiheadAttention == lesson 06 MultiHeadAttention (outputs and per-head weights)",
+        "nn.MultiheadAttention == 第 06 课的 MultiHeadAttention（输出和每个头的权重）",
+    )
+)
 
 # %% [markdown] en_hash="eb2fca6a53a6"
 # ## 4. FlashAttention 省掉了哪些存储
@@ -258,7 +274,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 #
 # ## 5. 位置从哪里进来：RoPE 与 ALiBi
 #
-# 第 07 课说明过，注意力本身不理会键的顺序。第 08 课的模型在输入上加了一个可学习的**位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块*内部*，有两种放法。本节只说明放在哪里，不实现完整的模型。
+# 第 07 课说明过，注意力本身不理会键的顺序。第 08 课的模型在输入上加了一个可学习的**位置嵌入**（positional embedding）。如今的大多数模型则把位置放进注意力块**内部**。本节只说明放在哪里，不实现完整的模型。放法有两种：
 #
 # * **RoPE**（rotary position embedding，旋转位置编码）作用于**投影之后的 Q 和 K**。它把位置 $p$ 上查询和键的每一对特征旋转一个角度 $p\,\theta_i$。第 $i$ 对（特征 $2i$ 和 $2i+1$）按自己的速度 $\theta_i = 10000^{-2i/\text{head\_dim}}$ 转动，第一对转得快，最后几对转得慢。V 不受影响。
 # * **ALiBi**（attention with linear biases，线性偏置注意力）作用于**分数**。它给查询 $i$ 与键 $j$ 的分数加上 $-m_h\,(i - j)$。这个惩罚随距离增大而增大，每个头有自己的斜率 $m_h$。
@@ -293,7 +309,7 @@ q, k, v = fused_mha.project(x)  # 每个都是 (2, 2, 6, 2)，即 (b, h, T, head
 q_rot, k_rot = rope(q), rope(k)  # 形状不变，只有 Q 和 K 改变
 print("Q", tuple(q.shape), "-> RoPE ->", tuple(q_rot.shape))
 context_rope = F.scaled_dot_product_attention(q_rot, k_rot, v, is_causal=True)  # (b, h, T, hd)
-print("context with RoPE:", tuple(context_rope.shape))
+print(mh.say("context with RoPE:", "加了 RoPE 的上下文："), tuple(context_rope.shape))
 
 # %% [markdown] en_hash="1e02c6dc7353"
 # 为了看清“只取决于相对位置”这个性质，我们把**同一个**词元放到每个位置上，即取“journey”的查询和键（头 1），重复 6 次。没有 RoPE 时，36 个分数会全都相等。有了 RoPE，查询 $i$ 与键 $j$ 的分数只取决于偏移 $i - j$。
@@ -311,7 +327,7 @@ fig = mh.figures.plot_relative_position_scores(
 plt.show()
 
 # %% [markdown] en_hash="281377d295dd"
-# **ALiBi** 完全不需要改动 Q 或 K。浮点型的 `attn_mask` 会在 SDPA 内部*加*到分数上，所以偏置和因果掩码可以合成一个 (h, T, T) 张量一起传进去（对角线以上是 `-inf`）。斜率取 $m_h = 2^{-8(h+1)/H}$，这是 ALiBi 论文对 $H$ 个头的取法。
+# **ALiBi** 完全不需要改动 Q 或 K。浮点型的 `attn_mask` 会在 SDPA 内部**加**到分数上，所以偏置和因果掩码可以合成一个 (h, T, T) 张量一起传进去（对角线以上是 `-inf`）。斜率取 $m_h = 2^{-8(h+1)/H}$，这是 ALiBi 论文对 $H$ 个头的取法。
 
 # %%
 import math
@@ -325,8 +341,14 @@ bias = alibi.masked_fill(future, -torch.inf)  # (h, T, T)
 context_alibi = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # (b, h, T, head_dim)
 explicit = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(2) + bias, dim=-1) @ v
 torch.testing.assert_close(context_alibi, explicit)
-print("ALiBi slopes per head:", slopes)
-print("SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:", tuple(explicit.shape))
+print(mh.say("ALiBi slopes per head:", "每个头的 ALiBi 斜率："), slopes)
+print(
+    mh.say(
+        "SDPA with the ALiBi bias == explicit softmax(scores + bias) @ V:",
+        "带 ALiBi 偏置的 SDPA == 显式的 softmax(scores + bias) @ V：",
+    ),
+    tuple(explicit.shape),
+)
 
 # %%
 fig = mh.figures.plot_relative_position_scores(
@@ -352,10 +374,18 @@ with torch.no_grad():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out16 = block(xb)  # (2, 32, 64) bfloat16
 print("parameters:", block.qkv.weight.dtype, "| input:", xb.dtype)
-print("output without autocast:", out32.dtype, "| with autocast:", out16.dtype)
+print(
+    mh.say("output without autocast:", "不用 autocast 的输出："),
+    out32.dtype,
+    mh.say("| with autocast:", "| 用 autocast："),
+    out16.dtype,
+)
 error = (out16.float() - out32).abs()  # (2, 32, 64)
 relative = (error.max() / out32.abs().max()).item()
-print("largest error below 1% of the largest output:", relative < 0.01)
+print(
+    mh.say("largest error below 1% of the largest output:", "最大误差低于最大输出的 1%："),
+    relative < 0.01,
+)
 below_step = (error / out32.abs().max() < 2**-8).float().mean().item()
 assert relative < 0.01 and below_step > 0.95  # 几乎全部低于 bfloat16 的步长
 assert out16.dtype == torch.bfloat16 and block.qkv.weight.dtype == torch.float32
@@ -460,7 +490,17 @@ for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
         f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   ratio {slow_ms / fast_ms:4.1f}x"
     )
 ratios = [slow / quick for slow, quick in zip(*ms.values())]
-print("the ratio grew at every longer T:", all(b > a for a, b in itertools.pairwise(ratios)))
+faster = sum(ratio > 1 for ratio in ratios)
+print(
+    mh.say(
+        f"SDPA faster at {faster} of {len(ratios)} lengths; ratios {min(ratios):.1f}x to "
+        f"{max(ratios):.1f}x",
+        f"SDPA 在 {len(ratios)} 个长度中的 {faster} 个上更快，倍数从 {min(ratios):.1f} 到 "
+        f"{max(ratios):.1f}",
+    )
+)
+grew = all(b > a for a, b in itertools.pairwise(ratios))
+print(mh.say("the ratio grew at every longer T:", "倍数随 T 每一步都在增大："), grew)
 for series in ms.values():
     assert all(0 < t < 2000 and math.isfinite(t) for t in series), series
 
@@ -470,8 +510,8 @@ fig = mh.figures.plot_forward_times(
 )
 plt.show()
 
-# %% [markdown] en_hash="7363bc23b33a"
-# 速度差距有多大，取决于机器。在这个 notebook 的几次构建中，SDPA 在每个长度上都更快，快 1.3 到 2.6 倍。几次运行分别得到 1.9、1.8、1.9、2.6，2.0、1.7、1.5、1.6，以及 1.4、1.3、1.3、1.6，可见这个倍数**并没有**随 T 稳定增大。在这么小的尺寸下，每次调用的固定开销和 T² 的计算量一样重要，所以这个基准测试说明不了差距怎样随 T 变化。最后打印的一行会告诉你，在你的机器上倍数是否每一步都在增大。在任何尺寸下都成立的是内存，SDPA 的额外内存随 T 线性增长（第 4 节）。
+# %% [markdown] en_hash="ffcc467c9099"
+# 速度差距有多大，取决于机器，甚至每次运行都不一样。倒数第二行输出告诉你，在你的机器上 SDPA 在几个长度上更快、快多少。这个 notebook 每次构建得到的倍数都不同，而且倍数**并没有**随 T 稳定增大。在这么小的尺寸下，每次调用的固定开销和 T² 的计算量一样重要，所以这个基准测试说明不了差距怎样随 T 变化。最后一行输出告诉你，在你的机器上倍数是否每一步都在增大。在任何尺寸下都成立的是内存，SDPA 的额外内存随 T 线性增长（第 4 节）。
 #
 # ## 小结
 #
@@ -500,7 +540,12 @@ torch.testing.assert_close(sdpa_mha(x), mha(x))
 assert torch.equal(fused_mha.qkv.weight, W_qkv)
 assert sorted(fused_mha.state_dict()) == ["mask", "out_proj.bias", "out_proj.weight", "qkv.weight"]
 largest_gap = (fused_mha(x) - mha(x)).abs().max().item()
-print("fused == lesson 06 to float rounding:", largest_gap < 1e-6)
+print(
+    mh.say(
+        "fused == lesson 06 to float rounding:", "融合版 == 第 06 课的类，误差在浮点舍入范围内："
+    ),
+    largest_gap < 1e-6,
+)
 
 # %% [markdown] en_hash="7dec0447ff68"
 # ## 练习

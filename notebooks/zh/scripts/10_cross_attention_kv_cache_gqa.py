@@ -38,12 +38,12 @@ mh.setup_lesson(lang="zh")
 #
 # $$\text{交叉注意力}(Y, X) = \text{softmax}\!\left(\frac{(Y W_q)(X W_k)^\top}{\sqrt{d_k}}\right) X W_v .$$
 #
-# 由此有两个推论。
+# 由此有两个推论：
 #
 # * 注意力权重（attention weight）矩阵的形状是 (n_q, n_kv)。它是长方形的，行对应目标词元，列对应源词元。
 # * **没有因果掩码**（causal mask）。翻译开始之前，整个源句就已经知道了，所以每个目标词元都可以看每一个源词元。看源句不算作弊，源句本来就是摊在桌上的题目。
 #
-# 为了不训练翻译模型也能看到有意义的结果，我们构造一组嵌入（embedding），让每个法语词都是对应英语词加了噪声的副本，并把 `W_query = W_key` 设成缩放过的单位矩阵。这样，分数就只表示“这两个嵌入有多相似”。（本节最后，一个小模型会通过训练*学出*对齐。）
+# 为了不训练翻译模型也能看到有意义的结果，我们构造一组嵌入（embedding），让每个法语词都是对应英语词加了噪声的副本，并把 `W_query = W_key` 设成缩放过的单位矩阵。这样，分数就只表示“这两个嵌入有多相似”。（本节最后，一个小模型会通过训练**学出**对齐。）
 
 # %%
 source = ["the", "black", "cat", "sleeps"]  # 编码器一侧（键和值）
@@ -85,7 +85,7 @@ fig = mh.figures.plot_cross_attention(weights[0, 0], target, source)
 plt.show()
 
 # %% [markdown] en_hash="6ae90fe8b7ee"
-# 每一行对*所有*源词求和都等于 1，因为没有任何遮挡。尽管词序不同，“noir”仍然看向“black”，交叉注意力里没有“之前”这个概念。这个矩阵也不必是方阵。一个 3 个词的问题可以去读一篇 7 个词的文档，得到 3 × 7 个权重。
+# 每一行对**所有**源词求和都等于 1，因为没有任何遮挡。尽管词序不同，“noir”仍然看向“black”，交叉注意力里没有“之前”这个概念。这个矩阵也不必是方阵。一个 3 个词的问题可以去读一篇 7 个词的文档，得到 3 × 7 个权重。
 #
 # 换成随机权重、多个头和两种不同的宽度（解码器 d_q = 6，编码器 d_kv = 10），形状照样符合约定。
 
@@ -112,7 +112,7 @@ plt.show()
 # %% [markdown] en_hash="c0f27ffaace4"
 # ### 交叉注意力自己学会对齐
 #
-# 上面的对齐是手工设定的。一个头能不能*学*出对齐？我们用一个答案已知的玩具任务来试：把 6 个词元的序列**倒过来**，词表（vocabulary）共有 10 个词元。编码器一侧是每个源词元的嵌入加上它的位置嵌入（positional embedding），作为键和值。解码器一侧根本没有词元，只有它要填写的目标位置的嵌入，作为查询。因此，要在目标位置 $i$ 写出正确的词元，唯一的办法是关注源位置 $5 - i$。落在那里的权重份额，就衡量了这个头学到了什么。一个把权重平均分开的头，在那里只有 $1/6 \approx 17\,\%$，这就是随机水平。
+# 上面的对齐是手工设定的。一个头能不能**学**出对齐？我们用一个答案已知的玩具任务来试：把 6 个词元的序列**倒过来**，词表（vocabulary）共有 10 个词元。编码器一侧是每个源词元的嵌入加上它的位置嵌入（positional embedding），作为键和值。解码器一侧根本没有词元，只有它要填写的目标位置的嵌入，作为查询。因此，要在目标位置 $i$ 写出正确的词元，唯一的办法是关注源位置 $5 - i$。落在那里的权重份额，就衡量了这个头学到了什么。一个把权重平均分开的头，在那里只有 $1/6 \approx 17\,\%$，这就是随机水平。
 
 
 # %%
@@ -173,8 +173,18 @@ for _ in range(100):
     optimizer.step()
     losses.append(loss.item())
 share_after, right_after, map_after = alignment(reverser, held_out)
-print(f"training loss: {losses[0]:.2f} at step 1, {losses[-1]:.4f} at step 100")
-print("on 500 held-out sequences (none of them trained on):")
+print(
+    mh.say(
+        f"training loss: {losses[0]:.2f} at step 1, {losses[-1]:.4f} at step 100",
+        f"训练损失：第 1 步 {losses[0]:.2f}，第 100 步 {losses[-1]:.4f}",
+    )
+)
+print(
+    mh.say(
+        "on 500 held-out sequences (none of them trained on):",
+        "在 500 个留出的序列上（都没有参与训练）：",
+    )
+)
 print(f"  weight on the expected source position: before {share_before:.1%}, ", end="")
 print(f"after {share_after:.1%}   (chance {1 / length:.1%})")
 print(
@@ -198,7 +208,7 @@ plt.show()
 #   V_{\le t} = \begin{bmatrix} V_{\le t-1} \\ x_t W_v \end{bmatrix},\quad
 #   \text{输出}_t = \text{softmax}\!\left(\frac{q_t K_{\le t}^\top}{\sqrt{d_k}}\right) V_{\le t}.$$
 #
-# 真实的模型会用语言模型头（language model head，LM head）和采样把最后的输出变成一个词元，再把这个词元重新嵌入。我们的玩具“模型”只有一层 `SDPAMultiHeadAttention`，它最后一个输出向量*就是*下一个输入。这样循环就没法作弊，缓存里哪怕有一点错误，也会改变之后的每一步。
+# 真实的模型会用语言模型头（language model head，LM head）和采样把最后的输出变成一个词元，再把这个词元重新嵌入。我们的玩具“模型”只有一层 `SDPAMultiHeadAttention`，它最后一个输出向量**就是**下一个输入。这样循环就没法作弊，缓存里哪怕有一点错误，也会改变之后的每一步。
 #
 # **先预测，再运行。** 下一个单元格在 4 个词元的提示词之后生成 12 个词元，一次不用缓存（每一步都送入到目前为止的整个序列），一次使用缓存。一个前向钩子（forward hook）统计经过 Q/K/V 投影的词元行数。不用缓存时，12 步加起来一共投影了多少行？把你的猜测写进 `prediction`。
 
@@ -244,13 +254,24 @@ with torch.no_grad():
 hook.remove()
 
 torch.testing.assert_close(seq_cached, seq)
-print("same 12 generated vectors with and without the cache;", cache)
+print(
+    mh.say(
+        "same 12 generated vectors with and without the cache;",
+        "用不用缓存，生成的 12 个向量都相同；",
+    ),
+    cache,
+)
 
 # %% [markdown] en_hash="76e0858b5490"
 # 投影上的钩子数出了每生成一个词元的开销。这个结果是确定的，不依赖时钟。
 
 # %%
-print("step | tokens projected without cache | with cache")
+print(
+    mh.say(
+        "step | tokens projected without cache | with cache",
+        "步 | 不用缓存时投影的词元数 | 用缓存时",
+    )
+)
 for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
     print(f"{step:>4} | {a:>30} | {b:>10}")
 print(f"total: {sum(rows_without)} vs {sum(rows_with)}")
@@ -294,8 +315,18 @@ with torch.no_grad():
     for _ in range(239):
         last = big(last, cache=cache)  # (1, 1, 64)
     t_with = time.perf_counter() - t0
-print(f"240 tokens: without cache {1e3 * t_without:.1f} ms, with cache {1e3 * t_with:.1f} ms")
-print(f"the cache is {t_without / t_with:.1f}x faster")
+without_ms, with_ms = 1e3 * t_without, 1e3 * t_with
+print(
+    mh.say(
+        f"240 tokens: without cache {without_ms:.1f} ms, with cache {with_ms:.1f} ms",
+        f"240 个词元：不用缓存 {without_ms:.1f} ms，用缓存 {with_ms:.1f} ms",
+    )
+)
+print(
+    mh.say(
+        f"the cache is {t_without / t_with:.1f}x faster", f"缓存快了 {t_without / t_with:.1f} 倍"
+    )
+)
 assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 
 # %% [markdown] en_hash="b6a888e9e399"
@@ -309,9 +340,11 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 # %%
 offset, n = 2, 3
 full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True 表示遮住
-print("correct mask for the chunk (rows 2..4):")
+print(mh.say("correct mask for the chunk (rows 2..4):", "这一块的正确掩码（第 2..4 行）："))
 print(full_mask[offset:].int())
-print("is_causal's top-left alignment (wrong here):")
+print(
+    mh.say("is_causal's top-left alignment (wrong here):", "is_causal 的左上角对齐（这里是错的）：")
+)
 print(torch.ones(n, offset + n).triu(1).bool().int())
 
 # %% [markdown] en_hash="09432828a7fe"
@@ -325,12 +358,19 @@ with torch.no_grad():
     cache = mh.KVCache(32)
     chunks = [layer(x[:, a:b], cache=cache) for a, b in [(0, 3), (3, 4), (4, 9), (9, 10)]]
 torch.testing.assert_close(torch.cat(chunks, dim=1), full)
-print("chunks 3 + 1 + 5 + 1 through the cache == one full forward;", len(cache), "tokens cached")
+print(
+    mh.say(
+        "chunks 3 + 1 + 5 + 1 through the cache == one full forward;",
+        "经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播；",
+    ),
+    len(cache),
+    "tokens cached",
+)
 
 # %% [markdown] en_hash="acfe6d01de8f"
 # ### 动手实现：先追加、再算注意力的 KV 缓存
 #
-# 现在自己来写这个缓存。层已经把新词元投影好了，`q`、`k`、`v` 传进来时已经拆成了多个头，形状都是 (b, h, n, head_dim)。你的类把缓存的内容存在 `self.keys` 和 `self.values` 里，形状是 (b, h, T_cached, head_dim)。它的 `append_and_attend(q, k, v)` 要做三件事。
+# 现在自己来写这个缓存。层已经把新词元投影好了，`q`、`k`、`v` 传进来时已经拆成了多个头，形状都是 (b, h, n, head_dim)。你的类把缓存的内容存在 `self.keys` 和 `self.values` 里，形状是 (b, h, T_cached, head_dim)。它的 `append_and_attend(q, k, v)` 要做三件事：
 #
 # 1. 如果新词元会让缓存超过 `max_len`，就抛出 `ValueError`，而且在改动任何东西之前抛出。
 # 2. 把 `k` 和 `v` 追加到缓存里。
@@ -369,7 +409,7 @@ group_size = num_heads // num_kv_groups
 kv_head_of = torch.arange(num_kv_groups).repeat_interleave(group_size)  # (num_heads,)
 for kv in range(num_kv_groups):
     heads = (kv_head_of == kv).nonzero().flatten().tolist()
-    print(f"K/V head {kv} serves query heads {heads}")
+    print(mh.say(f"K/V head {kv} serves query heads {heads}", f"K/V 头 {kv} 服务于查询头 {heads}"))
 
 # %%
 fig = mh.figures.plot_gqa_sharing(kv_head_of)
@@ -404,7 +444,7 @@ answer = None  # 在这里写代码：写好之后令 answer = repeat_kv
 mhsa_helpers.exercises.check_repeat_kv(answer)
 
 # %% [markdown] en_hash="fd1f872eea90"
-# 先做个合理性检查。每个头自成一组时，GQA *就是*第 06 课的多头注意力。两者的参数名称和形状都相同，所以 `load_state_dict` 能把参数复制过去。
+# 先做个合理性检查。每个头自成一组时，GQA **就是**第 06 课的多头注意力。两者的参数名称和形状都相同，所以 `load_state_dict` 能把参数复制过去。
 
 # %%
 torch.manual_seed(123)
@@ -480,7 +520,7 @@ assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
 assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="0108d11fe35e"
-# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半。8 组的类 Llama 模型减少 37.5%，用 MQA 则减少 48.4%。37.5% 就是表中“fewer params”一列的数值。W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$，这一行还算上了 Llama 并没有的 `out_proj` 偏置。**KV 缓存则直接除以 num_heads / num_kv_groups**。对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，服务器因此能同时容纳四倍的对话。MQA 压得最狠（128 MiB），但往往会损失质量，8 组的 GQA 是常用的折中。
+# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半。8 组的类 Llama 模型减少 37.5%，用 MQA 则减少 48.4%。37.5% 就是表中“fewer params”一列的数值。W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$，这一行还算上了 Llama 并没有的 `out_proj` 偏置。**KV 缓存则缩小到原来的 num_kv_groups / num_heads**。对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，同一台服务器因此能同时服务四倍数量的对话。MQA 压得最狠（128 MiB），但往往会损失质量，8 组的 GQA 是常用的折中。
 #
 # ## 小结
 #
@@ -508,7 +548,14 @@ torch.testing.assert_close(torch.cat(steps, dim=1), full_check)
 # 图中画的是本课自己的数值。
 assert cache_lengths == [len(prompt[0])] + [len(prompt[0]) + i for i in range(1, new_tokens)]
 assert weights.shape == (2, 2, 3, 7) and kv_head_of.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
-print("MultiHeadAttention with a KVCache == one full pass;", len(cache_check), "tokens cached")
+print(
+    mh.say(
+        "MultiHeadAttention with a KVCache == one full pass;",
+        "带 KVCache 的 MultiHeadAttention == 一次完整的前向传播；",
+    ),
+    len(cache_check),
+    "tokens cached",
+)
 
 # %% [markdown] en_hash="c7b23b702af1"
 # ## 练习

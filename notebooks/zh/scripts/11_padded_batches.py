@@ -75,7 +75,7 @@ plt.show()
 #
 # 取第 06 课的因果 `MultiHeadAttention`，把填充后的批次输入给它，**不**加任何填充掩码。然后把每个句子中真实词元的输出，与这个句子单独运行时的输出相比较。
 #
-# *先预测。*“hello world”有 2 个真实词元，后面跟着 4 个填充词元。这两个真实词元的输出会因为填充而改变吗？
+# **先预测。**“hello world”有 2 个真实词元，后面跟着 4 个填充词元。这两个真实词元的输出会因为填充而改变吗？
 
 # %%
 torch.manual_seed(123)
@@ -85,15 +85,15 @@ alone = [mha(seq.unsqueeze(0))[0] for seq in sequences]  # 每个都是 (L_b, d_
 out = mha(batch_right)  # (b, T, d_out)，不加填充掩码
 for b, length in enumerate(lengths.tolist()):
     same = torch.allclose(out[b, :length], alone[b])
-    print(f"{' '.join(texts[b]):<34} real tokens unchanged: {same}")
+    print(f"{' '.join(texts[b]):<34}", mh.say("real tokens unchanged:", "真实词元不变："), same)
 
 # %% [markdown] en_hash="6700d442933a"
-# 输出没有改变。填充都排在每个真实词元*之后*，而**因果掩码**本来就遮住了未来，所以没有哪个真实词元能看到填充。可见对因果层来说，右填充不会影响真实词元。填充位置*上*的输出是无用的垃圾值，损失会忽略它们。
+# 输出没有改变。填充都排在每个真实词元**之后**，而**因果掩码**本来就遮住了未来，所以没有哪个真实词元能看到填充。可见对因果层来说，右填充不会影响真实词元。填充位置**上**的输出是无用的垃圾值，损失会忽略它们。
 #
-# 有两种常见情况会打破这一点。
+# 有两种常见情况会打破这一点：
 #
 # * **没有**因果掩码的层，例如编码器（BERT 那样的模型）或 `SelfAttentionV2`。这时每个词元都能看到末尾的填充。
-# * **左填充**。生成文本时常用左填充，让每个句子的最后一个词元都位于位置 T - 1，这样整个批次的下一个词元都追加在同一个位置。这时填充排在真实词元*之前*，因果掩码反而允许真实词元看到它们。
+# * **左填充**。生成文本时常用左填充，让每个句子的最后一个词元都位于位置 T - 1，这样整个批次的下一个词元都追加在同一个位置。这时填充排在真实词元**之前**，因果掩码反而允许真实词元看到它们。
 
 # %%
 batch_left = torch.zeros(3, T, 3)  # (b, T, d_in)：先是填充，后是真实词元
@@ -160,14 +160,17 @@ loss = naive_context[0, 4:].sum()  # 只取真实词元
 mha.zero_grad()
 loss.backward()
 print("loss:", round(loss.item(), 4))
-print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+print(
+    mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
+    mha.W_value.weight.grad.isnan().any().item(),
+)
 
 # %% [markdown] en_hash="e74b65a43c0f"
 # **修复方法**是本课程的一条规则，`mhsa_helpers` 中的每个类都遵守它。如果一个查询行看不到任何键，它的权重全部为 0，上下文向量（context vector）也为零，即
 #
 # $$\alpha_{ij} = 0 \ \text{（对所有 } j \text{）}\quad \text{若第 } i \text{ 行的所有键都被遮住，}$$
 #
-# 而且整个计算过程*从不*产生 NaN。做法是先不对这些行加掩码（这样 softmax 的结果是有限值），事后再把它们的权重置零。`mh.masked_attention` 通过参数 `key_padding_mask` 接收填充掩码。
+# 而且整个计算过程**从不**产生 NaN。做法是先不对这些行加掩码（这样 softmax 的结果是有限值），事后再把它们的权重置零。`mh.masked_attention` 通过参数 `key_padding_mask` 接收填充掩码。
 
 # %%
 queries, keys, values = mha.W_query(x), mha.W_key(x), mha.W_value(x)  # (1, T, 4)，重新建一张计算图
@@ -177,7 +180,10 @@ context, weights = mh.masked_attention(
 print(weights[0].detach())
 mha.zero_grad()
 context[0, 4:].sum().backward()
-print("NaN in W_value's gradient:", mha.W_value.weight.grad.isnan().any().item())
+print(
+    mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
+    mha.W_value.weight.grad.isnan().any().item(),
+)
 torch.testing.assert_close(context[0, 4:], naive_context[0, 4:].detach())  # 真实行：结果相同
 assert torch.equal(context[0, :4], torch.zeros(4, 4))  # 空行：上下文为零
 
@@ -201,7 +207,12 @@ for name, module in [("MultiHeadAttention", mha), ("SDPAMultiHeadAttention", sdp
 out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out)，没有因果掩码
 for b in range(3):
     torch.testing.assert_close(out[b, ~mask_right[b]], encoder(sequences[b]))
-print("SelfAttentionV2         right padding: batched == one at a time")
+print(
+    mh.say(
+        "SelfAttentionV2         right padding: batched == one at a time",
+        "SelfAttentionV2         右填充：成批计算 == 逐句计算",
+    )
+)
 
 # %% [markdown] en_hash="64e6e4df6a63"
 # 从权重可以看出每个词元在看哪里。填充列上的权重为零，每一行在真实键上的权重之和为 1，而什么都看不到的填充行全为零。下面打印的是“hello world”在头 1 上的权重。
@@ -209,7 +220,7 @@ print("SelfAttentionV2         right padding: batched == one at a time")
 # %%
 _, weights = mha(batch_left, key_padding_mask=mask_left, return_weights=True)  # (b, h, T, T)
 print(weights[2, 0].detach())  # 头 1（索引 0），"hello world"
-print("row sums:", weights[2, 0].sum(dim=-1).detach())
+print(mh.say("row sums:", "各行之和："), weights[2, 0].sum(dim=-1).detach())
 fig = mh.plot_attention(
     weights[2, 0],
     hello,
@@ -240,14 +251,19 @@ identity = torch.eye(T).expand(3, T, T)  # 键取单位矩阵 I，所以 queries
 _, ours = mh.masked_attention(scores_right, identity, identity, key_padding_mask=mask_right)
 theirs = d2l_masked_softmax(scores_right / T**0.5, valid_lens)  # (b, T_q, T_k)
 torch.testing.assert_close(ours, theirs)
-print("d2l's valid_lens and our key_padding_mask give the same weights")
+print(
+    mh.say(
+        "d2l's valid_lens and our key_padding_mask give the same weights",
+        "d2l 的 valid_lens 和我们的 key_padding_mask 给出相同的权重",
+    )
+)
 
 # %% [markdown] en_hash="8d1d12959726"
-# 有限的 $-10^6$ 永远不会产生 NaN，但如果一行的键全被遮住，这一行就会变成对填充的*均匀*平均，而不是零。此外，`valid_lens` 只能表达“前 L 个词元是真实的”。左填充，或者打包序列中间的填充，都需要用掩码来描述。
+# 有限的 $-10^6$ 永远不会产生 NaN，但如果一行的键全被遮住，这一行就会变成对填充的**均匀**平均，而不是零。此外，`valid_lens` 只能表达“前 L 个词元是真实的”。左填充，或者打包序列中间的填充，都需要用掩码来描述。
 #
 # ## 7. 六种掩码约定，同一个注意力
 #
-# 掩码写错是注意力中最常见的错误，因为每个库都说“掩码”，意思却各不相同。对同一个带因果掩码的右填充批次，你会遇到下面六种约定。
+# 掩码写错是注意力中最常见的错误，因为每个库都说“掩码”，意思却各不相同。对同一个带因果掩码的右填充批次，你会遇到下面六种约定：
 #
 # | 出处 | 掩码 | dtype 和形状 | 键可见时，该位置的值是 |
 # |---|---|---|---|
@@ -258,7 +274,7 @@ print("d2l's valid_lens and our key_padding_mask give the same weights")
 # | Hugging Face | `attention_mask` | 整数 (b, T) | 1（真实词元） |
 # | d2l | `valid_lens`，被遮住的分数填 $-10^6$ | 整数 (b,) 或 (b, T_q) | 位置 < `valid_lens` |
 #
-# 其中两种都写 `True`，意思却相反。SDPA 的 `True` 表示“可以关注”，`nn.MultiheadAttention` 的 `True` 表示“忽略”。还有两种根本不是布尔值。SDPA 会把浮点掩码*加*到分数上（0 表示保留，$-\infty$ 表示遮住），所以 0/1 的浮点掩码什么也遮不住。Hugging Face 自己也会把 0/1 掩码变成这样的加性浮点掩码，只是用该 dtype 能表示的最小数代替 $-\infty$。
+# 其中两种都写 `True`，意思却相反。SDPA 的 `True` 表示“可以关注”，`nn.MultiheadAttention` 的 `True` 表示“忽略”。还有两种根本不是布尔值。SDPA 会把浮点掩码**加**到分数上（0 表示保留，$-\infty$ 表示遮住），所以 0/1 的浮点掩码什么也遮不住。Hugging Face 自己也会把 0/1 掩码变成这样的加性浮点掩码，只是用该 dtype 能表示的最小数代替 $-\infty$。
 #
 # 下一个单元格从这个右填充批次的 Hugging Face 掩码出发，构造出另外五种掩码。
 
@@ -274,7 +290,7 @@ steps = torch.arange(1, T + 1)  # (T_q,)：不计填充时，查询 i 看得到 
 valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
 print("Hugging Face attention_mask:")
 print(attention_mask)
-print("d2l's valid_lens, one per query:")
+print(mh.say("d2l's valid_lens, one per query:", "d2l 的 valid_lens，每个查询一个："))
 print(valid_lens_2d)
 
 # %% [markdown] en_hash="d90fd4537ee2"
@@ -310,10 +326,10 @@ with torch.no_grad():
 
 for name, weights_other in weights_by.items():
     torch.testing.assert_close(weights_other, reference)
-    print(f"{name:<22} weights == this course's")
+    print(f"{name:<22}", mh.say("weights == this course's", "权重 == 本课程的"))
 torch.testing.assert_close(context_torch[:, None], context)
 torch.testing.assert_close(context_sdpa, context)
-print(f"{'SDPA bool attn_mask':<22} context == this course's")
+print(f"{'SDPA bool attn_mask':<22}", mh.say("context == this course's", "上下文 == 本课程的"))
 
 # %% [markdown] en_hash="c893d941de0b"
 # 六次得到的都是同一个注意力。每次转换只需一次比较或一个 `~`。实践中容易出错的有三处：`True` 的含义，把浮点掩码误当成布尔掩码，以及形状。SDPA 从右边开始把掩码与 (b, h, T_q, T_k) 对齐并广播，所以填充掩码要带上大小为 1 的头轴和查询轴，就像 `sdpa_allowed` 那样。
@@ -332,7 +348,7 @@ print(cache.key_padding_mask)
 for b in range(3):
     torch.testing.assert_close(step[b, 0], alone[b][-1])  # 最后一个词元，和单独运行时一样
 
-# %% [markdown] en_hash="f0a82aebec07"
+# %% [markdown] en_hash="c5f82fffc958"
 # `6 padded` 是缓存中整个批次的填充位置数（2 + 4）。新词元在每个序列中都是真实词元，所以缓存的掩码多了一列 `False`。每个句子最后一个词元的输出，也正是这个句子单独运行时得到的输出。
 #
 # ## 小结
@@ -341,7 +357,7 @@ for b in range(3):
 # * 有因果掩码时，右填充永远影响不到真实词元。左填充和没有因果掩码的层则会受到影响，所以要用掩码对每个查询遮住填充的键。
 # * 如果一个查询的所有键都被遮住（左填充 + 因果掩码），对全是 $-\infty$ 的一行做 softmax 会得到 NaN。即使损失跳过了这一行，NaN 也会污染梯度。在本课程中，这样的行得到零权重和零上下文向量，整个过程从不计算出 NaN。
 # * 有了掩码，每个真实词元上都满足“成批计算 == 逐句计算”。包中的每个类都是如此，SDPA 路径和 KV 缓存也不例外。d2l 的 `valid_lens` 是右填充下的特例。
-# * 六个库，六种掩码约定，同一个注意力。对每种约定，都要弄清 `True`（或 1）的含义、掩码是布尔值还是加到分数上的数，以及它怎样广播。
+# * 六种掩码约定，同一个注意力。对每种约定，都要弄清 `True`（或 1）的含义、掩码是布尔值还是加到分数上的数，以及它怎样广播。
 # * 下一课，第 12 课在唐诗上训练一个小型字符级语言模型（character-level language model），然后让它自己写诗。
 #
 # ## 练习

@@ -56,7 +56,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="00de3932e7d2"
-# **练习 3。** 最敏锐的头熵最低，所以用 `argmin`。图中的头从 1 开始编号，索引 `i` 就是图中的“头 i+1”，它的格子颜色最深。
+# **练习 3。** 最集中的头熵最低，所以用 `argmin`。图中的头从 1 开始编号，索引 `i` 就是图中的“头 i+1”，它的格子颜色最深。
 
 # %%
 import matplotlib.pyplot as plt

@@ -41,7 +41,7 @@ result
 
 # %%
 plain = ahead  # 普通因果掩码在键 2..6 上的第 5..6 行
-print("entries the window adds:", (answer & ~plain).nonzero().tolist())
+print(mh.say("entries the window adds:", "窗口增加的元素："), (answer & ~plain).nonzero().tolist())
 
 # %% [markdown] en_hash="46e9fcb1d41d"
 # **练习 2。** 每个 K/V 组在每一层（48 层）为每个词元各存一个键和一个值（乘 2），每个有 128 个数，每个数 2 字节，共 24,576 字节。12 个 6000 词元的对话，每组就要 1.77 GB。24 GiB 是 25.8 GB，够放 14.56 组。但 40 个查询头要分成一样大的组，组数必须整除 40（1、2、4、5、8、10、20、40）。放得下的最大组数是 10，占 17.7 GB。20 组要 35.4 GB，普通 MHA（40 组）要 70.8 GB。
