@@ -788,3 +788,107 @@ def computes_in_float32(base):
 @pytest.mark.parametrize("base", [MHA, Fused])
 def test_multihead_build_its_try_a_second_dtype(base):
     assert_not_yet(CHECKERS[base](computes_in_float32(base)), "torch.float64")
+
+
+# -- rules a brief states, not only its numbers (issue 29) ----------------------------------------
+
+
+def rows_by_torch(x):
+    return torch.softmax(x, dim=-1)
+
+
+def rows_by_functional(x):
+    return torch.nn.functional.softmax(x, dim=-1)
+
+
+def rows_by_method(x):
+    return x.softmax(-1)
+
+
+def rows_by_log_softmax(x):
+    return x.log_softmax(-1).exp()
+
+
+def rows_by_hand(x):
+    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)  # (rows, cols)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+@pytest.mark.parametrize(
+    "wrong", [rows_by_torch, rows_by_functional, rows_by_method, rows_by_log_softmax]
+)
+def test_softmax_rows_never_calls_torch_softmax(wrong):
+    assert_not_yet(ex.check_softmax_rows(wrong), "calls torch's softmax")
+    assert_pass(ex.check_softmax_rows(rows_by_hand))
+
+
+def repeat_by_method(x, n_rep):
+    return x.repeat_interleave(n_rep, dim=1)
+
+
+def repeat_by_function(x, n_rep):
+    return torch.repeat_interleave(x, n_rep, dim=1)
+
+
+def repeat_by_index(x, n_rep):
+    return x[:, torch.arange(x.shape[1]).repeat_interleave(n_rep)]
+
+
+def repeat_by_expand(x, n_rep):
+    b, g, T, d = x.shape
+    return x[:, :, None].expand(b, g, n_rep, T, d).reshape(b, g * n_rep, T, d)
+
+
+@pytest.mark.parametrize("wrong", [repeat_by_method, repeat_by_function, repeat_by_index])
+def test_repeat_kv_without_repeat_interleave(wrong):
+    assert_not_yet(ex.check_repeat_kv(wrong), "without repeat_interleave")
+    assert_pass(ex.check_repeat_kv(repeat_by_expand))
+
+
+def mask_kept(base, how):
+    """``base`` with its ``mask`` buffer kept as a plain attribute, under another buffer name,
+    or not kept at all (rebuilt in forward)."""
+
+    class Kept(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            mask = self._buffers.pop("mask")
+            if how == "attribute":
+                self.mask = mask
+            elif how == "renamed":
+                self.register_buffer("future_mask", mask)
+
+        def forward(self, x):
+            if how == "forward":
+                T = self.context_length if hasattr(self, "context_length") else 6
+                self.register_buffer("mask", torch.ones(T, T).triu(1), persistent=False)
+                out = super().forward(x)
+                del self._buffers["mask"]
+                return out
+            if how == "renamed":
+                self.mask = self.future_mask
+            return super().forward(x)
+
+    return Kept
+
+
+@pytest.mark.parametrize(
+    ("how", "words"),
+    [
+        ("attribute", ("plain attribute", "register_buffer")),
+        ("renamed", ("buffer named mask",)),
+        ("forward", ("buffer named mask",)),
+    ],
+)
+@pytest.mark.parametrize(
+    "checker",
+    [
+        (ex.check_causal_attention_class, mh.CausalAttention),
+        (ex.check_build_multihead, mh.MultiHeadAttention),
+    ],
+    ids=["lesson04", "lesson06"],
+)
+def test_the_mask_is_a_buffer_named_mask(checker, how, words):
+    check, base = checker
+    assert_not_yet(check(mask_kept(base, how)), *words)
+    assert_pass(check(base))

@@ -43,6 +43,11 @@ _Wq, _Wk = torch.rand(3, 2, generator=_g), torch.rand(3, 2, generator=_g)
 _s2 = (INPUTS @ _Wq) @ (INPUTS @ _Wk).T  # (6, 6)
 _w2 = torch.softmax(_s2 / math.sqrt(2), dim=-1)  # (6, 6)
 
+# -- lesson 03 -----------------------------------------------------------------------------------
+
+_ones5 = torch.ones(5, 5, dtype=torch.bool)
+LOCAL = _ones5.triu(diagonal=1) | _ones5.tril(diagonal=-2)  # (5, 5): the future, 2+ steps back
+
 # -- lesson 04 -----------------------------------------------------------------------------------
 
 _w789, _v789 = ex.lesson04.exercise_context()  # (6, 6) weights, (6, 2) values
@@ -279,6 +284,16 @@ CASES = {
             (math.isqrt(2**30 // 4), "each of the 25 heads"),
             (2**30 // 100, "T * T"),
             (math.isqrt(10**9 // 100), "not 10**9"),
+        ],
+    ),
+    "check_local_mask": (
+        (),
+        LOCAL,
+        [
+            (LOCAL.float(), "masked_fill refuses"),
+            (LOCAL.int(), "masked_fill refuses"),
+            (~LOCAL, "KEEP"),
+            (torch.ones(5, 5).triu(1).bool(), "plain causal mask"),
         ],
     ),
     "check_chunk_mask": (

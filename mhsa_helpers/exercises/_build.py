@@ -33,7 +33,9 @@ The contracts, each written once and given the lesson's own hint (and tolerances
 * ``agrees`` (equal to the reference), ``causal`` with ``change_from`` (no output before a
   changed token changes), ``rows_sum_to_one``, ``drops_something`` and
   ``dropout_only_in_training``, ``gradients_reach`` (with ``no_gradient``), ``load_by_names``
-  (the book's parameters by the book's names), ``mask_note`` (the mask kept in a buffer).
+  (the book's parameters by the book's names), ``mask_buffer`` (the brief's rule "a buffer named
+  ``mask``") and ``mask_note`` (the same as a note where no brief asks for it), ``never_calls``
+  (the brief's rule "without torch.softmax", say: the torch functions a call makes, counted).
 
 What each lesson tests, at which sizes and tolerances, and its texts stay in its module.
 """
@@ -46,6 +48,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from ..i18n import Text, tr
 from ._parse import plain_tensor
@@ -64,7 +67,9 @@ __all__ = [
     "DROP_THE_CALL",
     "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
+    "MASK_ATTRIBUTE",
     "MASK_IN_INIT",
+    "MASK_NO_BUFFER",
     "MISTAKES",
     "MISTAKE_HINTS",
     "MODULE_FORWARD",
@@ -94,10 +99,12 @@ __all__ = [
     "is_unwritten",
     "is_view_error",
     "load_by_names",
+    "mask_buffer",
     "mask_note",
     "mistakes_hint",
     "name_head_mistakes",
     "name_mistake",
+    "never_calls",
     "no_gradient",
     "on_x",
     "pass_the_class",
@@ -602,18 +609,63 @@ UNWRITTEN_CLASS = tr(
 )
 
 
-#: The note a passing class gets when it builds its causal mask in forward (lessons 04, 05, 06).
+#: The note a passing class gets when it keeps no buffer named ``mask`` where its brief does not
+#: ask for one (lesson 05's heads).
 MASK_IN_INIT = tr(
-    " (Your class builds its mask in forward, which works; the book creates it once in __init__ "
-    'with self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
-    "diagonal=1)), so that it moves with .to(device) and is not rebuilt at every call.)",
-    "（你的类在 forward 里构造掩码，"
-    "这样也行。书中是在 __init__ 里用 "
-    'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
-    "diagonal=1)) 只创建一次，"
-    "这样它会随 .to(device) 一起移动，"
-    "也不必每次调用都重新构造。）",
+    " (Your heads keep no buffer named mask, which works; the book registers the mask once in "
+    "__init__ with register_buffer, so that it moves with .to(device) and is not rebuilt at "
+    "every call.)",
+    "（你的头没有名为 mask 的缓冲区，这样也能算对。书中在 __init__ 里用 register_buffer "
+    "只注册一次掩码，这样它会随 .to(device) 一起移动，也不必每次调用都重新构造。）",
 )
+
+#: ``mask_buffer``'s hints: the mask kept as a plain attribute, or not kept at all.
+MASK_ATTRIBUTE = tr(
+    "self.mask is a plain attribute, not a buffer: .to(device) and state_dict() leave it behind "
+    "(lesson 04, section 9). Register it in __init__ with self.register_buffer.",
+    "self.mask 是普通属性，不是缓冲区：.to(device) 和 state_dict() 都不会带上它"
+    "（见第 04 课第 9 节）。"
+    "请在 __init__ 里用 self.register_buffer 注册它。",
+)
+MASK_NO_BUFFER = tr(
+    "the brief asks for the causal mask as a buffer named mask, created once in __init__ with "
+    "self.register_buffer and sliced to (T, T) in forward.",
+    "题目要求把因果掩码注册为名为 mask 的缓冲区：在 __init__ 里用 self.register_buffer "
+    "创建一次，在 forward 里切成 (T, T)。",
+)
+
+
+def mask_buffer(module: nn.Module) -> None:
+    """The contract "the causal mask is a buffer named ``mask``" (the briefs of lessons 04, 06)."""
+    if "mask" in dict(module.named_buffers(recurse=False)):
+        return
+    plain = isinstance(getattr(module, "mask", None), torch.Tensor)
+    raise ContractError(MASK_ATTRIBUTE if plain else MASK_NO_BUFFER)
+
+
+class _SeenCalls(TorchFunctionMode):
+    """The names of the torch functions (and tensor methods) called inside its ``with`` block."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        self.names.add(getattr(func, "__name__", ""))
+        return func(*args, **(kwargs or {}))
+
+
+def never_calls(fn: Callable[..., object], args: tuple[object, ...], names: set[str], hint: Text):
+    """The contract "without X": ``fn(*args)`` calls none of the torch functions ``names``
+    (``torch.softmax``, ``x.softmax`` and ``F.softmax`` are all "softmax"), else ``hint``. The
+    call is watched, not its source read; what it raises is left to the other contracts."""
+    with _SeenCalls() as seen:
+        try:
+            fn(*args)
+        except Exception:  # the learner's function may raise anything
+            return
+    if seen.names & names:
+        raise ContractError(hint)
 
 
 def mask_note(build: Callable[[], nn.Module], *, unbuilt: Text) -> Text:

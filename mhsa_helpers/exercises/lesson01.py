@@ -26,6 +26,7 @@ from ._build import (
     ForwardTexts,
     build_checker,
     call_forward,
+    never_calls,
 )
 from ._kinds import Prediction, prediction_checker, tensor_answer
 from ._result import CheckResult, exercise, shown
@@ -251,13 +252,27 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
             )
 
 
+def _never_softmax(fn: Callable[..., object]) -> None:
+    """The brief's rule: the function never calls torch's softmax (in any of its spellings)."""
+    x = torch.tensor(_ROWS_CASES[0][1], dtype=torch.float32)
+    never_calls(fn, (x,), {"softmax", "log_softmax", "_softmax"}, _CALLS_SOFTMAX)
+
+
+_CALLS_SOFTMAX = tr(
+    "the numbers are right, but your function calls torch's softmax, and the exercise is to "
+    "write it: build it from torch.exp, a row maximum and a row sum.",
+    "数值是对的，但你的函数调用了 torch 自带的 softmax，而这个练习要你自己写它："
+    "请用 torch.exp、每行的最大值和每行的和来实现。",
+)
+
+
 check_softmax_rows = build_checker(
     "check_softmax_rows",
     BuildSpec(
         name=_SOFTMAX_ROWS,
         answer="function",
         function_name="softmax_rows",
-        contracts=(_rows_on_every_case,),
+        contracts=(_rows_on_every_case, _never_softmax),
         passed=tr(
             "correct: every row sums to 1 and stays finite, whatever its scale.",
             "正确：无论数值多大，每一行的和都是 1，而且都是有限值。",

@@ -43,6 +43,7 @@ from ._build import (
     head_forward,
     is_unwritten,
     load_by_names,
+    mask_buffer,
     mask_note,
     mistakes_hint,
     name_head_mistakes,
@@ -552,13 +553,20 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
         (out * torch.randn(out.shape)).sum().backward()
         gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
 
-    return (equal_to_reference, dropout_in_training_only, gradients_flow)
+    def mask_is_a_buffer(cls: type) -> None:
+        mask_buffer(_built(spec, cls, _HEAD_SIZES[1], 0.0)[0])
+
+    contracts = (equal_to_reference, dropout_in_training_only, gradients_flow)
+    return contracts + (() if spec.heads else (mask_is_a_buffer,))
 
 
 def head_class_passed(spec: CausalClass, passed: Text) -> Callable[[type], Text]:
-    """The PASS message, with a note when the class keeps no mask buffer."""
+    """The PASS message; a wrapper's (whose brief asks for no buffer) with a note when its heads
+    keep no mask buffer (lesson 04's class must: ``mask_buffer`` is one of its contracts)."""
 
     def message(cls: type) -> Text:
+        if not spec.heads:
+            return passed
         return passed + mask_note(lambda: cls(*spec.args(3, 2, 6, 0.0)), unbuilt=MASK_IN_INIT)
 
     return message

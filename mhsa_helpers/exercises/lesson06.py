@@ -43,7 +43,7 @@ from ._build import (
     first_line,
     is_view_error,
     load_by_names,
-    mask_note,
+    mask_buffer,
     name_mistake,
     no_gradient,
     on_x,
@@ -392,10 +392,8 @@ _PARAMETER_EXTRA = tr(
 )
 
 
-def _mask_note(cls: type) -> Text:
-    """Nothing when the class keeps its mask in a buffer; else the book's way, as a suggestion
-    (the contracts already built it; a class that fails here gets no note)."""
-    return mask_note(lambda: cls(3, 4, 6, 0.0, 2), unbuilt=tr("", ""))
+def _mask_is_a_buffer(cls: type) -> None:
+    mask_buffer(cls(3, 4, 6, 0.0, 2))
 
 
 def _load_reference(module: nn.Module, reference: nn.Module) -> None:
@@ -670,8 +668,14 @@ check_build_multihead = build_checker(
         ),
         instance_hint=pass_the_class("check_build_multihead(MyClass)"),
         not_class_hint=NOT_A_MODULE_CLASS,
-        contracts=(_equal_to_reference, _check_rows_and_bias, _check_gradients, _check_dropout),
-        passed=lambda cls: _PASSED + _book_numbers_note(cls) + _mask_note(cls),
+        contracts=(
+            _equal_to_reference,
+            _check_rows_and_bias,
+            _check_gradients,
+            _check_dropout,
+            _mask_is_a_buffer,
+        ),
+        passed=lambda cls: _PASSED + _book_numbers_note(cls),
     ),
     """Run the learner's ``MultiHeadAttention`` class through the book's contract.
 

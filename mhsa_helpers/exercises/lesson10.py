@@ -34,6 +34,7 @@ from ._build import (
     call_forward,
     first_line,
     name_mistake,
+    never_calls,
 )
 from ._kinds import Mask, Number, mask_checker, number_checker
 from ._parse import A_PARAMETER_COUNT, expected_kind
@@ -939,6 +940,22 @@ def _repeats_heads(fn: object) -> None:
         )
 
 
+def _without_repeat_interleave(fn: object) -> None:
+    """The brief's rule: "this time without repeat_interleave" (expand and reshape instead)."""
+    x = torch.randn(2, 2, 3, 4)  # (b, g, T, d)
+    never_calls(
+        fn,  # type: ignore[arg-type]
+        (x, 3),
+        {"repeat_interleave"},
+        tr(
+            "the heads are right, but the exercise asks for them without repeat_interleave: "
+            "add a new axis, expand it (a view, no copy), then reshape.",
+            "头是对的，但题目要求不用 repeat_interleave：先加一个新轴，用 expand 扩展它"
+            "（这是视图，不复制数据），再 reshape。",
+        ),
+    )
+
+
 check_repeat_kv = build_checker(
     "check_repeat_kv",
     BuildSpec(
@@ -946,7 +963,7 @@ check_repeat_kv = build_checker(
         answer="function",
         function_name="repeat_kv",
         reject_classes=True,
-        contracts=(_repeats_heads,),
+        contracts=(_repeats_heads, _without_repeat_interleave),
         passed=tr(
             "correct: at three sizes (n_rep = 1 too) each K/V head serves n_rep consecutive "
             "query heads, as in mh.GroupedQueryAttention.",
