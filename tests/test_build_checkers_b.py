@@ -144,7 +144,7 @@ MISTAKES = [
     ("mask_after_softmax", "without renormalising"),
     ("dropout_in_eval", "dropout is applied in eval mode"),
     ("no_dropout", "nothing is dropped"),
-    ("unsliced_mask", "sliced"),
+    ("unsliced_mask", "cut to the input"),
 ]
 
 
@@ -155,7 +155,7 @@ def test_typical_mistakes_are_named(mistake, fragment):
 
 def test_no_contiguous_names_the_view_error():
     text = repr(ex.check_build_multihead(wrong("no_contiguous")))
-    assert "non-contiguous" in text and ".contiguous().view" in text, text
+    assert "non-contiguous" in text and "contiguous before view" in text, text
 
 
 @pytest.mark.parametrize(

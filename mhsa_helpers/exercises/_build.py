@@ -84,6 +84,7 @@ __all__ = [
     "book_forward",
     "build_checker",
     "call_forward",
+    "calls_made",
     "causal",
     "change_from",
     "class_answer",
@@ -659,13 +660,18 @@ def never_calls(fn: Callable[..., object], args: tuple[object, ...], names: set[
     """The contract "without X": ``fn(*args)`` calls none of the torch functions ``names``
     (``torch.softmax``, ``x.softmax`` and ``F.softmax`` are all "softmax"), else ``hint``. The
     call is watched, not its source read; what it raises is left to the other contracts."""
+    if calls_made(fn, args) & names:
+        raise ContractError(hint)
+
+
+def calls_made(fn: Callable[..., object], args: tuple[object, ...]) -> set[str]:
+    """The names of the torch functions ``fn(*args)`` calls (none if it raises)."""
     with _SeenCalls() as seen:
         try:
             fn(*args)
         except Exception:  # the learner's function may raise anything
-            return
-    if seen.names & names:
-        raise ContractError(hint)
+            return set()
+    return seen.names
 
 
 def mask_note(build: Callable[[], nn.Module], *, unbuilt: Text) -> Text:
