@@ -161,8 +161,13 @@ CASES = {
     ),
     "check_wrapper_width": (
         (),
-        6 * 96,
-        [(96, "ONE head"), (96 // 6, "not split"), (512, "d_in"), (6, "num_heads * d_out")],
+        768 // 12,
+        [
+            (768, "whole output"),
+            (768 * 12, "share the 768"),
+            (12, "number of heads"),
+            (32, "width"),
+        ],
     ),
     "check_head_output": (
         (),
@@ -539,11 +544,11 @@ def test_odd_extra_arguments_never_raise_and_never_pass(name):
 
 def test_numpy_numbers_are_answers_like_any_other():
     assert_pass(ex.check_dropout_scale(np.float32(1.25)))
-    assert_pass(ex.check_wrapper_width(np.int64(576)))
+    assert_pass(ex.check_wrapper_width(np.int64(64)))
     assert_pass(ex.check_head_dim(np.int32(128)))
     assert_pass(ex.check_sharpest_head(np.int64(SHARPEST), WEIGHTS3))
     assert_not_yet(ex.check_sharpest_head(np.bool_(False), WEIGHTS3))
-    assert_not_yet(ex.check_wrapper_width(np.float64(576.5)), "whole number")
+    assert_not_yet(ex.check_wrapper_width(np.float64(64.5)), "whole number")
 
 
 def test_checkers_leave_the_global_rng_alone():

@@ -173,6 +173,7 @@ sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
 with torch.no_grad():
     queries = sa_v2.W_query(inputs)  # (T, d_out)
     keys = sa_v2.W_key(inputs)  # (T, d_out)
+    values = sa_v2.W_value(inputs)  # (T, d_out), for exercise 3
 attn_scores = queries @ keys.T  # (T, T)
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T), True above the diagonal
 attn_scores = attn_scores.masked_fill(future, -torch.inf)
@@ -466,7 +467,7 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # Solutions: `solutions/04_dropout_solutions.ipynb`.
 #
-# **Exercise 1.** GPT training often uses p = 0.2. By which factor does `nn.Dropout(0.2)`
+# **Exercise 1 (warm-up).** GPT training often uses p = 0.2. By which factor does `nn.Dropout(0.2)`
 # multiply the values that survive? (A number.)
 
 # %%
@@ -485,7 +486,7 @@ mhsa_helpers.exercises.check_zero_fraction(answer)
 # %% [markdown]
 # **Exercise 3.** Dropout by hand, in its other place (section 4): on the context vectors
 # instead of the weights. Take the causal weights `attn_weights` (6, 6) of section 4 and the
-# values of the same `sa_v2`. A dropout layer with **p = 0.25** acting on the (6, 2) context
+# `values` (6, 2) computed there by the same `sa_v2`. A dropout layer with **p = 0.25** acting on the (6, 2) context
 # vectors drew the keep pattern `keep_ctx` below (True = kept). Compute what the layer outputs,
 # without `nn.Dropout`.
 

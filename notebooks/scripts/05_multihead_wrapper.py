@@ -384,9 +384,9 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # Solutions: `solutions/05_multihead_wrapper_solutions.ipynb`.
 #
-# **Exercise 1.** A `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256,
-# dropout=0.1, num_heads=6)`: how wide is its output (the size of the last dimension)? Work it
-# out first; then you may build it on the `meta` device to confirm.
+# **Exercise 1.** You want a `MultiHeadAttentionWrapper` of **12 heads** whose output is
+# **768** wide (GPT-2's width). Which `d_out` must you pass to it? Work it out first; then you
+# may build it on the `meta` device to confirm.
 
 # %%
 answer = None  # YOUR CODE HERE

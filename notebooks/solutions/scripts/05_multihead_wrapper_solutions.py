@@ -63,15 +63,15 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 1.** In the wrapper `d_out` is per head and the heads are concatenated: 6 × 96.
-# `d_in` = 512 only sets the width of the input. Building the module on the `meta` device checks
-# the shape without allocating anything.
+# **Exercise 1.** In the wrapper `d_out` is per head and the heads are concatenated, so the
+# output is 12 × `d_out` wide: `d_out` = 768 / 12 = 64. Building the module on the `meta` device
+# checks the shape without allocating anything.
 
 # %%
-answer = 6 * 96
+answer = 768 // 12
 with torch.device("meta"):
-    wrapper = mh.MultiHeadAttentionWrapper(512, 96, 256, 0.1, num_heads=6)
-    assert wrapper(torch.empty(1, 4, 512)).shape[-1] == answer
+    wrapper = mh.MultiHeadAttentionWrapper(512, answer, 256, 0.1, num_heads=12)
+    assert wrapper(torch.empty(1, 4, 512)).shape[-1] == 768
 print(answer)
 
 result = mhsa_helpers.exercises.check_wrapper_width(answer)

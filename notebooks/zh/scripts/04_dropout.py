@@ -138,6 +138,7 @@ sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
 with torch.no_grad():
     queries = sa_v2.W_query(inputs)  # (T, d_out)
     keys = sa_v2.W_key(inputs)  # (T, d_out)
+    values = sa_v2.W_value(inputs)  # (T, d_out)，练习 3 要用
 attn_scores = queries @ keys.T  # (T, T)
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)，对角线以上为 True
 attn_scores = attn_scores.masked_fill(future, -torch.inf)
@@ -367,7 +368,7 @@ theirs = mh.CausalAttention(3, 2, 6, dropout=0.5)
 
 print(mh.assert_same_module(ours, theirs, batch))
 
-# %% [markdown] en_hash="a9b3e5c96531"
+# %% [markdown] en_hash="8071d4f37478"
 # ## 小结
 #
 # * **dropout**（随机失活）在训练时以概率 p 把每个数值清零，并把保留下来的数值乘以 $1/(1-p)$，所以每个元素的期望值不变。书中种子 123、p = 0.5 下的 6×6 全 1 矩阵有 15 个 0，保留下来的元素都等于 2。
@@ -381,7 +382,7 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # 参考答案见 `solutions/04_dropout_solutions.ipynb`。
 #
-# **练习 1。** 训练 GPT 时常用 p = 0.2。`nn.Dropout(0.2)` 会把保留下来的数值乘以多少？（一个数。）
+# **练习 1（热身）。** 训练 GPT 时常用 p = 0.2。`nn.Dropout(0.2)` 会把保留下来的数值乘以多少？（一个数。）
 
 # %%
 answer = None  # 在这里写代码
@@ -394,8 +395,8 @@ mhsa_helpers.exercises.check_dropout_scale(answer)
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
-# %% [markdown] en_hash="3b9100717cdd"
-# **练习 3。** 手工实现 dropout，这次放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。取第 4 节的因果权重 `attn_weights` (6, 6)，以及同一个 `sa_v2` 的值。一个 **p = 0.25** 的 dropout 层作用在形状为 (6, 2) 的上下文向量上，抽出了下面的保留模式 `keep_ctx`（True 表示保留）。不用 `nn.Dropout`，算出这一层的输出。
+# %% [markdown] en_hash="a0e2c910a93c"
+# **练习 3。** 手工实现 dropout，这次放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。取第 4 节的因果权重 `attn_weights` (6, 6)，以及同一个 `sa_v2` 在那里算出的值 `values` (6, 2)。一个 **p = 0.25** 的 dropout 层作用在形状为 (6, 2) 的上下文向量上，抽出了下面的保留模式 `keep_ctx`（True 表示保留）。不用 `nn.Dropout`，算出这一层的输出。
 
 # %%
 keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)

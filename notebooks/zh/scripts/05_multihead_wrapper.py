@@ -290,7 +290,7 @@ theirs = mh.MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_head
 
 print(mh.assert_same_module(ours, theirs, batch))
 
-# %% [markdown] en_hash="6833999e7065"
+# %% [markdown] en_hash="dff055041987"
 # ## 小结
 #
 # * **多头注意力**由几个独立的**注意力头**组成，每个头都有自己的 `W_query`、`W_key`、`W_value`，各个头的输出沿最后一维拼接。
@@ -303,7 +303,7 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # 参考答案见 `solutions/05_multihead_wrapper_solutions.ipynb`。
 #
-# **练习 1。** 一个 `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256, dropout=0.1, num_heads=6)` 的输出有多宽，即最后一维有多大？先自己算出来，然后可以在 `meta` 设备上构建它来验证。
+# **练习 1。** 你想要一个 **12 个头**、输出宽 **768**（GPT-2 的宽度）的 `MultiHeadAttentionWrapper`。应该给它传什么 `d_out`？先自己算出来，然后可以在 `meta` 设备上构建它来验证。
 
 # %%
 answer = None  # 在这里写代码
