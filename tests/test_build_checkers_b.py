@@ -137,7 +137,7 @@ def test_the_book_order_reproduces_the_book_numbers():
 MISTAKES = [
     ("no_scaling", "not scaled"),
     ("scale_d_out", "sqrt(d_out)"),
-    ("split_no_transpose", "then transpose(1, 2)"),
+    ("split_no_transpose", "swap the tokens and the heads"),
     ("no_contiguous", "contiguous"),
     ("no_out_proj_call", "out_proj"),
     ("transposed_mask", "mask is transposed"),

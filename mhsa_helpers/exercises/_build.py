@@ -269,13 +269,11 @@ def book_forward(
 
 _SPLIT_NO_TRANSPOSE = tr(
     "the heads are cut with `view(b, num_heads, T, head_dim)` straight away, without a "
-    "transpose, which mixes tokens and heads: view to (b, T, num_heads, head_dim), then "
-    "transpose(1, 2), as in queries.view(b, T, num_heads, head_dim).transpose(1, 2) (and "
-    "transpose back before merging).",
+    "transpose, which mixes tokens and heads: view to (b, T, num_heads, head_dim) first, then "
+    "swap the tokens and the heads with transpose (and swap them back before merging).",
     "直接用 `view(b, num_heads, T, head_dim)` 切分出头而不转置，"
     "会把词元和头混在一起。应该先 view 成 (b, T, num_heads, head_dim)，"
-    "再 transpose(1, 2)，即 queries.view(b, T, num_heads, head_dim).transpose(1, 2)。"
-    "合并前再转置回来。",
+    "再用 transpose 交换词元和头这两维。合并前再交换回来。",
 )
 
 #: The one catalog: each mistake of ``MISTAKES`` and the hint that names it.
@@ -296,9 +294,9 @@ MISTAKE_HINTS: dict[str, Text] = {
     "split_no_transpose_merge_plain": _SPLIT_NO_TRANSPOSE,
     "merge_no_transpose": tr(
         "the heads are merged without transposing back: (b, h, T, head_dim) must become "
-        "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out).",
-        "合并各个头时没有先转置回来。在 contiguous().view(b, T, d_out) 之前，"
-        "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
+        "(b, T, h, head_dim) again before the last two dimensions are joined into d_out.",
+        "合并各个头时没有先转置回来。把最后两维合成 d_out 之前，"
+        "要先把 (b, h, T, head_dim) 变回 (b, T, h, head_dim)。",
     ),
     "no_out_proj": tr(
         "the heads are merged but out_proj is never applied: return self.out_proj(context_vec).",

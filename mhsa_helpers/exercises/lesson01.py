@@ -211,11 +211,11 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
                     on
                     + tr(
                         " it returned nan: one maximum for the whole matrix is not enough, "
-                        "a row far below it underflows to 0 / 0. Subtract each row's own maximum: "
-                        "x.max(dim=-1, keepdim=True).values.",
+                        "a row far below it underflows to 0 / 0. Subtract each row's own maximum "
+                        "(max over dim=-1, kept as a column with keepdim=True).",
                         "上，它返回了 nan。整个矩阵只减去一个最大值是不够的，"
-                        "远低于它的那一行会下溢成 0 / 0。请让每一行减去它自己的最大值，"
-                        "即 x.max(dim=-1, keepdim=True).values。",
+                        "远低于它的那一行会下溢成 0 / 0。请让每一行减去它自己的最大值"
+                        "（在 dim=-1 上取 max，并用 keepdim=True 保留成一列）。",
                     ),
                 )
             values_got = shown(got.tolist())
@@ -318,8 +318,10 @@ def check_attention_received(answer: object) -> CheckResult:
             ),
         ),
         hint=tr(
-            "attn_weights.sum(dim=0): column j adds up what every query gives to token j.",
-            "attn_weights.sum(dim=0)：第 j 列把每个查询给词元 j 的权重加在一起。",
+            "what token j receives is in column j of the weights: add up every query's weight "
+            "on it, a sum over the rows (the query dimension).",
+            "词元 j 得到的注意力在权重的第 j 列：把每个查询给它的权重加起来，"
+            "也就是沿行（查询那一维）求和。",
         ),
     )
 

@@ -394,10 +394,12 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
     raise ContractError(
         on
         + tr(
-            " the weights differ from softmax(scores.masked_fill(future, -inf)). "
-            "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1).",
-            "上，注意力权重与 softmax(scores.masked_fill(future, -inf)) 不一致。"
-            "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)。",
+            " the weights differ from the causal ones: fill the future scores (a boolean "
+            "mask above the diagonal, from torch.triu) with -inf using masked_fill, then the "
+            "softmax over the last dimension.",
+            "上，注意力权重与因果权重不一致。请用 masked_fill 把未来的分数"
+            "（由 torch.triu 得到的对角线以上的布尔掩码）填成 -inf，"
+            "再在最后一维上做 softmax。",
         )
     )
 

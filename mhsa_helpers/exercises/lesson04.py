@@ -490,15 +490,14 @@ def _head_mistakes(
     if mistakes:
         return where + tr(": ", "：") + mistakes_hint(mistakes)
     return where + tr(
-        ": the output differs from the book's class with the same weights: queries, keys and "
-        "values from W_query, W_key, W_value; scores = queries @ keys.transpose(1, 2); the future "
-        "masked with -inf; softmax of scores / keys.shape[-1] ** 0.5 over dim=-1; dropout; "
-        "@ values.",
+        ": the output differs from the book's class with the same weights. The order: queries, "
+        "keys and values from W_query, W_key, W_value; the scores with the keys' last two "
+        "dimensions swapped; the future masked with -inf; softmax over the keys of the scores "
+        "scaled by the square root of the keys' width; dropout; the weighted sum of the values.",
         "：输出与权重相同的书中的类不一致。请按这个顺序计算：用 W_query、"
-        "W_key、W_value 算出查询、键和值，"
-        "scores = queries @ keys.transpose(1, 2)，"
-        "用 -inf 遮住未来，对 scores / keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax，"
-        "做 dropout，最后 @ values。",
+        "W_key、W_value 算出查询、键和值，交换键的最后两维算出分数，"
+        "用 -inf 遮住未来，分数除以键宽度的平方根之后在键这一维上做 softmax，"
+        "做 dropout，最后对值做加权求和。",
     )
 
 

@@ -414,21 +414,21 @@ def _view_hint(error: BaseException) -> Text:
     )
     if "transpose" in line and "contiguous" not in line:
         return said + tr(
-            " while merging the heads: after .transpose(1, 2) the tensor is not "
-            "contiguous; merge with .contiguous().view(b, T, d_out) (or .reshape).",
-            "，发生在合并各头时。`.transpose(1, 2)` 之后张量不是连续存储的，"
-            "请用 `.contiguous().view(b, T, d_out)`（或 `.reshape`）"
-            "来合并。",
+            " while merging the heads: after a transpose the tensor is not contiguous in "
+            "memory; make it contiguous before view, or use reshape.",
+            "，发生在合并各头时。转置之后张量在内存中不是连续存储的，"
+            "请先让它连续再 view，或者改用 reshape。",
         )
     return said + tr(
-        ". Either the heads were merged without .contiguous() (after .transpose(1, 2) "
-        "use .contiguous().view(b, T, d_out)), or Q, K, V were viewed straight to "
-        "(b, h, T, head_dim): view to (b, T, h, head_dim), then .transpose(1, 2).",
-        "。要么是合并各头时没有 `.contiguous()`"
-        "（`.transpose(1, 2)` 之后要用 `.contiguous().view(b, T, d_out)`）"
-        "，要么是 Q、K、V 被直接 view 成了 (b, h, T, head_dim)。"
-        "应先 view 成 (b, T, h, head_dim)，"
-        "再 `.transpose(1, 2)`。",
+        ". Either the heads were merged without making the tensor contiguous after the "
+        "transpose (view needs contiguous memory; reshape copies when it must), or Q, K, V "
+        "were viewed straight to (b, h, T, head_dim): the heads are split off the last "
+        "dimension first, (b, T, h, head_dim), and moved before the tokens afterwards.",
+        "。要么是合并各头时，转置之后没有先让张量连续"
+        "（view 需要连续的内存，reshape 在必要时会复制），"
+        "要么是 Q、K、V 被直接 view 成了 (b, h, T, head_dim)。"
+        "应先从最后一维拆出各头，得到 (b, T, h, head_dim)，"
+        "再把头这一维移到词元之前。",
     )
 
 
