@@ -62,6 +62,9 @@ from ._result import (
 )
 
 __all__ = [
+    "CALL_NOT_TENSOR",
+    "CALL_RAISED",
+    "CALL_SUBCLASS",
     "CONSTRUCT_NOT_MODULE",
     "CONSTRUCT_RAISED",
     "DROP_THE_CALL",
@@ -447,6 +450,17 @@ def _no_runtime_reading(error: RuntimeError, args: tuple[object, ...]) -> Text |
     return None
 
 
+#: The one wording of the call mechanics, ``ForwardTexts``' defaults: ``{call}`` is the
+#: exercise's name for what was called (``call``, itself filled in with the call's values).
+YOUR_FUNCTION = tr("your function", "你的函数")
+CALL_RAISED = tr("{call} raised {kind}: {said}", "{call} 抛出了 {kind}：{said}")
+CALL_NOT_TENSOR = tr("{call} returned {kind}, not a tensor.", "{call} 返回的是 {kind}，不是张量。")
+CALL_SUBCLASS = tr(
+    "{call} returned a {kind}; return a plain torch.Tensor.",
+    "{call} 返回的是 {kind}，请返回普通的 torch.Tensor。",
+)
+
+
 @dataclass(frozen=True)
 class ForwardTexts:
     """How one exercise words each way a call of the learner's forward (or function) goes wrong.
@@ -455,7 +469,8 @@ class ForwardTexts:
     type), ``{error}`` (its message) and ``{said}`` (its first line); ``not_tensor`` and
     ``subclass`` get ``{kind}`` (the returned type); ``dtype`` gets ``{got_dtype}``,
     ``{got_device}``, ``{dtype}``, ``{device}``; ``shape`` gets ``{got}`` and ``{want}`` (shape
-    tuples). ``call_forward``'s ``values`` fill in any other placeholder (sizes, say). A text that
+    tuples); ``{call}`` is ``call``, what the exercise calls the function (the defaults use it).
+    ``call_forward``'s ``values`` fill in any other placeholder (sizes, say). A text that
     is None is a test this exercise does not make: ``input_changed`` None leaves the input
     unwatched, ``tuple_`` None counts a tuple as "not a tensor", ``dtype`` None keeps any dtype.
     ``runtime`` reads a ``RuntimeError`` first (e.g. a ``.view`` on a non-contiguous tensor);
@@ -463,9 +478,9 @@ class ForwardTexts:
     (None: like any other exception). ``shape_first``: test the shape before the dtype.
     """
 
-    raised: Text
-    not_tensor: Text
-    subclass: Text
+    raised: Text = CALL_RAISED
+    not_tensor: Text = CALL_NOT_TENSOR
+    subclass: Text = CALL_SUBCLASS
     tuple_: Text | None = None
     input_changed: Text | None = None
     dtype: Text | None = None
@@ -473,6 +488,7 @@ class ForwardTexts:
     runtime: Callable[[RuntimeError, tuple[object, ...]], Text | None] = _no_runtime_reading
     not_written: Text | None = None
     shape_first: bool = False
+    call: Text = YOUR_FUNCTION
 
 
 #: A module's ``forward(x)`` after the exercise's name (": forward raised ..."), shared by the
@@ -516,6 +532,8 @@ def call_forward(
     watch = texts.input_changed is not None and isinstance(x, torch.Tensor)
     given = (x.clone(), *args[1:]) if isinstance(x, torch.Tensor) and watch else args
     version = given[0]._version if isinstance(given[0], torch.Tensor) else 0
+
+    values = {"call": fill(texts.call, **values), **values}
 
     def stop(text: Text, **more: object) -> ContractError:
         return ContractError(where + fill(text, **values, **more))

@@ -149,18 +149,8 @@ _ROWS_CASES = (
 _SOFTMAX_ROWS = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
 
 _ROWS_CALL = ForwardTexts(
-    raised=tr(
-        "your function raised {kind}: {error} on {label}.",
-        "你的函数抛出了 {kind}：{error}，输入是{label}。",
-    ),
+    call=tr("on {label} your function", "在{label}上，你的函数"),
     not_written=UNWRITTEN_FUNCTION,
-    not_tensor=tr(
-        "your function returned {kind}, not a tensor.", "你的函数返回的是 {kind}，不是张量。"
-    ),
-    subclass=tr(
-        "your function returned a {kind}; return a plain torch.Tensor.",
-        "你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
-    ),
     shape=tr(
         "on {label} it returned shape {got}, not {want}: keep one weight per score (keepdim=True "
         "on the row max and the row sum).",

@@ -519,18 +519,7 @@ def _cat_reading(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
 
 
 _KV_TEXTS = ForwardTexts(
-    raised=tr(
-        "append_and_attend raised {kind}: {said}",
-        "append_and_attend 抛出了 {kind}：{said}",
-    ),
-    not_tensor=tr(
-        "append_and_attend returned {kind}; return the attention output, a tensor (b, h, n, d).",
-        "append_and_attend 返回的是 {kind}。请返回注意力的输出，一个 (b, h, n, d) 张量。",
-    ),
-    subclass=tr(
-        "append_and_attend returned a {kind}; return a plain torch.Tensor.",
-        "append_and_attend 返回的是 {kind}。请返回普通的 torch.Tensor。",
-    ),
+    call=tr("append_and_attend", "函数 append_and_attend"),
     tuple_=tr(
         "append_and_attend returned a tuple; return only the output (b, h, n, d).",
         "append_and_attend 返回了一个元组。只返回输出 (b, h, n, d) 即可。",
@@ -845,17 +834,9 @@ _REPEAT_NAME = tr(
 _REPEAT_SIZES = ((2, 3, 5, 4, 2), (1, 2, 3, 6, 4), (2, 4, 2, 3, 1))
 
 _REPEAT_TEXTS = ForwardTexts(
-    raised=tr(
-        "repeat_kv(x, n_rep={n_rep}) with x {shape} raised {kind}: {said}",
-        "repeat_kv(x, n_rep={n_rep})（x 的形状是 {shape}）抛出了 {kind}：{said}",
-    ),
-    not_tensor=tr(
-        "repeat_kv returned {kind}; return the repeated tensor.",
-        "repeat_kv 返回的是 {kind}。请返回重复之后的张量。",
-    ),
-    subclass=tr(
-        "repeat_kv returned a {kind}; return a plain torch.Tensor.",
-        "repeat_kv 返回的是 {kind}。请返回普通的 torch.Tensor。",
+    call=tr(
+        "repeat_kv(x, n_rep={n_rep}) with x {shape}",
+        "repeat_kv(x, n_rep={n_rep})（x 的形状是 {shape}）",
     ),
     input_changed=tr(
         "repeat_kv changed its input x in place; return a new tensor (a view is fine).",

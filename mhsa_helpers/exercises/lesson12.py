@@ -394,14 +394,7 @@ _BLOCK = tr("build it: the pre-norm Transformer block", "动手实现：前置�
 #: (d_model, context_length, num_heads, b, T): T < context_length, two head counts.
 _BLOCK_SIZES = ((8, 6, 2, 2, 5), (12, 9, 3, 1, 7))
 _BLOCK_CALL = ForwardTexts(
-    raised=tr(": forward raised {kind}: {error}", "：forward 抛出了 {kind}：{error}"),
-    not_tensor=tr(
-        ": forward returned {kind}, not a tensor.", "：forward 返回的是 {kind}，不是张量。"
-    ),
-    subclass=tr(
-        ": forward returned a {kind}; return a plain tensor.",
-        "：forward 返回的是 {kind}，请返回普通张量。",
-    ),
+    call=tr(": forward", "：forward 方法"),
     input_changed=tr(": ", "：") + INPUT_CHANGED,
     shape=tr(": output shape {got}, expected {want}.", "：输出形状是 {got}，应为 {want}。"),
 )
@@ -458,9 +451,9 @@ def _built_block(cls: type, sizes: tuple[int, ...]) -> tuple[nn.Module, Transfor
     d_model, context_length, num_heads = sizes[:3]
     reference = TransformerBlock(d_model, context_length, num_heads, 0.0)
     with torch.no_grad():  # two norms that differ, so that using one for both shows
-        for norm in (reference.ln_1, reference.ln_2):
-            norm.weight.normal_(1.0, 0.3)
-            norm.bias.normal_(0.0, 0.3)
+        for name, param in reference.named_parameters():
+            if name.startswith(("ln_1.", "ln_2.")):
+                param.normal_(1.0 if name.endswith("weight") else 0.0, 0.3)
     module = construct(cls, (d_model, context_length, num_heads, 0.0), {})
     if is_unwritten(module):
         raise ContractError(UNWRITTEN_CLASS, todo=True)
@@ -590,6 +583,7 @@ def _batch_contract(fn: Callable[..., object]) -> None:
 
 
 _BATCH_CALL = ForwardTexts(
+    call=tr("get_batch(ids, {b}, {T})", "调用 get_batch(ids, {b}, {T}) 时"),
     raised=tr(
         "get_batch(ids, {b}, {T}) raised {kind}: {said}. A window and its target take T + 1 "
         "characters: the last start that fits is len(ids) - T - 1.",
@@ -599,10 +593,6 @@ _BATCH_CALL = ForwardTexts(
     not_tensor=tr(
         "get_batch must return two tensors (inputs, targets); the first is {kind}.",
         "get_batch 要返回两个张量 (inputs, targets)，第一个却是 {kind}。",
-    ),
-    subclass=tr(
-        "get_batch returned a {kind}; return plain tensors.",
-        "get_batch 返回的是 {kind}，请返回普通张量。",
     ),
     not_written=UNWRITTEN_FUNCTION,
     shape=tr(
