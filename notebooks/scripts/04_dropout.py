@@ -31,7 +31,7 @@
 #
 # **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
 # weights.
-# **Time:** about 100 minutes (reading, running 26 code cells, 1 prediction, 3 exercises, 1
+# **Time:** about 100 minutes (reading, running 25 code cells, 1 prediction, 3 exercises, 1
 # build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `CausalAttention`: `(b, T, d_in)` → `(b, T, d_out)`; dropout acts on the
@@ -320,36 +320,13 @@ mhsa_helpers.exercises.check_causal_attention_class(MyCausalAttention)
 # %% [markdown]
 # ## 8. The book's class
 #
-# The book's `CausalAttention` is in the next cell, folded away so that it does not give the
-# build-it away (click the cell to open it). Once your class passes, compare the two line by
-# line. The rest of the lesson runs this class.
+# The book's `CausalAttention` is not printed here, so that it does not give the build-it away:
+# it is the solution of section 7 in `solutions/04_dropout_solutions.ipynb`, which also checks,
+# bit for bit, that it is the same function as the package's `mh.CausalAttention`. Once your
+# class passes, compare the two line by line. The rest of the lesson runs the package's class.
 
-
-# %% jupyter={"source_hidden": true}
-class CausalAttention(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__()
-        self.d_out = d_out
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer(
-            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )  # (context_length, context_length), 1 = future
-
-    def forward(self, x):
-        num_tokens = x.shape[1]  # x: (b, T, d_in)
-        keys = self.W_key(x)  # (b, T, d_out)
-        queries = self.W_query(x)  # (b, T, d_out)
-        values = self.W_value(x)  # (b, T, d_out)
-        attn_scores = queries @ keys.transpose(1, 2)  # (b, T, T)
-        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
-        attn_weights = self.dropout(attn_weights)  # training only
-        context_vec = attn_weights @ values  # (b, T, d_out)
-        return context_vec
-
+# %%
+CausalAttention = mh.CausalAttention  # the book's class, as the package ships it
 
 # %% [markdown]
 # The book's batch is the sentence twice, shape (2, 6, 3). With seed 123, d_out = 2 and dropout
@@ -431,21 +408,6 @@ ca_drop.eval()
 assert torch.equal(ca_drop(batch), ca_drop(batch))  # eval: no dropout
 torch.testing.assert_close(ca_drop(batch), context_vecs)  # same weights as ca (seed 123)
 print("train: random, eval: deterministic and equal to the dropout-free module")
-
-# %% [markdown]
-# **Check cell (collapsed; it serves the course's tests).** The course package has the same
-# class (plus input checks and an optional `return_weights=True`); the rest of the course uses
-# `mh.CausalAttention`. The hidden cell below proves the two are the same: same seed, same layers
-# in the same order, so the same weights, and outputs equal bit for bit with dropout off and on
-# (same seed before the call, same random draw). Click it to expand it.
-
-# %% jupyter={"source_hidden": true, "outputs_hidden": true}
-torch.manual_seed(123)
-ours = CausalAttention(3, 2, 6, dropout=0.5)
-torch.manual_seed(123)
-theirs = mh.CausalAttention(3, 2, 6, dropout=0.5)
-
-print(mh.assert_same_module(ours, theirs, batch))
 
 # %% [markdown]
 # ## Summary
