@@ -63,6 +63,19 @@ assert result, result
 result
 
 # %% [markdown]
+# The same function as the package's wrapper: same seed, the same parameters in the same order,
+# so outputs equal bit for bit, with dropout off and on.
+
+# %%
+torch.manual_seed(123)
+ours = MyMultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=3)
+torch.manual_seed(123)
+theirs = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=3)
+print(
+    mh.assert_same_module(ours, theirs, mh.load_journey().batch)
+)  # eval mode and seeded train mode
+
+# %% [markdown]
 # **Exercise 1.** In the wrapper `d_out` is per head and the heads are concatenated, so the
 # output is 12 × `d_out` wide: `d_out` = 768 / 12 = 64. Building the module on the `meta` device
 # checks the shape without allocating anything.
