@@ -4,12 +4,15 @@ the ceiling CONTRIBUTING.md records."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent.parent / "tools"
 
 
 def _load():
+    if str(TOOLS) not in sys.path:  # the tool imports tools/_toolkit.py, as a script does
+        sys.path.insert(0, str(TOOLS))
     spec = importlib.util.spec_from_file_location(
         "exercise_logic_size", TOOLS / "exercise_logic_size.py"
     )

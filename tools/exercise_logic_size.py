@@ -87,16 +87,24 @@ def logic_lines(source: str) -> int:
 
 def sizes(folder: Path = EXERCISES) -> Iterator[tuple[str, int]]:
     """``(file name, logic lines)`` for every module of ``folder``, in name order."""
+    from _toolkit import ToolError  # tools/_toolkit.py, beside this
+
+    if not folder.is_dir():
+        raise ToolError(f"no such folder: {folder} (the exercise modules, --folder)")
     for path in sorted(folder.glob("*.py")):
-        yield path.name, logic_lines(path.read_text(encoding="utf-8"))
+        try:
+            yield path.name, logic_lines(path.read_text(encoding="utf-8"))
+        except SyntaxError as error:
+            raise ToolError(f"cannot parse {path}: {error.msg} (line {error.lineno})") from None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help=f"exit 1 when over {LIMIT}")
+    parser.add_argument("--folder", type=Path, default=EXERCISES, help="the modules to count")
     args = parser.parse_args(argv)
     total = 0
-    for name, count in sizes():
+    for name, count in sizes(args.folder):
         total += count
         if not args.check:
             print(f"{name:<16} {count:>5}")
