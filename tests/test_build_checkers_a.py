@@ -445,7 +445,7 @@ def softmax_rows(x):
 
 def test_softmax_rows():
     assert_pass(ex.check_softmax_rows(softmax_rows))
-    assert_pass(ex.check_softmax_rows(lambda x: torch.softmax(x, dim=-1)))
+    assert_not_yet(ex.check_softmax_rows(lambda x: torch.softmax(x, dim=-1)), "torch's softmax")
     assert_not_yet(ex.check_softmax_rows(None), "no answer yet")
     assert_not_yet(ex.check_softmax_rows(softmax_rows(INPUTS)), "expected a function")
 
@@ -518,7 +518,7 @@ def test_local_mask():
     ones = torch.ones(5, 5, dtype=torch.bool)
     right = torch.triu(ones, diagonal=1) | torch.tril(ones, diagonal=-2)
     assert_pass(ex.check_local_mask(right))
-    assert_pass(ex.check_local_mask(right.float()))
+    assert_not_yet(ex.check_local_mask(right.float()), "masked_fill refuses", ".bool()")
     assert_not_yet(ex.check_local_mask(None), "no answer yet")
     assert_not_yet(ex.check_local_mask(~right), "KEEP")
     assert_not_yet(ex.check_local_mask(torch.triu(ones, diagonal=1)), "plain causal mask")

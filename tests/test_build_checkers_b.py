@@ -137,14 +137,14 @@ def test_the_book_order_reproduces_the_book_numbers():
 MISTAKES = [
     ("no_scaling", "not scaled"),
     ("scale_d_out", "sqrt(d_out)"),
-    ("split_no_transpose", "then transpose(1, 2)"),
+    ("split_no_transpose", "swap the tokens and the heads"),
     ("no_contiguous", "contiguous"),
     ("no_out_proj_call", "out_proj"),
     ("transposed_mask", "mask is transposed"),
     ("mask_after_softmax", "without renormalising"),
     ("dropout_in_eval", "dropout is applied in eval mode"),
     ("no_dropout", "nothing is dropped"),
-    ("unsliced_mask", "sliced"),
+    ("unsliced_mask", "cut to the input"),
 ]
 
 
@@ -155,7 +155,7 @@ def test_typical_mistakes_are_named(mistake, fragment):
 
 def test_no_contiguous_names_the_view_error():
     text = repr(ex.check_build_multihead(wrong("no_contiguous")))
-    assert "non-contiguous" in text and ".contiguous().view" in text, text
+    assert "non-contiguous" in text and "contiguous before view" in text, text
 
 
 @pytest.mark.parametrize(
@@ -170,11 +170,10 @@ def test_wrong_structure_is_named(cls, fragment):
     assert_not_yet(ex.check_build_multihead(cls), fragment)
 
 
-def test_a_mask_kept_as_a_plain_attribute_works_and_gets_the_register_buffer_note():
-    """It behaves correctly on one device (issue 19: test behaviour, suggest register_buffer)."""
-    result = ex.check_build_multihead(MaskAsAttribute)
-    assert result.passed, result
-    assert "register_buffer" in result.text.en
+def test_a_mask_kept_as_a_plain_attribute_is_named():
+    """The brief asks for a buffer named mask (issue 29: a checker tests every rule its brief
+    states); a plain attribute behaves right on one device and still gets [NOT YET]."""
+    assert_not_yet(ex.check_build_multihead(MaskAsAttribute), "plain attribute", "register_buffer")
 
 
 @pytest.mark.parametrize(

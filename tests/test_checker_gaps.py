@@ -78,7 +78,7 @@ class _SplitMaskInForward(nn.Module):
         return self.out_proj(context)  # (b, T, d_out)
 
 
-def test_a_mask_built_in_forward_passes_with_a_note_on_register_buffer() -> None:
+def test_a_mask_built_in_forward_is_named_the_brief_asks_for_a_buffer() -> None:
     result = exercises.check_build_multihead(_SplitMaskInForward)
-    assert result.passed, result
+    assert not result.passed, result
     assert "register_buffer" in result.text.en and "register_buffer" in result.text.zh

@@ -788,3 +788,221 @@ def computes_in_float32(base):
 @pytest.mark.parametrize("base", [MHA, Fused])
 def test_multihead_build_its_try_a_second_dtype(base):
     assert_not_yet(CHECKERS[base](computes_in_float32(base)), "torch.float64")
+
+
+# -- rules a brief states, not only its numbers (issue 29) ----------------------------------------
+
+
+def rows_by_torch(x):
+    return torch.softmax(x, dim=-1)
+
+
+def rows_by_functional(x):
+    return torch.nn.functional.softmax(x, dim=-1)
+
+
+def rows_by_method(x):
+    return x.softmax(-1)
+
+
+def rows_by_log_softmax(x):
+    return x.log_softmax(-1).exp()
+
+
+def rows_by_hand(x):
+    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)  # (rows, cols)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+@pytest.mark.parametrize(
+    "wrong", [rows_by_torch, rows_by_functional, rows_by_method, rows_by_log_softmax]
+)
+def test_softmax_rows_never_calls_torch_softmax(wrong):
+    assert_not_yet(ex.check_softmax_rows(wrong), "calls torch's softmax")
+    assert_pass(ex.check_softmax_rows(rows_by_hand))
+
+
+def repeat_by_method(x, n_rep):
+    return x.repeat_interleave(n_rep, dim=1)
+
+
+def repeat_by_function(x, n_rep):
+    return torch.repeat_interleave(x, n_rep, dim=1)
+
+
+def repeat_by_index(x, n_rep):
+    return x[:, torch.arange(x.shape[1]).repeat_interleave(n_rep)]
+
+
+def repeat_by_expand(x, n_rep):
+    b, g, T, d = x.shape
+    return x[:, :, None].expand(b, g, n_rep, T, d).reshape(b, g * n_rep, T, d)
+
+
+@pytest.mark.parametrize("wrong", [repeat_by_method, repeat_by_function, repeat_by_index])
+def test_repeat_kv_without_repeat_interleave(wrong):
+    assert_not_yet(ex.check_repeat_kv(wrong), "without repeat_interleave")
+    assert_pass(ex.check_repeat_kv(repeat_by_expand))
+
+
+def mask_kept(base, how):
+    """``base`` with its ``mask`` buffer kept as a plain attribute, under another buffer name,
+    or not kept at all (rebuilt in forward)."""
+
+    class Kept(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            mask = self._buffers.pop("mask")
+            if how == "attribute":
+                self.mask = mask
+            elif how == "renamed":
+                self.register_buffer("future_mask", mask)
+
+        def forward(self, x):
+            if how == "forward":
+                T = self.context_length if hasattr(self, "context_length") else 6
+                self.register_buffer("mask", torch.ones(T, T).triu(1), persistent=False)
+                out = super().forward(x)
+                del self._buffers["mask"]
+                return out
+            if how == "renamed":
+                self.mask = self.future_mask
+            return super().forward(x)
+
+    return Kept
+
+
+@pytest.mark.parametrize(
+    ("how", "words"),
+    [
+        ("attribute", ("plain attribute", "register_buffer")),
+        ("renamed", ("buffer named mask",)),
+        ("forward", ("buffer named mask",)),
+    ],
+)
+@pytest.mark.parametrize(
+    "checker",
+    [
+        (ex.check_causal_attention_class, mh.CausalAttention),
+        (ex.check_build_multihead, mh.MultiHeadAttention),
+    ],
+    ids=["lesson04", "lesson06"],
+)
+def test_the_mask_is_a_buffer_named_mask(checker, how, words):
+    check, base = checker
+    assert_not_yet(check(mask_kept(base, how)), *words)
+    assert_pass(check(base))
+
+
+# -- hints that name the right cause (issue 29 §2) -----------------------------------------------
+
+
+def wrapper_of(heads_of):
+    """A wrapper whose ``self.heads`` is ``heads_of(make_head, num_heads)``."""
+
+    class Wrapper(nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__()
+
+            def make():
+                return mh.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+
+            self.heads = heads_of(make, num_heads)
+
+        def forward(self, x):
+            return torch.cat([head(x) for head in self.heads], dim=-1)
+
+    return Wrapper
+
+
+@pytest.mark.parametrize(
+    ("heads_of", "words"),
+    [
+        (lambda make, n: [make() for _ in range(n)], "plain Python list"),
+        (lambda make, n: tuple(make() for _ in range(n)), "plain Python list"),
+        (lambda make, n: nn.ModuleList([make()] * n), "same head object"),
+        (lambda make, n: nn.ModuleList([make()] * (n - 1) + [make()]), "same head object"),
+    ],
+    ids=["list", "tuple", "one-repeated", "one-repeated-and-one-more"],
+)
+def test_a_wrapper_s_heads_get_the_right_cause(heads_of, words):
+    assert_not_yet(ex.check_wrapper_class(wrapper_of(heads_of)), words)
+
+
+def causal_head(transpose):
+    """Lesson 04's class with the keys transposed by ``transpose(keys)``."""
+
+    class Head(mh.CausalAttention):
+        def forward(self, x):
+            T = x.shape[1]
+            q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)  # (b, T, d_out)
+            scores = (q @ transpose(k)).masked_fill(self.mask.bool()[:T, :T], -torch.inf)
+            return self.dropout(torch.softmax(scores / k.shape[-1] ** 0.5, dim=-1)) @ v
+
+    return Head
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # x.T on a 3-D tensor is deprecated
+@pytest.mark.parametrize(
+    "transpose",
+    [lambda k: k.T, lambda k: k.transpose(0, 1), lambda k: k.permute(2, 1, 0)],
+    ids=["T", "transpose01", "permute"],
+)
+def test_keys_transposed_over_the_batch_get_the_transpose_hint(transpose):
+    assert_not_yet(ex.check_causal_attention_class(causal_head(transpose)), "last two dimensions")
+
+
+def split_head(transpose):
+    """Lesson 06's class with the keys transposed by ``transpose(keys)`` (b, h, T, hd)."""
+
+    class Split(mh.MultiHeadAttention):
+        def forward(self, x):
+            b, T, _ = x.shape
+            q, k, v = (
+                w(x).view(b, T, self.num_heads, self.head_dim).transpose(1, 2)
+                for w in (self.W_query, self.W_key, self.W_value)
+            )  # (b, h, T, hd)
+            scores = (q @ transpose(k)).masked_fill(self.mask.bool()[:T, :T], -torch.inf)
+            weights = self.dropout(torch.softmax(scores / self.head_dim**0.5, dim=-1))
+            return self.out_proj((weights @ v).transpose(1, 2).reshape(b, T, self.d_out))
+
+    return Split
+
+
+@pytest.mark.parametrize(
+    "transpose",
+    [lambda k: k.transpose(1, 2), lambda k: k.transpose(0, 3), lambda k: k.permute(0, 2, 3, 1)],
+    ids=["12", "03", "permute"],
+)
+def test_split_keys_transposed_wrongly_get_the_heads_hint(transpose):
+    assert_not_yet(ex.check_build_multihead(split_head(transpose)), "heads do not line up")
+
+
+def fused_sdpa(dropout_p):
+    """Lesson 09's fused class on F.scaled_dot_product_attention, ``dropout_p(self)`` its rate."""
+
+    class Fused(mh.FusedQKVMultiHeadAttention):
+        def forward(self, x):
+            b, T, _ = x.shape
+            q, k, v = self.project(x)  # each (b, h, T, hd)
+            context = torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=True, dropout_p=dropout_p(self)
+            )  # (b, h, T, hd)
+            return self.out_proj(context.transpose(1, 2).reshape(b, T, self.d_out))
+
+    return Fused
+
+
+@pytest.mark.parametrize(
+    ("dropout_p", "words"),
+    [
+        (lambda m: m.dropout.p, "does not look at .training"),
+        (lambda m: m.dropout.p if m.training else m.dropout.p / 2, "does not look at .training"),
+        (lambda m: 0.0, "only through its dropout_p"),
+    ],
+    ids=["always-on", "halved-in-eval", "never"],
+)
+def test_sdpa_dropout_gets_an_sdpa_hint(dropout_p, words):
+    assert_not_yet(ex.check_build_fused_multihead(fused_sdpa(dropout_p)), words)
+    right = fused_sdpa(lambda m: m.dropout.p if m.training else 0.0)
+    assert_pass(ex.check_build_fused_multihead(right))

@@ -43,6 +43,11 @@ _Wq, _Wk = torch.rand(3, 2, generator=_g), torch.rand(3, 2, generator=_g)
 _s2 = (INPUTS @ _Wq) @ (INPUTS @ _Wk).T  # (6, 6)
 _w2 = torch.softmax(_s2 / math.sqrt(2), dim=-1)  # (6, 6)
 
+# -- lesson 03 -----------------------------------------------------------------------------------
+
+_ones5 = torch.ones(5, 5, dtype=torch.bool)
+LOCAL = _ones5.triu(diagonal=1) | _ones5.tril(diagonal=-2)  # (5, 5): the future, 2+ steps back
+
 # -- lesson 04 -----------------------------------------------------------------------------------
 
 _w789, _v789 = ex.lesson04.exercise_context()  # (6, 6) weights, (6, 2) values
@@ -156,8 +161,13 @@ CASES = {
     ),
     "check_wrapper_width": (
         (),
-        6 * 96,
-        [(96, "ONE head"), (96 // 6, "not split"), (512, "d_in"), (6, "num_heads * d_out")],
+        768 // 12,
+        [
+            (768, "whole output"),
+            (768 * 12, "share the 768"),
+            (12, "number of heads"),
+            (32, "width"),
+        ],
     ),
     "check_head_output": (
         (),
@@ -279,6 +289,16 @@ CASES = {
             (math.isqrt(2**30 // 4), "each of the 25 heads"),
             (2**30 // 100, "T * T"),
             (math.isqrt(10**9 // 100), "not 10**9"),
+        ],
+    ),
+    "check_local_mask": (
+        (),
+        LOCAL,
+        [
+            (LOCAL.float(), "masked_fill refuses"),
+            (LOCAL.int(), "masked_fill refuses"),
+            (~LOCAL, "KEEP"),
+            (torch.ones(5, 5).triu(1).bool(), "plain causal mask"),
         ],
     ),
     "check_chunk_mask": (
@@ -524,11 +544,11 @@ def test_odd_extra_arguments_never_raise_and_never_pass(name):
 
 def test_numpy_numbers_are_answers_like_any_other():
     assert_pass(ex.check_dropout_scale(np.float32(1.25)))
-    assert_pass(ex.check_wrapper_width(np.int64(576)))
+    assert_pass(ex.check_wrapper_width(np.int64(64)))
     assert_pass(ex.check_head_dim(np.int32(128)))
     assert_pass(ex.check_sharpest_head(np.int64(SHARPEST), WEIGHTS3))
     assert_not_yet(ex.check_sharpest_head(np.bool_(False), WEIGHTS3))
-    assert_not_yet(ex.check_wrapper_width(np.float64(576.5)), "whole number")
+    assert_not_yet(ex.check_wrapper_width(np.float64(64.5)), "whole number")
 
 
 def test_checkers_leave_the_global_rng_alone():

@@ -275,10 +275,16 @@ def index_select(x, n_rep):
     return x[:, torch.arange(x.shape[1] * n_rep) // n_rep]
 
 
-@pytest.mark.parametrize("fn", [interleave, expand_reshape, index_select])
+@pytest.mark.parametrize("fn", [expand_reshape, index_select])
 def test_repeat_kv_correct_spellings_pass(fn):
     result = ex.check_repeat_kv(fn)
     assert result and repr(result).startswith("[PASS] "), repr(result)
+
+
+def test_repeat_kv_with_repeat_interleave_is_refused():
+    """The brief says "this time without repeat_interleave"."""
+    result = ex.check_repeat_kv(interleave)
+    assert not result and "without repeat_interleave" in repr(result), repr(result)
 
 
 def tiled(x, n_rep):

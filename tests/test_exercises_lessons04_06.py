@@ -97,14 +97,17 @@ def test_manual_dropout_on_the_context_vectors():
 
 
 def test_wrapper_width():
-    wrapper = mh.MultiHeadAttentionWrapper(512, 96, 8, 0.0, num_heads=6)
-    width = wrapper(torch.randn(1, 4, 512)).shape[-1]
-    assert_pass(ex.check_wrapper_width(width))
-    assert_pass(ex.check_wrapper_width(576.0))
+    """A 768-wide wrapper of 12 heads: each head's d_out (the question turned round, so that it
+    cannot be answered by building the wrapper of the cell above, issue 29)."""
+    d_out = 64
+    wrapper = mh.MultiHeadAttentionWrapper(512, d_out, 8, 0.0, num_heads=12)
+    assert wrapper(torch.randn(1, 4, 512)).shape[-1] == 768
+    assert_pass(ex.check_wrapper_width(d_out))
+    assert_pass(ex.check_wrapper_width(64.0))
     assert_not_yet(ex.check_wrapper_width(None), "no answer yet")
-    assert_not_yet(ex.check_wrapper_width(96), "ONE head")
-    assert_not_yet(ex.check_wrapper_width(16), "per head")
-    assert_not_yet(ex.check_wrapper_width(512), "d_in")
+    assert_not_yet(ex.check_wrapper_width(768), "whole output")
+    assert_not_yet(ex.check_wrapper_width(9216), "share the 768")
+    assert_not_yet(ex.check_wrapper_width(12), "number of heads")
     assert_not_yet(ex.check_wrapper_width(100), "num_heads * d_out")
     for odd in ODD_ANSWERS:
         assert not ex.check_wrapper_width(odd)

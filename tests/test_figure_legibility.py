@@ -122,19 +122,12 @@ def test_the_entropy_chart_names_a_bad_argument(entropy, maximum, word):
         mh.figures.plot_head_entropy(entropy, maximum)
 
 
-#: Lessons whose saved notebooks are rebuilt with their rewrite (issue 29: lesson 12 is being
-#: rewritten as this test lands; its figures are fixed in the package). Remove once rebuilt.
-_REBUILT_LATER = ("12_tiny_char_lm",)
-
-
 def test_every_saved_figure_fits_jupyterlabs_column():
     """Every PNG a lesson or solution notebook saved (both editions) is at most MAX_WIDTH_PX
     wide: JupyterLab shrinks a wider one to its ~850-px column, and its text with it."""
     root = Path(__file__).resolve().parent.parent / "notebooks"
     wide = []
     for notebook in sorted(root.glob("**/*.ipynb")):
-        if notebook.stem.startswith(_REBUILT_LATER):
-            continue
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
         for index, cell in enumerate(cells):
             for output in cell.get("outputs", []):

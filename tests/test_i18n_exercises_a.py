@@ -357,10 +357,10 @@ CASES: list[Case] = [
     ("check_survivor_prediction none", False, lambda: ex.check_survivor_prediction(None)),
     ("check_survivor_prediction odd", False, lambda: ex.check_survivor_prediction("two")),
     # lesson 05
-    ("check_wrapper_width ok", True, lambda: ex.check_wrapper_width(576)),
+    ("check_wrapper_width ok", True, lambda: ex.check_wrapper_width(64)),
     ("check_wrapper_width none", False, lambda: ex.check_wrapper_width(None)),
-    ("check_wrapper_width one head", False, lambda: ex.check_wrapper_width(96)),
-    ("check_wrapper_width odd", False, lambda: ex.check_wrapper_width("576")),
+    ("check_wrapper_width one head", False, lambda: ex.check_wrapper_width(768)),
+    ("check_wrapper_width odd", False, lambda: ex.check_wrapper_width("64")),
     ("check_head_output ok", True, lambda: ex.check_head_output(head_3())),
     ("check_head_output none", False, lambda: ex.check_head_output(None)),
     ("check_head_output whole", False, lambda: ex.check_head_output(torch.ones(2, 6, 6))),

@@ -71,6 +71,14 @@ CASES: dict[str, dict[str, Case]] = {
             "cannot read the rows",
         ),
     },
+    "exercise_logic_size": {
+        "bad path": Case(lambda r: ["--folder", str(r / "missing")], says="no such folder"),
+        "broken input": Case(
+            lambda r: ["--folder", str(r / "exercises")],
+            files({"exercises/lesson01.py": "def (:\n"}),
+            says="cannot parse",
+        ),
+    },
     "build_notebooks": {
         "bad path": Case(
             lambda r: [str(r / "notebooks/scripts/99_none.py")], says="no such script"

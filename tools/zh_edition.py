@@ -383,10 +383,6 @@ def _join_at(lines: list[str], joins: set[int]) -> list[str]:
     return out
 
 
-#: Lessons whose typography is fixed with their rewrite (issue 29: lesson 12 is being rewritten
-#: as this check lands); remove a lesson from here once its Chinese script passes.
-TYPOGRAPHY_LATER = ("12_tiny_char_lm",)
-
 _LIST_OPEN = ("bullet_list_open", "ordered_list_open", "table_open")
 
 
@@ -1108,8 +1104,7 @@ def check_pair(
                 f"`python tools/zh_edition.py stamp {name} --cells {index}`"
             )
         problems.extend(wrap_problems(where, zh))
-        if not chinese.stem.startswith(TYPOGRAPHY_LATER):
-            problems.extend(typography_problems(where, zh))
+        problems.extend(typography_problems(where, zh))
         words = prose_words(en.text)
         if words >= 3 and len(CJK.findall(zh.text)) < CJK_PER_WORD * words:
             problems.append(

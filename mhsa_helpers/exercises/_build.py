@@ -33,7 +33,9 @@ The contracts, each written once and given the lesson's own hint (and tolerances
 * ``agrees`` (equal to the reference), ``causal`` with ``change_from`` (no output before a
   changed token changes), ``rows_sum_to_one``, ``drops_something`` and
   ``dropout_only_in_training``, ``gradients_reach`` (with ``no_gradient``), ``load_by_names``
-  (the book's parameters by the book's names), ``mask_note`` (the mask kept in a buffer).
+  (the book's parameters by the book's names), ``mask_buffer`` (the brief's rule "a buffer named
+  ``mask``") and ``mask_note`` (the same as a note where no brief asks for it), ``never_calls``
+  (the brief's rule "without torch.softmax", say: the torch functions a call makes, counted).
 
 What each lesson tests, at which sizes and tolerances, and its texts stay in its module.
 """
@@ -46,6 +48,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from ..i18n import Text, tr
 from ._parse import plain_tensor
@@ -59,12 +62,17 @@ from ._result import (
 )
 
 __all__ = [
+    "CALL_NOT_TENSOR",
+    "CALL_RAISED",
+    "CALL_SUBCLASS",
     "CONSTRUCT_NOT_MODULE",
     "CONSTRUCT_RAISED",
     "DROP_THE_CALL",
     "HEAD_MISTAKE_GROUPS",
     "INPUT_CHANGED",
+    "MASK_ATTRIBUTE",
     "MASK_IN_INIT",
+    "MASK_NO_BUFFER",
     "MISTAKES",
     "MISTAKE_HINTS",
     "MODULE_FORWARD",
@@ -79,6 +87,7 @@ __all__ = [
     "book_forward",
     "build_checker",
     "call_forward",
+    "calls_made",
     "causal",
     "change_from",
     "class_answer",
@@ -94,10 +103,12 @@ __all__ = [
     "is_unwritten",
     "is_view_error",
     "load_by_names",
+    "mask_buffer",
     "mask_note",
     "mistakes_hint",
     "name_head_mistakes",
     "name_mistake",
+    "never_calls",
     "no_gradient",
     "on_x",
     "pass_the_class",
@@ -261,13 +272,11 @@ def book_forward(
 
 _SPLIT_NO_TRANSPOSE = tr(
     "the heads are cut with `view(b, num_heads, T, head_dim)` straight away, without a "
-    "transpose, which mixes tokens and heads: view to (b, T, num_heads, head_dim), then "
-    "transpose(1, 2), as in queries.view(b, T, num_heads, head_dim).transpose(1, 2) (and "
-    "transpose back before merging).",
+    "transpose, which mixes tokens and heads: view to (b, T, num_heads, head_dim) first, then "
+    "swap the tokens and the heads with transpose (and swap them back before merging).",
     "直接用 `view(b, num_heads, T, head_dim)` 切分出头而不转置，"
     "会把词元和头混在一起。应该先 view 成 (b, T, num_heads, head_dim)，"
-    "再 transpose(1, 2)，即 queries.view(b, T, num_heads, head_dim).transpose(1, 2)。"
-    "合并前再转置回来。",
+    "再用 transpose 交换词元和头这两维。合并前再交换回来。",
 )
 
 #: The one catalog: each mistake of ``MISTAKES`` and the hint that names it.
@@ -288,9 +297,9 @@ MISTAKE_HINTS: dict[str, Text] = {
     "split_no_transpose_merge_plain": _SPLIT_NO_TRANSPOSE,
     "merge_no_transpose": tr(
         "the heads are merged without transposing back: (b, h, T, head_dim) must become "
-        "(b, T, h, head_dim) with transpose(1, 2) before contiguous().view(b, T, d_out).",
-        "合并各个头时没有先转置回来。在 contiguous().view(b, T, d_out) 之前，"
-        "要先用 transpose(1, 2) 把 (b, h, T, head_dim) 变成 (b, T, h, head_dim)。",
+        "(b, T, h, head_dim) again before the last two dimensions are joined into d_out.",
+        "合并各个头时没有先转置回来。把最后两维合成 d_out 之前，"
+        "要先把 (b, h, T, head_dim) 变回 (b, T, h, head_dim)。",
     ),
     "no_out_proj": tr(
         "the heads are merged but out_proj is never applied: return self.out_proj(context_vec).",
@@ -441,6 +450,17 @@ def _no_runtime_reading(error: RuntimeError, args: tuple[object, ...]) -> Text |
     return None
 
 
+#: The one wording of the call mechanics, ``ForwardTexts``' defaults: ``{call}`` is the
+#: exercise's name for what was called (``call``, itself filled in with the call's values).
+YOUR_FUNCTION = tr("your function", "你的函数")
+CALL_RAISED = tr("{call} raised {kind}: {said}", "{call} 抛出了 {kind}：{said}")
+CALL_NOT_TENSOR = tr("{call} returned {kind}, not a tensor.", "{call} 返回的是 {kind}，不是张量。")
+CALL_SUBCLASS = tr(
+    "{call} returned a {kind}; return a plain torch.Tensor.",
+    "{call} 返回的是 {kind}，请返回普通的 torch.Tensor。",
+)
+
+
 @dataclass(frozen=True)
 class ForwardTexts:
     """How one exercise words each way a call of the learner's forward (or function) goes wrong.
@@ -449,7 +469,8 @@ class ForwardTexts:
     type), ``{error}`` (its message) and ``{said}`` (its first line); ``not_tensor`` and
     ``subclass`` get ``{kind}`` (the returned type); ``dtype`` gets ``{got_dtype}``,
     ``{got_device}``, ``{dtype}``, ``{device}``; ``shape`` gets ``{got}`` and ``{want}`` (shape
-    tuples). ``call_forward``'s ``values`` fill in any other placeholder (sizes, say). A text that
+    tuples); ``{call}`` is ``call``, what the exercise calls the function (the defaults use it).
+    ``call_forward``'s ``values`` fill in any other placeholder (sizes, say). A text that
     is None is a test this exercise does not make: ``input_changed`` None leaves the input
     unwatched, ``tuple_`` None counts a tuple as "not a tensor", ``dtype`` None keeps any dtype.
     ``runtime`` reads a ``RuntimeError`` first (e.g. a ``.view`` on a non-contiguous tensor);
@@ -457,9 +478,9 @@ class ForwardTexts:
     (None: like any other exception). ``shape_first``: test the shape before the dtype.
     """
 
-    raised: Text
-    not_tensor: Text
-    subclass: Text
+    raised: Text = CALL_RAISED
+    not_tensor: Text = CALL_NOT_TENSOR
+    subclass: Text = CALL_SUBCLASS
     tuple_: Text | None = None
     input_changed: Text | None = None
     dtype: Text | None = None
@@ -467,6 +488,7 @@ class ForwardTexts:
     runtime: Callable[[RuntimeError, tuple[object, ...]], Text | None] = _no_runtime_reading
     not_written: Text | None = None
     shape_first: bool = False
+    call: Text = YOUR_FUNCTION
 
 
 #: A module's ``forward(x)`` after the exercise's name (": forward raised ..."), shared by the
@@ -510,6 +532,8 @@ def call_forward(
     watch = texts.input_changed is not None and isinstance(x, torch.Tensor)
     given = (x.clone(), *args[1:]) if isinstance(x, torch.Tensor) and watch else args
     version = given[0]._version if isinstance(given[0], torch.Tensor) else 0
+
+    values = {"call": fill(texts.call, **values), **values}
 
     def stop(text: Text, **more: object) -> ContractError:
         return ContractError(where + fill(text, **values, **more))
@@ -602,18 +626,68 @@ UNWRITTEN_CLASS = tr(
 )
 
 
-#: The note a passing class gets when it builds its causal mask in forward (lessons 04, 05, 06).
+#: The note a passing class gets when it keeps no buffer named ``mask`` where its brief does not
+#: ask for one (lesson 05's heads).
 MASK_IN_INIT = tr(
-    " (Your class builds its mask in forward, which works; the book creates it once in __init__ "
-    'with self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
-    "diagonal=1)), so that it moves with .to(device) and is not rebuilt at every call.)",
-    "（你的类在 forward 里构造掩码，"
-    "这样也行。书中是在 __init__ 里用 "
-    'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), '
-    "diagonal=1)) 只创建一次，"
-    "这样它会随 .to(device) 一起移动，"
-    "也不必每次调用都重新构造。）",
+    " (Your heads keep no buffer named mask, which works; the book registers the mask once in "
+    "__init__ with register_buffer, so that it moves with .to(device) and is not rebuilt at "
+    "every call.)",
+    "（你的头没有名为 mask 的缓冲区，这样也能算对。书中在 __init__ 里用 register_buffer "
+    "只注册一次掩码，这样它会随 .to(device) 一起移动，也不必每次调用都重新构造。）",
 )
+
+#: ``mask_buffer``'s hints: the mask kept as a plain attribute, or not kept at all.
+MASK_ATTRIBUTE = tr(
+    "self.mask is a plain attribute, not a buffer: .to(device) and state_dict() leave it behind "
+    "(lesson 04, section 9). Register it in __init__ with self.register_buffer.",
+    "self.mask 是普通属性，不是缓冲区：.to(device) 和 state_dict() 都不会带上它"
+    "（见第 04 课第 9 节）。"
+    "请在 __init__ 里用 self.register_buffer 注册它。",
+)
+MASK_NO_BUFFER = tr(
+    "the brief asks for the causal mask as a buffer named mask, created once in __init__ with "
+    "self.register_buffer and sliced to (T, T) in forward.",
+    "题目要求把因果掩码注册为名为 mask 的缓冲区：在 __init__ 里用 self.register_buffer "
+    "创建一次，在 forward 里切成 (T, T)。",
+)
+
+
+def mask_buffer(module: nn.Module) -> None:
+    """The contract "the causal mask is a buffer named ``mask``" (the briefs of lessons 04, 06)."""
+    if "mask" in dict(module.named_buffers(recurse=False)):
+        return
+    plain = isinstance(getattr(module, "mask", None), torch.Tensor)
+    raise ContractError(MASK_ATTRIBUTE if plain else MASK_NO_BUFFER)
+
+
+class _SeenCalls(TorchFunctionMode):
+    """The names of the torch functions (and tensor methods) called inside its ``with`` block."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        self.names.add(getattr(func, "__name__", ""))
+        return func(*args, **(kwargs or {}))
+
+
+def never_calls(fn: Callable[..., object], args: tuple[object, ...], names: set[str], hint: Text):
+    """The contract "without X": ``fn(*args)`` calls none of the torch functions ``names``
+    (``torch.softmax``, ``x.softmax`` and ``F.softmax`` are all "softmax"), else ``hint``. The
+    call is watched, not its source read; what it raises is left to the other contracts."""
+    if calls_made(fn, args) & names:
+        raise ContractError(hint)
+
+
+def calls_made(fn: Callable[..., object], args: tuple[object, ...]) -> set[str]:
+    """The names of the torch functions ``fn(*args)`` calls (none if it raises)."""
+    with _SeenCalls() as seen:
+        try:
+            fn(*args)
+        except Exception:  # the learner's function may raise anything
+            return set()
+    return seen.names
 
 
 def mask_note(build: Callable[[], nn.Module], *, unbuilt: Text) -> Text:

@@ -26,6 +26,7 @@ from ._build import (
     ForwardTexts,
     build_checker,
     call_forward,
+    never_calls,
 )
 from ._kinds import Prediction, prediction_checker, tensor_answer
 from ._result import CheckResult, exercise, shown
@@ -148,18 +149,8 @@ _ROWS_CASES = (
 _SOFTMAX_ROWS = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
 
 _ROWS_CALL = ForwardTexts(
-    raised=tr(
-        "your function raised {kind}: {error} on {label}.",
-        "你的函数抛出了 {kind}：{error}，输入是{label}。",
-    ),
+    call=tr("on {label} your function", "在{label}上，你的函数"),
     not_written=UNWRITTEN_FUNCTION,
-    not_tensor=tr(
-        "your function returned {kind}, not a tensor.", "你的函数返回的是 {kind}，不是张量。"
-    ),
-    subclass=tr(
-        "your function returned a {kind}; return a plain torch.Tensor.",
-        "你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
-    ),
     shape=tr(
         "on {label} it returned shape {got}, not {want}: keep one weight per score (keepdim=True "
         "on the row max and the row sum).",
@@ -210,11 +201,11 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
                     on
                     + tr(
                         " it returned nan: one maximum for the whole matrix is not enough, "
-                        "a row far below it underflows to 0 / 0. Subtract each row's own maximum: "
-                        "x.max(dim=-1, keepdim=True).values.",
+                        "a row far below it underflows to 0 / 0. Subtract each row's own maximum "
+                        "(max over dim=-1, kept as a column with keepdim=True).",
                         "上，它返回了 nan。整个矩阵只减去一个最大值是不够的，"
-                        "远低于它的那一行会下溢成 0 / 0。请让每一行减去它自己的最大值，"
-                        "即 x.max(dim=-1, keepdim=True).values。",
+                        "远低于它的那一行会下溢成 0 / 0。请让每一行减去它自己的最大值"
+                        "（在 dim=-1 上取 max，并用 keepdim=True 保留成一列）。",
                     ),
                 )
             values_got = shown(got.tolist())
@@ -251,13 +242,27 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
             )
 
 
+def _never_softmax(fn: Callable[..., object]) -> None:
+    """The brief's rule: the function never calls torch's softmax (in any of its spellings)."""
+    x = torch.tensor(_ROWS_CASES[0][1], dtype=torch.float32)
+    never_calls(fn, (x,), {"softmax", "log_softmax", "_softmax"}, _CALLS_SOFTMAX)
+
+
+_CALLS_SOFTMAX = tr(
+    "the numbers are right, but your function calls torch's softmax, and the exercise is to "
+    "write it: build it from torch.exp, a row maximum and a row sum.",
+    "数值是对的，但你的函数调用了 torch 自带的 softmax，而这个练习要你自己写它："
+    "请用 torch.exp、每行的最大值和每行的和来实现。",
+)
+
+
 check_softmax_rows = build_checker(
     "check_softmax_rows",
     BuildSpec(
         name=_SOFTMAX_ROWS,
         answer="function",
         function_name="softmax_rows",
-        contracts=(_rows_on_every_case,),
+        contracts=(_rows_on_every_case, _never_softmax),
         passed=tr(
             "correct: every row sums to 1 and stays finite, whatever its scale.",
             "正确：无论数值多大，每一行的和都是 1，而且都是有限值。",
@@ -303,8 +308,10 @@ def check_attention_received(answer: object) -> CheckResult:
             ),
         ),
         hint=tr(
-            "attn_weights.sum(dim=0): column j adds up what every query gives to token j.",
-            "attn_weights.sum(dim=0)：第 j 列把每个查询给词元 j 的权重加在一起。",
+            "what token j receives is in column j of the weights: add up every query's weight "
+            "on it, a sum over the rows (the query dimension).",
+            "词元 j 得到的注意力在权重的第 j 列：把每个查询给它的权重加起来，"
+            "也就是沿行（查询那一维）求和。",
         ),
     )
 

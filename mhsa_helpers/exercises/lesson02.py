@@ -499,15 +499,16 @@ def _at_every_size(cls: type) -> None:
                 raise ContractError(
                     tr(
                         f"with d_in={d_in}, d_out={d_out}, T={T} the output differs from "
-                        "mh.SelfAttentionV2 holding the same weights. Recipe: keys, queries, "
-                        "values from the three layers; attn_scores = queries @ keys.T; softmax of "
-                        "attn_scores / keys.shape[-1] ** 0.5 over dim=-1; attn_weights @ values.",
+                        "mh.SelfAttentionV2 holding the same weights. The order: queries, keys and "
+                        "values from their three layers; scores of every query with every key; "
+                        "softmax over the keys of the scores scaled by the square root of the "
+                        "keys' width; the weighted sum of the values.",
                         f"当 d_in={d_in}、d_out={d_out}、"
                         f"T={T} 时，输出与权重相同的 mh.SelfAttentionV2 不一致。"
-                        "正确的做法是：用三个层算出 keys、queries、"
-                        "values，attn_scores = queries @ keys.T，"
-                        "对 attn_scores / keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax，"
-                        "最后 attn_weights @ values。",
+                        "正确的顺序是：用各自的层算出查询、键和值，"
+                        "算出每个查询与每个键的分数，"
+                        "分数除以键宽度的平方根之后在键这一维上做 softmax，"
+                        "最后对值做加权求和。",
                     )
                 )
         _same_in_eval_mode(module, x, want)

@@ -46,8 +46,8 @@ _LOCAL_MASK = tr("local window mask for T=5", "T=5 的局部窗口掩码")
 
 
 def _read_local_mask(spec: Mask, answer: object) -> CheckResult | torch.Tensor:
-    """The answer as a bool (5, 5) mask, or the ``[NOT YET]``: this exercise also takes a mask of
-    1/0 numbers, and names an additive -inf mask."""
+    """The answer as a bool (5, 5) mask, or the ``[NOT YET]``: a mask of 1/0 numbers is refused
+    (the brief asks for the boolean mask ``masked_fill`` takes), an additive -inf mask named."""
     if answer is None:
         return missing(spec.name, spec.what)
     if not isinstance(answer, torch.Tensor):
@@ -69,11 +69,19 @@ def _read_local_mask(spec: Mask, answer: object) -> CheckResult | torch.Tensor:
         return fail(
             spec.name,
             tr(
-                "a mask holds only True/False (or 1/0); got other values.",
-                "掩码里只能有 True/False（或 1/0），这里出现了别的值。",
+                "a mask holds only True/False; got other values.",
+                "掩码里只能有 True/False，这里出现了别的值。",
             ),
         )
-    return got.bool()
+    return fail(
+        spec.name,
+        tr(
+            f"a mask of 1/0 numbers ({got.dtype}): masked_fill refuses it, it takes a boolean "
+            "mask. Build it from a bool tensor (dtype=torch.bool), or convert with .bool().",
+            f"这是由 1/0 数字组成的掩码（{got.dtype}），masked_fill 不接受它，只接受布尔掩码。"
+            "请从布尔张量（dtype=torch.bool）构造，或者用 .bool() 转换。",
+        ),
+    )
 
 
 def _masked_diagonal(got: torch.Tensor) -> Text | None:
@@ -127,11 +135,12 @@ check_local_mask = mask_checker(
         ),
         diagnose=_masked_diagonal,
         otherwise=tr(
-            "True above the diagonal (torch.triu(..., diagonal=1)) OR two or more below it "
-            "(torch.tril(..., diagonal=-2)); combine them with |.",
-            "对角线以上为 True（torch.triu(..., diagonal=1)）"
-            "，或者对角线以下两格及更远为 True（torch.tril(..., diagonal=-2)）"
-            "，用 | 把两者合起来。",
+            "hide two regions: the future (above the diagonal) and the tokens two or more "
+            "steps back (below it). torch.triu and torch.tril keep a region given by their "
+            "diagonal= offset (negative counts below the diagonal); | joins two masks.",
+            "要隐藏两块区域：未来（对角线以上）和往前两步及更远的词元（对角线以下）。"
+            "torch.triu 和 torch.tril 用 diagonal= 偏移量指定保留的区域（负数表示对角线以下），"
+            "| 可以把两个掩码合起来。",
         ),
     ),
     """(5, 5) bool, True where a token must not look: the future and everything 2+ tokens back.""",
@@ -385,10 +394,12 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
     raise ContractError(
         on
         + tr(
-            " the weights differ from softmax(scores.masked_fill(future, -inf)). "
-            "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1).",
-            "上，注意力权重与 softmax(scores.masked_fill(future, -inf)) 不一致。"
-            "future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)。",
+            " the weights differ from the causal ones: fill the future scores (a boolean "
+            "mask above the diagonal, from torch.triu) with -inf using masked_fill, then the "
+            "softmax over the last dimension.",
+            "上，注意力权重与因果权重不一致。请用 masked_fill 把未来的分数"
+            "（由 torch.triu 得到的对角线以上的布尔掩码）填成 -inf，"
+            "再在最后一维上做 softmax。",
         )
     )
 

@@ -39,10 +39,12 @@ from ._build import (
     change_from,
     construct,
     dropout_only_in_training,
+    first_line,
     gradients_reach,
     head_forward,
     is_unwritten,
     load_by_names,
+    mask_buffer,
     mask_note,
     mistakes_hint,
     name_head_mistakes,
@@ -336,8 +338,33 @@ class CausalClass:
 # so that sqrt(d_out) != d_out.
 _HEAD_SIZES = ((3, 2, 6, 2, 6), (5, 4, 9, 3, 7), (4, 6, 5, 1, 5))
 
+
+def _read_size_error(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
+    """A size mismatch in forward: in the product with the keys (``.T`` on a batch moves the
+    batch dimension), else in the mask (not sliced to T)."""
+    text, said = str(error), first_line(str(error)).rstrip(".")
+    if "batch1" in text or "batch2" in text or "dimension 0" in text:
+        return tr(
+            f": forward raised RuntimeError: {said}. With a batch the keys are (b, T, d_out): "
+            ".T and transpose(0, 1) move the batch dimension. Swap the last two dimensions "
+            "only (transpose takes the two to swap).",
+            f"：forward 抛出了 RuntimeError：{said}。有了批次，键的形状是 (b, T, d_out)，"
+            ".T 和 transpose(0, 1) 都会挪动批次那一维。只交换最后两维即可"
+            "（transpose 的两个参数就是要交换的两维）。",
+        )
+    if "must match the size" in text or "size of tensor" in text.lower():
+        return tr(
+            f": forward raised RuntimeError: {said}. The mask is made for context_length "
+            "tokens: cut it to the input's T tokens before masking.",
+            f"：forward 抛出了 RuntimeError：{said}。掩码是按 context_length 个词元创建的，"
+            "做掩码之前要把它切成输入的 T 个词元。",
+        )
+    return None
+
+
 _HEAD_FORWARD = replace(
     MODULE_FORWARD,
+    runtime=_read_size_error,
     dtype=tr(
         ": forward returned {got_dtype} for a {dtype} input: keep the input's dtype.",
         "：输入是 {dtype}，forward 却返回了 {got_dtype}。输出要保持输入的 dtype。",
@@ -371,19 +398,39 @@ _PARAMETER_EXTRA = tr(
 )
 
 
+_PLAIN_LIST = tr(
+    "self.heads is a plain Python list: nn.Module does not look inside it, so the heads' "
+    "weights are not the module's parameters (the optimizer, .to() and .eval() miss them). "
+    "Keep the heads in an nn.ModuleList.",
+    "self.heads 是普通的 `list`：nn.Module 不会去看列表里面，所以各个头的权重不算模块的参数"
+    "（优化器、.to() 和 .eval() 都看不到它们）。请把各个头放进 nn.ModuleList。",
+)
+_ONE_HEAD_REPEATED = tr(
+    "self.heads holds the same head object several times, so all the heads share one set of "
+    "weights and compute the same thing. Call the head's constructor once per head.",
+    "self.heads 里是同一个头对象重复了几次，所以所有的头共用一套权重，算出的东西也一样。"
+    "请为每个头各调用一次构造函数。",
+)
+
+
 def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> None:
     """Copy the book's weights into ``module`` by their names, or say which name is wrong."""
+    heads = getattr(module, "heads", None)
+    if spec.heads and isinstance(heads, (list, tuple)) and heads:
+        raise ContractError(_PLAIN_LIST)
     if is_unwritten(module):
         raise ContractError(UNWRITTEN_CLASS, todo=True)
+    if spec.heads and isinstance(heads, nn.ModuleList) and len({id(h) for h in heads}) < len(heads):
+        raise ContractError(_ONE_HEAD_REPEATED)
     if spec.heads:
         built = {n.split(".")[1] for n, _ in module.named_parameters() if n.startswith("heads.")}
         if built and len(built) != spec.heads:
             raise ContractError(
                 tr(
                     f"built with num_heads={spec.heads}, the class holds {len(built)} heads: "
-                    "build num_heads heads, [CausalAttention(...) for _ in range(num_heads)].",
+                    "build one new head per head, num_heads in all.",
                     f"用 num_heads={spec.heads} 构建时，这个类里有 {len(built)} 个头。"
-                    "请构建 num_heads 个头：[CausalAttention(...) for _ in range(num_heads)]。",
+                    "每个头都要新建一个，一共 num_heads 个。",
                 )
             )
     in_heads = _IN_EACH_HEAD if spec.heads else tr("", "")
@@ -443,15 +490,14 @@ def _head_mistakes(
     if mistakes:
         return where + tr(": ", "：") + mistakes_hint(mistakes)
     return where + tr(
-        ": the output differs from the book's class with the same weights: queries, keys and "
-        "values from W_query, W_key, W_value; scores = queries @ keys.transpose(1, 2); the future "
-        "masked with -inf; softmax of scores / keys.shape[-1] ** 0.5 over dim=-1; dropout; "
-        "@ values.",
+        ": the output differs from the book's class with the same weights. The order: queries, "
+        "keys and values from W_query, W_key, W_value; the scores with the keys' last two "
+        "dimensions swapped; the future masked with -inf; softmax over the keys of the scores "
+        "scaled by the square root of the keys' width; dropout; the weighted sum of the values.",
         "：输出与权重相同的书中的类不一致。请按这个顺序计算：用 W_query、"
-        "W_key、W_value 算出查询、键和值，"
-        "scores = queries @ keys.transpose(1, 2)，"
-        "用 -inf 遮住未来，对 scores / keys.shape[-1] ** 0.5 在 dim=-1 上做 softmax，"
-        "做 dropout，最后 @ values。",
+        "W_key、W_value 算出查询、键和值，交换键的最后两维算出分数，"
+        "用 -inf 遮住未来，分数除以键宽度的平方根之后在键这一维上做 softmax，"
+        "做 dropout，最后对值做加权求和。",
     )
 
 
@@ -552,13 +598,20 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
         (out * torch.randn(out.shape)).sum().backward()
         gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
 
-    return (equal_to_reference, dropout_in_training_only, gradients_flow)
+    def mask_is_a_buffer(cls: type) -> None:
+        mask_buffer(_built(spec, cls, _HEAD_SIZES[1], 0.0)[0])
+
+    contracts = (equal_to_reference, dropout_in_training_only, gradients_flow)
+    return contracts + (() if spec.heads else (mask_is_a_buffer,))
 
 
 def head_class_passed(spec: CausalClass, passed: Text) -> Callable[[type], Text]:
-    """The PASS message, with a note when the class keeps no mask buffer."""
+    """The PASS message; a wrapper's (whose brief asks for no buffer) with a note when its heads
+    keep no mask buffer (lesson 04's class must: ``mask_buffer`` is one of its contracts)."""
 
     def message(cls: type) -> Text:
+        if not spec.heads:
+            return passed
         return passed + mask_note(lambda: cls(*spec.args(3, 2, 6, 0.0)), unbuilt=MASK_IN_INIT)
 
     return message

@@ -46,46 +46,42 @@ __all__ = [
 check_wrapper_width = number_checker(
     "check_wrapper_width",
     Number(
-        name=tr("wrapper output width", "包装器输出的宽度"),
-        what=tr(
-            "the size of the output's last dimension (an int)", "输出最后一维的大小（一个整数）"
-        ),
-        expected=6 * 96,
+        name=tr("d_out per head for a 768-wide wrapper", "输出宽 768 的包装器中每个头的 d_out"),
+        what=tr("each head's d_out (an int)", "每个头的 d_out（一个整数）"),
+        expected=768 // 12,
         right=tr(
-            "correct: 6 heads x 96 = 576, concatenated side by side.",
-            "正确：6 个头 × 96 = 576，并排拼接在一起。",
+            "correct: 12 heads x 64 = 768, side by side; in the wrapper d_out is per head.",
+            "正确：12 个头 × 64 = 768，并排拼接；在包装器里 d_out 是每个头的宽度。",
         ),
         wrong=(
             (
-                96,
+                768,
                 tr(
-                    "96 is ONE head's width. The wrapper concatenates all 6 heads.",
-                    "96 只是单个头的宽度。包装器会把全部 6 个头拼接起来。",
+                    "768 is the whole output: the wrapper puts the 12 heads side by side, each "
+                    "d_out wide.",
+                    "768 是整个输出的宽度。包装器把 12 个头并排拼接，每个头宽 d_out。",
                 ),
             ),
             (
-                96 // 6,
+                768 * 12,
                 tr(
-                    "in the wrapper d_out is per head, it is not split: nothing is divided.",
-                    "在包装器里 d_out 是每个头的宽度，不会被拆分，所以不需要做除法。",
+                    "that would be 12 heads of 768 each, 9,216 columns: the heads share the 768.",
+                    "那样就是 12 个各宽 768 的头，一共 9,216 列。这 768 列是 12 个头分的。",
                 ),
             ),
             (
-                512,
-                tr(
-                    "512 is d_in, the width of the input. What does each head output?",
-                    "512 是 d_in，即输入的宽度。每个头输出的宽度是多少？",
-                ),
+                12,
+                tr("12 is the number of heads; how wide is each?", "12 是头的个数。每个头有多宽？"),
             ),
         ),
         otherwise=tr(
-            "output width = num_heads * d_out in the wrapper.",
-            "在包装器里，输出宽度 = num_heads * d_out。",
+            "output width = num_heads * d_out in the wrapper; here the width is given.",
+            "在包装器里，输出宽度 = num_heads * d_out。这里给的是宽度。",
         ),
         whole=True,
         kind=not_a_whole_number,
     ),
-    """``MultiHeadAttentionWrapper(512, 96, 256, 0.1, num_heads=6)``: 6 * 96 = 576 columns.""",
+    """A wrapper with 12 heads whose output is 768 wide: each head's d_out is 768 // 12 = 64.""",
 )
 
 

@@ -43,7 +43,7 @@ from ._build import (
     first_line,
     is_view_error,
     load_by_names,
-    mask_note,
+    mask_buffer,
     name_mistake,
     no_gradient,
     on_x,
@@ -392,10 +392,8 @@ _PARAMETER_EXTRA = tr(
 )
 
 
-def _mask_note(cls: type) -> Text:
-    """Nothing when the class keeps its mask in a buffer; else the book's way, as a suggestion
-    (the contracts already built it; a class that fails here gets no note)."""
-    return mask_note(lambda: cls(3, 4, 6, 0.0, 2), unbuilt=tr("", ""))
+def _mask_is_a_buffer(cls: type) -> None:
+    mask_buffer(cls(3, 4, 6, 0.0, 2))
 
 
 def _load_reference(module: nn.Module, reference: nn.Module) -> None:
@@ -417,19 +415,27 @@ def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
     said = first_line(text)
     if is_view_error(error) or "use .reshape" in text.lower():
         return tr(
-            ": `view` raised on a non-contiguous tensor. After transpose(1, 2) the "
-            "context vectors are not contiguous in memory: merge the heads with "
-            f".contiguous().view(b, T, d_out) (or .reshape). Torch said: {said}",
-            "：对非连续存储的张量调用 `view` 出错了。transpose(1, 2) 之后，上下文向量"
-            "在内存中不再连续。请用 .contiguous().view(b, T, d_out)（或 .reshape）"
-            f"合并各个头。PyTorch 的报错：{said}",
+            ": `view` raised on a non-contiguous tensor. After the transpose the context "
+            "vectors are not contiguous in memory: make them contiguous before view, or use "
+            f"reshape, which copies when it must. Torch said: {said}",
+            "：对非连续存储的张量调用 `view` 出错了。转置之后，上下文向量在内存中不再连续。"
+            "请先让它变得连续再用 view，或者改用必要时会复制的 reshape。"
+            f"PyTorch 的报错：{said}",
+        )
+    if "dimension 1" in text or "dimension 0" in text or "batch" in text:
+        return tr(
+            f" with T={T} tokens: {said}. The heads do not line up in a product: queries and "
+            "keys are (b, num_heads, T, head_dim), and the keys' transpose swaps their last two "
+            "dimensions only, so the batch and head dimensions stay where they are.",
+            f"，输入有 T={T} 个词元：{said}。乘积里的头没有对齐：查询和键的形状是 "
+            "(b, num_heads, T, head_dim)，键的转置只交换最后两维，批次和头这两维要留在原处。",
         )
     if "must match the size" in text or "size of tensor" in text.lower():
         return tr(
-            f" with T={T} tokens: {said}. Is the mask sliced to the "
-            "input's length, self.mask.bool()[:T, :T]?",
-            f"，输入有 T={T} 个词元：{said}。掩码是否按输入长度切片了，"
-            "即 self.mask.bool()[:T, :T]？",
+            f" with T={T} tokens: {said}. The mask is made for context_length tokens: is it "
+            "cut to the input's T tokens before masking?",
+            f"，输入有 T={T} 个词元：{said}。掩码是按 context_length 个词元创建的，"
+            "做掩码之前把它切成输入的 T 个词元了吗？",
         )
     kind = type(error).__name__
     return tr(f": forward raised {kind}: {said}", f"：forward 抛出了 {kind}：{said}")
@@ -670,8 +676,14 @@ check_build_multihead = build_checker(
         ),
         instance_hint=pass_the_class("check_build_multihead(MyClass)"),
         not_class_hint=NOT_A_MODULE_CLASS,
-        contracts=(_equal_to_reference, _check_rows_and_bias, _check_gradients, _check_dropout),
-        passed=lambda cls: _PASSED + _book_numbers_note(cls) + _mask_note(cls),
+        contracts=(
+            _equal_to_reference,
+            _check_rows_and_bias,
+            _check_gradients,
+            _check_dropout,
+            _mask_is_a_buffer,
+        ),
+        passed=lambda cls: _PASSED + _book_numbers_note(cls),
     ),
     """Run the learner's ``MultiHeadAttention`` class through the book's contract.
 

@@ -36,12 +36,14 @@ from ._build import (
     book_forward,
     build_checker,
     call_forward,
+    calls_made,
     causal,
     drops_something,
     fill,
     gradients_reach,
     is_unwritten,
     is_view_error,
+    mask_buffer,
     name_mistake,
     rows_sum_to_one,
 )
@@ -412,21 +414,21 @@ def _view_hint(error: BaseException) -> Text:
     )
     if "transpose" in line and "contiguous" not in line:
         return said + tr(
-            " while merging the heads: after .transpose(1, 2) the tensor is not "
-            "contiguous; merge with .contiguous().view(b, T, d_out) (or .reshape).",
-            "，发生在合并各头时。`.transpose(1, 2)` 之后张量不是连续存储的，"
-            "请用 `.contiguous().view(b, T, d_out)`（或 `.reshape`）"
-            "来合并。",
+            " while merging the heads: after a transpose the tensor is not contiguous in "
+            "memory; make it contiguous before view, or use reshape.",
+            "，发生在合并各头时。转置之后张量在内存中不是连续存储的，"
+            "请先让它连续再 view，或者改用 reshape。",
         )
     return said + tr(
-        ". Either the heads were merged without .contiguous() (after .transpose(1, 2) "
-        "use .contiguous().view(b, T, d_out)), or Q, K, V were viewed straight to "
-        "(b, h, T, head_dim): view to (b, T, h, head_dim), then .transpose(1, 2).",
-        "。要么是合并各头时没有 `.contiguous()`"
-        "（`.transpose(1, 2)` 之后要用 `.contiguous().view(b, T, d_out)`）"
-        "，要么是 Q、K、V 被直接 view 成了 (b, h, T, head_dim)。"
-        "应先 view 成 (b, T, h, head_dim)，"
-        "再 `.transpose(1, 2)`。",
+        ". Either the heads were merged without making the tensor contiguous after the "
+        "transpose (view needs contiguous memory; reshape copies when it must), or Q, K, V "
+        "were viewed straight to (b, h, T, head_dim): the heads are split off the last "
+        "dimension first, (b, T, h, head_dim), and moved before the tokens afterwards.",
+        "。要么是合并各头时，转置之后没有先让张量连续"
+        "（view 需要连续的内存，reshape 在必要时会复制），"
+        "要么是 Q、K、V 被直接 view 成了 (b, h, T, head_dim)。"
+        "应先从最后一维拆出各头，得到 (b, T, h, head_dim)，"
+        "再把头这一维移到词元之前。",
     )
 
 
@@ -587,6 +589,34 @@ def _rows_sum_to_one(cls: type) -> None:
     )
 
 
+_DROPOUT_IN_EVAL = tr(
+    "with dropout=0.5 in eval() mode the output changes: dropout must be off in eval mode. "
+    "nn.Dropout follows .train() and .eval() by itself; F.dropout does not look at them.",
+    "dropout=0.5 时，在 eval() 模式下输出变了。评估模式下 dropout 必须关闭。"
+    "nn.Dropout 会自己跟随 .train() 和 .eval()，F.dropout 却不看它们。",
+)
+_SDPA_IN_EVAL = tr(
+    "with dropout=0.5 in eval() mode the output changes: F.scaled_dot_product_attention drops "
+    "weights whenever dropout_p > 0, it does not look at .training. Pass the dropout rate in "
+    "training mode only (self.training tells which).",
+    "dropout=0.5 时，在 eval() 模式下输出变了。只要 dropout_p > 0，"
+    "F.scaled_dot_product_attention 就会丢弃权重，它不看 .training。"
+    "请只在训练模式下传入 dropout 比例（self.training 会告诉你是哪种模式）。",
+)
+_NO_DROPOUT = tr(
+    "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
+    "attention weights before multiplying with V.",
+    "dropout=0.5 时，在 train() 模式下什么也没有被丢弃。"
+    "请在与 V 相乘之前，对注意力权重使用 `self.dropout`。",
+)
+_SDPA_NO_DROPOUT = tr(
+    "with dropout=0.5 in train() mode nothing is dropped: F.scaled_dot_product_attention drops "
+    "weights only through its dropout_p argument; in training mode pass the dropout rate.",
+    "dropout=0.5 时，在 train() 模式下什么也没有被丢弃。F.scaled_dot_product_attention "
+    "只通过 dropout_p 参数丢弃权重，训练模式下要把 dropout 比例传给它。",
+)
+
+
 def _dropout(cls: type) -> None:
     """Dropout: off in eval mode, on in train mode, on the weights, rescaled by 1 / (1 - p)."""
     d_in, d_out, context_length, num_heads, b, num_tokens = _BUILD_SIZES[1]
@@ -599,33 +629,12 @@ def _dropout(cls: type) -> None:
         dropping.out_proj.load_state_dict(reference.out_proj.state_dict())
         dropping.eval()
         out = _run(dropping, x)
-        agrees(
-            out,
-            reference(x),
-            tr(
-                "with dropout=0.5 in eval() mode the output changes: dropout must be off in "
-                "eval mode. Use self.dropout = nn.Dropout(dropout) and call "
-                "self.dropout(weights), not F.dropout(..., training=True).",
-                "dropout=0.5 时，在 eval() 模式下输出变了。"
-                "评估模式下 dropout 必须关闭。"
-                "请用 `self.dropout = nn.Dropout(dropout)` 并调用 `self.dropout(weights)`，"
-                "不要用 `F.dropout(..., training=True)`。",
-            ),
-        )
+        sdpa = "scaled_dot_product_attention" in calls_made(dropping, (x,))
+        agrees(out, reference(x), _SDPA_IN_EVAL if sdpa else _DROPOUT_IN_EVAL)
         dropping.train()
         torch.manual_seed(3)
         out_train = _run(dropping, x)
-    drops_something(
-        out_train,
-        out,
-        tr(
-            "with dropout=0.5 in train() mode nothing is dropped: apply self.dropout to the "
-            "attention weights before multiplying with V.",
-            "dropout=0.5 时，在 train() 模式下什么也没有被丢弃。"
-            "请在与 V 相乘之前，对注意力权重使用 `self.dropout`。",
-        ),
-        rtol=0,
-    )
+    drops_something(out_train, out, _SDPA_NO_DROPOUT if sdpa else _NO_DROPOUT, rtol=0)
     # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
     # one head then gets the same (dropped, rescaled) row sum; dropout on the output does not.
     ones = _built(cls, _BUILD_SIZES[1], 0.5, True, _build_error("qkv_bias=True")).train()
@@ -730,6 +739,11 @@ def _gradients(cls: type) -> None:
     )
 
 
+def _mask_is_a_buffer(cls: type) -> None:
+    """The brief's rule: "a causal mask buffer" (named mask, as in lessons 04 and 06)."""
+    mask_buffer(_built(cls, _BUILD_SIZES[0], 0.0, False, _build_error("dropout=0.0")))
+
+
 check_build_fused_multihead = build_checker(
     "check_build_fused_multihead",
     BuildSpec(
@@ -743,7 +757,7 @@ check_build_fused_multihead = build_checker(
             "expected a class derived from nn.Module, got {kind}.",
             "需要一个继承自 nn.Module 的类，收到的是 {kind}。",
         ),
-        contracts=(_equal_at_sizes, _rows_sum_to_one, _dropout, _gradients),
+        contracts=(_equal_at_sizes, _rows_sum_to_one, _dropout, _gradients, _mask_is_a_buffer),
         passed=tr(
             "correct: same outputs as mh.FusedQKVMultiHeadAttention at 3 sizes, causal, rows sum "
             "to 1, dropout only in train mode, gradients reach qkv and out_proj.",

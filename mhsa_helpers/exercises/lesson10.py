@@ -34,6 +34,7 @@ from ._build import (
     call_forward,
     first_line,
     name_mistake,
+    never_calls,
 )
 from ._kinds import Mask, Number, mask_checker, number_checker
 from ._parse import A_PARAMETER_COUNT, expected_kind
@@ -518,18 +519,7 @@ def _cat_reading(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
 
 
 _KV_TEXTS = ForwardTexts(
-    raised=tr(
-        "append_and_attend raised {kind}: {said}",
-        "append_and_attend 抛出了 {kind}：{said}",
-    ),
-    not_tensor=tr(
-        "append_and_attend returned {kind}; return the attention output, a tensor (b, h, n, d).",
-        "append_and_attend 返回的是 {kind}。请返回注意力的输出，一个 (b, h, n, d) 张量。",
-    ),
-    subclass=tr(
-        "append_and_attend returned a {kind}; return a plain torch.Tensor.",
-        "append_and_attend 返回的是 {kind}。请返回普通的 torch.Tensor。",
-    ),
+    call=tr("append_and_attend", "函数 append_and_attend"),
     tuple_=tr(
         "append_and_attend returned a tuple; return only the output (b, h, n, d).",
         "append_and_attend 返回了一个元组。只返回输出 (b, h, n, d) 即可。",
@@ -844,17 +834,9 @@ _REPEAT_NAME = tr(
 _REPEAT_SIZES = ((2, 3, 5, 4, 2), (1, 2, 3, 6, 4), (2, 4, 2, 3, 1))
 
 _REPEAT_TEXTS = ForwardTexts(
-    raised=tr(
-        "repeat_kv(x, n_rep={n_rep}) with x {shape} raised {kind}: {said}",
-        "repeat_kv(x, n_rep={n_rep})（x 的形状是 {shape}）抛出了 {kind}：{said}",
-    ),
-    not_tensor=tr(
-        "repeat_kv returned {kind}; return the repeated tensor.",
-        "repeat_kv 返回的是 {kind}。请返回重复之后的张量。",
-    ),
-    subclass=tr(
-        "repeat_kv returned a {kind}; return a plain torch.Tensor.",
-        "repeat_kv 返回的是 {kind}。请返回普通的 torch.Tensor。",
+    call=tr(
+        "repeat_kv(x, n_rep={n_rep}) with x {shape}",
+        "repeat_kv(x, n_rep={n_rep})（x 的形状是 {shape}）",
     ),
     input_changed=tr(
         "repeat_kv changed its input x in place; return a new tensor (a view is fine).",
@@ -939,6 +921,22 @@ def _repeats_heads(fn: object) -> None:
         )
 
 
+def _without_repeat_interleave(fn: object) -> None:
+    """The brief's rule: "this time without repeat_interleave" (expand and reshape instead)."""
+    x = torch.randn(2, 2, 3, 4)  # (b, g, T, d)
+    never_calls(
+        fn,  # type: ignore[arg-type]
+        (x, 3),
+        {"repeat_interleave"},
+        tr(
+            "the heads are right, but the exercise asks for them without repeat_interleave: "
+            "add a new axis, expand it (a view, no copy), then reshape.",
+            "头是对的，但题目要求不用 repeat_interleave：先加一个新轴，用 expand 扩展它"
+            "（这是视图，不复制数据），再 reshape。",
+        ),
+    )
+
+
 check_repeat_kv = build_checker(
     "check_repeat_kv",
     BuildSpec(
@@ -946,7 +944,7 @@ check_repeat_kv = build_checker(
         answer="function",
         function_name="repeat_kv",
         reject_classes=True,
-        contracts=(_repeats_heads,),
+        contracts=(_repeats_heads, _without_repeat_interleave),
         passed=tr(
             "correct: at three sizes (n_rep = 1 too) each K/V head serves n_rep consecutive "
             "query heads, as in mh.GroupedQueryAttention.",

@@ -198,16 +198,7 @@ def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
 
 
 _FORWARD = ForwardTexts(
-    raised=tr("your function raised {kind}: {error}.", "你的函数抛出了 {kind}：{error}。"),
     not_written=UNWRITTEN_FUNCTION,
-    not_tensor=tr(
-        "your function returned {kind}, not a tensor of weights.",
-        "你的函数返回的是 {kind}，不是权重张量。",
-    ),
-    subclass=tr(
-        "your function returned a {kind}; return a plain torch.Tensor.",
-        "你的函数返回的是 {kind}，请返回普通的 torch.Tensor。",
-    ),
     shape=tr("it returned shape {got}, expected {want}.", "它返回的形状是 {got}，应为 {want}。"),
 )
 

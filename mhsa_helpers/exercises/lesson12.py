@@ -13,25 +13,54 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
+
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from ..i18n import Text, tr
 from ..lm.analysis import head_focus
 from ..lm.baselines import CountTable
 from ..lm.generation import next_token_probs
-from ..lm.model import CharTransformer
+from ..lm.model import CharTransformer, TransformerBlock
 from ..lm.text import PUNCTUATION
 from ..lm.training import CharLMRun, TextData
+from ._build import (
+    INPUT_CHANGED,
+    NOT_A_MODULE_CLASS,
+    UNWRITTEN_CLASS,
+    UNWRITTEN_FUNCTION,
+    BuildSpec,
+    ContractError,
+    ForwardTexts,
+    build_checker,
+    call_forward,
+    causal,
+    change_from,
+    construct,
+    fill,
+    first_line,
+    gradients_reach,
+    is_unwritten,
+    load_by_names,
+    no_gradient,
+    on_x,
+    pass_the_class,
+)
 from ._kinds import Number, number_checker, tensor_answer
 from ._parse import A_PER_HEAD_TENSOR
 from ._result import CheckResult, exercise, fail, missing, ok
 
 __all__ = [
+    "check_block",
     "check_cache_numbers",
+    "check_get_batch",
     "check_own_text",
     "check_punctuation_share",
     "check_top_k_probs",
+    "check_train_step",
 ]
 
 _LAYERS, _HEADS, _HEAD_DIM, _TOKENS = 3, 4, 32, 100
@@ -357,3 +386,383 @@ def check_own_text(answer: object, data: object) -> CheckResult:
             f"验证损失 {val:.2f}，低于一元计数表的 {unigram:.2f}。",
         ),
     )
+
+
+# -- build it: the pre-norm block ----------------------------------------------------------------
+
+_BLOCK = tr("build it: the pre-norm Transformer block", "动手实现：前置归一化的 Transformer 块")
+#: (d_model, context_length, num_heads, b, T): T < context_length, two head counts.
+_BLOCK_SIZES = ((8, 6, 2, 2, 5), (12, 9, 3, 1, 7))
+_BLOCK_CALL = ForwardTexts(
+    call=tr(": forward", "：forward 方法"),
+    input_changed=tr(": ", "：") + INPUT_CHANGED,
+    shape=tr(": output shape {got}, expected {want}.", "：输出形状是 {got}，应为 {want}。"),
+)
+
+
+def _block_variants(block: TransformerBlock, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The book's block and its typical slips, from the reference's own layers (eval mode)."""
+    ln_1, attn, ln_2, ff = block.ln_1, block.attn, block.ln_2, block.ff
+    assert ff is not None
+    h = x + attn(ln_1(x))  # (b, T, d)
+    post = ln_1(x + attn(x))  # (b, T, d)
+    normed = ln_1(x)
+    return {
+        "right": h + ff(ln_2(h)),
+        "post_norm": ln_2(post + ff(post)),
+        "no_residual": ff(ln_2(attn(ln_1(x)))),
+        "residual_of_normed": normed + attn(normed) + ff(ln_2(normed + attn(normed))),
+        "one_norm": h + ff(ln_1(h)),
+        "no_ff_residual": ff(ln_2(h)),
+    }
+
+
+_BLOCK_MISTAKES = {
+    "post_norm": tr(
+        "that is the post-norm block (the 2017 paper's): the layer norm comes after the sum. "
+        "Here the norm comes first, inside each branch, and the residual adds the branch's "
+        "output to the untouched x.",
+        "这是后置归一化的块（2017 年论文的做法）：层归一化放在相加之后。"
+        "这里要先归一化，放在每个分支里面，残差再把分支的输出加到原封不动的 x 上。",
+    ),
+    "no_residual": tr(
+        "the output is the branches alone: each branch's output is added to its input (the "
+        "residual connection), for attention and for the feed-forward network.",
+        "输出只有分支本身。每个分支的输出都要加回它的输入（残差连接），注意力和前馈网络都是。",
+    ),
+    "residual_of_normed": tr(
+        "the residual adds to the normalised x: the norm is only the branch's input; the sum "
+        "starts from x itself.",
+        "残差加到了归一化之后的 x 上。归一化只是分支的输入，相加时要从 x 本身出发。",
+    ),
+    "one_norm": tr(
+        "the feed-forward branch reads ln_1: each branch has its own layer norm, ln_2 for "
+        "the feed-forward network.",
+        "前馈分支用的是 ln_1。每个分支有自己的层归一化，前馈网络用 ln_2。",
+    ),
+    "no_ff_residual": tr(
+        "the feed-forward branch is not added back: the second residual connection is missing.",
+        "前馈分支没有加回去，少了第二个残差连接。",
+    ),
+}
+
+
+def _built_block(cls: type, sizes: tuple[int, ...]) -> tuple[nn.Module, TransformerBlock]:
+    d_model, context_length, num_heads = sizes[:3]
+    reference = TransformerBlock(d_model, context_length, num_heads, 0.0)
+    with torch.no_grad():  # two norms that differ, so that using one for both shows
+        for name, param in reference.named_parameters():
+            if name.startswith(("ln_1.", "ln_2.")):
+                param.normal_(1.0 if name.endswith("weight") else 0.0, 0.3)
+    module = construct(cls, (d_model, context_length, num_heads, 0.0), {})
+    if is_unwritten(module):
+        raise ContractError(UNWRITTEN_CLASS, todo=True)
+    load_by_names(module, reference, missing=_BLOCK_MISSING, extra=_BLOCK_EXTRA)
+    return module.eval(), reference.eval()
+
+
+_BLOCK_MISSING = tr(
+    "no parameter named {names}: use the names ln_1, attn (mh.MultiHeadAttention), ln_2 and "
+    "ff (mh.lm.FeedForward with a hidden width of 4 * d_model).",
+    "没有名为 {names} 的参数。请用这些名字：ln_1、attn（mh.MultiHeadAttention）、ln_2 和 "
+    "ff（mh.lm.FeedForward，隐藏层宽度 4 * d_model）。",
+)
+_BLOCK_EXTRA = tr(
+    "unexpected parameters {names}: the block holds only ln_1, attn, ln_2 and ff.",
+    "多出了参数 {names}。这个块只有 ln_1、attn、ln_2 和 ff。",
+)
+
+
+def _block_equal(cls: type) -> None:
+    for index, sizes in enumerate(_BLOCK_SIZES):
+        torch.manual_seed(1200 + index)
+        module, reference = _built_block(cls, sizes)
+        d_model, _, _, b, T = sizes
+        x = torch.randn(b, T, d_model)  # (b, T, d_model)
+        where = on_x(f"cls{(*sizes[:3], 0.0)}", (b, T, d_model))
+        with torch.no_grad():
+            out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=(b, T, d_model))
+            variants = _block_variants(reference, x)
+        if torch.allclose(out, variants["right"], atol=1e-5):
+            later = change_from(x, T // 2)
+            with torch.no_grad():
+                changed = call_forward(module, (later,), _BLOCK_CALL, where=where)
+            causal(
+                changed,
+                out,
+                T // 2,
+                where + tr(": the future leaks in.", "：未来的信息泄露进来了。"),
+            )
+            continue
+        named = [
+            k for k, v in variants.items() if k != "right" and torch.allclose(out, v, atol=1e-5)
+        ]
+        raise ContractError(
+            where
+            + tr(": ", "：")
+            + (
+                _BLOCK_MISTAKES[named[0]]
+                if named
+                else tr(
+                    "the output differs from the pre-norm block with the same weights: "
+                    "x plus attention of the normalised x, then that plus the feed-forward "
+                    "network of its own normalised copy.",
+                    "输出与权重相同的前置归一化块不一致：x 加上对归一化后的 x 做的注意力，"
+                    "再加上对它自己归一化之后做的前馈网络。",
+                )
+            )
+        )
+
+
+def _block_gradients(cls: type) -> None:
+    torch.manual_seed(1210)
+    module, _ = _built_block(cls, _BLOCK_SIZES[0])
+    d_model, _, _, b, T = _BLOCK_SIZES[0]
+    out = call_forward(module.train(), (torch.randn(b, T, d_model),), _BLOCK_CALL)
+    (out * torch.randn(out.shape)).sum().backward()
+    gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
+
+
+check_block = build_checker(
+    "check_block",
+    BuildSpec(
+        name=_BLOCK,
+        missing_what=tr(
+            "your class (the class itself, e.g. MyBlock)", "你的类（类本身，例如 MyBlock）"
+        ),
+        instance_hint=pass_the_class("check_block(MyBlock)"),
+        not_class_hint=NOT_A_MODULE_CLASS,
+        contracts=(_block_equal, _block_gradients),
+        passed=tr(
+            "correct: equal to mh.lm.TransformerBlock with the same weights at two sizes, "
+            "causal, and every weight gets a gradient.",
+            "正确：两种尺寸下都与权重相同的 mh.lm.TransformerBlock 一致，满足因果性，"
+            "每个权重都能得到梯度。",
+        ),
+    ),
+    """Contract tests for the learner's pre-norm block ``cls(d_model, context_length, num_heads,
+    dropout)`` holding ``ln_1``, ``attn``, ``ln_2``, ``ff`` (the names of
+    ``mh.lm.TransformerBlock``): x + attn(ln_1(x)), then + ff(ln_2(.)); the post-norm block and
+    the other usual slips are named.""",
+)
+
+
+# -- build it: the training step (a batch, the loss, one AdamW step) -----------------------------
+
+_GET_BATCH = tr("build it: get_batch", "动手实现：get_batch")
+_IDS = torch.arange(100, 160)  # (60,): every window shows where it starts
+
+
+def _batch_contract(fn: Callable[..., object]) -> None:
+    for b, T in ((4, 8), (3, 59)):  # T = 59: a single start fits (0)
+        seen: list[object] = []
+
+        def first(*args: object, seen: list[object] = seen) -> object:
+            seen.append(fn(*args))
+            pair = seen[-1]
+            return pair[0] if isinstance(pair, tuple) and len(pair) == 2 else pair
+
+        got = call_forward(first, (_IDS, b, T), _BATCH_CALL, want_shape=(b, T), b=b, T=T)
+        targets = seen[-1][1]  # type: ignore[index]
+        if not isinstance(targets, torch.Tensor) or tuple(targets.shape) != (b, T):
+            shape = tuple(targets.shape) if isinstance(targets, torch.Tensor) else None
+            raise ContractError(fill(_BATCH_CALL.shape, got=shape, want=(b, T)))  # type: ignore[arg-type]
+        windows = got[:, :1] + torch.arange(T)  # (b, T): the windows that start where got does
+        if not torch.equal(got, windows) or not (got.min() >= 100 and got.max() < 159):
+            raise ContractError(_NOT_WINDOWS)
+        if torch.equal(targets, got):
+            raise ContractError(_TARGETS_SAME)
+        if not torch.equal(targets, windows + 1):
+            raise ContractError(_TARGETS_SHIFT)
+    starts = set()
+    for _ in range(3):
+        pair = fn(_IDS, 8, 8)
+        starts.add(tuple(pair[0][:, 0].tolist()))  # type: ignore[index]
+    if len(starts) == 1:
+        raise ContractError(_NOT_RANDOM)
+
+
+_BATCH_CALL = ForwardTexts(
+    call=tr("get_batch(ids, {b}, {T})", "调用 get_batch(ids, {b}, {T}) 时"),
+    raised=tr(
+        "get_batch(ids, {b}, {T}) raised {kind}: {said}. A window and its target take T + 1 "
+        "characters: the last start that fits is len(ids) - T - 1.",
+        "get_batch(ids, {b}, {T}) 抛出了 {kind}：{said}。一个窗口连同它的目标要占 T + 1 个字符，"
+        "最后一个放得下的起点是 len(ids) - T - 1。",
+    ),
+    not_tensor=tr(
+        "get_batch must return two tensors (inputs, targets); the first is {kind}.",
+        "get_batch 要返回两个张量 (inputs, targets)，第一个却是 {kind}。",
+    ),
+    not_written=UNWRITTEN_FUNCTION,
+    shape=tr(
+        "get_batch(ids, b, T) returned shape {got}; inputs and targets are (b, T) = {want}.",
+        "get_batch(ids, b, T) 返回的形状是 {got}，inputs 和 targets 都应为 (b, T) = {want}。",
+    ),
+)
+_NOT_WINDOWS = tr(
+    "each row of inputs must be T consecutive characters of ids, a window starting anywhere it "
+    "fits (the last start is len(ids) - T - 1, so that its target fits too).",
+    "inputs 的每一行都应是 ids 中连续的 T 个字符，即从任意放得下的位置开始的窗口"
+    "（最后一个起点是 len(ids) - T - 1，这样它的目标也放得下）。",
+)
+_TARGETS_SAME = tr(
+    "targets equal inputs: the model would learn to copy. Each target is the NEXT character, "
+    "the window shifted by one.",
+    "targets 与 inputs 相同，模型只会学着抄写。每个目标是下一个字符，即窗口右移一位。",
+)
+_TARGETS_SHIFT = tr(
+    "targets must be the same window shifted by one character to the right: the character "
+    "that follows each input.",
+    "targets 应是同一个窗口右移一个字符，即每个输入后面的那个字符。",
+)
+_NOT_RANDOM = tr(
+    "three calls gave the same windows: draw the starts at random (torch.randint) at every "
+    "call, so that training sees the whole text.",
+    "调用三次得到的窗口都一样。每次调用都要随机抽取起点（torch.randint），这样训练才能看到整段文本。",
+)
+
+check_get_batch = build_checker(
+    "check_get_batch",
+    BuildSpec(
+        name=_GET_BATCH,
+        answer="function",
+        function_name="get_batch",
+        reject_classes=True,
+        contracts=(_batch_contract,),
+        passed=tr(
+            "correct: random windows of T characters, anywhere they fit, and targets shifted "
+            "by one.",
+            "正确：从任意放得下的位置随机取 T 个字符的窗口，targets 右移一位。",
+        ),
+        seed=12,
+    ),
+    """``get_batch(ids, batch_size, T)`` -> (inputs, targets), each (batch_size, T): random windows
+    of ``ids`` and the same windows shifted by one; the last start ``len(ids) - T - 1`` allowed.""",
+)
+
+
+_STEP = tr("build it: one training step", "动手实现：一步训练")
+
+
+def _step_model() -> CharTransformer:
+    return CharTransformer(vocab_size=11, d_model=8, num_heads=2, num_layers=1, context_length=6)
+
+
+def _book_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targets, clip: bool):
+    logits = model(inputs)  # (b, T, vocab)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return loss.item()
+
+
+def _adamw(model: nn.Module) -> torch.optim.AdamW:
+    return torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+
+
+def _step_contract(fn: Callable[..., object]) -> None:
+    torch.manual_seed(1220)
+    model = _step_model().train()
+    g = torch.Generator().manual_seed(1221)
+    batches = [
+        (torch.randint(0, 11, (3, 6), generator=g), torch.randint(0, 11, (3, 6), generator=g))
+        for _ in range(2)
+    ]
+    theirs = copy.deepcopy(model)
+    optimizer = _adamw(theirs)
+    losses = []
+    for inputs, targets in batches:
+        try:
+            loss = fn(theirs, optimizer, inputs, targets)
+        except NotImplementedError:
+            raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
+        except Exception as error:  # the learner's function may raise anything
+            kind, said = type(error).__name__, first_line(str(error)).rstrip(".")
+            flat = "target size" in said or "batch_size" in said
+            raise ContractError(
+                fill(_STEP_RAISED, kind=kind, said=said) + (_STEP_FLATTEN if flat else tr("", ""))
+            ) from None
+        losses.append(loss)
+    references = []
+    for clip in (False, True):
+        ours = copy.deepcopy(model)
+        opt = _adamw(ours)
+        want = [_book_step(ours, opt, i, t, clip) for i, t in batches]
+        references.append((ours, want))
+    same = [
+        all(
+            torch.allclose(p, q, atol=1e-6)
+            for p, q in zip(theirs.parameters(), ours.parameters(), strict=True)
+        )
+        for ours, _ in references
+    ]
+    if not any(same):
+        untouched = all(
+            torch.equal(p, q) for p, q in zip(theirs.parameters(), model.parameters(), strict=True)
+        )
+        raise ContractError(_STEP_UNCHANGED if untouched else _STEP_DIFFERS)
+    want = references[same.index(True)][1]
+    got = [_as_number(x) for x in losses]
+    if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, want, strict=True)):
+        raise ContractError(fill(_STEP_LOSS, want=round(want[0], 4)))
+
+
+def _as_number(loss: object) -> float | None:
+    if isinstance(loss, torch.Tensor):
+        return float(loss.detach()) if loss.numel() == 1 else None
+    return float(loss) if isinstance(loss, (int, float)) else None
+
+
+_STEP_RAISED = tr(
+    "train_step(model, optimizer, inputs, targets) raised {kind}: {said}.",
+    "train_step(model, optimizer, inputs, targets) 抛出了 {kind}：{said}。",
+)
+_STEP_FLATTEN = tr(
+    " The logits are (b, T, vocab) and the targets (b, T): cross_entropy wants one row per "
+    "position, (b * T, vocab) against (b * T,).",
+    "logits 的形状是 (b, T, vocab)，targets 是 (b, T)：cross_entropy 要的是每个位置一行，"
+    "(b * T, vocab) 对 (b * T,)。",
+)
+_STEP_UNCHANGED = tr(
+    "the parameters did not change: after the loss, backward() computes the gradients and "
+    "optimizer.step() applies them (in that order).",
+    "参数没有变。算出损失之后，backward() 计算梯度，optimizer.step() 再用上它们（顺序不能反）。",
+)
+_STEP_DIFFERS = tr(
+    "after two steps the parameters differ from two AdamW steps on the cross-entropy loss: is "
+    "optimizer.zero_grad() called at every step? (Without it the gradients add up.) Is the "
+    "loss the mean cross-entropy over every position?",
+    "两步之后，参数与在交叉熵损失上做两步 AdamW 的结果不同。"
+    "每一步都调用 optimizer.zero_grad() 了吗？"
+    "（不清零，梯度会累加。）损失是所有位置上交叉熵的平均吗？",
+)
+_STEP_LOSS = tr(
+    "the step is right, but return the loss as a number (loss.item()): it should be {want} "
+    "for the first batch, measured before the step.",
+    "这一步做对了，但要把损失作为一个数返回（loss.item()）。第一批的损失应是 {want}，"
+    "是在更新之前算的。",
+)
+
+check_train_step = build_checker(
+    "check_train_step",
+    BuildSpec(
+        name=_STEP,
+        answer="function",
+        function_name="train_step",
+        reject_classes=True,
+        contracts=(_step_contract,),
+        passed=tr(
+            "correct: the cross-entropy of every position, gradients cleared, backward, one "
+            "AdamW step; the loss comes back as a number.",
+            "正确：对每个位置求交叉熵，清零梯度，反向传播，做一步 AdamW，损失作为一个数返回。",
+        ),
+        seed=12,
+    ),
+    """``train_step(model, optimizer, inputs, targets)`` -> the loss (a float) of one step: the
+    mean cross-entropy over every position, ``zero_grad``, ``backward``, (an optional clip to
+    norm 1), ``optimizer.step()``. Compared after two AdamW steps with the book's step.""",
+)

@@ -60,6 +60,7 @@ class CharLMConfig:
     """Model sizes and training settings of one run; checked when created.
 
     The defaults are the shipped demo model's (tools/train_char_lm.py, ``make train-demo``).
+    ``warmup_steps`` left out is a tenth of ``steps`` (stored as that number).
     """
 
     d_model: int = 128
@@ -71,7 +72,7 @@ class CharLMConfig:
     steps: int = 400
     lr: float = 2e-3
     min_lr: float = 2e-4
-    warmup_steps: int = 40
+    warmup_steps: int | None = None  # None: steps // 10 (40 for the 400 default steps)
     weight_decay: float = 0.1
     eval_every: int = 50
     seed: int = 0
@@ -106,11 +107,12 @@ class CharLMConfig:
             object.__setattr__(self, name, value)
         if self.min_lr > self.lr:
             raise ValueError(f"min_lr must be <= lr, got min_lr={self.min_lr}, lr={self.lr}")
-        object.__setattr__(self, "warmup_steps", as_int("warmup_steps", self.warmup_steps))
-        if not 0 <= self.warmup_steps < self.steps:
-            raise ValueError(
-                f"warmup_steps must be in [0, steps={self.steps}), got {self.warmup_steps}"
-            )
+        # Derived from the steps unless given, so that CharLMConfig(steps=10) works as it is.
+        warmup = self.steps // 10 if self.warmup_steps is None else self.warmup_steps
+        warmup = as_int("warmup_steps", warmup)
+        if not 0 <= warmup < self.steps:
+            raise ValueError(f"warmup_steps must be in [0, steps={self.steps}), got {warmup}")
+        object.__setattr__(self, "warmup_steps", warmup)
         object.__setattr__(self, "seed", check_seed("seed", self.seed))
         for name in ("feed_forward", "residual", "layer_norm", "poem_windows"):
             check_flag(name, getattr(self, name))
@@ -275,10 +277,11 @@ def learning_rate(step: int, config: CharLMConfig) -> float:
     step = as_int("step", step)
     if step < 0:
         raise ValueError(f"step must be >= 0 (steps count from 0), got step={step}")
-    if step < config.warmup_steps:
-        return config.lr * (step + 1) / config.warmup_steps
-    span = max(1, config.steps - 1 - config.warmup_steps)
-    progress = min(1.0, (step - config.warmup_steps) / span)  # past the schedule: min_lr
+    warmup = int(config.warmup_steps or 0)  # an int once the config exists (__post_init__)
+    if step < warmup:
+        return config.lr * (step + 1) / warmup
+    span = max(1, config.steps - 1 - warmup)
+    progress = min(1.0, (step - warmup) / span)  # past the schedule: min_lr
     return config.min_lr + 0.5 * (config.lr - config.min_lr) * (1 + math.cos(math.pi * progress))
 
 

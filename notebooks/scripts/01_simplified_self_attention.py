@@ -28,7 +28,7 @@
 #    are not enough (the reason for lesson 02's queries and keys).
 #
 # **Prerequisites:** lesson 00 (`00_start_here`); Python, and what a matrix product is.
-# **Time:** about 95 minutes (reading, running 28 code cells, 1 prediction, 2 exercises, 1
+# **Time:** about 95 minutes (reading, running 29 code cells, 1 prediction, 2 exercises, 1
 # build-it; the rule is in lesson 00).
 #
 # **Shape contract:** inputs `(T, d_in) = (6, 3)` → scores and weights `(T, T) = (6, 6)` →
@@ -360,6 +360,23 @@ print(
 )
 
 # %% [markdown]
+# ### Two tools for the exercises
+#
+# The exercises below use two tools this lesson has not needed yet, shown here on a small
+# tensor: `torch.cat` joins tensors along an existing dimension (rows, with the default
+# `dim=0`), and `keepdim=True` keeps the dimension a reduction such as `max`, `sum` or `mean`
+# removes, so that the result still lines up with the rows it came from (one value per row,
+# shape (rows, 1)) and broadcasts against them.
+
+# %%
+a = torch.tensor([[1.0, 2.0], [3.0, 5.0]])  # (2, 2)
+row = torch.tensor([[7.0, 8.0]])  # (1, 2)
+print(torch.cat([a, row]))  # (3, 2): the rows of a, then row
+print(a.mean(dim=-1))  # (2,): one mean per row, the row dimension is gone
+print(a.mean(dim=-1, keepdim=True))  # (2, 1): kept
+print(a - a.mean(dim=-1, keepdim=True))  # (2, 2): each row minus its own mean
+
+# %% [markdown]
 # ## Summary
 #
 # * An **attention score** is a dot product of a query with a key: `inputs @ inputs.T` gives all
@@ -402,7 +419,7 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_softmax_rows(answer)
 
 # %% [markdown]
-# **Exercise 3 (attention received).** Each row of `attn_weights` is what one token *gives* out,
+# **Exercise 3 (warm-up: attention received).** Each row of `attn_weights` is what one token *gives* out,
 # and sums to 1. How much attention does each token *receive* in total, from all six queries?
 # Compute it as a tensor of shape (6,). Which token receives the most, and does the heatmap of
 # section 6 agree?

@@ -172,11 +172,15 @@ print(
 # and drop out of the denominator; the rows sum to 1 by construction, no renormalization.
 #
 # `torch.triu(..., diagonal=1)` ("triangle, upper", starting one above the diagonal) marks the
-# positions to hide; `masked_fill` writes `-inf` where the mask is `True`.
+# positions to hide; `masked_fill` writes `-inf` where the mask is `True`. The offset counts both
+# ways: 0 is the diagonal itself, a positive `diagonal` moves the border up, a negative one down
+# (`torch.tril(..., diagonal=-1)` keeps only what lies strictly below the diagonal, as printed
+# under the mask).
 
 # %%
 mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # (T, T), 1 = future
 print(mask)
+print(torch.tril(torch.ones(4, 4), diagonal=-1))  # (4, 4): strictly below the diagonal
 masked = attn_scores.masked_fill(mask.bool(), -torch.inf)  # (T, T)
 print(masked)
 

@@ -31,7 +31,7 @@
 #
 # **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
 # weights.
-# **Time:** about 100 minutes (reading, running 26 code cells, 1 prediction, 3 exercises, 1
+# **Time:** about 100 minutes (reading, running 25 code cells, 1 prediction, 3 exercises, 1
 # build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `CausalAttention`: `(b, T, d_in)` → `(b, T, d_out)`; dropout acts on the
@@ -173,6 +173,7 @@ sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
 with torch.no_grad():
     queries = sa_v2.W_query(inputs)  # (T, d_out)
     keys = sa_v2.W_key(inputs)  # (T, d_out)
+    values = sa_v2.W_value(inputs)  # (T, d_out), for exercise 3
 attn_scores = queries @ keys.T  # (T, T)
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T), True above the diagonal
 attn_scores = attn_scores.masked_fill(future, -torch.inf)
@@ -324,36 +325,13 @@ mhsa_helpers.exercises.check_causal_attention_class(MyCausalAttention)
 # %% [markdown]
 # ## 8. The book's class
 #
-# The book's `CausalAttention` is in the next cell, folded away so that it does not give the
-# build-it away (click the cell to open it). Once your class passes, compare the two line by
-# line. The rest of the lesson runs this class.
+# The book's `CausalAttention` is not printed here, so that it does not give the build-it away:
+# it is the solution of section 7 in `solutions/04_dropout_solutions.ipynb`, which also checks,
+# bit for bit, that it is the same function as the package's `mh.CausalAttention`. Once your
+# class passes, compare the two line by line. The rest of the lesson runs the package's class.
 
-
-# %% jupyter={"source_hidden": true}
-class CausalAttention(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__()
-        self.d_out = d_out
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer(
-            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )  # (context_length, context_length), 1 = future
-
-    def forward(self, x):
-        num_tokens = x.shape[1]  # x: (b, T, d_in)
-        keys = self.W_key(x)  # (b, T, d_out)
-        queries = self.W_query(x)  # (b, T, d_out)
-        values = self.W_value(x)  # (b, T, d_out)
-        attn_scores = queries @ keys.transpose(1, 2)  # (b, T, T)
-        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
-        attn_weights = self.dropout(attn_weights)  # training only
-        context_vec = attn_weights @ values  # (b, T, d_out)
-        return context_vec
-
+# %%
+CausalAttention = mh.CausalAttention  # the book's class, as the package ships it
 
 # %% [markdown]
 # The book's batch is the sentence twice, shape (2, 6, 3). With seed 123, d_out = 2 and dropout
@@ -442,21 +420,6 @@ print(
 )
 
 # %% [markdown]
-# **Check cell (collapsed; it serves the course's tests).** The course package has the same
-# class (plus input checks and an optional `return_weights=True`); the rest of the course uses
-# `mh.CausalAttention`. The hidden cell below proves the two are the same: same seed, same layers
-# in the same order, so the same weights, and outputs equal bit for bit with dropout off and on
-# (same seed before the call, same random draw). Click it to expand it.
-
-# %% jupyter={"source_hidden": true, "outputs_hidden": true}
-torch.manual_seed(123)
-ours = CausalAttention(3, 2, 6, dropout=0.5)
-torch.manual_seed(123)
-theirs = mh.CausalAttention(3, 2, 6, dropout=0.5)
-
-print(mh.assert_same_module(ours, theirs, batch))
-
-# %% [markdown]
 # ## Summary
 #
 # * **Dropout** (随机失活) zeroes each value with probability p during training and multiplies
@@ -476,7 +439,7 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # Solutions: `solutions/04_dropout_solutions.ipynb`.
 #
-# **Exercise 1.** GPT training often uses p = 0.2. By which factor does `nn.Dropout(0.2)`
+# **Exercise 1 (warm-up).** GPT training often uses p = 0.2. By which factor does `nn.Dropout(0.2)`
 # multiply the values that survive? (A number.)
 
 # %%
@@ -495,7 +458,7 @@ mhsa_helpers.exercises.check_zero_fraction(answer)
 # %% [markdown]
 # **Exercise 3.** Dropout by hand, in its other place (section 4): on the context vectors
 # instead of the weights. Take the causal weights `attn_weights` (6, 6) of section 4 and the
-# values of the same `sa_v2`. A dropout layer with **p = 0.25** acting on the (6, 2) context
+# `values` (6, 2) computed there by the same `sa_v2`. A dropout layer with **p = 0.25** acting on the (6, 2) context
 # vectors drew the keep pattern `keep_ctx` below (True = kept). Compute what the layer outputs,
 # without `nn.Dropout`.
 

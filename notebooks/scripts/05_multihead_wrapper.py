@@ -37,7 +37,7 @@
 # the output matrix $W^O$ after the concatenation.)
 #
 # **Prerequisites:** lesson 04 (`04_dropout`): the `CausalAttention` class.
-# **Time:** about 90 minutes (reading, running 22 code cells, 1 prediction, 3 exercises, 1
+# **Time:** about 90 minutes (reading, running 21 code cells, 1 prediction, 3 exercises, 1
 # build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `MultiHeadAttentionWrapper`: `(b, T, d_in)` → `(b, T, num_heads * d_out)`;
@@ -102,24 +102,15 @@ class MyMultiHeadAttentionWrapper(nn.Module):
 mhsa_helpers.exercises.check_wrapper_class(MyMultiHeadAttentionWrapper)
 
 # %% [markdown]
-# The book's `MultiHeadAttentionWrapper` is in the next cell, folded away so that it does not
-# give the build-it away (click the cell to open it). Once your class passes, compare the two.
-# The rest of the lesson runs this class.
+# The book's `MultiHeadAttentionWrapper` is not printed here, so that it does not give the
+# build-it away: it is the solution in `solutions/05_multihead_wrapper_solutions.ipynb`, which
+# also checks, bit for bit, that it is the same function as the package's
+# `mh.MultiHeadAttentionWrapper`. Once your class passes, compare the two. The rest of the lesson
+# runs the package's class.
 
-
-# %% jupyter={"source_hidden": true}
-class MultiHeadAttentionWrapper(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-        super().__init__()
-        self.heads = nn.ModuleList(
-            [
-                mh.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
-                for _ in range(num_heads)
-            ]
-        )
-
-    def forward(self, x):  # (b, T, d_in)
-        return torch.cat([head(x) for head in self.heads], dim=-1)  # (b, T, num_heads * d_out)
+# %%
+# the book's class, as the package ships it
+MultiHeadAttentionWrapper = mh.MultiHeadAttentionWrapper
 
 
 # %% [markdown]
@@ -361,20 +352,6 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 # So the count predicts the cost of the calls, not the whole time (the table is in
 # `benchmarks/README.md`). Lesson 06 turns the one-big-matrix observation into a class: one big
 # `W_query`, `W_key`, `W_value`, split into heads afterwards.
-#
-# **Check cell (collapsed; it serves the course's tests).** The package's wrapper,
-# `mh.MultiHeadAttentionWrapper`, is the same class plus argument and input checks. The hidden
-# cell below proves it: same seed, same parameters in the same order, so the outputs are equal
-# bit for bit — also in training mode with dropout, when the dropout draws are seeded the same
-# way. Click it to expand it.
-
-# %% jupyter={"source_hidden": true, "outputs_hidden": true}
-torch.manual_seed(123)
-ours = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
-torch.manual_seed(123)
-theirs = mh.MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
-
-print(mh.assert_same_module(ours, theirs, batch))
 
 # %% [markdown]
 # ## Summary
@@ -396,9 +373,9 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # Solutions: `solutions/05_multihead_wrapper_solutions.ipynb`.
 #
-# **Exercise 1.** A `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256,
-# dropout=0.1, num_heads=6)`: how wide is its output (the size of the last dimension)? Work it
-# out first; then you may build it on the `meta` device to confirm.
+# **Exercise 1.** You want a `MultiHeadAttentionWrapper` of **12 heads** whose output is
+# **768** wide (GPT-2's width). Which `d_out` must you pass to it? Work it out first; then you
+# may build it on the `meta` device to confirm.
 
 # %%
 answer = None  # YOUR CODE HERE

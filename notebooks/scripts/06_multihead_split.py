@@ -821,7 +821,7 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 # Solutions: `solutions/06_multihead_split_solutions.ipynb`. (The biggest exercise, building the
 # class, is in section 5.)
 #
-# **Exercise 1.** A block the size of Llama 2 7B's attention has d_out = 4096 and 32 heads. What
+# **Exercise 1 (warm-up).** A block the size of Llama 2 7B's attention has d_out = 4096 and 32 heads. What
 # is `head_dim`?
 
 # %%

@@ -32,8 +32,8 @@
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`), lesson 08 (training, cross-entropy,
 # loss curves), lesson 10 (KV cache, autoregressive generation).
-# **Time:** about 75 minutes (reading, running 20 code cells, 4 exercises; the rule is in
-# lesson 00).
+# **Time:** about 95 minutes (reading, running 25 code cells, 4 exercises; the rule is in lesson
+# 00).
 #
 # **Shape contract:** character ids `(b, T)` (`T <= context_length`) → logits
 # `(b, T, vocab_size)`; with `return_weights=True` also weights

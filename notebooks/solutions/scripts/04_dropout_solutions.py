@@ -71,6 +71,17 @@ assert result, result
 result
 
 # %% [markdown]
+# The same function as the package's class: same seed, the layers created in the same order,
+# so the same weights, and outputs equal bit for bit with dropout off and on.
+
+# %%
+torch.manual_seed(123)
+ours = MyCausalAttention(3, 2, 6, dropout=0.5)
+torch.manual_seed(123)
+theirs = mh.CausalAttention(3, 2, 6, dropout=0.5)
+print(mh.assert_same_module(ours, theirs, journey.batch))  # eval mode and seeded train mode
+
+# %% [markdown]
 # **Exercise 1.** A fraction 1 - p = 0.8 survives, so survivors are divided by 0.8: the factor is
 # 1 / (1 - 0.2) = 1.25. We confirm it with `nn.Dropout(0.2)` on a matrix of ones.
 

@@ -63,15 +63,28 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 1.** In the wrapper `d_out` is per head and the heads are concatenated: 6 × 96.
-# `d_in` = 512 only sets the width of the input. Building the module on the `meta` device checks
-# the shape without allocating anything.
+# The same function as the package's wrapper: same seed, the same parameters in the same order,
+# so outputs equal bit for bit, with dropout off and on.
 
 # %%
-answer = 6 * 96
+torch.manual_seed(123)
+ours = MyMultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=3)
+torch.manual_seed(123)
+theirs = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=3)
+print(
+    mh.assert_same_module(ours, theirs, mh.load_journey().batch)
+)  # eval mode and seeded train mode
+
+# %% [markdown]
+# **Exercise 1.** In the wrapper `d_out` is per head and the heads are concatenated, so the
+# output is 12 × `d_out` wide: `d_out` = 768 / 12 = 64. Building the module on the `meta` device
+# checks the shape without allocating anything.
+
+# %%
+answer = 768 // 12
 with torch.device("meta"):
-    wrapper = mh.MultiHeadAttentionWrapper(512, 96, 256, 0.1, num_heads=6)
-    assert wrapper(torch.empty(1, 4, 512)).shape[-1] == answer
+    wrapper = mh.MultiHeadAttentionWrapper(512, answer, 256, 0.1, num_heads=12)
+    assert wrapper(torch.empty(1, 4, 512)).shape[-1] == 768
 print(answer)
 
 result = mhsa_helpers.exercises.check_wrapper_width(answer)

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="5eeb7a60aaf5"
+# %% [markdown] en_hash="da39c3bc9cd8"
 # # 01 · 简化的自注意力（simplified self-attention）
 #
 # **自注意力**（self-attention）让句子中的每个词元（token）都能看一看其他所有词元，从中取来自己需要的信息。这一课还没有可训练权重（trainable weights），只用原始的嵌入（embedding）来计算注意力。《从零构建大模型》（*Build a Large Language Model (From Scratch)*）第 3 章开头就是这样做的，我们还会把每一个数都与书中印出的数核对一遍。
@@ -21,7 +21,7 @@
 #
 # **预备知识。** 第 00 课（`00_start_here`）、Python 和矩阵乘法的概念。
 #
-# **用时：** 约 95 分钟（阅读、运行 28 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
+# **用时：** 约 95 分钟（阅读、运行 29 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）。** 输入 `(T, d_in) = (6, 3)` → 分数和权重 `(T, T) = (6, 6)` → 上下文向量 `(T, d_in) = (6, 3)`。
 
@@ -298,6 +298,19 @@ print(
     )
 )
 
+# %% [markdown] en_hash="d0987c61be76"
+# ### 练习要用的两个工具
+#
+# 下面的练习要用到两个本课还没用过的工具，这里先在一个小张量上演示。`torch.cat` 沿一个已有的维度把张量接起来（默认 `dim=0`，即按行接）。`keepdim=True` 会保留 `max`、`sum`、`mean` 这类归约运算去掉的那一维，这样结果仍和原来的行对齐（每行一个值，形状 (rows, 1)），可以和它们广播运算。
+
+# %%
+a = torch.tensor([[1.0, 2.0], [3.0, 5.0]])  # (2, 2)
+row = torch.tensor([[7.0, 8.0]])  # (1, 2)
+print(torch.cat([a, row]))  # (3, 2)：先是 a 的各行，再接上 row
+print(a.mean(dim=-1))  # (2,)：每行一个平均值，行这一维没有了
+print(a.mean(dim=-1, keepdim=True))  # (2, 1)：保留了这一维
+print(a - a.mean(dim=-1, keepdim=True))  # (2, 2)：每一行减去它自己的平均值
+
 # %% [markdown] en_hash="8b9edc8a78f9"
 # ## 小结
 #
@@ -325,8 +338,8 @@ mhsa_helpers.exercises.check_context_vector_new_token(answer)
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_softmax_rows(answer)
 
-# %% [markdown] en_hash="4c70053c6c3c"
-# **练习 3（收到的注意力）。** `attn_weights` 的每一行是一个词元**分出去**的注意力，和为 1。每个词元从全部六个查询那里总共**收到**多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
+# %% [markdown] en_hash="cc6be8b2a9d9"
+# **练习 3（热身：收到的注意力）。** `attn_weights` 的每一行是一个词元**分出去**的注意力，和为 1。每个词元从全部六个查询那里总共**收到**多少注意力？把它算成一个形状为 (6,) 的张量。哪个词元收到的最多？第 6 节的热力图是否与此一致？
 
 # %%
 answer = None  # 在这里写代码

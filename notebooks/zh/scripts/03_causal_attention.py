@@ -143,16 +143,17 @@ print(
     )
 )
 
-# %% [markdown] en_hash="4e07f95c84e8"
+# %% [markdown] en_hash="805831e5633e"
 # ## 4. 一步法：在 softmax 之前填入 `-inf`
 #
 # 既然答案是“只在未被遮住的分数上做 softmax”，我们就可以直接这样算。把未来的分数设为 $-\infty$，再做 softmax。由于 $e^{-\infty} = 0$，这些位置的权重自动为 0，也从分母中消失了。每行之和本来就是 1，无需再重新归一化。
 #
-# `torch.triu(..., diagonal=1)`（取自“triangle, upper”，即上三角，从对角线上方一格开始）标出要隐藏的位置，`masked_fill` 再在掩码为 `True` 的地方写入 `-inf`。
+# `torch.triu(..., diagonal=1)`（取自“triangle, upper”，即上三角，从对角线上方一格开始）标出要隐藏的位置，`masked_fill` 再在掩码为 `True` 的地方写入 `-inf`。偏移量可正可负：0 就是对角线本身，正的 `diagonal` 把分界线往上移，负的往下移。例如 `torch.tril(..., diagonal=-1)` 只保留严格位于对角线以下的部分，掩码下面打印的就是它。
 
 # %%
 mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # (T, T)，1 = 未来
 print(mask)
+print(torch.tril(torch.ones(4, 4), diagonal=-1))  # (4, 4)：严格位于对角线以下的部分
 masked = attn_scores.masked_fill(mask.bool(), -torch.inf)  # (T, T)
 print(masked)
 

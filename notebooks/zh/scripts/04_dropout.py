@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="efe4a0035f80"
+# %% [markdown] en_hash="2b6d7c637787"
 # # 04 · dropout（随机失活）
 #
 # 参数很多的模型容易**过拟合**（overfitting），也就是把训练文本背下来，而没有学到能推广到新文本的规律。**dropout**（随机失活）是对付过拟合、“防背题”的一种手段。训练时，它把流经网络的数值随机清零一部分，使模型无法依赖其中任何一个。在 GPT 这类模型中，dropout 可以作用在**注意力权重**（attention weights）上。本课最后，你要亲手实现书中的 `CausalAttention` 类。它把第 03 课的因果掩码（causal mask）和 dropout 装进同一个模块，一次处理一整个**批次**（batch）。
@@ -19,7 +19,7 @@
 # 3. 知道 dropout 在注意力中放在哪里、真实模型用多大的丢弃率（dropout rate），以及 dropout 做不到什么（它救不了太小的数据集）。
 # 4. 亲手实现 `CausalAttention`，检查器会对你的类做契约测试（contract test）。然后阅读书中的版本，它用**缓冲区**（`register_buffer`）保存掩码。在形状为 (2, 6, 3) 的批次上运行它，并弄清为什么要用缓冲区，而不是普通属性。
 #
-# **预备知识：** 第 03 课（`03_causal_attention`）中的因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 约 100 分钟（阅读、运行 26 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 03 课（`03_causal_attention`）中的因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 约 100 分钟（阅读、运行 25 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `CausalAttention` 把 `(b, T, d_in)` 映射为 `(b, T, d_out)`。dropout 作用在形状为 `(b, T, T)` 的权重上，并且只在训练模式下生效。
 
@@ -138,6 +138,7 @@ sa_v2 = mh.SelfAttentionV2(d_in=3, d_out=2)
 with torch.no_grad():
     queries = sa_v2.W_query(inputs)  # (T, d_out)
     keys = sa_v2.W_key(inputs)  # (T, d_out)
+    values = sa_v2.W_value(inputs)  # (T, d_out)，练习 3 要用
 attn_scores = queries @ keys.T  # (T, T)
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)，对角线以上为 True
 attn_scores = attn_scores.masked_fill(future, -torch.inf)
@@ -258,37 +259,13 @@ class MyCausalAttention(nn.Module):
 
 mhsa_helpers.exercises.check_causal_attention_class(MyCausalAttention)
 
-# %% [markdown] en_hash="55a9fe550607"
+# %% [markdown] en_hash="973a96c293af"
 # ## 8. 书中的类
 #
-# 书中的 `CausalAttention` 在下一个单元格里。为了不泄露答案，它是折叠起来的（点击单元格即可展开）。等你的类通过检查，再逐行对照两者。本课余下的部分都用这个类。
+# 为了不泄露动手实现的答案，书中的 `CausalAttention` 不放在这里。它就是 `solutions/04_dropout_solutions.ipynb` 里第 7 节的解答，那里还会逐位检查它和包里的 `mh.CausalAttention` 是同一个函数。等你的类通过检查，再逐行对照两者。本课余下的部分都用包里的这个类。
 
-
-# %% jupyter={"source_hidden": true}
-class CausalAttention(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__()
-        self.d_out = d_out
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer(
-            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )  # (context_length, context_length)，1 = 未来
-
-    def forward(self, x):
-        num_tokens = x.shape[1]  # x: (b, T, d_in)
-        keys = self.W_key(x)  # (b, T, d_out)
-        queries = self.W_query(x)  # (b, T, d_out)
-        values = self.W_value(x)  # (b, T, d_out)
-        attn_scores = queries @ keys.transpose(1, 2)  # (b, T, T)
-        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, T, T)
-        attn_weights = self.dropout(attn_weights)  # 只在训练时生效
-        context_vec = attn_weights @ values  # (b, T, d_out)
-        return context_vec
-
+# %%
+CausalAttention = mh.CausalAttention  # 书中的类，即课程包提供的版本
 
 # %% [markdown] en_hash="cdabe554aa2e"
 # 书中的批次是把这句话重复两遍，形状为 (2, 6, 3)。取种子 123、d_out = 2、dropout 0.0，就得到书中的上下文向量。
@@ -366,18 +343,7 @@ print(
     )
 )
 
-# %% [markdown] en_hash="7c782e5a1c5e"
-# **检查（供 CI 使用，已折叠）。** 课程包里有同一个类（另外加了输入检查和可选的 `return_weights=True`），课程后面都使用 `mh.CausalAttention`。下面隐藏的单元格证明两者相同。种子相同，各层又按相同顺序创建，所以权重相同。无论关闭还是打开 dropout，输出都逐位相等（调用前设同一个种子，就得到同一次随机抽取）。点击即可展开。
-
-# %% jupyter={"source_hidden": true, "outputs_hidden": true}
-torch.manual_seed(123)
-ours = CausalAttention(3, 2, 6, dropout=0.5)
-torch.manual_seed(123)
-theirs = mh.CausalAttention(3, 2, 6, dropout=0.5)
-
-print(mh.assert_same_module(ours, theirs, batch))
-
-# %% [markdown] en_hash="a9b3e5c96531"
+# %% [markdown] en_hash="8071d4f37478"
 # ## 小结
 #
 # * **dropout**（随机失活）在训练时以概率 p 把每个数值清零，并把保留下来的数值乘以 $1/(1-p)$，所以每个元素的期望值不变。书中种子 123、p = 0.5 下的 6×6 全 1 矩阵有 15 个 0，保留下来的元素都等于 2。
@@ -391,7 +357,7 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # 参考答案见 `solutions/04_dropout_solutions.ipynb`。
 #
-# **练习 1。** 训练 GPT 时常用 p = 0.2。`nn.Dropout(0.2)` 会把保留下来的数值乘以多少？（一个数。）
+# **练习 1（热身）。** 训练 GPT 时常用 p = 0.2。`nn.Dropout(0.2)` 会把保留下来的数值乘以多少？（一个数。）
 
 # %%
 answer = None  # 在这里写代码
@@ -404,8 +370,8 @@ mhsa_helpers.exercises.check_dropout_scale(answer)
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
-# %% [markdown] en_hash="3b9100717cdd"
-# **练习 3。** 手工实现 dropout，这次放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。取第 4 节的因果权重 `attn_weights` (6, 6)，以及同一个 `sa_v2` 的值。一个 **p = 0.25** 的 dropout 层作用在形状为 (6, 2) 的上下文向量上，抽出了下面的保留模式 `keep_ctx`（True 表示保留）。不用 `nn.Dropout`，算出这一层的输出。
+# %% [markdown] en_hash="a0e2c910a93c"
+# **练习 3。** 手工实现 dropout，这次放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。取第 4 节的因果权重 `attn_weights` (6, 6)，以及同一个 `sa_v2` 在那里算出的值 `values` (6, 2)。一个 **p = 0.25** 的 dropout 层作用在形状为 (6, 2) 的上下文向量上，抽出了下面的保留模式 `keep_ctx`（True 表示保留）。不用 `nn.Dropout`，算出这一层的输出。
 
 # %%
 keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="cfa64d14719b"
+# %% [markdown] en_hash="ea090104f81e"
 # # 05 · 多头注意力（multi-head attention）：多个头并排拼接
 #
 # 一个因果注意力（causal attention）模块只能学到一种“哪个词元（token）对哪个词元重要”的关系。**多头注意力**把好几个这样的模块并排运行，每个模块都有自己的 `W_query`、`W_key` 和 `W_value`，因此每个**注意力头**（attention head）可以学到不同的模式，最后再把各个头的输出拼接起来。书中把多头注意力实现了两遍。本课先用最直白的写法，把几个独立的 `CausalAttention` 模块并排装进一个**包装器**（wrapper）。第 06 课再讲更快的写法。
@@ -26,7 +26,7 @@
 #
 # 包装器再把这些头并排放在一起，即 $\operatorname{MultiHead}(X) = \operatorname{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)$。第 06 课还会在拼接之后加上输出矩阵 $W^O$。
 #
-# **预备知识：** 第 04 课（`04_dropout`）中的 `CausalAttention` 类。**用时：** 约 90 分钟（阅读、运行 22 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 04 课（`04_dropout`）中的 `CausalAttention` 类。**用时：** 约 90 分钟（阅读、运行 21 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `MultiHeadAttentionWrapper` 把 `(b, T, d_in)` 变成 `(b, T, num_heads * d_out)`，其中每个头把 `(b, T, d_in)` 变成 `(b, T, d_out)`。
 
@@ -77,23 +77,12 @@ class MyMultiHeadAttentionWrapper(nn.Module):
 
 mhsa_helpers.exercises.check_wrapper_class(MyMultiHeadAttentionWrapper)
 
-# %% [markdown] en_hash="84ef1b531442"
-# 书中的 `MultiHeadAttentionWrapper` 在下一个单元格里。为了不泄露动手实现的答案，它是折叠起来的，点击单元格即可展开。等你的类通过检查，再对照两者。本课余下的部分都用这个类。
+# %% [markdown] en_hash="728219b9bc4f"
+# 为了不泄露动手实现的答案，书中的 `MultiHeadAttentionWrapper` 不放在这里。它就是 `solutions/05_multihead_wrapper_solutions.ipynb` 里的解答，那里还会逐位检查它和包里的 `mh.MultiHeadAttentionWrapper` 是同一个函数。等你的类通过检查，再对照两者。本课余下的部分都用包里的这个类。
 
-
-# %% jupyter={"source_hidden": true}
-class MultiHeadAttentionWrapper(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-        super().__init__()
-        self.heads = nn.ModuleList(
-            [
-                mh.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
-                for _ in range(num_heads)
-            ]
-        )
-
-    def forward(self, x):  # (b, T, d_in)
-        return torch.cat([head(x) for head in self.heads], dim=-1)  # (b, T, num_heads * d_out)
+# %%
+# 书中的类，即课程包提供的版本
+MultiHeadAttentionWrapper = mh.MultiHeadAttentionWrapper
 
 
 # %% [markdown] en_hash="b8a4a60c18cc"
@@ -288,22 +277,12 @@ for num_tokens in [6, 256]:
     assert 0 < t_big < 1 and 0 < t_loop < 1
 torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
 
-# %% [markdown] en_hash="3fb088a3117c"
+# %% [markdown] en_hash="7a723d8c8916"
 # 两种算法给出相同的数字，上一个单元格里的 `assert_close` 确认了这一点。再看你的机器打印出的两个比值。它们通常接近 1，而且不一定大于 1。对这么大的一次乘法来说，调用的固定开销比计算本身小得多，机器一忙，耗时的波动就超过了这点开销。所以单看一次乘法，看不出调用多的代价，要看整个模块，下面就来测量。
 #
 # `benchmarks/attention.py --part wrapper-vs-split` 对整个模块做了这项测量。它在课程的 2 核机器上单线程运行，拿包装器与第 06 课的拆分版类比较，两者计算的是同一个函数。8 到 64 个词元时，包装器的耗时是拆分版的 1.2–1.9 倍。到了 512 个词元，包装器的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在掩码和 softmax 这些 (T, T) 的步骤里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存，拆分版却要一口气处理 24 MiB。可见，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现写成一个类，`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头。
-#
-# **检查单元格（已折叠，供课程的测试使用）。** 课程包里的包装器 `mh.MultiHeadAttentionWrapper` 就是同一个类，只是多了参数检查和输入检查。下面隐藏的单元格证明了这一点。两者种子相同，参数相同且顺序相同，所以输出逐位相等。在训练模式下开着 dropout 也是如此，只要 dropout 的随机抽取用同样的方式设定种子。点击即可展开。
 
-# %% jupyter={"source_hidden": true, "outputs_hidden": true}
-torch.manual_seed(123)
-ours = MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
-torch.manual_seed(123)
-theirs = mh.MultiHeadAttentionWrapper(d_in, d_out, context_length, 0.5, num_heads=3)
-
-print(mh.assert_same_module(ours, theirs, batch))
-
-# %% [markdown] en_hash="6833999e7065"
+# %% [markdown] en_hash="dff055041987"
 # ## 小结
 #
 # * **多头注意力**由几个独立的**注意力头**组成，每个头都有自己的 `W_query`、`W_key`、`W_value`，各个头的输出沿最后一维拼接。
@@ -316,7 +295,7 @@ print(mh.assert_same_module(ours, theirs, batch))
 #
 # 参考答案见 `solutions/05_multihead_wrapper_solutions.ipynb`。
 #
-# **练习 1。** 一个 `MultiHeadAttentionWrapper(d_in=512, d_out=96, context_length=256, dropout=0.1, num_heads=6)` 的输出有多宽，即最后一维有多大？先自己算出来，然后可以在 `meta` 设备上构建它来验证。
+# **练习 1。** 你想要一个 **12 个头**、输出宽 **768**（GPT-2 的宽度）的 `MultiHeadAttentionWrapper`。应该给它传什么 `d_out`？先自己算出来，然后可以在 `meta` 设备上构建它来验证。
 
 # %%
 answer = None  # 在这里写代码

@@ -678,7 +678,7 @@ assert not torch.equal(left, right)
 torch.testing.assert_close(left, right)
 print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item():.10f}")
 
-# %% [markdown] en_hash="fae855e840dd"
+# %% [markdown] en_hash="39d8fcebb403"
 # ## 小结
 #
 # * 拆分多个头时，先 `view(b, T, num_heads, head_dim)`，再 `transpose(1, 2)` 得到 (b, h, T, head_dim)，其中 `head_dim = d_out // num_heads`。头 1 是前 head_dim 列，头 2 是接下来的 head_dim 列，依此类推。
@@ -694,7 +694,7 @@ print(f"(0.1 + 0.3) + 0.4 = {left.item():.10f}, 0.1 + (0.3 + 0.4) = {right.item(
 #
 # 参考答案见 `solutions/06_multihead_split_solutions.ipynb`。最大的一道练习，即实现这个类，在第 5 节。
 #
-# **练习 1。** 一个与 Llama 2 7B 的注意力一样大的模块有 d_out = 4096 和 32 个头。`head_dim` 是多少？
+# **练习 1（热身）。** 一个与 Llama 2 7B 的注意力一样大的模块有 d_out = 4096 和 32 个头。`head_dim` 是多少？
 
 # %%
 answer = None  # 在这里写代码

@@ -66,6 +66,16 @@ result = mhsa_helpers.exercises.check_causal_attention_class(MyCausalAttention)
 assert result, result
 result
 
+# %% [markdown] en_hash="94f72ffefe72"
+# 它和课程包里的类是同一个函数。种子相同，各层又按相同顺序创建，所以权重相同。无论关闭还是打开 dropout，输出都逐位相等。
+
+# %%
+torch.manual_seed(123)
+ours = MyCausalAttention(3, 2, 6, dropout=0.5)
+torch.manual_seed(123)
+theirs = mh.CausalAttention(3, 2, 6, dropout=0.5)
+print(mh.assert_same_module(ours, theirs, journey.batch))  # 评估模式和设了种子的训练模式
+
 # %% [markdown] en_hash="ca9a745950ef"
 # **练习 1。** 保留下来的比例是 1 - p = 0.8，所以保留的元素要除以 0.8，即乘以 1 / (1 - 0.2) = 1.25。下面在全 1 矩阵上用 `nn.Dropout(0.2)` 验证一下。
 

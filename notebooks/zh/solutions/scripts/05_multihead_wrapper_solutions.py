@@ -57,14 +57,24 @@ result = mhsa_helpers.exercises.check_wrapper_class(MyMultiHeadAttentionWrapper)
 assert result, result
 result
 
-# %% [markdown] en_hash="b11f03b38d38"
-# **练习 1。** 在包装器里，`d_out` 是每个头的宽度，各个头拼接在一起，所以输出宽度是 6 × 96。`d_in` = 512 只决定输入的宽度。在 `meta` 设备上构建这个模块，可以在不分配任何内存的情况下检查形状。
+# %% [markdown] en_hash="1bcd39678143"
+# 它和课程包里的包装器是同一个函数。种子相同，参数相同且顺序相同，所以无论关闭还是打开 dropout，输出都逐位相等。
 
 # %%
-answer = 6 * 96
+torch.manual_seed(123)
+ours = MyMultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=3)
+torch.manual_seed(123)
+theirs = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=3)
+print(mh.assert_same_module(ours, theirs, mh.load_journey().batch))  # 评估模式和设了种子的训练模式
+
+# %% [markdown] en_hash="4ef6337f7eda"
+# **练习 1。** 在包装器里，`d_out` 是每个头的宽度，各个头拼接在一起，所以输出宽度是 12 × `d_out`，即 `d_out` = 768 / 12 = 64。在 `meta` 设备上构建这个模块，可以在不分配任何内存的情况下检查形状。
+
+# %%
+answer = 768 // 12
 with torch.device("meta"):
-    wrapper = mh.MultiHeadAttentionWrapper(512, 96, 256, 0.1, num_heads=6)
-    assert wrapper(torch.empty(1, 4, 512)).shape[-1] == answer
+    wrapper = mh.MultiHeadAttentionWrapper(512, answer, 256, 0.1, num_heads=12)
+    assert wrapper(torch.empty(1, 4, 512)).shape[-1] == 768
 print(answer)
 
 result = mhsa_helpers.exercises.check_wrapper_width(answer)
