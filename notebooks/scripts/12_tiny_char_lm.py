@@ -32,8 +32,8 @@
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`), lesson 08 (training, cross-entropy,
 # loss curves), lesson 10 (KV cache, autoregressive generation).
-# **Time:** about 95 minutes (reading, running 25 code cells, 4 exercises; the rule is in lesson
-# 00).
+# **Time:** about 170 minutes (reading, running 31 code cells, 4 exercises, 3 build-its; the rule
+# is in lesson 00).
 #
 # **Shape contract:** character ids `(b, T)` (`T <= context_length`) → logits
 # `(b, T, vocab_size)`; with `return_weights=True` also weights
@@ -48,6 +48,7 @@ import torch
 from torch import nn
 
 import mhsa_helpers as mh
+import mhsa_helpers.exercises
 from mhsa_helpers import lm
 
 mh.setup_lesson()
@@ -170,6 +171,10 @@ print(tokenizer.decode(sample))
 # * **Feed-forward network** (前馈网络): attention only *mixes* the vectors of different
 #   positions; a two-layer network then transforms each position's vector on its own:
 #   $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$, hidden width $4 \times d_{model}$.
+#   **GELU** (Gaussian Error Linear Unit, GPT-2's activation) is $\mathrm{GELU}(u) = u\,\Phi(u)$,
+#   $\Phi$ the standard normal's cumulative probability: like ReLU it keeps large positive
+#   inputs and silences large negative ones, but it bends smoothly around 0 instead of at a corner,
+#   so small negative inputs still pass a little (GELU(-0.5) ≈ -0.15) and carry a gradient.
 # * **Residual connection** (残差连接): each sub-layer *adds* its output to its input
 #   ($x + f(x)$): it only learns a correction, and the gradient flows straight through.
 # * **Layer norm** (层归一化): before each sub-layer, each position's vector is rescaled to mean 0
@@ -197,24 +202,54 @@ class FeedForward(nn.Module):
         return self.dropout(self.fc_out(self.act(self.fc_in(x))))
 
 
-class Block(nn.Module):
+# %% [markdown]
+# GELU next to ReLU, on a few inputs:
+
+# %%
+u = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0])
+print("u:      ", u)
+print("GELU(u):", nn.GELU()(u))  # smooth: small negative inputs pass a little
+print("ReLU(u):", torch.relu(u))  # a corner at 0: every negative input becomes 0
+
+# %% [markdown]
+# ### Build it: the pre-norm block
+#
+# Write `MyBlock(d_model, context_length, num_heads, dropout=0.0)`, the block of the formula above.
+# Use these names, the package's (`lm.TransformerBlock`), so that the checker can copy its weights
+# into yours: `ln_1` and `ln_2` (`nn.LayerNorm(d_model)`), `attn`
+# (`mh.MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)`) and `ff`
+# (`FeedForward(d_model, 4 * d_model, dropout)`, the class above). `forward(x)` maps
+# (b, T, d_model) to (b, T, d_model). Mind where each layer norm goes: inside its branch, before
+# the sub-layer ("pre-norm"), while the residual adds the branch's output to the x it came from.
+#
+# The checker compares your block with `lm.TransformerBlock` at two sizes, tests causality and a
+# gradient for every weight, and names the usual slips (the 2017 paper's post-norm block, one
+# layer norm for both branches, a missing residual).
+
+
+# %%
+class MyBlock(nn.Module):
     def __init__(self, d_model, context_length, num_heads, dropout=0.0):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(d_model)
-        self.attn = mh.MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
-        self.ln_2 = nn.LayerNorm(d_model)
-        self.ff = FeedForward(d_model, 4 * d_model, dropout)
+        # YOUR CODE HERE: ln_1, attn, ln_2, ff
 
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))  # (b, T, d_model)
-        x = x + self.ff(self.ln_2(x))  # (b, T, d_model)
-        return x
+    def forward(self, x):  # x: (b, T, d_model)
+        # YOUR CODE HERE: x plus attention of ln_1(x), then plus ff of ln_2 of that
+        raise NotImplementedError("write forward")
 
 
+mhsa_helpers.exercises.check_block(MyBlock)
+
+
+# %% [markdown]
+# The package's block, `lm.TransformerBlock`, has the same parts and names; at the shipped model's
+# sizes:
+
+# %%
 shipped = lm.load_checkpoint()  # data/char_lm.pt
 config = shipped.config
 torch.manual_seed(0)
-block = Block(config.d_model, config.context_length, config.num_heads)
+block = lm.TransformerBlock(config.d_model, config.context_length, config.num_heads)
 x = torch.randn(2, config.context_length, config.d_model)  # (b, T, d_model)
 print("block output:", tuple(block(x).shape))  # (b, T, d_model)
 for name, part in block.named_children():
@@ -316,16 +351,91 @@ plt.show()
 
 # %% [markdown]
 # Read the table top down. At the short budget, attention alone does worse than the bigram table
-# (5.93 against 5.17 nats), and the parts that make a deep network trainable --
-# residual connections, then layer norm -- bring the loss down by half a nat; none of these
-# models yet writes a whole poem. Several blocks trained longer pass the trigram table by
-# 0.65 nats, yet only 15 % of their poems are complete. Poem windows change that: the same model
-# and budget ends 100 % of its poems properly, because a position now means a place in the poem (in a
-# five-character poem, position 13 is always the line break after the first couplet). Rhyme comes last, with more training: 16 % after 1,500
-# steps (chance is 11 %), 74 % after 4,500. Each row is one run from one seed, so differences of a
-# few points in the short-budget rows (the rhyme column of 4 % to 24 % there is near chance) say
-# little; the jumps in the last three rows are far larger than that.
+# (5.93 against 5.17 nats), and the parts that make a deep network trainable -- residual
+# connections, then layer norm -- bring the loss down by half a nat; none of these models yet
+# writes a whole poem. Several blocks trained longer pass the trigram table by 0.65 nats, yet only
+# 15 % of their poems are complete. Poem windows change that: the same model and budget ends 100 %
+# of its poems properly, because a position now means a place in the poem (in a five-character
+# poem, position 13 is always the line break after the first couplet). Rhyme comes last, with more
+# training: 16 % after 1,500 steps (chance is 11 %), 74 % after 4,500. Each row is one run from one
+# seed, so differences of a few points in the short-budget rows (the rhyme column of 4 % to 24 %
+# there is near chance) say little; the jumps in the last three rows are far larger than that.
+
+# %% [markdown]
+# ### How it learns: a batch, the loss, AdamW
 #
+# Training repeats one **step** a few thousand times (`lm.train_char_lm` does it for us):
+#
+# 1. **A batch** (`get_batch`): `batch_size` windows of `T` consecutive characters, each starting
+#    at a random place in the training text, and their **targets**, the same windows shifted by
+#    one character: at every position the model must predict the next character. (The shipped
+#    recipe starts each window at a poem's start instead; the rest is the same.)
+# 2. **The loss**: the cross-entropy of the logits (b, T, vocab) against the targets (b, T),
+#    averaged over every position of every window (`F.cross_entropy` wants one row per position:
+#    (b * T, vocab) against (b * T,)).
+# 3. **The update**: clear the old gradients (`optimizer.zero_grad()`), compute the new ones
+#    (`loss.backward()`), and let the optimizer move the weights (`optimizer.step()`).
+#
+# The optimizer is **AdamW** (`torch.optim.AdamW`): Adam (each weight gets its own step size from
+# running averages of its gradient and of its square) with **weight decay** (权重衰减) applied
+# separately: every step also shrinks the weight matrices a little toward 0
+# (`weight_decay=0.1`: by `lr * 0.1` of their value), which keeps them small and the model from
+# memorising. Biases and layer-norm scales are not decayed.
+#
+# The **learning rate** follows a schedule (`lm.learning_rate`): it climbs linearly from almost 0
+# to `lr` during the first `warmup_steps` steps (**warm-up**: Adam's early estimates are noisy, so
+# early steps stay small), then falls along a cosine to `min_lr` at the last step. Left out,
+# `warmup_steps` is a tenth of `steps`.
+
+# %%
+schedule = lm.CharLMConfig()  # the demo's settings: 400 steps, lr 2e-3 down to min_lr 2e-4
+print("warmup_steps:", schedule.warmup_steps, "| weight_decay:", schedule.weight_decay)
+for step in (0, 19, 39, 40, 200, 399):
+    print(f"step {step:>3}: lr = {lm.learning_rate(step, schedule):.6f}")
+
+# %% [markdown]
+# ### Build it: a batch
+#
+# Write `get_batch(ids, batch_size, T)`: `ids` is the encoded training text (a 1-D tensor of
+# character ids). Return `(inputs, targets)`, each (batch_size, T): `batch_size` windows of `T`
+# consecutive ids starting at random places (`torch.randint`), and the same windows shifted by
+# one. A window and its target take `T + 1` ids, so the last start that fits is
+# `len(ids) - T - 1`. The checker calls it with a text it can read the starts from, once with
+# `T = len(ids) - 1` (only one start fits), and three times to see that the windows change.
+
+
+# %%
+def get_batch(ids, batch_size, T):  # ids: (N,) -> inputs, targets: (batch_size, T)
+    # YOUR CODE HERE
+    raise NotImplementedError
+
+
+answer = None  # YOUR CODE HERE: answer = get_batch once it is written
+mhsa_helpers.exercises.check_get_batch(answer)
+
+
+# %% [markdown]
+# ### Build it: one training step
+#
+# Write `train_step(model, optimizer, inputs, targets)`: one step of the list above on a batch,
+# returning the loss as a number (`.item()`), measured before the update. The model returns
+# logits (b, T, vocab). The checker gives it a small `lm.CharTransformer` and a
+# `torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)`, runs two steps and compares
+# the weights with two steps of the book's (clipping the gradient norm to 1 with
+# `torch.nn.utils.clip_grad_norm_`, as `lm.train_char_lm` does, is allowed, not required).
+
+
+# %%
+def train_step(model, optimizer, inputs, targets):  # inputs, targets: (b, T)
+    # YOUR CODE HERE: the loss, zero_grad, backward, step; return the loss as a number
+    raise NotImplementedError
+
+
+answer = None  # YOUR CODE HERE: answer = train_step once it is written
+mhsa_helpers.exercises.check_train_step(answer)
+
+
+# %% [markdown]
 # ## 5. The shipped model clears the bar
 #
 # `tools/train_char_lm.py --full` trained it with a fixed seed on two CPU threads and wrote
@@ -655,8 +765,6 @@ for name, poems in (
 # has processed 100 tokens (batch 1), how many numbers do its KV caches hold in total?
 
 # %%
-import mhsa_helpers.exercises
-
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_cache_numbers(answer)
 
@@ -691,6 +799,8 @@ mhsa_helpers.exercises.check_punctuation_share(answer, weights_ex, poem)
 # `lm.CharLMConfig` small enough for about a minute on one core (for example `d_model=128`,
 # `num_layers=2`, `steps=300`), and pass the run to the checker: its validation loss must beat the
 # unigram count table of that text. Replace `song_ci` by a text of your own if you like.
+# (`warmup_steps`, left out, is a tenth of `steps`, so a shorter run keeps its warm-up in
+# proportion; `min_lr` and `weight_decay` are explained in section 4.)
 
 # %%
 song_ci = lm.load_song_ci()

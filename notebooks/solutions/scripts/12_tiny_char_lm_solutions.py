@@ -16,6 +16,8 @@
 
 # %%
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
@@ -24,6 +26,77 @@ from mhsa_helpers import lm
 mh.setup_lesson()
 shipped = lm.load_checkpoint()
 model, tokenizer = shipped.model, shipped.tokenizer
+
+# %% [markdown]
+# **Build it: the pre-norm block.** Each branch normalises its own input (`ln_1` before the
+# attention, `ln_2` before the feed-forward) and the residual adds the branch's output to what
+# went in.
+
+
+# %%
+class Block(nn.Module):
+    def __init__(self, d_model, context_length, num_heads, dropout=0.0):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.attn = mh.MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.ff = lm.FeedForward(d_model, 4 * d_model, dropout)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))  # (b, T, d_model)
+        x = x + self.ff(self.ln_2(x))  # (b, T, d_model)
+        return x
+
+
+result = mhsa_helpers.exercises.check_block(Block)
+assert result, result
+result
+
+# %% [markdown]
+# **Build it: a batch.** `len(ids) - T` possible starts (0 to `len(ids) - T - 1`); one index
+# grid `starts[:, None] + torch.arange(T + 1)` cuts every window with its target at once.
+
+
+# %%
+def get_batch(ids, batch_size, T):  # ids: (N,) -> inputs, targets: (batch_size, T)
+    starts = torch.randint(0, len(ids) - T, (batch_size,))  # (batch_size,)
+    windows = ids[starts[:, None] + torch.arange(T + 1)]  # (batch_size, T + 1)
+    return windows[:, :-1], windows[:, 1:]
+
+
+result = mhsa_helpers.exercises.check_get_batch(get_batch)
+assert result, result
+result
+
+# %% [markdown]
+# **Build it: one training step.** Flatten the logits to one row per position for
+# `F.cross_entropy`, then zero_grad, backward, step.
+
+
+# %%
+def train_step(model, optimizer, inputs, targets):  # inputs, targets: (b, T)
+    logits = model(inputs)  # (b, T, vocab)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+result = mhsa_helpers.exercises.check_train_step(train_step)
+assert result, result
+result
+
+# %%
+data = lm.verse_data()  # the two together: a few steps on the verse
+torch.manual_seed(0)
+tiny = lm.CharTransformer(
+    data.tokenizer.vocab_size, d_model=32, context_length=32, num_heads=2, num_layers=1
+)
+optimizer = torch.optim.AdamW(tiny.parameters(), lr=3e-3, weight_decay=0.1)
+for step in range(5):
+    inputs, targets = get_batch(data.train_ids, 8, 32)  # (8, 32) each
+    print(f"step {step}: loss {train_step(tiny, optimizer, inputs, targets):.3f}")
 
 # %% [markdown]
 # **Exercise 1.** Every block has its own attention and so its own cache; each cache keeps one key

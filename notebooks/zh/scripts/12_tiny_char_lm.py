@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="da1c573ebfce"
+# %% [markdown] en_hash="53bcf3f33d90"
 # # 12 · 会写诗的小模型：在唐诗上训练字符级 Transformer
 #
 # 第 08 课在玩具任务上训练了一个注意力层，第 10 课实现了 KV 缓存（KV cache）。本课把课程自己的 `MultiHeadAttention` 装进一个小而完整的**语言模型**（language model）。它逐字读完三万五千首唐代近体诗（regular verse），然后自己写出整首的诗。这些诗在该结束的地方结束，各联末字也押韵（rhyme）。
@@ -20,7 +20,7 @@
 # 4. 生成任意长度的文本。上下文写满以后，窗口向后滑动。
 # 5. 找出让诗押韵的那个头。在留出的诗上，在预测句末那个字的位置，测量有多少注意力落在上一联的韵脚上。那个韵脚在 12 或 16 个字之前，远远超出任何计数表的视野。
 #
-# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 08 课的训练、交叉熵与损失曲线（loss curve），第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 95 分钟（阅读、运行 25 个代码单元格、4 道练习，估算规则见第 00 课）。
+# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 08 课的训练、交叉熵与损失曲线（loss curve），第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 170 分钟（阅读、运行 31 个代码单元格、4 道练习、3 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 字符 id `(b, T)`（`T <= context_length`）→ logits `(b, T, vocab_size)`。传入 `return_weights=True` 时还会返回权重 `(b, num_layers, num_heads, T, T)`。
 
@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 import mhsa_helpers as mh
+import mhsa_helpers.exercises
 from mhsa_helpers import lm
 
 mh.setup_lesson(lang="zh")
@@ -112,14 +113,14 @@ assert baseline["trigram"] < baseline["bigram"] < baseline["unigram"] < baseline
 sample = tables[2].sample(tokenizer.encode("\n床"), 60, seed=0)  # 一首以“床”开头的新诗
 print(tokenizer.decode(sample))
 
-# %% [markdown] en_hash="0dbdfaf7f2fc"
+# %% [markdown] en_hash="2aea13b0bcee"
 # 词语出现了，因为它见过这些相邻的字对。可是句子长短不一。二元计数表数不到五，12 个字之前的韵脚更在它的视野之外。这就是标杆。一个模型要对得起这么多参数，损失就要明显低于最好的计数表，还要写出完整的诗，并且押韵。
 #
 # ## 3. Transformer 块
 #
 # 第 08 课的 `TinyAttentionLM` 是嵌入（embedding）→ 注意力 → 语言模型头（LM head）。一个会写诗的模型还要加上下面这些部件：
 #
-# * **前馈网络。** 注意力只是把不同位置的向量混合起来，随后由一个两层的网络单独变换每个位置的向量，即 $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$，隐藏层宽度是 $4 \times d_{model}$。
+# * **前馈网络。** 注意力只是把不同位置的向量混合起来，随后由一个两层的网络单独变换每个位置的向量，即 $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$，隐藏层宽度是 $4 \times d_{model}$。**GELU**（Gaussian Error Linear Unit，GPT-2 用的激活函数（activation function））定义为 $\mathrm{GELU}(u) = u\,\Phi(u)$，其中 $\Phi$ 是标准正态分布的累积概率。它和 ReLU 一样保留大的正输入、压掉大的负输入，但在 0 附近是平滑弯过去的，没有折角。所以小的负输入还能漏过一点（GELU(-0.5) ≈ -0.15），也还有梯度。
 # * **残差连接。** 每个子层把输出加到输入上（$x + f(x)$），这样它只需学一个修正量，梯度也能直接流过。
 # * **层归一化。** 在每个子层之前，把每个位置的向量缩放到均值为 0、方差为 1，再乘上学到的缩放系数、加上学到的平移量。这样即使堆得很深也能训练。
 # * **多个块**，一个接一个。
@@ -145,24 +146,45 @@ class FeedForward(nn.Module):
         return self.dropout(self.fc_out(self.act(self.fc_in(x))))
 
 
-class Block(nn.Module):
+# %% [markdown] en_hash="7377ff85323c"
+# 在几个输入上比较 GELU 和 ReLU：
+
+# %%
+u = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0])
+print("u:      ", u)
+print("GELU(u):", nn.GELU()(u))  # 平滑：小的负输入还能漏过一点
+print("ReLU(u):", torch.relu(u))  # 在 0 处有折角：所有负输入都变成 0
+
+# %% [markdown] en_hash="8be9fb7803f7"
+# ### 动手实现：前置归一化的块
+#
+# 写出 `MyBlock(d_model, context_length, num_heads, dropout=0.0)`，也就是上面公式里的那个块。请用包里 `lm.TransformerBlock` 的名字，这样检查器才能把它的权重复制到你的块里：`ln_1` 和 `ln_2`（`nn.LayerNorm(d_model)`）、`attn`（`mh.MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)`）和 `ff`（`FeedForward(d_model, 4 * d_model, dropout)`，即上面的类）。`forward(x)` 把 (b, T, d_model) 映射到 (b, T, d_model)。注意层归一化的位置：放在各自的分支里、子层之前（前置归一化，pre-norm），残差则把分支的输出加回到这个分支的输入 x 上。
+#
+# 检查器在两种尺寸下把你的块和 `lm.TransformerBlock` 比较，检查因果性和每个权重的梯度，并指出常见的错误：2017 年论文那种后置归一化的块、两个分支共用一个层归一化、少了残差。
+
+
+# %%
+class MyBlock(nn.Module):
     def __init__(self, d_model, context_length, num_heads, dropout=0.0):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(d_model)
-        self.attn = mh.MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
-        self.ln_2 = nn.LayerNorm(d_model)
-        self.ff = FeedForward(d_model, 4 * d_model, dropout)
+        # 在这里写代码：ln_1、attn、ln_2、ff
 
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))  # (b, T, d_model)
-        x = x + self.ff(self.ln_2(x))  # (b, T, d_model)
-        return x
+    def forward(self, x):  # x: (b, T, d_model)
+        # 在这里写代码：x 加上对 ln_1(x) 做的注意力，再加上对它的 ln_2 做的 ff
+        raise NotImplementedError("write forward")
 
 
+mhsa_helpers.exercises.check_block(MyBlock)
+
+
+# %% [markdown] en_hash="c717024c60c4"
+# 包里的块 `lm.TransformerBlock` 有同样的部件和名字。按自带模型的尺寸：
+
+# %%
 shipped = lm.load_checkpoint()  # 读取 data/char_lm.pt
 config = shipped.config
 torch.manual_seed(0)
-block = Block(config.d_model, config.context_length, config.num_heads)
+block = lm.TransformerBlock(config.d_model, config.context_length, config.num_heads)
 x = torch.randn(2, config.context_length, config.d_model)  # (b, T, d_model)
 print("block output:", tuple(block(x).shape))  # (b, T, d_model)
 for name, part in block.named_children():
@@ -247,9 +269,61 @@ fig.suptitle(mh.tr("Adding one part at a time", "一次加一个部件"))
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] en_hash="68c9cd2572bf"
+# %% [markdown] en_hash="a4401aee42c3"
 # 从上往下读这张表。训练量很小时，只有注意力的模型还不如二元计数表（5.93 对 5.17 奈特）。让深层网络能训练起来的两个部件，残差连接和层归一化，把损失降了将近半个奈特。不过这些模型都还写不出一首完整的诗。多个块、训练更久之后，损失比三元计数表低 0.65 奈特，可完整的诗只占 15%。从诗首开始的窗口改变了这一点：同样的模型、同样的训练量，100% 的诗都能正常收尾。原因是一个位置现在就代表诗中的一个地方，比如五言诗里，位置 13 总是第一联之后的换行。押韵来得最晚，要靠更多的训练：1,500 步后是 16%（随机为 11%），4,500 步后是 74%。每一行只是一个种子的一次训练，所以前几行里几个百分点的差别说明不了什么（那里押韵一栏在 4% 到 24% 之间，都接近随机）。最后三行的跳跃则远大于这个幅度。
+
+# %% [markdown] en_hash="b574f19c0e45"
+# ### 它怎样学习：一批数据、损失和 AdamW
 #
+# 训练就是把同一**步**重复几千次（`lm.train_char_lm` 替我们做了这件事）：
+#
+# 1. **一批数据**（`get_batch`）：`batch_size` 个窗口，每个窗口是训练文本中连续的 `T` 个字符，起点随机；还有它们的**目标**，即同样的窗口右移一个字符。模型在每个位置都要预测下一个字符。（自带模型的训练让每个窗口从一首诗的开头开始，其余相同。）
+# 2. **损失**：logits (b, T, vocab) 对目标 (b, T) 的交叉熵，在每个窗口的每个位置上取平均（`F.cross_entropy` 要求每个位置一行：(b * T, vocab) 对 (b * T,)）。
+# 3. **更新**：先清掉旧的梯度（`optimizer.zero_grad()`），再算出新的梯度（`loss.backward()`），最后让优化器（optimizer）移动权重（`optimizer.step()`）。
+#
+# 优化器是 **AdamW**（`torch.optim.AdamW`）。它就是 Adam（每个权重根据自己梯度及其平方的滑动平均，得到自己的步长），再单独加上**权重衰减**（weight decay）：每一步都把权重矩阵（weight matrix）往 0 收缩一点（`weight_decay=0.1`：收缩其值的 `lr * 0.1`）。这样权重保持较小，模型也不容易死记硬背。偏置和层归一化的缩放不做衰减。
+#
+# **学习率**（learning rate）按一个日程变化（`lm.learning_rate`）。在前 `warmup_steps` 步里，它从接近 0 线性升到 `lr`，这叫**预热**（warm-up）：Adam 早期的估计噪声很大，所以开头几步要小一些。之后它沿余弦曲线降到最后一步的 `min_lr`。不指定时，`warmup_steps` 取 `steps` 的十分之一。
+
+# %%
+schedule = lm.CharLMConfig()  # 演示用的设置：400 步，lr 从 2e-3 降到 min_lr 2e-4
+print("warmup_steps:", schedule.warmup_steps, "| weight_decay:", schedule.weight_decay)
+for step in (0, 19, 39, 40, 200, 399):
+    print(f"step {step:>3}: lr = {lm.learning_rate(step, schedule):.6f}")
+
+# %% [markdown] en_hash="4ed8c453eecf"
+# ### 动手实现：一批数据
+#
+# 写出 `get_batch(ids, batch_size, T)`。`ids` 是编码后的训练文本（一个由字符编号组成的一维张量）。返回 `(inputs, targets)`，形状都是 (batch_size, T)：`batch_size` 个从随机位置（`torch.randint`）开始、各含 `T` 个连续编号的窗口，以及右移一位的同样窗口。一个窗口连同它的目标要占 `T + 1` 个编号，所以最后一个放得下的起点是 `len(ids) - T - 1`。检查器用一段能看出起点的文本调用它，其中一次 `T = len(ids) - 1`（只放得下一个起点），还会调用三次，看窗口是否在变。
+
+
+# %%
+def get_batch(ids, batch_size, T):  # ids 形状 (N,)，返回 inputs、targets，形状都是 (batch_size, T)
+    # 在这里写代码
+    raise NotImplementedError
+
+
+answer = None  # 在这里写代码：写好之后 answer = get_batch
+mhsa_helpers.exercises.check_get_batch(answer)
+
+
+# %% [markdown] en_hash="4bbde62a2922"
+# ### 动手实现：一步训练
+#
+# 写出 `train_step(model, optimizer, inputs, targets)`：在一批数据上做上面列出的一步，并把更新之前算出的损失作为一个数返回（`.item()`）。模型返回的 logits 形状是 (b, T, vocab)。检查器给它一个小的 `lm.CharTransformer` 和 `torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)`，运行两步，再把权重和书中做法的两步结果比较（可以像 `lm.train_char_lm` 那样用 `torch.nn.utils.clip_grad_norm_` 把梯度范数（norm）裁到 1，但不是必须的）。
+
+
+# %%
+def train_step(model, optimizer, inputs, targets):  # inputs、targets 形状都是 (b, T)
+    # 在这里写代码：损失、zero_grad、backward、step，返回损失的数值
+    raise NotImplementedError
+
+
+answer = None  # 在这里写代码：写好之后 answer = train_step
+mhsa_helpers.exercises.check_train_step(answer)
+
+
+# %% [markdown] en_hash="1b79adde4b45"
 # ## 5. 课程自带的模型越过了标杆
 #
 # `tools/train_char_lm.py --full` 用固定的种子在两个 CPU 线程上训练了它，并写出 `data/char_lm.pt`。文件里有权重（以 float16 保存，让文件小一些）、分词器和每一步的损失。`make train-full` 会重新训练它（在两个空闲的 CPU 核上需要 约 35 分钟，它会先在你的机器上计时跑几步，再打印自己的估算）。`make train-demo` 训练的是上表中“+ 从诗首开始的窗口”那一行，约需 20 分钟。这个模型已经能写出完整的诗，只是还不押韵。两者都使用课程注意力核心的 `"sdpa"` 后端。这还是同一个模型，在 CPU 上损失也相同，只差 float32 的舍入误差（有测试验证）。`benchmarks/char_lm_training.py` 测量它快了多少。这里的验证损失把每首留出的诗从开头读起，和模型写诗时一样。计数表则只看每个字之前的一两个字。
@@ -497,8 +571,6 @@ for name, poems in (
 # **练习 1。** 有一个比我们小的模型，3 个块，每块 4 个头，`head_dim` 为 32。它处理完 100 个词元（批大小为 1）之后，所有 KV 缓存里一共存了多少个数？
 
 # %%
-import mhsa_helpers.exercises
-
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_cache_numbers(answer)
 
@@ -521,8 +593,8 @@ weights_ex = weights[1]  # (num_heads, T, T)
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_punctuation_share(answer, weights_ex, poem)
 
-# %% [markdown] en_hash="99dc06d13613"
-# **练习 4（你自己的文本）。** `lm.text_data(text)` 可以从任意字符串（至少 1,000 个字符）构建分词器，并划分训练集和验证集。用 `lm.train_char_lm(config, data=own)` 在同一个软件包的宋词上训练一个模型，其中 `config` 是一个足够小的 `lm.CharLMConfig`，单核训练约一分钟即可，例如 `d_model=128`、`num_layers=2`、`steps=300`。然后把训练记录交给检查函数，它的验证损失必须低于这段文本的一元计数表。你也可以把 `song_ci` 换成自己的文本。
+# %% [markdown] en_hash="926e7e5b4aa1"
+# **练习 4（你自己的文本）。** `lm.text_data(text)` 可以从任意字符串（至少 1,000 个字符）构建分词器，并划分训练集和验证集。用 `lm.train_char_lm(config, data=own)` 在同一个软件包的宋词上训练一个模型，其中 `config` 是一个足够小的 `lm.CharLMConfig`，单核训练约一分钟即可，例如 `d_model=128`、`num_layers=2`、`steps=300`。然后把训练记录交给检查函数，它的验证损失必须低于这段文本的一元计数表。你也可以把 `song_ci` 换成自己的文本。（不指定 `warmup_steps` 时，它取 `steps` 的十分之一，所以步数少的训练也按比例预热；`min_lr` 和 `weight_decay` 见第 4 节。）
 
 # %%
 song_ci = lm.load_song_ci()

@@ -15,6 +15,8 @@
 
 # %%
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
@@ -23,6 +25,73 @@ from mhsa_helpers import lm
 mh.setup_lesson(lang="zh")
 shipped = lm.load_checkpoint()
 model, tokenizer = shipped.model, shipped.tokenizer
+
+# %% [markdown] en_hash="dfcd51e81c98"
+# **动手实现：前置归一化的块。** 每个分支先把自己的输入归一化（注意力之前是 `ln_1`，前馈网络之前是 `ln_2`），残差再把分支的输出加回到输入上。
+
+
+# %%
+class Block(nn.Module):
+    def __init__(self, d_model, context_length, num_heads, dropout=0.0):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.attn = mh.MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.ff = lm.FeedForward(d_model, 4 * d_model, dropout)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))  # (b, T, d_model)
+        x = x + self.ff(self.ln_2(x))  # (b, T, d_model)
+        return x
+
+
+result = mhsa_helpers.exercises.check_block(Block)
+assert result, result
+result
+
+# %% [markdown] en_hash="37712c7194eb"
+# **动手实现：一批数据。** 一共有 `len(ids) - T` 个可能的起点（0 到 `len(ids) - T - 1`）。用一个下标网格 `starts[:, None] + torch.arange(T + 1)`，一次就切出每个窗口和它的目标。
+
+
+# %%
+def get_batch(ids, batch_size, T):  # ids 形状 (N,)，返回 inputs、targets，形状都是 (batch_size, T)
+    starts = torch.randint(0, len(ids) - T, (batch_size,))  # (batch_size,)
+    windows = ids[starts[:, None] + torch.arange(T + 1)]  # (batch_size, T + 1)
+    return windows[:, :-1], windows[:, 1:]
+
+
+result = mhsa_helpers.exercises.check_get_batch(get_batch)
+assert result, result
+result
+
+# %% [markdown] en_hash="48917a495fc9"
+# **动手实现：一步训练。** 先把 logits 展平成每个位置一行，交给 `F.cross_entropy`，再依次 zero_grad、backward、step。
+
+
+# %%
+def train_step(model, optimizer, inputs, targets):  # inputs、targets 形状都是 (b, T)
+    logits = model(inputs)  # (b, T, vocab)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+result = mhsa_helpers.exercises.check_train_step(train_step)
+assert result, result
+result
+
+# %%
+data = lm.verse_data()  # 两者合起来：在诗上训练几步
+torch.manual_seed(0)
+tiny = lm.CharTransformer(
+    data.tokenizer.vocab_size, d_model=32, context_length=32, num_heads=2, num_layers=1
+)
+optimizer = torch.optim.AdamW(tiny.parameters(), lr=3e-3, weight_decay=0.1)
+for step in range(5):
+    inputs, targets = get_batch(data.train_ids, 8, 32)  # 各为 (8, 32)
+    print(f"step {step}: loss {train_step(tiny, optimizer, inputs, targets):.3f}")
 
 # %% [markdown] en_hash="812f22fa7e6d"
 # **练习 1。** 每个块都有自己的注意力，因此也有自己的缓存。每个缓存为每个头、每个词元（token）保存一个键向量和一个值向量，各含 `head_dim` 个数。所以一共是 2（K 和 V）× 3 个块 × 4 个头 × 100 个词元 × 32。我们用一个同样大小的模型（`d_model` = 4 × 32 = 128）的真实缓存来核对这个公式。
