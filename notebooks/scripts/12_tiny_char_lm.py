@@ -46,6 +46,7 @@ import time
 import matplotlib.pyplot as plt
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
@@ -60,18 +61,29 @@ mh.setup_lesson()
 # *shape* of **regular verse** (近体诗), from the npm package `chinese-poetry` (the poems are public
 # domain; see `data/SOURCES.md` for the source and the command that built the file): a quatrain
 # (绝句) of 4 lines or a regulated poem (律诗) of 8, every line of 5 or 7 characters. The filter
-# looks at the shape only, so the file also holds old-style quatrains (古绝) that follow none of
-# regular verse's tonal rules. The file has one couplet per line (two lines of the poem, 上句 and
+# looks at the shape only, so the file also holds old-style poems (古体) that follow none of
+# regular verse's tonal rules: quatrains (古绝), and eight-line ones like the first poem printed
+# below. The file has one couplet per line (two lines of the poem, 上句 and
 # 下句), an empty line after each poem. Every 20th poem is held out for validation, and no training
 # poem shares a couplet with a validation poem. (A single line may recur: 何处春深好 opens a whole
 # series of poems, and 108 of the 33,323 training poems share one line with a validation poem.)
 
 # %%
 verse = lm.load_verse()
-print(len(verse.train), "training poems,", len(verse.validation), "validation poems")
+print(
+    mh.tr(
+        f"{len(verse.train)} training poems, {len(verse.validation)} validation poems",
+        f"训练诗 {len(verse.train)} 首，验证诗 {len(verse.validation)} 首",
+    )
+)
 print(verse.validation[0].text)
 train_text = lm.poem_text(verse.train)
-print(f"{len(train_text):,} training characters, {len(set(train_text)):,} different ones")
+print(
+    mh.tr(
+        f"{len(train_text):,} training characters, {len(set(train_text)):,} different ones",
+        f"训练文本共 {len(train_text):,} 个字符，其中不同的有 {len(set(train_text)):,} 个",
+    )
+)
 
 # %% [markdown]
 # **What a Tang quatrain requires**, for a reader who knows no Chinese (the regulated poem is the
@@ -123,7 +135,12 @@ tokenizer = data.tokenizer
 print(tokenizer, data.train_ids.shape, data.val_ids.shape)  # (N_train,), (N_val,)
 print(tokenizer.encode("床前明月光，"), repr(tokenizer.decode(tokenizer.encode("鬭鸡\n"))))
 unknown_share = (data.train_ids == tokenizer.encode(lm.UNKNOWN)).float().mean().item()
-print(f"unknown characters: {unknown_share:.1%} of the training text")
+print(
+    mh.tr(
+        f"unknown characters: {unknown_share:.1%} of the training text",
+        f"未知字符占训练文本的 {unknown_share:.1%}",
+    )
+)
 assert 0.005 < unknown_share < 0.015
 
 # %% [markdown]
@@ -146,8 +163,15 @@ baseline.update(
         for order, name in ((1, "unigram"), (2, "bigram"), (3, "trigram"))
     }
 )
+TABLE_NAMES_ZH = {
+    "uniform guess": "均匀猜测",
+    "unigram": "一元计数表",
+    "bigram": "二元计数表",
+    "trigram": "三元计数表",
+    "the model": "模型",
+}
 for name, loss in baseline.items():
-    print(f"{name:>13}: {loss:.3f} nats")
+    print(f"{mh.say(name, TABLE_NAMES_ZH[name]):>13}: {loss:.3f} " + mh.say("nats", "奈特"))
 best_table = min(baseline["unigram"], baseline["bigram"], baseline["trigram"])
 assert baseline["trigram"] < baseline["bigram"] < baseline["unigram"] < baseline["uniform guess"]
 
@@ -208,8 +232,8 @@ class FeedForward(nn.Module):
 # %%
 u = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0])
 print("u:      ", u)
-print("GELU(u):", nn.GELU()(u))  # smooth: small negative inputs pass a little
-print("ReLU(u):", torch.relu(u))  # a corner at 0: every negative input becomes 0
+print("GELU(u):", F.gelu(u))  # smooth: small negative inputs pass a little
+print("ReLU(u):", F.relu(u))  # a corner at 0: every negative input becomes 0
 
 # %% [markdown]
 # ### Build it: the pre-norm block
@@ -251,9 +275,12 @@ config = shipped.config
 torch.manual_seed(0)
 block = lm.TransformerBlock(config.d_model, config.context_length, config.num_heads)
 x = torch.randn(2, config.context_length, config.d_model)  # (b, T, d_model)
-print("block output:", tuple(block(x).shape))  # (b, T, d_model)
+print(mh.say("block output:", "块的输出："), tuple(block(x).shape))  # (b, T, d_model)
 for name, part in block.named_children():
-    print(f"  {name:>4}: {sum(p.numel() for p in part.parameters()):>7,} parameters")
+    print(
+        f"  {name:>4}: {sum(p.numel() for p in part.parameters()):>7,}",
+        mh.say("parameters", "个参数"),
+    )
 
 # %% [markdown]
 # The shipped model, `lm.CharTransformer`: token embedding $E$ (one learned vector per
@@ -269,7 +296,7 @@ for name, part in block.named_children():
 model = shipped.model
 print(config)
 print(model)
-print(f"{model.num_parameters():,} parameters")
+print(f"{model.num_parameters():,}", mh.say("parameters", "个参数"))
 
 # %% [markdown]
 # The same model as a picture, every size read from the loaded model: the path from the ids to
@@ -289,8 +316,9 @@ plt.show()
 # couplets of one metre, then the empty line that ends a poem) and for **rhyme** (the share of
 # adjacent couplet ends that rhyme). The first rows use a short budget (400 steps of 16 windows,
 # `d_model` 128, one block) and add one part at a time: attention alone with one head, four heads,
-# feed-forward, residual connections, layer norm. Then the levers of the shipped model, one at a
-# time: several blocks trained longer; then every training window starting at a **poem's start**
+# feed-forward, residual connections, layer norm. Then the levers of the shipped model: a bigger
+# model trained longer (4 blocks, `d_model` 192, dropout 0.1, 1,500 steps of 32 windows, all
+# changed in one row); then every training window starting at a **poem's start**
 # (so that a position means a place in the poem: position 1 is always a poem's first character);
 # last, the shipped model, the same again trained three times as long. The records are in
 # `data/char_lm_ablation.json`; `python tools/ablation_char_lm.py --row "+ residual"` re-runs one
@@ -352,14 +380,14 @@ plt.show()
 # %% [markdown]
 # Read the table top down. At the short budget, attention alone does worse than the bigram table
 # (5.93 against 5.17 nats), and the parts that make a deep network trainable -- residual
-# connections, then layer norm -- bring the loss down by half a nat; none of these models yet
-# writes a whole poem. Several blocks trained longer pass the trigram table by 0.65 nats, yet only
+# connections, then layer norm -- bring the loss down by half a nat; almost none of their poems
+# is whole (2 % at most). The bigger model trained longer passes the trigram table by 0.65 nats, yet only
 # 15 % of their poems are complete. Poem windows change that: the same model and budget ends 100 %
 # of its poems properly, because a position now means a place in the poem (in a five-character
 # poem, position 13 is always the line break after the first couplet). Rhyme comes last, with more
 # training: 16 % after 1,500 steps (chance is 11 %), 74 % after 4,500. Each row is one run from one
-# seed, so differences of a few points in the short-budget rows (the rhyme column of 4 % to 24 %
-# there is near chance) say little; the jumps in the last three rows are far larger than that.
+# seed, so differences of a few points in the short-budget rows say little (their rhyme column,
+# 4 % to 24 %, is scored on unfinished poems and is noisy); the jumps in the last three rows are far larger than that.
 
 # %% [markdown]
 # ### How it learns: a batch, the loss, AdamW
@@ -452,9 +480,12 @@ mhsa_helpers.exercises.check_train_step(answer)
 print(shipped)
 model_loss = shipped.val_losses[-1][1]
 for name, loss in baseline.items():
-    print(f"{name:>13}: {loss:.3f}")
+    print(f"{mh.say(name, TABLE_NAMES_ZH[name]):>13}: {loss:.3f}")
 print(
-    f"{'the model':>13}: {model_loss:.3f}  ({best_table - model_loss:.2f} nats below the best table)"
+    mh.tr(
+        f"{'the model':>13}: {model_loss:.3f}  ({best_table - model_loss:.2f} nats below the best table)",
+        f"{'模型':>13}: {model_loss:.3f}（比最好的计数表低 {best_table - model_loss:.2f} 奈特）",
+    )
 )
 assert model_loss <= best_table - 0.25
 
@@ -496,7 +527,8 @@ plt.show()
 #
 # * **complete:** ended by the model, 2 or 4 couplets, all `5，5。` or all `7，7。`;
 # * **rhyme:** the share of adjacent couplet ends that rhyme (`lm.rhyme_share`);
-# * **copied:** the share of couplets that occur verbatim in the training poems.
+# * **copied:** the share of couplets that occur verbatim in the training poems;
+# * **pairs:** how many pairs of adjacent couplet ends the rhyme share was measured on.
 
 # %%
 settings = {"temperature": 0.8, "top_k": 20}
@@ -537,6 +569,9 @@ for poem in written[:6]:
 # model also shows its limits: it often rhymes a character with itself (流 · 流 and 长 · 长
 # in the six poems above; section 9 counts it), which Tang poets avoided, and its lines are often a string of poetic
 # words rather than a thought (section 9 measures what it can and can't do).
+# The modern measure also misses some rhymes a Tang reader hears: 稀 xi and 归 gui both belong to
+# the rhyme 五微 of the Tang rhyme books, and 苹 in 白苹 stands for 蘋 pín (the corpus's simplified
+# characters merged the two), which rhymes with 人 -- two of the "no rhyme" verdicts above.
 #
 # Now a line of your own. Li Bai's 床前明月光 starts it, as a new poem; change `first_line` and run
 # the cell again (a line of 5 or 7 characters and a comma).
@@ -553,7 +588,8 @@ print(f"[{mine.form}]", " | ".join(lm.describe_pair(p) for p in lm.rhyme_pairs(m
 # ## 7. Generation of any length
 #
 # The model has learned positions $0 \ldots$ `context_length` $- 1$ only. To write more,
-# `lm.generate` slides the window, as nanoGPT crops its input: each step reads the last
+# `lm.generate` slides the window, as Karpathy's nanoGPT (a small GPT written for teaching) crops
+# its input: each step reads the last
 # `context_length` characters at positions $0 \ldots 79$. With the KV cache, the first window is
 # written one token per step; once the window slides, every token moves to a new position, so
 # its cached keys (made with the old position embedding) no longer hold, and each step re-reads
@@ -586,8 +622,11 @@ def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
 
 # One run without the cache is long enough to time; the fast path takes the median of three.
 speed_without, speed_with = tokens_per_second(False, repeats=1), tokens_per_second(True)
-print(f"without cache: {speed_without:6.0f} tokens/s")
-print(f"with cache:    {speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)")
+print(mh.say("without cache:", "不用缓存："), f"{speed_without:6.0f} tokens/s")
+print(
+    mh.say("with cache:   ", "用缓存：  "),
+    f"{speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)",
+)
 assert speed_with > speed_without
 
 # %% [markdown]
@@ -612,7 +651,7 @@ assert (shares.max(dim=1).values.max(dim=0).values > 1.5 * base).all()  # each k
 
 # %% [markdown]
 # Most kinds of key have a head that looks at them far above the even share: one head of block 1
-# mostly looks one character back (0.36 against 0.08), one of block 4 at the start of the line
+# puts over a third of its weight one character back (0.36 against 0.08), one of block 4 at the start of the line
 # (0.31), and block 1's head 1 puts half of its weight (0.49) on the "parallel next" character --
 # the first half's character at the place about to be written. Careful with that last one: a
 # head that looks at the parallel place tells the model where in the line it is and what the tone
@@ -624,7 +663,7 @@ assert (shares.max(dim=1).values.max(dim=0).values > 1.5 * base).all()  # each k
 # A rhyme is decided at one place: the query just before a couplet's last character predicts
 # that character, and it must rhyme with the last character of the couplet above -- 12 characters
 # back in a five-character poem, 16 in a seven-character one. `lm.rhyme_focus` measures, for every
-# head, how much weight that query gives to that key (**at the rhyme**), against the **control**:
+# head, how much weight that query gives to that key (**at the rhyme**), against the control, **elsewhere**:
 # the weight every *other* query of a couplet gives to the key at the same distance, one line
 # above the character it predicts. A head that looks at the rhyme above only when a rhyme is due
 # is doing the rhyming; one that looks one line up everywhere is lining up the couplets.
@@ -679,8 +718,10 @@ print(odds)
 # Knowing where the rhyme is would not be enough: the model must also put its probability on the
 # characters that rhyme with it. It does: at a place where a rhyme is due, 0.71 of its probability
 # goes to characters of the right rhyme group, against 0.11 for a writer who knows only which
-# groups end couplets most often. The attention head fetches the rhyme; the layers after it turn
-# "rhymes with 霜" into the characters 乡, 光, 长 ... (we have not measured which layers).
+# groups end couplets most often. The attention head fetches the rhyme; since it sits in the last
+# block, what turns "rhymes with 霜" into the characters 乡, 光, 长 ... is that block's feed-forward
+# network, the last layer norm and the LM head (with block 3's weaker rhyme head before them; we
+# have not measured the share of each).
 
 # %% [markdown]
 # ## 9. What it still can't do, measured
@@ -688,11 +729,13 @@ print(odds)
 # Rhyme and form are there. Four things a reader of Tang verse checks next are not, or only
 # partly:
 #
-# * **Tones** (平仄). `lm.tone_opposition_share` checks one rule of regulated verse (二四六分明):
-#   the second characters of a couplet's two halves have opposite tones (level 平 against
+# * **Tones** (平仄). `lm.tone_opposition_share` checks one rule of regulated verse: the two
+#   lines of a couplet oppose their tones (对), checked on the second character, which may never
+#   break the pattern (二四六分明): the second characters of a couplet's two halves have opposite tones (level 平 against
 #   oblique 仄), by modern tones (the Tang's entering tone is gone from Mandarin, so this too is
 #   approximate). Chance is about one half.
-# * **Length of a regulated poem:** the share of poems of 4 couplets (律诗) rather than 2 (绝句).
+# * **Length of a regulated poem:** the share of poems of 4 couplets (a 律诗's length; the corpus's
+#   eight-line poems also include old-style ones) rather than 2 (绝句).
 # * **Parallelism** (对仗) in a regulated poem's middle couplets: no measure here. Section 8's
 #   "parallel next" head looks at the right place, but a head that looks at the parallel position
 #   serves tonal opposition and position counting just as well, so it proves no parallelism.
@@ -718,8 +761,8 @@ for name, poems in (
     print(
         mh.tr(
             f"{name:>12}: second characters opposed in tone {tones:.0%}, "
-            f"regulated poems {regulated:.0%}, a rhyme character used twice {repeated:.0%}",
-            f"{name:>6}：上下句第二字平仄相对 {tones:.0%}，律诗占 {regulated:.0%}，"
+            f"poems of 4 couplets {regulated:.0%}, a rhyme character used twice {repeated:.0%}",
+            f"{name:>6}：上下句第二字平仄相对 {tones:.0%}，四联的诗占 {regulated:.0%}，"
             f"同一个字两次作韵脚 {repeated:.0%}",
         )
     )
@@ -728,7 +771,8 @@ for name, poems in (
 # Under this check, the model opposes the tones of the second characters in 87 % of its couplets,
 # more often than the real poems (73 %): the real corpus also holds old-style poems that follow
 # no tonal rule, and modern tones misread some Tang characters, so take this as "no sign of a
-# problem", not as better than the poets. Length is a real gap: 30 % of its poems are regulated
+# problem", not as better than the poets; sampling at temperature 0.8 with top-k 20 also favours
+# the corpus's majority, the regular pattern. Length is a real gap: 30 % of its poems are regulated
 # poems of 4 couplets, against 63 % of the real ones. What a reader notices first is not measured
 # by any number above: many lines are strings of poetic words (明月, 寒灯, 夜半) without a
 # thought that runs through the poem. The last number is the flaw a reader notices next: in a
@@ -745,23 +789,25 @@ for name, poems in (
 #   a rhyme 12 characters back.
 # * A Transformer block: layer norm → `MultiHeadAttention` → residual, layer norm → feed-forward →
 #   residual. Measured one part at a time, residual connections and layer norm earn the most at
-#   a short budget; several blocks trained longer earn more still (4.42 nats).
+#   a short budget; a bigger model trained longer earns more still (4.42 nats).
 # * Windows that start at a poem's start turn "which position" into "which place in the poem":
 #   100 % of the poems complete instead of 15 %.
 # * The shipped model scores below every count table, writes whole poems (100 %), rhymes at 74 % (real poems 88 %,
 #   the trigram table and chance about 10 %) and copies no couplet.
 # * Past `context_length` the window slides; the cached and the uncached paths give the same text.
-# * Heads specialise: the previous character, the line start, the parallel place -- and one
+# * Heads specialise: the previous character, the line start, the parallel place one ahead
+#   ("parallel next") -- and one
 #   head (block 4, head 3) looks at the rhyme one line above exactly when a rhyme is due.
-# * Still missing, measured: regulated poems of 4 couplets (30 % against 63 %),
-#   a thought that runs through the poem, rhymes on a character not used before (a quarter of its
-#   poems repeat one), and text past one window.
+# * Still missing, measured: poems of 4 couplets (30 % against 63 %) and rhymes on a character
+#   not used before (a quarter of its poems repeat one). Seen, not measured: a thought that runs
+#   through the poem, and text past one window.
 #
 # ## Exercises
 #
 # Solutions: `solutions/12_tiny_char_lm_solutions.ipynb`.
 #
-# **Exercise 1.** A smaller model than ours has 3 blocks with 4 heads of `head_dim` 32. After it
+# **Exercise 1.** A smaller model than ours has 3 blocks with 4 heads of `head_dim` 32 and a
+# `context_length` of 128. After it
 # has processed 100 tokens (batch 1), how many numbers do its KV caches hold in total?
 
 # %%
@@ -781,7 +827,8 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_top_k_probs(answer, logits_ex, 3, 0.7)
 
 # %% [markdown]
-# **Exercise 3.** Without `lm.head_focus`, compute for each head of `weights_ex` (block 2 of the
+# **Exercise 3.** Without `lm.head_focus` (the per-text function behind `lm.focus_on_texts`),
+# compute for each head of `weights_ex` (block 2 of the
 # shipped model on `poem`) the punctuation share: for each query, the total weight on keys that
 # are in `lm.PUNCTUATION`; then the mean over the queries that have at least one punctuation mark
 # at or before them. Shape `(num_heads,)`.

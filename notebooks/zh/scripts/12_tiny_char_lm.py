@@ -18,7 +18,7 @@
 # 2. 给注意力配齐一个实用的模型所需的部件，即**前馈网络**（feed-forward network）、**残差连接**（residual connection）、**层归一化**（layer normalization）和多个块，并实际测量每个部件带来多少好处。
 # 3. 验证课程自带的模型越过了这根标杆，再像熟读唐诗的人那样读它写的诗，看它是否成篇、是否押韵、是否照抄。每一项都与真实的诗、三元计数表写的诗和随机水平（chance level）对照测量。
 # 4. 生成任意长度的文本。上下文写满以后，窗口向后滑动。
-# 5. 找出让诗押韵的那个头。在留出的诗上，在预测句末那个字的位置，测量有多少注意力落在上一联的韵脚上。那个韵脚在 12 或 16 个字之前，远远超出任何计数表的视野。
+# 5. 找出让诗押韵的那个头。在留出的诗上，在预测句末那个字的位置，测量有多少注意力落在上一联的韵脚上。那个韵脚在 12 或 16 个字符（含标点和换行）之前，远远超出任何计数表的视野。
 #
 # **预备知识：** 第 06 课的 `MultiHeadAttention`，第 08 课的训练、交叉熵与损失曲线（loss curve），第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 170 分钟（阅读、运行 31 个代码单元格、4 道练习、3 个动手实现，估算规则见第 00 课）。
 #
@@ -31,6 +31,7 @@ import time
 import matplotlib.pyplot as plt
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 import mhsa_helpers as mh
 import mhsa_helpers.exercises
@@ -38,17 +39,27 @@ from mhsa_helpers import lm
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="52fa5395cba5"
+# %% [markdown] en_hash="70607ba0db39"
 # ## 1. 文本：唐代近体诗
 #
-# `data/tang_verse.txt.xz` 收录了《全唐诗》中在形式上属于**近体诗**的作品，取自 npm 软件包 `chinese-poetry`。这些诗属于公有领域，来源和生成这个文件的命令见 `data/SOURCES.md`。所谓形式，就是绝句（quatrain）四句、律诗（regulated poem）八句，每句五个字或七个字。筛选只看形式，所以文件里也有不守近体诗平仄的古绝（old-style quatrain）。文件中每一行是一联（couplet），即上句和下句，每首诗之后空一行。每 20 首诗留出一首作验证，而且训练诗与验证诗没有相同的联。单独的一句倒可能重复，例如以“何处春深好”开头的就有一整组诗，33,323 首训练诗中有 108 首与某首验证诗有一句相同。
+# `data/tang_verse.txt.xz` 收录了《全唐诗》中在形式上属于**近体诗**的作品，取自 npm 软件包 `chinese-poetry`。这些诗属于公有领域，来源和生成这个文件的命令见 `data/SOURCES.md`。所谓形式，就是绝句（quatrain）四句、律诗（regulated poem）八句，每句五个字或七个字。筛选只看形式，所以文件里也有不守近体诗平仄的古体诗：既有古绝（old-style quatrain），也有像下面打印的第一首那样的八句古诗。文件中每一行是一联（couplet），即上句和下句，每首诗之后空一行。每 20 首诗留出一首作验证，而且训练诗与验证诗没有相同的联。单独的一句倒可能重复，例如以“何处春深好”开头的就有一整组诗，33,323 首训练诗中有 108 首与某首验证诗有一句相同。
 
 # %%
 verse = lm.load_verse()
-print(len(verse.train), "training poems,", len(verse.validation), "validation poems")
+print(
+    mh.tr(
+        f"{len(verse.train)} training poems, {len(verse.validation)} validation poems",
+        f"训练诗 {len(verse.train)} 首，验证诗 {len(verse.validation)} 首",
+    )
+)
 print(verse.validation[0].text)
 train_text = lm.poem_text(verse.train)
-print(f"{len(train_text):,} training characters, {len(set(train_text)):,} different ones")
+print(
+    mh.tr(
+        f"{len(train_text):,} training characters, {len(set(train_text)):,} different ones",
+        f"训练文本共 {len(train_text):,} 个字符，其中不同的有 {len(set(train_text)):,} 个",
+    )
+)
 
 # %% [markdown] en_hash="897f13338be2"
 # **绝句的格律**，这里简要回顾一下（律诗的要求相同，篇幅加倍）：
@@ -83,7 +94,12 @@ tokenizer = data.tokenizer
 print(tokenizer, data.train_ids.shape, data.val_ids.shape)  # (N_train,), (N_val,)
 print(tokenizer.encode("床前明月光，"), repr(tokenizer.decode(tokenizer.encode("鬭鸡\n"))))
 unknown_share = (data.train_ids == tokenizer.encode(lm.UNKNOWN)).float().mean().item()
-print(f"unknown characters: {unknown_share:.1%} of the training text")
+print(
+    mh.tr(
+        f"unknown characters: {unknown_share:.1%} of the training text",
+        f"未知字符占训练文本的 {unknown_share:.1%}",
+    )
+)
 assert 0.005 < unknown_share < 0.015
 
 # %% [markdown] en_hash="f2c38aa1cd6a"
@@ -101,8 +117,15 @@ baseline.update(
         for order, name in ((1, "unigram"), (2, "bigram"), (3, "trigram"))
     }
 )
+TABLE_NAMES_ZH = {
+    "uniform guess": "均匀猜测",
+    "unigram": "一元计数表",
+    "bigram": "二元计数表",
+    "trigram": "三元计数表",
+    "the model": "模型",
+}
 for name, loss in baseline.items():
-    print(f"{name:>13}: {loss:.3f} nats")
+    print(f"{mh.say(name, TABLE_NAMES_ZH[name]):>13}: {loss:.3f} " + mh.say("nats", "奈特"))
 best_table = min(baseline["unigram"], baseline["bigram"], baseline["trigram"])
 assert baseline["trigram"] < baseline["bigram"] < baseline["unigram"] < baseline["uniform guess"]
 
@@ -114,13 +137,13 @@ sample = tables[2].sample(tokenizer.encode("\n床"), 60, seed=0)  # 一首以“
 print(tokenizer.decode(sample))
 
 # %% [markdown] en_hash="2aea13b0bcee"
-# 词语出现了，因为它见过这些相邻的字对。可是句子长短不一。二元计数表数不到五，12 个字之前的韵脚更在它的视野之外。这就是标杆。一个模型要对得起这么多参数，损失就要明显低于最好的计数表，还要写出完整的诗，并且押韵。
+# 词语出现了，因为它见过这些相邻的字对。可是句子长短不一。二元计数表数不清一句有五个字，12 个字符（含标点和换行）之前的韵脚更在它的视野之外。这就是标杆。一个模型要对得起这么多参数，损失就要明显低于最好的计数表，还要写出完整的诗，并且押韵。
 #
 # ## 3. Transformer 块
 #
 # 第 08 课的 `TinyAttentionLM` 是嵌入（embedding）→ 注意力 → 语言模型头（LM head）。一个会写诗的模型还要加上下面这些部件：
 #
-# * **前馈网络。** 注意力只是把不同位置的向量混合起来，随后由一个两层的网络单独变换每个位置的向量，即 $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$，隐藏层宽度是 $4 \times d_{model}$。**GELU**（Gaussian Error Linear Unit，GPT-2 用的激活函数（activation function））定义为 $\mathrm{GELU}(u) = u\,\Phi(u)$，其中 $\Phi$ 是标准正态分布的累积概率。它和 ReLU 一样保留大的正输入、压掉大的负输入，但在 0 附近是平滑弯过去的，没有折角。所以小的负输入还能漏过一点（GELU(-0.5) ≈ -0.15），也还有梯度。
+# * **前馈网络。** 注意力只是把不同位置的向量混合起来，随后由一个两层的网络单独变换每个位置的向量，即 $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$，隐藏层宽度是 $4 \times d_{model}$。**GELU**（Gaussian Error Linear Unit）是 GPT-2 用的激活函数（activation function），定义为 $\mathrm{GELU}(u) = u\,\Phi(u)$，其中 $\Phi$ 是标准正态分布的累积概率。它和 ReLU 一样保留大的正输入、压掉大的负输入，但在 0 附近是平滑弯过去的，没有折角。所以小的负输入还能漏过一点（GELU(-0.5) ≈ -0.15），也还有梯度。
 # * **残差连接。** 每个子层把输出加到输入上（$x + f(x)$），这样它只需学一个修正量，梯度也能直接流过。
 # * **层归一化。** 在每个子层之前，把每个位置的向量缩放到均值为 0、方差为 1，再乘上学到的缩放系数、加上学到的平移量。这样即使堆得很深也能训练。
 # * **多个块**，一个接一个。
@@ -152,8 +175,8 @@ class FeedForward(nn.Module):
 # %%
 u = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0])
 print("u:      ", u)
-print("GELU(u):", nn.GELU()(u))  # 平滑：小的负输入还能漏过一点
-print("ReLU(u):", torch.relu(u))  # 在 0 处有折角：所有负输入都变成 0
+print("GELU(u):", F.gelu(u))  # 平滑：小的负输入还能漏过一点
+print("ReLU(u):", F.relu(u))  # 在 0 处有折角：所有负输入都变成 0
 
 # %% [markdown] en_hash="8be9fb7803f7"
 # ### 动手实现：前置归一化的块
@@ -186,9 +209,12 @@ config = shipped.config
 torch.manual_seed(0)
 block = lm.TransformerBlock(config.d_model, config.context_length, config.num_heads)
 x = torch.randn(2, config.context_length, config.d_model)  # (b, T, d_model)
-print("block output:", tuple(block(x).shape))  # (b, T, d_model)
+print(mh.say("block output:", "块的输出："), tuple(block(x).shape))  # (b, T, d_model)
 for name, part in block.named_children():
-    print(f"  {name:>4}: {sum(p.numel() for p in part.parameters()):>7,} parameters")
+    print(
+        f"  {name:>4}: {sum(p.numel() for p in part.parameters()):>7,}",
+        mh.say("parameters", "个参数"),
+    )
 
 # %% [markdown] en_hash="67e9bce8d23b"
 # 课程自带的模型是 `lm.CharTransformer`。它先把词元嵌入（token embedding）$E$（每个字一个学到的向量）与学到的位置嵌入（positional embedding）$P$ 相加，再经过 `num_layers` 个块和最后一个层归一化，最后由语言模型头输出。语言模型头重用 $E$，这叫**权重绑定**（weight tying），GPT-2 也是这样做的。
@@ -202,7 +228,7 @@ for name, part in block.named_children():
 model = shipped.model
 print(config)
 print(model)
-print(f"{model.num_parameters():,} parameters")
+print(f"{model.num_parameters():,}", mh.say("parameters", "个参数"))
 
 # %% [markdown] en_hash="10e4f92e2eb5"
 # 下图画的是同一个模型，图中的每个尺寸都从载入的模型中读出。它画出了从字符 id 到 logits 的整条路径。虚线框里是一个完整的块，模型把它叠了 `num_layers` 次。
@@ -211,10 +237,10 @@ print(f"{model.num_parameters():,} parameters")
 fig = mh.figures.plot_transformer_block(model)  # 每个尺寸都从模型本身读出
 plt.show()
 
-# %% [markdown] en_hash="b21949602a00"
+# %% [markdown] en_hash="4b83c0187e63"
 # ## 4. 一次加一个部件，逐一测量
 #
-# 每个部件各带来多少好处？`tools/ablation_char_lm.py` 为表中的每一行训练一个模型，各行用同一个种子，并在同一批验证诗上测量。测量既看损失，也像读者那样看写出的诗。从同样的首字起笔，每首都作为一首新诗来写，共写 60 首。然后统计**完整**的诗所占的比例，即写满 2 联或 4 联、每句字数一律，最后以表示一首诗结束的空行收尾。再统计**押韵**的比例，即相邻两联的韵脚押韵的比例。前几行的训练量很小（400 步，每步 16 个窗口，`d_model` 为 128，一个块），每次加一个部件。先是只有一个头的注意力，然后换成四个头，再依次加上前馈网络、残差连接和层归一化。接下来逐一检验自带模型的几项关键改动。先是用多个块、训练得更久。然后让每个训练窗口都从**一首诗的开头**开始，这样一个位置就代表诗中的一个固定地方，位置 1 总是诗的第一个字。最后是课程自带的模型，同样的设置，训练步数增至三倍。记录保存在 `data/char_lm_ablation.json` 中。运行 `python tools/ablation_char_lm.py --row "+ residual"` 可以重跑其中一行（在空闲的 CPU 核上需要一两分钟，后面几项改动每行约需 20 分钟）。
+# 每个部件各带来多少好处？`tools/ablation_char_lm.py` 为表中的每一行训练一个模型，各行用同一个种子，并在同一批验证诗上测量。测量既看损失，也像读者那样看写出的诗。从同样的首字起笔，每首都作为一首新诗来写，共写 60 首。然后统计**完整**的诗所占的比例，即写满 2 联或 4 联、每句字数一律，最后以表示一首诗结束的空行收尾。再统计**押韵**的比例，即相邻两联的韵脚押韵的比例。前几行的训练量很小（400 步，每步 16 个窗口，`d_model` 为 128，一个块），每次加一个部件。先是只有一个头的注意力，然后换成四个头，再依次加上前馈网络、残差连接和层归一化。接下来逐一检验自带模型的几项关键改动。先是换成更大的模型、训练更久（4 个块，`d_model` 为 192，dropout 为 0.1，每步 32 个窗口，1,500 步，在一行里同时改动）。然后让每个训练窗口都从**一首诗的开头**开始，这样一个位置就代表诗中的一个固定地方，位置 1 总是诗的第一个字。最后是课程自带的模型，同样的设置，训练步数增至三倍。记录保存在 `data/char_lm_ablation.json` 中。运行 `python tools/ablation_char_lm.py --row "+ residual"` 可以重跑其中一行（在空闲的 CPU 核上需要一两分钟，后面几项改动每行约需 20 分钟）。
 
 # %%
 rows = lm.load_ablation()  # 读取 data/char_lm_ablation.json
@@ -269,8 +295,8 @@ fig.suptitle(mh.tr("Adding one part at a time", "一次加一个部件"))
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] en_hash="a4401aee42c3"
-# 从上往下读这张表。训练量很小时，只有注意力的模型还不如二元计数表（5.93 对 5.17 奈特）。让深层网络能训练起来的两个部件，残差连接和层归一化，把损失降了将近半个奈特。不过这些模型都还写不出一首完整的诗。多个块、训练更久之后，损失比三元计数表低 0.65 奈特，可完整的诗只占 15%。从诗首开始的窗口改变了这一点：同样的模型、同样的训练量，100% 的诗都能正常收尾。原因是一个位置现在就代表诗中的一个地方，比如五言诗里，位置 13 总是第一联之后的换行。押韵来得最晚，要靠更多的训练：1,500 步后是 16%（随机为 11%），4,500 步后是 74%。每一行只是一个种子的一次训练，所以前几行里几个百分点的差别说明不了什么（那里押韵一栏在 4% 到 24% 之间，都接近随机）。最后三行的跳跃则远大于这个幅度。
+# %% [markdown] en_hash="3bdbbb3f70f4"
+# 从上往下读这张表。训练量很小时，只有注意力的模型还不如二元计数表（5.93 对 5.17 奈特）。让深层网络能训练起来的两个部件，残差连接和层归一化，把损失降了将近半个奈特。不过这些模型几乎都写不出一首完整的诗（至多 2%）。换成更大的模型、训练更久之后（4 个块，`d_model` 为 192，dropout 为 0.1，每步 32 个窗口，1,500 步，这一行同时改了这几项），损失比三元计数表低 0.65 奈特，可完整的诗只占 15%。从诗首开始的窗口改变了这一点：同样的模型、同样的训练量，100% 的诗都能正常收尾。原因是一个位置现在就代表诗中的一个地方，比如五言诗里，位置 13 总是第一联之后的换行。押韵来得最晚，要靠更多的训练：1,500 步后是 16%（随机为 11%），4,500 步后是 74%。每一行只是一个种子的一次训练，所以前几行里几个百分点的差别说明不了什么（那里押韵一栏在 4% 到 24% 之间，是在没写完的诗上算的，噪声很大）。最后三行的跳跃则远大于这个幅度。
 
 # %% [markdown] en_hash="b574f19c0e45"
 # ### 它怎样学习：一批数据、损失和 AdamW
@@ -283,7 +309,7 @@ plt.show()
 #
 # 优化器是 **AdamW**（`torch.optim.AdamW`）。它就是 Adam（每个权重根据自己梯度及其平方的滑动平均，得到自己的步长），再单独加上**权重衰减**（weight decay）：每一步都把权重矩阵（weight matrix）往 0 收缩一点（`weight_decay=0.1`：收缩其值的 `lr * 0.1`）。这样权重保持较小，模型也不容易死记硬背。偏置和层归一化的缩放不做衰减。
 #
-# **学习率**（learning rate）按一个日程变化（`lm.learning_rate`）。在前 `warmup_steps` 步里，它从接近 0 线性升到 `lr`，这叫**预热**（warm-up）：Adam 早期的估计噪声很大，所以开头几步要小一些。之后它沿余弦曲线降到最后一步的 `min_lr`。不指定时，`warmup_steps` 取 `steps` 的十分之一。
+# **学习率**（learning rate）按预设的调度（schedule）变化（`lm.learning_rate`）。在前 `warmup_steps` 步里，它从接近 0 线性升到 `lr`，这叫**预热**（warm-up）：Adam 早期的估计噪声很大，所以开头几步要小一些。之后它沿余弦曲线降到最后一步的 `min_lr`。不指定时，`warmup_steps` 取 `steps` 的十分之一。
 
 # %%
 schedule = lm.CharLMConfig()  # 演示用的设置：400 步，lr 从 2e-3 降到 min_lr 2e-4
@@ -310,7 +336,7 @@ mhsa_helpers.exercises.check_get_batch(answer)
 # %% [markdown] en_hash="4bbde62a2922"
 # ### 动手实现：一步训练
 #
-# 写出 `train_step(model, optimizer, inputs, targets)`：在一批数据上做上面列出的一步，并把更新之前算出的损失作为一个数返回（`.item()`）。模型返回的 logits 形状是 (b, T, vocab)。检查器给它一个小的 `lm.CharTransformer` 和 `torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)`，运行两步，再把权重和书中做法的两步结果比较（可以像 `lm.train_char_lm` 那样用 `torch.nn.utils.clip_grad_norm_` 把梯度范数（norm）裁到 1，但不是必须的）。
+# 写出 `train_step(model, optimizer, inputs, targets)`：在一批数据上做上面列出的一步，并把更新之前算出的损失作为一个数返回（`.item()`）。模型返回的 logits 形状是 (b, T, vocab)。检查器给它一个小的 `lm.CharTransformer` 和 `torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)`，运行两步，再把权重和参考实现的两步结果比较（可以像 `lm.train_char_lm` 那样用 `torch.nn.utils.clip_grad_norm_` 把梯度范数（norm）裁到 1，但不是必须的）。
 
 
 # %%
@@ -326,15 +352,18 @@ mhsa_helpers.exercises.check_train_step(answer)
 # %% [markdown] en_hash="1b79adde4b45"
 # ## 5. 课程自带的模型越过了标杆
 #
-# `tools/train_char_lm.py --full` 用固定的种子在两个 CPU 线程上训练了它，并写出 `data/char_lm.pt`。文件里有权重（以 float16 保存，让文件小一些）、分词器和每一步的损失。`make train-full` 会重新训练它（在两个空闲的 CPU 核上需要 约 35 分钟，它会先在你的机器上计时跑几步，再打印自己的估算）。`make train-demo` 训练的是上表中“+ 从诗首开始的窗口”那一行，约需 20 分钟。这个模型已经能写出完整的诗，只是还不押韵。两者都使用课程注意力核心的 `"sdpa"` 后端。这还是同一个模型，在 CPU 上损失也相同，只差 float32 的舍入误差（有测试验证）。`benchmarks/char_lm_training.py` 测量它快了多少。这里的验证损失把每首留出的诗从开头读起，和模型写诗时一样。计数表则只看每个字之前的一两个字。
+# `tools/train_char_lm.py --full` 用固定的种子在两个 CPU 线程上训练了它，并写出 `data/char_lm.pt`。文件里有权重（以 float16 保存，让文件小一些）、分词器和每一步的损失。`make train-full` 会重新训练它（在两个空闲的 CPU 核上需要约 35 分钟，它会先在你的机器上计时跑几步，再打印自己的估算）。`make train-demo` 训练的是上表中“+ 从诗首开始的窗口”那一行，约需 20 分钟。这个模型已经能写出完整的诗，只是还不押韵。两者都使用课程注意力核心的 `"sdpa"` 后端。这还是同一个模型，在 CPU 上损失也相同，只差 float32 的舍入误差（有测试验证）。`benchmarks/char_lm_training.py` 测量它快了多少。这里的验证损失把每首留出的诗从开头读起，和模型写诗时一样。计数表则只看每个字之前的一两个字。
 
 # %%
 print(shipped)
 model_loss = shipped.val_losses[-1][1]
 for name, loss in baseline.items():
-    print(f"{name:>13}: {loss:.3f}")
+    print(f"{mh.say(name, TABLE_NAMES_ZH[name]):>13}: {loss:.3f}")
 print(
-    f"{'the model':>13}: {model_loss:.3f}  ({best_table - model_loss:.2f} nats below the best table)"
+    mh.tr(
+        f"{'the model':>13}: {model_loss:.3f}  ({best_table - model_loss:.2f} nats below the best table)",
+        f"{'模型':>13}: {model_loss:.3f}（比最好的计数表低 {best_table - model_loss:.2f} 奈特）",
+    )
 )
 assert model_loss <= best_table - 0.25
 
@@ -358,7 +387,7 @@ ax.legend()
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] en_hash="7c9013e075d1"
+# %% [markdown] en_hash="8dd7e4944cd8"
 # ## 6. 它写出整首的诗，而且押韵
 #
 # 写诗时，模型把最后一个位置的 logits 变成概率，再从中抽取下一个字。有两个设置决定怎样抽取。logits 在 softmax 之前先除以**温度**（temperature）$\tau$，即 $p_i = e^{z_i/\tau} / \sum_j e^{z_j/\tau}$。温度低于 1 时分布变得更尖锐，概率大的字概率更大。温度高于 1 时分布变得更平。**top-k 采样**（top-k sampling）只保留最可能的 $k$ 个字，在其中抽取。我们取 $\tau = 0.8$、$k = 20$，并且从不抽取未知字符。
@@ -368,6 +397,7 @@ plt.show()
 # * **完整的诗。** 由模型自己结束，写满 2 联或 4 联，全是 `5，5。` 或全是 `7，7。`。
 # * **押韵。** 相邻两联的韵脚押韵的比例（`lm.rhyme_share`）。
 # * **照抄。** 在训练诗中原样出现过的联所占的比例。
+# * **对数**（pairs）：计算押韵比例时用到的相邻韵脚对的个数。
 
 # %%
 settings = {"temperature": 0.8, "top_k": 20}
@@ -400,8 +430,8 @@ for poem in written[:6]:
     print(f"  [{poem.form}]", " | ".join(lm.describe_pair(p) for p in lm.rhyme_pairs(poem.text)))
     print()
 
-# %% [markdown] en_hash="0033f3a5cc68"
-# 每首诗都在该结束的地方结束：写满 2 联或 4 联，每句字数一律。相邻两联的韵脚约有四分之三押韵，三元计数表的诗和随机配对都只有一成左右。按这个现代的标准，真实的诗是 88%。细读下去，也能看出模型的不足：它常让一个字和自己押韵（上面六首里的 流 · 流 和 长 · 长，第 9 节会统计），唐代诗人是避免这样做的；它的诗句也常常只是一串有诗意的词，连不成一个意思。第 9 节会测量它能做到什么、做不到什么。
+# %% [markdown] en_hash="3a8a5cd1200e"
+# 每首诗都在该结束的地方结束：写满 2 联或 4 联，每句字数一律。相邻两联的韵脚约有四分之三押韵，三元计数表的诗和随机配对都只有一成左右。按这个现代的标准，真实的诗是 88%。细读下去，也能看出模型的不足：它常让一个字和自己押韵（上面六首里的 流 · 流 和 长 · 长，第 9 节会统计），唐代诗人是避免这样做的；它的诗句也常常只是一串有诗意的词，连不成一个意思。第 9 节会测量它能做到什么、做不到什么。现代的标准也会漏掉唐人听得出的韵：稀 xi 和 归 gui 在唐代韵书里同属五微；白苹 的 苹 本是 蘋 pín（语料转成简体时两字合并了），与 人 押韵。上面两处“不押韵”的判断就是这样来的。
 #
 # 现在换成你自己的句子。下面先用李白的“床前明月光”作为一首新诗的首句。改一改 `first_line`，再运行一次这个单元格（句子要有五个字或七个字，后面加一个逗号）。
 
@@ -413,10 +443,10 @@ mine = lm.WrittenPoem.from_text(tokenizer.decode(out))  # 截到这首诗的结�
 print(mine.text, end="")
 print(f"[{mine.form}]", " | ".join(lm.describe_pair(p) for p in lm.rhyme_pairs(mine.text)))
 
-# %% [markdown] en_hash="b33c2d67d760"
+# %% [markdown] en_hash="957605675190"
 # ## 7. 任意长度的生成
 #
-# 模型只学过 $0 \ldots$ `context_length` $- 1$ 这些位置。要写得更长，`lm.generate` 就让窗口滑动，和 nanoGPT 截取输入的做法一样。每一步只读最后 `context_length` 个字，放在位置 $0 \ldots 79$ 上。用 KV 缓存时，第一个窗口里每步只算一个新词元。窗口一旦滑动，每个词元都换到了新的位置，而缓存里的键是按旧位置的嵌入算出来的，不能再用了。所以从这时起，每一步都重读整个窗口，和不用缓存时完全一样。种子相同，写出的字也相同。
+# 模型只学过 $0 \ldots$ `context_length` $- 1$ 这些位置。要写得更长，`lm.generate` 就让窗口滑动，和 Karpathy 为教学写的小型 GPT 即 nanoGPT 截取输入的做法一样。每一步只读最后 `context_length` 个字，放在位置 $0 \ldots 79$ 上。用 KV 缓存时，第一个窗口里每步只算一个新词元。窗口一旦滑动，每个词元都换到了新的位置，而缓存里的键是按旧位置的嵌入算出来的，不能再用了。所以从这时起，每一步都重读整个窗口，和不用缓存时完全一样。种子相同，写出的字也相同。
 
 # %%
 banned = tokenizer.encode(lm.UNKNOWN)  # (1,)：从不抽取未知字符
@@ -443,8 +473,11 @@ def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
 
 # 不用缓存时跑一次就足以计时，快的路径取三次运行的中位数。
 speed_without, speed_with = tokens_per_second(False, repeats=1), tokens_per_second(True)
-print(f"without cache: {speed_without:6.0f} tokens/s")
-print(f"with cache:    {speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)")
+print(mh.say("without cache:", "不用缓存："), f"{speed_without:6.0f} tokens/s")
+print(
+    mh.say("with cache:   ", "用缓存：  "),
+    f"{speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)",
+)
 assert speed_with > speed_without
 
 # %% [markdown] en_hash="f9319382fee6"
@@ -469,8 +502,8 @@ shares, base = focus.shares, focus.baseline  # (num_layers, num_heads, 5), (5,)
 assert shares.shape == (4, 4, 5)
 assert (shares.max(dim=1).values.max(dim=0).values > 1.5 * base).all()  # 每一类都有一个头
 
-# %% [markdown] en_hash="08e9c2963e88"
-# 多数类别的键都有一个头对它的关注远高于均匀分配：块 1 的头 4 主要看前一个字（0.36，均匀分配为 0.08），块 4 的头 3 看本行的开头（0.31），块 1 的头 1 把将近一半的权重（0.49）放在“对位的下一个字”上，也就是上句中与将要写出的字同位的那个字。对最后这一项要小心：看对位的头能告诉模型自己在句中的位置，以及那里原来的声调。这对字数和平仄同样有用，并不只服务于对仗，所以它证明不了模型会对仗。
+# %% [markdown] en_hash="64f63864a3f1"
+# 多数类别的键都有一个头对它的关注远高于均匀分配：块 1 的头 4 把三分之一以上的权重放在前一个字上（0.36，均匀分配为 0.08），块 4 的头 3 看本行的开头（0.31），块 1 的头 1 把将近一半的权重（0.49）放在“下一字的同位字”上，也就是上句中与将要写出的字同位的那个字。对最后这一项要小心：看同位字的头能告诉模型自己在句中的位置，以及那里原来的声调。这对字数和平仄同样有用，并不只服务于对仗，所以它证明不了模型会对仗。
 #
 # ### 押韵的那个头
 #
@@ -513,16 +546,16 @@ print(lm.char_table(poem))
 odds = lm.rhyme_odds(model, tokenizer, held_out, train_text)  # 这 200 首诗里的每一处韵脚
 print(odds)
 
-# %% [markdown] en_hash="c8830df2703c"
-# 只知道韵脚在哪里还不够，模型还得把概率放在和它押韵的字上。它做到了：在该押韵的地方，它有 0.71 的概率落在韵辙正确的字上；一个只知道各韵辙收尾频率的写作者，只有 0.11。注意力头（attention head）取来上一联的韵脚，后面的层再把“与霜押韵”变成 乡、光、长 等具体的字（具体是哪几层，我们没有测量）。
+# %% [markdown] en_hash="177d97e77dcc"
+# 只知道韵脚在哪里还不够，模型还得把概率放在和它押韵的字上。它做到了：在该押韵的地方，它有 0.71 的概率落在韵辙正确的字上；一个只知道各韵辙收尾频率的写作者，只有 0.11。注意力头（attention head）取来上一联的韵脚。它在最后一个块里，所以把“与霜押韵”变成 乡、光、长 等具体字的，是这个块的前馈网络、最后的层归一化和语言模型头（前面还有块 3 里那个较弱的押韵头，各自占多少，我们没有测量）。
 
-# %% [markdown] en_hash="aabe5ee8164c"
+# %% [markdown] en_hash="c38c5a1f56cd"
 # ## 9. 它还做不到的，实测
 #
 # 押韵和体式已经有了。熟读唐诗的人接下来要看的四样东西，它还没有做到，或者只做到一部分：
 #
-# * **平仄。** `lm.tone_opposition_share` 检查律诗的一条规则（二四六分明），即一联上下句的第二个字平仄相反，平对仄。判断依据是现代声调。普通话已经没有入声，古入声字有的今读平声，所以这一项也只是近似。随机水平约为一半。
-# * **律诗的篇幅。** 统计 4 联的律诗（而不是 2 联的绝句）所占的比例。
+# * **平仄。** `lm.tone_opposition_share` 检查律诗的一条规则：一联上下句平仄相对（对），在第二个字上检查，因为按“二四六分明”，这个字的平仄不能通融。也就是说，一联上下句的第二个字平仄相反，平对仄。判断依据是现代声调。普通话已经没有入声，古入声字有的今读平声，所以这一项也只是近似。随机水平约为一半。
+# * **律诗的篇幅。** 统计 4 联的诗（律诗的篇幅；语料中的八句诗也包括古体）而不是 2 联的绝句所占的比例。
 # * **对仗。** 律诗中间两联的对仗，本课没有测量。第 8 节的“下一字的同位字”头看的位置是对的，但看同位位置的头同样可以用来安排平仄相对、数清位置，所以它证明不了模型懂对仗。
 # * **韵脚不重复。** 诗人不会用同一个字收两联。我们统计这样做的诗占多少。
 
@@ -545,14 +578,14 @@ for name, poems in (
     print(
         mh.tr(
             f"{name:>12}: second characters opposed in tone {tones:.0%}, "
-            f"regulated poems {regulated:.0%}, a rhyme character used twice {repeated:.0%}",
-            f"{name:>6}：上下句第二字平仄相对 {tones:.0%}，律诗占 {regulated:.0%}，"
+            f"poems of 4 couplets {regulated:.0%}, a rhyme character used twice {repeated:.0%}",
+            f"{name:>6}：上下句第二字平仄相对 {tones:.0%}，四联的诗占 {regulated:.0%}，"
             f"同一个字两次作韵脚 {repeated:.0%}",
         )
     )
 
-# %% [markdown] en_hash="885754b93f71"
-# 按这条规则，模型有 87% 的联上下句第二字平仄相对，比真实的诗（73%）还高。这是因为语料里也有不讲平仄的古绝，而且现代声调会读错一些唐代的字。所以这只能说明看不出问题，不能说明它比诗人做得好。篇幅才是真正的差距：模型写的诗只有 30% 是四联的律诗，真实的诗是 63%。读者最先注意到的问题，上面的数字都没有测量：许多诗句只是一串有诗意的词（明月、寒灯、夜半），没有贯穿全诗的意思。最后一个数字是读者接下来会注意到的毛病：模型有四分之一的诗用同一个字收了两联，真实的诗几乎不会这样（2%）。一位熟悉唐诗的母语读者把它的 30 首诗和 30 首真实的诗混在一起读，事先不知道哪首是谁写的。结果模型的诗有 8 首算得上“过得去”，没有一首算好。另外，超出一个窗口之后（第 7 节），文字就散乱了。模型学到的位置是诗中的地方，而滑动的窗口把每个字都挪到了别的地方。相对位置（旋转位置编码（rotary position embedding），后来的模型都在用）不会把诗中的位置和窗口中的位置绑在一起。
+# %% [markdown] en_hash="e78360f50691"
+# 按这条规则，模型有 87% 的联上下句第二字平仄相对，比真实的诗（73%）还高。这是因为语料里也有不讲平仄的古绝，而且现代声调会读错一些唐代的字。所以这只能说明看不出问题，不能说明它比诗人做得好。另外，用温度 0.8、top-k 20 抽样，本来就偏向语料中占多数的合律格式。篇幅才是真正的差距：模型写的诗只有 30% 是四联的律诗，真实的诗是 63%。读者最先注意到的问题，上面的数字都没有测量：许多诗句只是一串有诗意的词（明月、寒灯、夜半），没有贯穿全诗的意思。最后一个数字是读者接下来会注意到的毛病：模型有四分之一的诗用同一个字收了两联，真实的诗几乎不会这样（2%）。一位熟悉唐诗的母语读者把它的 30 首诗和 30 首真实的诗混在一起读，事先不知道哪首是谁写的。结果模型的诗有 8 首算得上“过得去”，没有一首算好。另外，超出一个窗口之后（第 7 节），文字就散乱了。模型学到的位置是诗中的地方，而滑动的窗口把每个字都挪到了别的地方。相对位置，即旋转位置编码（rotary position embedding），如今许多模型都在用它，不会把诗中的位置和窗口中的位置绑在一起。
 #
 # ## 小结
 #
@@ -561,14 +594,14 @@ for name, poems in (
 # * 从诗首开始的窗口把“第几个位置”变成了“诗中的哪个地方”：完整的诗从 15% 升到 100%。
 # * 课程自带的模型损失低于所有计数表，能写出完整的诗（100%），押韵占 74%（真实的诗 88%，三元计数表和随机约 10%），没有照抄任何一联。
 # * 超过 `context_length` 以后窗口滑动，用不用缓存写出的文本都一样。
-# * 头各有分工：前一个字、行首、对位的字；有一个头（块 4 的头 3）恰好在该押韵时看上一联的韵脚。
-# * 仍然欠缺的几项（已实测）：四联的律诗（30% 对 63%），贯穿全诗的意思，不重复用字的韵脚（有四分之一的诗重复了韵脚），以及超出一个窗口的文字。
+# * 头各有分工：前一个字、行首、下一字的同位字；有一个头（块 4 的头 3）恰好在该押韵时看上一联的韵脚。
+# * 仍然欠缺的几项：已实测的有四联的诗（30% 对 63%）和不重复用字的韵脚（有四分之一的诗重复了韵脚）。看得出、但没有测量的有贯穿全诗的意思，以及超出一个窗口的文字。
 #
 # ## 练习
 #
 # 参考答案见 `solutions/12_tiny_char_lm_solutions.ipynb`。
 #
-# **练习 1。** 有一个比我们小的模型，3 个块，每块 4 个头，`head_dim` 为 32。它处理完 100 个词元（批大小为 1）之后，所有 KV 缓存里一共存了多少个数？
+# **练习 1。** 有一个比我们小的模型，3 个块，每块 4 个头，`head_dim` 为 32，`context_length` 为 128。它处理完 100 个词元（批大小为 1）之后，所有 KV 缓存里一共存了多少个数？
 
 # %%
 answer = None  # 在这里写代码
@@ -584,8 +617,8 @@ with torch.no_grad():
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_top_k_probs(answer, logits_ex, 3, 0.7)
 
-# %% [markdown] en_hash="1b7f8bfd64ce"
-# **练习 3。** 不用 `lm.head_focus`，为 `weights_ex`（课程自带的模型第 2 块在 `poem` 上的权重）的每个头计算标点份额。先对每个查询，把落在 `lm.PUNCTUATION` 中的键上的权重加起来，再对自身或之前至少有一个标点的查询求平均。结果的形状为 `(num_heads,)`。
+# %% [markdown] en_hash="9f1bf4969efc"
+# **练习 3。** 不用 `lm.head_focus`（`lm.focus_on_texts` 背后逐篇计算的函数），为 `weights_ex`（课程自带的模型第 2 块在 `poem` 上的权重）的每个头计算标点份额。先对每个查询，把落在 `lm.PUNCTUATION` 中的键上的权重加起来，再对自身或之前至少有一个标点的查询求平均。结果的形状为 `(num_heads,)`。
 
 # %%
 weights_ex = weights[1]  # (num_heads, T, T)
