@@ -31,9 +31,10 @@ def small_model() -> lm.CharTransformer:
     )
 
 
-def tiny_model(context_length: int = 8) -> lm.CharTransformer:
+def tiny_model(context_length: int = 8, *, rope: bool = False) -> lm.CharTransformer:
     torch.manual_seed(1)
-    return lm.CharTransformer(11, 8, context_length, 2, 2).eval()
+    parts = lm.BlockParts(rope=rope)
+    return lm.CharTransformer(11, 8, context_length, 2, 2, parts=parts).eval()
 
 
 # ----------------------------------------------------------------------------------- text
@@ -274,6 +275,21 @@ def test_cached_forward_equals_full_forward(small_model):
         small_model(ids[:, :1], caches=caches)
 
 
+def test_rotary_positions_replace_the_learned_ones():
+    model = tiny_model(context_length=8, rope=True)
+    assert model.pos_emb is None and "pos_emb.weight" not in model.state_dict()
+    assert all(isinstance(block.attn, mh.ModernAttention) for block in model.blocks)
+    ids = torch.randint(0, 11, (2, 8), generator=torch.Generator().manual_seed(0))
+    caches = model.new_caches()
+    pieces = [model(ids[:, a:b], caches=caches) for a, b in ((0, 3), (3, 4), (4, 8))]
+    torch.testing.assert_close(torch.cat(pieces, dim=1), model(ids))
+    logits, weights = model(ids, return_weights=True)
+    assert weights.shape == (2, 2, 2, 8, 8)  # (b, num_layers, h, T, T)
+    torch.testing.assert_close(logits, model(ids))
+    with pytest.raises(TypeError, match="rope"):
+        lm.BlockParts(rope="yes")
+
+
 def test_model_rejects_bad_arguments(small_model):
     with pytest.raises(ValueError, match="d_model must be divisible by num_heads"):
         lm.CharTransformer(20, d_model=10, num_heads=4)
@@ -306,11 +322,12 @@ def windowed_greedy(model: lm.CharTransformer, ids: torch.Tensor, steps: int) ->
     temperature=st.sampled_from([1e-38, 0.3, 1.0, 2.5]),
     top_k=st.sampled_from([None, 1, 3, 11]),
     batch=st.integers(1, 3),
+    rope=st.booleans(),
 )
 def test_cached_generation_equals_uncached_past_the_window(
-    prompt_length, new, seed, temperature, top_k, batch
+    prompt_length, new, seed, temperature, top_k, batch, rope
 ):
-    model = tiny_model(context_length=8)
+    model = tiny_model(context_length=8, rope=rope)
     prompt = torch.randint(
         0, 11, (batch, prompt_length), generator=torch.Generator().manual_seed(0)
     )
@@ -584,6 +601,16 @@ def test_save_and_load_round_trip(tiny_run, tmp_path):
     )
     torch.testing.assert_close(half.model(ids), tiny_run.model(ids), atol=2e-2, rtol=0)
     assert half.model.tok_emb.weight.dtype == torch.float32
+
+
+def test_a_rotary_run_saves_and_loads(tmp_path):
+    run = lm.train_char_lm(
+        tiny_config(steps=4, eval_every=2, rope=True), progress=False, data=small_data()
+    )
+    loaded = lm.load_checkpoint(lm.save_checkpoint(run, tmp_path / "rope.pt"))
+    ids = run.tokenizer.encode("春花秋月何时了")[None]
+    assert loaded.config.rope and loaded.model.pos_emb is None
+    assert torch.equal(loaded.model(ids), run.model(ids))
 
 
 def corrupt(path, tensor_name: str | None = None, value: float = 0.5) -> None:

@@ -15,7 +15,9 @@ Rows, each trained from the same seed, measured on the same validation poems and
    connections; 6. + layer norm -- all at that budget;
 7. several blocks: 4 blocks, ``d_model`` 192, 1,500 steps of 32 windows that start anywhere;
 8. + poem windows: the same, every training window starting at a poem's start;
-9. the shipped model (data/char_lm.pt: the same sizes and windows, 4,500 steps; its own record).
+9. + rotary positions: the same, with RoPE (lesson 13) in each block's attention instead of the
+   learned position embedding;
+10. the shipped model (data/char_lm.pt: the same sizes and windows, 4,500 steps; its own record).
 
 Writes data/char_lm_ablation.json (through a temporary file; never half-written): one record per
 row with its name, config, number of parameters, validation loss, the share of complete poems,
@@ -86,6 +88,7 @@ ROWS = {
     "+ layer norm": ALL_PARTS,
     "several blocks": SEVERAL_BLOCKS,
     "+ poem windows": {**SEVERAL_BLOCKS, "poem_windows": True},
+    "+ rotary positions": {**SEVERAL_BLOCKS, "poem_windows": True, "rope": True},
 }
 NUM_POEMS = 60
 

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from ..attention.kv_cache import KVCache
+from ..attention.modern import ModernAttention
 from ..attention.multihead import MultiHeadAttention
 from ..validation import check_dropout, check_flag, check_positive_int
 
@@ -54,15 +55,17 @@ class BlockParts:
 
     ``feed_forward`` -- the ``FeedForward`` after attention; ``residual`` -- the two additions
     ``x + ...``; ``layer_norm`` -- ``ln_1``, ``ln_2`` and the model's ``ln_f`` (``nn.Identity``
-    when off).
+    when off); ``rope`` -- rotary positions (lesson 13's ``ModernAttention``: RoPE on each
+    head's queries and keys, no biases) instead of the model's learned ``pos_emb`` (off by default).
     """
 
     feed_forward: bool = True
     residual: bool = True
     layer_norm: bool = True
+    rope: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("feed_forward", "residual", "layer_norm"):
+        for name in ("feed_forward", "residual", "layer_norm", "rope"):
             check_flag(name, getattr(self, name))
 
 
@@ -93,7 +96,13 @@ class TransformerBlock(nn.Module):
         self.parts = BlockParts() if parts is None else parts
         norm = nn.LayerNorm if self.parts.layer_norm else nn.Identity
         self.ln_1 = norm(d_model)
-        self.attn = MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
+        self.attn: MultiHeadAttention | ModernAttention
+        if self.parts.rope:  # rotary positions: lesson 13's attention, one K/V head per head
+            self.attn = ModernAttention(
+                d_model, context_length, num_heads, num_heads, dropout=dropout
+            )
+        else:
+            self.attn = MultiHeadAttention(d_model, d_model, context_length, dropout, num_heads)
         self.ln_2 = norm(d_model)
         self.ff = FeedForward(d_model, hidden, dropout) if self.parts.feed_forward else None
 
@@ -125,7 +134,8 @@ class CharTransformer(nn.Module):
       vector per character;
     * ``pos_emb`` -- learned positional embedding (位置嵌入), ``Embedding(context_length,
       d_model)``: one learned vector per position, added to the token's, since attention by
-      itself does not know the order of its inputs;
+      itself does not know the order of its inputs (None with ``parts.rope``: the attention then
+      rotates queries and keys by their positions instead);
     * ``blocks`` -- ``num_layers`` ``TransformerBlock`` s;
     * ``ln_f`` -- a final layer norm;
     * ``lm_head`` -- ``Linear(d_model, vocab_size, bias=False)``, one score (logit) per possible
@@ -163,7 +173,7 @@ class CharTransformer(nn.Module):
                 f"num_heads={num_heads} (d_model % num_heads = {d_model % num_heads})"
             )
         self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Embedding(context_length, d_model)
+        self.pos_emb = None if self.parts.rope else nn.Embedding(context_length, d_model)
         self.blocks = nn.ModuleList(
             [
                 TransformerBlock(d_model, context_length, num_heads, dropout, parts=self.parts)
@@ -259,8 +269,10 @@ class CharTransformer(nn.Module):
         check_flag("return_weights", return_weights)
         offset = 0 if caches is None else self._check_caches(caches)
         self.check_ids(ids, offset)
-        positions = torch.arange(offset, offset + ids.shape[1], device=ids.device)  # (T,)
-        x = self.tok_emb(ids) + self.pos_emb(positions)  # (b, T, d_model)
+        x = self.tok_emb(ids)  # (b, T, d_model)
+        if self.pos_emb is not None:
+            positions = torch.arange(offset, offset + ids.shape[1], device=ids.device)  # (T,)
+            x = x + self.pos_emb(positions)  # (b, T, d_model)
         all_weights = []
         for i, block in enumerate(self.blocks):
             cache = None if caches is None else caches[i]

@@ -80,6 +80,7 @@ class CharLMConfig:
     residual: bool = True
     layer_norm: bool = True
     poem_windows: bool = True  # windows start at a poem when the data has poem starts (verse_data)
+    rope: bool = False  # rotary positions in attention instead of learned ones (BlockParts.rope)
 
     def __post_init__(self) -> None:
         # Numbers may be numpy scalars (as torch.nn.Linear allows); they are stored as Python
@@ -114,7 +115,7 @@ class CharLMConfig:
             raise ValueError(f"warmup_steps must be in [0, steps={self.steps}), got {warmup}")
         object.__setattr__(self, "warmup_steps", warmup)
         object.__setattr__(self, "seed", check_seed("seed", self.seed))
-        for name in ("feed_forward", "residual", "layer_norm", "poem_windows"):
+        for name in ("feed_forward", "residual", "layer_norm", "poem_windows", "rope"):
             check_flag(name, getattr(self, name))
 
     @classmethod
@@ -135,7 +136,7 @@ class CharLMConfig:
             self.num_heads,
             self.num_layers,
             self.dropout,
-            parts=BlockParts(self.feed_forward, self.residual, self.layer_norm),
+            parts=BlockParts(self.feed_forward, self.residual, self.layer_norm, self.rope),
         )
 
 
