@@ -389,11 +389,11 @@ def training_attention(model: CharTransformer, backend: str = "eager") -> Iterat
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got backend={backend!r}")
-    attentions = [
-        block.attn
-        for block in model.blocks
-        if isinstance(getattr(block, "attn", None), CausalSelfAttentionBase)
-    ]
+    attentions: list[CausalSelfAttentionBase] = []
+    for block in model.blocks:
+        attention = getattr(block, "attn", None)
+        if isinstance(attention, CausalSelfAttentionBase):
+            attentions.append(attention)
     for attention in attentions:
         attention.use_sdpa = backend == "sdpa"
         attention.check_finite = False
