@@ -20,8 +20,11 @@ on the same random batches, one CPU thread:
 
 Rounds are interleaved (each round times every model once, in rotating order) after a warm-up;
 the table reports the median tokens per second and the ratio to ``course``, all measured in this
-one run. All three start from the same loss (about log(vocab_size)); the script checks that each
-step's loss is finite.
+one run, then the ratio course-sdpa / nanogpt paired by round (median, quartiles and range of
+the per-round ratios, from wall time and from the timing thread's CPU time). The course's models
+run as ``train_char_lm`` runs them (``lm.training_attention``: the backend, and no NaN check of
+each block's input). All start from the same loss (about log(vocab_size)); the script checks
+that each step's loss is finite.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import math
 import platform
 import statistics
 import time
+from contextlib import ExitStack
 
 import torch
 from torch import nn
@@ -94,17 +98,20 @@ class NanoGPT(nn.Module):
         return self.lm_head(self.ln_f(self.blocks(x)))  # (b, T, vocab)
 
 
-def build(kind: str, vocab: int, d: int, context: int, heads: int, layers: int) -> nn.Module:
+def build(
+    kind: str, vocab: int, d: int, context: int, heads: int, layers: int, stack: ExitStack
+) -> nn.Module:
+    """A fresh model of ``kind``; the course's models are set up as ``train_char_lm`` runs them
+    (``lm.training_attention``, left on until ``stack`` closes)."""
     torch.manual_seed(0)
     if kind == "nanogpt":
         return NanoGPT(vocab, d, context, heads, layers)
     model = lm.CharTransformer(vocab, d, context, heads, layers)
-    if kind == "course-sdpa":
-        for block in model.blocks:
-            block.attn.use_sdpa = True
     if kind == "sdpa":
         for block in model.blocks:
             block.attn = mh.SDPAMultiHeadAttention(d, d, context, 0.0, heads)
+    backend = "eager" if kind == "course" else "sdpa"
+    stack.enter_context(lm.training_attention(model, backend))
     return model
 
 
@@ -120,13 +127,15 @@ def main() -> None:
         raise SystemExit("char_lm_training: --rounds must be >= 1")
     torch.set_num_threads(1)
     kinds = ("course", "course-sdpa", "sdpa", "nanogpt")
-    models = {k: build(k, vocab, d, context, heads, layers) for k in kinds}
+    stack = ExitStack()  # the course's models keep training's attention settings to the end
+    models = {k: build(k, vocab, d, context, heads, layers, stack) for k in kinds}
     optimizers = {k: torch.optim.AdamW(m.parameters(), lr=1e-3) for k, m in models.items()}
     generator = torch.Generator().manual_seed(0)
 
-    def step(kind: str) -> float:
+    def step(kind: str) -> tuple[float, float]:
+        """(wall seconds, this thread's CPU seconds) of one training step of ``kind``."""
         ids = torch.randint(0, vocab, (batch, context + 1), generator=generator)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.thread_time()
         logits = models[kind](ids[:, :-1])  # (b, T, vocab)
         loss = F.cross_entropy(logits.reshape(-1, vocab), ids[:, 1:].reshape(-1))
         optimizers[kind].zero_grad(set_to_none=True)
@@ -134,14 +143,17 @@ def main() -> None:
         optimizers[kind].step()
         if not math.isfinite(loss.item()):
             raise SystemExit(f"char_lm_training: {kind} gave a non-finite loss")
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.thread_time() - cpu_start
 
     for kind in kinds:  # warm-up
         step(kind)
     times: dict[str, list[float]] = {k: [] for k in kinds}
+    cpu_times: dict[str, list[float]] = {k: [] for k in kinds}
     for r in range(args.rounds):
         for kind in kinds[r % len(kinds) :] + kinds[: r % len(kinds)]:
-            times[kind].append(step(kind))
+            wall, cpu = step(kind)
+            times[kind].append(wall)
+            cpu_times[kind].append(cpu)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, 1 thread")
     print(f"MKL_CBWR={os.environ['MKL_CBWR']}, load average {load:.1f} after the rounds")
@@ -152,6 +164,17 @@ def main() -> None:
         steps = 1 / statistics.median(times[kind])
         print(
             f"{kind:>11}: {speed:8.0f} tokens/s, {steps:.2f} steps/s  ({speed / base:.2f}x course)"
+        )
+    # The goal's ratio, paired by round (both steps measured a few seconds apart): > 1 means
+    # the course's fast path is faster than nanoGPT's block. CPU time of the timing thread is
+    # less disturbed than wall time when other jobs share the cores.
+    for label, measured in (("wall", times), ("CPU", cpu_times)):
+        ratios = sorted(n / c for n, c in zip(measured["nanogpt"], measured["course-sdpa"]))
+        low, high = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+        print(
+            f"course-sdpa speed / nanogpt speed, {label} time per round: median "
+            f"{statistics.median(ratios):.3f}, quartiles {low:.3f}-{high:.3f}, "
+            f"range {ratios[0]:.3f}-{ratios[-1]:.3f} ({len(ratios)} rounds)"
         )
 
 

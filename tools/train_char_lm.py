@@ -47,6 +47,7 @@ import argparse
 import dataclasses
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import torch
@@ -63,6 +64,7 @@ from mhsa_helpers.lm import (
     score_poems,
     score_table,
     train_char_lm,
+    training_attention,
     validation_loss,
     verse_data,
     write_poems,
@@ -148,11 +150,10 @@ def estimate_seconds(
     """
     data = verse_data()
     vocab = data.tokenizer.vocab_size
-    with one_thread(threads), torch.random.fork_rng(devices=[]):
+    with one_thread(threads), torch.random.fork_rng(devices=[]), ExitStack() as stack:
         torch.manual_seed(config.seed)
         model = config.build_model(vocab)
-        for block in model.blocks:
-            block.attn.use_sdpa = backend == "sdpa"
+        stack.enter_context(training_attention(model, backend))  # train_char_lm's path
         optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
         times = []
         for _ in range(steps + 1):

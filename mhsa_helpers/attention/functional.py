@@ -88,7 +88,7 @@ def attention_mask(
     hidden = mask
     if causal is not None and num_queries > 1:
         offset = num_keys - num_queries  # tokens already in the KV cache
-        rows = causal.bool()[offset:num_keys, :num_keys]  # (T_q, T_k)
+        rows = causal[offset:num_keys, :num_keys].bool()  # (T_q, T_k)
         hidden = rows if hidden is None else hidden | rows
     if key_padding_mask is not None:
         padding = key_padding_mask  # (T_k,) broadcasts over the rows
@@ -130,9 +130,9 @@ def sdpa_attention(
 ) -> tuple[torch.Tensor, None]:
     """Torch's fused kernel; never stores the weights (returns None for them).
 
-    ``is_causal``: ``hidden`` is exactly the square causal mask, which SDPA applies itself
-    (aligned top-left, the fastest kernels). Otherwise ``hidden`` goes in as a boolean
-    ``attn_mask``, whose True means the opposite of ours: "may attend".
+    ``is_causal``: the square causal mask, which SDPA applies itself (aligned top-left, the
+    fastest kernels; ``attend`` then passes no ``hidden``). Otherwise ``hidden`` goes in as a
+    boolean ``attn_mask``, whose True means the opposite of ours: "may attend".
     """
     dropout_p = dropout.p if isinstance(dropout, nn.Dropout) and dropout.training else 0.0
     if is_causal:
@@ -190,6 +190,16 @@ def attend(
         keys = keys.repeat_interleave(group_size, dim=1)  # (b, h, T_k, head_dim)
         values = values.repeat_interleave(group_size, dim=1)  # (b, h, T_k, head_dim)
     num_queries, num_keys = queries.shape[-2], keys.shape[-2]
+    # The square causal block (no cache, no padding, no other mask): SDPA applies it itself
+    # (is_causal=True, aligned top-left, its fastest kernels), so no mask tensor is built for it.
+    is_causal = (
+        causal is not None
+        and mask is None
+        and key_padding_mask is None
+        and 1 < num_queries == num_keys
+    )
+    if is_causal and backend == "sdpa":  # training's fast path, as nanoGPT's attention
+        return BACKENDS[backend](queries, keys, values, None, dropout, is_causal)
     scores_ndim = max(queries.dim(), keys.dim())
     hidden = attention_mask(
         num_queries,
@@ -206,8 +216,6 @@ def attend(
     if hidden is not None and (key_padding_mask is not None or mask is not None):
         no_key = hidden.all(dim=-1, keepdim=True)  # (..., T_q, 1): nothing left to attend to
         hidden = hidden & ~no_key
-    # The square causal block (no cache, no padding): SDPA applies it itself, aligned top-left.
-    is_causal = causal is not None and no_key is None and 1 < num_queries == num_keys
     context, weights = BACKENDS[backend](queries, keys, values, hidden, dropout, is_causal)
     if no_key is not None:
         context = context.masked_fill(no_key, 0.0)  # (..., T_q, d_v)

@@ -67,6 +67,7 @@ from .training import (
     poem_starts,
     text_data,
     train_char_lm,
+    training_attention,
     validation_loss,
     verse_data,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "tone_class",
     "tone_opposition_share",
     "train_char_lm",
+    "training_attention",
     "validation_loss",
     "verse_data",
     "verse_lines",

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from itertools import pairwise
@@ -23,6 +24,7 @@ from itertools import pairwise
 import torch
 from torch.nn import functional as F
 
+from ..attention.base import CausalSelfAttentionBase
 from ..attention.functional import BACKENDS
 from ..i18n import say
 from ..lesson import one_thread, progress_bar
@@ -35,7 +37,7 @@ from ..validation import (
     check_seed,
 )
 from .device import check_device
-from .model import BlockParts, CharTransformer, TransformerBlock
+from .model import BlockParts, CharTransformer
 from .text import load_verse, poem_text
 from .tokenizer import CharTokenizer, check_text
 
@@ -47,6 +49,7 @@ __all__ = [
     "poem_starts",
     "text_data",
     "train_char_lm",
+    "training_attention",
     "validation_loss",
     "verse_data",
 ]
@@ -367,6 +370,42 @@ def validation_loss(
     return total / count
 
 
+@contextmanager
+def training_attention(model: CharTransformer, backend: str = "eager") -> Iterator[None]:
+    """Inside: every block's attention runs training's path. After: the plain one again.
+
+    * ``backend``, a key of ``BACKENDS``: ``"sdpa"`` sets ``use_sdpa`` on each block's
+      ``MultiHeadAttention`` -- Q, K and V in one matmul (nanoGPT's ``c_attn``) and
+      ``F.scaled_dot_product_attention(..., is_causal=True)``, no (T, T) matrix; ``"eager"``
+      keeps the explicit weights (lesson 06's lines).
+    * The NaN/inf input check is off (``check_finite = False``, as in ``TinyAttentionLM``): it
+      reads every block's input each step (about 1 % of a step at the shipped sizes).
+      ``train_char_lm`` checks each step's loss instead, which is NaN as soon as any block's
+      input holds a NaN or an inf.
+
+    The same parameters and the same function: outputs and gradients agree with the plain model
+    to float32 rounding (tests/test_training_fast_path.py). Both settings are instance attributes,
+    removed on the way out, so the model comes back with its class's defaults (eager attention,
+    checked input), the one lesson 12 inspects.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got backend={backend!r}")
+    attentions: list[CausalSelfAttentionBase] = []
+    for block in model.blocks:
+        attention = getattr(block, "attn", None)
+        if isinstance(attention, CausalSelfAttentionBase):
+            attentions.append(attention)
+    for attention in attentions:
+        attention.use_sdpa = backend == "sdpa"
+        attention.check_finite = False
+    try:
+        yield
+    finally:
+        for attention in attentions:
+            for name in ("use_sdpa", "check_finite"):
+                vars(attention).pop(name, None)  # back to the class's value
+
+
 def train_char_lm(
     config: CharLMConfig | None = None,
     *,
@@ -439,12 +478,10 @@ def train_char_lm(
     bar = progress_bar(steps, desc, progress)
     start = time.perf_counter()
     threads = check_positive_int("threads", threads)
-    with one_thread(threads), torch.random.fork_rng(devices=[]):
+    with one_thread(threads), torch.random.fork_rng(devices=[]), ExitStack() as fast_path:
         torch.manual_seed(config.seed)
         model = config.build_model(vocab_size).to(device)
-        attentions = [block.attn for block in model.blocks if isinstance(block, TransformerBlock)]
-        for attention in attentions:  # an instance attribute, removed after training
-            attention.use_sdpa = backend == "sdpa"
+        fast_path.enter_context(training_attention(model, backend))  # undone when the loop ends
         train_ids, val_ids = data.train_ids.to(device), data.val_ids.to(device)
         train_starts = None
         if config.poem_windows and data.train_starts is not None:  # windows start at a poem
@@ -473,6 +510,11 @@ def train_char_lm(
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             losses.append(loss.item())  # a float: a kept tensor would keep its buffer alive
+            if not math.isfinite(losses[-1]):  # the blocks do not check their input here
+                raise ValueError(
+                    f"training diverged: the loss of step {step + 1} is {losses[-1]} (a NaN or "
+                    "an inf inside the model); try a smaller lr or a longer warm-up"
+                )
             evaluate = (step + 1) % config.eval_every == 0 or step + 1 == steps
             if evaluate:
                 val_losses.append(
@@ -489,8 +531,6 @@ def train_char_lm(
                         shown["val_loss"] = f"{val_losses[-1][1]:.3f}"
                     bar.set_postfix(shown)
         model.eval()
-        for attention in attentions:
-            del attention.use_sdpa  # back to the class's eager attention
     if bar is not None:
         bar.close()
     return CharLMRun(
