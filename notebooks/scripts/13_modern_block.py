@@ -33,7 +33,7 @@
 #
 # **Prerequisites:** lesson 09 (a first look at RoPE), lesson 10 (the KV cache, GQA), lesson 12
 # (the pre-norm block, layer norm, GELU, a training loop with AdamW).
-# **Time:** about 120 minutes (reading, running 26 code cells, 1 exercise, 3 build-its; the rule is
+# **Time:** about 120 minutes (reading, running 22 code cells, 1 exercise, 3 build-its; the rule is
 # in lesson 00).
 #
 # **Shape contract:** the block maps `(b, T, d_model)` to `(b, T, d_model)`; inside attention,
