@@ -127,11 +127,11 @@ for m, n in [(2, 0), (5, 3), (40, 38), (3, 5), (7, 0)]:
 # The package computes the same rotation for a whole sequence at once: `mh.rope_cos_sin`
 # builds the tables of $\cos m\theta_i$ and $\sin m\theta_i$, shape `(T, head_dim)`, and
 # `mh.apply_rotary_pos_emb` turns queries and keys with them (Hugging Face's names). For the
-# figure, put the **same** query and key at each of 10 positions: without RoPE all 100 scores
+# figure, put the **same** query and key at each of 6 positions: without RoPE all 36 scores
 # would be equal; with it, each diagonal (one offset) holds one value.
 
 # %%
-T = 10
+T = 6
 cos, sin = mh.rope_cos_sin(torch.arange(T), head_dim)  # (T, head_dim) each
 q_seq, k_seq = mh.apply_rotary_pos_emb(q.expand(T, -1), k.expand(T, -1), cos, sin)  # (T, hd)
 for m in range(T):  # the package's rotation is the one by hand, row by row
@@ -145,7 +145,9 @@ fig = mh.figures.plot_relative_position_scores(
     scores,
     title=mh.tr("RoPE: the same q and k at every position", "RoPE：每个位置上是同样的 q 和 k"),
 )
+fig.axes[0].legend(fontsize=9, ncol=3, loc="lower left", bbox_to_anchor=(0.0, 0.15))  # a free spot
 plt.show()
+
 
 # %% [markdown]
 # ### Where RoPE acts: on q and k, never on v
@@ -573,7 +575,9 @@ plt.show()
 
 # %% [markdown]
 # What these runs show, and no more: at the usual learning rate the two runs are close (neither
-# has learned the task in 60 steps). At 0.2, without QK-norm the largest score grows to about
+# has learned the task in 60 steps). At 0.2 both losses first jump above chance, the run with
+# QK-norm higher; then, without QK-norm the largest score grows to about
+
 # 10,000, the softmax puts all its weight on one key, and the loss stays near chance
 # (ln 16 ≈ 2.77) for all 60 steps; with QK-norm the largest score reaches 94 and the loss falls to
 # 0.76. The learned norm weights let the scores grow past $\sqrt{8}$, but never past the bound
