@@ -166,7 +166,7 @@ plt.show()
 # value would carry its absolute position into the output. `mh.ModernAttention` (Llama's
 # attention, on the course's core) does exactly this. Below, its queries and keys are rotated by
 # hand at positions 0..4 and again at 50..54: the scores do not change, because every offset
-# stays the same. Rotated values would.
+# stays the same. Rotated values would change.
 
 # %%
 torch.manual_seed(123)
@@ -577,7 +577,6 @@ plt.show()
 # What these runs show, and no more: at the usual learning rate the two runs are close (neither
 # has learned the task in 60 steps). At 0.2 both losses first jump above chance, the run with
 # QK-norm higher; then, without QK-norm the largest score grows to about
-
 # 10,000, the softmax puts all its weight on one key, and the loss stays near chance
 # (ln 16 ≈ 2.77) for all 60 steps; with QK-norm the largest score reaches 94 and the loss falls to
 # 0.76. The learned norm weights let the scores grow past $\sqrt{8}$, but never past the bound
@@ -670,8 +669,10 @@ biases = [n for n, _ in modern_gqa.named_parameters() if "bias" in n]
 print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 
 # %% [markdown]
-# With as many K/V heads, the modern block is 0.1 % smaller than GPT-2's (no biases, one norm
-# vector instead of two); GQA with 4 K/V heads saves a third of the attention's weights, and its
+# With as many K/V heads, the modern block has 6,144 parameters (0.09 %) fewer than GPT-2's:
+# the biases of `out_proj` and of the feed-forward network, and the layer norms' shift vectors
+# (the course's `MultiHeadAttention` has no q, k, v biases; GPT-2's own has them). The weights
+# are the same in number. GQA with 4 K/V heads saves a third of the attention's weights, and its
 # KV cache is 3 times smaller (lesson 10). RoPE adds no parameters at all: its tables are
 # computed, not learned.
 #
@@ -681,7 +682,7 @@ print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 # | learned position vectors, added at the input | RoPE on q and k in every layer | Llama, Qwen, Mistral, Gemma, OLMo 2; DeepSeek-V2/V3 rotate a separate part of q and k ("decoupled RoPE") |
 # | GELU feed-forward, width 4d | SwiGLU, width ⅔ · 4d | Llama, Qwen, Mistral, DeepSeek, OLMo 2; Gemma gates with GELU instead of SiLU (GeGLU) |
 # | every head its own K and V | GQA: K/V heads shared by groups of query heads | Llama 3, Mistral 7B, Qwen2 and Qwen3; DeepSeek-V2/V3 compress K and V instead (multi-head latent attention) |
-# | biases in every linear layer | no biases | Llama, Mistral, OLMo 2, Qwen3 (Qwen2 kept biases on q, k, v) |
+# | biases in the linear layers (GPT-2 has them in every one) | no biases | Llama, Mistral, OLMo 2, Qwen3 (Qwen2 kept biases on q, k, v) |
 # | nothing | QK-norm | Qwen3, OLMo 2, Gemma 3 |
 # | full causal attention | sliding window | Mistral 7B (4,096 positions); Gemma 2 and 3 in some of their layers |
 #
@@ -724,7 +725,10 @@ with torch.no_grad():  # norms off their initial ones, so that a swapped norm wo
             p_ours.add_(0.1 * torch.randn_like(p_ours))
             p_theirs.copy_(p_ours)
 print(mh.assert_same_module(ours, theirs, torch.randn(2, 10, 64)))
-assert count(modern_mha) < count(gpt2_block) and count(modern_gqa) < count(modern_mha)
+assert count(gpt2_block) - count(modern_mha) == 6_144  # the numbers the text states
+assert count(gelu_ff) - count(swiglu) == 3_840 == 5 * 768
+assert count(modern_mha.self_attn) - count(modern_gqa.self_attn) == count(modern_mha.self_attn) // 3
+
 assert runs[(0.2, False)][1][-1] > 2.5 > 1.0 > runs[(0.2, True)][1][-1]
 
 # %% [markdown]
