@@ -52,7 +52,7 @@
 # | 11 | [`11_padded_batches`](11_padded_batches.ipynb) | 因果加填充（padding）的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的加性掩码（任意 dtype） | 长短不一的句子（填充掩码） | 90 分钟 |
 # | 12 | [`12_tiny_char_lm`](12_tiny_char_lm.ipynb) | 先归一化（normalization）的 `Block`（pre-norm）、`get_batch` 和一步训练（损失、AdamW）；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 170 分钟 |
 #
-# 合计约 20 小时，相当于一个周末，或者两周的晚上。
+# 合计约 22 小时，相当于一个周末，或者两周的晚上。
 #
 # 练习的参考答案放在 `solutions/` 里。请先自己做，再去对照。
 #

@@ -1,0 +1,144 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 13 · The modern block — solutions (现代解码器块 · 参考答案)
+#
+# Worked answers to the exercises of `13_modern_block.ipynb`. Try them yourself first.
+# Each cell computes the answer and asserts that the checker passes.
+
+# %%
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson()
+
+# %% [markdown]
+# **Build it: `apply_rope`.** The tokens sit at positions `offset .. offset + T - 1`: those
+# positions give the tables, `x * cos + rotate_half(x) * sin` turns every pair at once (the
+# formula's two rows, with the halves as the pairs), and v is returned as it came.
+
+
+# %%
+def apply_rope(q, k, v, offset=0):  # q, k, v: (b, h, T, head_dim)
+    positions = torch.arange(offset, offset + q.shape[-2])  # (T,): the true positions
+    cos, sin = mh.rope_cos_sin(positions, q.shape[-1])  # (T, head_dim), float32
+    cos, sin = cos.to(q.dtype), sin.to(q.dtype)
+    q_rot = q * cos + mh.rotate_half(q) * sin  # (b, h, T, head_dim)
+    k_rot = k * cos + mh.rotate_half(k) * sin  # (b, h_kv, T, head_dim)
+    return q_rot, k_rot, v  # v is never rotated
+
+
+result = mhsa_helpers.exercises.check_apply_rope(apply_rope)
+assert result, result
+result
+
+# %% [markdown]
+# **Build it: RMSNorm.** The mean of the squares over the last dimension, eps inside the square
+# root, then the learned scale; no mean subtracted, no bias.
+
+
+# %%
+class MyRMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))  # (d,)
+        self.eps = eps
+
+    def forward(self, x):  # (..., d) -> (..., d)
+        mean_square = x.pow(2).mean(-1, keepdim=True)  # (..., 1)
+        return x * torch.rsqrt(mean_square + self.eps) * self.weight
+
+
+result = mhsa_helpers.exercises.check_rms_norm(MyRMSNorm)
+assert result, result
+result
+
+# %% [markdown]
+# **Build it: SwiGLU.** Three linear maps without biases; SiLU on the gate only, which then
+# multiplies the up projection element by element.
+
+
+# %%
+class MySwiGLU(nn.Module):
+    def __init__(self, d_model, hidden_dim=None):
+        super().__init__()
+        if hidden_dim is None:
+            hidden_dim = int(2 * 4 * d_model / 3)  # keeps GPT-2's 8 d^2 weights
+        self.gate_proj = nn.Linear(d_model, hidden_dim, bias=False)
+        self.up_proj = nn.Linear(d_model, hidden_dim, bias=False)
+        self.down_proj = nn.Linear(hidden_dim, d_model, bias=False)
+
+    def forward(self, x):  # (..., d_model) -> (..., d_model)
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+result = mhsa_helpers.exercises.check_swiglu(MySwiGLU)
+assert result, result
+result
+
+# %% [markdown]
+# **Exercise 4.** The lesson's toy model again (the same seeds, so the same weights), then the
+# diagonal two below the main one: query $t$ and key $t - 2$, for every query that has one.
+
+# %%
+import math
+
+vocab, T_toy, d_toy, heads_toy = 16, 16, 32, 4
+
+
+class TinyModern(nn.Module):
+    def __init__(self, qk_norm):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d_toy)
+        self.block = mh.ModernDecoderLayer(d_toy, T_toy, heads_toy, heads_toy, qk_norm=qk_norm)
+        self.norm = mh.RMSNorm(d_toy)
+        self.head = nn.Linear(d_toy, vocab, bias=False)
+
+    def forward(self, ids):  # (b, T) -> logits (b, T, vocab)
+        return self.head(self.norm(self.block(self.emb(ids))))
+
+
+gen = torch.Generator().manual_seed(0)
+pool = torch.randint(vocab, (512, T_toy + 2), generator=gen)  # random token rows
+torch.manual_seed(123)
+gen.manual_seed(1)
+toy = TinyModern(qk_norm=True)
+optimizer = torch.optim.AdamW(toy.parameters(), lr=0.2)
+for _ in range(60):
+    rows = pool[torch.randint(len(pool), (32,), generator=gen)]  # (32, T + 2)
+    inputs, targets = rows[:, 2:], rows[:, :-2]  # target: the token two places back
+    loss = F.cross_entropy(toy(inputs).reshape(-1, vocab), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print("final loss", round(loss.item(), 4), "chance", round(math.log(vocab), 4))
+
+toy.eval()
+row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)
+with torch.no_grad():
+    h_ex = toy.block.input_layernorm(toy.emb(row))  # (1, T, d_model)
+    _, weights_ex = toy.block.self_attn(h_ex, return_weights=True)  # (1, heads, T, T)
+weights_ex = weights_ex[0]  # (heads, T, T)
+
+two_back = torch.diagonal(weights_ex, offset=-2, dim1=-2, dim2=-1)  # (heads, T - 2)
+answer = two_back.mean(dim=-1)  # (heads,)
+print(answer)
+result = mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
+assert result, result
+result
+
+# %% [markdown]
+# Three of the four heads put more than 95 % of their weight on the token two places back: they
+# do the task. RoPE lets a head find "two back" from the offset alone, wherever the query is.
