@@ -110,29 +110,20 @@ check_local_mask = mask_checker(
             "correct: each token sees itself and the token before it, nothing else.",
             "正确：每个词元只看得到自己和前一个词元，别的都看不到。",
         ),
-        wrong=(
-            (
-                ~(_FUTURE | _TOO_OLD),
-                tr(
-                    "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
-                    "这标出的是要保留的位置，而 masked_fill 需要的是要隐藏的位置。",
-                ),
+        wrong={
+            ~(_FUTURE | _TOO_OLD): tr(
+                "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
+                "这标出的是要保留的位置，而 masked_fill 需要的是要隐藏的位置。",
             ),
-            (
-                _TOO_OLD,
-                tr(
-                    "the old tokens are hidden, but the future is visible again: hide both.",
-                    "较早的词元隐藏了，但未来的词元又看得见了。两者都要隐藏。",
-                ),
+            _TOO_OLD: tr(
+                "the old tokens are hidden, but the future is visible again: hide both.",
+                "较早的词元隐藏了，但未来的词元又看得见了。两者都要隐藏。",
             ),
-            (
-                _FUTURE,
-                tr(
-                    "that is the plain causal mask: also hide tokens 2 or more steps back.",
-                    "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
-                ),
+            _FUTURE: tr(
+                "that is the plain causal mask: also hide tokens 2 or more steps back.",
+                "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
             ),
-        ),
+        },
         diagnose=_masked_diagonal,
         otherwise=tr(
             "hide two regions: the future (above the diagonal) and the tokens two or more "
