@@ -23,7 +23,7 @@ PACKAGE = Path(mh.__file__).resolve().parent
 SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "course_data" not in p.parts)
 CJK = re.compile(r"[\u3400-\u9fff]")
 BILINGUAL = {"tr", "say", "Text", "figure_text"}
-RESULT_BUILDERS = {"ok", "fail", "missing", "CheckResult", "PredictionNoted"}
+RESULT_BUILDERS = {"ok", "fail", "missing", "CheckResult", "PredictionNoted", "ContractError"}
 
 
 def _name(func: ast.expr) -> str | None:

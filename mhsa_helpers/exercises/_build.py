@@ -54,7 +54,7 @@ from ..i18n import Text, tr
 from ._parse import plain_tensor
 from ._result import (
     CheckResult,
-    UntranslatedMessage,
+    ContractError,
     fail,
     missing,
     ok,
@@ -114,24 +114,6 @@ __all__ = [
     "pass_the_class",
     "rows_sum_to_one",
 ]
-
-
-class ContractError(Exception):
-    """Raised inside a build checker to stop at the first failed contract, with its hint.
-
-    ``ContractError(text)`` takes the hint as a ``Text`` (both languages); ``error.text`` gives it
-    back for ``fail(name, error.text, todo=error.todo)``. ``str(error)`` is the English hint.
-    ``todo``: the answer is still the notebook's unwritten stub (``[TO DO]``, not ``[NOT YET]``).
-    """
-
-    def __init__(self, text: Text, *, todo: bool = False) -> None:
-        if not isinstance(text, Text):
-            raise UntranslatedMessage(
-                f"ContractError needs a Text (tr(en, zh)), got {type(text).__name__} {text!r}"
-            )
-        super().__init__(text.en)
-        self.text = text
-        self.todo = todo
 
 
 def fill(text: Text, **values: object) -> Text:

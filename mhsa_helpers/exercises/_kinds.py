@@ -10,7 +10,7 @@ the wrong shape, the order of the tests).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,8 +62,21 @@ Match = float | Sequence[float] | Callable[[float], bool]
 Hint = Text | Callable[[float], Text]
 
 
+def pairs(catalog: Mapping[Any, Any] | Sequence[tuple[Any, Any]]) -> tuple[tuple[Any, Any], ...]:
+    """A catalog of known wrong answers as ``(match, hint)`` pairs, in order: a spec states it as
+    a mapping ``{match: hint}`` (a tensor matches by its values, not as a key) or as pairs."""
+    return tuple(catalog.items()) if isinstance(catalog, Mapping) else tuple(catalog)
+
+
+class _Catalog:
+    """A spec whose ``wrong`` may be stated as a mapping: kept as ``(match, hint)`` pairs."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "wrong", pairs(self.wrong))  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
-class Number:
+class Number(_Catalog):
     """A numeric exercise: ``expected`` passes with ``right``; each ``(match, hint)`` of ``wrong``
     is tried in order; anything else gets ``otherwise`` (a text, or a function of the value).
 
@@ -78,7 +91,7 @@ class Number:
     what: Text
     expected: float
     right: Text
-    wrong: tuple[tuple[Match, Hint], ...]
+    wrong: Mapping[Any, Hint] | tuple[tuple[Match, Hint], ...]
     otherwise: Hint
     whole: bool = False
     tol: float | None = None
@@ -111,7 +124,7 @@ class Number:
             return fail(self.name, expected_kind(kind, answer))
         if self._is(value, self.expected):
             return ok(self.name, self.right)
-        hint = next((h for m, h in self.wrong if self._matches(value, m)), self.otherwise)
+        hint = next((h for m, h in pairs(self.wrong) if self._matches(value, m)), self.otherwise)
         return fail(self.name, hint(value) if callable(hint) else hint)
 
 
@@ -132,20 +145,20 @@ def tensor_answer(
     what: Text,
     hint: Callable[[torch.Tensor], Text] | Text,
     atol: float = 1e-4,
-    shapes: tuple[tuple[tuple[int, ...], Text], ...] = (),
-    wrong: Sequence[tuple[TensorMatch, Text]] = (),
+    shapes: Mapping[tuple[int, ...], Text] | Sequence[tuple[tuple[int, ...], Text]] = (),
+    wrong: Mapping[Any, Text] | Sequence[tuple[TensorMatch, Text]] = (),
 ) -> CheckResult:
     """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``).
 
     ``shapes``: known wrong shapes (e.g. the whole matrix instead of one row of it), each
-    ``(shape, hint)`` tried, for any tensor, before the other tests. ``wrong``: known wrong
-    answers, each ``(tensor or test, hint)`` tried in order for an answer of the right shape whose
+    ``{shape: hint}`` tried, for any tensor, before the other tests. ``wrong``: known wrong
+    answers, each ``{tensor or test: hint}`` tried in order for an answer of the right shape whose
     values differ (a tensor matches to ``atol``); anything else gets ``hint`` (a text, or a
     function of the answer).
     """
     if answer is None:
         return missing(exercise, what)
-    for shape, shape_hint in shapes:
+    for shape, shape_hint in pairs(shapes):
         if isinstance(answer, torch.Tensor) and tuple(answer.shape) == shape:
             return fail(exercise, shape_hint)
     kind_hint = tensor_kind_hint(answer)
@@ -166,7 +179,7 @@ def tensor_answer(
     want = expected.detach().to(torch.float64).cpu()
     if torch.allclose(got, want, atol=atol, rtol=0):
         return ok(exercise)
-    for match, wrong_hint in wrong:
+    for match, wrong_hint in pairs(wrong):
         if _tensor_matches(got, match, atol):
             return fail(exercise, wrong_hint)
     return fail(exercise, hint(answer) if callable(hint) else hint)
@@ -221,7 +234,7 @@ _NOTHING = Text("", "")
 
 
 @dataclass(frozen=True)
-class Mask:
+class Mask(_Catalog):
     """A boolean-mask exercise: the answer is read (``mask_answer``: missing, not a plain tensor,
     wrong shape -- then ``shape_hint`` -- or dtype -- then ``dtype_hint``); ``expected`` passes
     with ``right``; each ``(tensor, hint)`` of ``wrong`` is tried in order (``torch.equal``);
@@ -236,7 +249,7 @@ class Mask:
     what: Text
     expected: torch.Tensor
     right: Text
-    wrong: tuple[tuple[torch.Tensor, Text], ...]
+    wrong: Mapping[torch.Tensor, Text] | tuple[tuple[torch.Tensor, Text], ...]
     otherwise: Text
     shape_hint: Text = _NOTHING
     dtype_hint: Text = _NOTHING
@@ -259,7 +272,7 @@ class Mask:
             return got
         if torch.equal(got, self.expected):
             return ok(self.name, self.right)
-        for wrong, hint in self.wrong:
+        for wrong, hint in pairs(self.wrong):
             if torch.equal(got, wrong):
                 return fail(self.name, hint)
         said = self.diagnose(got) if self.diagnose is not None else None

@@ -32,6 +32,7 @@ __all__ = [
     "WELL_DONE",
     "CheckResult",
     "CheckTimeout",
+    "ContractError",
     "PredictionNoted",
     "UntranslatedMessage",
     "decimals",
@@ -105,6 +106,25 @@ def _text_arg(value: object, what: str) -> Text:
             f"got {type(value).__name__} {value!r}"
         )
     return value
+
+
+class ContractError(Exception):
+    """Raised inside a checker (a build checker's contract, or any checker marked with
+    ``exercise``) to stop at the first thing that is wrong, with its hint.
+
+    ``ContractError(text)`` takes the hint as a ``Text`` (both languages); ``error.text`` gives it
+    back for ``fail(name, error.text, todo=error.todo)``. ``str(error)`` is the English hint.
+    ``todo``: the answer is still the notebook's unwritten stub (``[TO DO]``, not ``[NOT YET]``).
+    """
+
+    def __init__(self, text: Text, *, todo: bool = False) -> None:
+        if not isinstance(text, Text):
+            raise UntranslatedMessage(
+                f"ContractError needs a Text (tr(en, zh)), got {type(text).__name__} {text!r}"
+            )
+        super().__init__(text.en)
+        self.text = text
+        self.todo = todo
 
 
 @dataclass(frozen=True)
@@ -189,13 +209,27 @@ def missing(exercise: Text, what: Text) -> CheckResult:
 F = TypeVar("F", bound=Callable[..., CheckResult])
 
 
-def exercise(name: Text) -> Callable[[F], F]:
-    """Decorator: ``name`` is the exercise the checker judges (both languages)."""
+def exercise(name: Text, what: Text | None = None) -> Callable[[F], F]:
+    """Decorator: ``name`` is the exercise the checker judges (both languages).
+
+    The result building is written once here: the checker refuses an answer by raising
+    ``ContractError(hint)`` (``fail(name, hint)``); with ``what``, an answer (the first argument)
+    of None is ``missing(name, what)`` before the checker runs.
+    """
     _text_arg(name, "the exercise name")
 
     def mark(checker: F) -> F:
-        checker.exercise = name  # type: ignore[attr-defined]
-        return checker
+        @functools.wraps(checker)
+        def judged(*args: Any, **kwargs: Any) -> CheckResult:
+            if what is not None and (args[0] if args else kwargs.get("answer", 0)) is None:
+                return missing(name, what)
+            try:
+                return checker(*args, **kwargs)
+            except ContractError as stop:
+                return fail(name, stop.text, todo=stop.todo)
+
+        judged.exercise = name  # type: ignore[attr-defined]
+        return judged  # type: ignore[return-value]
 
     return mark
 

@@ -70,56 +70,39 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
         answer,
         expected,
         what=tr("a tensor: the context vector of the new token", "一个张量：新词元的上下文向量"),
-        wrong=(
-            (
-                torch.softmax(six_scores, dim=0) @ inputs,
-                tr(
-                    "you mixed only the book's six tokens: 'forward' is part of the sentence "
-                    "too, so stack it under them first (torch.cat) and let it attend to all seven.",
-                    "你只混合了书中的 6 个词元。'forward' 也是句子的一部分，"
-                    "先用 torch.cat 把它接在它们下面，"
-                    "再让它关注全部 7 个词元。",
-                ),
+        wrong={
+            torch.softmax(six_scores, dim=0) @ inputs: tr(
+                "you mixed only the book's six tokens: 'forward' is part of the sentence "
+                "too, so stack it under them first (torch.cat) and let it attend to all seven.",
+                "你只混合了书中的 6 个词元。'forward' 也是句子的一部分，"
+                "先用 torch.cat 把它接在它们下面，"
+                "再让它关注全部 7 个词元。",
             ),
-            (
-                (scores / scores.sum()) @ seven,
-                tr(
-                    "you used sum normalization; use torch.softmax(scores, dim=0) for the weights.",
-                    "你用的是除以总和的归一化，权重请用 torch.softmax(scores, dim=0) 计算。",
-                ),
+            (scores / scores.sum()) @ seven: tr(
+                "you used sum normalization; use torch.softmax(scores, dim=0) for the weights.",
+                "你用的是除以总和的归一化，权重请用 torch.softmax(scores, dim=0) 计算。",
             ),
-            (
-                scores @ seven,
-                tr(
-                    "the scores are not normalized yet: apply torch.softmax before the weighted "
-                    "sum.",
-                    "注意力分数还没有归一化。求加权和之前先做 torch.softmax。",
-                ),
+            scores @ seven: tr(
+                "the scores are not normalized yet: apply torch.softmax before the weighted sum.",
+                "注意力分数还没有归一化。求加权和之前先做 torch.softmax。",
             ),
-            (
-                new,
-                tr(
-                    "that is the embedding of 'forward' itself; its context vector mixes all "
-                    "seven.",
-                    "这是 'forward' 自己的嵌入向量，它的上下文向量要混合全部 7 个词元。",
-                ),
+            new: tr(
+                "that is the embedding of 'forward' itself; its context vector mixes all seven.",
+                "这是 'forward' 自己的嵌入向量，它的上下文向量要混合全部 7 个词元。",
             ),
-        ),
+        },
         hint=tr(
             "stack the seven embeddings (7, 3), score them against 'forward', softmax the "
             "seven scores, then take the weighted sum of the seven embeddings.",
             "把 7 个嵌入向量堆成 (7, 3)，分别与 'forward' 求点积得到注意力分数，"
             "对这 7 个分数做 softmax，再对 7 个嵌入向量求加权和。",
         ),
-        shapes=(
-            (
-                (7, 3),
-                tr(
-                    "that is the whole (7, 3) context matrix: take the row of 'forward'.",
-                    "这是整个 (7, 3) 的上下文矩阵，请取出 'forward' 那一行。",
-                ),
+        shapes={
+            (7, 3): tr(
+                "that is the whole (7, 3) context matrix: take the row of 'forward'.",
+                "这是整个 (7, 3) 的上下文矩阵，请取出 'forward' 那一行。",
             ),
-        ),
+        },
     )
 
 
@@ -288,25 +271,19 @@ def check_attention_received(answer: object) -> CheckResult:
         answer,
         attn_weights.sum(dim=0),
         what=tr("a tensor: one number per token", "一个张量：每个词元一个数"),
-        wrong=(
-            (
-                attn_weights.sum(dim=-1),
-                tr(
-                    "those are the row sums (dim=-1): what each token GIVES, always 1. What a "
-                    "token receives is in its column: sum over the queries, dim=0.",
-                    "这是每一行的和（dim=-1），即每个词元分给别人的注意力，"
-                    "总是 1。一个词元得到的注意力在它那一列，"
-                    "要对所有查询求和，即 dim=0。",
-                ),
+        wrong={
+            attn_weights.sum(dim=-1): tr(
+                "those are the row sums (dim=-1): what each token GIVES, always 1. What a "
+                "token receives is in its column: sum over the queries, dim=0.",
+                "这是每一行的和（dim=-1），即每个词元分给别人的注意力，"
+                "总是 1。一个词元得到的注意力在它那一列，"
+                "要对所有查询求和，即 dim=0。",
             ),
-            (
-                scores.sum(dim=0),
-                tr(
-                    "those are sums of the raw scores; sum the softmax weights instead.",
-                    "这是原始注意力分数的和，请改为对 softmax 之后的注意力权重求和。",
-                ),
+            scores.sum(dim=0): tr(
+                "those are sums of the raw scores; sum the softmax weights instead.",
+                "这是原始注意力分数的和，请改为对 softmax 之后的注意力权重求和。",
             ),
-        ),
+        },
         hint=tr(
             "what token j receives is in column j of the weights: add up every query's weight "
             "on it, a sum over the rows (the query dimension).",

@@ -38,7 +38,7 @@ from ._build import (
 )
 from ._kinds import Prediction, prediction_checker, tensor_answer
 from ._parse import plain_tensor
-from ._result import CheckResult, exercise, fail, missing, ok
+from ._result import CheckResult, exercise, ok
 
 __all__ = [
     "check_attn_weights_3",
@@ -81,51 +81,38 @@ def check_attn_weights_3(answer: object) -> CheckResult:
         answer,
         weights[2],
         what=tr("a tensor: one weight per token", "一个张量：每个词元一个权重"),
-        wrong=(
-            (
-                torch.softmax(scores[2], dim=-1),
-                tr(
-                    "not scaled: divide the scores by d_k**0.5 before the softmax.",
-                    "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
-                ),
+        wrong={
+            torch.softmax(scores[2], dim=-1): tr(
+                "not scaled: divide the scores by d_k**0.5 before the softmax.",
+                "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
             ),
-            *(
-                (
-                    raw,
-                    tr(
-                        "those are scores; apply torch.softmax(..., dim=-1) to turn them into "
-                        "weights.",
-                        "这些是注意力分数，用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
-                    ),
+            **{
+                raw: tr(
+                    "those are scores; apply torch.softmax(..., dim=-1) to turn them into weights.",
+                    "这些是注意力分数，用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
                 )
                 for raw in (scores[2], scores[2] / d_k**0.5)
-            ),
-            *(
-                (
-                    weights[row],
-                    tr(
-                        f"that is the row of '{word}'; 'starts' is x(3) = inputs[2].",
-                        f"这是 '{word}' 那一行。'starts' 是 x(3) = inputs[2]。",
-                    ),
+            },
+            **{
+                weights[row]: tr(
+                    f"that is the row of '{word}'; 'starts' is x(3) = inputs[2].",
+                    f"这是 '{word}' 那一行。'starts' 是 x(3) = inputs[2]。",
                 )
                 for row, word in others
-            ),
-        ),
+            },
+        },
         hint=tr(
             "query_3 = inputs[2] @ W_query; scores = query_3 @ keys.T; "
             "torch.softmax(scores / d_k**0.5, dim=-1), with the seed-123 W_query and W_key.",
             "用随机种子 123 得到的 W_query 和 W_key 依次计算 query_3 = inputs[2] @ W_query、"
             "scores = query_3 @ keys.T 和 torch.softmax(scores / d_k**0.5, dim=-1)。",
         ),
-        shapes=(
-            (
-                (6, 6),
-                tr(
-                    "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).",
-                    "这是整个 (6, 6) 矩阵，请取出 'starts' 那一行（索引 2）。",
-                ),
+        shapes={
+            (6, 6): tr(
+                "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).",
+                "这是整个 (6, 6) 矩阵，请取出 'starts' 那一行（索引 2）。",
             ),
-        ),
+        },
     )
 
 
@@ -135,22 +122,19 @@ _V1_TO_V2 = tr(
 )
 
 
-@exercise(_V1_TO_V2)
+@exercise(
+    _V1_TO_V2,
+    what=tr(
+        "your SelfAttentionV2 object after copying sa_v1's weights into it",
+        "你的 SelfAttentionV2 对象（已把 sa_v1 的权重复制进去）",
+    ),
+)
 def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> CheckResult:
     """``answer``: a V2-style module (``nn.Linear`` layers) carrying ``sa_v1``'s matrices."""
     name = _V1_TO_V2
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "your SelfAttentionV2 object after copying sa_v1's weights into it",
-                "你的 SelfAttentionV2 对象（已把 sa_v1 的权重复制进去）",
-            ),
-        )
     if not isinstance(answer, nn.Module):
         kind = type(answer).__name__
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"expected a SelfAttentionV2 module, got {kind}.",
                 f"需要一个 SelfAttentionV2 模块，收到的是 {kind}。",
@@ -158,8 +142,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
         )
     matrices = {n: getattr(sa_v1, n, None) for n in _NAMES}
     if not all(isinstance(m, torch.Tensor) and m.dim() == 2 for m in matrices.values()):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "the second argument must be the lesson's SelfAttentionV1 object sa_v1.",
                 "第二个参数必须是本课的 SelfAttentionV1 对象 sa_v1。",
@@ -168,16 +151,14 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
     for n in _NAMES:
         layer = getattr(answer, n, None)
         if not isinstance(layer, nn.Linear):
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     f"answer.{n} is not an nn.Linear: answer must be a SelfAttentionV2.",
                     f"answer.{n} 不是 nn.Linear：answer 必须是一个 SelfAttentionV2。",
                 ),
             )
         if layer.bias is not None:
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     f"answer.{n} has a bias; V1 has none: build it with qkv_bias=False.",
                     f"answer.{n} 带有偏置，而 V1 没有。请用 qkv_bias=False 创建它。",
@@ -187,16 +168,14 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
         w = layer.weight.detach()
         got_shape, want_shape = tuple(w.shape), tuple(want.shape)
         if got_shape != want_shape:
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     f"answer.{n}.weight has shape {got_shape}, expected {want_shape}.",
                     f"answer.{n}.weight 的形状是 {got_shape}，应为 {want_shape}。",
                 ),
             )
         if torch.equal(w, want.T) and not torch.equal(w, want):
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     f"answer.{n}.weight holds sa_v1.{n} untransposed. nn.Linear computes "
                     f"x @ weight.T, so weight must be sa_v1.{n}.T.",
@@ -207,15 +186,13 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
         if not torch.equal(w, want):
             for other in _NAMES:
                 if other != n and torch.equal(w, matrices[other].detach().T):
-                    return fail(
-                        name,
+                    raise ContractError(
                         tr(
                             f"answer.{n} holds sa_v1.{other}'s weights: match the names.",
                             f"answer.{n} 存的是 sa_v1.{other} 的权重。请按名字一一对应。",
                         ),
                     )
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     f"answer.{n}.weight differs from sa_v1.{n}.T.",
                     f"answer.{n}.weight 与 sa_v1.{n}.T 不相等。",
@@ -227,24 +204,21 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
             want_out = sa_v1(inputs)
     except Exception as error:  # the learner's module may raise anything
         kind = type(error).__name__
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"calling answer(inputs) raised {kind}: {error}",
                 f"调用 answer(inputs) 时抛出了 {kind}：{error}",
             ),
-        )
+        ) from None
     if not plain_tensor(got) or tuple(got.shape) != tuple(want_out.shape):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "answer(inputs) should return the (T, d_out) context vectors.",
                 "answer(inputs) 应该返回形状为 (T, d_out) 的上下文向量。",
             ),
         )
     if not torch.allclose(got, want_out, atol=1e-6, rtol=0):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "the weights match but the outputs differ: is forward V2's forward?",
                 "权重一致，但输出不同。forward 用的是 V2 的 forward 吗？",

@@ -33,7 +33,7 @@ from ._build import (
 )
 from ._kinds import Mask, Prediction, mask_checker, prediction_checker
 from ._parse import not_a_tensor, wrong_shape
-from ._result import CheckResult, fail, missing
+from ._result import CheckResult, missing
 
 __all__ = [
     "check_build_causal_weights",
@@ -51,30 +51,27 @@ def _read_local_mask(spec: Mask, answer: object) -> CheckResult | torch.Tensor:
     if answer is None:
         return missing(spec.name, spec.what)
     if not isinstance(answer, torch.Tensor):
-        return fail(spec.name, not_a_tensor(answer))
+        raise ContractError(not_a_tensor(answer))
     if tuple(answer.shape) != (5, 5):
-        return fail(spec.name, wrong_shape(tuple(answer.shape), (5, 5)))
+        raise ContractError(wrong_shape(tuple(answer.shape), (5, 5)))
     got = answer.detach().cpu()
     if got.dtype == torch.bool:
         return got
     if got.is_floating_point() and torch.isinf(got).any():
-        return fail(
-            spec.name,
+        raise ContractError(
             tr(
                 "that is an additive -inf mask; build the boolean mask (True = hide).",
                 "这是加法形式的 -inf 掩码，请构造布尔掩码（True 表示隐藏）。",
             ),
         )
     if not ((got == 0) | (got == 1)).all():
-        return fail(
-            spec.name,
+        raise ContractError(
             tr(
                 "a mask holds only True/False; got other values.",
                 "掩码里只能有 True/False，这里出现了别的值。",
             ),
         )
-    return fail(
-        spec.name,
+    raise ContractError(
         tr(
             f"a mask of 1/0 numbers ({got.dtype}): masked_fill refuses it, it takes a boolean "
             "mask. Build it from a bool tensor (dtype=torch.bool), or convert with .bool().",
@@ -110,29 +107,20 @@ check_local_mask = mask_checker(
             "correct: each token sees itself and the token before it, nothing else.",
             "正确：每个词元只看得到自己和前一个词元，别的都看不到。",
         ),
-        wrong=(
-            (
-                ~(_FUTURE | _TOO_OLD),
-                tr(
-                    "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
-                    "这标出的是要保留的位置，而 masked_fill 需要的是要隐藏的位置。",
-                ),
+        wrong={
+            ~(_FUTURE | _TOO_OLD): tr(
+                "that marks the positions to KEEP; masked_fill needs the ones to HIDE.",
+                "这标出的是要保留的位置，而 masked_fill 需要的是要隐藏的位置。",
             ),
-            (
-                _TOO_OLD,
-                tr(
-                    "the old tokens are hidden, but the future is visible again: hide both.",
-                    "较早的词元隐藏了，但未来的词元又看得见了。两者都要隐藏。",
-                ),
+            _TOO_OLD: tr(
+                "the old tokens are hidden, but the future is visible again: hide both.",
+                "较早的词元隐藏了，但未来的词元又看得见了。两者都要隐藏。",
             ),
-            (
-                _FUTURE,
-                tr(
-                    "that is the plain causal mask: also hide tokens 2 or more steps back.",
-                    "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
-                ),
+            _FUTURE: tr(
+                "that is the plain causal mask: also hide tokens 2 or more steps back.",
+                "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
             ),
-        ),
+        },
         diagnose=_masked_diagonal,
         otherwise=tr(
             "hide two regions: the future (above the diagonal) and the tokens two or more "
@@ -196,75 +184,55 @@ def _causal_reference(scores: torch.Tensor) -> torch.Tensor:
     return torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1)
 
 
-def _mistakes(scores: torch.Tensor) -> list[tuple[torch.Tensor, Text]]:
+def _mistakes(scores: torch.Tensor) -> dict[torch.Tensor, Text]:
     """Outputs of the typical mistakes on ``scores`` (..., T, T), with their hints."""
     T = scores.shape[-1]
     ones = torch.ones(T, T)
     future = torch.triu(ones, diagonal=1).bool()
     full = torch.softmax(scores, dim=-1)
-    return [
-        (
-            full,
-            tr(
-                "no mask was applied: masked_fill returns a NEW tensor, use its result before the "
-                "softmax (or the in-place masked_fill_ on a copy).",
-                "掩码没有生效。masked_fill 返回的是一个新的张量，"
-                "softmax 之前要用它的返回值（或者在副本上用原地操作 masked_fill_）"
-                "。",
-            ),
+    return {
+        full: tr(
+            "no mask was applied: masked_fill returns a NEW tensor, use its result before the "
+            "softmax (or the in-place masked_fill_ on a copy).",
+            "掩码没有生效。masked_fill 返回的是一个新的张量，"
+            "softmax 之前要用它的返回值（或者在副本上用原地操作 masked_fill_）"
+            "。",
         ),
-        (
-            full * torch.tril(ones),
-            tr(
-                "masking after the softmax without renormalising: the rows no longer sum to 1. "
-                "Either divide each row by its sum, or fill the future with -inf BEFORE the "
-                "softmax.",
-                "在 softmax 之后加掩码却没有重新归一化。"
-                "每行之和不再是 1。要么把每一行除以它的和，"
-                "要么在 softmax 之前就把未来的位置填成 -inf。",
-            ),
+        full * torch.tril(ones): tr(
+            "masking after the softmax without renormalising: the rows no longer sum to 1. "
+            "Either divide each row by its sum, or fill the future with -inf BEFORE the "
+            "softmax.",
+            "在 softmax 之后加掩码却没有重新归一化。"
+            "每行之和不再是 1。要么把每一行除以它的和，"
+            "要么在 softmax 之前就把未来的位置填成 -inf。",
         ),
-        (
-            torch.softmax(scores.masked_fill(future.T, -torch.inf), dim=-1),
-            tr(
-                "the mask is transposed: it hides the past and keeps the future. Hide what is "
-                "ABOVE the diagonal: torch.triu(..., diagonal=1).",
-                "掩码被转置了，它隐藏了过去，保留了未来。"
-                "要隐藏的是对角线以上的部分，即 torch.triu(..., diagonal=1)。",
-            ),
+        torch.softmax(scores.masked_fill(future.T, -torch.inf), dim=-1): tr(
+            "the mask is transposed: it hides the past and keeps the future. Hide what is "
+            "ABOVE the diagonal: torch.triu(..., diagonal=1).",
+            "掩码被转置了，它隐藏了过去，保留了未来。"
+            "要隐藏的是对角线以上的部分，即 torch.triu(..., diagonal=1)。",
         ),
-        (
-            torch.softmax(scores.masked_fill(future, -torch.inf) / T**0.5, dim=-1),
-            tr(
-                "the scores were scaled again: they come in already divided by sqrt(d_k) (and T "
-                "is not d_k anyway). Mask and softmax only.",
-                "注意力分数被重复缩放了。传进来时它们已经除过 sqrt(d_k)（何况 T 也不是 d_k）"
-                "。只需加掩码和做 softmax。",
-            ),
+        torch.softmax(scores.masked_fill(future, -torch.inf) / T**0.5, dim=-1): tr(
+            "the scores were scaled again: they come in already divided by sqrt(d_k) (and T "
+            "is not d_k anyway). Mask and softmax only.",
+            "注意力分数被重复缩放了。传进来时它们已经除过 sqrt(d_k)（何况 T 也不是 d_k）"
+            "。只需加掩码和做 softmax。",
         ),
-        (
-            torch.softmax(scores.masked_fill(future, -torch.inf), dim=-2),
-            tr(
-                "softmax over dim=-2 normalises columns; each query's row must sum to 1: dim=-1.",
-                "在 dim=-2 上做 softmax，"
-                "归一化的是列。每个查询的那一行之和必须为 1，"
-                "所以要用 dim=-1。",
-            ),
+        torch.softmax(scores.masked_fill(future, -torch.inf), dim=-2): tr(
+            "softmax over dim=-2 normalises columns; each query's row must sum to 1: dim=-1.",
+            "在 dim=-2 上做 softmax，归一化的是列。每个查询的那一行之和必须为 1，所以要用 dim=-1。",
         ),
-        (
-            torch.softmax(scores.masked_fill(future, 0.0), dim=-1),
-            tr(
-                "filling the future with 0 (or any finite number) leaves it a weight > 0, and the "
-                "more so the lower the scores: fill it with -torch.inf.",
-                "把未来的位置填成 0（或任何有限的数），"
-                "它仍会得到大于 0 的权重，而且注意力分数越低，"
-                "这个权重越大。请填成 -torch.inf。",
-            ),
+        torch.softmax(scores.masked_fill(future, 0.0), dim=-1): tr(
+            "filling the future with 0 (or any finite number) leaves it a weight > 0, and the "
+            "more so the lower the scores: fill it with -torch.inf.",
+            "把未来的位置填成 0（或任何有限的数），"
+            "它仍会得到大于 0 的权重，而且注意力分数越低，"
+            "这个权重越大。请填成 -torch.inf。",
         ),
-    ]
+    }
 
 
-def _cases() -> list[tuple[Text, torch.Tensor]]:
+def _cases() -> dict[Text, torch.Tensor]:
     generator = torch.Generator().manual_seed(3)
     inputs = book_inputs()
     with torch.random.fork_rng():
@@ -272,31 +240,22 @@ def _cases() -> list[tuple[Text, torch.Tensor]]:
         sa_v2 = SelfAttentionV2(3, 2)
     with torch.no_grad():
         book = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T / 2**0.5  # (6, 6)
-    return [
-        (tr("the book's scaled scores (6, 6)", "书中缩放后的 (6, 6) 注意力分数"), book),
-        (tr("a (4, 4) matrix", "一个 (4, 4) 矩阵"), torch.randn(4, 4, generator=generator) * 2),
-        (tr("a (1, 1) matrix", "一个 (1, 1) 矩阵"), torch.randn(1, 1, generator=generator)),
-        (
-            tr("a batch (2, 7, 7)", "一个 (2, 7, 7) 的批次"),
-            torch.randn(2, 7, 7, generator=generator) * 3,
+    return {
+        tr("the book's scaled scores (6, 6)", "书中缩放后的 (6, 6) 注意力分数"): book,
+        tr("a (4, 4) matrix", "一个 (4, 4) 矩阵"): torch.randn(4, 4, generator=generator) * 2,
+        tr("a (1, 1) matrix", "一个 (1, 1) 矩阵"): torch.randn(1, 1, generator=generator),
+        tr("a batch (2, 7, 7)", "一个 (2, 7, 7) 的批次"): torch.randn(2, 7, 7, generator=generator)
+        * 3,
+        tr("heads (2, 3, 5, 5)", "多个头的 (2, 3, 5, 5) 分数"): torch.randn(
+            2, 3, 5, 5, generator=generator
         ),
-        (
-            tr("heads (2, 3, 5, 5)", "多个头的 (2, 3, 5, 5) 分数"),
-            torch.randn(2, 3, 5, 5, generator=generator),
-        ),
-        # Scores far below zero: a finite fill value such as -20 or -100 would let the future in.
-        (
-            tr("a (3, 3) matrix of large negative scores", "一个分数都是很大负数的 (3, 3) 矩阵"),
-            torch.randn(3, 3, generator=generator) - 500,
-        ),
-        # Scores near -1e30 (each row uniform over its past): every finite fill a learner picks
-        # (-1000, -1e4, -1e9) lies above them and takes the weight; only -inf (or the dtype's
-        # lowest number) stays below any score.
-        (
-            tr("a (5, 5) matrix of scores near -1e30", "一个分数都接近 -1e30 的 (5, 5) 矩阵"),
-            torch.full((5, 5), -1e30),
-        ),
-    ]
+        tr(
+            "a (3, 3) matrix of large negative scores", "一个分数都是很大负数的 (3, 3) 矩阵"
+        ): torch.randn(3, 3, generator=generator) - 500,
+        tr(
+            "a (5, 5) matrix of scores near -1e30", "一个分数都接近 -1e30 的 (5, 5) 矩阵"
+        ): torch.full((5, 5), -1e30),
+    }
 
 
 _FORWARD = ForwardTexts(
@@ -365,7 +324,7 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
     want = _causal_reference(scores).to(torch.float64)
     if torch.allclose(out, want, atol=1e-6, rtol=0):
         return
-    for output, hint in _mistakes(scores):
+    for output, hint in _mistakes(scores).items():
         if torch.allclose(out, output.to(torch.float64), atol=1e-6, rtol=0):
             raise ContractError(hint)
     future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
@@ -405,7 +364,7 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
 
 
 def _on_every_case(fn: Callable[..., object]) -> None:
-    for label, scores in _cases():
+    for label, scores in _cases().items():
         on = tr("on ", "在") + label
         _judge(_weights(fn, scores, on), scores, on)
         _causality(fn, scores, on)
@@ -424,7 +383,7 @@ def _window_weights(scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
 
 def _window_cases() -> list[tuple[Text, torch.Tensor, int]]:
     generator = torch.Generator().manual_seed(5)
-    book = _cases()[0][1]
+    book = next(iter(_cases().values()))
     return [
         (tr("the book's scores (6, 6), window=2", "书中的 (6, 6) 分数，window=2"), book, 2),
         (
@@ -450,7 +409,7 @@ def _window_cases() -> list[tuple[Text, torch.Tensor, int]]:
     ]
 
 
-def _window_mistakes(scores: torch.Tensor, window: int) -> list[tuple[torch.Tensor, Text]]:
+def _window_mistakes(scores: torch.Tensor, window: int) -> dict[torch.Tensor, Text]:
     T = scores.shape[-1]
     ones = torch.ones(T, T, dtype=torch.bool)
     off_by_one = tr(
@@ -458,23 +417,17 @@ def _window_mistakes(scores: torch.Tensor, window: int) -> list[tuple[torch.Tens
         "token alone.",
         "差了一个。window=2 表示词元自己加上紧挨在它前面的一个词元，window=1 表示只看自己。",
     )
-    return [
-        (
-            _window_weights(scores, _hidden(T, None)),
-            tr(
-                "the window is ignored: tokens too far back must be hidden as well as the future.",
-                "窗口被忽略了。除了未来，太早的词元也要遮住。",
-            ),
+    return {
+        _window_weights(scores, _hidden(T, None)): tr(
+            "the window is ignored: tokens too far back must be hidden as well as the future.",
+            "窗口被忽略了。除了未来，太早的词元也要遮住。",
         ),
-        (_window_weights(scores, _hidden(T, window + 1)), off_by_one),
-        (
-            _window_weights(scores, torch.tril(ones, diagonal=-window)),
-            tr(
-                "the old tokens are hidden, but the future is visible again: hide both.",
-                "较早的词元遮住了，但未来的词元又看得见了。两者都要遮住。",
-            ),
+        _window_weights(scores, _hidden(T, window + 1)): off_by_one,
+        _window_weights(scores, torch.tril(ones, diagonal=-window)): tr(
+            "the old tokens are hidden, but the future is visible again: hide both.",
+            "较早的词元遮住了，但未来的词元又看得见了。两者都要遮住。",
         ),
-    ]
+    }
 
 
 def _call_window(fn: Callable[..., object], scores: torch.Tensor, window: int, on: Text) -> object:
@@ -517,7 +470,7 @@ def _on_every_window(fn: Callable[..., object]) -> None:
         want = _window_weights(scores, _hidden(scores.shape[-1], window))
         if torch.allclose(out, want, atol=1e-6, rtol=0):
             continue
-        for output, hint in _window_mistakes(scores, window):
+        for output, hint in _window_mistakes(scores, window).items():
             if torch.allclose(out, output, atol=1e-6, rtol=0):
                 raise ContractError(on + tr(": ", "上：") + hint)
         raise ContractError(

@@ -53,7 +53,7 @@ from ._build import (
     pass_the_class,
 )
 from ._kinds import Number, PredictionBeforeRun, number_checker, prediction_checker, tensor_answer
-from ._result import CheckResult, exercise, missing
+from ._result import CheckResult, exercise
 
 __all__ = [
     "CausalClass",
@@ -110,36 +110,24 @@ check_dropout_scale = number_checker(
             "correct: 1 / (1 - 0.2) = 1.25, so the expected value stays the same.",
             "正确：1 / (1 - 0.2) = 1.25，这样期望值保持不变。",
         ),
-        wrong=(
-            (
-                0.8,
-                tr(
-                    "0.8 is the probability to survive, 1 - p. Survivors are DIVIDED by it.",
-                    "0.8 是保留下来的概率 1 - p。保留下来的元素要除以它，而不是乘以它。",
-                ),
+        wrong={
+            0.8: tr(
+                "0.8 is the probability to survive, 1 - p. Survivors are DIVIDED by it.",
+                "0.8 是保留下来的概率 1 - p。保留下来的元素要除以它，而不是乘以它。",
             ),
-            (
-                5.0,
-                tr(
-                    "that is 1 / p. The factor is 1 / (1 - p): divide by what survives.",
-                    "这是 1 / p。缩放因子是 1 / (1 - p)，即除以保留下来的比例。",
-                ),
+            5.0: tr(
+                "that is 1 / p. The factor is 1 / (1 - p): divide by what survives.",
+                "这是 1 / p。缩放因子是 1 / (1 - p)，即除以保留下来的比例。",
             ),
-            (
-                2.0,
-                tr(
-                    "2 is the factor for p = 0.5 (the book's example). Here p = 0.2.",
-                    "2 是 p = 0.5 时的缩放因子（书中的例子）。这里 p = 0.2。",
-                ),
+            2.0: tr(
+                "2 is the factor for p = 0.5 (the book's example). Here p = 0.2.",
+                "2 是 p = 0.5 时的缩放因子（书中的例子）。这里 p = 0.2。",
             ),
-            (
-                0.2,
-                tr(
-                    "0.2 is p itself, the fraction dropped. What keeps the mean at 1?",
-                    "0.2 就是 p 本身，即被丢弃的比例。怎样才能让平均值保持为 1？",
-                ),
+            0.2: tr(
+                "0.2 is p itself, the fraction dropped. What keeps the mean at 1?",
+                "0.2 就是 p 本身，即被丢弃的比例。怎样才能让平均值保持为 1？",
             ),
-        ),
+        },
         otherwise=tr(
             "a fraction 1 - p survives; scale it by 1 / (1 - p) to keep the mean.",
             "保留下来的比例是 1 - p，把它们乘以 1 / (1 - p)，平均值就不变。",
@@ -165,45 +153,30 @@ check_zero_fraction = number_checker(
             f"correct: 15 masked + 21 * 0.5 dropped = 25.5 of 36 = {_ZERO_FRACTION:.4f}.",
             f"正确：15 个被掩码 + 21 * 0.5 个被丢弃 = 36 个中的 25.5 个 = {_ZERO_FRACTION:.4f}。",
         ),
-        wrong=(
-            (
-                25.5,
-                tr(
-                    "25.5 is the expected COUNT of zeros; divide by the 36 entries.",
-                    "25.5 是零的个数的期望值，还要除以全部 36 个元素。",
-                ),
+        wrong={
+            25.5: tr(
+                "25.5 is the expected COUNT of zeros; divide by the 36 entries.",
+                "25.5 是零的个数的期望值，还要除以全部 36 个元素。",
             ),
-            (
-                lambda value: not 0.0 <= value <= 1.0,
-                tr(
-                    "a fraction lies between 0 and 1: zeros divided by the 36 entries.",
-                    "比例在 0 到 1 之间，即零的个数除以 36 个元素。",
-                ),
+            lambda value: not 0.0 <= value <= 1.0: tr(
+                "a fraction lies between 0 and 1: zeros divided by the 36 entries.",
+                "比例在 0 到 1 之间，即零的个数除以 36 个元素。",
             ),
-            (
-                0.5,
-                tr(
-                    "dropout zeroes half of the entries, but 15 entries above the diagonal are "
-                    "already 0 (the causal mask) and stay 0.",
-                    "dropout 会把一半的元素置零，但对角线以上的 15 个元素已经是 0（因果掩码），"
-                    "而且一直是 0。",
-                ),
+            0.5: tr(
+                "dropout zeroes half of the entries, but 15 entries above the diagonal are "
+                "already 0 (the causal mask) and stay 0.",
+                "dropout 会把一半的元素置零，但对角线以上的 15 个元素已经是 0（因果掩码），"
+                "而且一直是 0。",
             ),
-            (
-                15 / 36,
-                tr(
-                    "that counts only the 15 masked entries; dropout zeroes half of the 21 others.",
-                    "这只算了被掩码的 15 个元素。dropout 还会把其余 21 个元素中的一半置零。",
-                ),
+            15 / 36: tr(
+                "that counts only the 15 masked entries; dropout zeroes half of the 21 others.",
+                "这只算了被掩码的 15 个元素。dropout 还会把其余 21 个元素中的一半置零。",
             ),
-            (
-                10.5 / 36,
-                tr(
-                    "that counts only the dropped entries; add the 15 masked ones.",
-                    "这只算了被丢弃的元素，还要加上被掩码的 15 个。",
-                ),
+            10.5 / 36: tr(
+                "that counts only the dropped entries; add the 15 masked ones.",
+                "这只算了被丢弃的元素，还要加上被掩码的 15 个。",
             ),
-        ),
+        },
         otherwise=tr(
             "count the 15 masked zeros, then half of the 21 entries on/below the diagonal.",
             "先数被掩码的 15 个零，再加上对角线及其以下 21 个元素中的一半。",
@@ -244,61 +217,40 @@ def check_manual_dropout(answer: object) -> CheckResult:
     expected = torch.where(keep, context / (1 - EXERCISE_P), torch.zeros(()))  # (6, 2)
 
     what = tr("the context vectors after dropout", "经过 dropout 之后的上下文向量")
-    if answer is None:
-        return missing(name, what)
     return tensor_answer(
         name,
         answer,
         expected,
         what=what,
-        wrong=(
-            (
-                context * keep,
-                tr(
-                    "the right entries survive, but the survivors keep their old size: rescale "
-                    "them.",
-                    "保留下来的元素对了，但它们还是原来的大小，还要重新缩放。",
-                ),
+        wrong={
+            context * keep: tr(
+                "the right entries survive, but the survivors keep their old size: rescale them.",
+                "保留下来的元素对了，但它们还是原来的大小，还要重新缩放。",
             ),
-            (
-                context * keep * 2,
-                tr(
-                    "that rescales as for the book's p = 0.5; here p = 0.25.",
-                    "这是按书中 p = 0.5 的方式缩放的，这里 p = 0.25。",
-                ),
+            context * keep * 2: tr(
+                "that rescales as for the book's p = 0.5; here p = 0.25.",
+                "这是按书中 p = 0.5 的方式缩放的，这里 p = 0.25。",
             ),
-            (
-                context * keep / EXERCISE_P,
-                tr(
-                    "the survivors are rescaled by the wrong fraction: not the part dropped, the "
-                    "part that survives.",
-                    "缩放所用的比例不对。要用的不是被丢弃的比例，而是保留下来的比例。",
-                ),
+            context * keep / EXERCISE_P: tr(
+                "the survivors are rescaled by the wrong fraction: not the part dropped, the "
+                "part that survives.",
+                "缩放所用的比例不对。要用的不是被丢弃的比例，而是保留下来的比例。",
             ),
-            (
-                context * ~keep / (1 - EXERCISE_P),
-                tr(
-                    "the mask is inverted: keep the entries where keep_ctx is True.",
-                    "掩码反了。应该保留 keep_ctx 为 True 的元素。",
-                ),
+            context * ~keep / (1 - EXERCISE_P): tr(
+                "the mask is inverted: keep the entries where keep_ctx is True.",
+                "掩码反了。应该保留 keep_ctx 为 True 的元素。",
             ),
-            (
-                context,
-                tr(
-                    "these are the context vectors with nothing dropped: apply the keep pattern "
-                    "keep_ctx.",
-                    "这是什么都没有丢弃的上下文向量。请用上保留模式 keep_ctx。",
-                ),
+            context: tr(
+                "these are the context vectors with nothing dropped: apply the keep pattern "
+                "keep_ctx.",
+                "这是什么都没有丢弃的上下文向量。请用上保留模式 keep_ctx。",
             ),
-            (
-                weights @ (values * keep / (1 - EXERCISE_P)),
-                tr(
-                    "that drops entries of the values before the weighted sum; drop entries of "
-                    "the context vectors, after it.",
-                    "这是在加权求和之前丢弃了值的元素，应该在加权求和之后丢弃上下文向量的元素。",
-                ),
+            weights @ (values * keep / (1 - EXERCISE_P)): tr(
+                "that drops entries of the values before the weighted sum; drop entries of "
+                "the context vectors, after it.",
+                "这是在加权求和之前丢弃了值的元素，应该在加权求和之后丢弃上下文向量的元素。",
             ),
-        ),
+        },
         hint=tr(
             "first the context vectors of section 4's weights and sa_v2's values, then dropout "
             "on them with the pattern keep_ctx.",

@@ -31,7 +31,7 @@ from ._kinds import (
     tensor_answer,
 )
 from ._parse import not_a_whole_number
-from ._result import CheckResult, exercise, missing
+from ._result import CheckResult, exercise
 from .lesson04 import CausalClass, head_class_passed, head_contracts
 
 __all__ = [
@@ -53,27 +53,18 @@ check_wrapper_width = number_checker(
             "correct: 12 heads x 64 = 768, side by side; in the wrapper d_out is per head.",
             "正确：12 个头 × 64 = 768，并排拼接；在包装器里 d_out 是每个头的宽度。",
         ),
-        wrong=(
-            (
-                768,
-                tr(
-                    "768 is the whole output: the wrapper puts the 12 heads side by side, each "
-                    "d_out wide.",
-                    "768 是整个输出的宽度。包装器把 12 个头并排拼接，每个头宽 d_out。",
-                ),
+        wrong={
+            768: tr(
+                "768 is the whole output: the wrapper puts the 12 heads side by side, each "
+                "d_out wide.",
+                "768 是整个输出的宽度。包装器把 12 个头并排拼接，每个头宽 d_out。",
             ),
-            (
-                768 * 12,
-                tr(
-                    "that would be 12 heads of 768 each, 9,216 columns: the heads share the 768.",
-                    "那样就是 12 个各宽 768 的头，一共 9,216 列。这 768 列是 12 个头分的。",
-                ),
+            768 * 12: tr(
+                "that would be 12 heads of 768 each, 9,216 columns: the heads share the 768.",
+                "那样就是 12 个各宽 768 的头，一共 9,216 列。这 768 列是 12 个头分的。",
             ),
-            (
-                12,
-                tr("12 is the number of heads; how wide is each?", "12 是头的个数。每个头有多宽？"),
-            ),
-        ),
+            12: tr("12 is the number of heads; how wide is each?", "12 是头的个数。每个头有多宽？"),
+        },
         otherwise=tr(
             "output width = num_heads * d_out in the wrapper; here the width is given.",
             "在包装器里，输出宽度 = num_heads * d_out。这里给的是宽度。",
@@ -117,21 +108,19 @@ def _wrapper_output(num_heads: int = 3) -> torch.Tensor:
 _HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的头 3")
 
 
-@exercise(_HEAD_OUTPUT)
+@exercise(
+    _HEAD_OUTPUT,
+    what=tr(
+        "the part of the wrapper's output that belongs to the head the exercise names",
+        "包装器输出中属于练习所说那个头的部分",
+    ),
+)
 def check_head_output(answer: object) -> CheckResult:
     """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
     name = _HEAD_OUTPUT
     out = _wrapper_output()  # (2, 6, 6)
     expected = out[..., 4:6]  # (2, 6, 2)
 
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "the part of the wrapper's output that belongs to the head the exercise names",
-                "包装器输出中属于练习所说那个头的部分",
-            ),
-        )
     return tensor_answer(
         name,
         answer,
@@ -154,15 +143,12 @@ def check_head_output(answer: object) -> CheckResult:
             "the last dimension, in the order of self.heads.",
             "这些数不是某一个头的输出。包装器沿最后一维，按 self.heads 的顺序把各个头拼接起来。",
         ),
-        shapes=(
-            (
-                (2, 6, 6),
-                tr(
-                    "that is the whole output; head 3 is 2 of its 6 columns.",
-                    "这是整个输出，头 3 只占其中 6 列里的 2 列。",
-                ),
+        shapes={
+            (2, 6, 6): tr(
+                "that is the whole output; head 3 is 2 of its 6 columns.",
+                "这是整个输出，头 3 只占其中 6 列里的 2 列。",
             ),
-        ),
+        },
     )
 
 
@@ -188,65 +174,41 @@ check_matmul_count = number_checker(
             f"正确：投影 {_PROJECTIONS:,} 次 + Q @ K^T 和 weights @ V 共 {_ATTENTION:,} 次 = "
             f"{_MACS:,}。与调用次数不同，计算量随批次大小和序列长度增长。",
         ),
-        wrong=(
-            (
-                (60, 5),
-                tr(
-                    "that counts the CALLS (nn.Linear and @). Here count the work inside them: "
-                    "the multiply-adds each product does.",
-                    "这数的是调用次数（nn.Linear 和 @）"
-                    "。这里要数的是调用内部的工作量，即每个乘积做了多少次乘加。",
-                ),
+        wrong={
+            (60, 5): tr(
+                "that counts the CALLS (nn.Linear and @). Here count the work inside them: "
+                "the multiply-adds each product does.",
+                "这数的是调用次数（nn.Linear 和 @）"
+                "。这里要数的是调用内部的工作量，即每个乘积做了多少次乘加。",
             ),
-            (
-                2 * _MACS,
-                tr(
-                    "that is twice the answer: FLOP counters count a multiply and an add as 2 "
-                    "operations; a multiply-add is one.",
-                    "这是答案的两倍。FLOP 计数器把一次乘法和一次加法算作 2 次运算，"
-                    "而这里一次乘加只算一次。",
-                ),
+            2 * _MACS: tr(
+                "that is twice the answer: FLOP counters count a multiply and an add as 2 "
+                "operations; a multiply-add is one.",
+                "这是答案的两倍。FLOP 计数器把一次乘法和一次加法算作 2 次运算，"
+                "而这里一次乘加只算一次。",
             ),
-            (
-                _PROJECTIONS,
-                tr(
-                    "these are the projections only; each head also computes Q @ K^T and "
-                    "weights @ V.",
-                    "这只是投影部分，每个头还要计算 Q @ K^T 和 weights @ V。",
-                ),
+            _PROJECTIONS: tr(
+                "these are the projections only; each head also computes Q @ K^T and weights @ V.",
+                "这只是投影部分，每个头还要计算 Q @ K^T 和 weights @ V。",
             ),
-            (
-                _ATTENTION,
-                tr(
-                    "these are the attention products only; add the three projections of each "
-                    "head.",
-                    "这只是注意力部分的乘积，还要加上每个头的三次投影。",
-                ),
+            _ATTENTION: tr(
+                "these are the attention products only; add the three projections of each head.",
+                "这只是注意力部分的乘积，还要加上每个头的三次投影。",
             ),
-            (
-                _MACS // _B,
-                tr(
-                    "that is one sequence; the batch holds 8, and every product works on all "
-                    "of them.",
-                    "这只是一个序列。批次里有 8 个，每个乘积都要处理全部序列。",
-                ),
+            _MACS // _B: tr(
+                "that is one sequence; the batch holds 8, and every product works on all of them.",
+                "这只是一个序列。批次里有 8 个，每个乘积都要处理全部序列。",
             ),
-            (
-                _MACS // _H,
-                tr(
-                    "that is one head; the wrapper runs 12.",
-                    "这只是一个头，包装器要运行 12 个头。",
-                ),
+            _MACS // _H: tr(
+                "that is one head; the wrapper runs 12.",
+                "这只是一个头，包装器要运行 12 个头。",
             ),
-            (
-                _PROJECTIONS // 3 + _ATTENTION,
-                tr(
-                    "only one projection per head is counted; each head has W_query, W_key and "
-                    "W_value.",
-                    "每个头只算了一次投影，每个头都有 W_query、W_key 和 W_value。",
-                ),
+            _PROJECTIONS // 3 + _ATTENTION: tr(
+                "only one projection per head is counted; each head has W_query, W_key and "
+                "W_value.",
+                "每个头只算了一次投影，每个头都有 W_query、W_key 和 W_value。",
             ),
-        ),
+        },
         otherwise=tr(
             "count head by head: a (b, T, n) @ (n, m) product does one multiply-add per entry "
             "of its (b, T, m) output and per term of the sum over n.",

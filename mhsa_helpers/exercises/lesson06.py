@@ -58,7 +58,7 @@ from ._kinds import (
     tensor_answer,
 )
 from ._parse import not_a_whole_number
-from ._result import CheckResult, exercise, fail, missing
+from ._result import CheckResult, exercise
 
 __all__ = [
     "check_build_multihead",
@@ -135,80 +135,52 @@ check_mha_parameter_count = number_checker(
             f"correct: d = {_D}, and 4 * {_D}^2 + 4 * {_D} = {_MHA_PARAMETERS:,}.",
             f"正确：d = {_D}，4 * {_D}^2 + 4 * {_D} = {_MHA_PARAMETERS:,}。",
         ),
-        wrong=(
-            (
-                lambda value: value < 0,
-                tr(
-                    "d is a width, so it is positive; of the two solutions, take that one.",
-                    "d 是宽度，一定是正数。两个解里取正的那个。",
-                ),
+        wrong={
+            lambda value: value < 0: tr(
+                "d is a width, so it is positive; of the two solutions, take that one.",
+                "d 是宽度，一定是正数。两个解里取正的那个。",
             ),
-            (
-                _between(_D, _D + 2),
-                tr(
-                    "that d fits a block whose W_query, W_key and W_value have no bias. With "
-                    "qkv_bias=True each of them has one too: count them, and d comes out whole.",
-                    "这个 d 对应的是 W_query、W_key、W_value 没有偏置的模块。qkv_bias=True 时"
-                    "它们各有一个偏置。把偏置算进去，d 就是整数。",
-                ),
+            _between(_D, _D + 2): tr(
+                "that d fits a block whose W_query, W_key and W_value have no bias. With "
+                "qkv_bias=True each of them has one too: count them, and d comes out whole.",
+                "这个 d 对应的是 W_query、W_key、W_value 没有偏置的模块。qkv_bias=True 时"
+                "它们各有一个偏置。把偏置算进去，d 就是整数。",
             ),
-            (
-                _between(2 * _D - 2, 2 * _D + 2),
-                tr(
-                    "that is the width of ONE square matrix with this many numbers; the block "
-                    "has four weight matrices (plus biases) sharing them.",
-                    "这是只用一个方阵装下这么多数时的宽度。而这些参数要分给模块里的四个权重矩阵（还有偏置）。",
-                ),
+            _between(2 * _D - 2, 2 * _D + 2): tr(
+                "that is the width of ONE square matrix with this many numbers; the block "
+                "has four weight matrices (plus biases) sharing them.",
+                "这是只用一个方阵装下这么多数时的宽度。而这些参数要分给模块里的四个权重矩阵（还有偏置）。",
             ),
-            (
-                _between(_D * 1.1, _D * 1.2),
-                tr(
-                    "don't forget out_proj: it is a (d, d) Linear with a bias, like the other "
-                    "three.",
-                    "别忘了 out_proj。它和另外三个一样，是一个带偏置的 (d, d) 线性层。",
-                ),
+            _between(_D * 1.1, _D * 1.2): tr(
+                "don't forget out_proj: it is a (d, d) Linear with a bias, like the other three.",
+                "别忘了 out_proj。它和另外三个一样，是一个带偏置的 (d, d) 线性层。",
             ),
-            (
-                _D // 64,
-                tr(
-                    "that is num_heads (at head_dim 64), not d. The parameter count does not "
-                    "depend on the heads at all; the question asks for the full width d.",
-                    "这是 num_heads（head_dim 为 64 时），不是 d。参数量与头数无关。"
-                    "题目问的是总宽度 d。",
-                ),
+            _D // 64: tr(
+                "that is num_heads (at head_dim 64), not d. The parameter count does not "
+                "depend on the heads at all; the question asks for the full width d.",
+                "这是 num_heads（head_dim 为 64 时），不是 d。参数量与头数无关。"
+                "题目问的是总宽度 d。",
             ),
-            (
-                64,
-                tr(
-                    "64 is GPT-2's head_dim, the width of one head; d is the width of the whole "
-                    "block, all heads together.",
-                    "64 是 GPT-2 的 head_dim，即一个头的宽度。d 是整个模块的宽度，所有头加在一起。",
-                ),
+            64: tr(
+                "64 is GPT-2's head_dim, the width of one head; d is the width of the whole "
+                "block, all heads together.",
+                "64 是 GPT-2 的 head_dim，即一个头的宽度。d 是整个模块的宽度，所有头加在一起。",
             ),
-            (
-                _between(_D * _D * 0.99, _D * _D * 1.01),
-                tr(
-                    "that is about the size of one (d, d) matrix, not d: d is its side.",
-                    "这大约是一个 (d, d) 矩阵的大小，不是 d。d 是它的边长。",
-                ),
+            _between(_D * _D * 0.99, _D * _D * 1.01): tr(
+                "that is about the size of one (d, d) matrix, not d: d is its side.",
+                "这大约是一个 (d, d) 矩阵的大小，不是 d。d 是它的边长。",
             ),
-            (
-                _GPT2_WIDTHS,
-                tr(
-                    f"that is a GPT-2 width from section 9; its block has a different count "
-                    f"than {_MHA_PARAMETERS:,}.",
-                    f"这是第 9 节里 GPT-2 的一个宽度，它的模块参数量不是 {_MHA_PARAMETERS:,}。",
-                ),
+            _GPT2_WIDTHS: tr(
+                f"that is a GPT-2 width from section 9; its block has a different count "
+                f"than {_MHA_PARAMETERS:,}.",
+                f"这是第 9 节里 GPT-2 的一个宽度，它的模块参数量不是 {_MHA_PARAMETERS:,}。",
             ),
-            (
-                lambda value: not value.is_integer(),
-                tr(
-                    "d is a whole number of features; count every weight and bias exactly and "
-                    "it comes out whole.",
-                    "d 是特征的个数，一定是整数。把每个权重和偏置都算准，得到的就是整数。",
-                ),
+            lambda value: not value.is_integer(): tr(
+                "d is a whole number of features; count every weight and bias exactly and "
+                "it comes out whole.",
+                "d 是特征的个数，一定是整数。把每个权重和偏置都算准，得到的就是整数。",
             ),
-        ),
+        },
         otherwise=tr(
             f"a block of that width does not have {_MHA_PARAMETERS:,} parameters. Count the "
             "parameters of your d, Q/K/V biases included, and compare.",
@@ -236,8 +208,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     name = _SPLIT_INTO_HEADS
     h = _SPLIT_HEADS
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[-1] % h != 0:
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "the second argument must be the exercise's (T, d_out) tensor x.",
                 "第二个参数必须是练习中形状为 (T, d_out) 的张量 x。",
@@ -247,8 +218,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     head_dim = d_out // h
     expected = x.view(T, h, head_dim).transpose(0, 1)  # (h, T, head_dim)
     if T > 1 and torch.equal(x.reshape(h, T, head_dim), expected):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "pass the exercise's x: with this x a wrong split would look right.",
                 "请传入练习中的 x。换成这个 x，错误的拆分看起来也会是对的。",
@@ -269,13 +239,10 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
         )
 
     what = tr("a tensor: x split into heads", "一个张量：拆分成多个头之后的 x")
-    if answer is None:
-        return missing(name, what)
     if isinstance(answer, torch.Tensor):
         shape = tuple(answer.shape)
         if shape == (T, h, head_dim):
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     "the heads are split; now swap the token and head axes so that the heads "
                     "come first.",
@@ -283,8 +250,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
                 ),
             )
         if shape == (T, head_dim, h):
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
                     "are axis 0, not axis 1.",
@@ -293,8 +259,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
                 ),
             )
         if shape == (1, h, T, head_dim):
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     "x has no batch axis, and the answer has none either: drop the batch of one.",
                     "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",

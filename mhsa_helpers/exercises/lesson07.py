@@ -18,7 +18,7 @@ from ..i18n import Text, tr
 from ..inspection import head_entropy
 from ._kinds import Number, number_checker, tensor_answer
 from ._parse import A_PER_HEAD_TENSOR, expected_kind, is_bool
-from ._result import CheckResult, exercise, fail, missing, ok
+from ._result import CheckResult, ContractError, exercise, ok
 
 __all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
 
@@ -57,22 +57,16 @@ check_row_entropy = number_checker(
             f"correct: {_ENTROPY:.4f} nats (= 1.5 * log 2).",
             f"正确：{_ENTROPY:.4f} 奈特（= 1.5 * log 2）。",
         ),
-        wrong=(
-            (
-                _ENTROPY / math.log(2),
-                tr(
-                    "that is in bits (log base 2); use the natural log, torch.log.",
-                    "这是以比特为单位（以 2 为底的对数），请用自然对数 `torch.log`。",
-                ),
+        wrong={
+            _ENTROPY / math.log(2): tr(
+                "that is in bits (log base 2); use the natural log, torch.log.",
+                "这是以比特为单位（以 2 为底的对数），请用自然对数 `torch.log`。",
             ),
-            (
-                -_ENTROPY,
-                tr(
-                    "the sign: entropy is MINUS the sum of w * log(w), so it is >= 0.",
-                    "注意符号。熵是 w * log(w) 之和的相反数（前面有负号），所以它 >= 0。",
-                ),
+            -_ENTROPY: tr(
+                "the sign: entropy is MINUS the sum of w * log(w), so it is >= 0.",
+                "注意符号。熵是 w * log(w) 之和的相反数（前面有负号），所以它 >= 0。",
             ),
-        ),
+        },
         otherwise=tr(
             "sum w * log(w) over the non-zero weights, then negate; 0 * log 0 counts as 0 "
             "(torch.special.xlogy(w, w) does that).",
@@ -91,21 +85,18 @@ check_row_entropy = number_checker(
 _HEAD_ENTROPY = tr("entropy of every head", "每个头的熵")
 
 
-@exercise(_HEAD_ENTROPY)
+@exercise(
+    _HEAD_ENTROPY,
+    what=tr(
+        "a tensor of shape (num_heads,): each head's mean row entropy",
+        "一个形状为 (num_heads,) 的张量：每个头各行熵的平均值",
+    ),
+)
 def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
     """Per-head mean row entropy (h,) of ``weights`` (h, T, T)."""
     name = _HEAD_ENTROPY
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "a tensor of shape (num_heads,): each head's mean row entropy",
-                "一个形状为 (num_heads,) 的张量：每个头各行熵的平均值",
-            ),
-        )
     if isinstance(answer, torch.Tensor) and torch.isnan(answer).any():
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "nan: 0 * log(0) is nan in torch. Use torch.special.xlogy(w, w), which gives 0 "
                 "there.",
@@ -122,8 +113,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
         and torch.allclose(answer.double(), -expected.double(), atol=1e-4)
         and bool(expected.abs().max() > 1e-4)
     ):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "the sign: entropy is -sum w log w (>= 0).",
                 "注意符号。熵是 -sum w log w，总是 >= 0。",
@@ -131,8 +121,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
         )
     if isinstance(answer, torch.Tensor) and answer.shape == weights.shape[:2]:
         shape = tuple(answer.shape)
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"shape {shape} is one entropy per row; average the rows of each head: "
                 ".mean(dim=-1).",
@@ -154,26 +143,23 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
 _SHARPEST_HEAD = tr("the sharpest head", "最集中（熵最低）的头")
 
 
-@exercise(_SHARPEST_HEAD)
+@exercise(
+    _SHARPEST_HEAD,
+    what=tr(
+        "an int: the index of the head with the LOWEST entropy, counting from zero",
+        "一个整数，即熵最低的那个头的索引（从零数起）",
+    ),
+)
 def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     """Index (0-based) of the head of ``weights`` (h, T, T) with the lowest entropy."""
     name = _SHARPEST_HEAD
     entropy = head_entropy(weights)
     sharpest = _tied_with(entropy, entropy.min())  # every head as sharp as the sharpest
     expected = sharpest[0]
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "an int: the index of the head with the LOWEST entropy, counting from zero",
-                "一个整数，即熵最低的那个头的索引（从零数起）",
-            ),
-        )
     index = _head_index(answer)
     if index is None:
         kind = type(answer).__name__
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"expected an int (a head index), got {kind}.",
                 f"需要一个整数（头的索引），收到的是 {kind}。",
@@ -190,23 +176,20 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
             ),
         )
     if answer - 1 in sharpest:
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "plots number heads from 1, tensors from 0: subtract one.",
                 "图里的头从 1 开始编号，张量的索引从 0 开始，所以要减去 1。",
             ),
         )
     if answer in _tied_with(entropy, entropy.max()):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "that is the most spread-out head; the sharpest has the LOWEST entropy.",
                 "这是注意力最分散的头。最集中的头熵最低。",
             ),
         )
-    return fail(
-        name,
+    raise ContractError(
         tr(
             "compute the entropy of every head and take .argmin().",
             "先算出每个头的熵，再取 `.argmin()`。",

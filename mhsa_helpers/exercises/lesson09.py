@@ -49,7 +49,7 @@ from ._build import (
 )
 from ._kinds import Number, number_checker
 from ._parse import not_a_tensor
-from ._result import CheckResult, exercise, fail, missing, ok
+from ._result import CheckResult, exercise, ok
 
 __all__ = [
     "check_build_fused_multihead",
@@ -91,60 +91,38 @@ check_longest_context = number_checker(
             "再多一个词元就放不下了。这只是 GPT-2 XL 上下文的三倍多，"
             "而且只算了一层、一个序列。",
         ),
-        wrong=(
-            (
-                _LONGEST_T + 1,
-                tr(
-                    "one token too many: at that T the weights take a little more than 1 GiB. "
-                    "The answer is the largest T that still fits.",
-                    "多了一个词元。这个 T 下权重比 1 GiB 多出一点。答案是仍然放得下的最大 T。",
-                ),
+        wrong={
+            _LONGEST_T + 1: tr(
+                "one token too many: at that T the weights take a little more than 1 GiB. "
+                "The answer is the largest T that still fits.",
+                "多了一个词元。这个 T 下权重比 1 GiB 多出一点。答案是仍然放得下的最大 T。",
             ),
-            (
-                (_longest(_BATCH * _HEADS), _longest(_BATCH * _HEADS) + 1),
-                tr(
-                    "that counts floats, not bytes: a float32 takes 4 bytes.",
-                    "这数的是浮点数的个数，不是字节数。一个 float32 占 4 个字节。",
-                ),
+            (_longest(_BATCH * _HEADS), _longest(_BATCH * _HEADS) + 1): tr(
+                "that counts floats, not bytes: a float32 takes 4 bytes.",
+                "这数的是浮点数的个数，不是字节数。一个 float32 占 4 个字节。",
             ),
-            (
-                (_longest(_BATCH * _BYTES), _longest(_BATCH * _BYTES) + 1),
-                tr(
-                    "each of the 25 heads has its own (T, T) matrix.",
-                    "25 个头各有自己的 (T, T) 矩阵。",
-                ),
+            (_longest(_BATCH * _BYTES), _longest(_BATCH * _BYTES) + 1): tr(
+                "each of the 25 heads has its own (T, T) matrix.",
+                "25 个头各有自己的 (T, T) 矩阵。",
             ),
-            (
-                (_longest(_BATCH * _HEADS * 2), _longest(_BATCH * _HEADS * 2) + 1),
-                tr(
-                    "that is for 2-byte numbers (float16, bfloat16); the weights here are float32.",
-                    "这是按 2 字节的数（float16、bfloat16）算的，而这里的权重是 float32。",
-                ),
+            (_longest(_BATCH * _HEADS * 2), _longest(_BATCH * _HEADS * 2) + 1): tr(
+                "that is for 2-byte numbers (float16, bfloat16); the weights here are float32.",
+                "这是按 2 字节的数（float16、bfloat16）算的，而这里的权重是 float32。",
             ),
-            (
-                (_GB_T, _GB_T + 1),
-                tr(
-                    "1 GiB is 2**30 bytes, not 10**9 (that is a GB).",
-                    "1 GiB 是 2**30 字节，不是 10**9 字节（那是 GB）。",
-                ),
+            (_GB_T, _GB_T + 1): tr(
+                "1 GiB is 2**30 bytes, not 10**9 (that is a GB).",
+                "1 GiB 是 2**30 字节，不是 10**9 字节（那是 GB）。",
             ),
-            (
-                _BUDGET // (_BATCH * _HEADS * _BYTES),
-                tr(
-                    "the weights grow with T * T, not with T: there is one weight per pair of "
-                    "tokens.",
-                    "权重随 T * T 增长，而不是随 T，因为每一对词元都有一个权重。",
-                ),
+            _BUDGET // (_BATCH * _HEADS * _BYTES): tr(
+                "the weights grow with T * T, not with T: there is one weight per pair of tokens.",
+                "权重随 T * T 增长，而不是随 T，因为每一对词元都有一个权重。",
             ),
-            (
-                1024,
-                tr(
-                    "that is GPT-2 XL's context today; the question is how far it could grow "
-                    "within the budget.",
-                    "这是 GPT-2 XL 现在的上下文长度，问的是在这个预算内它最多能涨到多长。",
-                ),
+            1024: tr(
+                "that is GPT-2 XL's context today; the question is how far it could grow "
+                "within the budget.",
+                "这是 GPT-2 XL 现在的上下文长度，问的是在这个预算内它最多能涨到多长。",
             ),
-        ),
+        },
         otherwise=tr(
             "the weights take batch * heads * T * T * 4 bytes; find the largest T for which that "
             "is at most 2**30.",
@@ -159,29 +137,26 @@ check_longest_context = number_checker(
 _KEY_BLOCK = tr("W_key cut out of the fused weight", "从融合权重中切出 W_key")
 
 
-@exercise(_KEY_BLOCK)
+@exercise(
+    _KEY_BLOCK,
+    what=tr(
+        "a (d_out, d_in) tensor: the W_key weight cut out of fused_ex.qkv.weight",
+        "一个 (d_out, d_in) 张量：从 fused_ex.qkv.weight 中切出的 W_key",
+    ),
+)
 def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
     """``answer``: the (d_out, d_in) W_key block of ``fused.qkv.weight`` (rows d_out..2 d_out)."""
     name = _KEY_BLOCK
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "a (d_out, d_in) tensor: the W_key weight cut out of fused_ex.qkv.weight",
-                "一个 (d_out, d_in) 张量：从 fused_ex.qkv.weight 中切出的 W_key",
-            ),
-        )
     qkv = getattr(fused, "qkv", None)
     if not isinstance(qkv, nn.Linear) or qkv.out_features % 3 != 0:
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "the second argument must be the lesson's fused module `fused_ex`.",
                 "第二个参数必须是本课的融合模块 `fused_ex`。",
             ),
         )
     if not isinstance(answer, torch.Tensor):
-        return fail(name, not_a_tensor(answer))
+        raise ContractError(not_a_tensor(answer))
     weight = qkv.weight.detach()  # (3 d_out, d_in)
     d_out = qkv.out_features // 3
     w_query, w_key, w_value = weight.split(d_out, dim=0)  # each (d_out, d_in)
@@ -189,8 +164,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
     if tuple(got.shape) != tuple(w_key.shape):
         shape, key_shape = tuple(got.shape), tuple(w_key.shape)
         if got.dim() == 2 and got.shape[0] == weight.shape[0]:
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     f"shape {shape}: the blocks are stacked along the ROWS (dim=0) of "
                     f"the (3 * d_out, d_in) weight; W_key is {key_shape}.",
@@ -198,8 +172,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
                     f"堆叠起来的，W_key 的形状是 {key_shape}。",
                 ),
             )
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"shape {shape} but expected {key_shape} = (d_out, d_in).",
                 f"形状是 {shape}，应为 {key_shape} = (d_out, d_in)。",
@@ -214,23 +187,20 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
             ),
         )
     if torch.equal(got, w_query):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "that is W_query (the first block); the order is query, key, value.",
                 "这是 W_query（第一块）。顺序是查询、键、值。",
             ),
         )
     if torch.equal(got, w_value):
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "that is W_value (the last block); the order is query, key, value.",
                 "这是 W_value（最后一块）。顺序是查询、键、值。",
             ),
         )
-    return fail(
-        name,
+    raise ContractError(
         tr(
             "take rows d_out:2 * d_out of fused_ex.qkv.weight (or .split(d_out)[1]).",
             "取 `fused_ex.qkv.weight` 的第 d_out:2 * d_out 行（或 `.split(d_out)[1]`）。",
@@ -792,22 +762,16 @@ check_memory_growth = number_checker(
             "right: the tensor is T x T per head, so 8x the tokens cost 8 * 8 = 64x.",
             "对了：这个张量每个头是 T x T，所以词元数变为 8 倍，开销就变为 8 * 8 = 64 倍。",
         ),
-        wrong=(
-            (
-                8,
-                tr(
-                    "that would be true for (b, h, T, head_dim) tensors; this one has T twice.",
-                    "对 (b, h, T, head_dim) 的张量这是对的，而这个张量里 T 出现了两次。",
-                ),
+        wrong={
+            8: tr(
+                "that would be true for (b, h, T, head_dim) tensors; this one has T twice.",
+                "对 (b, h, T, head_dim) 的张量这是对的，而这个张量里 T 出现了两次。",
             ),
-            (
-                (16, 24, 512),
-                tr(
-                    "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.",
-                    "数一数 T 在 (b, h, T, T) 里出现了几次。出现了两次，所以倍数是 8^2。",
-                ),
+            (16, 24, 512): tr(
+                "count how often T appears in (b, h, T, T): twice, so the factor is 8^2.",
+                "数一数 T 在 (b, h, T, T) 里出现了几次。出现了两次，所以倍数是 8^2。",
             ),
-        ),
+        },
         otherwise=tr(
             "write the bytes as b * h * T * T * 4 and replace T by 8 T.",
             "把字节数写成 b * h * T * T * 4，再把 T 换成 8 T。",

@@ -85,41 +85,29 @@ check_chunk_mask = mask_checker(
             "correct: position 5 sees keys 2..5, position 6 sees keys 3..6.",
             "正确。位置 5 看到键 2..5，位置 6 看到键 3..6。",
         ),
-        wrong=(
-            (
-                ~_CHUNK_MASK,
-                tr(
-                    "inverted: in this course True means hidden (SDPA's convention is ~).",
-                    "弄反了。本课程中 True 表示遮住（SDPA 的约定正好相反，要用 ~ 取反）。",
-                ),
+        wrong={
+            ~_CHUNK_MASK: tr(
+                "inverted: in this course True means hidden (SDPA's convention is ~).",
+                "弄反了。本课程中 True 表示遮住（SDPA 的约定正好相反，要用 ~ 取反）。",
             ),
-            (
-                _NO_WINDOW,
-                tr(
-                    "that is the plain causal mask: the window also hides keys more than 3 "
-                    "positions back, and key 2 is 4 positions before query 6.",
-                    "这是普通的因果掩码。窗口还会遮住比查询早 3 个位置以上的键，"
-                    "而键 2 在查询 6 之前 4 个位置。",
-                ),
+            _NO_WINDOW: tr(
+                "that is the plain causal mask: the window also hides keys more than 3 "
+                "positions back, and key 2 is 4 positions before query 6.",
+                "这是普通的因果掩码。窗口还会遮住比查询早 3 个位置以上的键，"
+                "而键 2 在查询 6 之前 4 个位置。",
             ),
-            (
-                _WINDOW_3,
-                tr(
-                    "that window holds 3 positions; a window of 4 counts the query itself and "
-                    "the 3 positions before it.",
-                    "这个窗口只有 3 个位置。大小为 4 的窗口包含查询自己和它之前的 3 个位置。",
-                ),
+            _WINDOW_3: tr(
+                "that window holds 3 positions; a window of 4 counts the query itself and "
+                "the 3 positions before it.",
+                "这个窗口只有 3 个位置。大小为 4 的窗口包含查询自己和它之前的 3 个位置。",
             ),
-            (
-                _TOP_LEFT,
-                tr(
-                    "that is the top-left aligned mask (what is_causal=True builds): the first "
-                    "column is key position 2, not 0; compare the positions of query and key.",
-                    "这是左上角对齐的掩码（is_causal=True 构建的就是它）。第一列是位置 2 的键，"
-                    "不是位置 0，请比较查询和键的位置。",
-                ),
+            _TOP_LEFT: tr(
+                "that is the top-left aligned mask (what is_causal=True builds): the first "
+                "column is key position 2, not 0; compare the positions of query and key.",
+                "这是左上角对齐的掩码（is_causal=True 构建的就是它）。第一列是位置 2 的键，"
+                "不是位置 0，请比较查询和键的位置。",
             ),
-        ),
+        },
         otherwise=tr(
             "write down each column's key position (2..6) and each row's query position (5, 6): "
             "hide a key after the query, or 4 or more positions before it.",
@@ -186,98 +174,63 @@ check_kv_cache_bytes = number_checker(
             f"{_BUDGET / 1e9:.1f} GB。{_NOT_A_DIVISOR} 组也放得下，但 40 个头分不成 "
             f"{_NOT_A_DIVISOR} 个一样大的组。下一个约数 20 需要 {_gb(20)} GB。",
         ),
-        wrong=(
-            (
-                20,
-                tr(
-                    f"20 groups do not fit: 12 caches of 6000 tokens take {_gb(20)} GB, more than "
-                    f"the {_BUDGET / 1e9:.1f} GB in 24 GiB. Are both keys and values counted?",
-                    f"20 组放不下。12 个 6000 词元的缓存要占 {_gb(20)} GB，"
-                    f"超过了 24 GiB 的 {_BUDGET / 1e9:.1f} GB。键和值都算进去了吗？",
-                ),
+        wrong={
+            20: tr(
+                f"20 groups do not fit: 12 caches of 6000 tokens take {_gb(20)} GB, more than "
+                f"the {_BUDGET / 1e9:.1f} GB in 24 GiB. Are both keys and values counted?",
+                f"20 组放不下。12 个 6000 词元的缓存要占 {_gb(20)} GB，"
+                f"超过了 24 GiB 的 {_BUDGET / 1e9:.1f} GB。键和值都算进去了吗？",
+            ),
+            _Q_HEADS: tr(
+                f"40 groups is plain MHA, one K/V head per query head: {_gb(40)} GB, far more "
+                "than 24 GiB. Count all 48 layers and all 12 conversations.",
+                f"40 组就是普通 MHA，每个查询头一个 K/V 头，要占 {_gb(40)} GB，"
+                "远超 24 GiB。48 层和 12 个对话都要算上。",
+            ),
+            8: tr(
+                "8 groups is the lesson's setting. It fits, with room to spare: a larger "
+                "divisor of 40 fits too.",
+                "8 组是本课用的设置。它放得下，还有富余，更大的某个 40 的约数也放得下。",
+            ),
+            (_most_groups(nbytes=4), _most_groups(nbytes=4, divisor=False)): tr(
+                "float16 takes 2 bytes per number, not 4.",
+                "float16 每个数占 2 个字节，不是 4 个。",
+            ),
+            _most_groups(factor=1, divisor=False): tr(
+                "both keys and values are cached, two tensors per layer.",
+                "键和值都要缓存，每层两个张量。",
             ),
             (
-                _Q_HEADS,
-                tr(
-                    f"40 groups is plain MHA, one K/V head per query head: {_gb(40)} GB, far more "
-                    "than 24 GiB. Count all 48 layers and all 12 conversations.",
-                    f"40 组就是普通 MHA，每个查询头一个 K/V 头，要占 {_gb(40)} GB，"
-                    "远超 24 GiB。48 层和 12 个对话都要算上。",
-                ),
+                _most_groups(layers=1, divisor=False),
+                _most_groups(budget=_BUDGET * _CONVERSATIONS, divisor=False),
+            ): tr(
+                "every one of the 48 layers keeps its own cache, for each of the 12 conversations.",
+                "48 层中的每一层都有自己的缓存，12 个对话各有一份。",
             ),
-            (
-                8,
-                tr(
-                    "8 groups is the lesson's setting. It fits, with room to spare: a larger "
-                    "divisor of 40 fits too.",
-                    "8 组是本课用的设置。它放得下，还有富余，更大的某个 40 的约数也放得下。",
-                ),
+            _most_groups(budget=24e9, divisor=False): tr(
+                "a GiB is 2**30 bytes, not 10**9; and the count must divide 40.",
+                "1 GiB 是 2**30 字节，不是 10**9 字节。组数还要能整除 40。",
             ),
-            (
-                (_most_groups(nbytes=4), _most_groups(nbytes=4, divisor=False)),
-                tr(
-                    "float16 takes 2 bytes per number, not 4.",
-                    "float16 每个数占 2 个字节，不是 4 个。",
-                ),
+            _NOT_A_DIVISOR: tr(
+                f"{_NOT_A_DIVISOR} groups would fit, but 40 query heads do not split into "
+                f"{_NOT_A_DIVISOR} equal groups: take a divisor of 40.",
+                f"{_NOT_A_DIVISOR} 组放得下，但 40 个查询头分不成 {_NOT_A_DIVISOR} 个"
+                "一样大的组。要取 40 的约数。",
             ),
-            (
-                _most_groups(factor=1, divisor=False),
-                tr(
-                    "both keys and values are cached, two tensors per layer.",
-                    "键和值都要缓存，每层两个张量。",
-                ),
+            lambda v: v > _Q_HEADS: tr(
+                "there are at most 40 groups, one per query head.",
+                "组数最多是 40，每个查询头一组。",
             ),
-            (
-                (
-                    _most_groups(layers=1, divisor=False),
-                    _most_groups(budget=_BUDGET * _CONVERSATIONS, divisor=False),
-                ),
-                tr(
-                    "every one of the 48 layers keeps its own cache, for each of the 12 "
-                    "conversations.",
-                    "48 层中的每一层都有自己的缓存，12 个对话各有一份。",
-                ),
+            lambda v: v >= 1 and _Q_HEADS % v != 0: tr(
+                "every group serves the same number of query heads, so the count must divide 40.",
+                "每组服务的查询头一样多，所以组数要能整除 40。",
             ),
-            (
-                _most_groups(budget=24e9, divisor=False),
-                tr(
-                    "a GiB is 2**30 bytes, not 10**9; and the count must divide 40.",
-                    "1 GiB 是 2**30 字节，不是 10**9 字节。组数还要能整除 40。",
-                ),
+            lambda v: v in _DIVISORS and v < _GROUPS_FIT: tr(
+                "that many groups fit, but so do more: look for the largest divisor of 40 "
+                "that fits.",
+                "这么多组放得下，但更多组也放得下。要找放得下的最大的 40 的约数。",
             ),
-            (
-                _NOT_A_DIVISOR,
-                tr(
-                    f"{_NOT_A_DIVISOR} groups would fit, but 40 query heads do not split into "
-                    f"{_NOT_A_DIVISOR} equal groups: take a divisor of 40.",
-                    f"{_NOT_A_DIVISOR} 组放得下，但 40 个查询头分不成 {_NOT_A_DIVISOR} 个"
-                    "一样大的组。要取 40 的约数。",
-                ),
-            ),
-            (
-                lambda v: v > _Q_HEADS,
-                tr(
-                    "there are at most 40 groups, one per query head.",
-                    "组数最多是 40，每个查询头一组。",
-                ),
-            ),
-            (
-                lambda v: v >= 1 and _Q_HEADS % v != 0,
-                tr(
-                    "every group serves the same number of query heads, so the count must "
-                    "divide 40.",
-                    "每组服务的查询头一样多，所以组数要能整除 40。",
-                ),
-            ),
-            (
-                lambda v: v in _DIVISORS and v < _GROUPS_FIT,
-                tr(
-                    "that many groups fit, but so do more: look for the largest divisor of 40 "
-                    "that fits.",
-                    "这么多组放得下，但更多组也放得下。要找放得下的最大的 40 的约数。",
-                ),
-            ),
-        ),
+        },
         otherwise=tr(
             "work out the bytes one K/V group adds to the caches of all 12 conversations, then "
             "how many groups fit into 24 GiB, then take a divisor of 40.",
@@ -320,40 +273,27 @@ check_gqa_parameter_count = number_checker(
             f"正确：{_GQA_PARAMS:,} 个参数。包里带 qkv_bias=True 的 GroupedQueryAttention 有 "
             f"{_PACKAGE:,} 个（它的 out_proj 有偏置）。",
         ),
-        wrong=(
-            (
-                _PACKAGE,
-                tr(
-                    "that counts a bias on the output projection, as the package's class has; "
-                    "this layer's output projection has none.",
-                    "这个数包含了输出投影的偏置，包里的类确实有它。但这一层的输出投影没有偏置。",
-                ),
+        wrong={
+            _PACKAGE: tr(
+                "that counts a bias on the output projection, as the package's class has; "
+                "this layer's output projection has none.",
+                "这个数包含了输出投影的偏置，包里的类确实有它。但这一层的输出投影没有偏置。",
             ),
-            (
-                (_WEIGHTS, _WEIGHTS + _D),
-                tr(
-                    "the biases of W_query, W_key and W_value are missing: one number per output "
-                    "of each.",
-                    "缺少 W_query、W_key 和 W_value 的偏置。每个输出各有一个偏置。",
-                ),
+            (_WEIGHTS, _WEIGHTS + _D): tr(
+                "the biases of W_query, W_key and W_value are missing: one number per output "
+                "of each.",
+                "缺少 W_query、W_key 和 W_value 的偏置。每个输出各有一个偏置。",
             ),
-            (
-                (_WEIGHTS + 3 * _D, _WEIGHTS + 4 * _D),
-                tr(
-                    "a bias has one number per output: W_key and W_value output only the K/V "
-                    "width (4 groups of 128).",
-                    "偏置的长度等于输出的维度。"
-                    "W_key 和 W_value 只输出 K/V 的宽度（4 组，每组 128）。",
-                ),
+            (_WEIGHTS + 3 * _D, _WEIGHTS + 4 * _D): tr(
+                "a bias has one number per output: W_key and W_value output only the K/V "
+                "width (4 groups of 128).",
+                "偏置的长度等于输出的维度。W_key 和 W_value 只输出 K/V 的宽度（4 组，每组 128）。",
             ),
-            (
-                (_MHA_PARAMS, _MHA_PARAMS + _D),
-                tr(
-                    "that is plain MHA: W_key and W_value map 3584 to the K/V width only.",
-                    "这是普通 MHA 的结果。W_key 和 W_value 只映射到 K/V 的宽度。",
-                ),
+            (_MHA_PARAMS, _MHA_PARAMS + _D): tr(
+                "that is plain MHA: W_key and W_value map 3584 to the K/V width only.",
+                "这是普通 MHA 的结果。W_key 和 W_value 只映射到 K/V 的宽度。",
             ),
-        ),
+        },
         otherwise=tr(
             "count each of the four Linear layers: its weight (outputs x inputs) and, where it "
             "has one, its bias (one number per output).",
@@ -384,29 +324,20 @@ check_projected_tokens = number_checker(
             f"right: 4 + 5 + ... + 15 = {_WITHOUT_CACHE} (with a cache: 15).",
             f"对了：4 + 5 + ... + 15 = {_WITHOUT_CACHE}（有缓存时是 15）。",
         ),
-        wrong=(
-            (
-                _WITH_CACHE,
-                tr(
-                    "that is the count WITH a cache; without one, every step re-projects all.",
-                    "这是有缓存时的数目。没有缓存时，每一步都要把所有词元重新投影一遍。",
-                ),
+        wrong={
+            _WITH_CACHE: tr(
+                "that is the count WITH a cache; without one, every step re-projects all.",
+                "这是有缓存时的数目。没有缓存时，每一步都要把所有词元重新投影一遍。",
             ),
-            (
-                _PROMPT * _NEW_TOKENS,
-                tr(
-                    "the sequence grows by one token per step: 4, then 5, 6, ...",
-                    "序列每一步增长一个词元，先是 4，然后是 5、6、……",
-                ),
+            _PROMPT * _NEW_TOKENS: tr(
+                "the sequence grows by one token per step: 4, then 5, 6, ...",
+                "序列每一步增长一个词元，先是 4，然后是 5、6、……",
             ),
-            (
-                (_WITHOUT_CACHE + _PROMPT + _NEW_TOKENS, sum(range(_PROMPT + 1, 17))),
-                tr(
-                    "step 1 projects the 4 prompt tokens, step 12 projects 15 (not 16).",
-                    "第 1 步投影提示中的 4 个词元，第 12 步投影 15 个（不是 16 个）。",
-                ),
+            (_WITHOUT_CACHE + _PROMPT + _NEW_TOKENS, sum(range(_PROMPT + 1, 17))): tr(
+                "step 1 projects the 4 prompt tokens, step 12 projects 15 (not 16).",
+                "第 1 步投影提示中的 4 个词元，第 12 步投影 15 个（不是 16 个）。",
             ),
-        ),
+        },
         otherwise=tr(
             "step 1 feeds 4 tokens, step 2 feeds 5, ..., step 12 feeds 15: add them up.",
             "第 1 步输入 4 个词元，第 2 步输入 5 个，……，第 12 步输入 15 个。把它们加起来。",

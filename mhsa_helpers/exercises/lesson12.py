@@ -51,7 +51,7 @@ from ._build import (
 )
 from ._kinds import Number, number_checker, tensor_answer
 from ._parse import A_PER_HEAD_TENSOR
-from ._result import CheckResult, exercise, fail, missing, ok
+from ._result import CheckResult, exercise, ok
 
 __all__ = [
     "check_block",
@@ -85,51 +85,32 @@ check_cache_numbers = number_checker(
             f"correct: {_CACHE_NUMBERS:,} numbers ({4 * _CACHE_NUMBERS:,} bytes).",
             f"正确：{_CACHE_NUMBERS:,} 个数（{4 * _CACHE_NUMBERS:,} 字节）。",
         ),
-        wrong=(
-            (
-                _CACHE_NUMBERS // 2,
-                tr(
-                    "that counts only the keys (or only the values); the cache holds both.",
-                    "这只数了键（或只数了值），缓存里两者都有。",
-                ),
+        wrong={
+            _CACHE_NUMBERS // 2: tr(
+                "that counts only the keys (or only the values); the cache holds both.",
+                "这只数了键（或只数了值），缓存里两者都有。",
             ),
-            (
-                _CACHE_NUMBERS // _LAYERS,
-                tr(
-                    "that is one block's cache; each of the 3 blocks has its own.",
-                    "这只是一个块的缓存。3 个块各有自己的缓存。",
-                ),
+            _CACHE_NUMBERS // _LAYERS: tr(
+                "that is one block's cache; each of the 3 blocks has its own.",
+                "这只是一个块的缓存。3 个块各有自己的缓存。",
             ),
-            (
-                2 * 4 * _HEADS * _TOKENS * _HEAD_DIM,
-                tr(
-                    "that counts 4 blocks, as in our model; the smaller one has 3.",
-                    "这是按 4 个块算的，那是我们的模型。这个小模型只有 3 个块。",
-                ),
+            2 * 4 * _HEADS * _TOKENS * _HEAD_DIM: tr(
+                "that counts 4 blocks, as in our model; the smaller one has 3.",
+                "这是按 4 个块算的，那是我们的模型。这个小模型只有 3 个块。",
             ),
-            (
-                2 * _LAYERS * _HEADS * _TOKENS * 48,
-                tr(
-                    "that uses our model's head_dim (48); here head_dim is 32.",
-                    "这里用了我们模型的 head_dim（48）。这个小模型的 head_dim 是 32。",
-                ),
+            2 * _LAYERS * _HEADS * _TOKENS * 48: tr(
+                "that uses our model's head_dim (48); here head_dim is 32.",
+                "这里用了我们模型的 head_dim（48）。这个小模型的 head_dim 是 32。",
             ),
-            (
-                _CACHE_NUMBERS * 4,
-                tr(
-                    "that is bytes (float32 = 4 bytes); the question asks for numbers.",
-                    "这是字节数（float32 = 4 字节），题目问的是数的个数。",
-                ),
+            _CACHE_NUMBERS * 4: tr(
+                "that is bytes (float32 = 4 bytes); the question asks for numbers.",
+                "这是字节数（float32 = 4 字节），题目问的是数的个数。",
             ),
-            (
-                _CACHE_NUMBERS // _HEADS,
-                tr(
-                    "that is one head's part; each of the 4 heads caches keys and values of "
-                    "its own.",
-                    "这只是一个头的那一份。4 个头各自缓存自己的键和值。",
-                ),
+            _CACHE_NUMBERS // _HEADS: tr(
+                "that is one head's part; each of the 4 heads caches keys and values of its own.",
+                "这只是一个头的那一份。4 个头各自缓存自己的键和值。",
             ),
-        ),
+        },
         otherwise=lambda value: tr(
             f"{value:,} is not how many numbers the 3 blocks' caches hold after 100 tokens.",
             f"{value:,} 不是 100 个词元之后 3 个块的缓存里数的个数。",
@@ -187,16 +168,14 @@ def check_top_k_probs(
         near = lambda other: torch.allclose(got, other.to(torch.float64), atol=1e-4)  # noqa: E731
         if not near(expected):
             if near(next_token_probs(logits, temperature=1.0, top_k=k)):
-                return fail(
-                    name,
+                raise ContractError(
                     tr(
                         "these are the probabilities at temperature 1: the temperature is missing.",
                         "这是温度为 1 时的概率，漏掉了温度。",
                     ),
                 )
             if near(next_token_probs(logits * temperature, temperature=1.0, top_k=k)):
-                return fail(
-                    name,
+                raise ContractError(
                     tr(
                         "these come from logits multiplied by the temperature; a temperature "
                         "below 1 should sharpen the distribution, this flattens it.",
@@ -204,8 +183,7 @@ def check_top_k_probs(
                     ),
                 )
             if near(next_token_probs(logits, temperature=temperature)):
-                return fail(
-                    name,
+                raise ContractError(
                     tr(
                         f"every entry has a probability above 0; top-k keeps only {k} per row.",
                         f"每个位置的概率都大于 0，top-k 每行只保留 {k} 个。",
@@ -213,8 +191,7 @@ def check_top_k_probs(
                 )
             full = torch.softmax(logits / temperature, dim=-1)
             if near(torch.where(expected > 0, full, torch.zeros_like(full))):
-                return fail(
-                    name,
+                raise ContractError(
                     tr(
                         "the kept values are the full softmax's, so a row sums to less than 1: "
                         "the others were removed AFTER the softmax.",
@@ -248,8 +225,7 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
         is_punct = torch.tensor([ch in PUNCTUATION for ch in text])  # (T,)
         per_query = (weights.detach().float() * is_punct).sum(dim=-1)  # (h, T)
         if torch.allclose(answer.detach().float(), per_query.mean(dim=-1), atol=1e-4):
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     "average only over queries that have a punctuation mark at or before them "
                     "(the first line's first characters have none).",
@@ -303,7 +279,13 @@ def _measured_loss(model: CharTransformer, ids: torch.Tensor) -> float | None:
     return total / (count * length)
 
 
-@exercise(_OWN_TEXT)
+@exercise(
+    _OWN_TEXT,
+    what=tr(
+        "the CharLMRun your training returned",
+        "你训练得到的训练记录（CharLMRun）",
+    ),
+)
 def check_own_text(answer: object, data: object) -> CheckResult:
     """``answer``: a ``CharLMRun`` trained on ``data`` (``lm.text_data(...)``) that beats the
     unigram count table of the same text on its validation part.
@@ -311,31 +293,20 @@ def check_own_text(answer: object, data: object) -> CheckResult:
     The run's model is measured on the validation text (up to 1,024 windows) here; the run's own
     ``val_losses`` are not trusted."""
     name = _OWN_TEXT
-    if answer is None:
-        return missing(
-            name,
-            tr(
-                "the CharLMRun your training returned",
-                "你训练得到的训练记录（CharLMRun）",
-            ),
-        )
     if not isinstance(data, TextData):
-        return fail(
-            name,
+        raise ContractError(
             tr("pass the TextData you trained on as data.", "把训练用的 TextData 作为 data 传入。"),
         )
     if not isinstance(answer, CharLMRun):
         kind = type(answer).__name__
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"expected the run lm.train_char_lm returns, got a {kind}.",
                 f"需要 lm.train_char_lm 返回的训练记录（CharLMRun），收到的是 {kind}。",
             ),
         )
     if answer.tokenizer.chars != data.tokenizer.chars:
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "this run was trained on another text: pass data=own to lm.train_char_lm.",
                 "这次训练用的是别的文本。调用 lm.train_char_lm 时要传 data=own。",
@@ -343,8 +314,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
         )
     model = answer.model
     if not isinstance(model, CharTransformer) or model.vocab_size != data.tokenizer.vocab_size:
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "the run's model is not a CharTransformer of this text's vocabulary: pass the "
                 "run lm.train_char_lm(..., data=own) returned.",
@@ -358,8 +328,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
         ids = ids[: _OWN_TEXT_WINDOWS * model.context_length + 1]
     val = _measured_loss(model, ids)
     if val is None:
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 "the validation text is too short to measure the model on: hold out more "
                 "(validation_share) or use a smaller context_length.",
@@ -370,8 +339,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
     vocab = data.tokenizer.vocab_size
     unigram = CountTable(data.train_ids, 1, vocab).loss(ids)
     if not val < unigram:
-        return fail(
-            name,
+        raise ContractError(
             tr(
                 f"validation loss {val:.2f} is not below the unigram table's {unigram:.2f}: "
                 "train more steps (or with a larger learning rate).",
