@@ -15,7 +15,8 @@ Where each idea lives:
 * ``inspection`` -- numbers that summarise heads (entropy, attention at an offset);
 * ``ui/`` -- heatmaps, widgets and the explorers (matplotlib, seaborn, ipywidgets);
 * ``exercises/`` -- the lessons' checkers;
-* ``i18n`` -- the lesson language (English / 简体中文) and bilingual texts: ``tr``, ``say``, ``pad``;
+* ``i18n`` -- the lesson language (English / 简体中文) and bilingual texts: ``tr``, ``say``,
+  ``pad``;
 * ``data`` -- the book's example and the glossary, shipped inside the package;
 * ``lesson`` and ``checks`` -- deterministic notebook settings and the lessons' closing checks.
 
