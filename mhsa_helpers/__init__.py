@@ -15,7 +15,8 @@ Where each idea lives:
 * ``inspection`` -- numbers that summarise heads (entropy, attention at an offset);
 * ``ui/`` -- heatmaps, widgets and the explorers (matplotlib, seaborn, ipywidgets);
 * ``exercises/`` -- the lessons' checkers;
-* ``i18n`` -- the lesson language (English / 简体中文) and bilingual texts: ``tr``, ``say``;
+* ``i18n`` -- the lesson language (English / 简体中文) and bilingual texts: ``tr``, ``say``,
+  ``pad``;
 * ``data`` -- the book's example and the glossary, shipped inside the package;
 * ``lesson`` and ``checks`` -- deterministic notebook settings and the lessons' closing checks.
 
@@ -75,6 +76,7 @@ _PUBLIC = {
     "reference": ".data",
     "Text": ".i18n",
     "language": ".i18n",
+    "pad": ".i18n",
     "say": ".i18n",
     "set_language": ".i18n",
     "tr": ".i18n",

@@ -11,6 +11,8 @@ default. The language is sticky: it changes only where it is named (``setup_less
   of the current language. ``+`` joins texts (a plain ``str`` is added to both languages).
 * ``say(en, zh)`` -- the string of the current language at once (widget labels, figure titles).
 * ``set_language``, ``language``, ``using_language`` -- the process-wide lesson language.
+* ``pad(text, width, align)`` -- ``text`` padded to ``width`` columns as a monospace font shows
+  it (a Chinese character takes two), so that printed tables line up in both languages.
 
 A test reads every ``tr``/``say``/``Text`` call in the package and requires a Chinese string
 that holds Chinese characters and the same ``{placeholders}`` as the English one.
@@ -18,6 +20,7 @@ that holds Chinese characters and the same ``{placeholders}`` as the English one
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +29,7 @@ __all__ = [
     "LANGUAGES",
     "Text",
     "language",
+    "pad",
     "say",
     "set_language",
     "tr",
@@ -112,3 +116,22 @@ def tr(en: str, zh: str) -> Text:
 def say(en: str, zh: str) -> str:
     """The string of the current language, now (for labels and titles drawn at once)."""
     return Text(en, zh).get(language())
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a monospace font: a wide (Chinese) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: object, width: int, align: str = "<") -> str:
+    """``str(text)`` padded with spaces to ``width`` display columns: ``f"{text:<{width}}"``
+    (``align`` "<", ">" or "^") for Chinese text too, whose characters take two columns."""
+    text = str(text)
+    if align not in ("<", ">", "^"):
+        raise ValueError(f'align must be "<", ">" or "^", got {align!r}')
+    space = max(0, width - display_width(text))
+    if align == "<":
+        return text + " " * space
+    if align == ">":
+        return " " * space + text
+    return " " * (space // 2) + text + " " * (space - space // 2)

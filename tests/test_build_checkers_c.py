@@ -288,30 +288,32 @@ def test_key_block_right_and_wrong(fused_ex):
     assert not_yet(ex.check_key_block(w[6:12], object()))
 
 
-# -- check_initial_loss with another vocabulary (lesson 08's exercise variant) -----------------
+# -- lesson 08: the uniform guess's loss, and exercise 1's probability gain ---------------------
 
 
-def test_initial_loss_for_gpt2_vocabulary():
+def test_initial_loss_accepts_the_printed_value_and_gain_names_the_mistakes():
     import math
 
-    assert ex.check_initial_loss(math.log(50257), vocab_size=50257)
-    assert ex.check_initial_loss(torch.tensor(50257.0).log(), vocab_size=50257)
-    r = ex.check_initial_loss(math.log(64), vocab_size=50257)
-    assert not_yet(r) and "log(64)" in repr(r)
-    r = ex.check_initial_loss(math.log2(50257), vocab_size=50257)
-    assert not_yet(r) and "bits" in repr(r)
-    r = ex.check_initial_loss(-math.log(50257), vocab_size=50257)
-    assert not_yet(r) and "MINUS" in repr(r)
-    assert not_yet(ex.check_initial_loss(None, vocab_size=50257))
-    assert not_yet(ex.check_initial_loss(math.log(50257), vocab_size="50257"))
-    assert ex.check_initial_loss(math.log(64))  # the default is the lesson's 64 tokens
     # the values the lesson prints, rounded to two decimals, pass in both languages; the next
     # hundredth does not
     for lang in ("en", "zh"):
         with using_language(lang):
-            assert ex.check_initial_loss(4.16) and ex.check_initial_loss(10.82, vocab_size=50257)
-            assert not ex.check_initial_loss(4.17)
-            assert not ex.check_initial_loss(10.83, vocab_size=50257)
+            assert ex.check_initial_loss(4.16) and not ex.check_initial_loss(4.17)
+            assert ex.check_probability_gain(61.5) and ex.check_probability_gain(math.exp(4.12))
+            assert not ex.check_probability_gain(61.7)
+    assert ex.check_probability_gain(64 * math.exp(-0.04))
+    assert ex.check_probability_gain(torch.tensor(-0.04).exp() * 64)
+    for wrong, hint in [
+        (4.16 / 0.04, "ratio of the losses"),
+        (4.16 - 0.04, "still a log"),
+        (math.exp(-0.04), "compare it with the untrained"),
+        (64, "perfect model"),
+        (1 / 64, "then divide"),
+    ]:
+        r = ex.check_probability_gain(wrong)
+        assert not_yet(r) and hint in repr(r), (wrong, r)
+    assert not_yet(ex.check_probability_gain(None))
+    assert not_yet(ex.check_probability_gain("61.5"))
 
 
 # -- predict-then-run checkers of lessons 09 and 10 ---------------------------------------------

@@ -123,12 +123,13 @@ _gqa = 2 * _D * _D + 2 * _D * 512 + _D + 2 * 512  # Q/K/V biases, no output bias
 CASES = {
     "check_attn_weights_3": (
         (),
-        _w2[2],
+        torch.softmax(_s2[2, :3] / math.sqrt(2), dim=-1),
         [
-            (torch.softmax(_s2[2], dim=-1), "not scaled"),
-            (_s2[2] / math.sqrt(2), "those are scores"),
-            (_w2[1], "row of 'journey'"),
-            (_w2, "whole (6, 6)"),
+            (torch.softmax(_s2[2, :3], dim=-1), "not scaled"),
+            (_s2[2, :3] / math.sqrt(2), "those are scores"),
+            (_w2[2, :3], "no longer sum to 1"),
+            (_w2[2], "may see only the first three"),
+            (torch.softmax(_s2[1, :3] / math.sqrt(2), dim=-1), "only the keys of the first three"),
         ],
     ),
     "check_dropout_scale": (
@@ -159,14 +160,15 @@ CASES = {
             (_dropped[:5], "shape (5, 2)"),
         ],
     ),
-    "check_wrapper_width": (
+    "check_wrapper_parameters": (
         (),
-        768 // 12,
+        12 * 3 * 768 * 64,
         [
-            (768, "whole output"),
-            (768 * 12, "share the 768"),
-            (12, "number of heads"),
-            (32, "width"),
+            (3 * 768 * 64, "one head"),
+            (768 * 768, "three projections"),
+            (4 * 768 * 768, "no output projection"),
+            (12 * 3 * 768 * 64 + 3 * 768, "no bias"),
+            (64, "one head's weight matrices"),
         ],
     ),
     "check_head_output": (
@@ -223,15 +225,10 @@ CASES = {
             (torch.zeros(3, 5, 4), "swap the token and head axes"),
         ],
     ),
-    "check_row_entropy": (
+    "check_keys_from_entropy": (
         (),
-        1.5 * math.log(2),
-        [
-            (1.5, "bits"),
-            (-1.5 * math.log(2), "the sign"),
-            (float("nan"), "0 * log(0)"),
-            (math.log(4), "sum w * log(w)"),
-        ],
+        4,
+        [(6, "log 6"), (1, "entropy 0"), (1.3863, "solve it for n"), (3, "solve it for n")],
     ),
     "check_head_entropy": (
         (WEIGHTS3,),
@@ -258,6 +255,17 @@ CASES = {
         (),
         math.log(64),
         [(6.0, "bits"), (1 / 64, "MINUS"), (-math.log(64), "MINUS"), (64.0, "-log(p")],
+    ),
+    "check_probability_gain": (
+        (),
+        64 * math.exp(-0.04),
+        [
+            (4.16 / 0.04, "ratio of the losses"),
+            (4.16 - 0.04, "still a log"),
+            (math.exp(-0.04), "compare it with"),
+            (64.0, "perfect model"),
+            (61.7, "then divide"),
+        ],
     ),
     "check_shift_targets": (
         (IDS, K),
@@ -544,11 +552,11 @@ def test_odd_extra_arguments_never_raise_and_never_pass(name):
 
 def test_numpy_numbers_are_answers_like_any_other():
     assert_pass(ex.check_dropout_scale(np.float32(1.25)))
-    assert_pass(ex.check_wrapper_width(np.int64(64)))
+    assert_pass(ex.check_wrapper_parameters(np.int64(1_769_472)))
     assert_pass(ex.check_head_dim(np.int32(128)))
     assert_pass(ex.check_sharpest_head(np.int64(SHARPEST), WEIGHTS3))
     assert_not_yet(ex.check_sharpest_head(np.bool_(False), WEIGHTS3))
-    assert_not_yet(ex.check_wrapper_width(np.float64(64.5)), "whole number")
+    assert_not_yet(ex.check_wrapper_parameters(np.float64(64.5)), "whole number")
 
 
 def test_checkers_leave_the_global_rng_alone():

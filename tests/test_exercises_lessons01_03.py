@@ -25,26 +25,35 @@ def seed123_weights() -> torch.Tensor:
         return torch.softmax(queries @ keys.T / 2**0.5, dim=-1)  # (6, 6)
 
 
+def seed123_scores_3() -> torch.Tensor:
+    torch.manual_seed(123)
+    sa_v1 = mh.SelfAttentionV1(3, 2)
+    with torch.no_grad():
+        return (INPUTS[2] @ sa_v1.W_query) @ (INPUTS @ sa_v1.W_key).T  # (6,)
+
+
 def test_attn_weights_3():
     weights = seed123_weights()
     torch.testing.assert_close(
         weights[1], mh.reference("seed123_attn_weights_2"), atol=1e-4, rtol=0
     )
-    assert_pass(ex.check_attn_weights_3(weights[2]))
+    visible = torch.softmax(seed123_scores_3()[:3] / 2**0.5, dim=-1)  # (3,)
+    assert_pass(ex.check_attn_weights_3(visible))
+    # the same weights, computed as lesson 03 will: the hidden scores set to -inf
+    hidden = torch.tensor([False, False, False, True, True, True])
+    masked = torch.softmax((seed123_scores_3() / 2**0.5).masked_fill(hidden, -torch.inf), -1)
+    assert_pass(ex.check_attn_weights_3(masked[:3]))
     assert_not_yet(ex.check_attn_weights_3(None), "no answer yet")
-    assert_not_yet(ex.check_attn_weights_3(weights), "whole (6, 6)")
-    assert_not_yet(ex.check_attn_weights_3(weights[1]), "'journey'")
+    assert_not_yet(ex.check_attn_weights_3(weights[2]), "may see only the first three")
+    assert_not_yet(ex.check_attn_weights_3(weights[2][:3]), "no longer sum to 1")
     assert_not_yet(ex.check_attn_weights_3(weights[2][:5]), "shape (5,)")
-    assert_not_yet(ex.check_attn_weights_3(torch.full((6,), 1 / 6)), "softmax")
+    assert_not_yet(ex.check_attn_weights_3(torch.full((3,), 1 / 3)), "softmax over those three")
 
 
 def test_attn_weights_3_unscaled_hint():
-    torch.manual_seed(123)
-    sa_v1 = mh.SelfAttentionV1(3, 2)
-    with torch.no_grad():
-        scores_3 = (INPUTS[2] @ sa_v1.W_query) @ (INPUTS @ sa_v1.W_key).T
-    assert_not_yet(ex.check_attn_weights_3(torch.softmax(scores_3, dim=-1)), "not scaled")
-    assert_not_yet(ex.check_attn_weights_3(scores_3), "those are scores")
+    scores_3 = seed123_scores_3()
+    assert_not_yet(ex.check_attn_weights_3(torch.softmax(scores_3[:3], dim=-1)), "not scaled")
+    assert_not_yet(ex.check_attn_weights_3(scores_3[:3]), "those are scores")
 
 
 def test_checker_does_not_touch_global_rng():

@@ -96,21 +96,24 @@ def test_manual_dropout_on_the_context_vectors():
 # -- lesson 05: the wrapper ----------------------------------------------------------------------
 
 
-def test_wrapper_width():
-    """A 768-wide wrapper of 12 heads: each head's d_out (the question turned round, so that it
-    cannot be answered by building the wrapper of the cell above, issue 29)."""
-    d_out = 64
-    wrapper = mh.MultiHeadAttentionWrapper(512, d_out, 8, 0.0, num_heads=12)
-    assert wrapper(torch.randn(1, 4, 512)).shape[-1] == 768
-    assert_pass(ex.check_wrapper_width(d_out))
-    assert_pass(ex.check_wrapper_width(64.0))
-    assert_not_yet(ex.check_wrapper_width(None), "no answer yet")
-    assert_not_yet(ex.check_wrapper_width(768), "whole output")
-    assert_not_yet(ex.check_wrapper_width(9216), "share the 768")
-    assert_not_yet(ex.check_wrapper_width(12), "number of heads")
-    assert_not_yet(ex.check_wrapper_width(100), "num_heads * d_out")
+def test_wrapper_parameters():
+    """The 768-wide wrapper of 12 heads of 64: its parameters, counted from one head (issue 29:
+    section 3 builds this wrapper, so its d_out is no longer the question)."""
+    with torch.device("meta"):
+        wrapper = mh.MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
+    count = sum(p.numel() for p in wrapper.parameters())
+    assert count == 1_769_472
+    assert_pass(ex.check_wrapper_parameters(count))
+    assert_pass(ex.check_wrapper_parameters(float(count)))
+    assert_not_yet(ex.check_wrapper_parameters(None), "no answer yet")
+    assert_not_yet(ex.check_wrapper_parameters(3 * 768 * 64), "one head")
+    assert_not_yet(ex.check_wrapper_parameters(768 * 768), "three projections")
+    assert_not_yet(ex.check_wrapper_parameters(4 * 768 * 768), "no output projection")
+    assert_not_yet(ex.check_wrapper_parameters(count + 3 * 768), "no bias")
+    assert_not_yet(ex.check_wrapper_parameters(12 * 3 * 768 * 768), "share the 768")
+    assert_not_yet(ex.check_wrapper_parameters(64), "one head's weight matrices")
     for odd in ODD_ANSWERS:
-        assert not ex.check_wrapper_width(odd)
+        assert not ex.check_wrapper_parameters(odd)
 
 
 def wrapper_output(num_heads: int) -> torch.Tensor:

@@ -28,18 +28,20 @@ def weights4() -> torch.Tensor:
 # -- lesson 07: entropy ---------------------------------------------------------------------------
 
 
-def test_row_entropy():
-    row = torch.tensor([0.5, 0.25, 0.25, 0.0])
-    assert_pass(ex.check_row_entropy(-torch.special.xlogy(row, row).sum()))
-    assert_pass(ex.check_row_entropy(1.5 * math.log(2)))
-    assert_pass(ex.check_row_entropy(1.0397))
-    assert_not_yet(ex.check_row_entropy(None), "no answer yet")
-    assert_not_yet(ex.check_row_entropy(1.5), "bits")
-    assert_not_yet(ex.check_row_entropy(-1.0397), "sign")
-    assert_not_yet(ex.check_row_entropy(torch.tensor(float("nan"))), "xlogy")
-    assert_not_yet(ex.check_row_entropy(0.7), "negate")
+def test_keys_from_entropy():
+    n = math.exp(math.log(4))  # a row even over n keys has entropy log n
+    row = torch.tensor([0.25, 0.25, 0.25, 0.25, 0.0, 0.0])
+    assert abs(-torch.special.xlogy(row, row).sum().item() - 1.3863) < 1e-4
+    assert_pass(ex.check_keys_from_entropy(4))
+    assert_pass(ex.check_keys_from_entropy(math.exp(1.3863)))
+    assert_pass(ex.check_keys_from_entropy(torch.tensor(n)))
+    assert_not_yet(ex.check_keys_from_entropy(None), "no answer yet")
+    assert_not_yet(ex.check_keys_from_entropy(6), "log 6")
+    assert_not_yet(ex.check_keys_from_entropy(1), "entropy 0")
+    assert_not_yet(ex.check_keys_from_entropy(1.3863), "solve it for n")
+    assert_not_yet(ex.check_keys_from_entropy(3), "solve it for n")
     for odd in ODD_ANSWERS:
-        assert not ex.check_row_entropy(odd)
+        assert not ex.check_keys_from_entropy(odd)
 
 
 def test_head_entropy(weights4):

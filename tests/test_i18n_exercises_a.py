@@ -119,6 +119,15 @@ def seed123_attn_weights() -> torch.Tensor:
         return torch.softmax(queries @ keys.T / 2**0.5, dim=-1)  # (6, 6)
 
 
+def seed123_visible_3() -> torch.Tensor:
+    """Exercise 3's answer: "starts" over the first three tokens only, scaled."""
+    torch.manual_seed(123)
+    sa_v1 = mh.SelfAttentionV1(3, 2)
+    with torch.no_grad():
+        scores = (INPUTS[2] @ sa_v1.W_query) @ (INPUTS[:3] @ sa_v1.W_key).T  # (3,)
+    return torch.softmax(scores / 2**0.5, dim=-1)
+
+
 def v1_and_v2() -> tuple[nn.Module, nn.Module]:
     torch.manual_seed(123)
     sa_v1 = mh.SelfAttentionV1(3, 2)
@@ -228,9 +237,17 @@ CASES: list[Case] = [
         lambda: ex.check_prediction_self_match("two", reveal=True),
     ),
     # lesson 02
-    ("check_attn_weights_3 ok", True, lambda: ex.check_attn_weights_3(seed123_attn_weights()[2])),
-    ("check_attn_weights_3 whole", False, lambda: ex.check_attn_weights_3(seed123_attn_weights())),
-    ("check_attn_weights_3 row", False, lambda: ex.check_attn_weights_3(seed123_attn_weights()[1])),
+    ("check_attn_weights_3 ok", True, lambda: ex.check_attn_weights_3(seed123_visible_3())),
+    (
+        "check_attn_weights_3 all six",
+        False,
+        lambda: ex.check_attn_weights_3(seed123_attn_weights()[2]),
+    ),
+    (
+        "check_attn_weights_3 cut",
+        False,
+        lambda: ex.check_attn_weights_3(seed123_attn_weights()[2][:3]),
+    ),
     ("check_attn_weights_3 none", False, lambda: ex.check_attn_weights_3(None)),
     ("check_v1_to_v2 ok", True, lambda: ex.check_v1_to_v2(v1_and_v2()[1], v1_and_v2()[0], INPUTS)),
     ("check_v1_to_v2 none", False, lambda: ex.check_v1_to_v2(None, v1_and_v2()[0], INPUTS)),
@@ -357,10 +374,10 @@ CASES: list[Case] = [
     ("check_survivor_prediction none", False, lambda: ex.check_survivor_prediction(None)),
     ("check_survivor_prediction odd", False, lambda: ex.check_survivor_prediction("two")),
     # lesson 05
-    ("check_wrapper_width ok", True, lambda: ex.check_wrapper_width(64)),
-    ("check_wrapper_width none", False, lambda: ex.check_wrapper_width(None)),
-    ("check_wrapper_width one head", False, lambda: ex.check_wrapper_width(768)),
-    ("check_wrapper_width odd", False, lambda: ex.check_wrapper_width("64")),
+    ("check_wrapper_parameters ok", True, lambda: ex.check_wrapper_parameters(1_769_472)),
+    ("check_wrapper_parameters none", False, lambda: ex.check_wrapper_parameters(None)),
+    ("check_wrapper_parameters one head", False, lambda: ex.check_wrapper_parameters(147_456)),
+    ("check_wrapper_parameters odd", False, lambda: ex.check_wrapper_parameters("64")),
     ("check_head_output ok", True, lambda: ex.check_head_output(head_3())),
     ("check_head_output none", False, lambda: ex.check_head_output(None)),
     ("check_head_output whole", False, lambda: ex.check_head_output(torch.ones(2, 6, 6))),

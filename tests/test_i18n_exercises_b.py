@@ -102,24 +102,20 @@ class NoOutProj(nn.Module):
 
 
 CHUNK = torch.tensor([[0, 0, 0, 0, 1], [1, 0, 0, 0, 0]]).bool()  # (2, 5), window of 4
-LEFT = torch.arange(5) < (5 - torch.tensor([3, 1, 4]))[:, None]  # (3, 5)
 FITS = 10  # K/V groups that fit in lesson 10's exercise 2
 GQA = 3584 * 3584 * 2 + 2 * 3584 * 512 + 3584 + 2 * 512  # Q/K/V biases, no output bias
-FUTURE5 = torch.ones(5, 5, dtype=torch.bool).triu(1)  # (T, T)
-LEFT_CAUSAL = FUTURE5 | LEFT[:, None, :]  # (3, 5, 5): the exercise's hidden positions
 LOGITS = torch.randn(2, 10, generator=torch.Generator().manual_seed(0))
 
 #: checker name -> (right answer, wrong answers): calls that build a CheckResult.
 CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]]]] = {
-    "row_entropy": (
-        lambda: ex.check_row_entropy(1.5 * math.log(2)),
+    "keys_from_entropy": (
+        lambda: ex.check_keys_from_entropy(4),
         [
-            lambda: ex.check_row_entropy(None),
-            lambda: ex.check_row_entropy(1.5),
-            lambda: ex.check_row_entropy(-1.0397),
-            lambda: ex.check_row_entropy(float("nan")),
-            lambda: ex.check_row_entropy("1.04"),
-            lambda: ex.check_row_entropy(0.7),
+            lambda: ex.check_keys_from_entropy(None),
+            lambda: ex.check_keys_from_entropy(6),
+            lambda: ex.check_keys_from_entropy(1),
+            lambda: ex.check_keys_from_entropy(1.3863),
+            lambda: ex.check_keys_from_entropy("4"),
         ],
     ),
     "head_entropy": (
@@ -150,10 +146,20 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
             lambda: ex.check_initial_loss(None),
             lambda: ex.check_initial_loss(6.0),
             lambda: ex.check_initial_loss(-math.log(64)),
-            lambda: ex.check_initial_loss(math.log(64), vocab_size=50257),
             lambda: ex.check_initial_loss(1.0),
             lambda: ex.check_initial_loss("4.16"),
-            lambda: ex.check_initial_loss(1.0, vocab_size=1),
+        ],
+    ),
+    "probability_gain": (
+        lambda: ex.check_probability_gain(64 * math.exp(-0.04)),
+        [
+            lambda: ex.check_probability_gain(None),
+            lambda: ex.check_probability_gain(4.16 / 0.04),
+            lambda: ex.check_probability_gain(4.12),
+            lambda: ex.check_probability_gain(math.exp(-0.04)),
+            lambda: ex.check_probability_gain(64),
+            lambda: ex.check_probability_gain(1.0),
+            lambda: ex.check_probability_gain("61.5"),
         ],
     ),
     "shift_targets": (
@@ -277,18 +283,16 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
             lambda: ex.check_projected_tokens(11.5),
         ],
     ),
-    "left_padding_mask": (
-        lambda: ex.check_left_padding_mask(LEFT_CAUSAL),
+    "blind_rows": (
+        lambda: ex.check_blind_rows(7),
         [
-            lambda: ex.check_left_padding_mask(None),
-            lambda: ex.check_left_padding_mask(~LEFT_CAUSAL),
-            lambda: ex.check_left_padding_mask(LEFT[:, None, :].expand(3, 5, 5)),
-            lambda: ex.check_left_padding_mask(FUTURE5.expand(3, 5, 5)),
-            lambda: ex.check_left_padding_mask(FUTURE5 | LEFT[:, :, None]),
-            lambda: ex.check_left_padding_mask(FUTURE5 & LEFT[:, None, :]),
-            lambda: ex.check_left_padding_mask(LEFT_CAUSAL.long()),
-            lambda: ex.check_left_padding_mask(LEFT),
-            lambda: ex.check_left_padding_mask(torch.zeros(3, 5, 5, dtype=torch.bool)),
+            lambda: ex.check_blind_rows(None),
+            lambda: ex.check_blind_rows(0),
+            lambda: ex.check_blind_rows(3),
+            lambda: ex.check_blind_rows(4),
+            lambda: ex.check_blind_rows(8),
+            lambda: ex.check_blind_rows(15),
+            lambda: ex.check_blind_rows("7"),
         ],
     ),
     "masked_softmax": (
@@ -384,9 +388,6 @@ def test_right_and_wrong_answers_in_both_languages(checker):
 
 def test_english_lines_stay_as_they_were():
     """A few English lines exactly as before the Chinese edition (English lessons unchanged)."""
-    assert repr(ex.check_row_entropy(1.5 * math.log(2))) == (
-        "[PASS] entropy of one row: correct: 1.0397 nats (= 1.5 * log 2)."
-    )
     assert repr(ex.check_memory_growth(8)) == (
         "[NOT YET] prediction: weights memory for 8x the tokens: hint: that would be true for "
         "(b, h, T, head_dim) tensors; this one has T twice."

@@ -1,7 +1,7 @@
 """Checkers for lesson 02, trainable query/key/value weights (查询、键、值).
 
 * ``check_attn_weights_3(answer)`` -- the scaled attention weights of the query "starts" (x(3))
-  with the seed-123 matrices of the lesson.
+  over the first three tokens only, with the seed-123 matrices of the lesson.
 * ``check_v1_to_v2(answer, sa_v1, inputs)`` -- the other direction: a ``SelfAttentionV2`` carrying
   the weights of a ``SelfAttentionV1`` (``weight = W.T``) and computing the same output.
 * ``check_build_self_attention(cls)`` -- "build it": the learner's ``SelfAttentionV2`` class,
@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from ..attention.self_attention import SelfAttentionV2
-from ..data import book_inputs, book_words
+from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import (
     INPUT_CHANGED,
@@ -60,59 +60,66 @@ def _seed123_matrices() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return W_query, W_key, W_value
 
 
-_ATTN_WEIGHTS_3 = tr("attention weights of 'starts'", "'starts' 的注意力权重")
+_ATTN_WEIGHTS_3 = tr(
+    "weights of 'starts' over the tokens up to it", "'starts' 对它及之前词元的注意力权重"
+)
 
 
 @exercise(_ATTN_WEIGHTS_3)
 def check_attn_weights_3(answer: object) -> CheckResult:
-    """The scaled softmax weights of query x(3) "starts" against all six keys, shape (6,)."""
+    """The scaled softmax weights of query x(3) "starts" over the keys of "Your", "journey" and
+    "starts" only, shape (3,): a softmax over three scores, not six weights cut to three."""
     name = _ATTN_WEIGHTS_3
     inputs = book_inputs()  # (6, 3)
     W_query, W_key, _ = _seed123_matrices()
-    queries = inputs @ W_query  # (6, 2)
-    keys = inputs @ W_key  # (6, 2)
-    scores = queries @ keys.T  # (6, 6)
-    d_k = keys.shape[-1]
-    weights = torch.softmax(scores / d_k**0.5, dim=-1)  # (6, 6)
-
-    others = [(row, word) for row, word in enumerate(book_words()) if row != 2]
+    scores = (inputs[2] @ W_query) @ (inputs @ W_key).T  # (6,): "starts" against every key
+    scaled = scores / 2**0.5  # d_k = 2
     return tensor_answer(
         name,
         answer,
-        weights[2],
-        what=tr("a tensor: one weight per token", "一个张量：每个词元一个权重"),
-        wrong={
-            torch.softmax(scores[2], dim=-1): tr(
-                "not scaled: divide the scores by d_k**0.5 before the softmax.",
-                "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
+        torch.softmax(scaled[:3], dim=-1),
+        what=tr("a tensor: one weight per visible token", "一个张量：每个看得到的词元一个权重"),
+        wrong=(
+            (
+                torch.softmax(scaled, dim=-1)[:3],
+                tr(
+                    "those are three of the six weights: they no longer sum to 1. The hidden "
+                    "tokens must not take part in the softmax at all.",
+                    "这是六个权重中的三个，它们的和已经不是 1。看不到的词元根本不能参与 softmax。",
+                ),
             ),
-            **{
-                raw: tr(
-                    "those are scores; apply torch.softmax(..., dim=-1) to turn them into weights.",
-                    "这些是注意力分数，用 torch.softmax(..., dim=-1) 把它们变成注意力权重。",
+            (
+                torch.softmax(scores[:3], dim=-1),
+                tr(
+                    "not scaled: divide the scores by d_k**0.5 before the softmax.",
+                    "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
+                ),
+            ),
+            *(
+                (
+                    raw,
+                    tr(
+                        "those are scores; a softmax turns them into weights.",
+                        "这些是注意力分数，softmax 才把它们变成注意力权重。",
+                    ),
                 )
-                for raw in (scores[2], scores[2] / d_k**0.5)
-            },
-            **{
-                weights[row]: tr(
-                    f"that is the row of '{word}'; 'starts' is x(3) = inputs[2].",
-                    f"这是 '{word}' 那一行。'starts' 是 x(3) = inputs[2]。",
-                )
-                for row, word in others
-            },
-        },
-        hint=tr(
-            "query_3 = inputs[2] @ W_query; scores = query_3 @ keys.T; "
-            "torch.softmax(scores / d_k**0.5, dim=-1), with the seed-123 W_query and W_key.",
-            "用随机种子 123 得到的 W_query 和 W_key 依次计算 query_3 = inputs[2] @ W_query、"
-            "scores = query_3 @ keys.T 和 torch.softmax(scores / d_k**0.5, dim=-1)。",
+                for raw in (scores[:3], scaled[:3])
+            ),
         ),
-        shapes={
-            (6, 6): tr(
-                "that is the whole (6, 6) matrix: take the row of 'starts' (index 2).",
-                "这是整个 (6, 6) 矩阵，请取出 'starts' 那一行（索引 2）。",
+        hint=tr(
+            "only the keys of the first three tokens take part: their scores, scaled, then the "
+            "softmax over those three.",
+            "只有前三个词元的键参与：先算它们的分数并缩放，再只在这三个分数上做 softmax。",
+        ),
+        shapes=(
+            (
+                (6,),
+                tr(
+                    "that is a weight for every token; 'starts' may see only the first three.",
+                    "这是每个词元一个权重，而 'starts' 只能看到前三个。",
+                ),
             ),
-        },
+        ),
     )
 
 

@@ -1,7 +1,7 @@
 """Checkers for lesson 05, multi-head attention (多头注意力) as a wrapper of separate heads.
 
-* ``check_wrapper_width(answer)`` -- output width of a wrapper with d_in=512, d_out=96 per head
-  and 6 heads.
+* ``check_wrapper_parameters(answer)`` -- the parameters of a wrapper with d_in=768, 12 heads of
+  d_out=64 and no bias: 12 * 3 * 768 * 64.
 * ``check_head_output(answer)`` -- head 3's part of the output of the book's wrapper built with
   3 heads (seed 123, d_out=2), sliced out of the concatenation.
 * ``check_matmul_count(answer)`` -- the multiply-adds (the work, not the calls) of one forward
@@ -39,40 +39,69 @@ __all__ = [
     "check_matmul_count",
     "check_matmul_prediction",
     "check_wrapper_class",
-    "check_wrapper_width",
+    "check_wrapper_parameters",
 ]
 
 
-check_wrapper_width = number_checker(
-    "check_wrapper_width",
+_PER_HEAD = 3 * 768 * 64  # W_query, W_key, W_value of one head: (768, 64) each, no bias
+
+check_wrapper_parameters = number_checker(
+    "check_wrapper_parameters",
     Number(
-        name=tr("d_out per head for a 768-wide wrapper", "输出宽 768 的包装器中每个头的 d_out"),
-        what=tr("each head's d_out (an int)", "每个头的 d_out（一个整数）"),
-        expected=768 // 12,
+        name=tr("parameters of the 768-wide 12-head wrapper", "输出宽 768 的 12 头包装器的参数量"),
+        what=tr("a whole number of parameters", "一个整数：参数的个数"),
+        expected=12 * _PER_HEAD,
         right=tr(
-            "correct: 12 heads x 64 = 768, side by side; in the wrapper d_out is per head.",
-            "正确：12 个头 × 64 = 768，并排拼接；在包装器里 d_out 是每个头的宽度。",
+            "correct: each head holds three 768 x 64 matrices, 147,456 numbers; 12 heads hold "
+            "1,769,472, as many as three 768 x 768 matrices: the heads split the width.",
+            "正确：每个头有三个 768 x 64 的矩阵，共 147,456 个数。12 个头共 1,769,472 个，"
+            "和三个 768 x 768 的矩阵一样多：各个头分的是同一个宽度。",
         ),
-        wrong={
-            768: tr(
-                "768 is the whole output: the wrapper puts the 12 heads side by side, each "
-                "d_out wide.",
-                "768 是整个输出的宽度。包装器把 12 个头并排拼接，每个头宽 d_out。",
+        wrong=(
+            (
+                _PER_HEAD,
+                tr(
+                    "that is one head; the wrapper holds 12 of them, each with its own weights.",
+                    "这是一个头的参数量。包装器里有 12 个头，各有各的权重。",
+                ),
             ),
-            768 * 12: tr(
-                "that would be 12 heads of 768 each, 9,216 columns: the heads share the 768.",
-                "那样就是 12 个各宽 768 的头，一共 9,216 列。这 768 列是 12 个头分的。",
+            (
+                (12 * 768 * 64, 768 * 64),
+                tr(
+                    "each head has three projections: W_query, W_key and W_value.",
+                    "每个头有三个投影：W_query、W_key 和 W_value。",
+                ),
             ),
-            12: tr("12 is the number of heads; how wide is each?", "12 是头的个数。每个头有多宽？"),
-        },
+            (
+                (4 * 768 * 768, 4 * 768 * 768 + 768),
+                tr(
+                    "the wrapper has no output projection; it only concatenates the heads.",
+                    "包装器没有输出投影，它只是把各个头拼接起来。",
+                ),
+            ),
+            (
+                (12 * _PER_HEAD + 3 * 768, 12 * _PER_HEAD + 12 * 3 * 64),
+                tr(
+                    "qkv_bias is False by default: the projections have no bias.",
+                    "qkv_bias 默认是 False，这些投影没有偏置。",
+                ),
+            ),
+            (
+                12 * 3 * 768 * 768,
+                tr(
+                    "each head is d_out = 64 wide, not 768: the 12 heads share the 768 columns.",
+                    "每个头宽 d_out = 64，不是 768。这 768 列是 12 个头分的。",
+                ),
+            ),
+        ),
         otherwise=tr(
-            "output width = num_heads * d_out in the wrapper; here the width is given.",
-            "在包装器里，输出宽度 = num_heads * d_out。这里给的是宽度。",
+            "count one head's weight matrices (d_in x d_out each), then all the heads.",
+            "先数一个头的权重矩阵（每个 d_in x d_out），再算所有的头。",
         ),
         whole=True,
         kind=not_a_whole_number,
     ),
-    """A wrapper with 12 heads whose output is 768 wide: each head's d_out is 768 // 12 = 64.""",
+    """The 12-head wrapper with d_in = 768, d_out = 64: 12 * 3 * 768 * 64 = 1,769,472.""",
 )
 
 

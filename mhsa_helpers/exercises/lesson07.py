@@ -1,6 +1,7 @@
 """Checkers for lesson 07, inspecting attention heads (注意力头) and their entropy (熵).
 
-* ``check_row_entropy(answer)`` -- the entropy in nats of the attention row [0.5, 0.25, 0.25, 0].
+* ``check_keys_from_entropy(answer)`` -- over how many keys a row of entropy 1.3863 nats (log 4)
+  spreads its weight evenly: 4.
 * ``check_head_entropy(answer, weights)`` -- the mean row entropy of every head of ``weights``
   (h, T, T), written by hand: what ``mh.head_entropy`` computes.
 * ``check_sharpest_head(answer, weights)`` -- the index (0-based) of the head with the lowest
@@ -14,71 +15,54 @@ import numbers
 
 import torch
 
-from ..i18n import Text, tr
+from ..i18n import tr
 from ..inspection import head_entropy
 from ._kinds import Number, number_checker, tensor_answer
-from ._parse import A_PER_HEAD_TENSOR, expected_kind, is_bool
+from ._parse import A_PER_HEAD_TENSOR, is_bool
 from ._result import CheckResult, ContractError, exercise, ok
 
-__all__ = ["ROW", "check_head_entropy", "check_row_entropy", "check_sharpest_head"]
+__all__ = ["check_head_entropy", "check_keys_from_entropy", "check_sharpest_head"]
 
-ROW = (0.5, 0.25, 0.25, 0.0)  # the row of exercise 1
+_USED_KEYS = 4  # exercise 1: a row spread evenly over 4 of the 6 keys it may see
+_ROW_ENTROPY = math.log(_USED_KEYS)  # 1.3863 nats
 
-
-_ROW_ENTROPY = tr("entropy of one row", "一行的熵")
-_ENTROPY = -sum(w * math.log(w) for w in ROW if w > 0)  # 1.5 log 2 = 1.0397
-
-
-def _nan_entropy(answer: object) -> Text | None:
-    """The hint for a NaN answer (a float, or a tensor holding one): 0 * log(0) was not 0."""
-    if isinstance(answer, (float, torch.Tensor)) and bool(
-        torch.isnan(torch.as_tensor(answer)).any()
-    ):
-        return tr(
-            "nan: 0 * log(0) must count as 0; skip the zeros or use torch.special.xlogy.",
-            "得到了 nan。0 * log(0) 必须按 0 计，"
-            "请跳过权重为 0 的项，或者用 `torch.special.xlogy`。",
-        )
-    return None
-
-
-_A_ROW_ENTROPY = tr("a number (float or 0-d tensor)", "一个数（浮点数或 0 维张量）")
-
-check_row_entropy = number_checker(
-    "check_row_entropy",
+check_keys_from_entropy = number_checker(
+    "check_keys_from_entropy",
     Number(
-        name=_ROW_ENTROPY,
-        what=tr(
-            "a number: the entropy of the row, in nats",
-            "一个数：这一行的熵，单位是奈特（nat）",
-        ),
-        expected=_ENTROPY,
+        name=tr("keys a row of entropy 1.3863 uses", "熵为 1.3863 的一行用到的键"),
+        what=tr("a number of keys", "一个数：键的个数"),
+        expected=_USED_KEYS,
         right=tr(
-            f"correct: {_ENTROPY:.4f} nats (= 1.5 * log 2).",
-            f"正确：{_ENTROPY:.4f} 奈特（= 1.5 * log 2）。",
+            "correct: n equal weights of 1/n give -n * (1/n) * log(1/n) = log n, so "
+            "n = exp(1.3863) = 4; the zeros add nothing.",
+            "正确：n 个相等的权重 1/n 给出 -n * (1/n) * log(1/n) = log n，"
+            "所以 n = exp(1.3863) = 4。权重为 0 的键不贡献熵。",
         ),
-        wrong={
-            _ENTROPY / math.log(2): tr(
-                "that is in bits (log base 2); use the natural log, torch.log.",
-                "这是以比特为单位（以 2 为底的对数），请用自然对数 `torch.log`。",
+        wrong=(
+            (
+                6,
+                tr(
+                    "even over all 6 keys the entropy would be log 6 = 1.79, the row's maximum; "
+                    "this row is lower.",
+                    "均匀分在全部 6 个键上时，熵是 log 6 = 1.79，这是这一行的最大值。"
+                    "这一行的熵更低。",
+                ),
             ),
-            -_ENTROPY: tr(
-                "the sign: entropy is MINUS the sum of w * log(w), so it is >= 0.",
-                "注意符号。熵是 w * log(w) 之和的相反数（前面有负号），所以它 >= 0。",
+            (
+                1,
+                tr(
+                    "all the weight on one key gives entropy 0.",
+                    "全部权重放在一个键上时，熵是 0。",
+                ),
             ),
-        },
+        ),
         otherwise=tr(
-            "sum w * log(w) over the non-zero weights, then negate; 0 * log 0 counts as 0 "
-            "(torch.special.xlogy(w, w) does that).",
-            "对非零权重求 w * log(w) 之和，"
-            "再取相反数。0 * log 0 按 0 计（`torch.special.xlogy(w, w)` 正是这样做的）"
-            "。",
+            "write the entropy of n equal weights 1/n, then solve it for n (undo the log).",
+            "先写出 n 个相等权重 1/n 的熵，再从中解出 n（把对数还原）。",
         ),
-        tol=1e-3,
-        kind=lambda answer: expected_kind(_A_ROW_ENTROPY, answer),
-        screen=_nan_entropy,
+        tol=1e-2,  # exp(1.3863) = 4.00002 passes
     ),
-    "-sum w log w of [0.5, 0.25, 0.25, 0] in nats = 1.5 log 2 = 1.0397.",
+    "A row spread evenly over n keys has entropy log n: 1.3863 nats means n = 4.",
 )
 
 

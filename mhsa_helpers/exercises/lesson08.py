@@ -1,7 +1,9 @@
 """Checkers for lesson 08, training a tiny attention model.
 
-* ``check_initial_loss(answer, vocab_size=64)`` -- the cross-entropy of a model that guesses
-  uniformly over ``vocab_size`` tokens: log(vocab_size) nats (log 64 = 4.1589).
+* ``check_initial_loss(answer)`` -- the cross-entropy of a model that guesses uniformly over the
+  lesson's 64 tokens: log 64 = 4.1589 nats.
+* ``check_probability_gain(answer)`` -- how many times likelier the right token is at a loss of
+  0.04 nats than under the uniform guess: 64 * exp(-0.04) = 61.49.
 * ``check_shift_targets(answer, ids, k)`` -- the targets of the shift task for ``ids`` (b, T):
   ``target[:, t] = ids[:, t - k]``, and -100 (ignored by the loss) for ``t < k``.
 * ``check_offset_attention(answer, weights, k)`` -- per head, the mean weight on the token ``k``
@@ -14,91 +16,115 @@ import math
 
 import torch
 
-from ..i18n import Text, tr
+from ..i18n import tr
 from ..training import IGNORE_INDEX, offset_attention
-from ._kinds import Near, Number, tensor_answer
+from ._kinds import Near, Number, number_checker, tensor_answer
 from ._parse import A_PER_HEAD_TENSOR, not_a_tensor
 from ._result import CheckResult, exercise, fail, missing, ok
 
-__all__ = ["check_initial_loss", "check_offset_attention", "check_shift_targets"]
+__all__ = [
+    "check_initial_loss",
+    "check_offset_attention",
+    "check_probability_gain",
+    "check_shift_targets",
+]
 
 
-# The guard's name for a result it builds itself (the checker's own names the sizes).
-_INITIAL_LOSS = tr("loss of a uniform guess", "均匀猜测的损失")
+_VOCAB = 64  # the lesson's vocabulary
+_UNIFORM = math.log(_VOCAB)
+_MINUS = tr(
+    "the loss is MINUS the log of the probability of the right token.",
+    "损失是正确词元概率的对数的相反数（前面有负号）。",
+)
 
-
-def _initial_loss_name(vocab_size: object) -> Text:
-    return tr(
-        f"loss of a uniform guess over {vocab_size} tokens",
-        f"在 {vocab_size} 个词元上均匀猜测的损失",
-    )
-
-
-def _initial_loss(vocab_size: int) -> Number:
-    """The exercise for ``vocab_size`` tokens: log(vocab_size) nats, to the two decimals the
-    lesson prints (log 64 = 4.16, log 50257 = 10.82 pass; half a unit of the last place)."""
-    expected = math.log(vocab_size)
-    minus = tr(
-        "the loss is MINUS the log of the probability of the right token.",
-        "损失是正确词元概率的对数的相反数（前面有负号）。",
-    )
-    other_vocabulary = (
-        math.log(64),
-        tr(
-            f"that is log(64), the lesson's vocabulary; this one has {vocab_size}.",
-            f"这是 log(64)，对应的是本课的词表。这里的词表有 {vocab_size} 个词元。",
+check_initial_loss = number_checker(
+    "check_initial_loss",
+    Number(
+        name=tr(
+            f"loss of a uniform guess over {_VOCAB} tokens", f"在 {_VOCAB} 个词元上均匀猜测的损失"
         ),
-    )
-    return Number(
-        name=_initial_loss_name(vocab_size),
         what=tr(
-            "a number: the loss you expect, in nats",
-            "一个数：你预计的损失，单位是奈特（nat）",
+            "a number: the loss you expect, in nats", "一个数：你预计的损失，单位是奈特（nat）"
         ),
-        expected=expected,
+        expected=_UNIFORM,
         right=tr(
-            f"correct: log({vocab_size}) = {expected:.4f} nats.",
-            f"正确：log({vocab_size}) = {expected:.4f} 奈特。",
+            f"correct: log({_VOCAB}) = {_UNIFORM:.4f} nats.",
+            f"正确：log({_VOCAB}) = {_UNIFORM:.4f} 奈特。",
         ),
         wrong=(
             (
-                Near(math.log2(vocab_size), 1e-3),
+                Near(math.log2(_VOCAB), 1e-3),
                 lambda value: tr(
                     f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.",
                     f"{value:.4g} 是以 2 为底的对数（比特），而 `cross_entropy` 用的是自然对数。",
                 ),
             ),
-            (Near(1 / vocab_size, 1e-4), minus),
-            (-expected, minus),
-            *((other_vocabulary,) if vocab_size != 64 else ()),
+            (Near(1 / _VOCAB, 1e-4), _MINUS),
+            (-_UNIFORM, _MINUS),
         ),
         otherwise=tr(
-            f"cross-entropy = -log(p of the right token), and p = 1/{vocab_size} for every token.",
-            f"交叉熵 = -log(正确词元的 p)，而每个词元的 p 都是 1/{vocab_size}。",
+            f"cross-entropy = -log(p of the right token), and p = 1/{_VOCAB} for every token.",
+            f"交叉熵 = -log(正确词元的 p)，而每个词元的 p 都是 1/{_VOCAB}。",
         ),
-        tol=5e-3,
-    )
+        tol=5e-3,  # the two decimals the lesson prints (4.16) pass
+    ),
+    "log(64) = 4.1589: the loss when every one of the lesson's 64 tokens gets probability 1/64.",
+)
 
 
-@exercise(_INITIAL_LOSS)
-def check_initial_loss(answer: object, vocab_size: int = 64) -> CheckResult:
-    """log(vocab_size): the loss when every token gets probability 1 / vocab_size.
+_TRAINED_LOSS = 0.04  # the repeat task's last epoch, as lesson 08 prints it
+_GAIN = _VOCAB * math.exp(-_TRAINED_LOSS)  # 61.49: p = exp(-loss) against the uniform 1/64
 
-    Lesson 08 uses it twice: for a prediction before the first run (64 tokens, log 64 = 4.1589)
-    and for the exercise (GPT-2's 50257 tokens).
-    """
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
-        return fail(
-            _initial_loss_name(vocab_size),
-            tr(
-                f"vocab_size must be an int >= 2, got {vocab_size!r}.",
-                f"vocab_size 必须是不小于 2 的整数，收到的是 {vocab_size!r}。",
+check_probability_gain = number_checker(
+    "check_probability_gain",
+    Number(
+        name=tr("how much likelier the right token got", "正确词元的概率变大了多少倍"),
+        what=tr("a number: how many times larger", "一个数：变为原来的多少倍"),
+        expected=_GAIN,
+        right=tr(
+            f"correct: p went from 1/64 to exp(-0.04), {_GAIN:.1f} times larger "
+            "(exp(4.16 - 0.04): a difference of losses is a ratio of probabilities).",
+            f"正确：p 从 1/64 变为 exp(-0.04)，是原来的 {_GAIN:.1f} 倍"
+            "（exp(4.16 - 0.04)：损失之差就是概率之比）。",
+        ),
+        wrong=(
+            (
+                Near(_UNIFORM / _TRAINED_LOSS, 2.0),
+                tr(
+                    "that is the ratio of the losses; a loss is -log p, so compare the p's.",
+                    "这是两个损失之比。损失是 -log p，要比较的是两个 p。",
+                ),
             ),
-        )
-    return _initial_loss(vocab_size).check(answer)
-
-
-check_initial_loss.spec = _initial_loss(64)  # type: ignore[attr-defined]
+            (
+                Near(_UNIFORM - _TRAINED_LOSS, 0.05),
+                tr(
+                    "that is how much the loss fell, in nats: still a log. Undo it.",
+                    "这是损失下降了多少奈特，还是对数，要把它还原。",
+                ),
+            ),
+            (
+                Near(math.exp(-_TRAINED_LOSS), 5e-3),
+                tr(
+                    "that is the trained model's p; compare it with the untrained one's.",
+                    "这是训练后模型的 p，还要和未训练时的 p 比较。",
+                ),
+            ),
+            (
+                _VOCAB,
+                tr(
+                    "that would be a perfect model (p = 1); a loss of 0.04 is not quite 0.",
+                    "那是完美模型（p = 1）的结果，而 0.04 的损失并不完全是 0。",
+                ),
+            ),
+        ),
+        otherwise=tr(
+            "find each model's probability of the right token from its loss, then divide.",
+            "先由各自的损失求出两个模型给正确词元的概率，再相除。",
+        ),
+        tol=0.1,  # 61.5 (from the printed 4.16 and 0.04) passes
+    ),
+    "64 * exp(-0.04) = 61.49: the right token's probability, trained against a uniform guess.",
+)
 
 
 def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:
@@ -123,21 +149,19 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
     if not isinstance(answer, torch.Tensor):
         return fail(name, not_a_tensor(answer))
     if tuple(answer.shape) != tuple(ids.shape):
-        got, want = tuple(answer.shape), tuple(ids.shape)
         return fail(
             name,
             tr(
-                f"shape {got} but expected {want}, like ids.",
-                f"形状是 {got}，应为 {want}，和 ids 一样。",
+                f"shape {tuple(answer.shape)} but expected {tuple(ids.shape)}, like ids.",
+                f"形状是 {tuple(answer.shape)}，应为 {tuple(ids.shape)}，和 ids 一样。",
             ),
         )
     if answer.is_floating_point() or answer.dtype == torch.bool:
-        dtype = answer.dtype
         return fail(
             name,
             tr(
-                f"targets are token ids: use an integer dtype, got {dtype}.",
-                f"目标是词元 id，要用整数 dtype，收到的却是 {dtype}。",
+                f"targets are token ids: use an integer dtype, got {answer.dtype}.",
+                f"目标是词元 id，要用整数 dtype，收到的却是 {answer.dtype}。",
             ),
         )
     if torch.equal(answer, expected):

@@ -1,7 +1,7 @@
 """Checkers for lesson 11: padded batches and key padding masks (填充掩码).
 
-* ``check_left_padding_mask(answer)`` -- the bool (3, 5, 5) mask, True = hidden, of a causal
-  layer on three sequences of lengths 3, 1 and 4 left-padded to 5 tokens: the future or a pad.
+* ``check_blind_rows(answer)`` -- how many query rows see no key at all in a causal layer on
+  three sequences of lengths 3, 1 and 4 left-padded to 5 tokens: 7, one per pad.
 * ``check_masked_softmax(answer)`` -- a function ``masked_softmax(scores, hidden)``: softmax over
   the visible positions of each row, exactly 0 on hidden ones, and a row of zeros (no NaN, not
   even in the gradient) when every position of a row is hidden.
@@ -28,13 +28,12 @@ from ._build import (
     build_checker,
     call_forward,
 )
-from ._kinds import Mask, mask_checker
+from ._kinds import Number, number_checker
 
-__all__ = ["check_hf_to_additive_mask", "check_left_padding_mask", "check_masked_softmax"]
+__all__ = ["check_blind_rows", "check_hf_to_additive_mask", "check_masked_softmax"]
 
 _LENGTHS, _T = torch.tensor([3, 1, 4]), 5
 _LEFT = torch.arange(_T) < (_T - _LENGTHS)[:, None]  # (3, 5): pads first, then the real tokens
-_RIGHT = torch.arange(_T) >= _LENGTHS[:, None]  # (3, 5): the real tokens first, then pads
 
 
 _NOWHERE = Text("", "")
@@ -42,100 +41,59 @@ _NOWHERE = Text("", "")
 _CAUSAL = torch.ones(_T, _T, dtype=torch.bool).triu(diagonal=1)  # (T, T): True = a future key
 _HIDDEN = _CAUSAL | _LEFT[:, None, :]  # (3, 5, 5): a future key or a pad key
 
-_LEFT_PADDING_MASK = tr("causal + left-padding mask of a batch", "一个批次的因果 + 左填充掩码")
+_BLIND = int(_HIDDEN.all(dim=-1).sum())  # 7: the pad queries' rows
 
-
-check_left_padding_mask = mask_checker(
-    "check_left_padding_mask",
-    Mask(
-        name=_LEFT_PADDING_MASK,
-        what=tr(
-            "a bool tensor, True where a query must not see a key",
-            "一个布尔张量，查询看不到的键处为 True",
-        ),
-        expected=_HIDDEN,
-        shape_hint=tr(
-            "one (T_q, T_k) matrix per sequence: (b, T_q, T_k).",
-            "每个序列一个 (T_q, T_k) 矩阵，合起来是 (b, T_q, T_k)。",
-        ),
-        dtype_hint=tr(
-            ": comparisons and | give bools, or call .bool().",
-            "。比较运算和 | 的结果本身就是布尔值，也可以调用 `.bool()`。",
-        ),
+check_blind_rows = number_checker(
+    "check_blind_rows",
+    Number(
+        name=tr("query rows that see no key", "看不到任何键的查询行"),
+        what=tr("a whole number of rows, over the whole batch", "一个整数：整个批次中的行数"),
+        expected=_BLIND,
         right=tr(
-            "correct: each query sees the real tokens up to itself; a pad query sees "
-            "nothing (its row is all True: the rows the lesson leaves unmasked and zeroes).",
-            "正确：每个查询只看得到它自己及之前的真实词元，"
-            "填充位置的查询什么也看不到（它那一行全是 True，"
-            "正是本课不加掩码、事后置零的那些行）。",
+            "correct: with left padding query i sees keys 0..i, all pads while i is a pad: "
+            "2 + 4 + 1 = 7 rows, one per pad (right padding would leave none).",
+            "正确：左填充时，查询 i 看得到键 0..i，只要 i 本身是填充，这些键就全是填充。"
+            "所以共有 2 + 4 + 1 = 7 行，每个填充一行（右填充则一行也没有）。",
         ),
         wrong=(
             (
-                ~_HIDDEN,
+                0,
                 tr(
-                    "inverted: True marks what is *hidden* here (the course's convention), not "
-                    "what may be seen.",
-                    "弄反了。这里 True 标记的是被遮住的位置（本课程的约定），不是可以看的位置。",
+                    "that holds for right padding; here the pads come first, and a causal query "
+                    "sees only what lies before it.",
+                    "右填充时是这样。这里填充在前面，而因果的查询只看得到它之前的位置。",
                 ),
             ),
             (
-                _LEFT[:, None, :].expand(_HIDDEN.shape),  # (3, 5, 5): only the pad keys
+                3,
                 tr(
-                    "the pads are hidden, but the future is visible: the layer is causal too.",
-                    "填充遮住了，但未来的词元还看得见。这一层还是因果的。",
+                    "one row per sequence is too few: count every query of a sequence whose "
+                    "visible keys are all pads.",
+                    "每个序列一行太少了。一个序列里，凡是能看到的键全是填充的查询，都要算上。",
                 ),
             ),
             (
-                _CAUSAL.expand(_HIDDEN.shape),  # (3, 5, 5): only the future
+                4,
                 tr(
-                    "the future is hidden, but the pads are visible: with left padding they lie "
-                    "in every real token's past.",
-                    "未来遮住了，但填充还看得见。左填充时，填充位于每个真实词元的过去。",
+                    "one row short per sequence: the last pad query sees itself, a pad too.",
+                    "每个序列少算了一行。最后一个填充位置的查询看到的是它自己，也是填充。",
                 ),
             ),
             (
-                _CAUSAL | _LEFT[:, :, None],  # (3, 5, 5)
+                8,
                 tr(
-                    "the pads hide query rows, not key columns: padding is a property of the "
-                    "keys, so it broadcasts over the query axis.",
-                    "填充遮住的是查询的行，而不是键的列。填充是键的属性，所以它要沿查询轴广播。",
-                ),
-            ),
-            (
-                _CAUSAL | _RIGHT[:, None, :],  # (3, 5, 5)
-                tr(
-                    "that is right padding: with left padding the pads come first.",
-                    "这是右填充。左填充时，填充在前面。",
-                ),
-            ),
-            (
-                _CAUSAL & _LEFT[:, None, :],  # (3, 5, 5)
-                tr(
-                    "a key is hidden if it is in the future OR a pad, not only when it is both.",
-                    "一个键只要在未来，或者是填充，就要被遮住，不必两者都满足。",
-                ),
-            ),
-            (
-                _CAUSAL.T | _LEFT[:, None, :],  # (3, 5, 5)
-                tr(
-                    "the causal part is transposed: it hides the past and shows the future.",
-                    "因果部分被转置了。它遮住了过去，却露出了未来。",
+                    "that counts the real tokens; a real query always sees at least itself.",
+                    "这是真实词元的个数。真实词元的查询至少看得到它自己。",
                 ),
             ),
         ),
         otherwise=tr(
-            "some positions are wrong. Build the causal (T, T) part and the (b, T) key padding "
-            "part, and combine them so that the padding broadcasts over the queries.",
-            "有些位置不对。分别构造因果的 (T, T) 部分和 (b, T) 的键填充部分，"
-            "再把它们合起来，让填充沿查询轴广播。",
+            "for each sequence, find the queries whose causal keys are all pads, then add up.",
+            "对每个序列，找出那些因果范围内的键全是填充的查询，再加起来。",
         ),
+        whole=True,
     ),
-    """``answer``: bool (3, 5, 5), True where query i of sequence b must not see key j.
-
-    Three sequences of lengths 3, 1, 4 left-padded to 5 tokens, in a causal layer: a key is
-    hidden if it lies in the future or is a pad. The lesson builds this for one sequence; the
-    exercise asks for the whole batch at once, with other lengths.
-    """,
+    """Lengths 3, 1, 4 left-padded to 5 in a causal layer: 7 query rows see only pads.""",
 )
 
 

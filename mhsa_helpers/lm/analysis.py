@@ -25,12 +25,11 @@ uniform causal weights; a head far above the baseline looks there on purpose.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 
 import torch
 
-from ..i18n import say
+from ..i18n import display_width, pad, say
 from ..inspection import attention_share
 from .model import CharTransformer
 from .text import PUNCTUATION
@@ -64,14 +63,9 @@ def _category_name(category: str) -> str:
     return names.get(category, category)
 
 
-def _width(text: str) -> int:
-    """Columns ``text`` takes in a monospace font: a Chinese character takes two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
 def _right(text: str, width: int) -> str:
     """``text`` right-aligned in ``width`` columns (``f"{text:>{width}}"`` for Chinese too)."""
-    return " " * max(0, width - _width(text)) + text
+    return pad(text, width, ">")
 
 
 @dataclass(frozen=True)
@@ -109,13 +103,13 @@ class HeadFocus:
         block, head_name = say("block", "块"), say("head", "头")
         names = " | ".join(_right(_category_name(c), 13) for c in self.categories)
         header = f"{_right(block, 5)} {_right(head_name, 4)} | {names}"
-        rows = [header, "-" * _width(header)]
+        rows = [header, "-" * display_width(header)]
         num_layers, num_heads, _ = self.shares.shape
         for layer in range(num_layers):
             for head in range(num_heads):
                 values = " | ".join(f"{v:>13.2f}" for v in self.shares[layer, head].tolist())
                 rows.append(f"{layer + 1:>5} {head + 1:>4} | {values}")
-        rows.append("-" * _width(header))
+        rows.append("-" * display_width(header))
         uniform = _right(say("uniform", "均匀注意力"), 10)
         rows.append(f"{uniform} | " + " | ".join(f"{v:>13.2f}" for v in self.baseline))
         return "\n".join(rows)

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 
 import torch
 
-from ..i18n import say
+from ..i18n import pad, say
 from .analysis import copied_share
 from .generation import generate
 from .model import CharTransformer
@@ -222,9 +221,7 @@ def score_poems(name: str, poems: list[WrittenPoem], training_text: str) -> Poem
 
 def _pad(text: str, width: int, right: bool = False) -> str:
     """``text`` padded to ``width`` display columns (a Chinese character takes two)."""
-    shown = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-    space = " " * max(0, width - shown)
-    return space + text if right else text + space
+    return pad(text, width, ">" if right else "<")
 
 
 def score_table(scores: list[PoemScore], chance: float | None = None) -> str:

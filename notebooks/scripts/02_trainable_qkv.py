@@ -152,9 +152,13 @@ assert torch.equal(attn_scores_2[1], attn_score_22)
 # %%
 queries = inputs @ W_query  # (T, d_out)
 all_scores = (queries @ keys.T).detach()  # (T, T)
-print(f"'with' looks at 'journey': {all_scores[3, 1]:.4f}")
-print(f"'journey' looks at 'with': {all_scores[1, 3]:.4f}")
-print("symmetric:", torch.equal(all_scores, all_scores.T))
+print(
+    mh.say("'with' looks at 'journey':", "“with” 对 “journey” 的分数："), f"{all_scores[3, 1]:.4f}"
+)
+print(
+    mh.say("'journey' looks at 'with':", "“journey” 对 “with” 的分数："), f"{all_scores[1, 3]:.4f}"
+)
+print(mh.say("symmetric:", "对称："), torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
     print(
         f"{word:>8}",
@@ -229,9 +233,9 @@ k = torch.randn(6, size)  # (T, d_k)
 scores_big = k @ q  # (T,)
 weights_raw = torch.softmax(scores_big, dim=-1)  # (T,)
 weights_scaled = torch.softmax(scores_big / size**0.5, dim=-1)  # (T,)
-print("scores        :", scores_big)
-print("softmax       :", weights_raw)
-print("scaled softmax:", weights_scaled)
+print(mh.pad(mh.say("scores", "分数"), 14) + ":", scores_big)
+print(mh.pad("softmax", 14) + ":", weights_raw)
+print(mh.pad(mh.say("scaled softmax", "缩放后的 softmax"), 14) + ":", weights_scaled)
 fig = mh.figures.plot_scaling_effect(scores_big, size)
 plt.show()
 mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
@@ -260,8 +264,9 @@ jac_autograd = torch.autograd.functional.jacobian(
     lambda s: torch.softmax(s, dim=-1), scores_big / size**0.5
 )  # (T, T)
 torch.testing.assert_close(softmax_jacobian(weights_scaled), jac_autograd)
-print("largest |gradient entry|, unscaled:", softmax_jacobian(weights_raw).abs().max())
-print("largest |gradient entry|, scaled  :", softmax_jacobian(weights_scaled).abs().max())
+largest = mh.say("largest |gradient entry|,", "梯度元素的最大绝对值，")
+print(largest, mh.say("unscaled:", "未缩放："), softmax_jacobian(weights_raw).abs().max())
+print(largest, mh.say("scaled  :", "缩放后："), softmax_jacobian(weights_scaled).abs().max())
 
 # %% [markdown]
 # One example can be lucky, so here is the average over 1,000 random queries (six keys each):
@@ -269,7 +274,12 @@ print("largest |gradient entry|, scaled  :", softmax_jacobian(weights_scaled).ab
 
 # %%
 _ = torch.manual_seed(123)
-print("d_k   max weight: raw  scaled   gradient size: raw  scaled")
+print(
+    mh.say(
+        "d_k   max weight: raw  scaled   gradient size: raw  scaled",
+        "d_k  最大权重：未缩放  缩放后     梯度大小：未缩放  缩放后",
+    )
+)
 for size in (2, 64, 512):
     q = torch.randn(1000, 1, size)  # (N, 1, d_k)
     k = torch.randn(1000, 6, size)  # (N, T, d_k)
@@ -376,7 +386,7 @@ torch.testing.assert_close(
 
 # %% [markdown]
 # Here are the attention weights inside `sa_v1`, one row per query, for every query except
-# "starts": exercise 3 asks you to compute that row. The projections now decide who looks at
+# "starts": exercise 3 works with that row. The projections now decide who looks at
 # whom; with these random (untrained) matrices the rows are still nearly flat, with "journey"
 # and "starts" a little favoured in every row.
 
@@ -436,10 +446,14 @@ x_wide = torch.randn(6, 768)  # (T, 768)
 W_rand = torch.rand(768, 64)  # V1 style: (d_in, d_out)
 linear = nn.Linear(768, 64, bias=False)  # V2 style: weight (d_out, d_in)
 with torch.no_grad():
-    print(f"std of x @ W_rand    : {(x_wide @ W_rand).std():.2f}")
-    print(f"std of linear(x)     : {linear(x_wide).std():.2f}")
-    print(f"linear.weight range  : [{linear.weight.min():.4f}, {linear.weight.max():.4f}]")
-    print(f"1 / sqrt(768)        : {1 / 768**0.5:.4f}")
+    weight_range = f"[{linear.weight.min():.4f}, {linear.weight.max():.4f}]"
+    for label, value in [
+        (mh.say("std of x @ W_rand", "x @ W_rand 的标准差"), f"{(x_wide @ W_rand).std():.2f}"),
+        (mh.say("std of linear(x)", "linear(x) 的标准差"), f"{linear(x_wide).std():.2f}"),
+        (mh.say("linear.weight range", "linear.weight 的范围"), weight_range),
+        ("1 / sqrt(768)", f"{1 / 768**0.5:.4f}"),
+    ]:
+        print(mh.pad(label, 21) + ":", value)
 
 # %% [markdown]
 # ### Check (for CI; collapsed)
@@ -510,8 +524,11 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
 
 # %% [markdown]
-# **Exercise 3.** With the seed-123 matrices of section 1, compute the attention weights of
-# the query "starts" ($x^{(3)}$) over all six tokens, scaled by $\sqrt{d_k}$ (shape (6,)).
+# **Exercise 3.** A model that writes text one token at a time cannot look ahead: when it
+# reads "starts", the tokens after it are not there yet. With the seed-123 matrices of section
+# 1, compute the attention weights of the query "starts" ($x^{(3)}$), scaled by $\sqrt{d_k}$,
+# over only the tokens it has read, "Your", "journey" and "starts" (shape (3,)). Do the weights
+# still sum to 1, and how do you make sure?
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -280,8 +280,8 @@ torch.testing.assert_close(average_softmax @ inputs, average_loop)  # all three 
 scored = torch.softmax((attn_scores / d_k**0.5).masked_fill(mask.bool(), -torch.inf), dim=-1)
 torch.testing.assert_close(scored, attn_weights_causal)  # (T, T): section 4's weights
 context_causal = scored @ values  # (T, T) @ (T, d_out) -> (T, d_out)
-print("plain average, row 'starts':", average_weights[2])
-print("causal weights, row 'starts':", scored[2])
+print(mh.say("plain average, row 'starts':", "简单平均，“starts” 这一行："), average_weights[2])
+print(mh.say("causal weights, row 'starts':", "因果权重，“starts” 这一行："), scored[2])
 print(context_causal)
 
 fig, (ax_average, ax_scored) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
@@ -355,7 +355,7 @@ def full_weights(x):
 changed = inputs.clone()  # (T, d_in)
 changed[5] = torch.tensor([5.0, -3.0, 2.0])  # a very different "step"
 print(
-    "no mask: largest change in rows 1-5 =",
+    mh.say("no mask: largest change in rows 1-5 =", "不加掩码：第 1-5 行的最大变化 ="),
     (full_weights(changed) - full_weights(inputs))[:5].abs().max(),
 )
 
@@ -367,7 +367,10 @@ print(
 # %%
 before, after = causal_weights_one_step(inputs), causal_weights_one_step(changed)
 assert torch.equal(before[:5], after[:5])
-print("one-step: rows 1-5 unchanged (torch.equal):", torch.equal(before[:5], after[:5]))
+print(
+    mh.say("one-step: rows 1-5 unchanged (torch.equal):", "一步法：第 1-5 行不变（torch.equal）："),
+    torch.equal(before[:5], after[:5]),
+)
 print(mh.say("only the last row moved:\n", "只有最后一行变了：\n"), after[5])
 print(
     mh.say("weights that changed, with the mask:", "加掩码时变化的权重："),

@@ -76,10 +76,16 @@ print(dropped)
 # %%
 torch.testing.assert_close(dropped, journey.reference["dropout_seed123_ones"], atol=1e-4, rtol=0)
 print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
-print("zeros:", int((dropped == 0).sum()), "of", dropped.numel())
+print(mh.say("zeros:", "零的个数："), int((dropped == 0).sum()), mh.say("of", "/"), dropped.numel())
 assert int((dropped == 0).sum()) == 15
 survivor = dropped[dropped != 0].unique().item()
-print("survivors are all", survivor, "= 1 / (1 - 0.5)", "| your prediction:", prediction)
+print(
+    mh.say("survivors are all", "保留下来的元素都是"),
+    survivor,
+    "= 1 / (1 - 0.5)",
+    mh.say("| your prediction:", "| 你的预测："),
+    prediction,
+)
 
 # %% [markdown]
 # Fifteen of 36 entries were dropped this time: "p = 0.5" is a probability per entry, not an
@@ -104,7 +110,7 @@ torch.manual_seed(123)
 draws = torch.stack([dropout(example) for _ in range(2000)])  # (2000, 6, 6)
 mean = draws.mean()
 print(mh.say("average entry over 2000 draws:", "2000 次抽样的平均元素："), f"{mean:.3f}")
-print(f"fraction of zeros: {(draws == 0).float().mean():.3f}")
+print(mh.say("fraction of zeros:", "零所占的比例："), f"{(draws == 0).float().mean():.3f}")
 assert abs(mean.item() - 1.0) < 0.02
 assert abs((draws == 0).float().mean().item() - 0.5) < 0.01
 
@@ -283,7 +289,13 @@ torch.testing.assert_close(dropped_01[kept], attn_weights[kept] / 0.9)  # surviv
 assert not kept[future].any()  # the masked future stays masked
 
 # %%
-print(f"p=0.1: {int(kept.sum())} of {int((attn_weights != 0).sum())} weights survive, x1.11")
+survived, total = int(kept.sum()), int((attn_weights != 0).sum())
+print(
+    mh.say(
+        f"p=0.1: {survived} of {total} weights survive, x1.11",
+        f"p=0.1：{total} 个权重中保留了 {survived} 个，乘以 1.11",
+    )
+)
 
 # %% [markdown]
 # ## 7. Build `CausalAttention` yourself
@@ -386,9 +398,20 @@ class PlainAttributeMask(nn.Module):
 
 
 plain = PlainAttributeMask(6).to(torch.float64)
-print("plain attribute:", plain.mask.dtype, "| in state_dict:", "mask" in plain.state_dict())
+in_state_dict = mh.say("| in state_dict:", "| 在 state_dict 中：")
+print(
+    mh.pad(mh.say("plain attribute:", "普通属性："), 16),
+    plain.mask.dtype,
+    in_state_dict,
+    "mask" in plain.state_dict(),
+)
 ca64 = CausalAttention(3, 2, 6, 0.0).to(torch.float64)
-print("buffer:         ", ca64.mask.dtype, "| in state_dict:", "mask" in ca64.state_dict())
+print(
+    mh.pad(mh.say("buffer:", "缓冲区："), 16),
+    ca64.mask.dtype,
+    in_state_dict,
+    "mask" in ca64.state_dict(),
+)
 assert ca64.mask.dtype == torch.float64 and plain.mask.dtype == torch.float32
 
 # %% [markdown]

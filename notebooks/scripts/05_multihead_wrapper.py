@@ -282,8 +282,13 @@ mhsa_helpers.exercises.check_matmul_prediction(prediction)
 # %%
 with mh.CountMatmuls() as counter:
     mha(batch)
-print("2 heads:", counter.counts, "| total", sum(counter.counts.values()))
-print("your prediction:", prediction)
+print(
+    mh.say("2 heads:", "2 个头："),
+    counter.counts,
+    mh.say("| total", "| 合计"),
+    sum(counter.counts.values()),
+)
+print(mh.say("your prediction:", "你的预测："), prediction)
 
 # %% [markdown]
 # Per head, `forward` calls `W_query`, `W_key`, `W_value` (three small matrix products) and then
@@ -330,8 +335,12 @@ for num_tokens in [6, 256]:
     t_loop = best_of(lambda: torch.cat([x @ W for W in W_heads], dim=1))  # noqa: B023
     t_big = best_of(lambda: x @ W_big)  # noqa: B023
     print(
-        f"T={num_tokens:>3}: 12 small matmuls {t_loop * 1e3:.3f} ms, "
-        f"one big matmul {t_big * 1e3:.3f} ms, ratio {t_loop / t_big:.1f}x"
+        mh.say(
+            f"T={num_tokens:>3}: 12 small matmuls {t_loop * 1e3:.3f} ms, "
+            f"one big matmul {t_big * 1e3:.3f} ms, ratio {t_loop / t_big:.1f}x",
+            f"T={num_tokens:>3}：12 次小乘法 {t_loop * 1e3:.3f} ms，"
+            f"一次大乘法 {t_big * 1e3:.3f} ms，比值 {t_loop / t_big:.1f}x",
+        )
     )
     assert 0 < t_big < 1 and 0 < t_loop < 1
 torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
@@ -373,13 +382,14 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 #
 # Solutions: `solutions/05_multihead_wrapper_solutions.ipynb`.
 #
-# **Exercise 1.** You want a `MultiHeadAttentionWrapper` of **12 heads** whose output is
-# **768** wide (GPT-2's width). Which `d_out` must you pass to it? Work it out first; then you
-# may build it on the `meta` device to confirm.
+# **Exercise 1.** How many trainable parameters does section 3's 768-wide wrapper hold,
+# `MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)` (no `qkv_bias`)? Count what one
+# head holds first (section 2 listed the parameters of a head), then the whole wrapper. (A
+# whole number; you may confirm it with `sum(p.numel() for p in module.parameters())`.)
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_wrapper_width(answer)
+mhsa_helpers.exercises.check_wrapper_parameters(answer)
 
 # %% [markdown]
 # **Exercise 2.** Head 3 of the book's wrapper with **3 heads** (`torch.manual_seed(123)`,

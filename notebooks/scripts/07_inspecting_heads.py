@@ -130,9 +130,11 @@ from mhsa_helpers.inspection import uniform_causal_entropy
 one_hot = torch.eye(6).unsqueeze(0)  # (1, T, T): every token looks only at itself
 lower = torch.tril(torch.ones(6, 6))
 uniform_causal = (lower / lower.sum(dim=-1, keepdim=True)).unsqueeze(0)  # (1, T, T)
-print("one-hot head:        ", mh.head_entropy(one_hot))
-print("uniform causal head: ", mh.head_entropy(uniform_causal))
-print(f"mean of log(i+1), T=6: {uniform_causal_entropy(6):.4f}")
+print(mh.pad(mh.say("one-hot head:", "独热的头："), 21), mh.head_entropy(one_hot))
+print(mh.pad(mh.say("uniform causal head:", "均匀的因果头："), 21), mh.head_entropy(uniform_causal))
+print(
+    mh.say("mean of log(i+1), T=6:", "log(i+1) 的平均值，T=6："), f"{uniform_causal_entropy(6):.4f}"
+)
 assert torch.equal(mh.head_entropy(one_hot), torch.zeros(1))
 torch.testing.assert_close(
     mh.head_entropy(uniform_causal), torch.tensor([1.0965]), atol=1e-4, rtol=0
@@ -144,7 +146,7 @@ torch.testing.assert_close(
 # %%
 entropy_book = mh.head_entropy(weights)  # (num_heads,)
 print(mh.say("entropy per head:", "每个头的熵："), entropy_book)
-print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
+print(mh.say("maximum for T=6:", "T=6 时的最大值："), f"{uniform_causal_entropy(6):.4f}")
 assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
 # %%
@@ -185,9 +187,12 @@ with torch.no_grad():
     _, weights_x1 = mha_long(embed_words(long_words).unsqueeze(0), return_weights=True)
 entropy_long = mh.head_entropy(weights_long)  # (4,)
 entropy_x1 = mh.head_entropy(weights_x1)  # (4,): the same heads, embeddings not scaled
-print("entropy per head, x3:", entropy_long)
-print("entropy per head, x1:", entropy_x1)
-print(f"maximum for T=11:     {uniform_causal_entropy(11):.4f}")
+print(mh.pad(mh.say("entropy per head, x3:", "每个头的熵，x3："), 21), entropy_long)
+print(mh.pad(mh.say("entropy per head, x1:", "每个头的熵，x1："), 21), entropy_x1)
+print(
+    mh.pad(mh.say("maximum for T=11:", "T=11 时的最大值："), 21),
+    f"{uniform_causal_entropy(11):.4f}",
+)
 assert (entropy_long < entropy_x1).all()  # the factor 3 sharpens every head a little
 assert (entropy_long > 0.9 * uniform_causal_entropy(11)).all()  # all stay close to even
 
@@ -221,7 +226,12 @@ the_4, the_7 = weights_long[0, :, 7:, 4], weights_long[0, :, 7:, 7]  # (h, 4) ea
 torch.testing.assert_close(the_0, the_7, atol=1e-6, rtol=0)
 torch.testing.assert_close(the_4, the_7, atol=1e-6, rtol=0)
 torch.testing.assert_close(weights_long[0, :, 8:, 5], weights_long[0, :, 8:, 8], atol=1e-6, rtol=0)
-print("head 1: key 'the' at positions 0, 4, 7 (rows), seen by queries 7..10 (columns):")
+print(
+    mh.say(
+        "head 1: key 'the' at positions 0, 4, 7 (rows), seen by queries 7..10 (columns):",
+        "头 1：位置 0、4、7 上的键 “the”（行），被查询 7..10 看到的权重（列）：",
+    )
+)
 print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
 
 # %% [markdown]
@@ -307,14 +317,15 @@ print(mh.say("share of visible weights dropped:", "可见权重中被丢弃的�
 #
 # Solutions: `solutions/07_inspecting_heads_solutions.ipynb`.
 #
-# **Exercise 1.** Compute by hand (or with torch) the entropy in nats of the attention row
-# `[0.5, 0.25, 0.25, 0.0]`. Give a Python float or a 0-d tensor.
+# **Exercise 1.** A query may see 6 keys. Its row of weights puts the same weight on some of
+# them and 0 on the others, and its entropy is 1.3863 nats. On how many keys does it put its
+# weight? (A number. Write the entropy of n equal weights first.)
 
 # %%
 import mhsa_helpers.exercises
 
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_row_entropy(answer)
+mhsa_helpers.exercises.check_keys_from_entropy(answer)
 
 # %% [markdown]
 # **Exercise 2.** Without `mh.head_entropy`, compute the mean row entropy of every head of

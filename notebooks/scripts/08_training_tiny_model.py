@@ -123,7 +123,7 @@ print(
     f"  log(64) = {math.log(64):.2f}",
 )
 if prediction is not None:
-    print(f"your prediction: {prediction:.2f}")
+    print(mh.say(f"your prediction: {prediction:.2f}", f"你的预测：{prediction:.2f}"))
 assert abs(loss.item() - math.log(64)) < 0.3
 
 # %% [markdown]
@@ -144,9 +144,13 @@ vocab = {word: i for i, word in enumerate(sorted(set(sentence)))}
 token_ids = torch.tensor([vocab[word] for word in sentence])  # (T + 1,) = (6,)
 inputs_s, targets_s = token_ids[:-1], token_ids[1:]  # (T,) each: targets shifted left by one
 for t in range(len(inputs_s)):
+    given = f"{sentence[t]:>8} ({inputs_s[t]})"
+    wanted = f"{sentence[t + 1]:>8} ({targets_s[t]})"
     print(
-        f"position {t}: input {sentence[t]:>8} ({inputs_s[t]})  ->  "
-        f"target {sentence[t + 1]:>8} ({targets_s[t]})"
+        mh.say(
+            f"position {t}: input {given}  ->  target {wanted}",
+            f"位置 {t}：输入 {given}  ->  目标 {wanted}",
+        )
     )
 print("inputs: ", inputs_s)
 print("targets:", targets_s)
@@ -542,12 +546,14 @@ print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 #
 # Solutions: `solutions/08_training_tiny_model_solutions.ipynb`.
 #
-# **Exercise 1.** GPT-2 has a vocabulary of 50257 tokens. What loss, in nats, does an untrained
-# GPT-2 start from, if it guesses uniformly over its vocabulary? (A number.)
+# **Exercise 1.** Section 2 trained the model on the repeat task from a loss near $\log 64$ to a
+# last-epoch loss of 0.04 nats. How many times larger is the probability the trained model gives
+# the right token than the one the untrained model gave? (Treat each loss as if every position
+# had the same probability. A number.)
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
+mhsa_helpers.exercises.check_probability_gain(answer)
 
 # %% [markdown]
 # **Exercise 2.** Build the shift-task targets for `ids_ex` with $k = 3$: a tensor like `ids_ex`

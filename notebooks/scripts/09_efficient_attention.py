@@ -87,7 +87,13 @@ print(
 )
 for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
     torch.testing.assert_close(one, other)
-    print(name, "from three matmuls == slice of the fused matmul")
+    print(
+        name,
+        mh.say(
+            "from three matmuls == slice of the fused matmul",
+            "由三次乘法得到 == 融合乘法结果的切片",
+        ),
+    )
 
 # %% [markdown]
 # The picture of what just happened: the weight is three blocks stacked on top of each other,
@@ -121,7 +127,12 @@ out_06 = mha(x)  # (2, 6, 4), lesson 06
 out_fused = fused_mha(x)  # (2, 6, 4), one projection matmul
 torch.testing.assert_close(out_fused, out_06)
 print(out_fused[0].detach())  # first sequence, (6, 4)
-print("FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention")
+print(
+    mh.say(
+        "FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention",
+        "FusedQKVMultiHeadAttention == 第 06 课的 MultiHeadAttention",
+    )
+)
 
 # %% [markdown]
 # ## 2. SDPA: the fused attention kernel
@@ -148,7 +159,12 @@ print(
 
 sdpa_mha = mh.SDPAMultiHeadAttention.from_multihead(mha)
 torch.testing.assert_close(sdpa_mha(x), out_06)
-print("SDPAMultiHeadAttention == lesson 06 MultiHeadAttention")
+print(
+    mh.say(
+        "SDPAMultiHeadAttention == lesson 06 MultiHeadAttention",
+        "SDPAMultiHeadAttention == 第 06 课的 MultiHeadAttention",
+    )
+)
 
 # %% [markdown]
 # ### Two layouts of the heads
@@ -181,7 +197,12 @@ with torch.no_grad():
     assert torch.equal(q_flash.transpose(1, 2), q5)  # SDPA's layout is one transpose away
     context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
     merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)
-print("flash-attn layout", tuple(q_flash.shape), "| SDPA layout", tuple(q5.shape))
+print(
+    mh.say("flash-attn layout", "flash-attn 的布局"),
+    tuple(q_flash.shape),
+    mh.say("| SDPA layout", "| SDPA 的布局"),
+    tuple(q5.shape),
+)
 print(mh.say("merged heads", "合并后的头"), tuple(merged.shape))
 torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 
@@ -193,7 +214,7 @@ torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 # %%
 out, w = sdpa_mha(x, return_weights=True)
 torch.testing.assert_close(out, out_06)
-print(tuple(w.shape), "weights of head 1, first sequence:")
+print(tuple(w.shape), mh.say("weights of head 1, first sequence:", "头 1 在第一个序列上的权重："))
 print(w[0, 0].detach())
 
 # %% [markdown]
@@ -270,10 +291,18 @@ with torch.no_grad():
         _, w = small(xt, return_weights=True)  # (4, 4, T, T): stored by the explicit path
         weights_bytes.append(w.numel() * w.element_size())
         row_stat_bytes.append(w.shape[0] * w.shape[1] * T * w.element_size())  # (b, h, T)
-        print(f"T={T:>4}: weights {tuple(w.shape)} = {weights_bytes[-1] / 2**20:6.2f} MiB")
+        size = f"{tuple(w.shape)} = {weights_bytes[-1] / 2**20:6.2f} MiB"
+        print(mh.say(f"T={T:>4}: weights {size}", f"T={T:>4}：权重 {size}"))
 growth = weights_bytes[-1] / weights_bytes[0]
-print(f"8 x the tokens -> {growth:.0f} x the bytes", end="")
-print("" if prediction is None else f"  (you predicted {prediction})")
+print(
+    mh.say(f"8 x the tokens -> {growth:.0f} x the bytes", f"词元数 8 倍 -> 字节数 {growth:.0f} 倍"),
+    end="",
+)
+print(
+    ""
+    if prediction is None
+    else mh.say(f"  (you predicted {prediction})", f"  （你的预测是 {prediction}）")
+)
 assert growth == 64
 
 # %%
@@ -311,8 +340,12 @@ for T in [1024, 4096]:
     weights_big = attention_matrix_bytes(1, 12, T)
     linear_bytes = qkvo_bytes(1, 768, T)
     print(
-        f"T={T:>5}: (1, 12, T, T) weights = {weights_big:>11,} bytes = {weights_big / MiB:5.0f} MiB"
-        f"   |   Q, K, V, out = {linear_bytes / MiB:3.0f} MiB"
+        mh.say(
+            f"T={T:>5}: (1, 12, T, T) weights = {weights_big:>11,} bytes = "
+            f"{weights_big / MiB:5.0f} MiB   |   Q, K, V, out = {linear_bytes / MiB:3.0f} MiB",
+            f"T={T:>5}：(1, 12, T, T) 的权重 = {weights_big:>11,} 字节 = "
+            f"{weights_big / MiB:5.0f} MiB   |   Q、K、V 和输出 = {linear_bytes / MiB:3.0f} MiB",
+        )
     )
 assert attention_matrix_bytes(1, 12, 4096) == 16 * attention_matrix_bytes(1, 12, 1024)
 assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
@@ -450,7 +483,12 @@ with torch.no_grad():
     out32 = block(xb)  # (2, 32, 64) float32
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out16 = block(xb)  # (2, 32, 64) bfloat16
-print("parameters:", block.qkv.weight.dtype, "| input:", xb.dtype)
+print(
+    mh.say("parameters:", "参数："),
+    block.qkv.weight.dtype,
+    mh.say("| input:", "| 输入："),
+    xb.dtype,
+)
 print(
     mh.say("output without autocast:", "不用 autocast 的输出："),
     out32.dtype,
@@ -496,7 +534,12 @@ with torch.no_grad():
 future32 = torch.ones(32, 32, dtype=torch.bool).triu(diagonal=1)  # (T, T), True = hidden
 scores32 = (q32 @ k32.transpose(-2, -1) / math.sqrt(16)).masked_fill(future32, -torch.inf)
 reference = torch.softmax(scores32, dim=-1)  # (2, 4, 32, 32), float32
-print(f"{'dtype':<16}{'eps':>9}{'largest error':>15}{'row sums off by':>17}")
+print(
+    mh.pad("dtype", 16)
+    + mh.pad("eps", 9, ">")
+    + mh.pad(mh.say("largest error", "最大误差"), 15, ">")
+    + mh.pad(mh.say("row sums off by", "行和的偏差"), 17, ">")
+)
 for dtype in (torch.float16, torch.bfloat16):
     weights_low = torch.softmax(scores32.to(dtype), dim=-1)  # (2, 4, 32, 32) in dtype
     error = (weights_low.float() - reference).abs().max().item()
@@ -513,13 +556,22 @@ for dtype in (torch.float16, torch.bfloat16):
 for dtype in (torch.float16, torch.bfloat16, torch.float32):
     lowest = torch.finfo(dtype).min
     as_dtype = torch.tensor(-1e9).to(dtype).item()
-    print(f"{dtype!s:<16} lowest number {lowest:>10.3g}   -1e9 becomes {as_dtype:.4g}")
+    print(
+        f"{dtype!s:<16}",
+        mh.say(
+            f"lowest number {lowest:>10.3g}   -1e9 becomes {as_dtype:.4g}",
+            f"最小的数 {lowest:>10.3g}   -1e9 变成 {as_dtype:.4g}",
+        ),
+    )
 try:
     scores32.half().masked_fill(future32, -1e9)
 except RuntimeError as error:
     print("float16 masked_fill(-1e9):", error)
 lowest16 = torch.finfo(torch.float16).min
-print("float16: -30 + lowest =", (torch.tensor(-30.0).half() + lowest16).item())
+print(
+    mh.say("float16: -30 + lowest =", "float16：-30 + 最小的数 ="),
+    (torch.tensor(-30.0).half() + lowest16).item(),
+)
 
 # %% [markdown]
 # In float16 the largest number is 65504, so $-10^9$ is $-\infty$ (and `masked_fill` refuses to
@@ -534,7 +586,12 @@ print("float16: -30 + lowest =", (torch.tensor(-30.0).half() + lowest16).item())
 # precision, the softmax runs and returns float32. Measured on the same scores:
 
 # %%
-print(f"{'dtype':<16}{'upcast error':>13}{'row sums off by':>17}{'cast back: error':>18}")
+print(
+    mh.pad("dtype", 16)
+    + mh.pad(mh.say("upcast error", "升精度误差"), 13, ">")
+    + mh.pad(mh.say("row sums off by", "行和的偏差"), 17, ">")
+    + mh.pad(mh.say("cast back: error", "转回后的误差"), 18, ">")
+)
 for dtype in (torch.float16, torch.bfloat16):
     upcast = torch.softmax(scores32.to(dtype), dim=-1, dtype=torch.float32)  # float32
     error = (upcast - reference).abs().max().item()
@@ -543,7 +600,12 @@ for dtype in (torch.float16, torch.bfloat16):
     back = (upcast.to(dtype).float() - reference).abs().max().item()  # .to(query.dtype)
     print(f"{dtype!s:<16}{error:>13.0e}{'< 1e-06':>17}{back:>18.0e}")
 hand = torch.exp(20 * scores32.half())  # a softmax written by hand in float16, no max subtracted
-print("largest score x 20:", round(20 * scores32.max().item(), 1), "| exp in float16:", hand.max())
+print(
+    mh.say("largest score x 20:", "最大分数 x 20："),
+    round(20 * scores32.max().item(), 1),
+    mh.say("| exp in float16:", "| 在 float16 中取 exp："),
+    hand.max(),
+)
 
 # %% [markdown]
 # Upcast, the weights keep only the rounding of the scores (8e-05 instead of 2e-04 in float16,
@@ -588,14 +650,19 @@ def best_time(module, x, repeats=5):
 
 ms = {"MultiHeadAttention": [], "SDPAMultiHeadAttention": []}
 with torch.no_grad():
-    for T in tqdm(lengths, desc="sequence length"):
+    for T in tqdm(lengths, desc=mh.say("sequence length", "序列长度")):
         xb = torch.randn(4, T, 64)  # (b, T, d_in)
         torch.testing.assert_close(fast(xb), teach(xb))
         ms["MultiHeadAttention"].append(1e3 * best_time(teach, xb))
         ms["SDPAMultiHeadAttention"].append(1e3 * best_time(fast, xb))
 for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
     print(
-        f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   ratio {slow_ms / fast_ms:4.1f}x"
+        mh.say(
+            f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   "
+            f"ratio {slow_ms / fast_ms:4.1f}x",
+            f"T={T:>4}：教学版 {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   "
+            f"倍数 {slow_ms / fast_ms:4.1f}x",
+        )
     )
 ratios = [slow / quick for slow, quick in zip(*ms.values())]
 faster = sum(ratio > 1 for ratio in ratios)

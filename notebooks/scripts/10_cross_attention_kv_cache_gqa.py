@@ -80,7 +80,7 @@ with torch.no_grad():
     cross.W_key.weight.copy_(1.5 * torch.eye(d))
 out, weights = cross(target_emb, source_emb, return_weights=True)
 # output (b, n_q, d_out), weights (b, h, n_q, n_kv)
-print("output", tuple(out.shape), "weights", tuple(weights.shape))
+print(mh.say("output", "输出"), tuple(out.shape), mh.say("weights", "权重"), tuple(weights.shape))
 print(weights[0, 0].detach())
 assert weights[0, 0].argmax(dim=-1).tolist() == aligned
 
@@ -118,8 +118,8 @@ cross_mh = mh.CrossMultiHeadAttention(d_q=6, d_kv=10, d_out=8, num_heads=2)
 decoder_states = torch.randn(2, 3, 6)  # (b, n_q, d_q)
 encoder_states = torch.randn(2, 7, 10)  # (b, n_kv, d_kv)
 out, weights = cross_mh(decoder_states, encoder_states, return_weights=True)
-print("output ", tuple(out.shape))  # (b, n_q, d_out)
-print("weights", tuple(weights.shape))  # (b, h, n_q, n_kv)
+print(mh.pad(mh.say("output", "输出"), 7), tuple(out.shape))  # (b, n_q, d_out)
+print(mh.pad(mh.say("weights", "权重"), 7), tuple(weights.shape))  # (b, h, n_q, n_kv)
 torch.testing.assert_close(weights.sum(dim=-1), torch.ones(2, 2, 3))
 assert (weights > 0).all()  # no mask: every target token sees every source token
 
@@ -215,10 +215,20 @@ print(
         "在 500 个留出的序列上（都没有参与训练）：",
     )
 )
-print(f"  weight on the expected source position: before {share_before:.1%}, ", end="")
-print(f"after {share_after:.1%}   (chance {1 / length:.1%})")
 print(
-    f"  tokens reversed right:                   before {right_before:.1%}, after {right_after:.1%}"
+    mh.say(
+        f"  weight on the expected source position: before {share_before:.1%}, "
+        f"after {share_after:.1%}   (chance {1 / length:.1%})",
+        f"  预期源位置上的权重：训练前 {share_before:.1%}，"
+        f"训练后 {share_after:.1%}   （随机水平 {1 / length:.1%}）",
+    )
+)
+print(
+    mh.say(
+        f"  tokens reversed right:                   before {right_before:.1%}, "
+        f"after {right_after:.1%}",
+        f"  正确反转的词元：    训练前 {right_before:.1%}，训练后 {right_after:.1%}",
+    )
 )
 assert share_before < 0.3 < 0.9 < share_after and right_after > 0.99
 
@@ -319,9 +329,16 @@ print(
 )
 for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
     print(f"{step:>4} | {a:>30} | {b:>10}")
-print(f"total: {sum(rows_without)} vs {sum(rows_with)}")
+print(
+    mh.say(
+        f"total: {sum(rows_without)} vs {sum(rows_with)}",
+        f"合计：{sum(rows_without)} 对 {sum(rows_with)}",
+    )
+)
 if prediction is not None:
-    print(f"you predicted {prediction} without the cache")
+    print(
+        mh.say(f"you predicted {prediction} without the cache", f"你预测不用缓存时是 {prediction}")
+    )
 assert rows_with == [4] + [1] * (new_tokens - 1)
 assert sum(rows_without) == sum(range(4, 4 + new_tokens))
 assert cache_lengths == list(range(4, 4 + new_tokens))
@@ -560,7 +577,10 @@ for g in [8, 2, 1]:
         module(torch.randn(1, T_small, d_small), cache=cache)
     formula_cache = kv_cache_bytes(1, h_small, g, d_small // h_small, T_small, bytes_per_number=4)
     print(
-        f"g={g}: {n_params:>5} parameters, cache {tuple(cache.keys.shape)} = {cache.nbytes} bytes"
+        mh.say(
+            f"g={g}: {n_params:>5} parameters, cache {tuple(cache.keys.shape)} = {cache.nbytes} bytes",
+            f"g={g}：{n_params:>5} 个参数，缓存 {tuple(cache.keys.shape)} = {cache.nbytes} 字节",
+        )
     )
     assert n_params == attention_params(d_small, h_small, g)
     assert cache.nbytes == formula_cache
@@ -576,8 +596,15 @@ configs = [
     ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
 ]
 MiB = 2**20
-header = f"{'model':<12} {'K/V heads':>9} {'params/layer':>13} {'fewer params':>12}"
-print(f"{header} {'KV cache/seq':>13} {'cache':>7}")
+columns = [
+    (mh.say("model", "模型"), 12, "<"),
+    (mh.say("K/V heads", "K/V 头数"), 9, ">"),
+    (mh.say("params/layer", "每层参数"), 13, ">"),
+    (mh.say("fewer params", "参数减少"), 12, ">"),
+    (mh.say("KV cache/seq", "KV 缓存/序列"), 13, ">"),
+    (mh.say("cache", "缩小"), 7, ">"),
+]
+print(*(mh.pad(title, width, align) for title, width, align in columns))
 param_saving = {}
 for name, d_model, heads, layers, T, groups in configs:
     mha_params = attention_params(d_model, heads, heads)
@@ -643,8 +670,7 @@ print(
         "MultiHeadAttention with a KVCache == one full pass;",
         "带 KVCache 的 MultiHeadAttention == 一次完整的前向传播；",
     ),
-    len(cache_check),
-    "tokens cached",
+    mh.say(f"{len(cache_check)} tokens cached", f"缓存了 {len(cache_check)} 个词元"),
 )
 
 # %% [markdown]

@@ -131,7 +131,13 @@ out_encoder = encoder(batch_right)  # (b, T, d_out)
 for b, length in enumerate(lengths.tolist()):
     gap_left = (out_left[b, T - length :] - alone[b]).abs().max()
     gap_encoder = (out_encoder[b, :length] - encoder(sequences[b])).abs().max()
-    print(f"{texts[b][0]:<8} left padding: {gap_left:.4f}   no causal mask: {gap_encoder:.4f}")
+    print(
+        f"{texts[b][0]:<8}",
+        mh.say(
+            f"left padding: {gap_left:.4f}   no causal mask: {gap_encoder:.4f}",
+            f"左填充：{gap_left:.4f}   不加因果掩码：{gap_encoder:.4f}",
+        ),
+    )
 
 # %% [markdown]
 # The full sentence (no pads) is untouched; the two short ones are off, because their real
@@ -241,7 +247,14 @@ for name, module in [("MultiHeadAttention", mha), ("SDPAMultiHeadAttention", sdp
         assert torch.isfinite(out).all()
         for b in range(3):
             torch.testing.assert_close(out[b, ~mask[b]], alone[b])
-        print(f"{name:<23} {side:<5} padding: batched == one at a time")
+        side_zh = "右" if side == "right" else "左"
+        print(
+            f"{name:<23}",
+            mh.say(
+                f"{side:<5} padding: batched == one at a time",
+                f"{side_zh}填充：成批计算 == 逐句计算",
+            ),
+        )
 
 out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out), no causal mask
 for b in range(3):
@@ -339,7 +352,7 @@ sdpa_allowed = ~causal_hidden & ~key_padding_mask[:, None, None, :]  # (b, 1, T,
 hf_additive = (1.0 - keep) * torch.finfo(torch.float32).min  # (b, 1, T, T), added to the scores
 steps = torch.arange(1, T + 1)  # (T_q,): query i sees i + 1 keys without padding
 valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
-print("Hugging Face attention_mask:")
+print(mh.say("Hugging Face attention_mask:", "Hugging Face 的 attention_mask："))
 print(attention_mask)
 print(mh.say("d2l's valid_lens, one per query:", "d2l 的 valid_lens，每个查询一个："))
 print(valid_lens_2d)
@@ -364,8 +377,12 @@ with torch.no_grad():
 
     d2l_hidden = torch.arange(T) >= valid_lens_2d[:, None, :, None]  # (b, 1, T_q, T_k)
     weights_by = {
-        "lesson 03 tril ones": torch.softmax(scores.masked_fill(keep == 0, -torch.inf), dim=-1),
-        "Hugging Face additive": torch.softmax(scores + hf_additive, dim=-1),
+        mh.say("lesson 03 tril ones", "第 03 课的 tril 全 1 矩阵"): torch.softmax(
+            scores.masked_fill(keep == 0, -torch.inf), dim=-1
+        ),
+        mh.say("Hugging Face additive", "Hugging Face 加性掩码"): torch.softmax(
+            scores + hf_additive, dim=-1
+        ),
         "d2l valid_lens, -1e6": torch.softmax(scores.masked_fill(d2l_hidden, -1e6), dim=-1),
     }
     torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False, batch_first=True)
@@ -379,10 +396,11 @@ with torch.no_grad():
 
 for name, weights_other in weights_by.items():
     torch.testing.assert_close(weights_other, reference)
-    print(f"{name:<22}", mh.say("weights == this course's", "权重 == 本课程的"))
+    print(mh.pad(name, 22), mh.say("weights == this course's", "权重 == 本课程的"))
 torch.testing.assert_close(context_torch[:, None], context)
 torch.testing.assert_close(context_sdpa, context)
-print(f"{'SDPA bool attn_mask':<22}", mh.say("context == this course's", "上下文 == 本课程的"))
+sdpa_name = mh.say("SDPA bool attn_mask", "SDPA 布尔 attn_mask")
+print(mh.pad(sdpa_name, 22), mh.say("context == this course's", "上下文 == 本课程的"))
 
 # %% [markdown]
 # Same attention six times. The conversions are one comparison or one `~` each; what goes wrong
@@ -432,16 +450,15 @@ for b in range(3):
 # Solutions: `solutions/11_padded_batches_solutions.ipynb`.
 #
 # **Exercise 1.** Three sequences of lengths 3, 1 and 4 are **left**-padded to T = 5 and go
-# through a **causal** layer. Section 3 built the hidden positions for one sentence; build them
-# for the whole batch at once: a bool tensor (b, T_q, T_k) = (3, 5, 5), `True` where query i of
-# sequence b must not see key j (a future key or a pad). Which of the two parts broadcasts over
-# which axis?
+# through a **causal** layer. Over the whole batch, how many query rows have no visible key at
+# all (the rows that would be NaN without the fix of section 4)? A whole number; work it out
+# first, then check it with a mask if you like.
 
 # %%
 import mhsa_helpers.exercises
 
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_left_padding_mask(answer)
+mhsa_helpers.exercises.check_blind_rows(answer)
 
 # %% [markdown]
 # **Exercise 2.** Write `masked_softmax(scores, hidden)`: `scores` is a float tensor

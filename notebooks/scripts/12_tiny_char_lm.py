@@ -338,10 +338,11 @@ label = {
     "shipped model": mh.tr("shipped: 3x the steps", "自带模型：步数三倍"),
 }
 names = [str(label.get(row["name"], row["name"])) for row in rows]
-print(mh.tr(f"{'':>24}  loss  complete  rhyme", f"{'':>18}  损失  完整的诗  押韵"))
+columns = [mh.say("loss", "损失"), mh.say("complete", "完整的诗"), mh.say("rhyme", "押韵")]
+print(" " * 24, *(mh.pad(head, 9, ">") for head in columns))
 for name, row in zip(names, rows):
-    poems = f"{row['complete']:>8.0%}  {row['rhyme']:>5.0%}" if "rhyme" in row else ""
-    print(f"{name:>24}  {row['val_loss']:.2f}  {poems}")
+    poems = f"{row['complete']:>9.0%} {row['rhyme']:>9.0%}" if "rhyme" in row else ""
+    print(f"{mh.pad(name, 24, '>')} {row['val_loss']:>9.2f} {poems}".rstrip())
 
 fig, (ax_loss, ax_rhyme) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 ax_loss.barh(names[::-1], [row["val_loss"] for row in rows][::-1], color="tab:blue")

@@ -84,7 +84,10 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 3.** The same steps as for "journey", with `inputs[2]` ("starts") as the query.
+# **Exercise 3.** The same steps as for "journey", with `inputs[2]` ("starts") as the query and
+# only the first three keys: the softmax runs over those three scores, so the weights sum to 1.
+# (Cutting the six weights of section 4's recipe to three would leave them summing to less than
+# 1: the hidden tokens must not enter the softmax at all. Lesson 03 does this with a mask.)
 
 # %%
 torch.manual_seed(123)
@@ -93,11 +96,11 @@ W_key = nn.Parameter(torch.rand(d_in, d_out))  # (d_in, d_out)
 W_value = nn.Parameter(torch.rand(d_in, d_out))  # (d_in, d_out)
 
 query_3 = inputs[2] @ W_query  # (d_out,)
-keys = inputs @ W_key  # (T, d_out)
-attn_scores_3 = query_3 @ keys.T  # (T,)
+keys = inputs[:3] @ W_key  # (3, d_out): "Your", "journey", "starts"
+attn_scores_3 = query_3 @ keys.T  # (3,)
 d_k = keys.shape[-1]
-answer = torch.softmax(attn_scores_3 / d_k**0.5, dim=-1)  # (T,)
-print(answer)
+answer = torch.softmax(attn_scores_3 / d_k**0.5, dim=-1)  # (3,)
+print(answer, answer.sum())
 
 result = mhsa_helpers.exercises.check_attn_weights_3(answer)
 assert result, result

@@ -76,18 +76,20 @@ print(
 )  # eval mode and seeded train mode
 
 # %% [markdown]
-# **Exercise 1.** In the wrapper `d_out` is per head and the heads are concatenated, so the
-# output is 12 × `d_out` wide: `d_out` = 768 / 12 = 64. Building the module on the `meta` device
-# checks the shape without allocating anything.
+# **Exercise 1.** Each head is a `CausalAttention` with three `nn.Linear(768, 64, bias=False)`
+# layers, `W_query`, `W_key`, `W_value`: 3 × 768 × 64 = 147,456 numbers. The wrapper holds 12
+# such heads and nothing else (no output projection): 12 × 147,456 = 1,769,472, exactly three
+# 768 × 768 matrices. The heads split the width, so their number does not change the count.
 
 # %%
-answer = 768 // 12
+per_head = 3 * 768 * 64  # W_query, W_key, W_value: (768, 64) each, no bias
+answer = 12 * per_head
 with torch.device("meta"):
-    wrapper = mh.MultiHeadAttentionWrapper(512, answer, 256, 0.1, num_heads=12)
-    assert wrapper(torch.empty(1, 4, 512)).shape[-1] == 768
-print(answer)
+    wrapper = mh.MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
+assert sum(p.numel() for p in wrapper.parameters()) == answer
+print(f"{answer:,}")
 
-result = mhsa_helpers.exercises.check_wrapper_width(answer)
+result = mhsa_helpers.exercises.check_wrapper_parameters(answer)
 assert result, result
 result
 

@@ -68,6 +68,17 @@ assert result, result
 result
 
 # %% [markdown]
+# The same function as the package's `mh.MultiHeadAttention`: same seed, the same layers in the
+# same order, so the same weights and outputs equal bit for bit, with dropout off and on.
+
+# %%
+torch.manual_seed(123)
+ours = MyMultiHeadAttention(3, 4, 6, 0.5, num_heads=2)
+torch.manual_seed(123)
+theirs = mh.MultiHeadAttention(3, 4, 6, 0.5, num_heads=2)
+print(mh.assert_same_module(ours, theirs, mh.load_journey().batch))  # eval and seeded train mode
+
+# %% [markdown]
 # **The prediction of section 6.** 6 calls for any number of heads: `W_query`, `W_key`,
 # `W_value`, `out_proj` (4 `nn.Linear`) and `Q @ K^T`, `weights @ V` (2 `@`). No line of `forward`
 # runs once per head; the heads are a dimension of the tensors.

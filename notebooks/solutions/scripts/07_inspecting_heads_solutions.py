@@ -25,14 +25,18 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** $H = -\sum_j w_j \log w_j$ over the non-zero weights (0 log 0 counts as 0):
-# $-(0.5 \log 0.5 + 2 \cdot 0.25 \log 0.25) = 0.5 \log 2 + 0.5 \cdot 2 \log 2 = 1.5 \log 2$.
+# **Exercise 1.** $n$ equal weights $1/n$ (the zeros add nothing, 0 log 0 counts as 0) have
+# entropy $H = -n \cdot \frac{1}{n} \log \frac{1}{n} = \log n$. So $n = e^{1.3863} = 4$: the
+# row is spread evenly over 4 of the 6 keys. (Even over all 6 it would be $\log 6 = 1.79$, the
+# largest entropy the row can have.)
 
 # %%
-row = torch.tensor([0.5, 0.25, 0.25, 0.0])
-answer = -torch.special.xlogy(row, row).sum()  # 0-d tensor; xlogy(0, 0) = 0
-print(f"{answer.item():.4f} nats = 1.5 * log 2 = {1.5 * math.log(2):.4f}")
-result = mhsa_helpers.exercises.check_row_entropy(answer)
+n = round(math.exp(1.3863))  # entropy log n -> n = exp(entropy)
+row = torch.tensor([1 / n] * n + [0.0] * (6 - n))  # (6,): n equal weights, then zeros
+assert abs(-torch.special.xlogy(row, row).sum().item() - 1.3863) < 1e-4
+answer = n
+print(answer)
+result = mhsa_helpers.exercises.check_keys_from_entropy(answer)
 assert result, result
 result
 

@@ -25,14 +25,17 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** Cross-entropy is $-\log p(\text{right token})$, and a uniform guess gives every
-# token $p = 1/50257$: the loss is $-\log(1/50257) = \log 50257 \approx 10.82$ nats, whatever the
-# right token is. (GPT-2's real starting loss is close to this: its initial weights are small.)
+# **Exercise 1.** A loss is $-\log p(\text{right token})$, so $p = e^{-\text{loss}}$. Untrained:
+# $p = e^{-\log 64} = 1/64$. Trained: $p = e^{-0.04} \approx 0.96$. The ratio is
+# $64 \cdot e^{-0.04} = e^{\log 64 - 0.04} \approx 61.5$: a difference of losses is a ratio of
+# probabilities. (The ratio of the losses, 4.16 / 0.04 = 104, compares two logs and means
+# nothing here.)
 
 # %%
-answer = -math.log(1 / 50257)
-print(f"{answer:.4f}")
-result = mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
+untrained_p, trained_p = 1 / 64, math.exp(-0.04)
+answer = trained_p / untrained_p
+print(f"{answer:.2f}")
+result = mhsa_helpers.exercises.check_probability_gain(answer)
 assert result, result
 result
 

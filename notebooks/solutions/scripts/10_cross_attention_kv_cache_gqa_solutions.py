@@ -60,8 +60,18 @@ per_group = 2 * layers * head_dim * bytes_per_number * T * conversations  # K an
 budget = 24 * 2**30
 divisors = [g for g in range(1, q_heads + 1) if q_heads % g == 0]
 answer = max(g for g in divisors if g * per_group <= budget)
-print(f"{per_group / 1e9:.2f} GB per group: {budget / per_group:.2f} groups' worth fit")
-print(f"divisors of 40: {divisors} -> {answer} groups, {answer * per_group / 1e9:.1f} GB")
+print(
+    mh.say(
+        f"{per_group / 1e9:.2f} GB per group: {budget / per_group:.2f} groups' worth fit",
+        f"每组 {per_group / 1e9:.2f} GB：放得下 {budget / per_group:.2f} 组",
+    )
+)
+print(
+    mh.say(
+        f"divisors of 40: {divisors} -> {answer} groups, {answer * per_group / 1e9:.1f} GB",
+        f"40 的因数：{divisors} -> {answer} 组，{answer * per_group / 1e9:.1f} GB",
+    )
+)
 result = mhsa_helpers.exercises.check_kv_cache_bytes(answer)
 assert result
 result

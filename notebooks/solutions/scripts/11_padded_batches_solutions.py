@@ -22,19 +22,21 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** Two parts. The pads: with left padding, sequence b has T - L_b pads at
-# positions 0 .. T - L_b - 1, a (b, T_k) mask of keys, which broadcasts over the queries as
-# (b, 1, T_k). The future: one (T_q, T_k) matrix for every sequence. A key is hidden if either
-# part hides it, so combine them with `|`. A pad query sees nothing: its row is all `True`, one
-# of the rows the lesson leaves unmasked and zeroes.
+# **Exercise 1.** A causal query i sees keys 0 .. i. With left padding the first T - L_b
+# positions of sequence b are pads, so while the query itself is a pad, every key it sees is a
+# pad: its row is blind. Each pad gives one such row, and a real query sees at least itself:
+# (5 - 3) + (5 - 1) + (5 - 4) = 7. (With right padding no row is blind: the pads come after the
+# real tokens, which every query sees.) The mask of both parts confirms it.
 
 # %%
 lengths, T = torch.tensor([3, 1, 4]), 5
+answer = int((T - lengths).sum())  # one blind row per pad: 2 + 4 + 1
 pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k), True = a pad key
 future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T_q, T_k), True = a future key
-answer = future | pads[:, None, :]  # (b, T_q, T_k): the pads broadcast over the queries
-print(answer[1].int())  # length 1: four pads, then one real token
-result = mhsa_helpers.exercises.check_left_padding_mask(answer)
+hidden = future | pads[:, None, :]  # (b, T_q, T_k): the pads broadcast over the queries
+assert int(hidden.all(dim=-1).sum()) == answer
+print(answer)
+result = mhsa_helpers.exercises.check_blind_rows(answer)
 assert result
 result
 
@@ -100,9 +102,10 @@ result
 # %%
 import torch.nn.functional as F
 
-print("-1e9 in float16:", torch.tensor(-1e9).half().item())
+print(mh.say("-1e9 in float16:", "-1e9 在 float16 中："), torch.tensor(-1e9).half().item())
 print(
-    "float32's lowest in bfloat16:", torch.tensor(torch.finfo(torch.float32).min).bfloat16().item()
+    mh.say("float32's lowest in bfloat16:", "float32 的最小值在 bfloat16 中："),
+    torch.tensor(torch.finfo(torch.float32).min).bfloat16().item(),
 )
 attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T): left, right padding
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
@@ -112,4 +115,10 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         real = attention_mask[b] == 1  # (T,)
         alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # pads removed
         torch.testing.assert_close(out[b].float(), alone.float(), atol=1e-2, rtol=1e-2)
-    print(f"{dtype!s:<15} SDPA with the additive mask == the sequences with their pads removed")
+    print(
+        f"{dtype!s:<15}",
+        mh.say(
+            "SDPA with the additive mask == the sequences with their pads removed",
+            "带加性掩码的 SDPA == 去掉填充后的序列",
+        ),
+    )

@@ -127,9 +127,13 @@ assert torch.equal(attn_scores_2[1], attn_score_22)
 # %%
 queries = inputs @ W_query  # (T, d_out)
 all_scores = (queries @ keys.T).detach()  # (T, T)
-print(f"'with' looks at 'journey': {all_scores[3, 1]:.4f}")
-print(f"'journey' looks at 'with': {all_scores[1, 3]:.4f}")
-print("symmetric:", torch.equal(all_scores, all_scores.T))
+print(
+    mh.say("'with' looks at 'journey':", "“with” 对 “journey” 的分数："), f"{all_scores[3, 1]:.4f}"
+)
+print(
+    mh.say("'journey' looks at 'with':", "“journey” 对 “with” 的分数："), f"{all_scores[1, 3]:.4f}"
+)
+print(mh.say("symmetric:", "对称："), torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
     print(
         f"{word:>8}",
@@ -191,9 +195,9 @@ k = torch.randn(6, size)  # (T, d_k)
 scores_big = k @ q  # (T,)
 weights_raw = torch.softmax(scores_big, dim=-1)  # (T,)
 weights_scaled = torch.softmax(scores_big / size**0.5, dim=-1)  # (T,)
-print("scores        :", scores_big)
-print("softmax       :", weights_raw)
-print("scaled softmax:", weights_scaled)
+print(mh.pad(mh.say("scores", "分数"), 14) + ":", scores_big)
+print(mh.pad("softmax", 14) + ":", weights_raw)
+print(mh.pad(mh.say("scaled softmax", "缩放后的 softmax"), 14) + ":", weights_scaled)
 fig = mh.figures.plot_scaling_effect(scores_big, size)
 plt.show()
 mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
@@ -214,15 +218,21 @@ jac_autograd = torch.autograd.functional.jacobian(
     lambda s: torch.softmax(s, dim=-1), scores_big / size**0.5
 )  # (T, T)
 torch.testing.assert_close(softmax_jacobian(weights_scaled), jac_autograd)
-print("largest |gradient entry|, unscaled:", softmax_jacobian(weights_raw).abs().max())
-print("largest |gradient entry|, scaled  :", softmax_jacobian(weights_scaled).abs().max())
+largest = mh.say("largest |gradient entry|,", "梯度元素的最大绝对值，")
+print(largest, mh.say("unscaled:", "未缩放："), softmax_jacobian(weights_raw).abs().max())
+print(largest, mh.say("scaled  :", "缩放后："), softmax_jacobian(weights_scaled).abs().max())
 
 # %% [markdown] en_hash="bc3434002159"
 # 单个例子可能只是运气好，所以下面对 1,000 个随机查询（每个配六个键）取平均，看最大权重的均值，以及 softmax 雅可比矩阵的平均大小。这里的大小指 Frobenius 范数（Frobenius norm）。
 
 # %%
 _ = torch.manual_seed(123)
-print("d_k   max weight: raw  scaled   gradient size: raw  scaled")
+print(
+    mh.say(
+        "d_k   max weight: raw  scaled   gradient size: raw  scaled",
+        "d_k  最大权重：未缩放  缩放后     梯度大小：未缩放  缩放后",
+    )
+)
 for size in (2, 64, 512):
     q = torch.randn(1000, 1, size)  # (N, 1, d_k)
     k = torch.randn(1000, 6, size)  # (N, T, d_k)
@@ -319,8 +329,8 @@ torch.testing.assert_close(
     out_v1, journey.reference["self_attention_v1_seed123"], atol=1e-4, rtol=0
 )
 
-# %% [markdown] en_hash="e0ea001ede34"
-# 下面是 `sa_v1` 内部的注意力权重，每个查询一行，唯独少了“starts”这一行，练习 3 要你自己把它算出来。现在由投影决定谁关注谁。在这组随机（未经训练）的矩阵下，各行仍然几乎是平的，只是每一行都稍稍偏向“journey”和“starts”。
+# %% [markdown] en_hash="95eb968ea2c9"
+# 下面是 `sa_v1` 内部的注意力权重，每个查询一行，唯独少了“starts”这一行，练习 3 要用到它。现在由投影决定谁关注谁。在这组随机（未经训练）的矩阵下，各行仍然几乎是平的，只是每一行都稍稍偏向“journey”和“starts”。
 
 # %%
 shown = [0, 1, 3, 4, 5]  # 除 "starts"（索引 2）以外的每个查询
@@ -368,10 +378,14 @@ x_wide = torch.randn(6, 768)  # (T, 768)
 W_rand = torch.rand(768, 64)  # V1 的写法，(d_in, d_out)
 linear = nn.Linear(768, 64, bias=False)  # V2 的写法，weight 为 (d_out, d_in)
 with torch.no_grad():
-    print(f"std of x @ W_rand    : {(x_wide @ W_rand).std():.2f}")
-    print(f"std of linear(x)     : {linear(x_wide).std():.2f}")
-    print(f"linear.weight range  : [{linear.weight.min():.4f}, {linear.weight.max():.4f}]")
-    print(f"1 / sqrt(768)        : {1 / 768**0.5:.4f}")
+    weight_range = f"[{linear.weight.min():.4f}, {linear.weight.max():.4f}]"
+    for label, value in [
+        (mh.say("std of x @ W_rand", "x @ W_rand 的标准差"), f"{(x_wide @ W_rand).std():.2f}"),
+        (mh.say("std of linear(x)", "linear(x) 的标准差"), f"{linear(x_wide).std():.2f}"),
+        (mh.say("linear.weight range", "linear.weight 的范围"), weight_range),
+        ("1 / sqrt(768)", f"{1 / 768**0.5:.4f}"),
+    ]:
+        print(mh.pad(label, 21) + ":", value)
 
 # %% [markdown] en_hash="26727729a38f"
 # ### 检查（供 CI 使用；已折叠）
@@ -423,8 +437,8 @@ mhsa_helpers.exercises.check_build_self_attention(answer)
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
 
-# %% [markdown] en_hash="80d6951f419e"
-# **练习 3。** 用第 1 节中种子 123 的那几个矩阵，计算查询“starts”（$x^{(3)}$）对全部六个词元的注意力权重，并按 $\sqrt{d_k}$ 缩放（形状为 (6,)）。
+# %% [markdown] en_hash="c65e1567b5f2"
+# **练习 3。** 逐个词元写出文本的模型不能往后看：读到“starts”时，它后面的词元还没有出现。用第 1 节中种子 123 的矩阵，计算查询“starts”（$x^{(3)}$）的注意力权重，按 $\sqrt{d_k}$ 缩放，但只在它读过的词元“Your”“journey”“starts”上计算（形状为 (3,)）。这些权重的和还是 1 吗？怎样保证这一点？
 
 # %%
 answer = None  # 在这里写代码

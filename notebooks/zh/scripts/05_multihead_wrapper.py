@@ -230,8 +230,13 @@ mhsa_helpers.exercises.check_matmul_prediction(prediction)
 # %%
 with mh.CountMatmuls() as counter:
     mha(batch)
-print("2 heads:", counter.counts, "| total", sum(counter.counts.values()))
-print("your prediction:", prediction)
+print(
+    mh.say("2 heads:", "2 个头："),
+    counter.counts,
+    mh.say("| total", "| 合计"),
+    sum(counter.counts.values()),
+)
+print(mh.say("your prediction:", "你的预测："), prediction)
 
 # %% [markdown] en_hash="9d4810797846"
 # 每个头的 `forward` 先调用 `W_query`、`W_key`、`W_value`，这是三次小的矩阵乘法，然后算 `Q @ K^T` 和 `weights @ V`。下面对 1 到 4 个头做同样的计数。
@@ -271,8 +276,12 @@ for num_tokens in [6, 256]:
     t_loop = best_of(lambda: torch.cat([x @ W for W in W_heads], dim=1))  # noqa: B023
     t_big = best_of(lambda: x @ W_big)  # noqa: B023
     print(
-        f"T={num_tokens:>3}: 12 small matmuls {t_loop * 1e3:.3f} ms, "
-        f"one big matmul {t_big * 1e3:.3f} ms, ratio {t_loop / t_big:.1f}x"
+        mh.say(
+            f"T={num_tokens:>3}: 12 small matmuls {t_loop * 1e3:.3f} ms, "
+            f"one big matmul {t_big * 1e3:.3f} ms, ratio {t_loop / t_big:.1f}x",
+            f"T={num_tokens:>3}：12 次小乘法 {t_loop * 1e3:.3f} ms，"
+            f"一次大乘法 {t_big * 1e3:.3f} ms，比值 {t_loop / t_big:.1f}x",
+        )
     )
     assert 0 < t_big < 1 and 0 < t_loop < 1
 torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
@@ -282,7 +291,7 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 #
 # `benchmarks/attention.py --part wrapper-vs-split` 对整个模块做了这项测量。它在课程的 2 核机器上单线程运行，拿包装器与第 06 课的拆分版类比较，两者计算的是同一个函数。8 到 64 个词元时，包装器的耗时是拆分版的 1.2–1.9 倍。到了 512 个词元，包装器的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在掩码和 softmax 这些 (T, T) 的步骤里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存，拆分版却要一口气处理 24 MiB。可见，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现写成一个类，`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头。
 
-# %% [markdown] en_hash="dff055041987"
+# %% [markdown] en_hash="fcb5ae80c5f3"
 # ## 小结
 #
 # * **多头注意力**由几个独立的**注意力头**组成，每个头都有自己的 `W_query`、`W_key`、`W_value`，各个头的输出沿最后一维拼接。
@@ -295,11 +304,11 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 #
 # 参考答案见 `solutions/05_multihead_wrapper_solutions.ipynb`。
 #
-# **练习 1。** 你想要一个 **12 个头**、输出宽 **768**（GPT-2 的宽度）的 `MultiHeadAttentionWrapper`。应该给它传什么 `d_out`？先自己算出来，然后可以在 `meta` 设备上构建它来验证。
+# **练习 1。** 第 3 节那个输出宽 768 的包装器 `MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)`（不带 `qkv_bias`）有多少个可训练的参数？先数一个头有多少（第 2 节列出了一个头的参数），再算整个包装器。（答案是一个整数，可以用 `sum(p.numel() for p in module.parameters())` 验证。）
 
 # %%
 answer = None  # 在这里写代码
-mhsa_helpers.exercises.check_wrapper_width(answer)
+mhsa_helpers.exercises.check_wrapper_parameters(answer)
 
 # %% [markdown] en_hash="da95771e77c0"
 # **练习 2。** 把书中的包装器改为 **3 个头**（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），在 `batch` 上运行，它的头 3 输出一个 (2, 6, 2) 的张量。请**不构建包装器**，只用 `mh.CausalAttention` 模块把这个张量算出来。第 2 节讲了为什么种子决定了每个头拿到哪些权重。

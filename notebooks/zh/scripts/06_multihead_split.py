@@ -309,14 +309,14 @@ header = mh.say(
 )
 Markdown("\n".join([header, "|---|---|---|---|", *rows]))
 
-# %% [markdown] en_hash="450e97656e51"
+# %% [markdown] en_hash="f35a7af7bb16"
 # 其中 $h$ = `num_heads`，$d_k$ = `head_dim` = `d_out // num_heads`。
 #
 # ## 5. 自己动手实现
 #
 # 先别看书中的类，照着上面的表格自己写一个，把下面的 `MyMultiHeadAttention` 补充完整。构造函数接受与书中相同的参数 `(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`。请沿用书中的名字 `W_query`、`W_key`、`W_value`、`out_proj`、`dropout`，并像第 04 课的 `CausalAttention` 那样，把因果掩码（causal mask）注册为名为 `mask` 的缓冲区。`forward(x)` 接受形状为 (b, T, d_in) 的 x，返回 (b, T, d_out)。
 #
-# 检查器会按这些名字把 `mh.MultiHeadAttention` 的权重复制到你的模块里，然后做契约测试。它检查几种尺寸下的形状和因果性（改动靠后的词元，前面任何位置的输出都不变），检查每行权重之和是否为 1、输出是否相等、dropout 是否只在训练模式下起作用，以及每个参数是否都有梯度。如果哪里不对，提示会指出最可能的错误。第 6 节是书中的版本，已经折叠起来，等你的类通过了再打开。
+# 检查器会按这些名字把 `mh.MultiHeadAttention` 的权重复制到你的模块里，然后做契约测试。它检查几种尺寸下的形状和因果性（改动靠后的词元，前面任何位置的输出都不变），检查每行权重之和是否为 1、输出是否相等、dropout 是否只在训练模式下起作用，以及每个参数是否都有梯度。如果哪里不对，提示会指出最可能的错误。第 6 节说明书中的版本在哪里，等你的类通过了再去看。
 
 
 # %%
@@ -332,52 +332,14 @@ class MyMultiHeadAttention(nn.Module):
 
 mhsa_helpers.exercises.check_build_multihead(MyMultiHeadAttention)
 
-# %% [markdown] en_hash="863d16b1d28b"
+# %% [markdown] en_hash="2736383866a8"
 # ## 6. 书中的类
 #
-# 书中的 `MultiHeadAttention` 在下一个单元格里。为了不提前泄露动手实现的答案，它已经折叠起来，点击单元格即可展开。等你的类通过检查，再把两者逐行对照。本课余下的部分都运行这个类。
+# 为了不泄露动手实现的答案，书中的 `MultiHeadAttention` 不放在这里。它就是 `solutions/06_multihead_split_solutions.ipynb` 里第 5 节的解答，那里还会逐位检查它和包里的 `mh.MultiHeadAttention` 是同一个函数。等你的类通过检查，再把两者逐行对照。本课余下的部分都运行包里的这个类。
 
 
-# %% jupyter={"source_hidden": true}
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-        super().__init__()
-        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
-        self.d_out = d_out
-        self.num_heads = num_heads
-        self.head_dim = d_out // num_heads  # 每个头分到 d_out 中的一段
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.out_proj = nn.Linear(d_out, d_out)  # 混合各个头
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer(
-            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )
-
-    def forward(self, x):
-        b, num_tokens, _ = x.shape  # (b, T, d_in)
-        keys = self.W_key(x)  # (b, T, d_out)
-        queries = self.W_query(x)  # (b, T, d_out)
-        values = self.W_value(x)  # (b, T, d_out)
-
-        keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)  # (b, T, h, head_dim)
-        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
-        values = values.view(b, num_tokens, self.num_heads, self.head_dim)
-        keys = keys.transpose(1, 2)  # (b, h, T, head_dim)
-        queries = queries.transpose(1, 2)  # (b, h, T, head_dim)
-        values = values.transpose(1, 2)  # (b, h, T, head_dim)
-
-        attn_scores = queries @ keys.transpose(2, 3)  # (b, h, T, T)
-        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]  # (T, T)
-        attn_scores.masked_fill_(mask_bool, -torch.inf)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # (b, h, T, T)
-        attn_weights = self.dropout(attn_weights)
-
-        context_vec = (attn_weights @ values).transpose(1, 2)  # (b, T, h, head_dim)
-        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)  # (b, T, d_out)
-        return self.out_proj(context_vec)  # (b, T, d_out)
-
+# %%
+MultiHeadAttention = mh.MultiHeadAttention  # 书中的类，即课程包提供的版本
 
 # %% [markdown] en_hash="31b8a87f7c4e"
 # **追踪这张表。** 这个类真的会算出表中的那些形状吗？我们用一组各不相同的尺寸运行它一次，记录每个操作之后的形状。尺寸取 b=2、T=5、d_in=7、d_out=12、h=3、head_dim=4，这样即使两个维度被调换也藏不住。这里用到两样工具。一是挂在 `W_query` 和 `out_proj` 上的**前向钩子**（forward hook），PyTorch 会把模块的输入和输出传给钩子函数。二是一个 `TorchFunctionMode`，它和第 05 课的 `mh.CountMatmuls` 一样，能看到每一个张量操作（`view`、`transpose`、`@` 即 `matmul`，等等）。
@@ -433,15 +395,15 @@ def trace_forward(module):
 
 
 args = (sizes["d_in"], sizes["d_out"], 8, 0.0, sizes["h"])  # context_length 为 8，不用 dropout
-traced = trace_forward(MultiHeadAttention(*args))  # 上面的类
-assert traced == trace_forward(mh.MultiHeadAttention(*args))  # 课程包里的类结果一致
+traced = trace_forward(MultiHeadAttention(*args))  # 课程包里的类
 for (step, _, _, shape), got in zip(forward_steps, traced, strict=True):
     expected = tuple(sizes[name.strip()] for name in shape.strip("()").split(","))
-    print(f"{step:<22} table {shape:<20} = {expected!s:<14} traced {got}")
+    table_word, traced_word = mh.say("table", "表中"), mh.say("traced", "实测")
+    print(f"{mh.pad(step, 22)} {table_word} {shape:<20} = {expected!s:<14} {traced_word} {got}")
     assert got == expected, step
 
-# %% [markdown] en_hash="28cf8ec2e446"
-# 表中的每一个形状，都是这个类实际算出的形状。上面的类如此，本课程后面一直使用的包内类 `mh.MultiHeadAttention` 也如此。
+# %% [markdown] en_hash="3c8a6a410b0d"
+# 表中的每一个形状，都是这个类实际算出的形状。这个类就是 `mh.MultiHeadAttention`，即课程包提供的书中的类，本课程后面一直使用它。
 #
 # **注意宽度约定。** 这里的 `d_out` 是**总**宽度，由各个头平分（head_dim = d_out // num_heads），而在第 05 课的包装器里，它是每个头的宽度。书中的例子用 `d_out = 2` 和 2 个头，所以每个头宽 1，输出形状是 (2, 6, 2)。
 
@@ -476,9 +438,9 @@ for heads in [1, 2, 4, 12]:
     module = MultiHeadAttention(d_in, 12 * 2, T, 0.0, num_heads=heads)
     with mh.CountMatmuls() as counter:
         module(batch)
-    print(f"{heads:>2} heads: {counter.counts}")
+    print(mh.say(f"{heads:>2} heads:", f"{heads:>2} 个头："), counter.counts)
     assert counter.counts == {"linear": 4, "matmul": 2}
-print("your prediction:", prediction)
+print(mh.say("your prediction:", "你的预测："), prediction)
 
 # %% [markdown] en_hash="424f9fd4270b"
 # 结果是 4 次 `nn.Linear` 调用和 2 次 `@`，**与头数无关**。各个头藏在同一个张量的维度里，而不在 Python 循环里。下面把它与第 05 课的包装器放在一起比较。
@@ -517,7 +479,8 @@ entropy = mh.head_entropy(attn.detach())  # (num_heads,)
 print(
     mh.say("mean row entropy per head:", "每个头各行的平均熵："),
     entropy,
-    f"| even rows: {uniform_causal_entropy(T):.4f}",
+    mh.say("| even rows:", "| 完全均匀的行："),
+    f"{uniform_causal_entropy(T):.4f}",
 )
 assert (uniform_causal_entropy(T) - entropy < 1e-3).all()  # 两个头都几乎均匀
 fig = mh.plot_attention_heads(
@@ -599,7 +562,10 @@ for name, (d, heads) in gpt2.items():
     assert count == 4 * d * d + d
     assert module.head_dim == 64
     print(
-        f"GPT-2 {name:<6}: d={d:>4}, {heads:>2} heads x {module.head_dim} -> {count:>10,} parameters"
+        mh.say(
+            f"GPT-2 {name:<6}: d={d:>4}, {heads:>2} heads x {module.head_dim} -> {count:>10,} parameters",
+            f"GPT-2 {name:<6}：d={d:>4}，{heads:>2} 个头 x {module.head_dim} -> {count:>10,} 个参数",
+        )
     )
 
 # %% [markdown] en_hash="a53b4cedd399"
@@ -646,18 +612,12 @@ for heads in [1, 4, 12]:
     )
     assert attention == 2 * 2 * 1024**2 * 768  # 2 次乘积 × 2 FLOP × T^2 × d_out，与 h 无关
 
-# %% [markdown] en_hash="058d8339ef7a"
+# %% [markdown] en_hash="03e2fb1bdfb7"
 # 1 个、4 个、12 个头都是 8.05 GFLOP。其中 3.22 GFLOP 是 (T, T) 的那两次乘法，随 $T^2$ 增长，其余是四个投影，随 $T$ 增长。
 #
-# **检查单元格（已折叠，供课程的测试使用）。** 下面隐藏的单元格检查两件事。第一，本课内联写出的类与 `mh.MultiHeadAttention` 等价。两者种子相同，相同的层按相同顺序创建，因此权重相同，输出逐位相同，在评估模式下和在固定种子 dropout 的训练模式下都是如此。第二，在 GPT-2 small 的形状下（12 个头 × 64，随机的 64 个词元输入），包装器与 `mh.multihead_from_wrapper` 的结果在 float32 舍入误差范围内相等。它们是否也逐位相同，取决于 CPU、BLAS 库和线程数，因为浮点加法不满足结合律。在 float32 中，(0.1 + 0.3) + 0.4 与 0.1 + (0.3 + 0.4) 在最后一位上不同。因此，本课程一般用 `torch.testing.assert_close` 检查“同一个函数”，只在计算过程能完全对齐的小例子上才用 `torch.equal`。点击该单元格即可展开。
+# **检查单元格（已折叠，供课程的测试使用）。** 下面隐藏的单元格检查的是，在 GPT-2 small 的形状下（12 个头 × 64，随机的 64 个词元输入），包装器与 `mh.multihead_from_wrapper` 的结果在 float32 舍入误差范围内相等。它们是否也逐位相同，取决于 CPU、BLAS 库和线程数，因为浮点加法不满足结合律。在 float32 中，(0.1 + 0.3) + 0.4 与 0.1 + (0.3 + 0.4) 在最后一位上不同。因此，本课程一般用 `torch.testing.assert_close` 检查“同一个函数”，只在计算过程能完全对齐的小例子上才用 `torch.equal`。点击该单元格即可展开。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
-torch.manual_seed(123)
-ours = MultiHeadAttention(d_in, 4, T, 0.5, num_heads=2)
-torch.manual_seed(123)
-theirs = mh.MultiHeadAttention(d_in, 4, T, 0.5, num_heads=2)
-print(mh.assert_same_module(ours, theirs, batch))
-
 torch.manual_seed(123)
 wrapper_big = mh.MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
 split_big = mh.multihead_from_wrapper(wrapper_big)

@@ -107,9 +107,11 @@ from mhsa_helpers.inspection import uniform_causal_entropy
 one_hot = torch.eye(6).unsqueeze(0)  # (1, T, T)：每个词元只关注自己
 lower = torch.tril(torch.ones(6, 6))
 uniform_causal = (lower / lower.sum(dim=-1, keepdim=True)).unsqueeze(0)  # (1, T, T)
-print("one-hot head:        ", mh.head_entropy(one_hot))
-print("uniform causal head: ", mh.head_entropy(uniform_causal))
-print(f"mean of log(i+1), T=6: {uniform_causal_entropy(6):.4f}")
+print(mh.pad(mh.say("one-hot head:", "独热的头："), 21), mh.head_entropy(one_hot))
+print(mh.pad(mh.say("uniform causal head:", "均匀的因果头："), 21), mh.head_entropy(uniform_causal))
+print(
+    mh.say("mean of log(i+1), T=6:", "log(i+1) 的平均值，T=6："), f"{uniform_causal_entropy(6):.4f}"
+)
 assert torch.equal(mh.head_entropy(one_hot), torch.zeros(1))
 torch.testing.assert_close(
     mh.head_entropy(uniform_causal), torch.tensor([1.0965]), atol=1e-4, rtol=0
@@ -121,7 +123,7 @@ torch.testing.assert_close(
 # %%
 entropy_book = mh.head_entropy(weights)  # (num_heads,)
 print(mh.say("entropy per head:", "每个头的熵："), entropy_book)
-print(f"maximum for T=6: {uniform_causal_entropy(6):.4f}")
+print(mh.say("maximum for T=6:", "T=6 时的最大值："), f"{uniform_causal_entropy(6):.4f}")
 assert (entropy_book <= uniform_causal_entropy(6) + 1e-6).all()
 
 # %%
@@ -154,9 +156,12 @@ with torch.no_grad():
     _, weights_x1 = mha_long(embed_words(long_words).unsqueeze(0), return_weights=True)
 entropy_long = mh.head_entropy(weights_long)  # (4,)
 entropy_x1 = mh.head_entropy(weights_x1)  # (4,)：同样的头，嵌入不乘 3
-print("entropy per head, x3:", entropy_long)
-print("entropy per head, x1:", entropy_x1)
-print(f"maximum for T=11:     {uniform_causal_entropy(11):.4f}")
+print(mh.pad(mh.say("entropy per head, x3:", "每个头的熵，x3："), 21), entropy_long)
+print(mh.pad(mh.say("entropy per head, x1:", "每个头的熵，x1："), 21), entropy_x1)
+print(
+    mh.pad(mh.say("maximum for T=11:", "T=11 时的最大值："), 21),
+    f"{uniform_causal_entropy(11):.4f}",
+)
 assert (entropy_long < entropy_x1).all()  # 乘以 3 让每个头都稍微集中一些
 assert (entropy_long > 0.9 * uniform_causal_entropy(11)).all()  # 都仍接近均匀
 
@@ -180,7 +185,12 @@ the_4, the_7 = weights_long[0, :, 7:, 4], weights_long[0, :, 7:, 7]  # 各为 (h
 torch.testing.assert_close(the_0, the_7, atol=1e-6, rtol=0)
 torch.testing.assert_close(the_4, the_7, atol=1e-6, rtol=0)
 torch.testing.assert_close(weights_long[0, :, 8:, 5], weights_long[0, :, 8:, 8], atol=1e-6, rtol=0)
-print("head 1: key 'the' at positions 0, 4, 7 (rows), seen by queries 7..10 (columns):")
+print(
+    mh.say(
+        "head 1: key 'the' at positions 0, 4, 7 (rows), seen by queries 7..10 (columns):",
+        "头 1：位置 0、4、7 上的键 “the”（行），被查询 7..10 看到的权重（列）：",
+    )
+)
 print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
 
 # %% [markdown] en_hash="9006429dc0dd"
@@ -239,18 +249,18 @@ print(mh.say("share of visible weights dropped:", "可见权重中被丢弃的�
 # * 未经训练的头作用在很小的嵌入上时，注意力几乎是均匀的。没有位置信息时，相同的词元无论在哪里都得到相同的权重。
 # * 注意力权重不等于解释，熵低不等于重要，头与头之间可能冗余。图只能给出线索，要靠消融（第 08 课）来检验。
 
-# %% [markdown] en_hash="986d134d9d1f"
+# %% [markdown] en_hash="f83e059ece30"
 # ## 练习
 #
 # 参考答案见 `solutions/07_inspecting_heads_solutions.ipynb`。
 #
-# **练习 1。** 手算（或者用 torch 算）注意力行 `[0.5, 0.25, 0.25, 0.0]` 的熵，单位为奈特。答案写成一个 Python 浮点数或一个 0 维张量。
+# **练习 1。** 一个查询能看到 6 个键。它的那一行权重在其中几个键上相等，其余的键上为 0，熵是 1.3863 奈特。它把权重放在了几个键上？（给出一个数。先写出 n 个相等权重的熵。）
 
 # %%
 import mhsa_helpers.exercises
 
 answer = None  # 在这里写代码
-mhsa_helpers.exercises.check_row_entropy(answer)
+mhsa_helpers.exercises.check_keys_from_entropy(answer)
 
 # %% [markdown] en_hash="4178a2b12e04"
 # **练习 2。** 不用 `mh.head_entropy`，计算 `weights_ex` 中每个头的平均行熵，结果的形状为 `(3,)`。`weights_ex` 来自一个新模块，它有 3 个头（`head_dim = 8`）和另一组权重（随机种子 7），输入是那个更长的句子。当心对角线以上的那些零，`0 * log(0)` 必须算作 0。

@@ -98,7 +98,7 @@ print(
     f"  log(64) = {math.log(64):.2f}",
 )
 if prediction is not None:
-    print(f"your prediction: {prediction:.2f}")
+    print(mh.say(f"your prediction: {prediction:.2f}", f"你的预测：{prediction:.2f}"))
 assert abs(loss.item() - math.log(64)) < 0.3
 
 # %% [markdown] en_hash="c2a3acdbe0fc"
@@ -115,9 +115,13 @@ vocab = {word: i for i, word in enumerate(sorted(set(sentence)))}
 token_ids = torch.tensor([vocab[word] for word in sentence])  # (T + 1,) = (6,)
 inputs_s, targets_s = token_ids[:-1], token_ids[1:]  # 各为 (T,)：目标是左移一位的输入
 for t in range(len(inputs_s)):
+    given = f"{sentence[t]:>8} ({inputs_s[t]})"
+    wanted = f"{sentence[t + 1]:>8} ({targets_s[t]})"
     print(
-        f"position {t}: input {sentence[t]:>8} ({inputs_s[t]})  ->  "
-        f"target {sentence[t + 1]:>8} ({targets_s[t]})"
+        mh.say(
+            f"position {t}: input {given}  ->  target {wanted}",
+            f"位置 {t}：输入 {given}  ->  目标 {wanted}",
+        )
     )
 print("inputs: ", inputs_s)
 print("targets:", targets_s)
@@ -459,16 +463,16 @@ assert runs[4] is result and sum(p.numel() for p in runs[8].model.parameters()) 
 assert before.max() < 0.2 and after.min() > 0.95
 print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 
-# %% [markdown] en_hash="66107eca9942"
+# %% [markdown] en_hash="3d41c79b1792"
 # ## 练习
 #
 # 参考答案见 `solutions/08_training_tiny_model_solutions.ipynb`。
 #
-# **练习 1。** GPT-2 的词表有 50257 个词元。如果未经训练的 GPT-2 在整个词表上均匀猜测，它的起始损失是多少奈特（nat）？（给出一个数。）
+# **练习 1。** 第 2 节在重复任务上训练模型，损失从接近 $\log 64$ 降到最后一轮的 0.04 奈特（nat）。训练后的模型给正确词元的概率，是未训练时的多少倍？（把每个损失都看作每个位置的概率相同。给出一个数。）
 
 # %%
 answer = None  # 在这里写代码
-mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
+mhsa_helpers.exercises.check_probability_gain(answer)
 
 # %% [markdown] en_hash="6c2eb85c68a1"
 # **练习 2。** 为 `ids_ex` 构造 $k = 3$ 的平移任务目标。它是一个与 `ids_ex` 形状相同的张量，位置 $t$ 上是 `ids_ex[:, t - 3]`，$t < 3$ 处为 -100。

@@ -71,7 +71,13 @@ print(
 )
 for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
     torch.testing.assert_close(one, other)
-    print(name, "from three matmuls == slice of the fused matmul")
+    print(
+        name,
+        mh.say(
+            "from three matmuls == slice of the fused matmul",
+            "由三次乘法得到 == 融合乘法结果的切片",
+        ),
+    )
 
 # %% [markdown] en_hash="e7dd8b64f59b"
 # 把刚才的计算画成图。权重是上下叠放的三块，第一个序列的输出是左右并排的三块。
@@ -98,7 +104,12 @@ out_06 = mha(x)  # (2, 6, 4)，第 06 课
 out_fused = fused_mha(x)  # (2, 6, 4)，投影只做一次矩阵乘法
 torch.testing.assert_close(out_fused, out_06)
 print(out_fused[0].detach())  # 第一个序列，(6, 4)
-print("FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention")
+print(
+    mh.say(
+        "FusedQKVMultiHeadAttention == lesson 06 MultiHeadAttention",
+        "FusedQKVMultiHeadAttention == 第 06 课的 MultiHeadAttention",
+    )
+)
 
 # %% [markdown] en_hash="10e0e1964aec"
 # ## 2. SDPA：融合的注意力内核
@@ -122,7 +133,12 @@ print(
 
 sdpa_mha = mh.SDPAMultiHeadAttention.from_multihead(mha)
 torch.testing.assert_close(sdpa_mha(x), out_06)
-print("SDPAMultiHeadAttention == lesson 06 MultiHeadAttention")
+print(
+    mh.say(
+        "SDPAMultiHeadAttention == lesson 06 MultiHeadAttention",
+        "SDPAMultiHeadAttention == 第 06 课的 MultiHeadAttention",
+    )
+)
 
 # %% [markdown] en_hash="fb482d161a72"
 # ### 头的两种布局
@@ -150,7 +166,12 @@ with torch.no_grad():
     assert torch.equal(q_flash.transpose(1, 2), q5)  # 再做一次 transpose 就是 SDPA 的布局
     context = F.scaled_dot_product_attention(q5, k5, v5, is_causal=True)  # (b, h, T, head_dim)
     merged = context.transpose(1, 2).reshape(b, T, h * hd)  # (b, T, d_out)
-print("flash-attn layout", tuple(q_flash.shape), "| SDPA layout", tuple(q5.shape))
+print(
+    mh.say("flash-attn layout", "flash-attn 的布局"),
+    tuple(q_flash.shape),
+    mh.say("| SDPA layout", "| SDPA 的布局"),
+    tuple(q5.shape),
+)
 print(mh.say("merged heads", "合并后的头"), tuple(merged.shape))
 torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 
@@ -160,7 +181,7 @@ torch.testing.assert_close(fused_mha.out_proj(merged), out_fused)
 # %%
 out, w = sdpa_mha(x, return_weights=True)
 torch.testing.assert_close(out, out_06)
-print(tuple(w.shape), "weights of head 1, first sequence:")
+print(tuple(w.shape), mh.say("weights of head 1, first sequence:", "头 1 在第一个序列上的权重："))
 print(w[0, 0].detach())
 
 # %% [markdown] en_hash="b4832df4778f"
@@ -228,10 +249,18 @@ with torch.no_grad():
         _, w = small(xt, return_weights=True)  # (4, 4, T, T)，显式路径会存下它
         weights_bytes.append(w.numel() * w.element_size())
         row_stat_bytes.append(w.shape[0] * w.shape[1] * T * w.element_size())  # (b, h, T)
-        print(f"T={T:>4}: weights {tuple(w.shape)} = {weights_bytes[-1] / 2**20:6.2f} MiB")
+        size = f"{tuple(w.shape)} = {weights_bytes[-1] / 2**20:6.2f} MiB"
+        print(mh.say(f"T={T:>4}: weights {size}", f"T={T:>4}：权重 {size}"))
 growth = weights_bytes[-1] / weights_bytes[0]
-print(f"8 x the tokens -> {growth:.0f} x the bytes", end="")
-print("" if prediction is None else f"  (you predicted {prediction})")
+print(
+    mh.say(f"8 x the tokens -> {growth:.0f} x the bytes", f"词元数 8 倍 -> 字节数 {growth:.0f} 倍"),
+    end="",
+)
+print(
+    ""
+    if prediction is None
+    else mh.say(f"  (you predicted {prediction})", f"  （你的预测是 {prediction}）")
+)
 assert growth == 64
 
 # %%
@@ -263,8 +292,12 @@ for T in [1024, 4096]:
     weights_big = attention_matrix_bytes(1, 12, T)
     linear_bytes = qkvo_bytes(1, 768, T)
     print(
-        f"T={T:>5}: (1, 12, T, T) weights = {weights_big:>11,} bytes = {weights_big / MiB:5.0f} MiB"
-        f"   |   Q, K, V, out = {linear_bytes / MiB:3.0f} MiB"
+        mh.say(
+            f"T={T:>5}: (1, 12, T, T) weights = {weights_big:>11,} bytes = "
+            f"{weights_big / MiB:5.0f} MiB   |   Q, K, V, out = {linear_bytes / MiB:3.0f} MiB",
+            f"T={T:>5}：(1, 12, T, T) 的权重 = {weights_big:>11,} 字节 = "
+            f"{weights_big / MiB:5.0f} MiB   |   Q、K、V 和输出 = {linear_bytes / MiB:3.0f} MiB",
+        )
     )
 assert attention_matrix_bytes(1, 12, 4096) == 16 * attention_matrix_bytes(1, 12, 1024)
 assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
@@ -373,7 +406,12 @@ with torch.no_grad():
     out32 = block(xb)  # (2, 32, 64) float32
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out16 = block(xb)  # (2, 32, 64) bfloat16
-print("parameters:", block.qkv.weight.dtype, "| input:", xb.dtype)
+print(
+    mh.say("parameters:", "参数："),
+    block.qkv.weight.dtype,
+    mh.say("| input:", "| 输入："),
+    xb.dtype,
+)
 print(
     mh.say("output without autocast:", "不用 autocast 的输出："),
     out32.dtype,
@@ -409,7 +447,12 @@ with torch.no_grad():
 future32 = torch.ones(32, 32, dtype=torch.bool).triu(diagonal=1)  # (T, T)，True 表示遮住
 scores32 = (q32 @ k32.transpose(-2, -1) / math.sqrt(16)).masked_fill(future32, -torch.inf)
 reference = torch.softmax(scores32, dim=-1)  # (2, 4, 32, 32), float32
-print(f"{'dtype':<16}{'eps':>9}{'largest error':>15}{'row sums off by':>17}")
+print(
+    mh.pad("dtype", 16)
+    + mh.pad("eps", 9, ">")
+    + mh.pad(mh.say("largest error", "最大误差"), 15, ">")
+    + mh.pad(mh.say("row sums off by", "行和的偏差"), 17, ">")
+)
 for dtype in (torch.float16, torch.bfloat16):
     weights_low = torch.softmax(scores32.to(dtype), dim=-1)  # (2, 4, 32, 32)，类型为 dtype
     error = (weights_low.float() - reference).abs().max().item()
@@ -423,13 +466,22 @@ for dtype in (torch.float16, torch.bfloat16):
 for dtype in (torch.float16, torch.bfloat16, torch.float32):
     lowest = torch.finfo(dtype).min
     as_dtype = torch.tensor(-1e9).to(dtype).item()
-    print(f"{dtype!s:<16} lowest number {lowest:>10.3g}   -1e9 becomes {as_dtype:.4g}")
+    print(
+        f"{dtype!s:<16}",
+        mh.say(
+            f"lowest number {lowest:>10.3g}   -1e9 becomes {as_dtype:.4g}",
+            f"最小的数 {lowest:>10.3g}   -1e9 变成 {as_dtype:.4g}",
+        ),
+    )
 try:
     scores32.half().masked_fill(future32, -1e9)
 except RuntimeError as error:
     print("float16 masked_fill(-1e9):", error)
 lowest16 = torch.finfo(torch.float16).min
-print("float16: -30 + lowest =", (torch.tensor(-30.0).half() + lowest16).item())
+print(
+    mh.say("float16: -30 + lowest =", "float16：-30 + 最小的数 ="),
+    (torch.tensor(-30.0).half() + lowest16).item(),
+)
 
 # %% [markdown] en_hash="d6de4648301f"
 # float16 能表示的最大数是 65504，所以 $-10^9$ 会变成 $-\infty$（`masked_fill` 干脆拒绝写入）。即使是最小的数，再加上 -30 的分数，也会溢出（overflow）成 $-\infty$。bfloat16 的范围和 float32 一样，所以 $-10^9$ 能保留下来，只是被舍入了。正因为如此，Hugging Face 填入的是 `torch.finfo(dtype).min` 而不是某个常数，本课程则填入 `-inf`，并单独处理没有可见键的行（第 11 课）。填入的值必须低于所有分数，而没有哪个有限的数在每种 dtype 里都安全。
@@ -437,7 +489,12 @@ print("float16: -30 + lowest =", (torch.tensor(-30.0).half() + lowest16).item())
 # **生产代码的修复办法是把 softmax 升到 float32 计算。** Hugging Face 的 Llama 写的是 `softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)`。分数可以是低精度的，softmax 则在 float32 中计算并返回 float32。下面在同样的分数上测量。
 
 # %%
-print(f"{'dtype':<16}{'upcast error':>13}{'row sums off by':>17}{'cast back: error':>18}")
+print(
+    mh.pad("dtype", 16)
+    + mh.pad(mh.say("upcast error", "升精度误差"), 13, ">")
+    + mh.pad(mh.say("row sums off by", "行和的偏差"), 17, ">")
+    + mh.pad(mh.say("cast back: error", "转回后的误差"), 18, ">")
+)
 for dtype in (torch.float16, torch.bfloat16):
     upcast = torch.softmax(scores32.to(dtype), dim=-1, dtype=torch.float32)  # float32
     error = (upcast - reference).abs().max().item()
@@ -446,7 +503,12 @@ for dtype in (torch.float16, torch.bfloat16):
     back = (upcast.to(dtype).float() - reference).abs().max().item()  # .to(query.dtype)
     print(f"{dtype!s:<16}{error:>13.0e}{'< 1e-06':>17}{back:>18.0e}")
 hand = torch.exp(20 * scores32.half())  # 在 float16 中手写的 softmax，没有减去最大值
-print("largest score x 20:", round(20 * scores32.max().item(), 1), "| exp in float16:", hand.max())
+print(
+    mh.say("largest score x 20:", "最大分数 x 20："),
+    round(20 * scores32.max().item(), 1),
+    mh.say("| exp in float16:", "| 在 float16 中取 exp："),
+    hand.max(),
+)
 
 # %% [markdown] en_hash="8248e778ea31"
 # 升到 float32 之后，权重只剩下分数本身的舍入误差。float16 中的误差是 8e-05 而不是 2e-04，bfloat16 中是 5e-04 而不是 2e-03。每一行的和与 1 相差不到 $10^{-6}$，只有几个 float32 步长。具体差几步，取决于你的 CPU 按什么顺序把一行加起来，所以表里只打印这个上界，不打印步数。下一次矩阵乘法需要把权重转回低精度类型，转回之后，误差又回到第一张表的数值。原因是在这台 CPU 上，torch 自己的 softmax 内核本来就在 float32 中计算，只对结果做舍入。所以升精度防的是另外几种情况，比如在低精度类型中累加的内核，以及手写的 softmax。最后一行展示的就是最糟的情况。只要 $x > 11.1$，$e^{x}$ 在 float16 中就会溢出，所以不减去行最大值的手写 softmax 会先得到 inf，再得到 NaN。
@@ -480,14 +542,19 @@ def best_time(module, x, repeats=5):
 
 ms = {"MultiHeadAttention": [], "SDPAMultiHeadAttention": []}
 with torch.no_grad():
-    for T in tqdm(lengths, desc="sequence length"):
+    for T in tqdm(lengths, desc=mh.say("sequence length", "序列长度")):
         xb = torch.randn(4, T, 64)  # (b, T, d_in)
         torch.testing.assert_close(fast(xb), teach(xb))
         ms["MultiHeadAttention"].append(1e3 * best_time(teach, xb))
         ms["SDPAMultiHeadAttention"].append(1e3 * best_time(fast, xb))
 for T, slow_ms, fast_ms in zip(lengths, *ms.values()):
     print(
-        f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   ratio {slow_ms / fast_ms:4.1f}x"
+        mh.say(
+            f"T={T:>4}: teaching {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   "
+            f"ratio {slow_ms / fast_ms:4.1f}x",
+            f"T={T:>4}：教学版 {slow_ms:7.3f} ms   SDPA {fast_ms:7.3f} ms   "
+            f"倍数 {slow_ms / fast_ms:4.1f}x",
+        )
     )
 ratios = [slow / quick for slow, quick in zip(*ms.values())]
 faster = sum(ratio > 1 for ratio in ratios)

@@ -109,7 +109,13 @@ out_encoder = encoder(batch_right)  # (b, T, d_out)
 for b, length in enumerate(lengths.tolist()):
     gap_left = (out_left[b, T - length :] - alone[b]).abs().max()
     gap_encoder = (out_encoder[b, :length] - encoder(sequences[b])).abs().max()
-    print(f"{texts[b][0]:<8} left padding: {gap_left:.4f}   no causal mask: {gap_encoder:.4f}")
+    print(
+        f"{texts[b][0]:<8}",
+        mh.say(
+            f"left padding: {gap_left:.4f}   no causal mask: {gap_encoder:.4f}",
+            f"左填充：{gap_left:.4f}   不加因果掩码：{gap_encoder:.4f}",
+        ),
+    )
 
 # %% [markdown] en_hash="53982481bf09"
 # 完整的句子（没有填充）不受影响。两个短句的结果都偏了，因为它们的真实词元现在把填充的值也一起平均了进去。
@@ -202,7 +208,14 @@ for name, module in [("MultiHeadAttention", mha), ("SDPAMultiHeadAttention", sdp
         assert torch.isfinite(out).all()
         for b in range(3):
             torch.testing.assert_close(out[b, ~mask[b]], alone[b])
-        print(f"{name:<23} {side:<5} padding: batched == one at a time")
+        side_zh = "右" if side == "right" else "左"
+        print(
+            f"{name:<23}",
+            mh.say(
+                f"{side:<5} padding: batched == one at a time",
+                f"{side_zh}填充：成批计算 == 逐句计算",
+            ),
+        )
 
 out = encoder(batch_right, key_padding_mask=mask_right)  # (b, T, d_out)，没有因果掩码
 for b in range(3):
@@ -288,7 +301,7 @@ sdpa_allowed = ~causal_hidden & ~key_padding_mask[:, None, None, :]  # (b, 1, T,
 hf_additive = (1.0 - keep) * torch.finfo(torch.float32).min  # (b, 1, T, T)，加到分数上
 steps = torch.arange(1, T + 1)  # (T_q,)：不计填充时，查询 i 看得到 i + 1 个键
 valid_lens_2d = torch.minimum(steps, attention_mask.sum(dim=-1, keepdim=True))  # (b, T_q) d2l
-print("Hugging Face attention_mask:")
+print(mh.say("Hugging Face attention_mask:", "Hugging Face 的 attention_mask："))
 print(attention_mask)
 print(mh.say("d2l's valid_lens, one per query:", "d2l 的 valid_lens，每个查询一个："))
 print(valid_lens_2d)
@@ -311,8 +324,12 @@ with torch.no_grad():
 
     d2l_hidden = torch.arange(T) >= valid_lens_2d[:, None, :, None]  # (b, 1, T_q, T_k)
     weights_by = {
-        "lesson 03 tril ones": torch.softmax(scores.masked_fill(keep == 0, -torch.inf), dim=-1),
-        "Hugging Face additive": torch.softmax(scores + hf_additive, dim=-1),
+        mh.say("lesson 03 tril ones", "第 03 课的 tril 全 1 矩阵"): torch.softmax(
+            scores.masked_fill(keep == 0, -torch.inf), dim=-1
+        ),
+        mh.say("Hugging Face additive", "Hugging Face 加性掩码"): torch.softmax(
+            scores + hf_additive, dim=-1
+        ),
         "d2l valid_lens, -1e6": torch.softmax(scores.masked_fill(d2l_hidden, -1e6), dim=-1),
     }
     torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False, batch_first=True)
@@ -326,10 +343,11 @@ with torch.no_grad():
 
 for name, weights_other in weights_by.items():
     torch.testing.assert_close(weights_other, reference)
-    print(f"{name:<22}", mh.say("weights == this course's", "权重 == 本课程的"))
+    print(mh.pad(name, 22), mh.say("weights == this course's", "权重 == 本课程的"))
 torch.testing.assert_close(context_torch[:, None], context)
 torch.testing.assert_close(context_sdpa, context)
-print(f"{'SDPA bool attn_mask':<22}", mh.say("context == this course's", "上下文 == 本课程的"))
+sdpa_name = mh.say("SDPA bool attn_mask", "SDPA 布尔 attn_mask")
+print(mh.pad(sdpa_name, 22), mh.say("context == this course's", "上下文 == 本课程的"))
 
 # %% [markdown] en_hash="c893d941de0b"
 # 六次得到的都是同一个注意力。每次转换只需一次比较或一个 `~`。实践中容易出错的有三处：`True` 的含义，把浮点掩码误当成布尔掩码，以及形状。SDPA 从右边开始把掩码与 (b, h, T_q, T_k) 对齐并广播，所以填充掩码要带上大小为 1 的头轴和查询轴，就像 `sdpa_allowed` 那样。
@@ -348,7 +366,7 @@ print(cache.key_padding_mask)
 for b in range(3):
     torch.testing.assert_close(step[b, 0], alone[b][-1])  # 最后一个词元，和单独运行时一样
 
-# %% [markdown] en_hash="c5f82fffc958"
+# %% [markdown] en_hash="17b1bed0dc38"
 # `6 padded` 是缓存中整个批次的填充位置数（2 + 4）。新词元在每个序列中都是真实词元，所以缓存的掩码多了一列 `False`。每个句子最后一个词元的输出，也正是这个句子单独运行时得到的输出。
 #
 # ## 小结
@@ -364,13 +382,13 @@ for b in range(3):
 #
 # 参考答案见 `solutions/11_padded_batches_solutions.ipynb`。
 #
-# **练习 1。** 三个长度分别为 3、1、4 的序列被**左**填充到 T = 5，再送进一个**因果**层。第 3 节只为一个句子构造了被遮住的位置，这里要一次为整个批次构造。结果是一个形状为 (b, T_q, T_k) = (3, 5, 5) 的布尔张量，序列 b 的查询 i 不能看到键 j 时（键在未来，或者是填充），该位置为 `True`。两个部分各自沿哪个轴广播？
+# **练习 1。** 三个长度分别为 3、1、4 的序列被**左**填充到 T = 5，再送进一个**因果**层。整个批次中，有多少个查询行一个键也看不到（也就是不做第 4 节的处理就会变成 NaN 的那些行）？答案是一个整数。先推算出来，愿意的话再用掩码验证。
 
 # %%
 import mhsa_helpers.exercises
 
 answer = None  # 在这里写代码
-mhsa_helpers.exercises.check_left_padding_mask(answer)
+mhsa_helpers.exercises.check_blind_rows(answer)
 
 # %% [markdown] en_hash="9efc6aec248c"
 # **练习 2。** 编写 `masked_softmax(scores, hidden)`。其中 `scores` 是形状为 (..., T_q, T_k) 的浮点张量，`hidden` 是形状相同的布尔张量，禁止关注的位置为 `True`。函数返回每一行在可见位置上的 softmax，被遮住的位置恰好为 0。如果一行的所有位置都被遮住，就返回全零的一行。输出和梯度中都不能有 NaN。令 `answer = masked_softmax`（函数本身）。

@@ -67,17 +67,18 @@ torch.manual_seed(123)
 theirs = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=3)
 print(mh.assert_same_module(ours, theirs, mh.load_journey().batch))  # 评估模式和设了种子的训练模式
 
-# %% [markdown] en_hash="4ef6337f7eda"
-# **练习 1。** 在包装器里，`d_out` 是每个头的宽度，各个头拼接在一起，所以输出宽度是 12 × `d_out`，即 `d_out` = 768 / 12 = 64。在 `meta` 设备上构建这个模块，可以在不分配任何内存的情况下检查形状。
+# %% [markdown] en_hash="4e2c1f62f2cc"
+# **练习 1。** 每个头是一个 `CausalAttention`，含有三个 `nn.Linear(768, 64, bias=False)` 层，即 `W_query`、`W_key` 和 `W_value`，共 3 × 768 × 64 = 147,456 个数。包装器有 12 个这样的头，此外什么也没有（没有输出投影），所以共 12 × 147,456 = 1,769,472 个参数，正好是三个 768 × 768 矩阵的大小。各个头分的是同一个宽度，所以头数不改变参数量。
 
 # %%
-answer = 768 // 12
+per_head = 3 * 768 * 64  # W_query、W_key、W_value：各为 (768, 64)，没有偏置
+answer = 12 * per_head
 with torch.device("meta"):
-    wrapper = mh.MultiHeadAttentionWrapper(512, answer, 256, 0.1, num_heads=12)
-    assert wrapper(torch.empty(1, 4, 512)).shape[-1] == 768
-print(answer)
+    wrapper = mh.MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
+assert sum(p.numel() for p in wrapper.parameters()) == answer
+print(f"{answer:,}")
 
-result = mhsa_helpers.exercises.check_wrapper_width(answer)
+result = mhsa_helpers.exercises.check_wrapper_parameters(answer)
 assert result, result
 result
 

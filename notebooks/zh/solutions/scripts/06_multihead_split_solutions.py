@@ -65,6 +65,16 @@ result = mhsa_helpers.exercises.check_build_multihead(MyMultiHeadAttention)
 assert result, result
 result
 
+# %% [markdown] en_hash="683216fe3ab0"
+# 它和课程包里的 `mh.MultiHeadAttention` 是同一个函数。种子相同，相同的层按相同顺序创建，所以权重相同，无论关闭还是打开 dropout，输出都逐位相等。
+
+# %%
+torch.manual_seed(123)
+ours = MyMultiHeadAttention(3, 4, 6, 0.5, num_heads=2)
+torch.manual_seed(123)
+theirs = mh.MultiHeadAttention(3, 4, 6, 0.5, num_heads=2)
+print(mh.assert_same_module(ours, theirs, mh.load_journey().batch))  # 评估模式和设了种子的训练模式
+
 # %% [markdown] en_hash="afb2223acffc"
 # **第 6 节的预测。** 无论多少个头，都是 6 次调用，即 `W_query`、`W_key`、`W_value`、`out_proj` 这 4 次 `nn.Linear`，加上 `Q @ K^T`、`weights @ V` 这 2 次 `@`。`forward` 中没有哪一行会每个头各运行一次，各个头只是张量的一个维度。
 

@@ -23,14 +23,16 @@ import mhsa_helpers.exercises
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="dc5145c06eca"
-# **练习 1。** 对非零权重求 $H = -\sum_j w_j \log w_j$（0 log 0 记为 0），得到 $-(0.5 \log 0.5 + 2 \cdot 0.25 \log 0.25) = 0.5 \log 2 + 0.5 \cdot 2 \log 2 = 1.5 \log 2$。
+# %% [markdown] en_hash="d0de6ceddb2a"
+# **练习 1。** $n$ 个相等的权重 $1/n$（权重为 0 的项不贡献熵，0 log 0 记为 0）的熵是 $H = -n \cdot \frac{1}{n} \log \frac{1}{n} = \log n$。所以 $n = e^{1.3863} = 4$，这一行均匀地分在 6 个键中的 4 个上。（均匀分在全部 6 个键上时熵是 $\log 6 = 1.79$，这是这一行可能的最大熵。）
 
 # %%
-row = torch.tensor([0.5, 0.25, 0.25, 0.0])
-answer = -torch.special.xlogy(row, row).sum()  # 0 维张量，xlogy(0, 0) = 0
-print(f"{answer.item():.4f} nats = 1.5 * log 2 = {1.5 * math.log(2):.4f}")
-result = mhsa_helpers.exercises.check_row_entropy(answer)
+n = round(math.exp(1.3863))  # 熵是 log n，所以 n = exp(熵)
+row = torch.tensor([1 / n] * n + [0.0] * (6 - n))  # (6,)：n 个相等的权重，其余为 0
+assert abs(-torch.special.xlogy(row, row).sum().item() - 1.3863) < 1e-4
+answer = n
+print(answer)
+result = mhsa_helpers.exercises.check_keys_from_entropy(answer)
 assert result, result
 result
 

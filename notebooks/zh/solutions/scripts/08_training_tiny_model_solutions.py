@@ -23,13 +23,14 @@ import mhsa_helpers.exercises
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="de48ec7aa9b5"
-# **练习 1。** 交叉熵是 $-\log p(\text{正确词元})$。均匀猜测给每个词元的概率都是 $p = 1/50257$，所以无论正确词元是哪一个，损失都是 $-\log(1/50257) = \log 50257 \approx 10.82$ 奈特。（GPT-2 真实的起始损失与此很接近，因为它的初始权重很小。）
+# %% [markdown] en_hash="be2384cde618"
+# **练习 1。** 损失是 $-\log p(\text{正确词元})$，所以 $p = e^{-\text{损失}}$。未训练时 $p = e^{-\log 64} = 1/64$，训练后 $p = e^{-0.04} \approx 0.96$。两者之比是 $64 \cdot e^{-0.04} = e^{\log 64 - 0.04} \approx 61.5$。损失之差就是概率之比。（损失之比 4.16 / 0.04 = 104 比较的是两个对数，在这里没有意义。）
 
 # %%
-answer = -math.log(1 / 50257)
-print(f"{answer:.4f}")
-result = mhsa_helpers.exercises.check_initial_loss(answer, vocab_size=50257)
+untrained_p, trained_p = 1 / 64, math.exp(-0.04)
+answer = trained_p / untrained_p
+print(f"{answer:.2f}")
+result = mhsa_helpers.exercises.check_probability_gain(answer)
 assert result, result
 result
 

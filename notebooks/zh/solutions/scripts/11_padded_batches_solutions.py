@@ -21,16 +21,18 @@ import mhsa_helpers.exercises
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="7a6160429022"
-# **练习 1。** 答案分两部分。先看填充。左填充（left padding）时，序列 b 在位置 0 .. T - L_b - 1 上共有 T - L_b 个填充，这是一个形状为 (b, T_k) 的键掩码，写成 (b, 1, T_k) 就能沿查询轴广播。再看未来。所有序列共用同一个 (T_q, T_k) 矩阵。只要任一部分遮住了某个键，这个键就被遮住，所以用 `|` 把两部分合起来。填充位置上的查询什么也看不到，它那一行全是 `True`，正是本课先不加掩码、事后置零的那些行。
+# %% [markdown] en_hash="780a796a9198"
+# **练习 1。** 因果的查询 i 看得到键 0 .. i。左填充（left padding）时，序列 b 的前 T - L_b 个位置是填充，所以只要查询本身是填充，它看得到的键就全是填充，这一行就什么也看不到。每个填充对应这样一行，而真实词元的查询至少看得到它自己。所以答案是 (5 - 3) + (5 - 1) + (5 - 4) = 7。（右填充时没有这样的行，因为填充在真实词元之后，而每个查询都看得到真实词元。）把两部分合成掩码，可以验证这一点。
 
 # %%
 lengths, T = torch.tensor([3, 1, 4]), 5
-pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k)，True 表示填充键
+answer = int((T - lengths).sum())  # 每个填充一行：2 + 4 + 1
+pads = torch.arange(T) < (T - lengths)[:, None]  # (b, T_k)，True 表示填充的键
 future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # (T_q, T_k)，True 表示未来的键
-answer = future | pads[:, None, :]  # (b, T_q, T_k)：填充沿查询轴广播
-print(answer[1].int())  # 长度为 1：四个填充，然后是一个真实词元
-result = mhsa_helpers.exercises.check_left_padding_mask(answer)
+hidden = future | pads[:, None, :]  # (b, T_q, T_k)：填充沿查询轴广播
+assert int(hidden.all(dim=-1).sum()) == answer
+print(answer)
+result = mhsa_helpers.exercises.check_blind_rows(answer)
 assert result
 result
 
@@ -86,9 +88,10 @@ result
 # %%
 import torch.nn.functional as F
 
-print("-1e9 in float16:", torch.tensor(-1e9).half().item())
+print(mh.say("-1e9 in float16:", "-1e9 在 float16 中："), torch.tensor(-1e9).half().item())
 print(
-    "float32's lowest in bfloat16:", torch.tensor(torch.finfo(torch.float32).min).bfloat16().item()
+    mh.say("float32's lowest in bfloat16:", "float32 的最小值在 bfloat16 中："),
+    torch.tensor(torch.finfo(torch.float32).min).bfloat16().item(),
 )
 attention_mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]])  # (b, T)：左填充、右填充
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
@@ -98,4 +101,10 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         real = attention_mask[b] == 1  # (T,)
         alone = F.scaled_dot_product_attention(q[b], k[b][:, real], v[b][:, real])  # 去掉填充
         torch.testing.assert_close(out[b].float(), alone.float(), atol=1e-2, rtol=1e-2)
-    print(f"{dtype!s:<15} SDPA with the additive mask == the sequences with their pads removed")
+    print(
+        f"{dtype!s:<15}",
+        mh.say(
+            "SDPA with the additive mask == the sequences with their pads removed",
+            "带加性掩码的 SDPA == 去掉填充后的序列",
+        ),
+    )

@@ -121,7 +121,7 @@ with torch.no_grad():
 scaled = logits_ex / 0.7  # (2, vocab_size)
 kth = torch.topk(scaled, 3, dim=-1).values[:, -1:]  # (2, 1)
 answer = torch.softmax(scaled.masked_fill(scaled < kth, float("-inf")), dim=-1)  # (2, vocab)
-print("non-zero per row:", (answer > 0).sum(dim=-1).tolist())
+print(mh.say("non-zero per row:", "每行的非零个数："), (answer > 0).sum(dim=-1).tolist())
 for row in answer:
     top = row.topk(3)
     print(
