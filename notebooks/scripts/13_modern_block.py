@@ -536,7 +536,7 @@ print(mh.say("chance level: ln 16 =", "随机水平：ln 16 ="), round(math.log(
 print(
     mh.say(
         "   lr   qk_norm   loss at step 1   20   40   60 (mean of last 10)   largest |score| at 60",
-        "   lr   qk_norm   第 1 步损失      20   40   60（最后 10 步平均）       第 60 步最大 |分数|",
+        "   lr   qk_norm        第 1 步损失   20   40   60（最后 10 步平均）     第 60 步最大 |分数|",
     )
 )
 for (lr, qk), (_, losses, largest) in runs.items():
@@ -639,7 +639,7 @@ modern_gqa = mh.ModernDecoderLayer(768, 1024, 12, 4)
 print(
     mh.say(
         "part              GPT-2   modern (12 K/V)   modern (4 K/V)",
-        "部分              GPT-2   现代（12 个 K/V 头）  现代（4 个 K/V 头）",
+        "部分              GPT-2    现代 12 K/V 头    现代 4 K/V 头",
     )
 )
 rows = [

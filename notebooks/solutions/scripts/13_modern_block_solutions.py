@@ -123,7 +123,12 @@ for _ in range(60):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-print("final loss", round(loss.item(), 4), "chance", round(math.log(vocab), 4))
+print(
+    mh.say("final loss", "最终损失"),
+    round(loss.item(), 4),
+    mh.say("chance", "随机水平"),
+    round(math.log(vocab), 4),
+)
 
 toy.eval()
 row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)

@@ -1,0 +1,142 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] en_hash="7e5e0b20c96f"
+# # 13 · 现代解码器块 · 参考答案
+#
+# 本课 `13_modern_block.ipynb` 各道练习的参考解答。请先自己试一试。每个单元格都算出答案，并断言检查器通过。
+
+# %%
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import mhsa_helpers as mh
+import mhsa_helpers.exercises
+
+mh.setup_lesson(lang="zh")
+
+# %% [markdown] en_hash="2907175d347e"
+# **动手实现：`apply_rope`。** 词元位于位置 `offset .. offset + T - 1`，由这些位置得到表。`x * cos + rotate_half(x) * sin` 一次转动所有的对（即公式的两行，以两半作为配对），v 原样返回。
+
+
+# %%
+def apply_rope(q, k, v, offset=0):  # q, k, v: (b, h, T, head_dim)
+    positions = torch.arange(offset, offset + q.shape[-2])  # (T,)：真实的位置
+    cos, sin = mh.rope_cos_sin(positions, q.shape[-1])  # (T, head_dim), float32
+    cos, sin = cos.to(q.dtype), sin.to(q.dtype)
+    q_rot = q * cos + mh.rotate_half(q) * sin  # (b, h, T, head_dim)
+    k_rot = k * cos + mh.rotate_half(k) * sin  # (b, h_kv, T, head_dim)
+    return q_rot, k_rot, v  # v 从不旋转
+
+
+result = mhsa_helpers.exercises.check_apply_rope(apply_rope)
+assert result, result
+result
+
+# %% [markdown] en_hash="d2a1501e0ca7"
+# **动手实现：RMSNorm。** 在最后一维上取平方的均值，eps 加在平方根里面，再乘以学到的缩放。不减均值，也没有偏置。
+
+
+# %%
+class MyRMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))  # (d,)
+        self.eps = eps
+
+    def forward(self, x):  # (..., d) -> (..., d)
+        mean_square = x.pow(2).mean(-1, keepdim=True)  # (..., 1)
+        return x * torch.rsqrt(mean_square + self.eps) * self.weight
+
+
+result = mhsa_helpers.exercises.check_rms_norm(MyRMSNorm)
+assert result, result
+result
+
+# %% [markdown] en_hash="64899cbec4bd"
+# **动手实现：SwiGLU。** 三个不带偏置的线性映射。只有门控一路经过 SiLU，再与 up 投影逐元素相乘。
+
+
+# %%
+class MySwiGLU(nn.Module):
+    def __init__(self, d_model, hidden_dim=None):
+        super().__init__()
+        if hidden_dim is None:
+            hidden_dim = int(2 * 4 * d_model / 3)  # 保持 GPT-2 的 8 d^2 个权重
+        self.gate_proj = nn.Linear(d_model, hidden_dim, bias=False)
+        self.up_proj = nn.Linear(d_model, hidden_dim, bias=False)
+        self.down_proj = nn.Linear(hidden_dim, d_model, bias=False)
+
+    def forward(self, x):  # (..., d_model) -> (..., d_model)
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+result = mhsa_helpers.exercises.check_swiglu(MySwiGLU)
+assert result, result
+result
+
+# %% [markdown] en_hash="b4efbfdb31e1"
+# **练习 4。** 再次构造本课的玩具模型（种子相同，所以权重相同），然后取主对角线下方的第二条对角线，即查询 $t$ 与键 $t - 2$，每个有这样一个键的查询都算上。
+
+# %%
+import math
+
+vocab, T_toy, d_toy, heads_toy = 16, 16, 32, 4
+
+
+class TinyModern(nn.Module):
+    def __init__(self, qk_norm):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d_toy)
+        self.block = mh.ModernDecoderLayer(d_toy, T_toy, heads_toy, heads_toy, qk_norm=qk_norm)
+        self.norm = mh.RMSNorm(d_toy)
+        self.head = nn.Linear(d_toy, vocab, bias=False)
+
+    def forward(self, ids):  # 输入 (b, T)，输出 logits (b, T, vocab)
+        return self.head(self.norm(self.block(self.emb(ids))))
+
+
+gen = torch.Generator().manual_seed(0)
+pool = torch.randint(vocab, (512, T_toy + 2), generator=gen)  # 随机的词元行
+torch.manual_seed(123)
+gen.manual_seed(1)
+toy = TinyModern(qk_norm=True)
+optimizer = torch.optim.AdamW(toy.parameters(), lr=0.2)
+for _ in range(60):
+    rows = pool[torch.randint(len(pool), (32,), generator=gen)]  # (32, T + 2)
+    inputs, targets = rows[:, 2:], rows[:, :-2]  # 目标：往前第二个位置上的词元
+    loss = F.cross_entropy(toy(inputs).reshape(-1, vocab), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(
+    mh.say("final loss", "最终损失"),
+    round(loss.item(), 4),
+    mh.say("chance", "随机水平"),
+    round(math.log(vocab), 4),
+)
+
+toy.eval()
+row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)
+with torch.no_grad():
+    h_ex = toy.block.input_layernorm(toy.emb(row))  # (1, T, d_model)
+    _, weights_ex = toy.block.self_attn(h_ex, return_weights=True)  # (1, heads, T, T)
+weights_ex = weights_ex[0]  # (heads, T, T)
+
+two_back = torch.diagonal(weights_ex, offset=-2, dim1=-2, dim2=-1)  # (heads, T - 2)
+answer = two_back.mean(dim=-1)  # (heads,)
+print(answer)
+result = mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
+assert result, result
+result
+
+# %% [markdown] en_hash="ffe8adff6e21"
+# 四个头中有三个把超过 95 % 的权重放在往前两个位置的词元上，它们完成了这个任务。有了 RoPE，无论查询在哪里，一个头只凭偏移就能找到“往前第二个”。
