@@ -287,3 +287,23 @@ def test_a_bar_in_a_glossary_note_is_escaped_not_a_new_column(tmp_path):
     row = next(line for line in after.splitlines() if line.startswith("| mask"))
     assert row == "| mask | 掩码 | scores \\| -inf where hidden |"
     assert row.replace("\\|", "").count("|") == 4  # four borders: three columns
+
+
+def test_every_tool_prints_its_help():
+    """``--help`` (and each subcommand's) is the first thing a maintainer runs: it prints usage and
+    exits 0 (a stray % in a help text makes argparse fail with "incomplete format")."""
+    for tool in sorted(TOOLS.glob("*.py")):
+        if tool.stem in LIBRARIES or "argparse" not in tool.read_text(encoding="utf-8"):
+            continue
+        done = subprocess.run(
+            [sys.executable, str(tool), "--help"], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0 and "usage" in done.stdout, (tool.name, done.stderr[-300:])
+    for command in ("check", "new", "stamp", "comments", "join"):
+        done = subprocess.run(
+            [sys.executable, str(TOOLS / "zh_edition.py"), command, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0 and "usage" in done.stdout, (command, done.stderr[-300:])

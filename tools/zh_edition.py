@@ -1319,7 +1319,8 @@ def main(argv: list[str] | None = None) -> int:
     comments = sub.add_parser(
         "comments",
         help="the share of Chinese among the prose comments of Chinese scripts (all of them "
-        f"by default); exit 1 when one is below {MIN_COMMENT_SHARE:.0%}",
+        # argparse formats help with %: a percent sign is written %%
+        f"by default); exit 1 when one is below {MIN_COMMENT_SHARE:.0%}%",
     )
     comments.add_argument("scripts", nargs="*", type=Path)
     joining = sub.add_parser("join", help="one line per Chinese paragraph (all Chinese scripts)")
