@@ -24,6 +24,8 @@ from pathlib import Path
 
 import matplotlib
 
+from mhsa_helpers.i18n import display_width
+
 matplotlib.use("Agg")
 
 import matplotlib as mpl
@@ -647,6 +649,6 @@ def test_char_table_and_head_focus_table_follow_the_language():
     with using_language("zh"):
         zh_table = focus.table()
     assert "前一个字符" in zh_table and "均匀注意力" in zh_table
-    width = lm.analysis._width  # the columns line up in Chinese too
+    width = display_width  # the columns line up in Chinese too
     assert len({width(line) for line in zh_table.splitlines()}) == 1
     assert {width(line) for line in table.splitlines()} == {len(table.splitlines()[0])}
