@@ -299,21 +299,23 @@ def test_initial_loss_accepts_the_printed_value_and_gain_names_the_mistakes():
     for lang in ("en", "zh"):
         with using_language(lang):
             assert ex.check_initial_loss(4.16) and not ex.check_initial_loss(4.17)
-            assert ex.check_probability_gain(61.5) and ex.check_probability_gain(math.exp(4.12))
-            assert not ex.check_probability_gain(61.7)
-    assert ex.check_probability_gain(64 * math.exp(-0.04))
-    assert ex.check_probability_gain(torch.tensor(-0.04).exp() * 64)
+            assert ex.check_probability_gain(34.1) and ex.check_probability_gain(math.exp(3.53))
+            assert not ex.check_probability_gain(34.3)
+    assert ex.check_probability_gain(64 * math.exp(-0.63))
+    assert ex.check_probability_gain(torch.tensor(-0.63).exp() * 64)
     for wrong, hint in [
-        (4.16 / 0.04, "ratio of the losses"),
-        (4.16 - 0.04, "still a log"),
-        (math.exp(-0.04), "compare it with the untrained"),
+        (4.16 / 0.63, "ratio of the losses"),
+        (4.16 - 0.63, "still a log"),
+        (math.exp(-0.63), "compare it with the uniform"),
+        (64 * (1 - 0.63), "1 - loss is not a probability"),
+        (math.exp(4.25 - 0.63), "measured 4.25"),
         (64, "perfect model"),
         (1 / 64, "then divide"),
     ]:
         r = ex.check_probability_gain(wrong)
         assert not_yet(r) and hint in repr(r), (wrong, r)
     assert not_yet(ex.check_probability_gain(None))
-    assert not_yet(ex.check_probability_gain("61.5"))
+    assert not_yet(ex.check_probability_gain("34.1"))
 
 
 # -- predict-then-run checkers of lessons 09 and 10 ---------------------------------------------

@@ -258,13 +258,15 @@ CASES = {
     ),
     "check_probability_gain": (
         (),
-        64 * math.exp(-0.04),
+        64 * math.exp(-0.63),
         [
-            (4.16 / 0.04, "ratio of the losses"),
-            (4.16 - 0.04, "still a log"),
-            (math.exp(-0.04), "compare it with"),
+            (4.16 / 0.63, "ratio of the losses"),
+            (4.16 - 0.63, "still a log"),
+            (math.exp(-0.63), "compare it with"),
+            (64 * 0.37, "1 - loss"),
+            (math.exp(4.25 - 0.63), "measured 4.25"),
             (64.0, "perfect model"),
-            (61.7, "then divide"),
+            (34.3, "then divide"),
         ],
     ),
     "check_shift_targets": (

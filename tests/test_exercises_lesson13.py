@@ -135,11 +135,16 @@ class SwiNoFour(Swi):
     width = staticmethod(lambda d: int(2 * d / 3))
 
 
+class SwiRounded(Swi):
+    width = staticmethod(lambda d: round(8 * d / 3))
+
+
 SWIGLU_MISTAKES = {
     "GELU for SiLU": (SwiGelu, "you use GELU"),
     "gate and up swapped": (SwiSwapped, "gate and up are swapped"),
     "width without the 2/3": (SwiGPT2Width, "4 * d_model is GPT-2's"),
     "width without the 4": (SwiNoFour, "drops the 4"),
+    "width rounded, not truncated": (SwiRounded, "the rule truncates"),
 }
 
 CASES = [

@@ -151,12 +151,13 @@ CASES: dict[str, tuple[Callable[[], CheckResult], list[Callable[[], CheckResult]
         ],
     ),
     "probability_gain": (
-        lambda: ex.check_probability_gain(64 * math.exp(-0.04)),
+        lambda: ex.check_probability_gain(64 * math.exp(-0.63)),
         [
             lambda: ex.check_probability_gain(None),
-            lambda: ex.check_probability_gain(4.16 / 0.04),
-            lambda: ex.check_probability_gain(4.12),
-            lambda: ex.check_probability_gain(math.exp(-0.04)),
+            lambda: ex.check_probability_gain(4.16 / 0.63),
+            lambda: ex.check_probability_gain(3.53),
+            lambda: ex.check_probability_gain(math.exp(-0.63)),
+            lambda: ex.check_probability_gain(64 * 0.37),
             lambda: ex.check_probability_gain(64),
             lambda: ex.check_probability_gain(1.0),
             lambda: ex.check_probability_gain("61.5"),

@@ -3,7 +3,7 @@
 * ``check_initial_loss(answer)`` -- the cross-entropy of a model that guesses uniformly over the
   lesson's 64 tokens: log 64 = 4.1589 nats.
 * ``check_probability_gain(answer)`` -- how many times likelier the right token is at a loss of
-  0.04 nats than under the uniform guess: 64 * exp(-0.04) = 61.49.
+  0.63 nats (epoch 2) than under the uniform guess: 64 * exp(-0.63) = 34.09.
 * ``check_shift_targets(answer, ids, k)`` -- the targets of the shift task for ``ids`` (b, T):
   ``target[:, t] = ids[:, t - k]``, and -100 (ignored by the loss) for ``t < k``.
 * ``check_offset_attention(answer, weights, k)`` -- per head, the mean weight on the token ``k``
@@ -72,8 +72,9 @@ check_initial_loss = number_checker(
 )
 
 
-_TRAINED_LOSS = 0.04  # the repeat task's last epoch, as lesson 08 prints it
-_GAIN = _VOCAB * math.exp(-_TRAINED_LOSS)  # 61.49: p = exp(-loss) against the uniform 1/64
+_TRAINED_LOSS = 0.63  # the repeat task's second epoch, as lesson 08 prints it
+_GAIN = _VOCAB * math.exp(-_TRAINED_LOSS)  # 34.09: p = exp(-loss) against the uniform 1/64
+_MEASURED_START = 4.25  # the untrained model's measured loss, printed by the lesson
 
 check_probability_gain = number_checker(
     "check_probability_gain",
@@ -82,14 +83,14 @@ check_probability_gain = number_checker(
         what=tr("a number: how many times larger", "一个数：变为原来的多少倍"),
         expected=_GAIN,
         right=tr(
-            f"correct: p went from 1/64 to exp(-0.04), {_GAIN:.1f} times larger "
-            "(exp(4.16 - 0.04): a difference of losses is a ratio of probabilities).",
-            f"正确：p 从 1/64 变为 exp(-0.04)，是原来的 {_GAIN:.1f} 倍"
-            "（exp(4.16 - 0.04)：损失之差就是概率之比）。",
+            f"correct: p went from 1/64 to exp(-0.63) = 0.53, {_GAIN:.1f} times larger "
+            "(a difference of losses is a ratio of probabilities).",
+            f"正确：p 从 1/64 变为 exp(-0.63) = 0.53，是原来的 {_GAIN:.1f} 倍"
+            "（损失之差就是概率之比）。",
         ),
         wrong=(
             (
-                Near(_UNIFORM / _TRAINED_LOSS, 2.0),
+                Near(_UNIFORM / _TRAINED_LOSS, 0.2),
                 tr(
                     "that is the ratio of the losses; a loss is -log p, so compare the p's.",
                     "这是两个损失之比。损失是 -log p，要比较的是两个 p。",
@@ -105,25 +106,40 @@ check_probability_gain = number_checker(
             (
                 Near(math.exp(-_TRAINED_LOSS), 5e-3),
                 tr(
-                    "that is the trained model's p; compare it with the untrained one's.",
-                    "这是训练后模型的 p，还要和未训练时的 p 比较。",
+                    "that is the trained model's p; compare it with the uniform guess's.",
+                    "这是训练后模型的 p，还要和均匀猜测的 p 比较。",
+                ),
+            ),
+            (
+                Near(_VOCAB * (1 - _TRAINED_LOSS), 0.2),
+                tr(
+                    "1 - loss is not a probability: the loss is -log p, so p = exp(-loss).",
+                    "1 - 损失不是概率。损失是 -log p，所以 p = exp(-损失)。",
+                ),
+            ),
+            (
+                Near(math.exp(_MEASURED_START - _TRAINED_LOSS), 0.2),
+                tr(
+                    "that starts from the untrained model's measured 4.25; the question compares "
+                    "with the uniform guess, p = 1/64.",
+                    "这是从未训练模型实测的 4.25 出发算的。题目比较的是均匀猜测，即 p = 1/64。",
                 ),
             ),
             (
                 _VOCAB,
                 tr(
-                    "that would be a perfect model (p = 1); a loss of 0.04 is not quite 0.",
-                    "那是完美模型（p = 1）的结果，而 0.04 的损失并不完全是 0。",
+                    "that would be a perfect model (p = 1); a loss of 0.63 is far from 0.",
+                    "那是完美模型（p = 1）的结果，而 0.63 的损失离 0 还远。",
                 ),
             ),
         ),
         otherwise=tr(
-            "find each model's probability of the right token from its loss, then divide.",
-            "先由各自的损失求出两个模型给正确词元的概率，再相除。",
+            "find each probability of the right token from its loss, then divide.",
+            "先由各自的损失求出正确词元的两个概率，再相除。",
         ),
-        tol=0.1,  # 61.5 (from the printed 4.16 and 0.04) passes
+        tol=0.1,  # 34.1 (from the printed 4.16 and 0.63) passes
     ),
-    "64 * exp(-0.04) = 61.49: the right token's probability, trained against a uniform guess.",
+    "64 * exp(-0.63) = 34.09: the right token's probability after epoch 2, over a uniform guess",
 )
 
 
@@ -227,9 +243,11 @@ def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> Che
         expected,
         what=A_PER_HEAD_TENSOR,
         hint=tr(
-            "torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1) gives (h, T - k); "
-            "average it over the last dimension.",
-            "`torch.diagonal(weights, offset=-k, dim1=-2, dim2=-1)` 给出 (h, T - k)，"
-            "再对最后一维求平均。",
+            "the entries t, t - k of each head's (T, T) map lie on one diagonal, k below the "
+            "main one: torch.diagonal takes it (mind its offset sign and which two dimensions "
+            "are the map's), then average each head's T - k entries.",
+            "每个头的 (T, T) 图里，(t, t - k) 这些元素在主对角线下方第 k 条对角线上。"
+            "`torch.diagonal` 能取出它（注意 offset 的正负，以及哪两维是这张图），"
+            "再对每个头的 T - k 个元素求平均。",
         ),
     )

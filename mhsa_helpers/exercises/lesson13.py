@@ -16,6 +16,7 @@ subtracting the mean, GELU for SiLU, gate and up swapped, a width rule off by th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from itertools import product
@@ -370,7 +371,7 @@ check_rms_norm = build_checker(
 # -- build it: SwiGLU ----------------------------------------------------------------------------
 
 _SWIGLU_NAME = tr("build it: SwiGLU", "动手实现 SwiGLU")
-_SWIGLU_GRID = ((6, None), (12, None), (9, 10))  # (d_model, hidden_dim)
+_SWIGLU_GRID = ((6, None), (10, None), (12, None), (9, 10))  # (d_model, hidden_dim); 10: 26.67
 
 _SWIGLU_FORWARD = replace(
     MODULE_FORWARD,
@@ -389,6 +390,13 @@ def _width_hint(d: int, got: int, want: int) -> Text:
             f"int(2 * 4 * d_model / 3) = {want}.",
             f"隐藏宽度 {got} = 4 * d_model 是 GPT-2 的。三个这么宽的矩阵的参数是原来的 1.5 倍。"
             f"规则只取它的三分之二：int(2 * 4 * d_model / 3) = {want}。",
+        )
+    if got in (round(8 * d / 3), math.ceil(8 * d / 3)):
+        return tr(
+            f"hidden width {got} rounds 8 * d_model / 3 up; the rule truncates, as int() does: "
+            f"{want}.",
+            f"隐藏宽度 {got} 把 8 * d_model / 3 向上取整了。"
+            f"规则是截断取整，和 int() 一样：{want}。",
         )
     if got in (int(2 * d / 3), int(4 * d / 3)):
         return tr(

@@ -384,8 +384,8 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 #
 # **Exercise 1.** How many trainable parameters does section 3's 768-wide wrapper hold,
 # `MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)` (no `qkv_bias`)? Count what one
-# head holds first (section 2 listed the parameters of a head), then the whole wrapper. (A
-# whole number; you may confirm it with `sum(p.numel() for p in module.parameters())`.)
+# head holds first (section 2 listed the parameters of a head), then the whole wrapper, by hand.
+# (A whole number; the solutions confirm it by counting the module's parameters.)
 
 # %%
 answer = None  # YOUR CODE HERE

@@ -546,10 +546,10 @@ print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 #
 # Solutions: `solutions/08_training_tiny_model_solutions.ipynb`.
 #
-# **Exercise 1.** Section 2 trained the model on the repeat task from a loss near $\log 64$ to a
-# last-epoch loss of 0.04 nats. How many times larger is the probability the trained model gives
-# the right token than the one the untrained model gave? (Treat each loss as if every position
-# had the same probability. A number.)
+# **Exercise 1.** In section 2 the repeat task's mean loss was 0.63 nats in epoch 2. How many
+# times larger is the probability the model then gives the right token than the uniform guess's
+# (every one of the 64 tokens equally likely)? (Treat the loss as if every position had the same
+# probability. A number.)
 
 # %%
 answer = None  # YOUR CODE HERE

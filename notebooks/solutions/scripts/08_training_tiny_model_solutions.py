@@ -25,15 +25,15 @@ import mhsa_helpers.exercises
 mh.setup_lesson()
 
 # %% [markdown]
-# **Exercise 1.** A loss is $-\log p(\text{right token})$, so $p = e^{-\text{loss}}$. Untrained:
-# $p = e^{-\log 64} = 1/64$. Trained: $p = e^{-0.04} \approx 0.96$. The ratio is
-# $64 \cdot e^{-0.04} = e^{\log 64 - 0.04} \approx 61.5$: a difference of losses is a ratio of
-# probabilities. (The ratio of the losses, 4.16 / 0.04 = 104, compares two logs and means
-# nothing here.)
+# **Exercise 1.** A loss is $-\log p(\text{right token})$, so $p = e^{-\text{loss}}$. The uniform
+# guess: $p = e^{-\log 64} = 1/64$. After epoch 2: $p = e^{-0.63} \approx 0.53$. The ratio is
+# $64 \cdot e^{-0.63} = e^{\log 64 - 0.63} \approx 34.1$: a difference of losses is a ratio of
+# probabilities. (The ratio of the losses, 4.16 / 0.63 = 6.6, compares two logs and means
+# nothing here; and $1 - 0.63$ is not a probability: $64 \cdot 0.37 = 23.7$ is wrong.)
 
 # %%
-untrained_p, trained_p = 1 / 64, math.exp(-0.04)
-answer = trained_p / untrained_p
+uniform_p, trained_p = 1 / 64, math.exp(-0.63)
+answer = trained_p / uniform_p
 print(f"{answer:.2f}")
 result = mhsa_helpers.exercises.check_probability_gain(answer)
 assert result, result

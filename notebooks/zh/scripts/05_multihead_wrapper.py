@@ -291,7 +291,7 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 #
 # `benchmarks/attention.py --part wrapper-vs-split` 对整个模块做了这项测量。它在课程的 2 核机器上单线程运行，拿包装器与第 06 课的拆分版类比较，两者计算的是同一个函数。8 到 64 个词元时，包装器的耗时是拆分版的 1.2–1.9 倍。到了 512 个词元，包装器的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在掩码和 softmax 这些 (T, T) 的步骤里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存，拆分版却要一口气处理 24 MiB。可见，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现写成一个类，`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头。
 
-# %% [markdown] en_hash="fcb5ae80c5f3"
+# %% [markdown] en_hash="68185678d228"
 # ## 小结
 #
 # * **多头注意力**由几个独立的**注意力头**组成，每个头都有自己的 `W_query`、`W_key`、`W_value`，各个头的输出沿最后一维拼接。
@@ -304,7 +304,7 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 #
 # 参考答案见 `solutions/05_multihead_wrapper_solutions.ipynb`。
 #
-# **练习 1。** 第 3 节那个输出宽 768 的包装器 `MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)`（不带 `qkv_bias`）有多少个可训练的参数？先数一个头有多少（第 2 节列出了一个头的参数），再算整个包装器。（答案是一个整数，可以用 `sum(p.numel() for p in module.parameters())` 验证。）
+# **练习 1。** 第 3 节那个输出宽 768 的包装器 `MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)`（不带 `qkv_bias`）有多少个可训练的参数？先数一个头有多少（第 2 节列出了一个头的参数），再手算整个包装器。（答案是一个整数。参考答案会数一遍模块的参数来验证。）
 
 # %%
 answer = None  # 在这里写代码

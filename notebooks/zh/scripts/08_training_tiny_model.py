@@ -463,12 +463,12 @@ assert runs[4] is result and sum(p.numel() for p in runs[8].model.parameters()) 
 assert before.max() < 0.2 and after.min() > 0.95
 print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 
-# %% [markdown] en_hash="3d41c79b1792"
+# %% [markdown] en_hash="115bdc04198c"
 # ## 练习
 #
 # 参考答案见 `solutions/08_training_tiny_model_solutions.ipynb`。
 #
-# **练习 1。** 第 2 节在重复任务上训练模型，损失从接近 $\log 64$ 降到最后一轮的 0.04 奈特（nat）。训练后的模型给正确词元的概率，是未训练时的多少倍？（把每个损失都看作每个位置的概率相同。给出一个数。）
+# **练习 1。** 第 2 节的重复任务中，第 2 轮的平均损失是 0.63 奈特（nat）。这时模型给正确词元的概率，是均匀猜测（64 个词元的可能性都一样）的多少倍？（把损失看作每个位置的概率都相同。给出一个数。）
 
 # %%
 answer = None  # 在这里写代码

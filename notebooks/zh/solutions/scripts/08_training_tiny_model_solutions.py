@@ -23,12 +23,12 @@ import mhsa_helpers.exercises
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="be2384cde618"
-# **练习 1。** 损失是 $-\log p(\text{正确词元})$，所以 $p = e^{-\text{损失}}$。未训练时 $p = e^{-\log 64} = 1/64$，训练后 $p = e^{-0.04} \approx 0.96$。两者之比是 $64 \cdot e^{-0.04} = e^{\log 64 - 0.04} \approx 61.5$。损失之差就是概率之比。（损失之比 4.16 / 0.04 = 104 比较的是两个对数，在这里没有意义。）
+# %% [markdown] en_hash="54bc73826bc2"
+# **练习 1。** 损失是 $-\log p(\text{正确词元})$，所以 $p = e^{-\text{损失}}$。均匀猜测时 $p = e^{-\log 64} = 1/64$，第 2 轮后 $p = e^{-0.63} \approx 0.53$。两者之比是 $64 \cdot e^{-0.63} = e^{\log 64 - 0.63} \approx 34.1$。损失之差就是概率之比。（损失之比 4.16 / 0.63 = 6.6 比较的是两个对数，在这里没有意义。$1 - 0.63$ 也不是概率，$64 \cdot 0.37 = 23.7$ 是错的。）
 
 # %%
-untrained_p, trained_p = 1 / 64, math.exp(-0.04)
-answer = trained_p / untrained_p
+uniform_p, trained_p = 1 / 64, math.exp(-0.63)
+answer = trained_p / uniform_p
 print(f"{answer:.2f}")
 result = mhsa_helpers.exercises.check_probability_gain(answer)
 assert result, result
