@@ -27,6 +27,7 @@ The one runner:
   way it can go wrong (it raises, writes to its input, returns a tuple, no tensor, a subclass, the
   wrong dtype, device or shape) turned into the exercise's own hint;
 * ``construct`` -- build the learner's class at given sizes, naming what its constructor raised.
+* ``attempt`` -- run a step of the learner's code; what it raises is the hint a template says.
 
 The contracts, each written once and given the lesson's own hint (and tolerances):
 
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -84,6 +85,7 @@ __all__ = [
     "ContractError",
     "ForwardTexts",
     "agrees",
+    "attempt",
     "book_forward",
     "build_checker",
     "call_forward",
@@ -190,6 +192,25 @@ def is_view_error(error: BaseException) -> bool:
 def first_line(text: str) -> str:
     """The first line of an error message, to quote it in a one-line hint."""
     return (text.strip().splitlines() or ["(no message)"])[0]
+
+
+R = TypeVar("R")
+
+
+def attempt(
+    call: Callable[[], R], raised: Text, /, *, unwritten: Text | None = None, **values: object
+) -> R:
+    """``call()`` (the learner's code, or a step that runs it), or the ``ContractError`` that says
+    it raised: ``raised`` filled in with ``{kind}`` (the exception's type), ``{error}`` (its
+    message), ``{said}`` (that message's first line) and ``values``. With ``unwritten``, a
+    ``NotImplementedError`` (the notebook's stub) is that hint instead, marked ``[TO DO]``."""
+    try:
+        return call()
+    except Exception as error:  # the learner's code may raise anything
+        if unwritten is not None and isinstance(error, NotImplementedError):
+            raise ContractError(unwritten, todo=True) from None
+        kind, said = type(error).__name__, first_line(str(error))
+        raise ContractError(fill(raised, kind=kind, error=error, said=said, **values)) from None
 
 
 #: The typical slips of a multi-head forward pass that ``book_forward`` reproduces.

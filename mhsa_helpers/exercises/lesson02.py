@@ -28,6 +28,7 @@ from ._build import (
     ContractError,
     ForwardTexts,
     agrees,
+    attempt,
     build_checker,
     call_forward,
     construct,
@@ -205,18 +206,14 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                     f"answer.{n}.weight 与 sa_v1.{n}.T 不相等。",
                 ),
             )
-    try:
-        with torch.no_grad():
-            got = answer(inputs)
-            want_out = sa_v1(inputs)
-    except Exception as error:  # the learner's module may raise anything
-        kind = type(error).__name__
-        raise ContractError(
+    with torch.no_grad():
+        got, want_out = attempt(
+            lambda: (answer(inputs), sa_v1(inputs)),
             tr(
-                f"calling answer(inputs) raised {kind}: {error}",
-                f"调用 answer(inputs) 时抛出了 {kind}：{error}",
+                "calling answer(inputs) raised {kind}: {error}",
+                "调用 answer(inputs) 时抛出了 {kind}：{error}",
             ),
-        ) from None
+        )
     if not plain_tensor(got) or tuple(got.shape) != tuple(want_out.shape):
         raise ContractError(
             tr(

@@ -33,6 +33,7 @@ from ._build import (
     BuildSpec,
     ContractError,
     agrees,
+    attempt,
     book_forward,
     build_checker,
     call_forward,
@@ -584,13 +585,11 @@ def _check_gradients(cls: type) -> None:
             "把参数传进去。",
         ),
     )
-    try:
-        (out * probe).sum().backward()
-    except Exception as error:  # backward itself failed
-        kind = type(error).__name__
-        raise ContractError(
-            where + tr(f" raised {kind}: {error}", f"时抛出了 {kind}：{error}")
-        ) from None
+    attempt(
+        lambda: (out * probe).sum().backward(),
+        tr("{where} raised {kind}: {error}", "{where}时抛出了 {kind}：{error}"),
+        where=where,
+    )
     (want * probe).sum().backward()
     mine = dict(module.named_parameters())
     for name, param in ref.named_parameters():

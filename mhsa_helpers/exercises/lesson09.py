@@ -33,13 +33,13 @@ from ._build import (
     ContractError,
     ForwardTexts,
     agrees,
+    attempt,
     book_forward,
     build_checker,
     call_forward,
     calls_made,
     causal,
     drops_something,
-    fill,
     gradients_reach,
     is_unwritten,
     is_view_error,
@@ -446,10 +446,7 @@ def _run(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool, hint: Text) -> Any:
     """``_build``, a constructor that raises being the hint ``hint`` (``{kind}``, ``{error}``)."""
-    try:
-        return _build(cls, sizes, dropout, qkv_bias)
-    except Exception as error:
-        raise ContractError(fill(hint, kind=type(error).__name__, error=error)) from None
+    return attempt(lambda: _build(cls, sizes, dropout, qkv_bias), hint)
 
 
 def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None:

@@ -25,6 +25,7 @@ from ._build import (
     BuildSpec,
     ContractError,
     ForwardTexts,
+    attempt,
     build_checker,
     call_forward,
 )
@@ -278,17 +279,11 @@ def _finite_for_huge_scores(fn: Callable[..., object]) -> None:
 def _finite_gradient(fn: Callable[..., object]) -> None:
     scores, hidden, _ = _reference_case()
     leaf = scores.clone().requires_grad_(True)
-    try:
-        out = fn(leaf, hidden.clone())
-        (out * torch.arange(16.0).view(1, 4, 4)).sum().backward()  # type: ignore[operator]
-    except Exception as error:  # the learner's code may not be differentiable
-        kind = type(error).__name__
-        raise ContractError(
-            tr(
-                f"the backward pass raised {kind}: {error}.",
-                f"反向传播抛出了 {kind}：{error}。",
-            )
-        ) from None
+    probe = torch.arange(16.0).view(1, 4, 4)
+    attempt(
+        lambda: (fn(leaf, hidden.clone()) * probe).sum().backward(),  # type: ignore[operator]
+        tr("the backward pass raised {kind}: {error}.", "反向传播抛出了 {kind}：{error}。"),
+    )
     if leaf.grad is None or not torch.isfinite(leaf.grad).all():
         raise ContractError(
             tr(

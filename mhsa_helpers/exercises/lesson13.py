@@ -33,10 +33,10 @@ from ._build import (
     UNWRITTEN_FUNCTION,
     BuildSpec,
     ContractError,
+    attempt,
     build_checker,
     call_forward,
     construct,
-    first_line,
     is_unwritten,
     pass_the_class,
 )
@@ -123,15 +123,12 @@ def _call_rope(
 ) -> tuple[torch.Tensor, ...]:
     call = f"apply_rope(q, k, v, offset={offset}) with q {tuple(q.shape)}, {q.dtype}"
     given = (q.clone(), k.clone(), v.clone())
-    try:
-        out = fn(*given, offset)
-    except NotImplementedError:
-        raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
-    except Exception as error:  # the learner's code may raise anything
-        kind, said = type(error).__name__, first_line(str(error))
-        raise ContractError(
-            tr(f"{call} raised {kind}: {said}", f"{call} 抛出了 {kind}：{said}")
-        ) from None
+    out = attempt(
+        lambda: fn(*given, offset),
+        tr("{call} raised {kind}: {said}", "{call} 抛出了 {kind}：{said}"),
+        unwritten=UNWRITTEN_FUNCTION,
+        call=call,
+    )
     if not all(torch.equal(a, b) for a, b in zip(given, (q, k, v), strict=True)):
         raise ContractError(
             tr(
