@@ -112,15 +112,12 @@ def check_attn_weights_3(answer: object) -> CheckResult:
             "softmax over those three.",
             "只有前三个词元的键参与：先算它们的分数并缩放，再只在这三个分数上做 softmax。",
         ),
-        shapes=(
-            (
-                (6,),
-                tr(
-                    "that is a weight for every token; 'starts' may see only the first three.",
-                    "这是每个词元一个权重，而 'starts' 只能看到前三个。",
-                ),
+        shapes={
+            (6,): tr(
+                "that is a weight for every token; 'starts' may see only the first three.",
+                "这是每个词元一个权重，而 'starts' 只能看到前三个。",
             ),
-        ),
+        },
     )
 
 

@@ -80,29 +80,20 @@ check_head_dim = number_checker(
             "correct: 4096 // 32 = 128, twice GPT-2's head width of 64.",
             "正确：4096 // 32 = 128，是 GPT-2 每头宽度 64 的两倍。",
         ),
-        wrong=(
-            (
-                4096 * 32,
-                tr(
-                    "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
-                    "在 MultiHeadAttention 中，d_out 是所有头加起来的宽度，要把它除以头数。",
-                ),
+        wrong={
+            4096 * 32: tr(
+                "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
+                "在 MultiHeadAttention 中，d_out 是所有头加起来的宽度，要把它除以头数。",
             ),
-            (
-                4096,
-                tr(
-                    "4096 is the total width d_out; each of the 32 heads gets a slice.",
-                    "4096 是总宽度 d_out，32 个头各分到其中一段。",
-                ),
+            4096: tr(
+                "4096 is the total width d_out; each of the 32 heads gets a slice.",
+                "4096 是总宽度 d_out，32 个头各分到其中一段。",
             ),
-            (
-                64,
-                tr(
-                    "64 is GPT-2's head width; this model splits a different d_out.",
-                    "64 是 GPT-2 的每头宽度，这个模型拆分的是另一个 d_out。",
-                ),
+            64: tr(
+                "64 is GPT-2's head width; this model splits a different d_out.",
+                "64 是 GPT-2 的每头宽度，这个模型拆分的是另一个 d_out。",
             ),
-        ),
+        },
         otherwise=tr(
             "head_dim = d_out // num_heads.", "head_dim = d_out // num_heads，即总宽度除以头数。"
         ),

@@ -38,24 +38,17 @@ check_keys_from_entropy = number_checker(
             "正确：n 个相等的权重 1/n 给出 -n * (1/n) * log(1/n) = log n，"
             "所以 n = exp(1.3863) = 4。权重为 0 的键不贡献熵。",
         ),
-        wrong=(
-            (
-                6,
-                tr(
-                    "even over all 6 keys the entropy would be log 6 = 1.79, the row's maximum; "
-                    "this row is lower.",
-                    "均匀分在全部 6 个键上时，熵是 log 6 = 1.79，这是这一行的最大值。"
-                    "这一行的熵更低。",
-                ),
+        wrong={
+            6: tr(
+                "even over all 6 keys the entropy would be log 6 = 1.79, the row's maximum; "
+                "this row is lower.",
+                "均匀分在全部 6 个键上时，熵是 log 6 = 1.79，这是这一行的最大值。这一行的熵更低。",
             ),
-            (
-                1,
-                tr(
-                    "all the weight on one key gives entropy 0.",
-                    "全部权重放在一个键上时，熵是 0。",
-                ),
+            1: tr(
+                "all the weight on one key gives entropy 0.",
+                "全部权重放在一个键上时，熵是 0。",
             ),
-        ),
+        },
         otherwise=tr(
             "write the entropy of n equal weights 1/n, then solve it for n (undo the log).",
             "先写出 n 个相等权重 1/n 的熵，再从中解出 n（把对数还原）。",

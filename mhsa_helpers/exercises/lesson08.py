@@ -51,17 +51,14 @@ check_initial_loss = number_checker(
             f"correct: log({_VOCAB}) = {_UNIFORM:.4f} nats.",
             f"正确：log({_VOCAB}) = {_UNIFORM:.4f} 奈特。",
         ),
-        wrong=(
-            (
-                Near(math.log2(_VOCAB), 1e-3),
-                lambda value: tr(
-                    f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.",
-                    f"{value:.4g} 是以 2 为底的对数（比特），而 `cross_entropy` 用的是自然对数。",
-                ),
+        wrong={
+            Near(math.log2(_VOCAB), 1e-3): lambda value: tr(
+                f"{value:.4g} is log base 2 (bits); cross_entropy uses the natural log.",
+                f"{value:.4g} 是以 2 为底的对数（比特），而 `cross_entropy` 用的是自然对数。",
             ),
-            (Near(1 / _VOCAB, 1e-4), _MINUS),
-            (-_UNIFORM, _MINUS),
-        ),
+            Near(1 / _VOCAB, 1e-4): _MINUS,
+            -_UNIFORM: _MINUS,
+        },
         otherwise=tr(
             f"cross-entropy = -log(p of the right token), and p = 1/{_VOCAB} for every token.",
             f"交叉熵 = -log(正确词元的 p)，而每个词元的 p 都是 1/{_VOCAB}。",
@@ -87,36 +84,24 @@ check_probability_gain = number_checker(
             f"正确：p 从 1/64 变为 exp(-0.04)，是原来的 {_GAIN:.1f} 倍"
             "（exp(4.16 - 0.04)：损失之差就是概率之比）。",
         ),
-        wrong=(
-            (
-                Near(_UNIFORM / _TRAINED_LOSS, 2.0),
-                tr(
-                    "that is the ratio of the losses; a loss is -log p, so compare the p's.",
-                    "这是两个损失之比。损失是 -log p，要比较的是两个 p。",
-                ),
+        wrong={
+            Near(_UNIFORM / _TRAINED_LOSS, 2.0): tr(
+                "that is the ratio of the losses; a loss is -log p, so compare the p's.",
+                "这是两个损失之比。损失是 -log p，要比较的是两个 p。",
             ),
-            (
-                Near(_UNIFORM - _TRAINED_LOSS, 0.05),
-                tr(
-                    "that is how much the loss fell, in nats: still a log. Undo it.",
-                    "这是损失下降了多少奈特，还是对数，要把它还原。",
-                ),
+            Near(_UNIFORM - _TRAINED_LOSS, 0.05): tr(
+                "that is how much the loss fell, in nats: still a log. Undo it.",
+                "这是损失下降了多少奈特，还是对数，要把它还原。",
             ),
-            (
-                Near(math.exp(-_TRAINED_LOSS), 5e-3),
-                tr(
-                    "that is the trained model's p; compare it with the untrained one's.",
-                    "这是训练后模型的 p，还要和未训练时的 p 比较。",
-                ),
+            Near(math.exp(-_TRAINED_LOSS), 5e-3): tr(
+                "that is the trained model's p; compare it with the untrained one's.",
+                "这是训练后模型的 p，还要和未训练时的 p 比较。",
             ),
-            (
-                _VOCAB,
-                tr(
-                    "that would be a perfect model (p = 1); a loss of 0.04 is not quite 0.",
-                    "那是完美模型（p = 1）的结果，而 0.04 的损失并不完全是 0。",
-                ),
+            _VOCAB: tr(
+                "that would be a perfect model (p = 1); a loss of 0.04 is not quite 0.",
+                "那是完美模型（p = 1）的结果，而 0.04 的损失并不完全是 0。",
             ),
-        ),
+        },
         otherwise=tr(
             "find each model's probability of the right token from its loss, then divide.",
             "先由各自的损失求出两个模型给正确词元的概率，再相除。",

@@ -56,38 +56,26 @@ check_blind_rows = number_checker(
             "正确：左填充时，查询 i 看得到键 0..i，只要 i 本身是填充，这些键就全是填充。"
             "所以共有 2 + 4 + 1 = 7 行，每个填充一行（右填充则一行也没有）。",
         ),
-        wrong=(
-            (
-                0,
-                tr(
-                    "that holds for right padding; here the pads come first, and a causal query "
-                    "sees only what lies before it.",
-                    "右填充时是这样。这里填充在前面，而因果的查询只看得到它之前的位置。",
-                ),
+        wrong={
+            0: tr(
+                "that holds for right padding; here the pads come first, and a causal query "
+                "sees only what lies before it.",
+                "右填充时是这样。这里填充在前面，而因果的查询只看得到它之前的位置。",
             ),
-            (
-                3,
-                tr(
-                    "one row per sequence is too few: count every query of a sequence whose "
-                    "visible keys are all pads.",
-                    "每个序列一行太少了。一个序列里，凡是能看到的键全是填充的查询，都要算上。",
-                ),
+            3: tr(
+                "one row per sequence is too few: count every query of a sequence whose "
+                "visible keys are all pads.",
+                "每个序列一行太少了。一个序列里，凡是能看到的键全是填充的查询，都要算上。",
             ),
-            (
-                4,
-                tr(
-                    "one row short per sequence: the last pad query sees itself, a pad too.",
-                    "每个序列少算了一行。最后一个填充位置的查询看到的是它自己，也是填充。",
-                ),
+            4: tr(
+                "one row short per sequence: the last pad query sees itself, a pad too.",
+                "每个序列少算了一行。最后一个填充位置的查询看到的是它自己，也是填充。",
             ),
-            (
-                8,
-                tr(
-                    "that counts the real tokens; a real query always sees at least itself.",
-                    "这是真实词元的个数。真实词元的查询至少看得到它自己。",
-                ),
+            8: tr(
+                "that counts the real tokens; a real query always sees at least itself.",
+                "这是真实词元的个数。真实词元的查询至少看得到它自己。",
             ),
-        ),
+        },
         otherwise=tr(
             "for each sequence, find the queries whose causal keys are all pads, then add up.",
             "对每个序列，找出那些因果范围内的键全是填充的查询，再加起来。",
