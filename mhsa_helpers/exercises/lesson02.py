@@ -70,13 +70,12 @@ _ATTN_WEIGHTS_3 = tr(
 def check_attn_weights_3(answer: object) -> CheckResult:
     """The scaled softmax weights of query x(3) "starts" over the keys of "Your", "journey" and
     "starts" only, shape (3,): a softmax over three scores, not six weights cut to three."""
-    name = _ATTN_WEIGHTS_3
     inputs = book_inputs()  # (6, 3)
     W_query, W_key, _ = _seed123_matrices()
     scores = (inputs[2] @ W_query) @ (inputs @ W_key).T  # (6,): "starts" against every key
     scaled = scores / 2**0.5  # d_k = 2
     return tensor_answer(
-        name,
+        _ATTN_WEIGHTS_3,
         answer,
         torch.softmax(scaled[:3], dim=-1),
         what=tr("a tensor: one weight per visible token", "一个张量：每个看得到的词元一个权重"),
@@ -136,7 +135,6 @@ _V1_TO_V2 = tr(
 )
 def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> CheckResult:
     """``answer``: a V2-style module (``nn.Linear`` layers) carrying ``sa_v1``'s matrices."""
-    name = _V1_TO_V2
     if not isinstance(answer, nn.Module):
         kind = type(answer).__name__
         raise ContractError(
@@ -227,14 +225,14 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
         )
     if torch.equal(got, want_out):
         return ok(
-            name,
+            _V1_TO_V2,
             tr(
                 "correct: weight = W.T for all three layers, the outputs agree bit for bit.",
                 "正确：三个层都满足 weight = W.T，输出逐位完全相同。",
             ),
         )
     return ok(
-        name,
+        _V1_TO_V2,
         tr(
             "correct: weight = W.T for all three layers, the outputs agree to 1e-6.",
             "正确：三个层都满足 weight = W.T，输出在 1e-6 以内一致。",

@@ -131,12 +131,11 @@ _HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的头 3"
 )
 def check_head_output(answer: object) -> CheckResult:
     """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
-    name = _HEAD_OUTPUT
     out = _wrapper_output()  # (2, 6, 6)
     expected = out[..., 4:6]  # (2, 6, 2)
 
     return tensor_answer(
-        name,
+        _HEAD_OUTPUT,
         answer,
         expected,
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),

@@ -197,7 +197,6 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     The lesson splits a batch (b, T, d_out); here the token axis is axis 0, so the copied
     ``view(b, T, h, hd).transpose(1, 2)`` does not apply as it is.
     """
-    name = _SPLIT_INTO_HEADS
     h = _SPLIT_HEADS
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[-1] % h != 0:
         raise ContractError(
@@ -257,7 +256,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
                     "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
                 ),
             )
-    return tensor_answer(name, answer, expected, what=what, hint=hint, atol=0.0)
+    return tensor_answer(_SPLIT_INTO_HEADS, answer, expected, what=what, hint=hint, atol=0.0)
 
 
 # -- predict, then run ----------------------------------------------------------------------------

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import torch
@@ -24,7 +23,6 @@ from ._result import CheckResult, ContractError, exercise, ok
 __all__ = ["check_head_entropy", "check_keys_from_entropy", "check_sharpest_head"]
 
 _USED_KEYS = 4  # exercise 1: a row spread evenly over 4 of the 6 keys it may see
-_ROW_ENTROPY = math.log(_USED_KEYS)  # 1.3863 nats
 
 check_keys_from_entropy = number_checker(
     "check_keys_from_entropy",
@@ -71,7 +69,6 @@ _HEAD_ENTROPY = tr("entropy of every head", "每个头的熵")
 )
 def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
     """Per-head mean row entropy (h,) of ``weights`` (h, T, T)."""
-    name = _HEAD_ENTROPY
     if isinstance(answer, torch.Tensor) and torch.isnan(answer).any():
         raise ContractError(
             tr(
@@ -106,7 +103,7 @@ def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
             ),
         )
     return tensor_answer(
-        name,
+        _HEAD_ENTROPY,
         answer,
         expected,
         what=A_PER_HEAD_TENSOR,
@@ -129,7 +126,6 @@ _SHARPEST_HEAD = tr("the sharpest head", "最集中（熵最低）的头")
 )
 def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     """Index (0-based) of the head of ``weights`` (h, T, T) with the lowest entropy."""
-    name = _SHARPEST_HEAD
     entropy = head_entropy(weights)
     sharpest = _tied_with(entropy, entropy.min())  # every head as sharp as the sharpest
     expected = sharpest[0]
@@ -146,7 +142,7 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     if answer in sharpest:
         expected = answer
         return ok(
-            name,
+            _SHARPEST_HEAD,
             tr(
                 f'correct: head index {expected} ("Head {expected + 1}" in the plots).',
                 f"正确！头的索引是 {expected}，也就是图中的“头 {expected + 1}”。",

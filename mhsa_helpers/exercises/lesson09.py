@@ -146,7 +146,6 @@ _KEY_BLOCK = tr("W_key cut out of the fused weight", "从融合权重中切出 W
 )
 def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
     """``answer``: the (d_out, d_in) W_key block of ``fused.qkv.weight`` (rows d_out..2 d_out)."""
-    name = _KEY_BLOCK
     qkv = getattr(fused, "qkv", None)
     if not isinstance(qkv, nn.Linear) or qkv.out_features % 3 != 0:
         raise ContractError(
@@ -180,7 +179,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
         )
     if torch.equal(got, w_key):
         return ok(
-            name,
+            _KEY_BLOCK,
             tr(
                 "correct: rows d_out .. 2 * d_out - 1 are W_key.",
                 "正确：第 d_out 到 2 * d_out - 1 行就是 W_key。",

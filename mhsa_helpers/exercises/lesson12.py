@@ -161,7 +161,6 @@ def check_top_k_probs(
     answer: object, logits: torch.Tensor, k: int, temperature: float
 ) -> CheckResult:
     """softmax(logits / temperature) restricted to the ``k`` largest logits, (b, vocab)."""
-    name = _TOP_K
     expected = next_token_probs(logits, temperature=temperature, top_k=k)
     if isinstance(answer, torch.Tensor) and answer.shape == expected.shape:
         got = answer.detach().to(torch.float64)
@@ -200,7 +199,7 @@ def check_top_k_probs(
                     ),
                 )
     return tensor_answer(
-        name,
+        _TOP_K,
         answer,
         expected,
         what=tr(
@@ -214,7 +213,6 @@ def check_top_k_probs(
 @exercise(_PUNCTUATION)
 def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) -> CheckResult:
     """Per head: mean over queries (with a punctuation key at or before them) of that weight."""
-    name = _PUNCTUATION
     expected = head_focus(weights, text).shares[0, :, 2]  # (h,)
     if (
         isinstance(answer, torch.Tensor)
@@ -233,7 +231,7 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
                 ),
             )
     return tensor_answer(
-        name,
+        _PUNCTUATION,
         answer,
         expected,
         what=A_PER_HEAD_TENSOR,
@@ -292,7 +290,6 @@ def check_own_text(answer: object, data: object) -> CheckResult:
 
     The run's model is measured on the validation text (up to 1,024 windows) here; the run's own
     ``val_losses`` are not trusted."""
-    name = _OWN_TEXT
     if not isinstance(data, TextData):
         raise ContractError(
             tr("pass the TextData you trained on as data.", "把训练用的 TextData 作为 data 传入。"),
@@ -348,7 +345,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
             ),
         )
     return ok(
-        name,
+        _OWN_TEXT,
         tr(
             f"validation loss {val:.2f}, below the unigram table's {unigram:.2f}.",
             f"验证损失 {val:.2f}，低于一元计数表的 {unigram:.2f}。",
