@@ -31,7 +31,8 @@ The one runner:
 
 The contracts, each written once and given the lesson's own hint (and tolerances):
 
-* ``agrees`` (equal to the reference), ``causal`` with ``change_from`` (no output before a
+* ``agrees`` (equal to the reference), ``not_a_known_mistake`` (an output a known mistake gives
+  is refused with its hint), ``causal`` with ``change_from`` (no output before a
   changed token changes), ``rows_sum_to_one``, ``drops_something`` and
   ``dropout_only_in_training``, ``gradients_reach`` (with ``no_gradient``), ``load_by_names``
   (the book's parameters by the book's names), ``mask_buffer`` (the brief's rule "a buffer named
@@ -112,6 +113,7 @@ __all__ = [
     "name_mistake",
     "never_calls",
     "no_gradient",
+    "not_a_known_mistake",
     "on_x",
     "pass_the_class",
     "rows_sum_to_one",
@@ -891,6 +893,22 @@ def agrees(
     function: the diagnosis of what differs, run only then)."""
     if not torch.allclose(out, want, atol=atol, rtol=rtol):
         raise ContractError(_hint(hint))
+
+
+#: Known mistakes: ``(output, hint)``, the output a mistake gives and the hint that names it.
+Known = Iterable[tuple[torch.Tensor, Text]]
+
+
+def not_a_known_mistake(
+    out: torch.Tensor, known: Known, *, atol: float, rtol: float = 0.0, where: Text = _NOWHERE
+) -> None:
+    """The contract "not a known mistake": ``out`` equal (same shape, values close in float64)
+    to the output of one of the ``known`` mistakes, in order, is refused with that mistake's
+    hint, ``where`` before it."""
+    got = out.detach().double()
+    for output, hint in known:
+        if output.shape == got.shape and torch.allclose(got, output.double(), atol=atol, rtol=rtol):
+            raise ContractError(where + hint)
 
 
 def rows_sum_to_one(

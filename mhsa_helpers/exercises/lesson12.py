@@ -46,6 +46,7 @@ from ._build import (
     is_unwritten,
     load_by_names,
     no_gradient,
+    not_a_known_mistake,
     on_x,
     pass_the_class,
 )
@@ -459,22 +460,17 @@ def _block_equal(cls: type) -> None:
                 where + tr(": the future leaks in.", "：未来的信息泄露进来了。"),
             )
             continue
-        named = [
-            k for k, v in variants.items() if k != "right" and torch.allclose(out, v, atol=1e-5)
-        ]
+        known = ((v, _BLOCK_MISTAKES[k]) for k, v in variants.items() if k != "right")
+        where = where + tr(": ", "：")
+        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-5, where=where)
         raise ContractError(
             where
-            + tr(": ", "：")
-            + (
-                _BLOCK_MISTAKES[named[0]]
-                if named
-                else tr(
-                    "the output differs from the pre-norm block with the same weights: "
-                    "x plus attention of the normalised x, then that plus the feed-forward "
-                    "network of its own normalised copy.",
-                    "输出与权重相同的前置归一化块不一致：x 加上对归一化后的 x 做的注意力，"
-                    "再加上对它自己归一化之后做的前馈网络。",
-                )
+            + tr(
+                "the output differs from the pre-norm block with the same weights: "
+                "x plus attention of the normalised x, then that plus the feed-forward "
+                "network of its own normalised copy.",
+                "输出与权重相同的前置归一化块不一致：x 加上对归一化后的 x 做的注意力，"
+                "再加上对它自己归一化之后做的前馈网络。",
             )
         )
 

@@ -38,6 +38,7 @@ from ._build import (
     call_forward,
     construct,
     is_unwritten,
+    not_a_known_mistake,
     pass_the_class,
 )
 from ._parse import plain_tensor
@@ -328,9 +329,8 @@ def _equals_torch_rmsnorm(cls: object) -> None:
             if _close(out, want):
                 continue
             mistakes = _norm_mistakes(x, weight.detach(), eps)
-        for name, wrong in mistakes.items():
-            if _close(out, wrong):
-                raise ContractError(where + tr(": ", "：") + _NORM_HINTS[name])
+        known = ((wrong, _NORM_HINTS[name]) for name, wrong in mistakes.items())
+        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-4, where=where + tr(": ", "："))
         raise ContractError(
             where
             + tr(
@@ -492,9 +492,8 @@ def _is_swiglu(cls: object) -> None:
             if _close(out, right):
                 continue
             mistakes = _swiglu_mistakes(gate, up, down, x)
-        for name, wrong in mistakes.items():
-            if _close(out, wrong):
-                raise ContractError(where + tr(": ", "：") + _SWIGLU_HINTS[name])
+        known = ((wrong, _SWIGLU_HINTS[name]) for name, wrong in mistakes.items())
+        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-4, where=where + tr(": ", "："))
         raise ContractError(
             where
             + tr(
