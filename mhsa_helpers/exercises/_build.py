@@ -28,6 +28,8 @@ The one runner:
   wrong dtype, device or shape) turned into the exercise's own hint;
 * ``construct`` -- build the learner's class at given sizes, naming what its constructor raised.
 * ``attempt`` -- run a step of the learner's code; what it raises is the hint a template says.
+* ``linear_layer`` -- the layer named so is ``nn.Linear(fan_in, fan_out, bias=...)``, else the
+  lesson's hint for what is not (no such layer, other sizes, a bias or none), from its templates.
 
 The contracts, each written once and given the lesson's own hint (and tolerances):
 
@@ -105,6 +107,7 @@ __all__ = [
     "head_forward",
     "is_unwritten",
     "is_view_error",
+    "linear_layer",
     "load_by_names",
     "mask_buffer",
     "mask_note",
@@ -703,6 +706,26 @@ def mask_note(build: Callable[[], nn.Module], *, unbuilt: Text) -> Text:
     except Exception:  # the learner's class may raise anything
         return unbuilt
     return _NOWHERE if any("mask" in name for name in buffers) else MASK_IN_INIT
+
+
+def linear_layer(
+    module: object, name: str, fan: tuple[int, int] | None, bias: bool | None, **texts: Any
+) -> nn.Linear:
+    """The contract "``module.<name>`` is ``nn.Linear(*fan, bias=bias)``" (``fan`` or ``bias``
+    None: either is fine), else the hint ``absent`` (it is no ``nn.Linear``), ``shape`` (other
+    sizes: ``{fan_in}``, ``{fan_out}``) or ``biased`` (a bias where ``bias`` is False, none where
+    it is True). Each text may use ``{name}``, ``{kind}`` (the attribute's type) and the other
+    keyword arguments (``d_in=...``); the layer is returned."""
+    layer = getattr(module, name, None)
+    said = {**texts, "name": name, "kind": type(layer).__name__}
+    if not isinstance(layer, nn.Linear):
+        raise ContractError(fill(texts["absent"], **said))
+    if fan is not None and (layer.in_features, layer.out_features) != fan:
+        sizes = {"fan_in": layer.in_features, "fan_out": layer.out_features}
+        raise ContractError(fill(texts["shape"], **said, **sizes))
+    if bias is not None and (layer.bias is not None) != bias:
+        raise ContractError(fill(texts["biased"], **said))
+    return layer
 
 
 def is_unwritten(module: nn.Module) -> bool:

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
@@ -35,6 +37,7 @@ from ._build import (
     forward_on_copy,
     gradients_reach,
     is_unwritten,
+    linear_layer,
     not_a_known_mistake,
     rows_sum_to_one,
 )
@@ -127,6 +130,19 @@ _V1_TO_V2 = tr(
 )
 
 
+#: The hints of ``linear_layer`` for the layers of the SelfAttentionV2 that carries V1's weights.
+_V2_LAYER_TEXTS = {
+    "absent": tr(
+        "answer.{name} is not an nn.Linear: answer must be a SelfAttentionV2.",
+        "answer.{name} 不是 nn.Linear：answer 必须是一个 SelfAttentionV2。",
+    ),
+    "biased": tr(
+        "answer.{name} has a bias; V1 has none: build it with qkv_bias=False.",
+        "answer.{name} 带有偏置，而 V1 没有。请用 qkv_bias=False 创建它。",
+    ),
+}
+
+
 @exercise(
     _V1_TO_V2,
     what=tr(
@@ -144,7 +160,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                 f"需要一个 SelfAttentionV2 模块，收到的是 {kind}。",
             ),
         )
-    matrices = {n: getattr(sa_v1, n, None) for n in _NAMES}
+    matrices: dict[str, Any] = {n: getattr(sa_v1, n, None) for n in _NAMES}
     if not all(isinstance(m, torch.Tensor) and m.dim() == 2 for m in matrices.values()):
         raise ContractError(
             tr(
@@ -153,21 +169,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
             ),
         )
     for n in _NAMES:
-        layer = getattr(answer, n, None)
-        if not isinstance(layer, nn.Linear):
-            raise ContractError(
-                tr(
-                    f"answer.{n} is not an nn.Linear: answer must be a SelfAttentionV2.",
-                    f"answer.{n} 不是 nn.Linear：answer 必须是一个 SelfAttentionV2。",
-                ),
-            )
-        if layer.bias is not None:
-            raise ContractError(
-                tr(
-                    f"answer.{n} has a bias; V1 has none: build it with qkv_bias=False.",
-                    f"answer.{n} 带有偏置，而 V1 没有。请用 qkv_bias=False 创建它。",
-                ),
-            )
+        layer = linear_layer(answer, n, None, False, **_V2_LAYER_TEXTS)
         want = matrices[n].detach().T  # (d_out, d_in)
         w = layer.weight.detach()
         got_shape, want_shape = tuple(w.shape), tuple(want.shape)
@@ -403,35 +405,29 @@ def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
     if is_unwritten(module):
         raise ContractError(UNWRITTEN_CLASS, todo=True)
     for n in _NAMES:
-        layer = getattr(module, n, None)
-        if not isinstance(layer, nn.Linear):
-            kind = type(layer).__name__
-            raise ContractError(
-                tr(
-                    f"self.{n} should be nn.Linear(d_in, d_out, bias=qkv_bias), got "
-                    f"{kind}. Use the book's names W_query, W_key, W_value.",
-                    f"self.{n} 应该是 nn.Linear(d_in, d_out, bias=qkv_bias)，收到的是 "
-                    f"{kind}。请使用书中的名字 W_query、W_key、W_value。",
-                )
-            )
-        if (layer.in_features, layer.out_features) != (d_in, d_out):
-            fan_in, fan_out = layer.in_features, layer.out_features
-            raise ContractError(
-                tr(
-                    f"with d_in={d_in}, d_out={d_out}, self.{n} is nn.Linear("
-                    f"{fan_in}, {fan_out}): it must map d_in -> d_out.",
-                    f"当 d_in={d_in}、d_out={d_out} 时，"
-                    f"self.{n} 是 nn.Linear({fan_in}, {fan_out})。"
-                    "它必须把 d_in 映射到 d_out。",
-                )
-            )
-        if layer.bias is not None:
-            raise ContractError(
-                tr(
-                    f"self.{n} has a bias by default: use bias=qkv_bias, False.",
-                    f"self.{n} 默认带有偏置。请写 bias=qkv_bias，其默认值为 False。",
-                )
-            )
+        linear_layer(module, n, (d_in, d_out), False, **_LAYER_TEXTS, d_in=d_in, d_out=d_out)
+
+
+#: The hints of ``linear_layer`` for the three layers of the learner's SelfAttentionV2.
+_LAYER_TEXTS = {
+    "absent": tr(
+        "self.{name} should be nn.Linear(d_in, d_out, bias=qkv_bias), got "
+        "{kind}. Use the book's names W_query, W_key, W_value.",
+        "self.{name} 应该是 nn.Linear(d_in, d_out, bias=qkv_bias)，收到的是 "
+        "{kind}。请使用书中的名字 W_query、W_key、W_value。",
+    ),
+    "shape": tr(
+        "with d_in={d_in}, d_out={d_out}, self.{name} is nn.Linear("
+        "{fan_in}, {fan_out}): it must map d_in -> d_out.",
+        "当 d_in={d_in}、d_out={d_out} 时，"
+        "self.{name} 是 nn.Linear({fan_in}, {fan_out})。"
+        "它必须把 d_in 映射到 d_out。",
+    ),
+    "biased": tr(
+        "self.{name} has a bias by default: use bias=qkv_bias, False.",
+        "self.{name} 默认带有偏置。请写 bias=qkv_bias，其默认值为 False。",
+    ),
+}
 
 
 def _at_every_size(cls: type) -> None:

@@ -38,6 +38,7 @@ from ._build import (
     call_forward,
     construct,
     is_unwritten,
+    linear_layer,
     not_a_known_mistake,
     pass_the_class,
 )
@@ -437,6 +438,21 @@ _SWIGLU_HINTS = {
 }
 
 
+#: The hints of ``linear_layer`` for SwiGLU's three layers (``{call}``: the constructor call).
+_SWIGLU_LAYERS = {
+    "absent": tr(
+        "{call} needs self.{name}, an nn.Linear (Hugging Face's names: "
+        "gate_proj, up_proj, down_proj).",
+        "{call} 需要 self.{name}，一个 nn.Linear（Hugging Face 的名字："
+        "gate_proj、up_proj、down_proj）。",
+    ),
+    "biased": tr(
+        "{call}: self.{name} has a bias; Llama's SwiGLU has none (bias=False).",
+        "{call}：self.{name} 有偏置。Llama 的 SwiGLU 没有偏置（bias=False）。",
+    ),
+}
+
+
 def _is_swiglu(cls: object) -> None:
     assert isinstance(cls, type)
     for (d, hidden), dtype in product(_SWIGLU_GRID, DTYPES):
@@ -445,29 +461,10 @@ def _is_swiglu(cls: object) -> None:
         if is_unwritten(module):
             raise ContractError(UNWRITTEN_CLASS, todo=True)
         want = int(2 * 4 * d / 3) if hidden is None else hidden
-        layers = {
-            name: getattr(module, name, None) for name in ("gate_proj", "up_proj", "down_proj")
-        }
-        for name, layer in layers.items():
-            if not isinstance(layer, nn.Linear):
-                raise ContractError(
-                    tr(
-                        f"{call} needs self.{name}, an nn.Linear (Hugging Face's names: "
-                        "gate_proj, up_proj, down_proj).",
-                        f"{call} 需要 self.{name}，一个 nn.Linear（Hugging Face 的名字："
-                        "gate_proj、up_proj、down_proj）。",
-                    )
-                )
-            if layer.bias is not None:
-                raise ContractError(
-                    tr(
-                        f"{call}: self.{name} has a bias; Llama's SwiGLU has none (bias=False).",
-                        f"{call}：self.{name} 有偏置。Llama 的 SwiGLU 没有偏置（bias=False）。",
-                    )
-                )
-        gate, up, down = layers["gate_proj"], layers["up_proj"], layers["down_proj"]
-        assert isinstance(gate, nn.Linear) and isinstance(up, nn.Linear)
-        assert isinstance(down, nn.Linear)
+        names = ("gate_proj", "up_proj", "down_proj")
+        gate, up, down = (
+            linear_layer(module, n, None, False, **_SWIGLU_LAYERS, call=call) for n in names
+        )
         shapes = (tuple(gate.weight.shape), tuple(up.weight.shape), tuple(down.weight.shape))
         if shapes != ((want, d), (want, d), (d, want)):
             got = gate.out_features
