@@ -277,79 +277,58 @@ check_prediction_saturation = prediction_checker(
 _SIZES = ((3, 2, 6), (4, 4, 1), (8, 6, 5), (5, 3, 9))  # (d_in, d_out, T)
 
 
-def _reference_variants(
-    ref: SelfAttentionV2, x: torch.Tensor
-) -> dict[str, tuple[torch.Tensor, Text]]:
-    """The outputs of the typical mistakes, computed with ``ref``'s weights, and their hints."""
+def _reference_variants(ref: SelfAttentionV2, x: torch.Tensor) -> dict[torch.Tensor, Text]:
+    """The outputs of the typical mistakes, computed with ``ref``'s weights: ``{output: hint}``."""
     queries, keys, values = ref.W_query(x), ref.W_key(x), ref.W_value(x)  # (T, d_out) each
     scores = queries @ keys.T  # (T, T)
     d_k = keys.shape[-1]
     d_in = x.shape[-1]
     variants = {
-        "no scaling": (
-            torch.softmax(scores, dim=-1) @ values,
-            tr(
-                "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 "
-                "before softmax.",
-                "没有乘 1/sqrt(d_k) 缩放。请在 softmax 之前，"
-                "先把注意力分数除以 keys.shape[-1] ** 0.5。",
-            ),
+        # no scaling
+        torch.softmax(scores, dim=-1) @ values: tr(
+            "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 before softmax.",
+            "没有乘 1/sqrt(d_k) 缩放。请在 softmax 之前，"
+            "先把注意力分数除以 keys.shape[-1] ** 0.5。",
         ),
-        "scaled by d_k": (
-            torch.softmax(scores / d_k, dim=-1) @ values,
-            tr(
-                "you divided by d_k; divide by its square root, keys.shape[-1] ** 0.5.",
-                "你除以的是 d_k，应该除以它的平方根 keys.shape[-1] ** 0.5。",
-            ),
+        # scaled by d_k
+        torch.softmax(scores / d_k, dim=-1) @ values: tr(
+            "you divided by d_k; divide by its square root, keys.shape[-1] ** 0.5.",
+            "你除以的是 d_k，应该除以它的平方根 keys.shape[-1] ** 0.5。",
         ),
-        "softmax over queries": (
-            torch.softmax(scores / d_k**0.5, dim=0) @ values,
-            tr(
-                "softmax over dim=0 normalises each column; every query's row must sum to 1: "
-                "dim=-1.",
-                "在 dim=0 上做 softmax，归一化的是每一列。"
-                "每个查询的那一行之和必须为 1，所以要用 dim=-1。",
-            ),
+        # softmax over queries
+        torch.softmax(scores / d_k**0.5, dim=0) @ values: tr(
+            "softmax over dim=0 normalises each column; every query's row must sum to 1: dim=-1.",
+            "在 dim=0 上做 softmax，归一化的是每一列。"
+            "每个查询的那一行之和必须为 1，所以要用 dim=-1。",
         ),
-        "keys @ queries.T": (
-            torch.softmax(scores.T / d_k**0.5, dim=-1) @ values,
-            tr(
-                "the score matrix is transposed: row i must be query i against every key, "
-                "queries @ keys.T (not keys @ queries.T).",
-                "注意力分数矩阵被转置了。第 i 行必须是查询 i 与每个键的分数，"
-                "即 queries @ keys.T（而不是 keys @ queries.T）"
-                "。",
-            ),
+        # keys @ queries.T
+        torch.softmax(scores.T / d_k**0.5, dim=-1) @ values: tr(
+            "the score matrix is transposed: row i must be query i against every key, "
+            "queries @ keys.T (not keys @ queries.T).",
+            "注意力分数矩阵被转置了。第 i 行必须是查询 i 与每个键的分数，"
+            "即 queries @ keys.T（而不是 keys @ queries.T）"
+            "。",
         ),
-        "weights.T": (
-            torch.softmax(scores / d_k**0.5, dim=-1).T @ values,
-            tr(
-                "the weights are transposed in the weighted sum: context = attn_weights @ values.",
-                "加权求和时注意力权重被转置了。context = attn_weights @ values。",
-            ),
+        # weights.T
+        torch.softmax(scores / d_k**0.5, dim=-1).T @ values: tr(
+            "the weights are transposed in the weighted sum: context = attn_weights @ values.",
+            "加权求和时注意力权重被转置了。context = attn_weights @ values。",
         ),
-        "queries as values": (
-            torch.softmax(scores / d_k**0.5, dim=-1) @ queries,
-            tr(
-                "the weighted sum mixes the queries; it must mix the values (self.W_value(x)).",
-                "加权求和混合的是查询，应该混合值（self.W_value(x)）。",
-            ),
+        # queries as values
+        torch.softmax(scores / d_k**0.5, dim=-1) @ queries: tr(
+            "the weighted sum mixes the queries; it must mix the values (self.W_value(x)).",
+            "加权求和混合的是查询，应该混合值（self.W_value(x)）。",
         ),
-        "keys as values": (
-            torch.softmax(scores / d_k**0.5, dim=-1) @ keys,
-            tr(
-                "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
-                "加权求和混合的是键，应该混合值（self.W_value(x)）。",
-            ),
+        # keys as values
+        torch.softmax(scores / d_k**0.5, dim=-1) @ keys: tr(
+            "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
+            "加权求和混合的是键，应该混合值（self.W_value(x)）。",
         ),
     }
-    if d_in != d_k:
-        variants["scaled by d_in"] = (
-            torch.softmax(scores / d_in**0.5, dim=-1) @ values,
-            tr(
-                "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
-                "你按 sqrt(d_in) 缩放了，缩放要用键的维度 d_k = keys.shape[-1]。",
-            ),
+    if d_in != d_k:  # scaled by d_in
+        variants[torch.softmax(scores / d_in**0.5, dim=-1) @ values] = tr(
+            "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
+            "你按 sqrt(d_in) 缩放了，缩放要用键的维度 d_k = keys.shape[-1]。",
         )
     return variants
 
@@ -462,7 +441,7 @@ def _at_every_size(cls: type) -> None:
         with torch.no_grad():
             want = ref(x)  # (T, d_out)
             if not torch.allclose(got.detach(), want, atol=1e-5, rtol=0):
-                not_a_known_mistake(got, _reference_variants(ref, x).values(), atol=1e-5)
+                not_a_known_mistake(got, _reference_variants(ref, x).items(), atol=1e-5)
                 raise ContractError(
                     tr(
                         f"with d_in={d_in}, d_out={d_out}, T={T} the output differs from "
