@@ -83,33 +83,24 @@ def check_attn_weights_3(answer: object) -> CheckResult:
         answer,
         torch.softmax(scaled[:3], dim=-1),
         what=tr("a tensor: one weight per visible token", "一个张量：每个看得到的词元一个权重"),
-        wrong=(
-            (
-                torch.softmax(scaled, dim=-1)[:3],
+        wrong={
+            torch.softmax(scaled, dim=-1)[:3]: tr(
+                "those are three of the six weights: they no longer sum to 1. The hidden "
+                "tokens must not take part in the softmax at all.",
+                "这是六个权重中的三个，它们的和已经不是 1。看不到的词元根本不能参与 softmax。",
+            ),
+            torch.softmax(scores[:3], dim=-1): tr(
+                "not scaled: divide the scores by d_k**0.5 before the softmax.",
+                "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
+            ),
+            **dict.fromkeys(
+                (scores[:3], scaled[:3]),
                 tr(
-                    "those are three of the six weights: they no longer sum to 1. The hidden "
-                    "tokens must not take part in the softmax at all.",
-                    "这是六个权重中的三个，它们的和已经不是 1。看不到的词元根本不能参与 softmax。",
+                    "those are scores; a softmax turns them into weights.",
+                    "这些是注意力分数，softmax 才把它们变成注意力权重。",
                 ),
             ),
-            (
-                torch.softmax(scores[:3], dim=-1),
-                tr(
-                    "not scaled: divide the scores by d_k**0.5 before the softmax.",
-                    "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
-                ),
-            ),
-            *(
-                (
-                    raw,
-                    tr(
-                        "those are scores; a softmax turns them into weights.",
-                        "这些是注意力分数，softmax 才把它们变成注意力权重。",
-                    ),
-                )
-                for raw in (scores[:3], scaled[:3])
-            ),
-        ),
+        },
         hint=tr(
             "only the keys of the first three tokens take part: their scores, scaled, then the "
             "softmax over those three.",

@@ -139,18 +139,15 @@ def check_head_output(answer: object) -> CheckResult:
         answer,
         expected,
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
-        wrong=tuple(
-            (
-                out[..., cols],
-                tr(
-                    f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
-                    "side by side in the order of self.heads, each d_out columns wide.",
-                    f"这是头 {k} 的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
-                    "并排，每个头占 d_out 列。",
-                ),
+        wrong={
+            out[..., cols]: tr(
+                f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
+                "side by side in the order of self.heads, each d_out columns wide.",
+                f"这是头 {k} 的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
+                "并排，每个头占 d_out 列。",
             )
             for k, cols in ((1, slice(0, 2)), (2, slice(2, 4)))
-        ),
+        },
         hint=tr(
             "these numbers are not one head's output: the wrapper concatenates the heads along "
             "the last dimension, in the order of self.heads.",
