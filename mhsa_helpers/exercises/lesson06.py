@@ -230,33 +230,24 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
         )
 
     what = tr("a tensor: x split into heads", "一个张量：拆分成多个头之后的 x")
-    if isinstance(answer, torch.Tensor):
-        shape = tuple(answer.shape)
-        if shape == (T, h, head_dim):
-            raise ContractError(
-                tr(
-                    "the heads are split; now swap the token and head axes so that the heads "
-                    "come first.",
-                    "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
-                ),
-            )
-        if shape == (T, head_dim, h):
-            raise ContractError(
-                tr(
-                    "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
-                    "are axis 0, not axis 1.",
-                    "transpose(1, 2) 交换的是头和 head_dim。"
-                    "没有批次轴时，词元是第 0 维，不是第 1 维。",
-                ),
-            )
-        if shape == (1, h, T, head_dim):
-            raise ContractError(
-                tr(
-                    "x has no batch axis, and the answer has none either: drop the batch of one.",
-                    "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
-                ),
-            )
-    return tensor_answer(_SPLIT_INTO_HEADS, answer, expected, what=what, hint=hint, atol=0.0)
+    shapes = {  # when head_dim == h the first two are one shape: the later entry's hint wins
+        (T, head_dim, h): tr(
+            "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
+            "are axis 0, not axis 1.",
+            "transpose(1, 2) 交换的是头和 head_dim。没有批次轴时，词元是第 0 维，不是第 1 维。",
+        ),
+        (T, h, head_dim): tr(
+            "the heads are split; now swap the token and head axes so that the heads come first.",
+            "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
+        ),
+        (1, h, T, head_dim): tr(
+            "x has no batch axis, and the answer has none either: drop the batch of one.",
+            "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
+        ),
+    }
+    return tensor_answer(
+        _SPLIT_INTO_HEADS, answer, expected, what=what, hint=hint, atol=0.0, shapes=shapes
+    )
 
 
 # -- predict, then run ----------------------------------------------------------------------------
