@@ -27,10 +27,14 @@ The one runner:
   way it can go wrong (it raises, writes to its input, returns a tuple, no tensor, a subclass, the
   wrong dtype, device or shape) turned into the exercise's own hint;
 * ``construct`` -- build the learner's class at given sizes, naming what its constructor raised.
+* ``attempt`` -- run a step of the learner's code; what it raises is the hint a template says.
+* ``linear_layer`` -- the layer named so is ``nn.Linear(fan_in, fan_out, bias=...)``, else the
+  lesson's hint for what is not (no such layer, other sizes, a bias or none), from its templates.
 
 The contracts, each written once and given the lesson's own hint (and tolerances):
 
-* ``agrees`` (equal to the reference), ``causal`` with ``change_from`` (no output before a
+* ``agrees`` (equal to the reference), ``not_a_known_mistake`` (an output a known mistake gives
+  is refused with its hint), ``causal`` with ``change_from`` (no output before a
   changed token changes), ``rows_sum_to_one``, ``drops_something`` and
   ``dropout_only_in_training``, ``gradients_reach`` (with ``no_gradient``), ``load_by_names``
   (the book's parameters by the book's names), ``mask_buffer`` (the brief's rule "a buffer named
@@ -44,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -84,6 +88,7 @@ __all__ = [
     "ContractError",
     "ForwardTexts",
     "agrees",
+    "attempt",
     "book_forward",
     "build_checker",
     "call_forward",
@@ -102,6 +107,7 @@ __all__ = [
     "head_forward",
     "is_unwritten",
     "is_view_error",
+    "linear_layer",
     "load_by_names",
     "mask_buffer",
     "mask_note",
@@ -110,6 +116,7 @@ __all__ = [
     "name_mistake",
     "never_calls",
     "no_gradient",
+    "not_a_known_mistake",
     "on_x",
     "pass_the_class",
     "rows_sum_to_one",
@@ -190,6 +197,25 @@ def is_view_error(error: BaseException) -> bool:
 def first_line(text: str) -> str:
     """The first line of an error message, to quote it in a one-line hint."""
     return (text.strip().splitlines() or ["(no message)"])[0]
+
+
+R = TypeVar("R")
+
+
+def attempt(
+    call: Callable[[], R], raised: Text, /, *, unwritten: Text | None = None, **values: object
+) -> R:
+    """``call()`` (the learner's code, or a step that runs it), or the ``ContractError`` that says
+    it raised: ``raised`` filled in with ``{kind}`` (the exception's type), ``{error}`` (its
+    message), ``{said}`` (that message's first line) and ``values``. With ``unwritten``, a
+    ``NotImplementedError`` (the notebook's stub) is that hint instead, marked ``[TO DO]``."""
+    try:
+        return call()
+    except Exception as error:  # the learner's code may raise anything
+        if unwritten is not None and isinstance(error, NotImplementedError):
+            raise ContractError(unwritten, todo=True) from None
+        kind, said = type(error).__name__, first_line(str(error))
+        raise ContractError(fill(raised, kind=kind, error=error, said=said, **values)) from None
 
 
 #: The typical slips of a multi-head forward pass that ``book_forward`` reproduces.
@@ -682,6 +708,26 @@ def mask_note(build: Callable[[], nn.Module], *, unbuilt: Text) -> Text:
     return _NOWHERE if any("mask" in name for name in buffers) else MASK_IN_INIT
 
 
+def linear_layer(
+    module: object, name: str, fan: tuple[int, int] | None, bias: bool | None, **texts: Any
+) -> nn.Linear:
+    """The contract "``module.<name>`` is ``nn.Linear(*fan, bias=bias)``" (``fan`` or ``bias``
+    None: either is fine), else the hint ``absent`` (it is no ``nn.Linear``), ``shape`` (other
+    sizes: ``{fan_in}``, ``{fan_out}``) or ``biased`` (a bias where ``bias`` is False, none where
+    it is True). Each text may use ``{name}``, ``{kind}`` (the attribute's type) and the other
+    keyword arguments (``d_in=...``); the layer is returned."""
+    layer = getattr(module, name, None)
+    said = {**texts, "name": name, "kind": type(layer).__name__}
+    if not isinstance(layer, nn.Linear):
+        raise ContractError(fill(texts["absent"], **said))
+    if fan is not None and (layer.in_features, layer.out_features) != fan:
+        sizes = {"fan_in": layer.in_features, "fan_out": layer.out_features}
+        raise ContractError(fill(texts["shape"], **said, **sizes))
+    if bias is not None and (layer.bias is not None) != bias:
+        raise ContractError(fill(texts["biased"], **said))
+    return layer
+
+
 def is_unwritten(module: nn.Module) -> bool:
     """Whether ``module`` holds no layer, parameter or buffer at all (a stub constructor)."""
     return (
@@ -870,6 +916,22 @@ def agrees(
     function: the diagnosis of what differs, run only then)."""
     if not torch.allclose(out, want, atol=atol, rtol=rtol):
         raise ContractError(_hint(hint))
+
+
+#: Known mistakes: ``(output, hint)``, the output a mistake gives and the hint that names it.
+Known = Iterable[tuple[torch.Tensor, Text]]
+
+
+def not_a_known_mistake(
+    out: torch.Tensor, known: Known, *, atol: float, rtol: float = 0.0, where: Text = _NOWHERE
+) -> None:
+    """The contract "not a known mistake": ``out`` equal (same shape, values close in float64)
+    to the output of one of the ``known`` mistakes, in order, is refused with that mistake's
+    hint, ``where`` before it."""
+    got = out.detach().double()
+    for output, hint in known:
+        if output.shape == got.shape and torch.allclose(got, output.double(), atol=atol, rtol=rtol):
+            raise ContractError(where + hint)
 
 
 def rows_sum_to_one(

@@ -57,7 +57,6 @@ _CONTEXT_VECTOR_NEW_TOKEN = tr(
 @exercise(_CONTEXT_VECTOR_NEW_TOKEN)
 def check_context_vector_new_token(answer: object) -> CheckResult:
     """The context vector of "forward" (``NEW_TOKEN_EMBEDDING``) over all seven tokens, (3,)."""
-    name = _CONTEXT_VECTOR_NEW_TOKEN
     inputs = book_inputs()  # (6, 3)
     new = torch.tensor(NEW_TOKEN_EMBEDDING)  # (3,)
     seven = torch.cat([inputs, new.unsqueeze(0)])  # (7, 3)
@@ -66,7 +65,7 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
 
     six_scores = inputs @ new  # (6,)
     return tensor_answer(
-        name,
+        _CONTEXT_VECTOR_NEW_TOKEN,
         answer,
         expected,
         what=tr("a tensor: the context vector of the new token", "一个张量：新词元的上下文向量"),
@@ -261,13 +260,12 @@ _ATTENTION_RECEIVED = tr("attention each token receives", "每个词元得到的
 @exercise(_ATTENTION_RECEIVED)
 def check_attention_received(answer: object) -> CheckResult:
     """The column sums of the (6, 6) simplified attention weights, shape (6,)."""
-    name = _ATTENTION_RECEIVED
     inputs = book_inputs()
     scores = inputs @ inputs.T  # (6, 6)
     attn_weights = torch.softmax(scores, dim=-1)  # (6, 6)
 
     return tensor_answer(
-        name,
+        _ATTENTION_RECEIVED,
         answer,
         attn_weights.sum(dim=0),
         what=tr("a tensor: one number per token", "一个张量：每个词元一个数"),

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
@@ -28,12 +30,15 @@ from ._build import (
     ContractError,
     ForwardTexts,
     agrees,
+    attempt,
     build_checker,
     call_forward,
     construct,
     forward_on_copy,
     gradients_reach,
     is_unwritten,
+    linear_layer,
+    not_a_known_mistake,
     rows_sum_to_one,
 )
 from ._kinds import Prediction, prediction_checker, tensor_answer
@@ -69,57 +74,44 @@ _ATTN_WEIGHTS_3 = tr(
 def check_attn_weights_3(answer: object) -> CheckResult:
     """The scaled softmax weights of query x(3) "starts" over the keys of "Your", "journey" and
     "starts" only, shape (3,): a softmax over three scores, not six weights cut to three."""
-    name = _ATTN_WEIGHTS_3
     inputs = book_inputs()  # (6, 3)
     W_query, W_key, _ = _seed123_matrices()
     scores = (inputs[2] @ W_query) @ (inputs @ W_key).T  # (6,): "starts" against every key
     scaled = scores / 2**0.5  # d_k = 2
     return tensor_answer(
-        name,
+        _ATTN_WEIGHTS_3,
         answer,
         torch.softmax(scaled[:3], dim=-1),
         what=tr("a tensor: one weight per visible token", "一个张量：每个看得到的词元一个权重"),
-        wrong=(
-            (
-                torch.softmax(scaled, dim=-1)[:3],
+        wrong={
+            torch.softmax(scaled, dim=-1)[:3]: tr(
+                "those are three of the six weights: they no longer sum to 1. The hidden "
+                "tokens must not take part in the softmax at all.",
+                "这是六个权重中的三个，它们的和已经不是 1。看不到的词元根本不能参与 softmax。",
+            ),
+            torch.softmax(scores[:3], dim=-1): tr(
+                "not scaled: divide the scores by d_k**0.5 before the softmax.",
+                "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
+            ),
+            **dict.fromkeys(
+                (scores[:3], scaled[:3]),
                 tr(
-                    "those are three of the six weights: they no longer sum to 1. The hidden "
-                    "tokens must not take part in the softmax at all.",
-                    "这是六个权重中的三个，它们的和已经不是 1。看不到的词元根本不能参与 softmax。",
+                    "those are scores; a softmax turns them into weights.",
+                    "这些是注意力分数，softmax 才把它们变成注意力权重。",
                 ),
             ),
-            (
-                torch.softmax(scores[:3], dim=-1),
-                tr(
-                    "not scaled: divide the scores by d_k**0.5 before the softmax.",
-                    "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
-                ),
-            ),
-            *(
-                (
-                    raw,
-                    tr(
-                        "those are scores; a softmax turns them into weights.",
-                        "这些是注意力分数，softmax 才把它们变成注意力权重。",
-                    ),
-                )
-                for raw in (scores[:3], scaled[:3])
-            ),
-        ),
+        },
         hint=tr(
             "only the keys of the first three tokens take part: their scores, scaled, then the "
             "softmax over those three.",
             "只有前三个词元的键参与：先算它们的分数并缩放，再只在这三个分数上做 softmax。",
         ),
-        shapes=(
-            (
-                (6,),
-                tr(
-                    "that is a weight for every token; 'starts' may see only the first three.",
-                    "这是每个词元一个权重，而 'starts' 只能看到前三个。",
-                ),
+        shapes={
+            (6,): tr(
+                "that is a weight for every token; 'starts' may see only the first three.",
+                "这是每个词元一个权重，而 'starts' 只能看到前三个。",
             ),
-        ),
+        },
     )
 
 
@@ -127,6 +119,19 @@ _V1_TO_V2 = tr(
     "SelfAttentionV1 -> SelfAttentionV2 weight transfer",
     "把 SelfAttentionV1 的权重迁移到 SelfAttentionV2",
 )
+
+
+#: The hints of ``linear_layer`` for the layers of the SelfAttentionV2 that carries V1's weights.
+_V2_LAYER_TEXTS = {
+    "absent": tr(
+        "answer.{name} is not an nn.Linear: answer must be a SelfAttentionV2.",
+        "answer.{name} 不是 nn.Linear：answer 必须是一个 SelfAttentionV2。",
+    ),
+    "biased": tr(
+        "answer.{name} has a bias; V1 has none: build it with qkv_bias=False.",
+        "answer.{name} 带有偏置，而 V1 没有。请用 qkv_bias=False 创建它。",
+    ),
+}
 
 
 @exercise(
@@ -138,7 +143,6 @@ _V1_TO_V2 = tr(
 )
 def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> CheckResult:
     """``answer``: a V2-style module (``nn.Linear`` layers) carrying ``sa_v1``'s matrices."""
-    name = _V1_TO_V2
     if not isinstance(answer, nn.Module):
         kind = type(answer).__name__
         raise ContractError(
@@ -147,7 +151,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                 f"需要一个 SelfAttentionV2 模块，收到的是 {kind}。",
             ),
         )
-    matrices = {n: getattr(sa_v1, n, None) for n in _NAMES}
+    matrices: dict[str, Any] = {n: getattr(sa_v1, n, None) for n in _NAMES}
     if not all(isinstance(m, torch.Tensor) and m.dim() == 2 for m in matrices.values()):
         raise ContractError(
             tr(
@@ -156,21 +160,7 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
             ),
         )
     for n in _NAMES:
-        layer = getattr(answer, n, None)
-        if not isinstance(layer, nn.Linear):
-            raise ContractError(
-                tr(
-                    f"answer.{n} is not an nn.Linear: answer must be a SelfAttentionV2.",
-                    f"answer.{n} 不是 nn.Linear：answer 必须是一个 SelfAttentionV2。",
-                ),
-            )
-        if layer.bias is not None:
-            raise ContractError(
-                tr(
-                    f"answer.{n} has a bias; V1 has none: build it with qkv_bias=False.",
-                    f"answer.{n} 带有偏置，而 V1 没有。请用 qkv_bias=False 创建它。",
-                ),
-            )
+        layer = linear_layer(answer, n, None, False, **_V2_LAYER_TEXTS)
         want = matrices[n].detach().T  # (d_out, d_in)
         w = layer.weight.detach()
         got_shape, want_shape = tuple(w.shape), tuple(want.shape)
@@ -205,18 +195,14 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                     f"answer.{n}.weight 与 sa_v1.{n}.T 不相等。",
                 ),
             )
-    try:
-        with torch.no_grad():
-            got = answer(inputs)
-            want_out = sa_v1(inputs)
-    except Exception as error:  # the learner's module may raise anything
-        kind = type(error).__name__
-        raise ContractError(
+    with torch.no_grad():
+        got, want_out = attempt(
+            lambda: (answer(inputs), sa_v1(inputs)),
             tr(
-                f"calling answer(inputs) raised {kind}: {error}",
-                f"调用 answer(inputs) 时抛出了 {kind}：{error}",
+                "calling answer(inputs) raised {kind}: {error}",
+                "调用 answer(inputs) 时抛出了 {kind}：{error}",
             ),
-        ) from None
+        )
     if not plain_tensor(got) or tuple(got.shape) != tuple(want_out.shape):
         raise ContractError(
             tr(
@@ -233,14 +219,14 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
         )
     if torch.equal(got, want_out):
         return ok(
-            name,
+            _V1_TO_V2,
             tr(
                 "correct: weight = W.T for all three layers, the outputs agree bit for bit.",
                 "正确：三个层都满足 weight = W.T，输出逐位完全相同。",
             ),
         )
     return ok(
-        name,
+        _V1_TO_V2,
         tr(
             "correct: weight = W.T for all three layers, the outputs agree to 1e-6.",
             "正确：三个层都满足 weight = W.T，输出在 1e-6 以内一致。",
@@ -282,79 +268,58 @@ check_prediction_saturation = prediction_checker(
 _SIZES = ((3, 2, 6), (4, 4, 1), (8, 6, 5), (5, 3, 9))  # (d_in, d_out, T)
 
 
-def _reference_variants(
-    ref: SelfAttentionV2, x: torch.Tensor
-) -> dict[str, tuple[torch.Tensor, Text]]:
-    """The outputs of the typical mistakes, computed with ``ref``'s weights, and their hints."""
+def _reference_variants(ref: SelfAttentionV2, x: torch.Tensor) -> dict[torch.Tensor, Text]:
+    """The outputs of the typical mistakes, computed with ``ref``'s weights: ``{output: hint}``."""
     queries, keys, values = ref.W_query(x), ref.W_key(x), ref.W_value(x)  # (T, d_out) each
     scores = queries @ keys.T  # (T, T)
     d_k = keys.shape[-1]
     d_in = x.shape[-1]
     variants = {
-        "no scaling": (
-            torch.softmax(scores, dim=-1) @ values,
-            tr(
-                "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 "
-                "before softmax.",
-                "没有乘 1/sqrt(d_k) 缩放。请在 softmax 之前，"
-                "先把注意力分数除以 keys.shape[-1] ** 0.5。",
-            ),
+        # no scaling
+        torch.softmax(scores, dim=-1) @ values: tr(
+            "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 before softmax.",
+            "没有乘 1/sqrt(d_k) 缩放。请在 softmax 之前，"
+            "先把注意力分数除以 keys.shape[-1] ** 0.5。",
         ),
-        "scaled by d_k": (
-            torch.softmax(scores / d_k, dim=-1) @ values,
-            tr(
-                "you divided by d_k; divide by its square root, keys.shape[-1] ** 0.5.",
-                "你除以的是 d_k，应该除以它的平方根 keys.shape[-1] ** 0.5。",
-            ),
+        # scaled by d_k
+        torch.softmax(scores / d_k, dim=-1) @ values: tr(
+            "you divided by d_k; divide by its square root, keys.shape[-1] ** 0.5.",
+            "你除以的是 d_k，应该除以它的平方根 keys.shape[-1] ** 0.5。",
         ),
-        "softmax over queries": (
-            torch.softmax(scores / d_k**0.5, dim=0) @ values,
-            tr(
-                "softmax over dim=0 normalises each column; every query's row must sum to 1: "
-                "dim=-1.",
-                "在 dim=0 上做 softmax，归一化的是每一列。"
-                "每个查询的那一行之和必须为 1，所以要用 dim=-1。",
-            ),
+        # softmax over queries
+        torch.softmax(scores / d_k**0.5, dim=0) @ values: tr(
+            "softmax over dim=0 normalises each column; every query's row must sum to 1: dim=-1.",
+            "在 dim=0 上做 softmax，归一化的是每一列。"
+            "每个查询的那一行之和必须为 1，所以要用 dim=-1。",
         ),
-        "keys @ queries.T": (
-            torch.softmax(scores.T / d_k**0.5, dim=-1) @ values,
-            tr(
-                "the score matrix is transposed: row i must be query i against every key, "
-                "queries @ keys.T (not keys @ queries.T).",
-                "注意力分数矩阵被转置了。第 i 行必须是查询 i 与每个键的分数，"
-                "即 queries @ keys.T（而不是 keys @ queries.T）"
-                "。",
-            ),
+        # keys @ queries.T
+        torch.softmax(scores.T / d_k**0.5, dim=-1) @ values: tr(
+            "the score matrix is transposed: row i must be query i against every key, "
+            "queries @ keys.T (not keys @ queries.T).",
+            "注意力分数矩阵被转置了。第 i 行必须是查询 i 与每个键的分数，"
+            "即 queries @ keys.T（而不是 keys @ queries.T）"
+            "。",
         ),
-        "weights.T": (
-            torch.softmax(scores / d_k**0.5, dim=-1).T @ values,
-            tr(
-                "the weights are transposed in the weighted sum: context = attn_weights @ values.",
-                "加权求和时注意力权重被转置了。context = attn_weights @ values。",
-            ),
+        # weights.T
+        torch.softmax(scores / d_k**0.5, dim=-1).T @ values: tr(
+            "the weights are transposed in the weighted sum: context = attn_weights @ values.",
+            "加权求和时注意力权重被转置了。context = attn_weights @ values。",
         ),
-        "queries as values": (
-            torch.softmax(scores / d_k**0.5, dim=-1) @ queries,
-            tr(
-                "the weighted sum mixes the queries; it must mix the values (self.W_value(x)).",
-                "加权求和混合的是查询，应该混合值（self.W_value(x)）。",
-            ),
+        # queries as values
+        torch.softmax(scores / d_k**0.5, dim=-1) @ queries: tr(
+            "the weighted sum mixes the queries; it must mix the values (self.W_value(x)).",
+            "加权求和混合的是查询，应该混合值（self.W_value(x)）。",
         ),
-        "keys as values": (
-            torch.softmax(scores / d_k**0.5, dim=-1) @ keys,
-            tr(
-                "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
-                "加权求和混合的是键，应该混合值（self.W_value(x)）。",
-            ),
+        # keys as values
+        torch.softmax(scores / d_k**0.5, dim=-1) @ keys: tr(
+            "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
+            "加权求和混合的是键，应该混合值（self.W_value(x)）。",
         ),
     }
-    if d_in != d_k:
-        variants["scaled by d_in"] = (
-            torch.softmax(scores / d_in**0.5, dim=-1) @ values,
-            tr(
-                "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
-                "你按 sqrt(d_in) 缩放了，缩放要用键的维度 d_k = keys.shape[-1]。",
-            ),
+    if d_in != d_k:  # scaled by d_in
+        variants[torch.softmax(scores / d_in**0.5, dim=-1) @ values] = tr(
+            "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
+            "你按 sqrt(d_in) 缩放了，缩放要用键的维度 d_k = keys.shape[-1]。",
         )
     return variants
 
@@ -410,35 +375,29 @@ def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
     if is_unwritten(module):
         raise ContractError(UNWRITTEN_CLASS, todo=True)
     for n in _NAMES:
-        layer = getattr(module, n, None)
-        if not isinstance(layer, nn.Linear):
-            kind = type(layer).__name__
-            raise ContractError(
-                tr(
-                    f"self.{n} should be nn.Linear(d_in, d_out, bias=qkv_bias), got "
-                    f"{kind}. Use the book's names W_query, W_key, W_value.",
-                    f"self.{n} 应该是 nn.Linear(d_in, d_out, bias=qkv_bias)，收到的是 "
-                    f"{kind}。请使用书中的名字 W_query、W_key、W_value。",
-                )
-            )
-        if (layer.in_features, layer.out_features) != (d_in, d_out):
-            fan_in, fan_out = layer.in_features, layer.out_features
-            raise ContractError(
-                tr(
-                    f"with d_in={d_in}, d_out={d_out}, self.{n} is nn.Linear("
-                    f"{fan_in}, {fan_out}): it must map d_in -> d_out.",
-                    f"当 d_in={d_in}、d_out={d_out} 时，"
-                    f"self.{n} 是 nn.Linear({fan_in}, {fan_out})。"
-                    "它必须把 d_in 映射到 d_out。",
-                )
-            )
-        if layer.bias is not None:
-            raise ContractError(
-                tr(
-                    f"self.{n} has a bias by default: use bias=qkv_bias, False.",
-                    f"self.{n} 默认带有偏置。请写 bias=qkv_bias，其默认值为 False。",
-                )
-            )
+        linear_layer(module, n, (d_in, d_out), False, **_LAYER_TEXTS, d_in=d_in, d_out=d_out)
+
+
+#: The hints of ``linear_layer`` for the three layers of the learner's SelfAttentionV2.
+_LAYER_TEXTS = {
+    "absent": tr(
+        "self.{name} should be nn.Linear(d_in, d_out, bias=qkv_bias), got "
+        "{kind}. Use the book's names W_query, W_key, W_value.",
+        "self.{name} 应该是 nn.Linear(d_in, d_out, bias=qkv_bias)，收到的是 "
+        "{kind}。请使用书中的名字 W_query、W_key、W_value。",
+    ),
+    "shape": tr(
+        "with d_in={d_in}, d_out={d_out}, self.{name} is nn.Linear("
+        "{fan_in}, {fan_out}): it must map d_in -> d_out.",
+        "当 d_in={d_in}、d_out={d_out} 时，"
+        "self.{name} 是 nn.Linear({fan_in}, {fan_out})。"
+        "它必须把 d_in 映射到 d_out。",
+    ),
+    "biased": tr(
+        "self.{name} has a bias by default: use bias=qkv_bias, False.",
+        "self.{name} 默认带有偏置。请写 bias=qkv_bias，其默认值为 False。",
+    ),
+}
 
 
 def _at_every_size(cls: type) -> None:
@@ -473,10 +432,7 @@ def _at_every_size(cls: type) -> None:
         with torch.no_grad():
             want = ref(x)  # (T, d_out)
             if not torch.allclose(got.detach(), want, atol=1e-5, rtol=0):
-                for output, hint in _reference_variants(ref, x).values():
-                    shape_ok = tuple(output.shape) == tuple(got.shape)
-                    if shape_ok and torch.allclose(got.detach(), output, atol=1e-5, rtol=0):
-                        raise ContractError(hint)
+                not_a_known_mistake(got, _reference_variants(ref, x).items(), atol=1e-5)
                 raise ContractError(
                     tr(
                         f"with d_in={d_in}, d_out={d_out}, T={T} the output differs from "

@@ -210,7 +210,6 @@ def exercise_context() -> tuple[torch.Tensor, torch.Tensor]:
 def check_manual_dropout(answer: object) -> CheckResult:
     """Dropout in its other place: on the context vectors ``weights @ values`` (6, 2), kept where
     ``exercise_keep_pattern()`` is True and divided by 1 - 0.25."""
-    name = _MANUAL_DROPOUT
     weights, values = exercise_context()  # (6, 6), (6, 2)
     context = weights @ values  # (6, 2)
     keep = exercise_keep_pattern()  # (6, 2) bool
@@ -218,7 +217,7 @@ def check_manual_dropout(answer: object) -> CheckResult:
 
     what = tr("the context vectors after dropout", "经过 dropout 之后的上下文向量")
     return tensor_answer(
-        name,
+        _MANUAL_DROPOUT,
         answer,
         expected,
         what=what,

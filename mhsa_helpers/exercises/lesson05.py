@@ -57,43 +57,28 @@ check_wrapper_parameters = number_checker(
             "正确：每个头有三个 768 x 64 的矩阵，共 147,456 个数。12 个头共 1,769,472 个，"
             "和三个 768 x 768 的矩阵一样多：各个头分的是同一个宽度。",
         ),
-        wrong=(
-            (
-                _PER_HEAD,
-                tr(
-                    "that is one head; the wrapper holds 12 of them, each with its own weights.",
-                    "这是一个头的参数量。包装器里有 12 个头，各有各的权重。",
-                ),
+        wrong={
+            _PER_HEAD: tr(
+                "that is one head; the wrapper holds 12 of them, each with its own weights.",
+                "这是一个头的参数量。包装器里有 12 个头，各有各的权重。",
             ),
-            (
-                (12 * 768 * 64, 768 * 64),
-                tr(
-                    "each head has three projections: W_query, W_key and W_value.",
-                    "每个头有三个投影：W_query、W_key 和 W_value。",
-                ),
+            (12 * 768 * 64, 768 * 64): tr(
+                "each head has three projections: W_query, W_key and W_value.",
+                "每个头有三个投影：W_query、W_key 和 W_value。",
             ),
-            (
-                (4 * 768 * 768, 4 * 768 * 768 + 768),
-                tr(
-                    "the wrapper has no output projection; it only concatenates the heads.",
-                    "包装器没有输出投影，它只是把各个头拼接起来。",
-                ),
+            (4 * 768 * 768, 4 * 768 * 768 + 768): tr(
+                "the wrapper has no output projection; it only concatenates the heads.",
+                "包装器没有输出投影，它只是把各个头拼接起来。",
             ),
-            (
-                (12 * _PER_HEAD + 3 * 768, 12 * _PER_HEAD + 12 * 3 * 64),
-                tr(
-                    "qkv_bias is False by default: the projections have no bias.",
-                    "qkv_bias 默认是 False，这些投影没有偏置。",
-                ),
+            (12 * _PER_HEAD + 3 * 768, 12 * _PER_HEAD + 12 * 3 * 64): tr(
+                "qkv_bias is False by default: the projections have no bias.",
+                "qkv_bias 默认是 False，这些投影没有偏置。",
             ),
-            (
-                12 * 3 * 768 * 768,
-                tr(
-                    "each head is d_out = 64 wide, not 768: the 12 heads share the 768 columns.",
-                    "每个头宽 d_out = 64，不是 768。这 768 列是 12 个头分的。",
-                ),
+            12 * 3 * 768 * 768: tr(
+                "each head is d_out = 64 wide, not 768: the 12 heads share the 768 columns.",
+                "每个头宽 d_out = 64，不是 768。这 768 列是 12 个头分的。",
             ),
-        ),
+        },
         otherwise=tr(
             "count one head's weight matrices (d_in x d_out each), then all the heads.",
             "先数一个头的权重矩阵（每个 d_in x d_out），再算所有的头。",
@@ -146,27 +131,23 @@ _HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的头 3"
 )
 def check_head_output(answer: object) -> CheckResult:
     """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
-    name = _HEAD_OUTPUT
     out = _wrapper_output()  # (2, 6, 6)
     expected = out[..., 4:6]  # (2, 6, 2)
 
     return tensor_answer(
-        name,
+        _HEAD_OUTPUT,
         answer,
         expected,
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
-        wrong=tuple(
-            (
-                out[..., cols],
-                tr(
-                    f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
-                    "side by side in the order of self.heads, each d_out columns wide.",
-                    f"这是头 {k} 的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
-                    "并排，每个头占 d_out 列。",
-                ),
+        wrong={
+            out[..., cols]: tr(
+                f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
+                "side by side in the order of self.heads, each d_out columns wide.",
+                f"这是头 {k} 的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
+                "并排，每个头占 d_out 列。",
             )
             for k, cols in ((1, slice(0, 2)), (2, slice(2, 4)))
-        ),
+        },
         hint=tr(
             "these numbers are not one head's output: the wrapper concatenates the heads along "
             "the last dimension, in the order of self.heads.",

@@ -33,6 +33,7 @@ from ._build import (
     BuildSpec,
     ContractError,
     agrees,
+    attempt,
     book_forward,
     build_checker,
     call_forward,
@@ -79,29 +80,20 @@ check_head_dim = number_checker(
             "correct: 4096 // 32 = 128, twice GPT-2's head width of 64.",
             "正确：4096 // 32 = 128，是 GPT-2 每头宽度 64 的两倍。",
         ),
-        wrong=(
-            (
-                4096 * 32,
-                tr(
-                    "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
-                    "在 MultiHeadAttention 中，d_out 是所有头加起来的宽度，要把它除以头数。",
-                ),
+        wrong={
+            4096 * 32: tr(
+                "in MultiHeadAttention d_out is the TOTAL width: divide it by the heads.",
+                "在 MultiHeadAttention 中，d_out 是所有头加起来的宽度，要把它除以头数。",
             ),
-            (
-                4096,
-                tr(
-                    "4096 is the total width d_out; each of the 32 heads gets a slice.",
-                    "4096 是总宽度 d_out，32 个头各分到其中一段。",
-                ),
+            4096: tr(
+                "4096 is the total width d_out; each of the 32 heads gets a slice.",
+                "4096 是总宽度 d_out，32 个头各分到其中一段。",
             ),
-            (
-                64,
-                tr(
-                    "64 is GPT-2's head width; this model splits a different d_out.",
-                    "64 是 GPT-2 的每头宽度，这个模型拆分的是另一个 d_out。",
-                ),
+            64: tr(
+                "64 is GPT-2's head width; this model splits a different d_out.",
+                "64 是 GPT-2 的每头宽度，这个模型拆分的是另一个 d_out。",
             ),
-        ),
+        },
         otherwise=tr(
             "head_dim = d_out // num_heads.", "head_dim = d_out // num_heads，即总宽度除以头数。"
         ),
@@ -205,7 +197,6 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     The lesson splits a batch (b, T, d_out); here the token axis is axis 0, so the copied
     ``view(b, T, h, hd).transpose(1, 2)`` does not apply as it is.
     """
-    name = _SPLIT_INTO_HEADS
     h = _SPLIT_HEADS
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[-1] % h != 0:
         raise ContractError(
@@ -239,33 +230,24 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
         )
 
     what = tr("a tensor: x split into heads", "一个张量：拆分成多个头之后的 x")
-    if isinstance(answer, torch.Tensor):
-        shape = tuple(answer.shape)
-        if shape == (T, h, head_dim):
-            raise ContractError(
-                tr(
-                    "the heads are split; now swap the token and head axes so that the heads "
-                    "come first.",
-                    "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
-                ),
-            )
-        if shape == (T, head_dim, h):
-            raise ContractError(
-                tr(
-                    "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
-                    "are axis 0, not axis 1.",
-                    "transpose(1, 2) 交换的是头和 head_dim。"
-                    "没有批次轴时，词元是第 0 维，不是第 1 维。",
-                ),
-            )
-        if shape == (1, h, T, head_dim):
-            raise ContractError(
-                tr(
-                    "x has no batch axis, and the answer has none either: drop the batch of one.",
-                    "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
-                ),
-            )
-    return tensor_answer(name, answer, expected, what=what, hint=hint, atol=0.0)
+    shapes = {  # when head_dim == h the first two are one shape: the later entry's hint wins
+        (T, head_dim, h): tr(
+            "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
+            "are axis 0, not axis 1.",
+            "transpose(1, 2) 交换的是头和 head_dim。没有批次轴时，词元是第 0 维，不是第 1 维。",
+        ),
+        (T, h, head_dim): tr(
+            "the heads are split; now swap the token and head axes so that the heads come first.",
+            "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
+        ),
+        (1, h, T, head_dim): tr(
+            "x has no batch axis, and the answer has none either: drop the batch of one.",
+            "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
+        ),
+    }
+    return tensor_answer(
+        _SPLIT_INTO_HEADS, answer, expected, what=what, hint=hint, atol=0.0, shapes=shapes
+    )
 
 
 # -- predict, then run ----------------------------------------------------------------------------
@@ -584,13 +566,11 @@ def _check_gradients(cls: type) -> None:
             "把参数传进去。",
         ),
     )
-    try:
-        (out * probe).sum().backward()
-    except Exception as error:  # backward itself failed
-        kind = type(error).__name__
-        raise ContractError(
-            where + tr(f" raised {kind}: {error}", f"时抛出了 {kind}：{error}")
-        ) from None
+    attempt(
+        lambda: (out * probe).sum().backward(),
+        tr("{where} raised {kind}: {error}", "{where}时抛出了 {kind}：{error}"),
+        where=where,
+    )
     (want * probe).sum().backward()
     mine = dict(module.named_parameters())
     for name, param in ref.named_parameters():

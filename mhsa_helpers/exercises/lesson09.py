@@ -33,16 +33,17 @@ from ._build import (
     ContractError,
     ForwardTexts,
     agrees,
+    attempt,
     book_forward,
     build_checker,
     call_forward,
     calls_made,
     causal,
     drops_something,
-    fill,
     gradients_reach,
     is_unwritten,
     is_view_error,
+    linear_layer,
     mask_buffer,
     name_mistake,
     rows_sum_to_one,
@@ -146,7 +147,6 @@ _KEY_BLOCK = tr("W_key cut out of the fused weight", "从融合权重中切出 W
 )
 def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
     """``answer``: the (d_out, d_in) W_key block of ``fused.qkv.weight`` (rows d_out..2 d_out)."""
-    name = _KEY_BLOCK
     qkv = getattr(fused, "qkv", None)
     if not isinstance(qkv, nn.Linear) or qkv.out_features % 3 != 0:
         raise ContractError(
@@ -180,7 +180,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
         )
     if torch.equal(got, w_key):
         return ok(
-            name,
+            _KEY_BLOCK,
             tr(
                 "correct: rows d_out .. 2 * d_out - 1 are W_key.",
                 "正确：第 d_out 到 2 * d_out - 1 行就是 W_key。",
@@ -317,63 +317,6 @@ def _build(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) ->
     return module
 
 
-def _structure_hint(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> Text | None:
-    """What is missing or mis-shaped in the module's layers, or None if they are right."""
-    qkv = getattr(module, "qkv", None)
-    if not isinstance(qkv, nn.Linear):
-        if any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES):
-            return tr(
-                "three separate W_query/W_key/W_value layers: this exercise wants ONE fused "
-                "nn.Linear(d_in, 3 * d_out) named `qkv`.",
-                "这里是三个分开的 W_query/W_key/W_value 层。"
-                "本练习要的是一个融合的 `nn.Linear(d_in, 3 * d_out)`，"
-                "名叫 `qkv`。",
-            )
-        return tr(
-            "no nn.Linear named `qkv`: create "
-            "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias).",
-            "没有名叫 `qkv` 的 nn.Linear。"
-            "请创建 `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`。",
-        )
-    if (qkv.in_features, qkv.out_features) != (d_in, 3 * d_out):
-        n_in, n_out, wide = qkv.in_features, qkv.out_features, 3 * d_out
-        return tr(
-            f"qkv is nn.Linear({n_in}, {n_out}); it must map d_in={d_in} to 3 * d_out = {wide}.",
-            f"qkv 是 nn.Linear({n_in}, {n_out})，它必须把 d_in={d_in} 映射到 3 * d_out = {wide}。",
-        )
-    if (qkv.bias is not None) != qkv_bias:
-        return tr(
-            "qkv must have a bias exactly when qkv_bias=True: nn.Linear(..., bias=qkv_bias).",
-            "qkv 应当恰好在 qkv_bias=True 时有偏置，即 `nn.Linear(..., bias=qkv_bias)`。",
-        )
-    out_proj = getattr(module, "out_proj", None)
-    if not isinstance(out_proj, nn.Linear):
-        return tr(
-            "forgot out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it last.",
-            "忘了 out_proj。请加上 `self.out_proj = nn.Linear(d_out, d_out)`，并在最后使用它。",
-        )
-    if (out_proj.in_features, out_proj.out_features) != (d_out, d_out):
-        return tr(
-            f"out_proj must be nn.Linear(d_out, d_out) = nn.Linear({d_out}, {d_out}).",
-            f"out_proj 必须是 nn.Linear(d_out, d_out) = nn.Linear({d_out}, {d_out})。",
-        )
-    if out_proj.bias is None:
-        return tr(
-            "out_proj always has a bias (the book's nn.Linear(d_out, d_out)), "
-            "even if qkv has none.",
-            "out_proj 总是带偏置（书中的 `nn.Linear(d_out, d_out)`），即使 qkv 没有偏置。",
-        )
-    names = {name for name, _ in module.named_parameters()}
-    extra = names - {"qkv.weight", "qkv.bias", "out_proj.weight", "out_proj.bias"}
-    if extra:
-        unexpected = sorted(extra)
-        return tr(
-            f"unexpected parameters {unexpected}: the block has only qkv and out_proj.",
-            f"多出了参数 {unexpected}，而这个模块只有 qkv 和 out_proj。",
-        )
-    return None
-
-
 def _view_hint(error: BaseException) -> Text:
     """Name the ``.view`` on a non-contiguous tensor, from the learner's line if it shows."""
     frames = traceback.extract_tb(error.__traceback__)
@@ -446,18 +389,70 @@ def _run(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool, hint: Text) -> Any:
     """``_build``, a constructor that raises being the hint ``hint`` (``{kind}``, ``{error}``)."""
-    try:
-        return _build(cls, sizes, dropout, qkv_bias)
-    except Exception as error:
-        raise ContractError(fill(hint, kind=type(error).__name__, error=error)) from None
+    return attempt(lambda: _build(cls, sizes, dropout, qkv_bias), hint)
 
 
 def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None:
+    """The layers: one fused ``qkv`` (``nn.Linear(d_in, 3 * d_out, bias=qkv_bias)``) and
+    ``out_proj`` (``nn.Linear(d_out, d_out)``), no other parameter."""
     if is_unwritten(module):
         raise ContractError(UNWRITTEN_CLASS, todo=True)
-    hint = _structure_hint(module, d_in, d_out, qkv_bias)
-    if hint:
-        raise ContractError(hint)
+    separate = any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES)
+    if separate and not isinstance(getattr(module, "qkv", None), nn.Linear):
+        raise ContractError(
+            tr(
+                "three separate W_query/W_key/W_value layers: this exercise wants ONE fused "
+                "nn.Linear(d_in, 3 * d_out) named `qkv`.",
+                "这里是三个分开的 W_query/W_key/W_value 层。"
+                "本练习要的是一个融合的 `nn.Linear(d_in, 3 * d_out)`，"
+                "名叫 `qkv`。",
+            )
+        )
+    fused = (d_in, 3 * d_out)
+    linear_layer(module, "qkv", fused, qkv_bias, **_QKV_TEXTS, d_in=d_in, wide=3 * d_out)
+    linear_layer(module, "out_proj", (d_out, d_out), True, **_OUT_PROJ_TEXTS, d_out=d_out)
+    names = {name for name, _ in module.named_parameters()}
+    extra = names - {"qkv.weight", "qkv.bias", "out_proj.weight", "out_proj.bias"}
+    if extra:
+        unexpected = sorted(extra)
+        raise ContractError(
+            tr(
+                f"unexpected parameters {unexpected}: the block has only qkv and out_proj.",
+                f"多出了参数 {unexpected}，而这个模块只有 qkv 和 out_proj。",
+            )
+        )
+
+
+#: The hints of ``linear_layer`` for the fused ``qkv`` layer and for ``out_proj``.
+_QKV_TEXTS = {
+    "absent": tr(
+        "no nn.Linear named `qkv`: create self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias).",
+        "没有名叫 `qkv` 的 nn.Linear。"
+        "请创建 `self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)`。",
+    ),
+    "shape": tr(
+        "qkv is nn.Linear({fan_in}, {fan_out}); it must map d_in={d_in} to 3 * d_out = {wide}.",
+        "qkv 是 nn.Linear({fan_in}, {fan_out})，它必须把 d_in={d_in} 映射到 3 * d_out = {wide}。",
+    ),
+    "biased": tr(
+        "qkv must have a bias exactly when qkv_bias=True: nn.Linear(..., bias=qkv_bias).",
+        "qkv 应当恰好在 qkv_bias=True 时有偏置，即 `nn.Linear(..., bias=qkv_bias)`。",
+    ),
+}
+_OUT_PROJ_TEXTS = {
+    "absent": tr(
+        "forgot out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it last.",
+        "忘了 out_proj。请加上 `self.out_proj = nn.Linear(d_out, d_out)`，并在最后使用它。",
+    ),
+    "shape": tr(
+        "out_proj must be nn.Linear(d_out, d_out) = nn.Linear({d_out}, {d_out}).",
+        "out_proj 必须是 nn.Linear(d_out, d_out) = nn.Linear({d_out}, {d_out})。",
+    ),
+    "biased": tr(
+        "out_proj always has a bias (the book's nn.Linear(d_out, d_out)), even if qkv has none.",
+        "out_proj 总是带偏置（书中的 `nn.Linear(d_out, d_out)`），即使 qkv 没有偏置。",
+    ),
+}
 
 
 def _build_error(setting: str) -> Text:

@@ -30,9 +30,9 @@ from ._build import (
     BuildSpec,
     ContractError,
     ForwardTexts,
+    attempt,
     build_checker,
     call_forward,
-    first_line,
     name_mistake,
     never_calls,
 )
@@ -476,17 +476,12 @@ _KV_TEXTS = ForwardTexts(
 
 
 def _new_cache(cls: type, max_len: int) -> object:
-    try:
-        cache = cls(max_len)
-    except Exception as error:  # the learner's code may raise anything
-        raise ContractError(
-            tr(
-                f"{cls.__name__}({max_len}) raised {type(error).__name__}: "
-                f"{first_line(str(error))}",
-                f"{cls.__name__}({max_len}) 抛出了 {type(error).__name__}："
-                f"{first_line(str(error))}",
-            )
-        ) from None
+    cache = attempt(
+        lambda: cls(max_len),
+        tr("{cls}({max_len}) raised {kind}: {said}", "{cls}({max_len}) 抛出了 {kind}：{said}"),
+        cls=cls.__name__,
+        max_len=max_len,
+    )
     if not callable(getattr(cache, "append_and_attend", None)):
         raise ContractError(
             tr(
@@ -702,12 +697,8 @@ def _bounded(cls: type) -> None:
         _refuses(cache, cls, max_len, start, offered)
         for n in after:
             end = start + n
-            try:
-                out = cache.append_and_attend(  # type: ignore[attr-defined]
-                    q[:, :, start:end], k[:, :, start:end], v[:, :, start:end]
-                )
-            except Exception:  # the learner's code may raise anything; it took these before
-                raise ContractError(_KEPT_REFUSED) from None
+            take = partial(cache.append_and_attend, q[:, :, start:end])  # type: ignore[attr-defined]
+            out = attempt(partial(take, k[:, :, start:end], v[:, :, start:end]), _KEPT_REFUSED)
             if not isinstance(out, torch.Tensor) or tuple(out.shape) != (b, h, n, d):
                 raise ContractError(_KEPT_REFUSED)
             outs.append(out)

@@ -46,6 +46,7 @@ from ._build import (
     is_unwritten,
     load_by_names,
     no_gradient,
+    not_a_known_mistake,
     on_x,
     pass_the_class,
 )
@@ -161,46 +162,10 @@ def check_top_k_probs(
     answer: object, logits: torch.Tensor, k: int, temperature: float
 ) -> CheckResult:
     """softmax(logits / temperature) restricted to the ``k`` largest logits, (b, vocab)."""
-    name = _TOP_K
     expected = next_token_probs(logits, temperature=temperature, top_k=k)
-    if isinstance(answer, torch.Tensor) and answer.shape == expected.shape:
-        got = answer.detach().to(torch.float64)
-        near = lambda other: torch.allclose(got, other.to(torch.float64), atol=1e-4)  # noqa: E731
-        if not near(expected):
-            if near(next_token_probs(logits, temperature=1.0, top_k=k)):
-                raise ContractError(
-                    tr(
-                        "these are the probabilities at temperature 1: the temperature is missing.",
-                        "这是温度为 1 时的概率，漏掉了温度。",
-                    ),
-                )
-            if near(next_token_probs(logits * temperature, temperature=1.0, top_k=k)):
-                raise ContractError(
-                    tr(
-                        "these come from logits multiplied by the temperature; a temperature "
-                        "below 1 should sharpen the distribution, this flattens it.",
-                        "这是 logits 乘以温度的结果。温度低于 1 应当让分布更尖，这里却更平了。",
-                    ),
-                )
-            if near(next_token_probs(logits, temperature=temperature)):
-                raise ContractError(
-                    tr(
-                        f"every entry has a probability above 0; top-k keeps only {k} per row.",
-                        f"每个位置的概率都大于 0，top-k 每行只保留 {k} 个。",
-                    ),
-                )
-            full = torch.softmax(logits / temperature, dim=-1)
-            if near(torch.where(expected > 0, full, torch.zeros_like(full))):
-                raise ContractError(
-                    tr(
-                        "the kept values are the full softmax's, so a row sums to less than 1: "
-                        "the others were removed AFTER the softmax.",
-                        "保留的是完整 softmax 的值，所以每行之和小于 1。"
-                        "其余的是在 softmax 之后才去掉的。",
-                    ),
-                )
+    full = torch.softmax(logits / temperature, dim=-1)
     return tensor_answer(
-        name,
+        _TOP_K,
         answer,
         expected,
         what=tr(
@@ -208,32 +173,37 @@ def check_top_k_probs(
             "一个概率张量，logits 的每一行对应它的一行",
         ),
         hint=lambda wrong: _top_k_wrong(wrong, logits, k),
+        wrong={
+            next_token_probs(logits, temperature=1.0, top_k=k): tr(
+                "these are the probabilities at temperature 1: the temperature is missing.",
+                "这是温度为 1 时的概率，漏掉了温度。",
+            ),
+            next_token_probs(logits * temperature, temperature=1.0, top_k=k): tr(
+                "these come from logits multiplied by the temperature; a temperature "
+                "below 1 should sharpen the distribution, this flattens it.",
+                "这是 logits 乘以温度的结果。温度低于 1 应当让分布更尖，这里却更平了。",
+            ),
+            next_token_probs(logits, temperature=temperature): tr(
+                f"every entry has a probability above 0; top-k keeps only {k} per row.",
+                f"每个位置的概率都大于 0，top-k 每行只保留 {k} 个。",
+            ),
+            torch.where(expected > 0, full, torch.zeros_like(full)): tr(
+                "the kept values are the full softmax's, so a row sums to less than 1: "
+                "the others were removed AFTER the softmax.",
+                "保留的是完整 softmax 的值，所以每行之和小于 1。其余的是在 softmax 之后才去掉的。",
+            ),
+        },
     )
 
 
 @exercise(_PUNCTUATION)
 def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) -> CheckResult:
     """Per head: mean over queries (with a punctuation key at or before them) of that weight."""
-    name = _PUNCTUATION
     expected = head_focus(weights, text).shares[0, :, 2]  # (h,)
-    if (
-        isinstance(answer, torch.Tensor)
-        and answer.is_floating_point()
-        and answer.shape == expected.shape
-        and not torch.allclose(answer.detach().float(), expected, atol=1e-4)
-    ):
-        is_punct = torch.tensor([ch in PUNCTUATION for ch in text])  # (T,)
-        per_query = (weights.detach().float() * is_punct).sum(dim=-1)  # (h, T)
-        if torch.allclose(answer.detach().float(), per_query.mean(dim=-1), atol=1e-4):
-            raise ContractError(
-                tr(
-                    "average only over queries that have a punctuation mark at or before them "
-                    "(the first line's first characters have none).",
-                    "只对那些在自身或之前有标点的查询求平均（第一行开头的几个字符之前没有标点）。",
-                ),
-            )
+    is_punct = torch.tensor([ch in PUNCTUATION for ch in text])  # (T,)
+    per_query = (weights.detach().float() * is_punct).sum(dim=-1)  # (h, T)
     return tensor_answer(
-        name,
+        _PUNCTUATION,
         answer,
         expected,
         what=A_PER_HEAD_TENSOR,
@@ -243,6 +213,13 @@ def check_punctuation_share(answer: object, weights: torch.Tensor, text: str) ->
             "这不是各个头在标点上的权重占比。每个值是落在 lm.PUNCTUATION 中的键上的权重之和，"
             "在 0 到 1 之间。",
         ),
+        wrong={
+            per_query.mean(dim=-1): tr(
+                "average only over queries that have a punctuation mark at or before them "
+                "(the first line's first characters have none).",
+                "只对那些在自身或之前有标点的查询求平均（第一行开头的几个字符之前没有标点）。",
+            )
+        },
     )
 
 
@@ -292,7 +269,6 @@ def check_own_text(answer: object, data: object) -> CheckResult:
 
     The run's model is measured on the validation text (up to 1,024 windows) here; the run's own
     ``val_losses`` are not trusted."""
-    name = _OWN_TEXT
     if not isinstance(data, TextData):
         raise ContractError(
             tr("pass the TextData you trained on as data.", "把训练用的 TextData 作为 data 传入。"),
@@ -348,7 +324,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
             ),
         )
     return ok(
-        name,
+        _OWN_TEXT,
         tr(
             f"validation loss {val:.2f}, below the unigram table's {unigram:.2f}.",
             f"验证损失 {val:.2f}，低于一元计数表的 {unigram:.2f}。",
@@ -462,22 +438,17 @@ def _block_equal(cls: type) -> None:
                 where + tr(": the future leaks in.", "：未来的信息泄露进来了。"),
             )
             continue
-        named = [
-            k for k, v in variants.items() if k != "right" and torch.allclose(out, v, atol=1e-5)
-        ]
+        known = ((v, _BLOCK_MISTAKES[k]) for k, v in variants.items() if k != "right")
+        where = where + tr(": ", "：")
+        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-5, where=where)
         raise ContractError(
             where
-            + tr(": ", "：")
-            + (
-                _BLOCK_MISTAKES[named[0]]
-                if named
-                else tr(
-                    "the output differs from the pre-norm block with the same weights: "
-                    "x plus attention of the normalised x, then that plus the feed-forward "
-                    "network of its own normalised copy.",
-                    "输出与权重相同的前置归一化块不一致：x 加上对归一化后的 x 做的注意力，"
-                    "再加上对它自己归一化之后做的前馈网络。",
-                )
+            + tr(
+                "the output differs from the pre-norm block with the same weights: "
+                "x plus attention of the normalised x, then that plus the feed-forward "
+                "network of its own normalised copy.",
+                "输出与权重相同的前置归一化块不一致：x 加上对归一化后的 x 做的注意力，"
+                "再加上对它自己归一化之后做的前馈网络。",
             )
         )
 

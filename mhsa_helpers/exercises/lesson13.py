@@ -34,11 +34,13 @@ from ._build import (
     UNWRITTEN_FUNCTION,
     BuildSpec,
     ContractError,
+    attempt,
     build_checker,
     call_forward,
     construct,
-    first_line,
     is_unwritten,
+    linear_layer,
+    not_a_known_mistake,
     pass_the_class,
 )
 from ._parse import plain_tensor
@@ -124,15 +126,12 @@ def _call_rope(
 ) -> tuple[torch.Tensor, ...]:
     call = f"apply_rope(q, k, v, offset={offset}) with q {tuple(q.shape)}, {q.dtype}"
     given = (q.clone(), k.clone(), v.clone())
-    try:
-        out = fn(*given, offset)
-    except NotImplementedError:
-        raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
-    except Exception as error:  # the learner's code may raise anything
-        kind, said = type(error).__name__, first_line(str(error))
-        raise ContractError(
-            tr(f"{call} raised {kind}: {said}", f"{call} 抛出了 {kind}：{said}")
-        ) from None
+    out = attempt(
+        lambda: fn(*given, offset),
+        tr("{call} raised {kind}: {said}", "{call} 抛出了 {kind}：{said}"),
+        unwritten=UNWRITTEN_FUNCTION,
+        call=call,
+    )
     if not all(torch.equal(a, b) for a, b in zip(given, (q, k, v), strict=True)):
         raise ContractError(
             tr(
@@ -332,9 +331,8 @@ def _equals_torch_rmsnorm(cls: object) -> None:
             if _close(out, want):
                 continue
             mistakes = _norm_mistakes(x, weight.detach(), eps)
-        for name, wrong in mistakes.items():
-            if _close(out, wrong):
-                raise ContractError(where + tr(": ", "：") + _NORM_HINTS[name])
+        known = ((wrong, _NORM_HINTS[name]) for name, wrong in mistakes.items())
+        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-4, where=where + tr(": ", "："))
         raise ContractError(
             where
             + tr(
@@ -448,6 +446,21 @@ _SWIGLU_HINTS = {
 }
 
 
+#: The hints of ``linear_layer`` for SwiGLU's three layers (``{call}``: the constructor call).
+_SWIGLU_LAYERS = {
+    "absent": tr(
+        "{call} needs self.{name}, an nn.Linear (Hugging Face's names: "
+        "gate_proj, up_proj, down_proj).",
+        "{call} 需要 self.{name}，一个 nn.Linear（Hugging Face 的名字："
+        "gate_proj、up_proj、down_proj）。",
+    ),
+    "biased": tr(
+        "{call}: self.{name} has a bias; Llama's SwiGLU has none (bias=False).",
+        "{call}：self.{name} 有偏置。Llama 的 SwiGLU 没有偏置（bias=False）。",
+    ),
+}
+
+
 def _is_swiglu(cls: object) -> None:
     assert isinstance(cls, type)
     for (d, hidden), dtype in product(_SWIGLU_GRID, DTYPES):
@@ -456,29 +469,10 @@ def _is_swiglu(cls: object) -> None:
         if is_unwritten(module):
             raise ContractError(UNWRITTEN_CLASS, todo=True)
         want = int(2 * 4 * d / 3) if hidden is None else hidden
-        layers = {
-            name: getattr(module, name, None) for name in ("gate_proj", "up_proj", "down_proj")
-        }
-        for name, layer in layers.items():
-            if not isinstance(layer, nn.Linear):
-                raise ContractError(
-                    tr(
-                        f"{call} needs self.{name}, an nn.Linear (Hugging Face's names: "
-                        "gate_proj, up_proj, down_proj).",
-                        f"{call} 需要 self.{name}，一个 nn.Linear（Hugging Face 的名字："
-                        "gate_proj、up_proj、down_proj）。",
-                    )
-                )
-            if layer.bias is not None:
-                raise ContractError(
-                    tr(
-                        f"{call}: self.{name} has a bias; Llama's SwiGLU has none (bias=False).",
-                        f"{call}：self.{name} 有偏置。Llama 的 SwiGLU 没有偏置（bias=False）。",
-                    )
-                )
-        gate, up, down = layers["gate_proj"], layers["up_proj"], layers["down_proj"]
-        assert isinstance(gate, nn.Linear) and isinstance(up, nn.Linear)
-        assert isinstance(down, nn.Linear)
+        names = ("gate_proj", "up_proj", "down_proj")
+        gate, up, down = (
+            linear_layer(module, n, None, False, **_SWIGLU_LAYERS, call=call) for n in names
+        )
         shapes = (tuple(gate.weight.shape), tuple(up.weight.shape), tuple(down.weight.shape))
         if shapes != ((want, d), (want, d), (d, want)):
             got = gate.out_features
@@ -503,9 +497,8 @@ def _is_swiglu(cls: object) -> None:
             if _close(out, right):
                 continue
             mistakes = _swiglu_mistakes(gate, up, down, x)
-        for name, wrong in mistakes.items():
-            if _close(out, wrong):
-                raise ContractError(where + tr(": ", "：") + _SWIGLU_HINTS[name])
+        known = ((wrong, _SWIGLU_HINTS[name]) for name, wrong in mistakes.items())
+        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-4, where=where + tr(": ", "："))
         raise ContractError(
             where
             + tr(
