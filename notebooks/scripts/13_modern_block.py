@@ -64,7 +64,7 @@ mh.setup_lesson()
 # are taken in pairs, feature $i$ with feature $i + d/2$ ($d$ = `head_dim`), and pair $i$ of the
 # token at position $m$ turns by the angle $m\,\theta_i$. (Lesson 09's `rope()` paired neighbours,
 # $2i$ with $2i + 1$: the same rotation with the features in another order, the "interleaved"
-# convention of section 1 below. This lesson pairs $i$ with $i + d/2$, as Hugging Face's Llama
+# convention of "Two ways to pair the features" below. This lesson pairs $i$ with $i + d/2$, as Hugging Face's Llama
 # does.)
 #
 # $$
