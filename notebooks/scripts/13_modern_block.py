@@ -13,9 +13,10 @@
 #
 # Lesson 12's block is GPT-2's (2019). The open models of today (Llama, Qwen, Mistral and their
 # relatives) keep its shape, pre-norm attention then a feed-forward network, each with a residual
-# connection, but swap four of its parts. This lesson takes them one at a time, shows what each
-# one does with the lesson's own tensors, and assembles them into the decoder block that Hugging
-# Face's `LlamaDecoderLayer` computes.
+# connection, but swap three of its parts: RoPE, RMSNorm and SwiGLU. Newer models (Qwen3, OLMo 2,
+# Gemma 3) add a fourth, QK-norm. This lesson takes them one at a time, shows what each one does
+# with the lesson's own tensors, and assembles them into the decoder block that Hugging Face's
+# `LlamaDecoderLayer` computes; with `qk_norm=True` the block is Qwen3's `Qwen3DecoderLayer`.
 #
 # **Learning goals**
 # 1. **Rotary position embedding** (RoPE, 旋转位置编码): rotate pairs of query and key features
@@ -61,7 +62,10 @@ mh.setup_lesson()
 # RoPE (Su et al., 2021) adds nothing. Inside every attention layer it *turns* each query and
 # each key by an angle that depends on the token's position. The `head_dim` features of a head
 # are taken in pairs, feature $i$ with feature $i + d/2$ ($d$ = `head_dim`), and pair $i$ of the
-# token at position $m$ turns by the angle $m\,\theta_i$:
+# token at position $m$ turns by the angle $m\,\theta_i$. (Lesson 09's `rope()` paired neighbours,
+# $2i$ with $2i + 1$: the same rotation with the features in another order, the "interleaved"
+# convention of "Two ways to pair the features" below. This lesson pairs $i$ with $i + d/2$, as Hugging Face's Llama
+# does.)
 #
 # $$
 # \begin{pmatrix} x'_i \\ x'_{i+d/2} \end{pmatrix} =
@@ -125,14 +129,18 @@ for m, n in [(2, 0), (5, 3), (40, 38), (3, 5), (7, 0)]:
 # another, and so does offset 7. In a causal model only offsets $\ge 0$ occur.
 #
 # The package computes the same rotation for a whole sequence at once: `mh.rope_cos_sin`
-# builds the tables of $\cos m\theta_i$ and $\sin m\theta_i$, shape `(T, head_dim)`, and
-# `mh.apply_rotary_pos_emb` turns queries and keys with them (Hugging Face's names). For the
-# figure, put the **same** query and key at each of 6 positions: without RoPE all 36 scores
-# would be equal; with it, each diagonal (one offset) holds one value.
+# builds the tables of $\cos m\theta_i$ and $\sin m\theta_i$, shape `(T, head_dim)`: row $m$
+# holds the `head_dim / 2` angles $m\theta_0, \dots, m\theta_{d/2-1}$ **twice**, once for each
+# member of a pair (the cell prints `cos[1]`), so that they line up with the features $i$ and
+# $i + d/2$. `mh.apply_rotary_pos_emb` turns queries and keys with them (Hugging Face's names).
+# For the figure, put the **same** query and key at each of 6 positions: without RoPE all 36
+# scores would be equal (the figure shows the 21 a causal model uses); with it, each diagonal
+# (one offset) holds one value.
 
 # %%
 T = 6
 cos, sin = mh.rope_cos_sin(torch.arange(T), head_dim)  # (T, head_dim) each
+print("cos[1]:", cos[1])  # position 1: cos(theta_i) for i = 0..3, then the same 4 again
 q_seq, k_seq = mh.apply_rotary_pos_emb(q.expand(T, -1), k.expand(T, -1), cos, sin)  # (T, hd)
 for m in range(T):  # the package's rotation is the one by hand, row by row
     torch.testing.assert_close(q_seq[m], rotate_pairs(q, m))
@@ -146,6 +154,7 @@ fig = mh.figures.plot_relative_position_scores(
     title=mh.tr("RoPE: the same q and k at every position", "RoPE：每个位置上是同样的 q 和 k"),
 )
 fig.axes[0].legend(fontsize=9, ncol=3, loc="lower left", bbox_to_anchor=(0.0, 0.15))  # a free spot
+fig.axes[-1].set_ylabel(mh.tr("score", "分数"))  # the colour bar
 plt.show()
 
 
@@ -234,9 +243,11 @@ print(
     mh.say("largest score difference between the conventions:", "两种约定的分数最大差："),
     f"{(scores_inter - scores_half).abs().max().item():.6f}",
 )
+q_plain, k_plain = mh.apply_rotary_pos_emb(q6, k6, cos6, sin6)  # rotate-half, not permuted
+scores_plain = q_plain @ k_plain.T  # (T, T)
 print(
     mh.say("without the permutation:", "不做置换时："),
-    f"{(scores_inter - mh.apply_rotary_pos_emb(q6, k6, cos6, sin6)[0] @ mh.apply_rotary_pos_emb(q6, k6, cos6, sin6)[1].T).abs().max().item():.4f}",
+    f"{(scores_inter - scores_plain).abs().max().item():.4f}",
 )
 
 # %% [markdown]
@@ -308,10 +319,10 @@ assert error[0] < 1e-6 and (error[1:] > 1e-2).all()
 #
 # RMSNorm (Zhang & Sennrich, 2019) drops the mean $\mu$ and the shift $\beta$: it only divides by
 # the **root mean square** (均方根), so that every vector leaves with the same size. What keeps
-# deep stacks trainable is that the sizes of the vectors stay under control; Zhang and Sennrich
-# found that models train about as well without the re-centring, and one statistic is cheaper
-# than two. The layer after a norm is a linear map, which can learn any offset it needs, so the
-# bias goes too (Llama's layers have none).
+# deep stacks trainable is that the sizes of the vectors stay under control. Zhang and Sennrich
+# ("Root Mean Square Layer Normalization", 2019) found that re-centring adds little: models
+# train about as well without it, and one statistic is cheaper to compute than two. Llama drops
+# the shift $\beta$ as well, so an RMSNorm has one learned vector, $\gamma$.
 
 # %%
 torch.manual_seed(123)
@@ -379,7 +390,8 @@ print(
 # \mathrm{SwiGLU}(x) = W_{down}\big(\mathrm{SiLU}(W_{gate}\,x) \odot W_{up}\,x\big),
 # $$
 #
-# $\sigma$ the logistic sigmoid and $\odot$ the element-wise product; no biases. SiLU (also called
+# $\sigma(z) = 1 / (1 + e^{-z})$ the logistic sigmoid and $\odot$ the element-wise product; no
+# biases. SiLU (also called
 # Swish) looks like GELU: smooth, near 0 for large negative inputs, near the identity for large
 # positive ones.
 
@@ -486,8 +498,8 @@ print(mh.say("the bound sqrt(head_dim) =", "上界 sqrt(head_dim) ="), round(mat
 # below $\sqrt{8} \approx 2.83$. QK-norm does not make scores small (here they start larger than
 # without it): it fixes their size, whatever the size of $W_q$ and $W_k$.
 #
-# **At a high learning rate.** A tiny model (embedding → one modern block → RMSNorm → LM head,
-# 16 tokens) learns to output the token two places back: a task for attention with relative
+# **At a high learning rate.** A tiny model (embedding → one modern block → RMSNorm → LM head;
+# a 16-token vocabulary, sequences of 16) learns to output the token two places back: a task for attention with relative
 # positions. It trains for 60 AdamW steps, with and without QK-norm, at a usual learning rate
 # (0.003) and at a high one (0.2). Each run takes a fraction of a second.
 
@@ -575,11 +587,10 @@ plt.show()
 
 # %% [markdown]
 # What these runs show, and no more: at the usual learning rate the two runs are close (neither
-# has learned the task in 60 steps). At 0.2 both losses first jump above chance, the run with
-# QK-norm higher; then, without QK-norm the largest score grows to about
-# 10,000, the softmax puts all its weight on one key, and the loss stays near chance
-# (ln 16 ≈ 2.77) for all 60 steps; with QK-norm the largest score reaches 94 and the loss falls to
-# 0.76. The learned norm weights let the scores grow past $\sqrt{8}$, but never past the bound
+# has finished learning in 60 steps). At 0.2 both losses first jump above chance, the run with
+# QK-norm higher; then, without QK-norm the largest score grows to about 10,000, the softmax puts
+# all its weight on one key, and after the jump the loss stays near chance (ln 16 ≈ 2.77) to the
+# last step; with QK-norm the largest score reaches about 94 and the loss falls to 0.76. The learned norm weights let the scores grow past $\sqrt{8}$, but never past the bound
 # they set (the last line). One toy and one seed are not a general law; QK-norm is what Qwen3,
 # OLMo 2 and Gemma 3 use to keep their large runs stable.
 #
@@ -686,8 +697,8 @@ print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 # | nothing | QK-norm | Qwen3, OLMo 2, Gemma 3 |
 # | full causal attention | sliding window | Mistral 7B (4,096 positions); Gemma 2 and 3 in some of their layers |
 #
-# Pre-norm stays in all of them; OLMo 2 moves its RMSNorms onto the *outputs* of attention and
-# the feed-forward network, inside the residual branch.
+# Pre-norm stays in all of them except OLMo 2, which moves its RMSNorms onto the *outputs* of
+# attention and the feed-forward network, inside the residual branch.
 #
 # ## 6. Equal to Hugging Face's layers
 #
@@ -752,8 +763,8 @@ assert runs[(0.2, False)][1][-1] > 2.5 > 1.0 > runs[(0.2, True)][1][-1]
 #
 # Solutions: `solutions/13_modern_block_solutions.ipynb`.
 #
-# **Build it: `apply_rope`.** Write `apply_rope(q, k, v, offset)` for q and k of shape
-# `(b, h, T, head_dim)` (v the same or with fewer heads): return `(q, k, v)` with q and k rotated
+# **Build it: `apply_rope`.** Write `apply_rope(q, k, v, offset)` for q of shape
+# `(b, h, T, head_dim)` and k, v of shape `(b, g, T, head_dim)` (with GQA, g < h): return `(q, k, v)` with q and k rotated
 # at the positions `offset, offset + 1, ..., offset + T - 1` (rotate-half pairs,
 # $\theta_i = 10000^{-2i/d}$), and v as it came. Do not call `mh.apply_rotary_pos_emb`: take the
 # angles' tables from `mh.rope_cos_sin` and the pairing from `mh.rotate_half` (which turns the
@@ -763,7 +774,7 @@ assert runs[(0.2, False)][1][-1] > 2.5 > 1.0 > runs[(0.2, True)][1][-1]
 
 
 # %%
-def apply_rope(q, k, v, offset=0):  # q, k, v: (b, h, T, head_dim)
+def apply_rope(q, k, v, offset=0):  # q: (b, h, T, head_dim); k, v: (b, g, T, head_dim)
     # YOUR CODE HERE
     raise NotImplementedError("write apply_rope")
 
@@ -815,19 +826,24 @@ class MySwiGLU(nn.Module):
 mhsa_helpers.exercises.check_swiglu(MySwiGLU)
 
 # %% [markdown]
-# **Exercise 4.** Did the toy model of section 4 (learning rate 0.2, with QK-norm) learn to look
-# two places back? `weights_ex` holds its attention weights on one held-out row, shape
-# `(heads, T, T)`. Compute, for each head, the mean weight that a query puts on the key exactly
-# two positions before it (over the queries that have such a key): a tensor of shape `(heads,)`.
-# Without `mh.offset_attention`.
+# **Exercise 1.** Section 4's toy model (learning rate 0.2, with QK-norm) was trained on rows at
+# positions 0..15 only. Now its 16 tokens come after 40 others, as with a KV cache that holds 40
+# tokens: they sit at positions 40..55 (`far`). **Predict first**: for each head, the mean weight
+# that a query puts on the key exactly two positions before it (over the queries that have one),
+# will it be larger than at positions 0..15, smaller, or the same? Then measure it: compute the
+# toy attention's weights on `h_ex` at the positions `far`, shape `(heads, T, T)`, and from them
+# the answer, a tensor of shape `(heads,)`. The module cannot do it for you (its tables stop at
+# its `context_length`, 16); section 4's `scores_of` repeats its steps: change where the
+# positions enter, then apply the causal softmax.
 
 # %%
 toy = runs[(0.2, True)][0].eval()
 row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)
 with torch.no_grad():
-    h_ex = toy.block.input_layernorm(toy.emb(row))  # (1, T, d_model)
+    h_ex = toy.block.input_layernorm(toy.emb(row))  # (1, T, d_model): what the attention reads
     _, weights_ex = toy.block.self_attn(h_ex, return_weights=True)  # (1, heads, T, T)
-weights_ex = weights_ex[0]  # (heads, T, T)
+weights_ex = weights_ex[0]  # (heads, T, T), at the positions 0 .. T - 1
+far = torch.arange(40, 40 + T_toy)  # (T,): the positions after 40 cached tokens
 
 answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)

@@ -31,12 +31,12 @@ mh.setup_lesson()
 
 
 # %%
-def apply_rope(q, k, v, offset=0):  # q, k, v: (b, h, T, head_dim)
+def apply_rope(q, k, v, offset=0):  # q: (b, h, T, head_dim); k, v: (b, g, T, head_dim)
     positions = torch.arange(offset, offset + q.shape[-2])  # (T,): the true positions
     cos, sin = mh.rope_cos_sin(positions, q.shape[-1])  # (T, head_dim), float32
     cos, sin = cos.to(q.dtype), sin.to(q.dtype)
     q_rot = q * cos + mh.rotate_half(q) * sin  # (b, h, T, head_dim)
-    k_rot = k * cos + mh.rotate_half(k) * sin  # (b, h_kv, T, head_dim)
+    k_rot = k * cos + mh.rotate_half(k) * sin  # (b, g, T, head_dim)
     return q_rot, k_rot, v  # v is never rotated
 
 
@@ -89,8 +89,11 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 4.** The lesson's toy model again (the same seeds, so the same weights), then the
-# diagonal two below the main one: query $t$ and key $t - 2$, for every query that has one.
+# **Exercise 1.** The lesson's toy model again (the same seeds, so the same weights). The
+# positions enter the attention in one place only, the cos and sin tables: take them at `far`
+# (40..55) and repeat the module's other steps (QK-norm before RoPE, RoPE on q and k, the scaled
+# scores, the causal softmax). Then the diagonal two below the main one: query $t$ and key
+# $t - 2$, for every query that has one.
 
 # %%
 import math
@@ -137,13 +140,33 @@ with torch.no_grad():
     _, weights_ex = toy.block.self_attn(h_ex, return_weights=True)  # (1, heads, T, T)
 weights_ex = weights_ex[0]  # (heads, T, T)
 
-two_back = torch.diagonal(weights_ex, offset=-2, dim1=-2, dim2=-1)  # (heads, T - 2)
+far = torch.arange(40, 40 + T_toy)  # (T,): the positions after 40 cached tokens
+
+attn = toy.block.self_attn
+with torch.no_grad():
+    q = attn.q_proj(h_ex).view(1, T_toy, heads_toy, attn.head_dim)  # (1, T, h, head_dim)
+    k = attn.k_proj(h_ex).view(1, T_toy, heads_toy, attn.head_dim)  # (1, T, h, head_dim)
+    q, k = attn.q_norm(q).transpose(1, 2), attn.k_norm(k).transpose(1, 2)  # (1, h, T, hd)
+    cos, sin = mh.rope_cos_sin(far, attn.head_dim)  # (T, head_dim): the new positions
+    q, k = mh.apply_rotary_pos_emb(q, k, cos, sin)  # (1, h, T, head_dim) each
+    scores = q @ k.transpose(-2, -1) / math.sqrt(attn.head_dim)  # (1, h, T, T)
+    causal = torch.ones(T_toy, T_toy).triu(1).bool()
+    weights_far = torch.softmax(scores.masked_fill(causal, -torch.inf), -1)[0]  # (h, T, T)
+
+two_back = torch.diagonal(weights_far, offset=-2, dim1=-2, dim2=-1)  # (heads, T - 2)
 answer = two_back.mean(dim=-1)  # (heads,)
 print(answer)
+print(
+    mh.say("the same weights as at 0..15:", "与位置 0..15 上的权重相同："),
+    torch.allclose(weights_far, weights_ex, atol=1e-5),
+)
 result = mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
 assert result, result
 result
 
 # %% [markdown]
-# Three of the four heads put more than 95 % of their weight on the token two places back: they
-# do the task. RoPE lets a head find "two back" from the offset alone, wherever the query is.
+# The same numbers as at positions 0..15, to float rounding: every score depends only on the
+# offset between query and key, and the offsets inside the row do not change when the row moves.
+# So the model, trained at positions 0..15 only, looks two back at 40..55 as well: three of its
+# four heads put more than 95 % of their weight on the token two places back. With GPT-2's
+# learned position vectors (lesson 12), positions 40..55 would be vectors it never trained.

@@ -8,10 +8,10 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="4f08858be111"
+# %% [markdown] en_hash="544023722a67"
 # # 13 · 今天的模型用的块：RoPE、RMSNorm、SwiGLU 与 QK-norm
 #
-# 第 12 课的块是 GPT-2（2019 年）的块。今天的开放模型（Llama、Qwen、Mistral 及其同类）保留了它的结构，即先做前置归一化（pre-normalization）的注意力，再接前馈网络（feed-forward network），两者各带一个残差连接（residual connection），但换掉了其中四个部件。本课逐一介绍这四个部件，用本课自己的张量演示每个部件做了什么，最后把它们组装成 Hugging Face 的 `LlamaDecoderLayer` 所计算的那个解码器块。
+# 第 12 课的块是 GPT-2（2019 年）的块。今天的开放模型（Llama、Qwen、Mistral 及其同类）保留了它的结构，即先做前置归一化（pre-normalization）的注意力，再接前馈网络（feed-forward network），两者各带一个残差连接（residual connection），但换掉了其中三个部件：RoPE、RMSNorm 和 SwiGLU。较新的模型（Qwen3、OLMo 2、Gemma 3）还加了第四个，即 QK 归一化（QK-norm）。本课逐一介绍这些部件，用本课自己的张量演示每个部件做了什么，最后把它们组装成 Hugging Face 的 `LlamaDecoderLayer` 所计算的那个解码器块。设 `qk_norm=True` 时，这个块就是 Qwen3 的 `Qwen3DecoderLayer`。
 #
 # **学习目标**
 # 1. **旋转位置编码**（rotary position embedding，RoPE）。把查询和键的特征两两配对，按随位置增长的角度旋转。用数字和图看清楚，旋转之后分数只取决于两个词元（token）之间的偏移。知道它作用在哪里（q 和 k，从不作用于 v），知道它的两种配对约定，以及它怎样与 KV 缓存（KV cache）配合。
@@ -38,10 +38,10 @@ from mhsa_helpers import lm
 
 mh.setup_lesson(lang="zh")
 
-# %% [markdown] en_hash="8da5314720aa"
+# %% [markdown] en_hash="397147a41cb0"
 # ## 1. RoPE：把位置变成旋转
 #
-# GPT-2 在输入处给每个词元**加上**一个学到的位置向量，只加一次（第 12 课）。RoPE（Su 等，2021）什么也不加。它在每一个注意力层里，按词元的位置把每个查询和每个键**转**过一个角度。一个头的 `head_dim` 个特征两两配对，特征 $i$ 与特征 $i + d/2$ 为一对（$d$ 即 `head_dim`）。位置 $m$ 上的词元，第 $i$ 对转过的角度是 $m\,\theta_i$：
+# GPT-2 在输入处给每个词元**加上**一个学到的位置向量，只加一次（第 12 课）。RoPE（Su 等，2021）什么也不加。它在每一个注意力层里，按词元的位置把每个查询和每个键**转**过一个角度。一个头的 `head_dim` 个特征两两配对，特征 $i$ 与特征 $i + d/2$ 为一对（$d$ 即 `head_dim`）。位置 $m$ 上的词元，第 $i$ 对转过的角度是 $m\,\theta_i$。（第 09 课的 `rope()` 把相邻的特征 $2i$ 和 $2i + 1$ 配成一对。那是同一个旋转，只是特征的顺序不同，也就是本节后面“特征的两种配对方式”中的“交错”约定。本课像 Hugging Face 的 Llama 一样，把 $i$ 与 $i + d/2$ 配成一对。）公式如下：
 #
 # $$
 # \begin{pmatrix} x'_i \\ x'_{i+d/2} \end{pmatrix} =
@@ -94,14 +94,15 @@ for m, n in [(2, 0), (5, 3), (40, 38), (3, 5), (7, 0)]:
         )
     )
 
-# %% [markdown] en_hash="6acca6d0a2f2"
+# %% [markdown] en_hash="54792a345e17"
 # 偏移为 2 时，不管这一对位于哪里，分数都相同。偏移 -2（键在查询**之后**）给出另一个分数，偏移 7 也是如此。在因果模型里只会出现 $\ge 0$ 的偏移。
 #
-# 软件包一次就能对整个序列做同样的旋转。`mh.rope_cos_sin` 构造 $\cos m\theta_i$ 和 $\sin m\theta_i$ 的表，形状为 `(T, head_dim)`，`mh.apply_rotary_pos_emb` 用它们旋转查询和键（函数名沿用 Hugging Face 的）。为了画图，把**同一个**查询和键分别放到 6 个位置上。没有 RoPE 时，36 个分数全都相等。有了 RoPE，每条对角线（一个偏移）上只有一个值。
+# 软件包一次就能对整个序列做同样的旋转。`mh.rope_cos_sin` 构造 $\cos m\theta_i$ 和 $\sin m\theta_i$ 的表，形状为 `(T, head_dim)`。第 $m$ 行把 `head_dim / 2` 个角度 $m\theta_0, \dots, m\theta_{d/2-1}$ 存了**两遍**，一对中的两个成员各用一遍（单元格打印出 `cos[1]`），这样它们正好对上特征 $i$ 和 $i + d/2$。`mh.apply_rotary_pos_emb` 用这两张表旋转查询和键（函数名沿用 Hugging Face 的）。为了画图，把**同一个**查询和键分别放到 6 个位置上。没有 RoPE 时，36 个分数全都相等（图中画的是因果模型用到的 21 个）。有了 RoPE，每条对角线（一个偏移）上只有一个值。
 
 # %%
 T = 6
 cos, sin = mh.rope_cos_sin(torch.arange(T), head_dim)  # 各为 (T, head_dim)
+print("cos[1]:", cos[1])  # 位置 1：先是 i = 0..3 的 cos(theta_i)，再把这 4 个重复一遍
 q_seq, k_seq = mh.apply_rotary_pos_emb(q.expand(T, -1), k.expand(T, -1), cos, sin)  # (T, hd)
 for m in range(T):  # 软件包的旋转逐行等于手算的旋转
     torch.testing.assert_close(q_seq[m], rotate_pairs(q, m))
@@ -115,6 +116,7 @@ fig = mh.figures.plot_relative_position_scores(
     title=mh.tr("RoPE: the same q and k at every position", "RoPE：每个位置上是同样的 q 和 k"),
 )
 fig.axes[0].legend(fontsize=9, ncol=3, loc="lower left", bbox_to_anchor=(0.0, 0.15))  # 放在空白处
+fig.axes[-1].set_ylabel(mh.tr("score", "分数"))  # 颜色条
 plt.show()
 
 
@@ -190,9 +192,11 @@ print(
     mh.say("largest score difference between the conventions:", "两种约定的分数最大差："),
     f"{(scores_inter - scores_half).abs().max().item():.6f}",
 )
+q_plain, k_plain = mh.apply_rotary_pos_emb(q6, k6, cos6, sin6)  # rotate-half 配对，不做置换
+scores_plain = q_plain @ k_plain.T  # (T, T)
 print(
     mh.say("without the permutation:", "不做置换时："),
-    f"{(scores_inter - mh.apply_rotary_pos_emb(q6, k6, cos6, sin6)[0] @ mh.apply_rotary_pos_emb(q6, k6, cos6, sin6)[1].T).abs().max().item():.4f}",
+    f"{(scores_inter - scores_plain).abs().max().item():.4f}",
 )
 
 # %% [markdown] en_hash="c0a84f7645b5"
@@ -244,7 +248,7 @@ print(
 )
 assert error[0] < 1e-6 and (error[1:] > 1e-2).all()
 
-# %% [markdown] en_hash="4505e3ac95c0"
+# %% [markdown] en_hash="65df20da050b"
 # 词元 0 是对的（它的真实位置**就是** 0）。从词元 1 起，每个新的查询和键都被当作位于位置 0 来旋转，于是分数看到的偏移是错的，每个输出也都是错的。
 #
 # ## 2. RMSNorm：保留大小，去掉中心
@@ -256,7 +260,7 @@ assert error[0] < 1e-6 and (error[1:] > 1e-2).all()
 # \mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\tfrac{1}{d}\sum_j x_j^2 + \epsilon}}\,\gamma .
 # $$
 #
-# RMSNorm（Zhang 与 Sennrich，2019）去掉了均值 $\mu$ 和平移 $\beta$。它只除以**均方根**（root mean square），让每个向量离开时大小相同。深层堆叠之所以能训练，靠的是向量的大小始终受控。Zhang 和 Sennrich 发现，不做重新中心化，模型训练得差不多一样好，而且只算一个统计量比算两个便宜。归一化之后的那一层是线性映射，它能学到自己需要的任何偏移，所以偏置也去掉了（Llama 的各层都没有偏置）。
+# RMSNorm（Zhang 与 Sennrich，2019）去掉了均值 $\mu$ 和平移 $\beta$。它只除以**均方根**（root mean square），让每个向量离开时大小相同。深层堆叠之所以能训练，靠的是向量的大小始终受控。Zhang 和 Sennrich 在论文《Root Mean Square Layer Normalization》（2019）中发现，重新中心化作用不大。不做它，模型训练得差不多一样好，而且只算一个统计量比算两个便宜。Llama 把平移 $\beta$ 也去掉了，所以 RMSNorm 只有一个学到的向量 $\gamma$。
 
 # %%
 torch.manual_seed(123)
@@ -308,7 +312,7 @@ print(
     tuple(ours(x).shape),
 )  # (3, 6)
 
-# %% [markdown] en_hash="73110c4ded29"
+# %% [markdown] en_hash="c55eac86b87e"
 # ## 3. SwiGLU：带门控的前馈网络
 #
 # GPT-2 的前馈网络把每个词元的向量加宽到 $4d$，经过 GELU，再收窄回来，共两个矩阵。SwiGLU（Shazeer，2020）从同一个输入算出**两个**加宽的向量。其中一个经过 **SiLU 激活函数**（SiLU activation function），再与另一个逐元素相乘，就像一道门，为这个词元打开或关上每一个隐藏特征：
@@ -318,7 +322,7 @@ print(
 # \mathrm{SwiGLU}(x) = W_{down}\big(\mathrm{SiLU}(W_{gate}\,x) \odot W_{up}\,x\big),
 # $$
 #
-# 其中 $\sigma$ 是 logistic sigmoid 函数，$\odot$ 是逐元素乘积，没有偏置。SiLU（又称 Swish）看上去很像 GELU。它是光滑的，输入为很大的负数时接近 0，输入为很大的正数时接近恒等映射。
+# 其中 $\sigma(z) = 1 / (1 + e^{-z})$ 是 logistic sigmoid 函数，$\odot$ 是逐元素乘积，没有偏置。SiLU（又称 Swish）看上去很像 GELU。它是光滑的，输入为很大的负数时接近 0，输入为很大的正数时接近恒等映射。
 
 # %%
 z = torch.tensor([-4.0, -1.0, -0.5, 0.0, 0.5, 1.0, 4.0])
@@ -407,10 +411,10 @@ for qk_norm in (False, True):
     )
 print(mh.say("the bound sqrt(head_dim) =", "上界 sqrt(head_dim) ="), round(math.sqrt(8), 2))
 
-# %% [markdown] en_hash="008294dda0b6"
+# %% [markdown] en_hash="cdbc4c4358ba"
 # 没有 QK 归一化时，分数涨了 100 倍（10 × 10）。有了它，分数纹丝不动，而且始终低于 $\sqrt{8} \approx 2.83$。QK 归一化并不让分数变小（这里它一开始反而比没有时大），它固定的是分数的大小，不管 $W_q$ 和 $W_k$ 有多大。
 #
-# **在高学习率下。** 一个小模型（嵌入（embedding）→ 一个现代块 → RMSNorm → 语言模型头（language model head，LM head），16 个词元）学习输出往前数第二个位置上的词元。这个任务要靠相对位置来做注意力。它用 AdamW 训练 60 步，有、无 QK 归一化各一次，学习率分别取常用的 0.003 和偏高的 0.2。每次训练不到一秒。
+# **在高学习率下。** 一个小模型（嵌入（embedding）→ 一个现代块 → RMSNorm → 语言模型头（language model head，LM head）。词表（vocabulary）有 16 个词元，序列长 16）学习输出往前数第二个位置上的词元。这个任务要靠相对位置来做注意力。它用 AdamW 训练 60 步，有、无 QK 归一化各一次，学习率分别取常用的 0.003 和偏高的 0.2。每次训练不到一秒。
 
 # %%
 vocab, T_toy, d_toy, heads_toy = 16, 16, 32, 4
@@ -494,8 +498,8 @@ for ax, lr in zip(axes, (0.003, 0.2)):
 axes[1].set_xlabel(mh.tr("step", "步数"))
 plt.show()
 
-# %% [markdown] en_hash="551b9dc6b96d"
-# 这些训练能说明的只有下面这些。在常用学习率下，两次训练很接近（60 步之内都没学会这个任务）。学习率为 0.2 时，两者的损失都先跳到随机水平（chance level）之上，有 QK 归一化的跳得更高。接着，没有 QK 归一化的那次，最大分数涨到约 10,000，softmax 把全部权重放在一个键上，损失在全部 60 步里都停在随机水平附近（ln 16 ≈ 2.77）。有 QK 归一化的那次，最大分数达到 94，损失降到 0.76。学到的归一化权重让分数超过了 $\sqrt{8}$，但从不超过它们设定的上界（最后一行）。一个玩具模型、一个随机种子，算不上普遍规律。Qwen3、OLMo 2 和 Gemma 3 正是用 QK 归一化来保持大规模训练的稳定。
+# %% [markdown] en_hash="23885370d693"
+# 这些训练能说明的只有下面这些。在常用学习率下，两次训练很接近（60 步之内都还没学完）。学习率为 0.2 时，两者的损失都先跳到随机水平（chance level）之上，有 QK 归一化的跳得更高。接着，没有 QK 归一化的那次，最大分数涨到约 10,000，softmax 把全部权重放在一个键上，跳过之后，损失一直停在随机水平附近（ln 16 ≈ 2.77），直到最后一步。有 QK 归一化的那次，最大分数达到约 94，损失降到 0.76。学到的归一化权重让分数超过了 $\sqrt{8}$，但从不超过它们设定的上界（最后一行）。一个玩具模型、一个随机种子，算不上普遍规律。Qwen3、OLMo 2 和 Gemma 3 正是用 QK 归一化来保持大规模训练的稳定。
 #
 # ## 5. 组装现代解码器块
 #
@@ -578,7 +582,7 @@ for name, gpt2, (mha, gqa) in rows:
 biases = [n for n, _ in modern_gqa.named_parameters() if "bias" in n]
 print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 
-# %% [markdown] en_hash="319c5dcd0f2c"
+# %% [markdown] en_hash="e505de8c727e"
 # K/V 头一样多时，现代块比 GPT-2 的块少 6,144 个参数（0.09 %），即 `out_proj` 和前馈网络的偏置，以及层归一化的平移向量（课程的 `MultiHeadAttention` 没有 q、k、v 偏置，GPT-2 自己的有）。权重的个数相同。用 4 个 K/V 头的分组查询注意力省下注意力权重的三分之一，KV 缓存也只有原来的三分之一（第 10 课）。RoPE 完全不增加参数，它的表是算出来的，不是学出来的。新旧部件的对照如下：
 #
 # | GPT-2（第 12 课） | 现代部件 | 使用它的模型 |
@@ -591,7 +595,7 @@ print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 # | 无 | QK 归一化 | Qwen3、OLMo 2、Gemma 3 |
 # | 完整的因果注意力（causal attention） | 滑动窗口 | Mistral 7B（4,096 个位置），Gemma 2 和 3 的部分层 |
 #
-# 这些模型都保留了前置归一化。OLMo 2 把它的 RMSNorm 移到注意力和前馈网络的**输出**上，放在残差分支之内。
+# 除了 OLMo 2，这些模型都保留了前置归一化。OLMo 2 把它的 RMSNorm 移到注意力和前馈网络的**输出**上，放在残差分支之内。
 #
 # ## 6. 与 Hugging Face 的层相等
 #
@@ -628,7 +632,7 @@ assert count(modern_mha.self_attn) - count(modern_gqa.self_attn) == count(modern
 
 assert runs[(0.2, False)][1][-1] > 2.5 > 1.0 > runs[(0.2, True)][1][-1]
 
-# %% [markdown] en_hash="88c9c6eec1a7"
+# %% [markdown] en_hash="0e6aa43e7367"
 # ## 小结
 #
 # * **RoPE** 把位置 $m$ 上每个查询和键的第 $i$ 对特征转过 $m\theta_i$，于是分数只取决于查询与键之间的偏移。它在投影之后作用于 q 和 k，从不作用于 v，也不增加参数。有 KV 缓存时，它按每个新词元的真实位置 `len(cache)` 旋转（少了这个偏移，第一个词元之后的每个输出都是错的）。rotate-half 配对与交错配对只差 $W_q$ 和 $W_k$ 各行的一个置换。
@@ -641,11 +645,11 @@ assert runs[(0.2, False)][1][-1] > 2.5 > 1.0 > runs[(0.2, True)][1][-1]
 #
 # 参考答案见 `solutions/13_modern_block_solutions.ipynb`。
 #
-# **动手实现：`apply_rope`。** 编写 `apply_rope(q, k, v, offset)`，其中 q 和 k 的形状为 `(b, h, T, head_dim)`（v 形状相同，或头数更少）。它返回 `(q, k, v)`，其中 q 和 k 按位置 `offset, offset + 1, ..., offset + T - 1` 旋转（rotate-half 配对，$\theta_i = 10000^{-2i/d}$），v 原样返回。不要调用 `mh.apply_rotary_pos_emb`。角度表用 `mh.rope_cos_sin` 得到，配对用 `mh.rotate_half`（它把两半 $(x_1, x_2)$ 变成 $(-x_2, x_1)$），公式中的旋转由你自己写。检查器会试偏移 0、5 和 7，并指出常见的错误（旋转了 v、把相邻特征配成一对、漏了偏移）。
+# **动手实现：`apply_rope`。** 编写 `apply_rope(q, k, v, offset)`，其中 q 的形状为 `(b, h, T, head_dim)`，k 和 v 的形状为 `(b, g, T, head_dim)`（用分组查询注意力时 g < h）。它返回 `(q, k, v)`，其中 q 和 k 按位置 `offset, offset + 1, ..., offset + T - 1` 旋转（rotate-half 配对，$\theta_i = 10000^{-2i/d}$），v 原样返回。不要调用 `mh.apply_rotary_pos_emb`。角度表用 `mh.rope_cos_sin` 得到，配对用 `mh.rotate_half`（它把两半 $(x_1, x_2)$ 变成 $(-x_2, x_1)$），公式中的旋转由你自己写。检查器会试偏移 0、5 和 7，并指出常见的错误（旋转了 v、把相邻特征配成一对、漏了偏移）。
 
 
 # %%
-def apply_rope(q, k, v, offset=0):  # q, k, v: (b, h, T, head_dim)
+def apply_rope(q, k, v, offset=0):  # q: (b, h, T, head_dim); k, v: (b, g, T, head_dim)
     # 在这里写代码
     raise NotImplementedError("write apply_rope")
 
@@ -689,16 +693,17 @@ class MySwiGLU(nn.Module):
 
 mhsa_helpers.exercises.check_swiglu(MySwiGLU)
 
-# %% [markdown] en_hash="543467bc7460"
-# **练习 4。** 第 4 节的玩具模型（学习率 0.2，有 QK 归一化）学会往前看两个位置了吗？`weights_ex` 是它在一行留出数据上的注意力权重，形状为 `(heads, T, T)`。对每个头，计算查询放在恰好往前两个位置的那个键上的平均权重（只统计有这样一个键的查询），结果是形状为 `(heads,)` 的张量。不要用 `mh.offset_attention`。
+# %% [markdown] en_hash="3821c9a1f815"
+# **练习 1。** 第 4 节的玩具模型（学习率 0.2，有 QK 归一化）只在位置 0..15 上训练过。现在它的 16 个词元排在另外 40 个词元之后，就像 KV 缓存里已经存了 40 个词元，于是它们位于位置 40..55（`far`）。**先预测**：对每个头，查询放在恰好往前两个位置的那个键上的平均权重（只统计有这样一个键的查询），会比位置 0..15 上的大、小，还是一样？再来测量。在位置 `far` 上计算玩具模型的注意力在 `h_ex` 上的权重，形状为 `(heads, T, T)`，再由它算出答案，即形状为 `(heads,)` 的张量。模块本身做不到这一点（它的表只到它的 `context_length`，即 16）。第 4 节的 `scores_of` 重复了模块的各个步骤。改掉位置进入计算的地方，再做因果 softmax。
 
 # %%
 toy = runs[(0.2, True)][0].eval()
 row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)
 with torch.no_grad():
-    h_ex = toy.block.input_layernorm(toy.emb(row))  # (1, T, d_model)
+    h_ex = toy.block.input_layernorm(toy.emb(row))  # (1, T, d_model)：注意力读到的输入
     _, weights_ex = toy.block.self_attn(h_ex, return_weights=True)  # (1, heads, T, T)
-weights_ex = weights_ex[0]  # (heads, T, T)
+weights_ex = weights_ex[0]  # (heads, T, T)，位于位置 0 .. T - 1
+far = torch.arange(40, 40 + T_toy)  # (T,)：缓存了 40 个词元之后的位置
 
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)

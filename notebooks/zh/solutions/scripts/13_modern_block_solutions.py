@@ -28,12 +28,12 @@ mh.setup_lesson(lang="zh")
 
 
 # %%
-def apply_rope(q, k, v, offset=0):  # q, k, v: (b, h, T, head_dim)
+def apply_rope(q, k, v, offset=0):  # q: (b, h, T, head_dim); k, v: (b, g, T, head_dim)
     positions = torch.arange(offset, offset + q.shape[-2])  # (T,)：真实的位置
     cos, sin = mh.rope_cos_sin(positions, q.shape[-1])  # (T, head_dim), float32
     cos, sin = cos.to(q.dtype), sin.to(q.dtype)
     q_rot = q * cos + mh.rotate_half(q) * sin  # (b, h, T, head_dim)
-    k_rot = k * cos + mh.rotate_half(k) * sin  # (b, h_kv, T, head_dim)
+    k_rot = k * cos + mh.rotate_half(k) * sin  # (b, g, T, head_dim)
     return q_rot, k_rot, v  # v 从不旋转
 
 
@@ -83,8 +83,8 @@ result = mhsa_helpers.exercises.check_swiglu(MySwiGLU)
 assert result, result
 result
 
-# %% [markdown] en_hash="b4efbfdb31e1"
-# **练习 4。** 再次构造本课的玩具模型（种子相同，所以权重相同），然后取主对角线下方的第二条对角线，即查询 $t$ 与键 $t - 2$，每个有这样一个键的查询都算上。
+# %% [markdown] en_hash="5f394cdbf975"
+# **练习 1。** 再次构造本课的玩具模型（种子相同，所以权重相同）。位置只在一个地方进入注意力，就是 cos 表和 sin 表。在 `far`（40..55）上取这两张表，再重复模块的其余步骤（在 RoPE 之前做 QK 归一化、对 q 和 k 做 RoPE、缩放后的分数、因果 softmax）。然后取主对角线下方的第二条对角线，即查询 $t$ 与键 $t - 2$，每个有这样一个键的查询都算上。
 
 # %%
 import math
@@ -131,12 +131,29 @@ with torch.no_grad():
     _, weights_ex = toy.block.self_attn(h_ex, return_weights=True)  # (1, heads, T, T)
 weights_ex = weights_ex[0]  # (heads, T, T)
 
-two_back = torch.diagonal(weights_ex, offset=-2, dim1=-2, dim2=-1)  # (heads, T - 2)
+far = torch.arange(40, 40 + T_toy)  # (T,)：缓存了 40 个词元之后的位置
+
+attn = toy.block.self_attn
+with torch.no_grad():
+    q = attn.q_proj(h_ex).view(1, T_toy, heads_toy, attn.head_dim)  # (1, T, h, head_dim)
+    k = attn.k_proj(h_ex).view(1, T_toy, heads_toy, attn.head_dim)  # (1, T, h, head_dim)
+    q, k = attn.q_norm(q).transpose(1, 2), attn.k_norm(k).transpose(1, 2)  # (1, h, T, hd)
+    cos, sin = mh.rope_cos_sin(far, attn.head_dim)  # (T, head_dim)：新的位置
+    q, k = mh.apply_rotary_pos_emb(q, k, cos, sin)  # 各为 (1, h, T, head_dim)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(attn.head_dim)  # (1, h, T, T)
+    causal = torch.ones(T_toy, T_toy).triu(1).bool()
+    weights_far = torch.softmax(scores.masked_fill(causal, -torch.inf), -1)[0]  # (h, T, T)
+
+two_back = torch.diagonal(weights_far, offset=-2, dim1=-2, dim2=-1)  # (heads, T - 2)
 answer = two_back.mean(dim=-1)  # (heads,)
 print(answer)
+print(
+    mh.say("the same weights as at 0..15:", "与位置 0..15 上的权重相同："),
+    torch.allclose(weights_far, weights_ex, atol=1e-5),
+)
 result = mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
 assert result, result
 result
 
-# %% [markdown] en_hash="ffe8adff6e21"
-# 四个头中有三个把超过 95 % 的权重放在往前两个位置的词元上，它们完成了这个任务。有了 RoPE，无论查询在哪里，一个头只凭偏移就能找到“往前第二个”。
+# %% [markdown] en_hash="9b028ab9114d"
+# 结果与位置 0..15 上的数相同，只差浮点舍入。每个分数只取决于查询与键之间的偏移，整行移动时，行内的偏移不变。所以这个只在位置 0..15 上训练过的模型，在 40..55 上同样会往前看两个位置，四个头中有三个把超过 95 % 的权重放在往前两个位置的词元上。如果用 GPT-2 学到的位置向量（第 12 课），位置 40..55 的向量是模型从没训练过的。
