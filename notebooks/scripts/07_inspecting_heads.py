@@ -262,7 +262,12 @@ explorer
 explorer.controls["heads"].value = 4  # the same as dragging the "heads" slider to 4
 view = explorer.result
 print(view.message)
-print("weights:", tuple(view.weights.shape), " entropy:", view.entropy)
+print(
+    mh.say("weights:", "权重："),
+    tuple(view.weights.shape),
+    mh.say(" entropy:", " 熵："),
+    view.entropy,
+)
 assert view.weights.shape == (4, 6, 6) and view.head_dim == 6
 
 explorer.controls["heads"].value = 5  # does not divide d_out = 24

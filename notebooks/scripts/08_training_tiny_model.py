@@ -88,7 +88,7 @@ torch.manual_seed(0)
 tiny = TinyLM(VOCAB, D_MODEL, CONTEXT, HEADS)
 ids = torch.randint(0, VOCAB, (2, CONTEXT))  # (b, T)
 print("logits:", tuple(tiny(ids).shape))
-print("parameters:", sum(p.numel() for p in tiny.parameters()))
+print(mh.say("parameters:", "参数个数："), sum(p.numel() for p in tiny.parameters()))
 
 # %% [markdown]
 # The package's `mh.TinyAttentionLM` is the same model (same layers, same order), with input

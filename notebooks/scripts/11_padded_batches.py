@@ -59,7 +59,7 @@ for words, seq in zip(texts, sequences, strict=True):
 try:
     torch.stack(sequences)
 except RuntimeError as error:
-    print("torch.stack:", error)
+    print(mh.say("torch.stack raised:", "torch.stack 报错："), error)
 
 # %% [markdown]
 # `torch.stack` refuses: a tensor is a rectangle. So we **pad** every sentence to the longest
@@ -196,7 +196,7 @@ naive_context = naive_weights @ values  # (1, T, 4): NaN in the pad rows
 loss = naive_context[0, 4:].sum()  # the real tokens only
 mha.zero_grad()
 loss.backward()
-print("loss:", round(loss.item(), 4))
+print(mh.say("loss:", "损失："), round(loss.item(), 4))
 print(
     mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
     mha.W_value.weight.grad.isnan().any().item(),

@@ -370,9 +370,9 @@ ax_rhyme.barh(
     height=-0.4,
     align="edge",
     color="tab:orange",
-    label=mh.tr("rhyming couplet ends", "押韵的韵脚"),
+    label=mh.tr("rhyming couplet ends", "韵脚押韵的联"),
 )
-ax_rhyme.axvline(chance_rhyme, color="tab:orange", linestyle=":", label=mh.tr("chance", "随机"))
+ax_rhyme.axvline(chance_rhyme, color="tab:orange", linestyle=":", label=mh.tr("chance", "随机水平"))
 ax_rhyme.axvline(real_rhyme, color="black", linestyle=":", label=mh.tr("real poems", "真实的诗"))
 ax_rhyme.set_xlim(0, 1)
 ax_rhyme.set_xlabel(mh.tr("share of 60 poems written", "所写 60 首诗中的比例"))

@@ -294,7 +294,9 @@ with torch.no_grad():
     broken_steps = torch.cat([broken(x[:, t : t + 1], cache=broken_cache) for t in range(7)], 1)
 error = (broken_steps - full).abs().amax(dim=(0, 2))  # (T,): the largest error per position
 print(
-    mh.say("without the offset, largest error per position:", "不加偏移时，每个位置的最大误差："),
+    mh.say(
+        "without the offset, largest error per position:", "忘了起始位置时，每个位置的最大误差："
+    ),
     error,
 )
 print(
@@ -335,17 +337,22 @@ def rms(t):  # root mean square of each row
     return t.pow(2).mean(-1).sqrt()
 
 
-print(mh.say("input          mean:", "输入           均值："), x.mean(-1), " RMS:", rms(x))
+print(
+    mh.say("input          mean:", "输入           均值："),
+    x.mean(-1),
+    mh.say(" RMS:", " RMS："),
+    rms(x),
+)
 print(
     mh.say("LayerNorm      mean:", "LayerNorm      均值："),
     layer_normed.mean(-1),
-    " RMS:",
+    mh.say(" RMS:", " RMS："),
     rms(layer_normed),
 )
 print(
     mh.say("RMSNorm        mean:", "RMSNorm        均值："),
     rms_normed.mean(-1),
-    " RMS:",
+    mh.say(" RMS:", " RMS："),
     rms(rms_normed),
 )
 centred = x - x.mean(-1, keepdim=True)  # (3, 6)
@@ -561,7 +568,7 @@ bound = math.sqrt(8) * learned.q_norm.weight.abs().max() * learned.k_norm.weight
 print(
     mh.say(
         "lr 0.2 with QK-norm: the bound sqrt(8) * max|w_q| * max|w_k| =",
-        "lr 0.2、有 QK-norm：上界 sqrt(8) * max|w_q| * max|w_k| =",
+        "lr 0.2、有 QK 归一化：上界 sqrt(8) * max|w_q| * max|w_k| =",
     ),
     round(bound.item(), 1),
 )

@@ -126,12 +126,8 @@ for _ in range(60):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-print(
-    mh.say("final loss", "最终损失"),
-    round(loss.item(), 4),
-    mh.say("chance", "随机水平"),
-    round(math.log(vocab), 4),
-)
+final, chance = round(loss.item(), 4), round(math.log(vocab), 4)
+print(mh.tr(f"final loss {final}, chance {chance}", f"最终损失：{final}，随机水平：{chance}"))
 
 toy.eval()
 row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)

@@ -69,7 +69,7 @@ torch.manual_seed(0)
 tiny = TinyLM(VOCAB, D_MODEL, CONTEXT, HEADS)
 ids = torch.randint(0, VOCAB, (2, CONTEXT))  # (b, T)
 print("logits:", tuple(tiny(ids).shape))
-print("parameters:", sum(p.numel() for p in tiny.parameters()))
+print(mh.say("parameters:", "参数个数："), sum(p.numel() for p in tiny.parameters()))
 
 # %% [markdown] en_hash="4cf0f56e1352"
 # 包里的 `mh.TinyAttentionLM` 是同一个模型，层相同，顺序也相同。它另外做了输入检查（id 必须是整数、小于 `vocab_size`、最多 `context_length` 个词元），还多了一个 `return_weights=True` 开关。种子相同，得到的数字也相同。
@@ -468,7 +468,7 @@ print("TinyLM == mh.TinyAttentionLM; train_repeat == mh.train_repeat_task")
 #
 # 参考答案见 `solutions/08_training_tiny_model_solutions.ipynb`。
 #
-# **练习 1。** 第 2 节的重复任务中，第 2 轮的平均损失是 0.63 奈特（nat）。这时模型给正确词元的概率，是均匀猜测（64 个词元的可能性都一样）的多少倍？（把损失看作每个位置的概率都相同。给出一个数。）
+# **练习 1。** 第 2 节的重复任务中，第 2 轮的平均损失是 0.63 奈特（nat）。这时模型给正确词元的概率，是均匀猜测（64 个词元的可能性都一样）的多少倍？（假设每个位置上正确词元的概率都一样，由平均损失反推出这个概率。给出一个数。）
 
 # %%
 answer = None  # 在这里写代码

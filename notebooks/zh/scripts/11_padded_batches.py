@@ -48,7 +48,7 @@ for words, seq in zip(texts, sequences, strict=True):
 try:
     torch.stack(sequences)
 except RuntimeError as error:
-    print("torch.stack:", error)
+    print(mh.say("torch.stack raised:", "torch.stack 报错："), error)
 
 # %% [markdown] en_hash="fcd1f7658333"
 # `torch.stack` 拒绝了，因为张量必须是规整的矩形。于是我们用一个填充向量把每个句子都**填充**到最长的长度 T = 6（这里用零向量，它取什么值都不应该有影响），并记下填充在哪些位置。**键填充掩码**在填充位置为 `True`。设序列 b 有 L_b 个真实词元，它的掩码就是
@@ -165,7 +165,7 @@ naive_context = naive_weights @ values  # (1, T, 4)：填充行是 NaN
 loss = naive_context[0, 4:].sum()  # 只取真实词元
 mha.zero_grad()
 loss.backward()
-print("loss:", round(loss.item(), 4))
+print(mh.say("loss:", "损失："), round(loss.item(), 4))
 print(
     mh.say("NaN in W_value's gradient:", "W_value 的梯度中有 NaN："),
     mha.W_value.weight.grad.isnan().any().item(),
@@ -398,7 +398,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_masked_softmax(answer)
 
 # %% [markdown] en_hash="8dcfaae9827b"
-# **练习 3。** 一个 BERT 式的编码器（没有因果掩码）以低精度运行，它的批次来自 Hugging Face 的分词器。`attention_mask` 是形状为 (b, T) 的整数张量，1 表示真实词元，0 表示填充。编写 `hf_to_additive(attention_mask, dtype)`，返回 `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` 加到分数上的**浮点**掩码，其数据类型为 `dtype`，q、k、v 的形状为 (b, h, T, head_dim)。掩码在真实词元的键处为 0，在填充的键处取 Hugging Face 所用的那个值（第 7 节只为 float32 构造过它）。检查器会用 float32、float16、bfloat16 以及本课以外的掩码来测试。令 `answer = hf_to_additive`（函数本身）。
+# **练习 3。** 一个 BERT 式的编码器（没有因果掩码）以低精度运行，它的批次来自 Hugging Face 的分词器。`attention_mask` 是形状为 (b, T) 的整数张量，1 表示真实词元，0 表示填充。编写 `hf_to_additive(attention_mask, dtype)`，返回一个**浮点**掩码，供 `F.scaled_dot_product_attention(q, k, v, attn_mask=...)` 加到分数上。掩码的数据类型为 `dtype`，q、k、v 的形状为 (b, h, T, head_dim)。掩码在真实词元的键处为 0，在填充的键处取 Hugging Face 所用的那个值（第 7 节只为 float32 构造过它）。检查器会用 float32、float16、bfloat16 以及本课以外的掩码来测试。令 `answer = hf_to_additive`（函数本身）。
 
 # %%
 answer = None  # 在这里写代码

@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown] en_hash="544023722a67"
-# # 13 · 今天的模型用的块：RoPE、RMSNorm、SwiGLU 与 QK-norm
+# # 13 · 现代解码器块（modern decoder block）：RoPE、RMSNorm、SwiGLU 与 QK 归一化（QK normalization）
 #
-# 第 12 课的块是 GPT-2（2019 年）的块。今天的开放模型（Llama、Qwen、Mistral 及其同类）保留了它的结构，即先做前置归一化（pre-normalization）的注意力，再接前馈网络（feed-forward network），两者各带一个残差连接（residual connection），但换掉了其中三个部件：RoPE、RMSNorm 和 SwiGLU。较新的模型（Qwen3、OLMo 2、Gemma 3）还加了第四个，即 QK 归一化（QK-norm）。本课逐一介绍这些部件，用本课自己的张量演示每个部件做了什么，最后把它们组装成 Hugging Face 的 `LlamaDecoderLayer` 所计算的那个解码器块。设 `qk_norm=True` 时，这个块就是 Qwen3 的 `Qwen3DecoderLayer`。
+# 第 12 课的块是 GPT-2（2019 年）的块。今天的开放模型（Llama、Qwen、Mistral 及其同类）沿用了它的结构：先是带前置归一化（pre-normalization）的注意力，再是前馈网络（feed-forward network），两者各带一个残差连接（residual connection）。但它们换掉了其中三个部件：RoPE、RMSNorm 和 SwiGLU。较新的模型（Qwen3、OLMo 2、Gemma 3）还加了第四个部件，即 QK 归一化。本课逐一介绍这些部件，用本课自己的张量演示每个部件做了什么，最后把它们组装成一个解码器块，它的计算与 Hugging Face 的 `LlamaDecoderLayer` 完全相同。设 `qk_norm=True` 时，这个块就是 Qwen3 的 `Qwen3DecoderLayer`。
 #
 # **学习目标**
 # 1. **旋转位置编码**（rotary position embedding，RoPE）。把查询和键的特征两两配对，按随位置增长的角度旋转。用数字和图看清楚，旋转之后分数只取决于两个词元（token）之间的偏移。知道它作用在哪里（q 和 k，从不作用于 v），知道它的两种配对约定，以及它怎样与 KV 缓存（KV cache）配合。
@@ -56,7 +56,7 @@ mh.setup_lesson(lang="zh")
 # (R_m q)^\top (R_n k) = q^\top R_m^\top R_n\, k = q^\top R_{n-m}\, k ,
 # $$
 #
-# 它只通过**偏移** $m - n$ 依赖于位置。先完全按公式手算旋转，一次转一对。
+# 它对位置的依赖只体现在**偏移** $m - n$ 上。先完全按公式手算旋转，一次转一对。
 
 # %%
 head_dim = 8
@@ -95,9 +95,9 @@ for m, n in [(2, 0), (5, 3), (40, 38), (3, 5), (7, 0)]:
     )
 
 # %% [markdown] en_hash="54792a345e17"
-# 偏移为 2 时，不管这一对位于哪里，分数都相同。偏移 -2（键在查询**之后**）给出另一个分数，偏移 7 也是如此。在因果模型里只会出现 $\ge 0$ 的偏移。
+# 偏移为 2 时，不管查询和键放在哪里，分数都相同。偏移为 −2（键在查询**之后**）或 7 时，分数各不相同。在因果模型里只会出现 $\ge 0$ 的偏移。
 #
-# 软件包一次就能对整个序列做同样的旋转。`mh.rope_cos_sin` 构造 $\cos m\theta_i$ 和 $\sin m\theta_i$ 的表，形状为 `(T, head_dim)`。第 $m$ 行把 `head_dim / 2` 个角度 $m\theta_0, \dots, m\theta_{d/2-1}$ 存了**两遍**，一对中的两个成员各用一遍（单元格打印出 `cos[1]`），这样它们正好对上特征 $i$ 和 $i + d/2$。`mh.apply_rotary_pos_emb` 用这两张表旋转查询和键（函数名沿用 Hugging Face 的）。为了画图，把**同一个**查询和键分别放到 6 个位置上。没有 RoPE 时，36 个分数全都相等（图中画的是因果模型用到的 21 个）。有了 RoPE，每条对角线（一个偏移）上只有一个值。
+# 软件包一次就能对整个序列做同样的旋转。`mh.rope_cos_sin` 构造 $\cos m\theta_i$ 和 $\sin m\theta_i$ 的表，形状为 `(T, head_dim)`。第 $m$ 行把 `head_dim / 2` 个角度 $m\theta_0, \dots, m\theta_{d/2-1}$ 存了**两遍**，一对中的两个成员各用一遍（单元格打印出 `cos[1]`），这样它们正好对上特征 $i$ 和 $i + d/2$。`mh.apply_rotary_pos_emb` 用这两张表旋转查询和键（函数名沿用 Hugging Face 的）。为了画图，把**同一个**查询和键分别放到 6 个位置上。没有 RoPE 时，36 个分数全都相等（图中画的是因果模型用到的 21 个）。有了 RoPE，同一条对角线（同一个偏移）上的分数都相等。
 
 # %%
 T = 6
@@ -132,7 +132,7 @@ plt.show()
 #     C --> O["o_proj"]
 # ```
 #
-# 旋转放在投影（projection）之后、计算分数之前，因为它的用处是让**分数**看到偏移。值是权重所平均的对象，是一个词元传递出去的内容。如果旋转了值，输出里就会带上它的绝对位置。`mh.ModernAttention`（Llama 的注意力，建在课程的核心代码上）正是这样做的。下面先在位置 0..4、再在位置 50..54 手动旋转它的查询和键。分数不变，因为每个偏移都没有变。旋转过的值却会变。
+# 旋转放在投影（projection）之后、计算分数之前，因为它的用处是让**分数**看到偏移。值是注意力权重（attention weight）加权平均的对象，代表一个词元向外传递的内容。如果旋转了值，输出里就会带上它的绝对位置。`mh.ModernAttention`（Llama 式注意力，基于课程的核心代码实现）正是这样做的。下面先在位置 0..4、再在位置 50..54 手动旋转它的查询和键。分数不变，因为每个偏移都没有变。旋转过的值却会变。
 
 # %%
 torch.manual_seed(123)
@@ -170,7 +170,7 @@ print(
 assert score_change < 1e-4 < 0.1 < value_change
 
 # %% [markdown] en_hash="fd8ea98a5ecc"
-# 手算的分数经过因果 softmax 后，等于模块的注意力权重（attention weight）（单元格里做了检查）。把整句话往后挪 50 个位置，分数的变化不超过浮点舍入误差。
+# 手算的分数经过因果 softmax 后，与模块给出的注意力权重相等，单元格里已做了检查。把整句话往后挪 50 个位置，分数的变化不超过浮点舍入误差。
 #
 # ### 特征的两种配对方式
 #
@@ -202,7 +202,7 @@ print(
 # %% [markdown] en_hash="c0a84f7645b5"
 # ### RoPE 与 KV 缓存
 #
-# 有了 KV 缓存（第 10 课），模型每次只看到一个新词元。缓存里的键**已经旋转过**，各自按自己的位置旋转，之后不再转动。新词元必须按它**真实的**位置 `offset = len(cache)` 旋转，而不是按位置 0。`mh.ModernAttention` 从缓存中读出这个偏移。这样，逐个词元地计算，就等于对整个序列做一次计算。
+# 有了 KV 缓存（第 10 课），模型每次只看到一个新词元。缓存里的键**已经旋转过**，各自按自己的位置旋转，之后不再转动。新词元必须按它**真实的**位置 `offset = len(cache)`（即起始位置）旋转，而不是按位置 0。`mh.ModernAttention` 从缓存中读出这个起始位置。这样，逐个词元地计算，就等于对整个序列做一次计算。
 
 # %%
 torch.manual_seed(123)
@@ -239,7 +239,9 @@ with torch.no_grad():
     broken_steps = torch.cat([broken(x[:, t : t + 1], cache=broken_cache) for t in range(7)], 1)
 error = (broken_steps - full).abs().amax(dim=(0, 2))  # (T,)：每个位置的最大误差
 print(
-    mh.say("without the offset, largest error per position:", "不加偏移时，每个位置的最大误差："),
+    mh.say(
+        "without the offset, largest error per position:", "忘了起始位置时，每个位置的最大误差："
+    ),
     error,
 )
 print(
@@ -251,7 +253,7 @@ assert error[0] < 1e-6 and (error[1:] > 1e-2).all()
 # %% [markdown] en_hash="65df20da050b"
 # 词元 0 是对的（它的真实位置**就是** 0）。从词元 1 起，每个新的查询和键都被当作位于位置 0 来旋转，于是分数看到的偏移是错的，每个输出也都是错的。
 #
-# ## 2. RMSNorm：保留大小，去掉中心
+# ## 2. RMSNorm：只缩放，不中心化
 #
 # 层归一化（第 12 课）先把每个词元的向量中心化，除以它的标准差，再用两个学到的向量 $\gamma$ 和 $\beta$ 缩放和平移：
 #
@@ -260,7 +262,7 @@ assert error[0] < 1e-6 and (error[1:] > 1e-2).all()
 # \mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\tfrac{1}{d}\sum_j x_j^2 + \epsilon}}\,\gamma .
 # $$
 #
-# RMSNorm（Zhang 与 Sennrich，2019）去掉了均值 $\mu$ 和平移 $\beta$。它只除以**均方根**（root mean square），让每个向量离开时大小相同。深层堆叠之所以能训练，靠的是向量的大小始终受控。Zhang 和 Sennrich 在论文《Root Mean Square Layer Normalization》（2019）中发现，重新中心化作用不大。不做它，模型训练得差不多一样好，而且只算一个统计量比算两个便宜。Llama 把平移 $\beta$ 也去掉了，所以 RMSNorm 只有一个学到的向量 $\gamma$。
+# RMSNorm（Zhang 与 Sennrich，2019）去掉了均值 $\mu$ 和平移 $\beta$。它只除以**均方根**（root mean square），使归一化后每个向量的均方根都是 1。深层堆叠之所以能训练，靠的是向量的大小始终受控。Zhang 和 Sennrich 在论文《Root Mean Square Layer Normalization》（2019）中发现，重新中心化作用不大。不做它，模型训练得差不多一样好，而且只算一个统计量比算两个便宜。Llama 把平移 $\beta$ 也去掉了，所以 RMSNorm 只有一个学到的向量 $\gamma$。
 
 # %%
 torch.manual_seed(123)
@@ -273,17 +275,22 @@ def rms(t):  # 每一行的均方根
     return t.pow(2).mean(-1).sqrt()
 
 
-print(mh.say("input          mean:", "输入           均值："), x.mean(-1), " RMS:", rms(x))
+print(
+    mh.say("input          mean:", "输入           均值："),
+    x.mean(-1),
+    mh.say(" RMS:", " RMS："),
+    rms(x),
+)
 print(
     mh.say("LayerNorm      mean:", "LayerNorm      均值："),
     layer_normed.mean(-1),
-    " RMS:",
+    mh.say(" RMS:", " RMS："),
     rms(layer_normed),
 )
 print(
     mh.say("RMSNorm        mean:", "RMSNorm        均值："),
     rms_normed.mean(-1),
-    " RMS:",
+    mh.say(" RMS:", " RMS："),
     rms(rms_normed),
 )
 centred = x - x.mean(-1, keepdim=True)  # (3, 6)
@@ -362,16 +369,16 @@ print(
 # %% [markdown] en_hash="53dd8f706b0e"
 # 两者之差 3,840 就是 GPT-2 的偏置（$4d + d$）。Shazeer 把同等大小的门控前馈网络与 GELU、ReLU 前馈网络放在一起比较，发现门控的在他的语言建模和微调任务上更好。本课不重复这项测量。
 #
-# ## 4. QK-norm：对每个头的 q 和 k 做 RMSNorm
+# ## 4. QK 归一化：对每个头的 q 和 k 做 RMSNorm
 #
-# 分数是 $q \cdot k / \sqrt{d}$，而第 12 课的块里没有任何东西限制 $q$ 和 $k$ 在训练中变得多长。分数一大，softmax 就把几乎全部权重放在一个键上，它的梯度也变得极小。**QK 归一化**对每个头的查询和键做 RMSNorm（在 `head_dim` 个特征上做，带学到的权重 $\gamma_q, \gamma_k$），位置在投影之后、RoPE **之前**（Qwen3、OLMo 2）。RMS 为 1 的向量长度是 $\sqrt{d}$，而 RoPE 不改变长度，所以当权重还是初始值时，每个分数都有上界：
+# 分数是 $q \cdot k / \sqrt{d}$，而在第 12 课的块里，没有什么能阻止 $q$ 和 $k$ 在训练中越变越长。分数一大，softmax 就把几乎全部权重放在一个键上，它的梯度也变得极小。**QK 归一化**对每个头的查询和键做 RMSNorm（在 `head_dim` 个特征上做，带学到的权重 $\gamma_q, \gamma_k$），位置在投影之后、RoPE **之前**（Qwen3、OLMo 2）。RMS 为 1 的向量长度是 $\sqrt{d}$，而 RoPE 不改变长度，所以当权重还是初始值时，每个分数都有上界：
 #
 # $$
 # \left|\frac{q \cdot k}{\sqrt{d}}\right| \le \frac{\lVert q\rVert\,\lVert k\rVert}{\sqrt d}
 # = \sqrt{d} .
 # $$
 #
-# 权重学习之后，上界再乘以 $\max|\gamma_q| \cdot \max|\gamma_k|$。为了看到分数，`scores_of` 手动重复模块的各个步骤（已与模块的权重核对）。然后把 $W_q$ 和 $W_k$ 放大 10 倍，就像一次很长的训练可能造成的那样。
+# 权重学习之后，上界再乘以 $\max|\gamma_q| \cdot \max|\gamma_k|$。为了看到分数，`scores_of` 手动重复模块的各个步骤（结果已与模块输出的注意力权重核对）。然后把 $W_q$ 和 $W_k$ 放大 10 倍，模拟长时间训练后权重变大的情形。
 
 
 # %%
@@ -414,7 +421,7 @@ print(mh.say("the bound sqrt(head_dim) =", "上界 sqrt(head_dim) ="), round(mat
 # %% [markdown] en_hash="cdbc4c4358ba"
 # 没有 QK 归一化时，分数涨了 100 倍（10 × 10）。有了它，分数纹丝不动，而且始终低于 $\sqrt{8} \approx 2.83$。QK 归一化并不让分数变小（这里它一开始反而比没有时大），它固定的是分数的大小，不管 $W_q$ 和 $W_k$ 有多大。
 #
-# **在高学习率下。** 一个小模型（嵌入（embedding）→ 一个现代块 → RMSNorm → 语言模型头（language model head，LM head）。词表（vocabulary）有 16 个词元，序列长 16）学习输出往前数第二个位置上的词元。这个任务要靠相对位置来做注意力。它用 AdamW 训练 60 步，有、无 QK 归一化各一次，学习率分别取常用的 0.003 和偏高的 0.2。每次训练不到一秒。
+# **在高学习率下。** 下面训练一个小模型：嵌入层（embedding）→ 一个现代块 → RMSNorm → 语言模型头（language model head，LM head），词表（vocabulary）只有 16 个词元，序列长 16。任务是输出往前数第二个位置上的词元，所以注意力必须依靠相对位置。学习率取常用的 0.003 和偏高的 0.2 两种，每种都在有、无 QK 归一化下各训练一次，共四次，每次 60 步（AdamW）。每次训练不到一秒。
 
 # %%
 vocab, T_toy, d_toy, heads_toy = 16, 16, 32, 4
@@ -474,7 +481,7 @@ bound = math.sqrt(8) * learned.q_norm.weight.abs().max() * learned.k_norm.weight
 print(
     mh.say(
         "lr 0.2 with QK-norm: the bound sqrt(8) * max|w_q| * max|w_k| =",
-        "lr 0.2、有 QK-norm：上界 sqrt(8) * max|w_q| * max|w_k| =",
+        "lr 0.2、有 QK 归一化：上界 sqrt(8) * max|w_q| * max|w_k| =",
     ),
     round(bound.item(), 1),
 )
@@ -499,13 +506,13 @@ axes[1].set_xlabel(mh.tr("step", "步数"))
 plt.show()
 
 # %% [markdown] en_hash="23885370d693"
-# 这些训练能说明的只有下面这些。在常用学习率下，两次训练很接近（60 步之内都还没学完）。学习率为 0.2 时，两者的损失都先跳到随机水平（chance level）之上，有 QK 归一化的跳得更高。接着，没有 QK 归一化的那次，最大分数涨到约 10,000，softmax 把全部权重放在一个键上，跳过之后，损失一直停在随机水平附近（ln 16 ≈ 2.77），直到最后一步。有 QK 归一化的那次，最大分数达到约 94，损失降到 0.76。学到的归一化权重让分数超过了 $\sqrt{8}$，但从不超过它们设定的上界（最后一行）。一个玩具模型、一个随机种子，算不上普遍规律。Qwen3、OLMo 2 和 Gemma 3 正是用 QK 归一化来保持大规模训练的稳定。
+# 这几次训练只能说明以下几点：在常用学习率下，两次训练很接近（60 步之内都还没学完）。学习率为 0.2 时，两者的损失都先跳到随机水平（chance level）之上，有 QK 归一化的跳得更高。接着，没有 QK 归一化的那次，最大分数涨到约 10,000，softmax 把全部权重放在一个键上，跳过之后，损失一直停在随机水平附近（ln 16 ≈ 2.77），直到最后一步。有 QK 归一化的那次，最大分数达到约 94，损失降到 0.76。学到的归一化权重让分数超过了 $\sqrt{8}$，但没有超过它们决定的上界（最后一行）。一个玩具模型、一个随机种子，不能据此得出普遍结论。不过，Qwen3、OLMo 2 和 Gemma 3 确实用 QK 归一化来稳定大规模训练。
 #
 # ## 5. 组装现代解码器块
 #
 # ```mermaid
 # flowchart LR
-#     x["x (b, T, d)"] --> N1["RMSNorm"] --> A["GQA + RoPE<br/>（QK-norm、滑动窗口）"]
+#     x["x (b, T, d)"] --> N1["RMSNorm"] --> A["GQA + RoPE<br/>（QK 归一化、滑动窗口）"]
 #     A --> P1(("+"))
 #     x --> P1
 #     P1 --> N2["RMSNorm"] --> F["SwiGLU"] --> P2(("+"))
@@ -583,7 +590,7 @@ biases = [n for n, _ in modern_gqa.named_parameters() if "bias" in n]
 print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 
 # %% [markdown] en_hash="e505de8c727e"
-# K/V 头一样多时，现代块比 GPT-2 的块少 6,144 个参数（0.09 %），即 `out_proj` 和前馈网络的偏置，以及层归一化的平移向量（课程的 `MultiHeadAttention` 没有 q、k、v 偏置，GPT-2 自己的有）。权重的个数相同。用 4 个 K/V 头的分组查询注意力省下注意力权重的三分之一，KV 缓存也只有原来的三分之一（第 10 课）。RoPE 完全不增加参数，它的表是算出来的，不是学出来的。新旧部件的对照如下：
+# K/V 头与查询头一样多时，现代块比 GPT-2 的块少 6,144 个参数（0.09%），即 `out_proj` 和前馈网络的偏置，以及层归一化的平移向量（课程的 `MultiHeadAttention` 没有 q、k、v 偏置，而原版 GPT-2 有）。权重的个数相同。用 4 个 K/V 头的分组查询注意力省下注意力权重的三分之一，KV 缓存也只有原来的三分之一（第 10 课）。RoPE 完全不增加参数，它的表是算出来的，不是学出来的。新旧部件的对照如下：
 #
 # | GPT-2（第 12 课） | 现代部件 | 使用它的模型 |
 # |---|---|---|
@@ -595,7 +602,7 @@ print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 # | 无 | QK 归一化 | Qwen3、OLMo 2、Gemma 3 |
 # | 完整的因果注意力（causal attention） | 滑动窗口 | Mistral 7B（4,096 个位置），Gemma 2 和 3 的部分层 |
 #
-# 除了 OLMo 2，这些模型都保留了前置归一化。OLMo 2 把它的 RMSNorm 移到注意力和前馈网络的**输出**上，放在残差分支之内。
+# 除 OLMo 2 以外，这些模型都保留了前置归一化。OLMo 2 把 RMSNorm 移到注意力和前馈网络的**输出**上，仍放在残差分支之内。
 #
 # ## 6. 与 Hugging Face 的层相等
 #
@@ -605,7 +612,7 @@ print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 print(list(modern_gqa.state_dict()))
 
 # %% [markdown] en_hash="526554d2612b"
-# 课程的测试用 `transformers` 库本身证明了这种相等（它只是测试的依赖，本课从不导入它）。`tests/test_modern_hf.py` 中有这些测试：
+# 课程的测试直接拿 `transformers` 库验证了这种相等（它只是测试的依赖，本课从不导入它）。`tests/test_modern_hf.py` 中有这些测试：
 #
 # * `test_rotary_tables_are_hugging_faces_bit_for_bit`：`mh.rope_cos_sin` 给出的 cos 表和 sin 表与 Llama 的逐位相同。
 # * `test_rmsnorm_and_swiglu_equal_hugging_faces`：`mh.RMSNorm` 和 `mh.SwiGLU` 等于 `LlamaRMSNorm` 和 `LlamaMLP`。
@@ -635,17 +642,17 @@ assert runs[(0.2, False)][1][-1] > 2.5 > 1.0 > runs[(0.2, True)][1][-1]
 # %% [markdown] en_hash="0e6aa43e7367"
 # ## 小结
 #
-# * **RoPE** 把位置 $m$ 上每个查询和键的第 $i$ 对特征转过 $m\theta_i$，于是分数只取决于查询与键之间的偏移。它在投影之后作用于 q 和 k，从不作用于 v，也不增加参数。有 KV 缓存时，它按每个新词元的真实位置 `len(cache)` 旋转（少了这个偏移，第一个词元之后的每个输出都是错的）。rotate-half 配对与交错配对只差 $W_q$ 和 $W_k$ 各行的一个置换。
+# * **RoPE** 把位置 $m$ 上每个查询和键的第 $i$ 对特征转过 $m\theta_i$，于是分数只取决于查询与键之间的偏移。它在投影之后作用于 q 和 k，从不作用于 v，也不增加参数。有 KV 缓存时，它按每个新词元的真实位置 `len(cache)` 旋转（忘了这个起始位置，第一个词元之后的每个输出都是错的）。rotate-half 配对与交错配对只差 $W_q$ 和 $W_k$ 各行的一个置换。
 # * **RMSNorm** 除以均方根再缩放，即去掉均值和偏置的层归一化，也就是 `torch.nn.RMSNorm`。
 # * **SwiGLU** 计算 $W_{down}(\mathrm{SiLU}(W_{gate}x) \odot W_{up}x)$。宽度取 ⅔ · 4d 时，它的三个矩阵与 GPT-2 的两个矩阵含有同样多的数。
 # * **QK 归一化**把每个分数限制在 $\sqrt{d}$ 乘以归一化权重之内。在我们的玩具模型中，学习率为 0.2 时，没有它的那次停在随机水平，有它的那次学会了任务。
-# * 现代块由前置的 RMSNorm、带 RoPE 的分组查询注意力（QK 归一化、滑动窗口）和 SwiGLU 组成，没有偏置。在 GPT-2 的宽度下，它的参数略少，用分组查询注意力还会更少。
+# * 现代块由前置的 RMSNorm、带 RoPE 的分组查询注意力（可选 QK 归一化和滑动窗口）和 SwiGLU 组成，没有偏置。在 GPT-2 的宽度下，它的参数略少，用分组查询注意力还会更少。
 #
 # ## 练习
 #
 # 参考答案见 `solutions/13_modern_block_solutions.ipynb`。
 #
-# **动手实现：`apply_rope`。** 编写 `apply_rope(q, k, v, offset)`，其中 q 的形状为 `(b, h, T, head_dim)`，k 和 v 的形状为 `(b, g, T, head_dim)`（用分组查询注意力时 g < h）。它返回 `(q, k, v)`，其中 q 和 k 按位置 `offset, offset + 1, ..., offset + T - 1` 旋转（rotate-half 配对，$\theta_i = 10000^{-2i/d}$），v 原样返回。不要调用 `mh.apply_rotary_pos_emb`。角度表用 `mh.rope_cos_sin` 得到，配对用 `mh.rotate_half`（它把两半 $(x_1, x_2)$ 变成 $(-x_2, x_1)$），公式中的旋转由你自己写。检查器会试偏移 0、5 和 7，并指出常见的错误（旋转了 v、把相邻特征配成一对、漏了偏移）。
+# **动手实现：`apply_rope`。** 编写 `apply_rope(q, k, v, offset)`，其中 q 的形状为 `(b, h, T, head_dim)`，k 和 v 的形状为 `(b, g, T, head_dim)`（用分组查询注意力时 g < h）。它返回 `(q, k, v)`，其中 q 和 k 按位置 `offset, offset + 1, ..., offset + T - 1` 旋转（rotate-half 配对，$\theta_i = 10000^{-2i/d}$），v 原样返回。不要调用 `mh.apply_rotary_pos_emb`。角度表用 `mh.rope_cos_sin` 得到，配对用 `mh.rotate_half`（它把两半 $(x_1, x_2)$ 变成 $(-x_2, x_1)$），公式中的旋转由你自己写。检查器会试起始位置 `offset` 取 0、5 和 7 的情况，并指出常见的错误（旋转了 v、把相邻特征配成一对、漏了起始位置 `offset`）。
 
 
 # %%
@@ -694,7 +701,7 @@ class MySwiGLU(nn.Module):
 mhsa_helpers.exercises.check_swiglu(MySwiGLU)
 
 # %% [markdown] en_hash="3821c9a1f815"
-# **练习 1。** 第 4 节的玩具模型（学习率 0.2，有 QK 归一化）只在位置 0..15 上训练过。现在它的 16 个词元排在另外 40 个词元之后，就像 KV 缓存里已经存了 40 个词元，于是它们位于位置 40..55（`far`）。**先预测**：对每个头，查询放在恰好往前两个位置的那个键上的平均权重（只统计有这样一个键的查询），会比位置 0..15 上的大、小，还是一样？再来测量。在位置 `far` 上计算玩具模型的注意力在 `h_ex` 上的权重，形状为 `(heads, T, T)`，再由它算出答案，即形状为 `(heads,)` 的张量。模块本身做不到这一点（它的表只到它的 `context_length`，即 16）。第 4 节的 `scores_of` 重复了模块的各个步骤。改掉位置进入计算的地方，再做因果 softmax。
+# **练习 1。** 第 4 节的玩具模型（学习率 0.2，有 QK 归一化）只在位置 0..15 上训练过。现在它的 16 个词元排在另外 40 个词元之后，就像 KV 缓存里已经存了 40 个词元，于是它们位于位置 40..55（`far`）。**先预测**：对每个头，求各个查询分给“恰好往前两个位置的键”的权重的平均值（只统计前面确有这样一个键的查询），它会比位置 0..15 上的大、小，还是一样？再来测量。在位置 `far` 上计算玩具模型的注意力在 `h_ex` 上的权重，形状为 `(heads, T, T)`，再由它算出答案，即形状为 `(heads,)` 的张量。模块本身做不到这一点（它的表只到它的 `context_length`，即 16）。第 4 节的 `scores_of` 重复了模块的各个步骤。改掉位置进入计算的地方，再做因果 softmax。
 
 # %%
 toy = runs[(0.2, True)][0].eval()

@@ -62,7 +62,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="64899cbec4bd"
-# **动手实现：SwiGLU。** 三个不带偏置的线性映射。只有门控一路经过 SiLU，再与 up 投影逐元素相乘。
+# **动手实现：SwiGLU。** 三个不带偏置的线性映射。只有门控一路经过 SiLU，再与 `up_proj` 的输出逐元素相乘。
 
 
 # %%
@@ -117,12 +117,8 @@ for _ in range(60):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-print(
-    mh.say("final loss", "最终损失"),
-    round(loss.item(), 4),
-    mh.say("chance", "随机水平"),
-    round(math.log(vocab), 4),
-)
+final, chance = round(loss.item(), 4), round(math.log(vocab), 4)
+print(mh.tr(f"final loss {final}, chance {chance}", f"最终损失：{final}，随机水平：{chance}"))
 
 toy.eval()
 row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)
@@ -156,4 +152,4 @@ assert result, result
 result
 
 # %% [markdown] en_hash="9b028ab9114d"
-# 结果与位置 0..15 上的数相同，只差浮点舍入。每个分数只取决于查询与键之间的偏移，整行移动时，行内的偏移不变。所以这个只在位置 0..15 上训练过的模型，在 40..55 上同样会往前看两个位置，四个头中有三个把超过 95 % 的权重放在往前两个位置的词元上。如果用 GPT-2 学到的位置向量（第 12 课），位置 40..55 的向量是模型从没训练过的。
+# 结果与位置 0..15 上的数相同，只差浮点舍入。每个分数只取决于查询与键之间的偏移，整行移动时，行内的偏移不变。所以这个只在位置 0..15 上训练过的模型，在 40..55 上同样会往前看两个位置，四个头中有三个把超过 95% 的权重放在往前两个位置的词元上。如果用 GPT-2 学到的位置向量（第 12 课），位置 40..55 的向量是模型从没训练过的。
