@@ -255,9 +255,12 @@ print(
 #
 # With a KV cache (lesson 10) the model sees one new token at a time. The cache holds keys that
 # are **already rotated**, each at its own position, and never turns them again; the new token
-# must be rotated at its *true* position, `offset = len(cache)`, not at 0.
-# `mh.ModernAttention` reads that offset from the cache. One token at a time then equals one
-# pass over the whole sequence:
+# must be rotated at its *true* position, `offset = len(cache)` (the start position, not an
+# offset between two tokens), not at 0. `mh.ModernAttention` reads it from the cache and keeps
+# RoPE's tables in `attn.rotary_emb`, an `mh.RotaryEmbedding`: `rotary_emb(x, offset)` returns
+# the cos and sin rows of positions `offset .. offset + T - 1` (its third argument,
+# `position_ids`, gives each row of a padded batch its own positions; unused here). One token at
+# a time then equals one pass over the whole sequence:
 
 # %%
 torch.manual_seed(123)
@@ -323,8 +326,9 @@ assert error[0] < 1e-6 and (error[1:] > 1e-2).all()
 # the **root mean square** (均方根), so that every vector leaves with the same size. What keeps
 # deep stacks trainable is that the sizes of the vectors stay under control. Zhang and Sennrich
 # ("Root Mean Square Layer Normalization", 2019) found that re-centring adds little: models
-# train about as well without it, and one statistic is cheaper to compute than two. Llama drops
-# the shift $\beta$ as well, so an RMSNorm has one learned vector, $\gamma$.
+# train about as well without it, and one statistic is cheaper to compute than two. So an RMSNorm
+# has one learned vector, $\gamma$ (the paper allows an optional shift; Llama and the models after
+# it leave it out).
 
 # %%
 torch.manual_seed(123)
@@ -443,7 +447,8 @@ print(
 # %% [markdown]
 # The difference, 3,840, is GPT-2's biases ($4d + d$). Shazeer measured gated feed-forward
 # networks of equal size beside GELU and ReLU ones and found them better on his language
-# modelling and fine-tuning tasks; this lesson does not repeat that measurement.
+# modelling and fine-tuning tasks (fine-tuning: training a trained model further on a narrower
+# task); this lesson does not repeat that measurement.
 #
 # ## 4. QK-norm: RMSNorm on each head's q and k
 #
@@ -451,7 +456,8 @@ print(
 # grow during training. When scores grow large, the softmax puts nearly all weight on one key,
 # and its gradients become tiny. **QK-norm** applies an RMSNorm to each head's query and key
 # (over the `head_dim` features, with learned weights $\gamma_q, \gamma_k$), after the
-# projections and **before** RoPE (Qwen3, OLMo 2). A vector of RMS 1 has length $\sqrt{d}$, and
+# projections and **before** RoPE (Qwen3, Gemma 3; OLMo 2 normalises all heads' queries, and all
+# keys, together over the whole projection, also before RoPE). A vector of RMS 1 has length $\sqrt{d}$, and
 # RoPE keeps lengths, so with the weights at their initial ones every score is bounded:
 #
 # $$
@@ -506,6 +512,7 @@ print(mh.say("the bound sqrt(head_dim) =", "上界 sqrt(head_dim) ="), round(mat
 # without it): it fixes their size, whatever the size of $W_q$ and $W_k$.
 #
 # **At a high learning rate.** A tiny model (embedding → one modern block → RMSNorm → LM head;
+# the block is `mh.ModernDecoderLayer`, the package's copy of the block section 5 assembles;
 # a 16-token vocabulary, sequences of 16) learns to output the token two places back: a task for attention with relative
 # positions. It trains for 60 AdamW steps, with and without QK-norm, at a usual learning rate
 # (0.003) and at a high one (0.2). Each run takes a fraction of a second.
@@ -728,8 +735,8 @@ print(list(modern_gqa.state_dict()))
 # * `test_two_layer_model_equals_hugging_face_model`: two stacked blocks equal a 2-layer Llama or
 #   Qwen3 model, also with a sliding window.
 #
-# Run them with `.venv/bin/pytest -q tests/test_modern_hf.py` (a `make test` install has
-# `transformers`).
+# From the course folder, after `make test` has installed the test tools once (the `dev` extra:
+# pytest and `transformers`), run `.venv/bin/pytest -q tests/test_modern_hf.py`.
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 # Checks for CI: the lesson's inline block is the package's ModernDecoderLayer, bit for bit.

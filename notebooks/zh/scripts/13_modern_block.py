@@ -174,7 +174,7 @@ assert score_change < 1e-4 < 0.1 < value_change
 #
 # ### 特征的两种配对方式
 #
-# 哪些特征配成一对，只是一种约定。Hugging Face 的 Llama 和 Qwen 把特征 $i$ 与 $i + d/2$ 配对（**rotate-half**，即上面的做法）。RoPE 的论文和 Meta 最初的 Llama 代码把相邻的特征 $(2i, 2i + 1)$ 配对（**interleaved**，交错配对）。两者是同一个旋转，只是特征的排列顺序不同。`mh.interleaved_to_half(head_dim)` 就是把一种排列变成另一种的置换 `0 2 4 .. 1 3 5 ..`。点积（dot product）与特征的排列顺序无关，所以只要置换每个头在 $W_q$ 和 $W_k$ 中的行，就能把一种约定的检查点（checkpoint）转换成另一种，分数不变。
+# 哪些特征配成一对，只是一种约定。Hugging Face 的 Llama 和 Qwen 把特征 $i$ 与 $i + d/2$ 配对（**rotate-half**，前后两半配对，即上面的做法）。RoPE 的论文和 Meta 最初的 Llama 代码把相邻的特征 $(2i, 2i + 1)$ 配对（**interleaved**，交错配对）。两者是同一个旋转，只是特征的排列顺序不同。`mh.interleaved_to_half(head_dim)` 就是把一种排列变成另一种的置换 `0 2 4 .. 1 3 5 ..`。点积（dot product）与特征的排列顺序无关，所以只要置换每个头在 $W_q$ 和 $W_k$ 中的行，就能把一种约定的检查点（checkpoint）转换成另一种，分数不变。
 
 # %%
 perm = mh.interleaved_to_half(head_dim)
@@ -199,10 +199,10 @@ print(
     f"{(scores_inter - scores_plain).abs().max().item():.4f}",
 )
 
-# %% [markdown] en_hash="c0a84f7645b5"
+# %% [markdown] en_hash="7e16ebca8ac6"
 # ### RoPE 与 KV 缓存
 #
-# 有了 KV 缓存（第 10 课），模型每次只看到一个新词元。缓存里的键**已经旋转过**，各自按自己的位置旋转，之后不再转动。新词元必须按它**真实的**位置 `offset = len(cache)`（即起始位置）旋转，而不是按位置 0。`mh.ModernAttention` 从缓存中读出这个起始位置。这样，逐个词元地计算，就等于对整个序列做一次计算。
+# 有了 KV 缓存（第 10 课），模型每次只看到一个新词元。缓存里的键**已经旋转过**，各自按自己的位置旋转，之后不再转动。新词元必须按它**真实的**位置 `offset = len(cache)`（即起始位置）旋转，而不是按位置 0。`mh.ModernAttention` 从缓存中读出这个起始位置，并把 RoPE 的表存在 `attn.rotary_emb`（一个 `mh.RotaryEmbedding`）里：调用 `rotary_emb(x, offset)` 返回位置 `offset .. offset + T - 1` 的 cos 行和 sin 行（第三个参数 `position_ids` 让填充（padding）批次（batch）的每一行各用自己的位置，这里不用）。这样，逐个词元地计算，就等于对整个序列做一次计算。
 
 # %%
 torch.manual_seed(123)
@@ -250,7 +250,7 @@ print(
 )
 assert error[0] < 1e-6 and (error[1:] > 1e-2).all()
 
-# %% [markdown] en_hash="65df20da050b"
+# %% [markdown] en_hash="650090e322bb"
 # 词元 0 是对的（它的真实位置**就是** 0）。从词元 1 起，每个新的查询和键都被当作位于位置 0 来旋转，于是分数看到的偏移是错的，每个输出也都是错的。
 #
 # ## 2. RMSNorm：只缩放，不中心化
@@ -262,7 +262,7 @@ assert error[0] < 1e-6 and (error[1:] > 1e-2).all()
 # \mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\tfrac{1}{d}\sum_j x_j^2 + \epsilon}}\,\gamma .
 # $$
 #
-# RMSNorm（Zhang 与 Sennrich，2019）去掉了均值 $\mu$ 和平移 $\beta$。它只除以**均方根**（root mean square），使归一化后每个向量的均方根都是 1。深层堆叠之所以能训练，靠的是向量的大小始终受控。Zhang 和 Sennrich 在论文《Root Mean Square Layer Normalization》（2019）中发现，重新中心化作用不大。不做它，模型训练得差不多一样好，而且只算一个统计量比算两个便宜。Llama 把平移 $\beta$ 也去掉了，所以 RMSNorm 只有一个学到的向量 $\gamma$。
+# RMSNorm（Zhang 与 Sennrich，2019）去掉了均值 $\mu$ 和平移 $\beta$。它只除以**均方根**（root mean square），使归一化后每个向量的均方根都是 1。深层堆叠之所以能训练，靠的是向量的大小始终受控。Zhang 和 Sennrich 在论文《Root Mean Square Layer Normalization》（2019）中发现，重新中心化作用不大。不做它，模型训练得差不多一样好，而且只算一个统计量比算两个便宜。所以 RMSNorm 只有一个学到的向量 $\gamma$（论文允许加一个可选的平移，Llama 及其后的模型都不用它）。
 
 # %%
 torch.manual_seed(123)
@@ -366,12 +366,12 @@ print(
     mh.swiglu_hidden_dim(4096, 256),
 )
 
-# %% [markdown] en_hash="53dd8f706b0e"
-# 两者之差 3,840 就是 GPT-2 的偏置（$4d + d$）。Shazeer 把同等大小的门控前馈网络与 GELU、ReLU 前馈网络放在一起比较，发现门控的在他的语言建模和微调任务上更好。本课不重复这项测量。
+# %% [markdown] en_hash="ba63f9a62e73"
+# 两者之差 3,840 就是 GPT-2 的偏置（$4d + d$）。Shazeer 把同等大小的门控前馈网络与 GELU、ReLU 前馈网络放在一起比较，发现在他的语言建模和微调（在较窄的任务上继续训练已训练好的模型）任务上，门控版本更好。本课不重复这项测量。
 #
 # ## 4. QK 归一化：对每个头的 q 和 k 做 RMSNorm
 #
-# 分数是 $q \cdot k / \sqrt{d}$，而在第 12 课的块里，没有什么能阻止 $q$ 和 $k$ 在训练中越变越长。分数一大，softmax 就把几乎全部权重放在一个键上，它的梯度也变得极小。**QK 归一化**对每个头的查询和键做 RMSNorm（在 `head_dim` 个特征上做，带学到的权重 $\gamma_q, \gamma_k$），位置在投影之后、RoPE **之前**（Qwen3、OLMo 2）。RMS 为 1 的向量长度是 $\sqrt{d}$，而 RoPE 不改变长度，所以当权重还是初始值时，每个分数都有上界：
+# 分数是 $q \cdot k / \sqrt{d}$，而在第 12 课的块里，没有什么能阻止 $q$ 和 $k$ 在训练中越变越长。分数一大，softmax 就把几乎全部权重放在一个键上，它的梯度也变得极小。**QK 归一化**对每个头的查询和键做 RMSNorm（在 `head_dim` 个特征上做，带学到的权重 $\gamma_q, \gamma_k$），位置在投影之后、RoPE **之前**（Qwen3、Gemma 3；OLMo 2 则对整个投影，即所有头的查询和所有头的键一起做归一化，同样在 RoPE 之前）。RMS 为 1 的向量长度是 $\sqrt{d}$，而 RoPE 不改变长度，所以当权重还是初始值时，每个分数都有上界：
 #
 # $$
 # \left|\frac{q \cdot k}{\sqrt{d}}\right| \le \frac{\lVert q\rVert\,\lVert k\rVert}{\sqrt d}
@@ -418,10 +418,10 @@ for qk_norm in (False, True):
     )
 print(mh.say("the bound sqrt(head_dim) =", "上界 sqrt(head_dim) ="), round(math.sqrt(8), 2))
 
-# %% [markdown] en_hash="cdbc4c4358ba"
+# %% [markdown] en_hash="22eb875a6514"
 # 没有 QK 归一化时，分数涨了 100 倍（10 × 10）。有了它，分数纹丝不动，而且始终低于 $\sqrt{8} \approx 2.83$。QK 归一化并不让分数变小（这里它一开始反而比没有时大），它固定的是分数的大小，不管 $W_q$ 和 $W_k$ 有多大。
 #
-# **在高学习率下。** 下面训练一个小模型：嵌入层（embedding）→ 一个现代块 → RMSNorm → 语言模型头（language model head，LM head），词表（vocabulary）只有 16 个词元，序列长 16。任务是输出往前数第二个位置上的词元，所以注意力必须依靠相对位置。学习率取常用的 0.003 和偏高的 0.2 两种，每种都在有、无 QK 归一化下各训练一次，共四次，每次 60 步（AdamW）。每次训练不到一秒。
+# **在高学习率下。** 下面训练一个小模型：嵌入层（embedding）→ 一个现代块 → RMSNorm → 语言模型头（language model head，LM head），词表（vocabulary）只有 16 个词元，序列长 16。其中的块是 `mh.ModernDecoderLayer`，即第 5 节组装的那个块在课程包里的版本。任务是输出往前数第二个位置上的词元，所以注意力必须依靠相对位置。学习率取常用的 0.003 和偏高的 0.2 两种，每种都在有、无 QK 归一化下各训练一次，共四次，每次 60 步（AdamW）。每次训练不到一秒。
 
 # %%
 vocab, T_toy, d_toy, heads_toy = 16, 16, 32, 4
@@ -506,7 +506,7 @@ axes[1].set_xlabel(mh.tr("step", "步数"))
 plt.show()
 
 # %% [markdown] en_hash="23885370d693"
-# 这几次训练只能说明以下几点：在常用学习率下，两次训练很接近（60 步之内都还没学完）。学习率为 0.2 时，两者的损失都先跳到随机水平（chance level）之上，有 QK 归一化的跳得更高。接着，没有 QK 归一化的那次，最大分数涨到约 10,000，softmax 把全部权重放在一个键上，跳过之后，损失一直停在随机水平附近（ln 16 ≈ 2.77），直到最后一步。有 QK 归一化的那次，最大分数达到约 94，损失降到 0.76。学到的归一化权重让分数超过了 $\sqrt{8}$，但没有超过它们决定的上界（最后一行）。一个玩具模型、一个随机种子，不能据此得出普遍结论。不过，Qwen3、OLMo 2 和 Gemma 3 确实用 QK 归一化来稳定大规模训练。
+# 这几次训练只能说明以下几点：在常用学习率下，两次训练很接近（60 步之内都还没学完）。学习率为 0.2 时，两者的损失都先跳到随机水平（chance level）之上，有 QK 归一化的跳得更高。接着，没有 QK 归一化的那次，最大分数涨到约 10,000，softmax 把全部权重放在一个键上，那次跳升过后，损失一直停在随机水平附近（ln 16 ≈ 2.77），直到最后一步。有 QK 归一化的那次，最大分数达到约 94，损失降到 0.76。学到的归一化权重让分数超过了 $\sqrt{8}$，但没有超过它们决定的上界（最后一行）。一个玩具模型、一个随机种子，不能据此得出普遍结论。不过，Qwen3、OLMo 2 和 Gemma 3 确实用 QK 归一化来稳定大规模训练。
 #
 # ## 5. 组装现代解码器块
 #
@@ -611,7 +611,7 @@ print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 # %%
 print(list(modern_gqa.state_dict()))
 
-# %% [markdown] en_hash="526554d2612b"
+# %% [markdown] en_hash="d4c121a0bad8"
 # 课程的测试直接拿 `transformers` 库验证了这种相等（它只是测试的依赖，本课从不导入它）。`tests/test_modern_hf.py` 中有这些测试：
 #
 # * `test_rotary_tables_are_hugging_faces_bit_for_bit`：`mh.rope_cos_sin` 给出的 cos 表和 sin 表与 Llama 的逐位相同。
@@ -619,7 +619,7 @@ print(list(modern_gqa.state_dict()))
 # * `test_equals_hugging_face_layer`：`mh.ModernAttention` 和 `mh.ModernDecoderLayer` 等于 Llama 和 Qwen3 的注意力层和解码器层（权重按名字复制）。
 # * `test_two_layer_model_equals_hugging_face_model`：两个堆叠的块等于 2 层的 Llama 或 Qwen3 模型，带滑动窗口时也一样。
 #
-# 用 `.venv/bin/pytest -q tests/test_modern_hf.py` 运行它们（`make test` 的安装包含 `transformers`）。
+# 在课程根目录下，先用 `make test` 装好测试工具（`dev` 附加依赖，含 pytest 和 `transformers`），再运行 `.venv/bin/pytest -q tests/test_modern_hf.py`。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 # 供 CI 的检查：本课写出的块与软件包的 ModernDecoderLayer 逐位相同。
