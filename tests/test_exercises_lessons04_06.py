@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 from exercise_checks import assert_not_yet, assert_pass
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
 import mhsa_helpers as mh
@@ -225,3 +227,17 @@ def test_split_into_heads(x_heads):
     assert_not_yet(ex.check_split_into_heads(answer.long(), x_heads), "floating-point")
     assert_not_yet(ex.check_split_into_heads(answer, None), "second argument")
     assert_not_yet(ex.check_split_into_heads(answer, torch.ones(5, 10)), "second argument")
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(T=st.integers(1, 7), head_dim=st.integers(1, 5), seed=st.integers(0, 2**16))
+def test_split_into_heads_at_any_size(T, head_dim, seed):
+    """Every correct split passes, also where T == num_heads == 3 (a slip then has the expected
+    shape), and the two slips of the transpose are named by their values wherever they differ
+    from the answer."""
+    x = torch.randn(T, 3 * head_dim, generator=torch.Generator().manual_seed(seed))  # (T, d_out)
+    split = x.view(T, 3, head_dim)  # (T, h, head_dim)
+    assert_pass(ex.check_split_into_heads(split.transpose(0, 1), x))
+    assert_pass(ex.check_split_into_heads(split.permute(1, 0, 2).contiguous(), x))
+    assert_not_yet(ex.check_split_into_heads(split, x), "swap the token")
+    assert_not_yet(ex.check_split_into_heads(split.transpose(1, 2), x), "axis 0")

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any, TypeVar
 
 import torch
@@ -105,7 +106,6 @@ __all__ = [
     "function_answer",
     "gradients_reach",
     "head_forward",
-    "is_unwritten",
     "is_view_error",
     "linear_layer",
     "load_by_names",
@@ -120,6 +120,7 @@ __all__ = [
     "on_x",
     "pass_the_class",
     "rows_sum_to_one",
+    "written",
 ]
 
 
@@ -438,17 +439,18 @@ INPUT_CHANGED = tr(
 )
 
 
-def forward_on_copy(module: nn.Module, x: torch.Tensor) -> tuple[object, bool]:
-    """``module(copy of x)`` and whether forward changed that copy in place.
+def forward_on_copy(fn: Callable[..., object], args: Sequence[object]) -> tuple[object, bool]:
+    """``fn(copy of args[0], *args[1:])`` and whether the call changed that copy in place.
 
-    The learner's forward gets its own copy, so the reference, run on ``x`` afterwards, sees the
-    input the test meant; a write to the copy (even one that keeps its values) is reported.
+    The learner's code gets its own copy, so the reference, run on ``args[0]`` afterwards, sees
+    the input the test meant; a write to the copy (even one that keeps its values) is reported.
     """
+    x, *rest = args
+    assert isinstance(x, torch.Tensor)
     given = x.clone()
     version = given._version
-    out = module(given)
-    changed = given._version != version or not torch.equal(given, x)
-    return out, changed
+    out = fn(given, *rest)
+    return out, given._version != version or not torch.equal(given, x)
 
 
 # -- the one runner -------------------------------------------------------------------------------
@@ -538,32 +540,24 @@ def call_forward(
     args = tuple(args)
     x = args[0]
     watch = texts.input_changed is not None and isinstance(x, torch.Tensor)
-    given = (x.clone(), *args[1:]) if isinstance(x, torch.Tensor) and watch else args
-    version = given[0]._version if isinstance(given[0], torch.Tensor) else 0
-
     values = {"call": fill(texts.call, **values), **values}
 
-    def stop(text: Text, **more: object) -> ContractError:
-        return ContractError(where + fill(text, **values, **more))
+    def stop(text: Text | None, todo: bool = False, /, **more: object) -> ContractError:
+        assert text is not None
+        return ContractError(where + fill(text, **values, **more), todo=todo)
 
     try:
-        out = fn(*given)
+        out, changed = forward_on_copy(fn, args) if watch else (fn(*args), False)
     except Exception as error:  # the learner's code may raise anything
-        kind, said = type(error).__name__, first_line(str(error))
+        said = {"kind": type(error).__name__, "error": error, "said": first_line(str(error))}
         if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
-            text = texts.not_written or texts.raised
-            hint = fill(text, **values, kind=kind, error=error, said=said)
-            raise ContractError(where + hint, todo=True) from None
+            raise stop(texts.not_written or texts.raised, True, **said) from None
         reading = texts.runtime(error, args) if isinstance(error, RuntimeError) else None
         if reading is not None:
             raise ContractError(where + reading) from None
-        raise stop(texts.raised, kind=kind, error=error, said=said) from None
-    if watch:
-        copy = given[0]
-        assert isinstance(copy, torch.Tensor) and isinstance(x, torch.Tensor)
-        if copy._version != version or not torch.equal(copy, x):
-            assert texts.input_changed is not None
-            raise stop(texts.input_changed)
+        raise stop(texts.raised, **said) from None
+    if changed:
+        raise stop(texts.input_changed)
     if isinstance(out, tuple) and texts.tuple_ is not None:
         raise stop(texts.tuple_)
     kind = type(out).__name__
@@ -571,22 +565,19 @@ def call_forward(
         raise stop(texts.not_tensor, kind=kind)
     if not plain_tensor(out):
         raise stop(texts.subclass, kind=kind)
-    for check in ("shape", "dtype") if texts.shape_first else ("dtype", "shape"):
-        wrong_type = isinstance(x, torch.Tensor) and (
-            out.dtype != x.dtype or out.device != x.device
+    wrong_type = (
+        texts.dtype is not None
+        and isinstance(x, torch.Tensor)
+        and ((out.dtype, out.device) != (x.dtype, x.device))
+    )
+    wrong_shape = want_shape is not None and tuple(out.shape) != tuple(want_shape)
+    if texts.shape is not None and wrong_shape and (texts.shape_first or not wrong_type):
+        raise stop(texts.shape, got=tuple(out.shape), want=want_shape)
+    if wrong_type:
+        assert isinstance(x, torch.Tensor)
+        raise stop(
+            texts.dtype, got_dtype=out.dtype, got_device=out.device, dtype=x.dtype, device=x.device
         )
-        if check == "dtype" and texts.dtype is not None and wrong_type:
-            assert isinstance(x, torch.Tensor)
-            raise stop(
-                texts.dtype,
-                got_dtype=out.dtype,
-                got_device=out.device,
-                dtype=x.dtype,
-                device=x.device,
-            )
-        wrong_shape = want_shape is not None and tuple(out.shape) != tuple(want_shape)
-        if check == "shape" and texts.shape is not None and wrong_shape:
-            raise stop(texts.shape, got=tuple(out.shape), want=want_shape)
     return out
 
 
@@ -728,13 +719,12 @@ def linear_layer(
     return layer
 
 
-def is_unwritten(module: nn.Module) -> bool:
-    """Whether ``module`` holds no layer, parameter or buffer at all (a stub constructor)."""
-    return (
-        not any(True for _ in module.children())
-        and not any(True for _ in module.parameters())
-        and not any(True for _ in module.buffers())
-    )
+def written(module: nn.Module) -> nn.Module:
+    """``module``, unless it holds no layer, parameter or buffer at all: a stub constructor, the
+    ``[TO DO]`` hint ``UNWRITTEN_CLASS``."""
+    if not any(True for _ in chain(module.children(), module.parameters(), module.buffers())):
+        raise ContractError(UNWRITTEN_CLASS, todo=True)
+    return module
 
 
 #: ``construct``'s hints unless a lesson words them itself (lessons 04-06).

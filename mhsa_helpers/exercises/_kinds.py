@@ -151,15 +151,16 @@ def tensor_answer(
     """Compare a tensor answer with ``expected``: shape first, then values (to ``atol``).
 
     ``shapes``: known wrong shapes (e.g. the whole matrix instead of one row of it), each
-    ``{shape: hint}`` tried, for any tensor, before the other tests. ``wrong``: known wrong
-    answers, each ``{tensor or test: hint}`` tried in order for an answer of the right shape whose
-    values differ (a tensor matches to ``atol``); anything else gets ``hint`` (a text, or a
-    function of the answer).
+    ``{shape: hint}`` tried, for any tensor, before the other tests; a known wrong shape that is
+    also the expected one (at some sizes two layouts share a shape) is left to the values.
+    ``wrong``: known wrong answers, each ``{tensor or test: hint}`` tried in order for an answer
+    of the right shape whose values differ (a tensor matches to ``atol``); anything else gets
+    ``hint`` (a text, or a function of the answer).
     """
     if answer is None:
         return missing(exercise, what)
     for shape, shape_hint in pairs(shapes):
-        if isinstance(answer, torch.Tensor) and tuple(answer.shape) == shape:
+        if isinstance(answer, torch.Tensor) and tuple(answer.shape) == shape != expected.shape:
             return fail(exercise, shape_hint)
     kind_hint = tensor_kind_hint(answer)
     if kind_hint is not None:

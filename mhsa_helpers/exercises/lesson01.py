@@ -128,8 +128,6 @@ _ROWS_CASES = (
 )
 
 
-_SOFTMAX_ROWS = tr("row-wise stable softmax", "逐行的数值稳定 softmax")
-
 _ROWS_CALL = ForwardTexts(
     call=tr("on {label} your function", "在{label}上，你的函数"),
     not_written=UNWRITTEN_FUNCTION,
@@ -241,7 +239,7 @@ _CALLS_SOFTMAX = tr(
 check_softmax_rows = build_checker(
     "check_softmax_rows",
     BuildSpec(
-        name=_SOFTMAX_ROWS,
+        name=tr("row-wise stable softmax", "逐行的数值稳定 softmax"),
         answer="function",
         function_name="softmax_rows",
         contracts=(_rows_on_every_case, _never_softmax),

@@ -25,7 +25,6 @@ from ..data import book_inputs
 from ..i18n import Text, tr
 from ._build import (
     INPUT_CHANGED,
-    UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
     ForwardTexts,
@@ -36,10 +35,10 @@ from ._build import (
     construct,
     forward_on_copy,
     gradients_reach,
-    is_unwritten,
     linear_layer,
     not_a_known_mistake,
     rows_sum_to_one,
+    written,
 )
 from ._kinds import Prediction, prediction_checker, tensor_answer
 from ._parse import plain_tensor
@@ -372,8 +371,7 @@ _FORWARD = ForwardTexts(
 
 def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
     """W_query, W_key, W_value: ``nn.Linear(d_in, d_out)`` without a bias."""
-    if is_unwritten(module):
-        raise ContractError(UNWRITTEN_CLASS, todo=True)
+    written(module)
     for n in _NAMES:
         linear_layer(module, n, (d_in, d_out), False, **_LAYER_TEXTS, d_in=d_in, d_out=d_out)
 
@@ -520,7 +518,7 @@ def _biases_are_used(module: nn.Module) -> None:
         return
     x = torch.rand(6, 3)  # (T, d_in)
     module.zero_grad(set_to_none=True)
-    out, changed = forward_on_copy(module, x)
+    out, changed = forward_on_copy(module, (x,))
     if changed:
         raise ContractError(INPUT_CHANGED)
     with torch.no_grad():

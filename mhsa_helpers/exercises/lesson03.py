@@ -43,9 +43,6 @@ __all__ = [
 ]
 
 
-_LOCAL_MASK = tr("local window mask for T=5", "T=5 的局部窗口掩码")
-
-
 def _read_local_mask(spec: Mask, answer: object) -> CheckResult | torch.Tensor:
     """The answer as a bool (5, 5) mask, or the ``[NOT YET]``: a mask of 1/0 numbers is refused
     (the brief asks for the boolean mask ``masked_fill`` takes), an additive -inf mask named."""
@@ -97,7 +94,7 @@ _TOO_OLD = torch.ones(5, 5, dtype=torch.bool).tril(diagonal=-2)  # (5, 5)
 check_local_mask = mask_checker(
     "check_local_mask",
     Mask(
-        name=_LOCAL_MASK,
+        name=tr("local window mask for T=5", "T=5 的局部窗口掩码"),
         what=tr(
             "a boolean tensor, True where a token must not look",
             "一个布尔张量，词元不能看的位置为 True",
@@ -298,14 +295,11 @@ _FORWARD = ForwardTexts(
 )
 
 
-def _weights(fn: Callable[..., object], scores: torch.Tensor, on: Text) -> torch.Tensor:
-    """``fn(scores)`` through the runner; the hints about a call and a shape name the input."""
-    texts = replace(
-        _FORWARD,
-        raised=on + _FORWARD.raised,
-        shape=on + _FORWARD.shape if _FORWARD.shape is not None else None,
-    )
-    return call_forward(fn, (scores,), texts, want_shape=tuple(scores.shape))
+def _weights(fn: Callable[..., object], args: tuple[object, ...], on: Text) -> torch.Tensor:
+    """``fn(*args)`` through the runner (the scores first); the hints about a call and a shape
+    name the input."""
+    texts = replace(_FORWARD, raised=on + _FORWARD.raised, shape=on + _FORWARD.shape)
+    return call_forward(fn, args, texts, want_shape=tuple(args[0].shape))  # type: ignore[attr-defined]
 
 
 def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
@@ -365,7 +359,7 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
 def _on_every_case(fn: Callable[..., object]) -> None:
     for label, scores in _cases().items():
         on = tr("on ", "在") + label
-        _judge(_weights(fn, scores, on), scores, on)
+        _judge(_weights(fn, (scores,), on), scores, on)
         _causality(fn, scores, on)
 
 
@@ -429,15 +423,6 @@ def _window_mistakes(scores: torch.Tensor, window: int) -> dict[torch.Tensor, Te
     }
 
 
-def _call_window(fn: Callable[..., object], scores: torch.Tensor, window: int, on: Text) -> object:
-    texts = replace(
-        _FORWARD,
-        raised=on + _FORWARD.raised,
-        shape=on + _FORWARD.shape if _FORWARD.shape is not None else None,
-    )
-    return call_forward(fn, (scores, window), texts, want_shape=tuple(scores.shape))
-
-
 def _on_every_window(fn: Callable[..., object]) -> None:
     """``fn(scores, window)``: each query sees itself and the window - 1 keys before it."""
     try:
@@ -455,8 +440,7 @@ def _on_every_window(fn: Callable[..., object]) -> None:
         pass
     for label, scores, window in _window_cases():
         on = tr("on ", "在") + label
-        got = _call_window(fn, scores, window, on)
-        assert isinstance(got, torch.Tensor)
+        got = _weights(fn, (scores, window), on)
         out = got.detach().to(torch.float64)
         if torch.isnan(out).any():
             raise ContractError(

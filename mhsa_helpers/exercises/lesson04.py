@@ -29,7 +29,6 @@ from ._build import (
     MASK_IN_INIT,
     MODULE_FORWARD,
     NOT_A_MODULE_CLASS,
-    UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
     agrees,
@@ -42,7 +41,6 @@ from ._build import (
     first_line,
     gradients_reach,
     head_forward,
-    is_unwritten,
     load_by_names,
     mask_buffer,
     mask_note,
@@ -51,6 +49,7 @@ from ._build import (
     no_gradient,
     on_x,
     pass_the_class,
+    written,
 )
 from ._kinds import Number, PredictionBeforeRun, number_checker, prediction_checker, tensor_answer
 from ._result import CheckResult, exercise
@@ -349,30 +348,34 @@ _PARAMETER_EXTRA = tr(
 )
 
 
-_PLAIN_LIST = tr(
-    "self.heads is a plain Python list: nn.Module does not look inside it, so the heads' "
-    "weights are not the module's parameters (the optimizer, .to() and .eval() miss them). "
-    "Keep the heads in an nn.ModuleList.",
-    "self.heads 是普通的 `list`：nn.Module 不会去看列表里面，所以各个头的权重不算模块的参数"
-    "（优化器、.to() 和 .eval() 都看不到它们）。请把各个头放进 nn.ModuleList。",
-)
-_ONE_HEAD_REPEATED = tr(
-    "self.heads holds the same head object several times, so all the heads share one set of "
-    "weights and compute the same thing. Call the head's constructor once per head.",
-    "self.heads 里是同一个头对象重复了几次，所以所有的头共用一套权重，算出的东西也一样。"
-    "请为每个头各调用一次构造函数。",
-)
-
-
 def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> None:
     """Copy the book's weights into ``module`` by their names, or say which name is wrong."""
     heads = getattr(module, "heads", None)
     if spec.heads and isinstance(heads, (list, tuple)) and heads:
-        raise ContractError(_PLAIN_LIST)
-    if is_unwritten(module):
-        raise ContractError(UNWRITTEN_CLASS, todo=True)
+        raise ContractError(
+            tr(
+                "self.heads is a plain Python list: nn.Module does not look inside it, so the "
+                "heads' "
+                "weights are not the module's parameters (the optimizer, .to() and .eval() miss "
+                "them). "
+                "Keep the heads in an nn.ModuleList.",
+                "self.heads 是普通的 `list`：nn.Module 不会去看列表里面，"
+                "所以各个头的权重不算模块的参数"
+                "（优化器、.to() 和 .eval() 都看不到它们）。请把各个头放进 nn.ModuleList。",
+            )
+        )
+    written(module)
     if spec.heads and isinstance(heads, nn.ModuleList) and len({id(h) for h in heads}) < len(heads):
-        raise ContractError(_ONE_HEAD_REPEATED)
+        raise ContractError(
+            tr(
+                "self.heads holds the same head object several times, so all the heads share one "
+                "set of "
+                "weights and compute the same thing. Call the head's constructor once per head.",
+                "self.heads 里是同一个头对象重复了几次，所以所有的头共用一套权重，"
+                "算出的东西也一样。"
+                "请为每个头各调用一次构造函数。",
+            )
+        )
     if spec.heads:
         built = {n.split(".")[1] for n, _ in module.named_parameters() if n.startswith("heads.")}
         if built and len(built) != spec.heads:

@@ -58,7 +58,7 @@ from ._kinds import (
     prediction_checker,
     tensor_answer,
 )
-from ._parse import not_a_whole_number
+from ._parse import not_a_whole_number, tensor_kind_hint
 from ._result import CheckResult, exercise
 
 __all__ = [
@@ -141,7 +141,8 @@ check_mha_parameter_count = number_checker(
             _between(2 * _D - 2, 2 * _D + 2): tr(
                 "that is the width of ONE square matrix with this many numbers; the block "
                 "has four weight matrices (plus biases) sharing them.",
-                "这是只用一个方阵装下这么多数时的宽度。而这些参数要分给模块里的四个权重矩阵（还有偏置）。",
+                "这是只用一个方阵装下这么多数时的宽度。"
+                "而这些参数要分给模块里的四个权重矩阵（还有偏置）。",
             ),
             _between(_D * 1.1, _D * 1.2): tr(
                 "don't forget out_proj: it is a (d, d) Linear with a bias, like the other three.",
@@ -216,37 +217,53 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
             ),
         )
 
-    def hint(got: torch.Tensor) -> Text:
-        if torch.equal(got.detach().cpu(), x.reshape(h, T, head_dim)):
-            return tr(
-                "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
-                "the last axis into heads first, then move the head axis to the front.",
-                "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起。"
-                "应该先把最后一维拆成多个头，再把头这一维移到最前面。",
-            )
-        return tr(
-            "split the last axis into (num_heads, head_dim), then swap the token and head axes.",
-            "先把最后一维拆成 (num_heads, head_dim)，再交换词元轴和头轴。",
-        )
-
-    what = tr("a tensor: x split into heads", "一个张量：拆分成多个头之后的 x")
-    shapes = {  # when head_dim == h the first two are one shape: the later entry's hint wins
-        (T, head_dim, h): tr(
-            "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
-            "are axis 0, not axis 1.",
-            "transpose(1, 2) 交换的是头和 head_dim。没有批次轴时，词元是第 0 维，不是第 1 维。",
-        ),
-        (T, h, head_dim): tr(
-            "the heads are split; now swap the token and head axes so that the heads come first.",
-            "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
-        ),
+    mixed = tr(
+        "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
+        "the last axis into heads first, then move the head axis to the front.",
+        "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起。"
+        "应该先把最后一维拆成多个头，再把头这一维移到最前面。",
+    )
+    heads_last = tr(
+        "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
+        "are axis 0, not axis 1.",
+        "transpose(1, 2) 交换的是头和 head_dim。没有批次轴时，词元是第 0 维，不是第 1 维。",
+    )
+    not_swapped = tr(
+        "the heads are split; now swap the token and head axes so that the heads come first.",
+        "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
+    )
+    split = x.view(T, h, head_dim)  # (T, h, head_dim): the heads cut, not yet moved
+    slips = (
+        (split.transpose(1, 2), heads_last),
+        (split, not_swapped),
+        (x.reshape(h, T, head_dim), mixed),
+    )
+    # A plain tensor equal to a slip is named by its values first: at some sizes two slips
+    # share a shape, or a slip has the expected one (T == num_heads).
+    if isinstance(answer, torch.Tensor) and tensor_kind_hint(answer) is None:
+        for slip, slip_hint in slips:
+            same = answer.shape == slip.shape and torch.equal(answer.detach().to(slip), slip)
+            if same and not torch.equal(slip, expected):
+                raise ContractError(slip_hint)
+    shapes = {  # any other tensor of a slip's shape
+        (T, head_dim, h): heads_last,
+        (T, h, head_dim): not_swapped,
         (1, h, T, head_dim): tr(
             "x has no batch axis, and the answer has none either: drop the batch of one.",
             "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
         ),
     }
     return tensor_answer(
-        _SPLIT_INTO_HEADS, answer, expected, what=what, hint=hint, atol=0.0, shapes=shapes
+        _SPLIT_INTO_HEADS,
+        answer,
+        expected,
+        what=tr("a tensor: x split into heads", "一个张量：拆分成多个头之后的 x"),
+        hint=tr(
+            "split the last axis into (num_heads, head_dim), then swap the token and head axes.",
+            "先把最后一维拆成 (num_heads, head_dim)，再交换词元轴和头轴。",
+        ),
+        atol=0.0,
+        shapes=shapes,
     )
 
 
@@ -278,7 +295,6 @@ check_split_matmul_prediction = prediction_checker(
 
 # -- build it: the whole MultiHeadAttention class ------------------------------------------------
 
-_EXERCISE_BUILD = tr("build MultiHeadAttention", "动手实现 MultiHeadAttention")
 # (d_in, d_out, context_length, num_heads, b, T): head_dim > 1 and != d_out, so a wrong scale
 # shows; T < context_length, so an unsliced mask shows; all five sizes distinct in the first.
 _SIZES = [(5, 12, 9, 3, 2, 7), (3, 2, 6, 2, 2, 6), (4, 8, 10, 4, 3, 5), (6, 6, 4, 1, 1, 4)]
@@ -318,12 +334,6 @@ _PARAMETERS_NONE = tr(
     "你的类还没有任何参数。请先在 __init__ 中创建 W_query、W_key、W_value 和 out_proj"
     "（都是 nn.Linear 层），再按照表格写 forward。",
 )
-_NO_OUT_PROJ = tr(
-    "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
-    "to the merged heads (forgetting out_proj).",
-    "没有 out_proj，忘了输出投影。请添加 self.out_proj = nn.Linear(d_out, d_out)，"
-    "并把它作用在合并后的各个头上。",
-)
 _PARAMETER_MISSING = tr(
     "no parameter named {names}: use the book's names W_query, "
     "W_key, W_value (nn.Linear(d_in, d_out, bias=qkv_bias)) and out_proj.",
@@ -349,7 +359,14 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
     if not got:
         raise ContractError(_PARAMETERS_NONE, todo=True)
     if "out_proj.weight" not in got:
-        raise ContractError(_NO_OUT_PROJ)
+        raise ContractError(
+            tr(
+                "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
+                "to the merged heads (forgetting out_proj).",
+                "没有 out_proj，忘了输出投影。请添加 self.out_proj = nn.Linear(d_out, d_out)，"
+                "并把它作用在合并后的各个头上。",
+            )
+        )
     load_by_names(module, reference, missing=_PARAMETER_MISSING, extra=_PARAMETER_EXTRA)
 
 
@@ -614,7 +631,7 @@ def _book_numbers_note(cls: type) -> Text:
 check_build_multihead = build_checker(
     "check_build_multihead",
     BuildSpec(
-        name=_EXERCISE_BUILD,
+        name=tr("build MultiHeadAttention", "动手实现 MultiHeadAttention"),
         missing_what=tr(
             "your class (the class itself, e.g. MyMultiHeadAttention)",
             "你的类（类本身，例如 MyMultiHeadAttention）",

@@ -128,10 +128,7 @@ def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:
     return targets
 
 
-_SHIFT_TARGETS = tr("shift-task targets", "平移任务的目标")
-
-
-@exercise(_SHIFT_TARGETS)
+@exercise(tr("shift-task targets", "平移任务的目标"))
 def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResult:
     """``target[:, t] = ids[:, t - k]`` for t >= k, -100 before."""
     name = tr(f"shift-task targets (k={k})", f"平移任务的目标（k={k}）")
@@ -194,10 +191,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
     )
 
 
-_OFFSET_ATTENTION = tr("attention on the token k back", "对往前第 k 个词元的注意力")
-
-
-@exercise(_OFFSET_ATTENTION)
+@exercise(tr("attention on the token k back", "对往前第 k 个词元的注意力"))
 def check_offset_attention(answer: object, weights: torch.Tensor, k: int) -> CheckResult:
     """Mean over queries t >= k of ``weights[h, t, t - k]``, one number per head."""
     name = tr(f"attention on the token {k} back", f"对往前第 {k} 个词元的注意力")

@@ -28,25 +28,24 @@ from ._build import (
     INPUT_CHANGED,
     MISTAKE_HINTS,
     MISTAKES,
-    UNWRITTEN_CLASS,
     BuildSpec,
     ContractError,
     ForwardTexts,
     agrees,
-    attempt,
     book_forward,
     build_checker,
     call_forward,
     calls_made,
     causal,
+    construct,
     drops_something,
     gradients_reach,
-    is_unwritten,
     is_view_error,
     linear_layer,
     mask_buffer,
     name_mistake,
     rows_sum_to_one,
+    written,
 )
 from ._kinds import Number, number_checker
 from ._parse import not_a_tensor
@@ -308,13 +307,11 @@ def _values_one(module: Any, d_out: int) -> None:
     module.out_proj.bias.zero_()
 
 
-def _build(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) -> Any:
-    """An instance of the learner's class (typed Any: its layers are checked at run time)."""
+def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) -> Any:
+    """The learner's class built at ``sizes`` (typed Any: its layers are checked at run time)."""
     d_in, d_out, context_length, num_heads = sizes[:4]
-    module = cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=qkv_bias)
-    if not isinstance(module, nn.Module):
-        raise TypeError(f"{cls.__name__}(...) is not an nn.Module")
-    return module
+    args = (d_in, d_out, context_length, dropout, num_heads)
+    return construct(cls, args, {"qkv_bias": qkv_bias})
 
 
 def _view_hint(error: BaseException) -> Text:
@@ -387,16 +384,10 @@ def _run(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return call_forward(module, (x,), _FORWARD)
 
 
-def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool, hint: Text) -> Any:
-    """``_build``, a constructor that raises being the hint ``hint`` (``{kind}``, ``{error}``)."""
-    return attempt(lambda: _build(cls, sizes, dropout, qkv_bias), hint)
-
-
 def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None:
     """The layers: one fused ``qkv`` (``nn.Linear(d_in, 3 * d_out, bias=qkv_bias)``) and
     ``out_proj`` (``nn.Linear(d_out, d_out)``), no other parameter."""
-    if is_unwritten(module):
-        raise ContractError(UNWRITTEN_CLASS, todo=True)
+    written(module)
     separate = any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES)
     if separate and not isinstance(getattr(module, "qkv", None), nn.Linear):
         raise ContractError(
@@ -455,38 +446,13 @@ _OUT_PROJ_TEXTS = {
 }
 
 
-def _build_error(setting: str) -> Text:
-    """The hint for a constructor that raised with ``setting`` (e.g. "dropout=0.5")."""
-    return tr(
-        f"building with {setting} raised {{kind}}: {{error}}",
-        f"用 {setting} 构建时抛出了 {{kind}}：{{error}}",
-    )
-
-
-_BUILD_FUSED_MULTIHEAD = tr(
-    "build a fused-QKV MultiHeadAttention", "动手实现融合 QKV 的 MultiHeadAttention"
-)
-
-
 def _equal_at_sizes(cls: type) -> None:
     """At each size: the layers, the same output as the book's class, and causal."""
     for sizes in _BUILD_SIZES:
         d_in, d_out, context_length, num_heads, b, num_tokens = sizes
         torch.manual_seed(0)
         reference = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
-        cls_name = cls.__name__
-        module = _built(
-            cls,
-            sizes,
-            0.0,
-            False,
-            tr(
-                f"{cls_name}(d_in, d_out, context_length, dropout, num_heads, "
-                "qkv_bias=False) raised {kind}: {error}",
-                f"{cls_name}(d_in, d_out, context_length, dropout, num_heads, "
-                "qkv_bias=False) 抛出了 {kind}：{error}",
-            ),
-        )
+        module = _built(cls, sizes, 0.0, False)
         _structure(module, d_in, d_out, False)
         state = {k: v for k, v in reference.state_dict().items() if k.split(".")[0] != "mask"}
         with torch.no_grad():
@@ -537,7 +503,7 @@ def _rows_sum_to_one(cls: type) -> None:
     """With V = 1 everywhere (value weights 0, value bias 1) and out_proj = identity, every
     output entry is the sum of one row of weights."""
     d_in, d_out = _BUILD_SIZES[1][:2]
-    ones = _built(cls, _BUILD_SIZES[1], 0.0, True, _build_error("qkv_bias=True")).eval()
+    ones = _built(cls, _BUILD_SIZES[1], 0.0, True).eval()
     _structure(ones, d_in, d_out, True)
     with torch.no_grad():
         _values_one(ones, d_out)
@@ -588,7 +554,7 @@ def _dropout(cls: type) -> None:
     x = _second_size_input()
     torch.manual_seed(0)
     reference = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.5, num_heads).eval()
-    dropping = _built(cls, _BUILD_SIZES[1], 0.5, False, _build_error("dropout=0.5"))
+    dropping = _built(cls, _BUILD_SIZES[1], 0.5, False)
     with torch.no_grad():
         dropping.qkv.weight.copy_(reference.qkv.weight)
         dropping.out_proj.load_state_dict(reference.out_proj.state_dict())
@@ -602,7 +568,7 @@ def _dropout(cls: type) -> None:
     drops_something(out_train, out, _SDPA_NO_DROPOUT if sdpa else _NO_DROPOUT, rtol=0)
     # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
     # one head then gets the same (dropped, rescaled) row sum; dropout on the output does not.
-    ones = _built(cls, _BUILD_SIZES[1], 0.5, True, _build_error("qkv_bias=True")).train()
+    ones = _built(cls, _BUILD_SIZES[1], 0.5, True).train()
     with torch.no_grad():
         _values_one(ones, d_out)
         torch.manual_seed(4)
@@ -658,7 +624,7 @@ def _gradients(cls: type) -> None:
     """Gradients reach every parameter; train mode without dropout computes what eval mode does."""
     d_in, d_out, context_length, num_heads = _BUILD_SIZES[1][:4]
     x = _second_size_input()
-    module = _build(cls, _BUILD_SIZES[1], 0.0, True).train()
+    module = _built(cls, _BUILD_SIZES[1], 0.0, True).train()
     out = _run(module, x)
     torch.manual_seed(0)
     same = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads, qkv_bias=True)
@@ -706,13 +672,13 @@ def _gradients(cls: type) -> None:
 
 def _mask_is_a_buffer(cls: type) -> None:
     """The brief's rule: "a causal mask buffer" (named mask, as in lessons 04 and 06)."""
-    mask_buffer(_built(cls, _BUILD_SIZES[0], 0.0, False, _build_error("dropout=0.0")))
+    mask_buffer(_built(cls, _BUILD_SIZES[0], 0.0, False))
 
 
 check_build_fused_multihead = build_checker(
     "check_build_fused_multihead",
     BuildSpec(
-        name=_BUILD_FUSED_MULTIHEAD,
+        name=tr("build a fused-QKV MultiHeadAttention", "动手实现融合 QKV 的 MultiHeadAttention"),
         missing_what=tr(
             "your class (the class itself, e.g. `FusedMultiHeadAttention`)",
             "你的类（类本身，例如 `FusedMultiHeadAttention`）",

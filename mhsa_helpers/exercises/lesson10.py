@@ -60,15 +60,10 @@ _WINDOW_3 = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - (_WINDOW - 1))
 _TOP_LEFT = torch.ones(2, 5).triu(1).bool()
 
 
-_CHUNK_MASK_NAME = tr(
-    "mask of a chunk after a sliding-window cache", "滑动窗口缓存之后一段新词元的掩码"
-)
-
-
 check_chunk_mask = mask_checker(
     "check_chunk_mask",
     Mask(
-        name=_CHUNK_MASK_NAME,
+        name=tr("mask of a chunk after a sliding-window cache", "滑动窗口缓存之后一段新词元的掩码"),
         what=tr(
             "the chunk's mask in `answer`: a bool tensor, one row per new token, one column per "
             "key, True where attention is hidden",
@@ -428,9 +423,6 @@ def _cached_attention(
 #: (b, h, head_dim, chunks): max_len is the sum of the chunks (the lesson uses other sizes).
 _KV_SIZES = ((2, 3, 4, (3, 1, 2, 1, 1)), (1, 2, 5, (1, 1, 4, 1)))
 
-_KV_NAME = tr(
-    "build it: a KV cache that appends and attends", "动手实现：先追加、再算注意力的 KV 缓存"
-)
 
 _CAT_DIM = re.compile(r"Sizes of tensors must match except in dimension (\d+)")
 
@@ -715,7 +707,10 @@ def _bounded(cls: type) -> None:
 check_kv_cache_step = build_checker(
     "check_kv_cache_step",
     BuildSpec(
-        name=_KV_NAME,
+        name=tr(
+            "build it: a KV cache that appends and attends",
+            "动手实现：先追加、再算注意力的 KV 缓存",
+        ),
         missing_what=tr(
             "your class once it is written (`answer = MyKVCache`, the class itself)",
             "写好的类（`answer = MyKVCache`，类本身）",
@@ -748,9 +743,6 @@ check_kv_cache_step = build_checker(
 
 # -- build it: GQA's key/value sharing -----------------------------------------------------------
 
-_REPEAT_NAME = tr(
-    "build it: repeat_kv, GQA's key/value sharing", "动手实现 repeat_kv（GQA 的键/值共享）"
-)
 
 #: (b, g, T, d, n_rep): other sizes than the lesson's, n_rep = 1 included.
 _REPEAT_SIZES = ((2, 3, 5, 4, 2), (1, 2, 3, 6, 4), (2, 4, 2, 3, 1))
@@ -862,7 +854,9 @@ def _without_repeat_interleave(fn: object) -> None:
 check_repeat_kv = build_checker(
     "check_repeat_kv",
     BuildSpec(
-        name=_REPEAT_NAME,
+        name=tr(
+            "build it: repeat_kv, GQA's key/value sharing", "动手实现 repeat_kv（GQA 的键/值共享）"
+        ),
         answer="function",
         function_name="repeat_kv",
         reject_classes=True,

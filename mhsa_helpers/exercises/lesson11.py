@@ -186,19 +186,6 @@ class _NaNWatch(TorchFunctionMode):
         return out
 
 
-#: The lesson's rule is never to produce a NaN, not to produce one and repair it.
-_NAN_REPAIRED = tr(
-    "the output is right, but a NaN was computed on the way (softmax of a row that is all -inf is "
-    "0 / 0) and replaced afterwards (nan_to_num, torch.where): never produce the NaN. Leave the "
-    "rows with no visible key out of the -inf fill (hidden.all(dim=-1)), then zero them.",
-    "输出是对的，但中途算出过 NaN（一整行都是 -inf 的 softmax 就是 0 / 0）"
-    "，之后才被替换掉（`nan_to_num`、"
-    "`torch.where`）。不要产生这个 NaN。"
-    "没有可见键的行（`hidden.all(dim=-1)`）"
-    "不要填 -inf，之后再把它们置零。",
-)
-
-
 def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> Text | None:
     """What is wrong with the weights ``got`` for ``hidden``, or None if they are ``expected``."""
     got = got.detach().float().cpu()
@@ -295,7 +282,21 @@ def _never_a_nan(fn: Callable[..., object]) -> None:
     with watch:
         _call(fn, scores.clone(), hidden)
     if watch.seen:
-        raise ContractError(_NAN_REPAIRED)
+        raise ContractError(
+            tr(
+                "the output is right, but a NaN was computed on the way (softmax of a row that is "
+                "all -inf is "
+                "0 / 0) and replaced afterwards (nan_to_num, torch.where): never produce the NaN. "
+                "Leave the "
+                "rows with no visible key out of the -inf fill (hidden.all(dim=-1)), then zero "
+                "them.",
+                "输出是对的，但中途算出过 NaN（一整行都是 -inf 的 softmax 就是 0 / 0）"
+                "，之后才被替换掉（`nan_to_num`、"
+                "`torch.where`）。不要产生这个 NaN。"
+                "没有可见键的行（`hidden.all(dim=-1)`）"
+                "不要填 -inf，之后再把它们置零。",
+            )
+        )
 
 
 def _more_cases_right(fn: Callable[..., object]) -> None:
@@ -356,10 +357,6 @@ check_masked_softmax = build_checker(
 
 # -- exercise 3: a Hugging Face attention_mask into SDPA's additive float mask, in any dtype -----
 
-_HF_TO_ADDITIVE = tr(
-    "Hugging Face attention_mask -> SDPA's additive mask",
-    "Hugging Face 的 attention_mask → SDPA 的加性掩码",
-)
 
 #: The dtypes tried, float32 first: a mistake that shows at full precision is named there.
 _DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -629,7 +626,10 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
 check_hf_to_additive_mask = build_checker(
     "check_hf_to_additive_mask",
     BuildSpec(
-        name=_HF_TO_ADDITIVE,
+        name=tr(
+            "Hugging Face attention_mask -> SDPA's additive mask",
+            "Hugging Face 的 attention_mask → SDPA 的加性掩码",
+        ),
         answer="function",
         function_name="hf_to_additive",
         contracts=(_right_on_every_mask_and_dtype,),

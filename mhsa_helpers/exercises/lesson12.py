@@ -30,7 +30,6 @@ from ..lm.training import CharLMRun, TextData
 from ._build import (
     INPUT_CHANGED,
     NOT_A_MODULE_CLASS,
-    UNWRITTEN_CLASS,
     UNWRITTEN_FUNCTION,
     BuildSpec,
     ContractError,
@@ -43,12 +42,12 @@ from ._build import (
     fill,
     first_line,
     gradients_reach,
-    is_unwritten,
     load_by_names,
     no_gradient,
     not_a_known_mistake,
     on_x,
     pass_the_class,
+    written,
 )
 from ._kinds import Number, number_checker, tensor_answer
 from ._parse import A_PER_HEAD_TENSOR
@@ -67,7 +66,6 @@ __all__ = [
 _LAYERS, _HEADS, _HEAD_DIM, _TOKENS = 3, 4, 32, 100
 _CACHE_NUMBERS = 2 * _LAYERS * _HEADS * _TOKENS * _HEAD_DIM  # 76_800
 
-_CACHE = tr("numbers in the KV caches after 100 tokens", "100 个词元之后 KV 缓存中数的个数")
 _TOP_K = tr("sampling probabilities with temperature and top-k", "带温度和 top-k 的采样概率")
 _PUNCTUATION = tr("weight on punctuation, per head", "每个头在标点上的权重")
 _OWN_TEXT = tr("a model trained on another text", "在另一段文本上训练的模型")
@@ -76,7 +74,7 @@ _OWN_TEXT = tr("a model trained on another text", "在另一段文本上训练�
 check_cache_numbers = number_checker(
     "check_cache_numbers",
     Number(
-        name=_CACHE,
+        name=tr("numbers in the KV caches after 100 tokens", "100 个词元之后 KV 缓存中数的个数"),
         what=tr(
             "an int: how many numbers all the KV caches hold together",
             "一个整数，即所有 KV 缓存里一共存了多少个数",
@@ -334,7 +332,6 @@ def check_own_text(answer: object, data: object) -> CheckResult:
 
 # -- build it: the pre-norm block ----------------------------------------------------------------
 
-_BLOCK = tr("build it: the pre-norm Transformer block", "动手实现：前置归一化的 Transformer 块")
 #: (d_model, context_length, num_heads, b, T): T < context_length, two head counts.
 _BLOCK_SIZES = ((8, 6, 2, 2, 5), (12, 9, 3, 1, 7))
 _BLOCK_CALL = ForwardTexts(
@@ -398,9 +395,7 @@ def _built_block(cls: type, sizes: tuple[int, ...]) -> tuple[nn.Module, Transfor
         for name, param in reference.named_parameters():
             if name.startswith(("ln_1.", "ln_2.")):
                 param.normal_(1.0 if name.endswith("weight") else 0.0, 0.3)
-    module = construct(cls, (d_model, context_length, num_heads, 0.0), {})
-    if is_unwritten(module):
-        raise ContractError(UNWRITTEN_CLASS, todo=True)
+    module = written(construct(cls, (d_model, context_length, num_heads, 0.0), {}))
     load_by_names(module, reference, missing=_BLOCK_MISSING, extra=_BLOCK_EXTRA)
     return module.eval(), reference.eval()
 
@@ -465,7 +460,9 @@ def _block_gradients(cls: type) -> None:
 check_block = build_checker(
     "check_block",
     BuildSpec(
-        name=_BLOCK,
+        name=tr(
+            "build it: the pre-norm Transformer block", "动手实现：前置归一化的 Transformer 块"
+        ),
         missing_what=tr(
             "your class (the class itself, e.g. MyBlock)", "你的类（类本身，例如 MyBlock）"
         ),
@@ -488,7 +485,6 @@ check_block = build_checker(
 
 # -- build it: the training step (a batch, the loss, one AdamW step) -----------------------------
 
-_GET_BATCH = tr("build it: get_batch", "动手实现：get_batch")
 _IDS = torch.arange(100, 160)  # (60,): every window shows where it starts
 
 
@@ -508,17 +504,48 @@ def _batch_contract(fn: Callable[..., object]) -> None:
             raise ContractError(fill(_BATCH_CALL.shape, got=shape, want=(b, T)))  # type: ignore[arg-type]
         windows = got[:, :1] + torch.arange(T)  # (b, T): the windows that start where got does
         if not torch.equal(got, windows) or not (got.min() >= 100 and got.max() < 159):
-            raise ContractError(_NOT_WINDOWS)
+            raise ContractError(
+                tr(
+                    "each row of inputs must be T consecutive characters of ids, a window "
+                    "starting anywhere it "
+                    "fits (the last start is len(ids) - T - 1, so that its target fits too).",
+                    "inputs 的每一行都应是 ids 中连续的 T 个字符，即从任意放得下的位置开始的窗口"
+                    "（最后一个起点是 len(ids) - T - 1，这样它的目标也放得下）。",
+                )
+            )
         if torch.equal(targets, got):
-            raise ContractError(_TARGETS_SAME)
+            raise ContractError(
+                tr(
+                    "targets equal inputs: the model would learn to copy. Each target is the NEXT "
+                    "character, "
+                    "the window shifted by one.",
+                    "targets 与 inputs 相同，模型只会学着抄写。每个目标是下一个字符，"
+                    "即窗口右移一位。",
+                )
+            )
         if not torch.equal(targets, windows + 1):
-            raise ContractError(_TARGETS_SHIFT)
+            raise ContractError(
+                tr(
+                    "targets must be the same window shifted by one character to the right: the "
+                    "character "
+                    "that follows each input.",
+                    "targets 应是同一个窗口右移一个字符，即每个输入后面的那个字符。",
+                )
+            )
     starts = set()
     for _ in range(3):
         pair = fn(_IDS, 8, 8)
         starts.add(tuple(pair[0][:, 0].tolist()))  # type: ignore[index]
     if len(starts) == 1:
-        raise ContractError(_NOT_RANDOM)
+        raise ContractError(
+            tr(
+                "three calls gave the same windows: draw the starts at random (torch.randint) at "
+                "every "
+                "call, so that training sees the whole text.",
+                "调用三次得到的窗口都一样。每次调用都要随机抽取起点（torch.randint），"
+                "这样训练才能看到整段文本。",
+            )
+        )
 
 
 _BATCH_CALL = ForwardTexts(
@@ -539,32 +566,11 @@ _BATCH_CALL = ForwardTexts(
         "get_batch(ids, b, T) 返回的形状是 {got}，inputs 和 targets 都应为 (b, T) = {want}。",
     ),
 )
-_NOT_WINDOWS = tr(
-    "each row of inputs must be T consecutive characters of ids, a window starting anywhere it "
-    "fits (the last start is len(ids) - T - 1, so that its target fits too).",
-    "inputs 的每一行都应是 ids 中连续的 T 个字符，即从任意放得下的位置开始的窗口"
-    "（最后一个起点是 len(ids) - T - 1，这样它的目标也放得下）。",
-)
-_TARGETS_SAME = tr(
-    "targets equal inputs: the model would learn to copy. Each target is the NEXT character, "
-    "the window shifted by one.",
-    "targets 与 inputs 相同，模型只会学着抄写。每个目标是下一个字符，即窗口右移一位。",
-)
-_TARGETS_SHIFT = tr(
-    "targets must be the same window shifted by one character to the right: the character "
-    "that follows each input.",
-    "targets 应是同一个窗口右移一个字符，即每个输入后面的那个字符。",
-)
-_NOT_RANDOM = tr(
-    "three calls gave the same windows: draw the starts at random (torch.randint) at every "
-    "call, so that training sees the whole text.",
-    "调用三次得到的窗口都一样。每次调用都要随机抽取起点（torch.randint），这样训练才能看到整段文本。",
-)
 
 check_get_batch = build_checker(
     "check_get_batch",
     BuildSpec(
-        name=_GET_BATCH,
+        name=tr("build it: get_batch", "动手实现：get_batch"),
         answer="function",
         function_name="get_batch",
         reject_classes=True,
@@ -579,9 +585,6 @@ check_get_batch = build_checker(
     """``get_batch(ids, batch_size, T)`` -> (inputs, targets), each (batch_size, T): random windows
     of ``ids`` and the same windows shifted by one; the last start ``len(ids) - T - 1`` allowed.""",
 )
-
-
-_STEP = tr("build it: one training step", "动手实现：一步训练")
 
 
 def _step_model() -> CharTransformer:
@@ -689,7 +692,7 @@ _STEP_LOSS = tr(
 check_train_step = build_checker(
     "check_train_step",
     BuildSpec(
-        name=_STEP,
+        name=tr("build it: one training step", "动手实现：一步训练"),
         answer="function",
         function_name="train_step",
         reject_classes=True,

@@ -30,7 +30,6 @@ from ..layers.rope import apply_rotary_interleaved, rope_cos_sin, rotate_half
 from ._build import (
     MODULE_FORWARD,
     NOT_A_MODULE_CLASS,
-    UNWRITTEN_CLASS,
     UNWRITTEN_FUNCTION,
     BuildSpec,
     ContractError,
@@ -38,10 +37,10 @@ from ._build import (
     build_checker,
     call_forward,
     construct,
-    is_unwritten,
     linear_layer,
     not_a_known_mistake,
     pass_the_class,
+    written,
 )
 from ._parse import plain_tensor
 
@@ -56,7 +55,6 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 # -- build it: apply_rope ------------------------------------------------------------------------
 
-_ROPE_NAME = tr("build it: apply_rope", "动手实现 apply_rope")
 
 #: (b, h, T, head_dim, offset): offset 0 (no cache) and later chunks (a cache holding tokens).
 _ROPE_SIZES = ((2, 3, 4, 8, 0), (1, 2, 3, 4, 5), (2, 1, 1, 6, 7))
@@ -217,7 +215,7 @@ def _rotates_q_and_k_not_v(fn: object) -> None:
 check_apply_rope = build_checker(
     "check_apply_rope",
     BuildSpec(
-        name=_ROPE_NAME,
+        name=tr("build it: apply_rope", "动手实现 apply_rope"),
         answer="function",
         function_name="apply_rope",
         reject_classes=True,
@@ -237,7 +235,6 @@ check_apply_rope = build_checker(
 
 # -- build it: RMSNorm ---------------------------------------------------------------------------
 
-_NORM_NAME = tr("build it: RMSNorm", "动手实现 RMSNorm")
 _NORM_GRID = ((4, 1e-6), (8, 1e-2), (5, 0.5))  # (d, eps): a large eps shows where it goes
 
 _NORM_FORWARD = replace(
@@ -297,9 +294,7 @@ def _equals_torch_rmsnorm(cls: object) -> None:
     assert isinstance(cls, type)
     for (d, eps), dtype in product(_NORM_GRID, DTYPES):
         call = f"cls({d}, eps={eps})"
-        module = construct(cls, (d,), {"eps": eps})
-        if is_unwritten(module):
-            raise ContractError(UNWRITTEN_CLASS, todo=True)
+        module = written(construct(cls, (d,), {"eps": eps}))
         weight = getattr(module, "weight", None)
         if not isinstance(weight, nn.Parameter) or tuple(weight.shape) != (d,):
             raise ContractError(
@@ -346,7 +341,7 @@ def _equals_torch_rmsnorm(cls: object) -> None:
 check_rms_norm = build_checker(
     "check_rms_norm",
     BuildSpec(
-        name=_NORM_NAME,
+        name=tr("build it: RMSNorm", "动手实现 RMSNorm"),
         missing_what=tr(
             "your class (the class itself, e.g. MyRMSNorm)", "你的类（类本身，例如 MyRMSNorm）"
         ),
@@ -368,7 +363,6 @@ check_rms_norm = build_checker(
 
 # -- build it: SwiGLU ----------------------------------------------------------------------------
 
-_SWIGLU_NAME = tr("build it: SwiGLU", "动手实现 SwiGLU")
 _SWIGLU_GRID = ((6, None), (10, None), (12, None), (9, 10))  # (d_model, hidden_dim); 10: 26.67
 
 _SWIGLU_FORWARD = replace(
@@ -465,9 +459,7 @@ def _is_swiglu(cls: object) -> None:
     assert isinstance(cls, type)
     for (d, hidden), dtype in product(_SWIGLU_GRID, DTYPES):
         call = f"cls({d})" if hidden is None else f"cls({d}, hidden_dim={hidden})"
-        module = construct(cls, (d,), {} if hidden is None else {"hidden_dim": hidden})
-        if is_unwritten(module):
-            raise ContractError(UNWRITTEN_CLASS, todo=True)
+        module = written(construct(cls, (d,), {} if hidden is None else {"hidden_dim": hidden}))
         want = int(2 * 4 * d / 3) if hidden is None else hidden
         names = ("gate_proj", "up_proj", "down_proj")
         gate, up, down = (
@@ -514,7 +506,7 @@ def _is_swiglu(cls: object) -> None:
 check_swiglu = build_checker(
     "check_swiglu",
     BuildSpec(
-        name=_SWIGLU_NAME,
+        name=tr("build it: SwiGLU", "动手实现 SwiGLU"),
         missing_what=tr(
             "your class (the class itself, e.g. MySwiGLU)", "你的类（类本身，例如 MySwiGLU）"
         ),
