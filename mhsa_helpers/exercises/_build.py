@@ -10,8 +10,9 @@ instead of the class, a call instead of the function). The mechanical parts are 
   is the hint;
 * ``is_view_error`` / ``first_line`` -- recognise a ``.view`` on a non-contiguous tensor (the
   usual slip when merging heads after ``transpose``) and quote torch's message briefly;
-* ``forward_on_copy`` -- run ``module(x)`` on a copy of ``x`` and say whether forward changed
+* ``forward_on_copy`` -- run ``fn(x, ...)`` on a copy of ``x`` and say whether the call changed
   its input in place (the reference then still runs on the untouched ``x``);
+* ``written`` -- a module whose constructor is still the stub (it holds nothing) is ``[TO DO]``;
 * ``book_forward`` and ``MISTAKE_HINTS`` -- the book's causal multi-head forward from projected
   queries, keys and values, or the same with one typical mistake, and the ONE catalog of hints
   that name those mistakes; ``name_mistake`` finds the mistake an output reproduces.

@@ -593,10 +593,7 @@ def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> None:
     x = torch.rand(T, d_in)
     x[:, 0] = 1.0  # (T, d_in), first feature constant
     W_value = module.W_value
-    if not isinstance(W_value, nn.Linear):
-        raise ContractError(
-            tr("self.W_value must be an nn.Linear.", "self.W_value 必须是 nn.Linear。")
-        )
+    assert isinstance(W_value, nn.Linear)  # _layers has checked it
     with torch.no_grad():
         saved = W_value.weight.detach().clone()
         W_value.weight.zero_()

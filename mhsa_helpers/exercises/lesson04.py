@@ -481,12 +481,6 @@ _IGNORES_DROPOUT = tr(
 )
 
 
-def _run_head(
-    spec: CausalClass, module: nn.Module, x: torch.Tensor, *, where: Text
-) -> torch.Tensor:
-    return _forward(spec, module, x, where)
-
-
 def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     """The contracts of a class made of causal heads: equal to the book's at every size (the
     typical mistakes named), causal, dropout in training only, gradients to every weight.
@@ -527,7 +521,7 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
             module, reference = _built(spec_i, cls, sizes, p)
             x = torch.randn(b, T, d_in)  # (b, T, d_in)
 
-            run = partial(_run_head, spec_i, module, where=where)
+            run = partial(_forward, spec_i, module, where=where)
 
             rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
             if rates and rates != {p}:
