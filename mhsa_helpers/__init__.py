@@ -17,6 +17,8 @@ Where each idea lives:
 * ``exercises/`` -- the lessons' checkers;
 * ``i18n`` -- the lesson language (English / 简体中文) and bilingual texts: ``tr``, ``say``,
   ``pad``;
+* ``tables`` -- ``show_table``: tables that line up in JupyterLab (HTML) and as text, in both
+  languages;
 * ``data`` -- the book's example and the glossary, shipped inside the package;
 * ``lesson`` and ``checks`` -- deterministic notebook settings and the lessons' closing checks.
 
@@ -80,6 +82,8 @@ _PUBLIC = {
     "say": ".i18n",
     "set_language": ".i18n",
     "tr": ".i18n",
+    "Table": ".tables",
+    "show_table": ".tables",
     "setup_lesson": ".lesson",
     "CountMatmuls": ".checks",
     "assert_same_module": ".checks",
@@ -109,6 +113,7 @@ _EAGER = (
     ".inspection",
     ".data",
     ".i18n",
+    ".tables",
     ".lesson",
     ".checks",
 )

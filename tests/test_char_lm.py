@@ -728,7 +728,7 @@ def test_the_strongest_heads_are_listed_in_the_lesson_language():
     )
     with mh.i18n.using_language("zh"):
         chinese = focus.strongest_heads().splitlines()
-        table = focus.table()
+        table = str(focus.table())
     assert chinese[0].endswith("前一个字符：第 1 块的头 2，1.00（均匀注意力 0.17）")
     assert "块" in table and "均匀注意力" in table and "previous" not in table
     assert len(lm.head_focus(torch.eye(4)[None], "\n床前\n").strongest_heads().splitlines()) == 2

@@ -637,17 +637,17 @@ def test_without_the_font_package_char_axis_uses_positions(without_font_package)
 
 def test_char_table_and_head_focus_table_follow_the_language():
     text = "床前，\n"
-    english = lm.char_table(text)
+    english = str(lm.char_table(text))
     with using_language("zh"):
-        chinese = lm.char_table(text)
+        chinese = str(lm.char_table(text))
     assert english.splitlines()[0].split()[0] == "position"
     assert chinese.splitlines()[0].split() == ["位置", "0", "1", "2", "3"]
-    assert chinese.splitlines()[1].startswith("字符")
+    assert chinese.splitlines()[1].split() == ["字符", "床", "前", "，", "\\n"]
     focus = lm.HeadFocus(torch.full((1, 2, 3), 0.25), torch.full((3,), 0.1))
-    table = focus.table()
-    assert not CJK.search(table) and table.splitlines()[-1].startswith("   uniform |")
+    table = str(focus.table())
+    assert not CJK.search(table) and table.splitlines()[-1].split()[0] == "uniform"
     with using_language("zh"):
-        zh_table = focus.table()
+        zh_table = str(focus.table())
     assert "前一个字符" in zh_table and "均匀注意力" in zh_table
     width = display_width  # the columns line up in Chinese too
     assert len({width(line) for line in zh_table.splitlines()}) == 1

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..i18n import display_width, pad, say
+from ..i18n import say
 from ..inspection import attention_share
+from ..tables import Table
 from .model import CharTransformer
 from .text import PUNCTUATION
 from .tokenizer import CharTokenizer
@@ -63,11 +64,6 @@ def _category_name(category: str) -> str:
     return names.get(category, category)
 
 
-def _right(text: str, width: int) -> str:
-    """``text`` right-aligned in ``width`` columns (``f"{text:>{width}}"`` for Chinese too)."""
-    return pad(text, width, ">")
-
-
 @dataclass(frozen=True)
 class HeadFocus:
     """Shares of attention per head: ``shares`` (num_layers, num_heads, 5), ``baseline`` (5,).
@@ -95,24 +91,22 @@ class HeadFocus:
         flat = int(column.nan_to_num(float("-inf")).argmax())
         return divmod(flat, column.shape[1])
 
-    def table(self) -> str:
-        """A text table: one row per head (block and head 1-based), then the uniform baseline.
+    def table(self) -> Table:
+        """One row per head (block and head 1-based), then the uniform baseline: a ``Table``
+        (``mh.show_table`` shows it; ``str()`` is its text).
 
         The headings follow the lesson language; the columns line up in both.
         """
-        block, head_name = say("block", "块"), say("head", "头")
-        names = " | ".join(_right(_category_name(c), 13) for c in self.categories)
-        header = f"{_right(block, 5)} {_right(head_name, 4)} | {names}"
-        rows = [header, "-" * display_width(header)]
+        header = [say("block", "块"), say("head", "头"), *map(_category_name, self.categories)]
         num_layers, num_heads, _ = self.shares.shape
-        for layer in range(num_layers):
-            for head in range(num_heads):
-                values = " | ".join(f"{v:>13.2f}" for v in self.shares[layer, head].tolist())
-                rows.append(f"{layer + 1:>5} {head + 1:>4} | {values}")
-        rows.append("-" * display_width(header))
-        uniform = _right(say("uniform", "均匀注意力"), 10)
-        rows.append(f"{uniform} | " + " | ".join(f"{v:>13.2f}" for v in self.baseline))
-        return "\n".join(rows)
+        rows: list[list[object]] = [
+            [layer + 1, head + 1, *(f"{v:.2f}" for v in self.shares[layer, head].tolist())]
+            for layer in range(num_layers)
+            for head in range(num_heads)
+        ]
+        uniform = [f"{v:.2f}" for v in self.baseline.tolist()]
+        rows.append([say("uniform", "均匀注意力"), "", *uniform])
+        return Table(rows, header, align=">" * (2 + len(self.categories)))
 
     def strongest_heads(self) -> str:
         """One line per category: the head with the largest share, its share and the uniform one.
@@ -126,7 +120,7 @@ class HeadFocus:
             layer, head = self.strongest(category)
             share = float(self.shares[layer, head, index])
             uniform = float(self.baseline[index])
-            name = _right(_category_name(category), 14)
+            name = f"{_category_name(category):>14}"
             rows.append(
                 say(
                     f"{name}: block {layer + 1} head {head + 1}, {share:.2f} "
@@ -138,7 +132,7 @@ class HeadFocus:
         return "\n".join(rows)
 
     def __repr__(self) -> str:
-        return self.table()
+        return str(self.table())
 
 
 def _parallel_keys(text: str) -> tuple[list[int], list[int]]:
@@ -290,23 +284,25 @@ class RhymeFocus:
         flat = int(self.rhyme.argmax())
         return divmod(flat, self.rhyme.shape[1])
 
-    def table(self) -> str:
-        """One row per head: rhyme share, control share, their ratio; then the uniform share."""
+    def table(self) -> Table:
+        """One row per head: rhyme share, control share; then the uniform share. A ``Table``
+        (``mh.show_table`` shows it; ``str()`` is its text)."""
         head = say("head", "头")
-        rows = [
-            f"{'':>10}  {say('at the rhyme', '押韵处'):>12}  {say('elsewhere', '其他位置'):>12}"
+        rows: list[list[object]] = [
+            [
+                say(f"block {layer + 1} {head} {h + 1}", f"块 {layer + 1} {head} {h + 1}"),
+                f"{self.rhyme[layer, h]:.2f}",
+                f"{self.control[layer, h]:.2f}",
+            ]
+            for layer in range(self.rhyme.shape[0])
+            for h in range(self.rhyme.shape[1])
         ]
-        for layer in range(self.rhyme.shape[0]):
-            for h in range(self.rhyme.shape[1]):
-                label = say(f"block {layer + 1} {head} {h + 1}", f"块 {layer + 1} {head} {h + 1}")
-                rows.append(
-                    f"{label:>10}  {self.rhyme[layer, h]:>12.2f}  {self.control[layer, h]:>12.2f}"
-                )
-        rows.append(f"{say('uniform', '均匀'):>10}  {self.uniform:>12.2f}")
-        return "\n".join(rows)
+        rows.append([say("uniform", "均匀"), f"{self.uniform:.2f}", ""])
+        header = ["", say("at the rhyme", "押韵处"), say("elsewhere", "其他位置")]
+        return Table(rows, header, align="<>>")
 
     def __repr__(self) -> str:
-        return self.table()
+        return str(self.table())
 
 
 def _line_above_queries(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

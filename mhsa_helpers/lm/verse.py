@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..i18n import pad, say
+from ..i18n import say
+from ..tables import Table
 from .analysis import copied_share
 from .generation import generate
 from .model import CharTransformer
@@ -219,26 +220,25 @@ def score_poems(name: str, poems: list[WrittenPoem], training_text: str) -> Poem
     )
 
 
-def _pad(text: str, width: int, right: bool = False) -> str:
-    """``text`` padded to ``width`` display columns (a Chinese character takes two)."""
-    return pad(text, width, ">" if right else "<")
-
-
-def score_table(scores: list[PoemScore], chance: float | None = None) -> str:
+def score_table(scores: list[PoemScore], chance: float | None = None) -> Table:
     """The scores as a table in the lesson's language: complete poems, rhyming couplet ends (and
-    how many pairs of ends that share was counted over), copied couplets; chance last."""
-    heads = (
+    how many pairs of ends that share was counted over), copied couplets; chance last. A
+    ``Table``: ``mh.show_table`` shows it, ``str()`` is its text."""
+    header = (
+        "",
         say("complete", "完整的诗"),
         say("rhyme", "押韵"),
         say("pairs", "韵脚对数"),
         say("copied", "照抄"),
     )
-    rows = [_pad("", 24) + "".join(_pad(h, 10, right=True) for h in heads)]
+    rows: list[tuple[object, ...]] = []
     for score in scores:
         copied = "—" if math.isnan(score.copied) else f"{score.copied:.0%}"
-        cells = (f"{score.complete:.0%}", f"{score.rhyme:.0%}", f"{score.num_pairs}", copied)
-        rows.append(_pad(score.name, 24) + "".join(_pad(c, 10, right=True) for c in cells))
+        rows.append(
+            (score.name, f"{score.complete:.0%}", f"{score.rhyme:.0%}", score.num_pairs, copied)
+        )
     if chance is not None:
-        name = say("chance (ends of two poems)", "随机配对（两首诗的韵脚）")
-        rows.append(_pad(name, 24) + _pad("", 10) + _pad(f"{chance:.0%}", 10, right=True))
-    return "\n".join(rows)
+        rows.append(
+            (say("chance (ends of two poems)", "随机配对（两首诗的韵脚）"), "", f"{chance:.0%}")
+        )
+    return Table(rows, header, align="<>>>>")

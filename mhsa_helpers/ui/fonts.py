@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar, overload
 
 from ..i18n import Text, language, say
+from ..tables import Table
 
 __all__ = [
     "ASCII_LOOKALIKE",
@@ -362,22 +363,21 @@ def char_axis(text: str, *, font: str | bool | None = True) -> CharAxis:
     return CharAxis(labels, {}, None)
 
 
-def char_table(text: str, per_row: int = 16) -> str:
-    """Positions above characters, ``per_row`` per row: the key to position-labelled heatmaps."""
+def char_table(text: str, per_row: int = 16) -> Table:
+    """Positions above characters, ``per_row`` per row: the key to position-labelled heatmaps.
+
+    A ``Table`` (``mh.show_table`` shows it; ``str()`` is its text): a row of positions, then
+    a row of the characters at them, and so on; a line break is shown as its ASCII look-alike."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if isinstance(per_row, bool) or not isinstance(per_row, int) or per_row < 1:
         raise ValueError(f"per_row must be an int >= 1, got per_row={per_row!r}")
-    # Both headings 10 columns wide (a Chinese character takes two columns).
-    position = say("position  ", "位置      ")
-    character = say("character ", "字符      ")
-    rows = []
+    position, character = say("position", "位置"), say("character", "字符")
+    rows: list[list[object]] = []
     for start in range(0, len(text), per_row):
         chunk = text[start : start + per_row]
-        positions = "".join(f"{start + i:>3} " for i in range(len(chunk)))
-        # A Chinese character is two columns wide in a monospace font; pad ASCII to match.
-        chars = "".join(
-            f" {ch} " if not ch.isascii() else f" {ASCII_LOOKALIKE.get(ch, ch):>2} " for ch in chunk
+        rows.append([position, *range(start, start + len(chunk))])
+        rows.append(
+            [character, *(ASCII_LOOKALIKE.get(ch, ch) if ch.isascii() else ch for ch in chunk)]
         )
-        rows.append(f"{position}{positions}\n{character}{chars}")
-    return "\n".join(rows)
+    return Table(rows, align="<" + "^" * min(per_row, len(text)) if text else None)

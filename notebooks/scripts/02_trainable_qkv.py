@@ -233,9 +233,13 @@ k = torch.randn(6, size)  # (T, d_k)
 scores_big = k @ q  # (T,)
 weights_raw = torch.softmax(scores_big, dim=-1)  # (T,)
 weights_scaled = torch.softmax(scores_big / size**0.5, dim=-1)  # (T,)
-print(mh.pad(mh.say("scores", "分数"), 14) + ":", scores_big)
-print(mh.pad("softmax", 14) + ":", weights_raw)
-print(mh.pad(mh.say("scaled softmax", "缩放后的 softmax"), 14) + ":", weights_scaled)
+mh.show_table(
+    [
+        (mh.say("scores", "分数"), scores_big),
+        ("softmax", weights_raw),
+        (mh.say("scaled softmax", "缩放后的 softmax"), weights_scaled),
+    ]
+)
 fig = mh.figures.plot_scaling_effect(scores_big, size)
 plt.show()
 mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
@@ -274,12 +278,7 @@ print(largest, mh.say("scaled  :", "缩放后："), softmax_jacobian(weights_sca
 
 # %%
 _ = torch.manual_seed(123)
-print(
-    mh.say(
-        "d_k   max weight: raw  scaled   gradient size: raw  scaled",
-        "d_k  最大权重：未缩放  缩放后     梯度大小：未缩放  缩放后",
-    )
-)
+scaling_rows = []
 for size in (2, 64, 512):
     q = torch.randn(1000, 1, size)  # (N, 1, d_k)
     k = torch.randn(1000, 6, size)  # (N, T, d_k)
@@ -289,7 +288,19 @@ for size in (2, 64, 512):
     max_raw, max_scaled = p_raw.max(dim=-1).values.mean(), p_scaled.max(dim=-1).values.mean()
     g_raw = softmax_jacobian(p_raw).norm(dim=(-2, -1)).mean()
     g_scaled = softmax_jacobian(p_scaled).norm(dim=(-2, -1)).mean()
-    print(f"{size:3d}   {max_raw:15.2f} {max_scaled:7.2f}   {g_raw:18.2f} {g_scaled:7.2f}")
+    scaling_rows.append(
+        (size, f"{max_raw:.2f}", f"{max_scaled:.2f}", f"{g_raw:.2f}", f"{g_scaled:.2f}")
+    )
+mh.show_table(
+    scaling_rows,
+    header=(
+        "d_k",
+        mh.say("max weight: raw", "最大权重：未缩放"),
+        mh.say("scaled", "缩放后"),
+        mh.say("gradient size: raw", "梯度大小：未缩放"),
+        mh.say("scaled", "缩放后"),
+    ),
+)
 
 # %% [markdown]
 # The unscaled column drifts towards weight 1 and gradient 0 as $d_k$ grows; the scaled column
@@ -447,13 +458,14 @@ W_rand = torch.rand(768, 64)  # V1 style: (d_in, d_out)
 linear = nn.Linear(768, 64, bias=False)  # V2 style: weight (d_out, d_in)
 with torch.no_grad():
     weight_range = f"[{linear.weight.min():.4f}, {linear.weight.max():.4f}]"
-    for label, value in [
-        (mh.say("std of x @ W_rand", "x @ W_rand 的标准差"), f"{(x_wide @ W_rand).std():.2f}"),
-        (mh.say("std of linear(x)", "linear(x) 的标准差"), f"{linear(x_wide).std():.2f}"),
-        (mh.say("linear.weight range", "linear.weight 的范围"), weight_range),
-        ("1 / sqrt(768)", f"{1 / 768**0.5:.4f}"),
-    ]:
-        print(mh.pad(label, 21) + ":", value)
+    mh.show_table(
+        [
+            (mh.say("std of x @ W_rand", "x @ W_rand 的标准差"), f"{(x_wide @ W_rand).std():.2f}"),
+            (mh.say("std of linear(x)", "linear(x) 的标准差"), f"{linear(x_wide).std():.2f}"),
+            (mh.say("linear.weight range", "linear.weight 的范围"), weight_range),
+            ("1 / sqrt(768)", f"{1 / 768**0.5:.4f}"),
+        ]
+    )
 
 # %% [markdown]
 # ### Check (for CI; collapsed)

@@ -450,11 +450,20 @@ def trace_forward(module):
 
 args = (sizes["d_in"], sizes["d_out"], 8, 0.0, sizes["h"])  # context_length 8, no dropout
 traced = trace_forward(MultiHeadAttention(*args))  # the package's class
+trace_rows = []
 for (step, _, _, shape), got in zip(forward_steps, traced, strict=True):
     expected = tuple(sizes[name.strip()] for name in shape.strip("()").split(","))
-    table_word, traced_word = mh.say("table", "表中"), mh.say("traced", "实测")
-    print(f"{mh.pad(step, 22)} {table_word} {shape:<20} = {expected!s:<14} {traced_word} {got}")
+    trace_rows.append((step, shape, expected, got))
     assert got == expected, step
+mh.show_table(
+    trace_rows,
+    header=(
+        mh.say("step", "步骤"),
+        mh.say("table", "表中"),
+        mh.say("= with these sizes", "= 代入尺寸"),
+        mh.say("traced", "实测"),
+    ),
+)
 
 # %% [markdown]
 # Every shape in the table is the shape the class computes: `mh.MultiHeadAttention`, the book's

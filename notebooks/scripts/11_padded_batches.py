@@ -394,13 +394,15 @@ with torch.no_grad():
     weights_by["nn.MultiheadAttention"] = weights_torch[:, None]  # (b, 1, T, T)
     context_sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_allowed)
 
+same_rows = []
 for name, weights_other in weights_by.items():
     torch.testing.assert_close(weights_other, reference)
-    print(mh.pad(name, 22), mh.say("weights == this course's", "权重 == 本课程的"))
+    same_rows.append((name, mh.say("weights == this course's", "权重 == 本课程的")))
 torch.testing.assert_close(context_torch[:, None], context)
 torch.testing.assert_close(context_sdpa, context)
 sdpa_name = mh.say("SDPA bool attn_mask", "SDPA 布尔 attn_mask")
-print(mh.pad(sdpa_name, 22), mh.say("context == this course's", "上下文 == 本课程的"))
+same_rows.append((sdpa_name, mh.say("context == this course's", "上下文 == 本课程的")))
+mh.show_table(same_rows)
 
 # %% [markdown]
 # Same attention six times. The conversions are one comparison or one `~` each; what goes wrong

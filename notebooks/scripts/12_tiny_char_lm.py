@@ -170,8 +170,10 @@ TABLE_NAMES_ZH = {
     "trigram": "三元计数表",
     "the model": "模型",
 }
-for name, loss in baseline.items():
-    print(f"{mh.say(name, TABLE_NAMES_ZH[name]):>13}: {loss:.3f} " + mh.say("nats", "奈特"))
+mh.show_table(
+    [(mh.say(name, TABLE_NAMES_ZH[name]), f"{loss:.3f}") for name, loss in baseline.items()],
+    header=("", mh.say("loss (nats)", "损失（奈特）")),
+)
 best_table = min(baseline["unigram"], baseline["bigram"], baseline["trigram"])
 assert baseline["trigram"] < baseline["bigram"] < baseline["unigram"] < baseline["uniform guess"]
 
@@ -341,11 +343,14 @@ label = {
     "shipped model": mh.tr("shipped: 3x the steps", "自带模型：步数三倍"),
 }
 names = [str(label.get(row["name"], row["name"])) for row in rows]
-columns = [mh.say("loss", "损失"), mh.say("complete", "完整的诗"), mh.say("rhyme", "押韵")]
-print(" " * 24, *(mh.pad(head, 9, ">") for head in columns))
+ablation_rows = []
 for name, row in zip(names, rows):
-    poems = f"{row['complete']:>9.0%} {row['rhyme']:>9.0%}" if "rhyme" in row else ""
-    print(f"{mh.pad(name, 24, '>')} {row['val_loss']:>9.2f} {poems}".rstrip())
+    poems = (f"{row['complete']:.0%}", f"{row['rhyme']:.0%}") if "rhyme" in row else ()
+    ablation_rows.append((name, f"{row['val_loss']:.2f}", *poems))
+mh.show_table(
+    ablation_rows,
+    header=("", mh.say("loss", "损失"), mh.say("complete", "完整的诗"), mh.say("rhyme", "押韵")),
+)
 
 fig, (ax_loss, ax_rhyme) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 ax_loss.barh(names[::-1], [row["val_loss"] for row in rows][::-1], color="tab:blue")
@@ -487,12 +492,13 @@ mhsa_helpers.exercises.check_train_step(answer)
 # %%
 print(shipped)
 model_loss = shipped.val_losses[-1][1]
-for name, loss in baseline.items():
-    print(f"{mh.say(name, TABLE_NAMES_ZH[name]):>13}: {loss:.3f}")
+loss_rows = [(mh.say(name, TABLE_NAMES_ZH[name]), f"{loss:.3f}") for name, loss in baseline.items()]
+loss_rows.append((mh.say("the model", "模型"), f"{model_loss:.3f}"))
+mh.show_table(loss_rows, header=("", mh.say("loss (nats)", "损失（奈特）")))
 print(
-    mh.tr(
-        f"{'the model':>13}: {model_loss:.3f}  ({best_table - model_loss:.2f} nats below the best table)",
-        f"{'模型':>13}: {model_loss:.3f}（比最好的计数表低 {best_table - model_loss:.2f} 奈特）",
+    mh.say(
+        f"the model: {best_table - model_loss:.2f} nats below the best table",
+        f"模型比最好的计数表低 {best_table - model_loss:.2f} 奈特",
     )
 )
 assert model_loss <= best_table - 0.25
@@ -555,7 +561,7 @@ scores = [
     lm.score_poems(mh.say("the model", "模型"), written, train_text),
     lm.score_poems(mh.say("trigram table", "三元计数表"), trigram_poems, train_text),
 ]
-print(lm.score_table(scores, chance=chance_rhyme))
+mh.show_table(lm.score_table(scores, chance=chance_rhyme))
 model_score = scores[1]
 assert model_score.complete >= 0.9 and model_score.rhyme >= 0.6  # chance: about 0.11
 assert model_score.copied <= 0.02 and scores[2].complete == 0
@@ -630,10 +636,12 @@ def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
 
 # One run without the cache is long enough to time; the fast path takes the median of three.
 speed_without, speed_with = tokens_per_second(False, repeats=1), tokens_per_second(True)
-print(mh.say("without cache:", "不用缓存："), f"{speed_without:6.0f} tokens/s")
-print(
-    mh.say("with cache:   ", "用缓存：  "),
-    f"{speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)",
+mh.show_table(
+    [
+        (mh.say("without cache", "不用缓存"), f"{speed_without:.0f}", ""),
+        (mh.say("with cache", "用缓存"), f"{speed_with:.0f}", f"{speed_with / speed_without:.1f}x"),
+    ],
+    header=("", "tokens/s", mh.say("speed-up", "加速")),
 )
 assert speed_with > speed_without
 
@@ -651,7 +659,7 @@ assert speed_with > speed_without
 # %%
 held_out = ["\n" + p.text for p in verse.validation[:200]]  # each poem from its start
 focus = lm.focus_on_texts(model, tokenizer, held_out)
-print(focus.table())
+mh.show_table(focus.table())
 print(focus.strongest_heads())  # per category: the head with the largest share
 shares, base = focus.shares, focus.baseline  # (num_layers, num_heads, 5), (5,)
 assert shares.shape == (4, 4, 5)
@@ -678,7 +686,7 @@ assert (shares.max(dim=1).values.max(dim=0).values > 1.5 * base).all()  # each k
 
 # %%
 rhyme_heads = lm.rhyme_focus(model, tokenizer, held_out)
-print(rhyme_heads.table())
+mh.show_table(rhyme_heads.table())
 layer, head = rhyme_heads.strongest()  # 0-based
 print(
     mh.tr(f"strongest: block {layer + 1}, head {head + 1}", f"最强：块 {layer + 1} 的头 {head + 1}")
@@ -710,7 +718,7 @@ fig = mh.figures.plot_rhyme_attention(
     ),
 )
 plt.show()
-print(lm.char_table(poem))
+mh.show_table(lm.char_table(poem))
 
 # %% [markdown]
 # The head finds *where* the rhyme is. Does the model also know *which* characters rhyme with it?
@@ -758,6 +766,7 @@ def repeats_a_rhyme(poem):  # the same character ends two couplets of one poem
     return len(set(ends)) < len(ends)
 
 
+form_rows = []
 for name, poems in (
     (mh.say("real poems", "真实的诗"), [p.text for p in real_poems]),
     (mh.say("the model", "模型"), [p.text for p in written if p.complete]),
@@ -766,14 +775,16 @@ for name, poems in (
     tones = lm.tone_opposition_share(text)
     regulated = sum(poem.count("\n") >= 4 for poem in poems) / len(poems)
     repeated = sum(map(repeats_a_rhyme, poems)) / len(poems)
-    print(
-        mh.tr(
-            f"{name:>12}: second characters opposed in tone {tones:.0%}, "
-            f"poems of 4 couplets {regulated:.0%}, a rhyme character used twice {repeated:.0%}",
-            f"{name:>6}：上下句第二字平仄相对 {tones:.0%}，四联的诗占 {regulated:.0%}，"
-            f"同一个字两次作韵脚 {repeated:.0%}",
-        )
-    )
+    form_rows.append((name, f"{tones:.0%}", f"{regulated:.0%}", f"{repeated:.0%}"))
+mh.show_table(
+    form_rows,
+    header=(
+        "",
+        mh.say("second characters opposed in tone", "上下句第二字平仄相对"),
+        mh.say("poems of 4 couplets", "四联的诗"),
+        mh.say("a rhyme character used twice", "同一个字两次作韵脚"),
+    ),
+)
 
 # %% [markdown]
 # Under this check, the model opposes the tones of the second characters in 87 % of its couplets,

@@ -324,19 +324,13 @@ class PlainAttributeMask(nn.Module):
 
 
 plain = PlainAttributeMask(6).to(torch.float64)
-in_state_dict = mh.say("| in state_dict:", "| 在 state_dict 中：")
-print(
-    mh.pad(mh.say("plain attribute:", "普通属性："), 16),
-    plain.mask.dtype,
-    in_state_dict,
-    "mask" in plain.state_dict(),
-)
 ca64 = CausalAttention(3, 2, 6, 0.0).to(torch.float64)
-print(
-    mh.pad(mh.say("buffer:", "缓冲区："), 16),
-    ca64.mask.dtype,
-    in_state_dict,
-    "mask" in ca64.state_dict(),
+mh.show_table(
+    [
+        (mh.say("plain attribute", "普通属性"), plain.mask.dtype, "mask" in plain.state_dict()),
+        (mh.say("buffer", "缓冲区"), ca64.mask.dtype, "mask" in ca64.state_dict()),
+    ],
+    header=("", "mask.dtype", mh.say("in state_dict", "在 state_dict 中")),
 )
 assert ca64.mask.dtype == torch.float64 and plain.mask.dtype == torch.float32
 

@@ -107,10 +107,15 @@ from mhsa_helpers.inspection import uniform_causal_entropy
 one_hot = torch.eye(6).unsqueeze(0)  # (1, T, T)：每个词元只关注自己
 lower = torch.tril(torch.ones(6, 6))
 uniform_causal = (lower / lower.sum(dim=-1, keepdim=True)).unsqueeze(0)  # (1, T, T)
-print(mh.pad(mh.say("one-hot head:", "独热的头："), 21), mh.head_entropy(one_hot))
-print(mh.pad(mh.say("uniform causal head:", "均匀的因果头："), 21), mh.head_entropy(uniform_causal))
-print(
-    mh.say("mean of log(i+1), T=6:", "log(i+1) 的平均值，T=6："), f"{uniform_causal_entropy(6):.4f}"
+mh.show_table(
+    [
+        (mh.say("one-hot head", "独热的头"), mh.head_entropy(one_hot)),
+        (mh.say("uniform causal head", "均匀的因果头"), mh.head_entropy(uniform_causal)),
+        (
+            mh.say("mean of log(i+1), T=6", "log(i+1) 的平均值，T=6"),
+            f"{uniform_causal_entropy(6):.4f}",
+        ),
+    ]
 )
 assert torch.equal(mh.head_entropy(one_hot), torch.zeros(1))
 torch.testing.assert_close(
@@ -156,11 +161,12 @@ with torch.no_grad():
     _, weights_x1 = mha_long(embed_words(long_words).unsqueeze(0), return_weights=True)
 entropy_long = mh.head_entropy(weights_long)  # (4,)
 entropy_x1 = mh.head_entropy(weights_x1)  # (4,)：同样的头，嵌入不乘 3
-print(mh.pad(mh.say("entropy per head, x3:", "每个头的熵，x3："), 21), entropy_long)
-print(mh.pad(mh.say("entropy per head, x1:", "每个头的熵，x1："), 21), entropy_x1)
-print(
-    mh.pad(mh.say("maximum for T=11:", "T=11 时的最大值："), 21),
-    f"{uniform_causal_entropy(11):.4f}",
+mh.show_table(
+    [
+        (mh.say("entropy per head, x3", "每个头的熵，x3"), entropy_long),
+        (mh.say("entropy per head, x1", "每个头的熵，x1"), entropy_x1),
+        (mh.say("maximum for T=11", "T=11 时的最大值"), f"{uniform_causal_entropy(11):.4f}"),
+    ]
 )
 assert (entropy_long < entropy_x1).all()  # 乘以 3 让每个头都稍微集中一些
 assert (entropy_long > 0.9 * uniform_causal_entropy(11)).all()  # 都仍接近均匀

@@ -447,17 +447,21 @@ with torch.no_grad():
 future32 = torch.ones(32, 32, dtype=torch.bool).triu(diagonal=1)  # (T, T)，True 表示遮住
 scores32 = (q32 @ k32.transpose(-2, -1) / math.sqrt(16)).masked_fill(future32, -torch.inf)
 reference = torch.softmax(scores32, dim=-1)  # (2, 4, 32, 32), float32
-print(
-    mh.pad("dtype", 16)
-    + mh.pad("eps", 9, ">")
-    + mh.pad(mh.say("largest error", "最大误差"), 15, ">")
-    + mh.pad(mh.say("row sums off by", "行和的偏差"), 17, ">")
-)
+low_rows = []
 for dtype in (torch.float16, torch.bfloat16):
     weights_low = torch.softmax(scores32.to(dtype), dim=-1)  # (2, 4, 32, 32)，类型为 dtype
     error = (weights_low.float() - reference).abs().max().item()
     off = (weights_low.float().sum(dim=-1) - 1).abs().max().item()
-    print(f"{dtype!s:<16}{torch.finfo(dtype).eps:>9.0e}{error:>15.0e}{off:>17.0e}")
+    low_rows.append((dtype, f"{torch.finfo(dtype).eps:.0e}", f"{error:.0e}", f"{off:.0e}"))
+mh.show_table(
+    low_rows,
+    header=(
+        "dtype",
+        "eps",
+        mh.say("largest error", "最大误差"),
+        mh.say("row sums off by", "行和的偏差"),
+    ),
+)
 
 # %% [markdown] en_hash="7ed21b836103"
 # bfloat16 的误差大约是 float16 的十倍，因为它的有效位少 3 位。无论哪种类型，一行权重之和都不再恰好是 1。这是舍入造成的，模型能够容忍。掩码就是另一回事了。在 float32 里没问题的填入值，在更小的类型里可能根本表示不了。
@@ -489,19 +493,23 @@ print(
 # **生产代码的修复办法是把 softmax 升到 float32 计算。** Hugging Face 的 Llama 写的是 `softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)`。分数可以是低精度的，softmax 则在 float32 中计算并返回 float32。下面在同样的分数上测量。
 
 # %%
-print(
-    mh.pad("dtype", 16)
-    + mh.pad(mh.say("upcast error", "升精度误差"), 13, ">")
-    + mh.pad(mh.say("row sums off by", "行和的偏差"), 17, ">")
-    + mh.pad(mh.say("cast back: error", "转回后的误差"), 18, ">")
-)
+upcast_rows = []
 for dtype in (torch.float16, torch.bfloat16):
     upcast = torch.softmax(scores32.to(dtype), dim=-1, dtype=torch.float32)  # float32
     error = (upcast - reference).abs().max().item()
     off = (upcast.sum(dim=-1) - 1).abs().max().item()
     assert off < 1e-6, off
     back = (upcast.to(dtype).float() - reference).abs().max().item()  # .to(query.dtype)
-    print(f"{dtype!s:<16}{error:>13.0e}{'< 1e-06':>17}{back:>18.0e}")
+    upcast_rows.append((dtype, f"{error:.0e}", "< 1e-06", f"{back:.0e}"))
+mh.show_table(
+    upcast_rows,
+    header=(
+        "dtype",
+        mh.say("upcast error", "升精度误差"),
+        mh.say("row sums off by", "行和的偏差"),
+        mh.say("cast back: error", "转回后的误差"),
+    ),
+)
 hand = torch.exp(20 * scores32.half())  # 在 float16 中手写的 softmax，没有减去最大值
 print(
     mh.say("largest score x 20:", "最大分数 x 20："),

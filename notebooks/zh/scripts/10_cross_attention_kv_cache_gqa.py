@@ -185,20 +185,26 @@ print(
         "在 500 个留出的序列上（都没有参与训练）：",
     )
 )
-print(
-    mh.say(
-        f"  weight on the expected source position: before {share_before:.1%}, "
-        f"after {share_after:.1%}   (chance {1 / length:.1%})",
-        f"  预期源位置上的权重：训练前 {share_before:.1%}，"
-        f"训练后 {share_after:.1%}   （随机水平 {1 / length:.1%}）",
-    )
-)
-print(
-    mh.say(
-        f"  tokens reversed right:                   before {right_before:.1%}, "
-        f"after {right_after:.1%}",
-        f"  正确反转的词元：    训练前 {right_before:.1%}，训练后 {right_after:.1%}",
-    )
+mh.show_table(
+    [
+        (
+            mh.say("weight on the expected source position", "预期源位置上的权重"),
+            f"{share_before:.1%}",
+            f"{share_after:.1%}",
+            f"{1 / length:.1%}",
+        ),
+        (
+            mh.say("tokens reversed right", "正确反转的词元"),
+            f"{right_before:.1%}",
+            f"{right_after:.1%}",
+        ),
+    ],
+    header=(
+        "",
+        mh.say("before", "训练前"),
+        mh.say("after", "训练后"),
+        mh.say("chance", "随机水平"),
+    ),
 )
 assert share_before < 0.3 < 0.9 < share_after and right_after > 0.99
 
@@ -276,14 +282,14 @@ print(
 # 投影上的钩子数出了每生成一个词元的开销。这个结果是确定的，不依赖时钟。
 
 # %%
-print(
-    mh.say(
-        "step | tokens projected without cache | with cache",
-        "步 | 不用缓存时投影的词元数 | 用缓存时",
-    )
+mh.show_table(
+    [(step, a, b) for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1)],
+    header=(
+        mh.say("step", "步"),
+        mh.say("tokens projected without cache", "不用缓存时投影的词元数"),
+        mh.say("with cache", "用缓存时"),
+    ),
 )
-for step, (a, b) in enumerate(zip(rows_without, rows_with), start=1):
-    print(f"{step:>4} | {a:>30} | {b:>10}")
 print(
     mh.say(
         f"total: {sum(rows_without)} vs {sum(rows_with)}",
@@ -520,15 +526,7 @@ configs = [
     ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
 ]
 MiB = 2**20
-columns = [
-    (mh.say("model", "模型"), 12, "<"),
-    (mh.say("K/V heads", "K/V 头数"), 9, ">"),
-    (mh.say("params/layer", "每层参数"), 13, ">"),
-    (mh.say("fewer params", "参数减少"), 12, ">"),
-    (mh.say("KV cache/seq", "KV 缓存/序列"), 13, ">"),
-    (mh.say("cache", "缩小"), 7, ">"),
-]
-print(*(mh.pad(title, width, align) for title, width, align in columns))
+gqa_rows = []
 param_saving = {}
 for name, d_model, heads, layers, T, groups in configs:
     mha_params = attention_params(d_model, heads, heads)
@@ -537,10 +535,29 @@ for name, d_model, heads, layers, T, groups in configs:
         param_saving[name, g] = 1 - params / mha_params
         cache_mib = kv_cache_bytes(layers, heads, g, d_model // heads, T) / MiB
         kind = "MHA" if g == heads else ("MQA" if g == 1 else "GQA")
-        print(
-            f"{name:<12} {g:>5} {kind} {params:>13,} {param_saving[name, g]:>12.1%} "
-            f"{cache_mib:>9,.0f} MiB {heads // g:>5}x"
+        gqa_rows.append(
+            (
+                name,
+                g,
+                kind,
+                f"{params:,}",
+                f"{param_saving[name, g]:.1%}",
+                f"{cache_mib:,.0f} MiB",
+                f"{heads // g}x",
+            )
         )
+mh.show_table(
+    gqa_rows,
+    header=(
+        mh.say("model", "模型"),
+        mh.say("K/V heads", "K/V 头数"),
+        "",
+        mh.say("params/layer", "每层参数"),
+        mh.say("fewer params", "参数减少"),
+        mh.say("KV cache/seq", "KV 缓存/序列"),
+        mh.say("cache", "缩小"),
+    ),
+)
 assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # 类 Llama 模型用 GQA：每个序列 1 GiB
 assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # 同一个模型用 MHA：4 GiB
 assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4

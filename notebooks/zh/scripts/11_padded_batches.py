@@ -341,13 +341,15 @@ with torch.no_grad():
     weights_by["nn.MultiheadAttention"] = weights_torch[:, None]  # (b, 1, T, T)
     context_sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_allowed)
 
+same_rows = []
 for name, weights_other in weights_by.items():
     torch.testing.assert_close(weights_other, reference)
-    print(mh.pad(name, 22), mh.say("weights == this course's", "权重 == 本课程的"))
+    same_rows.append((name, mh.say("weights == this course's", "权重 == 本课程的")))
 torch.testing.assert_close(context_torch[:, None], context)
 torch.testing.assert_close(context_sdpa, context)
 sdpa_name = mh.say("SDPA bool attn_mask", "SDPA 布尔 attn_mask")
-print(mh.pad(sdpa_name, 22), mh.say("context == this course's", "上下文 == 本课程的"))
+same_rows.append((sdpa_name, mh.say("context == this course's", "上下文 == 本课程的")))
+mh.show_table(same_rows)
 
 # %% [markdown] en_hash="c893d941de0b"
 # 六次得到的都是同一个注意力。每次转换只需一次比较或一个 `~`。实践中容易出错的有三处：`True` 的含义，把浮点掩码误当成布尔掩码，以及形状。SDPA 从右边开始把掩码与 (b, h, T_q, T_k) 对齐并广播，所以填充掩码要带上大小为 1 的头轴和查询轴，就像 `sdpa_allowed` 那样。

@@ -124,8 +124,10 @@ TABLE_NAMES_ZH = {
     "trigram": "三元计数表",
     "the model": "模型",
 }
-for name, loss in baseline.items():
-    print(f"{mh.say(name, TABLE_NAMES_ZH[name]):>13}: {loss:.3f} " + mh.say("nats", "奈特"))
+mh.show_table(
+    [(mh.say(name, TABLE_NAMES_ZH[name]), f"{loss:.3f}") for name, loss in baseline.items()],
+    header=("", mh.say("loss (nats)", "损失（奈特）")),
+)
 best_table = min(baseline["unigram"], baseline["bigram"], baseline["trigram"])
 assert baseline["trigram"] < baseline["bigram"] < baseline["unigram"] < baseline["uniform guess"]
 
@@ -257,11 +259,14 @@ label = {
     "shipped model": mh.tr("shipped: 3x the steps", "自带模型：步数三倍"),
 }
 names = [str(label.get(row["name"], row["name"])) for row in rows]
-columns = [mh.say("loss", "损失"), mh.say("complete", "完整的诗"), mh.say("rhyme", "押韵")]
-print(" " * 24, *(mh.pad(head, 9, ">") for head in columns))
+ablation_rows = []
 for name, row in zip(names, rows):
-    poems = f"{row['complete']:>9.0%} {row['rhyme']:>9.0%}" if "rhyme" in row else ""
-    print(f"{mh.pad(name, 24, '>')} {row['val_loss']:>9.2f} {poems}".rstrip())
+    poems = (f"{row['complete']:.0%}", f"{row['rhyme']:.0%}") if "rhyme" in row else ()
+    ablation_rows.append((name, f"{row['val_loss']:.2f}", *poems))
+mh.show_table(
+    ablation_rows,
+    header=("", mh.say("loss", "损失"), mh.say("complete", "完整的诗"), mh.say("rhyme", "押韵")),
+)
 
 fig, (ax_loss, ax_rhyme) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 ax_loss.barh(names[::-1], [row["val_loss"] for row in rows][::-1], color="tab:blue")
@@ -359,12 +364,13 @@ mhsa_helpers.exercises.check_train_step(answer)
 # %%
 print(shipped)
 model_loss = shipped.val_losses[-1][1]
-for name, loss in baseline.items():
-    print(f"{mh.say(name, TABLE_NAMES_ZH[name]):>13}: {loss:.3f}")
+loss_rows = [(mh.say(name, TABLE_NAMES_ZH[name]), f"{loss:.3f}") for name, loss in baseline.items()]
+loss_rows.append((mh.say("the model", "模型"), f"{model_loss:.3f}"))
+mh.show_table(loss_rows, header=("", mh.say("loss (nats)", "损失（奈特）")))
 print(
-    mh.tr(
-        f"{'the model':>13}: {model_loss:.3f}  ({best_table - model_loss:.2f} nats below the best table)",
-        f"{'模型':>13}: {model_loss:.3f}（比最好的计数表低 {best_table - model_loss:.2f} 奈特）",
+    mh.say(
+        f"the model: {best_table - model_loss:.2f} nats below the best table",
+        f"模型比最好的计数表低 {best_table - model_loss:.2f} 奈特",
     )
 )
 assert model_loss <= best_table - 0.25
@@ -418,7 +424,7 @@ scores = [
     lm.score_poems(mh.say("the model", "模型"), written, train_text),
     lm.score_poems(mh.say("trigram table", "三元计数表"), trigram_poems, train_text),
 ]
-print(lm.score_table(scores, chance=chance_rhyme))
+mh.show_table(lm.score_table(scores, chance=chance_rhyme))
 model_score = scores[1]
 assert model_score.complete >= 0.9 and model_score.rhyme >= 0.6  # 随机约为 0.11
 assert model_score.copied <= 0.02 and scores[2].complete == 0
@@ -475,10 +481,12 @@ def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
 
 # 不用缓存时跑一次就足以计时，快的路径取三次运行的中位数。
 speed_without, speed_with = tokens_per_second(False, repeats=1), tokens_per_second(True)
-print(mh.say("without cache:", "不用缓存："), f"{speed_without:6.0f} tokens/s")
-print(
-    mh.say("with cache:   ", "用缓存：  "),
-    f"{speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)",
+mh.show_table(
+    [
+        (mh.say("without cache", "不用缓存"), f"{speed_without:.0f}", ""),
+        (mh.say("with cache", "用缓存"), f"{speed_with:.0f}", f"{speed_with / speed_without:.1f}x"),
+    ],
+    header=("", "tokens/s", mh.say("speed-up", "加速")),
 )
 assert speed_with > speed_without
 
@@ -498,7 +506,7 @@ assert speed_with > speed_without
 # %%
 held_out = ["\n" + p.text for p in verse.validation[:200]]  # 每首诗都从开头读起
 focus = lm.focus_on_texts(model, tokenizer, held_out)
-print(focus.table())
+mh.show_table(focus.table())
 print(focus.strongest_heads())  # 每一类中份额最大的头
 shares, base = focus.shares, focus.baseline  # (num_layers, num_heads, 5), (5,)
 assert shares.shape == (4, 4, 5)
@@ -513,7 +521,7 @@ assert (shares.max(dim=1).values.max(dim=0).values > 1.5 * base).all()  # 每一
 
 # %%
 rhyme_heads = lm.rhyme_focus(model, tokenizer, held_out)
-print(rhyme_heads.table())
+mh.show_table(rhyme_heads.table())
 layer, head = rhyme_heads.strongest()  # 从 0 开始编号
 print(
     mh.tr(f"strongest: block {layer + 1}, head {head + 1}", f"最强：块 {layer + 1} 的头 {head + 1}")
@@ -539,7 +547,7 @@ fig = mh.figures.plot_rhyme_attention(
     ),
 )
 plt.show()
-print(lm.char_table(poem))
+mh.show_table(lm.char_table(poem))
 
 # %% [markdown] en_hash="dcabd5a815fd"
 # 这个头找到了韵脚在**哪里**。那么模型知不知道**哪些**字和它押韵呢？`lm.rhyme_odds` 在每一处该押韵的位置，把模型给予同一韵辙各字的概率加起来，再和一个只知道训练诗中各韵辙收尾频率的写手相比。
@@ -569,6 +577,7 @@ def repeats_a_rhyme(poem):  # 一首诗里同一个字收了两联
     return len(set(ends)) < len(ends)
 
 
+form_rows = []
 for name, poems in (
     (mh.say("real poems", "真实的诗"), [p.text for p in real_poems]),
     (mh.say("the model", "模型"), [p.text for p in written if p.complete]),
@@ -577,14 +586,16 @@ for name, poems in (
     tones = lm.tone_opposition_share(text)
     regulated = sum(poem.count("\n") >= 4 for poem in poems) / len(poems)
     repeated = sum(map(repeats_a_rhyme, poems)) / len(poems)
-    print(
-        mh.tr(
-            f"{name:>12}: second characters opposed in tone {tones:.0%}, "
-            f"poems of 4 couplets {regulated:.0%}, a rhyme character used twice {repeated:.0%}",
-            f"{name:>6}：上下句第二字平仄相对 {tones:.0%}，四联的诗占 {regulated:.0%}，"
-            f"同一个字两次作韵脚 {repeated:.0%}",
-        )
-    )
+    form_rows.append((name, f"{tones:.0%}", f"{regulated:.0%}", f"{repeated:.0%}"))
+mh.show_table(
+    form_rows,
+    header=(
+        "",
+        mh.say("second characters opposed in tone", "上下句第二字平仄相对"),
+        mh.say("poems of 4 couplets", "四联的诗"),
+        mh.say("a rhyme character used twice", "同一个字两次作韵脚"),
+    ),
+)
 
 # %% [markdown] en_hash="e78360f50691"
 # 按这条规则，模型有 87% 的联上下句第二字平仄相对，比真实的诗（73%）还高。这是因为语料里也有不讲平仄的古绝，而且现代声调会读错一些唐代的字。所以这只能说明看不出问题，不能说明它比诗人做得好。另外，用温度 0.8、top-k 20 抽样，本来就偏向语料中占多数的合律格式。篇幅才是真正的差距：模型写的诗只有 30% 是四联的律诗，真实的诗是 63%。读者最先注意到的问题，上面的数字都没有测量：许多诗句只是一串有诗意的词（明月、寒灯、夜半），没有贯穿全诗的意思。最后一个数字是读者接下来会注意到的毛病：模型有四分之一的诗用同一个字收了两联，真实的诗几乎不会这样（2%）。一位熟悉唐诗的母语读者把它的 30 首诗和 30 首真实的诗混在一起读，事先不知道哪首是谁写的。结果模型的诗有 8 首算得上“过得去”，没有一首算好。另外，超出一个窗口之后（第 7 节），文字就散乱了。模型学到的位置是诗中的地方，而滑动的窗口把每个字都挪到了别的地方。相对位置，即旋转位置编码（rotary position embedding），如今许多模型都在用它，不会把诗中的位置和窗口中的位置绑在一起。

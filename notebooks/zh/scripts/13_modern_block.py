@@ -275,23 +275,13 @@ def rms(t):  # 每一行的均方根
     return t.pow(2).mean(-1).sqrt()
 
 
-print(
-    mh.say("input          mean:", "输入           均值："),
-    x.mean(-1),
-    mh.say(" RMS:", " RMS："),
-    rms(x),
-)
-print(
-    mh.say("LayerNorm      mean:", "LayerNorm      均值："),
-    layer_normed.mean(-1),
-    mh.say(" RMS:", " RMS："),
-    rms(layer_normed),
-)
-print(
-    mh.say("RMSNorm        mean:", "RMSNorm        均值："),
-    rms_normed.mean(-1),
-    mh.say(" RMS:", " RMS："),
-    rms(rms_normed),
+mh.show_table(
+    [
+        (mh.say("input", "输入"), x.mean(-1), rms(x)),
+        ("LayerNorm", layer_normed.mean(-1), rms(layer_normed)),
+        ("RMSNorm", rms_normed.mean(-1), rms(rms_normed)),
+    ],
+    header=("", mh.say("mean", "均值"), "RMS"),
 )
 centred = x - x.mean(-1, keepdim=True)  # (3, 6)
 torch.testing.assert_close(F.rms_norm(centred, (6,)), F.layer_norm(x, (6,)), atol=1e-4, rtol=0)
@@ -346,17 +336,20 @@ d_model = 768  # GPT-2 small 的宽度
 gelu_ff = lm.FeedForward(d_model, 4 * d_model)  # fc_in、GELU、fc_out，带偏置
 swiglu = mh.SwiGLU(d_model)  # gate_proj、up_proj、down_proj，没有偏置
 print(swiglu)
-print(
-    mh.say("GELU feed-forward, hidden 4d =", "GELU 前馈网络，隐藏宽度 4d ="),
-    4 * d_model,
-    f"{sum(p.numel() for p in gelu_ff.parameters()):>12,}",
-    mh.say("parameters", "个参数"),
-)
-print(
-    mh.say("SwiGLU, hidden 2/3 * 4d      =", "SwiGLU，隐藏宽度 2/3 * 4d    ="),
-    swiglu.hidden_dim,
-    f"{sum(p.numel() for p in swiglu.parameters()):>12,}",
-    mh.say("parameters", "个参数"),
+mh.show_table(
+    [
+        (
+            mh.say("GELU feed-forward", "GELU 前馈网络"),
+            f"4d = {4 * d_model}",
+            f"{sum(p.numel() for p in gelu_ff.parameters()):,}",
+        ),
+        (
+            "SwiGLU",
+            f"2/3 * 4d = {swiglu.hidden_dim}",
+            f"{sum(p.numel() for p in swiglu.parameters()):,}",
+        ),
+    ],
+    header=("", mh.say("hidden width", "隐藏宽度"), mh.say("parameters", "参数个数")),
 )
 print(
     mh.say(
@@ -465,17 +458,23 @@ def train_toy(qk_norm, lr, steps=60):
 
 runs = {(lr, qk): train_toy(qk, lr) for lr in (0.003, 0.2) for qk in (False, True)}
 print(mh.say("chance level: ln 16 =", "随机水平：ln 16 ="), round(math.log(vocab), 3))
-print(
-    mh.say(
-        "   lr   qk_norm   loss at step 1   20   40   60 (mean of last 10)   largest |score| at 60",
-        "   lr   qk_norm        第 1 步损失   20   40   60（最后 10 步平均）     第 60 步最大 |分数|",
-    )
-)
+toy_rows = []
 for (lr, qk), (_, losses, largest) in runs.items():
     last = sum(losses[-10:]) / 10
-    print(
-        f"{lr:5}   {qk!s:>7}   {losses[0]:14.2f} {losses[19]:4.2f} {losses[39]:4.2f} {last:5.2f} {largest:38.1f}"
-    )
+    shown = (losses[0], losses[19], losses[39], last)
+    toy_rows.append((lr, qk, *(f"{loss:.2f}" for loss in shown), f"{largest:.1f}"))
+mh.show_table(
+    toy_rows,
+    header=(
+        "lr",
+        "qk_norm",
+        mh.say("loss at step 1", "第 1 步损失"),
+        "20",
+        "40",
+        mh.say("60 (mean of last 10)", "60（最后 10 步平均）"),
+        mh.say("largest |score| at 60", "第 60 步最大 |分数|"),
+    ),
+)
 learned = runs[(0.2, True)][0].block.self_attn  # 它的 q_norm 和 k_norm 权重已经学过
 bound = math.sqrt(8) * learned.q_norm.weight.abs().max() * learned.k_norm.weight.abs().max()
 print(
@@ -557,15 +556,9 @@ def count(module):
 gpt2_block = lm.TransformerBlock(768, 1024, 12)
 modern_mha = mh.ModernDecoderLayer(768, 1024, 12, 12)
 modern_gqa = mh.ModernDecoderLayer(768, 1024, 12, 4)
-print(
-    mh.say(
-        "part              GPT-2   modern (12 K/V)   modern (4 K/V)",
-        "部分              GPT-2    现代 12 K/V 头    现代 4 K/V 头",
-    )
-)
 rows = [
     (
-        mh.say("norms    ", "归一化   "),
+        mh.say("norms", "归一化"),
         count(gpt2_block.ln_1) + count(gpt2_block.ln_2),
         [
             count(m.input_layernorm) + count(m.post_attention_layernorm)
@@ -573,19 +566,26 @@ rows = [
         ],
     ),
     (
-        mh.say("attention", "注意力   "),
+        mh.say("attention", "注意力"),
         count(gpt2_block.attn),
         [count(m.self_attn) for m in (modern_mha, modern_gqa)],
     ),
     (
-        mh.say("feed-fwd ", "前馈网络 "),
+        mh.say("feed-forward", "前馈网络"),
         count(gpt2_block.ff),
         [count(m.mlp) for m in (modern_mha, modern_gqa)],
     ),
-    (mh.say("total    ", "合计     "), count(gpt2_block), [count(modern_mha), count(modern_gqa)]),
+    (mh.say("total", "合计"), count(gpt2_block), [count(modern_mha), count(modern_gqa)]),
 ]
-for name, gpt2, (mha, gqa) in rows:
-    print(f"{name}   {gpt2:>11,}   {mha:>15,}   {gqa:>14,}")
+mh.show_table(
+    [(name, f"{gpt2:,}", f"{mha:,}", f"{gqa:,}") for name, gpt2, (mha, gqa) in rows],
+    header=(
+        mh.say("part", "部分"),
+        "GPT-2",
+        mh.say("modern (12 K/V)", "现代 12 K/V 头"),
+        mh.say("modern (4 K/V)", "现代 4 K/V 头"),
+    ),
+)
 biases = [n for n, _ in modern_gqa.named_parameters() if "bias" in n]
 print(mh.say("biases in the modern block:", "现代块里的偏置："), biases)
 
