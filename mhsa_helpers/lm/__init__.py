@@ -17,8 +17,10 @@
   generated text is copied from the training text;
 * ``verse`` -- ``verse_shape``: half-lines of 5 or 7 characters, lines of two equal halves, and
   8-character pieces copied from the training text, measured on a generated text;
-  ``write_poems`` (each started as a new poem), ``poem_form``, ``score_poems``: complete poems,
-  rhyme and copied lines, measured;
+  ``write_poems`` (each started as a new poem; ``fresh_rhymes``: the sampling rule of
+  ``fresh_rhyme_bans``, no rhyme character twice in a poem), ``poem_form``, ``score_poems``:
+  complete poems, rhyme and copied lines, measured; ``repeated_rhyme_share``: poems that end two
+  couplet-lines with one character;
 * ``rhyme`` -- ``rhyme_class`` (a character's rhyme group from its modern pinyin final, via
   ``pypinyin``), ``rhyme_share`` (adjacent couplet-line ends that rhyme), ``chance_rhyme_share``,
   ``tone_class`` and ``tone_opposition_share`` (平仄, modern tones);
@@ -76,7 +78,10 @@ from .verse import (
     VerseShape,
     WrittenPoem,
     copied_lines,
+    fresh_rhyme_bans,
+    fresh_rhyme_rule,
     poem_form,
+    repeated_rhyme_share,
     score_poems,
     score_table,
     verse_lines,
@@ -119,6 +124,8 @@ __all__ = [
     "describe_pair",
     "find_cjk_font",
     "focus_on_texts",
+    "fresh_rhyme_bans",
+    "fresh_rhyme_rule",
     "generate",
     "head_focus",
     "learning_rate",
@@ -131,6 +138,7 @@ __all__ = [
     "poem_form",
     "poem_starts",
     "poem_text",
+    "repeated_rhyme_share",
     "rhyme_class",
     "rhyme_focus",
     "rhyme_odds",

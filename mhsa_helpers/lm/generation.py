@@ -22,7 +22,7 @@ so they produce the same tokens; the cached one is faster within the first windo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -132,6 +132,45 @@ def _check_banned(banned: object, vocab_size: int) -> torch.Tensor:
     return torch.tensor(sorted(set(values)), dtype=torch.long)
 
 
+def _check_step_banned(step_banned: object) -> Callable[[torch.Tensor], object] | None:
+    if step_banned is not None and not callable(step_banned):
+        raise TypeError(
+            "step_banned must be None or a function of the ids so far returning one list of "
+            f"token ids per row, got step_banned={step_banned!r} ({type(step_banned).__name__})"
+        )
+    return step_banned
+
+
+def _step_ban_mask(rule: Callable[[torch.Tensor], object], ids: torch.Tensor, vocab_size: int):
+    """The (b, vocab) mask of what ``rule(ids)`` bans at this step, its answer checked first."""
+    answer = rule(ids)
+    if isinstance(answer, (str, bytes, torch.Tensor)) or not isinstance(answer, Sequence):
+        raise TypeError(
+            "step_banned must return a list with one list of token ids per row, got "
+            f"{type(answer).__name__}"
+        )
+    if len(answer) != ids.shape[0]:
+        raise ValueError(
+            f"step_banned must return one list of token ids per row ({ids.shape[0]} rows), got "
+            f"{len(answer)} lists"
+        )
+    mask = torch.zeros(ids.shape[0], vocab_size, dtype=torch.bool)  # (b, vocab)
+    for row, ids_of_row in enumerate(answer):
+        if isinstance(ids_of_row, (str, bytes)) or not isinstance(ids_of_row, Sequence):
+            raise TypeError(
+                f"step_banned must return lists of token ids, got {type(ids_of_row).__name__} "
+                f"for row {row}"
+            )
+        values = [as_int("step_banned", v) for v in ids_of_row]
+        if any(not 0 <= v < vocab_size for v in values):
+            raise ValueError(
+                f"step_banned ids must be in [0, {vocab_size}), got {sorted(values)[:10]} for "
+                f"row {row}"
+            )
+        mask[row, values] = True
+    return mask.to(ids.device)
+
+
 @torch.no_grad()
 def generate(
     model: CharTransformer,
@@ -143,6 +182,7 @@ def generate(
     seed: int = 0,
     use_cache: bool = True,
     banned: Sequence[int] | torch.Tensor = (),
+    step_banned: Callable[[torch.Tensor], Sequence[Sequence[int]]] | None = None,
     device: str | torch.device | None = None,
 ) -> torch.Tensor:
     """Continue ``prompt`` by ``max_new_tokens`` sampled tokens; return prompt + new tokens.
@@ -159,6 +199,11 @@ def generate(
         use_cache: one ``KVCache`` per block (True) or the full re-computation (False).
         banned: token ids never drawn (their logits set to -inf first), e.g. the tokenizer's
             unknown-character token: ``banned=tokenizer.encode(lm.UNKNOWN)``.
+        step_banned: a rule that bans tokens at one step only, or None. Before each draw it is
+            called with the ids so far, (b, T_so_far), and returns one list of token ids per
+            row, banned (logits set to -inf, before top-k) for that row's next token only;
+            ``lm.fresh_rhyme_rule(tokenizer)`` is one (``write_poems(fresh_rhymes=True)``). A
+            row whose every token is banned raises ``ValueError``.
         device: where to generate (``"cuda"`` or ``"mps"`` when present). None: where the model
             is. Otherwise the model is moved there first (``model.to(device)``, as
             ``train_char_lm`` leaves it on its device). The prompt follows the model; the CPU,
@@ -177,6 +222,7 @@ def generate(
     seed = check_seed("seed", seed)
     check_flag("use_cache", use_cache)
     banned_ids = _check_banned(banned, model.vocab_size)
+    rule = _check_step_banned(step_banned)
     if device is not None:
         model.to(check_device(device))
     prompt = prompt.to(model.tok_emb.weight.device)  # the prompt follows the model
@@ -213,6 +259,8 @@ def generate(
             last = logits[:, -1]  # (b, vocab)
             if banned_ids.numel():
                 last = last.index_fill(-1, banned_ids.to(last.device), float("-inf"))
+            if rule is not None:
+                last = last.masked_fill(_step_ban_mask(rule, ids, last.shape[-1]), float("-inf"))
             probs = next_token_probs(last, temperature=temperature, top_k=top_k)
             next_id = torch.multinomial(probs, 1, generator=generator)  # (b, 1)
             ids = torch.cat([ids, next_id.to(ids.dtype)], dim=1)  # (b, T_so_far + 1)

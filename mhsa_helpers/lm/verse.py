@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from ..i18n import say
 from ..tables import Table
+from ..validation import check_flag
 from .analysis import copied_share
 from .generation import generate
 from .model import CharTransformer
-from .rhyme import rhyme_pairs, rhyme_share
+from .rhyme import line_end, rhyme_pairs, rhyme_share
 from .tokenizer import UNKNOWN, CharTokenizer
 
 __all__ = [
@@ -35,7 +37,10 @@ __all__ = [
     "VerseShape",
     "WrittenPoem",
     "copied_lines",
+    "fresh_rhyme_bans",
+    "fresh_rhyme_rule",
     "poem_form",
+    "repeated_rhyme_share",
     "score_poems",
     "score_table",
     "verse_lines",
@@ -147,6 +152,48 @@ class WrittenPoem:
         return cls(poem, ended, poem_form(poem) if ended else None)
 
 
+_MARKS = "，。？！；：、"
+_OPEN_LINE = re.compile(rf"^([^{_MARKS}]+)，([^{_MARKS}]*)$")
+
+
+def fresh_rhyme_bans(text: str) -> str:
+    """The characters a fresh-rhyme writer may not write next, after ``text``: a sampling rule.
+
+    The next character *ends a couplet-line* when the line being written holds one comma, a
+    first half of m characters before it (5 or 7 in this corpus), and m - 1 characters after
+    it: the next character completes the second half to the first half's length, so a whole
+    couplet-line would close with it (the model writes 。 after it, or the line is not one of
+    equal halves and is no whole poem's line anyway). There, and only there, every character
+    that already ends a couplet-line of the same poem (the lines since the last empty line,
+    ``rhyme.line_end``) is banned; anywhere else nothing is. Returned in order of use, each
+    once; ``""`` when nothing is banned.
+
+    >>> fresh_rhyme_bans("\n床前明月光，疑是地上霜。\n举头望明月，低头思故")
+    '霜'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    *earlier, current = text.rsplit("\n\n", 1)[-1].split("\n")
+    match = _OPEN_LINE.match(current)
+    if match is None or len(match.group(2)) != len(match.group(1)) - 1:
+        return ""
+    ends = (line_end(line) for line in earlier if line)
+    return "".join(dict.fromkeys(end for end in ends if end is not None))
+
+
+def fresh_rhyme_rule(tokenizer: CharTokenizer) -> Callable[[torch.Tensor], list[list[int]]]:
+    """``fresh_rhyme_bans`` as a ``generate(step_banned=...)`` rule: ids (b, T) -> the banned
+    ids of each row. Each row is read as a text of ``tokenizer`` (the prompt included)."""
+    if not isinstance(tokenizer, CharTokenizer):
+        raise TypeError(f"tokenizer must be a CharTokenizer, got {type(tokenizer).__name__}")
+
+    def rule(ids: torch.Tensor) -> list[list[int]]:
+        bans = (fresh_rhyme_bans(tokenizer.decode(row)) for row in ids.cpu())
+        return [tokenizer.encode(chars).tolist() for chars in bans]
+
+    return rule
+
+
 def write_poems(
     model: CharTransformer,
     tokenizer: CharTokenizer,
@@ -155,6 +202,7 @@ def write_poems(
     seed: int = 0,
     temperature: float = 0.8,
     top_k: int | None = 20,
+    fresh_rhymes: bool = False,
 ) -> list[WrittenPoem]:
     """One poem per character of ``first_chars``, each started as a new poem.
 
@@ -162,9 +210,16 @@ def write_poems(
     newline), then the first character. All poems are drawn in one batch from one seeded
     generator (``generate``), with the unknown character never drawn, until the model's window is
     full; each is cut at the empty line that ends it.
+
+    ``fresh_rhymes=True`` adds a sampling rule, not something the model learned: where the next
+    character ends a couplet-line, no character that already ends a couplet-line of the poem
+    can be drawn (``fresh_rhyme_bans`` defines the place).
     """
     if not isinstance(first_chars, str) or not first_chars:
         raise TypeError("first_chars must be a non-empty str, one first character per poem")
+    if not isinstance(tokenizer, CharTokenizer):
+        raise TypeError(f"tokenizer must be a CharTokenizer, got {type(tokenizer).__name__}")
+    check_flag("fresh_rhymes", fresh_rhymes)
     prompts = torch.stack([tokenizer.encode("\n" + char) for char in first_chars])  # (n, 2)
     banned = tokenizer.encode(UNKNOWN) if tokenizer.unknown is not None else ()
     out = generate(
@@ -175,6 +230,7 @@ def write_poems(
         temperature=temperature,
         top_k=top_k,
         banned=banned,
+        step_banned=fresh_rhyme_rule(tokenizer) if fresh_rhymes else None,
     )  # (n, context_length)
     return [WrittenPoem.from_text(tokenizer.decode(row[1:])) for row in out]
 
@@ -189,6 +245,24 @@ def copied_lines(poems: list[str], training_text: str) -> float:
         return float("nan")
     known = set(training_text.split("\n"))
     return sum(line in known for line in lines) / len(lines)
+
+
+def repeated_rhyme_share(poems: Sequence[str | WrittenPoem]) -> float:
+    """The share of ``poems`` in which one character ends two couplet-lines (``rhyme.line_end``):
+    a rhyme character used twice, which Tang poets avoided. Poems with fewer than two line ends
+    are not counted; NaN when none is left."""
+    if isinstance(poems, (str, WrittenPoem)) or not isinstance(poems, Sequence):
+        raise TypeError(f"poems must be a list of str or WrittenPoem, got {type(poems).__name__}")
+    counted = repeated = 0
+    for poem in poems:
+        if not isinstance(poem, (str, WrittenPoem)):
+            raise TypeError(f"poems must hold str or WrittenPoem, got {type(poem).__name__}")
+        text = poem.text if isinstance(poem, WrittenPoem) else poem
+        ends = [end for end in map(line_end, text.split("\n")) if end is not None]
+        if len(ends) >= 2:
+            counted += 1
+            repeated += len(set(ends)) < len(ends)
+    return repeated / counted if counted else float("nan")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,182 @@
+"""Lesson 12's fresh-rhyme sampling rule: where the next character ends a couplet-line, no
+character that already ends a couplet-line of the poem may be drawn (``lm.fresh_rhyme_bans``,
+``generate(step_banned=...)``, ``write_poems(fresh_rhymes=True)``), and ``repeated_rhyme_share``.
+
+The shipped model's numbers with the rule are re-measured in ``test_char_lm_shipped.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mhsa_helpers import lm
+
+QUIET_NIGHT = "床前明月光，疑是地上霜。\n举头望明月，低头思故乡。\n"
+CHARS = "山水花月风"  # a tiny poem alphabet: five characters that can end a line
+TOKENIZER = lm.CharTokenizer(CHARS + "，。\n")
+
+
+def uniform_model(context_length: int = 16) -> lm.CharTransformer:
+    """A model over ``TOKENIZER`` whose next-character distribution is close to uniform."""
+    torch.manual_seed(0)
+    model = lm.CharTransformer(TOKENIZER.vocab_size, 8, context_length, 2, 1).eval()
+    with torch.no_grad():
+        model.tok_emb.weight.mul_(1e-3)  # tied to the LM head: logits near 0
+    return model
+
+
+def violations(text: str) -> list[int]:
+    """The positions of ``text`` whose character the rule would have banned there."""
+    return [t for t in range(1, len(text)) if text[t] in lm.fresh_rhyme_bans(text[:t])]
+
+
+def banned_places(text: str) -> int:
+    return sum(bool(lm.fresh_rhyme_bans(text[:t])) for t in range(1, len(text)))
+
+
+# ----------------------------------------------------------------------- where the rule bans
+
+
+def test_the_rule_bans_the_poem_s_line_ends_only_where_a_line_end_is_due():
+    start = "\n床前明月光，疑是地上霜。\n举头望明月，"
+    second = "低头思故乡"
+    for k in range(len(second)):
+        expected = "霜" if k == 4 else ""  # after 4 of 5: the next character ends the line
+        assert lm.fresh_rhyme_bans(start + second[:k]) == expected, k
+    assert lm.fresh_rhyme_bans("\n" + QUIET_NIGHT + "白日依山尽，黄河入海") == "霜乡"
+    seven = "\n故人西辞黄鹤楼，烟花三月下扬州。\n孤帆远影碧空尽，唯见长江天际"
+    assert lm.fresh_rhyme_bans(seven) == "州"
+    assert lm.fresh_rhyme_bans(seven[:-1]) == ""  # one character before the place
+
+
+def test_the_rule_forgets_a_poem_after_the_empty_line_that_ends_it():
+    ended = "\n" + QUIET_NIGHT + "\n"
+    assert lm.fresh_rhyme_bans(ended) == ""
+    assert lm.fresh_rhyme_bans(ended + "白日依山尽，黄河入海") == ""  # the first line of a new poem
+    assert lm.fresh_rhyme_bans(ended + "白日依山尽，黄河入海流。\n欲穷千里目，更上一层") == "流"
+
+
+def test_the_rule_bans_nothing_in_a_line_that_is_not_two_halves():
+    for text in (
+        "\n床前明月光。\n疑是地上",  # no comma
+        "\n床前明月光，疑是地上霜。\n举头，望明，月低头",  # two commas
+        "\n床前明月光，疑是地上霜。\n举头望明月，低头思故乡亲",  # past the place
+        "",
+        "\n",
+    ):
+        assert lm.fresh_rhyme_bans(text) == "", text
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet=CHARS + "，。\n", max_size=40))
+def test_bans_are_earlier_line_ends_of_the_poem_and_only_at_the_line_end_place(text):
+    bans = lm.fresh_rhyme_bans(text)
+    *earlier, current = text.split("\n\n")[-1].split("\n")
+    ends = {lm.line_end(line) for line in earlier} - {None}
+    assert set(bans) <= ends and len(set(bans)) == len(bans)
+    halves = current.split("，")
+    due = len(halves) == 2 and "。" not in current and len(halves[1]) == len(halves[0]) - 1
+    assert bool(bans) == (due and bool(halves[0]) and bool(ends)), (text, bans)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(TypeError, match="text must be a str"):
+        lm.fresh_rhyme_bans(["床"])
+    with pytest.raises(TypeError, match="tokenizer must be a CharTokenizer"):
+        lm.fresh_rhyme_rule("山水")
+
+
+# -------------------------------------------------------------------- the rule in generation
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32), batch=st.integers(1, 4))
+def test_generation_with_the_rule_never_draws_a_banned_line_end(seed, batch):
+    prompts = TOKENIZER.encode("\n山").expand(batch, -1)  # (batch, 2)
+    rule = lm.fresh_rhyme_rule(TOKENIZER)
+    out = lm.generate(uniform_model(), prompts, 40, seed=seed, step_banned=rule)
+    for row in out:
+        assert violations(TOKENIZER.decode(row)) == []
+
+
+def test_without_the_rule_the_same_model_repeats_line_ends_so_the_test_has_teeth():
+    prompts = TOKENIZER.encode("\n山").expand(64, -1)  # (64, 2)
+    plain = lm.generate(uniform_model(), prompts, 40, seed=0)
+    texts = [TOKENIZER.decode(row) for row in plain]
+    assert sum(banned_places(text) for text in texts) >= 20  # 28 places where a ban applies
+    assert sum(len(violations(text)) for text in texts) >= 2  # 4 repeated line ends
+
+
+def test_a_rule_that_bans_nothing_changes_nothing_and_bans_act_at_their_step_only():
+    model = uniform_model()
+    prompts = torch.tensor([[1, 2], [3, 4]])
+    plain = lm.generate(model, prompts, 10, seed=5)
+    none = lm.generate(model, prompts, 10, seed=5, step_banned=lambda ids: [[], []])
+    assert torch.equal(plain, none)
+    everything_but_2 = [i for i in range(TOKENIZER.vocab_size) if i != 2]
+
+    def at_step_4(ids):  # after 4 new tokens, row 0 may only draw token 2
+        return [everything_but_2 if ids.shape[1] == 6 else [], []]
+
+    out = lm.generate(model, prompts, 10, seed=5, step_banned=at_step_4)
+    assert out[0, 6] == 2 and torch.equal(out[:, :6], plain[:, :6])
+
+
+def test_bad_rules_are_named_before_any_matmul(monkeypatch):
+    model = uniform_model()
+    prompts = torch.tensor([[1, 2], [3, 4]])
+    with pytest.raises(TypeError, match=r"step_banned must be None or a function.*step_banned=3"):
+        lm.generate(model, prompts, 3, step_banned=3)
+    cases = [
+        (lambda ids: "山", TypeError, "step_banned must return a list"),
+        (lambda ids: torch.zeros(2, 1), TypeError, "step_banned must return a list"),
+        (lambda ids: [[1]], ValueError, r"one list of token ids per row \(2 rows\), got 1"),
+        (lambda ids: [[1], 2], TypeError, "lists of token ids, got int for row 1"),
+        (lambda ids: [[1], [99]], ValueError, r"step_banned ids must be in \[0, 8\)"),
+        (lambda ids: [[1.5], []], TypeError, "step_banned"),
+        (lambda ids: [list(range(8)), []], ValueError, "every logit of row"),
+    ]
+    for rule, error, fragment in cases:
+        with pytest.raises(error, match=fragment):
+            lm.generate(model, prompts, 3, step_banned=rule)
+
+    def no_forward(*args, **kwargs):
+        raise AssertionError("the model ran before the bad argument was named")
+
+    monkeypatch.setattr(model, "forward", no_forward)
+    with pytest.raises(TypeError, match="fresh_rhymes"):
+        lm.write_poems(model, TOKENIZER, "山", fresh_rhymes="yes")
+    with pytest.raises(TypeError, match="step_banned"):
+        lm.generate(model, prompts, 3, step_banned="no")
+
+
+def test_write_poems_with_the_rule_writes_no_repeated_line_end():
+    model = uniform_model(context_length=40)
+    firsts = CHARS * 12
+    plain = lm.write_poems(model, TOKENIZER, firsts, seed=0, top_k=None)
+    fresh = lm.write_poems(model, TOKENIZER, firsts, seed=0, top_k=None, fresh_rhymes=True)
+    assert sum(len(violations("\n" + poem.text)) for poem in plain) >= 2  # 3 without the rule
+    assert all(violations("\n" + poem.text) == [] for poem in fresh)
+
+
+# ---------------------------------------------------------------- repeated_rhyme_share
+
+
+def test_repeated_rhyme_share_counts_poems_that_end_two_lines_with_one_character():
+    repeats = "白日依山尽，黄河入海流。\n欲穷千里目，更上一层流。\n"
+    assert lm.repeated_rhyme_share([QUIET_NIGHT]) == 0.0
+    assert lm.repeated_rhyme_share([QUIET_NIGHT, repeats]) == 0.5
+    written = lm.WrittenPoem(repeats, True, lm.poem_form(repeats))
+    assert lm.repeated_rhyme_share([written, QUIET_NIGHT, "一行而已，只有一联。\n"]) == 0.5
+    nan = lm.repeated_rhyme_share(["一行而已，只有一联。\n"])
+    assert nan != nan  # no poem with two line ends
+
+
+def test_repeated_rhyme_share_names_bad_input():
+    with pytest.raises(TypeError, match="poems must be a list"):
+        lm.repeated_rhyme_share(QUIET_NIGHT)
+    with pytest.raises(TypeError, match="poems must hold str or WrittenPoem, got int"):
+        lm.repeated_rhyme_share([QUIET_NIGHT, 3])
