@@ -176,7 +176,7 @@ assert torch.equal(torch.cat(head_outputs, dim=-1), context_vecs[0])  # what the
 # %%
 for name, param in mha.named_parameters():
     print(f"{name:<22} {tuple(param.shape)}")  # (d_out, d_in) per head and projection
-print("buffers:", [name for name, _ in mha.named_buffers()])
+print(mh.say("buffers:", "缓冲区："), [name for name, _ in mha.named_buffers()])
 
 # %% [markdown]
 # ## 3. The width convention

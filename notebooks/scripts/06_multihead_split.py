@@ -194,7 +194,7 @@ print(weights.shape, context.shape)
 
 # %%
 context_t = context.transpose(1, 2)  # (b, T, h, head_dim)
-print("contiguous:", context_t.is_contiguous())
+print(mh.say("contiguous:", "是否连续存储："), context_t.is_contiguous())
 try:
     context_t.view(b, T, d_out)
 except RuntimeError as error:

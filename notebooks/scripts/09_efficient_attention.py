@@ -566,7 +566,13 @@ for dtype in (torch.float16, torch.bfloat16, torch.float32):
 try:
     scores32.half().masked_fill(future32, -1e9)
 except RuntimeError as error:
-    print("float16 masked_fill(-1e9):", error)
+    print(
+        mh.say(
+            "float16 masked_fill(-1e9) raised:",
+            "float16 的 masked_fill(-1e9) 报错（-1e9 超出了 float16 的范围）：",
+        ),
+        error,
+    )
 lowest16 = torch.finfo(torch.float16).min
 print(
     mh.say("float16: -30 + lowest =", "float16：-30 + 最小的数 ="),

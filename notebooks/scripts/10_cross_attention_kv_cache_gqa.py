@@ -311,10 +311,9 @@ hook.remove()
 torch.testing.assert_close(seq_cached, seq)
 print(
     mh.say(
-        "same 12 generated vectors with and without the cache;",
-        "用不用缓存，生成的 12 个向量都相同；",
-    ),
-    cache,
+        f"same 12 generated vectors with and without the cache; {cache!r}",
+        f"用不用缓存，生成的 12 个向量都相同。缓存：{cache!r}",
+    )
 )
 
 # %% [markdown]
@@ -411,7 +410,7 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 # %%
 offset, n = 2, 3
 full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True = hidden
-print(mh.say("correct mask for the chunk (rows 2..4):", "这一块的正确掩码（第 2..4 行）："))
+print(mh.say("correct mask for the chunk (full_mask[2:]):", "这一块的正确掩码（full_mask[2:]）："))
 print(full_mask[offset:].int())
 print(
     mh.say("is_causal's top-left alignment (wrong here):", "is_causal 的左上角对齐（这里是错的）：")
@@ -432,11 +431,9 @@ with torch.no_grad():
 torch.testing.assert_close(torch.cat(chunks, dim=1), full)
 print(
     mh.say(
-        "chunks 3 + 1 + 5 + 1 through the cache == one full forward;",
-        "经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播；",
-    ),
-    len(cache),
-    "tokens cached",
+        f"chunks 3 + 1 + 5 + 1 through the cache == one full forward; {len(cache)} tokens cached",
+        f"经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播，缓存了 {len(cache)} 个词元",
+    )
 )
 
 # %% [markdown]
@@ -591,9 +588,10 @@ for g in [8, 2, 1]:
 # groups), both with 2-byte (float16 / bfloat16) caches, batch 1:
 
 # %%
+llama = mh.say("Llama-like", "类 Llama")
 configs = [
     ("GPT-2 small", 768, 12, 12, 1024, [12, 4, 1]),
-    ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
+    (llama, 4096, 32, 32, 8192, [32, 8, 1]),
 ]
 MiB = 2**20
 columns = [
@@ -619,8 +617,8 @@ for name, d_model, heads, layers, T, groups in configs:
         )
 assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # Llama-like GQA: 1 GiB per sequence
 assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with MHA: 4 GiB
-assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
-assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
+assert abs(param_saving[llama, 8] - 0.375) < 1e-4
+assert abs(param_saving[llama, 1] - 0.484) < 1e-3
 
 # %% [markdown]
 # Only W_key and W_value get smaller, so the attention parameters shrink by less than half:

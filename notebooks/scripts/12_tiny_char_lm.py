@@ -427,7 +427,8 @@ plt.show()
 schedule = lm.CharLMConfig()  # the demo's settings: 400 steps, lr 2e-3 down to min_lr 2e-4
 print("warmup_steps:", schedule.warmup_steps, "| weight_decay:", schedule.weight_decay)
 for step in (0, 19, 39, 40, 200, 399):
-    print(f"step {step:>3}: lr = {lm.learning_rate(step, schedule):.6f}")
+    rate = lm.learning_rate(step, schedule)
+    print(mh.say(f"step {step:>3}: lr = {rate:.6f}", f"第 {step:>3} 步：lr = {rate:.6f}"))
 
 # %% [markdown]
 # ### Build it: a batch
@@ -630,10 +631,14 @@ def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
 
 # One run without the cache is long enough to time; the fast path takes the median of three.
 speed_without, speed_with = tokens_per_second(False, repeats=1), tokens_per_second(True)
-print(mh.say("without cache:", "不用缓存："), f"{speed_without:6.0f} tokens/s")
+speedup = speed_with / speed_without
+print(
+    mh.say("without cache:", "不用缓存："), f"{speed_without:6.0f}", mh.say("tokens/s", "个词元/秒")
+)
 print(
     mh.say("with cache:   ", "用缓存：  "),
-    f"{speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)",
+    f"{speed_with:6.0f}",
+    mh.say(f"tokens/s   ({speedup:.1f}x)", f"个词元/秒（快 {speedup:.1f} 倍）"),
 )
 assert speed_with > speed_without
 

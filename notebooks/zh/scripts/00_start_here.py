@@ -93,7 +93,10 @@ print("device     ", device)
 for package in ["matplotlib", "seaborn", "ipywidgets", "jupyterlab", "mhsa_helpers"]:
     print(f"{package:<11}", version(package))
 font_hint = missing_cjk_font()
-print("CJK font   ", "found" if font_hint is None else font_hint)
+print(
+    mh.pad(mh.say("CJK font", "中文字体"), 11),
+    mh.say("found", "已找到") if font_hint is None else font_hint,
+)
 
 # %%
 assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.__version__

@@ -96,16 +96,16 @@ plt.show()
 
 # %%
 attn_weights_2_tmp = attn_scores_2 / attn_scores_2.sum()  # (T,)
-print("Attention weights:", attn_weights_2_tmp)
-print("Sum:", attn_weights_2_tmp.sum())
+print(mh.say("Attention weights:", "注意力权重："), attn_weights_2_tmp)
+print(mh.say("Sum:", "总和："), attn_weights_2_tmp.sum())
 
 # %% [markdown] en_hash="589f3e9d9dff"
 # 实际的注意力用的是 **softmax**，即 $\mathrm{softmax}(x)_i = e^{x_i} / \sum_j e^{x_j}$。指数运算把每个值都变成正数（负的分数也不例外），并拉大它们之间的差距，让最大的分数更明显地胜出。在训练中，它的梯度性质也更好。比较一下两行输出，softmax 给“journey”的权重是 0.2379，而不是 0.2278。
 
 # %%
 attn_weights_2 = torch.softmax(attn_scores_2, dim=0)  # (T,)
-print("Attention weights:", attn_weights_2)
-print("Sum:", attn_weights_2.sum())
+print(mh.say("Attention weights:", "注意力权重："), attn_weights_2)
+print(mh.say("Sum:", "总和："), attn_weights_2.sum())
 
 # %% [markdown] en_hash="a02c916c4790"
 # 把两种做法并排对照。左边是分数，右边的柱子是 softmax 由分数得到的权重，圆点是简单除以总和得到的权重。两者的顺序相同，softmax 把权重往分数最高的词元那边挪。最大的两个权重变大了（“journey” 从 0.2278 变成 0.2379），其余三个变小了。不过并不是每个差距都被拉大。这些分数彼此很接近，$e^x$ 在这一段几乎是一条直线，最小的权重甚至还略有增大（从 0.1077 变成 0.1082）。
@@ -145,8 +145,11 @@ big = torch.tensor([1000.0, 1001.0])  # float32
 print("exp(big)            :", torch.exp(big))
 print("softmax_naive(big)  :", softmax_naive(big))
 print("torch.softmax(big)  :", torch.softmax(big, dim=0))
-print("scores * 100, naive :", softmax_naive(attn_scores_2 * 100))
-print("scores * 100, torch :", torch.softmax(attn_scores_2 * 100, dim=0))
+print(mh.say("scores * 100, naive :", "分数 × 100，朴素公式："), softmax_naive(attn_scores_2 * 100))
+print(
+    mh.say("scores * 100, torch :", "分数 × 100，torch   ："),
+    torch.softmax(attn_scores_2 * 100, dim=0),
+)
 
 # %%
 assert torch.isnan(softmax_naive(big)).all()
@@ -197,7 +200,7 @@ fig = mh.figures.plot_weighted_sum(
     attn_weights_2,
     inputs,
     journey.words,
-    title=mh.tr("z(2): the context vector of 'journey'", "z(2)：“journey” 的上下文向量"),
+    title=mh.tr("z(2): the context vector of 'journey'", "z(2)：“journey”的上下文向量"),
 )
 plt.show()
 
@@ -222,8 +225,8 @@ mhsa_helpers.exercises.check_prediction_self_match(my_guess)
 attn_scores = inputs @ inputs.T  # (T, T)
 attn_weights = torch.softmax(attn_scores, dim=-1)  # (T, T)，每一行的和为 1
 all_context_vecs = attn_weights @ inputs  # (T, d_in)
-print(f"attention scores:\n{attn_scores}\n")
-print(f"attention weights:\n{attn_weights}\n")
+print(mh.say("attention scores:", "注意力分数：") + f"\n{attn_scores}\n")
+print(mh.say("attention weights:", "注意力权重：") + f"\n{attn_weights}\n")
 print(f"all_context_vecs:\n{all_context_vecs}")
 
 # %% [markdown] en_hash="b909846e8ce5"

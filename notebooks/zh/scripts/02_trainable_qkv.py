@@ -127,12 +127,8 @@ assert torch.equal(attn_scores_2[1], attn_score_22)
 # %%
 queries = inputs @ W_query  # (T, d_out)
 all_scores = (queries @ keys.T).detach()  # (T, T)
-print(
-    mh.say("'with' looks at 'journey':", "“with” 对 “journey” 的分数："), f"{all_scores[3, 1]:.4f}"
-)
-print(
-    mh.say("'journey' looks at 'with':", "“journey” 对 “with” 的分数："), f"{all_scores[1, 3]:.4f}"
-)
+print(mh.say("'with' looks at 'journey':", "“with”对“journey”的分数："), f"{all_scores[3, 1]:.4f}")
+print(mh.say("'journey' looks at 'with':", "“journey”对“with”的分数："), f"{all_scores[1, 3]:.4f}")
 print(mh.say("symmetric:", "对称："), torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
     print(
@@ -218,9 +214,14 @@ jac_autograd = torch.autograd.functional.jacobian(
     lambda s: torch.softmax(s, dim=-1), scores_big / size**0.5
 )  # (T, T)
 torch.testing.assert_close(softmax_jacobian(weights_scaled), jac_autograd)
-largest = mh.say("largest |gradient entry|,", "梯度元素的最大绝对值，")
-print(largest, mh.say("unscaled:", "未缩放："), softmax_jacobian(weights_raw).abs().max())
-print(largest, mh.say("scaled  :", "缩放后："), softmax_jacobian(weights_scaled).abs().max())
+print(
+    mh.say("largest |gradient entry|, unscaled:", "未缩放时，梯度元素的最大绝对值："),
+    softmax_jacobian(weights_raw).abs().max(),
+)
+print(
+    mh.say("largest |gradient entry|, scaled  :", "缩放之后，梯度元素的最大绝对值："),
+    softmax_jacobian(weights_scaled).abs().max(),
+)
 
 # %% [markdown] en_hash="bc3434002159"
 # 单个例子可能只是运气好，所以下面对 1,000 个随机查询（每个配六个键）取平均，看最大权重的均值，以及 softmax 雅可比矩阵的平均大小。这里的大小指 Frobenius 范数（Frobenius norm）。

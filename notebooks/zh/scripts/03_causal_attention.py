@@ -236,8 +236,8 @@ torch.testing.assert_close(average_softmax @ inputs, average_loop)  # 三种算�
 scored = torch.softmax((attn_scores / d_k**0.5).masked_fill(mask.bool(), -torch.inf), dim=-1)
 torch.testing.assert_close(scored, attn_weights_causal)  # (T, T)：第 4 节的权重
 context_causal = scored @ values  # (T, T) @ (T, d_out) -> (T, d_out)
-print(mh.say("plain average, row 'starts':", "简单平均，“starts” 这一行："), average_weights[2])
-print(mh.say("causal weights, row 'starts':", "因果权重，“starts” 这一行："), scored[2])
+print(mh.say("plain average, row 'starts':", "简单平均，“starts”这一行："), average_weights[2])
+print(mh.say("causal weights, row 'starts':", "因果权重，“starts”这一行："), scored[2])
 print(context_causal)
 
 fig, (ax_average, ax_scored) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
@@ -322,13 +322,13 @@ print(mh.say("only the last row moved:\n", "只有最后一行变了：\n"), aft
 print(
     mh.say("weights that changed, with the mask:", "加掩码时变化的权重："),
     int((before != after).sum()),
-    "of 36",
+    mh.say("of 36", "/ 36"),
 )
 unmasked_changes = int((full_weights(changed) != full_weights(inputs)).sum())
 print(
     mh.say("weights that changed, without a mask:", "不加掩码时变化的权重："),
     unmasked_changes,
-    "of 36",
+    mh.say("of 36", "/ 36"),
 )
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 

@@ -143,7 +143,7 @@ assert torch.equal(torch.cat(head_outputs, dim=-1), context_vecs[0])  # 图中�
 # %%
 for name, param in mha.named_parameters():
     print(f"{name:<22} {tuple(param.shape)}")  # 每个头的每个投影都是 (d_out, d_in)
-print("buffers:", [name for name, _ in mha.named_buffers()])
+print(mh.say("buffers:", "缓冲区："), [name for name, _ in mha.named_buffers()])
 
 # %% [markdown] en_hash="4e961f283efa"
 # ## 3. 宽度约定

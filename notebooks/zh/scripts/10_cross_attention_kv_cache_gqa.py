@@ -266,10 +266,9 @@ hook.remove()
 torch.testing.assert_close(seq_cached, seq)
 print(
     mh.say(
-        "same 12 generated vectors with and without the cache;",
-        "用不用缓存，生成的 12 个向量都相同；",
-    ),
-    cache,
+        f"same 12 generated vectors with and without the cache; {cache!r}",
+        f"用不用缓存，生成的 12 个向量都相同。缓存：{cache!r}",
+    )
 )
 
 # %% [markdown] en_hash="76e0858b5490"
@@ -357,7 +356,7 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 # %%
 offset, n = 2, 3
 full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True 表示遮住
-print(mh.say("correct mask for the chunk (rows 2..4):", "这一块的正确掩码（第 2..4 行）："))
+print(mh.say("correct mask for the chunk (full_mask[2:]):", "这一块的正确掩码（full_mask[2:]）："))
 print(full_mask[offset:].int())
 print(
     mh.say("is_causal's top-left alignment (wrong here):", "is_causal 的左上角对齐（这里是错的）：")
@@ -377,11 +376,9 @@ with torch.no_grad():
 torch.testing.assert_close(torch.cat(chunks, dim=1), full)
 print(
     mh.say(
-        "chunks 3 + 1 + 5 + 1 through the cache == one full forward;",
-        "经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播；",
-    ),
-    len(cache),
-    "tokens cached",
+        f"chunks 3 + 1 + 5 + 1 through the cache == one full forward; {len(cache)} tokens cached",
+        f"经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播，缓存了 {len(cache)} 个词元",
+    )
 )
 
 # %% [markdown] en_hash="acfe6d01de8f"
@@ -515,9 +512,10 @@ for g in [8, 2, 1]:
 # 再把同样的公式用到真实规模上。一个是 GPT-2 small（d = 768，12 个头，12 层，上下文长度（context length）为 1024），一个是类 Llama 模型（d = 4096，32 个查询头，32 层，上下文长度为 8192，Llama 3 8B 使用 8 个 K/V 组）。缓存都用 2 字节的数（float16 / bfloat16），批次（batch）大小为 1。
 
 # %%
+llama = mh.say("Llama-like", "类 Llama")
 configs = [
     ("GPT-2 small", 768, 12, 12, 1024, [12, 4, 1]),
-    ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
+    (llama, 4096, 32, 32, 8192, [32, 8, 1]),
 ]
 MiB = 2**20
 columns = [
@@ -543,8 +541,8 @@ for name, d_model, heads, layers, T, groups in configs:
         )
 assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # 类 Llama 模型用 GQA：每个序列 1 GiB
 assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # 同一个模型用 MHA：4 GiB
-assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
-assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
+assert abs(param_saving[llama, 8] - 0.375) < 1e-4
+assert abs(param_saving[llama, 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="0108d11fe35e"
 # 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半。8 组的类 Llama 模型减少 37.5%，用 MQA 则减少 48.4%。37.5% 就是表中“fewer params”一列的数值。W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$，这一行还算上了 Llama 并没有的 `out_proj` 偏置。**KV 缓存则缩小到原来的 num_kv_groups / num_heads**。对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，同一台服务器因此能同时服务四倍数量的对话。MQA 压得最狠（128 MiB），但往往会损失质量，8 组的 GQA 是常用的折中。

@@ -317,7 +317,8 @@ plt.show()
 schedule = lm.CharLMConfig()  # 演示用的设置：400 步，lr 从 2e-3 降到 min_lr 2e-4
 print("warmup_steps:", schedule.warmup_steps, "| weight_decay:", schedule.weight_decay)
 for step in (0, 19, 39, 40, 200, 399):
-    print(f"step {step:>3}: lr = {lm.learning_rate(step, schedule):.6f}")
+    rate = lm.learning_rate(step, schedule)
+    print(mh.say(f"step {step:>3}: lr = {rate:.6f}", f"第 {step:>3} 步：lr = {rate:.6f}"))
 
 # %% [markdown] en_hash="4ed8c453eecf"
 # ### 动手实现：一批数据
@@ -475,10 +476,14 @@ def tokens_per_second(use_cache, batch=16, new_tokens=56, repeats=3):
 
 # 不用缓存时跑一次就足以计时，快的路径取三次运行的中位数。
 speed_without, speed_with = tokens_per_second(False, repeats=1), tokens_per_second(True)
-print(mh.say("without cache:", "不用缓存："), f"{speed_without:6.0f} tokens/s")
+speedup = speed_with / speed_without
+print(
+    mh.say("without cache:", "不用缓存："), f"{speed_without:6.0f}", mh.say("tokens/s", "个词元/秒")
+)
 print(
     mh.say("with cache:   ", "用缓存：  "),
-    f"{speed_with:6.0f} tokens/s   ({speed_with / speed_without:.1f}x)",
+    f"{speed_with:6.0f}",
+    mh.say(f"tokens/s   ({speedup:.1f}x)", f"个词元/秒（快 {speedup:.1f} 倍）"),
 )
 assert speed_with > speed_without
 
