@@ -211,7 +211,8 @@ assert version("ipywidgets").startswith("8.")
 #
 # The course uses one set of terms, in English and in Chinese: the glossary `data/glossary.json`,
 # also printed in the README. `mh.glossary_table()` shows all of it in one table (scroll inside
-# it); `mh.load_glossary()` gives the same terms as a list of dicts with `en`, `zh` and `note`.
+# it), each term with a short note in the lesson's language; `mh.load_glossary()` gives the same
+# terms as a list of dicts with `en`, `zh`, `note` (the note in English) and `note_zh` (in Chinese).
 
 # %%
 mh.glossary_table()
