@@ -252,7 +252,7 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %%
 def softmax_jacobian(p):
-    """(..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j."""
+    # (..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
 
 

@@ -330,7 +330,7 @@ mhsa_helpers.exercises.check_prediction_changed_weights(my_guess)
 
 # %%
 def causal_weights_one_step(x):
-    """One-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    # one-step causal attention weights of sa_v2 for inputs x: (T, d_in) -> (T, T)
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     future = torch.triu(torch.ones(len(x), len(x), dtype=torch.bool), diagonal=1)  # (T, T)
@@ -338,7 +338,7 @@ def causal_weights_one_step(x):
 
 
 def causal_weights_three_step(x):
-    """Three-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    # three-step causal attention weights of sa_v2 for inputs x: (T, d_in) -> (T, T)
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     weights = torch.softmax(scores / d_k**0.5, dim=-1) * torch.tril(torch.ones(len(x), len(x)))
@@ -346,7 +346,7 @@ def causal_weights_three_step(x):
 
 
 def full_weights(x):
-    """No mask at all, for comparison."""
+    # no mask at all, for comparison
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     return torch.softmax(scores / d_k**0.5, dim=-1)
@@ -517,10 +517,8 @@ mhsa_helpers.exercises.check_local_mask(answer)
 
 # %%
 def causal_weights(attn_scores, window=None):
-    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
-
-    window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
-    """
+    # (..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
+    # window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
     # YOUR CODE HERE
     raise NotImplementedError
 

@@ -154,7 +154,7 @@ torch.testing.assert_close(
 print(
     mh.say(
         "columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2",
-        "第 0:2 列 = 第 04 课的单个 CausalAttention，第 2:4 列 = 头 2",
+        "前两列（0:2）= 第 04 课的单个 CausalAttention，后两列（2:4）= 头 2",
     )
 )
 

@@ -331,7 +331,7 @@ def repeat_loss(model):
 
 
 def ablation(model):
-    """The loss with each head switched off in turn (its out_proj columns set to 0)."""
+    # the loss with each head switched off in turn (its out_proj columns set to 0)
     losses = []
     for head in range(model.num_heads):
         without = copy.deepcopy(model)

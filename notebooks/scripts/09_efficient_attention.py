@@ -392,7 +392,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 
 # %%
 def rope(t, base=10000.0):
-    """Rotate feature pairs (0, 1), (2, 3), ... of t (b, h, T, head_dim) by position * theta_i."""
+    # rotates feature pairs (0, 1), (2, 3), ... of t (b, h, T, head_dim) by position * theta_i
     head_dim, num_tokens = t.shape[-1], t.shape[-2]
     theta = base ** (-torch.arange(0, head_dim, 2) / head_dim)  # (head_dim / 2,)
     angles = torch.arange(num_tokens)[:, None] * theta  # (T, head_dim / 2)

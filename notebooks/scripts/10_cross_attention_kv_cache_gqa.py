@@ -152,7 +152,7 @@ vocab, length, d_model = 10, 6, 16
 
 
 class Reverser(nn.Module):
-    """Writes its source sequence reversed: one cross-attention layer, no decoder tokens."""
+    # writes its source sequence reversed: one cross-attention layer, no decoder tokens
 
     def __init__(self, vocab, length, d_model):
         super().__init__()
@@ -181,7 +181,7 @@ expected = torch.arange(length - 1, -1, -1)  # target position i reads source po
 
 
 def alignment(model, sequences):
-    """Share of weight on the expected source position, share of right tokens, mean weights."""
+    # share of weight on the expected source position, share of right tokens, mean weights
     with torch.no_grad():
         logits, weights = model(sequences)  # (b, n, vocab), (b, n, n)
     on_expected = weights[:, torch.arange(length), expected].mean().item()

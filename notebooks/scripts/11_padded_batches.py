@@ -297,7 +297,7 @@ assert torch.equal((~mask_right).sum(dim=-1), valid_lens)  # and back
 
 
 def d2l_masked_softmax(scores, valid_lens):
-    """d2l's masked softmax: scores (b, T_q, T_k); keys at positions >= valid_lens get -1e6."""
+    # d2l's masked softmax: scores (b, T_q, T_k); keys at positions >= valid_lens get -1e6
     hidden = torch.arange(scores.shape[-1])[None, None, :] >= valid_lens[:, None, None]
     return torch.softmax(scores.masked_fill(hidden, -1e6), dim=-1)
 

@@ -258,7 +258,7 @@ class MyBlock(nn.Module):
         # YOUR CODE HERE: ln_1, attn, ln_2, ff
 
     def forward(self, x):  # x: (b, T, d_model)
-        # YOUR CODE HERE: x plus attention of ln_1(x), then plus ff of ln_2 of that
+        # YOUR CODE HERE: two residual branches (normalize first, then attention / feed-forward)
         raise NotImplementedError("write forward")
 
 
@@ -693,7 +693,7 @@ assert rhyme_heads.rhyme[layer, head] > 10 * rhyme_heads.control[layer, head]
 assert rhyme_heads.rhyme[layer, head] > 10 * rhyme_heads.uniform
 
 # %% [markdown]
-# One head does it. Where a rhyme is due, block 4's head 3 puts more than half of its weight (0.56)
+# One head does most of it. Where a rhyme is due, block 4's head 3 puts more than half of its weight (0.56)
 # on the rhyme one line above; everywhere else it gives the key at that distance 0.01, and an even
 # spread would give 0.03. A second head, block 3's head 3, does the same more weakly (0.14). Every
 # other head ignores the rhyme. That is attention's advantage in one number: the key it reads is
@@ -701,7 +701,8 @@ assert rhyme_heads.rhyme[layer, head] > 10 * rhyme_heads.uniform
 #
 # The heatmap shows that head on one held-out regulated poem (4 couplets): the rows are the queries, the columns the
 # keys; each couplet end carries its pinyin, rhyming ends in red, and a red box marks, in each row
-# that predicts a rhyme, the rhyme one line above.
+# that predicts a rhyme, the rhyme one line above. The last end, 斜 xie, stays grey: by the modern
+# measure it does not rhyme with 霞 xia, though the Tang rhyme books put 斜 with 花 and 霞 (section 1).
 
 # %%
 poem = "\n" + verse.validation[3].text  # a regulated poem: 4 couplets of 5 + 5

@@ -18,11 +18,11 @@
 # 2. 理解分数**为什么**要除以 $\sqrt{d_k}$。不这样做，就会出现 **softmax 饱和**（softmax saturation），进而导致**梯度消失**（vanishing gradient）。
 # 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 怎样存储同一个矩阵（`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
 #
-# **预备知识。** 第 01 课（`01_simplified_self_attention`）讲的分数、softmax 和上下文向量。还需要一点 PyTorch 基础，即 `nn.Module`、`nn.Parameter` 和 `nn.Linear`，并知道**自动求导**（autograd）做了什么。`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来。哪里可以补课，第 00 课已经列出。
+# **预备知识：** 第 01 课（`01_simplified_self_attention`）讲的分数、softmax 和上下文向量。还需要一点 PyTorch 基础，即 `nn.Module`、`nn.Parameter` 和 `nn.Linear`，并知道**自动求导**（autograd）做了什么。`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来。哪里可以补课，第 00 课已经列出。
 #
 # **用时：** 约 90 分钟（阅读、运行 26 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
-# **形状约定（shape contract）。** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
+# **形状约定（shape contract）：** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
 
 # %%
 import torch
@@ -146,7 +146,7 @@ for i, word in enumerate(journey.words):
 #
 # $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V,$$
 #
-# 这正是论文 *Attention Is All You Need* 中的公式。先算出分数 $QK^\top$ (T, T)，加以缩放，对每一行做 softmax，再对值加权求和，得到 (T, d_out)。
+# 这正是论文《Attention Is All You Need》中的公式。先算出分数 $QK^\top$ (T, T)，加以缩放，对每一行做 softmax，再对值加权求和，得到 (T, d_out)。
 
 # %%
 d_k = keys.shape[-1]  # 2
@@ -206,7 +206,7 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %%
 def softmax_jacobian(p):
-    """(..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j."""
+    # (..., T) 的概率 -> 由 d p_i / d s_j 组成的 (..., T, T) 矩阵
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
 
 
@@ -389,7 +389,7 @@ with torch.no_grad():
         print(mh.pad(label, 21) + ":", value)
 
 # %% [markdown] en_hash="26727729a38f"
-# ### 检查（供 CI 使用；已折叠）
+# ### 检查（供 CI 使用，已折叠）
 #
 # 下一个单元格在 JupyterLab 中是隐藏的（点击即可展开）。它检查本课内联写出的 `SelfAttentionV1` 就是课程中的 `mh.SelfAttentionV1`，即种子相同、参数相同时，两者的输出逐位相同（课程包里的类只多了输入检查）。
 

@@ -111,7 +111,7 @@ plt.show()
 # %% [markdown] en_hash="e156a930c603"
 # ## 3. 训练模式与评估模式
 #
-# dropout 只在训练时使用。每个 `nn.Module` 都有一个 `training` 标志，`.train()` 把它设为 `True`，`.eval()` 把它设为 `False`。处于评估模式的 `nn.Dropout` 会原样返回输入。有了 1/(1-p) 的缩放，从训练切换到使用时不需要改动任何别的东西，因为两种模式下每个数值的平均大小都一样。
+# dropout 只在训练时使用。每个 `nn.Module` 都有一个 `training` 标志，`.train()` 把它设为 `True`，`.eval()` 把它设为 `False`。处于评估模式的 `nn.Dropout` 会原样返回输入。有了 1/(1-p) 的缩放，从训练切换到评估（推理）时不需要改动任何别的东西，因为两种模式下每个数值的平均大小都一样。
 
 # %%
 dropout.eval()

@@ -225,7 +225,7 @@ print(
 
 
 class ForgetsOffset(mh.RotaryEmbedding):
-    """A slip: every new token is rotated as if it were at position 0."""
+    # 一个失误：每个新词元都按位置 0 来旋转
 
     def forward(self, x, offset=0, position_ids=None):
         return super().forward(x, 0, position_ids)

@@ -40,7 +40,7 @@ result
 # 包里的类没有窗口。普通的因果掩码与这个答案只差一个位置，正是窗口多遮住的那一个。
 
 # %%
-plain = ahead  # 普通因果掩码在键 2..6 上的第 5..6 行
+plain = ahead  # 普通因果掩码中位置 5..6 的两行，只取键 2..6
 print(mh.say("entries the window adds:", "窗口增加的元素："), (answer & ~plain).nonzero().tolist())
 
 # %% [markdown] en_hash="46e9fcb1d41d"
