@@ -383,7 +383,9 @@ with torch.no_grad():
         mh.say("Hugging Face additive", "Hugging Face 加性掩码"): torch.softmax(
             scores + hf_additive, dim=-1
         ),
-        "d2l valid_lens, -1e6": torch.softmax(scores.masked_fill(d2l_hidden, -1e6), dim=-1),
+        mh.say("d2l valid_lens, -1e6", "d2l 的 valid_lens（-1e6）"): torch.softmax(
+            scores.masked_fill(d2l_hidden, -1e6), dim=-1
+        ),
     }
     torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False, batch_first=True)
     torch_mha.in_proj_weight.copy_(torch.eye(4).repeat(3, 1))  # (12, 4): q, k, v pass through
