@@ -59,7 +59,7 @@ for words, seq in zip(texts, sequences, strict=True):
 try:
     torch.stack(sequences)
 except RuntimeError as error:
-    print(mh.say("torch.stack raised:", "torch.stack 报错："), error)
+    print(mh.say("torch.stack raised:", "torch.stack 报错（各个张量的形状不一样）："), error)
 
 # %% [markdown]
 # `torch.stack` refuses: a tensor is a rectangle. So we **pad** every sentence to the longest

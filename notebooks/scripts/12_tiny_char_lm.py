@@ -376,7 +376,7 @@ ax_rhyme.axvline(chance_rhyme, color="tab:orange", linestyle=":", label=mh.tr("c
 ax_rhyme.axvline(real_rhyme, color="black", linestyle=":", label=mh.tr("real poems", "真实的诗"))
 ax_rhyme.set_xlim(0, 1)
 ax_rhyme.set_xlabel(mh.tr("share of 60 poems written", "所写 60 首诗中的比例"))
-ax_rhyme.legend(loc="lower right", fontsize=9)
+ax_rhyme.legend(loc="upper center", fontsize=9)  # above the short bars of the first rows
 fig.suptitle(mh.tr("Adding one part at a time", "一次加一个部件"))
 fig.tight_layout()
 plt.show()

@@ -48,7 +48,7 @@ for words, seq in zip(texts, sequences, strict=True):
 try:
     torch.stack(sequences)
 except RuntimeError as error:
-    print(mh.say("torch.stack raised:", "torch.stack 报错："), error)
+    print(mh.say("torch.stack raised:", "torch.stack 报错（各个张量的形状不一样）："), error)
 
 # %% [markdown] en_hash="fcd1f7658333"
 # `torch.stack` 拒绝了，因为张量必须是规整的矩形。于是我们用一个填充向量把每个句子都**填充**到最长的长度 T = 6（这里用零向量，它取什么值都不应该有影响），并记下填充在哪些位置。**键填充掩码**在填充位置为 `True`。设序列 b 有 L_b 个真实词元，它的掩码就是
