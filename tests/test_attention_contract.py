@@ -285,6 +285,24 @@ def test_kv_cache_checks_the_padding_mask_it_stores():
     assert "1 padded" in repr(cache)
 
 
+def test_kv_cache_repr_follows_the_lesson_language():
+    cache = mh.KVCache(4)
+    with mh.i18n.using_language("en"):
+        assert repr(cache) == "KVCache(empty, context_length=4)"
+    with mh.i18n.using_language("zh"):
+        assert repr(cache) == "KVCache(空，context_length=4)"
+    keys = torch.zeros(2, 1, 3, 5)
+    cache.update(keys, keys, torch.tensor([[False, False, True], [False, False, False]]))
+    with mh.i18n.using_language("en"):
+        assert (
+            repr(cache) == "KVCache(3/4 tokens, keys/values (2, 1, 3, 5), torch.float32, 1 padded)"
+        )
+    with mh.i18n.using_language("zh"):
+        assert (
+            repr(cache) == "KVCache(3/4 个词元，键/值 (2, 1, 3, 5)，torch.float32，其中 1 个是填充)"
+        )
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("num_tokens", [1, 4, CONTEXT])
 def test_shape_contract(kind, num_tokens):

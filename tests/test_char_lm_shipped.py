@@ -43,6 +43,21 @@ def test_shipped_checkpoint_is_the_script_s_and_small(shipped):
     assert shipped.tokenizer.chars == lm.verse_data().tokenizer.chars
 
 
+def test_the_checkpoint_repr_follows_the_lesson_language(shipped):
+    from mhsa_helpers.i18n import using_language
+
+    with using_language("en"):
+        assert repr(shipped) == (
+            "CharLMCheckpoint(2,369,088 parameters, vocab_size=3001, 4500 steps, "
+            "last val loss 3.873)"
+        )
+    with using_language("zh"):
+        assert repr(shipped) == (
+            "CharLMCheckpoint(2,369,088 个参数，vocab_size=3001，训练了 4500 步，"
+            "最后的验证损失 3.873)"
+        )
+
+
 @pytest.mark.slow  # two training steps of the full-size model: about 2 s on one core
 @pytest.mark.parametrize("backend", ["eager", "sdpa"])  # sdpa: make train-demo's fast path
 def test_script_first_steps_reproduce_the_recorded_losses(shipped, backend):

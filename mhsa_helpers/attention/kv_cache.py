@@ -35,6 +35,7 @@ import weakref
 import torch
 from torch import nn
 
+from ..i18n import say
 from ..validation import autocast_accepts, check_key_padding_mask, check_positive_int
 
 __all__ = ["KVCache"]
@@ -63,14 +64,21 @@ class KVCache:
         return 0 if self.keys is None else self.keys.shape[-2]
 
     def __repr__(self) -> str:
+        """One line in the lesson language (English by default, like every message of the
+        package): ``KVCache(15/32 tokens, keys/values (1, 4, 15, 4), torch.float32)``."""
+        limit = self.context_length
         if self.keys is None:
-            return f"KVCache(empty, context_length={self.context_length})"
+            return say(
+                f"KVCache(empty, context_length={limit})", f"KVCache(空，context_length={limit})"
+            )
+        cached, shape, dtype = len(self), tuple(self.keys.shape), self.keys.dtype
         padded = ""
         if self.key_padding_mask is not None:
-            padded = f", {int(self.key_padding_mask.sum())} padded"
-        return (
-            f"KVCache({len(self)}/{self.context_length} tokens, "
-            f"keys/values {tuple(self.keys.shape)}, {self.keys.dtype}{padded})"
+            pads = int(self.key_padding_mask.sum())
+            padded = say(f", {pads} padded", f"，其中 {pads} 个是填充")
+        return say(
+            f"KVCache({cached}/{limit} tokens, keys/values {shape}, {dtype}{padded})",
+            f"KVCache({cached}/{limit} 个词元，键/值 {shape}，{dtype}{padded})",
         )
 
     @property

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from ..data import data_file
+from ..i18n import say
 from .model import CharTransformer
 from .tokenizer import CharTokenizer
 from .training import CharLMConfig, CharLMRun
@@ -90,10 +91,20 @@ class CharLMCheckpoint:
     torch_version: str = ""
 
     def __repr__(self) -> str:
-        last = f", last val loss {self.val_losses[-1][1]:.3f}" if self.val_losses else ""
-        return (
-            f"CharLMCheckpoint({self.model.num_parameters():,} parameters, "
-            f"vocab_size={self.tokenizer.vocab_size}, {len(self.losses)} steps{last})"
+        """One line in the lesson language (English by default): the size, the vocabulary, the
+        steps trained and the last validation loss."""
+        params, vocab, steps = (
+            self.model.num_parameters(),
+            self.tokenizer.vocab_size,
+            len(self.losses),
+        )
+        last = ""
+        if self.val_losses:
+            loss = self.val_losses[-1][1]
+            last = say(f", last val loss {loss:.3f}", f"，最后的验证损失 {loss:.3f}")
+        return say(
+            f"CharLMCheckpoint({params:,} parameters, vocab_size={vocab}, {steps} steps{last})",
+            f"CharLMCheckpoint({params:,} 个参数，vocab_size={vocab}，训练了 {steps} 步{last})",
         )
 
 

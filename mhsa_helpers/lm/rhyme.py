@@ -169,12 +169,15 @@ def _same(first: str, second: str) -> bool:
 
 
 def describe_pair(pair: RhymePair) -> str:
-    """``霜 shuang · 乡 xiang: rhymes`` -- a pair with its pinyin, in the lesson's language."""
+    """``霜 shuang · 乡 xiang: rhymes`` (Chinese: ``霜 shuang · 乡 xiang：押韵``) -- a pair with its
+    pinyin, in the lesson's language."""
     from pypinyin import lazy_pinyin
 
     a, b = (lazy_pinyin(c)[0] for c in (pair.first, pair.second))
-    verdict = say("rhymes", "押韵") if pair.rhymes else say("no rhyme", "不押韵")
-    return f"{pair.first} {a} · {pair.second} {b}: {verdict}"
+    ends = f"{pair.first} {a} · {pair.second} {b}"
+    if pair.rhymes:
+        return say(f"{ends}: rhymes", f"{ends}：押韵")
+    return say(f"{ends}: no rhyme", f"{ends}：不押韵")
 
 
 @lru_cache(maxsize=8192)

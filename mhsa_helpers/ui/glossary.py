@@ -6,7 +6,8 @@ table -- English / 中文 / note -- in a box that scrolls, so that its ~100 rows
 Why: lesson 00 shows the learner, in either edition, the words the course uses in both
 languages. The table is written here rather than with pandas so that no row is ever truncated
 ("..."), every cell is HTML-escaped, and the saved output is the same on every run (CI compares
-it). Only the third column's heading follows the lesson language; the terms are bilingual anyway.
+it). The third column follows the lesson language: its heading, and the note itself (each term's
+``note`` in English, ``note_zh`` in Chinese); the terms are bilingual anyway.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from html import escape
 from IPython.display import HTML
 
 from ..data import load_glossary
-from ..i18n import say
+from ..i18n import language, say
 
 __all__ = ["glossary_table"]
 
@@ -27,8 +28,10 @@ CELL_STYLE = "text-align: left"
 
 
 def glossary_table() -> HTML:
-    """The whole glossary as one scrollable HTML table (columns English, 中文, note)."""
+    """The whole glossary as one scrollable HTML table (columns English, 中文, note); the note
+    in the lesson language."""
     headings = ["English", "中文", say("note", "说明")]
+    note = "note_zh" if language() == "zh" else "note"
     lines = [
         f'<div class="mhsa-glossary" style="{BOX_STYLE}">',
         "<table>",
@@ -38,7 +41,7 @@ def glossary_table() -> HTML:
         "<tbody>",
     ]
     for term in load_glossary():
-        cells = (term["en"], term["zh"], term.get("note", ""))
+        cells = (term["en"], term["zh"], term.get(note, ""))
         lines.append(
             "<tr>" + "".join(f'<td style="{CELL_STYLE}">{escape(c)}</td>' for c in cells) + "</tr>"
         )

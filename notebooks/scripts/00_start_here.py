@@ -125,7 +125,10 @@ print("device     ", device)
 for package in ["matplotlib", "seaborn", "ipywidgets", "jupyterlab", "mhsa_helpers"]:
     print(f"{package:<11}", version(package))
 font_hint = missing_cjk_font()
-print("CJK font   ", "found" if font_hint is None else font_hint)
+print(
+    mh.pad(mh.say("CJK font", "中文字体"), 11),
+    mh.say("found", "已找到") if font_hint is None else font_hint,
+)
 
 # %%
 assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.__version__
@@ -208,7 +211,8 @@ assert version("ipywidgets").startswith("8.")
 #
 # The course uses one set of terms, in English and in Chinese: the glossary `data/glossary.json`,
 # also printed in the README. `mh.glossary_table()` shows all of it in one table (scroll inside
-# it); `mh.load_glossary()` gives the same terms as a list of dicts with `en`, `zh` and `note`.
+# it), each term with a short note in the lesson's language; `mh.load_glossary()` gives the same
+# terms as a list of dicts with `en`, `zh`, `note` (the note in English) and `note_zh` (in Chinese).
 
 # %%
 mh.glossary_table()

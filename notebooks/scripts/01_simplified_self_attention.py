@@ -119,8 +119,8 @@ plt.show()
 
 # %%
 attn_weights_2_tmp = attn_scores_2 / attn_scores_2.sum()  # (T,)
-print("Attention weights:", attn_weights_2_tmp)
-print("Sum:", attn_weights_2_tmp.sum())
+print(mh.say("Attention weights:", "注意力权重："), attn_weights_2_tmp)
+print(mh.say("Sum:", "总和："), attn_weights_2_tmp.sum())
 
 # %% [markdown]
 # In practice attention uses **softmax** instead: $\mathrm{softmax}(x)_i = e^{x_i} / \sum_j
@@ -130,8 +130,8 @@ print("Sum:", attn_weights_2_tmp.sum())
 
 # %%
 attn_weights_2 = torch.softmax(attn_scores_2, dim=0)  # (T,)
-print("Attention weights:", attn_weights_2)
-print("Sum:", attn_weights_2.sum())
+print(mh.say("Attention weights:", "注意力权重："), attn_weights_2)
+print(mh.say("Sum:", "总和："), attn_weights_2.sum())
 
 # %% [markdown]
 # Side by side: the scores on the left, the weights softmax makes of them on the right (bars),
@@ -177,8 +177,11 @@ big = torch.tensor([1000.0, 1001.0])  # float32
 print("exp(big)            :", torch.exp(big))
 print("softmax_naive(big)  :", softmax_naive(big))
 print("torch.softmax(big)  :", torch.softmax(big, dim=0))
-print("scores * 100, naive :", softmax_naive(attn_scores_2 * 100))
-print("scores * 100, torch :", torch.softmax(attn_scores_2 * 100, dim=0))
+print(mh.say("scores * 100, naive :", "分数 × 100，朴素公式："), softmax_naive(attn_scores_2 * 100))
+print(
+    mh.say("scores * 100, torch :", "分数 × 100，torch   ："),
+    torch.softmax(attn_scores_2 * 100, dim=0),
+)
 
 # %%
 assert torch.isnan(softmax_naive(big)).all()
@@ -235,7 +238,7 @@ fig = mh.figures.plot_weighted_sum(
     attn_weights_2,
     inputs,
     journey.words,
-    title=mh.tr("z(2): the context vector of 'journey'", "z(2)：“journey” 的上下文向量"),
+    title=mh.tr("z(2): the context vector of 'journey'", "z(2)：“journey”的上下文向量"),
 )
 plt.show()
 
@@ -267,8 +270,8 @@ mhsa_helpers.exercises.check_prediction_self_match(my_guess)
 attn_scores = inputs @ inputs.T  # (T, T)
 attn_weights = torch.softmax(attn_scores, dim=-1)  # (T, T), each row sums to 1
 all_context_vecs = attn_weights @ inputs  # (T, d_in)
-print(f"attention scores:\n{attn_scores}\n")
-print(f"attention weights:\n{attn_weights}\n")
+print(mh.say("attention scores:", "注意力分数：") + f"\n{attn_scores}\n")
+print(mh.say("attention weights:", "注意力权重：") + f"\n{attn_weights}\n")
 print(f"all_context_vecs:\n{all_context_vecs}")
 
 # %% [markdown]

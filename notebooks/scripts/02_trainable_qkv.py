@@ -152,12 +152,8 @@ assert torch.equal(attn_scores_2[1], attn_score_22)
 # %%
 queries = inputs @ W_query  # (T, d_out)
 all_scores = (queries @ keys.T).detach()  # (T, T)
-print(
-    mh.say("'with' looks at 'journey':", "“with” 对 “journey” 的分数："), f"{all_scores[3, 1]:.4f}"
-)
-print(
-    mh.say("'journey' looks at 'with':", "“journey” 对 “with” 的分数："), f"{all_scores[1, 3]:.4f}"
-)
+print(mh.say("'with' looks at 'journey':", "“with”对“journey”的分数："), f"{all_scores[3, 1]:.4f}")
+print(mh.say("'journey' looks at 'with':", "“journey”对“with”的分数："), f"{all_scores[1, 3]:.4f}")
 print(mh.say("symmetric:", "对称："), torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
     print(
@@ -260,7 +256,7 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %%
 def softmax_jacobian(p):
-    """(..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j."""
+    # (..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
 
 
@@ -268,9 +264,14 @@ jac_autograd = torch.autograd.functional.jacobian(
     lambda s: torch.softmax(s, dim=-1), scores_big / size**0.5
 )  # (T, T)
 torch.testing.assert_close(softmax_jacobian(weights_scaled), jac_autograd)
-largest = mh.say("largest |gradient entry|,", "梯度元素的最大绝对值，")
-print(largest, mh.say("unscaled:", "未缩放："), softmax_jacobian(weights_raw).abs().max())
-print(largest, mh.say("scaled  :", "缩放后："), softmax_jacobian(weights_scaled).abs().max())
+print(
+    mh.say("largest |gradient entry|, unscaled:", "未缩放时，梯度元素的最大绝对值："),
+    softmax_jacobian(weights_raw).abs().max(),
+)
+print(
+    mh.say("largest |gradient entry|, scaled  :", "缩放之后，梯度元素的最大绝对值："),
+    softmax_jacobian(weights_scaled).abs().max(),
+)
 
 # %% [markdown]
 # One example can be lucky, so here is the average over 1,000 random queries (six keys each):

@@ -280,8 +280,8 @@ torch.testing.assert_close(average_softmax @ inputs, average_loop)  # all three 
 scored = torch.softmax((attn_scores / d_k**0.5).masked_fill(mask.bool(), -torch.inf), dim=-1)
 torch.testing.assert_close(scored, attn_weights_causal)  # (T, T): section 4's weights
 context_causal = scored @ values  # (T, T) @ (T, d_out) -> (T, d_out)
-print(mh.say("plain average, row 'starts':", "简单平均，“starts” 这一行："), average_weights[2])
-print(mh.say("causal weights, row 'starts':", "因果权重，“starts” 这一行："), scored[2])
+print(mh.say("plain average, row 'starts':", "简单平均，“starts”这一行："), average_weights[2])
+print(mh.say("causal weights, row 'starts':", "因果权重，“starts”这一行："), scored[2])
 print(context_causal)
 
 fig, (ax_average, ax_scored) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
@@ -330,7 +330,7 @@ mhsa_helpers.exercises.check_prediction_changed_weights(my_guess)
 
 # %%
 def causal_weights_one_step(x):
-    """One-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    # one-step causal attention weights of sa_v2 for inputs x: (T, d_in) -> (T, T)
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     future = torch.triu(torch.ones(len(x), len(x), dtype=torch.bool), diagonal=1)  # (T, T)
@@ -338,7 +338,7 @@ def causal_weights_one_step(x):
 
 
 def causal_weights_three_step(x):
-    """Three-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    # three-step causal attention weights of sa_v2 for inputs x: (T, d_in) -> (T, T)
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     weights = torch.softmax(scores / d_k**0.5, dim=-1) * torch.tril(torch.ones(len(x), len(x)))
@@ -346,7 +346,7 @@ def causal_weights_three_step(x):
 
 
 def full_weights(x):
-    """No mask at all, for comparison."""
+    # no mask at all, for comparison
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     return torch.softmax(scores / d_k**0.5, dim=-1)
@@ -375,13 +375,13 @@ print(mh.say("only the last row moved:\n", "只有最后一行变了：\n"), aft
 print(
     mh.say("weights that changed, with the mask:", "加掩码时变化的权重："),
     int((before != after).sum()),
-    "of 36",
+    mh.say("of 36", "/ 36"),
 )
 unmasked_changes = int((full_weights(changed) != full_weights(inputs)).sum())
 print(
     mh.say("weights that changed, without a mask:", "不加掩码时变化的权重："),
     unmasked_changes,
-    "of 36",
+    mh.say("of 36", "/ 36"),
 )
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 
@@ -517,10 +517,8 @@ mhsa_helpers.exercises.check_local_mask(answer)
 
 # %%
 def causal_weights(attn_scores, window=None):
-    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
-
-    window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
-    """
+    # (..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
+    # window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
     # YOUR CODE HERE
     raise NotImplementedError
 

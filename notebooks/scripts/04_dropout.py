@@ -143,10 +143,10 @@ plt.show()
 
 # %%
 dropout.eval()
-print("training:", dropout.training)
+print(mh.say("training:", "training 标志："), dropout.training)
 assert torch.equal(dropout(example), example)  # identical: nothing dropped, nothing scaled
 dropout.train()
-print("training:", dropout.training)
+print(mh.say("training:", "training 标志："), dropout.training)
 assert not torch.equal(dropout(example), example)
 
 # %% [markdown]
@@ -201,7 +201,7 @@ print(attn_dropped)
 
 keep = journey.reference["dropout_seed123_ones"] != 0  # (T, T) bool, the pattern of section 1
 torch.testing.assert_close(attn_dropped, torch.where(keep, 2 * attn_weights, 0.0))
-print("row sums:", attn_dropped.sum(dim=-1))  # (T,) no longer 1
+print(mh.say("row sums:", "每行之和："), attn_dropped.sum(dim=-1))  # (T,) no longer 1
 assert (attn_dropped[1] == 0).all()  # the row of "journey" lost both of its weights
 
 # %% [markdown]
@@ -378,7 +378,7 @@ print(mh.say("matches the book's printed values", "与书中印出的数值一�
 # %%
 print("state_dict:      ", list(ca.state_dict()))
 print("named_parameters:", [name for name, _ in ca.named_parameters()])
-print("buffers:         ", [name for name, _ in ca.named_buffers()])
+print(mh.pad(mh.say("buffers:", "缓冲区："), 17), [name for name, _ in ca.named_buffers()])
 assert "mask" in ca.state_dict() and "mask" not in dict(ca.named_parameters())
 
 # %% [markdown]

@@ -154,7 +154,7 @@ torch.testing.assert_close(
 print(
     mh.say(
         "columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2",
-        "第 0:2 列 = 第 04 课的单个 CausalAttention，第 2:4 列 = 头 2",
+        "前两列（0:2）= 第 04 课的单个 CausalAttention，后两列（2:4）= 头 2",
     )
 )
 
@@ -176,7 +176,7 @@ assert torch.equal(torch.cat(head_outputs, dim=-1), context_vecs[0])  # what the
 # %%
 for name, param in mha.named_parameters():
     print(f"{name:<22} {tuple(param.shape)}")  # (d_out, d_in) per head and projection
-print("buffers:", [name for name, _ in mha.named_buffers()])
+print(mh.say("buffers:", "缓冲区："), [name for name, _ in mha.named_buffers()])
 
 # %% [markdown]
 # ## 3. The width convention

@@ -194,7 +194,7 @@ print(weights.shape, context.shape)
 
 # %%
 context_t = context.transpose(1, 2)  # (b, T, h, head_dim)
-print("contiguous:", context_t.is_contiguous())
+print(mh.say("contiguous:", "是否连续存储："), context_t.is_contiguous())
 try:
     context_t.view(b, T, d_out)
 except RuntimeError as error:
@@ -401,7 +401,7 @@ MultiHeadAttention = mh.MultiHeadAttention  # the book's class, as the package s
 
 # %%
 class ShapeTrace(TorchFunctionMode):
-    """Record the shape of every tensor an operation returns, by operation name."""
+    # records the shape of every tensor an operation returns, by operation name
 
     def __init__(self):
         super().__init__()
@@ -421,7 +421,7 @@ sizes = {"b": 2, "T": 5, "d_in": 7, "d_out": 12, "h": 3, "head_dim": 4}
 
 
 def trace_forward(module):
-    """Run ``module`` once under a ShapeTrace; return the traced shape behind each table step."""
+    # runs module once under a ShapeTrace; returns the traced shape behind each table step
     trace = ShapeTrace()
     hooks = [
         module.register_forward_pre_hook(lambda mod, args: trace.record("input", args[0])),

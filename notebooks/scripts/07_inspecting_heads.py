@@ -235,7 +235,7 @@ torch.testing.assert_close(weights_long[0, :, 8:, 5], weights_long[0, :, 8:, 8],
 print(
     mh.say(
         "head 1: key 'the' at positions 0, 4, 7 (rows), seen by queries 7..10 (columns):",
-        "头 1：位置 0、4、7 上的键 “the”（行），被查询 7..10 看到的权重（列）：",
+        "头 1：位置 0、4、7 上的键“the”（行），被查询 7..10 看到的权重（列）：",
     )
 )
 print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)

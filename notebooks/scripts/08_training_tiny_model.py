@@ -331,7 +331,7 @@ def repeat_loss(model):
 
 
 def ablation(model):
-    """The loss with each head switched off in turn (its out_proj columns set to 0)."""
+    # the loss with each head switched off in turn (its out_proj columns set to 0)
     losses = []
     for head in range(model.num_heads):
         without = copy.deepcopy(model)
@@ -355,8 +355,10 @@ for heads, run in runs.items():
     low, high = min(ablated[heads]), max(ablated[heads])
     print(mh.say("  without one head:", "  去掉一个头："), f"{low:.3f} .. {high:.3f}", end="")
     print(
-        f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x), ",
-        mh.say("chance level", "随机水平"),
+        mh.say(
+            f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x),  chance level",
+            f"（{min(ratios):.1f}–{max(ratios):.1f} 倍），随机水平",
+        ),
         f"log(64) = {math.log(64):.2f}",
     )
 

@@ -392,7 +392,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 
 # %%
 def rope(t, base=10000.0):
-    """Rotate feature pairs (0, 1), (2, 3), ... of t (b, h, T, head_dim) by position * theta_i."""
+    # rotates feature pairs (0, 1), (2, 3), ... of t (b, h, T, head_dim) by position * theta_i
     head_dim, num_tokens = t.shape[-1], t.shape[-2]
     theta = base ** (-torch.arange(0, head_dim, 2) / head_dim)  # (head_dim / 2,)
     angles = torch.arange(num_tokens)[:, None] * theta  # (T, head_dim / 2)
@@ -570,7 +570,13 @@ for dtype in (torch.float16, torch.bfloat16, torch.float32):
 try:
     scores32.half().masked_fill(future32, -1e9)
 except RuntimeError as error:
-    print("float16 masked_fill(-1e9):", error)
+    print(
+        mh.say(
+            "float16 masked_fill(-1e9) raised:",
+            "float16 的 masked_fill(-1e9) 报错（-1e9 超出了 float16 的范围）：",
+        ),
+        error,
+    )
 lowest16 = torch.finfo(torch.float16).min
 print(
     mh.say("float16: -30 + lowest =", "float16：-30 + 最小的数 ="),

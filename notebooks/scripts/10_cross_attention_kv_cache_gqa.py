@@ -152,7 +152,7 @@ vocab, length, d_model = 10, 6, 16
 
 
 class Reverser(nn.Module):
-    """Writes its source sequence reversed: one cross-attention layer, no decoder tokens."""
+    # writes its source sequence reversed: one cross-attention layer, no decoder tokens
 
     def __init__(self, vocab, length, d_model):
         super().__init__()
@@ -181,7 +181,7 @@ expected = torch.arange(length - 1, -1, -1)  # target position i reads source po
 
 
 def alignment(model, sequences):
-    """Share of weight on the expected source position, share of right tokens, mean weights."""
+    # share of weight on the expected source position, share of right tokens, mean weights
     with torch.no_grad():
         logits, weights = model(sequences)  # (b, n, vocab), (b, n, n)
     on_expected = weights[:, torch.arange(length), expected].mean().item()
@@ -317,10 +317,9 @@ hook.remove()
 torch.testing.assert_close(seq_cached, seq)
 print(
     mh.say(
-        "same 12 generated vectors with and without the cache;",
-        "用不用缓存，生成的 12 个向量都相同；",
-    ),
-    cache,
+        f"same 12 generated vectors with and without the cache; {cache!r}",
+        f"用不用缓存，生成的 12 个向量都相同。缓存：{cache!r}",
+    )
 )
 
 # %% [markdown]
@@ -417,7 +416,7 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 # %%
 offset, n = 2, 3
 full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True = hidden
-print(mh.say("correct mask for the chunk (rows 2..4):", "这一块的正确掩码（第 2..4 行）："))
+print(mh.say("correct mask for the chunk (full_mask[2:]):", "这一块的正确掩码（full_mask[2:]）："))
 print(full_mask[offset:].int())
 print(
     mh.say("is_causal's top-left alignment (wrong here):", "is_causal 的左上角对齐（这里是错的）：")
@@ -438,11 +437,9 @@ with torch.no_grad():
 torch.testing.assert_close(torch.cat(chunks, dim=1), full)
 print(
     mh.say(
-        "chunks 3 + 1 + 5 + 1 through the cache == one full forward;",
-        "经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播；",
-    ),
-    len(cache),
-    "tokens cached",
+        f"chunks 3 + 1 + 5 + 1 through the cache == one full forward; {len(cache)} tokens cached",
+        f"经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播，缓存了 {len(cache)} 个词元",
+    )
 )
 
 # %% [markdown]
@@ -597,9 +594,10 @@ for g in [8, 2, 1]:
 # groups), both with 2-byte (float16 / bfloat16) caches, batch 1:
 
 # %%
+llama = mh.say("Llama-like", "类 Llama")
 configs = [
     ("GPT-2 small", 768, 12, 12, 1024, [12, 4, 1]),
-    ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
+    (llama, 4096, 32, 32, 8192, [32, 8, 1]),
 ]
 MiB = 2**20
 gqa_rows = []
@@ -636,8 +634,8 @@ mh.show_table(
 )
 assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # Llama-like GQA: 1 GiB per sequence
 assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # the same model with MHA: 4 GiB
-assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
-assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
+assert abs(param_saving[llama, 8] - 0.375) < 1e-4
+assert abs(param_saving[llama, 1] - 0.484) < 1e-3
 
 # %% [markdown]
 # Only W_key and W_value get smaller, so the attention parameters shrink by less than half:

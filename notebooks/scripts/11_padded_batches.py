@@ -59,7 +59,7 @@ for words, seq in zip(texts, sequences, strict=True):
 try:
     torch.stack(sequences)
 except RuntimeError as error:
-    print(mh.say("torch.stack raised:", "torch.stack 报错："), error)
+    print(mh.say("torch.stack raised:", "torch.stack 报错（各个张量的形状不一样）："), error)
 
 # %% [markdown]
 # `torch.stack` refuses: a tensor is a rectangle. So we **pad** every sentence to the longest
@@ -297,7 +297,7 @@ assert torch.equal((~mask_right).sum(dim=-1), valid_lens)  # and back
 
 
 def d2l_masked_softmax(scores, valid_lens):
-    """d2l's masked softmax: scores (b, T_q, T_k); keys at positions >= valid_lens get -1e6."""
+    # d2l's masked softmax: scores (b, T_q, T_k); keys at positions >= valid_lens get -1e6
     hidden = torch.arange(scores.shape[-1])[None, None, :] >= valid_lens[:, None, None]
     return torch.softmax(scores.masked_fill(hidden, -1e6), dim=-1)
 
@@ -383,7 +383,9 @@ with torch.no_grad():
         mh.say("Hugging Face additive", "Hugging Face 加性掩码"): torch.softmax(
             scores + hf_additive, dim=-1
         ),
-        "d2l valid_lens, -1e6": torch.softmax(scores.masked_fill(d2l_hidden, -1e6), dim=-1),
+        mh.say("d2l valid_lens, -1e6", "d2l 的 valid_lens（-1e6）"): torch.softmax(
+            scores.masked_fill(d2l_hidden, -1e6), dim=-1
+        ),
     }
     torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False, batch_first=True)
     torch_mha.in_proj_weight.copy_(torch.eye(4).repeat(3, 1))  # (12, 4): q, k, v pass through

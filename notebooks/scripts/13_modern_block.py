@@ -283,7 +283,7 @@ print(
 
 
 class ForgetsOffset(mh.RotaryEmbedding):
-    """A slip: every new token is rotated as if it were at position 0."""
+    # a slip: every new token is rotated as if it were at position 0
 
     def forward(self, x, offset=0, position_ids=None):
         return super().forward(x, 0, position_ids)

@@ -50,10 +50,8 @@ result
 
 # %%
 def causal_weights(attn_scores, window=None):
-    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
-
-    window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
-    """
+    # (..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
+    # window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
     T = attn_scores.shape[-1]
     ones = torch.ones(T, T, dtype=torch.bool, device=attn_scores.device)  # (T, T)
     hidden = torch.triu(ones, diagonal=1)  # (T, T), True above the diagonal: the future

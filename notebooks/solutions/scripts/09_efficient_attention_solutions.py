@@ -53,8 +53,13 @@ import math
 
 batch, heads, bytes_per_float32, budget = 1, 25, 4, 2**30
 answer = math.isqrt(budget // (batch * heads * bytes_per_float32))
-print(f"T = {answer}: {batch * heads * answer**2 * bytes_per_float32:,} bytes <= {budget:,}")
-print(f"T = {answer + 1}: {batch * heads * (answer + 1) ** 2 * bytes_per_float32:,} bytes")
+fits, too_many = (batch * heads * t**2 * bytes_per_float32 for t in (answer, answer + 1))
+print(
+    mh.say(
+        f"T = {answer}: {fits:,} bytes <= {budget:,}", f"T = {answer}：{fits:,} 字节 <= {budget:,}"
+    )
+)
+print(mh.say(f"T = {answer + 1}: {too_many:,} bytes", f"T = {answer + 1}：{too_many:,} 字节"))
 result = mhsa_helpers.exercises.check_longest_context(answer)
 assert result, result
 result

@@ -88,7 +88,7 @@ kv_width = groups * (d // heads)  # 512
 answer = (d * d + d) + 2 * (d * kv_width + kv_width) + d * d
 like = mh.GroupedQueryAttention(d, d, 4, 0.0, num_heads=heads, num_kv_groups=groups, qkv_bias=True)
 assert sum(p.numel() for p in like.parameters()) - like.out_proj.bias.numel() == answer
-print(f"{answer:,} parameters")
+print(mh.say(f"{answer:,} parameters", f"{answer:,} 个参数"))
 result = mhsa_helpers.exercises.check_gqa_parameter_count(answer)
 assert result
 result

@@ -96,7 +96,8 @@ tiny = lm.CharTransformer(
 optimizer = torch.optim.AdamW(tiny.parameters(), lr=3e-3, weight_decay=0.1)
 for step in range(5):
     inputs, targets = get_batch(data.train_ids, 8, 32)  # (8, 32) each
-    print(f"step {step}: loss {train_step(tiny, optimizer, inputs, targets):.3f}")
+    loss = train_step(tiny, optimizer, inputs, targets)
+    print(mh.say(f"step {step}: loss {loss:.3f}", f"第 {step} 步：损失 {loss:.3f}"))
 
 # %% [markdown]
 # **Exercise 1.** Every block has its own attention and so its own cache; each cache keeps one key

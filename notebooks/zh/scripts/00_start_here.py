@@ -13,7 +13,7 @@
 #
 # 英文版（English edition）见 [notebooks/00_start_here.ipynb](../00_start_here.ipynb)，内容和代码与本版完全相同，只是用英文写成。哪一版读着顺手就用哪一版，两版打印出的数字一模一样。
 #
-# 这门课从最朴素的**点积**（dot product）讲起，每课前进一小步，最后搭出 GPT 模型里真正在用的**多头注意力**（multi-head attention）模块。每一课都是一个从上到下依次运行的 notebook。它打印的每个数字都由 CI 检查，其中大部分与《从零构建大模型》（*Build a Large Language Model (From Scratch)*）第 3 章印出的数字相同。书中用 `torch.manual_seed(123)` 和 `(789)` 设定随机种子，我们也一样。
+# 这门课从最朴素的**点积**（dot product）讲起，每课前进一小步，最后搭出 GPT 模型里真正在用的**多头注意力**（multi-head attention）模块。每一课都是一个从上到下依次运行的 notebook。它打印的每个数字都由 CI 检查，其中大部分与《从零构建大模型》（英文原书《Build a Large Language Model (From Scratch)》）第 3 章印出的数字相同。书中用 `torch.manual_seed(123)` 和 `(789)` 设定随机种子，我们也一样。
 #
 # **本 notebook 的目标**
 # 1. 确认你的环境可用，包括 torch、计算设备、绘图和交互式控件。
@@ -21,9 +21,9 @@
 #
 # **用时：** 约 20 分钟（阅读、运行 8 个代码单元格，估算规则见下文）。
 #
-# **用时怎么估算。** 每一课开头都写明了用时，下面的课程地图也一一列出。这些数字都按同一条规则、由每课的英文文本算出。分钟数等于正文词数除以 120，再加上每个代码单元格 1.5 分钟、每次预测 3 分钟、每道练习 8 分钟、每个动手实现的练习（亲手写一个类或函数）20 分钟，最后取最接近的 5 的倍数。这条规则假定你认真地读第一遍，运行每个单元格，每道题都动手做。计算由 `tools/lesson_times.py` 完成，它把结果写进每一课、这张地图和 README。遇到新概念时多花些时间，也完全没关系。
+# **用时怎么估算。** 每一课开头都写明了用时，下面的课程地图也一一列出。这些数字都按同一条规则、由每课的英文文本算出。分钟数等于正文的词数（按英文版计）除以 120，再加上每个代码单元格 1.5 分钟、每次预测 3 分钟、每道练习 8 分钟、每个动手实现的练习（亲手写一个类或函数）20 分钟，最后取最接近的 5 的倍数。这条规则假定你认真地读第一遍，运行每个单元格，每道题都动手做。计算由 `tools/lesson_times.py` 完成，它把结果写进每一课、这张地图和 README。遇到新概念时多花些时间，也完全没关系。
 #
-# **预备知识。** 哪一项还不熟悉，花一个晚上读一读就够了。下面这些内容课程会直接使用，不再讲解：
+# **预备知识：** 哪一项还不熟悉，花一个晚上读一读就够了。下面这些内容课程会直接使用，不再讲解：
 # * **Python** 的函数、类、循环和列表推导式。
 # * **线性代数**中的向量、点积、矩阵乘法和转置（transpose）。
 # * **PyTorch 基础**，即张量及其形状、`@`、索引和广播，以及 `nn.Module`、`nn.Parameter` 和 `nn.Linear`（第 02 课以它们为基础）。
@@ -32,7 +32,7 @@
 #
 # PyTorch 官方教程“Learn the Basics”（pytorch.org/tutorials）涵盖了后三项。
 #
-# **形状约定（shape contract）。** 书中示例 `journey.inputs` 的形状是 `(T, d_in) = (6, 3)`，即 6 个词元，每个词元有 3 个特征。
+# **形状约定（shape contract）：** 书中示例 `journey.inputs` 的形状是 `(T, d_in) = (6, 3)`，即 6 个词元，每个词元有 3 个特征。
 
 # %% [markdown] en_hash="b10b6eeba49b"
 # ## 课程地图
@@ -50,8 +50,8 @@
 # | 09 | [`09_efficient_attention`](09_efficient_attention.ipynb) | 你自己的融合 QKV `MultiHeadAttention`；能放下的最长上下文 | 同一个模块，变快；RoPE/ALiBi；bf16 | 100 分钟 |
 # | 10 | [`10_cross_attention_kv_cache_gqa`](10_cross_attention_kv_cache_gqa.ipynb) | 你自己的 KV 缓存（KV cache，`append_and_attend`）和 GQA 的 `repeat_kv`；滑动窗口下一段词元的掩码；缓存与参数的大小 | 生成文本，并让模型更省 | 120 分钟 |
 # | 11 | [`11_padded_batches`](11_padded_batches.ipynb) | 因果加填充（padding）的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的加性掩码（任意 dtype） | 长短不一的句子（填充掩码） | 90 分钟 |
-# | 12 | [`12_tiny_char_lm`](12_tiny_char_lm.ipynb) | 先归一化（normalization）的 `Block`（pre-norm）、`get_batch` 和一步训练（损失、AdamW）；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 170 分钟 |
-# | 13 | [`13_modern_block`](13_modern_block.ipynb) | `apply_rope`、RMSNorm 和 SwiGLU；各头往前看两个词元的注意力 | 今天的模型用的块：RoPE、RMSNorm、SwiGLU、QK-norm | 120 分钟 |
+# | 12 | [`12_tiny_char_lm`](12_tiny_char_lm.ipynb) | 前置归一化（pre-normalization）的 `Block`、`get_batch` 和一步训练（损失、AdamW）；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 170 分钟 |
+# | 13 | [`13_modern_block`](13_modern_block.ipynb) | `apply_rope`、RMSNorm 和 SwiGLU；各头往前看两个词元的注意力 | 今天的模型用的块：RoPE、RMSNorm、SwiGLU、QK 归一化（QK-norm） | 120 分钟 |
 #
 # 合计约 22 小时，相当于一个周末，或者两周的晚上。
 #
@@ -93,7 +93,10 @@ print("device     ", device)
 for package in ["matplotlib", "seaborn", "ipywidgets", "jupyterlab", "mhsa_helpers"]:
     print(f"{package:<11}", version(package))
 font_hint = missing_cjk_font()
-print("CJK font   ", "found" if font_hint is None else font_hint)
+print(
+    mh.pad(mh.say("CJK font", "中文字体"), 11),
+    mh.say("found", "已找到") if font_hint is None else font_hint,
+)
 
 # %%
 assert tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4), torch.__version__
@@ -168,10 +171,10 @@ assert demo.result.endswith("head_dim = 64"), demo.result  # 768 // 12
 print(demo.result)
 assert version("ipywidgets").startswith("8.")
 
-# %% [markdown] en_hash="4227398d3587"
+# %% [markdown] en_hash="833707056b3f"
 # ## 术语表
 #
-# 整门课使用同一套中英文术语，收在术语表 `data/glossary.json` 里，README 里也印了一份。`mh.glossary_table()` 把全部术语显示在一张表里（可以在表内滚动查看）。`mh.load_glossary()` 以字典列表的形式给出同样的术语，每一项包含 `en`、`zh` 和 `note`。
+# 整门课使用同一套中英文术语，收在术语表 `data/glossary.json` 里，README 里也印了一份。`mh.glossary_table()` 把全部术语显示在一张表里（可以在表内滚动查看），每个术语附一句说明，说明用的是本课的语言。`mh.load_glossary()` 以字典列表的形式给出同样的术语，每一项包含 `en`、`zh`、`note`（英文说明）和 `note_zh`（中文说明）。
 
 # %%
 mh.glossary_table()

@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="da39c3bc9cd8"
 # # 01 · 简化的自注意力（simplified self-attention）
 #
-# **自注意力**（self-attention）让句子中的每个词元（token）都能看一看其他所有词元，从中取来自己需要的信息。这一课还没有可训练权重（trainable weights），只用原始的嵌入（embedding）来计算注意力。《从零构建大模型》（*Build a Large Language Model (From Scratch)*）第 3 章开头就是这样做的，我们还会把每一个数都与书中印出的数核对一遍。
+# **自注意力**（self-attention）让句子中的每个词元（token）都能看一看其他所有词元，从中取来自己需要的信息。这一课还没有可训练权重（trainable weights），只用原始的嵌入（embedding）来计算注意力。《从零构建大模型》（英文原书《Build a Large Language Model (From Scratch)》）第 3 章开头就是这样做的，我们还会把每一个数都与书中印出的数核对一遍。
 #
 # **学习目标**
 # 1. 把**注意力分数**（attention score）算成**点积**（dot product）。先逐个计算，再用一次矩阵乘法全部算出。
@@ -19,11 +19,11 @@
 # 3. 把**上下文向量**（context vector）算成输入的加权和。先用循环，再用三行矩阵代码，并验证两者的结果一致。
 # 4. 先预测，再验证。每个词元都和自己最相似吗？只有原始的点积为什么还不够？（这正是第 02 课引入查询和键的原因。）
 #
-# **预备知识。** 第 00 课（`00_start_here`）、Python 和矩阵乘法的概念。
+# **预备知识：** 第 00 课（`00_start_here`）、Python 和矩阵乘法的概念。
 #
 # **用时：** 约 95 分钟（阅读、运行 29 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
-# **形状约定（shape contract）。** 输入 `(T, d_in) = (6, 3)` → 分数和权重 `(T, T) = (6, 6)` → 上下文向量 `(T, d_in) = (6, 3)`。
+# **形状约定（shape contract）：** 输入 `(T, d_in) = (6, 3)` → 分数和权重 `(T, T) = (6, 6)` → 上下文向量 `(T, d_in) = (6, 3)`。
 
 # %%
 import torch
@@ -96,19 +96,19 @@ plt.show()
 
 # %%
 attn_weights_2_tmp = attn_scores_2 / attn_scores_2.sum()  # (T,)
-print("Attention weights:", attn_weights_2_tmp)
-print("Sum:", attn_weights_2_tmp.sum())
+print(mh.say("Attention weights:", "注意力权重："), attn_weights_2_tmp)
+print(mh.say("Sum:", "总和："), attn_weights_2_tmp.sum())
 
 # %% [markdown] en_hash="589f3e9d9dff"
 # 实际的注意力用的是 **softmax**，即 $\mathrm{softmax}(x)_i = e^{x_i} / \sum_j e^{x_j}$。指数运算把每个值都变成正数（负的分数也不例外），并拉大它们之间的差距，让最大的分数更明显地胜出。在训练中，它的梯度性质也更好。比较一下两行输出，softmax 给“journey”的权重是 0.2379，而不是 0.2278。
 
 # %%
 attn_weights_2 = torch.softmax(attn_scores_2, dim=0)  # (T,)
-print("Attention weights:", attn_weights_2)
-print("Sum:", attn_weights_2.sum())
+print(mh.say("Attention weights:", "注意力权重："), attn_weights_2)
+print(mh.say("Sum:", "总和："), attn_weights_2.sum())
 
 # %% [markdown] en_hash="a02c916c4790"
-# 把两种做法并排对照。左边是分数，右边的柱子是 softmax 由分数得到的权重，圆点是简单除以总和得到的权重。两者的顺序相同，softmax 把权重往分数最高的词元那边挪。最大的两个权重变大了（“journey” 从 0.2278 变成 0.2379），其余三个变小了。不过并不是每个差距都被拉大。这些分数彼此很接近，$e^x$ 在这一段几乎是一条直线，最小的权重甚至还略有增大（从 0.1077 变成 0.1082）。
+# 把两种做法并排对照。左边是分数，右边的柱子是 softmax 由分数得到的权重，圆点是简单除以总和得到的权重。两者的顺序相同，softmax 把权重往分数最高的词元那边挪。最大的两个权重变大了（“journey”从 0.2278 变成 0.2379），其余三个变小了。不过并不是每个差距都被拉大。这些分数彼此很接近，$e^x$ 在这一段几乎是一条直线，最小的权重甚至还略有增大（从 0.1077 变成 0.1082）。
 
 # %%
 fig = mh.figures.plot_softmax_steps(attn_scores_2, journey.words)
@@ -138,15 +138,18 @@ print(softmax_naive(attn_scores_2))
 torch.testing.assert_close(softmax_naive(attn_scores_2), attn_weights_2)
 
 # %% [markdown] en_hash="fc548803ac2d"
-# 在我们这些小分数上，它与 `torch.softmax` 的结果一致。现在把分数变大，较长向量的分数在不缩放时就可能变成这样（见第 02 课）。`float32` 能表示的最大数约为 $3.4 \times 10^{38}$，所以只要 $x > 88.7$，$e^{x}$ 就会变成 `inf`，而 `inf / inf` 是 `nan`。
+# 在我们这些小分数上，它与 `torch.softmax` 的结果一致。现在把分数调大：向量较长、又不做缩放时，分数就可能这么大（见第 02 课）。`float32` 能表示的最大数约为 $3.4 \times 10^{38}$，所以只要 $x > 88.7$，$e^{x}$ 就会变成 `inf`，而 `inf / inf` 是 `nan`。
 
 # %%
 big = torch.tensor([1000.0, 1001.0])  # float32
 print("exp(big)            :", torch.exp(big))
 print("softmax_naive(big)  :", softmax_naive(big))
 print("torch.softmax(big)  :", torch.softmax(big, dim=0))
-print("scores * 100, naive :", softmax_naive(attn_scores_2 * 100))
-print("scores * 100, torch :", torch.softmax(attn_scores_2 * 100, dim=0))
+print(mh.say("scores * 100, naive :", "分数 × 100，朴素公式："), softmax_naive(attn_scores_2 * 100))
+print(
+    mh.say("scores * 100, torch :", "分数 × 100，torch   ："),
+    torch.softmax(attn_scores_2 * 100, dim=0),
+)
 
 # %%
 assert torch.isnan(softmax_naive(big)).all()
@@ -197,7 +200,7 @@ fig = mh.figures.plot_weighted_sum(
     attn_weights_2,
     inputs,
     journey.words,
-    title=mh.tr("z(2): the context vector of 'journey'", "z(2)：“journey” 的上下文向量"),
+    title=mh.tr("z(2): the context vector of 'journey'", "z(2)：“journey”的上下文向量"),
 )
 plt.show()
 
@@ -222,8 +225,8 @@ mhsa_helpers.exercises.check_prediction_self_match(my_guess)
 attn_scores = inputs @ inputs.T  # (T, T)
 attn_weights = torch.softmax(attn_scores, dim=-1)  # (T, T)，每一行的和为 1
 all_context_vecs = attn_weights @ inputs  # (T, d_in)
-print(f"attention scores:\n{attn_scores}\n")
-print(f"attention weights:\n{attn_weights}\n")
+print(mh.say("attention scores:", "注意力分数：") + f"\n{attn_scores}\n")
+print(mh.say("attention weights:", "注意力权重：") + f"\n{attn_weights}\n")
 print(f"all_context_vecs:\n{all_context_vecs}")
 
 # %% [markdown] en_hash="b909846e8ce5"
@@ -245,7 +248,7 @@ print(inputs.norm(dim=-1))  # (T,)，每个嵌入的长度
 assert (best_key == torch.arange(6)).sum() == 2
 
 # %% [markdown] en_hash="0d00c4966023"
-# “with”（长度 0.70）输给了长长的“journey”（1.22），尽管“with”与它自己的方向完全一致。原始点积还有两个局限。一是分数矩阵是**对称矩阵**（symmetric matrix），即 `attn_scores[i, j] == attn_scores[j, i]`，所以 *with* 对 *journey* 的关注必然等于 *journey* 对 *with* 的关注。二是这里没有任何东西可以学习。第 02 课给每个词元两个不同的、可学习的向量，一个是用来提问的**查询**（query），一个是供查询来匹配的**键**（key），这两个局限就此消除。长度的影响却只消除了一部分，因为查询和键仍然是这些向量的投影（projection），向量的长度依旧会影响分数。
+# “with”（长度 0.70）输给了长长的“journey”（1.22），尽管“with”与它自己的方向完全一致。原始点积还有两个局限。一是分数矩阵是**对称矩阵**（symmetric matrix），即 `attn_scores[i, j] == attn_scores[j, i]`，所以“with”对“journey”的关注必然等于“journey”对“with”的关注。二是这里没有任何东西可以学习。第 02 课给每个词元两个不同的、可学习的向量，一个是用来提问的**查询**（query），一个是供查询来匹配的**键**（key），这两个局限就此消除。长度的影响却只消除了一部分，因为查询和键仍然是这些向量的投影（projection），向量的长度依旧会影响分数。
 #
 # 回到那三个矩阵。每个矩阵的第 2 行（索引 1）正是我们为“journey”手算出的结果，而上下文矩阵与书中印出的值一致。
 

@@ -18,11 +18,11 @@
 # 2. 理解分数**为什么**要除以 $\sqrt{d_k}$。不这样做，就会出现 **softmax 饱和**（softmax saturation），进而导致**梯度消失**（vanishing gradient）。
 # 3. 把计算封装成 `SelfAttentionV1`（用 `nn.Parameter`），看清 `nn.Linear` 怎样存储同一个矩阵（`linear.weight == W.T`），再亲手实现 `SelfAttentionV2`（用 `nn.Linear`）。
 #
-# **预备知识。** 第 01 课（`01_simplified_self_attention`）讲的分数、softmax 和上下文向量。还需要一点 PyTorch 基础，即 `nn.Module`、`nn.Parameter` 和 `nn.Linear`，并知道**自动求导**（autograd）做了什么。`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来。哪里可以补课，第 00 课已经列出。
+# **预备知识：** 第 01 课（`01_simplified_self_attention`）讲的分数、softmax 和上下文向量。还需要一点 PyTorch 基础，即 `nn.Module`、`nn.Parameter` 和 `nn.Linear`，并知道**自动求导**（autograd）做了什么。`requires_grad=True` 让 torch 记录下计算过程，之后 `.backward()` 才能把梯度填进来。哪里可以补课，第 00 课已经列出。
 #
 # **用时：** 约 90 分钟（阅读、运行 26 个代码单元格、1 次预测、2 道练习、1 个动手实现，估算规则见第 00 课）。
 #
-# **形状约定（shape contract）。** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
+# **形状约定（shape contract）：** 输入 `(T, d_in) = (6, 3)` → 查询/键/值 `(T, d_out) = (6, 2)` → 权重 `(T, T)` → 上下文向量 `(T, d_out) = (6, 2)`。
 
 # %%
 import torch
@@ -127,12 +127,8 @@ assert torch.equal(attn_scores_2[1], attn_score_22)
 # %%
 queries = inputs @ W_query  # (T, d_out)
 all_scores = (queries @ keys.T).detach()  # (T, T)
-print(
-    mh.say("'with' looks at 'journey':", "“with” 对 “journey” 的分数："), f"{all_scores[3, 1]:.4f}"
-)
-print(
-    mh.say("'journey' looks at 'with':", "“journey” 对 “with” 的分数："), f"{all_scores[1, 3]:.4f}"
-)
+print(mh.say("'with' looks at 'journey':", "“with”对“journey”的分数："), f"{all_scores[3, 1]:.4f}")
+print(mh.say("'journey' looks at 'with':", "“journey”对“with”的分数："), f"{all_scores[1, 3]:.4f}")
 print(mh.say("symmetric:", "对称："), torch.equal(all_scores, all_scores.T))
 for i, word in enumerate(journey.words):
     print(
@@ -150,7 +146,7 @@ for i, word in enumerate(journey.words):
 #
 # $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V,$$
 #
-# 这正是论文 *Attention Is All You Need* 中的公式。先算出分数 $QK^\top$ (T, T)，加以缩放，对每一行做 softmax，再对值加权求和，得到 (T, d_out)。
+# 这正是论文《Attention Is All You Need》中的公式。先算出分数 $QK^\top$ (T, T)，加以缩放，对每一行做 softmax，再对值加权求和，得到 (T, d_out)。
 
 # %%
 d_k = keys.shape[-1]  # 2
@@ -214,7 +210,7 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %%
 def softmax_jacobian(p):
-    """(..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j."""
+    # (..., T) 的概率 -> 由 d p_i / d s_j 组成的 (..., T, T) 矩阵
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
 
 
@@ -222,9 +218,14 @@ jac_autograd = torch.autograd.functional.jacobian(
     lambda s: torch.softmax(s, dim=-1), scores_big / size**0.5
 )  # (T, T)
 torch.testing.assert_close(softmax_jacobian(weights_scaled), jac_autograd)
-largest = mh.say("largest |gradient entry|,", "梯度元素的最大绝对值，")
-print(largest, mh.say("unscaled:", "未缩放："), softmax_jacobian(weights_raw).abs().max())
-print(largest, mh.say("scaled  :", "缩放后："), softmax_jacobian(weights_scaled).abs().max())
+print(
+    mh.say("largest |gradient entry|, unscaled:", "未缩放时，梯度元素的最大绝对值："),
+    softmax_jacobian(weights_raw).abs().max(),
+)
+print(
+    mh.say("largest |gradient entry|, scaled  :", "缩放之后，梯度元素的最大绝对值："),
+    softmax_jacobian(weights_scaled).abs().max(),
+)
 
 # %% [markdown] en_hash="bc3434002159"
 # 单个例子可能只是运气好，所以下面对 1,000 个随机查询（每个配六个键）取平均，看最大权重的均值，以及 softmax 雅可比矩阵的平均大小。这里的大小指 Frobenius 范数（Frobenius norm）。
@@ -400,7 +401,7 @@ with torch.no_grad():
     )
 
 # %% [markdown] en_hash="26727729a38f"
-# ### 检查（供 CI 使用；已折叠）
+# ### 检查（供 CI 使用，已折叠）
 #
 # 下一个单元格在 JupyterLab 中是隐藏的（点击即可展开）。它检查本课内联写出的 `SelfAttentionV1` 就是课程中的 `mh.SelfAttentionV1`，即种子相同、参数相同时，两者的输出逐位相同（课程包里的类只多了输入检查）。
 

@@ -192,12 +192,12 @@ plt.show()
 #
 # $$\bar{x}^{(i)} = \frac{1}{i} \sum_{j=1}^{i} x^{(j)} .$$
 #
-# 先用循环对六个嵌入（embedding）计算一遍。代码从 0 开始编号，所以代码里的第 `i` 行就是公式里的第 $i + 1$ 个词元。
+# 先用循环对六个嵌入（embedding）计算一遍。代码从 0 开始编号，所以代码里索引为 `i` 的那一行，就是公式里的第 $i + 1$ 个词元。
 
 # %%
 average_loop = torch.zeros(context_length, 3)  # (T, d_in)
 for i in range(context_length):
-    average_loop[i] = inputs[: i + 1].mean(dim=0)  # (d_in,)：第 0..i 行的平均
+    average_loop[i] = inputs[: i + 1].mean(dim=0)  # (d_in,)：前 i + 1 行（索引 0..i）的平均
 print(average_loop)
 
 # %% [markdown] en_hash="c623986041ab"
@@ -236,8 +236,8 @@ torch.testing.assert_close(average_softmax @ inputs, average_loop)  # 三种算�
 scored = torch.softmax((attn_scores / d_k**0.5).masked_fill(mask.bool(), -torch.inf), dim=-1)
 torch.testing.assert_close(scored, attn_weights_causal)  # (T, T)：第 4 节的权重
 context_causal = scored @ values  # (T, T) @ (T, d_out) -> (T, d_out)
-print(mh.say("plain average, row 'starts':", "简单平均，“starts” 这一行："), average_weights[2])
-print(mh.say("causal weights, row 'starts':", "因果权重，“starts” 这一行："), scored[2])
+print(mh.say("plain average, row 'starts':", "简单平均，“starts”这一行："), average_weights[2])
+print(mh.say("causal weights, row 'starts':", "因果权重，“starts”这一行："), scored[2])
 print(context_causal)
 
 fig, (ax_average, ax_scored) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
@@ -279,7 +279,7 @@ mhsa_helpers.exercises.check_prediction_changed_weights(my_guess)
 
 # %%
 def causal_weights_one_step(x):
-    """One-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    # 一步法：sa_v2 对输入 x 的因果注意力权重，(T, d_in) -> (T, T)
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     future = torch.triu(torch.ones(len(x), len(x), dtype=torch.bool), diagonal=1)  # (T, T)
@@ -287,7 +287,7 @@ def causal_weights_one_step(x):
 
 
 def causal_weights_three_step(x):
-    """Three-step causal attention weights of sa_v2 for inputs x (T, d_in) -> (T, T)."""
+    # 三步法：sa_v2 对输入 x 的因果注意力权重，(T, d_in) -> (T, T)
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     weights = torch.softmax(scores / d_k**0.5, dim=-1) * torch.tril(torch.ones(len(x), len(x)))
@@ -295,7 +295,7 @@ def causal_weights_three_step(x):
 
 
 def full_weights(x):
-    """No mask at all, for comparison."""
+    # 完全不加掩码，用来对比
     with torch.no_grad():
         scores = sa_v2.W_query(x) @ sa_v2.W_key(x).T  # (T, T)
     return torch.softmax(scores / d_k**0.5, dim=-1)
@@ -322,13 +322,13 @@ print(mh.say("only the last row moved:\n", "只有最后一行变了：\n"), aft
 print(
     mh.say("weights that changed, with the mask:", "加掩码时变化的权重："),
     int((before != after).sum()),
-    "of 36",
+    mh.say("of 36", "/ 36"),
 )
 unmasked_changes = int((full_weights(changed) != full_weights(inputs)).sum())
 print(
     mh.say("weights that changed, without a mask:", "不加掩码时变化的权重："),
     unmasked_changes,
-    "of 36",
+    mh.say("of 36", "/ 36"),
 )
 mhsa_helpers.exercises.check_prediction_changed_weights(my_guess, reveal=True)
 
@@ -378,7 +378,7 @@ plt.show()
 #
 # 下一个单元格在 JupyterLab 中是隐藏的（点击即可展开）。它检查本课所依赖的两件事：
 # * 课程的工具包做的是同样的事。`mh.causal_mask` 构造出的正是我们的掩码。`mh.masked_attention`（后续各课中每个因果注意力类都会调用它）给出的权重与我们的一步法逐比特相同，上下文向量也正是掩码后的权重乘以值。
-# * 两种方法在浮点精度内一致，但不一定逐比特相同。三步法舍入两次（先除以完整的和 $S$，再除以部分和），而且在 softmax 内部减去的是**整行**的最大值，一步法则只做一次除法。在本课程的 CI 机器上，对角线上及其下方的 21 个元素中有好几个在最后几位上不同（具体几个取决于 CPU，所以这个单元格不打印个数）。因此本课用 `assert_close` 来比较两者。
+# * 两种方法在浮点精度内一致，但不一定逐位相同。三步法舍入两次（先除以完整的和 $S$，再除以部分和），而且在 softmax 内部减去的是**整行**的最大值，一步法则只做一次除法。在本课程的 CI 机器上，对角线上及其下方的 21 个元素中有好几个在最后几位上不同（具体几个取决于 CPU，所以这个单元格不打印个数）。因此本课用 `assert_close` 来比较两者。
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 assert torch.equal(mh.causal_mask(context_length), mask)
@@ -430,10 +430,8 @@ mhsa_helpers.exercises.check_local_mask(answer)
 
 # %%
 def causal_weights(attn_scores, window=None):
-    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
-
-    window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
-    """
+    # (..., T, T) 的缩放后注意力分数 -> (..., T, T) 的因果注意力权重。
+    # window=None：普通的因果注意力；window=w：每个词元只看得到它自己和它之前的 w - 1 个词元。
     # 在这里写代码
     raise NotImplementedError
 

@@ -111,14 +111,14 @@ plt.show()
 # %% [markdown] en_hash="e156a930c603"
 # ## 3. 训练模式与评估模式
 #
-# dropout 只在训练时使用。每个 `nn.Module` 都有一个 `training` 标志，`.train()` 把它设为 `True`，`.eval()` 把它设为 `False`。处于评估模式的 `nn.Dropout` 会原样返回输入。有了 1/(1-p) 的缩放，从训练切换到使用时不需要改动任何别的东西，因为两种模式下每个数值的平均大小都一样。
+# dropout 只在训练时使用。每个 `nn.Module` 都有一个 `training` 标志，`.train()` 把它设为 `True`，`.eval()` 把它设为 `False`。处于评估模式的 `nn.Dropout` 会原样返回输入。有了 1/(1-p) 的缩放，从训练切换到评估（推理）时不需要改动任何别的东西，因为两种模式下每个数值的平均大小都一样。
 
 # %%
 dropout.eval()
-print("training:", dropout.training)
+print(mh.say("training:", "training 标志："), dropout.training)
 assert torch.equal(dropout(example), example)  # 完全相同：没有丢弃，也没有缩放
 dropout.train()
-print("training:", dropout.training)
+print(mh.say("training:", "training 标志："), dropout.training)
 assert not torch.equal(dropout(example), example)
 
 # %% [markdown] en_hash="7c2285231506"
@@ -164,7 +164,7 @@ print(attn_dropped)
 
 keep = journey.reference["dropout_seed123_ones"] != 0  # (T, T) 布尔张量，即第 1 节的丢弃模式
 torch.testing.assert_close(attn_dropped, torch.where(keep, 2 * attn_weights, 0.0))
-print("row sums:", attn_dropped.sum(dim=-1))  # (T,)，不再是 1
+print(mh.say("row sums:", "每行之和："), attn_dropped.sum(dim=-1))  # (T,)，不再是 1
 assert (attn_dropped[1] == 0).all()  # “journey”那一行的两个权重都被丢弃了
 
 # %% [markdown] en_hash="b63ba4bb095c"
@@ -308,7 +308,7 @@ print(mh.say("matches the book's printed values", "与书中印出的数值一�
 # %%
 print("state_dict:      ", list(ca.state_dict()))
 print("named_parameters:", [name for name, _ in ca.named_parameters()])
-print("buffers:         ", [name for name, _ in ca.named_buffers()])
+print(mh.pad(mh.say("buffers:", "缓冲区："), 17), [name for name, _ in ca.named_buffers()])
 assert "mask" in ca.state_dict() and "mask" not in dict(ca.named_parameters())
 
 # %% [markdown] en_hash="008fe34dc9cd"

@@ -19,7 +19,7 @@
 # 3. 看清每个头都是一个独立的模块，并查看每个头的注意力权重（attention weight）。
 # 4. 算一算代价。每个头的每个投影（projection）都要做一次矩阵乘法，再看看这个次数能预测多少耗时，又预测不了什么。
 #
-# 用公式表示（沿用论文 “Attention Is All You Need” 的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
+# 用公式表示（沿用论文《Attention Is All You Need》的记号），第 $i$ 个头有自己的投影矩阵 $W_i^Q, W_i^K, W_i^V$，做的就是第 04 课的因果注意力：
 #
 # $$\mathrm{head}_i = \operatorname{Attention}(XW_i^Q,\; XW_i^K,\; XW_i^V), \qquad
 # \operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}\Big)V,$$
@@ -110,20 +110,20 @@ print(mh.say("matches the book's printed values", "与书中印出的数值一�
 # %% [markdown] en_hash="62707175346c"
 # ## 2. 每个头都是一个完整的 `CausalAttention`
 #
-# 看前两列 [-0.4519, 0.2216]、[-0.5874, 0.0058]……它们正是第 04 课里种子为 123 的那个单头 `CausalAttention` 的输出。这并非巧合。包装器是一个接一个地创建各个头的，所以在 `torch.manual_seed(123)` 之后，头 1 抽到的权重与单独创建一个 `CausalAttention` 时完全相同。头 2 接着抽取后面的随机数，占据第 2–3 列。
+# 看前两列 [-0.4519, 0.2216]、[-0.5874, 0.0058]……它们正是第 04 课里种子为 123 的那个单头 `CausalAttention` 的输出。这并非巧合。包装器是一个接一个地创建各个头的，所以在 `torch.manual_seed(123)` 之后，头 1 抽到的权重与单独创建一个 `CausalAttention` 时完全相同。头 2 接着抽取后面的随机数，占据后两列（索引 2、3）。
 
 # %%
 torch.manual_seed(123)
 single = mh.CausalAttention(d_in, d_out, context_length, 0.0)
-assert torch.equal(context_vecs[..., 0:2], single(batch))  # 头 1 = 第 0:2 列
-assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # 头 2 = 第 2:4 列
+assert torch.equal(context_vecs[..., 0:2], single(batch))  # 头 1 = 前两列（0:2）
+assert torch.equal(context_vecs[..., 2:4], mha.heads[1](batch))  # 头 2 = 后两列（2:4）
 torch.testing.assert_close(
     context_vecs[0, :, 0:2], journey.reference["causal_attention_seed123"], atol=1e-4, rtol=0
 )
 print(
     mh.say(
         "columns 0:2 = the single CausalAttention of lesson 04; columns 2:4 = head 2",
-        "第 0:2 列 = 第 04 课的单个 CausalAttention，第 2:4 列 = 头 2",
+        "前两列（0:2）= 第 04 课的单个 CausalAttention，后两列（2:4）= 头 2",
     )
 )
 
@@ -143,7 +143,7 @@ assert torch.equal(torch.cat(head_outputs, dim=-1), context_vecs[0])  # 图中�
 # %%
 for name, param in mha.named_parameters():
     print(f"{name:<22} {tuple(param.shape)}")  # 每个头的每个投影都是 (d_out, d_in)
-print("buffers:", [name for name, _ in mha.named_buffers()])
+print(mh.say("buffers:", "缓冲区："), [name for name, _ in mha.named_buffers()])
 
 # %% [markdown] en_hash="4e961f283efa"
 # ## 3. 宽度约定
@@ -192,7 +192,7 @@ plt.show()
 # %% [markdown] en_hash="222870b74eae"
 # ## 5. 动手探索：拖动头数
 #
-# 拖动滑块 **头数** 时，程序会在 `torch.manual_seed(123)` 之后构建 `MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads)`，并为每个头画一张热力图（heatmap）。拖动时请盯住头 1。它从不改变，因为每个新头都是在前面那些头**之后**才创建的。请在 JupyterLab 里拖动滑块。CI 会运行这个单元格，但不比较它的输出。
+# 拖动“头数”滑块时，程序会在 `torch.manual_seed(123)` 之后构建 `MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads)`，并为每个头画一张热力图（heatmap）。拖动时请盯住头 1。它从不改变，因为每个新头都是在前面那些头**之后**才创建的。请在 JupyterLab 里拖动滑块。CI 会运行这个单元格，但不比较它的输出。
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -54,7 +54,7 @@ b, T, d_in = batch.shape
 # %% [markdown] en_hash="ae03178ec23e"
 # ## 1. 一个大投影，切成多个头
 #
-# 取 2 个头，每个头宽 2。我们不用两个 (3 → 2) 的查询矩阵，而是用一个 (3 → 4) 的矩阵。它输出的第 0–1 列是头 1 的查询，第 2–3 列是头 2 的查询。
+# 取 2 个头，每个头宽 2。我们不用两个 (3 → 2) 的查询矩阵，而是用一个 (3 → 4) 的矩阵。它输出的前两列（索引 0、1）是头 1 的查询，后两列（索引 2、3）是头 2 的查询。
 
 # %%
 num_heads, head_dim = 2, 2
@@ -75,8 +75,8 @@ print(queries.shape)
 # %%
 q = queries.view(b, T, num_heads, head_dim)  # (b, T, h, head_dim)
 print(q.shape)
-assert torch.equal(q[:, :, 0], queries[..., 0:2])  # 头 1 = 第 0:2 列
-assert torch.equal(q[:, :, 1], queries[..., 2:4])  # 头 2 = 第 2:4 列
+assert torch.equal(q[:, :, 0], queries[..., 0:2])  # 头 1 = 前两列（0:2）
+assert torch.equal(q[:, :, 1], queries[..., 2:4])  # 头 2 = 后两列（2:4）
 assert q.data_ptr() == queries.data_ptr()  # 这是视图，内存相同
 
 # %% [markdown] en_hash="a626bb91dc41"
@@ -168,7 +168,7 @@ print(weights.shape, context.shape)
 
 # %%
 context_t = context.transpose(1, 2)  # (b, T, h, head_dim)
-print("contiguous:", context_t.is_contiguous())
+print(mh.say("contiguous:", "是否连续存储："), context_t.is_contiguous())
 try:
     context_t.view(b, T, d_out)
 except RuntimeError as error:
@@ -197,7 +197,7 @@ print(
 assert torch.equal(merged_view, mh.merge_heads(context))  # 课程包的辅助函数
 
 # %% [markdown] en_hash="fd794fdd4253"
-# 合并后的张量与包装器的拼接结果完全一样，头 1 的上下文向量（context vector）在第 0–1 列，头 2 的在第 2–3 列。
+# 合并后的张量与包装器的拼接结果完全一样，头 1 的上下文向量（context vector）占前两列（索引 0、1），头 2 的占后两列（索引 2、3）。
 
 # %%
 assert torch.equal(merged_view, torch.cat([context[:, 0], context[:, 1]], dim=-1))
@@ -347,7 +347,7 @@ MultiHeadAttention = mh.MultiHeadAttention  # 书中的类，即课程包提供�
 
 # %%
 class ShapeTrace(TorchFunctionMode):
-    """Record the shape of every tensor an operation returns, by operation name."""
+    # 按运算的名字，记下每个运算返回的张量的形状
 
     def __init__(self):
         super().__init__()
@@ -367,7 +367,7 @@ sizes = {"b": 2, "T": 5, "d_in": 7, "d_out": 12, "h": 3, "head_dim": 4}
 
 
 def trace_forward(module):
-    """Run ``module`` once under a ShapeTrace; return the traced shape behind each table step."""
+    # 在 ShapeTrace 下把 module 运行一次，返回表中每一步对应的实测形状
     trace = ShapeTrace()
     hooks = [
         module.register_forward_pre_hook(lambda mod, args: trace.record("input", args[0])),
@@ -502,7 +502,7 @@ plt.show()
 # %% [markdown] en_hash="0876123bf974"
 # ## 8. 证明：包装器版本和拆分版本是同一个函数
 #
-# 书中说两个类都在计算多头注意力，我们可以把这句话变得精确。取一个包装器，再构造一个 `MultiHeadAttention`，让它的大矩阵由各个头的矩阵上下堆叠而成。头 1 的权重成为第 0 … head_dim − 1 行，头 2 的权重是接下来的 head_dim 行，依此类推。再让 `out_proj` 是恒等映射（权重为单位矩阵，偏置为 0），这样拼接结果原样通过。`mh.multihead_from_wrapper` 做的正是这件事。
+# 书中说两个类都在计算多头注意力，我们可以把这句话变得精确。取一个包装器，再构造一个 `MultiHeadAttention`，让它的大矩阵由各个头的矩阵上下堆叠而成。头 1 的权重成为前 head_dim 行（索引 0 … head_dim − 1），头 2 的权重是接下来的 head_dim 行，依此类推。再让 `out_proj` 是恒等映射（权重为单位矩阵，偏置为 0），这样拼接结果原样通过。`mh.multihead_from_wrapper` 做的正是这件事。
 
 # %%
 torch.manual_seed(123)

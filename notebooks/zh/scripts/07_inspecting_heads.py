@@ -172,7 +172,7 @@ assert (entropy_long < entropy_x1).all()  # 乘以 3 让每个头都稍微集中
 assert (entropy_long > 0.9 * uniform_causal_entropy(11)).all()  # 都仍接近均匀
 
 # %% [markdown] en_hash="e26dd95777b6"
-# 乘以 3 之后，熵从 1.5899–1.5909 变成了 1.47–1.58。前者都在最大值 1.5911 的 0.1 % 以内，后者则是最大值的 92–99 %。各个头变得稍微集中了一些，彼此也略有不同，但四个头都仍然接近均匀，下面的热力图看上去也差不多。未经训练的头之间还谈不上有什么有意思的差别，第 08 课会训练它们。
+# 乘以 3 之后，熵从 1.5899–1.5909 变成了 1.47–1.58。前者都在最大值 1.5911 的 0.1% 以内，后者则是最大值的 92%–99%。各个头变得稍微集中了一些，彼此也略有不同，但四个头都仍然接近均匀，下面的热力图看上去也差不多。未经训练的头之间还谈不上有什么有意思的差别，第 08 课会训练它们。
 #
 # 对于更大的网格，我们改用 `mh.plot_attention_grid` 来画。它的面板与 `plot_attention_heads` 相同（每个头一块，共用一个色标），只是格子里不写数字。它画得也足够快，下面的探索工具每拖动一次滑块都能重画。
 
@@ -194,7 +194,7 @@ torch.testing.assert_close(weights_long[0, :, 8:, 5], weights_long[0, :, 8:, 8],
 print(
     mh.say(
         "head 1: key 'the' at positions 0, 4, 7 (rows), seen by queries 7..10 (columns):",
-        "头 1：位置 0、4、7 上的键 “the”（行），被查询 7..10 看到的权重（列）：",
+        "头 1：位置 0、4、7 上的键“the”（行），被查询 7..10 看到的权重（列）：",
     )
 )
 print(torch.stack([the_0[0], the_4[0], the_7[0]]))  # (3, 4)
@@ -287,7 +287,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 
 # %% [markdown] en_hash="3e18454b0f64"
-# **练习 3。** `weights_ex` 中哪个头最集中（熵最低）？给出它从 0 开始计数的索引（一个 int）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图，看看你是否同意这个结论。
+# **练习 3。** `weights_ex` 中哪个头最集中（熵最低）？给出它从 0 开始计数的索引（一个整数）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图，看看你是否同意这个结论。
 
 # %%
 answer = None  # 在这里写代码

@@ -282,7 +282,7 @@ def repeat_loss(model):
 
 
 def ablation(model):
-    """The loss with each head switched off in turn (its out_proj columns set to 0)."""
+    # 依次关掉每个头（把它在 out_proj 中对应的列置 0）后的损失
     losses = []
     for head in range(model.num_heads):
         without = copy.deepcopy(model)
@@ -306,8 +306,10 @@ for heads, run in runs.items():
     low, high = min(ablated[heads]), max(ablated[heads])
     print(mh.say("  without one head:", "  去掉一个头："), f"{low:.3f} .. {high:.3f}", end="")
     print(
-        f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x), ",
-        mh.say("chance level", "随机水平"),
+        mh.say(
+            f"  ({min(ratios):.1f}x .. {max(ratios):.1f}x),  chance level",
+            f"（{min(ratios):.1f}–{max(ratios):.1f} 倍），随机水平",
+        ),
         f"log(64) = {math.log(64):.2f}",
     )
 
@@ -341,7 +343,7 @@ assert max(ablated[4]) < math.log(64) / 10  # 低于随机水平的十分之一
 # %% [markdown] en_hash="ddbff0388126"
 # ## 4. 一个有东西可找的任务：抄写 $k$ 个位置之前的词元
 #
-# 在**平移任务**中，输入是随机词元，位置 $t$ 的目标是位置 $t - k$ 上的词元，即 `target[t] = ids[t - k]`。前 $k$ 个位置往前数 $k$ 个没有词元，它们的目标设为 -100，`F.cross_entropy` 会忽略这些位置（`ignore_index=-100`）。要完成这个任务，唯一的办法是恰好往前看 $k$ 个位置，所以我们事先就知道一个有用的头必须做什么。
+# 在**平移任务**中，输入是随机词元，位置 $t$ 的目标是位置 $t - k$ 上的词元，即 `target[t] = ids[t - k]`。前 $k$ 个位置往回数 $k$ 步没有词元可抄，把它们的目标设为 -100，`F.cross_entropy` 会忽略这些位置（`ignore_index=-100`）。要完成这个任务，唯一的办法是恰好往前看 $k$ 个位置，所以我们事先就知道一个有用的头必须做什么。
 
 # %%
 K = 2

@@ -275,7 +275,7 @@ fig = mh.figures.plot_attention_memory(
 plt.show()
 
 # %% [markdown] en_hash="a092870a99a9"
-# 权重随 **T²** 增长，因为 T 在它的形状里出现了两次。FlashAttention（以及 SDPA 在 CPU 上的 "flash" 内核）把 Q、K、V 切成小块（tile），为每一行的 softmax 维护一个随计算推进而更新的最大值和总和，从不把整个矩阵写出去。除了随 **T** 增长的 Q、K、V 和输出，它只存 (b, h, T) 的行统计量。在双对数坐标下，幂律是一条直线。权重那条线的斜率是 2，行统计量那条线的斜率是 1，前者陡了一倍。下面按 GPT-2 small 的宽度（12 个头，d = 768）、float32、批次（batch）大小为 1，计算**一层**里**一个** (b, h, T, T) 张量的大小。GPT-2 small 本身最多只处理 T = 1024，这里取 T = 4096 是为了展示开销如何增长。
+# 权重随 **T²** 增长，因为 T 在它的形状里出现了两次。FlashAttention（以及 SDPA 在 CPU 上的“flash”内核）把 Q、K、V 切成小块（tile），为每一行的 softmax 维护一个随计算推进而更新的最大值和总和，从不把整个矩阵写出去。除了随 **T** 增长的 Q、K、V 和输出，它只存 (b, h, T) 的行统计量。在双对数坐标下，幂律是一条直线。权重那条线的斜率是 2，行统计量那条线的斜率是 1，前者陡了一倍。下面按 GPT-2 small 的宽度（12 个头，d = 768）、float32、批次（batch）大小为 1，计算**一层**里**一个** (b, h, T, T) 张量的大小。GPT-2 small 本身最多只处理 T = 1024，这里取 T = 4096 是为了展示开销如何增长。
 
 
 # %%
@@ -328,7 +328,7 @@ assert qkvo_bytes(1, 768, 4096) == 4 * qkvo_bytes(1, 768, 1024)
 
 # %%
 def rope(t, base=10000.0):
-    """Rotate feature pairs (0, 1), (2, 3), ... of t (b, h, T, head_dim) by position * theta_i."""
+    # 把 t (b, h, T, head_dim) 的特征对 (0, 1)、(2, 3)……各转过 position * theta_i 的角度
     head_dim, num_tokens = t.shape[-1], t.shape[-2]
     theta = base ** (-torch.arange(0, head_dim, 2) / head_dim)  # (head_dim / 2,)
     angles = torch.arange(num_tokens)[:, None] * theta  # (T, head_dim / 2)
@@ -480,7 +480,13 @@ for dtype in (torch.float16, torch.bfloat16, torch.float32):
 try:
     scores32.half().masked_fill(future32, -1e9)
 except RuntimeError as error:
-    print("float16 masked_fill(-1e9):", error)
+    print(
+        mh.say(
+            "float16 masked_fill(-1e9) raised:",
+            "float16 的 masked_fill(-1e9) 报错（-1e9 超出了 float16 的范围）：",
+        ),
+        error,
+    )
 lowest16 = torch.finfo(torch.float16).min
 print(
     mh.say("float16: -30 + lowest =", "float16：-30 + 最小的数 ="),
@@ -602,7 +608,7 @@ plt.show()
 # 第 10 课会用这些部件，借助 KV 缓存逐个词元地生成文本，让解码器通过交叉注意力（cross-attention）关注编码器的输出，并用分组查询注意力（grouped-query attention，GQA）缩小缓存。
 
 # %% [markdown] en_hash="b41459b40b9e"
-# ### 检查（供 CI 使用；已折叠）
+# ### 检查（供 CI 使用，已折叠）
 #
 # 这个单元格验证本课所依赖的事实，免得包的某处改动悄无声息地破坏了课程内容。好奇的话可以展开看看，也可以直接跳过。
 
@@ -639,7 +645,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_key_block(answer, fused_ex)
 
 # %% [markdown] en_hash="511a28bf252e"
-# **练习 2。** GPT-2 XL 有 25 个头，上下文长度（context length）为 1024 个词元。假设对一个序列（批次大小为 1）而言，一层的 float32 注意力权重（attention weight）张量 (b, h, T, T) 最多只能占 1 GiB（$2^{30}$ 字节）。权重还放得下的最长上下文 T 是多少？请给出一个 int。上面的内存函数由 T 算出字节数，这里要反过来求。
+# **练习 2。** GPT-2 XL 有 25 个头，上下文长度（context length）为 1024 个词元。假设对一个序列（批次大小为 1）而言，一层的 float32 注意力权重（attention weight）张量 (b, h, T, T) 最多只能占 1 GiB（$2^{30}$ 字节）。权重还放得下的最长上下文 T 是多少？请给出一个整数。上面的内存函数由 T 算出字节数，这里要反过来求。
 
 # %%
 answer = None  # 在这里写代码

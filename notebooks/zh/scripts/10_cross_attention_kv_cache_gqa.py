@@ -122,7 +122,7 @@ vocab, length, d_model = 10, 6, 16
 
 
 class Reverser(nn.Module):
-    """Writes its source sequence reversed: one cross-attention layer, no decoder tokens."""
+    # 把源序列倒过来写出：只有一层交叉注意力，没有解码器词元
 
     def __init__(self, vocab, length, d_model):
         super().__init__()
@@ -151,7 +151,7 @@ expected = torch.arange(length - 1, -1, -1)  # 目标位置 i 读取源位置 5 
 
 
 def alignment(model, sequences):
-    """Share of weight on the expected source position, share of right tokens, mean weights."""
+    # 落在预期源位置上的权重占比、预测正确的词元占比，以及平均权重
     with torch.no_grad():
         logits, weights = model(sequences)  # (b, n, vocab), (b, n, n)
     on_expected = weights[:, torch.arange(length), expected].mean().item()
@@ -272,10 +272,9 @@ hook.remove()
 torch.testing.assert_close(seq_cached, seq)
 print(
     mh.say(
-        "same 12 generated vectors with and without the cache;",
-        "用不用缓存，生成的 12 个向量都相同；",
-    ),
-    cache,
+        f"same 12 generated vectors with and without the cache; {cache!r}",
+        f"用不用缓存，生成的 12 个向量都相同。缓存：{cache!r}",
+    )
 )
 
 # %% [markdown] en_hash="76e0858b5490"
@@ -363,7 +362,7 @@ assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
 # %%
 offset, n = 2, 3
 full_mask = torch.ones(offset + n, offset + n).triu(1).bool()  # True 表示遮住
-print(mh.say("correct mask for the chunk (rows 2..4):", "这一块的正确掩码（第 2..4 行）："))
+print(mh.say("correct mask for the chunk (full_mask[2:]):", "这一块的正确掩码（full_mask[2:]）："))
 print(full_mask[offset:].int())
 print(
     mh.say("is_causal's top-left alignment (wrong here):", "is_causal 的左上角对齐（这里是错的）：")
@@ -383,11 +382,9 @@ with torch.no_grad():
 torch.testing.assert_close(torch.cat(chunks, dim=1), full)
 print(
     mh.say(
-        "chunks 3 + 1 + 5 + 1 through the cache == one full forward;",
-        "经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播；",
-    ),
-    len(cache),
-    "tokens cached",
+        f"chunks 3 + 1 + 5 + 1 through the cache == one full forward; {len(cache)} tokens cached",
+        f"经过缓存的 3 + 1 + 5 + 1 块 == 一次完整的前向传播，缓存了 {len(cache)} 个词元",
+    )
 )
 
 # %% [markdown] en_hash="acfe6d01de8f"
@@ -521,9 +518,10 @@ for g in [8, 2, 1]:
 # 再把同样的公式用到真实规模上。一个是 GPT-2 small（d = 768，12 个头，12 层，上下文长度（context length）为 1024），一个是类 Llama 模型（d = 4096，32 个查询头，32 层，上下文长度为 8192，Llama 3 8B 使用 8 个 K/V 组）。缓存都用 2 字节的数（float16 / bfloat16），批次（batch）大小为 1。
 
 # %%
+llama = mh.say("Llama-like", "类 Llama")
 configs = [
     ("GPT-2 small", 768, 12, 12, 1024, [12, 4, 1]),
-    ("Llama-like", 4096, 32, 32, 8192, [32, 8, 1]),
+    (llama, 4096, 32, 32, 8192, [32, 8, 1]),
 ]
 MiB = 2**20
 gqa_rows = []
@@ -560,16 +558,16 @@ mh.show_table(
 )
 assert kv_cache_bytes(32, 32, 8, 128, 8192) == 2**30  # 类 Llama 模型用 GQA：每个序列 1 GiB
 assert kv_cache_bytes(32, 32, 32, 128, 8192) == 4 * 2**30  # 同一个模型用 MHA：4 GiB
-assert abs(param_saving["Llama-like", 8] - 0.375) < 1e-4
-assert abs(param_saving["Llama-like", 1] - 0.484) < 1e-3
+assert abs(param_saving[llama, 8] - 0.375) < 1e-4
+assert abs(param_saving[llama, 1] - 0.484) < 1e-3
 
 # %% [markdown] en_hash="0108d11fe35e"
-# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半。8 组的类 Llama 模型减少 37.5%，用 MQA 则减少 48.4%。37.5% 就是表中“fewer params”一列的数值。W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$，这一行还算上了 Llama 并没有的 `out_proj` 偏置。**KV 缓存则缩小到原来的 num_kv_groups / num_heads**。对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，同一台服务器因此能同时服务四倍数量的对话。MQA 压得最狠（128 MiB），但往往会损失质量，8 组的 GQA 是常用的折中。
+# 只有 W_key 和 W_value 变小了，所以注意力的参数量缩减不到一半。8 组的类 Llama 模型减少 37.5%，用 MQA 则减少 48.4%。37.5% 就是表中“参数减少”一列的数值。W_key 和 W_value 各自从 $d^2$ 变成 $d^2/4$，在大约 $4\,d^2$ 中省下 $1.5\,d^2$，这一行还算上了 Llama 并没有的 `out_proj` 偏置。**KV 缓存则缩小到原来的 num_kv_groups / num_heads**。对类 Llama 模型，每个 8192 词元的序列从 4 GiB 降到 1 GiB，同一台服务器因此能同时服务四倍数量的对话。MQA 压得最狠（128 MiB），但往往会损失质量，8 组的 GQA 是常用的折中。
 #
 # ## 小结
 #
 # * **交叉注意力**的查询来自解码器，键和值来自编码器。它没有因果掩码，权重的形状为 (b, h, n_q, n_kv)。
-# * 交叉注意力的一个头训练 100 步学习倒序之后，在留出的序列上把 99.7 % 的权重放在预期的源位置上（随机水平为 16.7 %，训练前为 20.8 %）。对齐完全是从损失中学出来的。
+# * 交叉注意力的一个头训练 100 步学习倒序之后，在留出的序列上把 99.7% 的权重放在预期的源位置上（随机水平为 16.7%，训练前为 20.8%）。对齐完全是从损失中学出来的。
 # * 过去词元的键和值从不改变，**KV 缓存**就把它们留着，每个新词元只需投影一次，而不是 t 次。在已缓存的 `offset` 个词元之后送入 n 个词元的块，要用因果掩码的第 `offset:offset + n` 行。输出与完整的前向传播相同。
 # * **GQA / MQA** 让所有查询头共用 `num_kv_groups` 个 K/V 头，缓存除以 `num_heads / num_kv_groups`。`num_kv_groups == num_heads` 就是普通的多头注意力。参数量缩减得少一些，8 组的类 Llama 模型减少 37.5%。
 

@@ -48,7 +48,7 @@ for words, seq in zip(texts, sequences, strict=True):
 try:
     torch.stack(sequences)
 except RuntimeError as error:
-    print(mh.say("torch.stack raised:", "torch.stack 报错："), error)
+    print(mh.say("torch.stack raised:", "torch.stack 报错（各个张量的形状不一样）："), error)
 
 # %% [markdown] en_hash="fcd1f7658333"
 # `torch.stack` 拒绝了，因为张量必须是规整的矩形。于是我们用一个填充向量把每个句子都**填充**到最长的长度 T = 6（这里用零向量，它取什么值都不应该有影响），并记下填充在哪些位置。**键填充掩码**在填充位置为 `True`。设序列 b 有 L_b 个真实词元，它的掩码就是
@@ -136,7 +136,7 @@ fig = mh.figures.padding_masks(mask_left[2], hello)
 plt.show()
 
 # %% [markdown] en_hash="3c026035cc17"
-# 看最右侧子图的前四行。因果掩码遮住了对角线右侧的所有位置，填充掩码遮住了第 0–3 列，两者合起来，把这几行的**每一个**键都遮住了。softmax 遇到全是 $-\infty$ 的一行，会得到什么呢？
+# 看最右侧子图的前四行。因果掩码遮住了对角线右侧的所有位置，填充掩码遮住了前四列（索引 0–3），两者合起来，把这几行的**每一个**键都遮住了。softmax 遇到全是 $-\infty$ 的一行，会得到什么呢？
 #
 # ## 4. NaN 陷阱
 #
@@ -254,7 +254,7 @@ assert torch.equal((~mask_right).sum(dim=-1), valid_lens)  # 再转换回来
 
 
 def d2l_masked_softmax(scores, valid_lens):
-    """d2l's masked softmax: scores (b, T_q, T_k); keys at positions >= valid_lens get -1e6."""
+    # d2l 的掩码 softmax：分数形状为 (b, T_q, T_k)，位置 >= valid_lens 的键填 -1e6
     hidden = torch.arange(scores.shape[-1])[None, None, :] >= valid_lens[:, None, None]
     return torch.softmax(scores.masked_fill(hidden, -1e6), dim=-1)
 
@@ -330,7 +330,9 @@ with torch.no_grad():
         mh.say("Hugging Face additive", "Hugging Face 加性掩码"): torch.softmax(
             scores + hf_additive, dim=-1
         ),
-        "d2l valid_lens, -1e6": torch.softmax(scores.masked_fill(d2l_hidden, -1e6), dim=-1),
+        mh.say("d2l valid_lens, -1e6", "d2l 的 valid_lens（-1e6）"): torch.softmax(
+            scores.masked_fill(d2l_hidden, -1e6), dim=-1
+        ),
     }
     torch_mha = nn.MultiheadAttention(embed_dim=4, num_heads=1, bias=False, batch_first=True)
     torch_mha.in_proj_weight.copy_(torch.eye(4).repeat(3, 1))  # (12, 4)：q、k、v 原样通过
@@ -369,7 +371,7 @@ for b in range(3):
     torch.testing.assert_close(step[b, 0], alone[b][-1])  # 最后一个词元，和单独运行时一样
 
 # %% [markdown] en_hash="17b1bed0dc38"
-# `6 padded` 是缓存中整个批次的填充位置数（2 + 4）。新词元在每个序列中都是真实词元，所以缓存的掩码多了一列 `False`。每个句子最后一个词元的输出，也正是这个句子单独运行时得到的输出。
+# “其中 6 个是填充”说的是缓存中整个批次的填充位置数（2 + 4）。新词元在每个序列中都是真实词元，所以缓存的掩码多了一列 `False`。每个句子最后一个词元的输出，也正是这个句子单独运行时得到的输出。
 #
 # ## 小结
 #

@@ -15,7 +15,7 @@
 #
 # **学习目标**
 # 1. **旋转位置编码**（rotary position embedding，RoPE）。把查询和键的特征两两配对，按随位置增长的角度旋转。用数字和图看清楚，旋转之后分数只取决于两个词元（token）之间的偏移。知道它作用在哪里（q 和 k，从不作用于 v），知道它的两种配对约定，以及它怎样与 KV 缓存（KV cache）配合。
-# 2. **均方根归一化**（RMSNorm）。它是去掉了均值和偏置的层归一化（layer normalization），与 `torch.nn.RMSNorm` 相等。
+# 2. **均方根归一化**（RMSNorm）。它是去掉了减均值和平移（β）的层归一化（layer normalization），与 `torch.nn.RMSNorm` 相等。
 # 3. **门控前馈网络**（SwiGLU）。带 SiLU 门控的前馈网络，以及让参数量与 GPT-2 持平的宽度规则。
 # 4. **QK 归一化**（QK-norm）。测量它对分数大小的影响，以及对高学习率（learning rate）训练的影响。
 # 5. 组装现代解码器块（modern decoder block），与 GPT-2 的块对比参数量，并亲手实现 `apply_rope`、RMSNorm 和 SwiGLU。
@@ -202,7 +202,7 @@ print(
 # %% [markdown] en_hash="7e16ebca8ac6"
 # ### RoPE 与 KV 缓存
 #
-# 有了 KV 缓存（第 10 课），模型每次只看到一个新词元。缓存里的键**已经旋转过**，各自按自己的位置旋转，之后不再转动。新词元必须按它**真实的**位置 `offset = len(cache)`（即起始位置）旋转，而不是按位置 0。`mh.ModernAttention` 从缓存中读出这个起始位置，并把 RoPE 的表存在 `attn.rotary_emb`（一个 `mh.RotaryEmbedding`）里：调用 `rotary_emb(x, offset)` 返回位置 `offset .. offset + T - 1` 的 cos 行和 sin 行（第三个参数 `position_ids` 让填充（padding）批次（batch）的每一行各用自己的位置，这里不用）。这样，逐个词元地计算，就等于对整个序列做一次计算。
+# 有了 KV 缓存（第 10 课），模型每次只看到一个新词元。缓存里的键**已经旋转过**，各自按自己的位置旋转，之后不再转动。新词元必须按它**真实的**位置 `offset = len(cache)`（即起始位置）旋转，而不是按位置 0。`mh.ModernAttention` 从缓存中读出这个起始位置，并把 RoPE 的表存在 `attn.rotary_emb`（一个 `mh.RotaryEmbedding`）里：调用 `rotary_emb(x, offset)` 返回位置 `offset .. offset + T - 1` 的 cos 行和 sin 行（第三个参数 `position_ids` 让一批补齐到同样长度的序列（第 11 课）中每一行各用自己的位置，这里不用）。这样，逐个词元地计算，就等于对整个序列做一次计算。
 
 # %%
 torch.manual_seed(123)
@@ -225,7 +225,7 @@ print(
 
 
 class ForgetsOffset(mh.RotaryEmbedding):
-    """A slip: every new token is rotated as if it were at position 0."""
+    # 一个失误：每个新词元都按位置 0 来旋转
 
     def forward(self, x, offset=0, position_ids=None):
         return super().forward(x, 0, position_ids)
@@ -505,7 +505,7 @@ axes[1].set_xlabel(mh.tr("step", "步数"))
 plt.show()
 
 # %% [markdown] en_hash="23885370d693"
-# 这几次训练只能说明以下几点：在常用学习率下，两次训练很接近（60 步之内都还没学完）。学习率为 0.2 时，两者的损失都先跳到随机水平（chance level）之上，有 QK 归一化的跳得更高。接着，没有 QK 归一化的那次，最大分数涨到约 10,000，softmax 把全部权重放在一个键上，那次跳升过后，损失一直停在随机水平附近（ln 16 ≈ 2.77），直到最后一步。有 QK 归一化的那次，最大分数达到约 94，损失降到 0.76。学到的归一化权重让分数超过了 $\sqrt{8}$，但没有超过它们决定的上界（最后一行）。一个玩具模型、一个随机种子，不能据此得出普遍结论。不过，Qwen3、OLMo 2 和 Gemma 3 确实用 QK 归一化来稳定大规模训练。
+# 这几次训练只能说明以下几点：在常用学习率下，两次训练很接近（60 步之内都还没学完）。学习率为 0.2 时，两者的损失都先跳到随机水平（chance level）之上，有 QK 归一化的跳得更高（见上图。表中只有第 1、20、40 步的损失和最后 10 步的平均，看不出这次跳升）。接着，没有 QK 归一化的那次，最大分数涨到约 10,000，softmax 把全部权重放在一个键上，那次跳升之后，损失一直停在随机水平附近（ln 16 ≈ 2.77），直到最后一步。有 QK 归一化的那次，最大分数达到约 94，损失降到 0.76。学到的归一化权重让分数超过了 $\sqrt{8}$，但没有超过它们决定的上界（最后一行）。一个玩具模型、一个随机种子，不能据此得出普遍结论。不过，Qwen3、OLMo 2 和 Gemma 3 确实用 QK 归一化来稳定大规模训练。
 #
 # ## 5. 组装现代解码器块
 #
@@ -643,7 +643,7 @@ assert runs[(0.2, False)][1][-1] > 2.5 > 1.0 > runs[(0.2, True)][1][-1]
 # ## 小结
 #
 # * **RoPE** 把位置 $m$ 上每个查询和键的第 $i$ 对特征转过 $m\theta_i$，于是分数只取决于查询与键之间的偏移。它在投影之后作用于 q 和 k，从不作用于 v，也不增加参数。有 KV 缓存时，它按每个新词元的真实位置 `len(cache)` 旋转（忘了这个起始位置，第一个词元之后的每个输出都是错的）。rotate-half 配对与交错配对只差 $W_q$ 和 $W_k$ 各行的一个置换。
-# * **RMSNorm** 除以均方根再缩放，即去掉均值和偏置的层归一化，也就是 `torch.nn.RMSNorm`。
+# * **RMSNorm** 除以均方根再缩放，即去掉了减均值和平移（β）的层归一化，也就是 `torch.nn.RMSNorm`。
 # * **SwiGLU** 计算 $W_{down}(\mathrm{SiLU}(W_{gate}x) \odot W_{up}x)$。宽度取 ⅔ · 4d 时，它的三个矩阵与 GPT-2 的两个矩阵含有同样多的数。
 # * **QK 归一化**把每个分数限制在 $\sqrt{d}$ 乘以归一化权重之内。在我们的玩具模型中，学习率为 0.2 时，没有它的那次停在随机水平，有它的那次学会了任务。
 # * 现代块由前置的 RMSNorm、带 RoPE 的分组查询注意力（可选 QK 归一化和滑动窗口）和 SwiGLU 组成，没有偏置。在 GPT-2 的宽度下，它的参数略少，用分组查询注意力还会更少。

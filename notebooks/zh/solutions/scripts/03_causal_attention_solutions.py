@@ -39,10 +39,8 @@ result
 
 # %%
 def causal_weights(attn_scores, window=None):
-    """(..., T, T) scaled attention scores -> (..., T, T) causal attention weights.
-
-    window=None: plain causal attention; window=w: each token sees itself and the w - 1 before it.
-    """
+    # (..., T, T) 的缩放后注意力分数 -> (..., T, T) 的因果注意力权重。
+    # window=None：普通的因果注意力；window=w：每个词元只看得到它自己和它之前的 w - 1 个词元。
     T = attn_scores.shape[-1]
     ones = torch.ones(T, T, dtype=torch.bool, device=attn_scores.device)  # (T, T)
     hidden = torch.triu(ones, diagonal=1)  # (T, T)，对角线以上为 True，即未来

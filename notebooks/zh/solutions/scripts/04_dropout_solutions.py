@@ -104,7 +104,7 @@ weights = journey.reference["seed789_masked_renormalized"]  # (6, 6)
 dropout = nn.Dropout(0.5)
 torch.manual_seed(123)
 simulated = torch.stack([(dropout(weights) == 0).float().mean() for _ in range(2000)]).mean()
-print(f"simulated: {simulated:.3f}")
+print(mh.say("simulated:", "模拟值："), f"{simulated:.3f}")
 assert abs(simulated.item() - answer) < 0.01
 
 result = mhsa_helpers.exercises.check_zero_fraction(answer)

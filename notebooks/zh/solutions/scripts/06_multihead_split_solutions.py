@@ -122,7 +122,7 @@ result
 x_ex = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out)：没有批次轴
 
 answer = x_ex.view(5, 3, 4).transpose(0, 1)  # (h, T, head_dim)
-print(answer[0])  # 头 1（索引 0）：每个词元的第 0:4 列
+print(answer[0])  # 头 1（索引 0）：每个词元的前四列（0:4）
 assert torch.equal(answer[0], x_ex[:, 0:4])
 assert torch.equal(answer, mh.split_heads(x_ex[None], 3)[0])  # 包成大小为 1 的批次，拆分后再取出
 assert not torch.equal(x_ex.view(3, 5, 4), answer)

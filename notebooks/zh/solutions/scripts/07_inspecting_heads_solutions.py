@@ -64,7 +64,7 @@ result
 import matplotlib.pyplot as plt
 
 answer = int(mh.head_entropy(weights_ex).argmin())
-print("index", answer, "-> Head", answer + 1)
+print(mh.say(f"index {answer} -> Head {answer + 1}", f"索引 {answer} -> 头 {answer + 1}"))
 result = mhsa_helpers.exercises.check_sharpest_head(answer, weights_ex)
 assert result, result
 fig = mh.plot_attention_grid(

@@ -40,7 +40,7 @@ result
 # 包里的类没有窗口。普通的因果掩码与这个答案只差一个位置，正是窗口多遮住的那一个。
 
 # %%
-plain = ahead  # 普通因果掩码在键 2..6 上的第 5..6 行
+plain = ahead  # 普通因果掩码中位置 5..6 的两行，只取键 2..6
 print(mh.say("entries the window adds:", "窗口增加的元素："), (answer & ~plain).nonzero().tolist())
 
 # %% [markdown] en_hash="46e9fcb1d41d"
@@ -77,7 +77,7 @@ kv_width = groups * (d // heads)  # 512
 answer = (d * d + d) + 2 * (d * kv_width + kv_width) + d * d
 like = mh.GroupedQueryAttention(d, d, 4, 0.0, num_heads=heads, num_kv_groups=groups, qkv_bias=True)
 assert sum(p.numel() for p in like.parameters()) - like.out_proj.bias.numel() == answer
-print(f"{answer:,} parameters")
+print(mh.say(f"{answer:,} parameters", f"{answer:,} 个参数"))
 result = mhsa_helpers.exercises.check_gqa_parameter_count(answer)
 assert result
 result

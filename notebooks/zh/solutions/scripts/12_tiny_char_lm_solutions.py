@@ -91,7 +91,8 @@ tiny = lm.CharTransformer(
 optimizer = torch.optim.AdamW(tiny.parameters(), lr=3e-3, weight_decay=0.1)
 for step in range(5):
     inputs, targets = get_batch(data.train_ids, 8, 32)  # 各为 (8, 32)
-    print(f"step {step}: loss {train_step(tiny, optimizer, inputs, targets):.3f}")
+    loss = train_step(tiny, optimizer, inputs, targets)
+    print(mh.say(f"step {step}: loss {loss:.3f}", f"第 {step} 步：损失 {loss:.3f}"))
 
 # %% [markdown] en_hash="812f22fa7e6d"
 # **练习 1。** 每个块都有自己的注意力，因此也有自己的缓存。每个缓存为每个头、每个词元（token）保存一个键向量和一个值向量，各含 `head_dim` 个数。所以一共是 2（K 和 V）× 3 个块 × 4 个头 × 100 个词元 × 32。我们用一个同样大小的模型（`d_model` = 4 × 32 = 128）的真实缓存来核对这个公式。
