@@ -1,13 +1,16 @@
 """Checkers for lesson 13: the parts of today's open models (RoPE, RMSNorm, SwiGLU).
 
 * ``check_apply_rope(apply_rope)`` -- build it: ``apply_rope(q, k, v, offset)`` returns the queries
-  and keys (b, h, T, head_dim) rotated at positions ``offset .. offset + T - 1`` (rotate-half
-  pairs, ``theta_i = 10000 ** (-2 i / head_dim)``) and the values untouched.
+  and keys (b, h, T, head_dim) and (b, g, T, head_dim) rotated at positions ``offset .. offset + T - 1``
+  (rotate-half pairs, ``theta_i = 10000 ** (-2 i / head_dim)``) and the values untouched, without
+  calling ``mh.apply_rotary_pos_emb``.
 * ``check_rms_norm(MyRMSNorm)`` -- build it: ``cls(d, eps=1e-6)`` with a ``weight`` (d,) of ones;
-  ``forward(x)`` equals ``torch.nn.RMSNorm``.
+  ``forward(x)`` equals ``torch.nn.RMSNorm`` without calling torch's ``rms_norm``.
 * ``check_swiglu(MySwiGLU)`` -- build it: ``cls(d_model, hidden_dim=None)`` with ``gate_proj``,
   ``up_proj``, ``down_proj`` (no biases; None: the 2/3 * 4 width rule, ``int(8 * d_model / 3)``);
   ``forward(x) = down_proj(silu(gate_proj(x)) * up_proj(x))``.
+* ``check_far_keys(answer, attn, h, positions)`` -- exercise 1: the toy attention's keys on ``h``
+  after k_norm and RoPE at ``positions`` (40..55, after a cache of 40 tokens), (1, g, T, head_dim).
 
 Each contract runs over a grid of sizes (and of the constructor's arguments) in float32 and
 float64, and names the mistakes of the issue: rotating v, the wrong half split, a missing offset,
@@ -17,9 +20,12 @@ subtracting the mean, GELU for SiLU, gate and up swapped, a width rule off by th
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from itertools import product
+from unittest import mock
 
 import torch
 import torch.nn.functional as F
@@ -38,13 +44,16 @@ from ._build import (
     call_forward,
     construct,
     linear_layer,
+    never_calls,
     not_a_known_mistake,
     pass_the_class,
     written,
 )
+from ._kinds import tensor_answer
 from ._parse import plain_tensor
+from ._result import CheckResult, exercise, ok
 
-__all__ = ["check_apply_rope", "check_rms_norm", "check_swiglu"]
+__all__ = ["check_apply_rope", "check_far_keys", "check_rms_norm", "check_swiglu"]
 
 DTYPES = (torch.float32, torch.float64)
 
@@ -56,8 +65,9 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 # -- build it: apply_rope ------------------------------------------------------------------------
 
 
-#: (b, h, T, head_dim, offset): offset 0 (no cache) and later chunks (a cache holding tokens).
-_ROPE_SIZES = ((2, 3, 4, 8, 0), (1, 2, 3, 4, 5), (2, 1, 1, 6, 7))
+#: (b, h, g, T, head_dim, offset): offset 0 (no cache) and later chunks (a cache holding
+#: tokens); g < h once (GQA: k and v have fewer heads than q).
+_ROPE_SIZES = ((2, 3, 3, 4, 8, 0), (1, 4, 2, 3, 4, 5), (2, 1, 1, 1, 6, 7))
 
 
 def _rotate(x: torch.Tensor, positions: torch.Tensor, mistake: str = "") -> torch.Tensor:
@@ -168,27 +178,25 @@ def _call_rope(
 
 def _rotates_q_and_k_not_v(fn: object) -> None:
     assert callable(fn)
-    for (b, h, n, d, offset), dtype in product(_ROPE_SIZES, DTYPES):
-        q, k, v = (torch.randn(b, h, n, d, dtype=dtype) for _ in range(3))  # (b, h, T, d)
+    for (b, h, g, n, d, offset), dtype in product(_ROPE_SIZES, DTYPES):
+        q = torch.randn(b, h, n, d, dtype=dtype)  # (b, h, T, d)
+        k, v = (torch.randn(b, g, n, d, dtype=dtype) for _ in range(2))  # (b, g, T, d)
         out_q, out_k, out_v = _call_rope(fn, q, k, v, offset)
         where = tr(
-            f"at offset={offset}, head_dim={d}, {dtype}: ",
-            f"在 offset={offset}、head_dim={d}、{dtype} 时：",
+            f" (tested at offset={offset}, head_dim={d}, {dtype})",
+            f"（测试时 offset={offset}、head_dim={d}、{dtype}）",
         )
         if not torch.equal(out_v, v):
             rotated = _close(out_v, _rotate(v, torch.arange(offset, offset + n)))
             raise ContractError(
-                where
-                + (
-                    tr("v was rotated", "v 被旋转了")
-                    if rotated
-                    else tr("v was changed", "v 被改动了")
-                )
+                (tr("v was rotated", "v 被旋转了") if rotated else tr("v was changed", "v 被改动了"))
                 + tr(
                     ": RoPE acts on the queries and keys only, which make the scores; the "
                     "values are what the weights average, and stay as they are.",
-                    "。RoPE 只作用于查询和键，它们决定分数；值是权重要平均的内容，保持原样。",
+                    "。RoPE 只作用于查询和键，它们决定分数；值是注意力权重拿来加权平均的内容，"
+                    "应保持原样。",
                 )
+                + where
             )
         positions = torch.arange(offset, offset + n)
         for name, got, x in (("q", out_q, q), ("k", out_k, k)):
@@ -196,8 +204,7 @@ def _rotates_q_and_k_not_v(fn: object) -> None:
                 continue
             named = _name_rope(got, x, offset)
             raise ContractError(
-                where
-                + tr(f"{name}: ", f"{name}：")
+                tr(f"{name}: ", f"{name}：")
                 + (
                     named
                     or tr(
@@ -209,7 +216,34 @@ def _rotates_q_and_k_not_v(fn: object) -> None:
                         "配对用 mh.rotate_half。",
                     )
                 )
+                + where
             )
+
+
+def _own_rotation(fn: object) -> None:
+    """The brief's rule "do not call mh.apply_rotary_pos_emb": a Python function, not a torch op,
+    so the package's attribute is watched during one call (what ``never_calls`` does for torch)."""
+    assert callable(fn)
+    package, used = sys.modules["mhsa_helpers"], []
+    real = package.apply_rotary_pos_emb
+
+    def watched(*args: object, **kwargs: object) -> object:
+        used.append(True)
+        return real(*args, **kwargs)
+
+    x = torch.randn(1, 2, 3, 4)  # (b, h, T, head_dim)
+    with mock.patch.object(package, "apply_rotary_pos_emb", watched):
+        fn(x, x, x, 1)
+    if used:
+        raise ContractError(
+            tr(
+                "the rotation is right, but it calls mh.apply_rotary_pos_emb, which the exercise "
+                "asks you to write: multiply by the cos table, add rotate_half(x) times the sin "
+                "table.",
+                "旋转是对的，但它调用了 mh.apply_rotary_pos_emb，而题目要你自己写这一步：乘以 cos "
+                "表，再加上 rotate_half(x) 乘以 sin 表。",
+            )
+        )
 
 
 check_apply_rope = build_checker(
@@ -219,7 +253,7 @@ check_apply_rope = build_checker(
         answer="function",
         function_name="apply_rope",
         reject_classes=True,
-        contracts=(_rotates_q_and_k_not_v,),
+        contracts=(_rotates_q_and_k_not_v, _own_rotation),
         passed=tr(
             "correct: at three sizes, offsets 0, 5 and 7, float32 and float64, q and k turn "
             "as in Hugging Face's apply_rotary_pos_emb and v stays as it is.",
@@ -266,7 +300,7 @@ _NORM_HINTS = {
     "mean": tr(
         "you subtract the mean: that is LayerNorm. RMSNorm keeps the centre and divides by the "
         "root mean square sqrt(mean(x**2) + eps) only.",
-        "你减去了均值，那是 LayerNorm。RMSNorm 不动中心，只除以均方根 sqrt(mean(x**2) + eps)。",
+        "你减去了均值，那是 LayerNorm。RMSNorm 不做中心化，只除以均方根 sqrt(mean(x**2) + eps)。",
     ),
     "eps_outside": tr(
         "eps is added after the square root; it goes inside: sqrt(mean(x**2) + eps) "
@@ -274,8 +308,10 @@ _NORM_HINTS = {
         "eps 加在了平方根外面。它应该在里面：sqrt(mean(x**2) + eps)（torch.rsqrt(... + eps)）。",
     ),
     "no_eps": tr(
-        "eps is missing: add it to the mean square before the square root.",
-        "少了 eps。应该在开平方之前把它加到均方上。",
+        "the eps argument is not used (missing, or a constant in its place): add self.eps, the "
+        "constructor's eps, to the mean square before the square root.",
+        "没有用上参数 eps（漏掉了，或写成了一个常数）。应该在开平方之前把 self.eps"
+        "（构造函数收到的 eps）加到均方上。",
     ),
     "no_weight": tr(
         "the learned scale is missing: multiply by self.weight (an nn.Parameter of ones, (d,)).",
@@ -290,13 +326,41 @@ _NORM_HINTS = {
 }
 
 
+_NORM_UNWRITTEN = tr(
+    "the class is not written yet: its constructor creates no weight and its forward raises "
+    "NotImplementedError. Write `__init__` and `forward`, then run the cell again.",
+    "这个类还没有写完：构造函数还没有创建参数（nn.Parameter），forward 抛出了 "
+    "NotImplementedError。请写好 `__init__` 和 `forward`，再运行这个单元格。",
+)
+_NORM_RAISED = tr("forward raised {kind}: {said}", "forward 抛出了 {kind}：{said}")
+
+_NORM_BY_TORCH = tr(
+    "your RMSNorm calls torch's own (F.rms_norm, or nn.RMSNorm's forward), which the exercise "
+    "asks you to write: the mean of the squares over the last dimension, eps, the square root, "
+    "the weight.",
+    "你的 RMSNorm 调用了 torch 自带的实现（F.rms_norm，或 nn.RMSNorm 的 forward），而题目要你"
+    "自己写：最后一维上平方的平均、eps、开平方、乘以 weight。",
+)
+
+
 def _equals_torch_rmsnorm(cls: object) -> None:
     assert isinstance(cls, type)
     for (d, eps), dtype in product(_NORM_GRID, DTYPES):
         call = f"cls({d}, eps={eps})"
-        module = written(construct(cls, (d,), {"eps": eps}))
+        module = construct(cls, (d,), {"eps": eps})
         weight = getattr(module, "weight", None)
-        if not isinstance(weight, nn.Parameter) or tuple(weight.shape) != (d,):
+        if isinstance(weight, torch.Tensor) and not isinstance(weight, nn.Parameter):
+            raise ContractError(
+                tr(
+                    f"{call}: self.weight is a plain tensor; wrap it in nn.Parameter, or it is "
+                    "neither learned (the optimizer never sees it) nor saved in the state_dict.",
+                    f"{call}：self.weight 是普通张量。要用 nn.Parameter 包起来，否则它既不会被"
+                    "学习（优化器看不到它），也不会存进 state_dict。",
+                )
+            )
+        if weight is None:  # the stub (its forward raises NotImplementedError) or no weight
+            attempt(partial(module, torch.ones(2, d)), _NORM_RAISED, unwritten=_NORM_UNWRITTEN)
+        if not isinstance(weight, nn.Parameter) or weight.shape != (d,):
             raise ContractError(
                 tr(
                     f"{call} needs self.weight, an nn.Parameter of shape ({d},) (the names of "
@@ -320,6 +384,7 @@ def _equals_torch_rmsnorm(cls: object) -> None:
             reference.weight.copy_(weight)
         x = 0.3 * torch.randn(3, 4, d, dtype=dtype) + 0.5  # (b, T, d): a mean, small values
         where = tr(f"{call}, {dtype}", f"{call}、{dtype}")
+        never_calls(module, (x,), {"rms_norm"}, _NORM_BY_TORCH)
         with torch.no_grad():
             out = call_forward(module, (x,), _NORM_FORWARD, where=where, want_shape=tuple(x.shape))
             want = reference(x)
@@ -525,3 +590,83 @@ check_swiglu = build_checker(
     up_proj / down_proj without bias, width int(8 d / 3) by default, forward
     down_proj(silu(gate_proj(x)) * up_proj(x)); three sizes, two dtypes.""",
 )
+
+
+# -- exercise 1: the toy attention's keys at the positions after a cache ------------------------
+
+_FAR_KEYS = tr("the keys at the positions far", "位置 far 上的键")
+
+
+def _toy_keys(attn: nn.Module, h: torch.Tensor, positions: torch.Tensor, norm: bool = True):
+    """The keys (b, g, T, head_dim) of ``attn`` (a ModernAttention) on ``h`` at ``positions``."""
+    b, n, _ = h.shape
+    k = attn.k_proj(h).view(b, n, attn.num_kv_groups, attn.head_dim)  # (b, T, g, head_dim)
+    k = (attn.k_norm(k) if norm else k).transpose(1, 2)  # (b, g, T, head_dim)
+    return _rotate(k, positions)
+
+
+@exercise(
+    _FAR_KEYS,
+    what=tr(
+        "a tensor (1, heads, T, head_dim): the keys after k_norm and RoPE at the positions far",
+        "一个形状为 (1, heads, T, head_dim) 的张量：经过 k_norm 和 RoPE、位于 far 的键",
+    ),
+)
+def check_far_keys(
+    answer: object, attn: nn.Module, h: torch.Tensor, positions: torch.Tensor
+) -> CheckResult:
+    """The keys of the toy attention ``attn`` on ``h`` (1, T, d_model), k_norm'ed and rotated at
+    ``positions`` (T,); the keys at 0..T-1, unrotated, un-normed or one position off are named."""
+    with torch.no_grad():
+        expected = _toy_keys(attn, h, positions)
+        near = _toy_keys(attn, h, torch.arange(h.shape[1]))
+        moved = (expected - near).abs().max().item()
+        result = tensor_answer(
+            _FAR_KEYS,
+            answer,
+            expected,
+            what=tr("a tensor of keys", "一个由键组成的张量"),
+            hint=tr(
+                "these are not the toy attention's keys at far: project h_ex with k_proj, split "
+                "the heads, apply k_norm (QK-norm comes before RoPE), then rotate at the "
+                "positions far (mh.rope_cos_sin takes any positions).",
+                "这不是 toy 注意力在 far 上的键。用 k_proj 投影 h_ex、拆分出各个头，"
+                "先做 k_norm（QK 归一化在 RoPE 之前），再在位置 far 上旋转"
+                "（mh.rope_cos_sin 可以接收任意位置）。",
+            ),
+            wrong={
+                near: tr(
+                    "these keys are rotated at positions 0..15: the tokens now sit after the 40 "
+                    "cached ones, so RoPE must turn them at the positions far.",
+                    "这些键是按位置 0..15 旋转的。现在这些词元排在缓存的 40 个词元之后，"
+                    "RoPE 要按位置 far 来旋转它们。",
+                ),
+                _toy_keys(attn, h, torch.zeros_like(positions)): tr(
+                    "these keys are not rotated at all: RoPE turns each key by its position.",
+                    "这些键根本没有旋转。RoPE 要按每个键的位置旋转它。",
+                ),
+                _toy_keys(attn, h, positions + 1): tr(
+                    "your positions are one too far: the first of the 16 tokens sits at 40, "
+                    "right after the 40 cached ones (at 0..39).",
+                    "你的位置多了 1。16 个词元中的第一个位于 40，紧跟在缓存的 40 个词元"
+                    "（位置 0..39）之后。",
+                ),
+                _toy_keys(attn, h, positions, norm=False): tr(
+                    "these keys skip QK-norm: the toy attention applies k_norm to each head's "
+                    "keys before RoPE.",
+                    "这些键跳过了 QK 归一化。toy 注意力在 RoPE 之前对每个头的键做 k_norm。",
+                ),
+            },
+        )
+    if not result:
+        return result
+    return ok(
+        _FAR_KEYS,
+        tr(
+            f"correct: the keys moved (up to {moved:.2f} from the keys at 0..15), but turn the "
+            "queries to far as well and every score q . k equals the one at 0..15 with the same "
+            "offset: the weight two back is the same.",
+            f"正确：键变了（与位置 0..15 上的键最多相差 {moved:.2f}），但把查询也转到 far 上，"
+            "每个分数 q . k 都与 0..15 上逐个偏移对应的分数相同，所以往前两个位置的权重不变。",
+        ),
+    )

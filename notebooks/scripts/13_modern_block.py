@@ -843,21 +843,19 @@ mhsa_helpers.exercises.check_swiglu(MySwiGLU)
 # **Exercise 1.** Section 4's toy model (learning rate 0.2, with QK-norm) was trained on rows at
 # positions 0..15 only. Now its 16 tokens come after 40 others, as with a KV cache that holds 40
 # tokens: they sit at positions 40..55 (`far`). **Predict first**: for each head, the mean weight
-# that a query puts on the key exactly two positions before it (over the queries that have one),
-# will it be larger than at positions 0..15, smaller, or the same? Then measure it: compute the
-# toy attention's weights on `h_ex` at the positions `far`, shape `(heads, T, T)`, and from them
-# the answer, a tensor of shape `(heads,)`. The module cannot do it for you (its tables stop at
-# its `context_length`, 16); section 4's `scores_of` repeats its steps: change where the
-# positions enter, then apply the causal softmax.
+# that a query puts on the key exactly two positions before it, will it be larger than at
+# positions 0..15, smaller, or the same? Then do the step the answer hangs on: compute the keys
+# the toy attention makes from `h_ex` at the positions `far`, after its `k_norm` and RoPE, shape
+# `(1, heads, T, head_dim)`. The module cannot do it for you (its tables stop at its
+# `context_length`, 16); section 4's `scores_of` makes them at 0..15. The checker's verdict
+# also answers your prediction.
 
 # %%
 toy = runs[(0.2, True)][0].eval()
 row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)
 with torch.no_grad():
     h_ex = toy.block.input_layernorm(toy.emb(row))  # (1, T, d_model): what the attention reads
-    _, weights_ex = toy.block.self_attn(h_ex, return_weights=True)  # (1, heads, T, T)
-weights_ex = weights_ex[0]  # (heads, T, T), at the positions 0 .. T - 1
 far = torch.arange(40, 40 + T_toy)  # (T,): the positions after 40 cached tokens
 
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
+mhsa_helpers.exercises.check_far_keys(answer, toy.block.self_attn, h_ex, far)

@@ -92,8 +92,9 @@ result
 # **Exercise 1.** The lesson's toy model again (the same seeds, so the same weights). The
 # positions enter the attention in one place only, the cos and sin tables: take them at `far`
 # (40..55) and repeat the module's other steps (QK-norm before RoPE, RoPE on q and k, the scaled
-# scores, the causal softmax). Then the diagonal two below the main one: query $t$ and key
-# $t - 2$, for every query that has one.
+# scores, the causal softmax). The keys at `far` are the answer; the weights they give, with the
+# queries turned to `far` as well, settle the prediction: the diagonal two below the main one
+# (query $t$, key $t - 2$) against the same diagonal at 0..15.
 
 # %%
 import math
@@ -149,14 +150,16 @@ with torch.no_grad():
     causal = torch.ones(T_toy, T_toy).triu(1).bool()
     weights_far = torch.softmax(scores.masked_fill(causal, -torch.inf), -1)[0]  # (h, T, T)
 
-two_back = torch.diagonal(weights_far, offset=-2, dim1=-2, dim2=-1)  # (heads, T - 2)
-answer = two_back.mean(dim=-1)  # (heads,)
-print(answer)
+answer = k  # (1, heads, T, head_dim): the keys at far
+two_back = torch.diagonal(weights_far, offset=-2, dim1=-2, dim2=-1).mean(dim=-1)  # (heads,)
+near = torch.diagonal(weights_ex, offset=-2, dim1=-2, dim2=-1).mean(dim=-1)  # (heads,)
+print(mh.say("weight two back at 40..55:", "40..55 上往前两个位置的权重："), two_back)
+print(mh.say("weight two back at 0..15: ", "0..15 上往前两个位置的权重： "), near)
 print(
     mh.say("the same weights as at 0..15:", "与位置 0..15 上的权重相同："),
     torch.allclose(weights_far, weights_ex, atol=1e-5),
 )
-result = mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
+result = mhsa_helpers.exercises.check_far_keys(answer, attn, h_ex, far)
 assert result, result
 result
 

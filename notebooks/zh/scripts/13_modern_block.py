@@ -701,16 +701,14 @@ class MySwiGLU(nn.Module):
 mhsa_helpers.exercises.check_swiglu(MySwiGLU)
 
 # %% [markdown] en_hash="3821c9a1f815"
-# **练习 1。** 第 4 节的玩具模型（学习率 0.2，有 QK 归一化）只在位置 0..15 上训练过。现在它的 16 个词元排在另外 40 个词元之后，就像 KV 缓存里已经存了 40 个词元，于是它们位于位置 40..55（`far`）。**先预测**：对每个头，求各个查询分给“恰好往前两个位置的键”的权重的平均值（只统计前面确有这样一个键的查询），它会比位置 0..15 上的大、小，还是一样？再来测量。在位置 `far` 上计算玩具模型的注意力在 `h_ex` 上的权重，形状为 `(heads, T, T)`，再由它算出答案，即形状为 `(heads,)` 的张量。模块本身做不到这一点（它的表只到它的 `context_length`，即 16）。第 4 节的 `scores_of` 重复了模块的各个步骤。改掉位置进入计算的地方，再做因果 softmax。
+# **练习 1。** 第 4 节的玩具模型（学习率 0.2，有 QK 归一化）只在位置 0..15 上训练过。现在它的 16 个词元排在另外 40 个词元之后，就像 KV 缓存里已经存了 40 个词元，于是它们位于位置 40..55（`far`）。**先预测**：对每个头，各个查询分给“恰好往前两个位置的键”的平均权重，会比位置 0..15 上的大、小，还是一样？然后完成答案所依赖的那一步：计算玩具注意力由 `h_ex` 在位置 `far` 上得到的键，即经过它的 `k_norm` 和 RoPE 之后的键，形状为 `(1, heads, T, head_dim)`。模块本身做不到这一点（它的表只到它的 `context_length`，即 16）。第 4 节的 `scores_of` 算的是位置 0..15 上的键。检查器的结论也会回答你的预测。
 
 # %%
 toy = runs[(0.2, True)][0].eval()
 row = torch.randint(vocab, (1, T_toy), generator=torch.Generator().manual_seed(5))  # (1, T)
 with torch.no_grad():
     h_ex = toy.block.input_layernorm(toy.emb(row))  # (1, T, d_model)：注意力读到的输入
-    _, weights_ex = toy.block.self_attn(h_ex, return_weights=True)  # (1, heads, T, T)
-weights_ex = weights_ex[0]  # (heads, T, T)，位于位置 0 .. T - 1
 far = torch.arange(40, 40 + T_toy)  # (T,)：缓存了 40 个词元之后的位置
 
 answer = None  # 在这里写代码
-mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
+mhsa_helpers.exercises.check_far_keys(answer, toy.block.self_attn, h_ex, far)

@@ -84,7 +84,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="5f394cdbf975"
-# **练习 1。** 再次构造本课的玩具模型（种子相同，所以权重相同）。位置只在一个地方进入注意力，就是 cos 表和 sin 表。在 `far`（40..55）上取这两张表，再重复模块的其余步骤（在 RoPE 之前做 QK 归一化、对 q 和 k 做 RoPE、缩放后的分数、因果 softmax）。然后取主对角线下方的第二条对角线，即查询 $t$ 与键 $t - 2$，每个有这样一个键的查询都算上。
+# **练习 1。** 再次构造本课的玩具模型（种子相同，所以权重相同）。位置只在一个地方进入注意力，就是 cos 表和 sin 表。在 `far`（40..55）上取这两张表，再重复模块的其余步骤（在 RoPE 之前做 QK 归一化、对 q 和 k 做 RoPE、缩放后的分数、因果 softmax）。`far` 上的键就是答案。再把查询也转到 `far` 上，由它们得到的权重来检验预测：取主对角线下方的第二条对角线（查询 $t$ 与键 $t - 2$），与 0..15 上的同一条对角线比较。
 
 # %%
 import math
@@ -140,14 +140,16 @@ with torch.no_grad():
     causal = torch.ones(T_toy, T_toy).triu(1).bool()
     weights_far = torch.softmax(scores.masked_fill(causal, -torch.inf), -1)[0]  # (h, T, T)
 
-two_back = torch.diagonal(weights_far, offset=-2, dim1=-2, dim2=-1)  # (heads, T - 2)
-answer = two_back.mean(dim=-1)  # (heads,)
-print(answer)
+answer = k  # (1, heads, T, head_dim)：far 上的键
+two_back = torch.diagonal(weights_far, offset=-2, dim1=-2, dim2=-1).mean(dim=-1)  # (heads,)
+near = torch.diagonal(weights_ex, offset=-2, dim1=-2, dim2=-1).mean(dim=-1)  # (heads,)
+print(mh.say("weight two back at 40..55:", "40..55 上往前两个位置的权重："), two_back)
+print(mh.say("weight two back at 0..15: ", "0..15 上往前两个位置的权重： "), near)
 print(
     mh.say("the same weights as at 0..15:", "与位置 0..15 上的权重相同："),
     torch.allclose(weights_far, weights_ex, atol=1e-5),
 )
-result = mhsa_helpers.exercises.check_offset_attention(answer, weights_ex, 2)
+result = mhsa_helpers.exercises.check_far_keys(answer, attn, h_ex, far)
 assert result, result
 result
 
