@@ -316,8 +316,9 @@ plt.show()
 # and measures each on the same validation poems, in loss and as a reader would: 60 poems, each
 # started as a new poem from the same first characters, scored for **complete** poems (2 or 4
 # couplets of one metre, then the empty line that ends a poem) and for **rhyme** (the share of
-# adjacent couplet ends that rhyme). The first rows use a short budget (400 steps of 16 windows,
-# `d_model` 128, one block) and add one part at a time: attention alone with one head, four heads,
+# adjacent couplet ends that rhyme). The first rows use a short budget (400 steps of 16 windows
+# each -- a **window** is a stretch of consecutive characters of the text, cut out for training;
+# "How it learns" below shows how -- `d_model` 128, one block) and add one part at a time: attention alone with one head, four heads,
 # feed-forward, residual connections, layer norm. Then the levers of the shipped model: a bigger
 # model trained longer (4 blocks, `d_model` 192, dropout 0.1, 1,500 steps of 32 windows, all
 # changed in one row); then every training window starting at a **poem's start**
@@ -440,10 +441,11 @@ for step in (0, 19, 39, 40, 200, 399):
 #
 # Write `get_batch(ids, batch_size, T)`: `ids` is the encoded training text (a 1-D tensor of
 # character ids). Return `(inputs, targets)`, each (batch_size, T): `batch_size` windows of `T`
-# consecutive ids starting at random places (`torch.randint`), and the same windows shifted by
-# one. A window and its target take `T + 1` ids, so the last start that fits is
+# consecutive ids, each row starting at a random place of its own (`torch.randint`), and the
+# same windows shifted by one. A window and its target take `T + 1` ids, so the last start that fits is
 # `len(ids) - T - 1`. The checker calls it with a text it can read the starts from, once with
-# `T = len(ids) - 1` (only one start fits), and three times to see that the windows change.
+# `T = len(ids) - 1` (only one start fits), and three times to see that the windows differ from
+# row to row and from call to call.
 
 
 # %%
@@ -463,8 +465,10 @@ mhsa_helpers.exercises.check_get_batch(answer)
 # returning the loss as a number (`.item()`), measured before the update. The model returns
 # logits (b, T, vocab). The checker gives it a small `lm.CharTransformer` and a
 # `torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)`, runs two steps and compares
-# the weights with two steps of the book's (clipping the gradient norm to 1 with
-# `torch.nn.utils.clip_grad_norm_`, as `lm.train_char_lm` does, is allowed, not required).
+# the weights with two steps of the book's. **Gradient clipping** is allowed, not required:
+# `torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)`, between `backward()` and `step()`,
+# treats all the gradients as one long vector and, when it is longer than 1, scales it down to
+# length 1, so that one unlucky batch cannot throw the weights far; `lm.train_char_lm` does it.
 
 
 # %%
@@ -868,8 +872,8 @@ mhsa_helpers.exercises.check_cache_numbers(answer)
 
 # %% [markdown]
 # **Exercise 2.** Turn `logits_ex` (2 rows of next-character logits) into sampling probabilities
-# with temperature 0.7 and top-k 3, the way `lm.generate` does (without calling `lm`'s
-# functions): a `(2, vocab_size)` tensor whose rows sum to 1 and have 3 non-zero entries.
+# with temperature 0.7 and top-k 3, following the steps of section 6: a `(2, vocab_size)` tensor
+# whose rows sum to 1 and have 3 non-zero entries.
 
 # %%
 with torch.no_grad():
@@ -879,11 +883,10 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_top_k_probs(answer, logits_ex, 3, 0.7)
 
 # %% [markdown]
-# **Exercise 3.** Without `lm.head_focus` (the per-text function behind `lm.focus_on_texts`),
-# compute for each head of `weights_ex` (block 2 of the
-# shipped model on `poem`) the punctuation share: for each query, the total weight on keys that
-# are in `lm.PUNCTUATION`; then the mean over the queries that have at least one punctuation mark
-# at or before them. Shape `(num_heads,)`.
+# **Exercise 3.** Compute for each head of `weights_ex` (block 2 of the shipped model on `poem`)
+# the punctuation share of section 8's table, from the weights themselves: for each query, the
+# total weight on keys that are in `lm.PUNCTUATION`; then the mean over the queries that have at
+# least one punctuation mark at or before them. Shape `(num_heads,)`.
 
 # %%
 weights_ex = weights[1]  # (num_heads, T, T)
@@ -893,13 +896,13 @@ mhsa_helpers.exercises.check_punctuation_share(answer, weights_ex, poem)
 
 # %% [markdown]
 # **Exercise 4 (your own text).** `lm.text_data(text)` builds a tokenizer and a train /
-# validation split from any string (at least 1,000 characters). Train a model on the Song ci
-# (宋词) of the same package with `lm.train_char_lm(config, data=own)`, where `config` is an
-# `lm.CharLMConfig` small enough for about a minute on one core (for example `d_model=128`,
-# `num_layers=2`, `steps=300`), and pass the run to the checker: its validation loss must beat the
-# unigram count table of that text. Replace `song_ci` by a text of your own if you like.
-# (`warmup_steps`, left out, is a tenth of `steps`, so a shorter run keeps its warm-up in
-# proportion; `min_lr` and `weight_decay` are explained in section 4.)
+# validation split from any string (at least 1,000 characters). Train a model on `own`, the Song
+# ci (宋词) of the same package, with the function that repeats the training step for us ("How
+# it learns"), given `own` as its data and a configuration you choose: small enough for about a
+# minute on one core (the settings and what they do are in the same place). Pass the run it returns to the checker: its
+# validation loss must come down at least halfway from the unigram count table of that text to
+# its bigram table (section 2), so the model must have learned more than how often each
+# character occurs. Replace `song_ci` by a text of your own if you like.
 
 # %%
 song_ci = lm.load_song_ci()
