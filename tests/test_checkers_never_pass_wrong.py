@@ -232,13 +232,13 @@ CASES = {
     ),
     "check_head_entropy": (
         (WEIGHTS3,),
-        _head_entropy,
+        _row_entropy,
         [
-            (-_head_entropy, "the sign"),
-            (_row_entropy, "one entropy per row"),
-            (torch.tensor([float("nan"), 0.5, 0.6]), "xlogy"),
-            (_head_entropy / math.log(2), "row entropy"),
-            (_row_entropy.sum(dim=-1), "row entropy"),
+            (-_row_entropy, "the sign"),
+            (_head_entropy, "every row"),
+            (torch.full_like(_row_entropy, float("nan")), "xlogy"),
+            (_row_entropy / math.log(2), "base 2"),
+            (_row_entropy + 0.1, "row's entropy"),
         ],
     ),
     "check_sharpest_head": (

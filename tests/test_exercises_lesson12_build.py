@@ -137,7 +137,7 @@ def clipped_step(model, optimizer, inputs, targets):
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
-    return loss  # a 0-d tensor is a number too
+    return loss.item()
 
 
 def no_zero_grad(model, optimizer, inputs, targets):

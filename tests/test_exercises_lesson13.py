@@ -23,7 +23,12 @@ def _tables(q: torch.Tensor, offset: int) -> tuple[torch.Tensor, torch.Tensor]:
     return cos.to(q.dtype), sin.to(q.dtype)
 
 
-def rope(q, k, v, offset=0):
+def rope(q, k, v, offset=0):  # the rotation written out, as the brief asks
+    cos, sin = _tables(q, offset)
+    return q * cos + mh.rotate_half(q) * sin, k * cos + mh.rotate_half(k) * sin, v
+
+
+def rope_by_package(q, k, v, offset=0):  # the call the brief rules out
     q, k = mh.apply_rotary_pos_emb(q, k, *_tables(q, offset))
     return q, k, v
 
@@ -57,6 +62,7 @@ def rope_only_q(q, k, v, offset=0):
 
 ROPE_MISTAKES = {
     "rotating v": (rope_rotating_v, "v was rotated"),
+    "the package's rotation": (rope_by_package, "calls mh.apply_rotary_pos_emb"),
     "missing offset": (rope_without_offset, "as if they started at position 0"),
     "positions from 1": (rope_one_too_far, "one too far"),
     "interleaved pairs": (rope_interleaved, "neighbouring features"),

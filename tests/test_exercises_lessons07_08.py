@@ -45,15 +45,15 @@ def test_keys_from_entropy():
 
 
 def test_head_entropy(weights4):
-    assert_pass(ex.check_head_entropy(mh.head_entropy(weights4), weights4))
-    by_hand = -torch.special.xlogy(weights4, weights4).sum(-1).mean(-1)
+    by_hand = -torch.special.xlogy(weights4, weights4).sum(-1)  # (h, T): every row
     assert_pass(ex.check_head_entropy(by_hand, weights4))
+    torch.testing.assert_close(by_hand.mean(-1), mh.head_entropy(weights4))
     assert_not_yet(ex.check_head_entropy(None, weights4), "no answer yet")
-    naive = -(weights4 * torch.log(weights4)).sum(-1).mean(-1)  # nan above the diagonal
+    naive = -(weights4 * torch.log(weights4)).sum(-1)  # nan above the diagonal
     assert_not_yet(ex.check_head_entropy(naive, weights4), "xlogy")
     assert_not_yet(ex.check_head_entropy(-by_hand, weights4), "sign")
-    per_row = -torch.special.xlogy(weights4, weights4).sum(-1)  # (h, T)
-    assert_not_yet(ex.check_head_entropy(per_row, weights4), "mean(dim=-1)")
+    per_head = mh.head_entropy(weights4)  # (h,): the mean, not the rows
+    assert_not_yet(ex.check_head_entropy(per_head, weights4), "every row")
     assert_not_yet(ex.check_head_entropy(by_hand + 0.1, weights4), "hint")
     assert_not_yet(ex.check_head_entropy(torch.ones(3), weights4), "shape")
     for odd in ODD_ANSWERS:

@@ -2,14 +2,15 @@
 
 * ``check_keys_from_entropy(answer)`` -- over how many keys a row of entropy 1.3863 nats (log 4)
   spreads its weight evenly: 4.
-* ``check_head_entropy(answer, weights)`` -- the mean row entropy of every head of ``weights``
-  (h, T, T), written by hand: what ``mh.head_entropy`` computes.
+* ``check_head_entropy(answer, weights)`` -- the entropy of every row of every head of
+  ``weights`` (h, T, T), shape (h, T): the numbers ``mh.head_entropy`` averages per head.
 * ``check_sharpest_head(answer, weights)`` -- the index (0-based) of the head with the lowest
   entropy, i.e. the most focused head.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
@@ -17,7 +18,7 @@ import torch
 from ..i18n import tr
 from ..inspection import head_entropy
 from ._kinds import Number, number_checker, tensor_answer
-from ._parse import A_PER_HEAD_TENSOR, is_bool
+from ._parse import is_bool
 from ._result import CheckResult, ContractError, exercise, ok
 
 __all__ = ["check_head_entropy", "check_keys_from_entropy", "check_sharpest_head"]
@@ -46,6 +47,11 @@ check_keys_from_entropy = number_checker(
                 "all the weight on one key gives entropy 0.",
                 "全部权重放在一个键上时，熵是 0。",
             ),
+            1.3863: tr(
+                "1.3863 is the entropy itself, not the number of keys n: write the entropy of n "
+                "equal weights, then solve it for n.",
+                "1.3863 是熵本身，题目问的是键的个数 n。先写出 n 个相等权重的熵，再从中解出 n。",
+            ),
         },
         otherwise=tr(
             "write the entropy of n equal weights 1/n, then solve it for n (undo the log).",
@@ -57,51 +63,56 @@ check_keys_from_entropy = number_checker(
 )
 
 
-_HEAD_ENTROPY = tr("entropy of every head", "每个头的熵")
+_HEAD_ENTROPY = tr("entropy of every row of every head", "每个头每一行的熵")
 
 
 @exercise(
     _HEAD_ENTROPY,
     what=tr(
-        "a tensor of shape (num_heads,): each head's mean row entropy",
-        "一个形状为 (num_heads,) 的张量：每个头各行熵的平均值",
+        "a tensor of shape (num_heads, T): the entropy of each row of each head",
+        "一个形状为 (num_heads, T) 的张量：每个头每一行的熵",
     ),
 )
 def check_head_entropy(answer: object, weights: torch.Tensor) -> CheckResult:
-    """Per-head mean row entropy (h,) of ``weights`` (h, T, T)."""
+    """The entropy (h, T) of every row of ``weights`` (h, T, T)."""
     if isinstance(answer, torch.Tensor) and torch.isnan(answer).any():
         raise ContractError(
             tr(
-                "nan: 0 * log(0) is nan in torch. Use torch.special.xlogy(w, w), which gives 0 "
-                "there.",
-                "得到了 nan。在 torch 里 0 * log(0) 是 nan。"
-                "请用 `torch.special.xlogy(w, w)`，"
-                "它在那里给出 0。",
+                "nan: 0 * log(0) is nan in torch, and the masked keys have weight 0. "
+                "torch.special.xlogy computes x * log(y) with 0 where x is 0.",
+                "得到了 nan。在 torch 里 0 * log(0) 是 nan，而被遮住的键权重是 0。"
+                "`torch.special.xlogy` 计算 x * log(y)，在 x 为 0 处给出 0。",
             ),
         )
-    expected = head_entropy(weights)  # (h,)
-    rows = tuple(weights.shape[:2])  # (h, T): one entropy per row
+    expected = -torch.special.xlogy(weights, weights).sum(dim=-1)  # (h, T)
     return tensor_answer(
         _HEAD_ENTROPY,
         answer,
         expected,
-        what=A_PER_HEAD_TENSOR,
+        what=tr("a tensor of entropies", "一个由熵组成的张量"),
         hint=tr(
-            "row entropy = -(w * log w).sum(dim=-1) with 0 log 0 = 0, then .mean(dim=-1).",
-            "行熵 = -(w * log w).sum(dim=-1)，其中 0 log 0 = 0，然后再 `.mean(dim=-1)`。",
+            "a row's entropy is minus the sum, over its keys, of w log w (natural log, with "
+            "0 log 0 counted as 0); one number per row, no mean.",
+            "一行的熵是对它的各个键求 w log w 之和再取负（自然对数，0 log 0 记为 0）。"
+            "每一行一个数，不求平均。",
         ),
         shapes={
-            rows: tr(
-                f"shape {rows} is one entropy per row; average the rows of each head: "
-                ".mean(dim=-1).",
-                f"形状 {rows} 是每一行一个熵。请用 `.mean(dim=-1)` 对每个头的各行求平均。",
+            tuple(expected.shape[:1]): tr(
+                "one number per head is the mean that mh.head_entropy gives; the exercise asks "
+                "for every row, before any mean: shape (num_heads, T).",
+                "每个头一个数，那是 mh.head_entropy 给出的平均值。题目要的是求平均之前的每一行："
+                "形状 (num_heads, T)。",
             )
         },
         wrong={
             -expected: tr(
                 "the sign: entropy is -sum w log w (>= 0).",
                 "注意符号。熵是 -sum w log w，总是 >= 0。",
-            )
+            ),
+            expected / math.log(2): tr(
+                "that is log base 2 (bits); the lesson measures entropy in nats, the natural log.",
+                "这是以 2 为底的对数（比特）。本课的熵以奈特为单位，用自然对数。",
+            ),
         },
     )
 

@@ -704,9 +704,9 @@ _STEP_DIFFERS = tr(
     "（不清零，梯度会累加。）损失是所有位置上交叉熵的平均吗？",
 )
 _STEP_LOSS = tr(
-    "the step is right, but return the loss as a Python number, not a tensor (loss.item()): "
-    "it should be {want} for the first batch, measured before the step.",
-    "这一步做对了，但要把损失作为一个 Python 数返回，而不是张量（loss.item()）。"
+    "the step is right, but return the loss as a number (a Python float, not a tensor: "
+    "loss.item()): it should be {want} for the first batch, measured before the step.",
+    "这一步做对了，但要把损失作为一个数返回（Python 的 float，而不是张量：loss.item()）。"
     "第一批的损失应是 {want}，是在更新之前算的。",
 )
 

@@ -1,7 +1,7 @@
 """Checkers for lesson 13: the parts of today's open models (RoPE, RMSNorm, SwiGLU).
 
 * ``check_apply_rope(apply_rope)`` -- build it: ``apply_rope(q, k, v, offset)`` returns the queries
-  and keys (b, h, T, head_dim) and (b, g, T, head_dim) rotated at positions ``offset .. offset + T - 1``
+  (b, h, T, head_dim) and keys (b, g, T, head_dim) rotated at positions ``offset .. offset + T - 1``
   (rotate-half pairs, ``theta_i = 10000 ** (-2 i / head_dim)``) and the values untouched, without
   calling ``mh.apply_rotary_pos_emb``.
 * ``check_rms_norm(MyRMSNorm)`` -- build it: ``cls(d, eps=1e-6)`` with a ``weight`` (d,) of ones;
@@ -189,7 +189,11 @@ def _rotates_q_and_k_not_v(fn: object) -> None:
         if not torch.equal(out_v, v):
             rotated = _close(out_v, _rotate(v, torch.arange(offset, offset + n)))
             raise ContractError(
-                (tr("v was rotated", "v 被旋转了") if rotated else tr("v was changed", "v 被改动了"))
+                (
+                    tr("v was rotated", "v 被旋转了")
+                    if rotated
+                    else tr("v was changed", "v 被改动了")
+                )
                 + tr(
                     ": RoPE acts on the queries and keys only, which make the scores; the "
                     "values are what the weights average, and stay as they are.",

@@ -339,9 +339,10 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_keys_from_entropy(answer)
 
 # %% [markdown]
-# **Exercise 2.** Without `mh.head_entropy`, compute the mean row entropy of every head of
-# `weights_ex`: a new block with 3 heads (`head_dim = 8`) and other weights (seed 7) on the
-# longer sentence, shape `(3,)`. Mind the zeros above the diagonal: `0 * log(0)` must count as 0.
+# **Exercise 2.** `mh.head_entropy` gives one number per head, a mean over the rows. Compute the
+# numbers it averages: the entropy of every row of every head of `weights_ex` (a new block with 3
+# heads, `head_dim = 8`, and other weights, seed 7, on the longer sentence), shape `(3, 11)`.
+# Mind the zeros above the diagonal: `0 * log(0)` must count as 0.
 
 # %%
 torch.manual_seed(7)
@@ -354,8 +355,8 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 
 # %% [markdown]
-# **Exercise 3.** Which head of `weights_ex` is the sharpest (lowest entropy)? Give its 0-based
-# index as an int. Then draw its heatmaps with `mh.plot_attention_grid(weights_ex, long_words)`:
+# **Exercise 3.** Which head of `weights_ex` is the sharpest (lowest mean row entropy)? Give its
+# 0-based index as an int. Then draw its heatmaps with `mh.plot_attention_grid(weights_ex, long_words)`:
 # do you agree?
 
 # %%

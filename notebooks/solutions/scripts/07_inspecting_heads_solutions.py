@@ -42,7 +42,7 @@ result
 
 # %% [markdown]
 # **Exercise 2.** The same block as in the lesson (seed 7, 3 heads, the longer sentence), then the
-# entropy of every row, averaged per head. `torch.special.xlogy(w, w)` is $w \log w$ with 0 where
+# entropy of every row; their mean per head is `mh.head_entropy`. `torch.special.xlogy(w, w)` is $w \log w$ with 0 where
 # $w = 0$; plain `w * torch.log(w)` would give `0 * -inf = nan` above the diagonal.
 
 # %%
@@ -56,9 +56,9 @@ with torch.no_grad():
     _, weights_ex = mha_ex(long_inputs.unsqueeze(0), return_weights=True)  # (1, 3, 11, 11)
 weights_ex = weights_ex[0]  # (num_heads, T, T) = (3, 11, 11)
 
-row_entropy = -torch.special.xlogy(weights_ex, weights_ex).sum(dim=-1)  # (num_heads, T)
-answer = row_entropy.mean(dim=-1)  # (num_heads,)
+answer = -torch.special.xlogy(weights_ex, weights_ex).sum(dim=-1)  # (num_heads, T)
 print(answer)
+torch.testing.assert_close(answer.mean(dim=-1), mh.head_entropy(weights_ex))  # the per-head mean
 result = mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 assert result, result
 result

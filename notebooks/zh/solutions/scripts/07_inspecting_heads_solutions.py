@@ -37,7 +37,7 @@ assert result, result
 result
 
 # %% [markdown] en_hash="582c3c0f8323"
-# **练习 2。** 先构建与课中相同的模块（随机种子 7、3 个头、那个更长的句子），再算出每一行的熵，按头取平均。`torch.special.xlogy(w, w)` 就是 $w \log w$，在 $w = 0$ 处取 0。如果直接写 `w * torch.log(w)`，对角线以上会得到 `0 * -inf = nan`。
+# **练习 2。** 先构建与课中相同的模块（随机种子 7、3 个头、那个更长的句子），再算出每一行的熵。它们按头取的平均就是 `mh.head_entropy`。`torch.special.xlogy(w, w)` 就是 $w \log w$，在 $w = 0$ 处取 0。如果直接写 `w * torch.log(w)`，对角线以上会得到 `0 * -inf = nan`。
 
 # %%
 from mhsa_helpers.ui.sentences import LONGER_SENTENCE, embed_words
@@ -50,9 +50,9 @@ with torch.no_grad():
     _, weights_ex = mha_ex(long_inputs.unsqueeze(0), return_weights=True)  # (1, 3, 11, 11)
 weights_ex = weights_ex[0]  # (num_heads, T, T) = (3, 11, 11)
 
-row_entropy = -torch.special.xlogy(weights_ex, weights_ex).sum(dim=-1)  # (num_heads, T)
-answer = row_entropy.mean(dim=-1)  # (num_heads,)
+answer = -torch.special.xlogy(weights_ex, weights_ex).sum(dim=-1)  # (num_heads, T)
 print(answer)
+torch.testing.assert_close(answer.mean(dim=-1), mh.head_entropy(weights_ex))  # 按头取的平均
 result = mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 assert result, result
 result
