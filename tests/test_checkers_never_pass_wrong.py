@@ -276,7 +276,7 @@ CASES = {
             (torch.where(_targets == -100, IDS, _targets), "first k positions"),
             (_future_targets, "FUTURE"),
             (_targets.float(), "integer dtype"),
-            (IDS, "torch.full_like"),
+            (IDS, "t - k"),
             (_targets[:, :-1], "shape (2, 6)"),
         ],
     ),

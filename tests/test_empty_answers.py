@@ -47,6 +47,11 @@ EXTRA_ARGS = {name: case[0] for name, case in CASES.items()} | {
     "check_own_text": (lm.text_data(lm.load_song_ci()[:2000]),),
     "check_v1_to_v2": (mh.SelfAttentionV1(3, 2), mh.book_inputs()),
     "check_key_block": (mh.FusedQKVMultiHeadAttention(4, 6, 5, 0.0, num_heads=2),),
+    "check_far_keys": (
+        mh.ModernAttention(8, 4, num_heads=2, num_kv_groups=2, qk_norm=True),
+        torch.randn(1, 4, 8),
+        torch.arange(40, 44),
+    ),
 }
 
 _ASSIGNMENT = re.compile(r"`(?:answer|prediction|my_guess) = [A-Za-z_][A-Za-z0-9_]*`")

@@ -103,7 +103,7 @@ def test_shift_targets():
     assert_not_yet(ex.check_shift_targets(future, ids, 3), "FUTURE")
     assert_not_yet(ex.check_shift_targets(good.float(), ids, 3), "integer")
     assert_not_yet(ex.check_shift_targets(good[:, 3:], ids, 3), "shape")
-    assert_not_yet(ex.check_shift_targets(ids, ids, 3), "full_like")
+    assert_not_yet(ex.check_shift_targets(ids, ids, 3), "t - k")
     for odd in ODD_ANSWERS:
         assert not ex.check_shift_targets(odd, ids, 3)
 

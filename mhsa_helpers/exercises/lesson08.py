@@ -169,7 +169,7 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
             name,
             tr(
                 "the first k positions have no token k back: set them to -100.",
-                "前 k 个位置往前数 k 个位置都没有词元，请把这些位置的目标设为 -100。",
+                "前 k 个位置往回数 k 步没有词元可抄，请把它们的目标设为 -100。",
             ),
         )
     wrong_way = torch.full_like(ids, IGNORE_INDEX)
@@ -178,15 +178,18 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
         return fail(
             name,
             tr(
-                "that copies from the FUTURE (t + k); we want the past: ids[:, :-k].",
-                "这是从未来（t + k）复制的，我们要的是过去，即 `ids[:, :-k]`。",
+                "that copies from the FUTURE (t + k); the target at t is the id k places "
+                "BEFORE it, at t - k.",
+                "这是从未来（t + k）复制的。位置 t 的目标是它之前 k 个位置（t - k）上的 id。",
             ),
         )
     return fail(
         name,
         tr(
-            "start from torch.full_like(ids, -100), then targets[:, k:] = ids[:, :-k].",
-            "先用 `torch.full_like(ids, -100)`，再令 `targets[:, k:] = ids[:, :-k]`。",
+            "the target at position t is the id at t - k, along the token axis (dim 1), and "
+            "the first k positions, which have none, hold -100.",
+            "位置 t 的目标是词元轴（dim 1）上 t - k 处的 id；前 k 个位置往回没有词元，"
+            "目标为 -100。",
         ),
     )
 

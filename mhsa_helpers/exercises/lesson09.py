@@ -129,6 +129,10 @@ check_longest_context = number_checker(
             "权重占 批次 * 头数 * T * T * 4 字节。找出让它不超过 2**30 的最大 T。",
         ),
         whole=True,
+        kind=lambda answer: tr(
+            f"expected a whole number of tokens, got {answer!r} ({type(answer).__name__}).",
+            f"需要一个整数（词元个数），收到的是 {answer!r}（{type(answer).__name__}）。",
+        ),
     ),
     "``answer``: an int, the largest T whose float32 (1, 25, T, T) weights fit in 1 GiB.",
 )
@@ -201,8 +205,10 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
         )
     raise ContractError(
         tr(
-            "take rows d_out:2 * d_out of fused_ex.qkv.weight (or .split(d_out)[1]).",
-            "取 `fused_ex.qkv.weight` 的第 d_out:2 * d_out 行（或 `.split(d_out)[1]`）。",
+            "W_key is the second of the three equal blocks of rows of fused_ex.qkv.weight "
+            "(query, key, value, each d_out rows).",
+            "W_key 是 `fused_ex.qkv.weight` 三个等大的行块中的第二块"
+            "（依次是查询、键、值，每块 d_out 行）。",
         ),
     )
 

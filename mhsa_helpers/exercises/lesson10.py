@@ -88,8 +88,8 @@ check_chunk_mask = mask_checker(
             _NO_WINDOW: tr(
                 "that is the plain causal mask: the window also hides keys more than 3 "
                 "positions back, and key 2 is 4 positions before query 6.",
-                "这是普通的因果掩码。窗口还会遮住比查询早 3 个位置以上的键，"
-                "而键 2 在查询 6 之前 4 个位置。",
+                "这是普通的因果掩码。窗口还会遮住比查询早 4 个位置及更早的键，"
+                "而键 2 正好在查询 6 之前 4 个位置。",
             ),
             _WINDOW_3: tr(
                 "that window holds 3 positions; a window of 4 counts the query itself and "
@@ -560,8 +560,8 @@ def _same_as_full_attention(cls: type) -> None:
         cache = _new_cache(cls, T)
         outs, start = [], 0
         where = tr(
-            f"(b={b}, h={h}, head_dim={d}, chunks {chunks}) ",
-            f"（b={b}，h={h}，head_dim={d}，分段 {chunks}）",
+            f"(tested at b={b}, h={h}, head_dim={d}, chunks {chunks})",
+            f"（测试时 b={b}，h={h}，head_dim={d}，分段 {chunks}）",
         )
         for n in chunks:
             end = start + n
@@ -573,7 +573,7 @@ def _same_as_full_attention(cls: type) -> None:
                     cache.append_and_attend,  # type: ignore[attr-defined]
                     (q[:, :, start:end], k_new, v_new),
                     _KV_TEXTS,
-                    where=where,
+                    where=where + tr(": ", "："),
                     want_shape=(b, h, n, d),
                 )
             except ContractError:
@@ -589,13 +589,13 @@ def _same_as_full_attention(cls: type) -> None:
                 torch.equal(k_new, k[:, :, start:end]) and torch.equal(v_new, v[:, :, start:end])
             ):
                 raise ContractError(
-                    where
-                    + tr(
+                    tr(
                         "append_and_attend changed its argument k or v in place; store new "
-                        "tensors (torch.cat makes one).",
+                        "tensors (torch.cat makes one). ",
                         "append_and_attend 原地修改了参数 k 或 v。"
                         "请保存新的张量（torch.cat 会生成新张量）。",
                     )
+                    + where
                 )
             _cached_tensor(cache, "keys", k[:, :, :end], {**others, "values": v[:, :, :end]})
             _cached_tensor(cache, "values", v[:, :, :end], {**others, "keys": k[:, :, :end]})
@@ -608,16 +608,17 @@ def _same_as_full_attention(cls: type) -> None:
         variant = partial(_cached_attention, q, k, v, chunks)
         mistake = name_mistake(got, variant, _KV_MISTAKES)
         if mistake is not None:
-            raise ContractError(where + _KV_HINTS[mistake])
+            raise ContractError(_KV_HINTS[mistake] + tr(" ", "") + where)
         raise ContractError(
-            where
-            + tr(
+            tr(
                 "fed chunk by chunk, the outputs differ from one causal attention over the whole "
                 "sequence: append k and v along the token dim, then softmax(q K^T / sqrt(d)) "
                 "with the causal mask at the cache offset, times V.",
                 "分段送入时，输出与对整个序列做一次因果注意力的结果不同。请沿词元维度追加 k 和 v，"
                 "再计算带缓存偏移因果掩码的 softmax(q K^T / sqrt(d))，乘以 V。",
             )
+            + tr(" ", "")
+            + where
         )
 
 
@@ -818,11 +819,12 @@ def _repeats_heads(fn: object) -> None:
             raise ContractError(
                 tr(
                     f"the heads are grouped wrongly: your output's heads are the K/V heads "
-                    f"{order} (x.repeat tiles them), but GQA gives each K/V head n_rep "
-                    "consecutive query heads (repeat_interleave: 0, 0, 1, 1, ...).",
-                    f"头的分组不对。你的输出依次是 K/V 头 {order}（x.repeat 是整体平铺），"
-                    "而 GQA 让每个 K/V 头服务 n_rep 个相邻的查询头"
-                    "（repeat_interleave：0、0、1、1……）。",
+                    f"{order}, the whole set tiled n_rep times, but GQA gives each K/V head "
+                    "n_rep consecutive query heads (0, 0, 1, 1, ...): the new axis of n_rep "
+                    "copies goes right after the g axis, (b, g, n_rep, T, d), before the reshape.",
+                    f"头的分组不对。你的输出依次是 K/V 头 {order}，即整组平铺了 n_rep 次，"
+                    "而 GQA 让每个 K/V 头服务 n_rep 个相邻的查询头（0、0、1、1……）："
+                    "n_rep 份副本的新轴要紧跟在 g 轴之后，即 (b, g, n_rep, T, d)，再 reshape。",
                 )
             )
         raise ContractError(
@@ -843,10 +845,10 @@ def _without_repeat_interleave(fn: object) -> None:
         (x, 3),
         {"repeat_interleave"},
         tr(
-            "the heads are right, but the exercise asks for them without repeat_interleave: "
-            "add a new axis, expand it (a view, no copy), then reshape.",
-            "头是对的，但题目要求不用 repeat_interleave：先加一个新轴，用 expand 扩展它"
-            "（这是视图，不复制数据），再 reshape。",
+            "the heads are right, but the exercise asks for them without repeat_interleave "
+            "(one way: add a new axis, expand it, a view with no copy, then reshape).",
+            "头是对的，但题目要求不用 repeat_interleave（一种做法：先加一个新轴，用 expand "
+            "扩展它，这是视图，不复制数据，再 reshape）。",
         ),
     )
 

@@ -706,7 +706,7 @@ _STEP_DIFFERS = tr(
 _STEP_LOSS = tr(
     "the step is right, but return the loss as a number (a Python float, not a tensor: "
     "loss.item()): it should be {want} for the first batch, measured before the step.",
-    "这一步做对了，但要把损失作为一个数返回（Python 的 float，而不是张量：loss.item()）。"
+    "这一步做对了，但要把损失作为一个数返回（普通的数，而不是张量：loss.item()）。"
     "第一批的损失应是 {want}，是在更新之前算的。",
 )
 

@@ -598,7 +598,7 @@ check_swiglu = build_checker(
 
 # -- exercise 1: the toy attention's keys at the positions after a cache ------------------------
 
-_FAR_KEYS = tr("the keys at the positions far", "位置 far 上的键")
+_FAR_KEYS = tr("the keys at the positions far", "位置 `far` 上的键")
 
 
 def _toy_keys(attn: nn.Module, h: torch.Tensor, positions: torch.Tensor, norm: bool = True):
@@ -612,8 +612,9 @@ def _toy_keys(attn: nn.Module, h: torch.Tensor, positions: torch.Tensor, norm: b
 @exercise(
     _FAR_KEYS,
     what=tr(
-        "a tensor (1, heads, T, head_dim): the keys after k_norm and RoPE at the positions far",
-        "一个形状为 (1, heads, T, head_dim) 的张量：经过 k_norm 和 RoPE、位于 far 的键",
+        "a tensor of shape (batch, heads, T, head_dim): the keys at the positions far, after "
+        "k_norm and RoPE",
+        "一个形状为 (batch, heads, T, head_dim) 的张量：位于 `far`、经过 k_norm 和 RoPE 的键",
     ),
 )
 def check_far_keys(
@@ -634,8 +635,8 @@ def check_far_keys(
                 "these are not the toy attention's keys at far: project h_ex with k_proj, split "
                 "the heads, apply k_norm (QK-norm comes before RoPE), then rotate at the "
                 "positions far (mh.rope_cos_sin takes any positions).",
-                "这不是 toy 注意力在 far 上的键。用 k_proj 投影 h_ex、拆分出各个头，"
-                "先做 k_norm（QK 归一化在 RoPE 之前），再在位置 far 上旋转"
+                "这不是玩具模型的注意力在 `far` 上的键。用 k_proj 投影 h_ex、拆分出各个头，"
+                "先做 k_norm（QK 归一化在 RoPE 之前），再在位置 `far` 上旋转"
                 "（mh.rope_cos_sin 可以接收任意位置）。",
             ),
             wrong={
@@ -643,7 +644,7 @@ def check_far_keys(
                     "these keys are rotated at positions 0..15: the tokens now sit after the 40 "
                     "cached ones, so RoPE must turn them at the positions far.",
                     "这些键是按位置 0..15 旋转的。现在这些词元排在缓存的 40 个词元之后，"
-                    "RoPE 要按位置 far 来旋转它们。",
+                    "RoPE 要按位置 `far` 来旋转它们。",
                 ),
                 _toy_keys(attn, h, torch.zeros_like(positions)): tr(
                     "these keys are not rotated at all: RoPE turns each key by its position.",
@@ -658,7 +659,7 @@ def check_far_keys(
                 _toy_keys(attn, h, positions, norm=False): tr(
                     "these keys skip QK-norm: the toy attention applies k_norm to each head's "
                     "keys before RoPE.",
-                    "这些键跳过了 QK 归一化。toy 注意力在 RoPE 之前对每个头的键做 k_norm。",
+                    "这些键跳过了 QK 归一化。玩具模型的注意力在 RoPE 之前对每个头的键做 k_norm。",
                 ),
             },
         )
@@ -670,7 +671,7 @@ def check_far_keys(
             f"correct: the keys moved (up to {moved:.2f} from the keys at 0..15), but turn the "
             "queries to far as well and every score q . k equals the one at 0..15 with the same "
             "offset: the weight two back is the same.",
-            f"正确：键变了（与位置 0..15 上的键最多相差 {moved:.2f}），但把查询也转到 far 上，"
+            f"正确：键变了（与位置 0..15 上的键最多相差 {moved:.2f}），但把查询也转到 `far` 上，"
             "每个分数 q . k 都与 0..15 上逐个偏移对应的分数相同，所以往前两个位置的权重不变。",
         ),
     )
