@@ -390,7 +390,8 @@ assert max(ablated[4]) < math.log(64) / 10  # below a tenth of the chance level
 # Read the numbers with care. Removing any one of the 4 heads makes the loss **8 to 14 times
 # larger** — far from free — and yet it stays below a tenth of the chance level $\log 64 = 4.16$:
 # even the worst loss, 0.288, means the right token still gets about $e^{-0.288} \approx 0.75$ of
-# the probability on average (a geometric mean), because the other three heads carry much of the same information. With 8 heads each one matters
+# the probability on average (a geometric mean: $e^{-\text{mean loss}}$ is the product of the
+# positions' probabilities, taken to the power 1/number of positions), because the other three heads carry much of the same information. With 8 heads each one matters
 # less (the loss grows only 2.7 to 4.6 times). So the heads are partly **redundant**, and the head the model needs most is not
 # the sharpest one. Use heatmaps and entropies to form questions, and experiments like this
 # ablation to answer them.
@@ -568,8 +569,9 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 
 # %% [markdown]
-# **Exercise 3.** Without `mh.offset_attention`, compute for each head of `weights_ex` (the trained
-# shift model's weights on one sequence) the mean weight on the token 2 places back: the mean of
+# **Exercise 3.** `mh.offset_attention` measures a model; here you have only weights. Compute for
+# each head of `weights_ex` (the trained shift model's weights on one sequence) the mean weight
+# on the token 2 places back: the mean of
 # `weights_ex[h, t, t - 2]` over $t \ge 2$. Shape `(num_heads,)`. Hint: `torch.diagonal`.
 
 # %%

@@ -111,7 +111,8 @@ plt.show()
 #   multiply units busier than three thin ones (better *arithmetic intensity* / 算术强度);
 # * one kernel launch (内核启动) instead of three (each launch has a fixed cost, which adds up when
 #   a model runs thousands of them per token; this lesson does not measure it);
-# * the three weights live in one tensor, so they are initialized, saved and sharded together.
+# * the three weights live in one tensor, so they are initialized, saved and sharded together
+#   (sharded: split across several GPUs, each holding a slice of the tensor).
 #
 # The package's `mh.FusedQKVMultiHeadAttention` is lesson 06's class with this one change: a
 # single `qkv = nn.Linear(d_in, 3 * d_out)` instead of `W_query`, `W_key`, `W_value`.
@@ -278,7 +279,8 @@ mhsa_helpers.exercises.check_memory_growth(prediction)
 # %% [markdown]
 # The measurement, on the weights that the explicit path of `SDPAMultiHeadAttention` returns,
 # next to what a flash kernel keeps instead: one number per row, the row's log-sum-exp,
-# (b, h, T).
+# $\log \sum_j e^{s_j}$ over its scores $s_j$, the softmax's denominator in log form, from which
+# the backward pass recomputes the weights; (b, h, T).
 
 # %%
 torch.manual_seed(0)
@@ -516,7 +518,8 @@ plt.show()
 # bug. They do not shrink for small outputs, because a small output is a sum of larger products,
 # and each of those was rounded. That is what "bfloat16 is good enough for attention" means in
 # practice: the same function, computed less precisely, in half the memory. Training in bfloat16
-# usually keeps float32 master weights (as autocast does here) so that small updates are not
+# usually keeps float32 master weights (the optimizer's own full-precision copy of the weights,
+# which each step updates; autocast does the same here) so that small updates are not
 # rounded away. (The exact errors depend on your CPU's bfloat16 kernels, so this lesson prints only
 # the comparison, not the numbers.)
 

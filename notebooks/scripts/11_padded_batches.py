@@ -317,7 +317,8 @@ print(
 # %% [markdown]
 # A finite $-10^6$ never produces NaN, but a row whose keys are all hidden then becomes a
 # *uniform* average over the pads instead of zeros. And `valid_lens` can only say "the first L
-# tokens are real": left padding, or pads in the middle of packed sequences, need a mask.
+# tokens are real": left padding, or pads in the middle of packed sequences (several short
+# sequences written one after another into one row, to waste fewer pads), need a mask.
 #
 # ## 7. Six mask conventions, one attention
 #

@@ -273,7 +273,7 @@ import mhsa_helpers.exercises
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_keys_from_entropy(answer)
 
-# %% [markdown] en_hash="4178a2b12e04"
+# %% [markdown] en_hash="c8b27cde1646"
 # **练习 2。** `mh.head_entropy` 给每个头一个数，即各行熵的平均值。请算出它拿来求平均的那些数：`weights_ex` 中每个头每一行的熵，结果的形状为 `(3, 11)`。`weights_ex` 来自一个新模块，它有 3 个头（`head_dim = 8`）和另一组权重（随机种子 7），输入是那个更长的句子。当心对角线以上的那些零，`0 * log(0)` 必须算作 0。
 
 # %%
@@ -286,7 +286,7 @@ weights_ex = weights_ex[0]  # (num_heads, T, T) = (3, 11, 11)
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_head_entropy(answer, weights_ex)
 
-# %% [markdown] en_hash="3e18454b0f64"
+# %% [markdown] en_hash="5ed9b0ff6f95"
 # **练习 3。** `weights_ex` 中哪个头最集中（各行熵的平均值最低）？给出它从 0 开始计数的索引（一个整数）。然后用 `mh.plot_attention_grid(weights_ex, long_words)` 画出热力图，看看你是否同意这个结论。
 
 # %%

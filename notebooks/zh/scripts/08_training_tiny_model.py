@@ -337,8 +337,8 @@ assert min(ratios[4]) > 7.5 and max(ratios[4]) < 15  # 正文说“8 到 14 倍�
 assert min(ratios[8]) > 2 and max(ratios[8]) < 5  # 正文说“2.7 到 4.6 倍”
 assert max(ablated[4]) < math.log(64) / 10  # 低于随机水平的十分之一
 
-# %% [markdown] en_hash="c2bfeb98d8aa"
-# 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**，代价并不小。但它仍然低于随机水平 $\log 64 = 4.16$ 的十分之一。即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小，去掉一个只让损失变为原来的 2.7 到 4.6 倍。可见这些头部分**冗余**，而模型最需要的那个头并不是最集中（熵最低）的那个。热力图和熵用来提出问题，像这次消融这样的实验才能回答问题。
+# %% [markdown] en_hash="6a152310176e"
+# 仔细读这些数字。去掉 4 个头中的任何一个，损失都会变成原来的 **8 到 14 倍**，代价并不小。但它仍然低于随机水平 $\log 64 = 4.16$ 的十分之一。即使是最差的损失 0.288，也意味着正确词元平均仍能得到约 $e^{-0.288} \approx 0.75$ 的概率（几何平均：$e^{-\text{平均损失}}$ 等于各个位置概率的乘积再开“位置个数”次方），因为其余三个头携带了大量相同的信息。有 8 个头时，每个头的分量更小，去掉一个只让损失变为原来的 2.7 到 4.6 倍。可见这些头部分**冗余**，而模型最需要的那个头并不是最集中（熵最低）的那个。热力图和熵用来提出问题，像这次消融这样的实验才能回答问题。
 
 # %% [markdown] en_hash="ddbff0388126"
 # ## 4. 一个有东西可找的任务：抄写 $k$ 个位置之前的词元
@@ -485,8 +485,8 @@ ids_ex = torch.randint(0, VOCAB, (2, 8), generator=torch.Generator().manual_seed
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 
-# %% [markdown] en_hash="f030fbdf21ea"
-# **练习 3。** 不用 `mh.offset_attention`，对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在往前 2 个位置的那个词元上的平均权重，也就是 `weights_ex[h, t, t - 2]` 在 $t \ge 2$ 上的平均值。结果的形状为 `(num_heads,)`。提示：可以用 `torch.diagonal`。
+# %% [markdown] en_hash="3cbf2a32a79e"
+# **练习 3。** `mh.offset_attention` 测量的是模型，这里只有权重。对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在往前 2 个位置的那个词元上的平均权重，也就是 `weights_ex[h, t, t - 2]` 在 $t \ge 2$ 上的平均值。结果的形状为 `(num_heads,)`。提示：可以用 `torch.diagonal`。
 
 # %%
 weights_ex = shift_weights[0]  # (num_heads, T, T) = (4, 12, 12)

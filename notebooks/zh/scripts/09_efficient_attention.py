@@ -86,12 +86,12 @@ for name, one, other in zip(["Q", "K", "V"], three, [queries, keys, values]):
 fig = mh.figures.plot_fused_qkv(W_qkv.detach(), fused[0].detach())
 plt.show()
 
-# %% [markdown] en_hash="dce4196e5f10"
+# %% [markdown] en_hash="d1bb158f2c2e"
 # **为什么一次矩阵乘法胜过三次。** 两种做法的计算量完全相同，都是 3 × b·T·d_in·d_out 次乘加。但计算机的速度很少只受算术本身限制，一次乘法赢在别处：
 #
 # * `x` 只从内存读**一次**，而不是三次。一个大矩阵也比三个瘦长的矩阵更能让乘法单元保持忙碌，也就是说**算术强度**（arithmetic intensity）更高。
 # * 只需一次内核启动（kernel launch），而不是三次。每次启动都有固定开销，模型每处理一个词元（token）就要启动成千上万次，这笔开销会累积起来。本课不测量它。
-# * 三个权重放在同一个张量里，初始化、保存和分片都一起完成。
+# * 三个权重放在同一个张量里，初始化、保存和分片（sharding，把张量切开放到多块 GPU 上，每块存一片）都一起完成。
 #
 # 本包的 `mh.FusedQKVMultiHeadAttention` 就是第 06 课的类，只改了这一处，用单个 `qkv = nn.Linear(d_in, 3 * d_out)` 代替 `W_query`、`W_key` 和 `W_value`。`from_multihead(mha)` 把 `mha` 的权重叠进它的 `qkv`，并复制 `out_proj`，所以它算出的正是第 06 课的结果。（本课最后，你会自己写出这个类。）
 
@@ -235,8 +235,8 @@ import mhsa_helpers.exercises
 prediction = None  # 在这里写代码：T=512 时的字节数除以 T=64 时的字节数
 mhsa_helpers.exercises.check_memory_growth(prediction)
 
-# %% [markdown] en_hash="b2b20686b59e"
-# 下面是实测结果。测的是 `SDPAMultiHeadAttention` 的显式路径返回的权重，旁边是 flash 内核改为保存的东西。flash 内核每行只存一个数，即这一行的 log-sum-exp，形状为 (b, h, T)。
+# %% [markdown] en_hash="d1025fa73bc1"
+# 下面是实测结果。测的是 `SDPAMultiHeadAttention` 的显式路径返回的权重，旁边是 flash 内核改为保存的东西。flash 内核每行只存一个数，即这一行的 log-sum-exp：对这一行的分数 $s_j$ 求 $\log \sum_j e^{s_j}$，也就是 softmax 分母的对数形式，反向传播时用它重新算出权重。形状为 (b, h, T)。
 
 # %%
 torch.manual_seed(0)
@@ -433,8 +433,8 @@ torch.testing.assert_close(out16.float(), out32, atol=2e-2, rtol=2e-2)
 fig = mh.figures.plot_precision_error(out32, out16)
 plt.show()
 
-# %% [markdown] en_hash="1918c49109d0"
-# 点都落在对角线上，说明这是同一个函数。以最大的输出为基准衡量，误差几乎全部低于 bfloat16 的步长 $2^{-8}$，没有一个达到 1%。这是舍入误差，不是程序错误。输出小，误差并不跟着变小，因为一个小的输出是若干较大乘积之和，而每个乘积都经过了舍入。“bfloat16 对注意力来说足够好”在实践中就是这个意思，即同一个函数，算得没那么精确，内存只要一半。用 bfloat16 训练时，通常会保留一份 float32 的主权重（master weights），以免微小的更新被舍入掉，这里的自动混合精度正是这样做的。具体的误差取决于你的 CPU 的 bfloat16 内核，所以本课只打印比较的结论，不打印数值。
+# %% [markdown] en_hash="96bb7db12efc"
+# 点都落在对角线上，说明这是同一个函数。以最大的输出为基准衡量，误差几乎全部低于 bfloat16 的步长 $2^{-8}$，没有一个达到 1%。这是舍入误差，不是程序错误。输出小，误差并不跟着变小，因为一个小的输出是若干较大乘积之和，而每个乘积都经过了舍入。“bfloat16 对注意力来说足够好”在实践中就是这个意思，即同一个函数，算得没那么精确，内存只要一半。用 bfloat16 训练时，通常会保留一份 float32 的主权重（master weights，优化器（optimizer）自己保存的全精度权重副本，每一步更新的就是它），以免微小的更新被舍入掉，这里的自动混合精度正是这样做的。具体的误差取决于你的 CPU 的 bfloat16 内核，所以本课只打印比较的结论，不打印数值。
 
 # %% [markdown] en_hash="f14fa7380d86"
 # ## 7. 低精度下的 softmax 与掩码

@@ -239,7 +239,7 @@ print(f"{model.num_parameters():,}", mh.say("parameters", "个参数"))
 fig = mh.figures.plot_transformer_block(model)  # 每个尺寸都从模型本身读出
 plt.show()
 
-# %% [markdown] en_hash="a53fb0bb4d1d"
+# %% [markdown] en_hash="12683e7e396f"
 # ## 4. 一次加一个部件，逐一测量
 #
 # 每个部件各带来多少好处？`tools/ablation_char_lm.py` 为表中的每一行训练一个模型，各行用同一个种子，在同一批验证诗上测量。表是这样安排的：
@@ -335,7 +335,7 @@ for step in (0, 19, 39, 40, 200, 399):
     rate = lm.learning_rate(step, schedule)
     print(mh.say(f"step {step:>3}: lr = {rate:.6f}", f"第 {step:>3} 步：lr = {rate:.6f}"))
 
-# %% [markdown] en_hash="4ed8c453eecf"
+# %% [markdown] en_hash="7e1516d56c24"
 # ### 动手实现：一批数据
 #
 # 写出 `get_batch(ids, batch_size, T)`。`ids` 是编码后的训练文本（一个由字符编号组成的一维张量）。返回 `(inputs, targets)`，形状都是 (batch_size, T)：`batch_size` 个各含 `T` 个连续编号的窗口，每一行各自从一个随机位置（`torch.randint`）开始，以及右移一位的同样窗口。一个窗口连同它的目标要占 `T + 1` 个编号，所以最后一个放得下的起点是 `len(ids) - T - 1`。检查器用一段能看出起点的文本调用它，其中一次 `T = len(ids) - 1`（只放得下一个起点），还会调用三次，看窗口在行与行之间、调用与调用之间是否都不同。
@@ -351,10 +351,10 @@ answer = None  # 在这里写代码：写好之后 answer = get_batch
 mhsa_helpers.exercises.check_get_batch(answer)
 
 
-# %% [markdown] en_hash="4bbde62a2922"
+# %% [markdown] en_hash="87e7e378b6b8"
 # ### 动手实现：一步训练
 #
-# 写出 `train_step(model, optimizer, inputs, targets)`：在一批数据上做上面列出的一步，并把更新之前算出的损失作为一个数返回（`.item()`）。模型返回的 logits 形状是 (b, T, vocab)。检查器给它一个小的 `lm.CharTransformer` 和 `torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)`，运行两步，再把权重和参考实现的两步结果比较。**梯度裁剪**（gradient clipping）可以用，但不是必须的：在 `backward()` 和 `step()` 之间调用 `torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)`，它把所有梯度看成一个长向量，长度超过 1 时就把它缩到长度 1，这样一批运气不好的数据也不会把权重推得太远。`lm.train_char_lm` 就这样做。
+# 写出 `train_step(model, optimizer, inputs, targets)`：在一批数据上做上面列出的一步，并把更新之前算出的损失作为一个数返回（`.item()`）。模型返回的 logits 形状是 (b, T, vocab)。检查器给它一个小的 `lm.CharTransformer` 和 `torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)`，运行两步，再把权重和参考实现的两步结果比较。**梯度裁剪**（gradient clipping）可以用，但不是必须的。在 `backward()` 和 `step()` 之间调用 `torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)`，它把所有梯度看成一个长向量，长度超过 1 时就把它缩到长度 1，这样一批运气不好的数据也不会把权重推得太远。`lm.train_char_lm` 就这样做。
 
 
 # %%
@@ -644,7 +644,7 @@ mh.show_table(
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_cache_numbers(answer)
 
-# %% [markdown] en_hash="9a5774d62ab6"
+# %% [markdown] en_hash="14ad97845cf7"
 # **练习 2。** 按第 6 节的步骤，把 `logits_ex`（两行预测下一个字的 logits）变成采样概率，温度为 0.7，top-k 为 3。结果应是一个 `(2, vocab_size)` 的张量，每行之和为 1，且恰有 3 个非零元素。
 
 # %%
@@ -654,7 +654,7 @@ with torch.no_grad():
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_top_k_probs(answer, logits_ex, 3, 0.7)
 
-# %% [markdown] en_hash="9f1bf4969efc"
+# %% [markdown] en_hash="8c993043c0f4"
 # **练习 3。** 直接从权重出发，为 `weights_ex`（课程自带的模型第 2 块在 `poem` 上的权重）的每个头计算第 8 节表中的标点份额。先对每个查询，把落在 `lm.PUNCTUATION` 中的键上的权重加起来，再对自身或之前至少有一个标点的查询求平均。结果的形状为 `(num_heads,)`。
 
 # %%
@@ -663,8 +663,8 @@ weights_ex = weights[1]  # (num_heads, T, T)
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_punctuation_share(answer, weights_ex, poem)
 
-# %% [markdown] en_hash="926e7e5b4aa1"
-# **练习 4（你自己的文本）。** `lm.text_data(text)` 可以从任意字符串（至少 1,000 个字符）构建分词器，并划分训练集和验证集。在 `own`（同一个软件包里的宋词）上训练一个模型：用“它怎样学习”里替我们重复训练步骤的那个函数，把 `own` 作为它的数据，配置由你自己定，小到单核训练约一分钟即可（各项设置及其作用也在那里）。然后把它返回的训练记录交给检查函数：验证损失至少要从这段文本的一元计数表往它的二元计数表（第 2 节）降过一半，也就是说，模型学到的要比每个字符出现的频率更多。你也可以把 `song_ci` 换成自己的文本。
+# %% [markdown] en_hash="6d4c1ff09290"
+# **练习 4（你自己的文本）。** `lm.text_data(text)` 可以从任意字符串（至少 1,000 个字符）构建分词器，并划分训练集和验证集。在 `own`（同一个软件包里的宋词）上训练一个模型：用“它怎样学习”里替我们重复训练步骤的那个函数，把 `own` 作为它的数据，配置由你自己定，小到单核训练约一分钟即可（各项设置及其作用也在那里）。然后把它返回的训练记录交给检查函数。验证损失至少要从这段文本的一元计数表往它的二元计数表（第 2 节）降过一半，也就是说，模型学到的要比每个字符出现的频率更多。你也可以把 `song_ci` 换成自己的文本。
 
 # %%
 song_ci = lm.load_song_ci()

@@ -700,7 +700,7 @@ class MySwiGLU(nn.Module):
 
 mhsa_helpers.exercises.check_swiglu(MySwiGLU)
 
-# %% [markdown] en_hash="3821c9a1f815"
+# %% [markdown] en_hash="4342ce6fbeb1"
 # **练习 1。** 第 4 节的玩具模型（学习率 0.2，有 QK 归一化）只在位置 0..15 上训练过。现在它的 16 个词元排在另外 40 个词元之后，就像 KV 缓存里已经存了 40 个词元，于是它们位于位置 40..55（`far`）。**先预测**：对每个头，各个查询分给“恰好往前两个位置的键”的平均权重，会比位置 0..15 上的大、小，还是一样？然后完成答案所依赖的那一步：计算玩具注意力由 `h_ex` 在位置 `far` 上得到的键，即经过它的 `k_norm` 和 RoPE 之后的键，形状为 `(1, heads, T, head_dim)`。模块本身做不到这一点（它的表只到它的 `context_length`，即 16）。第 4 节的 `scores_of` 算的是位置 0..15 上的键。检查器的结论也会回答你的预测。
 
 # %%

@@ -36,7 +36,7 @@ result = mhsa_helpers.exercises.check_keys_from_entropy(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="582c3c0f8323"
+# %% [markdown] en_hash="6f7aa71c4914"
 # **练习 2。** 先构建与课中相同的模块（随机种子 7、3 个头、那个更长的句子），再算出每一行的熵。它们按头取的平均就是 `mh.head_entropy`。`torch.special.xlogy(w, w)` 就是 $w \log w$，在 $w = 0$ 处取 0。如果直接写 `w * torch.log(w)`，对角线以上会得到 `0 * -inf = nan`。
 
 # %%

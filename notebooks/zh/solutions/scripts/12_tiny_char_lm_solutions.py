@@ -151,7 +151,7 @@ result = mhsa_helpers.exercises.check_punctuation_share(answer, weights_ex, poem
 assert result, result
 result
 
-# %% [markdown] en_hash="9bfc51e6d75a"
+# %% [markdown] en_hash="f974219cdf5f"
 # **练习 4。** 用 `lm.train_char_lm(config, data=own)`，`config` 是一个 `lm.CharLMConfig`。`lm.text_data` 把文本的最后十分之一留作验证。一个小模型只要短短训练一下，损失就能从一元计数表（count table）往二元计数表降过一半，因为它学会了哪些字常跟在哪些字后面。这里的训练故意很短（一个块，400 步），好让笔记本运行得快。训练一分钟左右（更多步数，或者 `d_model` 取 128）损失会更低。
 
 # %%

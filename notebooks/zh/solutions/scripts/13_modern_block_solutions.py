@@ -83,7 +83,7 @@ result = mhsa_helpers.exercises.check_swiglu(MySwiGLU)
 assert result, result
 result
 
-# %% [markdown] en_hash="5f394cdbf975"
+# %% [markdown] en_hash="38fd0d75868d"
 # **练习 1。** 再次构造本课的玩具模型（种子相同，所以权重相同）。位置只在一个地方进入注意力，就是 cos 表和 sin 表。在 `far`（40..55）上取这两张表，再重复模块的其余步骤（在 RoPE 之前做 QK 归一化、对 q 和 k 做 RoPE、缩放后的分数、因果 softmax）。`far` 上的键就是答案。再把查询也转到 `far` 上，由它们得到的权重来检验预测：取主对角线下方的第二条对角线（查询 $t$ 与键 $t - 2$），与 0..15 上的同一条对角线比较。
 
 # %%
