@@ -243,29 +243,24 @@ _OWN_TEXT_BATCH = 64
 
 @torch.no_grad()
 def _measured_loss(model: CharTransformer, ids: torch.Tensor) -> float | None:
-    """Mean next-character loss of ``model`` on consecutive windows of ``ids`` (eval mode, the
-    model's mode restored); None when ``ids`` hold no full window. NaN for a broken model."""
+    """Mean next-character loss of ``model`` on consecutive windows of ``ids``, at most
+    ``_OWN_TEXT_WINDOWS`` of them (eval mode, the model's mode restored); None when ``ids`` hold
+    no full window. NaN for a broken model."""
     length = model.context_length
-    count = (ids.numel() - 1) // length
+    count = min((ids.numel() - 1) // length, _OWN_TEXT_WINDOWS)
     if count < 1:
         return None
-    ids = ids.to(model.tok_emb.weight.device)
-    inputs = ids[: count * length].view(count, length)  # (n, T)
-    targets = ids[1 : count * length + 1].view(count, length)  # (n, T)
+    ids = ids[: count * length + 1].to(model.tok_emb.weight.device)
+    inputs, targets = (part.view(count, length) for part in (ids[:-1], ids[1:]))  # (n, T) each
     was_training = model.training
-    model.eval()
-    total = 0.0
     try:
-        for start in range(0, count, _OWN_TEXT_BATCH):
-            logits = model(inputs[start : start + _OWN_TEXT_BATCH])  # (n_b, T, vocab)
-            total += F.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]).float(),
-                targets[start : start + _OWN_TEXT_BATCH].reshape(-1),
-                reduction="sum",
-            ).item()
+        total = sum(
+            F.cross_entropy(model.eval()(x).flatten(0, 1).float(), y.flatten(), reduction="sum")
+            for x, y in zip(inputs.split(_OWN_TEXT_BATCH), targets.split(_OWN_TEXT_BATCH))
+        )
     finally:
         model.train(was_training)
-    return total / (count * length)
+    return float(total) / (count * length)
 
 
 @exercise(
@@ -311,9 +306,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
             ),
         )
     # The loss is measured here, on the validation text, not read from answer.val_losses.
-    ids = data.val_ids  # the whole validation text, or its first _OWN_TEXT_WINDOWS windows
-    if ids.numel() > _OWN_TEXT_WINDOWS * model.context_length + 1:
-        ids = ids[: _OWN_TEXT_WINDOWS * model.context_length + 1]
+    ids = data.val_ids[: _OWN_TEXT_WINDOWS * model.context_length + 1]  # what is measured
     val = _measured_loss(model, ids)
     if val is None:
         raise ContractError(
@@ -651,28 +644,22 @@ def _step_contract(fn: Callable[..., object]) -> None:
                 fill(_STEP_RAISED, kind=kind, said=said) + (_STEP_FLATTEN if flat else tr("", ""))
             ) from None
         losses.append(loss)
-    references = []
+    matched = None  # the book's losses, with or without clipping, whose weights theirs equal
     for clip in (False, True):
         ours = copy.deepcopy(model)
         opt = _adamw(ours)
         want = [_book_step(ours, opt, i, t, clip) for i, t in batches]
-        references.append((ours, want))
-    same = [
-        all(
-            torch.allclose(p, q, atol=1e-6)
-            for p, q in zip(theirs.parameters(), ours.parameters(), strict=True)
+        pairs = zip(theirs.parameters(), ours.parameters(), strict=True)
+        if all(torch.allclose(p, q, atol=1e-6) for p, q in pairs):
+            matched = want
+    if matched is None:
+        pairs = zip(theirs.parameters(), model.parameters(), strict=True)
+        raise ContractError(
+            _STEP_UNCHANGED if all(map(torch.equal, *zip(*pairs))) else _STEP_DIFFERS
         )
-        for ours, _ in references
-    ]
-    if not any(same):
-        untouched = all(
-            torch.equal(p, q) for p, q in zip(theirs.parameters(), model.parameters(), strict=True)
-        )
-        raise ContractError(_STEP_UNCHANGED if untouched else _STEP_DIFFERS)
-    want = references[same.index(True)][1]
     got = [_as_number(x) for x in losses]
-    if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, want, strict=True)):
-        raise ContractError(fill(_STEP_LOSS, want=round(want[0], 4)))
+    if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched, strict=True)):
+        raise ContractError(fill(_STEP_LOSS, want=round(matched[0], 4)))
 
 
 def _as_number(loss: object) -> float | None:

@@ -156,21 +156,14 @@ def _call_rope(
             )
         )
     for name, got, want in zip("qkv", out, (q, k, v), strict=True):
-        if not isinstance(got, torch.Tensor) or not plain_tensor(got):
-            kind = type(got).__name__
+        if not plain_tensor(got) or (got.shape, got.dtype) != (want.shape, want.dtype):
+            said = f"{tuple(got.shape)}, {got.dtype}" if plain_tensor(got) else type(got).__name__
             raise ContractError(
                 tr(
-                    f"apply_rope's {name} is a {kind}, not a plain tensor.",
-                    f"apply_rope 返回的 {name} 是 {kind}，不是普通张量。",
-                )
-            )
-        if got.shape != want.shape or got.dtype != want.dtype:
-            raise ContractError(
-                tr(
-                    f"apply_rope's {name} has shape {tuple(got.shape)}, {got.dtype}; keep "
-                    f"{tuple(want.shape)}, {want.dtype}.",
-                    f"apply_rope 返回的 {name} 形状是 {tuple(got.shape)}、类型 {got.dtype}，"
-                    f"应该保持 {tuple(want.shape)}、{want.dtype}。",
+                    f"apply_rope's {name} is {said}; return a plain tensor of {q.dtype} with "
+                    f"{name}'s shape, {tuple(want.shape)}.",
+                    f"apply_rope 返回的 {name} 是 {said}，应该返回与 {name} 形状相同"
+                    f"（{tuple(want.shape)}）、类型为 {q.dtype} 的普通张量。",
                 )
             )
     return tuple(out)
@@ -226,28 +219,24 @@ def _rotates_q_and_k_not_v(fn: object) -> None:
 
 def _own_rotation(fn: object) -> None:
     """The brief's rule "do not call mh.apply_rotary_pos_emb": a Python function, not a torch op,
-    so the package's attribute is watched during one call (what ``never_calls`` does for torch)."""
+    so the package's attribute is replaced by one that refuses during one call (as ``never_calls``
+    watches torch's functions)."""
     assert callable(fn)
-    package, used = sys.modules["mhsa_helpers"], []
-    real = package.apply_rotary_pos_emb
-
-    def watched(*args: object, **kwargs: object) -> object:
-        used.append(True)
-        return real(*args, **kwargs)
-
     x = torch.randn(1, 2, 3, 4)  # (b, h, T, head_dim)
-    with mock.patch.object(package, "apply_rotary_pos_emb", watched):
-        fn(x, x, x, 1)
-    if used:
-        raise ContractError(
-            tr(
-                "the rotation is right, but it calls mh.apply_rotary_pos_emb, which the exercise "
-                "asks you to write: multiply by the cos table, add rotate_half(x) times the sin "
-                "table.",
-                "旋转是对的，但它调用了 mh.apply_rotary_pos_emb，而题目要你自己写这一步：乘以 cos "
-                "表，再加上 rotate_half(x) 乘以 sin 表。",
-            )
-        )
+    with mock.patch.object(sys.modules["mhsa_helpers"], "apply_rotary_pos_emb", _refused):
+        attempt(partial(fn, x, x, x, 1), _BY_PACKAGE)
+
+
+def _refused(*args: object, **kwargs: object) -> None:
+    raise RuntimeError
+
+
+_BY_PACKAGE = tr(
+    "the rotation is right, but it calls mh.apply_rotary_pos_emb, which the exercise asks you "
+    "to write: multiply by the cos table, add rotate_half(x) times the sin table.",
+    "旋转是对的，但它调用了 mh.apply_rotary_pos_emb，而题目要你自己写这一步：乘以 cos 表，"
+    "再加上 rotate_half(x) 乘以 sin 表。",
+)
 
 
 check_apply_rope = build_checker(
@@ -364,35 +353,24 @@ def _equals_torch_rmsnorm(cls: object) -> None:
             )
         if weight is None:  # the stub (its forward raises NotImplementedError) or no weight
             attempt(partial(module, torch.ones(2, d)), _NORM_RAISED, unwritten=_NORM_UNWRITTEN)
-        if not isinstance(weight, nn.Parameter) or weight.shape != (d,):
+        if not isinstance(weight, nn.Parameter) or not torch.equal(weight.detach(), torch.ones(d)):
             raise ContractError(
                 tr(
-                    f"{call} needs self.weight, an nn.Parameter of shape ({d},) (the names of "
-                    "torch.nn.RMSNorm).",
-                    f"{call} 需要 self.weight：形状为 ({d},) 的 nn.Parameter"
-                    "（与 torch.nn.RMSNorm 同名）。",
-                )
-            )
-        if not torch.equal(weight.detach(), torch.ones(d)):
-            raise ContractError(
-                tr(
-                    f"{call}: self.weight must start at ones, as torch.nn.RMSNorm's.",
-                    f"{call}：self.weight 的初值应该全是 1，与 torch.nn.RMSNorm 一样。",
+                    f"{call} needs self.weight, an nn.Parameter of shape ({d},) starting at ones "
+                    "(the name and start of torch.nn.RMSNorm's).",
+                    f"{call} 需要 self.weight：形状为 ({d},)、初值全为 1 的 nn.Parameter"
+                    "（名字和初值都与 torch.nn.RMSNorm 相同）。",
                 )
             )
         module = module.to(dtype)
         with torch.no_grad():
             weight.normal_()
-        reference = nn.RMSNorm(d, eps=eps).to(dtype)
-        with torch.no_grad():
-            reference.weight.copy_(weight)
         x = 0.3 * torch.randn(3, 4, d, dtype=dtype) + 0.5  # (b, T, d): a mean, small values
         where = tr(f"{call}, {dtype}", f"{call}、{dtype}")
         never_calls(module, (x,), {"rms_norm"}, _NORM_BY_TORCH)
         with torch.no_grad():
             out = call_forward(module, (x,), _NORM_FORWARD, where=where, want_shape=tuple(x.shape))
-            want = reference(x)
-            if _close(out, want):
+            if _close(out, F.rms_norm(x, (d,), weight, eps)):  # torch.nn.RMSNorm's forward
                 continue
             mistakes = _norm_mistakes(x, weight.detach(), eps)
         known = ((wrong, _NORM_HINTS[name]) for name, wrong in mistakes.items())
