@@ -108,7 +108,9 @@ def test_own_text():
     assert_pass(ex.check_own_text(run, data))
     assert_not_yet(ex.check_own_text(None, data), "CharLMRun")
     assert_not_yet(ex.check_own_text(run.model, data), "CharTransformer")
-    assert_not_yet(ex.check_own_text(run, lm.text_data(lm.load_song_ci()[50_000:58_000])), "data=own")
+    assert_not_yet(
+        ex.check_own_text(run, lm.text_data(lm.load_song_ci()[50_000:58_000])), "data=own"
+    )
     untrained = lm.train_char_lm(
         lm.CharLMConfig(**{**config.__dict__, "steps": 2, "warmup_steps": 1, "eval_every": 2}),
         data=data,
