@@ -519,9 +519,10 @@ for head in range(num_heads):
 #
 # Write `repeat_kv(x, n_rep)`, the sharing step of GQA: x holds g K/V heads, (b, g, T, head_dim),
 # and the result must hold g * n_rep heads, (b, g * n_rep, T, head_dim), in which query head i
-# meets K/V head i // n_rep, exactly as the cell above. This time without `repeat_interleave`:
-# use `expand` and `reshape`, as Hugging Face's Llama code does (`expand` makes a view, so no
-# copy is made before the reshape). Mind the order of the two new axes, and n_rep = 1.
+# meets K/V head i // n_rep, exactly as the cell above. This time without `repeat_interleave`
+# (the checker refuses it). Hugging Face's Llama code uses `expand` and `reshape` (`expand` makes
+# a view, so no copy is made before the reshape); any other way is fine too. Mind where the new
+# axis goes, and n_rep = 1.
 #
 # The checker calls your function at three sizes (n_rep = 1 among them) and compares with the
 # sharing that `mh.GroupedQueryAttention` does.

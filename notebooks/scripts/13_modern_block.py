@@ -600,7 +600,8 @@ plt.show()
 
 # %% [markdown]
 # What these runs show, and no more: at the usual learning rate the two runs are close (neither
-# has finished learning in 60 steps). At 0.2 both losses first jump above chance, the run with
+# has finished learning in 60 steps; every run starts a little above chance, at 2.94, because
+# the untrained logits are not all equal). At 0.2 both losses first jump higher, the run with
 # QK-norm higher; then, without QK-norm the largest score grows to about 10,000, the softmax puts
 # all its weight on one key, and after the jump the loss stays near chance (ln 16 ≈ 2.77) to the
 # last step; with QK-norm the largest score reaches about 94 and the loss falls to 0.76. The learned norm weights let the scores grow past $\sqrt{8}$, but never past the bound

@@ -446,10 +446,10 @@ print(tuple(keys_g.shape), "->", tuple(keys_h.shape))
 for head in range(num_heads):
     assert torch.equal(keys_h[:, head], keys_g[:, kv_head_of[head]])
 
-# %% [markdown] en_hash="451ef2dc29ce"
+# %% [markdown] en_hash="e0818aa88ab8"
 # ### 动手实现：键/值共享
 #
-# 写出 `repeat_kv(x, n_rep)`，也就是 GQA 中共享键和值的那一步。x 里有 g 个 K/V 头，形状是 (b, g, T, head_dim)。结果要有 g * n_rep 个头，形状是 (b, g * n_rep, T, head_dim)，其中查询头 i 对应 K/V 头 i // n_rep，与上面的单元格完全一样。这一次不用 `repeat_interleave`，而是用 `expand` 和 `reshape`，Hugging Face 的 Llama 代码就是这样写的（`expand` 只生成视图，reshape 之前不复制数据）。注意两个新轴的先后顺序，也别忘了 n_rep = 1 的情形。
+# 写出 `repeat_kv(x, n_rep)`，也就是 GQA 中共享键和值的那一步。x 里有 g 个 K/V 头，形状是 (b, g, T, head_dim)。结果要有 g * n_rep 个头，形状是 (b, g * n_rep, T, head_dim)，其中查询头 i 对应 K/V 头 i // n_rep，与上面的单元格完全一样。这一次不用 `repeat_interleave`（检查器会拒绝它）。Hugging Face 的 Llama 代码用的是 `expand` 和 `reshape`（`expand` 只生成视图，reshape 之前不复制数据），别的写法也可以。注意新轴放在哪里，也别忘了 n_rep = 1 的情形。
 #
 # 检查器在三种尺寸下调用你的函数（其中一种 n_rep = 1），并与 `mh.GroupedQueryAttention` 的共享方式比较。
 
