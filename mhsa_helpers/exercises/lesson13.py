@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..attention.modern import ModernAttention
 from ..i18n import Text, tr
 from ..layers.rope import apply_rotary_interleaved, rope_cos_sin, rotate_half
 from ._build import (
@@ -579,11 +580,13 @@ check_swiglu = build_checker(
 _FAR_KEYS = tr("the keys at the positions far", "位置 `far` 上的键")
 
 
-def _toy_keys(attn: nn.Module, h: torch.Tensor, positions: torch.Tensor, norm: bool = True):
+def _toy_keys(
+    attn: ModernAttention, h: torch.Tensor, positions: torch.Tensor, norm: bool = True
+) -> torch.Tensor:
     """The keys (b, g, T, head_dim) of ``attn`` (a ModernAttention) on ``h`` at ``positions``."""
     b, n, _ = h.shape
     k = attn.k_proj(h).view(b, n, attn.num_kv_groups, attn.head_dim)  # (b, T, g, head_dim)
-    k = (attn.k_norm(k) if norm else k).transpose(1, 2)  # (b, g, T, head_dim)
+    k = (attn.k_norm(k) if norm and attn.k_norm else k).transpose(1, 2)  # (b, g, T, head_dim)
     return _rotate(k, positions)
 
 
@@ -596,7 +599,7 @@ def _toy_keys(attn: nn.Module, h: torch.Tensor, positions: torch.Tensor, norm: b
     ),
 )
 def check_far_keys(
-    answer: object, attn: nn.Module, h: torch.Tensor, positions: torch.Tensor
+    answer: object, attn: ModernAttention, h: torch.Tensor, positions: torch.Tensor
 ) -> CheckResult:
     """The keys of the toy attention ``attn`` on ``h`` (1, T, d_model), k_norm'ed and rotated at
     ``positions`` (T,); the keys at 0..T-1, unrotated, un-normed or one position off are named."""
