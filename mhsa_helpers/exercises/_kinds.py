@@ -363,9 +363,18 @@ class Prediction:
                     "。下次先写下你的猜测，再看结果，印象会更深。",
                 ),
             )
+        shown = show(prediction)
+        if value is None and _guess(prediction, self.whole) is not None:
+            low, high = (f"{end:g}" for end in self.between)
+            return fail(
+                name,
+                tr(
+                    f"a prediction here lies between {low} and {high}; got {shown}.",
+                    f"预测应在 {low} 到 {high} 之间，收到的是 {shown}。",
+                ),
+            )
         if value is None:
             return fail(name, tr("expected ", "这里需要") + what + got(prediction))
-        shown = show(prediction)
         if not reveal:
             return PredictionNoted(
                 False,
