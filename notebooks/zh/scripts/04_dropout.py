@@ -259,6 +259,17 @@ print(
 
 
 # %%
+# 在小张量上演示这两个新工具。批次：transpose(1, 2) 交换最后两维。
+toy_x = torch.zeros(2, 3, 4)  # (b, T, d)
+print(toy_x.transpose(1, 2).shape)  # (b, d, T)：批次那一维仍在最前面
+# 缓冲区：模块保存的张量（会随 .to(device) 一起移动），但它不是参数。
+toy = nn.Module()
+toy.register_buffer("mask", torch.triu(torch.ones(4, 4), diagonal=1).bool())  # (4, 4)
+print(toy.mask[:3, :3])  # 像 forward 那样切成 (T, T) = (3, 3)
+print(dict(toy.named_buffers()).keys(), list(toy.parameters()))
+
+
+# %%
 class MyCausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
@@ -388,11 +399,11 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
 # %% [markdown] en_hash="a0e2c910a93c"
-# **练习 3。** 手工实现 dropout，这次放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。取第 4 节的因果权重 `attn_weights` (6, 6)，以及同一个 `sa_v2` 在那里算出的值 `values` (6, 2)。一个 **p = 0.25** 的 dropout 层作用在形状为 (6, 2) 的上下文向量上，抽出了下面的保留模式 `keep_ctx`（True 表示保留）。不用 `nn.Dropout`，算出这一层的输出。
+# **练习 3。** dropout 放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。一个 dropout 层放在加权求和之后，在训练模式下作用于第 4 节的上下文向量 `attn_weights @ values` (6, 2)（因果权重和同一个 `sa_v2` 的值 `values`），输出了下面的 `ctx_dropped`。这个层是用哪个比例 p 创建的？（答案是一个数。可以数一数零的个数，但 p 要从保留下来的元素推算。）
 
 # %%
-keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
-print(keep_ctx.int())
+ctx_dropped = mhsa_helpers.exercises.lesson04.exercise_dropped_context()  # (T, d_out)
+print(ctx_dropped)
 
 answer = None  # 在这里写代码
-mhsa_helpers.exercises.check_manual_dropout(answer)
+mhsa_helpers.exercises.check_dropout_rate(answer)
