@@ -317,7 +317,7 @@ MISTAKE_HINTS: dict[str, Text] = {
     "no_out_proj": tr(
         "the heads are merged, but the last step of the table is missing: a (d_out -> d_out) "
         "linear layer named out_proj, applied to the merged heads.",
-        "各个头合并之后，少了表格的最后一步：一个名为 out_proj 的 (d_out -> d_out) 线性层，"
+        "各个头合并之后，少了表格的最后一步：一个名为 out_proj 的 (d_out → d_out) 线性层，"
         "作用在合并后的结果上。",
     ),
     "transposed_mask": tr(
@@ -942,8 +942,8 @@ def tested(hint: Text, where: Text) -> Text:
     if not where.en:
         return hint
     en, zh = (where.get(lang).rstrip(":： ").removesuffix("上") for lang in ("en", "zh"))
-    body = Text(hint.en.lstrip(":： "), hint.zh.lstrip(":：，, "))
-    return body + tr(f" (test: {en})", f"（测试：{zh}）")
+    body = replace(hint, en=hint.en.lstrip(":： "), zh=hint.zh.lstrip(":：，, "))
+    return body + fill(tr(" (test: {place})", "（测试：{place}）"), place=replace(where, en=en, zh=zh))
 
 
 def rows_sum_to_one(

@@ -369,7 +369,7 @@ class Prediction:
             return fail(
                 name,
                 tr(
-                    f"a prediction here lies between {low} and {high}; got {shown}.",
+                    f"expected a prediction between {low} and {high}, got {shown}.",
                     f"预测应在 {low} 到 {high} 之间，收到的是 {shown}。",
                 ),
             )

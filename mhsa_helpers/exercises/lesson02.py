@@ -88,8 +88,8 @@ def check_context_vector_3(answer: object) -> CheckResult:
         answer,
         context(2),
         what=tr(
-            "a tensor: the context vector of 'starts', shape (2,)",
-            "一个张量：'starts' 的上下文向量，形状 (2,)",
+            "a tensor: the context vector of 'starts'",
+            "一个张量：'starts' 的上下文向量",
         ),
         wrong={
             context(2, cut=True): tr(
@@ -525,8 +525,8 @@ check_build_self_attention = build_checker(
             "你的类（写 `answer = MySelfAttentionV2`，不带括号）",
         ),
         instance_hint=tr(
-            "expected the class itself, got an object (an instance) of {kind}: drop the "
-            "parentheses, `answer = MySelfAttentionV2`.",
+            "expected a class, got an object (an instance) of {kind}: pass the class itself, "
+            "without the parentheses, `answer = MySelfAttentionV2`.",
             "这里要的是类本身，你传入的是 {kind} 的一个对象（实例）。"
             "去掉括号，写 `answer = MySelfAttentionV2`。",
         ),

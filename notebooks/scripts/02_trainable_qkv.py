@@ -256,7 +256,9 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %%
 def softmax_jacobian(p):
-    # (..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j
+    # (..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j.
+    # diag_embed(p): p on the diagonal of a (T, T) matrix (the delta_ij p_i term);
+    # p.unsqueeze(-1) * p.unsqueeze(-2): a column (T, 1) times a row (1, T), all p_i p_j.
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
 
 
@@ -275,7 +277,8 @@ print(
 
 # %% [markdown]
 # One example can be lucky, so here is the average over 1,000 random queries (six keys each):
-# the mean of the largest weight, and the mean size (Frobenius norm) of the softmax Jacobian.
+# the mean of the largest weight, and the mean size of the softmax Jacobian (its Frobenius norm:
+# the square root of the sum of the squares of all its entries).
 
 # %%
 _ = torch.manual_seed(123)

@@ -210,7 +210,9 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %%
 def softmax_jacobian(p):
-    # (..., T) 的概率 -> 由 d p_i / d s_j 组成的 (..., T, T) 矩阵
+    # (..., T) 的概率 -> 由 d p_i / d s_j 组成的 (..., T, T) 矩阵。
+    # diag_embed(p)：把 p 放在 (T, T) 矩阵的对角线上（即 delta_ij p_i 这一项）；
+    # p.unsqueeze(-1) * p.unsqueeze(-2)：一列 (T, 1) 乘一行 (1, T)，得到所有的 p_i p_j。
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
 
 
@@ -228,7 +230,7 @@ print(
 )
 
 # %% [markdown] en_hash="bc3434002159"
-# 单个例子可能只是运气好，所以下面对 1,000 个随机查询（每个配六个键）取平均，看最大权重的均值，以及 softmax 雅可比矩阵的平均大小。这里的大小指 Frobenius 范数（Frobenius norm）。
+# 单个例子可能只是运气好，所以下面对 1,000 个随机查询（每个配六个键）取平均，看最大权重的均值，以及 softmax 雅可比矩阵的平均大小。这里的大小指 Frobenius 范数（Frobenius norm），即所有元素平方和的平方根。
 
 # %%
 _ = torch.manual_seed(123)
