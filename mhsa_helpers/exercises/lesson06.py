@@ -412,8 +412,8 @@ def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
             f"，输入有 T={T} 个词元：{said}。乘积里的头没有对齐：查询和键的形状是 "
             "(b, num_heads, T, head_dim)，键的转置只交换最后两维，批次和头这两维要留在原处。",
         )
-    sizes = [int(n) for n in re.findall(r"\((\d+)\)", text)]
-    if "must match the size" in text and sizes and max(sizes) <= T:
+    sizes = [int(n) for n in re.findall(r"\((\d+)\)", text)] or [T + 1]
+    if "must match the size" in text and max(sizes) <= T:
         return tr(
             f" with T={T} tokens: {said}. The mask is (T, T), but the scores are not: the "
             "heads are still behind the tokens. After view(b, T, num_heads, head_dim), swap "
