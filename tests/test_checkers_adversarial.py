@@ -1139,8 +1139,10 @@ def test_a_known_mistake_puts_the_test_setting_in_a_trailing_bracket():
     where = on_x("MyBlock(8, 6, 2, 0.0)", (2, 5, 8))
     with pytest.raises(ContractError) as stop:
         not_a_known_mistake(
-            torch.zeros(2), [(torch.zeros(2), mh.tr(": post-norm: x.", "：后置归一化：x。"))],
-            atol=0.0, where=where + mh.tr(": ", "："),
+            torch.zeros(2),
+            [(torch.zeros(2), mh.tr(": post-norm: x.", "：后置归一化：x。"))],
+            atol=0.0,
+            where=where + mh.tr(": ", "："),
         )
     text = stop.value.text
     assert text.en == "post-norm: x. (test: MyBlock(8, 6, 2, 0.0) on x (2, 5, 8))"

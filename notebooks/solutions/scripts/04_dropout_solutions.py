@@ -139,7 +139,7 @@ ctx_dropped = mhsa_helpers.exercises.lesson04.exercise_dropped_context()  # (T, 
 kept = ctx_dropped != 0  # (T, d_out) bool
 factors = ctx_dropped[kept] / context[kept]  # every survivor: 1 / (1 - p)
 print(factors)
-print(f"zeros: {int((~kept).sum())} of {kept.numel()}")
+print(mh.say("zeros:", "零的个数："), int((~kept).sum()), "/", kept.numel())
 answer = 1 - 1 / factors[0].item()  # p
 print(f"p = {answer:.4f}")
 

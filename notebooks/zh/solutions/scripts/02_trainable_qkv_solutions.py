@@ -78,7 +78,7 @@ result = mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
 assert result, result
 result
 
-# %% [markdown] en_hash="5d910d1b7b54"
+# %% [markdown] en_hash="7e42350c1052"
 # **练习 3。** 步骤与“journey”的相同，只是改用 `inputs[2]`（“starts”）作查询，并且只用前三个键和前三个值。softmax 只在这三个分数上做，所以权重之和是 1。上下文向量就是用这三个权重对三个值求的加权和。（如果先算出六个权重再截取前三个，它们的和会小于 1。看不到的词元根本不能进入 softmax。第 03 课用掩码做到这一点。）
 
 # %%
