@@ -558,7 +558,8 @@ def call_forward(
         said = {"kind": type(error).__name__, "error": error, "said": first_line(str(error))}
         if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
             raise stop(texts.not_written or texts.raised, True, **said) from None
-        reading = texts.runtime(error, args) if isinstance(error, (RuntimeError, TypeError)) else None
+        readable = isinstance(error, (RuntimeError, TypeError))  # a reader reads the message
+        reading = texts.runtime(error, args) if readable else None  # type: ignore[arg-type]
         if reading is not None:
             raise ContractError(where + reading) from None
         raise stop(texts.raised, **said) from None
@@ -943,7 +944,8 @@ def tested(hint: Text, where: Text) -> Text:
         return hint
     en, zh = (where.get(lang).rstrip(":： ").removesuffix("上") for lang in ("en", "zh"))
     body = replace(hint, en=hint.en.lstrip(":： "), zh=hint.zh.lstrip(":：，, "))
-    return body + fill(tr(" (test: {place})", "（测试：{place}）"), place=replace(where, en=en, zh=zh))
+    place = replace(where, en=en, zh=zh)
+    return body + fill(tr(" (test: {place})", "（测试：{place}）"), place=place)
 
 
 def rows_sum_to_one(

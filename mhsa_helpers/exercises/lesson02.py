@@ -45,8 +45,8 @@ from ._parse import plain_tensor
 from ._result import CheckResult, exercise, ok
 
 __all__ = [
-    "check_context_vector_3",
     "check_build_self_attention",
+    "check_context_vector_3",
     "check_prediction_saturation",
     "check_v1_to_v2",
 ]

@@ -51,14 +51,13 @@ from ._build import (
     pass_the_class,
     written,
 )
-from ._kinds import Number, PredictionBeforeRun, number_checker, prediction_checker, tensor_answer
-from ._result import CheckResult, exercise
+from ._kinds import Number, PredictionBeforeRun, number_checker, prediction_checker
 
 __all__ = [
     "CausalClass",
     "check_causal_attention_class",
-    "check_dropout_scale",
     "check_dropout_rate",
+    "check_dropout_scale",
     "check_survivor_prediction",
     "check_zero_fraction",
     "exercise_context",
@@ -247,7 +246,8 @@ check_dropout_rate = number_checker(
             1 / (1 - EXERCISE_P) - 1: tr(
                 "that is how much a survivor grew, 1 / (1 - p) - 1; solve 1 / (1 - p) = the "
                 "factor for p.",
-                "这是保留下来的元素增大的部分 1 / (1 - p) - 1。请由 1 / (1 - p) 等于这个倍数解出 p。",
+                "这是保留下来的元素增大的部分 1 / (1 - p) - 1。"
+                "请由 1 / (1 - p) 等于这个倍数解出 p。",
             ),
         },
         otherwise=tr(
@@ -504,7 +504,8 @@ _IGNORES_DROPOUT = tr(
 _HEADS_IGNORE_DROPOUT = tr(
     ": the heads drop with another rate than the wrapper was built with: pass the wrapper's "
     "dropout argument on to every head's constructor.",
-    "：各个头的 dropout 比例和构建包装器时给的不一样。请把包装器的 dropout 参数传给每个头的构造函数。",
+    "：各个头的 dropout 比例和构建包装器时给的不一样。"
+    "请把包装器的 dropout 参数传给每个头的构造函数。",
 )
 _NO_BIASES = (
     tr(
@@ -523,8 +524,7 @@ _NO_BIASES = (
 _HEAD_ORDER = tr(
     ": each head is right, but the outputs are not side by side in the order of self.heads: "
     "concatenate them along the last dimension, head 1 first.",
-    "：每个头都对，但它们的输出没有按 self.heads 的顺序并排放好。"
-    "请沿最后一维拼接，头 1 在最前面。",
+    "：每个头都对，但它们的输出没有按 self.heads 的顺序并排放好。请沿最后一维拼接，头 1 在最前面。",
 )
 
 
@@ -572,7 +572,8 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
 
             rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
             if rates and rates != {p}:
-                raise ContractError(where + (_HEADS_IGNORE_DROPOUT if spec.heads else _IGNORES_DROPOUT))
+                ignored = _HEADS_IGNORE_DROPOUT if spec.heads else _IGNORES_DROPOUT
+                raise ContractError(where + ignored)
             if p > 0:
                 dropout_only_in_training(run, module, reference, x, where, seed=601 + index)
                 continue

@@ -103,7 +103,8 @@ check_matmul_prediction = prediction_checker(
             "MyCausalAttention of lesson 04) every nn.Linear call and every @ -- and remember "
             "the wrapper runs each head's forward.",
             "实际情况不是这样。运行下一个单元格，然后在一个头的 forward 里（你在第 04 课写的 "
-            "MyCausalAttention）找出每一次 nn.Linear 调用和每一个 @。别忘了，包装器会运行每个头的 forward。",
+            "MyCausalAttention）找出每一次 nn.Linear 调用和每一个 @。"
+            "别忘了，包装器会运行每个头的 forward。",
         ),
         whole=True,
     ),

@@ -31,7 +31,7 @@
 #
 # **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
 # weights.
-# **Time:** about 100 minutes (reading, running 25 code cells, 1 prediction, 3 exercises, 1
+# **Time:** about 100 minutes (reading, running 26 code cells, 1 prediction, 3 exercises, 1
 # build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `CausalAttention`: `(b, T, d_in)` → `(b, T, d_out)`; dropout acts on the

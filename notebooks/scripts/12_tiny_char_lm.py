@@ -32,7 +32,7 @@
 #
 # **Prerequisites:** lesson 06 (`MultiHeadAttention`), lesson 08 (training, cross-entropy,
 # loss curves), lesson 10 (KV cache, autoregressive generation).
-# **Time:** about 170 minutes (reading, running 31 code cells, 4 exercises, 3 build-its; the rule
+# **Time:** about 175 minutes (reading, running 31 code cells, 4 exercises, 3 build-its; the rule
 # is in lesson 00).
 #
 # **Shape contract:** character ids `(b, T)` (`T <= context_length`) → logits

@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="53bcf3f33d90"
+# %% [markdown] en_hash="4b53afcd9f58"
 # # 12 · 会写诗的小模型：在唐诗上训练字符级 Transformer
 #
 # 第 08 课在玩具任务上训练了一个注意力层，第 10 课实现了 KV 缓存（KV cache）。本课把课程自己的 `MultiHeadAttention` 装进一个小而完整的**语言模型**（language model）。它逐字读完三万五千首形式上像近体诗（regular verse）的唐诗（五言或七言，四句或八句），然后自己写出整首的诗。这些诗在该结束的地方结束，各联末字也押韵（rhyme）。
@@ -20,7 +20,7 @@
 # 4. 生成任意长度的文本。上下文写满以后，窗口向后滑动。
 # 5. 找出让诗押韵的那个头。在留出的诗上，在预测句末那个字的位置，测量有多少注意力落在上一联的韵脚上。那个韵脚在 12 或 16 个字符（含标点和换行）之前，远远超出任何计数表的视野。
 #
-# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 08 课的训练、交叉熵与损失曲线（loss curve），第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 170 分钟（阅读、运行 31 个代码单元格、4 道练习、3 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 06 课的 `MultiHeadAttention`，第 08 课的训练、交叉熵与损失曲线（loss curve），第 10 课的 KV 缓存与自回归生成（autoregressive generation）。**用时：** 约 175 分钟（阅读、运行 31 个代码单元格、4 道练习、3 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 字符 id `(b, T)`（`T <= context_length`）→ logits `(b, T, vocab_size)`。传入 `return_weights=True` 时还会返回权重 `(b, num_layers, num_heads, T, T)`。
 
