@@ -1183,3 +1183,16 @@ def test_multihead_out_proj_without_bias_is_named():
             self.out_proj = nn.Linear(d_out, d_out, bias=qkv_bias)
 
     assert_not_yet(ex.check_build_multihead(NoOutBias), "out_proj has no bias", "always")
+
+
+def test_a_class_whose_forward_is_a_builtin_does_not_break_the_stub_test():
+    """``written`` reads forward's code; a forward without one (a builtin) must not raise."""
+    from mhsa_helpers.exercises._build import ContractError, written
+
+    class BuiltinForward(nn.Module):
+        forward = torch.relu
+
+    with pytest.raises(ContractError) as stop:
+        written(BuiltinForward())
+    assert stop.value.todo
+    assert not ex.check_causal_attention_class(BuiltinForward)

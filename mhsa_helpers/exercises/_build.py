@@ -734,7 +734,8 @@ def written(module: nn.Module) -> nn.Module:
     ``UNWRITTEN_CLASS``). A class whose forward is written but that creates nothing (an RMSNorm
     without its weight, say) is left to the contracts, which name what it lacks."""
     holds = chain(module.children(), module.parameters(), module.buffers())
-    stub = "NotImplementedError" in type(module).forward.__code__.co_names
+    code = getattr(type(module).forward, "__code__", None)  # None: a builtin, say
+    stub = code is None or "NotImplementedError" in code.co_names
     if stub and not any(True for _ in holds):
         raise ContractError(UNWRITTEN_CLASS, todo=True)
     return module
