@@ -161,7 +161,7 @@ def test_no_contiguous_names_the_view_error():
 @pytest.mark.parametrize(
     ("cls", "fragment"),
     [
-        (NoOutProj, "forgetting out_proj"),
+        (NoOutProj, "step 10 of the table"),
         (FusedNames, "W_query"),
         (ReturnsWeights, "one tensor"),
     ],

@@ -203,7 +203,7 @@ def test_the_package_class_passes():
         (ViewWithoutTranspose, "without"),
         (NoContiguous, "while merging the heads"),
         (ViewStraightToHeads, "viewed straight to"),
-        (ForgetsOutProj, "out_proj is never applied"),
+        (ForgetsOutProj, "linear layer named out_proj"),
         (TransposedMask, "transposed"),
         (MaskAfterSoftmax, "renormalising"),
         (KeyQueryValueOrder, "order K, Q, V"),

@@ -1006,3 +1006,193 @@ def test_sdpa_dropout_gets_an_sdpa_hint(dropout_p, words):
     assert_not_yet(ex.check_build_fused_multihead(fused_sdpa(dropout_p)), words)
     right = fused_sdpa(lambda m: m.dropout.p if m.training else 0.0)
     assert_pass(ex.check_build_fused_multihead(right))
+
+
+# -- the beginner review of lessons 01-06: each wrong answer named by its own cause ---------------
+
+
+@pytest.mark.parametrize(
+    ("fn", "words"),
+    [
+        (lambda x: torch.special.softmax(x, -1), ["calls torch's softmax"]),
+        (shifted_softmax(lambda x: x.max(dim=-1, keepdim=True)), [".values", "(values, indices)"]),
+    ],
+    ids=["torch.special.softmax", "max without .values"],
+)
+def test_softmax_rows_names_the_special_spelling_and_the_max_pair(fn, words):
+    assert_not_yet(ex.check_softmax_rows(fn), *words)
+
+
+def test_softmax_rows_refuses_a_function_that_writes_to_its_input():
+    def in_place(x):
+        x -= x.max(dim=-1, keepdim=True).values
+        e = torch.exp(x)
+        return e / e.sum(dim=-1, keepdim=True)
+
+    assert_not_yet(ex.check_softmax_rows(in_place), "in place", "x - ...")
+
+
+@pytest.mark.parametrize("scale", [2**0.5, 3**0.5, 6**0.5])
+def test_causal_weights_scaled_twice_is_named_at_any_plain_scale(scale):
+    """The scores come in scaled; dividing again by section 4's sqrt(d_k) = sqrt(2) (or by
+    sqrt(T)) is named, not blamed on the mask; the case it failed on ends the hint."""
+
+    def scaled_again(scores, window=None):
+        return causal(scores, window) if scores.shape[-1] == 1 else causal(scores / scale, window)
+
+    result = ex.check_build_causal_weights(scaled_again)
+    if scale == 3**0.5:  # no known slip: the plain hint, but still not a pass
+        assert not result.passed
+    else:
+        assert_not_yet(result, "scaled again", "(test: ")
+
+
+def build_head(variant):
+    """Lesson 05's wrapper of ``mh.CausalAttention`` heads, right or with one ``variant`` slip."""
+
+    class Wrapper(nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__()
+            rate = 0.0 if variant == "fixed dropout" else dropout
+            bias = False if variant == "no qkv_bias" else qkv_bias
+            self.heads = nn.ModuleList(
+                mh.CausalAttention(d_in, d_out, context_length, rate, bias)
+                for _ in range(num_heads)
+            )
+
+        def forward(self, x):
+            outputs = [head(x) for head in self.heads]
+            if variant == "reversed":
+                outputs = outputs[::-1]
+            if variant == "interleaved":
+                return torch.stack(outputs, dim=-1).flatten(-2)
+            return torch.cat(outputs, dim=-1)
+
+    return Wrapper
+
+
+def test_wrapper_right_still_passes():
+    assert_pass(ex.check_wrapper_class(build_head("right")))
+
+
+@pytest.mark.parametrize(
+    ("variant", "words"),
+    [
+        ("fixed dropout", ["dropout argument on to every head"]),
+        ("no qkv_bias", ["qkv_bias argument on to every head"]),
+        ("reversed", ["order of self.heads"]),
+        ("interleaved", ["order of self.heads"]),
+    ],
+)
+def test_wrapper_slips_are_named(variant, words):
+    assert_not_yet(ex.check_wrapper_class(build_head(variant)), *words)
+
+
+class FloatMask(nn.Module):
+    """Lesson 04's class with the mask kept as 0/1 floats: masked_fill refuses it."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
+
+    def forward(self, x):
+        T = x.shape[1]
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask[:T, :T], -torch.inf)
+        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
+        return self.dropout(weights) @ values
+
+
+def test_causal_class_with_a_float_mask_is_told_to_use_bool():
+    assert_not_yet(ex.check_causal_attention_class(FloatMask), ".bool()", "FloatMask(3, 2, 6")
+
+
+def test_a_finished_class_that_creates_no_parameter_is_not_a_stub():
+    """X7: ``written`` reports [TO DO] only while forward is still the stub."""
+    from mhsa_helpers.exercises._build import ContractError, written
+
+    class Stub(nn.Module):
+        def forward(self, x):
+            raise NotImplementedError("write forward")
+
+    class Finished(nn.Module):
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+    with pytest.raises(ContractError) as stop:
+        written(Stub())
+    assert stop.value.todo and "nn.Parameter" in stop.value.text.en
+    assert written(Finished()) is not None
+    with pytest.raises(ContractError) as unwritten:
+        written(nn.Module())  # forward not even overridden: nn.Module's raises too
+    assert unwritten.value.todo
+
+
+def test_a_known_mistake_puts_the_test_setting_in_a_trailing_bracket():
+    """X9: "hint. (test: setting)", never "setting: hint" with the colons stacked."""
+    from mhsa_helpers.exercises._build import ContractError, not_a_known_mistake, on_x
+
+    where = on_x("MyBlock(8, 6, 2, 0.0)", (2, 5, 8))
+    with pytest.raises(ContractError) as stop:
+        not_a_known_mistake(
+            torch.zeros(2),
+            [(torch.zeros(2), mh.tr(": post-norm: x.", "：后置归一化：x。"))],
+            atol=0.0,
+            where=where + mh.tr(": ", "："),
+        )
+    text = stop.value.text
+    assert text.en == "post-norm: x. (test: MyBlock(8, 6, 2, 0.0) on x (2, 5, 8))"
+    assert text.zh == "后置归一化：x。（测试：MyBlock(8, 6, 2, 0.0)，输入形状 (2, 5, 8)）"
+
+
+@pytest.mark.parametrize(
+    ("checker", "guess", "words"),
+    [
+        (ex.check_prediction_self_match, 9, ["between 0 and 6, got 9"]),
+        (ex.check_prediction_self_match, -1, ["between 0 and 6"]),
+        (ex.check_prediction_saturation, 2, ["between 0 and 1"]),
+    ],
+)
+def test_a_prediction_out_of_range_is_told_the_range(checker, guess, words):
+    assert_not_yet(checker(guess, reveal=True), *words)
+
+
+def test_multihead_without_the_transpose_is_told_to_transpose():
+    def no_transpose(self, x):
+        b, T, _ = x.shape
+        q, k, v = (
+            f(x).view(b, T, self.num_heads, self.head_dim)
+            for f in (self.W_query, self.W_key, self.W_value)
+        )
+        scores = (q @ k.transpose(2, 3)).masked_fill(self.mask_for(T), -torch.inf)
+        weights = torch.softmax(scores / self.head_dim**0.5, dim=-1)
+        return self.out_proj((weights @ v).reshape(b, T, self.d_out))
+
+    wrong = variant(MHA, "NoTranspose", forward=no_transpose)
+    assert_not_yet(ex.check_build_multihead(wrong), "transpose(1, 2)", "NoTranspose(5, 12")
+
+
+def test_multihead_out_proj_without_bias_is_named():
+    class NoOutBias(MHA):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+            self.out_proj = nn.Linear(d_out, d_out, bias=qkv_bias)
+
+    assert_not_yet(ex.check_build_multihead(NoOutBias), "out_proj has no bias", "always")
+
+
+def test_a_class_whose_forward_is_a_builtin_does_not_break_the_stub_test():
+    """``written`` reads forward's code; a forward without one (a builtin) must not raise."""
+    from mhsa_helpers.exercises._build import ContractError, written
+
+    class BuiltinForward(nn.Module):
+        forward = torch.relu
+
+    with pytest.raises(ContractError) as stop:
+        written(BuiltinForward())
+    assert stop.value.todo
+    assert not ex.check_causal_attention_class(BuiltinForward)

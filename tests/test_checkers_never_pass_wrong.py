@@ -40,8 +40,11 @@ def _raises(x):
 
 _g = seeded(123)
 _Wq, _Wk = torch.rand(3, 2, generator=_g), torch.rand(3, 2, generator=_g)
+_Wv = torch.rand(3, 2, generator=_g)
 _s2 = (INPUTS @ _Wq) @ (INPUTS @ _Wk).T  # (6, 6)
 _w2 = torch.softmax(_s2 / math.sqrt(2), dim=-1)  # (6, 6)
+_v2 = INPUTS @ _Wv  # (6, 2)
+_w3 = torch.softmax(_s2[2, :3] / math.sqrt(2), dim=-1)  # (3,): "starts" over what it has read
 
 # -- lesson 03 -----------------------------------------------------------------------------------
 
@@ -53,7 +56,8 @@ LOCAL = _ones5.triu(diagonal=1) | _ones5.tril(diagonal=-2)  # (5, 5): the future
 _w789, _v789 = ex.lesson04.exercise_context()  # (6, 6) weights, (6, 2) values
 _ctx = _w789 @ _v789  # (6, 2) context vectors
 _keep = ex.lesson04.exercise_keep_pattern()  # (6, 2) bool: the exercise's survivors
-_dropped = _ctx * _keep / 0.75  # p = 0.25
+_dropped = ex.lesson04.exercise_dropped_context()  # (6, 2): what the p = 0.3 layer returned
+_factor = (_dropped[_keep] / _ctx[_keep])[0].item()  # 1 / (1 - p), read from one survivor
 
 # -- lesson 05 -----------------------------------------------------------------------------------
 
@@ -121,15 +125,19 @@ _gqa = 2 * _D * _D + 2 * _D * 512 + _D + 2 * 512  # Q/K/V biases, no output bias
 
 # checker name -> (extra arguments, correct answer, [(wrong answer, fragment of the hint), ...])
 CASES = {
-    "check_attn_weights_3": (
+    "check_context_vector_3": (
         (),
-        torch.softmax(_s2[2, :3] / math.sqrt(2), dim=-1),
+        _w3 @ _v2[:3],
         [
-            (torch.softmax(_s2[2, :3], dim=-1), "not scaled"),
-            (_s2[2, :3] / math.sqrt(2), "those are scores"),
-            (_w2[2, :3], "no longer sum to 1"),
-            (_w2[2], "may see only the first three"),
-            (torch.softmax(_s2[1, :3] / math.sqrt(2), dim=-1), "only the keys of the first three"),
+            (torch.softmax(_s2[2, :3], dim=-1) @ _v2[:3], "not scaled"),
+            (torch.softmax(_s2[2, :3] / math.sqrt(3), dim=-1) @ _v2[:3], "sqrt(3)"),
+            (_w2[2, :3] @ _v2[:3], "no longer sum to 1"),
+            (_w2[2] @ _v2, "all six tokens"),
+            (torch.softmax(_s2[1, :3] / math.sqrt(2), dim=-1) @ _v2[:3], "query of another"),
+            (_w2[1] @ _v2, "query of another"),  # lesson 02's context_vector_2, "journey"
+            (_w3 @ INPUTS[:3, :2], "section 5"),
+            (_w3, "three weights"),
+            (_w2 @ _v2, "every token"),
         ],
     ),
     "check_dropout_scale": (
@@ -147,17 +155,15 @@ CASES = {
             (10.5 / 36, "add the 15 masked"),
         ],
     ),
-    "check_manual_dropout": (
+    "check_dropout_rate": (
         (),
-        _dropped,
+        1 - 1 / _factor,
         [
-            (_ctx * _keep, "rescale them"),
-            (_ctx * _keep * 2.0, "p = 0.5"),
-            (_ctx * _keep / 0.25, "wrong fraction"),
-            (_ctx * ~_keep / 0.75, "inverted"),
-            (_ctx, "nothing dropped"),
-            (_w789 @ (_v789 * _keep / 0.75), "before the weighted sum"),
-            (_dropped[:5], "shape (5, 2)"),
+            ((~_keep).float().mean().item(), "share of zeros"),
+            (_factor, "1 / (1 - p)"),
+            (1 / _factor, "keeps, 1 - p"),
+            (_factor - 1, "how much a survivor grew"),
+            (0.5, "attn_weights @ values"),
         ],
     ),
     "check_wrapper_parameters": (
@@ -194,7 +200,13 @@ CASES = {
     "check_head_dim": (
         (),
         4096 // 32,
-        [(4096 * 32, "TOTAL"), (4096, "total width"), (64, "GPT-2"), (32, "d_out // num_heads")],
+        [
+            (4096 * 32, "TOTAL"),
+            (4096, "total width"),
+            (64, "GPT-2"),
+            (32, "d_out // num_heads"),
+            (4096 / 32, "divide with //"),  # 128.0: a float where a count is asked
+        ],
     ),
     "check_mha_parameter_count": (
         (),
@@ -202,7 +214,7 @@ CASES = {
         [
             (-(_d + 1), "positive"),
             (1536.37, "have no bias"),  # solves 4d² + d: the Q/K/V biases left out
-            (1537, "have no bias"),
+            (1537, "does not have 9,443,328"),  # whole, but no width gives that count
             (3073, "ONE square matrix"),
             (1773.7, "out_proj"),  # solves 3d² + 3d
             (24, "num_heads"),
@@ -309,6 +321,9 @@ CASES = {
             (LOCAL.int(), "masked_fill refuses"),
             (~LOCAL, "KEEP"),
             (torch.ones(5, 5).triu(1).bool(), "plain causal mask"),
+            (LOCAL.T, "transposed"),
+            (_ones5.triu(diagonal=1) | _ones5.tril(diagonal=-3), "off by one"),
+            (~torch.eye(5, dtype=torch.bool), "only itself"),
         ],
     ),
     "check_chunk_mask": (

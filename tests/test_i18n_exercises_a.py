@@ -119,13 +119,21 @@ def seed123_attn_weights() -> torch.Tensor:
         return torch.softmax(queries @ keys.T / 2**0.5, dim=-1)  # (6, 6)
 
 
+def seed123_values() -> torch.Tensor:
+    torch.manual_seed(123)
+    sa_v1 = mh.SelfAttentionV1(3, 2)
+    with torch.no_grad():
+        return INPUTS @ sa_v1.W_value  # (6, 2)
+
+
 def seed123_visible_3() -> torch.Tensor:
-    """Exercise 3's answer: "starts" over the first three tokens only, scaled."""
+    """Exercise 3's answer: the context vector of "starts" over the first three tokens only."""
     torch.manual_seed(123)
     sa_v1 = mh.SelfAttentionV1(3, 2)
     with torch.no_grad():
         scores = (INPUTS[2] @ sa_v1.W_query) @ (INPUTS[:3] @ sa_v1.W_key).T  # (3,)
-    return torch.softmax(scores / 2**0.5, dim=-1)
+        values = INPUTS[:3] @ sa_v1.W_value  # (3, 2)
+    return torch.softmax(scores / 2**0.5, dim=-1) @ values
 
 
 def v1_and_v2() -> tuple[nn.Module, nn.Module]:
@@ -156,13 +164,6 @@ def self_match_count() -> int:
 def local_mask() -> torch.Tensor:
     ones = torch.ones(5, 5, dtype=torch.bool)
     return torch.triu(ones, diagonal=1) | torch.tril(ones, diagonal=-2)
-
-
-def manual_dropout() -> torch.Tensor:
-    from mhsa_helpers.exercises.lesson04 import exercise_context, exercise_keep_pattern
-
-    weights, values = exercise_context()  # (6, 6), (6, 2)
-    return weights @ values * exercise_keep_pattern() / (1 - 0.25)
 
 
 def head_3() -> torch.Tensor:
@@ -237,18 +238,18 @@ CASES: list[Case] = [
         lambda: ex.check_prediction_self_match("two", reveal=True),
     ),
     # lesson 02
-    ("check_attn_weights_3 ok", True, lambda: ex.check_attn_weights_3(seed123_visible_3())),
+    ("check_context_vector_3 ok", True, lambda: ex.check_context_vector_3(seed123_visible_3())),
     (
-        "check_attn_weights_3 all six",
+        "check_context_vector_3 all six",
         False,
-        lambda: ex.check_attn_weights_3(seed123_attn_weights()[2]),
+        lambda: ex.check_context_vector_3(seed123_attn_weights()[2] @ seed123_values()),
     ),
     (
-        "check_attn_weights_3 cut",
+        "check_context_vector_3 cut",
         False,
-        lambda: ex.check_attn_weights_3(seed123_attn_weights()[2][:3]),
+        lambda: ex.check_context_vector_3(seed123_attn_weights()[2][:3] @ seed123_values()[:3]),
     ),
-    ("check_attn_weights_3 none", False, lambda: ex.check_attn_weights_3(None)),
+    ("check_context_vector_3 none", False, lambda: ex.check_context_vector_3(None)),
     ("check_v1_to_v2 ok", True, lambda: ex.check_v1_to_v2(v1_and_v2()[1], v1_and_v2()[0], INPUTS)),
     ("check_v1_to_v2 none", False, lambda: ex.check_v1_to_v2(None, v1_and_v2()[0], INPUTS)),
     ("check_v1_to_v2 v1", False, lambda: ex.check_v1_to_v2(v1_and_v2()[0], v1_and_v2()[0], INPUTS)),
@@ -361,14 +362,10 @@ CASES: list[Case] = [
     ("check_zero_fraction half", False, lambda: ex.check_zero_fraction(0.5)),
     ("check_zero_fraction count", False, lambda: ex.check_zero_fraction(25.5)),
     ("check_zero_fraction other", False, lambda: ex.check_zero_fraction(0.6)),
-    ("check_manual_dropout ok", True, lambda: ex.check_manual_dropout(manual_dropout())),
-    ("check_manual_dropout none", False, lambda: ex.check_manual_dropout(None)),
-    (
-        "check_manual_dropout unscaled",
-        False,
-        lambda: ex.check_manual_dropout(manual_dropout() * 0.75),
-    ),
-    ("check_manual_dropout shape", False, lambda: ex.check_manual_dropout(torch.ones(5))),
+    ("check_dropout_rate ok", True, lambda: ex.check_dropout_rate(0.3)),
+    ("check_dropout_rate none", False, lambda: ex.check_dropout_rate(None)),
+    ("check_dropout_rate zeros", False, lambda: ex.check_dropout_rate(0.25)),
+    ("check_dropout_rate factor", False, lambda: ex.check_dropout_rate(1 / 0.7)),
     ("check_survivor_prediction ok", True, lambda: ex.check_survivor_prediction(2.0)),
     ("check_survivor_prediction wrong", False, lambda: ex.check_survivor_prediction(1.0)),
     ("check_survivor_prediction none", False, lambda: ex.check_survivor_prediction(None)),

@@ -121,6 +121,7 @@ __all__ = [
     "on_x",
     "pass_the_class",
     "rows_sum_to_one",
+    "tested",
     "written",
 ]
 
@@ -182,10 +183,10 @@ def function_answer(
         return fail(
             exercise,
             tr(
-                f"expected a function, got {kind}: write `answer = {name}` "
-                "(the function itself, not a call).",
-                f"需要一个函数，收到的是 {kind}。请写 `answer = {name}`，"
-                "传入函数本身，而不是调用它的结果。",
+                f"expected a function, got a {kind} (what a call returns, say): write "
+                f"`answer = {name}`, the function itself, without parentheses.",
+                f"这里要的是函数本身，你传入的却是一个 {kind}（比如函数调用的结果）。"
+                f"请写 `answer = {name}`，不带括号。",
             ),
         )
     return None
@@ -292,8 +293,10 @@ _SPLIT_NO_TRANSPOSE = tr(
 #: The one catalog: each mistake of ``MISTAKES`` and the hint that names it.
 MISTAKE_HINTS: dict[str, Text] = {
     "no_scaling": tr(
-        "the scores are not scaled: divide them by sqrt(head_dim) before the softmax.",
-        "注意力分数没有缩放。请在 softmax 之前先除以 sqrt(head_dim)。",
+        "the scores are not scaled: divide them by the square root of the keys' width, "
+        "keys.shape[-1] ** 0.5 (d_k; once the heads are split, head_dim), before the softmax.",
+        "注意力分数没有缩放。请在 softmax 之前先除以键宽度的平方根 keys.shape[-1] ** 0.5"
+        "（即 d_k；拆分成多个头之后就是 head_dim）。",
     ),
     "scale_d_out": tr(
         "the scores are divided by sqrt(d_out); each head's dot products are head_dim long, so "
@@ -312,8 +315,10 @@ MISTAKE_HINTS: dict[str, Text] = {
         "要先把 (b, h, T, head_dim) 变回 (b, T, h, head_dim)。",
     ),
     "no_out_proj": tr(
-        "the heads are merged but out_proj is never applied: return self.out_proj(context_vec).",
-        "各个头合并之后没有经过 out_proj。请返回 self.out_proj(context_vec)。",
+        "the heads are merged, but the last step of the table is missing: a (d_out -> d_out) "
+        "linear layer named out_proj, applied to the merged heads.",
+        "各个头合并之后，少了表格的最后一步：一个名为 out_proj 的 (d_out → d_out) 线性层，"
+        "作用在合并后的结果上。",
     ),
     "transposed_mask": tr(
         "the mask is transposed: it hides the past instead of the future. True/1 must sit ABOVE "
@@ -331,10 +336,10 @@ MISTAKE_HINTS: dict[str, Text] = {
     ),
     "mask_with_zero": tr(
         "the future scores are set to 0, not -inf; exp(0) = 1 still gives the future weight. "
-        "Use masked_fill_(mask, -torch.inf).",
+        "Fill them with -torch.inf (masked_fill).",
         "未来的注意力分数被设成了 0 而不是 -inf。"
         "exp(0) = 1 仍然会给未来分配权重。"
-        "请用 masked_fill_(mask, -torch.inf)。",
+        "请用 masked_fill 把它们填成 -torch.inf。",
     ),
     "no_mask": tr(
         "there is no causal mask: fill the future scores with -inf before the softmax.",
@@ -553,7 +558,8 @@ def call_forward(
         said = {"kind": type(error).__name__, "error": error, "said": first_line(str(error))}
         if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
             raise stop(texts.not_written or texts.raised, True, **said) from None
-        reading = texts.runtime(error, args) if isinstance(error, RuntimeError) else None
+        readable = isinstance(error, (RuntimeError, TypeError))  # a reader reads the message
+        reading = texts.runtime(error, args) if readable else None  # type: ignore[arg-type]
         if reading is not None:
             raise ContractError(where + reading) from None
         raise stop(texts.raised, **said) from None
@@ -606,7 +612,7 @@ def pass_the_class(call: str) -> Text:
 
 def on_x(call: str, shape: tuple[int, ...]) -> Text:
     """Where a class hint happened: ``call`` (e.g. ``cls(3, 2, 6, 0.0)``) run on x of ``shape``."""
-    return tr(f"{call} on x {shape}", f"{call} 作用于形状为 {shape} 的 x")
+    return tr(f"{call} on x {shape}", f"{call}，输入形状 {shape}")
 
 
 #: The hint for a function that is still the stub: it raises ``NotImplementedError`` (lessons
@@ -618,9 +624,11 @@ UNWRITTEN_FUNCTION = tr(
 )
 
 UNWRITTEN_CLASS = tr(
-    "the class is not written yet: its constructor creates no layers. Write `__init__` and "
+    "the class is not written yet: its constructor creates no parameters (no layer, no "
+    "nn.Parameter) and forward still raises NotImplementedError. Write `__init__` and "
     "`forward` under `# YOUR CODE HERE`, then run the cell again.",
-    "这个类还没有写完。它的构造函数没有创建任何层。"
+    "这个类还没有写完。它的构造函数还没有创建任何参数（层或 nn.Parameter），"
+    "forward 也还在抛出 NotImplementedError。"
     "请在 `# 在这里写代码` 下面写好 `__init__` 和 `forward`，"
     "再运行这个单元格。",
 )
@@ -721,9 +729,14 @@ def linear_layer(
 
 
 def written(module: nn.Module) -> nn.Module:
-    """``module``, unless it holds no layer, parameter or buffer at all: a stub constructor, the
-    ``[TO DO]`` hint ``UNWRITTEN_CLASS``."""
-    if not any(True for _ in chain(module.children(), module.parameters(), module.buffers())):
+    """``module``, unless it is the notebook's stub: it holds no layer, parameter or buffer at all
+    and its ``forward`` still raises ``NotImplementedError`` (the ``[TO DO]`` hint
+    ``UNWRITTEN_CLASS``). A class whose forward is written but that creates nothing (an RMSNorm
+    without its weight, say) is left to the contracts, which name what it lacks."""
+    holds = chain(module.children(), module.parameters(), module.buffers())
+    code = getattr(type(module).forward, "__code__", None)  # None: a builtin, say
+    stub = code is None or "NotImplementedError" in code.co_names
+    if stub and not any(True for _ in holds):
         raise ContractError(UNWRITTEN_CLASS, todo=True)
     return module
 
@@ -918,11 +931,22 @@ def not_a_known_mistake(
 ) -> None:
     """The contract "not a known mistake": ``out`` equal (same shape, values close in float64)
     to the output of one of the ``known`` mistakes, in order, is refused with that mistake's
-    hint, ``where`` before it."""
+    hint, then ``where`` (the test setting) in a bracket after it: "...hint. (test: where)"."""
     got = out.detach().double()
     for output, hint in known:
         if output.shape == got.shape and torch.allclose(got, output.double(), atol=atol, rtol=rtol):
-            raise ContractError(where + hint)
+            raise ContractError(tested(hint, where))
+
+
+def tested(hint: Text, where: Text) -> Text:
+    """``hint`` with the test setting ``where`` in a trailing bracket, so that colons do not stack
+    up: the separators a call site puts around them (": ", "：", "上：") are dropped."""
+    if not where.en:
+        return hint
+    en, zh = (where.get(lang).rstrip(":： ").removesuffix("上") for lang in ("en", "zh"))
+    body = replace(hint, en=hint.en.lstrip(":： "), zh=hint.zh.lstrip(":：，, "))
+    place = replace(where, en=en, zh=zh)
+    return body + fill(tr(" (test: {place})", "（测试：{place}）"), place=place)
 
 
 def rows_sum_to_one(

@@ -363,9 +363,16 @@ class Prediction:
                     "。下次先写下你的猜测，再看结果，印象会更深。",
                 ),
             )
+        shown = show(prediction)
+        if value is None and _guess(prediction, self.whole) is not None:
+            low, high = (f"{end:g}" for end in self.between)
+            hint = tr(
+                f"expected a prediction between {low} and {high}, got {shown}.",
+                f"预测应在 {low} 到 {high} 之间，收到的是 {shown}。",
+            )
+            return fail(name, hint)
         if value is None:
             return fail(name, tr("expected ", "这里需要") + what + got(prediction))
-        shown = show(prediction)
         if not reveal:
             return PredictionNoted(
                 False,

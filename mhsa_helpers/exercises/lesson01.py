@@ -128,9 +128,22 @@ _ROWS_CASES = (
 )
 
 
+_MAX_IS_A_PAIR = tr(
+    " your function subtracted what x.max(dim=-1, keepdim=True) returns, and that is a pair "
+    "(values, indices), not a tensor: take its .values (the tools cell above shows it).",
+    "上，你的函数减去的是 x.max(dim=-1, keepdim=True) 的返回值。"
+    "它是一对结果（values, indices），不是张量。请取它的 .values（见上面的工具单元格）。",
+)
+
 _ROWS_CALL = ForwardTexts(
     call=tr("on {label} your function", "在{label}上，你的函数"),
     not_written=UNWRITTEN_FUNCTION,
+    input_changed=tr(
+        "on {label} your function changed its input x in place (x -= ..., x.sub_(...)): the "
+        "caller's scores are then gone. Compute a new tensor instead (x - ...).",
+        "在{label}上，你的函数原地修改了输入 x（x -= ...、x.sub_(...)），"
+        "调用者的分数就没了。请改为计算一个新张量（x - ...）。",
+    ),
     shape=tr(
         "on {label} it returned shape {got}, not {want}: keep one weight per score (keepdim=True "
         "on the row max and the row sum).",
@@ -144,6 +157,8 @@ def _row_max_dropped(label: Text) -> Callable[[RuntimeError, tuple[object, ...]]
     """The reading of a size mismatch on ``label``: the row maximum lost its dimension."""
 
     def read(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
+        if "return_types" in str(error):
+            return tr("on ", "在") + label + _MAX_IS_A_PAIR
         if "size of tensor" not in str(error) and "must match" not in str(error):
             return None
         kind = type(error).__name__
@@ -207,14 +222,15 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
                 ),
             )
         if not _close(got, expected, atol=1e-6):
-            values_got, values_want = shown(got.tolist()), shown(expected.tolist())
+            row = int((got.double() - expected.double()).abs().amax(dim=-1).argmax())
+            values_got, values_want = shown(got[row].tolist()), shown(expected[row].tolist())
             raise ContractError(
                 on
                 + tr(
-                    f" it returned {values_got}, expected {values_want}: "
+                    f" row {row} is {values_got}, expected {values_want}: "
                     "subtract the row maximum (keepdim=True), exp, divide by the row sum "
                     "(keepdim=True).",
-                    f"上，它返回了 {values_got}，"
+                    f"上，第 {row} 行是 {values_got}，"
                     f"应为 {values_want}。先减去每行的最大值（keepdim=True）"
                     "，再取 exp，最后除以每行的和（keepdim=True）"
                     "。",
@@ -225,7 +241,7 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
 def _never_softmax(fn: Callable[..., object]) -> None:
     """The brief's rule: the function never calls torch's softmax (in any of its spellings)."""
     x = torch.tensor(_ROWS_CASES[0][1], dtype=torch.float32)
-    never_calls(fn, (x,), {"softmax", "log_softmax", "_softmax"}, _CALLS_SOFTMAX)
+    never_calls(fn, (x,), {"softmax", "log_softmax", "_softmax", "special_softmax"}, _CALLS_SOFTMAX)
 
 
 _CALLS_SOFTMAX = tr(

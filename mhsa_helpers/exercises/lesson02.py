@@ -1,7 +1,7 @@
 """Checkers for lesson 02, trainable query/key/value weights (查询、键、值).
 
-* ``check_attn_weights_3(answer)`` -- the scaled attention weights of the query "starts" (x(3))
-  over the first three tokens only, with the seed-123 matrices of the lesson.
+* ``check_context_vector_3(answer)`` -- the context vector of the query "starts" (x(3)) over the
+  first three tokens only (the tokens it has read), with the seed-123 matrices of the lesson.
 * ``check_v1_to_v2(answer, sa_v1, inputs)`` -- the other direction: a ``SelfAttentionV2`` carrying
   the weights of a ``SelfAttentionV1`` (``weight = W.T``) and computing the same output.
 * ``check_build_self_attention(cls)`` -- "build it": the learner's ``SelfAttentionV2`` class,
@@ -45,8 +45,8 @@ from ._parse import plain_tensor
 from ._result import CheckResult, exercise, ok
 
 __all__ = [
-    "check_attn_weights_3",
     "check_build_self_attention",
+    "check_context_vector_3",
     "check_prediction_saturation",
     "check_v1_to_v2",
 ]
@@ -64,51 +64,87 @@ def _seed123_matrices() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return W_query, W_key, W_value
 
 
-_ATTN_WEIGHTS_3 = tr(
-    "weights of 'starts' over the tokens up to it", "'starts' 对它及之前词元的注意力权重"
+_CONTEXT_VECTOR_3 = tr(
+    "context vector of 'starts' over the tokens it has read",
+    "'starts' 在它读过的词元上的上下文向量",
 )
 
 
-@exercise(_ATTN_WEIGHTS_3)
-def check_attn_weights_3(answer: object) -> CheckResult:
-    """The scaled softmax weights of query x(3) "starts" over the keys of "Your", "journey" and
-    "starts" only, shape (3,): a softmax over three scores, not six weights cut to three."""
+@exercise(_CONTEXT_VECTOR_3)
+def check_context_vector_3(answer: object) -> CheckResult:
+    """The context vector of query x(3) "starts" over "Your", "journey" and "starts" only, (2,):
+    the scaled softmax over those three scores, then the weighted sum of their three values."""
     inputs = book_inputs()  # (6, 3)
-    W_query, W_key, _ = _seed123_matrices()
-    scores = (inputs[2] @ W_query) @ (inputs @ W_key).T  # (6,): "starts" against every key
-    scaled = scores / 2**0.5  # d_k = 2
+    W_query, W_key, W_value = _seed123_matrices()
+    keys, values = inputs @ W_key, inputs @ W_value  # (6, 2) each
+
+    def context(query: int, seen: int = 3, scale: float = 2**0.5, cut: bool = False) -> Any:
+        scores = (inputs[query] @ W_query) @ keys[: 6 if cut else seen].T / scale
+        return torch.softmax(scores, dim=-1)[:seen] @ values[:seen]  # (2,)
+
+    weights = torch.softmax((inputs[2] @ W_query) @ keys[:3].T / 2**0.5, dim=-1)  # (3,)
     return tensor_answer(
-        _ATTN_WEIGHTS_3,
+        _CONTEXT_VECTOR_3,
         answer,
-        torch.softmax(scaled[:3], dim=-1),
-        what=tr("a tensor: one weight per visible token", "一个张量：每个看得到的词元一个权重"),
+        context(2),
+        what=tr(
+            "a tensor: the context vector of 'starts'",
+            "一个张量：'starts' 的上下文向量",
+        ),
         wrong={
-            torch.softmax(scaled, dim=-1)[:3]: tr(
-                "those are three of the six weights: they no longer sum to 1. The hidden "
-                "tokens must not take part in the softmax at all.",
-                "这是六个权重中的三个，它们的和已经不是 1。看不到的词元根本不能参与 softmax。",
+            context(2, cut=True): tr(
+                "the softmax ran over all six scores, and then three weights were kept: they "
+                "no longer sum to 1. The tokens 'starts' has not read must not take part in the "
+                "softmax at all.",
+                "softmax 是在全部六个分数上做的，之后才留下三个权重，它们的和已经不是 1。"
+                "'starts' 还没读到的词元根本不能参与 softmax。",
             ),
-            torch.softmax(scores[:3], dim=-1): tr(
+            context(2, seen=6): tr(
+                "'starts' looked at all six tokens; it has read only the first three, so only "
+                "their keys and values take part.",
+                "'starts' 看了全部六个词元。它只读过前三个，所以只有这三个的键和值参与计算。",
+            ),
+            **dict.fromkeys(
+                (context(1), context(1, seen=6), context(3)),
+                tr(
+                    "that is the query of another token: 'starts' is x^(3), the third row of "
+                    "inputs (index 2).",
+                    "这用的是另一个词元的查询。'starts' 是 x^(3)，即 inputs 的第三行（索引 2）。",
+                ),
+            ),
+            context(2, scale=1.0): tr(
                 "not scaled: divide the scores by d_k**0.5 before the softmax.",
                 "没有缩放。请在 softmax 之前，先把注意力分数除以 d_k**0.5。",
             ),
-            **dict.fromkeys(
-                (scores[:3], scaled[:3]),
-                tr(
-                    "those are scores; a softmax turns them into weights.",
-                    "这些是注意力分数，softmax 才把它们变成注意力权重。",
-                ),
+            context(2, scale=3**0.5): tr(
+                "scaled by sqrt(3), the size of the inputs d_in; the scaling uses the key size, "
+                "d_k = keys.shape[-1] = 2.",
+                "这是按 sqrt(3) 缩放的，3 是输入的维度 d_in。"
+                "缩放要用键的维度 d_k = keys.shape[-1] = 2。",
+            ),
+            weights @ inputs[:3]: tr(
+                "that is a weighted sum of the raw inputs; the context vector sums the values "
+                "(x @ W_value).",
+                "这是对原始输入求的加权和。上下文向量要对值（x @ W_value）求加权和。",
             ),
         },
         hint=tr(
-            "only the keys of the first three tokens take part: their scores, scaled, then the "
-            "softmax over those three.",
-            "只有前三个词元的键参与：先算它们的分数并缩放，再只在这三个分数上做 softmax。",
+            "the steps of section 5's recipe, for 'starts' and its three tokens only: its "
+            "query, the scores against the first three keys, scaled, the softmax over those "
+            "three, then the weighted sum of the first three values.",
+            "按第 5 节的步骤来，只用 'starts' 和它读过的三个词元：它的查询，与前三个键的分数，"
+            "缩放，在这三个分数上做 softmax，最后对前三个值求加权和。",
         ),
         shapes={
-            (6,): tr(
-                "that is a weight for every token; 'starts' may see only the first three.",
-                "这是每个词元一个权重，而 'starts' 只能看到前三个。",
+            (3,): tr(
+                "those are the three weights; the context vector is their weighted sum of the "
+                "three values.",
+                "这是三个注意力权重。上下文向量是用它们对三个值求的加权和。",
+            ),
+            (6, 2): tr(
+                "that is a context vector for every token; the exercise asks for the one of "
+                "'starts'.",
+                "这是每个词元各一个上下文向量，题目要的是 'starts' 那一个。",
             ),
         },
     )
@@ -190,8 +226,11 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                     )
             raise ContractError(
                 tr(
-                    f"answer.{n}.weight differs from sa_v1.{n}.T.",
-                    f"answer.{n}.weight 与 sa_v1.{n}.T 不相等。",
+                    f"answer.{n} does not hold sa_v1's matrix yet. An nn.Linear keeps its weight "
+                    "as (d_out, d_in), the other way round from V1's (d_in, d_out) matrix "
+                    "(section 7); assign it as an nn.Parameter.",
+                    f"answer.{n} 里还不是 sa_v1 的矩阵。nn.Linear 的 weight 形状是 (d_out, d_in)，"
+                    "和 V1 的 (d_in, d_out) 矩阵存法相反（见第 7 节）。赋值时要用 nn.Parameter。",
                 ),
             )
     with torch.no_grad():
@@ -216,17 +255,15 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                 "权重一致，但输出不同。forward 用的是 V2 的 forward 吗？",
             ),
         )
-    if torch.equal(got, want_out):
-        return ok(
-            _V1_TO_V2,
-            tr(
-                "correct: weight = W.T for all three layers, the outputs agree bit for bit.",
-                "正确：三个层都满足 weight = W.T，输出逐位完全相同。",
-            ),
-        )
+    exact = torch.equal(got, want_out)
     return ok(
         _V1_TO_V2,
         tr(
+            "correct: weight = W.T for all three layers, the outputs agree bit for bit.",
+            "正确：三个层都满足 weight = W.T，输出逐位完全相同。",
+        )
+        if exact
+        else tr(
             "correct: weight = W.T for all three layers, the outputs agree to 1e-6.",
             "正确：三个层都满足 weight = W.T，输出在 1e-6 以内一致。",
         ),
@@ -245,7 +282,7 @@ check_prediction_saturation = prediction_checker(
     "check_prediction_saturation",
     Prediction(
         name=tr("prediction: the largest weight without scaling", "预测：不缩放时最大的注意力权重"),
-        what=tr("a number: the largest weight you expect", "一个数：你预计的最大权重"),
+        what=tr("a number (the largest weight you expect)", "一个数（你预计的最大权重）"),
         actual=_largest_unscaled_weight,
         shows=lambda largest: tr(f"{largest:.2f}", f"最大权重是 {largest:.2f}"),
         explain=tr(
@@ -485,7 +522,12 @@ check_build_self_attention = build_checker(
             "your class (write `answer = MySelfAttentionV2`, no parentheses)",
             "你的类（写 `answer = MySelfAttentionV2`，不带括号）",
         ),
-        instance_hint=_NOT_A_CLASS,
+        instance_hint=tr(
+            "expected a class, got an object (an instance) of {kind}: pass the class itself, "
+            "without the parentheses, `answer = MySelfAttentionV2`.",
+            "这里要的是类本身，你传入的是 {kind} 的一个对象（实例）。"
+            "去掉括号，写 `answer = MySelfAttentionV2`。",
+        ),
         not_class_hint=_NOT_A_CLASS,
         modules_only=False,
         seed=0,
@@ -567,15 +609,11 @@ def _biases_are_used(module: nn.Module) -> None:
 
 def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> None:
     """SelfAttentionV2 has no dropout: ``.eval()`` must not change what forward computes."""
-    module.eval()
-    try:
-        with torch.no_grad():
-            got = module(x.clone())
-    finally:
-        module.train()
-    if not (plain_tensor(got) and tuple(got.shape) == tuple(want.shape)) or not torch.allclose(
-        got, want, atol=1e-5, rtol=0
-    ):
+    with torch.no_grad():
+        got = module.eval()(x.clone())
+    module.train()
+    same = plain_tensor(got) and got.shape == want.shape
+    if not same or not torch.allclose(got, want, atol=1e-5, rtol=0):
         raise ContractError(
             tr(
                 "after module.eval() the output changes (or is no longer right): SelfAttentionV2 "

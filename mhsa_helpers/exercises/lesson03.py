@@ -29,6 +29,7 @@ from ._build import (
     agrees,
     build_checker,
     call_forward,
+    gradients_reach,
     not_a_known_mistake,
     rows_sum_to_one,
 )
@@ -118,6 +119,24 @@ check_local_mask = mask_checker(
                 "that is the plain causal mask: also hide tokens 2 or more steps back.",
                 "这是普通的因果掩码。还要隐藏往前 2 步及更远的词元。",
             ),
+            (_FUTURE | _TOO_OLD).T: tr(
+                "the mask is transposed: it keeps the token just AFTER each token and hides the "
+                "one before. Rows are queries, columns keys: the future is above the diagonal.",
+                "掩码被转置了。它留下的是每个词元后面紧挨着的那个，遮住的却是前面那个。"
+                "行是查询，列是键，未来在对角线以上。",
+            ),
+            _FUTURE | torch.ones(5, 5, dtype=torch.bool).tril(diagonal=-3): tr(
+                "off by one: that keeps two tokens before each token. The window is the token "
+                "itself and ONE token before it, so hide from two steps back (diagonal=-2).",
+                "差了一个。这样每个词元前面留下了两个词元。"
+                "窗口是词元自己加上前面的一个，所以要从往前两步开始遮住（diagonal=-2）。",
+            ),
+            ~torch.eye(5, dtype=torch.bool): tr(
+                "that leaves each token only itself: the window also keeps the one token just "
+                "before it (hide from two steps back, diagonal=-2).",
+                "这样每个词元只看得到它自己。窗口还要留下它前面紧挨着的那个词元"
+                "（从往前两步开始遮住，diagonal=-2）。",
+            ),
         },
         diagnose=_masked_diagonal,
         otherwise=tr(
@@ -188,7 +207,16 @@ def _mistakes(scores: torch.Tensor) -> dict[torch.Tensor, Text]:
     ones = torch.ones(T, T)
     future = torch.triu(ones, diagonal=1).bool()
     full = torch.softmax(scores, dim=-1)
+    masked = scores.masked_fill(future, -torch.inf)
+    scaled_again = tr(
+        "the scores were scaled again: they come in already divided by sqrt(d_k), so the "
+        "function must not divide them (by sqrt(T), or by section 4's d_k**0.5) a second time. "
+        "Mask and softmax only.",
+        "注意力分数被重复缩放了。传进来时它们已经除过 sqrt(d_k)，"
+        "所以函数里不能再除一次（无论是 sqrt(T) 还是第 4 节的 d_k**0.5）。只需加掩码和做 softmax。",
+    )
     return {
+        **{torch.softmax(masked / scale, dim=-1): scaled_again for scale in (T**0.5, 2**0.5)},
         full: tr(
             "no mask was applied: masked_fill returns a NEW tensor, use its result before the "
             "softmax (or the in-place masked_fill_ on a copy).",
@@ -209,12 +237,6 @@ def _mistakes(scores: torch.Tensor) -> dict[torch.Tensor, Text]:
             "ABOVE the diagonal: torch.triu(..., diagonal=1).",
             "掩码被转置了，它隐藏了过去，保留了未来。"
             "要隐藏的是对角线以上的部分，即 torch.triu(..., diagonal=1)。",
-        ),
-        torch.softmax(scores.masked_fill(future, -torch.inf) / T**0.5, dim=-1): tr(
-            "the scores were scaled again: they come in already divided by sqrt(d_k) (and T "
-            "is not d_k anyway). Mask and softmax only.",
-            "注意力分数被重复缩放了。传进来时它们已经除过 sqrt(d_k)（何况 T 也不是 d_k）"
-            "。只需加掩码和做 softmax。",
         ),
         torch.softmax(scores.masked_fill(future, -torch.inf), dim=-2): tr(
             "softmax over dim=-2 normalises columns; each query's row must sum to 1: dim=-1.",
@@ -302,7 +324,7 @@ def _weights(fn: Callable[..., object], args: tuple[object, ...], on: Text) -> t
     return call_forward(fn, args, texts, want_shape=tuple(args[0].shape))  # type: ignore[attr-defined]
 
 
-def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
+def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text, label: Text) -> None:
     """The weights ``got`` are the causal softmax of ``scores``, else the hint naming why not."""
     T = scores.shape[-1]
     out = got.detach().to(torch.float64)
@@ -319,21 +341,9 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
     want = _causal_reference(scores).to(torch.float64)
     if torch.allclose(out, want, atol=1e-6, rtol=0):
         return
-    not_a_known_mistake(out, _mistakes(scores).items(), atol=1e-6)
+    not_a_known_mistake(out, _mistakes(scores).items(), atol=1e-6, where=label)
     future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     if T > 1 and out[..., future].abs().max() > 1e-6:
-        if scores.max() < -100:
-            raise ContractError(
-                on
-                + tr(
-                    " the future (above the diagonal) has weight > 0: a finite "
-                    "fill value (such as -20 or -1000) is not below scores this negative. "
-                    "Fill with -torch.inf.",
-                    "上，未来的位置（对角线以上）权重大于 0。"
-                    "有限的填充值（比如 -20 或 -1000）"
-                    "并不比这么小的负分数更小。请填成 -torch.inf。",
-                )
-            )
         raise ContractError(
             on
             + tr(
@@ -359,7 +369,7 @@ def _judge(got: torch.Tensor, scores: torch.Tensor, on: Text) -> None:
 def _on_every_case(fn: Callable[..., object]) -> None:
     for label, scores in _cases().items():
         on = tr("on ", "在") + label
-        _judge(_weights(fn, (scores,), on), scores, on)
+        _judge(_weights(fn, (scores,), on), scores, on, label)
         _causality(fn, scores, on)
 
 
@@ -454,7 +464,7 @@ def _on_every_window(fn: Callable[..., object]) -> None:
         if torch.allclose(out, want, atol=1e-6, rtol=0):
             continue
         known = _window_mistakes(scores, window).items()
-        not_a_known_mistake(out, known, atol=1e-6, where=on + tr(": ", "上："))
+        not_a_known_mistake(out, known, atol=1e-6, where=label)
         raise ContractError(
             on
             + tr(
@@ -514,26 +524,13 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> None:
         atol=1e-6,
         rtol=0,
     )
-    no_gradient = tr(
-        "no gradient reaches the scores: do not detach them or use torch.no_grad().",
-        "没有梯度传到注意力分数。不要对它们 detach，也不要用 torch.no_grad()。",
-    )
     leaf = scores.clone().requires_grad_(True)
     weights = fn(leaf)  # type: ignore[operator]
-    if not weights.requires_grad:
-        raise ContractError(no_gradient)
-    weights_grad = torch.rand(weights.shape, generator=torch.Generator().manual_seed(0))
-    (weights * weights_grad).sum().backward()
-    grad = leaf.grad
-    if grad is None:
-        raise ContractError(no_gradient)
+    if weights.requires_grad:
+        weights_grad = torch.rand(weights.shape, generator=torch.Generator().manual_seed(0))
+        (weights * weights_grad).sum().backward()
     future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-    if not torch.isfinite(grad).all():
-        raise ContractError(
-            on
-            + tr(" the gradient of the scores is not finite.", "上，注意力分数的梯度不是有限值。")
-        )
-    if grad[..., future].abs().max() > 1e-6:
+    if leaf.grad is not None and leaf.grad[..., future].abs().max() > 1e-6:
         raise ContractError(
             on
             + tr(
@@ -541,7 +538,14 @@ def _causality(fn: object, scores: torch.Tensor, on: Text) -> None:
                 "上，有梯度流进了未来的分数。它们不应该影响任何结果。",
             )
         )
-    if grad[..., ~future].abs().sum() == 0:
-        raise ContractError(
-            on + tr(" no gradient reaches the past scores.", "上，没有梯度传到过去的分数。")
-        )
+    past = None if leaf.grad is None else leaf.grad[..., ~future]
+    gradients_reach([(on, past)], _no_gradient, finite=True)
+
+
+def _no_gradient(on: Text) -> Text:
+    return on + tr(
+        " no gradient reaches the scores (or it is not finite): do not detach them or use "
+        "torch.no_grad(); the past scores must get one.",
+        "上，没有梯度传到注意力分数（或者梯度不是有限值）。"
+        "不要对它们 detach，也不要用 torch.no_grad()。过去的分数必须得到梯度。",
+    )

@@ -3,9 +3,9 @@
 * ``check_dropout_scale(answer)`` -- the factor a surviving entry is multiplied by when p = 0.2.
 * ``check_zero_fraction(answer)`` -- the expected fraction of zeros in a 6x6 causal weight matrix
   after dropout with p = 0.5 (masked entries plus dropped ones).
-* ``check_manual_dropout(answer)`` -- dropout with p = 0.25 done by hand in its other place, on
-  the context vectors (6, 2) of the book's seed-789 causal weights and values, given the keep
-  pattern ``exercise_keep_pattern()`` (True = kept).
+* ``check_dropout_rate(answer)`` -- the rate p (0.3) of a dropout layer in its other place, on
+  the context vectors (6, 2) of the book's seed-789 causal weights and values, read from what it
+  returned (``exercise_dropped_context()``): a survivor is 1 / (1 - p) times its entry.
 * ``check_survivor_prediction(prediction)`` -- the predict-then-run moment: the value of the
   entries of a 6x6 matrix of ones that survive ``nn.Dropout(0.5)``.
 """
@@ -51,29 +51,29 @@ from ._build import (
     pass_the_class,
     written,
 )
-from ._kinds import Number, PredictionBeforeRun, number_checker, prediction_checker, tensor_answer
-from ._result import CheckResult, exercise
+from ._kinds import Number, PredictionBeforeRun, number_checker, prediction_checker
 
 __all__ = [
     "CausalClass",
     "check_causal_attention_class",
+    "check_dropout_rate",
     "check_dropout_scale",
-    "check_manual_dropout",
     "check_survivor_prediction",
     "check_zero_fraction",
     "exercise_context",
+    "exercise_dropped_context",
     "exercise_keep_pattern",
     "head_class_passed",
 ]
 
-EXERCISE_P = 0.25
+EXERCISE_P = 0.3
 
 
 def exercise_keep_pattern() -> torch.Tensor:
     """The (6, 2) keep pattern of exercise 3 (True = kept), drawn with its own generator.
 
     The lesson builds the same tensor with the same line:
-    ``torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25``.
+    ``torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.3``.
     """
     return torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= EXERCISE_P
 
@@ -187,7 +187,7 @@ check_zero_fraction = number_checker(
 
 
 _MANUAL_DROPOUT = tr(
-    "dropout by hand on the context vectors, p=0.25", "手动对上下文向量做 dropout，p=0.25"
+    "the rate of a dropout layer on the context vectors", "作用在上下文向量上的 dropout 层的比例"
 )
 
 
@@ -205,57 +205,63 @@ def exercise_context() -> tuple[torch.Tensor, torch.Tensor]:
     return weights, values
 
 
-@exercise(_MANUAL_DROPOUT)
-def check_manual_dropout(answer: object) -> CheckResult:
-    """Dropout in its other place: on the context vectors ``weights @ values`` (6, 2), kept where
-    ``exercise_keep_pattern()`` is True and divided by 1 - 0.25."""
+def exercise_dropped_context() -> torch.Tensor:
+    """What exercise 3's dropout layer (on the context vectors, rate ``EXERCISE_P``) returned in
+    training mode: ``weights @ values`` kept where ``exercise_keep_pattern()`` is True and
+    divided by 1 - p, the rest zero. (6, 2)."""
     weights, values = exercise_context()  # (6, 6), (6, 2)
-    context = weights @ values  # (6, 2)
-    keep = exercise_keep_pattern()  # (6, 2) bool
-    expected = torch.where(keep, context / (1 - EXERCISE_P), torch.zeros(()))  # (6, 2)
+    return weights @ values * exercise_keep_pattern() / (1 - EXERCISE_P)
 
-    what = tr("the context vectors after dropout", "经过 dropout 之后的上下文向量")
-    return tensor_answer(
-        _MANUAL_DROPOUT,
-        answer,
-        expected,
-        what=what,
+
+_DROPPED_SHARE = (~exercise_keep_pattern()).float().mean().item()  # 3 of 12 zeros this draw
+
+check_dropout_rate = number_checker(
+    "check_dropout_rate",
+    Number(
+        name=_MANUAL_DROPOUT,
+        what=tr("a number: the dropout rate p of the layer", "一个数：这一层的 dropout 比例 p"),
+        expected=EXERCISE_P,
+        right=tr(
+            "correct: every survivor is 1 / (1 - p) = 1.43 times its context vector entry, so "
+            "p = 0.3, although only 3 of the 12 entries (25%) were dropped this time.",
+            "正确：每个保留下来的元素都是原上下文向量元素的 1 / (1 - p) = 1.43 倍，"
+            "所以 p = 0.3，虽然这一次 12 个元素里只丢弃了 3 个（25%）。",
+        ),
         wrong={
-            context * keep: tr(
-                "the right entries survive, but the survivors keep their old size: rescale them.",
-                "保留下来的元素对了，但它们还是原来的大小，还要重新缩放。",
+            _DROPPED_SHARE: tr(
+                "that is the share of zeros in this one draw. p is a probability per entry, "
+                "not an exact count (section 1): read it from the size of the survivors instead.",
+                "这是这一次抽样中零所占的比例。p 是每个元素被丢弃的概率，不是确切的个数"
+                "（见第 1 节）。请从保留下来的元素的大小去推算它。",
             ),
-            context * keep * 2: tr(
-                "that rescales as for the book's p = 0.5; here p = 0.25.",
-                "这是按书中 p = 0.5 的方式缩放的，这里 p = 0.25。",
+            1 / (1 - EXERCISE_P): tr(
+                "that is the factor the survivors were multiplied by, 1 / (1 - p); the rate p "
+                "follows from it.",
+                "这是保留下来的元素乘上的倍数 1 / (1 - p)，比例 p 要从它反推出来。",
             ),
-            context * keep / EXERCISE_P: tr(
-                "the survivors are rescaled by the wrong fraction: not the part dropped, the "
-                "part that survives.",
-                "缩放所用的比例不对。要用的不是被丢弃的比例，而是保留下来的比例。",
+            1 - EXERCISE_P: tr(
+                "that is the share of the entries the layer keeps, 1 - p; p is the share it drops.",
+                "这是这一层保留的比例 1 - p，而 p 是丢弃的比例。",
             ),
-            context * ~keep / (1 - EXERCISE_P): tr(
-                "the mask is inverted: keep the entries where keep_ctx is True.",
-                "掩码反了。应该保留 keep_ctx 为 True 的元素。",
-            ),
-            context: tr(
-                "these are the context vectors with nothing dropped: apply the keep pattern "
-                "keep_ctx.",
-                "这是什么都没有丢弃的上下文向量。请用上保留模式 keep_ctx。",
-            ),
-            weights @ (values * keep / (1 - EXERCISE_P)): tr(
-                "that drops entries of the values before the weighted sum; drop entries of "
-                "the context vectors, after it.",
-                "这是在加权求和之前丢弃了值的元素，应该在加权求和之后丢弃上下文向量的元素。",
+            1 / (1 - EXERCISE_P) - 1: tr(
+                "that is how much a survivor grew, 1 / (1 - p) - 1; solve 1 / (1 - p) = the "
+                "factor for p.",
+                "这是保留下来的元素增大的部分 1 / (1 - p) - 1。"
+                "请由 1 / (1 - p) 等于这个倍数解出 p。",
             ),
         },
-        hint=tr(
-            "first the context vectors of section 4's weights and sa_v2's values, then dropout "
-            "on them with the pattern keep_ctx.",
-            "先用第 4 节的注意力权重和 sa_v2 的值算出上下文向量，再按保留模式 keep_ctx "
-            "对它们做 dropout。",
+        otherwise=tr(
+            "first the context vectors attn_weights @ values of section 4, before dropout; "
+            "then compare a surviving entry of ctx_dropped with the same entry before: the "
+            "layer multiplied it by 1 / (1 - p).",
+            "先算出第 4 节 dropout 之前的上下文向量 attn_weights @ values，"
+            "再把 ctx_dropped 中一个保留下来的元素和它原来的值比较："
+            "这一层把它乘上了 1 / (1 - p)。",
         ),
-    )
+        tol=5e-3,
+    ),
+    "The rate p of a dropout layer on lesson 04's context vectors, read from its output.",
+)
 
 
 # -- build it: the book's CausalAttention class (and, in lesson 05, the wrapper of such heads) ---
@@ -293,6 +299,13 @@ def _read_size_error(error: RuntimeError, args: tuple[object, ...]) -> Text | No
     """A size mismatch in forward: in the product with the keys (``.T`` on a batch moves the
     batch dimension), else in the mask (not sliced to T)."""
     text, said = str(error), first_line(str(error)).rstrip(".")
+    if "boolean masks" in text:
+        return tr(
+            f": forward raised RuntimeError: {said}. masked_fill takes a boolean mask (True = "
+            "hide): build the mask with .bool(), or convert it with .bool() before masking.",
+            f"：forward 抛出了 RuntimeError：{said}。masked_fill 只接受布尔掩码（True 表示遮住）。"
+            "请用 .bool() 构造掩码，或者在做掩码之前用 .bool() 转换它。",
+        )
     if "batch1" in text or "batch2" in text or "dimension 0" in text:
         return tr(
             f": forward raised RuntimeError: {said}. With a batch the keys are (b, T, d_out): "
@@ -400,13 +413,16 @@ def _built(
     args = spec.args(d_in, d_out, context_length, dropout)
     reference = spec.reference(*args, **kwargs)
     module = construct(cls, args, dict(kwargs))
+    if kwargs.get("qkv_bias") and not any(n.endswith("bias") for n, _ in module.named_parameters()):
+        raise ContractError(_NO_BIASES[bool(spec.heads)])
     _load_heads(spec, module, reference)
     return module, reference
 
 
-def _where(spec: CausalClass, sizes: tuple[int, ...], dropout: float) -> Text:
+def _where(spec: CausalClass, cls: type, sizes: tuple[int, ...], dropout: float) -> Text:
     d_in, d_out, context_length, b, T = sizes
-    call = f"cls({', '.join(map(repr, spec.args(d_in, d_out, context_length, dropout)))})"
+    args = ", ".join(map(repr, spec.args(d_in, d_out, context_length, dropout)))
+    call = f"{cls.__name__}({args})"
     shape = (b, T, d_in)
     return on_x(call, shape)
 
@@ -440,6 +456,10 @@ def _head_mistakes(
             outputs.append(head_forward(q, k, v, mistakes))
         return torch.cat(outputs, dim=-1)
 
+    heads = forward(frozenset()).chunk(max(spec.heads, 1), dim=-1)
+    for order in (torch.cat(heads[::-1], dim=-1), torch.stack(heads, dim=-1).flatten(-2)):
+        if spec.heads > 1 and torch.allclose(out, order, atol=1e-5, rtol=1e-4):
+            return where + _HEAD_ORDER
     mistakes = name_head_mistakes(out, forward)
     if mistakes:
         return where + tr(": ", "：") + mistakes_hint(mistakes)
@@ -481,6 +501,33 @@ _IGNORES_DROPOUT = tr(
 )
 
 
+_HEADS_IGNORE_DROPOUT = tr(
+    ": the heads drop with another rate than the wrapper was built with: pass the wrapper's "
+    "dropout argument on to every head's constructor.",
+    "：各个头的 dropout 比例和构建包装器时给的不一样。"
+    "请把包装器的 dropout 参数传给每个头的构造函数。",
+)
+_NO_BIASES = (
+    tr(
+        "built with qkv_bias=True, the class has no bias at all: build W_query, W_key and "
+        "W_value with bias=qkv_bias.",
+        "用 qkv_bias=True 构建时，这个类里一个偏置也没有。"
+        "创建 W_query、W_key 和 W_value 时要写 bias=qkv_bias。",
+    ),
+    tr(
+        "built with qkv_bias=True, the heads have no bias at all: pass the wrapper's qkv_bias "
+        "argument on to every head's constructor.",
+        "用 qkv_bias=True 构建时，各个头里一个偏置也没有。"
+        "请把包装器的 qkv_bias 参数传给每个头的构造函数。",
+    ),
+)
+_HEAD_ORDER = tr(
+    ": each head is right, but the outputs are not side by side in the order of self.heads: "
+    "concatenate them along the last dimension, head 1 first.",
+    "：每个头都对，但它们的输出没有按 self.heads 的顺序并排放好。请沿最后一维拼接，头 1 在最前面。",
+)
+
+
 def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     """The contracts of a class made of causal heads: equal to the book's at every size (the
     typical mistakes named), causal, dropout in training only, gradients to every weight.
@@ -499,7 +546,7 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
             module, reference = _built(spec_i, cls, sizes, 0.0)
             module.to(dtype).eval()
             reference.to(dtype).eval()
-            where = _where(spec_i, sizes, 0.0)
+            where = _where(spec_i, cls, sizes, 0.0)
             x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
             with torch.no_grad():
                 out = _forward(spec_i, module, x, where)
@@ -516,7 +563,7 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
         d_in, _, _, b, T = sizes
         for index, p in enumerate(_DROPOUT_RATES):
             spec_i = variant(index)
-            where = _where(spec_i, sizes, p)
+            where = _where(spec_i, cls, sizes, p)
             torch.manual_seed(600 + index)
             module, reference = _built(spec_i, cls, sizes, p)
             x = torch.randn(b, T, d_in)  # (b, T, d_in)
@@ -525,7 +572,8 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
 
             rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
             if rates and rates != {p}:
-                raise ContractError(where + _IGNORES_DROPOUT)
+                ignored = _HEADS_IGNORE_DROPOUT if spec.heads else _IGNORES_DROPOUT
+                raise ContractError(where + ignored)
             if p > 0:
                 dropout_only_in_training(run, module, reference, x, where, seed=601 + index)
                 continue
@@ -542,7 +590,7 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
         d_in, _, _, b, T = sizes
         torch.manual_seed(700)
         module, _ = _built(spec, cls, sizes, 0.0, qkv_bias=True)
-        out = _forward(spec, module.train(), torch.randn(b, T, d_in), _where(spec, sizes, 0.0))
+        out = _forward(spec, module.train(), torch.randn(b, T, d_in), _where(spec, cls, sizes, 0.0))
         (out * torch.randn(out.shape)).sum().backward()
         gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
 

@@ -99,10 +99,12 @@ check_matmul_prediction = prediction_checker(
         expected=2 * (3 + 2),
         right=tr("right -- the next cell counts them.", "对了！下一个单元格会把它们数出来。"),
         wrong=tr(
-            "not what happens. Run the next cell, then find in CausalAttention.forward every "
-            "nn.Linear call and every @ -- and remember the wrapper runs each head's forward.",
-            "实际情况不是这样。运行下一个单元格，然后在 CausalAttention.forward 里找出每一次 "
-            "nn.Linear 调用和每一个 @。别忘了，包装器会运行每个头的 forward。",
+            "not what happens. Run the next cell, then find in one head's forward (your "
+            "MyCausalAttention of lesson 04) every nn.Linear call and every @ -- and remember "
+            "the wrapper runs each head's forward.",
+            "实际情况不是这样。运行下一个单元格，然后在一个头的 forward 里（你在第 04 课写的 "
+            "MyCausalAttention）找出每一次 nn.Linear 调用和每一个 @。"
+            "别忘了，包装器会运行每个头的 forward。",
         ),
         whole=True,
     ),

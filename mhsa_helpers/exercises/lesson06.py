@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -70,6 +71,13 @@ __all__ = [
 ]
 
 
+_AN_INT = tr(
+    "head_dim is a count, an int, and that is a float: divide with //, d_out // num_heads "
+    "(view and the layer sizes take ints).",
+    "head_dim 是一个个数，应该是整数，而这是浮点数。请用整除 //，即 d_out // num_heads"
+    "（view 和层的尺寸都只接受整数）。",
+)
+
 check_head_dim = number_checker(
     "check_head_dim",
     Number(
@@ -99,6 +107,7 @@ check_head_dim = number_checker(
         ),
         whole=True,
         kind=not_a_whole_number,
+        screen=lambda answer: _AN_INT if isinstance(answer, float) else None,
     ),
     "A Llama-2-7B-sized block: d_out = 4096 split over 32 heads gives head_dim = 128.",
 )
@@ -132,7 +141,7 @@ check_mha_parameter_count = number_checker(
                 "d is a width, so it is positive; of the two solutions, take that one.",
                 "d 是宽度，一定是正数。两个解里取正的那个。",
             ),
-            _between(_D, _D + 2): tr(
+            _between(_D, _D + 0.6): tr(
                 "that d fits a block whose W_query, W_key and W_value have no bias. With "
                 "qkv_bias=True each of them has one too: count them, and d comes out whole.",
                 "这个 d 对应的是 W_query、W_key、W_value 没有偏置的模块。qkv_bias=True 时"
@@ -361,10 +370,19 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
     if "out_proj.weight" not in got:
         raise ContractError(
             tr(
-                "there is no out_proj: add self.out_proj = nn.Linear(d_out, d_out) and apply it "
-                "to the merged heads (forgetting out_proj).",
-                "没有 out_proj，忘了输出投影。请添加 self.out_proj = nn.Linear(d_out, d_out)，"
-                "并把它作用在合并后的各个头上。",
+                "there is no out_proj: step 10 of the table is missing, a (d_out -> d_out) "
+                "linear layer named out_proj, applied to the merged heads.",
+                "没有 out_proj。表格的第 10 步还没写：一个名为 out_proj 的 (d_out → d_out) "
+                "线性层，作用在合并后的各个头上。",
+            )
+        )
+    if "out_proj.bias" not in got:
+        raise ContractError(
+            tr(
+                "out_proj has no bias: qkv_bias is about W_query, W_key and W_value only; "
+                "out_proj always has one (bias=True, nn.Linear's default).",
+                "out_proj 没有偏置。qkv_bias 只管 W_query、W_key 和 W_value，"
+                "out_proj 总是带偏置（bias=True，也就是 nn.Linear 的默认值）。",
             )
         )
     load_by_names(module, reference, missing=_PARAMETER_MISSING, extra=_PARAMETER_EXTRA)
@@ -393,6 +411,16 @@ def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
             "dimensions only, so the batch and head dimensions stay where they are.",
             f"，输入有 T={T} 个词元：{said}。乘积里的头没有对齐：查询和键的形状是 "
             "(b, num_heads, T, head_dim)，键的转置只交换最后两维，批次和头这两维要留在原处。",
+        )
+    sizes = [int(n) for n in re.findall(r"\((\d+)\)", text)] or [T + 1]
+    if "must match the size" in text and max(sizes) <= T:
+        return tr(
+            f" with T={T} tokens: {said}. The mask is (T, T), but the scores are not: the "
+            "heads are still behind the tokens. After view(b, T, num_heads, head_dim), swap "
+            "the tokens and the heads, transpose(1, 2), so that each head holds (T, head_dim).",
+            f"，输入有 T={T} 个词元：{said}。掩码是 (T, T)，分数却不是：头还排在词元后面。"
+            "view(b, T, num_heads, head_dim) 之后，要用 transpose(1, 2) 交换词元和头，"
+            "让每个头拿到 (T, head_dim)。",
         )
     if "must match the size" in text or "size of tensor" in text.lower():
         return tr(
@@ -478,7 +506,7 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: Text) -> None:
 def _equal_to_reference(cls: type) -> None:
     """At every size: the book's parameters loaded, the same output, and causal."""
     for index, (d_in, d_out, context_length, num_heads, b, T) in enumerate(_SIZES):
-        call = f"cls({d_in}, {d_out}, {context_length}, 0.0, {num_heads})"
+        call = f"{cls.__name__}({d_in}, {d_out}, {context_length}, 0.0, {num_heads})"
         shape = (b, T, d_in)
         where = on_x(call, shape)
         torch.manual_seed(100 + index)

@@ -369,7 +369,8 @@ print(
 # tensor: `torch.cat` joins tensors along an existing dimension (rows, with the default
 # `dim=0`), and `keepdim=True` keeps the dimension a reduction such as `max`, `sum` or `mean`
 # removes, so that the result still lines up with the rows it came from (one value per row,
-# shape (rows, 1)) and broadcasts against them.
+# shape (rows, 1)) and broadcasts against them. One reduction is different: `max(dim=...)`
+# returns a pair, the largest values and where they are (their indices); `.values` is the tensor.
 
 # %%
 a = torch.tensor([[1.0, 2.0], [3.0, 5.0]])  # (2, 2)
@@ -378,6 +379,7 @@ print(torch.cat([a, row]))  # (3, 2): the rows of a, then row
 print(a.mean(dim=-1))  # (2,): one mean per row, the row dimension is gone
 print(a.mean(dim=-1, keepdim=True))  # (2, 1): kept
 print(a - a.mean(dim=-1, keepdim=True))  # (2, 2): each row minus its own mean
+print(a.max(dim=-1, keepdim=True).values)  # (2, 1): each row's largest value
 
 # %% [markdown]
 # ## Summary

@@ -256,7 +256,9 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %%
 def softmax_jacobian(p):
-    # (..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j
+    # (..., T) probabilities -> (..., T, T) matrix of d p_i / d s_j.
+    # diag_embed(p): p on the diagonal of a (T, T) matrix (the delta_ij p_i term);
+    # p.unsqueeze(-1) * p.unsqueeze(-2): a column (T, 1) times a row (1, T), all p_i p_j.
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
 
 
@@ -275,7 +277,8 @@ print(
 
 # %% [markdown]
 # One example can be lucky, so here is the average over 1,000 random queries (six keys each):
-# the mean of the largest weight, and the mean size (Frobenius norm) of the softmax Jacobian.
+# the mean of the largest weight, and the mean size of the softmax Jacobian (its Frobenius norm:
+# the square root of the sum of the squares of all its entries).
 
 # %%
 _ = torch.manual_seed(123)
@@ -530,7 +533,8 @@ mhsa_helpers.exercises.check_build_self_attention(answer)
 # **Exercise 2 (weight transfer).** `sa_v1` (seed 123, raw matrices) and a `SelfAttentionV2`
 # compute the same function with differently stored weights. Make an `mh.SelfAttentionV2(d_in,
 # d_out)` that gives *identical* outputs to `sa_v1` by copying `sa_v1`'s three matrices into its
-# layers (section 7 shows how an `nn.Linear` stores its matrix). Set `answer` to that object.
+# layers (section 7 shows how an `nn.Linear` stores its matrix; a layer's `weight` takes an
+# `nn.Parameter(...)`). Set `answer` to that object.
 
 # %%
 answer = None  # YOUR CODE HERE
@@ -539,10 +543,10 @@ mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
 # %% [markdown]
 # **Exercise 3.** A model that writes text one token at a time cannot look ahead: when it
 # reads "starts", the tokens after it are not there yet. With the seed-123 matrices of section
-# 1, compute the attention weights of the query "starts" ($x^{(3)}$), scaled by $\sqrt{d_k}$,
-# over only the tokens it has read, "Your", "journey" and "starts" (shape (3,)). Do the weights
-# still sum to 1, and how do you make sure?
+# 1, compute the **context vector** of "starts" ($x^{(3)}$) using only the tokens it has read,
+# "Your", "journey" and "starts": the whole recipe of section 5, for this query and these three
+# tokens (shape (2,)). Do its attention weights still sum to 1, and how do you make sure?
 
 # %%
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_attn_weights_3(answer)
+mhsa_helpers.exercises.check_context_vector_3(answer)

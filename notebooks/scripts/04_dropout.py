@@ -31,7 +31,7 @@
 #
 # **Prerequisites:** lesson 03 (`03_causal_attention`): the causal mask and the seed-789 causal
 # weights.
-# **Time:** about 100 minutes (reading, running 25 code cells, 1 prediction, 3 exercises, 1
+# **Time:** about 100 minutes (reading, running 26 code cells, 1 prediction, 3 exercises, 1
 # build-it; the rule is in lesson 00).
 #
 # **Shape contract:** `CausalAttention`: `(b, T, d_in)` → `(b, T, d_out)`; dropout acts on the
@@ -322,6 +322,17 @@ print(
 
 
 # %%
+# The two new tools on toy tensors. A batch: transpose(1, 2) swaps the last two dimensions.
+toy_x = torch.zeros(2, 3, 4)  # (b, T, d)
+print(toy_x.transpose(1, 2).shape)  # (b, d, T): the batch dimension stays first
+# A buffer: a tensor the module keeps (and moves with .to(device)) that is no parameter.
+toy = nn.Module()
+toy.register_buffer("mask", torch.triu(torch.ones(4, 4), diagonal=1).bool())  # (4, 4)
+print(toy.mask[:3, :3])  # sliced to (T, T) = (3, 3), as forward does
+print(dict(toy.named_buffers()).keys(), list(toy.parameters()))
+
+
+# %%
 class MyCausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
@@ -473,15 +484,15 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
 # %% [markdown]
-# **Exercise 3.** Dropout by hand, in its other place (section 4): on the context vectors
-# instead of the weights. Take the causal weights `attn_weights` (6, 6) of section 4 and the
-# `values` (6, 2) computed there by the same `sa_v2`. A dropout layer with **p = 0.25** acting on the (6, 2) context
-# vectors drew the keep pattern `keep_ctx` below (True = kept). Compute what the layer outputs,
-# without `nn.Dropout`.
+# **Exercise 3.** Dropout in its other place (section 4): on the context vectors instead of the
+# weights. A dropout layer placed after the weighted sum acted, in training mode, on the context
+# vectors `attn_weights @ values` (6, 2) of section 4 (the causal weights and the `values` of the
+# same `sa_v2`), and returned `ctx_dropped` below. With which rate p was the layer built?
+# (A number. Count the zeros if you like, but read p from the survivors.)
 
 # %%
-keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
-print(keep_ctx.int())
+ctx_dropped = mhsa_helpers.exercises.lesson04.exercise_dropped_context()  # (T, d_out)
+print(ctx_dropped)
 
 answer = None  # YOUR CODE HERE
-mhsa_helpers.exercises.check_manual_dropout(answer)
+mhsa_helpers.exercises.check_dropout_rate(answer)

@@ -272,8 +272,8 @@ print(
 # counts the `linear` (the `nn.Linear` layers) and `matmul` (`@`) calls.
 #
 # **Predict, then run.** How many calls (`nn.Linear` plus `@`) does one forward pass of our
-# 2-head `mha` make? Look at `CausalAttention.forward` in lesson 04, write your guess in place of
-# `None`, run the cell, then run the next one.
+# 2-head `mha` make? Go through the steps of one head (your `MyCausalAttention.forward` from
+# lesson 04), write your guess in place of `None`, run the cell, then run the next one.
 
 # %%
 prediction = None  # YOUR PREDICTION HERE: linear + matmul calls of the 2-head wrapper
@@ -355,7 +355,7 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 # The same question for the whole modules is measured in `benchmarks/attention.py --part
 # wrapper-vs-split`: the wrapper against lesson 06's split class computing the same function,
 # one thread, on the course's 2-core machine. For 8 to 64 tokens the wrapper took 1.2–1.9x the
-# time of the split class. At 512 tokens its forward pass took only 0.7x: there most of the work
+# time of the split class without `out_proj` (the same function). At 512 tokens its forward pass took only 0.7x: there most of the work
 # is in the (T, T) steps (mask, softmax), and the wrapper does them one head at a time on 2 MiB of
 # scores, small enough for the CPU's cache, where the split class works through 24 MiB at once.
 # So the count predicts the cost of the calls, not the whole time (the table is in
@@ -392,9 +392,11 @@ answer = None  # YOUR CODE HERE
 mhsa_helpers.exercises.check_wrapper_parameters(answer)
 
 # %% [markdown]
-# **Exercise 2.** Head 3 of the book's wrapper with **3 heads** (`torch.manual_seed(123)`,
-# `d_in=3`, `d_out=2`, `context_length=6`, `dropout=0.0`), run on `batch`, is a (2, 6, 2) tensor.
-# Compute it **without building a wrapper**, from `mh.CausalAttention` modules only. (Section 2
+# **Exercise 2.** The wrapper builds its heads one after the other. Built with **3 heads**
+# (`torch.manual_seed(123)`, `d_in=3`, `d_out=2`, `context_length=6`, `dropout=0.0`) and run on
+# `batch`, its head 3 outputs a (2, 6, 2) tensor. After the same seed, build three
+# `mh.CausalAttention` yourself, one after the other, and set `answer` to the third one's output
+# on `batch`; then compare it with the wrapper's last two columns. Why are they equal? (Section 2
 # says why the seed decides which weights each head gets.)
 
 # %%

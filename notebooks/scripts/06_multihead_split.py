@@ -496,7 +496,7 @@ print(mh.say("matches the book's printed values", "与书中印出的数值一�
 #
 # **Predict, then run.** Lesson 05's wrapper made 5 matrix multiplications per head. How many
 # calls (`nn.Linear` plus `@`) does one forward pass of this class make with **12 heads**? Look at
-# `forward` above, write your guess in place of `None`, run the cell, then run the next one.
+# the table of section 4, write your guess in place of `None`, run the cell, then run the next one.
 
 # %%
 prediction = None  # YOUR PREDICTION HERE: linear + matmul calls with 12 heads

@@ -85,9 +85,10 @@ result
 
 # %% [markdown]
 # **Exercise 3.** The same steps as for "journey", with `inputs[2]` ("starts") as the query and
-# only the first three keys: the softmax runs over those three scores, so the weights sum to 1.
-# (Cutting the six weights of section 4's recipe to three would leave them summing to less than
-# 1: the hidden tokens must not enter the softmax at all. Lesson 03 does this with a mask.)
+# only the first three keys and values: the softmax runs over those three scores, so the weights
+# sum to 1, and the context vector is their weighted sum of the three values. (Cutting the six
+# weights of section 4's recipe to three would leave them summing to less than 1: the hidden
+# tokens must not enter the softmax at all. Lesson 03 does this with a mask.)
 
 # %%
 torch.manual_seed(123)
@@ -97,11 +98,14 @@ W_value = nn.Parameter(torch.rand(d_in, d_out))  # (d_in, d_out)
 
 query_3 = inputs[2] @ W_query  # (d_out,)
 keys = inputs[:3] @ W_key  # (3, d_out): "Your", "journey", "starts"
+values = inputs[:3] @ W_value  # (3, d_out)
 attn_scores_3 = query_3 @ keys.T  # (3,)
 d_k = keys.shape[-1]
-answer = torch.softmax(attn_scores_3 / d_k**0.5, dim=-1)  # (3,)
-print(answer, answer.sum())
+attn_weights_3 = torch.softmax(attn_scores_3 / d_k**0.5, dim=-1)  # (3,)
+print(attn_weights_3, attn_weights_3.sum())
+answer = attn_weights_3 @ values  # (d_out,)
+print(answer)
 
-result = mhsa_helpers.exercises.check_attn_weights_3(answer)
+result = mhsa_helpers.exercises.check_context_vector_3(answer)
 assert result, result
 result

@@ -119,9 +119,10 @@ assert result, result
 result
 
 # %% [markdown]
-# **Exercise 3.** First the context vectors, `attn_weights @ values` (6, 2), with the values of
-# the same seed-789 `sa_v2`. Then dropout on them: keep the entries where `keep_ctx` is True, zero
-# the others, and divide the survivors by the fraction that survives, 1 - 0.25 = 0.75.
+# **Exercise 3.** First the context vectors before dropout, `attn_weights @ values` (6, 2), with
+# the values of the same seed-789 `sa_v2`. Each survivor in `ctx_dropped` is its entry times
+# 1 / (1 - p): here 1.4286, so 1 - p = 0.7 and p = 0.3. Only 3 of the 12 entries (25%) are zero
+# this time; p is a probability per entry, not a count, so the zeros only estimate it.
 
 # %%
 inputs = journey.inputs  # (T, d_in)
@@ -132,12 +133,16 @@ with torch.no_grad():
     values = sa_v2.W_value(inputs)  # (T, d_out)
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)
 attn_weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (T, T)
-context = attn_weights @ values  # (T, d_out)
+context = attn_weights @ values  # (T, d_out): before dropout
 
-keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
-answer = context * keep_ctx / (1 - 0.25)  # (T, d_out)
-print(answer)
+ctx_dropped = mhsa_helpers.exercises.lesson04.exercise_dropped_context()  # (T, d_out)
+kept = ctx_dropped != 0  # (T, d_out) bool
+factors = ctx_dropped[kept] / context[kept]  # every survivor: 1 / (1 - p)
+print(factors)
+print(mh.say("zeros:", "零的个数："), int((~kept).sum()), "/", kept.numel())
+answer = 1 - 1 / factors[0].item()  # p
+print(f"p = {answer:.4f}")
 
-result = mhsa_helpers.exercises.check_manual_dropout(answer)
+result = mhsa_helpers.exercises.check_dropout_rate(answer)
 assert result, result
 result

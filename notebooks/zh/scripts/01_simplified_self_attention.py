@@ -301,10 +301,10 @@ print(
     )
 )
 
-# %% [markdown] en_hash="d0987c61be76"
+# %% [markdown] en_hash="4b1b4b898bb4"
 # ### 练习要用的两个工具
 #
-# 下面的练习要用到两个本课还没用过的工具，这里先在一个小张量上演示。`torch.cat` 沿一个已有的维度把张量接起来（默认 `dim=0`，即按行接）。`keepdim=True` 会保留 `max`、`sum`、`mean` 这类归约运算去掉的那一维，这样结果仍和原来的行对齐（每行一个值，形状 (rows, 1)），可以和它们广播运算。
+# 下面的练习要用到两个本课还没用过的工具，这里先在一个小张量上演示。`torch.cat` 沿一个已有的维度把张量接起来（默认 `dim=0`，即按行接）。`keepdim=True` 会保留 `max`、`sum`、`mean` 这类归约运算去掉的那一维，这样结果仍和原来的行对齐（每行一个值，形状 (rows, 1)），可以和它们广播运算。有一个归约不太一样：`max(dim=...)` 返回的是一对结果，即最大值和它们所在的位置（索引），其中 `.values` 才是最大值张量。
 
 # %%
 a = torch.tensor([[1.0, 2.0], [3.0, 5.0]])  # (2, 2)
@@ -313,6 +313,7 @@ print(torch.cat([a, row]))  # (3, 2)：先是 a 的各行，再接上 row
 print(a.mean(dim=-1))  # (2,)：每行一个平均值，行这一维没有了
 print(a.mean(dim=-1, keepdim=True))  # (2, 1)：保留了这一维
 print(a - a.mean(dim=-1, keepdim=True))  # (2, 2)：每一行减去它自己的平均值
+print(a.max(dim=-1, keepdim=True).values)  # (2, 1)：每一行的最大值
 
 # %% [markdown] en_hash="8b9edc8a78f9"
 # ## 小结

@@ -210,7 +210,9 @@ mhsa_helpers.exercises.check_prediction_saturation(my_guess, reveal=True)
 
 # %%
 def softmax_jacobian(p):
-    # (..., T) 的概率 -> 由 d p_i / d s_j 组成的 (..., T, T) 矩阵
+    # (..., T) 的概率 -> 由 d p_i / d s_j 组成的 (..., T, T) 矩阵。
+    # diag_embed(p)：把 p 放在 (T, T) 矩阵的对角线上（即 delta_ij p_i 这一项）；
+    # p.unsqueeze(-1) * p.unsqueeze(-2)：一列 (T, 1) 乘一行 (1, T)，得到所有的 p_i p_j。
     return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
 
 
@@ -227,8 +229,8 @@ print(
     softmax_jacobian(weights_scaled).abs().max(),
 )
 
-# %% [markdown] en_hash="bc3434002159"
-# 单个例子可能只是运气好，所以下面对 1,000 个随机查询（每个配六个键）取平均，看最大权重的均值，以及 softmax 雅可比矩阵的平均大小。这里的大小指 Frobenius 范数（Frobenius norm）。
+# %% [markdown] en_hash="ce453f9f6130"
+# 单个例子可能只是运气好，所以下面对 1,000 个随机查询（每个配六个键）取平均，看最大权重的均值，以及 softmax 雅可比矩阵的平均大小。这里的大小指 Frobenius 范数（Frobenius norm），即所有元素平方和的平方根。
 
 # %%
 _ = torch.manual_seed(123)
@@ -443,16 +445,16 @@ class MySelfAttentionV2(nn.Module):
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_build_self_attention(answer)
 
-# %% [markdown] en_hash="57617fb8b6a0"
-# **练习 2（权重迁移）。** `sa_v1`（种子 123，直接存放矩阵）和一个 `SelfAttentionV2` 计算的是同一个函数，只是权重的存储方式不同。创建一个 `mh.SelfAttentionV2(d_in, d_out)`，把 `sa_v1` 的三个矩阵复制到它的各层中，让它的输出与 `sa_v1` **完全相同**。第 7 节讲过 `nn.Linear` 怎样存储它的矩阵。最后把 `answer` 设为这个对象。
+# %% [markdown] en_hash="aefcb8c3e1a3"
+# **练习 2（权重迁移）。** `sa_v1`（种子 123，直接存放矩阵）和一个 `SelfAttentionV2` 计算的是同一个函数，只是权重的存储方式不同。创建一个 `mh.SelfAttentionV2(d_in, d_out)`，把 `sa_v1` 的三个矩阵复制到它的各层中，让它的输出与 `sa_v1` **完全相同**。第 7 节讲过 `nn.Linear` 怎样存储它的矩阵。层的 `weight` 要赋一个 `nn.Parameter(...)`。最后把 `answer` 设为这个对象。
 
 # %%
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
 
-# %% [markdown] en_hash="c65e1567b5f2"
-# **练习 3。** 逐个词元写出文本的模型不能往后看：读到“starts”时，它后面的词元还没有出现。用第 1 节中种子 123 的矩阵，计算查询“starts”（$x^{(3)}$）的注意力权重，按 $\sqrt{d_k}$ 缩放，但只在它读过的词元“Your”“journey”“starts”上计算（形状为 (3,)）。这些权重的和还是 1 吗？怎样保证这一点？
+# %% [markdown] en_hash="71bfa5db4a0f"
+# **练习 3。** 逐个词元写出文本的模型不能往后看：读到“starts”时，它后面的词元还没有出现。用第 1 节中种子 123 的矩阵，计算“starts”（$x^{(3)}$）的**上下文向量**，但只用它读过的词元“Your”“journey”“starts”：对这个查询和这三个词元，走一遍第 5 节的完整步骤（形状为 (2,)）。它的注意力权重之和还是 1 吗？怎样保证这一点？
 
 # %%
 answer = None  # 在这里写代码
-mhsa_helpers.exercises.check_attn_weights_3(answer)
+mhsa_helpers.exercises.check_context_vector_3(answer)

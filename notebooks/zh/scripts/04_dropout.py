@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="2b6d7c637787"
+# %% [markdown] en_hash="efe4a0035f80"
 # # 04 · dropout（随机失活）
 #
 # 参数很多的模型容易**过拟合**（overfitting），也就是把训练文本背下来，而没有学到能推广到新文本的规律。**dropout**（随机失活）是对付过拟合、“防背题”的一种手段。训练时，它把流经网络的数值随机清零一部分，使模型无法依赖其中任何一个。在 GPT 这类模型中，dropout 可以作用在**注意力权重**（attention weights）上。本课最后，你要亲手实现书中的 `CausalAttention` 类。它把第 03 课的因果掩码（causal mask）和 dropout 装进同一个模块，一次处理一整个**批次**（batch）。
@@ -19,7 +19,7 @@
 # 3. 知道 dropout 在注意力中放在哪里、真实模型用多大的丢弃率（dropout rate），以及 dropout 做不到什么（它救不了太小的数据集）。
 # 4. 亲手实现 `CausalAttention`，检查器会对你的类做契约测试（contract test）。然后阅读书中的版本，它用**缓冲区**（`register_buffer`）保存掩码。在形状为 (2, 6, 3) 的批次上运行它，并弄清为什么要用缓冲区，而不是普通属性。
 #
-# **预备知识：** 第 03 课（`03_causal_attention`）中的因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 约 100 分钟（阅读、运行 25 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 03 课（`03_causal_attention`）中的因果掩码，以及种子 789 下加了掩码的注意力权重。**用时：** 约 100 分钟（阅读、运行 26 个代码单元格、1 次预测、3 道练习、1 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** `CausalAttention` 把 `(b, T, d_in)` 映射为 `(b, T, d_out)`。dropout 作用在形状为 `(b, T, T)` 的权重上，并且只在训练模式下生效。
 
@@ -259,6 +259,17 @@ print(
 
 
 # %%
+# 在小张量上演示这两个新工具。批次：transpose(1, 2) 交换最后两维。
+toy_x = torch.zeros(2, 3, 4)  # (b, T, d)
+print(toy_x.transpose(1, 2).shape)  # (b, d, T)：批次那一维仍在最前面
+# 缓冲区：模块保存的张量（会随 .to(device) 一起移动），但它不是参数。
+toy = nn.Module()
+toy.register_buffer("mask", torch.triu(torch.ones(4, 4), diagonal=1).bool())  # (4, 4)
+print(toy.mask[:3, :3])  # 像 forward 那样切成 (T, T) = (3, 3)
+print(dict(toy.named_buffers()).keys(), list(toy.parameters()))
+
+
+# %%
 class MyCausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
@@ -387,12 +398,12 @@ mhsa_helpers.exercises.check_dropout_scale(answer)
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
-# %% [markdown] en_hash="a0e2c910a93c"
-# **练习 3。** 手工实现 dropout，这次放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。取第 4 节的因果权重 `attn_weights` (6, 6)，以及同一个 `sa_v2` 在那里算出的值 `values` (6, 2)。一个 **p = 0.25** 的 dropout 层作用在形状为 (6, 2) 的上下文向量上，抽出了下面的保留模式 `keep_ctx`（True 表示保留）。不用 `nn.Dropout`，算出这一层的输出。
+# %% [markdown] en_hash="1875d61b98ac"
+# **练习 3。** dropout 放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。一个 dropout 层放在加权求和之后，在训练模式下作用于第 4 节的上下文向量 `attn_weights @ values` (6, 2)（因果权重和同一个 `sa_v2` 的值 `values`），输出了下面的 `ctx_dropped`。这个层是用哪个比例 p 创建的？（答案是一个数。可以数一数零的个数，但 p 要从保留下来的元素推算。）
 
 # %%
-keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
-print(keep_ctx.int())
+ctx_dropped = mhsa_helpers.exercises.lesson04.exercise_dropped_context()  # (T, d_out)
+print(ctx_dropped)
 
 answer = None  # 在这里写代码
-mhsa_helpers.exercises.check_manual_dropout(answer)
+mhsa_helpers.exercises.check_dropout_rate(answer)

@@ -216,12 +216,12 @@ print(
     mh.say("row 'journey', head by head:\n", "“journey”这一行，逐个头来看：\n"), three[:, 1, :2]
 )  # (heads, 2)
 
-# %% [markdown] en_hash="3e18391859db"
+# %% [markdown] en_hash="34574bb3509e"
 # ## 6. 代价：每个头、每个投影各一次矩阵乘法
 #
 # 包装器读起来很容易，但它是一个头接一个头地运行的。这需要多少次矩阵乘法？我们不去猜，而是数一数。`mh.CountMatmuls` 是一个 `torch.overrides.TorchFunctionMode`，只有 20 行代码，在 `mhsa_helpers/checks.py` 里。它能看到 `with` 块内调用的每一个 torch 函数，并统计 `linear`（即 `nn.Linear` 层）和 `matmul`（即 `@`）的调用次数。
 #
-# **先预测，再运行。** 我们的 2 头 `mha` 做一次前向传播，要调用多少次 `nn.Linear` 和 `@`？看看第 04 课的 `CausalAttention.forward`，把你的猜测写在 `None` 的位置，运行这个单元格，再运行下一个。
+# **先预测，再运行。** 我们的 2 头 `mha` 做一次前向传播，要调用多少次 `nn.Linear` 和 `@`？过一遍一个头的各个步骤（你在第 04 课写的 `MyCausalAttention.forward`），把你的猜测写在 `None` 的位置，运行这个单元格，再运行下一个。
 
 # %%
 prediction = None  # 你的预测：2 头包装器调用 linear 和 matmul 的总次数
@@ -286,10 +286,10 @@ for num_tokens in [6, 256]:
     assert 0 < t_big < 1 and 0 < t_loop < 1
 torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big)
 
-# %% [markdown] en_hash="7a723d8c8916"
+# %% [markdown] en_hash="b315826865b6"
 # 两种算法给出相同的数字，上一个单元格里的 `assert_close` 确认了这一点。再看你的机器打印出的两个比值。它们通常接近 1，而且不一定大于 1。对这么大的一次乘法来说，调用的固定开销比计算本身小得多，机器一忙，耗时的波动就超过了这点开销。所以单看一次乘法，看不出调用多的代价，要看整个模块，下面就来测量。
 #
-# `benchmarks/attention.py --part wrapper-vs-split` 对整个模块做了这项测量。它在课程的 2 核机器上单线程运行，拿包装器与第 06 课的拆分版类比较，两者计算的是同一个函数。8 到 64 个词元时，包装器的耗时是拆分版的 1.2–1.9 倍。到了 512 个词元，包装器的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在掩码和 softmax 这些 (T, T) 的步骤里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存，拆分版却要一口气处理 24 MiB。可见，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现写成一个类，`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头。
+# `benchmarks/attention.py --part wrapper-vs-split` 对整个模块做了这项测量。它在课程的 2 核机器上单线程运行，拿包装器与第 06 课的拆分版类比较，两者计算的是同一个函数。8 到 64 个词元时，包装器的耗时是不带 `out_proj` 的拆分版（计算同一个函数）的 1.2–1.9 倍。到了 512 个词元，包装器的前向传播只用了拆分版 0.7 倍的时间。这时大部分计算在掩码和 softmax 这些 (T, T) 的步骤里。包装器一次只处理一个头的 2 MiB 分数，放得进 CPU 的缓存，拆分版却要一口气处理 24 MiB。可见，乘法次数预测的是调用的开销，而不是全部耗时（表格见 `benchmarks/README.md`）。第 06 课把“一个大矩阵”的发现写成一个类，`W_query`、`W_key`、`W_value` 各用一个大矩阵，算完之后再切分成各个头。
 
 # %% [markdown] en_hash="68185678d228"
 # ## 小结
@@ -310,8 +310,8 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_wrapper_parameters(answer)
 
-# %% [markdown] en_hash="da95771e77c0"
-# **练习 2。** 把书中的包装器改为 **3 个头**（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），在 `batch` 上运行，它的头 3 输出一个 (2, 6, 2) 的张量。请**不构建包装器**，只用 `mh.CausalAttention` 模块把这个张量算出来。第 2 节讲了为什么种子决定了每个头拿到哪些权重。
+# %% [markdown] en_hash="2165d349194a"
+# **练习 2。** 包装器是一个接一个地创建各个头的。把书中的包装器设为 **3 个头**（`torch.manual_seed(123)`、`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），在 `batch` 上运行，它的头 3 输出一个 (2, 6, 2) 的张量。请在同一个种子之后，自己依次创建三个 `mh.CausalAttention`，把 `answer` 设为第三个在 `batch` 上的输出，再和包装器输出的最后两列比一比。它们为什么相等？第 2 节讲了为什么种子决定了每个头拿到哪些权重。
 
 # %%
 answer = None  # 在这里写代码

@@ -433,10 +433,10 @@ for sequence in context_vecs:  # 每个都是 (T, d_out)
     )
 print(mh.say("matches the book's printed values", "与书中印出的数值一致"))
 
-# %% [markdown] en_hash="f9f895e40da6"
+# %% [markdown] en_hash="f04759502f2e"
 # 这些数字和第 05 课包装器的输出不同，因为宽度约定不一样，而且 `out_proj` 有它自己的随机权重。第 8 节会说明如何让两者完全一致。
 #
-# **先预测，再运行。** 第 05 课的包装器每个头要做 5 次矩阵乘法。那么，这个类在 **12 个头**时，一次前向传播要调用多少次 `nn.Linear` 和 `@`？看看上面的 `forward`，把你的猜测写在 `None` 的位置，运行这个单元格，再运行下一个。
+# **先预测，再运行。** 第 05 课的包装器每个头要做 5 次矩阵乘法。那么，这个类在 **12 个头**时，一次前向传播要调用多少次 `nn.Linear` 和 `@`？看看第 4 节的表格，把你的猜测写在 `None` 的位置，运行这个单元格，再运行下一个。
 
 # %%
 prediction = None  # 你的预测：12 个头时 linear 和 matmul 的调用总次数

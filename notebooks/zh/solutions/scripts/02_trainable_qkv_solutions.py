@@ -78,8 +78,8 @@ result = mhsa_helpers.exercises.check_v1_to_v2(answer, sa_v1, inputs)
 assert result, result
 result
 
-# %% [markdown] en_hash="5d910d1b7b54"
-# **练习 3。** 步骤与“journey”的相同，只是改用 `inputs[2]`（“starts”）作查询，并且只用前三个键。softmax 只在这三个分数上做，所以权重之和是 1。（如果先算出六个权重再截取前三个，它们的和会小于 1。看不到的词元根本不能进入 softmax。第 03 课用掩码做到这一点。）
+# %% [markdown] en_hash="7e42350c1052"
+# **练习 3。** 步骤与“journey”的相同，只是改用 `inputs[2]`（“starts”）作查询，并且只用前三个键和前三个值。softmax 只在这三个分数上做，所以权重之和是 1。上下文向量就是用这三个权重对三个值求的加权和。（如果先算出六个权重再截取前三个，它们的和会小于 1。看不到的词元根本不能进入 softmax。第 03 课用掩码做到这一点。）
 
 # %%
 torch.manual_seed(123)
@@ -89,11 +89,14 @@ W_value = nn.Parameter(torch.rand(d_in, d_out))  # (d_in, d_out)
 
 query_3 = inputs[2] @ W_query  # (d_out,)
 keys = inputs[:3] @ W_key  # (3, d_out): "Your", "journey", "starts"
+values = inputs[:3] @ W_value  # (3, d_out)
 attn_scores_3 = query_3 @ keys.T  # (3,)
 d_k = keys.shape[-1]
-answer = torch.softmax(attn_scores_3 / d_k**0.5, dim=-1)  # (3,)
-print(answer, answer.sum())
+attn_weights_3 = torch.softmax(attn_scores_3 / d_k**0.5, dim=-1)  # (3,)
+print(attn_weights_3, attn_weights_3.sum())
+answer = attn_weights_3 @ values  # (d_out,)
+print(answer)
 
-result = mhsa_helpers.exercises.check_attn_weights_3(answer)
+result = mhsa_helpers.exercises.check_context_vector_3(answer)
 assert result, result
 result

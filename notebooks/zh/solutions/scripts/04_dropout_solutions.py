@@ -111,8 +111,8 @@ result = mhsa_helpers.exercises.check_zero_fraction(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="0bce18260770"
-# **练习 3。** 先算上下文向量 `attn_weights @ values` (6, 2)，其中的值来自同一个种子 789 的 `sa_v2`。再对它们做 dropout，保留 `keep_ctx` 为 True 的元素，其余清零，然后把保留下来的元素除以保留比例 1 - 0.25 = 0.75。
+# %% [markdown] en_hash="7fa01fad8b1f"
+# **练习 3。** 先算 dropout 之前的上下文向量 `attn_weights @ values` (6, 2)，其中的值来自同一个种子 789 的 `sa_v2`。`ctx_dropped` 中每个保留下来的元素，都是原来的元素乘以 1 / (1 - p)。这里的倍数是 1.4286，所以 1 - p = 0.7，p = 0.3。这一次 12 个元素中只有 3 个是零（25%）。p 是每个元素被丢弃的概率，不是个数，所以零的个数只能粗略估计它。
 
 # %%
 inputs = journey.inputs  # (T, d_in)
@@ -123,12 +123,16 @@ with torch.no_grad():
     values = sa_v2.W_value(inputs)  # (T, d_out)
 future = torch.triu(torch.ones(6, 6), diagonal=1).bool()  # (T, T)
 attn_weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (T, T)
-context = attn_weights @ values  # (T, d_out)
+context = attn_weights @ values  # (T, d_out)：dropout 之前
 
-keep_ctx = torch.rand(6, 2, generator=torch.Generator().manual_seed(2025)) >= 0.25  # (T, d_out)
-answer = context * keep_ctx / (1 - 0.25)  # (T, d_out)
-print(answer)
+ctx_dropped = mhsa_helpers.exercises.lesson04.exercise_dropped_context()  # (T, d_out)
+kept = ctx_dropped != 0  # (T, d_out) 布尔张量
+factors = ctx_dropped[kept] / context[kept]  # 每个保留下来的元素：1 / (1 - p)
+print(factors)
+print(mh.say("zeros:", "零的个数："), int((~kept).sum()), "/", kept.numel())
+answer = 1 - 1 / factors[0].item()  # p
+print(f"p = {answer:.4f}")
 
-result = mhsa_helpers.exercises.check_manual_dropout(answer)
+result = mhsa_helpers.exercises.check_dropout_rate(answer)
 assert result, result
 result
