@@ -992,9 +992,7 @@ def gradients_reach(
     """The contract "gradients flow": each ``(name, grad)`` has a gradient, not all zero (and,
     with ``finite``, no NaN or inf), else ``hint(name)`` for the first that has none."""
     for name, grad in grads:
-        if grad is None or (finite and not torch.isfinite(grad).all()):
-            raise ContractError(hint(name))
-        if not bool(grad.abs().sum() > 0):
+        if grad is None or (finite and not torch.isfinite(grad).all()) or not grad.abs().sum() > 0:
             raise ContractError(hint(name))
 
 

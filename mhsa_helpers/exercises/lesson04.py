@@ -422,9 +422,7 @@ def _built(
 def _where(spec: CausalClass, cls: type, sizes: tuple[int, ...], dropout: float) -> Text:
     d_in, d_out, context_length, b, T = sizes
     args = ", ".join(map(repr, spec.args(d_in, d_out, context_length, dropout)))
-    call = f"{cls.__name__}({args})"
-    shape = (b, T, d_in)
-    return on_x(call, shape)
+    return on_x(f"{cls.__name__}({args})", (b, T, d_in))
 
 
 def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:

@@ -506,9 +506,9 @@ def _check_causal(module: nn.Module, x: torch.Tensor, where: Text) -> None:
 def _equal_to_reference(cls: type) -> None:
     """At every size: the book's parameters loaded, the same output, and causal."""
     for index, (d_in, d_out, context_length, num_heads, b, T) in enumerate(_SIZES):
-        call = f"{cls.__name__}({d_in}, {d_out}, {context_length}, 0.0, {num_heads})"
-        shape = (b, T, d_in)
-        where = on_x(call, shape)
+        where = on_x(
+            f"{cls.__name__}({d_in}, {d_out}, {context_length}, 0.0, {num_heads})", (b, T, d_in)
+        )
         torch.manual_seed(100 + index)
         reference = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
         module = _construct(cls, d_in, d_out, context_length, 0.0, num_heads)

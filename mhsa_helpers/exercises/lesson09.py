@@ -405,8 +405,9 @@ def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None
                 "名叫 `qkv`。",
             )
         )
-    fused = (d_in, 3 * d_out)
-    linear_layer(module, "qkv", fused, qkv_bias, **_QKV_TEXTS, d_in=d_in, wide=3 * d_out)
+    linear_layer(
+        module, "qkv", (d_in, 3 * d_out), qkv_bias, **_QKV_TEXTS, d_in=d_in, wide=3 * d_out
+    )
     linear_layer(module, "out_proj", (d_out, d_out), True, **_OUT_PROJ_TEXTS, d_out=d_out)
     names = {name for name, _ in module.named_parameters()}
     extra = names - {"qkv.weight", "qkv.bias", "out_proj.weight", "out_proj.bias"}
@@ -470,12 +471,11 @@ def _equal_at_sizes(cls: type) -> None:
         x = 2.0 * torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(1))
         x = x.to(dtype)  # (b, T, d_in)
         with torch.no_grad():
-            want_shape = (b, num_tokens, d_out)
             out = call_forward(
                 module,
                 (x,),
                 _FORWARD,
-                want_shape=want_shape,
+                want_shape=(b, num_tokens, d_out),
                 d_in=d_in,
                 d_out=d_out,
                 num_heads=num_heads,
@@ -500,8 +500,7 @@ _MASK_LEAKS = tr(
 
 
 def _second_size_input() -> torch.Tensor:
-    _, _, _, _, b, num_tokens = _BUILD_SIZES[1]
-    d_in = _BUILD_SIZES[1][0]
+    d_in, _, _, _, b, num_tokens = _BUILD_SIZES[1]
     return torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(2))
 
 
