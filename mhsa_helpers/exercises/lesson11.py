@@ -394,10 +394,6 @@ def _sdpa_matches_unpadded(attn_mask: torch.Tensor, real: torch.Tensor) -> bool:
     return True
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
 def _judge_additive(
     got: torch.Tensor, attention_mask: torch.Tensor, dtype: torch.dtype
 ) -> Text | None:
@@ -407,7 +403,7 @@ def _judge_additive(
     b, t = real.shape
     full = (b, 2, t, t)  # (b, h, T_q, T_k): what SDPA broadcasts the mask to
     keys = real[:, None, None, :].expand(full)  # True at the real keys
-    want = _dtype_name(dtype)
+    want = str(dtype).removeprefix("torch.")
     if got.dtype == torch.bool:
         return tr(
             "a bool mask: SDPA would take it, but this exercise asks for the float mask that "
@@ -583,7 +579,7 @@ def _overflow(
     on: Text, dtype: torch.dtype
 ) -> Callable[[RuntimeError, tuple[object, ...]], Text | None]:
     """The reading of an error that says "overflow": a constant that does not fit in ``dtype``."""
-    name = _dtype_name(dtype)
+    name = str(dtype).removeprefix("torch.")
 
     def read(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
         if "overflow" not in str(error):
@@ -603,7 +599,7 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
     """Every case in every dtype: the right mask, and the input left as it was."""
     for dtype in _DTYPES:
         for label, attention_mask in _hf_cases():
-            name = _dtype_name(dtype)
+            name = str(dtype).removeprefix("torch.")
             on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
             texts = replace(_ADDITIVE_CALL, runtime=_overflow(on, dtype))
             got = call_forward(fn, (attention_mask, dtype), texts, on=on)

@@ -602,10 +602,6 @@ check_get_batch = build_checker(
 )
 
 
-def _step_model() -> CharTransformer:
-    return CharTransformer(vocab_size=11, d_model=8, num_heads=2, num_layers=1, context_length=6)
-
-
 def _book_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targets, clip: bool):
     logits = model(inputs)  # (b, T, vocab)
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
@@ -623,7 +619,9 @@ def _adamw(model: nn.Module) -> torch.optim.AdamW:
 
 def _step_contract(fn: Callable[..., object]) -> None:
     torch.manual_seed(1220)
-    model = _step_model().train()
+    model = CharTransformer(
+        vocab_size=11, d_model=8, num_heads=2, num_layers=1, context_length=6
+    ).train()
     g = torch.Generator().manual_seed(1221)
     batches = [
         (torch.randint(0, 11, (3, 6), generator=g), torch.randint(0, 11, (3, 6), generator=g))

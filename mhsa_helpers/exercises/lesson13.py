@@ -533,8 +533,7 @@ def _is_swiglu(cls: object) -> None:
             out = call_forward(
                 module, (x,), _SWIGLU_FORWARD, where=where, want_shape=tuple(x.shape)
             )
-            right = down(F.silu(gate(x)) * up(x))
-            if _close(out, right):
+            if _close(out, down(F.silu(gate(x)) * up(x))):
                 continue
             mistakes = _swiglu_mistakes(gate, up, down, x)
         known = ((wrong, _SWIGLU_HINTS[name]) for name, wrong in mistakes.items())
