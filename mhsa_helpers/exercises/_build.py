@@ -183,8 +183,8 @@ def function_answer(
         return fail(
             exercise,
             tr(
-                f"expected a function, got a {kind} (what a call returns, say): write "
-                f"`answer = {name}`, the function itself, without parentheses.",
+                f"expected a function, got a {kind}, perhaps what a call returned: write "
+                f"`answer = {name}`, the function itself, not a call (no parentheses).",
                 f"这里要的是函数本身，你传入的却是一个 {kind}（比如函数调用的结果）。"
                 f"请写 `answer = {name}`，不带括号。",
             ),
