@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from exercise_checks import assert_not_yet, assert_pass
 from torch import nn
 
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
 from mhsa_helpers import lm
-from tests.exercise_checks import assert_not_yet, assert_pass
 
 torch.set_num_threads(1)
 

@@ -181,8 +181,8 @@ CASES = {
         (),
         _heads[2],
         [
-            (_heads[0], "that is head 1's part"),
-            (_heads[1], "that is head 2's part"),
+            (_heads[0], "that is head 1's output"),
+            (_heads[1], "that is head 2's output"),
             (torch.cat(_heads, dim=-1), "whole output"),
             (_heads[2][0], "shape (6, 2)"),
         ],

@@ -136,7 +136,7 @@ def test_head_output():
     assert_not_yet(ex.check_head_output(out[..., 2:4]), "head 2")
     assert_not_yet(ex.check_head_output(out[0, :, 4:6]), "shape (6, 2)")
     wrong = ex.check_head_output(torch.zeros(2, 6, 2))
-    assert_not_yet(wrong, "concatenates the heads along the last dimension")
+    assert_not_yet(wrong, "drawn from the generator in turn")
     assert "d_out :" not in wrong.render("en")  # no column formula
     assert "4:6" not in wrong.render("en") and "4:6" not in wrong.render("zh")  # not the answer
     assert_not_yet(ex.check_head_output("out[..., 4:6]"), "torch.Tensor")

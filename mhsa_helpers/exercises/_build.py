@@ -507,6 +507,14 @@ class ForwardTexts:
     call: Text = YOUR_FUNCTION
 
 
+#: What a stub's ``forward`` gets where a checker names no ``not_written`` text of its own.
+FORWARD_NOT_WRITTEN = tr(
+    "forward is not written yet (it still raises NotImplementedError): write it under "
+    "`# YOUR CODE HERE`, then run the cell again.",
+    "forward 还没有写完（仍在抛出 NotImplementedError）。"
+    "请在 `# 在这里写代码` 下面写好它，再运行这个单元格。",
+)
+
 #: A module's ``forward(x)`` after the exercise's name (": forward raised ..."), shared by the
 #: lessons 04 and 06; each adds its own ``dtype`` and ``shape`` texts with ``dataclasses.replace``.
 MODULE_FORWARD = ForwardTexts(
@@ -550,18 +558,18 @@ def call_forward(
 
     def stop(text: Text | None, todo: bool = False, /, **more: object) -> ContractError:
         assert text is not None
-        return ContractError(where + fill(text, **values, **more), todo=todo)
+        return ContractError(tested(fill(text, **values, **more), where), todo=todo)
 
     try:
         out, changed = forward_on_copy(fn, args) if watch else (fn(*args), False)
     except Exception as error:  # the learner's code may raise anything
         said = {"kind": type(error).__name__, "error": error, "said": first_line(str(error))}
         if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
-            raise stop(texts.not_written or texts.raised, True, **said) from None
+            raise stop(texts.not_written or FORWARD_NOT_WRITTEN, True, **said) from None
         readable = isinstance(error, (RuntimeError, TypeError))  # a reader reads the message
         reading = texts.runtime(error, args) if readable else None  # type: ignore[arg-type]
         if reading is not None:
-            raise ContractError(where + reading) from None
+            raise ContractError(tested(reading, where)) from None
         raise stop(texts.raised, **said) from None
     if changed:
         raise stop(texts.input_changed)

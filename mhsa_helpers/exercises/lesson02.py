@@ -82,7 +82,6 @@ def check_context_vector_3(answer: object) -> CheckResult:
         scores = (inputs[query] @ W_query) @ keys[: 6 if cut else seen].T / scale
         return torch.softmax(scores, dim=-1)[:seen] @ values[:seen]  # (2,)
 
-    weights = torch.softmax((inputs[2] @ W_query) @ keys[:3].T / 2**0.5, dim=-1)  # (3,)
     return tensor_answer(
         _CONTEXT_VECTOR_3,
         answer,
@@ -122,11 +121,6 @@ def check_context_vector_3(answer: object) -> CheckResult:
                 "这是按 sqrt(3) 缩放的，3 是输入的维度 d_in。"
                 "缩放要用键的维度 d_k = keys.shape[-1] = 2。",
             ),
-            weights @ inputs[:3]: tr(
-                "that is a weighted sum of the raw inputs; the context vector sums the values "
-                "(x @ W_value).",
-                "这是对原始输入求的加权和。上下文向量要对值（x @ W_value）求加权和。",
-            ),
         },
         hint=tr(
             "the steps of section 5's recipe, for 'starts' and its three tokens only: its "
@@ -137,9 +131,11 @@ def check_context_vector_3(answer: object) -> CheckResult:
         ),
         shapes={
             (3,): tr(
-                "those are the three weights; the context vector is their weighted sum of the "
-                "three values.",
-                "这是三个注意力权重。上下文向量是用它们对三个值求的加权和。",
+                "three numbers: the three weights, or a weighted sum of the raw inputs (3 numbers "
+                "each)? The context vector is the weighted sum of the three values (x @ W_value, "
+                "2 numbers each).",
+                "这是三个数：是三个注意力权重，还是对原始输入（每个 3 个数）求的加权和？"
+                "上下文向量是对三个值（x @ W_value，每个 2 个数）求的加权和。",
             ),
             (6, 2): tr(
                 "that is a context vector for every token; the exercise asks for the one of "

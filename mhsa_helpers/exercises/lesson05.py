@@ -127,8 +127,8 @@ _HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的头 3"
 @exercise(
     _HEAD_OUTPUT,
     what=tr(
-        "the part of the wrapper's output that belongs to the head the exercise names",
-        "包装器输出中属于练习所说那个头的部分",
+        "the output on batch of the third mh.CausalAttention built after the seed",
+        "设好种子后依次建出的第三个 mh.CausalAttention 在 batch 上的输出",
     ),
 )
 def check_head_output(answer: object) -> CheckResult:
@@ -142,23 +142,31 @@ def check_head_output(answer: object) -> CheckResult:
         expected,
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
         wrong={
-            out[..., cols]: tr(
-                f"that is head {k}'s part, not the head the exercise asks for. The heads sit "
-                "side by side in the order of self.heads, each d_out columns wide.",
-                f"这是头 {k} 的部分，不是练习要的那个头。各个头按 self.heads 的顺序"
-                "并排，每个头占 d_out 列。",
-            )
-            for k, cols in ((1, slice(0, 2)), (2, slice(2, 4)))
+            out[..., 0:2]: tr(
+                "that is head 1's output: the weights drawn first. Set the seed once, before the "
+                "first of the three heads, not before each: the third head's weights are the "
+                "ones drawn third.",
+                "这是头 1 的输出，用的是最先抽出的权重。种子只在第一个头之前设一次，"
+                "不要每个头之前都设：第三个头的权重是第三个抽出的。",
+            ),
+            out[..., 2:4]: tr(
+                "that is head 2's output: the weights drawn second; the exercise asks for the "
+                "third head.",
+                "这是头 2 的输出，用的是第二个抽出的权重。练习要的是第三个头。",
+            ),
         },
         hint=tr(
-            "these numbers are not one head's output: the wrapper concatenates the heads along "
-            "the last dimension, in the order of self.heads.",
-            "这些数不是某一个头的输出。包装器沿最后一维，按 self.heads 的顺序把各个头拼接起来。",
+            "these numbers are not the third head's output: each head's weights are drawn from "
+            "the generator in turn after torch.manual_seed(123), so build the heads in order "
+            "with the same arguments as the wrapper's heads.",
+            "这些数不是第三个头的输出。设好 torch.manual_seed(123) 之后，每个头的权重依次从"
+            "随机数生成器中抽出，所以要按顺序、用和包装器里的头相同的参数建头。",
         ),
         shapes={
             (2, 6, 6): tr(
-                "that is the whole output; head 3 is 2 of its 6 columns.",
-                "这是整个输出，头 3 只占其中 6 列里的 2 列。",
+                "that is the wrapper's whole output; the answer is the third head's output "
+                "alone, (2, 6, 2).",
+                "这是包装器的整个输出。答案只是第三个头的输出，形状 (2, 6, 2)。",
             ),
         },
     )

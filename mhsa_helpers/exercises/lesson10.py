@@ -560,8 +560,8 @@ def _same_as_full_attention(cls: type) -> None:
         cache = _new_cache(cls, T)
         outs, start = [], 0
         where = tr(
-            f"(tested at b={b}, h={h}, head_dim={d}, chunks {chunks})",
-            f"（测试时 b={b}，h={h}，head_dim={d}，分段 {chunks}）",
+            f"(test: b={b}, h={h}, head_dim={d}, chunks {chunks})",
+            f"（测试：b={b}，h={h}，head_dim={d}，分段 {chunks}）",
         )
         for n in chunks:
             end = start + n

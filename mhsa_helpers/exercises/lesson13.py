@@ -177,8 +177,8 @@ def _rotates_q_and_k_not_v(fn: object) -> None:
         k, v = (torch.randn(b, g, n, d, dtype=dtype) for _ in range(2))  # (b, g, T, d)
         out_q, out_k, out_v = _call_rope(fn, q, k, v, offset)
         where = tr(
-            f" (tested at offset={offset}, head_dim={d}, {dtype})",
-            f"（测试时 offset={offset}、head_dim={d}、{dtype}）",
+            f" (test: offset={offset}, head_dim={d}, {dtype})",
+            f"（测试：offset={offset}、head_dim={d}、{dtype}）",
         )
         if not torch.equal(out_v, v):
             rotated = _close(out_v, _rotate(v, torch.arange(offset, offset + n)))
@@ -202,7 +202,7 @@ def _rotates_q_and_k_not_v(fn: object) -> None:
                 continue
             named = _name_rope(got, x, offset)
             raise ContractError(
-                tr(f"{name}: ", f"{name}：")
+                tr(f"{name}: ", f"{name} 不对。")
                 + (
                     named
                     or tr(
@@ -346,10 +346,11 @@ def _equals_torch_rmsnorm(cls: object) -> None:
         if isinstance(weight, torch.Tensor) and not isinstance(weight, nn.Parameter):
             raise ContractError(
                 tr(
-                    f"{call}: self.weight is a plain tensor; wrap it in nn.Parameter, or it is "
-                    "neither learned (the optimizer never sees it) nor saved in the state_dict.",
-                    f"{call}：self.weight 是普通张量。要用 nn.Parameter 包起来，否则它既不会被"
-                    "学习（优化器看不到它），也不会存进 state_dict。",
+                    "self.weight is a plain tensor; wrap it in nn.Parameter, or it is neither "
+                    "learned (the optimizer never sees it) nor saved in the state_dict "
+                    f"(test: {call}).",
+                    "self.weight 是普通张量。要用 nn.Parameter 包起来，否则它既不会被"
+                    f"学习（优化器看不到它），也不会存进 state_dict（测试：{call}）。",
                 )
             )
         if weight is None:  # the stub (its forward raises NotImplementedError) or no weight
@@ -357,10 +358,10 @@ def _equals_torch_rmsnorm(cls: object) -> None:
         if not isinstance(weight, nn.Parameter) or not torch.equal(weight.detach(), torch.ones(d)):
             raise ContractError(
                 tr(
-                    f"{call} needs self.weight, an nn.Parameter of shape ({d},) starting at ones "
-                    "(the name and start of torch.nn.RMSNorm's).",
-                    f"{call} 需要 self.weight：形状为 ({d},)、初值全为 1 的 nn.Parameter"
-                    "（名字和初值都与 torch.nn.RMSNorm 相同）。",
+                    f"the class needs self.weight, an nn.Parameter of shape ({d},) starting at "
+                    f"ones, the name and start of torch.nn.RMSNorm's (test: {call}).",
+                    f"这个类需要 self.weight，即形状为 ({d},)、初值全为 1 的 nn.Parameter，"
+                    f"名字和初值都与 torch.nn.RMSNorm 相同（测试：{call}）。",
                 )
             )
         module = module.to(dtype)
