@@ -206,7 +206,9 @@ def test_a_class_whose_forward_raises():
         def forward(self, x):
             raise NotImplementedError("write forward")
 
-    assert_not_yet(ex.check_build_multihead(Raises), "NotImplementedError", "forward is not written yet")
+    assert_not_yet(
+        ex.check_build_multihead(Raises), "NotImplementedError", "forward is not written yet"
+    )
 
 
 def test_every_mistake_differs_from_the_correct_output():
