@@ -105,7 +105,17 @@ def test_get_batch_needs_a_start_per_row():
     def fixed(ids, b, T):  # distinct starts, but the same at every call
         return _windows(ids, torch.arange(b) % (len(ids) - T), T)
 
-    for fn in (one_window, fixed):
+    def consecutive(ids, b, T):  # one random start, then the next b - 1 positions
+        last = len(ids) - T - 1
+        starts = torch.randint(0, max(1, last - b), (1,)) + torch.arange(b)
+        return _windows(ids, starts.clamp(max=last), T)
+
+    def spaced(ids, b, T):  # one random start, then equal steps
+        last = len(ids) - T - 1
+        starts = torch.randint(0, 4, (1,)) + torch.arange(b) * 5
+        return _windows(ids, starts.clamp(max=last), T)
+
+    for fn in (one_window, fixed, consecutive, spaced):
         assert_not_yet(ex.check_get_batch(fn), "start of its own")
 
 
@@ -123,6 +133,27 @@ def test_train_step_returning_the_tensor_is_refused():
         return loss
 
     assert_not_yet(ex.check_train_step(tensor_step), "not a tensor")
+
+
+def test_train_step_slips_in_the_order_are_named():
+    def cleared_too_late(model, optimizer, inputs, targets):
+        loss = _loss(model, inputs, targets)
+        loss.backward()
+        optimizer.zero_grad()  # between backward() and step(): step() finds no gradients
+        optimizer.step()
+        return loss.item()
+
+    def loss_after(model, optimizer, inputs, targets):
+        loss = _loss(model, inputs, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return _loss(model, inputs, targets).item()  # measured after the update
+
+    assert_not_yet(ex.check_train_step(cleared_too_late), "never between backward() and step()")
+    result = ex.check_train_step(loss_after)
+    assert_not_yet(result, "measured after optimizer.step()")
+    assert "not a tensor" not in result.render("en")
 
 
 def test_block_without_the_attention_residual_is_named():
@@ -243,3 +274,11 @@ def test_far_keys_check_the_step_the_exercise_is_about():
     assert_not_yet(ex.check_far_keys(keys(far + 1), attn, h, far), "one too far")
     assert_not_yet(ex.check_far_keys(keys(far, norm=False), attn, h, far), "QK-norm")
     assert_not_yet(ex.check_far_keys(None, attn, h, far), "far")
+
+
+def test_apply_rope_sign_slip_names_both_signs():
+    def minus_sin(q, k, v, offset=0):
+        cos, sin = _tables(q, offset)
+        return q * cos - mh.rotate_half(q) * sin, k * cos - mh.rotate_half(k) * sin, v
+
+    assert_not_yet(ex.check_apply_rope(minus_sin), "sin term is added", "wrong way")

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable
 
 import torch
@@ -551,14 +552,17 @@ def _batch_contract(fn: Callable[..., object]) -> None:
                 )
             )
     calls = [tuple(fn(_IDS, 8, 8)[0][:, 0].tolist()) for _ in range(3)]  # type: ignore[index]
-    if len(set(calls)) == 1 or min(len(set(starts)) for starts in calls) == 1:
+    steps = [{b - a for a, b in itertools.pairwise(starts)} for starts in calls]
+    if len(set(calls)) == 1 or min(map(len, steps)) == 1:  # the same, or equal steps apart
         raise ContractError(
             tr(
                 "the windows are not drawn at random: every row of a batch needs a start of its "
-                "own, drawn anew at every call (torch.randint, one start per row), so that a "
-                "batch holds different windows and training sees the whole text.",
+                "own, drawn anew at every call (torch.randint, one start per row), not one start "
+                "plus equal steps, so that a batch holds unrelated windows and training sees the "
+                "whole text.",
                 "窗口不是随机抽取的。一批里的每一行都要有自己的起点，并且每次调用都重新抽取"
-                "（torch.randint，每行一个起点），这样一批里才是不同的窗口，训练也才能看到整段文本。",
+                "（torch.randint，每行一个起点），而不是一个起点再加上等距的步长。"
+                "这样一批里才是互不相关的窗口，训练也才能看到整段文本。",
             )
         )
 
@@ -657,7 +661,8 @@ def _step_contract(fn: Callable[..., object]) -> None:
         )
     got = [_as_number(x) for x in losses]
     if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched, strict=True)):
-        raise ContractError(fill(_STEP_LOSS, want=round(matched[0], 4)))
+        text = _STEP_LOSS if None in got else _STEP_LOSS_AFTER
+        raise ContractError(fill(text, want=round(matched[0], 4)))
 
 
 def _as_number(loss: object) -> float | None:
@@ -676,9 +681,12 @@ _STEP_FLATTEN = tr(
     "(b * T, vocab) 对 (b * T,)。",
 )
 _STEP_UNCHANGED = tr(
-    "the parameters did not change: after the loss, backward() computes the gradients and "
-    "optimizer.step() applies them (in that order).",
-    "参数没有变。算出损失之后，backward() 计算梯度，optimizer.step() 再用上它们（顺序不能反）。",
+    "the parameters did not change: optimizer.step() found no gradients. backward() computes "
+    "them and step() applies them; optimizer.zero_grad() clears them, so it comes before "
+    "backward(), never between backward() and step().",
+    "参数没有变：optimizer.step() 没有找到梯度。backward() 计算梯度，step() 用上它们；"
+    "optimizer.zero_grad() 会清掉梯度，所以要放在 backward() 之前，"
+    "不能放在 backward() 和 step() 之间。",
 )
 _STEP_DIFFERS = tr(
     "after two steps the parameters differ from two AdamW steps on the cross-entropy loss: is "
@@ -687,6 +695,13 @@ _STEP_DIFFERS = tr(
     "两步之后，参数与在交叉熵损失上做两步 AdamW 的结果不同。"
     "每一步都调用 optimizer.zero_grad() 了吗？"
     "（不清零，梯度会累加。）损失是所有位置上交叉熵的平均吗？",
+)
+_STEP_LOSS_AFTER = tr(
+    "the step is right, but the loss returned is not this batch's loss before the update: "
+    "return the loss the step computed its gradients from ({want} for the first batch), not one "
+    "measured after optimizer.step().",
+    "这一步做对了，但返回的不是这一批在更新之前的损失。请返回用来算梯度的那个损失"
+    "（第一批应是 {want}），而不是 optimizer.step() 之后再算的。",
 )
 _STEP_LOSS = tr(
     "the step is right, but return the loss as a number (a Python float, not a tensor: "

@@ -92,9 +92,12 @@ _ROPE_MISTAKES: dict[str, Text] = {
         "把最后一维切成前后两半（rotate_half）。",
     ),
     "sign": tr(
-        "every pair turns the wrong way: rotate_half must give (-x2, x1), the second half negated "
-        "and moved to the front, not (x2, -x1).",
-        "每一对都转反了。rotate_half 应该得到 (-x2, x1)：后一半取负、放到前面，而不是 (x2, -x1)。",
+        "every pair turns the wrong way (by -m * theta_i): check the two signs. The sin term is "
+        "added (x * cos + rotate_half(x) * sin), and rotate_half gives (-x2, x1), the second "
+        "half negated and moved to the front, not (x2, -x1).",
+        "每一对都转反了（转过的是 -m * theta_i），检查两处符号：sin 那一项是加上去的"
+        "（x * cos + rotate_half(x) * sin）；rotate_half 得到的是 (-x2, x1)，"
+        "即后一半取负、放到前面，而不是 (x2, -x1)。",
     ),
     "no_offset": tr(
         "with offset > 0 your tokens are rotated as if they started at position 0: with a KV "

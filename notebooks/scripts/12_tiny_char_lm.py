@@ -827,12 +827,13 @@ mh.show_table(
 # thought that runs through the poem. The last number is the flaw a reader notices next: left
 # alone, the model ends two couplets with the same character in a quarter of its poems, which
 # real poems almost never do (2 %). With section 6's rule it is 0 %, by construction: the
-# sampler forbids it, the model has not learned it. A native reader of Tang verse read 30 of its
-# poems mixed with 30 real ones, without knowing which was which: 12 of the model's 30 written
-# with the rule were "passable" (10 of the same first characters' poems written without it), none
-# good, and every one was told from the real poems, whose 30 were 28 good and 2 passable. The
-# faults named most: invented phrases (少年微, 孤灯夜半圆), a character repeated inside a line,
-# images that never add up to a thought. And past
+# sampler forbids it, the model has not learned it. Read blind as a native reader of Tang verse
+# would (by a language-model reviewer, not a panel of people: the poems, the key and every verdict
+# are in `data/verse_blind_review.json`), 30 of its poems mixed with 30 real ones: 12 of the
+# model's 30 written with the rule were "passable" (10 of the same first characters' poems written
+# without it), none good, and every one was told from the real poems, whose 30 were 28 good and 2
+# passable. The faults named most: invented phrases (少年微, 孤灯夜半圆), a character repeated
+# inside a line, images that never add up to a thought. And past
 # one window (section 7) the text falls apart: positions were learned as places in a poem, and a
 # sliding window moves every character to another place. Relative positions (rotary embeddings,
 # which the next models use) would not tie "where in the poem" to "where in the window".
