@@ -21,7 +21,7 @@ that holds Chinese characters and the same ``{placeholders}`` as the English one
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -29,6 +29,7 @@ __all__ = [
     "LANGUAGES",
     "Text",
     "language",
+    "listed",
     "pad",
     "say",
     "set_language",
@@ -116,6 +117,13 @@ def tr(en: str, zh: str) -> Text:
 def say(en: str, zh: str) -> str:
     """The string of the current language, now (for labels and titles drawn at once)."""
     return Text(en, zh).get(language())
+
+
+def listed(items: Iterable[object]) -> Text:
+    """``items`` as a list in each language: "a, b, c" in English, "a、b、c" (the enumeration
+    comma) in Chinese."""
+    names = [str(item) for item in items]
+    return Text(", ".join(names), "、".join(names))
 
 
 def display_width(text: str) -> int:

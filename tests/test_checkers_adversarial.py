@@ -1196,3 +1196,17 @@ def test_a_class_whose_forward_is_a_builtin_does_not_break_the_stub_test():
         written(BuiltinForward())
     assert stop.value.todo
     assert not ex.check_causal_attention_class(BuiltinForward)
+
+
+def test_missing_names_are_listed_in_each_language():
+    class OtherNames(nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+            super().__init__()
+            self.q, self.k, self.v = (nn.Linear(d_in, d_out) for _ in range(3))
+
+        def forward(self, x):
+            return x
+
+    result = ex.check_causal_attention_class(OtherNames)
+    assert "W_query.weight, W_key.weight" in result.render("en")
+    assert "W_query.weight、W_key.weight" in result.render("zh")

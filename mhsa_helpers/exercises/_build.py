@@ -56,7 +56,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from ..i18n import Text, tr
+from ..i18n import Text, listed, tr
 from ._parse import plain_tensor
 from ._result import (
     CheckResult,
@@ -1026,12 +1026,12 @@ def load_by_names(module: nn.Module, reference: nn.Module, *, missing: Text, ext
     class lacks, or has and the book's has not), or ``PARAMETER_SHAPE``."""
     want = {name: p.shape for name, p in reference.named_parameters()}
     got = {name: p.shape for name, p in module.named_parameters()}
-    missing_names = [name for name in want if name not in got]
-    if missing_names:
-        raise ContractError(fill(missing, names=", ".join(missing_names)))
-    extra_names = [name for name in got if name not in want]
-    if extra_names:
-        raise ContractError(fill(extra, names=", ".join(extra_names)))
+    for names, hint in (
+        ([n for n in want if n not in got], missing),
+        ([n for n in got if n not in want], extra),
+    ):
+        if names:  # the book's names the class lacks, then the names only the class has
+            raise ContractError(fill(hint, names=listed(names)))
     for name, shape in want.items():
         if got[name] != shape:
             got_shape, want_shape = tuple(got[name]), tuple(shape)
