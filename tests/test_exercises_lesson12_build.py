@@ -162,6 +162,22 @@ def no_step(model, optimizer, inputs, targets):
     return loss.item()
 
 
+def cleared_too_late(model, optimizer, inputs, targets):
+    loss = _loss(model, inputs, targets)
+    loss.backward()
+    optimizer.zero_grad()  # between backward() and step(): step() finds no gradients
+    optimizer.step()
+    return loss.item()
+
+
+def loss_after_the_step(model, optimizer, inputs, targets):
+    loss = _loss(model, inputs, targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return _loss(model, inputs, targets).item()  # measured after the update
+
+
 def step_before_backward(model, optimizer, inputs, targets):
     loss = _loss(model, inputs, targets)
     optimizer.zero_grad()
@@ -190,13 +206,18 @@ def test_train_step_passes_the_book_step(right):
         (no_flatten, "one row per position"),
         (no_step, "did not change"),
         (step_before_backward, "did not change"),
+        (cleared_too_late, "never between backward() and step()"),
+        (loss_after_the_step, "measured after optimizer.step()"),
         (returns_nothing, "loss as a number"),
         (unwritten, "not written yet"),
         (None, "no answer yet"),
     ],
 )
 def test_train_step_names_the_usual_slips(wrong, words):
-    assert_not_yet(ex.check_train_step(wrong), words)
+    result = ex.check_train_step(wrong)
+    assert_not_yet(result, words)
+    if wrong is loss_after_the_step:  # a number was returned: the hint must not ask for one
+        assert "not a tensor" not in result.render("en")
 
 
 def test_a_shrunk_config_works_as_it_is():

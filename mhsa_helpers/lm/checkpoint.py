@@ -30,7 +30,7 @@ from ..data import data_file
 from ..i18n import say
 from .model import CharTransformer
 from .tokenizer import CharTokenizer
-from .training import CharLMConfig, CharLMRun
+from .training import CharLMConfig, CharLMRun, last_val_loss
 
 __all__ = ["DEMO_CHECKPOINT", "CharLMCheckpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -98,10 +98,7 @@ class CharLMCheckpoint:
             self.tokenizer.vocab_size,
             len(self.losses),
         )
-        last = ""
-        if self.val_losses:
-            loss = self.val_losses[-1][1]
-            last = say(f", last val loss {loss:.3f}", f"，最后的验证损失 {loss:.3f}")
+        last = last_val_loss(self.val_losses)
         return say(
             f"CharLMCheckpoint({params:,} parameters, vocab_size={vocab}, {steps} steps{last})",
             f"CharLMCheckpoint({params:,} 个参数，vocab_size={vocab}，训练了 {steps} 步{last})",

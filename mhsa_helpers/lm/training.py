@@ -143,6 +143,15 @@ class CharLMConfig:
         )
 
 
+def last_val_loss(val_losses: list[tuple[int, float]]) -> str:
+    """The end of a run's one-line summary: its last validation loss in the lesson language, or
+    nothing when it measured none (``CharLMRun`` and ``CharLMCheckpoint`` both print it)."""
+    if not val_losses:
+        return ""
+    loss = val_losses[-1][1]
+    return say(f", last val loss {loss:.3f}", f"，最后的验证损失 {loss:.3f}")
+
+
 @dataclass
 class CharLMRun:
     """What ``train_char_lm`` returns.
@@ -167,10 +176,7 @@ class CharLMRun:
 
     def __repr__(self) -> str:
         steps, first, final = len(self.losses), self.losses[0], self.losses[-1]
-        last = ""
-        if self.val_losses:
-            val = self.val_losses[-1][1]
-            last = say(f", last val loss {val:.3f}", f"，最后的验证损失 {val:.3f}")
+        last = last_val_loss(self.val_losses)
         return say(
             f"CharLMRun(steps={steps}, first loss {first:.3f}, last loss {final:.3f}{last})",
             f"CharLMRun(steps={steps}，首个损失 {first:.3f}，最后的损失 {final:.3f}{last})",
