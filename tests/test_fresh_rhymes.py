@@ -134,10 +134,10 @@ def test_bad_rules_are_named_before_any_matmul(monkeypatch):
         (lambda ids: "山", TypeError, "step_banned must return a list"),
         (lambda ids: torch.zeros(2, 1), TypeError, "step_banned must return a list"),
         (lambda ids: [[1]], ValueError, r"one list of token ids per row \(2 rows\), got 1"),
-        (lambda ids: [[1], 2], TypeError, "lists of token ids, got int for row 1"),
+        (lambda ids: [[1], 2], TypeError, "list or tensor of token ids, got int for row 1"),
         (lambda ids: [[1], [99]], ValueError, r"step_banned ids must be in \[0, 8\)"),
         (lambda ids: [[1.5], []], TypeError, "step_banned"),
-        (lambda ids: [list(range(8)), []], ValueError, "every logit of row"),
+        (lambda ids: [list(range(8)), []], ValueError, "at least one token .* for row 0"),
     ]
     for rule, error, fragment in cases:
         with pytest.raises(error, match=fragment):

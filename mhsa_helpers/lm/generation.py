@@ -113,22 +113,30 @@ def _check_top_k(top_k: object, vocab_size: int) -> int | None:
     return value
 
 
-def _check_banned(banned: object, vocab_size: int) -> torch.Tensor:
+def _check_banned(
+    banned: object, vocab_size: int, name: str = "banned", where: str = ""
+) -> torch.Tensor:
+    """``banned`` as a sorted tensor of distinct token ids; ``name`` and ``where`` ("for row 1")
+    say in the error which argument held it."""
     if isinstance(banned, torch.Tensor):
         if banned.is_floating_point() or banned.dtype == torch.bool or banned.dim() > 1:
-            raise TypeError(f"banned must hold integer token ids, got a {banned.dtype} tensor")
+            raise TypeError(
+                f"{name} must hold integer token ids, got a {banned.dtype} tensor{where}"
+            )
         values = banned.tolist()
     elif isinstance(banned, (list, tuple, set, frozenset)):
-        values = [as_int("banned", v) for v in banned]
+        values = [as_int(name, v) for v in banned]
     else:
         raise TypeError(
-            f"banned must be a list or tensor of token ids, got {type(banned).__name__}"
+            f"{name} must be a list or tensor of token ids, got {type(banned).__name__}{where}"
         )
     values = [values] if isinstance(values, int) else values
     if any(not 0 <= v < vocab_size for v in values):
-        raise ValueError(f"banned ids must be in [0, {vocab_size}), got {sorted(values)[:10]}")
+        raise ValueError(
+            f"{name} ids must be in [0, {vocab_size}), got {sorted(values)[:10]}{where}"
+        )
     if len(set(values)) >= vocab_size:
-        raise ValueError("banned must leave at least one token that can be drawn")
+        raise ValueError(f"{name} must leave at least one token that can be drawn{where}")
     return torch.tensor(sorted(set(values)), dtype=torch.long)
 
 
@@ -156,18 +164,7 @@ def _step_ban_mask(rule: Callable[[torch.Tensor], object], ids: torch.Tensor, vo
         )
     mask = torch.zeros(ids.shape[0], vocab_size, dtype=torch.bool)  # (b, vocab)
     for row, ids_of_row in enumerate(answer):
-        if isinstance(ids_of_row, (str, bytes)) or not isinstance(ids_of_row, Sequence):
-            raise TypeError(
-                f"step_banned must return lists of token ids, got {type(ids_of_row).__name__} "
-                f"for row {row}"
-            )
-        values = [as_int("step_banned", v) for v in ids_of_row]
-        if any(not 0 <= v < vocab_size for v in values):
-            raise ValueError(
-                f"step_banned ids must be in [0, {vocab_size}), got {sorted(values)[:10]} for "
-                f"row {row}"
-            )
-        mask[row, values] = True
+        mask[row, _check_banned(ids_of_row, vocab_size, "step_banned", f" for row {row}")] = True
     return mask.to(ids.device)
 
 
