@@ -27,7 +27,7 @@ from ._parse import (
     whole_number,
     wrong_shape,
 )
-from ._result import CheckResult, PredictionNoted, fail, missing, ok, spec_checker
+from ._result import CheckResult, ContractError, PredictionNoted, fail, missing, ok, spec_checker
 from ._result import shown as show
 
 __all__ = [
@@ -327,13 +327,12 @@ class Prediction:
         name, what, actual = self.name, self.what, self.actual()
         output = self.shows(actual)
         value = _guess(prediction, self.whole, self.between)
-        if not isinstance(reveal, bool):
-            return fail(
-                name,
+        if not isinstance(reveal, bool):  # a ContractError is the hint (``exercise``)
+            raise ContractError(
                 tr(
                     f"reveal must be True or False, got {reveal!r}.",
                     f"reveal 只能是 True 或 False，收到的是 {reveal!r}。",
-                ),
+                )
             )
         if prediction is None:
             if not reveal:
@@ -351,8 +350,7 @@ class Prediction:
                     ),
                     todo=True,
                 )
-            return fail(
-                name,
+            raise ContractError(
                 tr(
                     "no prediction was written; the output above shows ",
                     "没有写下预测。上面的输出显示：",
@@ -361,18 +359,19 @@ class Prediction:
                 + tr(
                     ". Next time write your guess first: what surprises you is what you learn.",
                     "。下次先写下你的猜测，再看结果，印象会更深。",
-                ),
+                )
             )
         shown = show(prediction)
         if value is None and _guess(prediction, self.whole) is not None:
             low, high = (f"{end:g}" for end in self.between)
-            hint = tr(
-                f"expected a prediction between {low} and {high}, got {shown}.",
-                f"预测应在 {low} 到 {high} 之间，收到的是 {shown}。",
+            raise ContractError(
+                tr(
+                    f"expected a prediction between {low} and {high}, got {shown}.",
+                    f"预测应在 {low} 到 {high} 之间，收到的是 {shown}。",
+                )
             )
-            return fail(name, hint)
         if value is None:
-            return fail(name, tr("expected ", "这里需要") + what + got(prediction))
+            raise ContractError(tr("expected ", "这里需要") + what + got(prediction))
         if not reveal:
             return PredictionNoted(
                 False,
@@ -392,12 +391,11 @@ class Prediction:
                 + output
                 + tr(".", "。"),
             )
-        return fail(
-            name,
+        raise ContractError(
             tr(f"you predicted {shown}, but the output shows ", f"你预测的是 {shown}，但输出显示：")
             + output
             + tr(". ", "。")
-            + self.explain,
+            + self.explain
         )
 
 
