@@ -52,10 +52,10 @@ def assert_same_module(
         assert torch.equal(out_ours, out_ref), f"outputs differ in {mode} mode"
     ours.eval()
     reference.eval()
-    name = type(reference).__name__
+    mine, name = type(ours).__name__, type(reference).__name__
     return say(
-        f"inline {name} == mhsa_helpers.{name} (same parameters; eval and train mode)",
-        f"课内的 {name} == mhsa_helpers.{name}（参数相同，eval 和 train 模式都一样）",
+        f"inline {mine} == mhsa_helpers.{name} (same parameters; eval and train mode)",
+        f"课内的 {mine} == mhsa_helpers.{name}（参数相同，eval 和 train 模式都一样）",
     )
 
 

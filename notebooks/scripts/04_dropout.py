@@ -109,7 +109,7 @@ print(
 torch.manual_seed(123)
 draws = torch.stack([dropout(example) for _ in range(2000)])  # (2000, 6, 6)
 mean = draws.mean()
-print(mh.say("average entry over 2000 draws:", "2000 次抽样的平均元素："), f"{mean:.3f}")
+print(mh.say("average entry over 2000 draws:", "2000 次抽样中元素的平均值："), f"{mean:.3f}")
 print(mh.say("fraction of zeros:", "零所占的比例："), f"{(draws == 0).float().mean():.3f}")
 assert abs(mean.item() - 1.0) < 0.02
 assert abs((draws == 0).float().mean().item() - 0.5) < 0.01

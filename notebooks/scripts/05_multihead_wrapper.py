@@ -212,7 +212,7 @@ with torch.device("meta"):  # shapes only: no memory, no random numbers
 #
 # Each head compares the tokens in a space of its own: its `W_query` and `W_key` map the 3 input
 # features to 2 numbers of its own, (b, T, 3) → (b, T, 2), and its scores see only those 2. The
-# paper that introduced multi-head attention says the heads attend to different **representation
+# paper that introduced multi-head attention (Vaswani et al., 2017) says the heads attend to different **representation
 # subspaces** (表示子空间). Each head computes its own (T, T) attention weights.
 # `CausalAttention` returns them with `return_weights=True`; stacking the heads gives
 # (b, num_heads, T, T). With only 2 dimensions per head and random (untrained) weights the

@@ -269,7 +269,7 @@ forward_steps = [  # (step, what it produces: the book's names, formula, shape o
         "(b, T, d_out)",
     ),
     (
-        mh.say("3. split", "3. 重塑多头"),
+        mh.say("3. split", "3. 拆分成多头"),
         mh.say(
             "each of the three, its last dimension cut into `num_heads` blocks of `head_dim`",
             "三者各自把最后一维切成 `num_heads` 块，每块 `head_dim` 宽",
@@ -296,7 +296,7 @@ forward_steps = [  # (step, what it produces: the book's names, formula, shape o
         "(b, h, T, T)",
     ),
     (
-        mh.say("6. mask", "6. 应用掩码"),
+        mh.say("6. mask", "6. 加掩码"),
         mh.say(
             "`attn_scores`, the future hidden with the buffer `mask`, cut to T × T",
             "`attn_scores`，用缓冲区 `mask`（截成 T × T）遮住未来",
@@ -323,7 +323,7 @@ forward_steps = [  # (step, what it produces: the book's names, formula, shape o
         "(b, h, T, head_dim)",
     ),
     (
-        mh.say("9. merge", "9. 拼接结果"),
+        mh.say("9. merge", "9. 合并各头"),
         mh.say(
             "`context_vec`, the heads side by side again",
             "`context_vec`，各个头重新并排",
@@ -662,7 +662,7 @@ for name, (d, heads) in gpt2.items():
     print(
         mh.say(
             f"GPT-2 {name:<6}: d={d:>4}, {heads:>2} heads x {module.head_dim} -> {count:>10,} parameters",
-            f"GPT-2 {name:<6}：d={d:>4}，{heads:>2} 个头 x {module.head_dim} -> {count:>10,} 个参数",
+            f"GPT-2 {name:<6}：d={d:>4}，{heads:>2} 个头 × {module.head_dim} -> {count:>10,} 个参数",
         )
     )
 

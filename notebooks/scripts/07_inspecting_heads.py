@@ -194,7 +194,7 @@ entropy_long = mh.head_entropy(weights_long)  # (4,)
 entropy_x1 = mh.head_entropy(weights_x1)  # (4,): the same heads, embeddings not scaled
 mh.show_table(
     [
-        (mh.say("entropy per head, x3", "每个头的熵，x3"), entropy_long),
+        (mh.say("entropy per head, x3", "每个头的熵，×3"), entropy_long),
         (mh.say("entropy per head, x1", "每个头的熵，x1"), entropy_x1),
         (mh.say("maximum for T=11", "T=11 时的最大值"), f"{uniform_causal_entropy(11):.4f}"),
     ]

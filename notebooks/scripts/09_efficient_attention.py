@@ -430,7 +430,7 @@ plt.show()
 # %% [markdown]
 # **ALiBi** needs no change to Q or K at all: a float `attn_mask` is *added* to the scores inside
 # SDPA, so the bias and the causal mask go in as one (h, T, T) tensor (`-inf` above the diagonal).
-# With slopes $m_h = 2^{-8(h+1)/H}$ (the ALiBi paper's choice for $H$ heads):
+# With slopes $m_h = 2^{-8(h+1)/H}$ (the choice of the ALiBi paper, Press et al., 2022, for $H$ heads):
 
 # %%
 import math
@@ -618,7 +618,7 @@ mh.show_table(
 )
 hand = torch.exp(20 * scores32.half())  # a softmax written by hand in float16, no max subtracted
 print(
-    mh.say("largest score x 20:", "最大分数 x 20："),
+    mh.say("largest score x 20:", "最大分数 × 20："),
     round(20 * scores32.max().item(), 1),
     mh.say("| exp in float16:", "| 在 float16 中取 exp："),
     hand.max(),

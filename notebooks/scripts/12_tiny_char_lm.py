@@ -198,7 +198,7 @@ print(tokenizer.decode(sample))
 #   positions; a two-layer network then transforms each position's vector on its own:
 #   $\mathrm{FFN}(z) = W_2\,\mathrm{GELU}(W_1 z + b_1) + b_2$, hidden width $4 \times d_{model}$.
 #   **GELU** (Gaussian Error Linear Unit, GPT-2's activation) is $\mathrm{GELU}(u) = u\,\Phi(u)$,
-#   $\Phi$ the standard normal's cumulative probability: like ReLU it keeps large positive
+#   $\Phi$ the standard normal's cumulative probability: like ReLU ($\max(0, u)$) it keeps large positive
 #   inputs and silences large negative ones, but it bends smoothly around 0 instead of at a corner,
 #   so small negative inputs still pass a little (GELU(-0.5) ≈ -0.15) and carry a gradient.
 # * **Residual connection** (残差连接): each sub-layer *adds* its output to its input
@@ -249,7 +249,7 @@ print("ReLU(u):", F.relu(u))  # a corner at 0: every negative input becomes 0
 # the sub-layer ("pre-norm"), while the residual adds the branch's output to the x it came from.
 #
 # The checker compares your block with `lm.TransformerBlock` at two sizes, tests causality and a
-# gradient for every weight, and names the usual slips (the 2017 paper's post-norm block, one
+# gradient for every weight, and names the usual slips (the post-norm block of *Attention Is All You Need* (Vaswani et al., 2017), one
 # layer norm for both branches, a missing residual).
 
 

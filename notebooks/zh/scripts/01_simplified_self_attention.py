@@ -156,7 +156,7 @@ assert torch.isnan(softmax_naive(big)).all()
 assert torch.isfinite(torch.softmax(big, dim=0)).all()
 
 # %% [markdown] en_hash="4ac3b6541dcc"
-# 分数非常负时，问题出在另一头，叫作**下溢**（underflow）。$e^{-1000}$ 被舍入为 0，而 `0 / 0` 同样是 `nan`。那么 `torch.softmax` 为什么没事？因为把每个分数都减去同一个数 $c$，softmax 的结果不变，$e^{c}$ 会被约掉。
+# 分数是绝对值很大的负数时，问题出在另一头，叫作**下溢**（underflow）。$e^{-1000}$ 被舍入为 0，而 `0 / 0` 同样是 `nan`。那么 `torch.softmax` 为什么没事？因为把每个分数都减去同一个数 $c$，softmax 的结果不变，$e^{c}$ 会被约掉。
 #
 # $$\frac{e^{x_i - c}}{\sum_j e^{x_j - c}} = \frac{e^{x_i} e^{-c}}{\sum_j e^{x_j} e^{-c}} =
 # \frac{e^{x_i}}{\sum_j e^{x_j}}.$$

@@ -171,10 +171,10 @@ with torch.device("meta"):  # 只有形状，不占内存，也不生成随机�
     gpt2_like = MultiHeadAttentionWrapper(768, 64, 1024, 0.0, num_heads=12)
     print(gpt2_like(torch.empty(1, 4, 768)).shape)  # (b, T, 12 * 64)
 
-# %% [markdown] en_hash="65dc7bf0ec1c"
+# %% [markdown] en_hash="8fa647b018a0"
 # ## 4. 每个头在看什么？
 #
-# 每个头都在自己的空间里比较词元。它的 `W_query` 和 `W_key` 把 3 个输入特征映射成它自己的 2 个数，即 (b, T, 3) → (b, T, 2)，它的分数只看得到这 2 个数。提出多头注意力的那篇论文说，各个头关注的是不同的**表示子空间**（representation subspace）。每个头都算出自己的 (T, T) 注意力权重。`CausalAttention` 在 `return_weights=True` 时会返回这些权重，把各个头的权重堆叠起来，就得到 (b, num_heads, T, T)。每个头只有 2 个维度，权重又是随机的（未经训练），所以这些模式看起来差不多。训练能不能让各个头变得不同，要到第 08 课才能回答。第 08 课两种情况都会遇到，有的头各不相同，也有的头全都学成了同一个样子。
+# 每个头都在自己的空间里比较词元。它的 `W_query` 和 `W_key` 把 3 个输入特征映射成它自己的 2 个数，即 (b, T, 3) → (b, T, 2)，它的分数只看得到这 2 个数。提出多头注意力的原始论文（Vaswani 等，2017）说，各个头关注的是不同的**表示子空间**（representation subspace）。每个头都算出自己的 (T, T) 注意力权重。`CausalAttention` 在 `return_weights=True` 时会返回这些权重，把各个头的权重堆叠起来，就得到 (b, num_heads, T, T)。每个头只有 2 个维度，权重又是随机的（未经训练），所以这些模式看起来差不多。训练能不能让各个头变得不同，要到第 08 课才能回答。第 08 课两种情况都会遇到，有的头各不相同，也有的头全都学成了同一个样子。
 
 # %%
 with torch.no_grad():

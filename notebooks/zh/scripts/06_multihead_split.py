@@ -204,7 +204,7 @@ assert torch.equal(merged_view, torch.cat([context[:, 0], context[:, 1]], dim=-1
 print(merged_view[0])  # (T, d_out)
 
 # %% [markdown] en_hash="10644ceb0fcb"
-# 下面用一张图看完整个来回，以第一个句子的查询为例。左边是 (6, 4) 的投影，每一列按它所属的头着色。中间是 `view` + `transpose` 从中切出的两个 (6, 2) 的头。右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头**内部**，没有任何数字换位置，变的只是记账方式。
+# 下面用一张图看完整个来回，以第一个句子的查询为例。左边是 (6, 4) 的投影，每一列按它所属的头着色。中间是 `view` + `transpose` 从中切出的两个 (6, 2) 的头。右边是经过 `transpose` + `contiguous().view` 之后，又变回原样的 (6, 4) 矩阵。在同一个头**内部**，没有任何数字换位置，变的只是索引方式。
 
 # %%
 merged_queries = mh.merge_heads(q)  # (b, T, d_out)
@@ -215,7 +215,7 @@ assert torch.equal(merged_queries, queries)  # 先拆分再合并，原样不变
 # %% [markdown] en_hash="3a1a3eade7f9"
 # ## 4. 前向传播，一步一步来
 #
-# 把前面的内容合在一起，就是前向传播的十个步骤。表中写出每一步得到什么（用书中代码里的名字）以及它的形状。具体用哪些 PyTorch 调用，由你自己来选，第 1–3 节把它们都用过了。最后新增的是第 10 步 `out_proj`，它是一个作用在合并结果上的 (d_out → d_out) 线性层，即公式中的 $W^O$。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多 LLM 架构都会用到它。键和值经历的第 2–4 步与查询完全一样。dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
+# 把前面的内容合在一起，就是前向传播的十个步骤。表中写出每一步得到什么（用书中代码里的名字）以及它的形状。具体用哪些 PyTorch 调用，由你自己来选，第 1–3 节把它们都用过了。最后新增的是第 10 步 `out_proj`，它是一个作用在合并结果上的 (d_out → d_out) 线性层，即公式中的 $W^O$。各个头彼此看不到对方的结果，`out_proj` 才是把它们的输出混合在一起的地方。书中指出，这一层并非必不可少，但很多大语言模型（large language model，LLM）的架构都会用到它。键和值经历的第 2–4 步与查询完全一样。dropout（随机失活）只在训练时起作用，作用在第 7 步刚算出的权重上。
 #
 # 下面折叠的单元格只负责生成这张表。
 
@@ -232,7 +232,7 @@ forward_steps = [  # （步骤，得到什么：书中的名字、公式、结�
         "(b, T, d_out)",
     ),
     (
-        mh.say("3. split", "3. 重塑多头"),
+        mh.say("3. split", "3. 拆分成多头"),
         mh.say(
             "each of the three, its last dimension cut into `num_heads` blocks of `head_dim`",
             "三者各自把最后一维切成 `num_heads` 块，每块 `head_dim` 宽",
@@ -259,7 +259,7 @@ forward_steps = [  # （步骤，得到什么：书中的名字、公式、结�
         "(b, h, T, T)",
     ),
     (
-        mh.say("6. mask", "6. 应用掩码"),
+        mh.say("6. mask", "6. 加掩码"),
         mh.say(
             "`attn_scores`, the future hidden with the buffer `mask`, cut to T × T",
             "`attn_scores`，用缓冲区 `mask`（截成 T × T）遮住未来",
@@ -286,7 +286,7 @@ forward_steps = [  # （步骤，得到什么：书中的名字、公式、结�
         "(b, h, T, head_dim)",
     ),
     (
-        mh.say("9. merge", "9. 拼接结果"),
+        mh.say("9. merge", "9. 合并各头"),
         mh.say(
             "`context_vec`, the heads side by side again",
             "`context_vec`，各个头重新并排",
@@ -502,7 +502,7 @@ plt.show()
 # %% [markdown] en_hash="0876123bf974"
 # ## 8. 证明：包装器版本和拆分版本是同一个函数
 #
-# 书中说两个类都在计算多头注意力，我们可以把这句话变得精确。取一个包装器，再构造一个 `MultiHeadAttention`，让它的大矩阵由各个头的矩阵上下堆叠而成。头 1 的权重成为前 head_dim 行（索引 0 … head_dim − 1），头 2 的权重是接下来的 head_dim 行，依此类推。再让 `out_proj` 是恒等映射（权重为单位矩阵，偏置为 0），这样拼接结果原样通过。`mh.multihead_from_wrapper` 做的正是这件事。
+# 书中说两个类都在计算多头注意力，我们可以把这句话说得更精确。取一个包装器，再构造一个 `MultiHeadAttention`，让它的大矩阵由各个头的矩阵上下堆叠而成。头 1 的权重成为前 head_dim 行（索引 0 … head_dim − 1），头 2 的权重是接下来的 head_dim 行，依此类推。再让 `out_proj` 是恒等映射（权重为单位矩阵，偏置为 0），这样拼接结果原样通过。`mh.multihead_from_wrapper` 做的正是这件事。
 
 # %%
 torch.manual_seed(123)
@@ -573,7 +573,7 @@ for name, (d, heads) in gpt2.items():
     print(
         mh.say(
             f"GPT-2 {name:<6}: d={d:>4}, {heads:>2} heads x {module.head_dim} -> {count:>10,} parameters",
-            f"GPT-2 {name:<6}：d={d:>4}，{heads:>2} 个头 x {module.head_dim} -> {count:>10,} 个参数",
+            f"GPT-2 {name:<6}：d={d:>4}，{heads:>2} 个头 × {module.head_dim} -> {count:>10,} 个参数",
         )
     )
 

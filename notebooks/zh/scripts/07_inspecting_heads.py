@@ -163,7 +163,7 @@ entropy_long = mh.head_entropy(weights_long)  # (4,)
 entropy_x1 = mh.head_entropy(weights_x1)  # (4,)：同样的头，嵌入不乘 3
 mh.show_table(
     [
-        (mh.say("entropy per head, x3", "每个头的熵，x3"), entropy_long),
+        (mh.say("entropy per head, x3", "每个头的熵，×3"), entropy_long),
         (mh.say("entropy per head, x1", "每个头的熵，x1"), entropy_x1),
         (mh.say("maximum for T=11", "T=11 时的最大值"), f"{uniform_causal_entropy(11):.4f}"),
     ]
@@ -247,7 +247,7 @@ print(mh.say("share of visible weights dropped:", "可见权重中被丢弃的�
 # “不同的头学习输入的不同方面”是一个流传很广的说法，书里也这么讲。但每个头具体学到了什么，书里没有给出证据，今天的**可解释性**（interpretability）研究也仍在争论。所以看这些图时要有分寸：
 #
 # * **权重不等于解释。** 一个头可能强烈地关注某个词元，而这个词元的值向量却很小，或者这个头的输出大多被 `out_proj` 忽略。权重说明的是头关注哪里，而不是它传递了什么，也不能说明预测是否依赖于它。
-# * **熵不等于重要性。** 熵低只说明专注，并不说明有用。
+# * **熵不等于重要性。** 熵低只说明集中，并不说明有用。
 # * **头与头之间可能冗余。** 几个头可能携带相同的信息，去掉其中一个，模型几乎察觉不到。
 #
 # 本课中的头都没有经过训练，所以还没有什么可解释的。第 08 课会训练一个很小的模型，再用**消融**（ablation）检验这些说法，也就是关掉一个头，测量模型因此变差了多少。

@@ -123,8 +123,8 @@ for t in range(len(inputs_s)):
             f"位置 {t}：输入 {given}  ->  目标 {wanted}",
         )
     )
-print("inputs: ", inputs_s)
-print("targets:", targets_s)
+print(mh.say("inputs: ", "输入："), inputs_s)
+print(mh.say("targets:", "目标："), targets_s)
 assert torch.equal(targets_s[:-1], inputs_s[1:])  # 每个目标都是下一个位置的输入
 
 # %% [markdown] en_hash="b377d3cc9f96"
@@ -136,12 +136,12 @@ from mhsa_helpers.training import make_repeat_batch, make_shift_batch
 example_ids, example_targets = make_repeat_batch(
     3, CONTEXT, VOCAB, torch.Generator().manual_seed(0)
 )
-print("inputs: ", example_ids, sep="\n")  # (3, 12)
-print("targets:", example_targets, sep="\n")  # (3, 12)：输入左移一位
+print(mh.say("inputs: ", "输入："), example_ids, sep="\n")  # (3, 12)
+print(mh.say("targets:", "目标："), example_targets, sep="\n")  # (3, 12)：输入左移一位
 assert torch.equal(example_targets[:, :-1], example_ids[:, 1:])
 
 # %% [markdown] en_hash="0b2d5dbc0bc5"
-# 训练循环是标准的。每一步取一个新批次（batch），算出 logits 和交叉熵，调用 `backward`，再让**优化器**走一步。我们用 Adam，**学习率**（learning rate）为 0.003，批次大小为 32，并把 40 步称为一个轮次。这里没有固定的数据集，每一步都抽取一个新的随机批次，所以这里的“轮次”只是 40 步的计量单位。两个随机数生成器保证结果可以复现，全局种子决定初始权重，另一个单独的生成器负责抽取批次。
+# 训练循环是常规写法。每一步取一个新批次（batch），算出 logits 和交叉熵，调用 `backward`，再让**优化器**走一步。我们用 Adam，**学习率**（learning rate）为 0.003，批次大小为 32，并把 40 步称为一个轮次。这里没有固定的数据集，每一步都抽取一个新的随机批次，所以这里的“轮次”只是 40 步的计量单位。两个随机数生成器保证结果可以复现，全局种子决定初始权重，另一个单独的生成器负责抽取批次。
 
 
 # %%
@@ -174,7 +174,7 @@ assert abs(losses[0] - math.log(64)) < 0.3  # 约为 log(64) = 4.16
 assert epoch_losses[-1] < 1.0  # 3 个轮次后远低于 1.0
 
 # %% [markdown] en_hash="b1bbdbb63ece"
-# `mh.train_repeat_task` 运行的正是这个循环（内部只用一个 CPU 线程，可选的 `tqdm` 进度条在这里关掉了），并返回一个 `TrainingResult`，其中有 `.model`、`.losses`（每步一个）和 `.epoch_losses`。它给出的损失与上面逐步相同。
+# `mh.train_repeat_task` 运行的正是这个循环（内部只用一个 CPU 线程，可选的 `tqdm` 进度条在这里关掉了），并返回一个 `TrainingResult`，其中有 `.model`、`.losses`（每步一个）和 `.epoch_losses`。它每一步的损失都与上面相同。
 
 # %%
 result = mh.train_repeat_task(num_heads=HEADS, seed=0, progress=False)
@@ -348,8 +348,8 @@ assert max(ablated[4]) < math.log(64) / 10  # 低于随机水平的十分之一
 # %%
 K = 2
 shift_ids, shift_targets = make_shift_batch(2, CONTEXT, VOCAB, K, torch.Generator().manual_seed(0))
-print("inputs: ", shift_ids, sep="\n")  # (2, 12)
-print("targets:", shift_targets, sep="\n")  # (2, 12)：输入右移 2 位
+print(mh.say("inputs: ", "输入："), shift_ids, sep="\n")  # (2, 12)
+print(mh.say("targets:", "目标："), shift_targets, sep="\n")  # (2, 12)：输入右移 2 位
 
 # %% [markdown] en_hash="5a9cfde801a2"
 # `mh.offset_attention(model, k)` 测量的正是我们预期的行为。对每个头，它计算位置 $t$ 上的查询放在位置 $t - k$ 上的平均权重（在 256 个随机序列和所有 $t \ge k$ 上取平均）。训练之前这个值很小，大约是 $1/(t+1)$ 的平均值。然后 `mh.train_shift_task` 训练模型 3 个轮次，每个轮次 50 步（重复任务是 40 步），损失曲线的横轴就是这样标的。

@@ -359,8 +359,8 @@ fig = mh.figures.plot_relative_position_scores(
 )
 plt.show()
 
-# %% [markdown] en_hash="281377d295dd"
-# **ALiBi** 完全不需要改动 Q 或 K。浮点型的 `attn_mask` 会在 SDPA 内部**加**到分数上，所以偏置和因果掩码可以合成一个 (h, T, T) 张量一起传进去（对角线以上是 `-inf`）。斜率取 $m_h = 2^{-8(h+1)/H}$，这是 ALiBi 论文对 $H$ 个头的取法。
+# %% [markdown] en_hash="d79e4f9f5282"
+# **ALiBi** 完全不需要改动 Q 或 K。浮点型的 `attn_mask` 会在 SDPA 内部**加**到分数上，所以偏置和因果掩码可以合成一个 (h, T, T) 张量一起传进去（对角线以上是 `-inf`）。斜率取 $m_h = 2^{-8(h+1)/H}$，这是 ALiBi 论文（Press 等，2022）对 $H$ 个头的取法。
 
 # %%
 import math
@@ -518,7 +518,7 @@ mh.show_table(
 )
 hand = torch.exp(20 * scores32.half())  # 在 float16 中手写的 softmax，没有减去最大值
 print(
-    mh.say("largest score x 20:", "最大分数 x 20："),
+    mh.say("largest score x 20:", "最大分数 × 20："),
     round(20 * scores32.max().item(), 1),
     mh.say("| exp in float16:", "| 在 float16 中取 exp："),
     hand.max(),

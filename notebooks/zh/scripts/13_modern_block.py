@@ -11,7 +11,7 @@
 # %% [markdown] en_hash="544023722a67"
 # # 13 · 现代解码器块（modern decoder block）：RoPE、RMSNorm、SwiGLU 与 QK 归一化（QK normalization）
 #
-# 第 12 课的块是 GPT-2（2019 年）的块。今天的开放模型（Llama、Qwen、Mistral 及其同类）沿用了它的结构：先是带前置归一化（pre-normalization）的注意力，再是前馈网络（feed-forward network），两者各带一个残差连接（residual connection）。但它们换掉了其中三个部件：RoPE、RMSNorm 和 SwiGLU。较新的模型（Qwen3、OLMo 2、Gemma 3）还加了第四个部件，即 QK 归一化。本课逐一介绍这些部件，用本课自己的张量演示每个部件做了什么，最后把它们组装成一个解码器块，它的计算与 Hugging Face 的 `LlamaDecoderLayer` 完全相同。设 `qk_norm=True` 时，这个块就是 Qwen3 的 `Qwen3DecoderLayer`。
+# 第 12 课的块是 GPT-2（2019 年）的块。今天的开放权重模型（Llama、Qwen、Mistral 及其同类）沿用了它的结构：先是带前置归一化（pre-normalization）的注意力，再是前馈网络（feed-forward network），两者各带一个残差连接（residual connection）。但它们换掉了其中三个部件：RoPE、RMSNorm 和 SwiGLU。较新的模型（Qwen3、OLMo 2、Gemma 3）还加了第四个部件，即 QK 归一化。本课逐一介绍这些部件，用本课自己的张量演示每个部件做了什么，最后把它们组装成一个解码器块，它的计算与 Hugging Face 的 `LlamaDecoderLayer` 完全相同。设 `qk_norm=True` 时，这个块就是 Qwen3 的 `Qwen3DecoderLayer`。
 #
 # **学习目标**
 # 1. **旋转位置编码**（rotary position embedding，RoPE）。把查询和键的特征两两配对，按随位置增长的角度旋转。用数字和图看清楚，旋转之后分数只取决于两个词元（token）之间的偏移。知道它作用在哪里（q 和 k，从不作用于 v），知道它的两种配对约定，以及它怎样与 KV 缓存（KV cache）配合。
