@@ -399,7 +399,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_zero_fraction(answer)
 
 # %% [markdown] en_hash="1875d61b98ac"
-# **练习 3。** dropout 放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。一个 dropout 层放在加权求和之后，在训练模式下作用于第 4 节的上下文向量 `attn_weights @ values` (6, 2)（因果权重和同一个 `sa_v2` 的值 `values`），输出了下面的 `ctx_dropped`。这个层是用哪个比例 p 创建的？（答案是一个数。可以数一数零的个数，但 p 要从保留下来的元素推算。）
+# **练习 3。** dropout 放在第 4 节提到的另一个位置，即作用在上下文向量上，而不是注意力权重上。一个 dropout 层放在加权求和之后，在训练模式下作用于第 4 节的上下文向量 `attn_weights @ values` (6, 2)（因果权重和同一个 `sa_v2` 的值 `values`），输出了下面的 `ctx_dropped`。这一层的丢弃率 p 是多少？（答案是一个数。可以数一数零的个数，但 p 要从保留下来的元素推算。）
 
 # %%
 ctx_dropped = mhsa_helpers.exercises.lesson04.exercise_dropped_context()  # (T, d_out)
