@@ -85,5 +85,5 @@ def test_single_argument_checkers_never_raise(checker, answer):
 def test_not_yet_text_is_exact_for_none():
     assert repr(ex.check_context_vector_new_token(None)) == (
         "[TO DO] context vector of the new token 'forward': no answer yet -- replace the "
-        "`None` under `# YOUR CODE HERE` with a tensor: the context vector of the new token."
+        "`None` marked `# YOUR CODE HERE` with a tensor: the context vector of the new token."
     )

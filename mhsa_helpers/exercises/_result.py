@@ -197,8 +197,8 @@ def missing(exercise: Text, what: Text) -> CheckResult:
     what = _text_arg(what, "what")
     message = (
         tr(
-            "no answer yet -- replace the `None` under `# YOUR CODE HERE` with ",
-            "还没有答案。请把 `# 在这里写代码` 下面的 `None` 换成",
+            "no answer yet -- replace the `None` marked `# YOUR CODE HERE` with ",
+            "还没有答案。请把标着 `# 在这里写代码` 的 `None` 换成",
         )
         + what
         + tr(".", "。")
