@@ -468,11 +468,11 @@ mh.show_table(
     header=(
         "lr",
         "qk_norm",
-        mh.say("loss at step 1", "第 1 步损失"),
-        "20",
-        "40",
-        mh.say("60 (mean of last 10)", "60（最后 10 步平均）"),
-        mh.say("largest |score| at 60", "第 60 步最大 |分数|"),
+        mh.say("loss: step 1", "损失：第 1 步"),
+        mh.say("step 20", "第 20 步"),
+        mh.say("step 40", "第 40 步"),
+        mh.say("steps 51-60, mean", "第 51-60 步平均"),
+        mh.say("largest |score|, step 60", "第 60 步最大 |分数|"),
     ),
 )
 learned = runs[(0.2, True)][0].block.self_attn  # 它的 q_norm 和 k_norm 权重已经学过
