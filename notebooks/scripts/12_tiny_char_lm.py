@@ -535,8 +535,9 @@ plt.show()
 # character. Two settings shape that draw. The **temperature** $\tau$ divides the logits before
 # the softmax, $p_i = e^{z_i/\tau} / \sum_j e^{z_j/\tau}$: below 1 it sharpens the distribution
 # (likely characters get likelier), above 1 it flattens it. **Top-k** keeps only the $k$ likeliest
-# characters and draws among them. We use $\tau = 0.8$ and $k = 20$ and never draw the unknown
-# character.
+# characters and draws among them: in code, `torch.topk(z, k)` gives each row's $k$ largest
+# logits, and every logit below the row's $k$-th largest is set to `-inf` before the softmax, so
+# its probability is 0. We use $\tau = 0.8$ and $k = 20$ and never draw the unknown character.
 #
 # We add one **rule of the sampler**, not something the model learned: a poet does not end two
 # couplets of one poem with the same character, and the model alone does so in a quarter of its
@@ -874,7 +875,8 @@ mhsa_helpers.exercises.check_cache_numbers(answer)
 # %% [markdown]
 # **Exercise 2.** Turn `logits_ex` (2 rows of next-character logits) into sampling probabilities
 # with temperature 0.7 and top-k 3, following the steps of section 6: a `(2, vocab_size)` tensor
-# whose rows sum to 1 and have 3 non-zero entries.
+# whose rows sum to 1 and have 3 non-zero entries. Only the temperature and top-k here: leave the
+# unknown character `□` in (banning it is the sampler's own extra step).
 
 # %%
 with torch.no_grad():

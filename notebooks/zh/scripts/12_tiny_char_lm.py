@@ -406,10 +406,10 @@ ax.legend()
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] en_hash="3668a0948e51"
+# %% [markdown] en_hash="b75bda55c4cc"
 # ## 6. 它写出整首的诗，而且押韵
 #
-# 写诗时，模型把最后一个位置的 logits 变成概率，再从中抽取下一个字。有两个设置决定怎样抽取。logits 在 softmax 之前先除以**温度**（temperature）$\tau$，即 $p_i = e^{z_i/\tau} / \sum_j e^{z_j/\tau}$。温度低于 1 时分布变得更尖锐，概率大的字概率更大。温度高于 1 时分布变得更平。**top-k 采样**（top-k sampling）只保留最可能的 $k$ 个字，在其中抽取。我们取 $\tau = 0.8$、$k = 20$，并且从不抽取未知字符。
+# 写诗时，模型把最后一个位置的 logits 变成概率，再从中抽取下一个字。有两个设置决定怎样抽取。logits 在 softmax 之前先除以**温度**（temperature）$\tau$，即 $p_i = e^{z_i/\tau} / \sum_j e^{z_j/\tau}$。温度低于 1 时分布变得更尖锐，概率大的字概率更大。温度高于 1 时分布变得更平。**top-k 采样**（top-k sampling）只保留最可能的 $k$ 个字，在其中抽取。写成代码：`torch.topk(z, k)` 给出每行最大的 $k$ 个 logits，比每行第 $k$ 大的值还小的 logits 在 softmax 之前都设为 `-inf`，概率就成了 0。我们取 $\tau = 0.8$、$k = 20$，并且从不抽取未知字符。
 #
 # 我们还加了一条**抽样规则**。这条规则属于抽样器，不是模型学到的。诗人不会在一首诗里用同一个字收两联，而模型自己写的诗有四分之一这样做（第 9 节会统计）。所以，在下一个字要收一联的地方，也就是逗号后的半句比前半句正好少一个字的时候，这首诗里已经收过一联的字都不能再抽：`fresh_rhymes=True`（在哪里禁、禁哪些字，见 `lm.fresh_rhyme_bans`）。下表列出加规则和不加规则的模型。
 #
@@ -644,8 +644,8 @@ mh.show_table(
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_cache_numbers(answer)
 
-# %% [markdown] en_hash="14ad97845cf7"
-# **练习 2。** 按第 6 节的步骤，把 `logits_ex`（两行预测下一个字的 logits）变成采样概率，温度为 0.7，top-k 为 3。结果应是一个 `(2, vocab_size)` 的张量，每行之和为 1，且恰有 3 个非零元素。
+# %% [markdown] en_hash="e56de0cc7c59"
+# **练习 2。** 按第 6 节的步骤，把 `logits_ex`（两行预测下一个字的 logits）变成采样概率，温度为 0.7，top-k 为 3。结果应是一个 `(2, vocab_size)` 的张量，每行之和为 1，且恰有 3 个非零元素。这里只做温度和 top-k，未知字符 `□` 不必排除（排除它是采样函数另加的一步）。
 
 # %%
 with torch.no_grad():
