@@ -572,7 +572,9 @@ mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 # **Exercise 3.** `mh.offset_attention` measures a model; here you have only weights. Compute for
 # each head of `weights_ex` (the trained shift model's weights on one sequence) the mean weight
 # on the token 2 places back: the mean of
-# `weights_ex[h, t, t - 2]` over $t \ge 2$. Shape `(num_heads,)`. Hint: `torch.diagonal`.
+# `weights_ex[h, t, t - 2]` over $t \ge 2$. Shape `(num_heads,)`. Hint: `torch.diagonal` (new
+# here): its `offset` picks a diagonal above (> 0) or below (< 0) the main one, and `dim1`, `dim2`
+# say which two dimensions hold the matrix; a loop over $t$ works too.
 
 # %%
 weights_ex = shift_weights[0]  # (num_heads, T, T) = (4, 12, 12)
