@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import torch
 from torch import nn
@@ -431,6 +433,10 @@ _BLOCK_EXTRA = tr(
 )
 
 
+_FUTURE_LEAKS = tr(": the future leaks in.", "：未来的信息泄露进来了。")
+
+
+@torch.no_grad()
 def _block_equal(cls: type) -> None:
     for index, sizes in enumerate(_BLOCK_SIZES):
         torch.manual_seed(1200 + index)
@@ -438,33 +444,23 @@ def _block_equal(cls: type) -> None:
         d_model, _, _, b, T = sizes
         x = torch.randn(b, T, d_model)  # (b, T, d_model)
         where = on_x(f"cls{(*sizes[:3], 0.0)}", (b, T, d_model))
-        with torch.no_grad():
-            out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=(b, T, d_model))
-            variants = _block_variants(reference, x)
-        if torch.allclose(out, variants["right"], atol=1e-5):
-            later = change_from(x, T // 2)
-            with torch.no_grad():
-                changed = call_forward(module, (later,), _BLOCK_CALL, where=where)
-            causal(
-                changed,
-                out,
-                T // 2,
-                where + tr(": the future leaks in.", "：未来的信息泄露进来了。"),
+        out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=(b, T, d_model))
+        variants = _block_variants(reference, x)
+        if not torch.allclose(out, variants.pop("right"), atol=1e-5):
+            known = ((v, _BLOCK_MISTAKES[k]) for k, v in variants.items())
+            not_a_known_mistake(out, known, atol=1e-5, rtol=1e-5, where=where)
+            raise ContractError(
+                where
+                + tr(
+                    ": the output differs from the pre-norm block with the same weights. Check "
+                    "that each branch reads its own layer norm of its input and that both "
+                    "branches are added back (the residual connections).",
+                    "：输出与参考块不同。检查每个分支是否读的是自己那个层归一化后的输入，"
+                    "以及两个分支是否都加回去了（残差连接）。",
+                )
             )
-            continue
-        known = ((v, _BLOCK_MISTAKES[k]) for k, v in variants.items() if k != "right")
-        where = where + tr(": ", "：")
-        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-5, where=where)
-        raise ContractError(
-            where
-            + tr(
-                "the output differs from the pre-norm block with the same weights. Check that "
-                "each branch reads its own layer norm of its input and that both branches are "
-                "added back (the residual connections).",
-                "输出与参考块不同。检查每个分支是否读的是自己那个层归一化后的输入，"
-                "以及两个分支是否都加回去了（残差连接）。",
-            )
-        )
+        later = call_forward(module, (change_from(x, T // 2),), _BLOCK_CALL, where=where)
+        causal(later, out, T // 2, where + _FUTURE_LEAKS)
 
 
 def _block_gradients(cls: type) -> None:
@@ -518,8 +514,8 @@ def _batch_contract(fn: Callable[..., object]) -> None:
 
         got = call_forward(first, (_IDS, b, T), _BATCH_CALL, want_shape=(b, T), b=b, T=T)
         targets = seen[-1][1]  # type: ignore[index]
-        if not isinstance(targets, torch.Tensor) or tuple(targets.shape) != (b, T):
-            shape = tuple(targets.shape) if isinstance(targets, torch.Tensor) else None
+        shape = tuple(targets.shape) if isinstance(targets, torch.Tensor) else None
+        if shape != (b, T):
             raise ContractError(fill(_BATCH_CALL.shape, got=shape, want=(b, T)))  # type: ignore[arg-type]
         windows = got[:, :1] + torch.arange(T)  # (b, T): the windows that start where got does
         if not torch.equal(got, windows) or not (got.min() >= 100 and got.max() < 159):
@@ -617,52 +613,46 @@ def _book_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targe
     return loss.item()
 
 
-def _adamw(model: nn.Module) -> torch.optim.AdamW:
-    return torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+def _two_steps(
+    step: Callable[..., object], model: nn.Module, batches: torch.Tensor
+) -> tuple[nn.Module, list[Any]]:
+    """``step(model, optimizer, inputs, targets)`` for each batch on a copy of ``model`` with an
+    AdamW of its own: the copy and what each step returned; what the step raises is the hint."""
+    trained = copy.deepcopy(model)
+    optimizer = torch.optim.AdamW(trained.parameters(), lr=1e-2, weight_decay=0.1)
+    try:
+        return trained, [step(trained, optimizer, inputs, targets) for inputs, targets in batches]
+    except NotImplementedError:
+        raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
+    except Exception as error:  # the learner's function may raise anything
+        kind, said = type(error).__name__, first_line(str(error)).rstrip(".")
+        flat = "target size" in said or "batch_size" in said
+        raise ContractError(
+            fill(_STEP_RAISED, kind=kind, said=said) + (_STEP_FLATTEN if flat else tr("", ""))
+        ) from None
+
+
+def _same(a: nn.Module, b: nn.Module, atol: float, rtol: float) -> bool:
+    """Whether every parameter of ``a`` is close to ``b``'s (``torch.allclose``)."""
+    pairs = zip(a.parameters(), b.parameters(), strict=True)
+    return all(torch.allclose(p, q, atol=atol, rtol=rtol) for p, q in pairs)
 
 
 def _step_contract(fn: Callable[..., object]) -> None:
     torch.manual_seed(1220)
-    model = CharTransformer(
-        vocab_size=11, d_model=8, num_heads=2, num_layers=1, context_length=6
-    ).train()
-    g = torch.Generator().manual_seed(1221)
-    batches = [
-        (torch.randint(0, 11, (3, 6), generator=g), torch.randint(0, 11, (3, 6), generator=g))
-        for _ in range(2)
-    ]
-    theirs = copy.deepcopy(model)
-    optimizer = _adamw(theirs)
-    losses = []
-    for inputs, targets in batches:
-        try:
-            loss = fn(theirs, optimizer, inputs, targets)
-        except NotImplementedError:
-            raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
-        except Exception as error:  # the learner's function may raise anything
-            kind, said = type(error).__name__, first_line(str(error)).rstrip(".")
-            flat = "target size" in said or "batch_size" in said
-            raise ContractError(
-                fill(_STEP_RAISED, kind=kind, said=said) + (_STEP_FLATTEN if flat else tr("", ""))
-            ) from None
-        losses.append(loss)
-    matched = None  # the book's losses, with or without clipping, whose weights theirs equal
-    for clip in (False, True):
-        ours = copy.deepcopy(model)
-        opt = _adamw(ours)
-        want = [_book_step(ours, opt, i, t, clip) for i, t in batches]
-        pairs = zip(theirs.parameters(), ours.parameters(), strict=True)
-        if all(torch.allclose(p, q, atol=1e-6) for p, q in pairs):
-            matched = want
-    if matched is None:
-        pairs = zip(theirs.parameters(), model.parameters(), strict=True)
-        raise ContractError(
-            _STEP_UNCHANGED if all(map(torch.equal, *zip(*pairs))) else _STEP_DIFFERS
-        )
+    model = CharTransformer(vocab_size=11, d_model=8, num_heads=2, num_layers=1, context_length=6)
+    generator = torch.Generator().manual_seed(1221)
+    batches = torch.randint(0, 11, (2, 2, 3, 6), generator=generator)  # (step, x/y, b, T)
+    theirs, losses = _two_steps(fn, model, batches)
+    # the book's losses, with or without clipping, whose weights theirs equal
+    books = [_two_steps(partial(_book_step, clip=clip), model, batches) for clip in (False, True)]
+    matched = [want for ours, want in books if _same(theirs, ours, 1e-6, 1e-5)]
+    if not matched:
+        raise ContractError(_STEP_UNCHANGED if _same(theirs, model, 0.0, 0.0) else _STEP_DIFFERS)
     got = [_as_number(x) for x in losses]
-    if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched, strict=True)):
+    if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched[-1], strict=True)):
         text = _STEP_LOSS if None in got else _STEP_LOSS_AFTER
-        raise ContractError(fill(text, want=round(matched[0], 4)))
+        raise ContractError(fill(text, want=round(matched[-1][0], 4)))
 
 
 def _as_number(loss: object) -> float | None:
