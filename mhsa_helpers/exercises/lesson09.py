@@ -58,9 +58,6 @@ __all__ = [
     "check_memory_growth",
 ]
 
-_NAMES = ("W_query", "W_key", "W_value")
-
-
 _HEADS, _BATCH, _BYTES, _BUDGET = 25, 1, 4, 2**30  # GPT-2 XL's heads, one sequence, float32, 1 GiB
 
 
@@ -160,13 +157,10 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
         )
     if not isinstance(answer, torch.Tensor):
         raise ContractError(not_a_tensor(answer))
-    weight = qkv.weight.detach()  # (3 d_out, d_in)
-    d_out = qkv.out_features // 3
-    w_query, w_key, w_value = weight.split(d_out, dim=0)  # each (d_out, d_in)
-    got = answer.detach()
-    if tuple(got.shape) != tuple(w_key.shape):
-        shape, key_shape = tuple(got.shape), tuple(w_key.shape)
-        if got.dim() == 2 and got.shape[0] == weight.shape[0]:
+    w_query, w_key, w_value = qkv.weight.chunk(3)  # each (d_out, d_in) of (3 d_out, d_in)
+    shape, key_shape = tuple(answer.shape), tuple(w_key.shape)
+    if shape != key_shape:
+        if answer.dim() == 2 and answer.shape[0] == qkv.out_features:
             raise ContractError(
                 tr(
                     f"shape {shape}: the blocks are stacked along the ROWS (dim=0) of "
@@ -181,7 +175,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
                 f"形状是 {shape}，应为 {key_shape} = (d_out, d_in)。",
             ),
         )
-    if torch.equal(got, w_key):
+    if torch.equal(answer, w_key):
         return ok(
             _KEY_BLOCK,
             tr(
@@ -189,14 +183,14 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
                 "正确：第 d_out 到 2 * d_out - 1 行就是 W_key。",
             ),
         )
-    if torch.equal(got, w_query):
+    if torch.equal(answer, w_query):
         raise ContractError(
             tr(
                 "that is W_query (the first block); the order is query, key, value.",
                 "这是 W_query（第一块）。顺序是查询、键、值。",
             ),
         )
-    if torch.equal(got, w_value):
+    if torch.equal(answer, w_value):
         raise ContractError(
             tr(
                 "that is W_value (the last block); the order is query, key, value.",
@@ -293,9 +287,11 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, sizes: tuple[int,
 
 
 def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) -> Any:
-    """The learner's class built at ``sizes`` (typed Any: its layers are checked at run time)."""
-    d_in, d_out, context_length, num_heads = sizes[:4]
-    return construct(cls, (d_in, d_out, context_length, dropout, num_heads), {"qkv_bias": qkv_bias})
+    """The learner's class built at ``sizes``, its layers checked (typed Any: they are)."""
+    args = (*sizes[:3], dropout, sizes[3])  # (d_in, d_out, context_length, dropout, num_heads)
+    module = construct(cls, args, {"qkv_bias": qkv_bias})
+    _structure(module, sizes[0], sizes[1], qkv_bias)
+    return module
 
 
 def _book_pair(
@@ -307,24 +303,20 @@ def _book_pair(
     torch.manual_seed(0)
     book = FusedQKVMultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
     module = _built(cls, sizes, dropout, qkv_bias)
-    _structure(module, d_in, d_out, qkv_bias)
-    with torch.no_grad():
-        module.qkv.load_state_dict(book.qkv.state_dict())
-        module.out_proj.load_state_dict(book.out_proj.state_dict())
+    module.qkv.load_state_dict(book.qkv.state_dict())
+    module.out_proj.load_state_dict(book.out_proj.state_dict())
     return module.eval(), book.eval()
 
 
 def _ones(cls: type, dropout: float) -> Any:
     """The learner's module at the second size with V = 1 everywhere (the value rows of qkv 0,
     their bias 1) and out_proj = identity: each output entry is the sum of one row of weights."""
-    d_in, d_out = _BUILD_SIZES[1][:2]
+    d_out = _BUILD_SIZES[1][1]
     ones = _built(cls, _BUILD_SIZES[1], dropout, True)
-    _structure(ones, d_in, d_out, True)
     with torch.no_grad():
         ones.qkv.weight[2 * d_out :].zero_()
         ones.qkv.bias.copy_(torch.arange(3 * d_out) >= 2 * d_out)  # the value rows' bias 1
-        ones.out_proj.weight.copy_(torch.eye(d_out))
-        ones.out_proj.bias.zero_()
+    ones.out_proj.load_state_dict({"weight": torch.eye(d_out), "bias": torch.zeros(d_out)})
     return ones
 
 
@@ -408,7 +400,9 @@ def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None
     """The layers: one fused ``qkv`` (``nn.Linear(d_in, 3 * d_out, bias=qkv_bias)``) and
     ``out_proj`` (``nn.Linear(d_out, d_out)``), no other parameter."""
     written(module)
-    separate = any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES)
+    separate = any(
+        isinstance(getattr(module, n, None), nn.Linear) for n in ("W_query", "W_key", "W_value")
+    )
     if separate and not isinstance(getattr(module, "qkv", None), nn.Linear):
         raise ContractError(
             tr(
@@ -469,23 +463,14 @@ _OUT_PROJ_TEXTS = {
 @torch.no_grad()
 def _equal_at_sizes(cls: type) -> None:
     """At each size: the layers, the same output as the book's class, and causal."""
-    for sizes in _BUILD_SIZES:
+    for sizes, dtype in zip(_BUILD_SIZES, (torch.float32, torch.float32, torch.float64)):
         d_in, d_out, _, num_heads, b, num_tokens = sizes
-        dtype = torch.float64 if sizes is _BUILD_SIZES[-1] else torch.float32  # two dtypes
         module, book = (m.to(dtype) for m in _book_pair(cls, sizes, 0.0))
         x = (2.0 * _input(1, sizes)).to(dtype)  # (b, T, d_in)
-        out = call_forward(
-            module,
-            (x,),
-            _FORWARD,
-            want_shape=(b, num_tokens, d_out),
-            d_in=d_in,
-            d_out=d_out,
-            num_heads=num_heads,
-        )
+        named: dict[str, Any] = {"d_in": d_in, "d_out": d_out, "num_heads": num_heads}
+        out = call_forward(module, (x,), _FORWARD, want_shape=(b, num_tokens, d_out), **named)
         agrees(out, book(x), partial(_hint_for, module, x, out, sizes))
-        later = x.clone()
-        later[:, -1] += 3.0  # change only the last token
+        later = torch.cat([x[:, :-1], x[:, -1:] + 3.0], dim=1)  # only the last token changed
         causal(_run(module, later), out, num_tokens - 1, _MASK_LEAKS, rtol=0)
 
 
@@ -553,8 +538,7 @@ def _dropout(cls: type) -> None:
     # one head then gets the same (dropped, rescaled) row sum; dropout on the output does not.
     ones = _ones(cls, 0.5).train()
     torch.manual_seed(4)
-    row_sums = _run(ones, x)  # (b, T, d_out)
-    per_head = row_sums.unflatten(-1, (_BUILD_SIZES[1][3], -1))  # (b, T, h, head_dim)
+    per_head = _run(ones, x).unflatten(-1, (_BUILD_SIZES[1][3], -1))  # (b, T, h, head_dim)
     if not torch.allclose(per_head, per_head[..., :1].expand_as(per_head), atol=1e-5, rtol=0):
         raise ContractError(
             tr(
@@ -599,27 +583,26 @@ def _dropout(cls: type) -> None:
         )
 
 
+_TRAIN_DIFFERS = tr(
+    "in train() mode with dropout=0.0 the output differs from the book's class, "
+    "although it matched in eval() mode: forward must compute the same thing in both "
+    "modes; only the dropout layer may behave differently, and it drops nothing with "
+    "dropout=0.0: nn.Dropout(dropout), with the argument.",
+    "dropout=0.0 时，train() 模式下的输出与书中的类不同，"
+    "eval() 模式下却一致。forward 在两种模式下必须计算同样的东西。"
+    "只有 dropout 层的行为可以不同，"
+    "而 dropout=0.0 时它什么也不丢弃。"
+    "请用 `nn.Dropout(dropout)`，"
+    "并传入参数。",
+)
+
+
 def _gradients(cls: type) -> None:
     """Gradients reach every parameter; train mode without dropout computes what eval mode does."""
     module, book = _book_pair(cls, _BUILD_SIZES[1], 0.0, qkv_bias=True)
     x = _input(2)
     out = _run(module.train(), x)
-    agrees(
-        out,
-        book.train()(x),
-        tr(
-            "in train() mode with dropout=0.0 the output differs from the book's class, "
-            "although it matched in eval() mode: forward must compute the same thing in both "
-            "modes; only the dropout layer may behave differently, and it drops nothing with "
-            "dropout=0.0: nn.Dropout(dropout), with the argument.",
-            "dropout=0.0 时，train() 模式下的输出与书中的类不同，"
-            "eval() 模式下却一致。forward 在两种模式下必须计算同样的东西。"
-            "只有 dropout 层的行为可以不同，"
-            "而 dropout=0.0 时它什么也不丢弃。"
-            "请用 `nn.Dropout(dropout)`，"
-            "并传入参数。",
-        ),
-    )
+    agrees(out, book.train()(x), _TRAIN_DIFFERS)
     out.square().sum().backward()
     grads = {name: p.grad for name, p in module.named_parameters()}
     qkv = grads.pop("qkv.weight")

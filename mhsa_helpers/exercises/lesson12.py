@@ -152,8 +152,7 @@ def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
             f"row {row} has {count} non-zero probabilities; top-k keeps exactly {k}.",
             f"第 {row} 行有 {count} 个非零概率，top-k 只保留 {k} 个。",
         )
-    largest = logits.detach().topk(k, dim=-1).indices  # (b, k)
-    if not bool(torch.gather(got, -1, largest.to(got.device)).gt(0).all()):
+    if not got.gather(-1, logits.topk(k, dim=-1).indices.to(got.device)).gt(0).all():
         return tr(
             f"the non-zero probabilities are not at the {k} largest logits of each row.",
             f"非零概率不在每行最大的 {k} 个 logits 上。",
@@ -170,7 +169,6 @@ def check_top_k_probs(
 ) -> CheckResult:
     """softmax(logits / temperature) restricted to the ``k`` largest logits, (b, vocab)."""
     expected = next_token_probs(logits, temperature=temperature, top_k=k)
-    full = torch.softmax(logits / temperature, dim=-1)
     return tensor_answer(
         _TOP_K,
         answer,
@@ -194,7 +192,7 @@ def check_top_k_probs(
                 f"every entry has a probability above 0; top-k keeps only {k} per row.",
                 f"每个位置的概率都大于 0，top-k 每行只保留 {k} 个。",
             ),
-            torch.where(expected > 0, full, torch.zeros_like(full)): tr(
+            torch.where(expected > 0, torch.softmax(logits / temperature, dim=-1), 0.0): tr(
                 "the kept values are the full softmax's, so a row sums to less than 1: "
                 "the others were removed AFTER the softmax.",
                 "保留的是完整 softmax 的值，所以每行之和小于 1。其余的是在 softmax 之后才去掉的。",
@@ -247,7 +245,7 @@ _OWN_TEXT_BATCH = 64
 @torch.no_grad()
 def _measured_loss(model: CharTransformer, ids: torch.Tensor) -> float | None:
     """Mean next-character loss of ``model`` on consecutive windows of ``ids``, at most
-    ``_OWN_TEXT_WINDOWS`` of them (eval mode, the model's mode restored); None when ``ids`` hold
+    ``_OWN_TEXT_WINDOWS`` of them (a copy in eval mode); None when ``ids`` hold
     no full window. NaN for a broken model."""
     length = model.context_length
     count = min((ids.numel() - 1) // length, _OWN_TEXT_WINDOWS)
@@ -255,14 +253,11 @@ def _measured_loss(model: CharTransformer, ids: torch.Tensor) -> float | None:
         return None
     ids = ids[: count * length + 1].to(model.tok_emb.weight.device)
     inputs, targets = (part.view(count, length) for part in (ids[:-1], ids[1:]))  # (n, T) each
-    was_training = model.training
-    try:
-        total = sum(
-            F.cross_entropy(model.eval()(x).flatten(0, 1).float(), y.flatten(), reduction="sum")
-            for x, y in zip(inputs.split(_OWN_TEXT_BATCH), targets.split(_OWN_TEXT_BATCH))
-        )
-    finally:
-        model.train(was_training)
+    model = copy.deepcopy(model).eval()  # the learner's model keeps its mode
+    total = sum(
+        F.cross_entropy(model(x).flatten(0, 1).float(), y.flatten(), reduction="sum")
+        for x, y in zip(inputs.split(_OWN_TEXT_BATCH), targets.split(_OWN_TEXT_BATCH))
+    )
     return float(total) / (count * length)
 
 
@@ -320,8 +315,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
                 "或用更小的 context_length。",
             ),
         )
-    vocab = data.tokenizer.vocab_size
-    unigram, bigram = (CountTable(data.train_ids, n, vocab).loss(ids) for n in (1, 2))
+    unigram, bigram = (CountTable(data.train_ids, n, model.vocab_size).loss(ids) for n in (1, 2))
     bar = (unigram + bigram) / 2  # halfway: it must have learned more than the frequencies
     if not val < bar:
         raise ContractError(
@@ -603,8 +597,8 @@ check_get_batch = build_checker(
 
 
 def _book_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targets, clip: bool):
-    logits = model(inputs)  # (b, T, vocab)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    # the logits (b * T, vocab) against the targets (b * T,)
+    loss = F.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
     optimizer.zero_grad()
     loss.backward()
     if clip:
@@ -626,10 +620,8 @@ def _two_steps(
         raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
     except Exception as error:  # the learner's function may raise anything
         kind, said = type(error).__name__, first_line(str(error)).rstrip(".")
-        flat = "target size" in said or "batch_size" in said
-        raise ContractError(
-            fill(_STEP_RAISED, kind=kind, said=said) + (_STEP_FLATTEN if flat else tr("", ""))
-        ) from None
+        flat = _STEP_FLATTEN if "target size" in said or "batch_size" in said else tr("", "")
+        raise ContractError(fill(_STEP_RAISED + flat, kind=kind, said=said)) from None
 
 
 def _same(a: nn.Module, b: nn.Module, atol: float, rtol: float) -> bool:
@@ -641,8 +633,8 @@ def _same(a: nn.Module, b: nn.Module, atol: float, rtol: float) -> bool:
 def _step_contract(fn: Callable[..., object]) -> None:
     torch.manual_seed(1220)
     model = CharTransformer(vocab_size=11, d_model=8, num_heads=2, num_layers=1, context_length=6)
-    generator = torch.Generator().manual_seed(1221)
-    batches = torch.randint(0, 11, (2, 2, 3, 6), generator=generator)  # (step, x/y, b, T)
+    # two steps' (inputs, targets), each (3, 6): (2, 2, 3, 6)
+    batches = torch.randint(0, 11, (2, 2, 3, 6), generator=torch.Generator().manual_seed(1221))
     theirs, losses = _two_steps(fn, model, batches)
     # the book's losses, with or without clipping, whose weights theirs equal
     books = [_two_steps(partial(_book_step, clip=clip), model, batches) for clip in (False, True)]
