@@ -58,9 +58,6 @@ __all__ = [
     "check_memory_growth",
 ]
 
-_NAMES = ("W_query", "W_key", "W_value")
-
-
 _HEADS, _BATCH, _BYTES, _BUDGET = 25, 1, 4, 2**30  # GPT-2 XL's heads, one sequence, float32, 1 GiB
 
 
@@ -160,13 +157,10 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
         )
     if not isinstance(answer, torch.Tensor):
         raise ContractError(not_a_tensor(answer))
-    weight = qkv.weight.detach()  # (3 d_out, d_in)
-    d_out = qkv.out_features // 3
-    w_query, w_key, w_value = weight.split(d_out, dim=0)  # each (d_out, d_in)
-    got = answer.detach()
-    if tuple(got.shape) != tuple(w_key.shape):
-        shape, key_shape = tuple(got.shape), tuple(w_key.shape)
-        if got.dim() == 2 and got.shape[0] == weight.shape[0]:
+    w_query, w_key, w_value = qkv.weight.chunk(3)  # each (d_out, d_in) of (3 d_out, d_in)
+    shape, key_shape = tuple(answer.shape), tuple(w_key.shape)
+    if shape != key_shape:
+        if answer.dim() == 2 and answer.shape[0] == qkv.out_features:
             raise ContractError(
                 tr(
                     f"shape {shape}: the blocks are stacked along the ROWS (dim=0) of "
@@ -181,7 +175,7 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
                 f"形状是 {shape}，应为 {key_shape} = (d_out, d_in)。",
             ),
         )
-    if torch.equal(got, w_key):
+    if torch.equal(answer, w_key):
         return ok(
             _KEY_BLOCK,
             tr(
@@ -189,14 +183,14 @@ def check_key_block(answer: object, fused: nn.Module) -> CheckResult:
                 "正确：第 d_out 到 2 * d_out - 1 行就是 W_key。",
             ),
         )
-    if torch.equal(got, w_query):
+    if torch.equal(answer, w_query):
         raise ContractError(
             tr(
                 "that is W_query (the first block); the order is query, key, value.",
                 "这是 W_query（第一块）。顺序是查询、键、值。",
             ),
         )
-    if torch.equal(got, w_value):
+    if torch.equal(answer, w_value):
         raise ContractError(
             tr(
                 "that is W_value (the last block); the order is query, key, value.",
@@ -229,35 +223,27 @@ _ORDERS = {
 }
 
 
-def _reference(
-    qkv: nn.Linear, out_proj: nn.Linear, x: torch.Tensor, num_heads: int, mistake: str = ""
-) -> torch.Tensor:
-    """The correct forward pass, or the one with ``mistake``, for naming what went wrong.
+def _reference(module: Any, x: torch.Tensor, num_heads: int, mistake: str = "") -> torch.Tensor:
+    """The correct forward pass of ``module``'s layers, or the one with ``mistake``, for naming
+    what went wrong.
 
-    ``mistake``: a key of ``_ORDERS`` (the fused output split in another order) or one of
-    ``_build.MISTAKES``.
+    ``mistake``: a key of ``_ORDERS`` (the fused output split in another order),
+    ``_PER_HEAD_LAYOUT`` or one of ``_build.MISTAKES``.
     """
-    d_out = out_proj.in_features
-    blocks = list(qkv(x).split(d_out, dim=-1))  # 3 x (b, T, d_out)
+    fused = module.qkv(x)  # (b, T, 3 * d_out)
     if mistake == _PER_HEAD_LAYOUT:  # viewed as (b, T, h, 3, head_dim): Q, K, V interleaved
-        b, T, _ = x.shape
-        fused = qkv(x).view(b, T, num_heads, 3, d_out // num_heads)  # (b, T, h, 3, head_dim)
-        blocks = [fused[:, :, :, i].reshape(b, T, d_out) for i in range(3)]  # 3 x (b, T, d_out)
-        mistake = ""
-    if mistake in _ORDERS:
-        blocks = [blocks[i] for i in _ORDERS[mistake]]
-        mistake = ""
-    queries, keys, values = blocks
-    return book_forward(queries, keys, values, num_heads, out_proj, mistake or None)
+        fused = fused.unflatten(-1, (num_heads, 3, -1)).transpose(-3, -2).flatten(-3)
+    blocks = fused.chunk(3, dim=-1)  # 3 x (b, T, d_out)
+    queries, keys, values = (blocks[i] for i in _ORDERS.get(mistake, (0, 1, 2)))
+    named = mistake if mistake in MISTAKES else None
+    return book_forward(queries, keys, values, num_heads, module.out_proj, named)
 
 
-def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, which: Text) -> Text:
-    with torch.no_grad():
-        mistake = name_mistake(
-            got,
-            lambda m: _reference(module.qkv, module.out_proj, x, num_heads, m),
-            (*MISTAKES, *_ORDERS, _PER_HEAD_LAYOUT),
-        )
+def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, sizes: tuple[int, ...]) -> Text:
+    """The hint for an output ``got`` that differs from the book's (run under ``no_grad``)."""
+    d_in, d_out, _, num_heads = sizes[:4]
+    candidates = (*MISTAKES, *_ORDERS, _PER_HEAD_LAYOUT)
+    mistake = name_mistake(got, partial(_reference, module, x, num_heads), candidates)
     if mistake == _PER_HEAD_LAYOUT:
         return tr(
             "the fused output was viewed as (b, T, num_heads, 3, head_dim), with Q, K and V "
@@ -276,7 +262,6 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
             "W_key、W_value，所以 `split(d_out, dim=-1)` 得到的是 Q、"
             "K、V。",
         )
-    d_out = module.out_proj.in_features
     if mistake in ("scale_d_out", "scale_not_sqrt") and (d_out // num_heads) ** 2 == d_out:
         return tr(  # at this size head_dim == sqrt(d_out): the two slips give the same scores
             "the scores are divided by head_dim itself or by sqrt(d_out) (the same number at "
@@ -289,35 +274,56 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, num_heads: int, w
         )
     if mistake is not None:
         return MISTAKE_HINTS[mistake]
-    return which + tr(
-        " differs from mh.FusedQKVMultiHeadAttention with the same weights; check the "
+    return tr(
+        f"the output at d_in={d_in}, d_out={d_out}, num_heads={num_heads} differs from "
+        "mh.FusedQKVMultiHeadAttention with the same weights; check the "
         "order project -> split Q, K, V -> (b, h, T, head_dim) -> scores / sqrt(head_dim) -> "
         "mask -> softmax -> dropout -> @ V -> merge -> out_proj.",
+        f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时，输出"
         "与权重相同的 `mh.FusedQKVMultiHeadAttention` 不一致。请检查顺序："
         "投影 → 拆成 Q、K、V → (b, h, T, head_dim) → 分数 / sqrt(head_dim) → "
         "掩码 → softmax → dropout → @ V → 合并 → out_proj。",
     )
 
 
-def _blocks(grad: torch.Tensor | None, d_out: int) -> tuple[torch.Tensor | None, ...]:
-    """The Q, K, V row blocks of qkv.weight's gradient (or three Nones)."""
-    return (None, None, None) if grad is None else tuple(grad.split(d_out, dim=0))
-
-
-def _values_one(module: Any, d_out: int) -> None:
-    """Set V = 1 everywhere (value rows of qkv 0, their bias 1) and out_proj = identity."""
-    module.qkv.bias.zero_()
-    module.qkv.weight[2 * d_out :].zero_()
-    module.qkv.bias[2 * d_out :].fill_(1.0)
-    module.out_proj.weight.copy_(torch.eye(d_out))
-    module.out_proj.bias.zero_()
-
-
 def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) -> Any:
-    """The learner's class built at ``sizes`` (typed Any: its layers are checked at run time)."""
+    """The learner's class built at ``sizes``, its layers checked (typed Any: they are)."""
+    args = (*sizes[:3], dropout, sizes[3])  # (d_in, d_out, context_length, dropout, num_heads)
+    module = construct(cls, args, {"qkv_bias": qkv_bias})
+    _structure(module, sizes[0], sizes[1], qkv_bias)
+    return module
+
+
+def _book_pair(
+    cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool = False
+) -> tuple[Any, nn.Module]:
+    """The learner's module at ``sizes`` (its layers checked) and the book's class, built after
+    ``torch.manual_seed(0)``, holding the same weights; both in eval mode."""
     d_in, d_out, context_length, num_heads = sizes[:4]
-    args = (d_in, d_out, context_length, dropout, num_heads)
-    return construct(cls, args, {"qkv_bias": qkv_bias})
+    torch.manual_seed(0)
+    book = FusedQKVMultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+    module = _built(cls, sizes, dropout, qkv_bias)
+    module.qkv.load_state_dict(book.qkv.state_dict())
+    module.out_proj.load_state_dict(book.out_proj.state_dict())
+    return module.eval(), book.eval()
+
+
+def _ones(cls: type, dropout: float) -> Any:
+    """The learner's module at the second size with V = 1 everywhere (the value rows of qkv 0,
+    their bias 1) and out_proj = identity: each output entry is the sum of one row of weights."""
+    d_out = _BUILD_SIZES[1][1]
+    ones = _built(cls, _BUILD_SIZES[1], dropout, True)
+    with torch.no_grad():
+        ones.qkv.weight[2 * d_out :].zero_()
+        ones.qkv.bias.copy_(torch.arange(3 * d_out) >= 2 * d_out)  # the value rows' bias 1
+    ones.out_proj.load_state_dict({"weight": torch.eye(d_out), "bias": torch.zeros(d_out)})
+    return ones
+
+
+def _input(seed: int, sizes: tuple[int, ...] = _BUILD_SIZES[1], b: int = 0) -> torch.Tensor:
+    """An input (b, T, d_in) at ``sizes`` (``b`` rows if given), from a generator of its own."""
+    d_in, *_, batch, num_tokens = sizes
+    return torch.randn(b or batch, num_tokens, d_in, generator=torch.Generator().manual_seed(seed))
 
 
 def _view_hint(error: BaseException) -> Text:
@@ -394,7 +400,9 @@ def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None
     """The layers: one fused ``qkv`` (``nn.Linear(d_in, 3 * d_out, bias=qkv_bias)``) and
     ``out_proj`` (``nn.Linear(d_out, d_out)``), no other parameter."""
     written(module)
-    separate = any(isinstance(getattr(module, n, None), nn.Linear) for n in _NAMES)
+    separate = any(
+        isinstance(getattr(module, n, None), nn.Linear) for n in ("W_query", "W_key", "W_value")
+    )
     if separate and not isinstance(getattr(module, "qkv", None), nn.Linear):
         raise ContractError(
             tr(
@@ -410,9 +418,8 @@ def _structure(module: nn.Module, d_in: int, d_out: int, qkv_bias: bool) -> None
     )
     linear_layer(module, "out_proj", (d_out, d_out), True, **_OUT_PROJ_TEXTS, d_out=d_out)
     names = {name for name, _ in module.named_parameters()}
-    extra = names - {"qkv.weight", "qkv.bias", "out_proj.weight", "out_proj.bias"}
-    if extra:
-        unexpected = sorted(extra)
+    unexpected = sorted(names - {"qkv.weight", "qkv.bias", "out_proj.weight", "out_proj.bias"})
+    if unexpected:
         raise ContractError(
             tr(
                 f"unexpected parameters {unexpected}: the block has only qkv and out_proj.",
@@ -453,44 +460,18 @@ _OUT_PROJ_TEXTS = {
 }
 
 
+@torch.no_grad()
 def _equal_at_sizes(cls: type) -> None:
     """At each size: the layers, the same output as the book's class, and causal."""
-    for sizes in _BUILD_SIZES:
-        d_in, d_out, context_length, num_heads, b, num_tokens = sizes
-        torch.manual_seed(0)
-        reference = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads).eval()
-        module = _built(cls, sizes, 0.0, False)
-        _structure(module, d_in, d_out, False)
-        state = {k: v for k, v in reference.state_dict().items() if k.split(".")[0] != "mask"}
-        with torch.no_grad():
-            module.qkv.weight.copy_(state["qkv.weight"])
-            module.out_proj.load_state_dict(reference.out_proj.state_dict())
-        dtype = torch.float64 if sizes is _BUILD_SIZES[-1] else torch.float32  # two dtypes
-        module.to(dtype).eval()
-        reference.to(dtype)
-        x = 2.0 * torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(1))
-        x = x.to(dtype)  # (b, T, d_in)
-        with torch.no_grad():
-            out = call_forward(
-                module,
-                (x,),
-                _FORWARD,
-                want_shape=(b, num_tokens, d_out),
-                d_in=d_in,
-                d_out=d_out,
-                num_heads=num_heads,
-            )
-            want = reference(x)  # (b, T, d_out)
-        which = tr(
-            f"the output at d_in={d_in}, d_out={d_out}, num_heads={num_heads}",
-            f"在 d_in={d_in}、d_out={d_out}、num_heads={num_heads} 时，输出",
-        )
-        agrees(out, want, partial(_hint_for, module, x, out, num_heads, which))
-        later = x.clone()
-        later[:, -1] += 3.0  # change only the last token
-        with torch.no_grad():
-            changed = _run(module, later)
-        causal(changed, out, num_tokens - 1, _MASK_LEAKS, rtol=0)
+    for sizes, dtype in zip(_BUILD_SIZES, (torch.float32, torch.float32, torch.float64)):
+        d_in, d_out, _, num_heads, b, num_tokens = sizes
+        module, book = (m.to(dtype) for m in _book_pair(cls, sizes, 0.0))
+        x = (2.0 * _input(1, sizes)).to(dtype)  # (b, T, d_in)
+        named: dict[str, Any] = {"d_in": d_in, "d_out": d_out, "num_heads": num_heads}
+        out = call_forward(module, (x,), _FORWARD, want_shape=(b, num_tokens, d_out), **named)
+        agrees(out, book(x), partial(_hint_for, module, x, out, sizes))
+        later = torch.cat([x[:, :-1], x[:, -1:] + 3.0], dim=1)  # only the last token changed
+        causal(_run(module, later), out, num_tokens - 1, _MASK_LEAKS, rtol=0)
 
 
 _MASK_LEAKS = tr(
@@ -499,22 +480,11 @@ _MASK_LEAKS = tr(
 )
 
 
-def _second_size_input() -> torch.Tensor:
-    d_in, _, _, _, b, num_tokens = _BUILD_SIZES[1]
-    return torch.randn(b, num_tokens, d_in, generator=torch.Generator().manual_seed(2))
-
-
 def _rows_sum_to_one(cls: type) -> None:
     """With V = 1 everywhere (value weights 0, value bias 1) and out_proj = identity, every
     output entry is the sum of one row of weights."""
-    d_in, d_out = _BUILD_SIZES[1][:2]
-    ones = _built(cls, _BUILD_SIZES[1], 0.0, True).eval()
-    _structure(ones, d_in, d_out, True)
-    with torch.no_grad():
-        _values_one(ones, d_out)
-        row_sums = _run(ones, _second_size_input())
     rows_sum_to_one(
-        row_sums,
+        _run(_ones(cls, 0.0).eval(), _input(2)),
         tr(
             "attention rows do not sum to 1 (with V = 1 the output should be all ones): mask "
             "with -inf BEFORE softmax, and softmax over the last dim (the keys).",
@@ -553,32 +523,22 @@ _SDPA_NO_DROPOUT = tr(
 )
 
 
+@torch.no_grad()
 def _dropout(cls: type) -> None:
     """Dropout: off in eval mode, on in train mode, on the weights, rescaled by 1 / (1 - p)."""
-    d_in, d_out, context_length, num_heads, b, num_tokens = _BUILD_SIZES[1]
-    x = _second_size_input()
-    torch.manual_seed(0)
-    reference = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.5, num_heads).eval()
-    dropping = _built(cls, _BUILD_SIZES[1], 0.5, False)
-    with torch.no_grad():
-        dropping.qkv.weight.copy_(reference.qkv.weight)
-        dropping.out_proj.load_state_dict(reference.out_proj.state_dict())
-        dropping.eval()
-        out = _run(dropping, x)
-        sdpa = "scaled_dot_product_attention" in calls_made(dropping, (x,))
-        agrees(out, reference(x), _SDPA_IN_EVAL if sdpa else _DROPOUT_IN_EVAL)
-        dropping.train()
-        torch.manual_seed(3)
-        out_train = _run(dropping, x)
+    x = _input(2)
+    dropping, book = _book_pair(cls, _BUILD_SIZES[1], 0.5)
+    out = _run(dropping, x)
+    sdpa = "scaled_dot_product_attention" in calls_made(dropping, (x,))
+    agrees(out, book(x), _SDPA_IN_EVAL if sdpa else _DROPOUT_IN_EVAL)
+    torch.manual_seed(3)
+    out_train = _run(dropping.train(), x)
     drops_something(out_train, out, _SDPA_NO_DROPOUT if sdpa else _NO_DROPOUT, rtol=0)
     # Dropout acts on the weights: with V = 1 everywhere and out_proj = identity, every feature of
     # one head then gets the same (dropped, rescaled) row sum; dropout on the output does not.
-    ones = _built(cls, _BUILD_SIZES[1], 0.5, True).train()
-    with torch.no_grad():
-        _values_one(ones, d_out)
-        torch.manual_seed(4)
-        row_sums = _run(ones, x)
-    per_head = row_sums.view(b, num_tokens, num_heads, d_out // num_heads)  # (b, T, h, head_dim)
+    ones = _ones(cls, 0.5).train()
+    torch.manual_seed(4)
+    per_head = _run(ones, x).unflatten(-1, (_BUILD_SIZES[1][3], -1))  # (b, T, h, head_dim)
     if not torch.allclose(per_head, per_head[..., :1].expand_as(per_head), atol=1e-5, rtol=0):
         raise ContractError(
             tr(
@@ -590,10 +550,8 @@ def _dropout(cls: type) -> None:
             )
         )
     # Dropout rescales the kept weights by 1 / (1 - p): the row sums (V = 1) average about 1.
-    wide = torch.randn(16, num_tokens, d_in, generator=torch.Generator().manual_seed(5))
-    with torch.no_grad():
-        torch.manual_seed(6)
-        wide_sums = _run(ones, wide)  # (16, T, d_out)
+    torch.manual_seed(6)
+    wide_sums = _run(ones, _input(5, b=16))  # (16, T, d_out)
     # The first token sees only itself: its one weight is dropped (0) or kept as 1 / (1 - p) = 2.
     first = wide_sums[:, 0]  # (16, d_out)
     odd = first[((first - 0.0).abs() > 1e-4) & ((first - 2.0).abs() > 1e-4)]
@@ -625,40 +583,32 @@ def _dropout(cls: type) -> None:
         )
 
 
+_TRAIN_DIFFERS = tr(
+    "in train() mode with dropout=0.0 the output differs from the book's class, "
+    "although it matched in eval() mode: forward must compute the same thing in both "
+    "modes; only the dropout layer may behave differently, and it drops nothing with "
+    "dropout=0.0: nn.Dropout(dropout), with the argument.",
+    "dropout=0.0 时，train() 模式下的输出与书中的类不同，"
+    "eval() 模式下却一致。forward 在两种模式下必须计算同样的东西。"
+    "只有 dropout 层的行为可以不同，"
+    "而 dropout=0.0 时它什么也不丢弃。"
+    "请用 `nn.Dropout(dropout)`，"
+    "并传入参数。",
+)
+
+
 def _gradients(cls: type) -> None:
     """Gradients reach every parameter; train mode without dropout computes what eval mode does."""
-    d_in, d_out, context_length, num_heads = _BUILD_SIZES[1][:4]
-    x = _second_size_input()
-    module = _built(cls, _BUILD_SIZES[1], 0.0, True).train()
-    out = _run(module, x)
-    torch.manual_seed(0)
-    same = FusedQKVMultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads, qkv_bias=True)
-    with torch.no_grad():
-        same.qkv.load_state_dict(module.qkv.state_dict())
-        same.out_proj.load_state_dict(module.out_proj.state_dict())
-        want = same.train()(x)
-    agrees(
-        out.detach(),
-        want,
-        tr(
-            "in train() mode with dropout=0.0 the output differs from the book's class, "
-            "although it matched in eval() mode: forward must compute the same thing in both "
-            "modes; only the dropout layer may behave differently, and it drops nothing with "
-            "dropout=0.0: nn.Dropout(dropout), with the argument.",
-            "dropout=0.0 时，train() 模式下的输出与书中的类不同，"
-            "eval() 模式下却一致。forward 在两种模式下必须计算同样的东西。"
-            "只有 dropout 层的行为可以不同，"
-            "而 dropout=0.0 时它什么也不丢弃。"
-            "请用 `nn.Dropout(dropout)`，"
-            "并传入参数。",
-        ),
-    )
+    module, book = _book_pair(cls, _BUILD_SIZES[1], 0.0, qkv_bias=True)
+    x = _input(2)
+    out = _run(module.train(), x)
+    agrees(out, book.train()(x), _TRAIN_DIFFERS)
     out.square().sum().backward()
-    grads = {param_name: p.grad for param_name, p in module.named_parameters()}
-    qkv_grad = grads.pop("qkv.weight")
+    grads = {name: p.grad for name, p in module.named_parameters()}
+    qkv = grads.pop("qkv.weight")
     named = [(tr(f"{name}", f"参数 {name}"), grad) for name, grad in grads.items()]
     blocks = (tr("query", "查询"), tr("key", "键"), tr("value", "值"))
-    for block, part in zip(blocks, _blocks(qkv_grad, d_out)):
+    for block, part in zip(blocks, [None] * 3 if qkv is None else qkv.chunk(3)):
         named.append(
             (tr("the ", "qkv.weight 中") + block + tr(" rows of qkv.weight", "对应的行"), part)
         )

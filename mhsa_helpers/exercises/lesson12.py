@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import torch
 from torch import nn
@@ -150,8 +152,7 @@ def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
             f"row {row} has {count} non-zero probabilities; top-k keeps exactly {k}.",
             f"第 {row} 行有 {count} 个非零概率，top-k 只保留 {k} 个。",
         )
-    largest = logits.detach().topk(k, dim=-1).indices  # (b, k)
-    if not bool(torch.gather(got, -1, largest.to(got.device)).gt(0).all()):
+    if not got.gather(-1, logits.topk(k, dim=-1).indices.to(got.device)).gt(0).all():
         return tr(
             f"the non-zero probabilities are not at the {k} largest logits of each row.",
             f"非零概率不在每行最大的 {k} 个 logits 上。",
@@ -168,7 +169,6 @@ def check_top_k_probs(
 ) -> CheckResult:
     """softmax(logits / temperature) restricted to the ``k`` largest logits, (b, vocab)."""
     expected = next_token_probs(logits, temperature=temperature, top_k=k)
-    full = torch.softmax(logits / temperature, dim=-1)
     return tensor_answer(
         _TOP_K,
         answer,
@@ -192,7 +192,7 @@ def check_top_k_probs(
                 f"every entry has a probability above 0; top-k keeps only {k} per row.",
                 f"每个位置的概率都大于 0，top-k 每行只保留 {k} 个。",
             ),
-            torch.where(expected > 0, full, torch.zeros_like(full)): tr(
+            torch.where(expected > 0, torch.softmax(logits / temperature, dim=-1), 0.0): tr(
                 "the kept values are the full softmax's, so a row sums to less than 1: "
                 "the others were removed AFTER the softmax.",
                 "保留的是完整 softmax 的值，所以每行之和小于 1。其余的是在 softmax 之后才去掉的。",
@@ -245,7 +245,7 @@ _OWN_TEXT_BATCH = 64
 @torch.no_grad()
 def _measured_loss(model: CharTransformer, ids: torch.Tensor) -> float | None:
     """Mean next-character loss of ``model`` on consecutive windows of ``ids``, at most
-    ``_OWN_TEXT_WINDOWS`` of them (eval mode, the model's mode restored); None when ``ids`` hold
+    ``_OWN_TEXT_WINDOWS`` of them (a copy in eval mode); None when ``ids`` hold
     no full window. NaN for a broken model."""
     length = model.context_length
     count = min((ids.numel() - 1) // length, _OWN_TEXT_WINDOWS)
@@ -253,14 +253,11 @@ def _measured_loss(model: CharTransformer, ids: torch.Tensor) -> float | None:
         return None
     ids = ids[: count * length + 1].to(model.tok_emb.weight.device)
     inputs, targets = (part.view(count, length) for part in (ids[:-1], ids[1:]))  # (n, T) each
-    was_training = model.training
-    try:
-        total = sum(
-            F.cross_entropy(model.eval()(x).flatten(0, 1).float(), y.flatten(), reduction="sum")
-            for x, y in zip(inputs.split(_OWN_TEXT_BATCH), targets.split(_OWN_TEXT_BATCH))
-        )
-    finally:
-        model.train(was_training)
+    model = copy.deepcopy(model).eval()  # the learner's model keeps its mode
+    total = sum(
+        F.cross_entropy(model(x).flatten(0, 1).float(), y.flatten(), reduction="sum")
+        for x, y in zip(inputs.split(_OWN_TEXT_BATCH), targets.split(_OWN_TEXT_BATCH))
+    )
     return float(total) / (count * length)
 
 
@@ -318,8 +315,7 @@ def check_own_text(answer: object, data: object) -> CheckResult:
                 "或用更小的 context_length。",
             ),
         )
-    vocab = data.tokenizer.vocab_size
-    unigram, bigram = (CountTable(data.train_ids, n, vocab).loss(ids) for n in (1, 2))
+    unigram, bigram = (CountTable(data.train_ids, n, model.vocab_size).loss(ids) for n in (1, 2))
     bar = (unigram + bigram) / 2  # halfway: it must have learned more than the frequencies
     if not val < bar:
         raise ContractError(
@@ -431,6 +427,10 @@ _BLOCK_EXTRA = tr(
 )
 
 
+_FUTURE_LEAKS = tr(": the future leaks in.", "：未来的信息泄露进来了。")
+
+
+@torch.no_grad()
 def _block_equal(cls: type) -> None:
     for index, sizes in enumerate(_BLOCK_SIZES):
         torch.manual_seed(1200 + index)
@@ -438,33 +438,23 @@ def _block_equal(cls: type) -> None:
         d_model, _, _, b, T = sizes
         x = torch.randn(b, T, d_model)  # (b, T, d_model)
         where = on_x(f"cls{(*sizes[:3], 0.0)}", (b, T, d_model))
-        with torch.no_grad():
-            out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=(b, T, d_model))
-            variants = _block_variants(reference, x)
-        if torch.allclose(out, variants["right"], atol=1e-5):
-            later = change_from(x, T // 2)
-            with torch.no_grad():
-                changed = call_forward(module, (later,), _BLOCK_CALL, where=where)
-            causal(
-                changed,
-                out,
-                T // 2,
-                where + tr(": the future leaks in.", "：未来的信息泄露进来了。"),
+        out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=(b, T, d_model))
+        variants = _block_variants(reference, x)
+        if not torch.allclose(out, variants.pop("right"), atol=1e-5):
+            known = ((v, _BLOCK_MISTAKES[k]) for k, v in variants.items())
+            not_a_known_mistake(out, known, atol=1e-5, rtol=1e-5, where=where)
+            raise ContractError(
+                where
+                + tr(
+                    ": the output differs from the pre-norm block with the same weights. Check "
+                    "that each branch reads its own layer norm of its input and that both "
+                    "branches are added back (the residual connections).",
+                    "：输出与参考块不同。检查每个分支是否读的是自己那个层归一化后的输入，"
+                    "以及两个分支是否都加回去了（残差连接）。",
+                )
             )
-            continue
-        known = ((v, _BLOCK_MISTAKES[k]) for k, v in variants.items() if k != "right")
-        where = where + tr(": ", "：")
-        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-5, where=where)
-        raise ContractError(
-            where
-            + tr(
-                "the output differs from the pre-norm block with the same weights. Check that "
-                "each branch reads its own layer norm of its input and that both branches are "
-                "added back (the residual connections).",
-                "输出与参考块不同。检查每个分支是否读的是自己那个层归一化后的输入，"
-                "以及两个分支是否都加回去了（残差连接）。",
-            )
-        )
+        later = call_forward(module, (change_from(x, T // 2),), _BLOCK_CALL, where=where)
+        causal(later, out, T // 2, where + _FUTURE_LEAKS)
 
 
 def _block_gradients(cls: type) -> None:
@@ -518,8 +508,8 @@ def _batch_contract(fn: Callable[..., object]) -> None:
 
         got = call_forward(first, (_IDS, b, T), _BATCH_CALL, want_shape=(b, T), b=b, T=T)
         targets = seen[-1][1]  # type: ignore[index]
-        if not isinstance(targets, torch.Tensor) or tuple(targets.shape) != (b, T):
-            shape = tuple(targets.shape) if isinstance(targets, torch.Tensor) else None
+        shape = tuple(targets.shape) if isinstance(targets, torch.Tensor) else None
+        if shape != (b, T):
             raise ContractError(fill(_BATCH_CALL.shape, got=shape, want=(b, T)))  # type: ignore[arg-type]
         windows = got[:, :1] + torch.arange(T)  # (b, T): the windows that start where got does
         if not torch.equal(got, windows) or not (got.min() >= 100 and got.max() < 159):
@@ -607,8 +597,8 @@ check_get_batch = build_checker(
 
 
 def _book_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targets, clip: bool):
-    logits = model(inputs)  # (b, T, vocab)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    # the logits (b * T, vocab) against the targets (b * T,)
+    loss = F.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
     optimizer.zero_grad()
     loss.backward()
     if clip:
@@ -617,52 +607,44 @@ def _book_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targe
     return loss.item()
 
 
-def _adamw(model: nn.Module) -> torch.optim.AdamW:
-    return torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+def _two_steps(
+    step: Callable[..., object], model: nn.Module, batches: torch.Tensor
+) -> tuple[nn.Module, list[Any]]:
+    """``step(model, optimizer, inputs, targets)`` for each batch on a copy of ``model`` with an
+    AdamW of its own: the copy and what each step returned; what the step raises is the hint."""
+    trained = copy.deepcopy(model)
+    optimizer = torch.optim.AdamW(trained.parameters(), lr=1e-2, weight_decay=0.1)
+    try:
+        return trained, [step(trained, optimizer, inputs, targets) for inputs, targets in batches]
+    except NotImplementedError:
+        raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
+    except Exception as error:  # the learner's function may raise anything
+        kind, said = type(error).__name__, first_line(str(error)).rstrip(".")
+        flat = _STEP_FLATTEN if "target size" in said or "batch_size" in said else tr("", "")
+        raise ContractError(fill(_STEP_RAISED + flat, kind=kind, said=said)) from None
+
+
+def _same(a: nn.Module, b: nn.Module, atol: float, rtol: float) -> bool:
+    """Whether every parameter of ``a`` is close to ``b``'s (``torch.allclose``)."""
+    pairs = zip(a.parameters(), b.parameters(), strict=True)
+    return all(torch.allclose(p, q, atol=atol, rtol=rtol) for p, q in pairs)
 
 
 def _step_contract(fn: Callable[..., object]) -> None:
     torch.manual_seed(1220)
-    model = CharTransformer(
-        vocab_size=11, d_model=8, num_heads=2, num_layers=1, context_length=6
-    ).train()
-    g = torch.Generator().manual_seed(1221)
-    batches = [
-        (torch.randint(0, 11, (3, 6), generator=g), torch.randint(0, 11, (3, 6), generator=g))
-        for _ in range(2)
-    ]
-    theirs = copy.deepcopy(model)
-    optimizer = _adamw(theirs)
-    losses = []
-    for inputs, targets in batches:
-        try:
-            loss = fn(theirs, optimizer, inputs, targets)
-        except NotImplementedError:
-            raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
-        except Exception as error:  # the learner's function may raise anything
-            kind, said = type(error).__name__, first_line(str(error)).rstrip(".")
-            flat = "target size" in said or "batch_size" in said
-            raise ContractError(
-                fill(_STEP_RAISED, kind=kind, said=said) + (_STEP_FLATTEN if flat else tr("", ""))
-            ) from None
-        losses.append(loss)
-    matched = None  # the book's losses, with or without clipping, whose weights theirs equal
-    for clip in (False, True):
-        ours = copy.deepcopy(model)
-        opt = _adamw(ours)
-        want = [_book_step(ours, opt, i, t, clip) for i, t in batches]
-        pairs = zip(theirs.parameters(), ours.parameters(), strict=True)
-        if all(torch.allclose(p, q, atol=1e-6) for p, q in pairs):
-            matched = want
-    if matched is None:
-        pairs = zip(theirs.parameters(), model.parameters(), strict=True)
-        raise ContractError(
-            _STEP_UNCHANGED if all(map(torch.equal, *zip(*pairs))) else _STEP_DIFFERS
-        )
+    model = CharTransformer(vocab_size=11, d_model=8, num_heads=2, num_layers=1, context_length=6)
+    # two steps' (inputs, targets), each (3, 6): (2, 2, 3, 6)
+    batches = torch.randint(0, 11, (2, 2, 3, 6), generator=torch.Generator().manual_seed(1221))
+    theirs, losses = _two_steps(fn, model, batches)
+    # the book's losses, with or without clipping, whose weights theirs equal
+    books = [_two_steps(partial(_book_step, clip=clip), model, batches) for clip in (False, True)]
+    matched = [want for ours, want in books if _same(theirs, ours, 1e-6, 1e-5)]
+    if not matched:
+        raise ContractError(_STEP_UNCHANGED if _same(theirs, model, 0.0, 0.0) else _STEP_DIFFERS)
     got = [_as_number(x) for x in losses]
-    if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched, strict=True)):
+    if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched[-1], strict=True)):
         text = _STEP_LOSS if None in got else _STEP_LOSS_AFTER
-        raise ContractError(fill(text, want=round(matched[0], 4)))
+        raise ContractError(fill(text, want=round(matched[-1][0], 4)))
 
 
 def _as_number(loss: object) -> float | None:
