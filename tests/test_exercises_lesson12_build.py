@@ -100,8 +100,43 @@ def targets_shifted_back(ids, batch_size, T):
     return inputs, inputs - 1
 
 
-def test_get_batch_passes_the_book_one():
-    assert_pass(ex.check_get_batch(get_batch))
+def float_windows(ids, batch_size, T):  # filled into torch.zeros: float ids
+    inputs, targets = get_batch(ids, batch_size, T)
+    return inputs.float(), targets.float()
+
+
+def int32_windows(ids, batch_size, T):  # cross_entropy refuses int32 targets
+    inputs, targets = get_batch(ids, batch_size, T)
+    return inputs.int(), targets.int()
+
+
+def two_starts_repeated(ids, batch_size, T):
+    starts = torch.randint(0, len(ids) - T, (2,)).repeat(batch_size)[:batch_size]
+    windows = ids[starts[:, None] + torch.arange(T + 1)]
+    return windows[:, :-1], windows[:, 1:]
+
+
+def first_half_only(ids, batch_size, T):
+    starts = torch.randint(0, max(1, (len(ids) - T) // 2), (batch_size,))
+    windows = ids[starts[:, None] + torch.arange(T + 1)]
+    return windows[:, :-1], windows[:, 1:]
+
+
+def multiples_of_T(ids, batch_size, T):
+    starts = torch.randint(0, (len(ids) - 1) // T, (batch_size,)) * T
+    windows = ids[starts[:, None] + torch.arange(T + 1)]
+    return windows[:, :-1], windows[:, 1:]
+
+
+def unfolded(ids, batch_size, T):  # another right way: every window, then a random choice
+    windows = ids.unfold(0, T + 1, 1)  # (len(ids) - T, T + 1)
+    chosen = windows[torch.randint(0, windows.shape[0], (batch_size,))]
+    return chosen[:, :-1], chosen[:, 1:]
+
+
+@pytest.mark.parametrize("right", [get_batch, unfolded])
+def test_get_batch_passes_the_book_one(right):
+    assert_pass(ex.check_get_batch(right))
 
 
 @pytest.mark.parametrize(
@@ -111,6 +146,11 @@ def test_get_batch_passes_the_book_one():
         (one_start_too_far, "len(ids) - T - 1"),
         (always_the_same_windows, "at random"),
         (targets_shifted_back, "shifted by one"),
+        (float_windows, "torch.float32"),
+        (int32_windows, "torch.int32"),
+        (two_starts_repeated, "over the whole range"),
+        (first_half_only, "over the whole range"),
+        (multiples_of_T, "over the whole range"),
         (None, "no answer yet"),
     ],
 )
@@ -190,6 +230,11 @@ def returns_nothing(model, optimizer, inputs, targets):
     train_step(model, optimizer, inputs, targets)
 
 
+def switches_to_eval(model, optimizer, inputs, targets):  # dropout off for all of training
+    model.eval()
+    return train_step(model, optimizer, inputs, targets)
+
+
 def unwritten(model, optimizer, inputs, targets):
     raise NotImplementedError
 
@@ -209,6 +254,7 @@ def test_train_step_passes_the_book_step(right):
         (cleared_too_late, "never between backward() and step()"),
         (loss_after_the_step, "measured after optimizer.step()"),
         (returns_nothing, "loss as a number"),
+        (switches_to_eval, "eval mode"),
         (unwritten, "not written yet"),
         (None, "no answer yet"),
     ],

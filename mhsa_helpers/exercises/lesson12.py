@@ -511,6 +511,23 @@ def _batch_contract(fn: Callable[..., object]) -> None:
         shape = tuple(targets.shape) if isinstance(targets, torch.Tensor) else None
         if shape != (b, T):
             raise ContractError(fill(_BATCH_CALL.shape, got=shape, want=(b, T)))  # type: ignore[arg-type]
+        if (got.dtype, targets.dtype) != (torch.long, torch.long):
+            raise ContractError(
+                fill(
+                    tr(
+                        "inputs are {x} and targets {y}: both must be character ids, integers "
+                        "of the dtype of ids (torch.long), since the embedding looks them up by "
+                        "index and cross_entropy takes int64 targets (a tensor made with "
+                        "torch.zeros is float).",
+                        "inputs 的类型是 {x}，targets 是 {y}。"
+                        "两者都必须是字符编号，即与 ids 同类型的整数（torch.long）："
+                        "嵌入层按下标查找它们，cross_entropy 也要 int64 的目标"
+                        "（torch.zeros 建出的张量是浮点数）。",
+                    ),
+                    x=got.dtype,
+                    y=targets.dtype,
+                )
+            )
         windows = got[:, :1] + torch.arange(T)  # (b, T): the windows that start where got does
         if not torch.equal(got, windows) or not (got.min() >= 100 and got.max() < 159):
             raise ContractError(
@@ -543,6 +560,24 @@ def _batch_contract(fn: Callable[..., object]) -> None:
             )
     calls = [tuple(fn(_IDS, 8, 8)[0][:, 0].tolist()) for _ in range(3)]  # type: ignore[index]
     steps = [{b - a for a, b in itertools.pairwise(starts)} for starts in calls]
+    # 400 starts drawn over ten calls cover (nearly) every one of the 52 places a window fits
+    starts = {s for _ in range(10) for s in fn(_IDS, 40, 8)[0][:, 0].tolist()}  # type: ignore[index]
+    if len(starts) < 45:
+        raise ContractError(
+            fill(
+                tr(
+                    "over ten calls of 40 windows each, the windows start at only {n} of the 52 "
+                    "places where a window of 8 fits in 60 ids: draw every row's start at random "
+                    "over the whole range, 0 to len(ids) - T - 1 (torch.randint's upper bound is "
+                    "exclusive), so that training sees the whole text.",
+                    "调用十次、每次 40 个窗口，窗口的起点却只落在 {n} 个位置上，"
+                    "而 60 个编号里放得下长为 8 的窗口的位置有 52 个。每一行的起点都要在整个范围内"
+                    "随机抽取，即 0 到 len(ids) - T - 1（torch.randint 不含上界），"
+                    "这样训练才能看到整段文本。",
+                ),
+                n=len(starts),
+            )
+        )
     if len(set(calls)) == 1 or min(map(len, steps)) == 1:  # the same, or equal steps apart
         raise ContractError(
             tr(
@@ -636,6 +671,16 @@ def _step_contract(fn: Callable[..., object]) -> None:
     # two steps' (inputs, targets), each (3, 6): (2, 2, 3, 6)
     batches = torch.randint(0, 11, (2, 2, 3, 6), generator=torch.Generator().manual_seed(1221))
     theirs, losses = _two_steps(fn, model, batches)
+    if not theirs.training:
+        raise ContractError(
+            tr(
+                "train_step switched the model to eval mode (model.eval()), which turns dropout "
+                "off for the rest of training: a training step leaves the mode as it is (the "
+                "loop calls model.train() once; eval mode is for measuring).",
+                "train_step 把模型切换成了评估模式（model.eval()），之后的训练就都没有 dropout 了。"
+                "训练的一步不改变模式（训练循环开头调用一次 model.train()，评估模式只用于测量）。",
+            )
+        )
     # the book's losses, with or without clipping, whose weights theirs equal
     books = [_two_steps(partial(_book_step, clip=clip), model, batches) for clip in (False, True)]
     matched = [want for ours, want in books if _same(theirs, ours, 1e-6, 1e-5)]
