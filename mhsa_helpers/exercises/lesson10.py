@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import accumulate, pairwise
 from typing import Any
@@ -594,14 +594,16 @@ def _step(
 def _same_as_full_attention(cls: type) -> None:
     for (b, h, d, chunks), dtype in zip(_KV_SIZES, (torch.float32, torch.float64), strict=True):
         T = sum(chunks)
-        qkv = [torch.randn(b, h, T, d, dtype=dtype) for _ in range(3)]  # (b, h, T, d) each
+        q, k, v = (torch.randn(b, h, T, d, dtype=dtype) for _ in range(3))  # (b, h, T, d) each
         cache = _new_cache(cls, T)
         where = tr(
             f"(test: b={b}, h={h}, head_dim={d}, chunks {chunks})",
             f"（测试：b={b}，h={h}，head_dim={d}，分段 {chunks}）",
         )
-        got = torch.cat([_step(cache, qkv, span, where) for span in _spans(chunks)], dim=-2)
-        mistake = name_mistake(got, partial(_cached_attention, *qkv, chunks), ("", *_KV_MISTAKES))
+        got = torch.cat([_step(cache, (q, k, v), span, where) for span in _spans(chunks)], dim=-2)
+        mistake = name_mistake(
+            got, partial(_cached_attention, q, k, v, chunks), ("", *_KV_MISTAKES)
+        )
         if mistake != "":  # a known slip, or None: another one
             raise ContractError(_KV_HINTS[mistake] + tr(" ", "") + where)
 
@@ -654,18 +656,17 @@ def _bounded(cls: type) -> None:
     b, h, d = 1, 2, 3
     for max_len, before, refused, after in _BOUND_CASES:
         cache = _new_cache(cls, max_len)
-        qkv = [torch.randn(b, h, sum(before + after), d) for _ in range(3)]  # (b, h, T, d) each
-        outs = [_step(cache, qkv, span, _NOWHERE) for span in _spans(before)]
+        q, k, v = (torch.randn(b, h, sum(before + after), d) for _ in range(3))  # (b, h, T, d) each
+        outs = [_step(cache, (q, k, v), span, _NOWHERE) for span in _spans(before)]
         _refuses(cache, cls, max_len, sum(before), (b, h, refused, d))
         for start, end in _spans(after, sum(before)):
-            out = attempt(
-                partial(cache.append_and_attend, *(x[:, :, start:end] for x in qkv)), _KEPT_REFUSED
-            )
+            new = [x[:, :, start:end] for x in (q, k, v)]  # (b, h, n, d) each
+            out = attempt(partial(cache.append_and_attend, *new), _KEPT_REFUSED)
             if not isinstance(out, torch.Tensor) or tuple(out.shape) != (b, h, end - start, d):
                 raise ContractError(_KEPT_REFUSED)
             outs.append(out)
         # the later queries must not attend to the refused keys
-        agrees(torch.cat(outs, dim=-2), _cached_attention(*qkv, before + after), _KEPT_REFUSED)
+        agrees(torch.cat(outs, dim=-2), _cached_attention(q, k, v, before + after), _KEPT_REFUSED)
         if sum(before + after) == max_len:  # full now: one more token is refused too
             _refuses(cache, cls, max_len, max_len, (b, h, 1, d))
 
@@ -765,22 +766,16 @@ def _repeat_shape_hint(got: tuple[int, ...], b: int, g: int, T: int, d: int, n: 
 _REPEAT_DTYPES = (torch.float32, torch.bfloat16, torch.float64)
 
 
-def _repeats_heads(fn: object) -> None:
+def _repeats_heads(fn: Callable[..., object]) -> None:
     for (b, g, T, d, n), dtype in zip(_REPEAT_SIZES, _REPEAT_DTYPES, strict=True):
         x = torch.randn(b, g, T, d).to(dtype)  # (b, g, T, d)
-        out = call_forward(
-            fn,  # type: ignore[arg-type]
-            (x, n),
-            _REPEAT_TEXTS,
-            n_rep=n,
-            shape=tuple(x.shape),
-        )
+        out = call_forward(fn, (x, n), _REPEAT_TEXTS, n_rep=n, shape=tuple(x.shape))
         if tuple(out.shape) != (b, g * n, T, d):
             raise ContractError(_repeat_shape_hint(tuple(out.shape), b, g, T, d, n))
         if torch.equal(out, x.repeat_interleave(n, dim=1)):
             continue
         if torch.equal(out, x.repeat(1, n, 1, 1)):
-            order = x.new_tensor(range(g)).long().repeat(n).tolist()
+            order = list(range(g)) * n
             raise ContractError(
                 tr(
                     f"the heads are grouped wrongly: your output's heads are the K/V heads "
@@ -802,11 +797,11 @@ def _repeats_heads(fn: object) -> None:
         )
 
 
-def _without_repeat_interleave(fn: object) -> None:
+def _without_repeat_interleave(fn: Callable[..., object]) -> None:
     """The brief's rule: "this time without repeat_interleave" (expand and reshape instead)."""
     x = torch.randn(2, 2, 3, 4)  # (b, g, T, d)
     never_calls(
-        fn,  # type: ignore[arg-type]
+        fn,
         (x, 3),
         {"repeat_interleave"},
         tr(

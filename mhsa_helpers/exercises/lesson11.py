@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from itertools import product
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -123,7 +123,6 @@ _FINITE_FILL = tr(
 
 def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
     gen = torch.Generator().manual_seed(12)
-    hidden3 = _left_padded([0, 2, 4], 5)  # (3, 5, 5): 0, 2, 4 pads first
     hidden4 = torch.rand(2, 2, 3, 6, generator=gen) < 0.5  # (b, h, T_q, T_k), T_q != T_k
     hidden4[0, 1, 2] = True  # a row with no visible key
     hidden4[1, 0, 0] = False  # a row with every key visible
@@ -131,7 +130,7 @@ def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
         (
             tr("a (3, 5, 5) batch", "一个 (3, 5, 5) 的批次"),
             2 * torch.randn(3, 5, 5, generator=gen),
-            hidden3,
+            _left_padded([0, 2, 4], 5),  # (3, 5, 5): 0, 2, 4 pads first
         ),
         (
             tr("heads (2, 2, 3, 6)", "多个头的 (2, 2, 3, 6) 分数"),
@@ -159,17 +158,9 @@ def _call(
 class _NaNWatch(TorchFunctionMode):
     """Whether any torch call made while it is active returned a tensor holding a NaN."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen = False
+    seen = False
 
-    def __torch_function__(
-        self,
-        func: Callable[..., Any],
-        types: object,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         out = func(*args, **(kwargs or {}))
         for item in out if isinstance(out, (tuple, list)) else (out,):
             if type(item) is torch.Tensor and item.is_floating_point() and not item.is_meta:
@@ -572,22 +563,21 @@ def _overflow(
 
 def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
     """Every case in every dtype: the right mask, and the input left as it was."""
-    for dtype in _DTYPES:
-        for label, attention_mask in _hf_cases():
-            name = str(dtype).removeprefix("torch.")
-            on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
-            texts = replace(_ADDITIVE_CALL, runtime=_overflow(on, dtype))
-            got = call_forward(fn, (attention_mask, dtype), texts, on=on)
-            try:
-                problem = _judge_additive(got, attention_mask, dtype)
-            except Exception as error:  # a hostile tensor may break a comparison
-                kind = type(error).__name__
-                problem = tr(
-                    f"the returned tensor could not be read ({kind}).",
-                    f"无法读取返回的张量（{kind}）。",
-                )
-            if problem is not None:
-                raise ContractError(on + problem)
+    for dtype, (label, attention_mask) in product(_DTYPES, _hf_cases()):
+        name = str(dtype).removeprefix("torch.")
+        on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
+        texts = replace(_ADDITIVE_CALL, runtime=_overflow(on, dtype))
+        got = call_forward(fn, (attention_mask, dtype), texts, on=on)
+        try:
+            problem = _judge_additive(got, attention_mask, dtype)
+        except Exception as error:  # a hostile tensor may break a comparison
+            kind = type(error).__name__
+            problem = tr(
+                f"the returned tensor could not be read ({kind}).",
+                f"无法读取返回的张量（{kind}）。",
+            )
+        if problem is not None:
+            raise ContractError(on + problem)
 
 
 check_hf_to_additive_mask = build_checker(
