@@ -20,7 +20,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
+from itertools import accumulate, pairwise
+from typing import Any
 
 import torch
 
@@ -30,6 +33,7 @@ from ._build import (
     BuildSpec,
     ContractError,
     ForwardTexts,
+    agrees,
     attempt,
     build_checker,
     call_forward,
@@ -126,18 +130,11 @@ def _cache_bytes(groups: int, factor: int = 2, layers: int = _LAYERS, nbytes: in
     return factor * layers * groups * _HEAD_DIM * _TOKENS * nbytes * _CONVERSATIONS
 
 
-def _most_groups(
-    factor: int = 2,
-    layers: int = _LAYERS,
-    nbytes: int = _BYTES,
-    budget: float = _BUDGET,
-    divisor: bool = True,
-) -> int:
-    """The most K/V groups that fit; with ``divisor=False`` any whole count (maybe above 40)."""
-    most = int(budget // _cache_bytes(1, factor, layers, nbytes))
-    if not divisor:
-        return most
-    return max(g for g in _DIVISORS if g <= most)
+def _most_groups(budget: float = _BUDGET, divisor: bool = True, **slip: int) -> int:
+    """The most K/V groups that fit; with ``divisor=False`` any whole count (maybe above 40).
+    ``slip``: ``_cache_bytes``' factor, layers or nbytes as a mistake has them."""
+    most = int(budget // _cache_bytes(1, **slip))
+    return max(g for g in _DIVISORS if g <= most) if divisor else most
 
 
 _GROUPS_FIT = _most_groups()  # 10
@@ -355,7 +352,8 @@ _KV_MISTAKES = (
     "no_scaling",
 )
 
-_KV_HINTS: dict[str, Text] = {
+#: Each slip's hint; None: the outputs are wrong in another way.
+_KV_HINTS: dict[str | None, Text] = {
     "top_left_mask": tr(
         "the causal mask ignores the cache offset: the n new queries sit at positions "
         "offset .. offset + n - 1, so take rows offset:offset + n of the full (T, T) mask, "
@@ -388,36 +386,39 @@ _KV_HINTS: dict[str, Text] = {
         "the scores are not scaled: divide q @ keys.transpose(-2, -1) by sqrt(head_dim).",
         "注意力分数没有缩放。请把 q @ keys.transpose(-2, -1) 除以 sqrt(head_dim)。",
     ),
+    None: tr(
+        "fed chunk by chunk, the outputs differ from one causal attention over the whole "
+        "sequence: append k and v along the token dim, then softmax(q K^T / sqrt(d)) "
+        "with the causal mask at the cache offset, times V.",
+        "分段送入时，输出与对整个序列做一次因果注意力的结果不同。请沿词元维度追加 k 和 v，"
+        "再计算带缓存偏移因果掩码的 softmax(q K^T / sqrt(d))，乘以 V。",
+    ),
 }
 
 
 def _cached_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    chunks: tuple[int, ...],
-    mistake: str | None = None,
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, chunks: tuple[int, ...], mistake: str = ""
 ) -> torch.Tensor:
-    """The outputs (b, h, T, d) of feeding q, k, v (b, h, T, d) chunk by chunk through a cache."""
-    outputs, start = [], 0
-    for n in chunks:
-        end = start + n
-        q_new = q[:, :, start:end]  # (b, h, n, d)
+    """The outputs (b, h, T, d) of feeding q, k, v (b, h, T, d) chunk by chunk through a cache,
+    right or with ``mistake`` (one of ``_KV_MISTAKES``; "" for none)."""
+    outputs = []
+    for start, end in _spans(chunks):
         first = start if mistake == "no_cache" else 0
         keys = (q if mistake == "cache_queries" else k)[:, :, first:end]  # (b, h, T_k, d)
         values = (k if mistake == "values_are_keys" else v)[:, :, first:end]  # (b, h, T_k, d)
-        T_k = keys.shape[-2]
-        full = torch.ones(T_k, T_k, dtype=torch.bool).triu(1)  # (T_k, T_k), True = hidden
-        mask = full[T_k - n :]  # (n, T_k): rows offset .. offset + n - 1
-        if mistake == "top_left_mask":
-            mask = torch.ones(n, T_k, dtype=torch.bool).triu(1)
+        offset = 0 if mistake == "top_left_mask" else start - first  # of the first new query
+        hidden = torch.ones(end - start, end - first, dtype=torch.bool).triu(offset + 1)  # (n, T_k)
         scale = 1.0 if mistake == "no_scaling" else q.shape[-1] ** 0.5
-        scores = q_new @ keys.transpose(-2, -1) / scale  # (b, h, n, T_k)
+        scores = q[:, :, start:end] @ keys.transpose(-2, -1) / scale  # (b, h, n, T_k)
         if mistake != "no_mask":
-            scores = scores.masked_fill(mask, -torch.inf)
+            scores = scores.masked_fill(hidden, -torch.inf)
         outputs.append(torch.softmax(scores, dim=-1) @ values)  # (b, h, n, d)
-        start = end
     return torch.cat(outputs, dim=-2)  # (b, h, T, d)
+
+
+def _spans(chunks: tuple[int, ...], start: int = 0) -> Iterator[tuple[int, int]]:
+    """(start, end) of each of ``chunks``, fed one after the other after ``start`` tokens."""
+    return pairwise(accumulate(chunks, initial=start))
 
 
 #: (b, h, head_dim, chunks): max_len is the sum of the chunks (the lesson uses other sizes).
@@ -467,7 +468,7 @@ _KV_TEXTS = ForwardTexts(
 )
 
 
-def _new_cache(cls: type, max_len: int) -> object:
+def _new_cache(cls: type, max_len: int) -> Any:
     cache = attempt(
         lambda: cls(max_len),
         tr("{cls}({max_len}) raised {kind}: {said}", "{cls}({max_len}) 抛出了 {kind}：{said}"),
@@ -510,33 +511,29 @@ _HOLDS_WRONG: dict[tuple[str, str], Text] = {
 }
 
 
-def _cached_tensor(
-    cache: object, name: str, want: torch.Tensor, others: dict[str, torch.Tensor]
-) -> None:
-    """``cache.<name>`` (when it is a tensor) must equal ``want``; name what it holds instead."""
+def _cached_tensor(cache: Any, name: str, seen: dict[str, torch.Tensor]) -> None:
+    """``cache.<name>`` (when it is a tensor) must equal ``seen[name]``, of the queries, keys and
+    values of the tokens so far; name what it holds instead."""
     held = getattr(cache, name, None)
     if not isinstance(held, torch.Tensor):
         return
-    same_but_tokens = held.dim() == want.dim() and (
-        held.shape[:2] + held.shape[3:] == want.shape[:2] + want.shape[3:]
-    )
-    if same_but_tokens and held.shape[2] < want.shape[2]:
+    got, shape = tuple(held.shape), tuple(seen[name].shape)
+    grown = [d for d in range(len(got)) if len(got) == len(shape) and got[d] != shape[d]]
+    if grown == [2] and got[2] < shape[2]:
         raise ContractError(_KV_HINTS["no_cache"])
-    if held.shape != want.shape:
-        got, shape = tuple(held.shape), tuple(want.shape)
-        grown = [d for d in range(min(held.dim(), want.dim())) if held.shape[d] != want.shape[d]]
-        if grown and held.dim() == want.dim():
-            dim = grown[0]
-            raise ContractError(
-                tr(
-                    f"after the step self.{name} has shape {got}, not {shape} "
-                    f"(b, h, T_cached, head_dim): it grew along dim {dim}; concatenate along "
-                    "the token dim, torch.cat(..., dim=-2).",
-                    f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
-                    f"（b, h, T_cached, head_dim）。它在第 {dim} 维上增长了。"
-                    "应该沿词元维度拼接，torch.cat(..., dim=-2)。",
-                )
+    if grown:
+        dim = grown[0]
+        raise ContractError(
+            tr(
+                f"after the step self.{name} has shape {got}, not {shape} "
+                f"(b, h, T_cached, head_dim): it grew along dim {dim}; concatenate along "
+                "the token dim, torch.cat(..., dim=-2).",
+                f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
+                f"（b, h, T_cached, head_dim）。它在第 {dim} 维上增长了。"
+                "应该沿词元维度拼接，torch.cat(..., dim=-2)。",
             )
+        )
+    if got != shape:
         raise ContractError(
             tr(
                 f"after the step self.{name} has shape {got}, not {shape} "
@@ -546,11 +543,52 @@ def _cached_tensor(
                 "（b, h, T_cached, head_dim）。应该沿词元维度追加新词元，torch.cat(..., dim=-2)。",
             )
         )
-    if torch.allclose(held, want):
-        return
-    for other, tensor in others.items():
-        if torch.allclose(held, tensor):
-            raise ContractError(_HOLDS_WRONG[name, other])
+    if not torch.allclose(held, seen[name]):
+        for other, tensor in seen.items():
+            if torch.allclose(held, tensor):
+                raise ContractError(_HOLDS_WRONG[name, other])
+
+
+_NOWHERE = Text("", "")
+
+
+def _step(
+    cache: Any, qkv: Sequence[torch.Tensor], span: tuple[int, int], where: Text
+) -> torch.Tensor:
+    """The cache's output (b, h, n, d) for the tokens ``span`` of ``qkv`` (b, h, T, d) each: it
+    must leave its k and v as they were and then hold the keys and values of the tokens so far.
+    ``where`` (the sizes, or nothing) ends the hints."""
+    start, end = span
+    q, k, v = (x[:, :, start:end] for x in qkv)  # (b, h, n, d) each
+    given = (k.clone(), v.clone())
+    versions = [x._version for x in given]
+    seen = dict(zip(("queries", "keys", "values"), (x[:, :, :end] for x in qkv), strict=True))
+    at = where + tr(": ", "：") if where.en else where
+    try:
+        out = call_forward(
+            cache.append_and_attend, (q, *given), _KV_TEXTS, where=at, want_shape=tuple(q.shape)
+        )
+    except ContractError:
+        # a cache grown along another dim is a clearer hint than the error it caused
+        sizes = [seen["keys"][:, :, :t].shape for t in (start, end)]  # (b, h, T_cached, d)
+        for name in ("keys", "values"):
+            held = getattr(cache, name, None)
+            if isinstance(held, torch.Tensor) and held.shape not in sizes:
+                _cached_tensor(cache, name, seen)
+        raise
+    if [x._version for x in given] != versions or not all(map(torch.equal, given, (k, v))):
+        raise ContractError(
+            tr(
+                "append_and_attend changed its argument k or v in place; store new "
+                "tensors (torch.cat makes one). ",
+                "append_and_attend 原地修改了参数 k 或 v。"
+                "请保存新的张量（torch.cat 会生成新张量）。",
+            )
+            + where
+        )
+    for name in ("keys", "values"):
+        _cached_tensor(cache, name, seen)
+    return out
 
 
 def _same_as_full_attention(cls: type) -> None:
@@ -558,68 +596,16 @@ def _same_as_full_attention(cls: type) -> None:
         T = sum(chunks)
         q, k, v = (torch.randn(b, h, T, d, dtype=dtype) for _ in range(3))  # (b, h, T, d) each
         cache = _new_cache(cls, T)
-        outs, start = [], 0
         where = tr(
             f"(test: b={b}, h={h}, head_dim={d}, chunks {chunks})",
             f"（测试：b={b}，h={h}，head_dim={d}，分段 {chunks}）",
         )
-        for n in chunks:
-            end = start + n
-            k_new, v_new = k[:, :, start:end].clone(), v[:, :, start:end].clone()
-            before = (k_new._version, v_new._version)
-            others = {"queries": q[:, :, :end]}
-            try:
-                out = call_forward(
-                    cache.append_and_attend,  # type: ignore[attr-defined]
-                    (q[:, :, start:end], k_new, v_new),
-                    _KV_TEXTS,
-                    where=where + tr(": ", "："),
-                    want_shape=(b, h, n, d),
-                )
-            except ContractError:
-                # a cache grown along another dim is a clearer hint than the error it caused
-                for name, full in (("keys", k), ("values", v)):
-                    held = getattr(cache, name, None)
-                    sizes = {tuple(full[:, :, :t].shape) for t in (start, end)}
-                    if isinstance(held, torch.Tensor) and tuple(held.shape) not in sizes:
-                        _cached_tensor(cache, name, full[:, :, :end], {})
-                raise
-            versions = (k_new._version, v_new._version)
-            if versions != before or not (
-                torch.equal(k_new, k[:, :, start:end]) and torch.equal(v_new, v[:, :, start:end])
-            ):
-                raise ContractError(
-                    tr(
-                        "append_and_attend changed its argument k or v in place; store new "
-                        "tensors (torch.cat makes one). ",
-                        "append_and_attend 原地修改了参数 k 或 v。"
-                        "请保存新的张量（torch.cat 会生成新张量）。",
-                    )
-                    + where
-                )
-            _cached_tensor(cache, "keys", k[:, :, :end], {**others, "values": v[:, :, :end]})
-            _cached_tensor(cache, "values", v[:, :, :end], {**others, "keys": k[:, :, :end]})
-            outs.append(out)
-            start = end
-        got = torch.cat(outs, dim=-2)  # (b, h, T, d)
-        want = _cached_attention(q, k, v, chunks)
-        if torch.allclose(got, want, atol=1e-5, rtol=1e-4):
-            continue
-        variant = partial(_cached_attention, q, k, v, chunks)
-        mistake = name_mistake(got, variant, _KV_MISTAKES)
-        if mistake is not None:
-            raise ContractError(_KV_HINTS[mistake] + tr(" ", "") + where)
-        raise ContractError(
-            tr(
-                "fed chunk by chunk, the outputs differ from one causal attention over the whole "
-                "sequence: append k and v along the token dim, then softmax(q K^T / sqrt(d)) "
-                "with the causal mask at the cache offset, times V.",
-                "分段送入时，输出与对整个序列做一次因果注意力的结果不同。请沿词元维度追加 k 和 v，"
-                "再计算带缓存偏移因果掩码的 softmax(q K^T / sqrt(d))，乘以 V。",
-            )
-            + tr(" ", "")
-            + where
+        got = torch.cat([_step(cache, (q, k, v), span, where) for span in _spans(chunks)], dim=-2)
+        mistake = name_mistake(
+            got, partial(_cached_attention, q, k, v, chunks), ("", *_KV_MISTAKES)
         )
+        if mistake != "":  # a known slip, or None: another one
+            raise ContractError(_KV_HINTS[mistake] + tr(" ", "") + where)
 
 
 #: (max_len, chunks taken first, the chunk refused, chunks taken after): chunks that cross
@@ -627,13 +613,11 @@ def _same_as_full_attention(cls: type) -> None:
 _BOUND_CASES = ((5, (3,), 4, (2,)), (5, (3, 2), 1, ()), (1, (), 2, (1,)))
 
 
-def _refuses(
-    cache: object, cls: type, max_len: int, held: int, new: tuple[torch.Tensor, ...]
-) -> None:
-    """The cache holding ``held`` tokens must refuse ``new`` with ``ValueError``."""
-    n = new[1].shape[-2]
+def _refuses(cache: Any, cls: type, max_len: int, held: int, size: tuple[int, ...]) -> None:
+    """The cache holding ``held`` tokens must refuse new ones of ``size`` with ``ValueError``."""
+    n = size[2]
     try:
-        cache.append_and_attend(*new)  # type: ignore[attr-defined]
+        cache.append_and_attend(*(torch.randn(size) for _ in range(3)))
     except ValueError:
         return
     except Exception as error:  # the learner's code may raise anything
@@ -672,37 +656,19 @@ def _bounded(cls: type) -> None:
     b, h, d = 1, 2, 3
     for max_len, before, refused, after in _BOUND_CASES:
         cache = _new_cache(cls, max_len)
-        taken = sum(before) + sum(after)
-        q, k, v = (torch.randn(b, h, taken, d) for _ in range(3))  # (b, h, T, d) each
-        outs, start = [], 0
-        for n in before:
-            end = start + n
-            outs.append(
-                call_forward(
-                    cache.append_and_attend,  # type: ignore[attr-defined]
-                    (q[:, :, start:end], k[:, :, start:end], v[:, :, start:end]),
-                    _KV_TEXTS,
-                    want_shape=(b, h, n, d),
-                )
-            )
-            start = end
-        offered = tuple(torch.randn(b, h, refused, d) for _ in range(3))
-        _refuses(cache, cls, max_len, start, offered)
-        for n in after:
-            end = start + n
-            take = partial(cache.append_and_attend, q[:, :, start:end])  # type: ignore[attr-defined]
-            out = attempt(partial(take, k[:, :, start:end], v[:, :, start:end]), _KEPT_REFUSED)
-            if not isinstance(out, torch.Tensor) or tuple(out.shape) != (b, h, n, d):
+        q, k, v = (torch.randn(b, h, sum(before + after), d) for _ in range(3))  # (b, h, T, d) each
+        outs = [_step(cache, (q, k, v), span, _NOWHERE) for span in _spans(before)]
+        _refuses(cache, cls, max_len, sum(before), (b, h, refused, d))
+        for start, end in _spans(after, sum(before)):
+            new = [x[:, :, start:end] for x in (q, k, v)]  # (b, h, n, d) each
+            out = attempt(partial(cache.append_and_attend, *new), _KEPT_REFUSED)
+            if not isinstance(out, torch.Tensor) or tuple(out.shape) != (b, h, end - start, d):
                 raise ContractError(_KEPT_REFUSED)
             outs.append(out)
-            start = end
-        if outs:
-            got = torch.cat(outs, dim=-2)  # (b, h, taken, d)
-            want = _cached_attention(q, k, v, before + after)
-            if not torch.allclose(got, want, atol=1e-5, rtol=1e-4):
-                raise ContractError(_KEPT_REFUSED)  # the later queries attend to refused keys
-        if start == max_len:  # full now: one more token is refused too
-            _refuses(cache, cls, max_len, start, tuple(torch.randn(b, h, 1, d) for _ in range(3)))
+        # the later queries must not attend to the refused keys
+        agrees(torch.cat(outs, dim=-2), _cached_attention(q, k, v, before + after), _KEPT_REFUSED)
+        if sum(before + after) == max_len:  # full now: one more token is refused too
+            _refuses(cache, cls, max_len, max_len, (b, h, 1, d))
 
 
 check_kv_cache_step = build_checker(
@@ -800,22 +766,16 @@ def _repeat_shape_hint(got: tuple[int, ...], b: int, g: int, T: int, d: int, n: 
 _REPEAT_DTYPES = (torch.float32, torch.bfloat16, torch.float64)
 
 
-def _repeats_heads(fn: object) -> None:
+def _repeats_heads(fn: Callable[..., object]) -> None:
     for (b, g, T, d, n), dtype in zip(_REPEAT_SIZES, _REPEAT_DTYPES, strict=True):
         x = torch.randn(b, g, T, d).to(dtype)  # (b, g, T, d)
-        out = call_forward(
-            fn,  # type: ignore[arg-type]
-            (x, n),
-            _REPEAT_TEXTS,
-            n_rep=n,
-            shape=tuple(x.shape),
-        )
+        out = call_forward(fn, (x, n), _REPEAT_TEXTS, n_rep=n, shape=tuple(x.shape))
         if tuple(out.shape) != (b, g * n, T, d):
             raise ContractError(_repeat_shape_hint(tuple(out.shape), b, g, T, d, n))
         if torch.equal(out, x.repeat_interleave(n, dim=1)):
             continue
         if torch.equal(out, x.repeat(1, n, 1, 1)):
-            order = x.new_tensor(range(g)).long().repeat(n).tolist()
+            order = list(range(g)) * n
             raise ContractError(
                 tr(
                     f"the heads are grouped wrongly: your output's heads are the K/V heads "
@@ -837,11 +797,11 @@ def _repeats_heads(fn: object) -> None:
         )
 
 
-def _without_repeat_interleave(fn: object) -> None:
+def _without_repeat_interleave(fn: Callable[..., object]) -> None:
     """The brief's rule: "this time without repeat_interleave" (expand and reshape instead)."""
     x = torch.randn(2, 2, 3, 4)  # (b, g, T, d)
     never_calls(
-        fn,  # type: ignore[arg-type]
+        fn,
         (x, 3),
         {"repeat_interleave"},
         tr(

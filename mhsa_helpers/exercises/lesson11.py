@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from itertools import product
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -33,14 +33,18 @@ from ._kinds import Number, number_checker
 
 __all__ = ["check_blind_rows", "check_hf_to_additive_mask", "check_masked_softmax"]
 
-_LENGTHS, _T = torch.tensor([3, 1, 4]), 5
-_LEFT = torch.arange(_T) < (_T - _LENGTHS)[:, None]  # (3, 5): pads first, then the real tokens
+
+def _left_padded(pads: torch.Tensor | list[int], t: int) -> torch.Tensor:
+    """(b, T, T) hidden of a causal layer on sequences left-padded to ``t`` tokens, ``pads`` of
+    them pads: True at a future key or a pad key."""
+    left = torch.arange(t) < torch.as_tensor(pads)[:, None]  # (b, T): pads first, then the tokens
+    return torch.ones(t, t, dtype=torch.bool).triu(diagonal=1) | left[:, None, :]
 
 
 _NOWHERE = Text("", "")
 
-_CAUSAL = torch.ones(_T, _T, dtype=torch.bool).triu(diagonal=1)  # (T, T): True = a future key
-_HIDDEN = _CAUSAL | _LEFT[:, None, :]  # (3, 5, 5): a future key or a pad key
+_LENGTHS, _T = torch.tensor([3, 1, 4]), 5
+_HIDDEN = _left_padded(_T - _LENGTHS, _T)  # (3, 5, 5): a future key or a pad key
 
 _BLIND = int(_HIDDEN.all(dim=-1).sum())  # 7: the pad queries' rows
 
@@ -86,26 +90,11 @@ check_blind_rows = number_checker(
 )
 
 
-def _reference_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Scores (2, 4, 4), hidden (2, 4, 4) = causal mask | left padding, and the expected weights.
-
-    Sequence 0 has 2 real tokens after 2 pads, so its rows 0 and 1 see no key at all.
-    """
-    gen = torch.Generator().manual_seed(11)
-    scores = 3 * torch.randn(2, 4, 4, generator=gen)  # (b, T_q, T_k)
-    causal = torch.ones(4, 4, dtype=torch.bool).triu(1)  # (T, T)
-    pad = torch.tensor([[True, True, False, False], [False, False, False, False]])  # (b, T)
-    hidden = causal | pad[:, None, :]  # (b, T_q, T_k)
-    expected = torch.zeros(2, 4, 4)
-    for b in range(2):
-        for i in range(4):
-            seen = [j for j in range(4) if not hidden[b, i, j]]
-            if seen:
-                row = scores[b, i, seen].double()
-                expected[b, i, seen] = (
-                    torch.exp(row - row.max()) / torch.exp(row - row.max()).sum()
-                ).float()
-    return scores, hidden, expected
+#: The first case: scores (2, 4, 4) and hidden (2, 4, 4) = causal mask | left padding. Sequence
+#: 0 has 2 real tokens after 2 pads, so its rows 0 and 1 see no key at all. The learner's
+#: function only ever gets copies of them.
+_SCORES = 3 * torch.randn(2, 4, 4, generator=torch.Generator().manual_seed(11))  # (b, T_q, T_k)
+_PADDED = _left_padded([2, 0], 4)  # (b, T_q, T_k)
 
 
 def _masked_softmax(scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
@@ -120,27 +109,35 @@ def _masked_softmax(scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
 #: weight; only -inf stays below any score.
 _FAR_BELOW = tr("scores near -1e30", "接近 -1e30 的分数")
 
+#: The hint on ``_FAR_BELOW`` for weights that are right on usual scores: a finite fill.
+_FINITE_FILL = tr(
+    "a finite fill (-1000, -1e4, -1e9) is not below scores this low, so the "
+    "softmax gives the hidden positions the weight (zeroing them afterwards leaves "
+    "rows that do not sum to 1). Fill hidden scores with -torch.inf (and zero the "
+    "rows with no visible key).",
+    "有限的填充值（-1000、-1e4、-1e9）并不比这么低的分数更小，"
+    "所以 softmax 把权重给了被遮住的位置（之后再把它们置零，每行之和就不是 1）。"
+    "请把被遮住的分数填成 -torch.inf（再把没有可见键的行置零）。",
+)
+
 
 def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
     gen = torch.Generator().manual_seed(12)
-    left = torch.arange(5) < torch.tensor([0, 2, 4])[:, None]  # (3, 5): 0, 2, 4 pads first
-    hidden3 = torch.ones(5, 5, dtype=torch.bool).triu(1) | left[:, None, :]  # (3, 5, 5)
     hidden4 = torch.rand(2, 2, 3, 6, generator=gen) < 0.5  # (b, h, T_q, T_k), T_q != T_k
     hidden4[0, 1, 2] = True  # a row with no visible key
     hidden4[1, 0, 0] = False  # a row with every key visible
-    _, hidden_first, _ = _reference_case()
     return [
         (
             tr("a (3, 5, 5) batch", "一个 (3, 5, 5) 的批次"),
             2 * torch.randn(3, 5, 5, generator=gen),
-            hidden3,
+            _left_padded([0, 2, 4], 5),  # (3, 5, 5): 0, 2, 4 pads first
         ),
         (
             tr("heads (2, 2, 3, 6)", "多个头的 (2, 2, 3, 6) 分数"),
             2 * torch.randn(2, 2, 3, 6, generator=gen),
             hidden4,
         ),
-        (_FAR_BELOW, torch.full((2, 4, 4), -1e30), hidden_first),
+        (_FAR_BELOW, torch.full((2, 4, 4), -1e30), _PADDED),
     ]
 
 
@@ -153,36 +150,21 @@ _FORWARD = ForwardTexts(
 def _call(
     fn: Callable[..., object], scores: torch.Tensor, hidden: torch.Tensor, where: Text = _NOWHERE
 ) -> torch.Tensor:
-    """The learner's weights for ``scores`` and ``hidden`` (a copy), through the runner."""
-    return call_forward(
-        fn, (scores, hidden.clone()), _FORWARD, where=where, want_shape=tuple(scores.shape)
-    )
+    """The learner's weights for (copies of) ``scores`` and ``hidden``, through the runner."""
+    args = (scores.clone(), hidden.clone())
+    return call_forward(fn, args, _FORWARD, where=where, want_shape=tuple(scores.shape))
 
 
 class _NaNWatch(TorchFunctionMode):
     """Whether any torch call made while it is active returned a tensor holding a NaN."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen = False
+    seen = False
 
-    def __torch_function__(
-        self,
-        func: Callable[..., Any],
-        types: object,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         out = func(*args, **(kwargs or {}))
-        if not self.seen:
-            for item in out if isinstance(out, (tuple, list)) else (out,):
-                if (
-                    type(item) is torch.Tensor
-                    and item.is_floating_point()
-                    and not item.is_meta
-                    and bool(torch.isnan(item).any())
-                ):
-                    self.seen = True
+        for item in out if isinstance(out, (tuple, list)) else (out,):
+            if type(item) is torch.Tensor and item.is_floating_point() and not item.is_meta:
+                self.seen = self.seen or bool(torch.isnan(item).any())
         return out
 
 
@@ -219,8 +201,8 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
             "被遮住的位置的权重必须恰好为 0。",
         )
     if not torch.allclose(got, expected, atol=1e-5, rtol=0):
-        sums = got.sum(dim=-1)
-        if not torch.allclose(sums[~empty], torch.ones(int((~empty).sum())), atol=1e-4):
+        sums = got.sum(dim=-1)[~empty]  # (rows with a visible key,)
+        if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
             return tr(
                 "rows do not sum to 1 over their visible positions: zeroing weights *after* "
                 "a plain softmax does not renormalise. Fill hidden scores with -inf first.",
@@ -234,14 +216,23 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
     return None
 
 
+def _right_on(
+    fn: Callable[..., object], scores: torch.Tensor, hidden: torch.Tensor, label: Text | None = None
+) -> None:
+    """The weights for ``scores`` and ``hidden`` are the masked softmax; else the hint, after
+    "on ``label``: " where the case has one."""
+    on = _NOWHERE if label is None else tr("on ", "在") + label + tr(": ", "上：")
+    problem = _judge(_call(fn, scores, hidden, on), hidden, _masked_softmax(scores, hidden))
+    if problem is not None:  # right on usual scores but not near -1e30: a finite fill
+        raise ContractError(on + (_FINITE_FILL if label is _FAR_BELOW else problem))
+
+
 def _reference_case_right(fn: Callable[..., object]) -> None:
-    scores, hidden, expected = _reference_case()
-    _require(_judge(_call(fn, scores.clone(), hidden), hidden, expected))
+    _right_on(fn, _SCORES, _PADDED)
 
 
 def _finite_for_huge_scores(fn: Callable[..., object]) -> None:
-    scores, hidden, _ = _reference_case()
-    big = _call(fn, 1000 * scores, hidden, tr("with scores x 1000: ", "分数乘以 1000 时："))
+    big = _call(fn, 1000 * _SCORES, _PADDED, tr("with scores x 1000: ", "分数乘以 1000 时："))
     if not torch.isfinite(big).all():
         raise ContractError(
             tr(
@@ -252,11 +243,10 @@ def _finite_for_huge_scores(fn: Callable[..., object]) -> None:
 
 
 def _finite_gradient(fn: Callable[..., object]) -> None:
-    scores, hidden, _ = _reference_case()
-    leaf = scores.clone().requires_grad_(True)
+    leaf = _SCORES.clone().requires_grad_(True)
     probe = torch.arange(16.0).view(1, 4, 4)
     attempt(
-        lambda: (fn(leaf, hidden.clone()) * probe).sum().backward(),  # type: ignore[operator]
+        lambda: (fn(leaf, _PADDED.clone()) * probe).sum().backward(),  # type: ignore[operator]
         tr("the backward pass raised {kind}: {error}.", "反向传播抛出了 {kind}：{error}。"),
     )
     if leaf.grad is None or not torch.isfinite(leaf.grad).all():
@@ -277,10 +267,9 @@ def _finite_gradient(fn: Callable[..., object]) -> None:
 
 def _never_a_nan(fn: Callable[..., object]) -> None:
     """No NaN is made on the way, not even one replaced afterwards."""
-    scores, hidden, _ = _reference_case()
     watch = _NaNWatch()
     with watch:
-        _call(fn, scores.clone(), hidden)
+        _call(fn, _SCORES, _PADDED)
     if watch.seen:
         raise ContractError(
             tr(
@@ -300,27 +289,8 @@ def _never_a_nan(fn: Callable[..., object]) -> None:
 
 
 def _more_cases_right(fn: Callable[..., object]) -> None:
-    for label, more, hidden_more in _more_cases():
-        on = tr("on ", "在") + label + tr(": ", "上：")
-        got = _call(fn, more.clone(), hidden_more, on)
-        problem = _judge(got, hidden_more, _masked_softmax(more, hidden_more))
-        if label is _FAR_BELOW and problem is not None:  # right on usual scores: a finite fill
-            problem = tr(
-                "a finite fill (-1000, -1e4, -1e9) is not below scores this low, so the "
-                "softmax gives the hidden positions the weight (zeroing them afterwards leaves "
-                "rows that do not sum to 1). Fill hidden scores with -torch.inf (and zero the "
-                "rows with no visible key).",
-                "有限的填充值（-1000、-1e4、-1e9）并不比这么低的分数更小，"
-                "所以 softmax 把权重给了被遮住的位置（之后再把它们置零，每行之和就不是 1）。"
-                "请把被遮住的分数填成 -torch.inf（再把没有可见键的行置零）。",
-            )
-        if problem is not None:
-            raise ContractError(on + problem)
-
-
-def _require(problem: Text | None) -> None:
-    if problem is not None:
-        raise ContractError(problem)
+    for label, scores, hidden in _more_cases():
+        _right_on(fn, scores, hidden, label)
 
 
 check_masked_softmax = build_checker(
@@ -467,11 +437,7 @@ def _judge_additive(
         )
     lower = torch.ones(t, t, dtype=torch.bool).tril()  # (T, T): key j <= query i
     future_real = keys & ~lower
-    if (
-        bool(future_real.any())
-        and bool((mask[keys & lower] == 0).all())
-        and bool((mask[future_real] < 0).all())
-    ):
+    if future_real.any() and (mask[keys & lower] == 0).all() and (mask[future_real] < 0).all():
         return tr(
             "a causal mask crept in: an encoder lets every query see every real token, "
             "also the later ones. Only the pads are hidden.",
@@ -597,22 +563,21 @@ def _overflow(
 
 def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
     """Every case in every dtype: the right mask, and the input left as it was."""
-    for dtype in _DTYPES:
-        for label, attention_mask in _hf_cases():
-            name = str(dtype).removeprefix("torch.")
-            on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
-            texts = replace(_ADDITIVE_CALL, runtime=_overflow(on, dtype))
-            got = call_forward(fn, (attention_mask, dtype), texts, on=on)
-            try:
-                problem = _judge_additive(got, attention_mask, dtype)
-            except Exception as error:  # a hostile tensor may break a comparison
-                kind = type(error).__name__
-                problem = tr(
-                    f"the returned tensor could not be read ({kind}).",
-                    f"无法读取返回的张量（{kind}）。",
-                )
-            if problem is not None:
-                raise ContractError(on + problem)
+    for dtype, (label, attention_mask) in product(_DTYPES, _hf_cases()):
+        name = str(dtype).removeprefix("torch.")
+        on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
+        texts = replace(_ADDITIVE_CALL, runtime=_overflow(on, dtype))
+        got = call_forward(fn, (attention_mask, dtype), texts, on=on)
+        try:
+            problem = _judge_additive(got, attention_mask, dtype)
+        except Exception as error:  # a hostile tensor may break a comparison
+            kind = type(error).__name__
+            problem = tr(
+                f"the returned tensor could not be read ({kind}).",
+                f"无法读取返回的张量（{kind}）。",
+            )
+        if problem is not None:
+            raise ContractError(on + problem)
 
 
 check_hf_to_additive_mask = build_checker(
