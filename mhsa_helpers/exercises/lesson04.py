@@ -18,7 +18,6 @@ from functools import partial
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..attention.causal import CausalAttention
@@ -405,24 +404,27 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
     load_by_names(module, reference, missing=missing, extra=_PARAMETER_EXTRA)
 
 
-def _built(
-    spec: CausalClass, cls: type, sizes: tuple[int, ...], dropout: float, **kwargs: Any
-) -> tuple[nn.Module, nn.Module]:
-    """The learner's module and the book's, with the same weights (seeded)."""
-    d_in, d_out, context_length = sizes[:3]
+def _trial(
+    spec: CausalClass,
+    cls: type,
+    sizes: tuple[int, ...],
+    dropout: float,
+    seed: int,
+    dtype: torch.dtype = torch.float32,
+    **kwargs: Any,
+) -> tuple[nn.Module, nn.Module, torch.Tensor, Text]:
+    """After ``torch.manual_seed(seed)``: the learner's module and the book's with the same
+    weights, an input x (b, T, d_in) of ``dtype``, and where the test runs (the call, x's shape)."""
+    d_in, d_out, context_length, b, T = sizes
     args = spec.args(d_in, d_out, context_length, dropout)
+    torch.manual_seed(seed)
     reference = spec.reference(*args, **kwargs)
     module = construct(cls, args, dict(kwargs))
     if kwargs.get("qkv_bias") and not any(n.endswith("bias") for n, _ in module.named_parameters()):
         raise ContractError(_NO_BIASES[bool(spec.heads)])
     _load_heads(spec, module, reference)
-    return module, reference
-
-
-def _where(spec: CausalClass, cls: type, sizes: tuple[int, ...], dropout: float) -> Text:
-    d_in, d_out, context_length, b, T = sizes
-    args = ", ".join(map(repr, spec.args(d_in, d_out, context_length, dropout)))
-    return on_x(f"{cls.__name__}({args})", (b, T, d_in))
+    x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
+    return module, reference, x, on_x(f"{cls.__name__}{args}", (b, T, d_in))
 
 
 def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
@@ -442,21 +444,17 @@ def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text)
 def _head_mistakes(
     spec: CausalClass, reference: nn.Module, x: torch.Tensor, out: torch.Tensor, where: Text
 ) -> Text:
-    params = {name: p.detach() for name, p in reference.named_parameters()}
+    heads = [m for m in reference.modules() if isinstance(m, CausalAttention)]  # in order
 
     def forward(mistakes: frozenset[str]) -> torch.Tensor:
-        outputs = []
-        for prefix in spec.prefixes:
-            q, k, v = (
-                F.linear(x, params[f"{prefix}{n}.weight"], params.get(f"{prefix}{n}.bias"))
-                for n in ("W_query", "W_key", "W_value")
-            )
-            outputs.append(head_forward(q, k, v, mistakes))
-        return torch.cat(outputs, dim=-1)
+        with torch.no_grad():
+            return torch.cat(
+                [head_forward(h.W_query(x), h.W_key(x), h.W_value(x), mistakes) for h in heads], -1
+            )  # (b, T, heads * d_out)
 
-    heads = forward(frozenset()).chunk(max(spec.heads, 1), dim=-1)
-    for order in (torch.cat(heads[::-1], dim=-1), torch.stack(heads, dim=-1).flatten(-2)):
-        if spec.heads > 1 and torch.allclose(out, order, atol=1e-5, rtol=1e-4):
+    outputs = forward(frozenset()).chunk(len(heads), dim=-1)
+    for order in (torch.cat(outputs[::-1], dim=-1), torch.stack(outputs, dim=-1).flatten(-2)):
+        if len(heads) > 1 and torch.allclose(out, order, atol=1e-5, rtol=1e-4):
             return where + _HEAD_ORDER
     mistakes = name_head_mistakes(out, forward)
     if mistakes:
@@ -534,38 +532,28 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     number of heads (``_HEAD_COUNTS``), two dtypes and three dropout rates."""
 
     def variant(index: int) -> CausalClass:
-        return replace(spec, heads=_HEAD_COUNTS[index % len(_HEAD_COUNTS)]) if spec.heads else spec
+        return replace(spec, heads=_HEAD_COUNTS[index]) if spec.heads else spec
 
     def equal_to_reference(cls: type) -> None:
-        for index, sizes in enumerate(_HEAD_SIZES):
-            d_in, _, _, b, T = sizes
-            spec_i, dtype = variant(index), _HEAD_DTYPES[index]
-            torch.manual_seed(500 + index)
-            module, reference = _built(spec_i, cls, sizes, 0.0)
+        for index, (sizes, dtype) in enumerate(zip(_HEAD_SIZES, _HEAD_DTYPES)):
+            spec_i, half = variant(index), sizes[-1] // 2
+            module, reference, x, where = _trial(spec_i, cls, sizes, 0.0, 500 + index, dtype)
             module.to(dtype).eval()
             reference.to(dtype).eval()
-            where = _where(spec_i, cls, sizes, 0.0)
-            x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
+            run = partial(_forward, spec_i, module, where=where)
             with torch.no_grad():
-                out = _forward(spec_i, module, x, where)
+                out = run(x)
                 want = reference(x)
-            diagnose = partial(_head_mistakes, spec_i, reference, x, out.detach(), where)
-            agrees(out, want, diagnose)
-            later = change_from(x, T // 2)
+            agrees(out, want, partial(_head_mistakes, spec_i, reference, x, out.detach(), where))
+            later = change_from(x, half)  # (b, T, d_in): the tokens half.. new
             with torch.no_grad():
-                changed = _forward(spec_i, module, later, where)
-            causal(changed, out, T // 2, where + _FUTURE_LEAKS)
+                changed = run(later)
+            causal(changed, out, half, where + _FUTURE_LEAKS)
 
     def dropout_in_training_only(cls: type) -> None:
-        sizes = _HEAD_SIZES[1]
-        d_in, _, _, b, T = sizes
         for index, p in enumerate(_DROPOUT_RATES):
             spec_i = variant(index)
-            where = _where(spec_i, cls, sizes, p)
-            torch.manual_seed(600 + index)
-            module, reference = _built(spec_i, cls, sizes, p)
-            x = torch.randn(b, T, d_in)  # (b, T, d_in)
-
+            module, reference, x, where = _trial(spec_i, cls, _HEAD_SIZES[1], p, 600 + index)
             run = partial(_forward, spec_i, module, where=where)
 
             rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
@@ -584,16 +572,13 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
             agrees(out, want, where + _IGNORES_DROPOUT)
 
     def gradients_flow(cls: type) -> None:
-        sizes = _HEAD_SIZES[1]
-        d_in, _, _, b, T = sizes
-        torch.manual_seed(700)
-        module, _ = _built(spec, cls, sizes, 0.0, qkv_bias=True)
-        out = _forward(spec, module.train(), torch.randn(b, T, d_in), _where(spec, cls, sizes, 0.0))
+        module, _, x, where = _trial(spec, cls, _HEAD_SIZES[1], 0.0, 700, qkv_bias=True)
+        out = _forward(spec, module.train(), x, where)
         (out * torch.randn(out.shape)).sum().backward()
         gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
 
     def mask_is_a_buffer(cls: type) -> None:
-        mask_buffer(_built(spec, cls, _HEAD_SIZES[1], 0.0)[0])
+        mask_buffer(_trial(spec, cls, _HEAD_SIZES[1], 0.0, 800)[0])
 
     contracts = (equal_to_reference, dropout_in_training_only, gradients_flow)
     return contracts + (() if spec.heads else (mask_is_a_buffer,))
