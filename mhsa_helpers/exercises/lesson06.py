@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -254,14 +255,12 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
         for slip, slip_hint in slips:
             if answer.shape == slip.shape and not torch.equal(slip, expected):
                 not_a_known_mistake(answer.detach().to(slip), [(slip, slip_hint)], atol=0.0)
-    shapes = {  # any other tensor of a slip's shape
-        (T, head_dim, h): heads_last,
-        (T, h, head_dim): not_swapped,
-        (1, h, T, head_dim): tr(
-            "x has no batch axis, and the answer has none either: drop the batch of one.",
-            "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
-        ),
-    }
+    # any other tensor of the shape of a slip that is not the expected one
+    shapes = {tuple(slip.shape): slip_hint for slip, slip_hint in slips[:2]}
+    shapes[(1, h, T, head_dim)] = tr(
+        "x has no batch axis, and the answer has none either: drop the batch of one.",
+        "x 没有批次轴，答案也不应该有。请去掉这个大小为 1 的批次轴。",
+    )
     return tensor_answer(
         _SPLIT_INTO_HEADS,
         answer,
@@ -391,11 +390,8 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
 
 def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
     """A RuntimeError in forward, with the usual cause named (``.view``, an unsliced mask)."""
-    x = args[0]
-    assert isinstance(x, torch.Tensor)
-    T = x.shape[1]
-    text = str(error)
-    said = first_line(text)
+    T = cast(torch.Tensor, args[0]).shape[1]
+    text, said = str(error), first_line(str(error))
     if is_view_error(error) or "use .reshape" in text.lower():
         return tr(
             ": `view` raised on a non-contiguous tensor. After the transpose the context "
@@ -460,14 +456,12 @@ def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
 
 
 def _diagnose(
-    out: torch.Tensor,
-    params: dict[str, torch.Tensor],
-    x: torch.Tensor,
-    num_heads: int,
-    where: Text,
+    out: torch.Tensor, reference: MultiHeadAttention, x: torch.Tensor, where: Text
 ) -> Text:
-    """Name the typical mistake whose output ``out`` reproduces, or describe what is wrong."""
-    mistake = name_mistake(out, lambda m: _reference_forward(params, x, num_heads, m))
+    """Name the typical mistake whose output ``out`` reproduces (``reference``: the book's module
+    with the same weights), or describe what is wrong."""
+    params = {name: p.detach() for name, p in reference.named_parameters()}
+    mistake = name_mistake(out, lambda m: _reference_forward(params, x, reference.num_heads, m))
     if mistake is not None:
         return where + tr(": ", "：") + MISTAKE_HINTS[mistake]
     if not torch.isfinite(out).all():
@@ -498,8 +492,7 @@ def _equal_to_reference(cls: type) -> None:
         with torch.no_grad():
             out = _run(module, x, where)
             want = reference(x)
-        params = {k: v.detach() for k, v in reference.named_parameters()}
-        agrees(out, want, partial(_diagnose, out.detach(), params, x, num_heads, where))
+        agrees(out, want, partial(_diagnose, out.detach(), reference, x, where))
         t = T // 2
         changed = change_from(x, t)  # (b, T, d_in): tokens t.. new
         with torch.no_grad():
@@ -572,23 +565,20 @@ def _check_gradients(cls: type) -> None:
     ref.train()
     out = _run(module, x, where)
     want = ref(x)
-    agrees(
-        out.detach(),
-        want.detach(),
-        tr(
-            "in training mode (module.train(), dropout=0.0) the output differs from the "
-            "book's class, although it matched in eval mode: forward must compute the same "
-            "thing in both modes; only the dropout layer may behave differently, and it drops "
-            "nothing with dropout=0.0: nn.Dropout(dropout), with the argument.",
-            "在训练模式下（module.train()，"
-            "dropout=0.0），输出与书中的类不一致，"
-            "在评估模式下却是一致的。forward 在两种模式下必须算出同样的结果。"
-            "只有 dropout 层的行为可以不同，"
-            "而 dropout=0.0 时它什么都不丢弃。"
-            "请写 nn.Dropout(dropout)，"
-            "把参数传进去。",
-        ),
+    train_differs = tr(
+        "in training mode (module.train(), dropout=0.0) the output differs from the "
+        "book's class, although it matched in eval mode: forward must compute the same "
+        "thing in both modes; only the dropout layer may behave differently, and it drops "
+        "nothing with dropout=0.0: nn.Dropout(dropout), with the argument.",
+        "在训练模式下（module.train()，"
+        "dropout=0.0），输出与书中的类不一致，"
+        "在评估模式下却是一致的。forward 在两种模式下必须算出同样的结果。"
+        "只有 dropout 层的行为可以不同，"
+        "而 dropout=0.0 时它什么都不丢弃。"
+        "请写 nn.Dropout(dropout)，"
+        "把参数传进去。",
     )
+    agrees(out, want, train_differs)
     attempt(
         lambda: (out * probe).sum().backward(),
         tr("{where} raised {kind}: {error}", "{where}时抛出了 {kind}：{error}"),
