@@ -273,8 +273,7 @@ class CausalClass:
     ``heads`` is 0 for ``CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False)``,
     else the number of heads the wrapper
     ``cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`` is built with; its
-    output concatenates the heads, (b, T, heads * d_out). ``prefixes`` names each head's
-    parameters the book's way (``""`` or ``"heads.0."``, ...).
+    output concatenates the heads, (b, T, heads * d_out).
     """
 
     reference: type
@@ -283,10 +282,6 @@ class CausalClass:
     def args(self, d_in: int, d_out: int, context_length: int, dropout: float) -> tuple[Any, ...]:
         extra = (self.heads,) if self.heads else ()
         return (d_in, d_out, context_length, dropout, *extra)
-
-    @property
-    def prefixes(self) -> tuple[str, ...]:
-        return tuple(f"heads.{i}." for i in range(self.heads)) if self.heads else ("",)
 
 
 # (d_in, d_out, context_length, b, T): T < context_length, so an unsliced mask shows; d_out > 1
@@ -377,6 +372,7 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
             )
         )
     written(module)
+    built = {n.split(".")[1] for n, _ in module.named_parameters() if n.startswith("heads.")}
     if spec.heads and isinstance(heads, nn.ModuleList) and len({id(h) for h in heads}) < len(heads):
         raise ContractError(
             tr(
@@ -388,17 +384,15 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
                 "请为每个头各调用一次构造函数。",
             )
         )
-    if spec.heads:
-        built = {n.split(".")[1] for n, _ in module.named_parameters() if n.startswith("heads.")}
-        if built and len(built) != spec.heads:
-            raise ContractError(
-                tr(
-                    f"built with num_heads={spec.heads}, the class holds {len(built)} heads: "
-                    "build one new head per head, num_heads in all.",
-                    f"用 num_heads={spec.heads} 构建时，这个类里有 {len(built)} 个头。"
-                    "每个头都要新建一个，一共 num_heads 个。",
-                )
+    if spec.heads and built and len(built) != spec.heads:
+        raise ContractError(
+            tr(
+                f"built with num_heads={spec.heads}, the class holds {len(built)} heads: "
+                "build one new head per head, num_heads in all.",
+                f"用 num_heads={spec.heads} 构建时，这个类里有 {len(built)} 个头。"
+                "每个头都要新建一个，一共 num_heads 个。",
             )
+        )
     in_heads = _IN_EACH_HEAD if spec.heads else tr("", "")
     missing = _PARAMETER_MISSING + in_heads + tr(".", "。")
     load_by_names(module, reference, missing=missing, extra=_PARAMETER_EXTRA)
@@ -429,7 +423,8 @@ def _trial(
 
 def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
     b, T, _ = x.shape
-    width = dict(module.named_parameters())[f"{spec.prefixes[0]}W_query.weight"].shape[0]
+    # the width of one head: its W_query's (the names are the book's, load_by_names saw to it)
+    width = next(p for n, p in module.named_parameters() if n.endswith("W_query.weight")).shape[0]
     want = (b, T, max(spec.heads, 1) * width)
     try:
         return call_forward(module, (x,), _HEAD_FORWARD, where=where, want_shape=want)
@@ -446,11 +441,10 @@ def _head_mistakes(
 ) -> Text:
     heads = [m for m in reference.modules() if isinstance(m, CausalAttention)]  # in order
 
-    def forward(mistakes: frozenset[str]) -> torch.Tensor:
-        with torch.no_grad():
-            return torch.cat(
-                [head_forward(h.W_query(x), h.W_key(x), h.W_value(x), mistakes) for h in heads], -1
-            )  # (b, T, heads * d_out)
+    def forward(mistakes: frozenset[str]) -> torch.Tensor:  # (b, T, heads * d_out)
+        return torch.cat(
+            [head_forward(h.W_query(x), h.W_key(x), h.W_value(x), mistakes) for h in heads], -1
+        )
 
     outputs = forward(frozenset()).chunk(len(heads), dim=-1)
     for order in (torch.cat(outputs[::-1], dim=-1), torch.stack(outputs, dim=-1).flatten(-2)):
@@ -545,9 +539,8 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                 out = run(x)
                 want = reference(x)
             agrees(out, want, partial(_head_mistakes, spec_i, reference, x, out.detach(), where))
-            later = change_from(x, half)  # (b, T, d_in): the tokens half.. new
             with torch.no_grad():
-                changed = run(later)
+                changed = run(change_from(x, half))  # the tokens half.. new
             causal(changed, out, half, where + _FUTURE_LEAKS)
 
     def dropout_in_training_only(cls: type) -> None:

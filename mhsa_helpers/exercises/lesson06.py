@@ -449,10 +449,8 @@ _FORWARD = replace(
 
 def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
     """``module(x)``, (b, T, d_out); any other outcome is a ``ContractError`` naming it."""
-    b, T, _ = x.shape
-    out_proj = dict(module.named_parameters()).get("out_proj.weight")
-    want = None if out_proj is None else (b, T, out_proj.shape[0])
-    return call_forward(module, (x,), _FORWARD, where=where, want_shape=want)
+    width = dict(module.named_parameters())["out_proj.weight"].shape[0]  # _load_reference saw it
+    return call_forward(module, (x,), _FORWARD, where=where, want_shape=(*x.shape[:2], width))
 
 
 def _diagnose(
