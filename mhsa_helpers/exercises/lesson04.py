@@ -557,11 +557,10 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                 dropout_only_in_training(run, module, reference, x, where, seed=601 + index)
                 continue
             module.train()  # p = 0: training mode drops nothing, as in the book's class
-            reference.train()
             with torch.no_grad():
                 torch.manual_seed(601)
                 out = run(x)
-                want = reference(x)
+                want = reference.train()(x)
             agrees(out, want, where + _IGNORES_DROPOUT)
 
     def gradients_flow(cls: type) -> None:
@@ -578,15 +577,12 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
 
 
 def head_class_passed(spec: CausalClass, passed: Text) -> Callable[[type], Text]:
-    """The PASS message; a wrapper's (whose brief asks for no buffer) with a note when its heads
-    keep no mask buffer (lesson 04's class must: ``mask_buffer`` is one of its contracts)."""
-
-    def message(cls: type) -> Text:
-        if not spec.heads:
-            return passed
-        return passed + mask_note(lambda: cls(*spec.args(3, 2, 6, 0.0)), unbuilt=MASK_IN_INIT)
-
-    return message
+    """The PASS message of a wrapper of heads (whose brief asks for no buffer), with a note when
+    its heads keep no mask buffer (lesson 04's class needs none: ``mask_buffer`` is one of its
+    contracts, so its PASS message is the plain text)."""
+    return lambda cls: (
+        passed + mask_note(lambda: cls(*spec.args(3, 2, 6, 0.0)), unbuilt=MASK_IN_INIT)
+    )
 
 
 check_causal_attention_class = build_checker(
@@ -600,15 +596,12 @@ check_causal_attention_class = build_checker(
         instance_hint=pass_the_class("check_causal_attention_class(MyClass)"),
         not_class_hint=NOT_A_MODULE_CLASS,
         contracts=head_contracts(CausalClass(CausalAttention, 0)),
-        passed=head_class_passed(
-            CausalClass(CausalAttention, 0),
-            tr(
-                "correct: equal to mh.CausalAttention with the same weights at every size, "
-                "causal, dropout only in training (at the book's place), and every weight gets "
-                "a gradient.",
-                "正确：各种尺寸下都与权重相同的 mh.CausalAttention 一致，满足因果性，"
-                "dropout 只在训练时起作用（而且在书中的位置），每个权重都能得到梯度。",
-            ),
+        passed=tr(
+            "correct: equal to mh.CausalAttention with the same weights at every size, "
+            "causal, dropout only in training (at the book's place), and every weight gets "
+            "a gradient.",
+            "正确：各种尺寸下都与权重相同的 mh.CausalAttention 一致，满足因果性，"
+            "dropout 只在训练时起作用（而且在书中的位置），每个权重都能得到梯度。",
         ),
     ),
     """Contract tests for the learner's ``CausalAttention`` (the book's, with dropout).

@@ -522,14 +522,13 @@ def _check_rows_and_bias(cls: type) -> None:
         "当 qkv_bias=True、所有值都为 1、out_proj 为恒等映射时",
     )
     module, _ = _pair(cls, 200, qkv_bias=True)
-    module.eval()
     with torch.no_grad():
         params = dict(module.named_parameters())
         params["W_value.weight"].zero_()
         params["W_value.bias"].fill_(1.0)
         params["out_proj.weight"].copy_(torch.eye(12))
         params["out_proj.bias"].zero_()
-        out = _run(module, torch.randn(2, 7, 5), where)  # (b, T, d_out): row sums per head
+        out = _run(module.eval(), torch.randn(2, 7, 5), where)  # (b, T, d_out): row sums per head
     rows_sum_to_one(out, partial(_rows_hint, where), rtol=1e-5)
 
 
@@ -559,10 +558,8 @@ def _check_gradients(cls: type) -> None:
     module, ref = _pair(cls, 400, qkv_bias=True)
     x = torch.randn(2, 7, 5)  # (b, T, d_in)
     probe = torch.randn(2, 7, 12)  # (b, T, d_out): a random loss direction
-    module.train()
-    ref.train()
-    out = _run(module, x, where)
-    want = ref(x)
+    out = _run(module.train(), x, where)  # (b, T, d_out)
+    want = ref.train()(x)  # (b, T, d_out)
     train_differs = tr(
         "in training mode (module.train(), dropout=0.0) the output differs from the "
         "book's class, although it matched in eval mode: forward must compute the same "
@@ -601,9 +598,8 @@ def _book_numbers_note(cls: type) -> Text:
     """Whether seed 123 then ``cls(3, 2, 6, 0.0, 2)`` gives the book's printed numbers."""
     try:
         torch.manual_seed(123)
-        module = cls(3, 2, 6, 0.0, 2).eval()
         with torch.no_grad():
-            out = module(load_journey().batch)  # (2, 6, 2)
+            out = cls(3, 2, 6, 0.0, 2).eval()(load_journey().batch)  # (2, 6, 2)
         book = reference("multihead_seed123_d_out2_heads2")  # (6, 2)
         if all(torch.allclose(seq, book, atol=1e-4) for seq in out):
             return tr(
