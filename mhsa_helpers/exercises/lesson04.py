@@ -185,11 +185,6 @@ check_zero_fraction = number_checker(
 )
 
 
-_MANUAL_DROPOUT = tr(
-    "the rate of a dropout layer on the context vectors", "作用在上下文向量上的 dropout 层的比例"
-)
-
-
 def exercise_context() -> tuple[torch.Tensor, torch.Tensor]:
     """The seed-789 causal weights (6, 6) and the values (6, 2) of the lesson's ``sa_v2``."""
     inputs = load_journey().inputs  # (6, 3)
@@ -212,12 +207,13 @@ def exercise_dropped_context() -> torch.Tensor:
     return weights @ values * exercise_keep_pattern() / (1 - EXERCISE_P)
 
 
-_DROPPED_SHARE = (~exercise_keep_pattern()).float().mean().item()  # 3 of 12 zeros this draw
-
 check_dropout_rate = number_checker(
     "check_dropout_rate",
     Number(
-        name=_MANUAL_DROPOUT,
+        name=tr(
+            "the rate of a dropout layer on the context vectors",
+            "作用在上下文向量上的 dropout 层的比例",
+        ),
         what=tr("a number: the dropout rate p of the layer", "一个数：这一层的 dropout 比例 p"),
         expected=EXERCISE_P,
         right=tr(
@@ -227,7 +223,8 @@ check_dropout_rate = number_checker(
             "所以 p = 0.3，虽然这一次 12 个元素里只丢弃了 3 个（25%）。",
         ),
         wrong={
-            _DROPPED_SHARE: tr(
+            # the share of zeros in this draw: 3 of 12
+            (~exercise_keep_pattern()).float().mean().item(): tr(
                 "that is the share of zeros in this one draw. p is a probability per entry, "
                 "not an exact count (section 1): read it from the size of the survivors instead.",
                 "这是这一次抽样中零所占的比例。p 是每个元素被丢弃的概率，不是确切的个数"
@@ -280,8 +277,7 @@ class CausalClass:
     heads: int
 
     def args(self, d_in: int, d_out: int, context_length: int, dropout: float) -> tuple[Any, ...]:
-        extra = (self.heads,) if self.heads else ()
-        return (d_in, d_out, context_length, dropout, *extra)
+        return (d_in, d_out, context_length, dropout, *([self.heads] if self.heads else []))
 
 
 # (d_in, d_out, context_length, b, T): T < context_length, so an unsliced mask shows; d_out > 1
@@ -393,8 +389,7 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
                 "每个头都要新建一个，一共 num_heads 个。",
             )
         )
-    in_heads = _IN_EACH_HEAD if spec.heads else tr("", "")
-    missing = _PARAMETER_MISSING + in_heads + tr(".", "。")
+    missing = _PARAMETER_MISSING + (_IN_EACH_HEAD if spec.heads else tr("", "")) + tr(".", "。")
     load_by_names(module, reference, missing=missing, extra=_PARAMETER_EXTRA)
 
 
@@ -406,9 +401,10 @@ def _trial(
     seed: int,
     dtype: torch.dtype = torch.float32,
     **kwargs: Any,
-) -> tuple[nn.Module, nn.Module, torch.Tensor, Text]:
+) -> tuple[nn.Module, nn.Module, torch.Tensor, Text, Callable[[torch.Tensor], torch.Tensor]]:
     """After ``torch.manual_seed(seed)``: the learner's module and the book's with the same
-    weights, an input x (b, T, d_in) of ``dtype``, and where the test runs (the call, x's shape)."""
+    weights, an input x (b, T, d_in) of ``dtype``, where the test runs (the call, x's shape) and
+    ``run``, the learner's forward through ``_forward``."""
     d_in, d_out, context_length, b, T = sizes
     args = spec.args(d_in, d_out, context_length, dropout)
     torch.manual_seed(seed)
@@ -418,7 +414,8 @@ def _trial(
         raise ContractError(_NO_BIASES[bool(spec.heads)])
     _load_heads(spec, module, reference)
     x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
-    return module, reference, x, on_x(f"{cls.__name__}{args}", (b, T, d_in))
+    where = on_x(f"{cls.__name__}{args}", (b, T, d_in))
+    return module, reference, x, where, partial(_forward, spec, module, where=where)
 
 
 def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
@@ -449,7 +446,12 @@ def _head_mistakes(
     outputs = forward(frozenset()).chunk(len(heads), dim=-1)
     for order in (torch.cat(outputs[::-1], dim=-1), torch.stack(outputs, dim=-1).flatten(-2)):
         if len(heads) > 1 and torch.allclose(out, order, atol=1e-5, rtol=1e-4):
-            return where + _HEAD_ORDER
+            return where + tr(
+                ": each head is right, but the outputs are not side by side in the order of "
+                "self.heads: concatenate them along the last dimension, head 1 first.",
+                "：每个头都对，但它们的输出没有按 self.heads 的顺序并排放好。"
+                "请沿最后一维拼接，头 1 在最前面。",
+            )
     mistakes = name_head_mistakes(out, forward)
     if mistakes:
         return where + tr(": ", "：") + mistakes_hint(mistakes)
@@ -511,11 +513,6 @@ _NO_BIASES = (
         "请把包装器的 qkv_bias 参数传给每个头的构造函数。",
     ),
 )
-_HEAD_ORDER = tr(
-    ": each head is right, but the outputs are not side by side in the order of self.heads: "
-    "concatenate them along the last dimension, head 1 first.",
-    "：每个头都对，但它们的输出没有按 self.heads 的顺序并排放好。请沿最后一维拼接，头 1 在最前面。",
-)
 
 
 def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
@@ -531,10 +528,9 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     def equal_to_reference(cls: type) -> None:
         for index, (sizes, dtype) in enumerate(zip(_HEAD_SIZES, _HEAD_DTYPES)):
             spec_i, half = variant(index), sizes[-1] // 2
-            module, reference, x, where = _trial(spec_i, cls, sizes, 0.0, 500 + index, dtype)
+            module, reference, x, where, run = _trial(spec_i, cls, sizes, 0.0, 500 + index, dtype)
             module.to(dtype).eval()
             reference.to(dtype).eval()
-            run = partial(_forward, spec_i, module, where=where)
             with torch.no_grad():
                 out = run(x)
                 want = reference(x)
@@ -546,8 +542,7 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     def dropout_in_training_only(cls: type) -> None:
         for index, p in enumerate(_DROPOUT_RATES):
             spec_i = variant(index)
-            module, reference, x, where = _trial(spec_i, cls, _HEAD_SIZES[1], p, 600 + index)
-            run = partial(_forward, spec_i, module, where=where)
+            module, reference, x, where, run = _trial(spec_i, cls, _HEAD_SIZES[1], p, 600 + index)
 
             rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
             if rates and rates != {p}:
@@ -555,16 +550,16 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                 raise ContractError(where + ignored)
             if p > 0:
                 dropout_only_in_training(run, module, reference, x, where, seed=601 + index)
-                continue
-            module.train()  # p = 0: training mode drops nothing, as in the book's class
-            with torch.no_grad():
-                torch.manual_seed(601)
-                out = run(x)
-                want = reference.train()(x)
-            agrees(out, want, where + _IGNORES_DROPOUT)
+            else:  # p = 0: training mode drops nothing, as in the book's class
+                module.train()
+                with torch.no_grad():
+                    torch.manual_seed(601)
+                    out = run(x)
+                    want = reference.train()(x)
+                agrees(out, want, where + _IGNORES_DROPOUT)
 
     def gradients_flow(cls: type) -> None:
-        module, _, x, where = _trial(spec, cls, _HEAD_SIZES[1], 0.0, 700, qkv_bias=True)
+        module, _, x, where, _ = _trial(spec, cls, _HEAD_SIZES[1], 0.0, 700, qkv_bias=True)
         out = _forward(spec, module.train(), x, where)
         (out * torch.randn(out.shape)).sum().backward()
         gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)

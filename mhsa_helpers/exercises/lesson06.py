@@ -117,7 +117,6 @@ check_head_dim = number_checker(
 
 _MHA_PARAMETERS = 9_443_328
 _D = 1536  # 4 * 1536**2 + 4 * 1536 == _MHA_PARAMETERS
-_GPT2_WIDTHS = (768, 1024, 1280, 1600)
 
 
 def _between(low: float, high: float) -> Callable[[float], bool]:
@@ -174,7 +173,7 @@ check_mha_parameter_count = number_checker(
                 "that is about the size of one (d, d) matrix, not d: d is its side.",
                 "这大约是一个 (d, d) 矩阵的大小，不是 d。d 是它的边长。",
             ),
-            _GPT2_WIDTHS: tr(
+            (768, 1024, 1280, 1600): tr(  # GPT-2's widths
                 f"that is a GPT-2 width from section 9; its block has a different count "
                 f"than {_MHA_PARAMETERS:,}.",
                 f"这是第 9 节里 GPT-2 的一个宽度，它的模块参数量不是 {_MHA_PARAMETERS:,}。",
@@ -196,7 +195,6 @@ check_mha_parameter_count = number_checker(
 )
 
 
-_SPLIT_HEADS = 3
 _SPLIT_INTO_HEADS = tr(
     "split one sequence (no batch axis) into 3 heads", "把一个序列（没有批次轴）拆分成 3 个头"
 )
@@ -209,7 +207,7 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     The lesson splits a batch (b, T, d_out); here the token axis is axis 0, so the copied
     ``view(b, T, h, hd).transpose(1, 2)`` does not apply as it is.
     """
-    h = _SPLIT_HEADS
+    h = 3  # num_heads
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[-1] % h != 0:
         raise ContractError(
             tr(
@@ -325,18 +323,6 @@ def _reference_forward(
 _ONE_SIZE = (5, 12, 9, 0.0, 3)
 
 
-def _pair(
-    cls: type, seed: int, args: tuple[int, int, int, float, int] = _ONE_SIZE, qkv_bias: bool = False
-) -> tuple[nn.Module, MultiHeadAttention]:
-    """After ``torch.manual_seed(seed)``: ``cls(*args, qkv_bias=...)`` holding the parameters of
-    the book's class built with the same arguments, and that book's module."""
-    torch.manual_seed(seed)
-    reference = MultiHeadAttention(*args, qkv_bias=qkv_bias)
-    module = construct(cls, args, {"qkv_bias": qkv_bias})
-    _load_reference(module, reference)
-    return module, reference
-
-
 _PARAMETERS_NONE = tr(
     "your class has no parameters yet: create W_query, W_key, W_value and out_proj in "
     "__init__ (nn.Linear layers), then write forward following the table.",
@@ -358,12 +344,15 @@ _PARAMETER_EXTRA = tr(
 )
 
 
-def _mask_is_a_buffer(cls: type) -> None:
-    mask_buffer(cls(3, 4, 6, 0.0, 2))
-
-
-def _load_reference(module: nn.Module, reference: nn.Module) -> None:
-    """Copy the reference's parameters into ``module`` by the book's names, checking them."""
+def _pair(
+    cls: type, seed: int, args: tuple[int, int, int, float, int] = _ONE_SIZE, qkv_bias: bool = False
+) -> tuple[nn.Module, MultiHeadAttention]:
+    """After ``torch.manual_seed(seed)``: ``cls(*args, qkv_bias=...)`` holding the parameters of
+    the book's class built with the same arguments (copied by the book's names, checking them),
+    and that book's module."""
+    torch.manual_seed(seed)
+    reference = MultiHeadAttention(*args, qkv_bias=qkv_bias)
+    module = construct(cls, args, {"qkv_bias": qkv_bias})
     got = {name for name, _ in module.named_parameters()}
     if not got:
         raise ContractError(_PARAMETERS_NONE, todo=True)
@@ -386,6 +375,11 @@ def _load_reference(module: nn.Module, reference: nn.Module) -> None:
             )
         )
     load_by_names(module, reference, missing=_PARAMETER_MISSING, extra=_PARAMETER_EXTRA)
+    return module, reference
+
+
+def _mask_is_a_buffer(cls: type) -> None:
+    mask_buffer(cls(3, 4, 6, 0.0, 2))
 
 
 def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
@@ -449,7 +443,7 @@ _FORWARD = replace(
 
 def _run(module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
     """``module(x)``, (b, T, d_out); any other outcome is a ``ContractError`` naming it."""
-    width = dict(module.named_parameters())["out_proj.weight"].shape[0]  # _load_reference saw it
+    width = dict(module.named_parameters())["out_proj.weight"].shape[0]  # _pair saw to it
     return call_forward(module, (x,), _FORWARD, where=where, want_shape=(*x.shape[:2], width))
 
 
