@@ -18,7 +18,6 @@ from functools import partial
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..attention.causal import CausalAttention
@@ -186,11 +185,6 @@ check_zero_fraction = number_checker(
 )
 
 
-_MANUAL_DROPOUT = tr(
-    "the rate of a dropout layer on the context vectors", "作用在上下文向量上的 dropout 层的比例"
-)
-
-
 def exercise_context() -> tuple[torch.Tensor, torch.Tensor]:
     """The seed-789 causal weights (6, 6) and the values (6, 2) of the lesson's ``sa_v2``."""
     inputs = load_journey().inputs  # (6, 3)
@@ -213,12 +207,13 @@ def exercise_dropped_context() -> torch.Tensor:
     return weights @ values * exercise_keep_pattern() / (1 - EXERCISE_P)
 
 
-_DROPPED_SHARE = (~exercise_keep_pattern()).float().mean().item()  # 3 of 12 zeros this draw
-
 check_dropout_rate = number_checker(
     "check_dropout_rate",
     Number(
-        name=_MANUAL_DROPOUT,
+        name=tr(
+            "the rate of a dropout layer on the context vectors",
+            "作用在上下文向量上的 dropout 层的比例",
+        ),
         what=tr("a number: the dropout rate p of the layer", "一个数：这一层的 dropout 比例 p"),
         expected=EXERCISE_P,
         right=tr(
@@ -228,7 +223,8 @@ check_dropout_rate = number_checker(
             "所以 p = 0.3，虽然这一次 12 个元素里只丢弃了 3 个（25%）。",
         ),
         wrong={
-            _DROPPED_SHARE: tr(
+            # the share of zeros in this draw: 3 of 12
+            (~exercise_keep_pattern()).float().mean().item(): tr(
                 "that is the share of zeros in this one draw. p is a probability per entry, "
                 "not an exact count (section 1): read it from the size of the survivors instead.",
                 "这是这一次抽样中零所占的比例。p 是每个元素被丢弃的概率，不是确切的个数"
@@ -274,20 +270,14 @@ class CausalClass:
     ``heads`` is 0 for ``CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False)``,
     else the number of heads the wrapper
     ``cls(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`` is built with; its
-    output concatenates the heads, (b, T, heads * d_out). ``prefixes`` names each head's
-    parameters the book's way (``""`` or ``"heads.0."``, ...).
+    output concatenates the heads, (b, T, heads * d_out).
     """
 
     reference: type
     heads: int
 
     def args(self, d_in: int, d_out: int, context_length: int, dropout: float) -> tuple[Any, ...]:
-        extra = (self.heads,) if self.heads else ()
-        return (d_in, d_out, context_length, dropout, *extra)
-
-    @property
-    def prefixes(self) -> tuple[str, ...]:
-        return tuple(f"heads.{i}." for i in range(self.heads)) if self.heads else ("",)
+        return (d_in, d_out, context_length, dropout, *([self.heads] if self.heads else []))
 
 
 # (d_in, d_out, context_length, b, T): T < context_length, so an unsliced mask shows; d_out > 1
@@ -378,6 +368,7 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
             )
         )
     written(module)
+    built = {n.split(".")[1] for n, _ in module.named_parameters() if n.startswith("heads.")}
     if spec.heads and isinstance(heads, nn.ModuleList) and len({id(h) for h in heads}) < len(heads):
         raise ContractError(
             tr(
@@ -389,45 +380,48 @@ def _load_heads(spec: CausalClass, module: nn.Module, reference: nn.Module) -> N
                 "请为每个头各调用一次构造函数。",
             )
         )
-    if spec.heads:
-        built = {n.split(".")[1] for n, _ in module.named_parameters() if n.startswith("heads.")}
-        if built and len(built) != spec.heads:
-            raise ContractError(
-                tr(
-                    f"built with num_heads={spec.heads}, the class holds {len(built)} heads: "
-                    "build one new head per head, num_heads in all.",
-                    f"用 num_heads={spec.heads} 构建时，这个类里有 {len(built)} 个头。"
-                    "每个头都要新建一个，一共 num_heads 个。",
-                )
+    if spec.heads and built and len(built) != spec.heads:
+        raise ContractError(
+            tr(
+                f"built with num_heads={spec.heads}, the class holds {len(built)} heads: "
+                "build one new head per head, num_heads in all.",
+                f"用 num_heads={spec.heads} 构建时，这个类里有 {len(built)} 个头。"
+                "每个头都要新建一个，一共 num_heads 个。",
             )
-    in_heads = _IN_EACH_HEAD if spec.heads else tr("", "")
-    missing = _PARAMETER_MISSING + in_heads + tr(".", "。")
+        )
+    missing = _PARAMETER_MISSING + (_IN_EACH_HEAD if spec.heads else tr("", "")) + tr(".", "。")
     load_by_names(module, reference, missing=missing, extra=_PARAMETER_EXTRA)
 
 
-def _built(
-    spec: CausalClass, cls: type, sizes: tuple[int, ...], dropout: float, **kwargs: Any
-) -> tuple[nn.Module, nn.Module]:
-    """The learner's module and the book's, with the same weights (seeded)."""
-    d_in, d_out, context_length = sizes[:3]
+def _trial(
+    spec: CausalClass,
+    cls: type,
+    sizes: tuple[int, ...],
+    dropout: float,
+    seed: int,
+    dtype: torch.dtype = torch.float32,
+    **kwargs: Any,
+) -> tuple[nn.Module, nn.Module, torch.Tensor, Text, Callable[[torch.Tensor], torch.Tensor]]:
+    """After ``torch.manual_seed(seed)``: the learner's module and the book's with the same
+    weights, an input x (b, T, d_in) of ``dtype``, where the test runs (the call, x's shape) and
+    ``run``, the learner's forward through ``_forward``."""
+    d_in, d_out, context_length, b, T = sizes
     args = spec.args(d_in, d_out, context_length, dropout)
+    torch.manual_seed(seed)
     reference = spec.reference(*args, **kwargs)
     module = construct(cls, args, dict(kwargs))
     if kwargs.get("qkv_bias") and not any(n.endswith("bias") for n, _ in module.named_parameters()):
         raise ContractError(_NO_BIASES[bool(spec.heads)])
     _load_heads(spec, module, reference)
-    return module, reference
-
-
-def _where(spec: CausalClass, cls: type, sizes: tuple[int, ...], dropout: float) -> Text:
-    d_in, d_out, context_length, b, T = sizes
-    args = ", ".join(map(repr, spec.args(d_in, d_out, context_length, dropout)))
-    return on_x(f"{cls.__name__}({args})", (b, T, d_in))
+    x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
+    where = on_x(f"{cls.__name__}{args}", (b, T, d_in))
+    return module, reference, x, where, partial(_forward, spec, module, where=where)
 
 
 def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text) -> torch.Tensor:
     b, T, _ = x.shape
-    width = dict(module.named_parameters())[f"{spec.prefixes[0]}W_query.weight"].shape[0]
+    # the width of one head: its W_query's (the names are the book's, load_by_names saw to it)
+    width = next(p for n, p in module.named_parameters() if n.endswith("W_query.weight")).shape[0]
     want = (b, T, max(spec.heads, 1) * width)
     try:
         return call_forward(module, (x,), _HEAD_FORWARD, where=where, want_shape=want)
@@ -442,22 +436,22 @@ def _forward(spec: CausalClass, module: nn.Module, x: torch.Tensor, where: Text)
 def _head_mistakes(
     spec: CausalClass, reference: nn.Module, x: torch.Tensor, out: torch.Tensor, where: Text
 ) -> Text:
-    params = {name: p.detach() for name, p in reference.named_parameters()}
+    heads = [m for m in reference.modules() if isinstance(m, CausalAttention)]  # in order
 
-    def forward(mistakes: frozenset[str]) -> torch.Tensor:
-        outputs = []
-        for prefix in spec.prefixes:
-            q, k, v = (
-                F.linear(x, params[f"{prefix}{n}.weight"], params.get(f"{prefix}{n}.bias"))
-                for n in ("W_query", "W_key", "W_value")
+    def forward(mistakes: frozenset[str]) -> torch.Tensor:  # (b, T, heads * d_out)
+        return torch.cat(
+            [head_forward(h.W_query(x), h.W_key(x), h.W_value(x), mistakes) for h in heads], -1
+        )
+
+    outputs = forward(frozenset()).chunk(len(heads), dim=-1)
+    for order in (torch.cat(outputs[::-1], dim=-1), torch.stack(outputs, dim=-1).flatten(-2)):
+        if len(heads) > 1 and torch.allclose(out, order, atol=1e-5, rtol=1e-4):
+            return where + tr(
+                ": each head is right, but the outputs are not side by side in the order of "
+                "self.heads: concatenate them along the last dimension, head 1 first.",
+                "：每个头都对，但它们的输出没有按 self.heads 的顺序并排放好。"
+                "请沿最后一维拼接，头 1 在最前面。",
             )
-            outputs.append(head_forward(q, k, v, mistakes))
-        return torch.cat(outputs, dim=-1)
-
-    heads = forward(frozenset()).chunk(max(spec.heads, 1), dim=-1)
-    for order in (torch.cat(heads[::-1], dim=-1), torch.stack(heads, dim=-1).flatten(-2)):
-        if spec.heads > 1 and torch.allclose(out, order, atol=1e-5, rtol=1e-4):
-            return where + _HEAD_ORDER
     mistakes = name_head_mistakes(out, forward)
     if mistakes:
         return where + tr(": ", "：") + mistakes_hint(mistakes)
@@ -519,11 +513,6 @@ _NO_BIASES = (
         "请把包装器的 qkv_bias 参数传给每个头的构造函数。",
     ),
 )
-_HEAD_ORDER = tr(
-    ": each head is right, but the outputs are not side by side in the order of self.heads: "
-    "concatenate them along the last dimension, head 1 first.",
-    "：每个头都对，但它们的输出没有按 self.heads 的顺序并排放好。请沿最后一维拼接，头 1 在最前面。",
-)
 
 
 def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
@@ -534,39 +523,26 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
     number of heads (``_HEAD_COUNTS``), two dtypes and three dropout rates."""
 
     def variant(index: int) -> CausalClass:
-        return replace(spec, heads=_HEAD_COUNTS[index % len(_HEAD_COUNTS)]) if spec.heads else spec
+        return replace(spec, heads=_HEAD_COUNTS[index]) if spec.heads else spec
 
     def equal_to_reference(cls: type) -> None:
-        for index, sizes in enumerate(_HEAD_SIZES):
-            d_in, _, _, b, T = sizes
-            spec_i, dtype = variant(index), _HEAD_DTYPES[index]
-            torch.manual_seed(500 + index)
-            module, reference = _built(spec_i, cls, sizes, 0.0)
+        for index, (sizes, dtype) in enumerate(zip(_HEAD_SIZES, _HEAD_DTYPES)):
+            spec_i, half = variant(index), sizes[-1] // 2
+            module, reference, x, where, run = _trial(spec_i, cls, sizes, 0.0, 500 + index, dtype)
             module.to(dtype).eval()
             reference.to(dtype).eval()
-            where = _where(spec_i, cls, sizes, 0.0)
-            x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
             with torch.no_grad():
-                out = _forward(spec_i, module, x, where)
+                out = run(x)
                 want = reference(x)
-            diagnose = partial(_head_mistakes, spec_i, reference, x, out.detach(), where)
-            agrees(out, want, diagnose)
-            later = change_from(x, T // 2)
+            agrees(out, want, partial(_head_mistakes, spec_i, reference, x, out.detach(), where))
             with torch.no_grad():
-                changed = _forward(spec_i, module, later, where)
-            causal(changed, out, T // 2, where + _FUTURE_LEAKS)
+                changed = run(change_from(x, half))  # the tokens half.. new
+            causal(changed, out, half, where + _FUTURE_LEAKS)
 
     def dropout_in_training_only(cls: type) -> None:
-        sizes = _HEAD_SIZES[1]
-        d_in, _, _, b, T = sizes
         for index, p in enumerate(_DROPOUT_RATES):
             spec_i = variant(index)
-            where = _where(spec_i, cls, sizes, p)
-            torch.manual_seed(600 + index)
-            module, reference = _built(spec_i, cls, sizes, p)
-            x = torch.randn(b, T, d_in)  # (b, T, d_in)
-
-            run = partial(_forward, spec_i, module, where=where)
+            module, reference, x, where, run = _trial(spec_i, cls, _HEAD_SIZES[1], p, 600 + index)
 
             rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
             if rates and rates != {p}:
@@ -574,41 +550,34 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                 raise ContractError(where + ignored)
             if p > 0:
                 dropout_only_in_training(run, module, reference, x, where, seed=601 + index)
-                continue
-            module.train()  # p = 0: training mode drops nothing, as in the book's class
-            reference.train()
-            with torch.no_grad():
-                torch.manual_seed(601)
-                out = run(x)
-                want = reference(x)
-            agrees(out, want, where + _IGNORES_DROPOUT)
+            else:  # p = 0: training mode drops nothing, as in the book's class
+                module.train()
+                with torch.no_grad():
+                    torch.manual_seed(601)
+                    out = run(x)
+                    want = reference.train()(x)
+                agrees(out, want, where + _IGNORES_DROPOUT)
 
     def gradients_flow(cls: type) -> None:
-        sizes = _HEAD_SIZES[1]
-        d_in, _, _, b, T = sizes
-        torch.manual_seed(700)
-        module, _ = _built(spec, cls, sizes, 0.0, qkv_bias=True)
-        out = _forward(spec, module.train(), torch.randn(b, T, d_in), _where(spec, cls, sizes, 0.0))
+        module, _, x, where, _ = _trial(spec, cls, _HEAD_SIZES[1], 0.0, 700, qkv_bias=True)
+        out = _forward(spec, module.train(), x, where)
         (out * torch.randn(out.shape)).sum().backward()
         gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
 
     def mask_is_a_buffer(cls: type) -> None:
-        mask_buffer(_built(spec, cls, _HEAD_SIZES[1], 0.0)[0])
+        mask_buffer(_trial(spec, cls, _HEAD_SIZES[1], 0.0, 800)[0])
 
     contracts = (equal_to_reference, dropout_in_training_only, gradients_flow)
     return contracts + (() if spec.heads else (mask_is_a_buffer,))
 
 
 def head_class_passed(spec: CausalClass, passed: Text) -> Callable[[type], Text]:
-    """The PASS message; a wrapper's (whose brief asks for no buffer) with a note when its heads
-    keep no mask buffer (lesson 04's class must: ``mask_buffer`` is one of its contracts)."""
-
-    def message(cls: type) -> Text:
-        if not spec.heads:
-            return passed
-        return passed + mask_note(lambda: cls(*spec.args(3, 2, 6, 0.0)), unbuilt=MASK_IN_INIT)
-
-    return message
+    """The PASS message of a wrapper of heads (whose brief asks for no buffer), with a note when
+    its heads keep no mask buffer (lesson 04's class needs none: ``mask_buffer`` is one of its
+    contracts, so its PASS message is the plain text)."""
+    return lambda cls: (
+        passed + mask_note(lambda: cls(*spec.args(3, 2, 6, 0.0)), unbuilt=MASK_IN_INIT)
+    )
 
 
 check_causal_attention_class = build_checker(
@@ -622,15 +591,12 @@ check_causal_attention_class = build_checker(
         instance_hint=pass_the_class("check_causal_attention_class(MyClass)"),
         not_class_hint=NOT_A_MODULE_CLASS,
         contracts=head_contracts(CausalClass(CausalAttention, 0)),
-        passed=head_class_passed(
-            CausalClass(CausalAttention, 0),
-            tr(
-                "correct: equal to mh.CausalAttention with the same weights at every size, "
-                "causal, dropout only in training (at the book's place), and every weight gets "
-                "a gradient.",
-                "正确：各种尺寸下都与权重相同的 mh.CausalAttention 一致，满足因果性，"
-                "dropout 只在训练时起作用（而且在书中的位置），每个权重都能得到梯度。",
-            ),
+        passed=tr(
+            "correct: equal to mh.CausalAttention with the same weights at every size, "
+            "causal, dropout only in training (at the book's place), and every weight gets "
+            "a gradient.",
+            "正确：各种尺寸下都与权重相同的 mh.CausalAttention 一致，满足因果性，"
+            "dropout 只在训练时起作用（而且在书中的位置），每个权重都能得到梯度。",
         ),
     ),
     """Contract tests for the learner's ``CausalAttention`` (the book's, with dropout).

@@ -112,13 +112,13 @@ check_matmul_prediction = prediction_checker(
 )
 
 
-def _wrapper_output(num_heads: int = 3) -> torch.Tensor:
-    batch = load_journey().batch  # (2, 6, 3)
+def _wrapper_output() -> torch.Tensor:
+    """The output (2, 6, 6) of the book's 3-head wrapper (seed 123, d_out=2) on the batch."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(123)
-        wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=num_heads)
+        wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
     with torch.no_grad():
-        return wrapper(batch)  # (2, 6, num_heads * 2)
+        return wrapper(load_journey().batch)  # (2, 6, 3) -> (2, 6, 3 * 2)
 
 
 _HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的头 3")
@@ -134,12 +134,10 @@ _HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的头 3"
 def check_head_output(answer: object) -> CheckResult:
     """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
     out = _wrapper_output()  # (2, 6, 6)
-    expected = out[..., 4:6]  # (2, 6, 2)
-
     return tensor_answer(
         _HEAD_OUTPUT,
         answer,
-        expected,
+        out[..., 4:6],  # (2, 6, 2): head 3
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
         wrong={
             out[..., 0:2]: tr(
