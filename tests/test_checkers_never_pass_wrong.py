@@ -63,9 +63,9 @@ _factor = (_dropped[_keep] / _ctx[_keep])[0].item()  # 1 / (1 - p), read from on
 
 with torch.random.fork_rng(devices=[]):
     torch.manual_seed(123)
-    _wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
+    _wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=4)  # head 4: the extra head
 with torch.no_grad():
-    _heads = [head(mh.load_journey().batch) for head in _wrapper.heads]  # 3 x (2, 6, 2)
+    _heads = [head(mh.load_journey().batch) for head in _wrapper.heads]  # 4 x (2, 6, 2)
 
 # -- lesson 06 -----------------------------------------------------------------------------------
 
@@ -179,12 +179,13 @@ CASES = {
     ),
     "check_head_output": (
         (),
-        _heads[2],
+        _heads[3],
         [
-            (_heads[0], "that is head 1's output"),
-            (_heads[1], "that is head 2's output"),
-            (torch.cat(_heads, dim=-1), "whole output"),
-            (_heads[2][0], "shape (6, 2)"),
+            (_heads[0], "the FIRST head drawn after"),
+            (_heads[1], "the wrapper's head 2"),
+            (_heads[2], "the wrapper's head 3"),
+            (torch.cat(_heads[:3], dim=-1), "whole output"),
+            (_heads[3][0], "shape (6, 2)"),
         ],
     ),
     "check_matmul_count": (

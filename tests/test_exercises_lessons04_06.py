@@ -127,19 +127,22 @@ def wrapper_output(num_heads: int) -> torch.Tensor:
 
 
 def test_head_output():
-    out = wrapper_output(3)  # (2, 6, 6)
-    assert_pass(ex.check_head_output(out[..., 4:6]))
-    assert_pass(ex.check_head_output(out[:, :, -2:]))
+    out = wrapper_output(4)  # (2, 6, 8): the 3-head wrapper's heads, then the one built after it
+    torch.manual_seed(123)
+    mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
+    extra = mh.CausalAttention(3, 2, 6, 0.0)(mh.load_journey().batch).detach()  # (2, 6, 2)
+    assert_pass(ex.check_head_output(extra))
+    assert_pass(ex.check_head_output(out[..., 6:8]))
     assert_not_yet(ex.check_head_output(None), "no answer yet")
-    assert_not_yet(ex.check_head_output(out), "whole output")
-    assert_not_yet(ex.check_head_output(out[..., 0:2]), "head 1")
+    assert_not_yet(ex.check_head_output(wrapper_output(3)), "whole output")
+    assert_not_yet(ex.check_head_output(out[..., 0:2]), "seed set again")
     assert_not_yet(ex.check_head_output(out[..., 2:4]), "head 2")
-    assert_not_yet(ex.check_head_output(out[0, :, 4:6]), "shape (6, 2)")
+    assert_not_yet(ex.check_head_output(out[..., 4:6]), "head 3")
+    assert_not_yet(ex.check_head_output(extra[0]), "shape (6, 2)")
     wrong = ex.check_head_output(torch.zeros(2, 6, 2))
-    assert_not_yet(wrong, "drawn from the generator in turn")
-    assert "d_out :" not in wrong.render("en")  # no column formula
-    assert "4:6" not in wrong.render("en") and "4:6" not in wrong.render("zh")  # not the answer
-    assert_not_yet(ex.check_head_output("out[..., 4:6]"), "torch.Tensor")
+    assert_not_yet(wrong, "draws its weights from the generator in turn")
+    assert "6:8" not in wrong.render("en") and "6:8" not in wrong.render("zh")  # not the answer
+    assert_not_yet(ex.check_head_output("extra(batch)"), "torch.Tensor")
 
 
 def test_head_output_checker_leaves_global_rng_alone():

@@ -2,8 +2,8 @@
 
 * ``check_wrapper_parameters(answer)`` -- the parameters of a wrapper with d_in=768, 12 heads of
   d_out=64 and no bias: 12 * 3 * 768 * 64.
-* ``check_head_output(answer)`` -- head 3's part of the output of the book's wrapper built with
-  3 heads (seed 123, d_out=2), sliced out of the concatenation.
+* ``check_head_output(answer)`` -- the output of the head built right after the book's 3-head
+  wrapper (seed 123, d_out=2): the weights drawn fourth, a 4-head wrapper's head 4.
 * ``check_matmul_count(answer)`` -- the multiply-adds (the work, not the calls) of one forward
   pass of a 12-head wrapper (d_in=768, d_out=64 per head) on a batch of 8 sequences of 100 tokens.
 * ``check_matmul_prediction(prediction)`` -- the predict-then-run moment: matmul calls of a
@@ -113,58 +113,68 @@ check_matmul_prediction = prediction_checker(
 
 
 def _wrapper_output() -> torch.Tensor:
-    """The output (2, 6, 6) of the book's 3-head wrapper (seed 123, d_out=2) on the batch."""
+    """The output (2, 6, 8) of the book's 4-head wrapper (seed 123, d_out=2) on the batch."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(123)
-        wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
+        wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=4)
     with torch.no_grad():
-        return wrapper(load_journey().batch)  # (2, 6, 3) -> (2, 6, 3 * 2)
+        return wrapper(load_journey().batch)  # (2, 6, 3) -> (2, 6, 4 * 2)
 
 
-_HEAD_OUTPUT = tr("head 3 of the wrapper's output", "包装器输出中的头 3")
+_HEAD_OUTPUT = tr("the head built right after a 3-head wrapper", "紧接在 3 个头的包装器之后建的头")
 
 
 @exercise(
     _HEAD_OUTPUT,
     what=tr(
-        "the output on batch of the third mh.CausalAttention built after the seed",
-        "设好种子后依次建出的第三个 mh.CausalAttention 在 batch 上的输出",
+        "the output on batch of the mh.CausalAttention built right after the wrapper",
+        "紧接在包装器之后建的 mh.CausalAttention 在 batch 上的输出",
     ),
 )
 def check_head_output(answer: object) -> CheckResult:
-    """Columns 4:6 of the 3-head wrapper's output (seed 123, d_out=2): head 3, shape (2, 6, 2)."""
-    out = _wrapper_output()  # (2, 6, 6)
+    """The extra head's output, shape (2, 6, 2): after seed 123 a 3-head wrapper (d_out=2), then
+    one more ``CausalAttention(3, 2, 6, 0.0)``, whose weights are a 4-head wrapper's head 4."""
+    out = _wrapper_output()  # (2, 6, 8): the first three heads are the 3-head wrapper's
     return tensor_answer(
         _HEAD_OUTPUT,
         answer,
-        out[..., 4:6],  # (2, 6, 2): head 3
+        out[..., 6:8],  # (2, 6, 2): the weights drawn fourth
         what=tr("a (2, 6, 2) tensor", "一个形状为 (2, 6, 2) 的张量"),
         wrong={
             out[..., 0:2]: tr(
-                "that is head 1's output: the weights drawn first. Set the seed once, before the "
-                "first of the three heads, not before each: the third head's weights are the "
-                "ones drawn third.",
-                "这是头 1 的输出，用的是最先抽出的权重。种子只在第一个头之前设一次，"
-                "不要每个头之前都设：第三个头的权重是第三个抽出的。",
+                "that is the output of the FIRST head drawn after torch.manual_seed(123) (the "
+                "wrapper's head 1): was the seed set again just before the extra head? Set it "
+                "once, before the wrapper; the generator then goes on from where the wrapper's "
+                "heads left it.",
+                "这是设好 torch.manual_seed(123) 之后第一个抽权重的头（包装器的头 1）的输出。"
+                "是不是在建这个新头之前又设了一次种子？种子只在包装器之前设一次，"
+                "随机数生成器会从包装器的头用完的地方接着往下抽。",
             ),
             out[..., 2:4]: tr(
-                "that is head 2's output: the weights drawn second; the exercise asks for the "
-                "third head.",
-                "这是头 2 的输出，用的是第二个抽出的权重。练习要的是第三个头。",
+                "that is the wrapper's head 2: the answer is the head built after the wrapper, "
+                "not one of its heads.",
+                "这是包装器的头 2。答案是在包装器之后另建的头，不是包装器里的头。",
+            ),
+            out[..., 4:6]: tr(
+                "that is the wrapper's head 3, its last head: the answer is the head built after "
+                "the wrapper, whose weights are drawn after all three of the wrapper's heads.",
+                "这是包装器的头 3，也就是它的最后一个头。答案是在包装器之后另建的头，"
+                "它的权重是在包装器的三个头全部抽完之后才抽的。",
             ),
         },
         hint=tr(
-            "these numbers are not the third head's output: each head's weights are drawn from "
-            "the generator in turn after torch.manual_seed(123), so build the heads in order "
-            "with the same arguments as the wrapper's heads.",
-            "这些数不是第三个头的输出。设好 torch.manual_seed(123) 之后，每个头的权重依次从"
-            "随机数生成器中抽出，所以要按顺序、用和包装器里的头相同的参数建头。",
+            "these numbers are not the extra head's output: after torch.manual_seed(123) every "
+            "head draws its weights from the generator in turn, the wrapper's three heads first, "
+            "then the extra mh.CausalAttention(3, 2, 6, 0.0), with no second seed in between.",
+            "这些数不是新建的那个头的输出。设好 torch.manual_seed(123) 之后，每个头依次从随机数"
+            "生成器中抽权重：先是包装器的三个头，然后才是另建的 mh.CausalAttention(3, 2, 6, 0.0)，"
+            "中间不再设种子。",
         ),
         shapes={
             (2, 6, 6): tr(
-                "that is the wrapper's whole output; the answer is the third head's output "
-                "alone, (2, 6, 2).",
-                "这是包装器的整个输出。答案只是第三个头的输出，形状 (2, 6, 2)。",
+                "that is the wrapper's whole output; the answer is the output of the head built "
+                "after it, (2, 6, 2).",
+                "这是包装器的整个输出。答案是在它之后另建的那个头的输出，形状 (2, 6, 2)。",
             ),
         },
     )

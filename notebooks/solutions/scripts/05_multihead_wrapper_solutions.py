@@ -95,17 +95,19 @@ result
 
 # %% [markdown]
 # **Exercise 2.** The wrapper creates its heads one after another, so after
-# `torch.manual_seed(123)` three `CausalAttention` modules created in a row draw the same weights
-# as its three heads; the third one is head 3. Its output is the wrapper's columns `4:6`.
+# `torch.manual_seed(123)` its three heads draw the first three sets of weights, and a
+# `CausalAttention` built right after it draws the fourth: the weights of head 4 of a 4-head
+# wrapper built after the same seed. Its output is that wrapper's columns `6:8`.
 
 # %%
 torch.manual_seed(123)
-heads = [mh.CausalAttention(3, 2, 6, 0.0) for _ in range(3)]  # drawn in the wrapper's order
-answer = heads[2](batch)  # (b, T, d_out) = (2, 6, 2)
+wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
+extra = mh.CausalAttention(3, 2, 6, 0.0)  # no second seed: the generator goes on
+answer = extra(batch)  # (b, T, d_out) = (2, 6, 2)
 
 torch.manual_seed(123)
-wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
-assert torch.equal(answer, wrapper(batch)[..., 4:6])  # the same as the wrapper's head 3
+wrapper_4 = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=4)
+assert torch.equal(answer, wrapper_4(batch)[..., 6:8])  # the same as the 4-head wrapper's head 4
 print(answer[0])
 
 result = mhsa_helpers.exercises.check_head_output(answer)

@@ -82,17 +82,18 @@ result = mhsa_helpers.exercises.check_wrapper_parameters(answer)
 assert result, result
 result
 
-# %% [markdown] en_hash="a8cc15c4204d"
-# **练习 2。** 包装器依次创建各个头。所以在 `torch.manual_seed(123)` 之后连续创建三个 `CausalAttention`，它们拿到的权重与包装器的三个头相同，第三个就是头 3。它的输出就是包装器输出的第 `4:6` 列。
+# %% [markdown] en_hash="76cd96ce5c05"
+# **练习 2。** 包装器依次创建各个头。所以在 `torch.manual_seed(123)` 之后，它的三个头拿走前三组权重，紧接着建的 `CausalAttention` 拿到第四组，也就是同一种子之后 4 个头的包装器中头 4 的权重。它的输出就是那个包装器输出的第 `6:8` 列。
 
 # %%
 torch.manual_seed(123)
-heads = [mh.CausalAttention(3, 2, 6, 0.0) for _ in range(3)]  # 按包装器创建各个头的顺序抽取
-answer = heads[2](batch)  # (b, T, d_out) = (2, 6, 2)
+wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
+extra = mh.CausalAttention(3, 2, 6, 0.0)  # 不再设种子：随机数生成器接着往下抽
+answer = extra(batch)  # (b, T, d_out) = (2, 6, 2)
 
 torch.manual_seed(123)
-wrapper = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=3)
-assert torch.equal(answer, wrapper(batch)[..., 4:6])  # 与包装器的头 3 相同
+wrapper_4 = mh.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=4)
+assert torch.equal(answer, wrapper_4(batch)[..., 6:8])  # 与 4 个头的包装器的头 4 相同
 print(answer[0])
 
 result = mhsa_helpers.exercises.check_head_output(answer)
