@@ -264,7 +264,8 @@ plt.show()
 #   V_{\le t} = \begin{bmatrix} V_{\le t-1} \\ x_t W_v \end{bmatrix},\quad
 #   \text{out}_t = \text{softmax}\!\left(\frac{q_t K_{\le t}^\top}{\sqrt{d_k}}\right) V_{\le t}.$$
 #
-# A real model turns the last output into a token (LM head, sampling) and embeds it again. Our
+# A real model turns the last output into a token (a layer scores every token of the vocabulary,
+# and one is drawn from those scores: lesson 12 builds both) and embeds it again. Our
 # toy "model" is one `SDPAMultiHeadAttention` layer whose last output vector *is* the next input,
 # which keeps the loop honest: any error in the cache would change every later step.
 #
