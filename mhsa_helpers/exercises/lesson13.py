@@ -72,14 +72,13 @@ _ROPE_SIZES = ((2, 3, 3, 4, 8, 0), (1, 4, 2, 3, 4, 5), (2, 1, 1, 1, 6, 7))
 
 
 def _rotate(x: torch.Tensor, positions: torch.Tensor, mistake: str = "") -> torch.Tensor:
-    """x (..., T, d) rotated at ``positions`` the right way, or with one named mistake."""
-    shifted = {"no_offset": positions - positions[0], "off_by_one": positions + 1}
-    cos, sin = rope_cos_sin(shifted.get(mistake, positions), x.shape[-1])  # (T, d) float32
-    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    """x (..., T, d) rotated at ``positions`` the right way, or with one named mistake ("sign":
+    every pair turned the other way, by -m * theta_i)."""
+    wrong = {"no_offset": positions - positions[0], "off_by_one": positions + 1, "sign": -positions}
+    cos, sin = (t.to(x.dtype) for t in rope_cos_sin(wrong.get(mistake, positions), x.shape[-1]))
     if mistake == "interleaved":
         return apply_rotary_interleaved(x, cos, sin)
-    turn = -1 if mistake == "sign" else 1  # "sign": (x2, -x1), every pair turned the other way
-    return x * cos + turn * rotate_half(x) * sin
+    return x * cos + rotate_half(x) * sin
 
 
 _ROPE_MISTAKES: dict[str, Text] = {
@@ -136,13 +135,13 @@ def _name_rope(got: torch.Tensor, x: torch.Tensor, positions: torch.Tensor) -> T
     )
 
 
-def _call_rope(
-    fn: Callable[..., object], q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offset: int
-) -> tuple[torch.Tensor, ...]:
-    call = f"apply_rope(q, k, v, offset={offset}) with q {tuple(q.shape)}, {q.dtype}"
-    given = (q.clone(), k.clone(), v.clone())
+def _call_rope(fn: Callable[..., object], *qkv: torch.Tensor, offset: int) -> list[torch.Tensor]:
+    """``fn(q, k, v, offset)`` on copies of ``qkv`` (q, k, v): three plain tensors, each of its
+    input's shape and dtype."""
+    call = f"apply_rope(q, k, v, offset={offset}) with q {tuple(qkv[0].shape)}, {qkv[0].dtype}"
+    given = [x.clone() for x in qkv]
     out = attempt(lambda: fn(*given, offset), CALL_RAISED, unwritten=UNWRITTEN_FUNCTION, call=call)
-    if not all(torch.equal(a, b) for a, b in zip(given, (q, k, v), strict=True)):
+    if not all(torch.equal(a, b) for a, b in zip(given, qkv, strict=True)):
         raise ContractError(
             tr(
                 "apply_rope changed q, k or v in place; compute new tensors (x * cos + ...).",
@@ -157,18 +156,18 @@ def _call_rope(
                 f"apply_rope 必须返回三个张量 (q, k, v)，收到的是 {kind}。",
             )
         )
-    for name, got, want in zip("qkv", out, (q, k, v), strict=True):
+    for name, got, want in zip("qkv", out, qkv, strict=True):
         if not plain_tensor(got) or (got.shape, got.dtype) != (want.shape, want.dtype):
             said = f"{tuple(got.shape)}, {got.dtype}" if plain_tensor(got) else type(got).__name__
             raise ContractError(
                 tr(
-                    f"apply_rope's {name} is {said}; return a plain tensor of {q.dtype} with "
+                    f"apply_rope's {name} is {said}; return a plain tensor of {want.dtype} with "
                     f"{name}'s shape, {tuple(want.shape)}.",
                     f"apply_rope 返回的 {name} 是 {said}，应该返回与 {name} 形状相同"
-                    f"（{tuple(want.shape)}）、类型为 {q.dtype} 的普通张量。",
+                    f"（{tuple(want.shape)}）、类型为 {want.dtype} 的普通张量。",
                 )
             )
-    return tuple(out)
+    return list(out)
 
 
 _V_STAYS = tr(
@@ -178,12 +177,11 @@ _V_STAYS = tr(
 )
 
 
-def _rotates_q_and_k_not_v(fn: object) -> None:
-    assert callable(fn)
+def _rotates_q_and_k_not_v(fn: Callable[..., object]) -> None:
     for (b, h, g, n, d, offset), dtype in product(_ROPE_SIZES, DTYPES):
         # q (b, h, T, d); k and v (b, g, T, d)
         q, k, v = (torch.randn(b, heads, n, d, dtype=dtype) for heads in (h, g, g))
-        out_q, out_k, out_v = _call_rope(fn, q, k, v, offset)
+        out_q, out_k, out_v = _call_rope(fn, q, k, v, offset=offset)
         where = tr(
             f" (test: offset={offset}, head_dim={d}, {dtype})",
             f"（测试：offset={offset}、head_dim={d}、{dtype}）",
@@ -201,11 +199,10 @@ def _rotates_q_and_k_not_v(fn: object) -> None:
                 raise ContractError(said + where)
 
 
-def _own_rotation(fn: object) -> None:
+def _own_rotation(fn: Callable[..., object]) -> None:
     """The brief's rule "do not call mh.apply_rotary_pos_emb": a Python function, not a torch op,
     so the package's attribute is replaced by one that refuses during one call (as ``never_calls``
     watches torch's functions)."""
-    assert callable(fn)
     x = torch.randn(1, 2, 3, 4)  # (b, h, T, head_dim)
     with mock.patch("mhsa_helpers.apply_rotary_pos_emb", side_effect=RuntimeError):
         attempt(partial(fn, x, x, x, 1), _BY_PACKAGE)
@@ -311,8 +308,7 @@ _NORM_BY_TORCH = tr(
 )
 
 
-def _equals_torch_rmsnorm(cls: object) -> None:
-    assert isinstance(cls, type)
+def _equals_torch_rmsnorm(cls: type) -> None:
     for (d, eps), dtype in product(_NORM_GRID, DTYPES):
         call = f"cls({d}, eps={eps})"
         module = construct(cls, (d,), {"eps": eps})
@@ -465,8 +461,7 @@ _SWIGLU_LAYERS = {
 }
 
 
-def _is_swiglu(cls: object) -> None:
-    assert isinstance(cls, type)
+def _is_swiglu(cls: type) -> None:
     for (d, hidden), dtype in product(_SWIGLU_GRID, DTYPES):
         call = f"cls({d})" if hidden is None else f"cls({d}, hidden_dim={hidden})"
         module = written(construct(cls, (d,), {} if hidden is None else {"hidden_dim": hidden}))
