@@ -123,8 +123,9 @@ check_probability_gain = number_checker(
 
 
 def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:
-    """``ids`` (b, T) moved k tokens on, the first k targets -100 (ignored by the loss)."""
-    return torch.cat((torch.full_like(ids[:, :k], IGNORE_INDEX), ids[:, :-k]), dim=1)  # (b, T)
+    targets = torch.full_like(ids, IGNORE_INDEX)  # (b, T)
+    targets[:, k:] = ids[:, :-k]
+    return targets
 
 
 @exercise(tr("shift-task targets", "平移任务的目标"))

@@ -535,13 +535,10 @@ check_swiglu = build_checker(
 _FAR_KEYS = tr("the keys at the positions far", "位置 `far` 上的键")
 
 
-def _toy_keys(
-    attn: ModernAttention, h: torch.Tensor, positions: torch.Tensor, norm: bool = True
-) -> torch.Tensor:
-    """The keys (b, g, T, head_dim) of ``attn`` (a ModernAttention) on ``h`` at ``positions``."""
+def _toy_keys(attn: ModernAttention, h: torch.Tensor, norm: bool = True) -> torch.Tensor:
+    """The keys (b, g, T, head_dim) of ``attn`` (a ModernAttention) on ``h``, before RoPE."""
     k = attn.k_proj(h).unflatten(-1, (attn.num_kv_groups, attn.head_dim))  # (b, T, g, head_dim)
-    k = (attn.k_norm(k) if norm and attn.k_norm else k).transpose(1, 2)  # (b, g, T, head_dim)
-    return _rotate(k, positions)
+    return (attn.k_norm(k) if norm and attn.k_norm else k).transpose(1, 2)  # (b, g, T, head_dim)
 
 
 @exercise(
@@ -558,8 +555,9 @@ def check_far_keys(
     """The keys of the toy attention ``attn`` on ``h`` (1, T, d_model), k_norm'ed and rotated at
     ``positions`` (T,); the keys at 0..T-1, unrotated, un-normed or one position off are named."""
     with torch.no_grad():
-        expected = _toy_keys(attn, h, positions)
-        near = _toy_keys(attn, h, torch.arange(h.shape[1]))
+        keys = _toy_keys(attn, h)  # (1, g, T, head_dim), unrotated
+        expected = _rotate(keys, positions)
+        near = _rotate(keys, torch.arange(h.shape[1]))
         moved = (expected - near).abs().max().item()
         result = tensor_answer(
             _FAR_KEYS,
@@ -581,17 +579,17 @@ def check_far_keys(
                     "这些键是按位置 0..15 旋转的。现在这些词元排在缓存的 40 个词元之后，"
                     "RoPE 要按位置 `far` 来旋转它们。",
                 ),
-                _toy_keys(attn, h, torch.zeros_like(positions)): tr(
+                keys: tr(
                     "these keys are not rotated at all: RoPE turns each key by its position.",
                     "这些键根本没有旋转。RoPE 要按每个键的位置旋转它。",
                 ),
-                _toy_keys(attn, h, positions + 1): tr(
+                _rotate(keys, positions, "off_by_one"): tr(
                     "your positions are one too far: the first of the 16 tokens sits at 40, "
                     "right after the 40 cached ones (at 0..39).",
                     "你的位置多了 1。16 个词元中的第一个位于 40，紧跟在缓存的 40 个词元"
                     "（位置 0..39）之后。",
                 ),
-                _toy_keys(attn, h, positions, norm=False): tr(
+                _rotate(_toy_keys(attn, h, norm=False), positions): tr(
                     "these keys skip QK-norm: the toy attention applies k_norm to each head's "
                     "keys before RoPE.",
                     "这些键跳过了 QK 归一化。玩具模型的注意力在 RoPE 之前对每个头的键做 k_norm。",
