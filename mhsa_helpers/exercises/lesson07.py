@@ -131,7 +131,6 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     """Index (0-based) of the head of ``weights`` (h, T, T) with the lowest entropy."""
     entropy = head_entropy(weights)
     sharpest = _tied_with(entropy, entropy.min())  # every head as sharp as the sharpest
-    expected = sharpest[0]
     index = _head_index(answer)
     if index is None:
         kind = type(answer).__name__
@@ -141,24 +140,22 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
                 f"需要一个整数（头的索引），收到的是 {kind}。",
             ),
         )
-    answer = index
-    if answer in sharpest:
-        expected = answer
+    if index in sharpest:
         return ok(
             _SHARPEST_HEAD,
             tr(
-                f'correct: head index {expected} ("Head {expected + 1}" in the plots).',
-                f"正确！头的索引是 {expected}，也就是图中的“头 {expected + 1}”。",
+                f'correct: head index {index} ("Head {index + 1}" in the plots).',
+                f"正确！头的索引是 {index}，也就是图中的“头 {index + 1}”。",
             ),
         )
-    if answer - 1 in sharpest:
+    if index - 1 in sharpest:
         raise ContractError(
             tr(
                 "plots number heads from 1, tensors from 0: subtract one.",
                 "图里的头从 1 开始编号，张量的索引从 0 开始，所以要减去 1。",
             ),
         )
-    if answer in _tied_with(entropy, entropy.max()):
+    if index in _tied_with(entropy, entropy.max()):
         raise ContractError(
             tr(
                 "that is the most spread-out head; the sharpest has the LOWEST entropy.",
@@ -185,12 +182,8 @@ def _head_index(answer: object) -> int | None:
     Floats and bools are not indices (``True`` would otherwise count as head 1), nor is a bool
     tensor.
     """
-    if isinstance(answer, torch.Tensor):
-        if answer.numel() != 1 or answer.is_meta or answer.is_floating_point():
-            return None
-        if answer.dtype == torch.bool or answer.is_complex():
-            return None
-        return int(answer.item())
+    if isinstance(answer, torch.Tensor):  # one element: its value, refused below if not an int
+        answer = answer.item() if answer.numel() == 1 and not answer.is_meta else None
     if is_bool(answer) or not isinstance(answer, numbers.Integral):
         return None
     return int(answer)

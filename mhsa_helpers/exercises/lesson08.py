@@ -132,31 +132,25 @@ def _expected_targets(ids: torch.Tensor, k: int) -> torch.Tensor:
 def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResult:
     """``target[:, t] = ids[:, t - k]`` for t >= k, -100 before."""
     name = tr(f"shift-task targets (k={k})", f"平移任务的目标（k={k}）")
-    expected = _expected_targets(ids, k)
+    expected = _expected_targets(ids, k)  # (b, T)
     if answer is None:
         return missing(
             name,
             tr("an integer tensor of targets, one per id", "一个整数目标张量，每个 id 一个目标"),
         )
     if not isinstance(answer, torch.Tensor):
-        return fail(name, not_a_tensor(answer))
-    if tuple(answer.shape) != tuple(ids.shape):
-        return fail(
-            name,
-            tr(
-                f"shape {tuple(answer.shape)} but expected {tuple(ids.shape)}, like ids.",
-                f"形状是 {tuple(answer.shape)}，应为 {tuple(ids.shape)}，和 ids 一样。",
-            ),
+        hint = not_a_tensor(answer)
+    elif tuple(answer.shape) != tuple(ids.shape):
+        hint = tr(
+            f"shape {tuple(answer.shape)} but expected {tuple(ids.shape)}, like ids.",
+            f"形状是 {tuple(answer.shape)}，应为 {tuple(ids.shape)}，和 ids 一样。",
         )
-    if answer.is_floating_point() or answer.dtype == torch.bool:
-        return fail(
-            name,
-            tr(
-                f"targets are token ids: use an integer dtype, got {answer.dtype}.",
-                f"目标是词元 id，要用整数 dtype，收到的却是 {answer.dtype}。",
-            ),
+    elif answer.is_floating_point() or answer.dtype == torch.bool:
+        hint = tr(
+            f"targets are token ids: use an integer dtype, got {answer.dtype}.",
+            f"目标是词元 id，要用整数 dtype，收到的却是 {answer.dtype}。",
         )
-    if torch.equal(answer, expected):
+    elif torch.equal(answer, expected):
         return ok(
             name,
             tr(
@@ -164,34 +158,25 @@ def check_shift_targets(answer: object, ids: torch.Tensor, k: int) -> CheckResul
                 "正确：每个位置的目标都是往前数 k 个位置的那个词元。",
             ),
         )
-    if torch.equal(answer[:, k:], expected[:, k:]):
-        return fail(
-            name,
-            tr(
-                "the first k positions have no token k back: set them to -100.",
-                "前 k 个位置往回数 k 步没有词元可抄，请把它们的目标设为 -100。",
-            ),
+    elif torch.equal(answer[:, k:], expected[:, k:]):
+        hint = tr(
+            "the first k positions have no token k back: set them to -100.",
+            "前 k 个位置往回数 k 步没有词元可抄，请把它们的目标设为 -100。",
         )
-    wrong_way = torch.full_like(ids, IGNORE_INDEX)
-    wrong_way[:, :-k] = ids[:, k:]
-    if torch.equal(answer, wrong_way):
-        return fail(
-            name,
-            tr(
-                "that copies from the FUTURE (t + k); the target at t is the id k places "
-                "BEFORE it, at t - k.",
-                "这是从未来（t + k）复制的。位置 t 的目标是它之前 k 个位置（t - k）上的 id。",
-            ),
+    elif torch.equal(answer, _expected_targets(ids.flip(1), k).flip(1)):  # from t + k
+        hint = tr(
+            "that copies from the FUTURE (t + k); the target at t is the id k places "
+            "BEFORE it, at t - k.",
+            "这是从未来（t + k）复制的。位置 t 的目标是它之前 k 个位置（t - k）上的 id。",
         )
-    return fail(
-        name,
-        tr(
+    else:
+        hint = tr(
             "the target at position t is the id at t - k, along the token axis (dim 1), and "
             "the first k positions, which have none, hold -100.",
             "位置 t 的目标是词元轴（dim 1）上 t - k 处的 id；前 k 个位置往回没有词元，"
             "目标为 -100。",
-        ),
-    )
+        )
+    return fail(name, hint)
 
 
 @exercise(tr("attention on the token k back", "对往前第 k 个词元的注意力"))

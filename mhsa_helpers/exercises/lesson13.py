@@ -20,7 +20,6 @@ subtracting the mean, GELU for SiLU, gate and up swapped, a width rule off by th
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -35,6 +34,7 @@ from ..attention.modern import ModernAttention
 from ..i18n import Text, tr
 from ..layers.rope import apply_rotary_interleaved, rope_cos_sin, rotate_half
 from ._build import (
+    CALL_RAISED,
     MODULE_FORWARD,
     NOT_A_MODULE_CLASS,
     UNWRITTEN_FUNCTION,
@@ -72,13 +72,12 @@ _ROPE_SIZES = ((2, 3, 3, 4, 8, 0), (1, 4, 2, 3, 4, 5), (2, 1, 1, 1, 6, 7))
 
 
 def _rotate(x: torch.Tensor, positions: torch.Tensor, mistake: str = "") -> torch.Tensor:
-    """x (..., T, d) rotated at ``positions`` the right way, or with one named mistake."""
-    cos, sin = rope_cos_sin(positions, x.shape[-1])  # (T, d) float32
-    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    """x (..., T, d) rotated at ``positions`` the right way, or with one named mistake ("sign":
+    every pair turned the other way, by -m * theta_i)."""
+    wrong = {"no_offset": positions - positions[0], "off_by_one": positions + 1, "sign": -positions}
+    cos, sin = (t.to(x.dtype) for t in rope_cos_sin(wrong.get(mistake, positions), x.shape[-1]))
     if mistake == "interleaved":
         return apply_rotary_interleaved(x, cos, sin)
-    if mistake == "sign":  # (x2, -x1): every pair turned the other way
-        return x * cos - rotate_half(x) * sin
     return x * cos + rotate_half(x) * sin
 
 
@@ -118,33 +117,31 @@ _ROPE_MISTAKES: dict[str, Text] = {
 }
 
 
-def _name_rope(out: torch.Tensor, x: torch.Tensor, offset: int) -> Text | None:
-    n = x.shape[-2]
-    positions = torch.arange(offset, offset + n)
-    if torch.equal(out, x):
+def _name_rope(got: torch.Tensor, x: torch.Tensor, positions: torch.Tensor) -> Text:
+    """The hint for ``got``, which is not ``x`` rotated at ``positions``: the known mistake it
+    makes (unrotated: ``x`` itself, exactly), else what RoPE computes."""
+    if torch.equal(got, x):
         return _ROPE_MISTAKES["unrotated"]
-    if offset and _close(out, _rotate(x, torch.arange(n))):
-        return _ROPE_MISTAKES["no_offset"]
-    if _close(out, _rotate(x, positions + 1)):
-        return _ROPE_MISTAKES["off_by_one"]
-    for mistake in ("interleaved", "sign"):
-        if _close(out, _rotate(x, positions, mistake)):
+    for mistake in ("no_offset", "off_by_one", "interleaved", "sign"):
+        if _close(got, _rotate(x, positions, mistake)):
             return _ROPE_MISTAKES[mistake]
-    return None
-
-
-def _call_rope(
-    fn: Callable[..., object], q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offset: int
-) -> tuple[torch.Tensor, ...]:
-    call = f"apply_rope(q, k, v, offset={offset}) with q {tuple(q.shape)}, {q.dtype}"
-    given = (q.clone(), k.clone(), v.clone())
-    out = attempt(
-        lambda: fn(*given, offset),
-        tr("{call} raised {kind}: {said}", "{call} 抛出了 {kind}：{said}"),
-        unwritten=UNWRITTEN_FUNCTION,
-        call=call,
+    return tr(
+        "not the rotation RoPE gives: pair i of the token at position m turns by "
+        "the angle m * theta_i, theta_i = 10000 ** (-2i / head_dim); the angles "
+        "come from mh.rope_cos_sin, the pairs from mh.rotate_half.",
+        "不是 RoPE 的旋转。位置 m 上词元的第 i 对转过角度 m * theta_i，"
+        "theta_i = 10000 ** (-2i / head_dim)。角度可以用 mh.rope_cos_sin 得到，"
+        "配对用 mh.rotate_half。",
     )
-    if not all(torch.equal(a, b) for a, b in zip(given, (q, k, v), strict=True)):
+
+
+def _call_rope(fn: Callable[..., object], *qkv: torch.Tensor, offset: int) -> list[torch.Tensor]:
+    """``fn(q, k, v, offset)`` on copies of ``qkv`` (q, k, v): three plain tensors, each of its
+    input's shape and dtype."""
+    call = f"apply_rope(q, k, v, offset={offset}) with q {tuple(qkv[0].shape)}, {qkv[0].dtype}"
+    given = [x.clone() for x in qkv]
+    out = attempt(lambda: fn(*given, offset), CALL_RAISED, unwritten=UNWRITTEN_FUNCTION, call=call)
+    if not all(torch.equal(a, b) for a, b in zip(given, qkv, strict=True)):
         raise ContractError(
             tr(
                 "apply_rope changed q, k or v in place; compute new tensors (x * cos + ...).",
@@ -159,80 +156,56 @@ def _call_rope(
                 f"apply_rope 必须返回三个张量 (q, k, v)，收到的是 {kind}。",
             )
         )
-    for name, got, want in zip("qkv", out, (q, k, v), strict=True):
+    for name, got, want in zip("qkv", out, qkv, strict=True):
         if not plain_tensor(got) or (got.shape, got.dtype) != (want.shape, want.dtype):
             said = f"{tuple(got.shape)}, {got.dtype}" if plain_tensor(got) else type(got).__name__
             raise ContractError(
                 tr(
-                    f"apply_rope's {name} is {said}; return a plain tensor of {q.dtype} with "
+                    f"apply_rope's {name} is {said}; return a plain tensor of {want.dtype} with "
                     f"{name}'s shape, {tuple(want.shape)}.",
                     f"apply_rope 返回的 {name} 是 {said}，应该返回与 {name} 形状相同"
-                    f"（{tuple(want.shape)}）、类型为 {q.dtype} 的普通张量。",
+                    f"（{tuple(want.shape)}）、类型为 {want.dtype} 的普通张量。",
                 )
             )
-    return tuple(out)
+    return list(out)
 
 
-def _rotates_q_and_k_not_v(fn: object) -> None:
-    assert callable(fn)
+_V_STAYS = tr(
+    ": RoPE acts on the queries and keys only, which make the scores; the values are what the "
+    "weights average, and stay as they are.",
+    "。RoPE 只作用于查询和键，它们决定分数；值是注意力权重拿来加权平均的内容，应保持原样。",
+)
+
+
+def _rotates_q_and_k_not_v(fn: Callable[..., object]) -> None:
     for (b, h, g, n, d, offset), dtype in product(_ROPE_SIZES, DTYPES):
-        q = torch.randn(b, h, n, d, dtype=dtype)  # (b, h, T, d)
-        k, v = (torch.randn(b, g, n, d, dtype=dtype) for _ in range(2))  # (b, g, T, d)
-        out_q, out_k, out_v = _call_rope(fn, q, k, v, offset)
+        # q (b, h, T, d); k and v (b, g, T, d)
+        q, k, v = (torch.randn(b, heads, n, d, dtype=dtype) for heads in (h, g, g))
+        out_q, out_k, out_v = _call_rope(fn, q, k, v, offset=offset)
         where = tr(
             f" (test: offset={offset}, head_dim={d}, {dtype})",
             f"（测试：offset={offset}、head_dim={d}、{dtype}）",
         )
-        if not torch.equal(out_v, v):
-            rotated = _close(out_v, _rotate(v, torch.arange(offset, offset + n)))
-            raise ContractError(
-                (
-                    tr("v was rotated", "v 被旋转了")
-                    if rotated
-                    else tr("v was changed", "v 被改动了")
-                )
-                + tr(
-                    ": RoPE acts on the queries and keys only, which make the scores; the "
-                    "values are what the weights average, and stay as they are.",
-                    "。RoPE 只作用于查询和键，它们决定分数；值是注意力权重拿来加权平均的内容，"
-                    "应保持原样。",
-                )
-                + where
-            )
         positions = torch.arange(offset, offset + n)
-        for name, got, x in (("q", out_q, q), ("k", out_k, k)):
-            if _close(got, _rotate(x, positions)):
-                continue
-            named = _name_rope(got, x, offset)
-            raise ContractError(
-                tr(f"{name}: ", f"{name} 不对。")
-                + (
-                    named
-                    or tr(
-                        "not the rotation RoPE gives: pair i of the token at position m turns by "
-                        "the angle m * theta_i, theta_i = 10000 ** (-2i / head_dim); the angles "
-                        "come from mh.rope_cos_sin, the pairs from mh.rotate_half.",
-                        "不是 RoPE 的旋转。位置 m 上词元的第 i 对转过角度 m * theta_i，"
-                        "theta_i = 10000 ** (-2i / head_dim)。角度可以用 mh.rope_cos_sin 得到，"
-                        "配对用 mh.rotate_half。",
-                    )
-                )
-                + where
+        if not torch.equal(out_v, v):
+            rotated = _close(out_v, _rotate(v, positions))
+            how = (
+                tr("v was rotated", "v 被旋转了") if rotated else tr("v was changed", "v 被改动了")
             )
+            raise ContractError(how + _V_STAYS + where)
+        for name, got, x in (("q", out_q, q), ("k", out_k, k)):
+            if not _close(got, _rotate(x, positions)):
+                said = tr(f"{name}: ", f"{name} 不对。") + _name_rope(got, x, positions)
+                raise ContractError(said + where)
 
 
-def _own_rotation(fn: object) -> None:
+def _own_rotation(fn: Callable[..., object]) -> None:
     """The brief's rule "do not call mh.apply_rotary_pos_emb": a Python function, not a torch op,
     so the package's attribute is replaced by one that refuses during one call (as ``never_calls``
     watches torch's functions)."""
-    assert callable(fn)
     x = torch.randn(1, 2, 3, 4)  # (b, h, T, head_dim)
-    with mock.patch.object(sys.modules["mhsa_helpers"], "apply_rotary_pos_emb", _refused):
+    with mock.patch("mhsa_helpers.apply_rotary_pos_emb", side_effect=RuntimeError):
         attempt(partial(fn, x, x, x, 1), _BY_PACKAGE)
-
-
-def _refused(*args: object, **kwargs: object) -> None:
-    raise RuntimeError
 
 
 _BY_PACKAGE = tr(
@@ -281,46 +254,41 @@ _NORM_FORWARD = replace(
 )
 
 
-def _norm_mistakes(x: torch.Tensor, weight: torch.Tensor, eps: float) -> dict[str, torch.Tensor]:
+def _norm_mistakes(x: torch.Tensor, weight: torch.Tensor, eps: float) -> dict[torch.Tensor, Text]:
+    """The outputs of the known RMSNorm mistakes on ``x``, each with its hint."""
     ms = x.pow(2).mean(-1, keepdim=True)
     centred = x - x.mean(-1, keepdim=True)
     return {
-        "mean": centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + eps) * weight,
-        "eps_outside": x / (ms.sqrt() + eps) * weight,
-        "no_eps": x / ms.sqrt() * weight,
-        "no_weight": x / torch.sqrt(ms + eps),
-        "sum": x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps) * weight,
+        centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + eps) * weight: tr(
+            "you subtract the mean: that is LayerNorm. RMSNorm keeps the centre and divides by the "
+            "root mean square sqrt(mean(x**2) + eps) only.",
+            "你减去了均值，那是 LayerNorm。"
+            "RMSNorm 不做中心化，只除以均方根 sqrt(mean(x**2) + eps)。",
+        ),
+        x / (ms.sqrt() + eps) * weight: tr(
+            "eps is added after the square root; it goes inside: sqrt(mean(x**2) + eps) "
+            "(torch.rsqrt(... + eps)).",
+            "eps 加在了平方根外面。"
+            "它应该在里面：sqrt(mean(x**2) + eps)（torch.rsqrt(... + eps)）。",
+        ),
+        x / ms.sqrt() * weight: tr(
+            "the eps argument is not used (missing, or a constant in its place): add self.eps, the "
+            "constructor's eps, to the mean square before the square root.",
+            "没有用上参数 eps（漏掉了，或写成了一个常数）。应该在开平方之前把 self.eps"
+            "（构造函数收到的 eps）加到均方上。",
+        ),
+        x / torch.sqrt(ms + eps): tr(
+            "the learned scale is missing: multiply by self.weight (an nn.Parameter of ones, "
+            "(d,)).",
+            "少了可学习的缩放。应该乘以 self.weight（形状 (d,)、初值为 1 的 nn.Parameter）。",
+        ),
+        x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps) * weight: tr(
+            "you divide by the length of the vector (a sum of squares): RMSNorm takes the mean of "
+            "the squares over the last dimension (.mean(-1, keepdim=True)).",
+            "你除以的是向量的长度（平方和）。"
+            "RMSNorm 取最后一维上平方的平均（.mean(-1, keepdim=True)）。",
+        ),
     }
-
-
-_NORM_HINTS = {
-    "mean": tr(
-        "you subtract the mean: that is LayerNorm. RMSNorm keeps the centre and divides by the "
-        "root mean square sqrt(mean(x**2) + eps) only.",
-        "你减去了均值，那是 LayerNorm。RMSNorm 不做中心化，只除以均方根 sqrt(mean(x**2) + eps)。",
-    ),
-    "eps_outside": tr(
-        "eps is added after the square root; it goes inside: sqrt(mean(x**2) + eps) "
-        "(torch.rsqrt(... + eps)).",
-        "eps 加在了平方根外面。它应该在里面：sqrt(mean(x**2) + eps)（torch.rsqrt(... + eps)）。",
-    ),
-    "no_eps": tr(
-        "the eps argument is not used (missing, or a constant in its place): add self.eps, the "
-        "constructor's eps, to the mean square before the square root.",
-        "没有用上参数 eps（漏掉了，或写成了一个常数）。应该在开平方之前把 self.eps"
-        "（构造函数收到的 eps）加到均方上。",
-    ),
-    "no_weight": tr(
-        "the learned scale is missing: multiply by self.weight (an nn.Parameter of ones, (d,)).",
-        "少了可学习的缩放。应该乘以 self.weight（形状 (d,)、初值为 1 的 nn.Parameter）。",
-    ),
-    "sum": tr(
-        "you divide by the length of the vector (a sum of squares): RMSNorm takes the mean of "
-        "the squares over the last dimension (.mean(-1, keepdim=True)).",
-        "你除以的是向量的长度（平方和）。"
-        "RMSNorm 取最后一维上平方的平均（.mean(-1, keepdim=True)）。",
-    ),
-}
 
 
 _NORM_UNWRITTEN = tr(
@@ -340,8 +308,7 @@ _NORM_BY_TORCH = tr(
 )
 
 
-def _equals_torch_rmsnorm(cls: object) -> None:
-    assert isinstance(cls, type)
+def _equals_torch_rmsnorm(cls: type) -> None:
     for (d, eps), dtype in product(_NORM_GRID, DTYPES):
         call = f"cls({d}, eps={eps})"
         module = construct(cls, (d,), {"eps": eps})
@@ -368,23 +335,21 @@ def _equals_torch_rmsnorm(cls: object) -> None:
                 )
             )
         module = module.to(dtype)
-        with torch.no_grad():
-            weight.normal_()
+        nn.init.normal_(weight)
         x = 0.3 * torch.randn(3, 4, d, dtype=dtype) + 0.5  # (b, T, d): a mean, small values
-        where = tr(f"{call}, {dtype}", f"{call}、{dtype}")
+        where = tr(f"{call}, {dtype}: ", f"{call}、{dtype}：")
         never_calls(module, (x,), {"rms_norm"}, _NORM_BY_TORCH)
         with torch.no_grad():
             out = call_forward(module, (x,), _NORM_FORWARD, where=where, want_shape=tuple(x.shape))
             if _close(out, F.rms_norm(x, (d,), weight, eps)):  # torch.nn.RMSNorm's forward
                 continue
-            mistakes = _norm_mistakes(x, weight.detach(), eps)
-        known = ((wrong, _NORM_HINTS[name]) for name, wrong in mistakes.items())
-        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-4, where=where + tr(": ", "："))
+            known = _norm_mistakes(x, weight, eps)
+        not_a_known_mistake(out, known.items(), atol=1e-5, rtol=1e-4, where=where)
         raise ContractError(
             where
             + tr(
-                ": not torch.nn.RMSNorm's output: x / sqrt(mean(x**2, last dim) + eps) * weight.",
-                "：与 torch.nn.RMSNorm 的输出不同。应该是 "
+                "not torch.nn.RMSNorm's output: x / sqrt(mean(x**2, last dim) + eps) * weight.",
+                "与 torch.nn.RMSNorm 的输出不同。应该是 "
                 "x / sqrt(mean(x**2, 最后一维) + eps) * weight。",
             )
         )
@@ -418,8 +383,7 @@ check_rms_norm = build_checker(
 _SWIGLU_GRID = ((6, None), (10, None), (12, None), (9, 10))  # (d_model, hidden_dim); 10: 26.67
 
 _SWIGLU_FORWARD = replace(
-    MODULE_FORWARD,
-    dtype=_NORM_FORWARD.dtype,
+    _NORM_FORWARD,
     shape=tr(
         ": the output has shape {got}; it must be {want}.", "：输出的形状是 {got}，应该是 {want}。"
     ),
@@ -455,41 +419,31 @@ def _width_hint(d: int, got: int, want: int) -> Text:
     )
 
 
-def _swiglu_mistakes(
-    gate: nn.Linear, up: nn.Linear, down: nn.Linear, x: torch.Tensor
-) -> dict[str, torch.Tensor]:
-    g, u = gate(x), up(x)
+def _swiglu_mistakes(g: torch.Tensor, u: torch.Tensor, down: nn.Linear) -> dict[torch.Tensor, Text]:
+    """The outputs of the known SwiGLU mistakes, from the projections ``g`` (gate) and ``u`` (up),
+    each with its hint."""
     return {
-        "gelu": down(F.gelu(g) * u),
-        "swapped": down(F.silu(u) * g),
-        "relu": down(F.relu(g) * u),
-        "sigmoid": down(torch.sigmoid(g) * u),
-        "no_gate": down(F.silu(g)),
+        down(F.gelu(g) * u): tr(
+            "you use GELU: SwiGLU's gate goes through SiLU, x * sigmoid(x) (F.silu).",
+            "你用的是 GELU。SwiGLU 的门要经过 SiLU，即 x * sigmoid(x)（F.silu）。",
+        ),
+        down(F.silu(u) * g): tr(
+            "gate and up are swapped: SiLU acts on gate_proj(x), and up_proj(x) is what it gates.",
+            "gate 和 up 调换了。SiLU 作用在 gate_proj(x) 上，被门控的是 up_proj(x)。",
+        ),
+        down(F.relu(g) * u): tr(
+            "you use ReLU: the gate goes through SiLU (F.silu).",
+            "你用的是 ReLU。门要经过 SiLU（F.silu）。",
+        ),
+        down(torch.sigmoid(g) * u): tr(
+            "you gate with sigmoid(gate): SiLU is gate * sigmoid(gate) (F.silu).",
+            "你用 sigmoid(gate) 作门。SiLU 是 gate * sigmoid(gate)（F.silu）。",
+        ),
+        down(F.silu(g)): tr(
+            "up_proj is not used: multiply silu(gate_proj(x)) by up_proj(x) element by element.",
+            "没有用到 up_proj。要把 silu(gate_proj(x)) 与 up_proj(x) 逐元素相乘。",
+        ),
     }
-
-
-_SWIGLU_HINTS = {
-    "gelu": tr(
-        "you use GELU: SwiGLU's gate goes through SiLU, x * sigmoid(x) (F.silu).",
-        "你用的是 GELU。SwiGLU 的门要经过 SiLU，即 x * sigmoid(x)（F.silu）。",
-    ),
-    "swapped": tr(
-        "gate and up are swapped: SiLU acts on gate_proj(x), and up_proj(x) is what it gates.",
-        "gate 和 up 调换了。SiLU 作用在 gate_proj(x) 上，被门控的是 up_proj(x)。",
-    ),
-    "relu": tr(
-        "you use ReLU: the gate goes through SiLU (F.silu).",
-        "你用的是 ReLU。门要经过 SiLU（F.silu）。",
-    ),
-    "sigmoid": tr(
-        "you gate with sigmoid(gate): SiLU is gate * sigmoid(gate) (F.silu).",
-        "你用 sigmoid(gate) 作门。SiLU 是 gate * sigmoid(gate)（F.silu）。",
-    ),
-    "no_gate": tr(
-        "up_proj is not used: multiply silu(gate_proj(x)) by up_proj(x) element by element.",
-        "没有用到 up_proj。要把 silu(gate_proj(x)) 与 up_proj(x) 逐元素相乘。",
-    ),
-}
 
 
 #: The hints of ``linear_layer`` for SwiGLU's three layers (``{call}``: the constructor call).
@@ -507,8 +461,7 @@ _SWIGLU_LAYERS = {
 }
 
 
-def _is_swiglu(cls: object) -> None:
-    assert isinstance(cls, type)
+def _is_swiglu(cls: type) -> None:
     for (d, hidden), dtype in product(_SWIGLU_GRID, DTYPES):
         call = f"cls({d})" if hidden is None else f"cls({d}, hidden_dim={hidden})"
         module = written(construct(cls, (d,), {} if hidden is None else {"hidden_dim": hidden}))
@@ -532,23 +485,22 @@ def _is_swiglu(cls: object) -> None:
             )
         module = module.to(dtype)
         x = torch.randn(2, 3, d, dtype=dtype)  # (b, T, d_model)
-        where = tr(f"{call}, {dtype}", f"{call}、{dtype}")
+        where = tr(f"{call}, {dtype}: ", f"{call}、{dtype}：")
         with torch.no_grad():
             out = call_forward(
                 module, (x,), _SWIGLU_FORWARD, where=where, want_shape=tuple(x.shape)
             )
             if _close(out, down(F.silu(gate(x)) * up(x))):
                 continue
-            mistakes = _swiglu_mistakes(gate, up, down, x)
-        known = ((wrong, _SWIGLU_HINTS[name]) for name, wrong in mistakes.items())
-        not_a_known_mistake(out, known, atol=1e-5, rtol=1e-4, where=where + tr(": ", "："))
+            known = _swiglu_mistakes(gate(x), up(x), down)
+        not_a_known_mistake(out, known.items(), atol=1e-5, rtol=1e-4, where=where)
         raise ContractError(
             where
             + tr(
-                ": not SwiGLU's output. The gate projection goes through SiLU (F.silu) and "
+                "not SwiGLU's output. The gate projection goes through SiLU (F.silu) and "
                 "multiplies the up projection element by element; down_proj maps the product "
                 "back.",
-                "：不是 SwiGLU 的输出。门投影经过 SiLU（F.silu）后与 up 投影逐元素相乘，"
+                "不是 SwiGLU 的输出。门投影经过 SiLU（F.silu）后与 up 投影逐元素相乘，"
                 "down_proj 再把乘积映射回去。",
             )
         )
@@ -583,14 +535,10 @@ check_swiglu = build_checker(
 _FAR_KEYS = tr("the keys at the positions far", "位置 `far` 上的键")
 
 
-def _toy_keys(
-    attn: ModernAttention, h: torch.Tensor, positions: torch.Tensor, norm: bool = True
-) -> torch.Tensor:
-    """The keys (b, g, T, head_dim) of ``attn`` (a ModernAttention) on ``h`` at ``positions``."""
-    b, n, _ = h.shape
-    k = attn.k_proj(h).view(b, n, attn.num_kv_groups, attn.head_dim)  # (b, T, g, head_dim)
-    k = (attn.k_norm(k) if norm and attn.k_norm else k).transpose(1, 2)  # (b, g, T, head_dim)
-    return _rotate(k, positions)
+def _toy_keys(attn: ModernAttention, h: torch.Tensor, norm: bool = True) -> torch.Tensor:
+    """The keys (b, g, T, head_dim) of ``attn`` (a ModernAttention) on ``h``, before RoPE."""
+    k = attn.k_proj(h).unflatten(-1, (attn.num_kv_groups, attn.head_dim))  # (b, T, g, head_dim)
+    return (attn.k_norm(k) if norm and attn.k_norm else k).transpose(1, 2)  # (b, g, T, head_dim)
 
 
 @exercise(
@@ -607,8 +555,9 @@ def check_far_keys(
     """The keys of the toy attention ``attn`` on ``h`` (1, T, d_model), k_norm'ed and rotated at
     ``positions`` (T,); the keys at 0..T-1, unrotated, un-normed or one position off are named."""
     with torch.no_grad():
-        expected = _toy_keys(attn, h, positions)
-        near = _toy_keys(attn, h, torch.arange(h.shape[1]))
+        keys = _toy_keys(attn, h)  # (1, g, T, head_dim), unrotated
+        expected = _rotate(keys, positions)
+        near = _rotate(keys, torch.arange(h.shape[1]))
         moved = (expected - near).abs().max().item()
         result = tensor_answer(
             _FAR_KEYS,
@@ -630,17 +579,17 @@ def check_far_keys(
                     "这些键是按位置 0..15 旋转的。现在这些词元排在缓存的 40 个词元之后，"
                     "RoPE 要按位置 `far` 来旋转它们。",
                 ),
-                _toy_keys(attn, h, torch.zeros_like(positions)): tr(
+                keys: tr(
                     "these keys are not rotated at all: RoPE turns each key by its position.",
                     "这些键根本没有旋转。RoPE 要按每个键的位置旋转它。",
                 ),
-                _toy_keys(attn, h, positions + 1): tr(
+                _rotate(keys, positions, "off_by_one"): tr(
                     "your positions are one too far: the first of the 16 tokens sits at 40, "
                     "right after the 40 cached ones (at 0..39).",
                     "你的位置多了 1。16 个词元中的第一个位于 40，紧跟在缓存的 40 个词元"
                     "（位置 0..39）之后。",
                 ),
-                _toy_keys(attn, h, positions, norm=False): tr(
+                _rotate(_toy_keys(attn, h, norm=False), positions): tr(
                     "these keys skip QK-norm: the toy attention applies k_norm to each head's "
                     "keys before RoPE.",
                     "这些键跳过了 QK 归一化。玩具模型的注意力在 RoPE 之前对每个头的键做 k_norm。",
