@@ -66,7 +66,7 @@ ROPE_MISTAKES = {
     "missing offset": (rope_without_offset, "as if they started at position 0"),
     "positions from 1": (rope_one_too_far, "one too far"),
     "interleaved pairs": (rope_interleaved, "neighbouring features"),
-    "wrong half sign": (rope_wrong_sign, "(-x2, x1)"),
+    "wrong half sign": (rope_wrong_sign, "turns the wrong way"),
     "keys not rotated": (rope_only_q, "k: these are returned unrotated"),
 }
 

@@ -76,14 +76,14 @@ _MEASURED_START = 4.25  # the untrained model's measured loss, printed by the le
 check_probability_gain = number_checker(
     "check_probability_gain",
     Number(
-        name=tr("how much likelier the right token got", "正确词元的概率变大了多少倍"),
-        what=tr("a number: how many times larger", "一个数：变为原来的多少倍"),
+        name=tr("how much likelier the right token got", "正确词元的概率是原来的多少倍"),
+        what=tr("a number: how many times larger", "一个数：训练后的概率是原来的多少倍"),
         expected=_GAIN,
         right=tr(
             f"correct: p went from 1/64 to exp(-0.63) = 0.53, {_GAIN:.1f} times larger "
-            "(a difference of losses is a ratio of probabilities).",
+            "(a difference of losses is the log of a ratio of probabilities).",
             f"正确：p 从 1/64 变为 exp(-0.63) = 0.53，是原来的 {_GAIN:.1f} 倍"
-            "（损失之差就是概率之比）。",
+            "（损失之差就是概率之比的对数）。",
         ),
         wrong={
             Near(_UNIFORM / _TRAINED_LOSS, 0.2): tr(

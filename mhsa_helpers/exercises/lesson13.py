@@ -91,12 +91,12 @@ _ROPE_MISTAKES: dict[str, Text] = {
         "把最后一维切成前后两半（rotate_half）。",
     ),
     "sign": tr(
-        "every pair turns the wrong way (by -m * theta_i): check the two signs. The sin term is "
-        "added (x * cos + rotate_half(x) * sin), and rotate_half gives (-x2, x1), the second "
-        "half negated and moved to the front, not (x2, -x1).",
-        "每一对都转反了（转过的是 -m * theta_i），检查两处符号：sin 那一项是加上去的"
-        "（x * cos + rotate_half(x) * sin）；rotate_half 得到的是 (-x2, x1)，"
-        "即后一半取负、放到前面，而不是 (x2, -x1)。",
+        "every pair turns the wrong way (by -m * theta_i): check the two signs. A rotation by "
+        "+m * theta_i adds the sin term, and rotate_half puts the second half, negated, in "
+        "front of the first (section 1's rotation matrix, written for every pair at once).",
+        "每一对都转反了（转过的是 -m * theta_i），检查两处符号：转过 +m * theta_i 时，"
+        "sin 那一项是加上去的；rotate_half 把后一半取负，放到前一半前面"
+        "（即第 1 节的旋转矩阵，对所有的对一起写出来）。",
     ),
     "no_offset": tr(
         "with offset > 0 your tokens are rotated as if they started at position 0: with a KV "
@@ -348,9 +348,11 @@ def _equals_torch_rmsnorm(cls: type) -> None:
         raise ContractError(
             where
             + tr(
-                "not torch.nn.RMSNorm's output: x / sqrt(mean(x**2, last dim) + eps) * weight.",
-                "与 torch.nn.RMSNorm 的输出不同。应该是 "
-                "x / sqrt(mean(x**2, 最后一维) + eps) * weight。",
+                "not torch.nn.RMSNorm's output: check the three steps of section 2's formula, "
+                "the mean of the squares over the last dimension (keepdim), eps inside "
+                "the root, and the learned weight applied last.",
+                "与 torch.nn.RMSNorm 的输出不同。请对照第 2 节公式的三步检查："
+                "在最后一维上求平方的均值（keepdim），eps 加在根号里面，最后乘上可学习的 weight。",
             )
         )
 
