@@ -129,7 +129,9 @@ assert (weights > 0).all()  # no mask: every target token sees every source toke
 
 # %%
 fig = mh.figures.plot_cross_attention(
-    weights[0, 0], [f"dec {i}" for i in range(3)], [f"enc {j}" for j in range(7)]
+    weights[0, 0],
+    [mh.say(f"dec {i}", f"解码器 {i}") for i in range(3)],
+    [mh.say(f"enc {j}", f"编码器 {j}") for j in range(7)],
 )
 plt.show()
 

@@ -352,7 +352,7 @@ def plot_matmul_counts(counts: Mapping[str, Mapping[int, Mapping[str, int]]]) ->
         for x, a, b in zip(xs, linear, matmul, strict=True):
             ax.text(x, a + b + 0.2, str(a + b), ha="center", va="bottom", fontsize=9)
     ax.set_xticks(range(len(heads)), [str(h) for h in heads])
-    ax.set_xlabel("num_heads")
+    ax.set_xlabel(figure_text("num_heads (the number of heads)", "num_heads（头数）"))
     ax.set_ylabel(figure_text("calls per forward pass", "每次前向传播的调用次数"))
     ax.set_title(
         figure_text(

@@ -105,7 +105,9 @@ assert (weights > 0).all()  # 没有掩码，每个目标词元都能看到每�
 
 # %%
 fig = mh.figures.plot_cross_attention(
-    weights[0, 0], [f"dec {i}" for i in range(3)], [f"enc {j}" for j in range(7)]
+    weights[0, 0],
+    [mh.say(f"dec {i}", f"解码器 {i}") for i in range(3)],
+    [mh.say(f"enc {j}", f"编码器 {j}") for j in range(7)],
 )
 plt.show()
 
