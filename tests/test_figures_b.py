@@ -104,7 +104,7 @@ def test_plot_matmul_counts():
     }
     fig = mh.figures.plot_matmul_counts(counts)
     (ax,) = fig.axes
-    assert ax.get_xlabel() == "num_heads"
+    assert ax.get_xlabel() == "num_heads (the number of heads)"
     assert ax.get_ylabel() == "calls per forward pass"
     assert "Matrix multiplications per forward pass" in ax.get_title()
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2"]
