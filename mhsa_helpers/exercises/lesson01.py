@@ -119,13 +119,6 @@ _ROWS_CASES = (
 )
 
 
-_MAX_IS_A_PAIR = tr(
-    " your function subtracted what x.max(dim=-1, keepdim=True) returns, and that is a pair "
-    "(values, indices), not a tensor: take its .values (the tools cell above shows it).",
-    "上，你的函数减去的是 x.max(dim=-1, keepdim=True) 的返回值。"
-    "它是一对结果（values, indices），不是张量。请取它的 .values（见上面的工具单元格）。",
-)
-
 _ROWS_CALL = ForwardTexts(
     call=tr("on {label} your function", "在{label}上，你的函数"),
     not_written=UNWRITTEN_FUNCTION,
@@ -150,7 +143,14 @@ def _row_max_dropped(on: Text) -> Callable[[RuntimeError, tuple[object, ...]], T
 
     def read(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
         if "return_types" in str(error):
-            return on + _MAX_IS_A_PAIR
+            return on + tr(
+                " your function subtracted what x.max(dim=-1, keepdim=True) returns, and that "
+                "is a pair (values, indices), not a tensor: take its .values (the tools cell "
+                "above shows it).",
+                "上，你的函数减去的是 x.max(dim=-1, keepdim=True) 的返回值。"
+                "它是一对结果（values, indices），不是张量。"
+                "请取它的 .values（见上面的工具单元格）。",
+            )
         if "size of tensor" not in str(error) and "must match" not in str(error):
             return None
         kind = type(error).__name__

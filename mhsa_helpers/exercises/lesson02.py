@@ -346,12 +346,6 @@ def _reference_variants(ref: SelfAttentionV2, x: torch.Tensor) -> dict[torch.Ten
     }
 
 
-_NOT_A_CLASS = tr(
-    "expected a class, got {kind}: pass the class itself, not an object made from it.",
-    "需要一个类，收到的是 {kind}。请传入类本身，而不是用它创建的对象。",
-)
-
-
 _CONSTRUCT = {
     "raised": tr("{name}({args}) raised {kind}: {error}", "{name}({args}) 抛出了 {kind}：{error}"),
     "not_module": tr(
@@ -392,13 +386,6 @@ _FORWARD = ForwardTexts(
 )
 
 
-def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
-    """W_query, W_key, W_value: ``nn.Linear(d_in, d_out)`` without a bias."""
-    written(module)
-    for n in _NAMES:
-        linear_layer(module, n, (d_in, d_out), False, **_LAYER_TEXTS, d_in=d_in, d_out=d_out)
-
-
 #: The hints of ``linear_layer`` for the three layers of the learner's SelfAttentionV2.
 _LAYER_TEXTS = {
     "absent": tr(
@@ -426,7 +413,9 @@ def _at_every_size(cls: type) -> None:
     gradients reach every weight."""
     for d_in, d_out, T in _SIZES:
         module = construct(cls, (d_in, d_out), {}, **_CONSTRUCT)
-        _layers(module, d_in, d_out)
+        written(module)  # W_query, W_key, W_value: nn.Linear(d_in, d_out) without a bias
+        for n in _NAMES:
+            linear_layer(module, n, (d_in, d_out), False, **_LAYER_TEXTS, d_in=d_in, d_out=d_out)
         ref = SelfAttentionV2(d_in, d_out)
         try:
             ref.load_state_dict(module.state_dict())
@@ -555,7 +544,10 @@ check_build_self_attention = build_checker(
             "这里要的是类本身，你传入的是 {kind} 的一个对象（实例）。"
             "去掉括号，写 `answer = MySelfAttentionV2`。",
         ),
-        not_class_hint=_NOT_A_CLASS,
+        not_class_hint=tr(
+            "expected a class, got {kind}: pass the class itself, not an object made from it.",
+            "需要一个类，收到的是 {kind}。请传入类本身，而不是用它创建的对象。",
+        ),
         modules_only=False,
         seed=0,
         contracts=(_at_every_size, _bias_works),
