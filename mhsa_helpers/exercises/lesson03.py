@@ -170,8 +170,7 @@ def _book_scores(x: torch.Tensor) -> torch.Tensor:
 def _changed_weights() -> int:
     """How many of the 36 one-step causal weights change when "step" gets a new embedding."""
     inputs = book_inputs()  # (6, 3)
-    changed = inputs.clone()
-    changed[5] = torch.tensor([5.0, -3.0, 2.0])
+    changed = torch.cat([inputs[:5], torch.tensor([[5.0, -3.0, 2.0]])])  # (6, 3), a new "step"
     before, after = (_softmax(_book_scores(x), _hidden(6)) for x in (inputs, changed))
     return int((before != after).sum())
 
@@ -276,25 +275,28 @@ def _window_mistakes(scores: torch.Tensor, window: int) -> dict[torch.Tensor, Te
     }
 
 
-def _cases() -> dict[Text, torch.Tensor]:
-    """The plain inputs: the book's scores, then random ones of several sizes and scales."""
+def _cases() -> list[tuple[Text, torch.Tensor]]:
+    """The plain inputs (label, scores): the book's scores, then random ones of several sizes
+    and scales."""
     randn = partial(torch.randn, generator=torch.Generator().manual_seed(3))
-    return {
-        tr("the book's scaled scores (6, 6)", "书中缩放后的 (6, 6) 注意力分数"): _book_scores(
-            book_inputs()
+    return [
+        (
+            tr("the book's scaled scores (6, 6)", "书中缩放后的 (6, 6) 注意力分数"),
+            _book_scores(book_inputs()),
         ),
-        tr("a (4, 4) matrix", "一个 (4, 4) 矩阵"): randn(4, 4) * 2,
-        tr("a (1, 1) matrix", "一个 (1, 1) 矩阵"): randn(1, 1),
-        tr("a batch (2, 7, 7)", "一个 (2, 7, 7) 的批次"): randn(2, 7, 7) * 3,
-        tr("heads (2, 3, 5, 5)", "多个头的 (2, 3, 5, 5) 分数"): randn(2, 3, 5, 5),
-        tr("a (3, 3) matrix of large negative scores", "一个分数都是很大负数的 (3, 3) 矩阵"): randn(
-            3, 3
-        )
-        - 500,
-        tr(
-            "a (5, 5) matrix of scores near -1e30", "一个分数都接近 -1e30 的 (5, 5) 矩阵"
-        ): torch.full((5, 5), -1e30),
-    }
+        (tr("a (4, 4) matrix", "一个 (4, 4) 矩阵"), randn(4, 4) * 2),
+        (tr("a (1, 1) matrix", "一个 (1, 1) 矩阵"), randn(1, 1)),
+        (tr("a batch (2, 7, 7)", "一个 (2, 7, 7) 的批次"), randn(2, 7, 7) * 3),
+        (tr("heads (2, 3, 5, 5)", "多个头的 (2, 3, 5, 5) 分数"), randn(2, 3, 5, 5)),
+        (
+            tr("a (3, 3) matrix of large negative scores", "一个分数都是很大负数的 (3, 3) 矩阵"),
+            randn(3, 3) - 500,
+        ),
+        (
+            tr("a (5, 5) matrix of scores near -1e30", "一个分数都接近 -1e30 的 (5, 5) 矩阵"),
+            torch.full((5, 5), -1e30),
+        ),
+    ]
 
 
 def _window_cases() -> list[tuple[Text, torch.Tensor, int]]:
@@ -371,7 +373,8 @@ def _judge(
     fn: Callable[..., object], label: Text, scores: torch.Tensor, window: int | None
 ) -> None:
     """``fn(scores)`` is the causal softmax of ``scores`` (``window`` None), ``fn(scores, window)``
-    the local one; else the hint naming why not, after the input ``label``."""
+    the local one; else the hint naming why not, after the input ``label``: nan, a known mistake,
+    (plain only) weight on the future or rows not summing to 1, then that the weights differ."""
     on = tr("on ", "在") + label
     plain = window is None
     out = _weights(fn, (scores,) if plain else (scores, window), on).detach().to(torch.float64)
@@ -396,6 +399,7 @@ def _judge(
     raise ContractError(on + (_DIFFERS if plain else _DIFFERS_IN_WINDOW))
 
 
+#: ``_judge``'s hints that differ between the plain case and the windowed one.
 _NAN = tr(
     " the weights contain nan: a row was -inf everywhere. Is the diagonal "
     "masked too? The mask is torch.triu(..., diagonal=1).",
@@ -424,7 +428,7 @@ _DIFFERS_IN_WINDOW = tr(
 
 def _on_every_case(fn: Callable[..., object]) -> None:
     """``fn(scores)``: the causal weights of every plain case, causal in values and gradients."""
-    for label, scores in _cases().items():
+    for label, scores in _cases():
         _judge(fn, label, scores, None)
         _causality(fn, scores, label)
 
