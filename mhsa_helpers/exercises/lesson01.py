@@ -43,12 +43,6 @@ __all__ = [
 NEW_TOKEN_EMBEDDING = (0.60, 0.40, 0.20)
 
 
-def _close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:
-    a = a.detach().to(torch.float64).cpu()
-    b = b.detach().to(torch.float64).cpu()
-    return a.shape == b.shape and torch.allclose(a, b, atol=atol, rtol=0)
-
-
 _CONTEXT_VECTOR_NEW_TOKEN = tr(
     "context vector of the new token 'forward'", "新词元 'forward' 的上下文向量"
 )
@@ -61,16 +55,13 @@ def check_context_vector_new_token(answer: object) -> CheckResult:
     new = torch.tensor(NEW_TOKEN_EMBEDDING)  # (3,)
     seven = torch.cat([inputs, new.unsqueeze(0)])  # (7, 3)
     scores = seven @ new  # (7,)
-    expected = torch.softmax(scores, dim=0) @ seven  # (3,)
-
-    six_scores = inputs @ new  # (6,)
     return tensor_answer(
         _CONTEXT_VECTOR_NEW_TOKEN,
         answer,
-        expected,
+        torch.softmax(scores, dim=0) @ seven,  # (3,)
         what=tr("a tensor: the context vector of the new token", "一个张量：新词元的上下文向量"),
         wrong={
-            torch.softmax(six_scores, dim=0) @ inputs: tr(
+            torch.softmax(inputs @ new, dim=0) @ inputs: tr(
                 "you mixed only the book's six tokens: 'forward' is part of the sentence "
                 "too, so stack it under them first (torch.cat) and let it attend to all seven.",
                 "你只混合了书中的 6 个词元。'forward' 也是句子的一部分，"
@@ -128,13 +119,6 @@ _ROWS_CASES = (
 )
 
 
-_MAX_IS_A_PAIR = tr(
-    " your function subtracted what x.max(dim=-1, keepdim=True) returns, and that is a pair "
-    "(values, indices), not a tensor: take its .values (the tools cell above shows it).",
-    "上，你的函数减去的是 x.max(dim=-1, keepdim=True) 的返回值。"
-    "它是一对结果（values, indices），不是张量。请取它的 .values（见上面的工具单元格）。",
-)
-
 _ROWS_CALL = ForwardTexts(
     call=tr("on {label} your function", "在{label}上，你的函数"),
     not_written=UNWRITTEN_FUNCTION,
@@ -153,26 +137,30 @@ _ROWS_CALL = ForwardTexts(
 )
 
 
-def _row_max_dropped(label: Text) -> Callable[[RuntimeError, tuple[object, ...]], Text | None]:
-    """The reading of a size mismatch on ``label``: the row maximum lost its dimension."""
+def _row_max_dropped(on: Text) -> Callable[[RuntimeError, tuple[object, ...]], Text | None]:
+    """The reading of a size mismatch on the input ``on`` names ("on a matrix with a huge row"):
+    the row maximum lost its dimension."""
 
     def read(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
         if "return_types" in str(error):
-            return tr("on ", "在") + label + _MAX_IS_A_PAIR
+            return on + tr(
+                " your function subtracted what x.max(dim=-1, keepdim=True) returns, and that "
+                "is a pair (values, indices), not a tensor: take its .values (the tools cell "
+                "above shows it).",
+                "上，你的函数减去的是 x.max(dim=-1, keepdim=True) 的返回值。"
+                "它是一对结果（values, indices），不是张量。"
+                "请取它的 .values（见上面的工具单元格）。",
+            )
         if "size of tensor" not in str(error) and "must match" not in str(error):
             return None
         kind = type(error).__name__
-        return (
-            tr("on ", "在")
-            + label
-            + tr(
-                f" it raised {kind}: {error}. x.max(dim=-1) drops the row dimension; "
-                "keep it with keepdim=True so that it broadcasts per row.",
-                f"上，它抛出了 {kind}：{error}。"
-                "x.max(dim=-1) 会去掉行这一维，"
-                "用 keepdim=True 把这一维保留下来，"
-                "才能逐行广播。",
-            )
+        return on + tr(
+            f" it raised {kind}: {error}. x.max(dim=-1) drops the row dimension; "
+            "keep it with keepdim=True so that it broadcasts per row.",
+            f"上，它抛出了 {kind}：{error}。"
+            "x.max(dim=-1) 会去掉行这一维，"
+            "用 keepdim=True 把这一维保留下来，"
+            "才能逐行广播。",
         )
 
     return read
@@ -182,14 +170,17 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
     """``fn(x)`` is the row softmax of every case, finite at any scale."""
     for label, values in _ROWS_CASES:
         x = torch.tensor(values, dtype=torch.float32)
-        expected = torch.softmax(x, dim=-1)
         on = tr("on ", "在") + label
-        texts = replace(_ROWS_CALL, runtime=_row_max_dropped(label))
+        texts = replace(_ROWS_CALL, runtime=_row_max_dropped(on))
         got = call_forward(fn, (x.clone(),), texts, want_shape=tuple(x.shape), label=label)
+        out, want = got.detach().to(torch.float64).cpu(), torch.softmax(x, dim=-1).double()
+        if torch.allclose(out, want, atol=1e-6, rtol=0):
+            continue
         if not torch.isfinite(got).all():
-            shift = x - x.max()
-            one_max = torch.exp(shift) / torch.exp(shift).sum(dim=-1, keepdim=True)
-            naive = torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+            # the softmax as written with one maximum for the whole matrix, and with none
+            one_max, naive = (
+                torch.exp(z) / torch.exp(z).sum(dim=-1, keepdim=True) for z in (x - x.max(), x)
+            )
             overflow = torch.isnan(naive).any() and torch.equal(got.isfinite(), naive.isfinite())
             if not overflow and torch.equal(got.isfinite(), one_max.isfinite()):
                 raise ContractError(
@@ -213,7 +204,7 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
                     "先让每一行减去它的最大值。",
                 ),
             )
-        if _close(got, torch.softmax(x, dim=0), atol=1e-6) and not _close(got, expected, 1e-6):
+        if torch.allclose(out, torch.softmax(x, dim=0).double(), atol=1e-6, rtol=0):
             raise ContractError(
                 on
                 + tr(
@@ -221,21 +212,20 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
                     "上，和为 1 的是每一列，而不是每一行。请用 dim=-1。",
                 ),
             )
-        if not _close(got, expected, atol=1e-6):
-            row = int((got.double() - expected.double()).abs().amax(dim=-1).argmax())
-            values_got, values_want = shown(got[row].tolist()), shown(expected[row].tolist())
-            raise ContractError(
-                on
-                + tr(
-                    f" row {row} is {values_got}, expected {values_want}: "
-                    "subtract the row maximum (keepdim=True), exp, divide by the row sum "
-                    "(keepdim=True).",
-                    f"上，第 {row} 行是 {values_got}，"
-                    f"应为 {values_want}。先减去每行的最大值（keepdim=True）"
-                    "，再取 exp，最后除以每行的和（keepdim=True）"
-                    "。",
-                ),
-            )
+        row = int((out - want).abs().amax(dim=-1).argmax())
+        values_got, values_want = shown(got[row].tolist()), shown(want[row].tolist())
+        raise ContractError(
+            on
+            + tr(
+                f" row {row} is {values_got}, expected {values_want}: "
+                "subtract the row maximum (keepdim=True), exp, divide by the row sum "
+                "(keepdim=True).",
+                f"上，第 {row} 行是 {values_got}，"
+                f"应为 {values_want}。先减去每行的最大值（keepdim=True）"
+                "，再取 exp，最后除以每行的和（keepdim=True）"
+                "。",
+            ),
+        )
 
 
 def _never_softmax(fn: Callable[..., object]) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.func import functional_call
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
@@ -54,16 +55,6 @@ __all__ = [
 _NAMES = ("W_query", "W_key", "W_value")
 
 
-def _seed123_matrices() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    # Same numbers as torch.manual_seed(123) then three torch.rand(3, 2), without touching the
-    # global random state of the learner's notebook.
-    generator = torch.Generator().manual_seed(123)
-    W_query = torch.rand(3, 2, generator=generator)
-    W_key = torch.rand(3, 2, generator=generator)
-    W_value = torch.rand(3, 2, generator=generator)
-    return W_query, W_key, W_value
-
-
 _CONTEXT_VECTOR_3 = tr(
     "context vector of 'starts' over the tokens it has read",
     "'starts' 在它读过的词元上的上下文向量",
@@ -75,7 +66,10 @@ def check_context_vector_3(answer: object) -> CheckResult:
     """The context vector of query x(3) "starts" over "Your", "journey" and "starts" only, (2,):
     the scaled softmax over those three scores, then the weighted sum of their three values."""
     inputs = book_inputs()  # (6, 3)
-    W_query, W_key, W_value = _seed123_matrices()
+    # Same numbers as torch.manual_seed(123) then three torch.rand(3, 2), without touching the
+    # global random state of the learner's notebook.
+    generator = torch.Generator().manual_seed(123)
+    W_query, W_key, W_value = (torch.rand(3, 2, generator=generator) for _ in _NAMES)  # (3, 2)
     keys, values = inputs @ W_key, inputs @ W_value  # (6, 2) each
 
     def context(query: int, seen: int = 3, scale: float = 2**0.5, cut: bool = False) -> Any:
@@ -191,9 +185,8 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
             ),
         )
     for n in _NAMES:
-        layer = linear_layer(answer, n, None, False, **_V2_LAYER_TEXTS)
+        w = linear_layer(answer, n, None, False, **_V2_LAYER_TEXTS).weight.detach()
         want = matrices[n].detach().T  # (d_out, d_in)
-        w = layer.weight.detach()
         got_shape, want_shape = tuple(w.shape), tuple(want.shape)
         if got_shape != want_shape:
             raise ContractError(
@@ -212,8 +205,8 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                 ),
             )
         if not torch.equal(w, want):
-            for other in _NAMES:
-                if other != n and torch.equal(w, matrices[other].detach().T):
+            for other in _NAMES:  # not n: its own matrix is the one w is not
+                if torch.equal(w, matrices[other].detach().T):
                     raise ContractError(
                         tr(
                             f"answer.{n} holds sa_v1.{other}'s weights: match the names.",
@@ -251,14 +244,13 @@ def check_v1_to_v2(answer: object, sa_v1: nn.Module, inputs: torch.Tensor) -> Ch
                 "权重一致，但输出不同。forward 用的是 V2 的 forward 吗？",
             ),
         )
-    exact = torch.equal(got, want_out)
     return ok(
         _V1_TO_V2,
         tr(
             "correct: weight = W.T for all three layers, the outputs agree bit for bit.",
             "正确：三个层都满足 weight = W.T，输出逐位完全相同。",
         )
-        if exact
+        if torch.equal(got, want_out)
         else tr(
             "correct: weight = W.T for all three layers, the outputs agree to 1e-6.",
             "正确：三个层都满足 weight = W.T，输出在 1e-6 以内一致。",
@@ -304,9 +296,8 @@ def _reference_variants(ref: SelfAttentionV2, x: torch.Tensor) -> dict[torch.Ten
     """The outputs of the typical mistakes, computed with ``ref``'s weights: ``{output: hint}``."""
     queries, keys, values = ref.W_query(x), ref.W_key(x), ref.W_value(x)  # (T, d_out) each
     scores = queries @ keys.T  # (T, T)
-    d_k = keys.shape[-1]
-    d_in = x.shape[-1]
-    variants = {
+    d_k, d_in = keys.shape[-1], x.shape[-1]
+    return {
         # no scaling
         torch.softmax(scores, dim=-1) @ values: tr(
             "no 1/sqrt(d_k) scaling: divide the scores by keys.shape[-1] ** 0.5 before softmax.",
@@ -347,19 +338,12 @@ def _reference_variants(ref: SelfAttentionV2, x: torch.Tensor) -> dict[torch.Ten
             "the weighted sum mixes the keys; it must mix the values (self.W_value(x)).",
             "加权求和混合的是键，应该混合值（self.W_value(x)）。",
         ),
-    }
-    if d_in != d_k:  # scaled by d_in
-        variants[torch.softmax(scores / d_in**0.5, dim=-1) @ values] = tr(
+        # scaled by d_in (where d_in == d_k the right output, which a wrong one never equals)
+        torch.softmax(scores / d_in**0.5, dim=-1) @ values: tr(
             "you scaled by sqrt(d_in); the scaling uses the key size d_k = keys.shape[-1].",
             "你按 sqrt(d_in) 缩放了，缩放要用键的维度 d_k = keys.shape[-1]。",
-        )
-    return variants
-
-
-_NOT_A_CLASS = tr(
-    "expected a class, got {kind}: pass the class itself, not an object made from it.",
-    "需要一个类，收到的是 {kind}。请传入类本身，而不是用它创建的对象。",
-)
+        ),
+    }
 
 
 _CONSTRUCT = {
@@ -402,13 +386,6 @@ _FORWARD = ForwardTexts(
 )
 
 
-def _layers(module: nn.Module, d_in: int, d_out: int) -> None:
-    """W_query, W_key, W_value: ``nn.Linear(d_in, d_out)`` without a bias."""
-    written(module)
-    for n in _NAMES:
-        linear_layer(module, n, (d_in, d_out), False, **_LAYER_TEXTS, d_in=d_in, d_out=d_out)
-
-
 #: The hints of ``linear_layer`` for the three layers of the learner's SelfAttentionV2.
 _LAYER_TEXTS = {
     "absent": tr(
@@ -436,7 +413,9 @@ def _at_every_size(cls: type) -> None:
     gradients reach every weight."""
     for d_in, d_out, T in _SIZES:
         module = construct(cls, (d_in, d_out), {}, **_CONSTRUCT)
-        _layers(module, d_in, d_out)
+        written(module)  # W_query, W_key, W_value: nn.Linear(d_in, d_out) without a bias
+        for n in _NAMES:
+            linear_layer(module, n, (d_in, d_out), False, **_LAYER_TEXTS, d_in=d_in, d_out=d_out)
         ref = SelfAttentionV2(d_in, d_out)
         try:
             ref.load_state_dict(module.state_dict())
@@ -451,15 +430,8 @@ def _at_every_size(cls: type) -> None:
                 )
             ) from None
         x = torch.rand(T, d_in)  # (T, d_in)
-        got = call_forward(
-            module,
-            (x.clone(),),
-            _FORWARD,
-            want_shape=(T, d_out),
-            shape=(T, d_in),
-            d_in=d_in,
-            d_out=d_out,
-        )
+        named: dict[str, Any] = {"shape": (T, d_in), "d_in": d_in, "d_out": d_out}  # in the hints
+        got = call_forward(module, (x.clone(),), _FORWARD, want_shape=(T, d_out), **named)
         with torch.no_grad():
             want = ref(x)  # (T, d_out)
             if not torch.allclose(got.detach(), want, atol=1e-5, rtol=0):
@@ -486,66 +458,25 @@ def _at_every_size(cls: type) -> None:
 
 
 def _bias_works(cls: type) -> None:
-    """``qkv_bias=True`` gives the three layers a bias, which forward uses."""
-    try:
-        biased = construct(cls, (3, 2), {"qkv_bias": True}, **_CONSTRUCT)
-    except ContractError as stop:
-        raise ContractError(
-            tr(
-                "the book's signature is (d_in, d_out, qkv_bias=False); ",
-                "书中的签名是 (d_in, d_out, qkv_bias=False)。",
-            )
-            + stop.text,
-            todo=stop.todo,
-        ) from None
-    if not all(getattr(getattr(biased, n), "bias", None) is not None for n in _NAMES):
+    """``qkv_bias=True`` gives the three layers a bias, which forward uses: with non-zero biases
+    the output equals the book's class, and every bias gets a gradient.
+
+    (A key bias shifts all of one query's scores alike, so the softmax hides it: only its
+    gradient shows whether forward uses it.)
+    """
+    signature = tr(
+        "the book's signature is (d_in, d_out, qkv_bias=False); ",
+        "书中的签名是 (d_in, d_out, qkv_bias=False)。",
+    )
+    texts = {key: signature + text for key, text in _CONSTRUCT.items()}
+    module = construct(cls, (3, 2), {"qkv_bias": True}, **texts)
+    if not all(getattr(getattr(module, n), "bias", None) is not None for n in _NAMES):
         raise ContractError(
             tr(
                 "qkv_bias=True should give the three layers a bias: bias=qkv_bias.",
                 "qkv_bias=True 时三个层都应该有偏置，即 bias=qkv_bias。",
             )
         )
-    _biases_are_used(biased)
-
-
-_BUILD_SIZES_SHOWN = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
-
-check_build_self_attention = build_checker(
-    "check_build_self_attention",
-    BuildSpec(
-        name=tr("build SelfAttentionV2", "动手实现 SelfAttentionV2"),
-        missing_what=tr(
-            "your class (write `answer = MySelfAttentionV2`, no parentheses)",
-            "你的类（写 `answer = MySelfAttentionV2`，不带括号）",
-        ),
-        instance_hint=tr(
-            "expected a class, got an object (an instance) of {kind}: pass the class itself, "
-            "without the parentheses, `answer = MySelfAttentionV2`.",
-            "这里要的是类本身，你传入的是 {kind} 的一个对象（实例）。"
-            "去掉括号，写 `answer = MySelfAttentionV2`。",
-        ),
-        not_class_hint=_NOT_A_CLASS,
-        modules_only=False,
-        seed=0,
-        contracts=(_at_every_size, _bias_works),
-        passed=tr(
-            f"correct: equals mh.SelfAttentionV2 for (d_in, d_out) in {_BUILD_SIZES_SHOWN}, "
-            "weights sum to 1 per row, gradients reach W_query, W_key and W_value, and qkv_bias "
-            "works.",
-            f"正确：(d_in, d_out) 取 {_BUILD_SIZES_SHOWN} 时都与 mh.SelfAttentionV2 一致，"
-            "注意力权重每行之和为 1，梯度能传到 W_query、W_key 和 W_value，qkv_bias 也能正常工作。",
-        ),
-    ),
-    """Contract tests for a learner's ``SelfAttentionV2`` class (the book's semantics).""",
-)
-
-
-def _biases_are_used(module: nn.Module) -> None:
-    """With non-zero biases the output equals the book's class, and every bias gets a gradient.
-
-    (A key bias shifts all of one query's scores alike, so the softmax hides it: only its
-    gradient shows whether forward uses it.)
-    """
     ref = SelfAttentionV2(3, 2, qkv_bias=True)
     with torch.no_grad():
         for n in _NAMES:
@@ -573,20 +504,15 @@ def _biases_are_used(module: nn.Module) -> None:
                 "forward 不再返回形状为 (T, d_out) 的上下文向量。",
             )
         )
-    agrees(
-        out.detach(),
-        want,
-        unused
-        + tr(
-            "the output differs from mh.SelfAttentionV2 holding the same weights and biases: "
-            "call the layers themselves (self.W_query(x)), not x @ self.W_query.weight.T, "
-            "which leaves the bias out.",
-            "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致。"
-            "请直接调用这些层，如 self.W_query(x)。"
-            "写成 x @ self.W_query.weight.T 会漏掉偏置。",
-        ),
-        rtol=0,
+    differs = unused + tr(
+        "the output differs from mh.SelfAttentionV2 holding the same weights and biases: "
+        "call the layers themselves (self.W_query(x)), not x @ self.W_query.weight.T, "
+        "which leaves the bias out.",
+        "输出与权重和偏置都相同的 mh.SelfAttentionV2 不一致。"
+        "请直接调用这些层，如 self.W_query(x)。"
+        "写成 x @ self.W_query.weight.T 会漏掉偏置。",
     )
+    agrees(out.detach(), want, differs, rtol=0)
     (out * torch.rand(out.shape)).sum().backward()
     for n in _NAMES:
         if getattr(module, n).bias.grad is None:
@@ -600,7 +526,41 @@ def _biases_are_used(module: nn.Module) -> None:
                     f"而不是 x @ self.{n}.weight.T。",
                 )
             )
-    module.zero_grad(set_to_none=True)
+
+
+_BUILD_SIZES_SHOWN = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
+
+check_build_self_attention = build_checker(
+    "check_build_self_attention",
+    BuildSpec(
+        name=tr("build SelfAttentionV2", "动手实现 SelfAttentionV2"),
+        missing_what=tr(
+            "your class (write `answer = MySelfAttentionV2`, no parentheses)",
+            "你的类（写 `answer = MySelfAttentionV2`，不带括号）",
+        ),
+        instance_hint=tr(
+            "expected a class, got an object (an instance) of {kind}: pass the class itself, "
+            "without the parentheses, `answer = MySelfAttentionV2`.",
+            "这里要的是类本身，你传入的是 {kind} 的一个对象（实例）。"
+            "去掉括号，写 `answer = MySelfAttentionV2`。",
+        ),
+        not_class_hint=tr(
+            "expected a class, got {kind}: pass the class itself, not an object made from it.",
+            "需要一个类，收到的是 {kind}。请传入类本身，而不是用它创建的对象。",
+        ),
+        modules_only=False,
+        seed=0,
+        contracts=(_at_every_size, _bias_works),
+        passed=tr(
+            f"correct: equals mh.SelfAttentionV2 for (d_in, d_out) in {_BUILD_SIZES_SHOWN}, "
+            "weights sum to 1 per row, gradients reach W_query, W_key and W_value, and qkv_bias "
+            "works.",
+            f"正确：(d_in, d_out) 取 {_BUILD_SIZES_SHOWN} 时都与 mh.SelfAttentionV2 一致，"
+            "注意力权重每行之和为 1，梯度能传到 W_query、W_key 和 W_value，qkv_bias 也能正常工作。",
+        ),
+    ),
+    """Contract tests for a learner's ``SelfAttentionV2`` class (the book's semantics).""",
+)
 
 
 def _same_in_eval_mode(module: nn.Module, x: torch.Tensor, want: torch.Tensor) -> None:
@@ -626,16 +586,10 @@ def _rows_sum_to_one(module: nn.Module, d_in: int, d_out: int, T: int) -> None:
     """Values that are all 1 make every context entry equal the row sum of the weights."""
     x = torch.rand(T, d_in)
     x[:, 0] = 1.0  # (T, d_in), first feature constant
-    W_value = module.W_value
-    assert isinstance(W_value, nn.Linear)  # _layers has checked it
-    with torch.no_grad():
-        saved = W_value.weight.detach().clone()
-        W_value.weight.zero_()
-        W_value.weight[:, 0] = 1.0  # every value entry = x[:, 0] = 1
-        try:
-            out = module(x)  # (T, d_out): the row sums of the attention weights
-        finally:
-            W_value.weight.copy_(saved)
+    picks_first = torch.zeros(d_out, d_in)
+    picks_first[:, 0] = 1.0  # (d_out, d_in): every value entry = x[:, 0] = 1
+    with torch.no_grad():  # out (T, d_out): the row sums of the attention weights
+        out = functional_call(module, {"W_value.weight": picks_first}, (x,))
     rows = tr(
         "when every value is 1 the output should be all ones: the weights' rows must sum to 1.",
         "当每个值都是 1 时，输出应该全是 1。注意力权重的每一行之和必须为 1。",
@@ -652,7 +606,6 @@ def _gradients_reach_every_parameter(module: nn.Module, x: torch.Tensor) -> None
     gradients_reach(
         ((n, getattr(module, n).weight.grad) for n in _NAMES), _no_gradient, finite=True
     )
-    module.zero_grad(set_to_none=True)
 
 
 def _no_gradient(n: str) -> Text:
