@@ -174,7 +174,8 @@ def _rows_on_every_case(fn: Callable[..., object]) -> None:
         texts = replace(_ROWS_CALL, runtime=_row_max_dropped(on))
         got = call_forward(fn, (x.clone(),), texts, want_shape=tuple(x.shape), label=label)
         out, want = got.detach().to(torch.float64).cpu(), torch.softmax(x, dim=-1).double()
-        if torch.allclose(out, want, atol=1e-6, rtol=0):
+        # 5e-5: a stable softmax through logsumexp is 2e-5 off in float32 at scores near 1000
+        if torch.allclose(out, want, atol=5e-5, rtol=0):
             continue
         if not torch.isfinite(got).all():
             # the softmax as written with one maximum for the whole matrix, and with none
