@@ -57,9 +57,8 @@ __all__ = [
 _WINDOW, _FIRST_KEY, _FIRST_NEW, _LAST = 4, 2, 5, 6
 _KEY_POS = torch.arange(_FIRST_KEY, _LAST + 1)  # (5,)
 _QUERY_POS = torch.arange(_FIRST_NEW, _LAST + 1)  # (2,)
-_AHEAD = _KEY_POS[None, :] > _QUERY_POS[:, None]  # (2, 5)
+_AHEAD = _KEY_POS[None, :] > _QUERY_POS[:, None]  # (2, 5): the plain causal mask, no window
 _CHUNK_MASK = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - _WINDOW)  # (2, 5)
-_NO_WINDOW = _AHEAD
 _WINDOW_3 = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - (_WINDOW - 1))
 _TOP_LEFT = torch.ones(2, 5).triu(1).bool()
 
@@ -89,7 +88,7 @@ check_chunk_mask = mask_checker(
                 "inverted: in this course True means hidden (SDPA's convention is ~).",
                 "弄反了。本课程中 True 表示遮住（SDPA 的约定正好相反，要用 ~ 取反）。",
             ),
-            _NO_WINDOW: tr(
+            _AHEAD: tr(
                 "that is the plain causal mask: the window also hides keys more than 3 "
                 "positions back, and key 2 is 4 positions before query 6.",
                 "这是普通的因果掩码。窗口还会遮住比查询早 4 个位置及更早的键，"
@@ -410,9 +409,8 @@ def _cached_attention(
         hidden = torch.ones(end - start, end - first, dtype=torch.bool).triu(offset + 1)  # (n, T_k)
         scale = 1.0 if mistake == "no_scaling" else q.shape[-1] ** 0.5
         scores = q[:, :, start:end] @ keys.transpose(-2, -1) / scale  # (b, h, n, T_k)
-        if mistake != "no_mask":
-            scores = scores.masked_fill(hidden, -torch.inf)
-        outputs.append(torch.softmax(scores, dim=-1) @ values)  # (b, h, n, d)
+        hidden &= mistake != "no_mask"  # that slip hides nothing
+        outputs.append(torch.softmax(scores.masked_fill(hidden, -torch.inf), dim=-1) @ values)
     return torch.cat(outputs, dim=-2)  # (b, h, T, d)
 
 
@@ -433,11 +431,10 @@ def _cat_reading(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
     found = _CAT_DIM.search(str(error))
     if found is None or found.group(1) == "2":
         return None
-    dim = found.group(1)
     return tr(
-        f"torch.cat joined the cache along dim {dim} and failed: keys and values are "
+        f"torch.cat joined the cache along dim {found.group(1)} and failed: keys and values are "
         "(b, h, T, head_dim) and the tokens are dim 2, so concatenate with torch.cat(..., dim=-2).",
-        f"torch.cat 沿第 {dim} 维拼接缓存，失败了。键和值的形状是 (b, h, T, head_dim)，"
+        f"torch.cat 沿第 {found.group(1)} 维拼接缓存，失败了。键和值的形状是 (b, h, T, head_dim)，"
         "词元在第 2 维，所以要用 torch.cat(..., dim=-2) 拼接。",
     )
 
@@ -522,14 +519,13 @@ def _cached_tensor(cache: Any, name: str, seen: dict[str, torch.Tensor]) -> None
     if grown == [2] and got[2] < shape[2]:
         raise ContractError(_KV_HINTS["no_cache"])
     if grown:
-        dim = grown[0]
         raise ContractError(
             tr(
                 f"after the step self.{name} has shape {got}, not {shape} "
-                f"(b, h, T_cached, head_dim): it grew along dim {dim}; concatenate along "
+                f"(b, h, T_cached, head_dim): it grew along dim {grown[0]}; concatenate along "
                 "the token dim, torch.cat(..., dim=-2).",
                 f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
-                f"（b, h, T_cached, head_dim）。它在第 {dim} 维上增长了。"
+                f"（b, h, T_cached, head_dim）。它在第 {grown[0]} 维上增长了。"
                 "应该沿词元维度拼接，torch.cat(..., dim=-2)。",
             )
         )
@@ -553,12 +549,11 @@ _NOWHERE = Text("", "")
 
 
 def _step(
-    cache: Any, qkv: Sequence[torch.Tensor], span: tuple[int, int], where: Text
+    cache: Any, qkv: Sequence[torch.Tensor], start: int, end: int, where: Text
 ) -> torch.Tensor:
-    """The cache's output (b, h, n, d) for the tokens ``span`` of ``qkv`` (b, h, T, d) each: it
-    must leave its k and v as they were and then hold the keys and values of the tokens so far.
-    ``where`` (the sizes, or nothing) ends the hints."""
-    start, end = span
+    """The cache's output (b, h, n, d) for the tokens ``start:end`` of ``qkv`` (b, h, T, d)
+    each: it must leave its k and v as they were and then hold the keys and values of the tokens
+    so far. ``where`` (the sizes, or nothing) ends the hints."""
     q, k, v = (x[:, :, start:end] for x in qkv)  # (b, h, n, d) each
     given = (k.clone(), v.clone())
     versions = [x._version for x in given]
@@ -600,7 +595,7 @@ def _same_as_full_attention(cls: type) -> None:
             f"(test: b={b}, h={h}, head_dim={d}, chunks {chunks})",
             f"（测试：b={b}，h={h}，head_dim={d}，分段 {chunks}）",
         )
-        got = torch.cat([_step(cache, (q, k, v), span, where) for span in _spans(chunks)], dim=-2)
+        got = torch.cat([_step(cache, (q, k, v), *span, where) for span in _spans(chunks)], dim=-2)
         mistake = name_mistake(
             got, partial(_cached_attention, q, k, v, chunks), ("", *_KV_MISTAKES)
         )
@@ -657,7 +652,7 @@ def _bounded(cls: type) -> None:
     for max_len, before, refused, after in _BOUND_CASES:
         cache = _new_cache(cls, max_len)
         q, k, v = (torch.randn(b, h, sum(before + after), d) for _ in range(3))  # (b, h, T, d) each
-        outs = [_step(cache, (q, k, v), span, _NOWHERE) for span in _spans(before)]
+        outs = [_step(cache, (q, k, v), *span, _NOWHERE) for span in _spans(before)]
         _refuses(cache, cls, max_len, sum(before), (b, h, refused, d))
         for start, end in _spans(after, sum(before)):
             new = [x[:, :, start:end] for x in (q, k, v)]  # (b, h, n, d) each
@@ -775,14 +770,15 @@ def _repeats_heads(fn: Callable[..., object]) -> None:
         if torch.equal(out, x.repeat_interleave(n, dim=1)):
             continue
         if torch.equal(out, x.repeat(1, n, 1, 1)):
-            order = list(range(g)) * n
             raise ContractError(
                 tr(
-                    f"the heads are grouped wrongly: your output's heads are the K/V heads "
-                    f"{order}, the whole set tiled n_rep times, but GQA gives each K/V head "
-                    "n_rep consecutive query heads (0, 0, 1, 1, ...): the new axis of n_rep "
-                    "copies goes right after the g axis, (b, g, n_rep, T, d), before the reshape.",
-                    f"头的分组不对。你的输出依次是 K/V 头 {order}，即整组平铺了 n_rep 次，"
+                    "the heads are grouped wrongly: your output's heads are the K/V heads "
+                    f"{list(range(g)) * n}, the whole set tiled n_rep times, but GQA gives each "
+                    "K/V head n_rep consecutive query heads (0, 0, 1, 1, ...): the new axis of "
+                    "n_rep copies goes right after the g axis, (b, g, n_rep, T, d), before the "
+                    "reshape.",
+                    f"头的分组不对。你的输出依次是 K/V 头 {list(range(g)) * n}，"
+                    "即整组平铺了 n_rep 次，"
                     "而 GQA 让每个 K/V 头服务 n_rep 个相邻的查询头（0、0、1、1……）："
                     "n_rep 份副本的新轴要紧跟在 g 轴之后，即 (b, g, n_rep, T, d)，再 reshape。",
                 )
