@@ -299,7 +299,8 @@ def _book_pair(
     """The learner's module at ``sizes`` (its layers checked) and the book's class, built after
     ``torch.manual_seed(0)``, holding the same weights; both in eval mode."""
     torch.manual_seed(0)
-    book = FusedQKVMultiHeadAttention(*sizes[:3], dropout, sizes[3], qkv_bias)
+    d_in, d_out, context_length, num_heads = sizes[:4]
+    book = FusedQKVMultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
     module = _built(cls, sizes, dropout, qkv_bias)
     module.qkv.load_state_dict(book.qkv.state_dict())
     module.out_proj.load_state_dict(book.out_proj.state_dict())

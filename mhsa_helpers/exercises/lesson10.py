@@ -508,41 +508,46 @@ _HOLDS_WRONG: dict[tuple[str, str], Text] = {
 }
 
 
-def _cached_tensor(cache: Any, name: str, seen: dict[str, torch.Tensor]) -> None:
-    """``cache.<name>`` (when it is a tensor) must equal ``seen[name]``, of the queries, keys and
-    values of the tokens so far; name what it holds instead."""
-    held = getattr(cache, name, None)
-    if not isinstance(held, torch.Tensor):
-        return
-    got, shape = tuple(held.shape), tuple(seen[name].shape)
-    grown = [d for d in range(len(got)) if len(got) == len(shape) and got[d] != shape[d]]
-    if grown == [2] and got[2] < shape[2]:
-        raise ContractError(_KV_HINTS["no_cache"])
-    if grown:
-        raise ContractError(
-            tr(
-                f"after the step self.{name} has shape {got}, not {shape} "
-                f"(b, h, T_cached, head_dim): it grew along dim {grown[0]}; concatenate along "
-                "the token dim, torch.cat(..., dim=-2).",
-                f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
-                f"（b, h, T_cached, head_dim）。它在第 {grown[0]} 维上增长了。"
-                "应该沿词元维度拼接，torch.cat(..., dim=-2)。",
+def _cached_tensors(
+    cache: Any, seen: dict[str, torch.Tensor], unless: Sequence[torch.Size] = ()
+) -> None:
+    """``cache.keys`` and ``cache.values`` (each when it is a tensor, of no shape in ``unless``)
+    must equal ``seen``'s, of the queries, keys and values of the tokens so far; name what one
+    holds instead."""
+    for name in ("keys", "values"):
+        held = getattr(cache, name, None)
+        if not isinstance(held, torch.Tensor) or held.shape in unless:
+            continue
+        got, shape = tuple(held.shape), tuple(seen[name].shape)
+        grown = [d for d in range(len(got)) if len(got) == len(shape) and got[d] != shape[d]]
+        if grown == [2] and got[2] < shape[2]:
+            raise ContractError(_KV_HINTS["no_cache"])
+        if grown:
+            raise ContractError(
+                tr(
+                    f"after the step self.{name} has shape {got}, not {shape} "
+                    f"(b, h, T_cached, head_dim): it grew along dim {grown[0]}; concatenate "
+                    "along the token dim, torch.cat(..., dim=-2).",
+                    f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
+                    f"（b, h, T_cached, head_dim）。它在第 {grown[0]} 维上增长了。"
+                    "应该沿词元维度拼接，torch.cat(..., dim=-2)。",
+                )
             )
-        )
-    if got != shape:
-        raise ContractError(
-            tr(
-                f"after the step self.{name} has shape {got}, not {shape} "
-                "(b, h, T_cached, head_dim): append the new tokens along the token dim, "
-                "torch.cat(..., dim=-2).",
-                f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
-                "（b, h, T_cached, head_dim）。应该沿词元维度追加新词元，torch.cat(..., dim=-2)。",
+        if got != shape:
+            raise ContractError(
+                tr(
+                    f"after the step self.{name} has shape {got}, not {shape} "
+                    "(b, h, T_cached, head_dim): append the new tokens along the token dim, "
+                    "torch.cat(..., dim=-2).",
+                    f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
+                    "（b, h, T_cached, head_dim）。"
+                    "应该沿词元维度追加新词元，torch.cat(..., dim=-2)。",
+                )
             )
-        )
-    if not torch.allclose(held, seen[name]):
-        for other, tensor in seen.items():
-            if torch.allclose(held, tensor):
-                raise ContractError(_HOLDS_WRONG[name, other])
+        if not torch.allclose(held, seen[name]):
+            for other, tensor in seen.items():
+                if torch.allclose(held, tensor):
+                    raise ContractError(_HOLDS_WRONG[name, other])
 
 
 _NOWHERE = Text("", "")
@@ -555,8 +560,7 @@ def _step(
     each: it must leave its k and v as they were and then hold the keys and values of the tokens
     so far. ``where`` (the sizes, or nothing) ends the hints."""
     q, k, v = (x[:, :, start:end] for x in qkv)  # (b, h, n, d) each
-    given = (k.clone(), v.clone())
-    versions = [x._version for x in given]
+    given = (k.clone(), v.clone())  # fresh tensors: version 0 until written to
     seen = dict(zip(("queries", "keys", "values"), (x[:, :, :end] for x in qkv), strict=True))
     at = where + tr(": ", "：") if where.en else where
     try:
@@ -565,13 +569,9 @@ def _step(
         )
     except ContractError:
         # a cache grown along another dim is a clearer hint than the error it caused
-        sizes = [seen["keys"][:, :, :t].shape for t in (start, end)]  # (b, h, T_cached, d)
-        for name in ("keys", "values"):
-            held = getattr(cache, name, None)
-            if isinstance(held, torch.Tensor) and held.shape not in sizes:
-                _cached_tensor(cache, name, seen)
+        _cached_tensors(cache, seen, [seen["keys"][:, :, :t].shape for t in (start, end)])
         raise
-    if [x._version for x in given] != versions or not all(map(torch.equal, given, (k, v))):
+    if any(x._version for x in given) or not all(map(torch.equal, given, (k, v))):
         raise ContractError(
             tr(
                 "append_and_attend changed its argument k or v in place; store new "
@@ -581,8 +581,7 @@ def _step(
             )
             + where
         )
-    for name in ("keys", "values"):
-        _cached_tensor(cache, name, seen)
+    _cached_tensors(cache, seen)
     return out
 
 
