@@ -389,8 +389,15 @@ def test_empty_answer_names_what_to_write_not_how(name, lang):
     assert not result
     message = shown.split(exercise, 1)[1]  # what follows the exercise's name
     assert "`answer" in message or "`prediction" in message, message
-    assert not OPERATOR_OR_DIGIT.search(message), message
+    assert not OPERATOR_OR_DIGIT.search(message.replace("K/V", "")), message  # a name, no "/"
     assert "head_dim" not in message and "K and V" not in message, message
+
+
+def test_kv_groups_empty_answer_uses_the_lessons_word():
+    """The lesson says K/V 组数 (K/V groups), not 键值分组的个数."""
+    with using_language("zh"):
+        shown = repr(ex.check_kv_cache_bytes(None))
+    assert "K/V 组数（一个整数）" in shown and "键值分组" not in shown, shown
 
 
 def test_the_lesson10_checkers_are_all_here():

@@ -153,7 +153,7 @@ check_kv_cache_bytes = number_checker(
         ),
         what=tr(
             "the number of key-value groups, an int, in `answer`",
-            "键值分组的个数（一个整数），写进 `answer`",
+            "K/V 组数（一个整数），写进 `answer`",
         ),
         expected=_GROUPS_FIT,
         right=tr(
