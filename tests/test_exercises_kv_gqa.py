@@ -240,6 +240,15 @@ def test_kv_cache_mistakes_are_named(cls, fragments):
     assert_not_yet(ex.check_kv_cache_step(cls), *fragments)
 
 
+@pytest.mark.parametrize("cls", [ScalesQueriesInPlace, InPlaceKeys])
+def test_kv_cache_hint_gives_the_test_setting_once(cls):
+    """The sizes tested follow the hint in one bracket, never a bracket inside a bracket."""
+    result = ex.check_kv_cache_step(cls)
+    english, chinese = result.render("en"), result.render("zh")
+    assert english.count("(test:") == 1 and "(test: b=" in english, english
+    assert chinese.count("测试") == 1 and "（测试：b=" in chinese, chinese
+
+
 @pytest.mark.parametrize("mistake", lesson10._KV_MISTAKES)
 def test_each_kv_mistake_changes_the_outputs_at_the_checked_sizes(mistake):
     """Every mistake the hints name is visible at the sizes checked (so none passes as right)."""

@@ -39,6 +39,7 @@ from ._build import (
     call_forward,
     name_mistake,
     never_calls,
+    tested,
 )
 from ._kinds import Mask, Number, mask_checker, number_checker
 from ._parse import A_PARAMETER_COUNT, expected_kind
@@ -558,14 +559,13 @@ def _step(
 ) -> torch.Tensor:
     """The cache's output (b, h, n, d) for the tokens ``start:end`` of ``qkv`` (b, h, T, d)
     each: it must leave its k and v as they were and then hold the keys and values of the tokens
-    so far. ``where`` (the sizes, or nothing) ends the hints."""
+    so far. ``where``, the test setting (or nothing), ends the hints in a bracket (``tested``)."""
     q, k, v = (x[:, :, start:end] for x in qkv)  # (b, h, n, d) each
     given = (k.clone(), v.clone())  # fresh tensors: version 0 until written to
     seen = dict(zip(("queries", "keys", "values"), (x[:, :, :end] for x in qkv), strict=True))
-    at = where + tr(": ", "：") if where.en else where
     try:
         out = call_forward(
-            cache.append_and_attend, (q, *given), _KV_TEXTS, where=at, want_shape=tuple(q.shape)
+            cache.append_and_attend, (q, *given), _KV_TEXTS, where=where, want_shape=tuple(q.shape)
         )
     except ContractError:
         # a cache grown along another dim is a clearer hint than the error it caused
@@ -573,13 +573,15 @@ def _step(
         raise
     if any(x._version for x in given) or not all(map(torch.equal, given, (k, v))):
         raise ContractError(
-            tr(
-                "append_and_attend changed its argument k or v in place; store new "
-                "tensors (torch.cat makes one). ",
-                "append_and_attend 原地修改了参数 k 或 v。"
-                "请保存新的张量（torch.cat 会生成新张量）。",
+            tested(
+                tr(
+                    "append_and_attend changed its argument k or v in place; store new "
+                    "tensors (torch.cat makes one).",
+                    "append_and_attend 原地修改了参数 k 或 v。"
+                    "请保存新的张量（torch.cat 会生成新张量）。",
+                ),
+                where,
             )
-            + where
         )
     _cached_tensors(cache, seen)
     return out
@@ -591,15 +593,15 @@ def _same_as_full_attention(cls: type) -> None:
         q, k, v = (torch.randn(b, h, T, d, dtype=dtype) for _ in range(3))  # (b, h, T, d) each
         cache = _new_cache(cls, T)
         where = tr(
-            f"(test: b={b}, h={h}, head_dim={d}, chunks {chunks})",
-            f"（测试：b={b}，h={h}，head_dim={d}，分段 {chunks}）",
+            f"b={b}, h={h}, head_dim={d}, chunks {chunks}",
+            f"b={b}，h={h}，head_dim={d}，分段 {chunks}",
         )
         got = torch.cat([_step(cache, (q, k, v), *span, where) for span in _spans(chunks)], dim=-2)
         mistake = name_mistake(
             got, partial(_cached_attention, q, k, v, chunks), ("", *_KV_MISTAKES)
         )
         if mistake != "":  # a known slip, or None: another one
-            raise ContractError(_KV_HINTS[mistake] + tr(" ", "") + where)
+            raise ContractError(tested(_KV_HINTS[mistake], where))
 
 
 #: (max_len, chunks taken first, the chunk refused, chunks taken after): chunks that cross
