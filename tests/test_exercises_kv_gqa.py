@@ -172,6 +172,14 @@ class Unbounded(CatCache):
         pass
 
 
+class RefusesWhenFilled(CatCache):
+    """Off by one: refuses a chunk that fills the cache to exactly max_len."""
+
+    def check_room(self, n):
+        if len(self) + n >= self.max_len:
+            raise ValueError("the cache is full")
+
+
 class IndexErrorWhenFull(CatCache):
     def check_room(self, n):
         if len(self) + n > self.max_len:
@@ -227,6 +235,7 @@ class NotWritten(CatCache):
         (ValuesAreKeys, ("self.values holds the keys",)),
         (Unbounded, ("Unbounded(5) holding 3 token(s) took 4 more", "ValueError")),
         (IndexErrorWhenFull, ("raised IndexError", "ValueError")),
+        (RefusesWhenFilled, ("off by one", "exactly max_len", "(test: b=2")),
         (AppendsThenRefuses, ("still appended",)),
         (InPlaceKeys, ("k or v in place",)),
         (ScalesQueriesInPlace, ("argument q in place",)),
@@ -240,7 +249,7 @@ def test_kv_cache_mistakes_are_named(cls, fragments):
     assert_not_yet(ex.check_kv_cache_step(cls), *fragments)
 
 
-@pytest.mark.parametrize("cls", [ScalesQueriesInPlace, InPlaceKeys])
+@pytest.mark.parametrize("cls", [ScalesQueriesInPlace, InPlaceKeys, RefusesWhenFilled])
 def test_kv_cache_hint_gives_the_test_setting_once(cls):
     """The sizes tested follow the hint in one bracket, never a bracket inside a bracket."""
     result = ex.check_kv_cache_step(cls)

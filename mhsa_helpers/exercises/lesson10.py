@@ -553,13 +553,23 @@ def _cached_tensors(
 
 _NOWHERE = Text("", "")
 
+_FULL_REFUSED = tr(
+    "append_and_attend raised ValueError for the chunk that fills the cache to exactly max_len "
+    "tokens: the limit is off by one. The cache may hold exactly max_len tokens; refuse new "
+    "tokens only when the cached ones plus the new ones exceed max_len.",
+    "这一段新词元正好把缓存填满到 max_len 个，append_and_attend 却抛出了 ValueError，"
+    "上限差了一个。缓存可以正好放下 max_len 个词元。"
+    "只有已缓存的词元加上新词元超过 max_len 时，才拒绝新词元。",
+)
+
 
 def _step(
     cache: Any, qkv: Sequence[torch.Tensor], start: int, end: int, where: Text
 ) -> torch.Tensor:
     """The cache's output (b, h, n, d) for the tokens ``start:end`` of ``qkv`` (b, h, T, d)
     each: it must leave its k and v as they were and then hold the keys and values of the tokens
-    so far. ``where``, the test setting (or nothing), ends the hints in a bracket (``tested``)."""
+    so far. The cache is made for the T tokens of ``qkv`` (max_len = T): it has room for every
+    chunk. ``where``, the test setting (or nothing), ends the hints in a bracket (``tested``)."""
     q, k, v = (x[:, :, start:end] for x in qkv)  # (b, h, n, d) each
     given = (k.clone(), v.clone())  # fresh tensors: version 0 until written to
     seen = dict(zip(("queries", "keys", "values"), (x[:, :, :end] for x in qkv), strict=True))
@@ -567,9 +577,12 @@ def _step(
         out = call_forward(
             cache.append_and_attend, (q, *given), _KV_TEXTS, where=where, want_shape=tuple(q.shape)
         )
-    except ContractError:
+    except ContractError as error:
         # a cache grown along another dim is a clearer hint than the error it caused
         _cached_tensors(cache, seen, [seen["keys"][:, :, :t].shape for t in (start, end)])
+        # the learner's exception is the one call_forward was handling when it raised
+        if isinstance(error.__context__, ValueError) and end == qkv[0].shape[-2]:
+            raise ContractError(tested(_FULL_REFUSED, where)) from None
         raise
     if any(x._version for x in given) or not all(map(torch.equal, given, (k, v))):
         raise ContractError(
