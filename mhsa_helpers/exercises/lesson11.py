@@ -147,6 +147,15 @@ def _more_cases() -> list[_Case]:
 
 _FORWARD = ForwardTexts(
     not_written=UNWRITTEN_FUNCTION,
+    input_changed=tr(
+        "your function changed the scores it was given in place (masked_fill_, or an "
+        "assignment into scores): the caller's scores are then gone, and autograd refuses to "
+        "change in place a tensor whose gradient it needs. Use the out-of-place masked_fill, "
+        "which returns a new tensor.",
+        "你的函数原地修改了传入的分数（用了 masked_fill_，或者给 scores 的某些位置赋值）。"
+        "这样调用者的分数就没了，而且 autograd 不允许原地修改需要求梯度的张量。"
+        "请用非原地的 masked_fill，它会返回一个新张量。",
+    ),
     shape=tr("it returned shape {got}, expected {want}.", "它返回的形状是 {got}，应为 {want}。"),
 )
 
@@ -154,8 +163,9 @@ _FORWARD = ForwardTexts(
 def _call(
     fn: Callable[..., object], scores: torch.Tensor, hidden: torch.Tensor, where: Text = _NOWHERE
 ) -> torch.Tensor:
-    """The learner's weights for (copies of) ``scores`` and ``hidden``, through the runner."""
-    args = (scores.clone(), hidden.clone())
+    """The learner's weights for (copies of) ``scores`` and ``hidden``, through the runner (a
+    write to its copy of the scores is the in-place hint)."""
+    args = (scores, hidden.clone())
     return call_forward(fn, args, _FORWARD, where=where, want_shape=tuple(scores.shape))
 
 
