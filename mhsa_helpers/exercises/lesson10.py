@@ -56,11 +56,11 @@ __all__ = [
 # Exercise 1: a sliding window of 4 (the query and the 3 positions before it); the cache keeps
 # positions 2, 3, 4 and the chunk brings positions 5 and 6, so the keys are positions 2..6.
 _WINDOW, _FIRST_KEY, _FIRST_NEW, _LAST = 4, 2, 5, 6
-_KEY_POS = torch.arange(_FIRST_KEY, _LAST + 1)  # (5,)
-_QUERY_POS = torch.arange(_FIRST_NEW, _LAST + 1)  # (2,)
-_AHEAD = _KEY_POS[None, :] > _QUERY_POS[:, None]  # (2, 5): the plain causal mask, no window
-_CHUNK_MASK = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - _WINDOW)  # (2, 5)
-_WINDOW_3 = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - (_WINDOW - 1))
+#: (2, 5): how many positions each key (2..6) lies before each new query (5, 6).
+_BEHIND = torch.arange(_FIRST_NEW, _LAST + 1)[:, None] - torch.arange(_FIRST_KEY, _LAST + 1)
+_AHEAD = _BEHIND < 0  # (2, 5): the plain causal mask, no window
+_CHUNK_MASK = _AHEAD | (_BEHIND >= _WINDOW)  # (2, 5)
+_WINDOW_3 = _AHEAD | (_BEHIND >= _WINDOW - 1)
 _TOP_LEFT = torch.ones(2, 5).triu(1).bool()
 
 
@@ -553,6 +553,13 @@ def _cached_tensors(
 
 _NOWHERE = Text("", "")
 
+#: The hints of ``_step`` beside ``_KV_TEXTS``: k or v written to, the chunk that fills the
+#: cache refused.
+_KV_IN_PLACE = tr(
+    "append_and_attend changed its argument k or v in place; store new "
+    "tensors (torch.cat makes one).",
+    "append_and_attend 原地修改了参数 k 或 v。请保存新的张量（torch.cat 会生成新张量）。",
+)
 _FULL_REFUSED = tr(
     "append_and_attend raised ValueError for the chunk that fills the cache to exactly max_len "
     "tokens: the limit is off by one. The cache may hold exactly max_len tokens; refuse new "
@@ -585,17 +592,7 @@ def _step(
             raise ContractError(tested(_FULL_REFUSED, where)) from None
         raise
     if any(x._version for x in given) or not all(map(torch.equal, given, (k, v))):
-        raise ContractError(
-            tested(
-                tr(
-                    "append_and_attend changed its argument k or v in place; store new "
-                    "tensors (torch.cat makes one).",
-                    "append_and_attend 原地修改了参数 k 或 v。"
-                    "请保存新的张量（torch.cat 会生成新张量）。",
-                ),
-                where,
-            )
-        )
+        raise ContractError(tested(_KV_IN_PLACE, where))
     _cached_tensors(cache, seen)
     return out
 

@@ -368,15 +368,14 @@ def _sdpa_matches_unpadded(attn_mask: torch.Tensor, real: torch.Tensor) -> bool:
 
 
 def _judge_additive(
-    got: torch.Tensor, attention_mask: torch.Tensor, dtype: torch.dtype
+    got: torch.Tensor, attention_mask: torch.Tensor, dtype: torch.dtype, want: str
 ) -> Text | None:
-    """What is wrong with ``got`` (a plain tensor) as the additive mask in ``dtype`` for
-    ``attention_mask``, or None."""
+    """What is wrong with ``got`` (a plain tensor) as the additive mask in ``dtype`` (named
+    ``want``, "float16") for ``attention_mask``, or None."""
     real = attention_mask.bool()  # (b, T): True = a real token
     b, t = real.shape
     full = (b, 2, t, t)  # (b, h, T_q, T_k): what SDPA broadcasts the mask to
     keys = real[:, None, None, :].expand(full)  # True at the real keys
-    want = str(dtype).removeprefix("torch.")
     if got.dtype == torch.bool:
         return tr(
             "a bool mask: SDPA would take it, but this exercise asks for the float mask that "
@@ -546,13 +545,12 @@ _ADDITIVE_CALL = ForwardTexts(
 
 
 def _overflow(
-    on: Text, dtype: torch.dtype, error: RuntimeError, args: tuple[object, ...]
+    on: Text, dtype: torch.dtype, name: str, error: RuntimeError, args: tuple[object, ...]
 ) -> Text | None:
     """The reading of an error that says "overflow": a constant that does not fit in ``dtype``
-    (a ``runtime`` reader once ``on``, the case, and ``dtype`` are given)."""
+    (``name``; a ``runtime`` reader once ``on``, the case, and the dtype are given)."""
     if "overflow" not in str(error):
         return None
-    name = str(dtype).removeprefix("torch.")
     return on + tr(
         f"your function raised {type(error).__name__}: {error}. A constant such as -1e9 lies "
         f"below {name}'s lowest finite number ({torch.finfo(dtype).min:.6g}) and does not fit "
@@ -567,10 +565,10 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
     for dtype, (label, attention_mask) in product(_DTYPES, _hf_cases()):
         name = str(dtype).removeprefix("torch.")
         on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
-        texts = replace(_ADDITIVE_CALL, runtime=partial(_overflow, on, dtype))
+        texts = replace(_ADDITIVE_CALL, runtime=partial(_overflow, on, dtype, name))
         got = call_forward(fn, (attention_mask, dtype), texts, on=on)
         problem = attempt(  # a hostile tensor may break a comparison
-            partial(_judge_additive, got, attention_mask, dtype),
+            partial(_judge_additive, got, attention_mask, dtype, name),
             tr(
                 "{on}the returned tensor could not be read ({kind}).",
                 "{on}无法读取返回的张量（{kind}）。",
