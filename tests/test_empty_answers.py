@@ -56,6 +56,8 @@ EXTRA_ARGS = {name: case[0] for name, case in CASES.items()} | {
 
 _ASSIGNMENT = re.compile(r"`(?:answer|prediction|my_guess) = [A-Za-z_][A-Za-z0-9_]*`")
 _CODE_FENCE = re.compile(r"`# (?:YOUR CODE HERE|在这里写代码)`")
+#: Names whose slash is no division: "K/V" (lesson 10's key/value groups, K/V 组数).
+_NAMES = re.compile(r"K/V")
 _PROBLEMS = {
     "an operator": re.compile(r"[*/+^=]"),
     "a number": re.compile(r"(?<![A-Za-z_0-9])[0-9]"),
@@ -84,7 +86,7 @@ def _stubs(name):
 
 
 def _problems(text: str) -> list[str]:
-    text = _CODE_FENCE.sub("", _ASSIGNMENT.sub("", text))
+    text = _NAMES.sub("", _CODE_FENCE.sub("", _ASSIGNMENT.sub("", text)))
     return [what for what, pattern in _PROBLEMS.items() if pattern.search(text)]
 
 

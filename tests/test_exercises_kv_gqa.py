@@ -172,6 +172,14 @@ class Unbounded(CatCache):
         pass
 
 
+class RefusesWhenFilled(CatCache):
+    """Off by one: refuses a chunk that fills the cache to exactly max_len."""
+
+    def check_room(self, n):
+        if len(self) + n >= self.max_len:
+            raise ValueError("the cache is full")
+
+
 class IndexErrorWhenFull(CatCache):
     def check_room(self, n):
         if len(self) + n > self.max_len:
@@ -227,6 +235,7 @@ class NotWritten(CatCache):
         (ValuesAreKeys, ("self.values holds the keys",)),
         (Unbounded, ("Unbounded(5) holding 3 token(s) took 4 more", "ValueError")),
         (IndexErrorWhenFull, ("raised IndexError", "ValueError")),
+        (RefusesWhenFilled, ("off by one", "exactly max_len", "(test: b=2")),
         (AppendsThenRefuses, ("still appended",)),
         (InPlaceKeys, ("k or v in place",)),
         (ScalesQueriesInPlace, ("argument q in place",)),
@@ -238,6 +247,15 @@ class NotWritten(CatCache):
 )
 def test_kv_cache_mistakes_are_named(cls, fragments):
     assert_not_yet(ex.check_kv_cache_step(cls), *fragments)
+
+
+@pytest.mark.parametrize("cls", [ScalesQueriesInPlace, InPlaceKeys, RefusesWhenFilled])
+def test_kv_cache_hint_gives_the_test_setting_once(cls):
+    """The sizes tested follow the hint in one bracket, never a bracket inside a bracket."""
+    result = ex.check_kv_cache_step(cls)
+    english, chinese = result.render("en"), result.render("zh")
+    assert english.count("(test:") == 1 and "(test: b=" in english, english
+    assert chinese.count("测试") == 1 and "（测试：b=" in chinese, chinese
 
 
 @pytest.mark.parametrize("mistake", lesson10._KV_MISTAKES)
@@ -389,8 +407,15 @@ def test_empty_answer_names_what_to_write_not_how(name, lang):
     assert not result
     message = shown.split(exercise, 1)[1]  # what follows the exercise's name
     assert "`answer" in message or "`prediction" in message, message
-    assert not OPERATOR_OR_DIGIT.search(message), message
+    assert not OPERATOR_OR_DIGIT.search(message.replace("K/V", "")), message  # a name, no "/"
     assert "head_dim" not in message and "K and V" not in message, message
+
+
+def test_kv_groups_empty_answer_uses_the_lessons_word():
+    """The lesson says K/V 组数 (K/V groups), not 键值分组的个数."""
+    with using_language("zh"):
+        shown = repr(ex.check_kv_cache_bytes(None))
+    assert "K/V 组数（一个整数）" in shown and "键值分组" not in shown, shown
 
 
 def test_the_lesson10_checkers_are_all_here():

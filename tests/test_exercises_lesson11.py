@@ -103,10 +103,18 @@ def naive_exp(scores, hidden):
     return numerators / numerators.sum(dim=-1, keepdim=True).clamp_min(1e-30)
 
 
+def fills_the_callers_scores(scores, hidden):
+    # Right weights, but the caller's scores are filled in place (autograd refuses it on a leaf).
+    empty = hidden.all(dim=-1, keepdim=True)
+    scores.masked_fill_(hidden & ~empty, float("-inf"))
+    return torch.softmax(scores, dim=-1).masked_fill(empty, 0.0)
+
+
 @pytest.mark.parametrize(
     ("fn", "fragment"),
     [
         (plain_minus_inf, "NaN in the output"),
+        (fills_the_callers_scores, "changed the scores it was given in place"),
         (large_negative_fill, "uniform"),
         (multiply_then_nan_to_num, "gradient is NaN"),
         (nan_to_num_afterwards, "never produce the NaN"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import traceback
 from functools import partial
+from itertools import permutations
 from typing import Any
 
 import torch
@@ -39,6 +40,7 @@ from ._build import (
     causal,
     construct,
     drops_something,
+    fill,
     gradients_reach,
     is_view_error,
     linear_layer,
@@ -214,13 +216,10 @@ _BUILD_SIZES = ((3, 4, 6, 2, 2, 6), (8, 12, 10, 3, 2, 9), (6, 16, 9, 4, 3, 7))
 #: The fused output viewed per head, (b, T, num_heads, 3, head_dim), as some codebases lay it out.
 _PER_HEAD_LAYOUT = "per_head_layout"
 
-_ORDERS = {
-    "K, Q, V": (1, 0, 2),
-    "Q, V, K": (0, 2, 1),
-    "V, K, Q": (2, 1, 0),
-    "K, V, Q": (1, 2, 0),
-    "V, Q, K": (2, 0, 1),
-}
+#: The wrong orders of the fused output's blocks, by name: "K, Q, V" takes the queries from the
+#: second block (W_key's), the keys from the first, the values from the third: (1, 0, 2).
+_ORDERS = {", ".join("QKV"[i] for i in order): order for order in permutations(range(3))}
+del _ORDERS["Q, K, V"]  # the right one
 
 
 def _reference(module: Any, x: torch.Tensor, num_heads: int, mistake: str = "") -> torch.Tensor:
@@ -288,8 +287,8 @@ def _hint_for(module: Any, x: torch.Tensor, got: torch.Tensor, sizes: tuple[int,
 
 def _built(cls: type, sizes: tuple[int, ...], dropout: float, qkv_bias: bool) -> Any:
     """The learner's class built at ``sizes``, its layers checked (typed Any: they are)."""
-    args = (*sizes[:3], dropout, sizes[3])  # (d_in, d_out, context_length, dropout, num_heads)
-    module = construct(cls, args, {"qkv_bias": qkv_bias})
+    # (d_in, d_out, context_length, dropout, num_heads)
+    module = construct(cls, (*sizes[:3], dropout, sizes[3]), {"qkv_bias": qkv_bias})
     _structure(module, sizes[0], sizes[1], qkv_bias)
     return module
 
@@ -299,8 +298,8 @@ def _book_pair(
 ) -> tuple[Any, nn.Module]:
     """The learner's module at ``sizes`` (its layers checked) and the book's class, built after
     ``torch.manual_seed(0)``, holding the same weights; both in eval mode."""
-    d_in, d_out, context_length, num_heads = sizes[:4]
     torch.manual_seed(0)
+    d_in, d_out, context_length, num_heads = sizes[:4]
     book = FusedQKVMultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
     module = _built(cls, sizes, dropout, qkv_bias)
     module.qkv.load_state_dict(book.qkv.state_dict())
@@ -607,22 +606,20 @@ def _gradients(cls: type) -> None:
     grads = {name: p.grad for name, p in module.named_parameters()}
     qkv = grads.pop("qkv.weight")
     named = [(tr(f"{name}", f"参数 {name}"), grad) for name, grad in grads.items()]
-    blocks = (tr("query", "查询"), tr("key", "键"), tr("value", "值"))
-    for block, part in zip(blocks, [None] * 3 if qkv is None else qkv.chunk(3)):
-        named.append(
-            (tr("the ", "qkv.weight 中") + block + tr(" rows of qkv.weight", "对应的行"), part)
-        )
-    gradients_reach(
-        named,
-        lambda name: (
-            tr("no gradient reaches ", "梯度没有传到")
-            + name
-            + tr(
-                ": every layer must be used in forward (and nothing detached).",
-                "：forward 中必须用到每一层（而且不能 detach 任何东西）。",
-            )
-        ),
-    )
+    named += zip(_QKV_BLOCKS, [None] * 3 if qkv is None else qkv.chunk(3))
+    gradients_reach(named, lambda name: fill(_NO_GRADIENT, name=name))
+
+
+#: The three blocks of rows of qkv.weight, each checked for a gradient of its own.
+_QKV_BLOCKS = (
+    tr("the query rows of qkv.weight", "qkv.weight 中查询对应的行"),
+    tr("the key rows of qkv.weight", "qkv.weight 中键对应的行"),
+    tr("the value rows of qkv.weight", "qkv.weight 中值对应的行"),
+)
+_NO_GRADIENT = tr(
+    "no gradient reaches {name}: every layer must be used in forward (and nothing detached).",
+    "梯度没有传到{name}：forward 中必须用到每一层（而且不能 detach 任何东西）。",
+)
 
 
 def _mask_is_a_buffer(cls: type) -> None:

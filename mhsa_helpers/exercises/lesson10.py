@@ -39,6 +39,7 @@ from ._build import (
     call_forward,
     name_mistake,
     never_calls,
+    tested,
 )
 from ._kinds import Mask, Number, mask_checker, number_checker
 from ._parse import A_PARAMETER_COUNT, expected_kind
@@ -55,12 +56,11 @@ __all__ = [
 # Exercise 1: a sliding window of 4 (the query and the 3 positions before it); the cache keeps
 # positions 2, 3, 4 and the chunk brings positions 5 and 6, so the keys are positions 2..6.
 _WINDOW, _FIRST_KEY, _FIRST_NEW, _LAST = 4, 2, 5, 6
-_KEY_POS = torch.arange(_FIRST_KEY, _LAST + 1)  # (5,)
-_QUERY_POS = torch.arange(_FIRST_NEW, _LAST + 1)  # (2,)
-_AHEAD = _KEY_POS[None, :] > _QUERY_POS[:, None]  # (2, 5)
-_CHUNK_MASK = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - _WINDOW)  # (2, 5)
-_NO_WINDOW = _AHEAD
-_WINDOW_3 = _AHEAD | (_KEY_POS[None, :] <= _QUERY_POS[:, None] - (_WINDOW - 1))
+#: (2, 5): how many positions each key (2..6) lies before each new query (5, 6).
+_BEHIND = torch.arange(_FIRST_NEW, _LAST + 1)[:, None] - torch.arange(_FIRST_KEY, _LAST + 1)
+_AHEAD = _BEHIND < 0  # (2, 5): the plain causal mask, no window
+_CHUNK_MASK = _AHEAD | (_BEHIND >= _WINDOW)  # (2, 5)
+_WINDOW_3 = _AHEAD | (_BEHIND >= _WINDOW - 1)
 _TOP_LEFT = torch.ones(2, 5).triu(1).bool()
 
 
@@ -89,7 +89,7 @@ check_chunk_mask = mask_checker(
                 "inverted: in this course True means hidden (SDPA's convention is ~).",
                 "弄反了。本课程中 True 表示遮住（SDPA 的约定正好相反，要用 ~ 取反）。",
             ),
-            _NO_WINDOW: tr(
+            _AHEAD: tr(
                 "that is the plain causal mask: the window also hides keys more than 3 "
                 "positions back, and key 2 is 4 positions before query 6.",
                 "这是普通的因果掩码。窗口还会遮住比查询早 4 个位置及更早的键，"
@@ -154,7 +154,7 @@ check_kv_cache_bytes = number_checker(
         ),
         what=tr(
             "the number of key-value groups, an int, in `answer`",
-            "键值分组的个数（一个整数），写进 `answer`",
+            "K/V 组数（一个整数），写进 `answer`",
         ),
         expected=_GROUPS_FIT,
         right=tr(
@@ -410,9 +410,8 @@ def _cached_attention(
         hidden = torch.ones(end - start, end - first, dtype=torch.bool).triu(offset + 1)  # (n, T_k)
         scale = 1.0 if mistake == "no_scaling" else q.shape[-1] ** 0.5
         scores = q[:, :, start:end] @ keys.transpose(-2, -1) / scale  # (b, h, n, T_k)
-        if mistake != "no_mask":
-            scores = scores.masked_fill(hidden, -torch.inf)
-        outputs.append(torch.softmax(scores, dim=-1) @ values)  # (b, h, n, d)
+        hidden &= mistake != "no_mask"  # that slip hides nothing
+        outputs.append(torch.softmax(scores.masked_fill(hidden, -torch.inf), dim=-1) @ values)
     return torch.cat(outputs, dim=-2)  # (b, h, T, d)
 
 
@@ -433,11 +432,10 @@ def _cat_reading(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
     found = _CAT_DIM.search(str(error))
     if found is None or found.group(1) == "2":
         return None
-    dim = found.group(1)
     return tr(
-        f"torch.cat joined the cache along dim {dim} and failed: keys and values are "
+        f"torch.cat joined the cache along dim {found.group(1)} and failed: keys and values are "
         "(b, h, T, head_dim) and the tokens are dim 2, so concatenate with torch.cat(..., dim=-2).",
-        f"torch.cat 沿第 {dim} 维拼接缓存，失败了。键和值的形状是 (b, h, T, head_dim)，"
+        f"torch.cat 沿第 {found.group(1)} 维拼接缓存，失败了。键和值的形状是 (b, h, T, head_dim)，"
         "词元在第 2 维，所以要用 torch.cat(..., dim=-2) 拼接。",
     )
 
@@ -511,83 +509,91 @@ _HOLDS_WRONG: dict[tuple[str, str], Text] = {
 }
 
 
-def _cached_tensor(cache: Any, name: str, seen: dict[str, torch.Tensor]) -> None:
-    """``cache.<name>`` (when it is a tensor) must equal ``seen[name]``, of the queries, keys and
-    values of the tokens so far; name what it holds instead."""
-    held = getattr(cache, name, None)
-    if not isinstance(held, torch.Tensor):
-        return
-    got, shape = tuple(held.shape), tuple(seen[name].shape)
-    grown = [d for d in range(len(got)) if len(got) == len(shape) and got[d] != shape[d]]
-    if grown == [2] and got[2] < shape[2]:
-        raise ContractError(_KV_HINTS["no_cache"])
-    if grown:
-        dim = grown[0]
-        raise ContractError(
-            tr(
-                f"after the step self.{name} has shape {got}, not {shape} "
-                f"(b, h, T_cached, head_dim): it grew along dim {dim}; concatenate along "
-                "the token dim, torch.cat(..., dim=-2).",
-                f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
-                f"（b, h, T_cached, head_dim）。它在第 {dim} 维上增长了。"
-                "应该沿词元维度拼接，torch.cat(..., dim=-2)。",
+def _cached_tensors(
+    cache: Any, seen: dict[str, torch.Tensor], unless: Sequence[torch.Size] = ()
+) -> None:
+    """``cache.keys`` and ``cache.values`` (each when it is a tensor, of no shape in ``unless``)
+    must equal ``seen``'s, of the queries, keys and values of the tokens so far; name what one
+    holds instead."""
+    for name in ("keys", "values"):
+        held = getattr(cache, name, None)
+        if not isinstance(held, torch.Tensor) or held.shape in unless:
+            continue
+        got, shape = tuple(held.shape), tuple(seen[name].shape)
+        grown = [d for d in range(len(got)) if len(got) == len(shape) and got[d] != shape[d]]
+        if grown == [2] and got[2] < shape[2]:
+            raise ContractError(_KV_HINTS["no_cache"])
+        if grown:
+            raise ContractError(
+                tr(
+                    f"after the step self.{name} has shape {got}, not {shape} "
+                    f"(b, h, T_cached, head_dim): it grew along dim {grown[0]}; concatenate "
+                    "along the token dim, torch.cat(..., dim=-2).",
+                    f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
+                    f"（b, h, T_cached, head_dim）。它在第 {grown[0]} 维上增长了。"
+                    "应该沿词元维度拼接，torch.cat(..., dim=-2)。",
+                )
             )
-        )
-    if got != shape:
-        raise ContractError(
-            tr(
-                f"after the step self.{name} has shape {got}, not {shape} "
-                "(b, h, T_cached, head_dim): append the new tokens along the token dim, "
-                "torch.cat(..., dim=-2).",
-                f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
-                "（b, h, T_cached, head_dim）。应该沿词元维度追加新词元，torch.cat(..., dim=-2)。",
+        if got != shape:
+            raise ContractError(
+                tr(
+                    f"after the step self.{name} has shape {got}, not {shape} "
+                    "(b, h, T_cached, head_dim): append the new tokens along the token dim, "
+                    "torch.cat(..., dim=-2).",
+                    f"这一步之后 self.{name} 的形状是 {got}，不是 {shape}"
+                    "（b, h, T_cached, head_dim）。"
+                    "应该沿词元维度追加新词元，torch.cat(..., dim=-2)。",
+                )
             )
-        )
-    if not torch.allclose(held, seen[name]):
-        for other, tensor in seen.items():
-            if torch.allclose(held, tensor):
-                raise ContractError(_HOLDS_WRONG[name, other])
+        if not torch.allclose(held, seen[name]):
+            for other, tensor in seen.items():
+                if torch.allclose(held, tensor):
+                    raise ContractError(_HOLDS_WRONG[name, other])
 
 
 _NOWHERE = Text("", "")
 
+#: The hints of ``_step`` beside ``_KV_TEXTS``: k or v written to, the chunk that fills the
+#: cache refused.
+_KV_IN_PLACE = tr(
+    "append_and_attend changed its argument k or v in place; store new "
+    "tensors (torch.cat makes one).",
+    "append_and_attend 原地修改了参数 k 或 v。请保存新的张量（torch.cat 会生成新张量）。",
+)
+_FULL_REFUSED = tr(
+    "append_and_attend raised ValueError for the chunk that fills the cache to exactly max_len "
+    "tokens: the limit is off by one. The cache may hold exactly max_len tokens; refuse new "
+    "tokens only when the cached ones plus the new ones exceed max_len.",
+    "这一段新词元正好把缓存填满到 max_len 个，append_and_attend 却抛出了 ValueError，"
+    "上限差了一个。缓存可以正好放下 max_len 个词元。"
+    "只有已缓存的词元加上新词元超过 max_len 时，才拒绝新词元。",
+)
+
 
 def _step(
-    cache: Any, qkv: Sequence[torch.Tensor], span: tuple[int, int], where: Text
+    cache: Any, qkv: Sequence[torch.Tensor], start: int, end: int, where: Text
 ) -> torch.Tensor:
-    """The cache's output (b, h, n, d) for the tokens ``span`` of ``qkv`` (b, h, T, d) each: it
-    must leave its k and v as they were and then hold the keys and values of the tokens so far.
-    ``where`` (the sizes, or nothing) ends the hints."""
-    start, end = span
+    """The cache's output (b, h, n, d) for the tokens ``start:end`` of ``qkv`` (b, h, T, d)
+    each: it must leave its k and v as they were and then hold the keys and values of the tokens
+    so far. The cache is made for the T tokens of ``qkv`` (max_len = T): it has room for every
+    chunk. ``where``, the test setting (or nothing), ends the hints in a bracket (``tested``)."""
     q, k, v = (x[:, :, start:end] for x in qkv)  # (b, h, n, d) each
-    given = (k.clone(), v.clone())
-    versions = [x._version for x in given]
+    given = (k.clone(), v.clone())  # fresh tensors: version 0 until written to
     seen = dict(zip(("queries", "keys", "values"), (x[:, :, :end] for x in qkv), strict=True))
-    at = where + tr(": ", "：") if where.en else where
     try:
         out = call_forward(
-            cache.append_and_attend, (q, *given), _KV_TEXTS, where=at, want_shape=tuple(q.shape)
+            cache.append_and_attend, (q, *given), _KV_TEXTS, where=where, want_shape=tuple(q.shape)
         )
-    except ContractError:
+    except ContractError as error:
         # a cache grown along another dim is a clearer hint than the error it caused
-        sizes = [seen["keys"][:, :, :t].shape for t in (start, end)]  # (b, h, T_cached, d)
-        for name in ("keys", "values"):
-            held = getattr(cache, name, None)
-            if isinstance(held, torch.Tensor) and held.shape not in sizes:
-                _cached_tensor(cache, name, seen)
+        _cached_tensors(cache, seen, [seen["keys"][:, :, :t].shape for t in (start, end)])
+        # the learner's exception is the one call_forward was handling when it raised
+        if isinstance(error.__context__, ValueError) and end == qkv[0].shape[-2]:
+            raise ContractError(tested(_FULL_REFUSED, where)) from None
         raise
-    if [x._version for x in given] != versions or not all(map(torch.equal, given, (k, v))):
-        raise ContractError(
-            tr(
-                "append_and_attend changed its argument k or v in place; store new "
-                "tensors (torch.cat makes one). ",
-                "append_and_attend 原地修改了参数 k 或 v。"
-                "请保存新的张量（torch.cat 会生成新张量）。",
-            )
-            + where
-        )
-    for name in ("keys", "values"):
-        _cached_tensor(cache, name, seen)
+    if any(x._version for x in given) or not all(map(torch.equal, given, (k, v))):
+        raise ContractError(tested(_KV_IN_PLACE, where))
+    _cached_tensors(cache, seen)
     return out
 
 
@@ -597,15 +603,15 @@ def _same_as_full_attention(cls: type) -> None:
         q, k, v = (torch.randn(b, h, T, d, dtype=dtype) for _ in range(3))  # (b, h, T, d) each
         cache = _new_cache(cls, T)
         where = tr(
-            f"(test: b={b}, h={h}, head_dim={d}, chunks {chunks})",
-            f"（测试：b={b}，h={h}，head_dim={d}，分段 {chunks}）",
+            f"b={b}, h={h}, head_dim={d}, chunks {chunks}",
+            f"b={b}，h={h}，head_dim={d}，分段 {chunks}",
         )
-        got = torch.cat([_step(cache, (q, k, v), span, where) for span in _spans(chunks)], dim=-2)
+        got = torch.cat([_step(cache, (q, k, v), *span, where) for span in _spans(chunks)], dim=-2)
         mistake = name_mistake(
             got, partial(_cached_attention, q, k, v, chunks), ("", *_KV_MISTAKES)
         )
         if mistake != "":  # a known slip, or None: another one
-            raise ContractError(_KV_HINTS[mistake] + tr(" ", "") + where)
+            raise ContractError(tested(_KV_HINTS[mistake], where))
 
 
 #: (max_len, chunks taken first, the chunk refused, chunks taken after): chunks that cross
@@ -657,7 +663,7 @@ def _bounded(cls: type) -> None:
     for max_len, before, refused, after in _BOUND_CASES:
         cache = _new_cache(cls, max_len)
         q, k, v = (torch.randn(b, h, sum(before + after), d) for _ in range(3))  # (b, h, T, d) each
-        outs = [_step(cache, (q, k, v), span, _NOWHERE) for span in _spans(before)]
+        outs = [_step(cache, (q, k, v), *span, _NOWHERE) for span in _spans(before)]
         _refuses(cache, cls, max_len, sum(before), (b, h, refused, d))
         for start, end in _spans(after, sum(before)):
             new = [x[:, :, start:end] for x in (q, k, v)]  # (b, h, n, d) each
@@ -775,14 +781,15 @@ def _repeats_heads(fn: Callable[..., object]) -> None:
         if torch.equal(out, x.repeat_interleave(n, dim=1)):
             continue
         if torch.equal(out, x.repeat(1, n, 1, 1)):
-            order = list(range(g)) * n
             raise ContractError(
                 tr(
-                    f"the heads are grouped wrongly: your output's heads are the K/V heads "
-                    f"{order}, the whole set tiled n_rep times, but GQA gives each K/V head "
-                    "n_rep consecutive query heads (0, 0, 1, 1, ...): the new axis of n_rep "
-                    "copies goes right after the g axis, (b, g, n_rep, T, d), before the reshape.",
-                    f"头的分组不对。你的输出依次是 K/V 头 {order}，即整组平铺了 n_rep 次，"
+                    "the heads are grouped wrongly: your output's heads are the K/V heads "
+                    f"{list(range(g)) * n}, the whole set tiled n_rep times, but GQA gives each "
+                    "K/V head n_rep consecutive query heads (0, 0, 1, 1, ...): the new axis of "
+                    "n_rep copies goes right after the g axis, (b, g, n_rep, T, d), before the "
+                    "reshape.",
+                    f"头的分组不对。你的输出依次是 K/V 头 {list(range(g)) * n}，"
+                    "即整组平铺了 n_rep 次，"
                     "而 GQA 让每个 K/V 头服务 n_rep 个相邻的查询头（0、0、1、1……）："
                     "n_rep 份副本的新轴要紧跟在 g 轴之后，即 (b, g, n_rep, T, d)，再 reshape。",
                 )

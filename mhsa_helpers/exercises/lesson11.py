@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from itertools import product
 
 import torch
@@ -43,9 +44,8 @@ def _left_padded(pads: torch.Tensor | list[int], t: int) -> torch.Tensor:
 
 _NOWHERE = Text("", "")
 
-_LENGTHS, _T = torch.tensor([3, 1, 4]), 5
-_HIDDEN = _left_padded(_T - _LENGTHS, _T)  # (3, 5, 5): a future key or a pad key
-
+#: Lengths 3, 1, 4 left-padded to 5: the (3, 5, 5) hidden, a future key or a pad key.
+_HIDDEN = _left_padded(5 - torch.tensor([3, 1, 4]), 5)
 _BLIND = int(_HIDDEN.all(dim=-1).sum())  # 7: the pad queries' rows
 
 check_blind_rows = number_checker(
@@ -121,7 +121,11 @@ _FINITE_FILL = tr(
 )
 
 
-def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
+#: A case of masked softmax: (its label, None for the reference case; scores; hidden).
+_Case = tuple[Text | None, torch.Tensor, torch.Tensor]
+
+
+def _more_cases() -> list[_Case]:
     gen = torch.Generator().manual_seed(12)
     hidden4 = torch.rand(2, 2, 3, 6, generator=gen) < 0.5  # (b, h, T_q, T_k), T_q != T_k
     hidden4[0, 1, 2] = True  # a row with no visible key
@@ -143,6 +147,15 @@ def _more_cases() -> list[tuple[Text, torch.Tensor, torch.Tensor]]:
 
 _FORWARD = ForwardTexts(
     not_written=UNWRITTEN_FUNCTION,
+    input_changed=tr(
+        "your function changed the scores it was given in place (masked_fill_, or an "
+        "assignment into scores): the caller's scores are then gone, and autograd refuses to "
+        "change in place a tensor whose gradient it needs. Use the out-of-place masked_fill, "
+        "which returns a new tensor.",
+        "你的函数原地修改了传入的分数（用了 masked_fill_，或者给 scores 的某些位置赋值）。"
+        "这样调用者的分数就没了，而且 autograd 不允许原地修改需要求梯度的张量。"
+        "请用非原地的 masked_fill，它会返回一个新张量。",
+    ),
     shape=tr("it returned shape {got}, expected {want}.", "它返回的形状是 {got}，应为 {want}。"),
 )
 
@@ -150,8 +163,9 @@ _FORWARD = ForwardTexts(
 def _call(
     fn: Callable[..., object], scores: torch.Tensor, hidden: torch.Tensor, where: Text = _NOWHERE
 ) -> torch.Tensor:
-    """The learner's weights for (copies of) ``scores`` and ``hidden``, through the runner."""
-    args = (scores.clone(), hidden.clone())
+    """The learner's weights for (copies of) ``scores`` and ``hidden``, through the runner (a
+    write to its copy of the scores is the in-place hint)."""
+    args = (scores, hidden.clone())
     return call_forward(fn, args, _FORWARD, where=where, want_shape=tuple(scores.shape))
 
 
@@ -216,19 +230,14 @@ def _judge(got: torch.Tensor, hidden: torch.Tensor, expected: torch.Tensor) -> T
     return None
 
 
-def _right_on(
-    fn: Callable[..., object], scores: torch.Tensor, hidden: torch.Tensor, label: Text | None = None
-) -> None:
-    """The weights for ``scores`` and ``hidden`` are the masked softmax; else the hint, after
-    "on ``label``: " where the case has one."""
-    on = _NOWHERE if label is None else tr("on ", "在") + label + tr(": ", "上：")
-    problem = _judge(_call(fn, scores, hidden, on), hidden, _masked_softmax(scores, hidden))
-    if problem is not None:  # right on usual scores but not near -1e30: a finite fill
-        raise ContractError(on + (_FINITE_FILL if label is _FAR_BELOW else problem))
-
-
-def _reference_case_right(fn: Callable[..., object]) -> None:
-    _right_on(fn, _SCORES, _PADDED)
+def _right_on(fn: Callable[..., object], cases: list[_Case]) -> None:
+    """For each ``(label, scores, hidden)`` of ``cases`` the weights are the masked softmax; else
+    the hint, after "on ``label``: " where the case has one."""
+    for label, scores, hidden in cases:
+        on = _NOWHERE if label is None else tr("on ", "在") + label + tr(": ", "上：")
+        problem = _judge(_call(fn, scores, hidden, on), hidden, _masked_softmax(scores, hidden))
+        if problem is not None:  # right on usual scores but not near -1e30: a finite fill
+            raise ContractError(on + (_FINITE_FILL if label is _FAR_BELOW else problem))
 
 
 def _finite_for_huge_scores(fn: Callable[..., object]) -> None:
@@ -267,8 +276,7 @@ def _finite_gradient(fn: Callable[..., object]) -> None:
 
 def _never_a_nan(fn: Callable[..., object]) -> None:
     """No NaN is made on the way, not even one replaced afterwards."""
-    watch = _NaNWatch()
-    with watch:
+    with _NaNWatch() as watch:
         _call(fn, _SCORES, _PADDED)
     if watch.seen:
         raise ContractError(
@@ -288,11 +296,6 @@ def _never_a_nan(fn: Callable[..., object]) -> None:
         )
 
 
-def _more_cases_right(fn: Callable[..., object]) -> None:
-    for label, scores, hidden in _more_cases():
-        _right_on(fn, scores, hidden, label)
-
-
 check_masked_softmax = build_checker(
     "check_masked_softmax",
     BuildSpec(
@@ -300,11 +303,11 @@ check_masked_softmax = build_checker(
         answer="function",
         function_name="masked_softmax",
         contracts=(
-            _reference_case_right,
+            partial(_right_on, cases=[(None, _SCORES, _PADDED)]),
             _finite_for_huge_scores,
             _finite_gradient,
             _never_a_nan,
-            _more_cases_right,
+            partial(_right_on, cases=_more_cases()),
         ),
         passed=tr(
             "correct: softmax over visible keys, zero rows for empty ones, finite grads.",
@@ -365,15 +368,14 @@ def _sdpa_matches_unpadded(attn_mask: torch.Tensor, real: torch.Tensor) -> bool:
 
 
 def _judge_additive(
-    got: torch.Tensor, attention_mask: torch.Tensor, dtype: torch.dtype
+    got: torch.Tensor, attention_mask: torch.Tensor, dtype: torch.dtype, want: str
 ) -> Text | None:
-    """What is wrong with ``got`` (a plain tensor) as the additive mask in ``dtype`` for
-    ``attention_mask``, or None."""
+    """What is wrong with ``got`` (a plain tensor) as the additive mask in ``dtype`` (named
+    ``want``, "float16") for ``attention_mask``, or None."""
     real = attention_mask.bool()  # (b, T): True = a real token
     b, t = real.shape
     full = (b, 2, t, t)  # (b, h, T_q, T_k): what SDPA broadcasts the mask to
     keys = real[:, None, None, :].expand(full)  # True at the real keys
-    want = str(dtype).removeprefix("torch.")
     if got.dtype == torch.bool:
         return tr(
             "a bool mask: SDPA would take it, but this exercise asks for the float mask that "
@@ -465,7 +467,6 @@ def _judge_additive(
             "有些键在错误的位置被遮住或可见。应当恰好在 attention_mask 为 1 的位置为 0，"
             "为 0 的位置放负的填充值。",
         )
-    lowest = torch.finfo(dtype).min
     if torch.isinf(at_pads).any():
         if dtype == torch.float32:
             return tr(
@@ -477,20 +478,22 @@ def _judge_additive(
                 "就成了全是 -inf 的 softmax，也就是 NaN。Hugging Face 填的是有限的数，"
                 "也就是这个 dtype 最小的数（见第 7 节）。",
             )
-        if dtype == torch.float16:
-            culprit = tr(
+        culprit = (
+            tr(
                 "a constant below it (-1e9, or float32's lowest number -3.4e38) overflows",
                 "比它更小的常数（-1e9，或 float32 最小的数 -3.4e38）会溢出",
             )
-        else:
-            culprit = tr(
+            if dtype == torch.float16
+            else tr(
                 "float32's lowest number -3.4e38, just below it, rounds",
                 "float32 最小的数 -3.4e38 比它还小一点，会被舍入",
             )
+        )
         return (
             tr(
-                f"-inf at the pads in {want}: {want}'s lowest finite number is {lowest:.6g}, so ",
-                f"{want} 中填充处是 -inf。{want} 最小的有限数是 {lowest:.6g}，",
+                f"-inf at the pads in {want}: {want}'s lowest finite number is "
+                f"{torch.finfo(dtype).min:.6g}, so ",
+                f"{want} 中填充处是 -inf。{want} 最小的有限数是 {torch.finfo(dtype).min:.6g}，",
             )
             + culprit
             + tr(
@@ -503,13 +506,13 @@ def _judge_additive(
     q, k, _ = _qkv(b, t, dtype)
     weights = torch.softmax(q @ k.transpose(-2, -1) + mask, dim=-1)  # (b, 2, T, T) in dtype
     if bool((weights[~keys] != 0).any()):
-        fill = float(at_pads.max())
         return tr(
-            f"the pads still get weight in {want}: a fill of {fill:.4g} is not low enough to "
+            f"the pads still get weight in {want}: a fill of {float(at_pads.max()):.4g} is not low "
+            "enough to "
             "make exp of the score exactly 0. Hugging Face uses the lowest number of the "
             "dtype (section 7).",
             f"在 {want} 中填充仍然得到了权重。"
-            f"填充值 {fill:.4g} 不够小，不能让分数的 exp 恰好为 0。"
+            f"填充值 {float(at_pads.max()):.4g} 不够小，不能让分数的 exp 恰好为 0。"
             "Hugging Face 用的是这个 dtype 最小的数（见第 7 节）"
             "。",
         )
@@ -542,23 +545,19 @@ _ADDITIVE_CALL = ForwardTexts(
 
 
 def _overflow(
-    on: Text, dtype: torch.dtype
-) -> Callable[[RuntimeError, tuple[object, ...]], Text | None]:
-    """The reading of an error that says "overflow": a constant that does not fit in ``dtype``."""
-    name = str(dtype).removeprefix("torch.")
-
-    def read(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
-        if "overflow" not in str(error):
-            return None
-        kind = type(error).__name__
-        return on + tr(
-            f"your function raised {kind}: {error}. A constant such as -1e9 lies below {name}'s "
-            f"lowest finite number ({torch.finfo(dtype).min:.6g}) and does not fit in a {name}.",
-            f"你的函数抛出了 {kind}：{error}。像 -1e9 这样的常数比 {name} 最小的有限数"
-            f"（{torch.finfo(dtype).min:.6g}）还小，放不进 {name}。",
-        )
-
-    return read
+    on: Text, dtype: torch.dtype, name: str, error: RuntimeError, args: tuple[object, ...]
+) -> Text | None:
+    """The reading of an error that says "overflow": a constant that does not fit in ``dtype``
+    (``name``; a ``runtime`` reader once ``on``, the case, and the dtype are given)."""
+    if "overflow" not in str(error):
+        return None
+    return on + tr(
+        f"your function raised {type(error).__name__}: {error}. A constant such as -1e9 lies "
+        f"below {name}'s lowest finite number ({torch.finfo(dtype).min:.6g}) and does not fit "
+        f"in a {name}.",
+        f"你的函数抛出了 {type(error).__name__}：{error}。像 -1e9 这样的常数比 {name} 最小的有限数"
+        f"（{torch.finfo(dtype).min:.6g}）还小，放不进 {name}。",
+    )
 
 
 def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
@@ -566,16 +565,16 @@ def _right_on_every_mask_and_dtype(fn: Callable[..., object]) -> None:
     for dtype, (label, attention_mask) in product(_DTYPES, _hf_cases()):
         name = str(dtype).removeprefix("torch.")
         on = tr("on ", "测试（") + label + tr(f", {name}: ", f"，{name}）：")
-        texts = replace(_ADDITIVE_CALL, runtime=_overflow(on, dtype))
+        texts = replace(_ADDITIVE_CALL, runtime=partial(_overflow, on, dtype, name))
         got = call_forward(fn, (attention_mask, dtype), texts, on=on)
-        try:
-            problem = _judge_additive(got, attention_mask, dtype)
-        except Exception as error:  # a hostile tensor may break a comparison
-            kind = type(error).__name__
-            problem = tr(
-                f"the returned tensor could not be read ({kind}).",
-                f"无法读取返回的张量（{kind}）。",
-            )
+        problem = attempt(  # a hostile tensor may break a comparison
+            partial(_judge_additive, got, attention_mask, dtype, name),
+            tr(
+                "{on}the returned tensor could not be read ({kind}).",
+                "{on}无法读取返回的张量（{kind}）。",
+            ),
+            on=on,
+        )
         if problem is not None:
             raise ContractError(on + problem)
 
