@@ -260,4 +260,4 @@ def test_apply_rope_sign_slip_names_both_signs():
         cos, sin = _tables(q, offset)
         return q * cos - mh.rotate_half(q) * sin, k * cos - mh.rotate_half(k) * sin, v
 
-    assert_not_yet(ex.check_apply_rope(minus_sin), "sin term is added", "wrong way")
+    assert_not_yet(ex.check_apply_rope(minus_sin), "adds the sin term", "wrong way")

@@ -122,7 +122,7 @@ def first_half_only(ids, batch_size, T):
     return windows[:, :-1], windows[:, 1:]
 
 
-def multiples_of_T(ids, batch_size, T):
+def starts_at_multiples_of_t(ids, batch_size, T):
     starts = torch.randint(0, (len(ids) - 1) // T, (batch_size,)) * T
     windows = ids[starts[:, None] + torch.arange(T + 1)]
     return windows[:, :-1], windows[:, 1:]
@@ -150,7 +150,7 @@ def test_get_batch_passes_the_book_one(right):
         (int32_windows, "torch.int32"),
         (two_starts_repeated, "over the whole range"),
         (first_half_only, "over the whole range"),
-        (multiples_of_T, "over the whole range"),
+        (starts_at_multiples_of_t, "over the whole range"),
         (None, "no answer yet"),
     ],
 )

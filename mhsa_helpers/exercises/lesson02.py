@@ -421,11 +421,12 @@ def _at_every_size(cls: type) -> None:
                 tr(
                     "W_query, W_key and W_value are not three layers: at least two names hold "
                     "the same nn.Linear object (a = b = nn.Linear(...) makes one layer with two "
-                    "names), so two of queries, keys and values share one weight matrix. Create each layer with "
-                    "its own nn.Linear call.",
+                    "names), so two of queries, keys and values share one weight matrix. Create "
+                    "each layer with its own nn.Linear call.",
                     "W_query、W_key、W_value 并不是三个层：至少有两个名字指向同一个 nn.Linear 对象"
-                    "（a = b = nn.Linear(...) 只建了一个层，起了两个名字），于是查询、键、值中有两者共用一个"
-                    "权重矩阵。每个层都要单独调用一次 nn.Linear 来创建。",
+                    "（a = b = nn.Linear(...) 只建了一个层，起了两个名字），"
+                    "于是查询、键、值中有两者共用一个权重矩阵。"
+                    "每个层都要单独调用一次 nn.Linear 来创建。",
                 )
             )
         ref = SelfAttentionV2(d_in, d_out)

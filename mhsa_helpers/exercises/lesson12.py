@@ -560,6 +560,18 @@ def _batch_contract(fn: Callable[..., object]) -> None:
             )
     calls = [tuple(fn(_IDS, 8, 8)[0][:, 0].tolist()) for _ in range(3)]  # type: ignore[index]
     steps = [{b - a for a, b in itertools.pairwise(starts)} for starts in calls]
+    if len(set(calls)) == 1 or min(map(len, steps)) == 1:  # the same, or equal steps apart
+        raise ContractError(
+            tr(
+                "the windows are not drawn at random: every row of a batch needs a start of its "
+                "own, drawn anew at every call (torch.randint, one start per row), not one start "
+                "plus equal steps, so that a batch holds unrelated windows and training sees the "
+                "whole text.",
+                "窗口不是随机抽取的。一批里的每一行都要有自己的起点，并且每次调用都重新抽取"
+                "（torch.randint，每行一个起点），而不是一个起点再加上等距的步长。"
+                "这样一批里才是互不相关的窗口，训练也才能看到整段文本。",
+            )
+        )
     # 400 starts drawn over ten calls cover (nearly) every one of the 52 places a window fits
     starts = {s for _ in range(10) for s in fn(_IDS, 40, 8)[0][:, 0].tolist()}  # type: ignore[index]
     if len(starts) < 45:
@@ -576,18 +588,6 @@ def _batch_contract(fn: Callable[..., object]) -> None:
                     "这样训练才能看到整段文本。",
                 ),
                 n=len(starts),
-            )
-        )
-    if len(set(calls)) == 1 or min(map(len, steps)) == 1:  # the same, or equal steps apart
-        raise ContractError(
-            tr(
-                "the windows are not drawn at random: every row of a batch needs a start of its "
-                "own, drawn anew at every call (torch.randint, one start per row), not one start "
-                "plus equal steps, so that a batch holds unrelated windows and training sees the "
-                "whole text.",
-                "窗口不是随机抽取的。一批里的每一行都要有自己的起点，并且每次调用都重新抽取"
-                "（torch.randint，每行一个起点），而不是一个起点再加上等距的步长。"
-                "这样一批里才是互不相关的窗口，训练也才能看到整段文本。",
             )
         )
 
