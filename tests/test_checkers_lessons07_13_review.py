@@ -79,7 +79,8 @@ def test_repeat_kv_wrong_axis_names_the_axis():
         return x[:, None].expand(b, n_rep, g, T, d).reshape(b, g * n_rep, T, d)
 
     result = ex.check_repeat_kv(new_axis_first)
-    assert_not_yet(result, "right after the g axis")
+    assert_not_yet(result, "the whole set tiled", "where the axis of copies sits")
+    assert "(b, g, n_rep, T, d)" not in _both(result)  # the recipe is not handed over
     assert "x.repeat" not in _both(result)
 
 

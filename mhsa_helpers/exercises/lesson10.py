@@ -785,13 +785,12 @@ def _repeats_heads(fn: Callable[..., object]) -> None:
                 tr(
                     "the heads are grouped wrongly: your output's heads are the K/V heads "
                     f"{list(range(g)) * n}, the whole set tiled n_rep times, but GQA gives each "
-                    "K/V head n_rep consecutive query heads (0, 0, 1, 1, ...): the new axis of "
-                    "n_rep copies goes right after the g axis, (b, g, n_rep, T, d), before the "
-                    "reshape.",
+                    "K/V head n_rep consecutive query heads (0, 0, 1, 1, ...): where the axis "
+                    "of copies sits before the reshape decides which heads end up side by side.",
                     f"头的分组不对。你的输出依次是 K/V 头 {list(range(g)) * n}，"
                     "即整组平铺了 n_rep 次，"
-                    "而 GQA 让每个 K/V 头服务 n_rep 个相邻的查询头（0、0、1、1……）："
-                    "n_rep 份副本的新轴要紧跟在 g 轴之后，即 (b, g, n_rep, T, d)，再 reshape。",
+                    "而 GQA 让每个 K/V 头服务 n_rep 个相邻的查询头（0、0、1、1……）。"
+                    "reshape 之前，副本所在的新轴放在哪里，决定了哪些头相邻。",
                 )
             )
         raise ContractError(
