@@ -48,6 +48,8 @@ def test_dropout_scale():
 def test_zero_fraction():
     assert_pass(ex.check_zero_fraction((15 + 21 * 0.5) / 36))
     assert_pass(ex.check_zero_fraction(0.7083))
+    assert_pass(ex.check_zero_fraction(0.71))  # rounded to 2 decimals
+    assert_not_yet(ex.check_zero_fraction(0.72), "half of the 21")
     assert_not_yet(ex.check_zero_fraction(None), "no answer yet")
     assert_not_yet(ex.check_zero_fraction(0.5), "already 0")
     assert_not_yet(ex.check_zero_fraction(15 / 36), "only the 15 masked")

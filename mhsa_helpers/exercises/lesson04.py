@@ -179,7 +179,7 @@ check_zero_fraction = number_checker(
             "count the 15 masked zeros, then half of the 21 entries on/below the diagonal.",
             "先数被掩码的 15 个零，再加上对角线及其以下 21 个元素中的一半。",
         ),
-        tol=1e-3,
+        tol=5e-3,  # the value rounded to 2 decimals, 0.71, passes; no known slip is that close
     ),
     "Expected zeros in a 6x6 causal weight matrix after dropout p = 0.5: (15 + 21 * 0.5) / 36.",
 )
