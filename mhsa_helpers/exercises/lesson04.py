@@ -212,9 +212,9 @@ check_dropout_rate = number_checker(
     Number(
         name=tr(
             "the rate of a dropout layer on the context vectors",
-            "作用在上下文向量上的 dropout 层的比例",
+            "作用在上下文向量上的 dropout 层的丢弃率",
         ),
-        what=tr("a number: the dropout rate p of the layer", "一个数：这一层的 dropout 比例 p"),
+        what=tr("a number: the dropout rate p of the layer", "一个数：这一层的丢弃率 p"),
         expected=EXERCISE_P,
         right=tr(
             "correct: every survivor is 1 / (1 - p) = 1.43 times its context vector entry, so "
@@ -233,7 +233,7 @@ check_dropout_rate = number_checker(
             1 / (1 - EXERCISE_P): tr(
                 "that is the factor the survivors were multiplied by, 1 / (1 - p); the rate p "
                 "follows from it.",
-                "这是保留下来的元素乘上的倍数 1 / (1 - p)，比例 p 要从它反推出来。",
+                "这是保留下来的元素乘上的倍数 1 / (1 - p)，丢弃率 p 要从它反推出来。",
             ),
             1 - EXERCISE_P: tr(
                 "that is the share of the entries the layer keeps, 1 - p; p is the share it drops.",
@@ -488,16 +488,15 @@ _DROPOUT_RATES = (0.5, 0.2, 0.0)
 _IGNORES_DROPOUT = tr(
     " in training mode the output differs from the book's class built with the same dropout "
     "rate: use the dropout argument, self.dropout = nn.Dropout(dropout), not a fixed rate.",
-    "，在训练模式下，输出与用同样 dropout 比例构建的书中的类不一致。"
-    "请使用 dropout 参数，self.dropout = nn.Dropout(dropout)，不要写死一个比例。",
+    "，在训练模式下，输出与用同样丢弃率构建的书中的类不一致。"
+    "请使用 dropout 参数，self.dropout = nn.Dropout(dropout)，不要写死一个丢弃率。",
 )
 
 
 _HEADS_IGNORE_DROPOUT = tr(
     ": the heads drop with another rate than the wrapper was built with: pass the wrapper's "
     "dropout argument on to every head's constructor.",
-    "：各个头的 dropout 比例和构建包装器时给的不一样。"
-    "请把包装器的 dropout 参数传给每个头的构造函数。",
+    "：各个头的丢弃率和构建包装器时给的不一样。请把包装器的 dropout 参数传给每个头的构造函数。",
 )
 _NO_BIASES = (
     tr(
