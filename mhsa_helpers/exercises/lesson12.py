@@ -631,14 +631,24 @@ check_get_batch = build_checker(
 )
 
 
-def _book_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targets, clip: bool):
+def _book_step(
+    model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targets, slip: str | None = None
+):
+    """The book's step (``slip`` None, or "clip": the gradients clipped to norm 1), or the same
+    step with one of the slips of ``_STEP_SLIPS``."""
+    logits = model(inputs)  # (b, T, vocab)
+    if slip == "shifted_again":  # position t against the character two ahead: (b, T - 1, vocab)
+        logits, targets = logits[:, :-1], targets[:, 1:]
+    if slip == "softmax":
+        logits = logits.softmax(dim=-1)
     # the logits (b * T, vocab) against the targets (b * T,)
-    loss = F.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
     optimizer.zero_grad()
     loss.backward()
-    if clip:
+    if slip == "clip":
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
+    for _ in range(2 if slip == "step_twice" else 1):
+        optimizer.step()
     return loss.item()
 
 
@@ -659,10 +669,14 @@ def _two_steps(
         raise ContractError(fill(_STEP_RAISED + flat, kind=kind, said=said)) from None
 
 
+def _weights(model: nn.Module) -> torch.Tensor:
+    """Every parameter of ``model``, flattened into one vector."""
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
 def _same(a: nn.Module, b: nn.Module, atol: float, rtol: float) -> bool:
     """Whether every parameter of ``a`` is close to ``b``'s (``torch.allclose``)."""
-    pairs = zip(a.parameters(), b.parameters(), strict=True)
-    return all(torch.allclose(p, q, atol=atol, rtol=rtol) for p, q in pairs)
+    return torch.allclose(_weights(a), _weights(b), atol=atol, rtol=rtol)
 
 
 def _step_contract(fn: Callable[..., object]) -> None:
@@ -681,11 +695,18 @@ def _step_contract(fn: Callable[..., object]) -> None:
                 "训练的一步不改变模式（训练循环开头调用一次 model.train()，评估模式只用于测量）。",
             )
         )
+
+    def book(slip: str | None) -> tuple[nn.Module, list[Any]]:
+        return _two_steps(partial(_book_step, slip=slip), model, batches)
+
     # the book's losses, with or without clipping, whose weights theirs equal
-    books = [_two_steps(partial(_book_step, clip=clip), model, batches) for clip in (False, True)]
-    matched = [want for ours, want in books if _same(theirs, ours, 1e-6, 1e-5)]
-    if not matched:
-        raise ContractError(_STEP_UNCHANGED if _same(theirs, model, 0.0, 0.0) else _STEP_DIFFERS)
+    matched = [want for ours, want in map(book, (None, "clip")) if _same(theirs, ours, 1e-6, 1e-5)]
+    if not matched and _same(theirs, model, 0.0, 0.0):
+        raise ContractError(_STEP_UNCHANGED)
+    if not matched:  # a known slip, or the generic hint
+        slips = ((_weights(book(slip)[0]), hint) for slip, hint in _STEP_SLIPS.items())
+        not_a_known_mistake(_weights(theirs), slips, atol=1e-6, rtol=1e-5)
+        raise ContractError(_STEP_DIFFERS)
     got = [_as_number(x) for x in losses]
     if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched[-1], strict=True)):
         text = _STEP_LOSS if None in got else _STEP_LOSS_AFTER
@@ -723,6 +744,29 @@ _STEP_DIFFERS = tr(
     "每一步都调用 optimizer.zero_grad() 了吗？"
     "（不清零，梯度会累加。）损失是所有位置上交叉熵的平均吗？",
 )
+_STEP_SLIPS = {
+    "shifted_again": tr(
+        "the logits are scored against the targets shifted once more: get_batch has already "
+        "shifted them by one (targets[:, t] is the character after inputs[:, t]), so the logits "
+        "of every position go against the targets at the same position, all T of them.",
+        "logits 对的是又右移了一位的目标。get_batch 已经把目标右移了一位"
+        "（targets[:, t] 就是 inputs[:, t] 后面的字符），"
+        "所以每个位置的 logits 对同一位置的目标，T 个位置都要算。",
+    ),
+    "softmax": tr(
+        "the loss is computed from probabilities: F.cross_entropy takes the raw logits and "
+        "applies the (log-)softmax itself, so a softmax before it squashes the scores twice and "
+        "the gradients come out far too small.",
+        "损失是从概率算出来的。F.cross_entropy 接收原始的 logits，自己会做（对数）softmax；"
+        "在它之前再做一次 softmax，分数就被压缩了两次，梯度会小得多。",
+    ),
+    "step_twice": tr(
+        "the optimizer takes two steps per batch: one training step is one backward() and then "
+        "one optimizer.step(); a second step() applies the same gradients again.",
+        "每一批优化器走了两步。一步训练是一次 backward()，再一次 optimizer.step()；"
+        "多调用一次 step()，同样的梯度就又用了一遍。",
+    ),
+}
 _STEP_LOSS_AFTER = tr(
     "the step is right, but the loss returned is not this batch's loss before the update: "
     "return the loss the step computed its gradients from ({want} for the first batch), not one "
