@@ -253,6 +253,26 @@ def stepped_twice(model, optimizer, inputs, targets):
     return loss.item()
 
 
+def logits_without_grad(model, optimizer, inputs, targets):  # backward() raises: no graph
+    with torch.no_grad():
+        logits = model(inputs)  # (b, T, vocab)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_without_grad(model, optimizer, inputs, targets):  # nothing to backward: no change
+    with torch.no_grad():
+        loss = _loss(model, inputs, targets)
+    optimizer.zero_grad()
+    if loss.requires_grad:
+        loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
 def returns_nothing(model, optimizer, inputs, targets):
     train_step(model, optimizer, inputs, targets)
 
@@ -284,6 +304,8 @@ def test_train_step_passes_the_book_step(right):
         (shifted_again, "shifted once more"),
         (softmax_first, "takes the raw logits"),
         (stepped_twice, "two steps per batch"),
+        (logits_without_grad, "no graph"),
+        (step_without_grad, "no graph"),
         (switches_to_eval, "eval mode"),
         (unwritten, "not written yet"),
         (None, "no answer yet"),
@@ -292,7 +314,8 @@ def test_train_step_passes_the_book_step(right):
 def test_train_step_names_the_usual_slips(wrong, words):
     result = ex.check_train_step(wrong)
     assert_not_yet(result, words)
-    if wrong in (shifted_again, softmax_first, stepped_twice):  # named, not the generic hint
+    named = (shifted_again, softmax_first, stepped_twice, logits_without_grad, step_without_grad)
+    if wrong in named:  # the slip named, not the generic hint on zero_grad
         assert "zero_grad" not in result.render("en")
     if wrong is loss_after_the_step:  # a number was returned: the hint must not ask for one
         assert "not a tensor" not in result.render("en")

@@ -656,17 +656,26 @@ def _two_steps(
     step: Callable[..., object], model: nn.Module, batches: torch.Tensor
 ) -> tuple[nn.Module, list[Any]]:
     """``step(model, optimizer, inputs, targets)`` for each batch on a copy of ``model`` with an
-    AdamW of its own: the copy and what each step returned; what the step raises is the hint."""
+    AdamW of its own: the copy and what each step returned; what the step raises is the hint, and
+    so is a step whose every forward ran without recording a graph (under ``torch.no_grad()``)."""
     trained = copy.deepcopy(model)
     optimizer = torch.optim.AdamW(trained.parameters(), lr=1e-2, weight_decay=0.1)
+    graphs: list[bool] = []  # per forward of the model: whether it recorded a graph
+    trained.register_forward_hook(lambda *_: graphs.append(torch.is_grad_enabled()))
+    raised: Exception | None = None
     try:
-        return trained, [step(trained, optimizer, inputs, targets) for inputs, targets in batches]
+        losses = [step(trained, optimizer, inputs, targets) for inputs, targets in batches]
     except NotImplementedError:
         raise ContractError(UNWRITTEN_FUNCTION, todo=True) from None
     except Exception as error:  # the learner's function may raise anything
-        kind, said = type(error).__name__, first_line(str(error)).rstrip(".")
+        raised = error
+    if graphs and not any(graphs):  # no graph, so backward() finds no gradients
+        raise ContractError(_STEP_NO_GRAPH)
+    if raised is not None:
+        kind, said = type(raised).__name__, first_line(str(raised)).rstrip(".")
         flat = _STEP_FLATTEN if "target size" in said or "batch_size" in said else tr("", "")
-        raise ContractError(fill(_STEP_RAISED + flat, kind=kind, said=said)) from None
+        raise ContractError(fill(_STEP_RAISED + flat, kind=kind, said=said))
+    return trained, losses
 
 
 def _weights(model: nn.Module) -> torch.Tensor:
@@ -727,6 +736,14 @@ _STEP_FLATTEN = tr(
     "position, (b * T, vocab) against (b * T,).",
     "logits 的形状是 (b, T, vocab)，targets 是 (b, T)：cross_entropy 要的是每个位置一行，"
     "(b * T, vocab) 对 (b * T,)。",
+)
+_STEP_NO_GRAPH = tr(
+    "the model ran under torch.no_grad(): no graph is recorded there, so backward() has nothing "
+    "to go back through and no parameter gets a gradient. Compute the logits and the loss with "
+    "gradients on; torch.no_grad() is for measuring, not for a training step.",
+    "模型是在 torch.no_grad() 下运行的：那里不记录计算图，backward() 无从回溯，"
+    "任何参数都得不到梯度。logits 和损失要在开启梯度时计算；"
+    "torch.no_grad() 用于测量，不用于训练的一步。",
 )
 _STEP_UNCHANGED = tr(
     "the parameters did not change: optimizer.step() found no gradients. backward() computes "
