@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from ..attention.causal import CausalAttention
+from ..attention.functional import causal_mask, masked_attention
 from ..attention.self_attention import SelfAttentionV2
 from ..data import load_journey
 from ..i18n import Text, tr
@@ -192,10 +193,8 @@ def exercise_context() -> tuple[torch.Tensor, torch.Tensor]:
         torch.manual_seed(789)
         sa_v2 = SelfAttentionV2(3, 2)
     with torch.no_grad():
-        scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T  # (6, 6)
-        values = sa_v2.W_value(inputs)  # (6, 2)
-    future = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)  # (6, 6)
-    weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (6, 6)
+        keys, queries, values = sa_v2.project(inputs)  # (6, 2) each
+        _, weights = masked_attention(queries, keys, values, causal_mask(6).bool())  # (6, 6)
     return weights, values
 
 

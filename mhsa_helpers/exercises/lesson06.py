@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -586,7 +587,7 @@ def _check_gradients(cls: type) -> None:
 
 def _book_numbers_note(cls: type) -> Text:
     """Whether seed 123 then ``cls(3, 2, 6, 0.0, 2)`` gives the book's printed numbers."""
-    try:
+    with contextlib.suppress(Exception):  # only the note depends on what the class does here
         torch.manual_seed(123)
         with torch.no_grad():
             out = cls(3, 2, 6, 0.0, 2).eval()(load_journey().batch)  # (2, 6, 2)
@@ -596,8 +597,6 @@ def _book_numbers_note(cls: type) -> Text:
                 " With torch.manual_seed(123) it prints the book's numbers too.",
                 "用 torch.manual_seed(123) 时，它打印出的数也和书中的一样。",
             )
-    except Exception:
-        pass
     return tr(
         " (With torch.manual_seed(123) it does not print the book's numbers: create W_query, "
         "W_key, W_value, out_proj in that order if you want them.)",

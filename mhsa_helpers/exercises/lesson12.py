@@ -403,8 +403,13 @@ _BLOCK_MISTAKES = {
 }
 
 
-def _built_block(cls: type, sizes: tuple[int, ...]) -> tuple[nn.Module, TransformerBlock]:
-    d_model, context_length, num_heads = sizes[:3]
+def _built_block(
+    cls: type, sizes: tuple[int, ...], seed: int
+) -> tuple[nn.Module, TransformerBlock, torch.Tensor]:
+    """After ``torch.manual_seed(seed)``: the learner's block holding the book's weights (its two
+    norms made to differ), the book's block, both in eval mode, and an input x (b, T, d_model)."""
+    torch.manual_seed(seed)
+    d_model, context_length, num_heads, b, T = sizes
     reference = TransformerBlock(d_model, context_length, num_heads, 0.0)
     with torch.no_grad():  # two norms that differ, so that using one for both shows
         for name, param in reference.named_parameters():
@@ -412,7 +417,7 @@ def _built_block(cls: type, sizes: tuple[int, ...]) -> tuple[nn.Module, Transfor
                 param.normal_(1.0 if name.endswith("weight") else 0.0, 0.3)
     module = written(construct(cls, (d_model, context_length, num_heads, 0.0), {}))
     load_by_names(module, reference, missing=_BLOCK_MISSING, extra=_BLOCK_EXTRA)
-    return module.eval(), reference.eval()
+    return module.eval(), reference.eval(), torch.randn(b, T, d_model)
 
 
 _BLOCK_MISSING = tr(
@@ -433,12 +438,9 @@ _FUTURE_LEAKS = tr(": the future leaks in.", "：未来的信息泄露进来了�
 @torch.no_grad()
 def _block_equal(cls: type) -> None:
     for index, sizes in enumerate(_BLOCK_SIZES):
-        torch.manual_seed(1200 + index)
-        module, reference = _built_block(cls, sizes)
-        d_model, _, _, b, T = sizes
-        x = torch.randn(b, T, d_model)  # (b, T, d_model)
-        where = on_x(f"cls{(*sizes[:3], 0.0)}", (b, T, d_model))
-        out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=(b, T, d_model))
+        module, reference, x = _built_block(cls, sizes, 1200 + index)  # x: (b, T, d_model)
+        where = on_x(f"cls{(*sizes[:3], 0.0)}", tuple(x.shape))
+        out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=tuple(x.shape))
         variants = _block_variants(reference, x)
         if not torch.allclose(out, variants.pop("right"), atol=1e-5):
             known = ((v, _BLOCK_MISTAKES[k]) for k, v in variants.items())
@@ -453,15 +455,14 @@ def _block_equal(cls: type) -> None:
                     "以及两个分支是否都加回去了（残差连接）。",
                 )
             )
-        later = call_forward(module, (change_from(x, T // 2),), _BLOCK_CALL, where=where)
-        causal(later, out, T // 2, where + _FUTURE_LEAKS)
+        half = x.shape[1] // 2  # the tokens half.. new: the outputs before them stay
+        later = call_forward(module, (change_from(x, half),), _BLOCK_CALL, where=where)
+        causal(later, out, half, where + _FUTURE_LEAKS)
 
 
 def _block_gradients(cls: type) -> None:
-    torch.manual_seed(1210)
-    module, _ = _built_block(cls, _BLOCK_SIZES[0])
-    d_model, _, _, b, T = _BLOCK_SIZES[0]
-    out = call_forward(module.train(), (torch.randn(b, T, d_model),), _BLOCK_CALL)
+    module, _, x = _built_block(cls, _BLOCK_SIZES[0], 1210)
+    out = call_forward(module.train(), (x,), _BLOCK_CALL)
     (out * torch.randn(out.shape)).sum().backward()
     gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
 
