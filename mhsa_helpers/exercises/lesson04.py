@@ -484,18 +484,20 @@ _HEAD_DTYPES = (torch.float32, torch.float64, torch.float32)
 _DROPOUT_RATES = (0.5, 0.2, 0.0)
 
 
-_IGNORES_DROPOUT = tr(
-    " in training mode the output differs from the book's class built with the same dropout "
-    "rate: use the dropout argument, self.dropout = nn.Dropout(dropout), not a fixed rate.",
-    "，在训练模式下，输出与用同样丢弃率构建的书中的类不一致。"
-    "请使用 dropout 参数，self.dropout = nn.Dropout(dropout)，不要写死一个丢弃率。",
-)
-
-
-_HEADS_IGNORE_DROPOUT = tr(
-    ": the heads drop with another rate than the wrapper was built with: pass the wrapper's "
-    "dropout argument on to every head's constructor.",
-    "：各个头的丢弃率和构建包装器时给的不一样。请把包装器的 dropout 参数传给每个头的构造函数。",
+#: The hint for a dropout rate other than the constructor's: in the class, in the heads of a
+#: wrapper (indexed by bool(spec.heads), like _NO_BIASES).
+_WRONG_RATE = (
+    tr(
+        " in training mode the output differs from the book's class built with the same dropout "
+        "rate: use the dropout argument, self.dropout = nn.Dropout(dropout), not a fixed rate.",
+        "，在训练模式下，输出与用同样丢弃率构建的书中的类不一致。"
+        "请使用 dropout 参数，self.dropout = nn.Dropout(dropout)，不要写死一个丢弃率。",
+    ),
+    tr(
+        ": the heads drop with another rate than the wrapper was built with: pass the wrapper's "
+        "dropout argument on to every head's constructor.",
+        "：各个头的丢弃率和构建包装器时给的不一样。请把包装器的 dropout 参数传给每个头的构造函数。",
+    ),
 )
 _NO_BIASES = (
     tr(
@@ -542,8 +544,7 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
 
             rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
             if rates and rates != {p}:
-                ignored = _HEADS_IGNORE_DROPOUT if spec.heads else _IGNORES_DROPOUT
-                raise ContractError(where + ignored)
+                raise ContractError(where + _WRONG_RATE[bool(spec.heads)])
             if p > 0:
                 dropout_only_in_training(run, module, reference, x, where, seed=601 + index)
             else:  # p = 0: training mode drops nothing, as in the book's class
@@ -552,7 +553,7 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                     torch.manual_seed(601)
                     out = run(x)
                     want = reference.train()(x)
-                agrees(out, want, where + _IGNORES_DROPOUT)
+                agrees(out, want, where + _WRONG_RATE[0])
 
     def gradients_flow(cls: type) -> None:
         module, _, x, where, _ = _trial(spec, cls, _HEAD_SIZES[1], 0.0, 700, qkv_bias=True)

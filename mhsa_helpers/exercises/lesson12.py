@@ -712,8 +712,7 @@ def _step_contract(fn: Callable[..., object]) -> None:
         raise ContractError(next((h for s, h in _STEP_SLIPS.items() if book(s)), _STEP_DIFFERS))
     got = [_as_number(x) for x in losses]
     if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched[-1], strict=True)):
-        text = _STEP_LOSS if None in got else _STEP_LOSS_AFTER
-        raise ContractError(fill(text, want=round(matched[-1][0], 4)))
+        raise ContractError(fill(_STEP_LOSS[None in got], want=round(matched[-1][0], 4)))
 
 
 def _as_number(loss: object) -> float | None:
@@ -778,18 +777,22 @@ _STEP_SLIPS = {
         "多调用一次 step()，同样的梯度就又用了一遍。",
     ),
 }
-_STEP_LOSS_AFTER = tr(
-    "the step is right, but the loss returned is not this batch's loss before the update: "
-    "return the loss the step computed its gradients from ({want} for the first batch), not one "
-    "measured after optimizer.step().",
-    "这一步做对了，但返回的不是这一批在更新之前的损失。请返回用来算梯度的那个损失"
-    "（第一批应是 {want}），而不是 optimizer.step() 之后再算的。",
-)
-_STEP_LOSS = tr(
-    "the step is right, but return the loss as a number (a Python float, not a tensor: "
-    "loss.item()): it should be {want} for the first batch, measured before the step.",
-    "这一步做对了，但要把损失作为一个数返回（普通的数，而不是张量：loss.item()）。"
-    "第一批的损失应是 {want}，是在更新之前算的。",
+#: The hint for a right step whose loss is wrong: one measured after the step, or not a number
+#: (indexed by whether a loss is not a number).
+_STEP_LOSS = (
+    tr(
+        "the step is right, but the loss returned is not this batch's loss before the update: "
+        "return the loss the step computed its gradients from ({want} for the first batch), not "
+        "one measured after optimizer.step().",
+        "这一步做对了，但返回的不是这一批在更新之前的损失。请返回用来算梯度的那个损失"
+        "（第一批应是 {want}），而不是 optimizer.step() 之后再算的。",
+    ),
+    tr(
+        "the step is right, but return the loss as a number (a Python float, not a tensor: "
+        "loss.item()): it should be {want} for the first batch, measured before the step.",
+        "这一步做对了，但要把损失作为一个数返回（普通的数，而不是张量：loss.item()）。"
+        "第一批的损失应是 {want}，是在更新之前算的。",
+    ),
 )
 
 check_train_step = build_checker(
