@@ -551,9 +551,7 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
                 module.train()
                 with torch.no_grad():
                     torch.manual_seed(601)
-                    out = run(x)
-                    want = reference.train()(x)
-                agrees(out, want, where + _WRONG_RATE[0])
+                    agrees(run(x), reference.train()(x), where + _WRONG_RATE[0])
 
     def gradients_flow(cls: type) -> None:
         module, _, x, where, _ = _trial(spec, cls, _HEAD_SIZES[1], 0.0, 700, qkv_bias=True)

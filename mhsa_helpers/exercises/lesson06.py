@@ -201,6 +201,27 @@ _SPLIT_INTO_HEADS = tr(
 )
 
 
+#: The hints for the slips of splitting one sequence into heads, in the order they are tried:
+#: transpose(1, 2) after the split, the split not swapped, a plain reshape.
+_SPLIT_SLIPS = (
+    tr(
+        "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
+        "are axis 0, not axis 1.",
+        "transpose(1, 2) 交换的是头和 head_dim。没有批次轴时，词元是第 0 维，不是第 1 维。",
+    ),
+    tr(
+        "the heads are split; now swap the token and head axes so that the heads come first.",
+        "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
+    ),
+    tr(
+        "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
+        "the last axis into heads first, then move the head axis to the front.",
+        "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起。"
+        "应该先把最后一维拆成多个头，再把头这一维移到最前面。",
+    ),
+)
+
+
 @exercise(_SPLIT_INTO_HEADS)
 def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     """``x`` (T, d_out), one sequence without a batch axis -> (3, T, d_out // 3).
@@ -227,27 +248,8 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
             ),
         )
 
-    mixed = tr(
-        "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
-        "the last axis into heads first, then move the head axis to the front.",
-        "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起。"
-        "应该先把最后一维拆成多个头，再把头这一维移到最前面。",
-    )
-    heads_last = tr(
-        "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
-        "are axis 0, not axis 1.",
-        "transpose(1, 2) 交换的是头和 head_dim。没有批次轴时，词元是第 0 维，不是第 1 维。",
-    )
-    not_swapped = tr(
-        "the heads are split; now swap the token and head axes so that the heads come first.",
-        "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
-    )
     split = x.view(T, h, head_dim)  # (T, h, head_dim): the heads cut, not yet moved
-    slips = (
-        (split.transpose(1, 2), heads_last),
-        (split, not_swapped),
-        (x.reshape(h, T, head_dim), mixed),
-    )
+    slips = tuple(zip((split.transpose(1, 2), split, x.reshape(h, T, head_dim)), _SPLIT_SLIPS))
     # A plain tensor equal to a slip (in x's dtype, exactly) is named by its values first: at some
     # sizes two slips share a shape, or a slip has the expected one (T == num_heads).
     if isinstance(answer, torch.Tensor) and tensor_kind_hint(answer) is None:
