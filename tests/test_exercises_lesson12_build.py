@@ -226,6 +226,53 @@ def step_before_backward(model, optimizer, inputs, targets):
     return loss.item()
 
 
+def shifted_again(model, optimizer, inputs, targets):  # get_batch already shifted the targets
+    logits = model(inputs)[:, :-1]  # (b, T - 1, vocab)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets[:, 1:].reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def softmax_first(model, optimizer, inputs, targets):  # cross_entropy takes the raw logits
+    probs = torch.softmax(model(inputs), dim=-1)  # (b, T, vocab)
+    loss = F.cross_entropy(probs.reshape(-1, probs.shape[-1]), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def stepped_twice(model, optimizer, inputs, targets):
+    loss = _loss(model, inputs, targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    optimizer.step()  # the same gradients applied again
+    return loss.item()
+
+
+def logits_without_grad(model, optimizer, inputs, targets):  # backward() raises: no graph
+    with torch.no_grad():
+        logits = model(inputs)  # (b, T, vocab)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_without_grad(model, optimizer, inputs, targets):  # nothing to backward: no change
+    with torch.no_grad():
+        loss = _loss(model, inputs, targets)
+    optimizer.zero_grad()
+    if loss.requires_grad:
+        loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
 def returns_nothing(model, optimizer, inputs, targets):
     train_step(model, optimizer, inputs, targets)
 
@@ -254,6 +301,11 @@ def test_train_step_passes_the_book_step(right):
         (cleared_too_late, "never between backward() and step()"),
         (loss_after_the_step, "measured after optimizer.step()"),
         (returns_nothing, "loss as a number"),
+        (shifted_again, "shifted once more"),
+        (softmax_first, "takes the raw logits"),
+        (stepped_twice, "two steps per batch"),
+        (logits_without_grad, "no graph"),
+        (step_without_grad, "no graph"),
         (switches_to_eval, "eval mode"),
         (unwritten, "not written yet"),
         (None, "no answer yet"),
@@ -262,6 +314,9 @@ def test_train_step_passes_the_book_step(right):
 def test_train_step_names_the_usual_slips(wrong, words):
     result = ex.check_train_step(wrong)
     assert_not_yet(result, words)
+    named = (shifted_again, softmax_first, stepped_twice, logits_without_grad, step_without_grad)
+    if wrong in named:  # the slip named, not the generic hint on zero_grad
+        assert "zero_grad" not in result.render("en")
     if wrong is loss_after_the_step:  # a number was returned: the hint must not ask for one
         assert "not a tensor" not in result.render("en")
 

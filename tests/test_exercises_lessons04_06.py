@@ -48,6 +48,8 @@ def test_dropout_scale():
 def test_zero_fraction():
     assert_pass(ex.check_zero_fraction((15 + 21 * 0.5) / 36))
     assert_pass(ex.check_zero_fraction(0.7083))
+    assert_pass(ex.check_zero_fraction(0.71))  # rounded to 2 decimals
+    assert_not_yet(ex.check_zero_fraction(0.72), "half of the 21")
     assert_not_yet(ex.check_zero_fraction(None), "no answer yet")
     assert_not_yet(ex.check_zero_fraction(0.5), "already 0")
     assert_not_yet(ex.check_zero_fraction(15 / 36), "only the 15 masked")
@@ -249,3 +251,32 @@ def test_split_into_heads_at_any_size(T, head_dim, seed):
     assert_pass(ex.check_split_into_heads(split.permute(1, 0, 2).contiguous(), x))
     assert_not_yet(ex.check_split_into_heads(split, x), "swap the token")
     assert_not_yet(ex.check_split_into_heads(split.transpose(1, 2), x), "axis 0")
+
+
+class _FixedDropoutCausal(mh.CausalAttention):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        self.dropout = nn.Dropout(0.5)  # the argument ignored
+
+
+class _FixedDropoutWrapper(mh.MultiHeadAttentionWrapper):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        for head in self.heads:
+            head.dropout = nn.Dropout(0.5)
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        lambda: ex.check_dropout_rate(None),
+        lambda: ex.check_dropout_rate(1 / 0.7),
+        lambda: ex.check_causal_attention_class(_FixedDropoutCausal),
+        lambda: ex.check_wrapper_class(_FixedDropoutWrapper),
+    ],
+    ids=["rate-none", "rate-factor", "causal-fixed-dropout", "wrapper-fixed-dropout"],
+)
+def test_lesson04_says_dropout_rate_with_the_glossary_term(check):
+    """The Chinese hints call the rate p 丢弃率 (the glossary's term), not a 比例 (a share)."""
+    text = check().render("zh")
+    assert "丢弃率" in text and "比例 p" not in text and "dropout 比例" not in text, text

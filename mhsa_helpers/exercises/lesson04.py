@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from ..attention.causal import CausalAttention
+from ..attention.functional import causal_mask, masked_attention
 from ..attention.self_attention import SelfAttentionV2
 from ..data import load_journey
 from ..i18n import Text, tr
@@ -179,7 +180,7 @@ check_zero_fraction = number_checker(
             "count the 15 masked zeros, then half of the 21 entries on/below the diagonal.",
             "先数被掩码的 15 个零，再加上对角线及其以下 21 个元素中的一半。",
         ),
-        tol=1e-3,
+        tol=5e-3,  # the value rounded to 2 decimals, 0.71, passes; no known slip is that close
     ),
     "Expected zeros in a 6x6 causal weight matrix after dropout p = 0.5: (15 + 21 * 0.5) / 36.",
 )
@@ -192,10 +193,8 @@ def exercise_context() -> tuple[torch.Tensor, torch.Tensor]:
         torch.manual_seed(789)
         sa_v2 = SelfAttentionV2(3, 2)
     with torch.no_grad():
-        scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T  # (6, 6)
-        values = sa_v2.W_value(inputs)  # (6, 2)
-    future = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)  # (6, 6)
-    weights = torch.softmax(scores.masked_fill(future, -torch.inf) / 2**0.5, dim=-1)  # (6, 6)
+        keys, queries, values = sa_v2.project(inputs)  # (6, 2) each
+        _, weights = masked_attention(queries, keys, values, causal_mask(6).bool())  # (6, 6)
     return weights, values
 
 
@@ -212,9 +211,9 @@ check_dropout_rate = number_checker(
     Number(
         name=tr(
             "the rate of a dropout layer on the context vectors",
-            "作用在上下文向量上的 dropout 层的比例",
+            "作用在上下文向量上的 dropout 层的丢弃率",
         ),
-        what=tr("a number: the dropout rate p of the layer", "一个数：这一层的 dropout 比例 p"),
+        what=tr("a number: the dropout rate p of the layer", "一个数：这一层的丢弃率 p"),
         expected=EXERCISE_P,
         right=tr(
             "correct: every survivor is 1 / (1 - p) = 1.43 times its context vector entry, so "
@@ -233,7 +232,7 @@ check_dropout_rate = number_checker(
             1 / (1 - EXERCISE_P): tr(
                 "that is the factor the survivors were multiplied by, 1 / (1 - p); the rate p "
                 "follows from it.",
-                "这是保留下来的元素乘上的倍数 1 / (1 - p)，比例 p 要从它反推出来。",
+                "这是保留下来的元素乘上的倍数 1 / (1 - p)，丢弃率 p 要从它反推出来。",
             ),
             1 - EXERCISE_P: tr(
                 "that is the share of the entries the layer keeps, 1 - p; p is the share it drops.",
@@ -485,19 +484,20 @@ _HEAD_DTYPES = (torch.float32, torch.float64, torch.float32)
 _DROPOUT_RATES = (0.5, 0.2, 0.0)
 
 
-_IGNORES_DROPOUT = tr(
-    " in training mode the output differs from the book's class built with the same dropout "
-    "rate: use the dropout argument, self.dropout = nn.Dropout(dropout), not a fixed rate.",
-    "，在训练模式下，输出与用同样 dropout 比例构建的书中的类不一致。"
-    "请使用 dropout 参数，self.dropout = nn.Dropout(dropout)，不要写死一个比例。",
-)
-
-
-_HEADS_IGNORE_DROPOUT = tr(
-    ": the heads drop with another rate than the wrapper was built with: pass the wrapper's "
-    "dropout argument on to every head's constructor.",
-    "：各个头的 dropout 比例和构建包装器时给的不一样。"
-    "请把包装器的 dropout 参数传给每个头的构造函数。",
+#: The hint for a dropout rate other than the constructor's: in the class, in the heads of a
+#: wrapper (indexed by bool(spec.heads), like _NO_BIASES).
+_WRONG_RATE = (
+    tr(
+        " in training mode the output differs from the book's class built with the same dropout "
+        "rate: use the dropout argument, self.dropout = nn.Dropout(dropout), not a fixed rate.",
+        "，在训练模式下，输出与用同样丢弃率构建的书中的类不一致。"
+        "请使用 dropout 参数，self.dropout = nn.Dropout(dropout)，不要写死一个丢弃率。",
+    ),
+    tr(
+        ": the heads drop with another rate than the wrapper was built with: pass the wrapper's "
+        "dropout argument on to every head's constructor.",
+        "：各个头的丢弃率和构建包装器时给的不一样。请把包装器的 dropout 参数传给每个头的构造函数。",
+    ),
 )
 _NO_BIASES = (
     tr(
@@ -533,11 +533,9 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
             reference.to(dtype).eval()
             with torch.no_grad():
                 out = run(x)
-                want = reference(x)
-            agrees(out, want, partial(_head_mistakes, spec_i, reference, x, out.detach(), where))
-            with torch.no_grad():
-                changed = run(change_from(x, half))  # the tokens half.. new
-            causal(changed, out, half, where + _FUTURE_LEAKS)
+                agrees(out, reference(x), partial(_head_mistakes, spec_i, reference, x, out, where))
+                # the tokens half.. new: the outputs before them stay
+                causal(run(change_from(x, half)), out, half, where + _FUTURE_LEAKS)
 
     def dropout_in_training_only(cls: type) -> None:
         for index, p in enumerate(_DROPOUT_RATES):
@@ -546,17 +544,14 @@ def head_contracts(spec: CausalClass) -> tuple[Callable[[type], None], ...]:
 
             rates = {m.p for m in module.modules() if isinstance(m, nn.Dropout)}
             if rates and rates != {p}:
-                ignored = _HEADS_IGNORE_DROPOUT if spec.heads else _IGNORES_DROPOUT
-                raise ContractError(where + ignored)
+                raise ContractError(where + _WRONG_RATE[bool(spec.heads)])
             if p > 0:
                 dropout_only_in_training(run, module, reference, x, where, seed=601 + index)
             else:  # p = 0: training mode drops nothing, as in the book's class
                 module.train()
                 with torch.no_grad():
                     torch.manual_seed(601)
-                    out = run(x)
-                    want = reference.train()(x)
-                agrees(out, want, where + _IGNORES_DROPOUT)
+                    agrees(run(x), reference.train()(x), where + _WRONG_RATE[0])
 
     def gradients_flow(cls: type) -> None:
         module, _, x, where, _ = _trial(spec, cls, _HEAD_SIZES[1], 0.0, 700, qkv_bias=True)

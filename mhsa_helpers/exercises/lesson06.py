@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -200,6 +201,27 @@ _SPLIT_INTO_HEADS = tr(
 )
 
 
+#: The hints for the slips of splitting one sequence into heads, in the order they are tried:
+#: transpose(1, 2) after the split, the split not swapped, a plain reshape.
+_SPLIT_SLIPS = (
+    tr(
+        "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
+        "are axis 0, not axis 1.",
+        "transpose(1, 2) 交换的是头和 head_dim。没有批次轴时，词元是第 0 维，不是第 1 维。",
+    ),
+    tr(
+        "the heads are split; now swap the token and head axes so that the heads come first.",
+        "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
+    ),
+    tr(
+        "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
+        "the last axis into heads first, then move the head axis to the front.",
+        "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起。"
+        "应该先把最后一维拆成多个头，再把头这一维移到最前面。",
+    ),
+)
+
+
 @exercise(_SPLIT_INTO_HEADS)
 def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
     """``x`` (T, d_out), one sequence without a batch axis -> (3, T, d_out // 3).
@@ -226,27 +248,8 @@ def check_split_into_heads(answer: object, x: torch.Tensor) -> CheckResult:
             ),
         )
 
-    mixed = tr(
-        "viewing straight into (num_heads, T, head_dim) mixes tokens and heads: split "
-        "the last axis into heads first, then move the head axis to the front.",
-        "直接 view 成 (num_heads, T, head_dim) 会把词元和头混在一起。"
-        "应该先把最后一维拆成多个头，再把头这一维移到最前面。",
-    )
-    heads_last = tr(
-        "transpose(1, 2) swapped heads and head_dim: without a batch axis the tokens "
-        "are axis 0, not axis 1.",
-        "transpose(1, 2) 交换的是头和 head_dim。没有批次轴时，词元是第 0 维，不是第 1 维。",
-    )
-    not_swapped = tr(
-        "the heads are split; now swap the token and head axes so that the heads come first.",
-        "头已经拆开了，现在交换词元轴和头轴，让头排在最前面。",
-    )
     split = x.view(T, h, head_dim)  # (T, h, head_dim): the heads cut, not yet moved
-    slips = (
-        (split.transpose(1, 2), heads_last),
-        (split, not_swapped),
-        (x.reshape(h, T, head_dim), mixed),
-    )
+    slips = tuple(zip((split.transpose(1, 2), split, x.reshape(h, T, head_dim)), _SPLIT_SLIPS))
     # A plain tensor equal to a slip (in x's dtype, exactly) is named by its values first: at some
     # sizes two slips share a shape, or a slip has the expected one (T == num_heads).
     if isinstance(answer, torch.Tensor) and tensor_kind_hint(answer) is None:
@@ -378,10 +381,6 @@ def _pair(
     return module, reference
 
 
-def _mask_is_a_buffer(cls: type) -> None:
-    mask_buffer(cls(3, 4, 6, 0.0, 2))
-
-
 def _read_runtime_error(error: RuntimeError, args: tuple[object, ...]) -> Text:
     """A RuntimeError in forward, with the usual cause named (``.view``, an unsliced mask)."""
     T = cast(torch.Tensor, args[0]).shape[1]
@@ -481,21 +480,17 @@ def _equal_to_reference(cls: type) -> None:
         module.to(dtype).eval()
         reference.to(dtype).eval()
         x = torch.randn(b, T, d_in, dtype=dtype)  # (b, T, d_in)
-        with torch.no_grad():
-            out = _run(module, x, where)
-            want = reference(x)
-        agrees(out, want, partial(_diagnose, out.detach(), reference, x, where))
         t = T // 2
-        changed = change_from(x, t)  # (b, T, d_in): tokens t.. new
-        with torch.no_grad():
-            before, after = module(x), module(changed)
         leaks = tr(
             f": changing tokens {t}.. changed the outputs of earlier tokens -- the future "
             "leaks in. Mask the scores above the diagonal with -inf before the softmax.",
             f"：改动第 {t} 个及之后的词元，前面词元的输出也变了，"
             "说明未来的信息泄露进来了。请在 softmax 之前用 -inf 遮住对角线以上的注意力分数。",
         )
-        causal(before, after, t, where + leaks)
+        with torch.no_grad():
+            out = _run(module, x, where)
+            agrees(out, reference(x), partial(_diagnose, out, reference, x, where))
+            causal(_run(module, change_from(x, t), where), out, t, where + leaks)  # tokens t.. new
 
 
 _PASSED = tr(
@@ -590,7 +585,7 @@ def _check_gradients(cls: type) -> None:
 
 def _book_numbers_note(cls: type) -> Text:
     """Whether seed 123 then ``cls(3, 2, 6, 0.0, 2)`` gives the book's printed numbers."""
-    try:
+    with contextlib.suppress(Exception):  # only the note depends on what the class does here
         torch.manual_seed(123)
         with torch.no_grad():
             out = cls(3, 2, 6, 0.0, 2).eval()(load_journey().batch)  # (2, 6, 2)
@@ -600,8 +595,6 @@ def _book_numbers_note(cls: type) -> Text:
                 " With torch.manual_seed(123) it prints the book's numbers too.",
                 "用 torch.manual_seed(123) 时，它打印出的数也和书中的一样。",
             )
-    except Exception:
-        pass
     return tr(
         " (With torch.manual_seed(123) it does not print the book's numbers: create W_query, "
         "W_key, W_value, out_proj in that order if you want them.)",
@@ -627,7 +620,7 @@ check_build_multihead = build_checker(
             _check_rows_and_bias,
             _check_gradients,
             _check_dropout,
-            _mask_is_a_buffer,
+            lambda cls: mask_buffer(cls(3, 4, 6, 0.0, 2)),  # the mask is a buffer
         ),
         passed=lambda cls: _PASSED + _book_numbers_note(cls),
     ),

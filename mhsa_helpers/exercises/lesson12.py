@@ -403,8 +403,13 @@ _BLOCK_MISTAKES = {
 }
 
 
-def _built_block(cls: type, sizes: tuple[int, ...]) -> tuple[nn.Module, TransformerBlock]:
-    d_model, context_length, num_heads = sizes[:3]
+def _built_block(
+    cls: type, sizes: tuple[int, ...], seed: int
+) -> tuple[nn.Module, TransformerBlock, torch.Tensor]:
+    """After ``torch.manual_seed(seed)``: the learner's block holding the book's weights (its two
+    norms made to differ), the book's block, both in eval mode, and an input x (b, T, d_model)."""
+    torch.manual_seed(seed)
+    d_model, context_length, num_heads, b, T = sizes
     reference = TransformerBlock(d_model, context_length, num_heads, 0.0)
     with torch.no_grad():  # two norms that differ, so that using one for both shows
         for name, param in reference.named_parameters():
@@ -412,7 +417,7 @@ def _built_block(cls: type, sizes: tuple[int, ...]) -> tuple[nn.Module, Transfor
                 param.normal_(1.0 if name.endswith("weight") else 0.0, 0.3)
     module = written(construct(cls, (d_model, context_length, num_heads, 0.0), {}))
     load_by_names(module, reference, missing=_BLOCK_MISSING, extra=_BLOCK_EXTRA)
-    return module.eval(), reference.eval()
+    return module.eval(), reference.eval(), torch.randn(b, T, d_model)
 
 
 _BLOCK_MISSING = tr(
@@ -433,12 +438,9 @@ _FUTURE_LEAKS = tr(": the future leaks in.", "：未来的信息泄露进来了�
 @torch.no_grad()
 def _block_equal(cls: type) -> None:
     for index, sizes in enumerate(_BLOCK_SIZES):
-        torch.manual_seed(1200 + index)
-        module, reference = _built_block(cls, sizes)
-        d_model, _, _, b, T = sizes
-        x = torch.randn(b, T, d_model)  # (b, T, d_model)
-        where = on_x(f"cls{(*sizes[:3], 0.0)}", (b, T, d_model))
-        out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=(b, T, d_model))
+        module, reference, x = _built_block(cls, sizes, 1200 + index)  # x: (b, T, d_model)
+        where = on_x(f"cls{(*sizes[:3], 0.0)}", tuple(x.shape))
+        out = call_forward(module, (x,), _BLOCK_CALL, where=where, want_shape=tuple(x.shape))
         variants = _block_variants(reference, x)
         if not torch.allclose(out, variants.pop("right"), atol=1e-5):
             known = ((v, _BLOCK_MISTAKES[k]) for k, v in variants.items())
@@ -453,15 +455,14 @@ def _block_equal(cls: type) -> None:
                     "以及两个分支是否都加回去了（残差连接）。",
                 )
             )
-        later = call_forward(module, (change_from(x, T // 2),), _BLOCK_CALL, where=where)
-        causal(later, out, T // 2, where + _FUTURE_LEAKS)
+        half = x.shape[1] // 2  # the tokens half.. new: the outputs before them stay
+        later = call_forward(module, (change_from(x, half),), _BLOCK_CALL, where=where)
+        causal(later, out, half, where + _FUTURE_LEAKS)
 
 
 def _block_gradients(cls: type) -> None:
-    torch.manual_seed(1210)
-    module, _ = _built_block(cls, _BLOCK_SIZES[0])
-    d_model, _, _, b, T = _BLOCK_SIZES[0]
-    out = call_forward(module.train(), (torch.randn(b, T, d_model),), _BLOCK_CALL)
+    module, _, x = _built_block(cls, _BLOCK_SIZES[0], 1210)
+    out = call_forward(module.train(), (x,), _BLOCK_CALL)
     (out * torch.randn(out.shape)).sum().backward()
     gradients_reach([(n, p.grad) for n, p in module.named_parameters()], no_gradient)
 
@@ -631,14 +632,24 @@ check_get_batch = build_checker(
 )
 
 
-def _book_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targets, clip: bool):
+def _book_step(
+    model: nn.Module, optimizer: torch.optim.Optimizer, inputs, targets, slip: str | None = None
+):
+    """The book's step (``slip`` None, or "clip": the gradients clipped to norm 1), or the same
+    step with one of the slips of ``_STEP_SLIPS``."""
+    logits = model(inputs)  # (b, T, vocab)
+    if slip == "shifted_again":  # position t against the character two ahead: (b, T - 1, vocab)
+        logits, targets = logits[:, :-1], targets[:, 1:]
+    if slip == "softmax":
+        logits = logits.softmax(dim=-1)
     # the logits (b * T, vocab) against the targets (b * T,)
-    loss = F.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
     optimizer.zero_grad()
     loss.backward()
-    if clip:
+    if slip == "clip":
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
+    for _ in range({"no_step": 0, "step_twice": 2}.get(slip or "", 1)):
+        optimizer.step()
     return loss.item()
 
 
@@ -646,9 +657,12 @@ def _two_steps(
     step: Callable[..., object], model: nn.Module, batches: torch.Tensor
 ) -> tuple[nn.Module, list[Any]]:
     """``step(model, optimizer, inputs, targets)`` for each batch on a copy of ``model`` with an
-    AdamW of its own: the copy and what each step returned; what the step raises is the hint."""
+    AdamW of its own: the copy and what each step returned; what the step raises is the hint, and
+    so is a step whose every forward ran without recording a graph (under ``torch.no_grad()``)."""
     trained = copy.deepcopy(model)
     optimizer = torch.optim.AdamW(trained.parameters(), lr=1e-2, weight_decay=0.1)
+    graphs: list[bool] = []  # per forward of the model: whether it recorded a graph
+    trained.register_forward_hook(lambda *_: graphs.append(torch.is_grad_enabled()))
     try:
         return trained, [step(trained, optimizer, inputs, targets) for inputs, targets in batches]
     except NotImplementedError:
@@ -657,12 +671,14 @@ def _two_steps(
         kind, said = type(error).__name__, first_line(str(error)).rstrip(".")
         flat = _STEP_FLATTEN if "target size" in said or "batch_size" in said else tr("", "")
         raise ContractError(fill(_STEP_RAISED + flat, kind=kind, said=said)) from None
+    finally:  # a model run without a graph (torch.no_grad()) is the hint, whatever came of it
+        if graphs and not any(graphs):
+            raise ContractError(_STEP_NO_GRAPH)
 
 
-def _same(a: nn.Module, b: nn.Module, atol: float, rtol: float) -> bool:
-    """Whether every parameter of ``a`` is close to ``b``'s (``torch.allclose``)."""
-    pairs = zip(a.parameters(), b.parameters(), strict=True)
-    return all(torch.allclose(p, q, atol=atol, rtol=rtol) for p, q in pairs)
+def _weights(model: nn.Module) -> torch.Tensor:
+    """Every parameter of ``model``, flattened into one vector."""
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
 
 
 def _step_contract(fn: Callable[..., object]) -> None:
@@ -681,15 +697,22 @@ def _step_contract(fn: Callable[..., object]) -> None:
                 "训练的一步不改变模式（训练循环开头调用一次 model.train()，评估模式只用于测量）。",
             )
         )
-    # the book's losses, with or without clipping, whose weights theirs equal
-    books = [_two_steps(partial(_book_step, clip=clip), model, batches) for clip in (False, True)]
-    matched = [want for ours, want in books if _same(theirs, ours, 1e-6, 1e-5)]
-    if not matched:
-        raise ContractError(_STEP_UNCHANGED if _same(theirs, model, 0.0, 0.0) else _STEP_DIFFERS)
+
+    mine = _weights(theirs)
+
+    def book(slip: str | None) -> list[Any] | None:
+        """The losses of the book's step with ``slip`` (``_book_step``), if it ends on their
+        weights."""
+        ours, want = _two_steps(partial(_book_step, slip=slip), model, batches)
+        return want if torch.allclose(mine, _weights(ours), atol=1e-6, rtol=1e-5) else None
+
+    # the book's losses, with or without clipping, if theirs took the book's step
+    matched = [want for want in map(book, (None, "clip")) if want is not None]
+    if not matched:  # a known slip (the first: no step at all), or the generic hint
+        raise ContractError(next((h for s, h in _STEP_SLIPS.items() if book(s)), _STEP_DIFFERS))
     got = [_as_number(x) for x in losses]
     if any(v is None or abs(v - w) > 1e-5 for v, w in zip(got, matched[-1], strict=True)):
-        text = _STEP_LOSS if None in got else _STEP_LOSS_AFTER
-        raise ContractError(fill(text, want=round(matched[-1][0], 4)))
+        raise ContractError(fill(_STEP_LOSS[None in got], want=round(matched[-1][0], 4)))
 
 
 def _as_number(loss: object) -> float | None:
@@ -707,13 +730,13 @@ _STEP_FLATTEN = tr(
     "logits 的形状是 (b, T, vocab)，targets 是 (b, T)：cross_entropy 要的是每个位置一行，"
     "(b * T, vocab) 对 (b * T,)。",
 )
-_STEP_UNCHANGED = tr(
-    "the parameters did not change: optimizer.step() found no gradients. backward() computes "
-    "them and step() applies them; optimizer.zero_grad() clears them, so it comes before "
-    "backward(), never between backward() and step().",
-    "参数没有变：optimizer.step() 没有找到梯度。backward() 计算梯度，step() 用上它们；"
-    "optimizer.zero_grad() 会清掉梯度，所以要放在 backward() 之前，"
-    "不能放在 backward() 和 step() 之间。",
+_STEP_NO_GRAPH = tr(
+    "the model ran under torch.no_grad(): no graph is recorded there, so backward() has nothing "
+    "to go back through and no parameter gets a gradient. Compute the logits and the loss with "
+    "gradients on; torch.no_grad() is for measuring, not for a training step.",
+    "模型是在 torch.no_grad() 下运行的：那里不记录计算图，backward() 无从回溯，"
+    "任何参数都得不到梯度。logits 和损失要在开启梯度时计算；"
+    "torch.no_grad() 用于测量，不用于训练的一步。",
 )
 _STEP_DIFFERS = tr(
     "after two steps the parameters differ from two AdamW steps on the cross-entropy loss: is "
@@ -723,18 +746,53 @@ _STEP_DIFFERS = tr(
     "每一步都调用 optimizer.zero_grad() 了吗？"
     "（不清零，梯度会累加。）损失是所有位置上交叉熵的平均吗？",
 )
-_STEP_LOSS_AFTER = tr(
-    "the step is right, but the loss returned is not this batch's loss before the update: "
-    "return the loss the step computed its gradients from ({want} for the first batch), not one "
-    "measured after optimizer.step().",
-    "这一步做对了，但返回的不是这一批在更新之前的损失。请返回用来算梯度的那个损失"
-    "（第一批应是 {want}），而不是 optimizer.step() 之后再算的。",
-)
-_STEP_LOSS = tr(
-    "the step is right, but return the loss as a number (a Python float, not a tensor: "
-    "loss.item()): it should be {want} for the first batch, measured before the step.",
-    "这一步做对了，但要把损失作为一个数返回（普通的数，而不是张量：loss.item()）。"
-    "第一批的损失应是 {want}，是在更新之前算的。",
+_STEP_SLIPS = {
+    "no_step": tr(
+        "the parameters did not change: optimizer.step() found no gradients. backward() computes "
+        "them and step() applies them; optimizer.zero_grad() clears them, so it comes before "
+        "backward(), never between backward() and step().",
+        "参数没有变：optimizer.step() 没有找到梯度。backward() 计算梯度，step() 用上它们；"
+        "optimizer.zero_grad() 会清掉梯度，所以要放在 backward() 之前，"
+        "不能放在 backward() 和 step() 之间。",
+    ),
+    "shifted_again": tr(
+        "the logits are scored against the targets shifted once more: get_batch has already "
+        "shifted them by one (targets[:, t] is the character after inputs[:, t]), so the logits "
+        "of every position go against the targets at the same position, all T of them.",
+        "logits 对的是又右移了一位的目标。get_batch 已经把目标右移了一位"
+        "（targets[:, t] 就是 inputs[:, t] 后面的字符），"
+        "所以每个位置的 logits 对同一位置的目标，T 个位置都要算。",
+    ),
+    "softmax": tr(
+        "the loss is computed from probabilities: F.cross_entropy takes the raw logits and "
+        "applies the (log-)softmax itself, so a softmax before it squashes the scores twice and "
+        "the gradients come out far too small.",
+        "损失是从概率算出来的。F.cross_entropy 接收原始的 logits，自己会做（对数）softmax；"
+        "在它之前再做一次 softmax，分数就被压缩了两次，梯度会小得多。",
+    ),
+    "step_twice": tr(
+        "the optimizer takes two steps per batch: one training step is one backward() and then "
+        "one optimizer.step(); a second step() applies the same gradients again.",
+        "每一批优化器走了两步。一步训练是一次 backward()，再一次 optimizer.step()；"
+        "多调用一次 step()，同样的梯度就又用了一遍。",
+    ),
+}
+#: The hint for a right step whose loss is wrong: one measured after the step, or not a number
+#: (indexed by whether a loss is not a number).
+_STEP_LOSS = (
+    tr(
+        "the step is right, but the loss returned is not this batch's loss before the update: "
+        "return the loss the step computed its gradients from ({want} for the first batch), not "
+        "one measured after optimizer.step().",
+        "这一步做对了，但返回的不是这一批在更新之前的损失。请返回用来算梯度的那个损失"
+        "（第一批应是 {want}），而不是 optimizer.step() 之后再算的。",
+    ),
+    tr(
+        "the step is right, but return the loss as a number (a Python float, not a tensor: "
+        "loss.item()): it should be {want} for the first batch, measured before the step.",
+        "这一步做对了，但要把损失作为一个数返回（普通的数，而不是张量：loss.item()）。"
+        "第一批的损失应是 {want}，是在更新之前算的。",
+    ),
 )
 
 check_train_step = build_checker(
