@@ -117,10 +117,8 @@ class Number(_Catalog):
             return fail(self.name, screened)
         value = whole_number(answer) if self.whole else number(answer)
         if value is None:
-            if self.kind is not None:
-                return fail(self.name, self.kind(answer))
             kind = A_WHOLE_NUMBER if self.whole else A_NUMBER
-            return fail(self.name, expected_kind(kind, answer))
+            return fail(self.name, self.kind(answer) if self.kind else expected_kind(kind, answer))
         if _equal(value, self.expected, self.tol):
             return ok(self.name, self.right)
         hint = next((h for m, h in pairs(self.wrong) if self._matches(value, m)), self.otherwise)
@@ -167,12 +165,11 @@ def tensor_answer(
     if tuple(answer.shape) != tuple(expected.shape):
         return fail(exercise, wrong_shape(tuple(answer.shape), tuple(expected.shape)))
     if not answer.is_floating_point():
-        dtype = answer.dtype
         return fail(
             exercise,
             tr(
-                f"expected a floating-point tensor, got dtype {dtype}.",
-                f"需要浮点张量，收到的 dtype 是 {dtype}。",
+                f"expected a floating-point tensor, got dtype {answer.dtype}.",
+                f"需要浮点张量，收到的 dtype 是 {answer.dtype}。",
             ),
         )
     got = answer.detach().to(torch.float64).cpu()
@@ -248,11 +245,10 @@ def _read_mask(spec: Mask, answer: Any) -> CheckResult | torch.Tensor:
     if shape != want:
         raise ContractError(wrong_shape(shape, want) + tr(" ", "") + spec.shape_hint)
     if answer.dtype != torch.bool:
-        dtype = answer.dtype
         raise ContractError(
             tr(
-                f"expected dtype torch.bool, got {dtype}",
-                f"需要 dtype torch.bool，收到的是 {dtype}",
+                f"expected dtype torch.bool, got {answer.dtype}",
+                f"需要 dtype torch.bool，收到的是 {answer.dtype}",
             )
             + spec.dtype_hint
         )
