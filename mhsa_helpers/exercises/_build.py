@@ -514,17 +514,14 @@ def call_forward(
     if not plain_tensor(out):
         raise stop(texts.subclass, kind=kind)
     like = x if texts.dtype is not None and isinstance(x, torch.Tensor) else out  # what to keep
-    wrong_type = (out.dtype, out.device) != (like.dtype, like.device)
+    dtype, device = like.dtype, like.device
+    wrong_type = (out.dtype, out.device) != (dtype, device)
     wrong_shape = want_shape is not None and tuple(out.shape) != tuple(want_shape)
     if texts.shape is not None and wrong_shape and (texts.shape_first or not wrong_type):
         raise stop(texts.shape, got=tuple(out.shape), want=want_shape)
     if wrong_type:
         raise stop(
-            texts.dtype,
-            got_dtype=out.dtype,
-            got_device=out.device,
-            dtype=like.dtype,
-            device=like.device,
+            texts.dtype, got_dtype=out.dtype, got_device=out.device, dtype=dtype, device=device
         )
     return out
 
