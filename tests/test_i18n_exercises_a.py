@@ -17,7 +17,7 @@ from torch import nn
 import mhsa_helpers as mh
 from mhsa_helpers import exercises as ex
 from mhsa_helpers.exercises import _common
-from mhsa_helpers.exercises._build import ContractError, class_answer, function_answer
+from mhsa_helpers.exercises._build import BuildSpec, ContractError, build_checker
 from mhsa_helpers.i18n import Text, tr, using_language
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -492,16 +492,19 @@ def test_contract_helpers_need_texts() -> None:
     error = ContractError(tr("a hint.", "一个提示。"))
     assert str(error) == "a hint." and error.text.zh == "一个提示。"
     name = tr("build it", "动手实现")
-    result = class_answer(
-        42,
-        name,
+    passed = tr("correct.", "正确。")
+    spec = BuildSpec(
+        name=name,
+        contracts=(),
+        passed=passed,
         missing_what=tr("your class", "你的类"),
         instance_hint=tr("pass the class.", "请传入类本身。"),
         not_class_hint=tr("got {kind} {cls!r}.", "收到的是 {kind} {cls!r}。"),
     )
-    assert result is not None
+    result = build_checker("check_class", spec, "A class answer.")(42)
     assert result.render("en") == "[NOT YET] build it: hint: got int 42."
     assert result.render("zh") == "[还没对] 动手实现。提示：收到的是 int 42。"
-    missing = function_answer(None, name, "my_fn")
-    assert missing is not None and "`answer = my_fn`" in missing.render("zh")
+    spec = BuildSpec(name, (), passed, answer="function", function_name="my_fn")
+    missing = build_checker("check_function", spec, "A function answer.")(None)
+    assert "`answer = my_fn`" in missing.render("zh")
     assert CJK.search(missing.render("zh")) and not CJK.search(missing.render("en"))

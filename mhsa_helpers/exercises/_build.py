@@ -4,8 +4,8 @@ A build-it exercise hands a checker the learner's own class (lessons 06, 09) or 
 01, 03, 11), which may be unfinished, raise anything, or be passed the wrong way (an instance
 instead of the class, a call instead of the function). The mechanical parts are written once here:
 
-* ``class_answer`` / ``function_answer`` -- the answer is a class derived from ``nn.Module`` /
-  a function, or a ``[NOT YET]`` result saying what to pass instead;
+* ``BuildSpec.check`` -- the answer is a class derived from ``nn.Module`` / a function, or a
+  ``[NOT YET]`` result saying what to pass instead;
 * ``ContractError`` -- raised at the first broken contract, its ``text`` (a bilingual ``Text``)
   is the hint;
 * ``is_view_error`` / ``first_line`` -- recognise a ``.view`` on a non-contiguous tensor (the
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain
+from itertools import chain, product
 from typing import Any, TypeVar
 
 import torch
@@ -61,7 +61,6 @@ from ._parse import plain_tensor
 from ._result import (
     CheckResult,
     ContractError,
-    fail,
     missing,
     ok,
     spec_checker,
@@ -97,14 +96,12 @@ __all__ = [
     "calls_made",
     "causal",
     "change_from",
-    "class_answer",
     "construct",
     "dropout_only_in_training",
     "drops_something",
     "fill",
     "first_line",
     "forward_on_copy",
-    "function_answer",
     "gradients_reach",
     "head_forward",
     "is_view_error",
@@ -134,62 +131,6 @@ def fill(text: Text, **values: object) -> Text:
         return {k: v.get(lang) if isinstance(v, Text) else v for k, v in values.items()}
 
     return replace(text, en=text.en.format(**side("en")), zh=text.zh.format(**side("zh")))
-
-
-def class_answer(
-    cls: object,
-    exercise: Text,
-    *,
-    missing_what: Text,
-    instance_hint: Text,
-    not_class_hint: Text,
-    modules_only: bool = True,
-) -> CheckResult | None:
-    """None if ``cls`` is a class derived from ``nn.Module``, else the ``[NOT YET]`` to return.
-
-    ``instance_hint`` and ``not_class_hint`` (both of their languages) may use ``{cls!r}`` and
-    ``{kind}`` (the answer's type name), filled in with ``str.format``. With
-    ``modules_only=False`` any class is accepted here (its instances are checked later).
-    """
-    if cls is None:
-        return missing(exercise, missing_what)
-    kind = type(cls).__name__
-    if isinstance(cls, nn.Module):
-        return fail(exercise, fill(instance_hint, cls=cls, kind=kind))
-    if not isinstance(cls, type) or (modules_only and not issubclass(cls, nn.Module)):
-        return fail(exercise, fill(not_class_hint, cls=cls, kind=kind))
-    return None
-
-
-def function_answer(
-    answer: object, exercise: Text, name: str, *, reject_classes: bool = False
-) -> CheckResult | None:
-    """None if ``answer`` is a function to call, else the ``[NOT YET]`` to return.
-
-    ``name`` is the function's name in the notebook (``answer = name``). A tensor is the result of
-    a call, not the function; with ``reject_classes`` a class is refused as well.
-    """
-    if answer is None:
-        return missing(
-            exercise,
-            tr(
-                f"your function (write `answer = {name}`, no parentheses)",
-                f"你的函数（写 `answer = {name}`，不带括号）",
-            ),
-        )
-    refused: tuple[type, ...] = (torch.Tensor, type) if reject_classes else (torch.Tensor,)
-    if isinstance(answer, refused) or not callable(answer):
-        kind = type(answer).__name__
-        return fail(
-            exercise,
-            tr(
-                f"expected a function, got a {kind}, perhaps what a call returned: write "
-                f"`answer = {name}`, the function itself, not a call (no parentheses).",
-                f"这里要的是函数本身，你传入的却是一个 {kind}（比如函数调用的结果）。"
-                f"请写 `answer = {name}`，不带括号。",
-            ),
-        )
-    return None
 
 
 def is_view_error(error: BaseException) -> bool:
@@ -255,18 +196,16 @@ def book_forward(
     b, T, d_out = queries.shape
     head_dim = d_out // num_heads
     plain_split = mistake in ("split_no_transpose", "split_no_transpose_merge_plain")
-    split = [
+    q, k, v = (
         t.reshape(b, num_heads, T, head_dim)
         if plain_split
         else t.view(b, T, num_heads, head_dim).transpose(1, 2)  # (b, h, T, head_dim)
         for t in (queries, keys, values)
-    ]
+    )
     scale = d_out**0.5 if mistake == "scale_d_out" else None
-    context = head_forward(*split, frozenset({mistake}) & _HEAD_MISTAKES, scale=scale)
-    if mistake in ("merge_no_transpose", "split_no_transpose_merge_plain"):
-        merged = context.reshape(b, T, d_out)
-    else:
-        merged = context.transpose(1, 2).reshape(b, T, d_out)  # (b, T, d_out)
+    context = head_forward(q, k, v, _HEAD_MISTAKES & {mistake}, scale=scale)
+    plain_merge = mistake in ("merge_no_transpose", "split_no_transpose_merge_plain")
+    merged = (context if plain_merge else context.transpose(1, 2)).reshape(b, T, d_out)
     return merged if mistake == "no_out_proj" else out_proj(merged)  # (b, T, d_out)
 
 
@@ -394,9 +333,7 @@ def name_head_mistakes(
     """The mistakes (one, else two from different groups) whose output ``forward`` equals
     ``out``; empty when none does."""
     first, second = HEAD_MISTAKE_GROUPS
-    singles = [(m,) for m in (*first, *second)]
-    pairs = [(a, b) for a in first for b in second]
-    for combination in (*singles, *pairs):
+    for combination in [*((m,) for m in first + second), *product(first, second)]:
         candidate = forward(frozenset(combination))
         if candidate.shape == out.shape and torch.allclose(
             out, candidate, atol=1e-5, rtol=1e-4, equal_nan=True
@@ -461,10 +398,6 @@ def forward_on_copy(fn: Callable[..., object], args: Sequence[object]) -> tuple[
 # -- the one runner -------------------------------------------------------------------------------
 
 
-def _no_runtime_reading(error: RuntimeError, args: tuple[object, ...]) -> Text | None:
-    return None
-
-
 #: The one wording of the call mechanics, ``ForwardTexts``' defaults: ``{call}`` is the
 #: exercise's name for what was called (``call``, itself filled in with the call's values).
 YOUR_FUNCTION = tr("your function", "你的函数")
@@ -488,9 +421,10 @@ class ForwardTexts:
     ``call_forward``'s ``values`` fill in any other placeholder (sizes, say). A text that
     is None is a test this exercise does not make: ``input_changed`` None leaves the input
     unwatched, ``tuple_`` None counts a tuple as "not a tensor", ``dtype`` None keeps any dtype.
-    ``runtime`` reads a ``RuntimeError`` first (e.g. a ``.view`` on a non-contiguous tensor);
-    None from it falls back to ``raised``. ``not_written``: the hint for ``NotImplementedError``
-    (None: like any other exception). ``shape_first``: test the shape before the dtype.
+    ``runtime`` reads a ``RuntimeError`` (or ``TypeError``) first (e.g. a ``.view`` on a
+    non-contiguous tensor); None from it, or no reader, falls back to ``raised``.
+    ``not_written``: the hint for ``NotImplementedError`` (None: like any other exception).
+    ``shape_first``: test the shape before the dtype.
     """
 
     raised: Text = CALL_RAISED
@@ -500,7 +434,7 @@ class ForwardTexts:
     input_changed: Text | None = None
     dtype: Text | None = None
     shape: Text | None = None
-    runtime: Callable[[RuntimeError, tuple[object, ...]], Text | None] = _no_runtime_reading
+    runtime: Callable[[RuntimeError, tuple[object, ...]], Text | None] | None = None
     not_written: Text | None = None
     shape_first: bool = False
     call: Text = YOUR_FUNCTION
@@ -566,7 +500,7 @@ def call_forward(
         if isinstance(error, NotImplementedError):  # the stub: an empty answer, not a wrong one
             raise stop(texts.not_written or FORWARD_NOT_WRITTEN, True, **said) from None
         readable = isinstance(error, (RuntimeError, TypeError))  # a reader reads the message
-        reading = texts.runtime(error, args) if readable else None  # type: ignore[arg-type]
+        reading = texts.runtime(error, args) if readable and texts.runtime else None  # type: ignore[arg-type]
         if reading is not None:
             raise ContractError(tested(reading, where)) from None
         raise stop(texts.raised, **said) from None
@@ -579,18 +513,15 @@ def call_forward(
         raise stop(texts.not_tensor, kind=kind)
     if not plain_tensor(out):
         raise stop(texts.subclass, kind=kind)
-    wrong_type = (
-        texts.dtype is not None
-        and isinstance(x, torch.Tensor)
-        and ((out.dtype, out.device) != (x.dtype, x.device))
-    )
+    like = x if texts.dtype is not None and isinstance(x, torch.Tensor) else out  # what to keep
+    dtype, device = like.dtype, like.device
+    wrong_type = (out.dtype, out.device) != (dtype, device)
     wrong_shape = want_shape is not None and tuple(out.shape) != tuple(want_shape)
     if texts.shape is not None and wrong_shape and (texts.shape_first or not wrong_type):
         raise stop(texts.shape, got=tuple(out.shape), want=want_shape)
     if wrong_type:
-        assert isinstance(x, torch.Tensor)
         raise stop(
-            texts.dtype, got_dtype=out.dtype, got_device=out.device, dtype=x.dtype, device=x.device
+            texts.dtype, got_dtype=out.dtype, got_device=out.device, dtype=dtype, device=device
         )
     return out
 
@@ -788,13 +719,17 @@ def construct(
 class BuildSpec:
     """A build-it exercise as data.
 
-    ``answer`` is ``"class"`` (the learner's class; ``missing_what``, ``instance_hint`` and
-    ``not_class_hint`` as in ``class_answer``, ``modules_only`` too) or ``"function"`` (the
-    learner's function, written ``answer = <function_name>``; ``reject_classes`` as in
-    ``function_answer``). ``contracts`` run in order, each given the answer; the first to raise
-    ``ContractError`` gives the hint. They run under a forked random state (the learner's is
-    kept), after ``torch.manual_seed(seed)`` unless ``seed`` is None. ``passed`` is the PASS
-    message, or a function of the answer giving it.
+    ``answer`` is ``"class"`` (the learner's class, derived from ``nn.Module`` unless
+    ``modules_only`` is False: then any class, its instances checked by the contracts) or
+    ``"function"`` (the learner's function, written ``answer = <function_name>``; a tensor is the
+    result of a call, not the function; with ``reject_classes`` a class is refused as well). For
+    a class, ``missing_what`` says what to write in place of None; ``instance_hint`` (for an
+    instance) and ``not_class_hint`` (for anything else) may use ``{cls!r}`` and ``{kind}`` (the
+    answer's type name), filled in with ``fill``. ``contracts`` run in order, each given the
+    answer; the first to raise ``ContractError`` gives the hint. They run under a forked random
+    state (the learner's is kept), after ``torch.manual_seed(seed)`` unless ``seed`` is None.
+    ``passed`` is the PASS message, or a function of the answer giving it. ``check`` refuses a
+    wrong kind of answer by raising ``ContractError`` too (``build_checker`` names the exercise).
     """
 
     name: Text
@@ -810,21 +745,28 @@ class BuildSpec:
     seed: int | None = None
 
     def check(self, answer: object) -> CheckResult:
-        if self.answer == "class":
-            refused = class_answer(
-                answer,
-                self.name,
-                missing_what=self.missing_what,
-                instance_hint=self.instance_hint,
-                not_class_hint=self.not_class_hint,
-                modules_only=self.modules_only,
+        name, kind, is_class = self.function_name, type(answer).__name__, self.answer == "class"
+        if answer is None:
+            what = tr(
+                f"your function (write `answer = {name}`, no parentheses)",
+                f"你的函数（写 `answer = {name}`，不带括号）",
             )
-        else:
-            refused = function_answer(
-                answer, self.name, self.function_name, reject_classes=self.reject_classes
+            return missing(self.name, self.missing_what if is_class else what)
+        if is_class and isinstance(answer, nn.Module):
+            raise ContractError(fill(self.instance_hint, cls=answer, kind=kind))
+        modules = (nn.Module,) if self.modules_only else (object,)
+        if is_class and not (isinstance(answer, type) and issubclass(answer, modules)):
+            raise ContractError(fill(self.not_class_hint, cls=answer, kind=kind))
+        refused = (torch.Tensor, type) if self.reject_classes else (torch.Tensor,)
+        if not is_class and (isinstance(answer, refused) or not callable(answer)):
+            raise ContractError(
+                tr(
+                    f"expected a function, got a {kind}, perhaps what a call returned: write "
+                    f"`answer = {name}`, the function itself, not a call (no parentheses).",
+                    f"这里要的是函数本身，你传入的却是一个 {kind}（比如函数调用的结果）。"
+                    f"请写 `answer = {name}`，不带括号。",
+                )
             )
-        if refused is not None:
-            return refused
         with torch.random.fork_rng(devices=[]):
             if self.seed is not None:
                 torch.manual_seed(self.seed)
@@ -879,29 +821,21 @@ def dropout_only_in_training(
         out_train = run(x)
         torch.manual_seed(seed)
         want_train = reference(x)
-    drops_something(
-        out_train,
-        want,
-        where
-        + tr(
-            " in training mode nothing is dropped: apply self.dropout to the attention "
-            "weights after the softmax.",
-            "，在训练模式下什么都没有丢弃。请在 softmax 之后对注意力权重使用 self.dropout。",
-        ),
+    nothing_dropped = where + tr(
+        " in training mode nothing is dropped: apply self.dropout to the attention "
+        "weights after the softmax.",
+        "，在训练模式下什么都没有丢弃。请在 softmax 之后对注意力权重使用 self.dropout。",
     )
-    agrees(
-        out_train,
-        want_train,
-        where
-        + tr(
-            " in training mode the output differs from the book's class with the same "
-            "seed: apply self.dropout to the attention weights, right after the softmax and "
-            "before the product with the values (the book's place).",
-            "，在训练模式下，输出与使用相同随机种子的书中的类不一致。"
-            "请像书中那样，在 softmax 之后、"
-            "与值相乘之前，对注意力权重使用 self.dropout。",
-        ),
+    drops_something(out_train, want, nothing_dropped)
+    elsewhere = where + tr(
+        " in training mode the output differs from the book's class with the same "
+        "seed: apply self.dropout to the attention weights, right after the softmax and "
+        "before the product with the values (the book's place).",
+        "，在训练模式下，输出与使用相同随机种子的书中的类不一致。"
+        "请像书中那样，在 softmax 之后、"
+        "与值相乘之前，对注意力权重使用 self.dropout。",
     )
+    agrees(out_train, want_train, elsewhere)
 
 
 # -- the contracts, each written once ---------------------------------------------------------

@@ -37,7 +37,6 @@ __all__ = [
     "Prediction",
     "PredictionBeforeRun",
     "TensorMatch",
-    "mask_answer",
     "mask_checker",
     "number_checker",
     "prediction_checker",
@@ -66,6 +65,11 @@ def pairs(catalog: Mapping[Any, Any] | Sequence[tuple[Any, Any]]) -> tuple[tuple
     """A catalog of known wrong answers as ``(match, hint)`` pairs, in order: a spec states it as
     a mapping ``{match: hint}`` (a tensor matches by its values, not as a key) or as pairs."""
     return tuple(catalog.items()) if isinstance(catalog, Mapping) else tuple(catalog)
+
+
+def _equal(value: float, target: float, tol: float | None) -> bool:
+    """Whether an answer ``value`` is ``target``: ``==`` (``tol`` None) or within ``tol``."""
+    return value == target if tol is None else math.isclose(value, target, abs_tol=tol)
 
 
 class _Catalog:
@@ -98,17 +102,12 @@ class Number(_Catalog):
     kind: Callable[[object], Text] | None = field(default=None)
     screen: Callable[[object], Text | None] | None = field(default=None)
 
-    def _is(self, value: float, target: float) -> bool:
-        if self.tol is None:
-            return value == target
-        return math.isclose(value, target, abs_tol=self.tol)
-
     def _matches(self, value: float, match: Match) -> bool:
         if callable(match):
             return bool(match(value))
         if isinstance(match, (int, float)):
-            return self._is(value, match)
-        return any(self._is(value, m) for m in match)
+            return _equal(value, match, self.tol)
+        return any(_equal(value, m, self.tol) for m in match)
 
     def check(self, answer: object) -> CheckResult:
         if answer is None:
@@ -118,11 +117,9 @@ class Number(_Catalog):
             return fail(self.name, screened)
         value = whole_number(answer) if self.whole else number(answer)
         if value is None:
-            if self.kind is not None:
-                return fail(self.name, self.kind(answer))
             kind = A_WHOLE_NUMBER if self.whole else A_NUMBER
-            return fail(self.name, expected_kind(kind, answer))
-        if self._is(value, self.expected):
+            return fail(self.name, self.kind(answer) if self.kind else expected_kind(kind, answer))
+        if _equal(value, self.expected, self.tol):
             return ok(self.name, self.right)
         hint = next((h for m, h in pairs(self.wrong) if self._matches(value, m)), self.otherwise)
         return fail(self.name, hint(value) if callable(hint) else hint)
@@ -168,17 +165,15 @@ def tensor_answer(
     if tuple(answer.shape) != tuple(expected.shape):
         return fail(exercise, wrong_shape(tuple(answer.shape), tuple(expected.shape)))
     if not answer.is_floating_point():
-        dtype = answer.dtype
         return fail(
             exercise,
             tr(
-                f"expected a floating-point tensor, got dtype {dtype}.",
-                f"需要浮点张量，收到的 dtype 是 {dtype}。",
+                f"expected a floating-point tensor, got dtype {answer.dtype}.",
+                f"需要浮点张量，收到的 dtype 是 {answer.dtype}。",
             ),
         )
     got = answer.detach().to(torch.float64).cpu()
-    want = expected.detach().to(torch.float64).cpu()
-    if torch.allclose(got, want, atol=atol, rtol=0):
+    if _tensor_matches(got, expected, atol):
         return ok(exercise)
     for match, wrong_hint in pairs(wrong):
         if _tensor_matches(got, match, atol):
@@ -187,48 +182,11 @@ def tensor_answer(
 
 
 def _tensor_matches(got: torch.Tensor, match: TensorMatch, atol: float) -> bool:
+    """Whether ``got`` (float64, CPU) passes the test ``match``, or equals it to ``atol``."""
     if callable(match) and not isinstance(match, torch.Tensor):
         return bool(match(got))
     known = match.detach().to(torch.float64).cpu()
     return known.shape == got.shape and torch.allclose(got, known, atol=atol, rtol=0)
-
-
-def mask_answer(
-    exercise: Text,
-    answer: Any,
-    expected_shape: tuple[int, ...],
-    *,
-    what: Text,
-    shape_hint: Text,
-    dtype_hint: Text,
-) -> CheckResult | torch.Tensor:
-    """The first checks of a boolean-mask answer, shared by the mask exercises.
-
-    Returns the NOT YET result for a missing answer, a non-tensor, a subclass or meta tensor, a
-    wrong shape (``shape_hint`` says what rows and columns are) or a dtype other than bool
-    (``dtype_hint`` follows the dtype); otherwise the answer on the CPU, ready to compare.
-    """
-    if answer is None:
-        return missing(exercise, what)
-    kind_hint = tensor_kind_hint(answer)
-    if kind_hint is not None:
-        return fail(exercise, kind_hint)
-    if tuple(answer.shape) != tuple(expected_shape):
-        return fail(
-            exercise,
-            wrong_shape(tuple(answer.shape), tuple(expected_shape)) + tr(" ", "") + shape_hint,
-        )
-    if answer.dtype != torch.bool:
-        dtype = answer.dtype
-        return fail(
-            exercise,
-            tr(
-                f"expected dtype torch.bool, got {dtype}",
-                f"需要 dtype torch.bool，收到的是 {dtype}",
-            )
-            + dtype_hint,
-        )
-    return answer.cpu()
 
 
 _NOTHING = Text("", "")
@@ -236,13 +194,13 @@ _NOTHING = Text("", "")
 
 @dataclass(frozen=True)
 class Mask(_Catalog):
-    """A boolean-mask exercise: the answer is read (``mask_answer``: missing, not a plain tensor,
+    """A boolean-mask exercise: the answer is read (``_read_mask``: missing, not a plain tensor,
     wrong shape -- then ``shape_hint`` -- or dtype -- then ``dtype_hint``); ``expected`` passes
     with ``right``; each ``(tensor, hint)`` of ``wrong`` is tried in order (``torch.equal``);
     then ``diagnose`` (a test of its own on the mask, None when it has nothing to say); anything
     else gets ``otherwise``.
 
-    ``read``: a reading of the answer other than ``mask_answer`` (given the spec and the answer,
+    ``read``: a reading of the answer other than ``_read_mask`` (given the spec and the answer,
     it returns the ``[NOT YET]`` result or the mask to compare).
     """
 
@@ -258,17 +216,7 @@ class Mask(_Catalog):
     read: Callable[[Mask, Any], CheckResult | torch.Tensor] | None = None
 
     def check(self, answer: object) -> CheckResult:
-        if self.read is not None:
-            got = self.read(self, answer)
-        else:
-            got = mask_answer(
-                self.name,
-                answer,
-                tuple(self.expected.shape),
-                what=self.what,
-                shape_hint=self.shape_hint,
-                dtype_hint=self.dtype_hint,
-            )
+        got = (self.read or _read_mask)(self, answer)
         if isinstance(got, CheckResult):
             return got
         if torch.equal(got, self.expected):
@@ -280,27 +228,39 @@ class Mask(_Catalog):
         return fail(self.name, said if said is not None else self.otherwise)
 
 
+def _read_mask(spec: Mask, answer: Any) -> CheckResult | torch.Tensor:
+    """The first checks of a boolean-mask answer, ``Mask``'s reading unless it names its own.
+
+    Returns the ``[TO DO]`` result for a missing answer; refuses a non-tensor, a subclass or meta
+    tensor, a wrong shape (``spec.shape_hint`` says what rows and columns are) or a dtype other
+    than bool (``spec.dtype_hint`` follows the dtype); otherwise the answer on the CPU, ready to
+    compare.
+    """
+    if answer is None:
+        return missing(spec.name, spec.what)
+    kind_hint = tensor_kind_hint(answer)
+    if kind_hint is not None:
+        raise ContractError(kind_hint)
+    shape, want = tuple(answer.shape), tuple(spec.expected.shape)
+    if shape != want:
+        raise ContractError(wrong_shape(shape, want) + tr(" ", "") + spec.shape_hint)
+    if answer.dtype != torch.bool:
+        raise ContractError(
+            tr(
+                f"expected dtype torch.bool, got {answer.dtype}",
+                f"需要 dtype torch.bool，收到的是 {answer.dtype}",
+            )
+            + spec.dtype_hint
+        )
+    return answer.cpu()
+
+
 def mask_checker(python_name: str, spec: Mask, doc: str) -> Callable[[object], CheckResult]:
     """The checker function ``python_name(answer)`` for the mask exercise ``spec``."""
     return spec_checker(python_name, spec, doc, keep_as="mask_spec")
 
 
 # -- predict, then run ----------------------------------------------------------------------------
-
-
-def _guess(
-    prediction: object, whole: bool, between: tuple[float, float] = (-math.inf, math.inf)
-) -> float | None:
-    """The prediction as a number (a whole one if ``whole``) within ``between``, else None."""
-    value = whole_number(prediction) if whole else number(prediction)
-    low, high = between
-    return value if value is not None and low <= value <= high else None
-
-
-def _guessed(value: float | None, actual: float, tol: float | None) -> bool:
-    if value is None:
-        return False
-    return value == actual if tol is None else math.isclose(value, actual, abs_tol=tol)
 
 
 @dataclass(frozen=True)
@@ -326,7 +286,7 @@ class Prediction:
     def check(self, prediction: object, reveal: object = False) -> CheckResult:
         name, what, actual = self.name, self.what, self.actual()
         output = self.shows(actual)
-        value = _guess(prediction, self.whole, self.between)
+        value = whole_number(prediction) if self.whole else number(prediction)
         if not isinstance(reveal, bool):  # a ContractError is the hint (``exercise``)
             raise ContractError(
                 tr(
@@ -362,12 +322,12 @@ class Prediction:
                 )
             )
         shown = show(prediction)
-        if value is None and _guess(prediction, self.whole) is not None:
-            low, high = (f"{end:g}" for end in self.between)
+        low, high = self.between
+        if value is not None and not low <= value <= high:
             raise ContractError(
                 tr(
-                    f"expected a prediction between {low} and {high}, got {shown}.",
-                    f"预测应在 {low} 到 {high} 之间，收到的是 {shown}。",
+                    f"expected a prediction between {low:g} and {high:g}, got {shown}.",
+                    f"预测应在 {low:g} 到 {high:g} 之间，收到的是 {shown}。",
                 )
             )
         if value is None:
@@ -381,7 +341,7 @@ class Prediction:
                     f"你的预测 {shown} 已经记下。运行下一个单元格吧。",
                 ),
             )
-        if _guessed(value, actual, self.tol):
+        if _equal(value, actual, self.tol):
             return ok(
                 name,
                 tr(
@@ -427,13 +387,13 @@ class PredictionBeforeRun:
                 ),
                 todo=True,
             )
-        value = _guess(prediction, self.whole)
+        value = whole_number(prediction) if self.whole else number(prediction)
         if value is None:
             kind = A_WHOLE_NUMBER if self.whole else A_NUMBER
             return fail(
                 self.name, tr("a prediction here is ", "这里的预测应该是") + kind + got(prediction)
             )
-        right = _guessed(value, self.expected, self.tol)
+        right = _equal(value, self.expected, self.tol)
         return ok(self.name, self.right) if right else fail(self.name, self.wrong)
 
 

@@ -66,12 +66,10 @@ def number(answer: object) -> float | None:
     Numpy scalars count. ``True``/``False`` (a bool tensor too) are not numbers here, nor are
     strings, lists, NaN, infinity or an int too large for a float.
     """
-    if is_bool(answer):
-        return None
-    answer = _scalar(answer)
-    if isinstance(answer, numbers.Real) and not is_bool(answer):
+    scalar = None if is_bool(answer) else _scalar(answer)
+    if isinstance(scalar, numbers.Real):
         try:
-            value = float(answer)
+            value = float(scalar)
         except OverflowError:
             return None
         return value if math.isfinite(value) else None
@@ -83,16 +81,11 @@ def whole_number(answer: object) -> int | None:
 
     Numpy integers and floats count; bools (a bool tensor too) do not.
     """
-    if is_bool(answer):
-        return None
-    answer = _scalar(answer)
-    if isinstance(answer, numbers.Integral) and not is_bool(answer):
-        return int(answer)
-    if isinstance(answer, numbers.Real) and not is_bool(answer):
-        value = float(answer)
-        if math.isfinite(value) and value.is_integer():
-            return int(value)
-    return None
+    scalar = None if is_bool(answer) else _scalar(answer)
+    if isinstance(scalar, numbers.Integral):
+        return int(scalar)
+    value = number(scalar)  # a float: whole when it has no fraction
+    return int(value) if value is not None and value.is_integer() else None
 
 
 # -- what kind of answer was expected ------------------------------------------------------------

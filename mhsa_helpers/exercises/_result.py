@@ -311,10 +311,8 @@ def _arm(seconds: float, deadline: _Deadline) -> Callable[[], None]:
     module's frames, so the cleanup always runs. A timer the caller already set (e.g. a test
     runner's) is left alone when it fires sooner, and re-armed with its remaining time afterwards.
     """
-    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-        stop = _alarm(seconds, deadline)
-    else:
-        stop = _watchdog(seconds, deadline)
+    main = threading.current_thread() is threading.main_thread()
+    stop = (_alarm if hasattr(signal, "setitimer") and main else _watchdog)(seconds, deadline)
 
     def disarm() -> None:
         deadline.active = False
@@ -425,8 +423,17 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
             error = raised
         finally:
             disarm()
-        if deadline.fired:
-            return _timed_out(name)
+        if deadline.fired:  # TIME_LIMIT_S is read at call time (tests shorten it)
+            return fail(
+                name,
+                tr(
+                    f"checking your answer took more than {TIME_LIMIT_S:g} s and was stopped: "
+                    "does your code loop forever, sleep, or call itself without end?",
+                    f"检查你的答案用了超过 {TIME_LIMIT_S:g} 秒，"
+                    "已被中止。你的代码是不是陷入了死循环、在调用 `time.sleep`，"
+                    "或者在无休止地调用自己？",
+                ),
+            )
         if error is not None:
             kind, said = type(error).__name__, _text(error)
             return fail(
@@ -438,34 +445,18 @@ def never_raises(checker: Callable[..., CheckResult]) -> Callable[..., CheckResu
                     "请再读一遍练习要求的类型和形状，然后再试。",
                 ),
             )
-        if type(result) not in (CheckResult, PredictionNoted):
-            return fail(
-                name,
-                tr(
-                    "the checker could not judge this answer; re-read the exercise.",
-                    "检查器无法判断这个答案，请重新读一遍练习。",
-                ),
-            )
-        assert isinstance(result, CheckResult)
-        return result
+        if isinstance(result, CheckResult) and type(result) in (CheckResult, PredictionNoted):
+            return result
+        return fail(
+            name,
+            tr(
+                "the checker could not judge this answer; re-read the exercise.",
+                "检查器无法判断这个答案，请重新读一遍练习。",
+            ),
+        )
 
     safe.__wrapped__ = checker  # type: ignore[attr-defined]
     return safe
-
-
-def _timed_out(name: Text) -> CheckResult:
-    # TIME_LIMIT_S is read at call time (tests shorten it).
-    limit = TIME_LIMIT_S
-    return fail(
-        name,
-        tr(
-            f"checking your answer took more than {limit:g} s and was stopped: "
-            "does your code loop forever, sleep, or call itself without end?",
-            f"检查你的答案用了超过 {limit:g} 秒，"
-            "已被中止。你的代码是不是陷入了死循环、在调用 `time.sleep`，"
-            "或者在无休止地调用自己？",
-        ),
-    )
 
 
 def _text(error: BaseException) -> str:

@@ -133,11 +133,10 @@ def check_sharpest_head(answer: object, weights: torch.Tensor) -> CheckResult:
     sharpest = _tied_with(entropy, entropy.min())  # every head as sharp as the sharpest
     index = _head_index(answer)
     if index is None:
-        kind = type(answer).__name__
         raise ContractError(
             tr(
-                f"expected an int (a head index), got {kind}.",
-                f"需要一个整数（头的索引），收到的是 {kind}。",
+                f"expected an int (a head index), got {type(answer).__name__}.",
+                f"需要一个整数（头的索引），收到的是 {type(answer).__name__}。",
             ),
         )
     if index in sharpest:
