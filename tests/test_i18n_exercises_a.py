@@ -166,10 +166,11 @@ def local_mask() -> torch.Tensor:
     return torch.triu(ones, diagonal=1) | torch.tril(ones, diagonal=-2)
 
 
-def head_3() -> torch.Tensor:
+def extra_head() -> torch.Tensor:
+    """The head built right after the 3-head wrapper: a 4-head wrapper's head 4."""
     from mhsa_helpers.exercises.lesson05 import _wrapper_output
 
-    return _wrapper_output()[..., 4:6]
+    return _wrapper_output()[..., 6:8]
 
 
 X_HEADS = torch.arange(5 * 12, dtype=torch.float32).view(5, 12)  # (T, d_out), no batch axis
@@ -375,7 +376,7 @@ CASES: list[Case] = [
     ("check_wrapper_parameters none", False, lambda: ex.check_wrapper_parameters(None)),
     ("check_wrapper_parameters one head", False, lambda: ex.check_wrapper_parameters(147_456)),
     ("check_wrapper_parameters odd", False, lambda: ex.check_wrapper_parameters("64")),
-    ("check_head_output ok", True, lambda: ex.check_head_output(head_3())),
+    ("check_head_output ok", True, lambda: ex.check_head_output(extra_head())),
     ("check_head_output none", False, lambda: ex.check_head_output(None)),
     ("check_head_output whole", False, lambda: ex.check_head_output(torch.ones(2, 6, 6))),
     ("check_head_output wrong", False, lambda: ex.check_head_output(torch.zeros(2, 6, 2))),
