@@ -66,7 +66,7 @@
 # | 07 | [`07_inspecting_heads`](07_inspecting_heads.ipynb) | head entropies by hand; the sharpest head | what do heads look at? | 60 min |
 # | 08 | [`08_training_tiny_model`](08_training_tiny_model.ipynb) | the untrained loss; shift-task targets; per-head offset shares by hand | watching heads learn | 80 min |
 # | 09 | [`09_efficient_attention`](09_efficient_attention.ipynb) | your own fused-QKV `MultiHeadAttention`; the longest context that fits | the same block, made fast; RoPE/ALiBi; bf16 | 100 min |
-# | 10 | [`10_cross_attention_kv_cache_gqa`](10_cross_attention_kv_cache_gqa.ipynb) | your own KV cache (`append_and_attend`) and GQA's `repeat_kv`; a sliding-window chunk mask; cache and parameter sizes | generating, and making it smaller | 120 min |
+# | 10 | [`10_cross_attention_kv_cache_gqa`](10_cross_attention_kv_cache_gqa.ipynb) | your own KV cache (`append_and_attend`) and GQA's `repeat_kv`; a sliding-window chunk mask; cache and parameter sizes | generating, and making it smaller | 125 min |
 # | 11 | [`11_padded_batches`](11_padded_batches.ipynb) | a causal-and-padding mask; your own masked softmax; a Hugging Face mask turned into SDPA's additive mask, in any dtype | sentences of different lengths (填充掩码) | 90 min |
 # | 12 | [`12_tiny_char_lm`](12_tiny_char_lm.ipynb) | the pre-norm `Block`, `get_batch` and one training step (the loss, AdamW); sampling probabilities; a model trained on the Song ci or your own text | a Transformer block around attention; the KV cache at work | 175 min |
 # | 13 | [`13_modern_block`](13_modern_block.ipynb) | `apply_rope`, RMSNorm and SwiGLU; attention two tokens back, per head | today's block: RoPE, RMSNorm, SwiGLU, QK-norm | 120 min |

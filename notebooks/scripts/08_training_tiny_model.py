@@ -170,7 +170,9 @@ example_ids, example_targets = make_repeat_batch(
     3, CONTEXT, VOCAB, torch.Generator().manual_seed(0)
 )
 print(mh.say("inputs: ", "输入："), example_ids, sep="\n")  # (3, 12)
-print(mh.say("targets:", "目标："), example_targets, sep="\n")  # (3, 12): the inputs shifted left by one
+print(
+    mh.say("targets:", "目标："), example_targets, sep="\n"
+)  # (3, 12): the inputs shifted left by one
 assert torch.equal(example_targets[:, :-1], example_ids[:, 1:])
 
 # %% [markdown]
@@ -408,7 +410,9 @@ assert max(ablated[4]) < math.log(64) / 10  # below a tenth of the chance level
 K = 2
 shift_ids, shift_targets = make_shift_batch(2, CONTEXT, VOCAB, K, torch.Generator().manual_seed(0))
 print(mh.say("inputs: ", "输入："), shift_ids, sep="\n")  # (2, 12)
-print(mh.say("targets:", "目标："), shift_targets, sep="\n")  # (2, 12): the inputs moved 2 places right
+print(
+    mh.say("targets:", "目标："), shift_targets, sep="\n"
+)  # (2, 12): the inputs moved 2 places right
 
 # %% [markdown]
 # `mh.offset_attention(model, k)` measures what we expect: for each head, the mean weight that a

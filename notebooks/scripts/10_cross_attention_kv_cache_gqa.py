@@ -28,7 +28,7 @@
 # 5. Build a KV cache that appends and attends, and GQA's key/value sharing, yourself.
 #
 # **Prerequisites:** lesson 09 (fused QKV, `F.scaled_dot_product_attention`).
-# **Time:** about 120 minutes (reading, running 27 code cells, 1 prediction, 3 exercises, 2
+# **Time:** about 125 minutes (reading, running 27 code cells, 1 prediction, 3 exercises, 2
 # build-its; the rule is in lesson 00).
 #
 # **Shape contract:** cross-attention: query (b, n_q, d_q), key_value (b, n_kv, d_kv) ->
@@ -398,7 +398,8 @@ print(
 )
 print(
     mh.say(
-        f"the cache is {t_without / t_with:.1f}x faster", f"用缓存的速度是不用缓存的 {t_without / t_with:.1f} 倍"
+        f"the cache is {t_without / t_with:.1f}x faster",
+        f"用缓存的速度是不用缓存的 {t_without / t_with:.1f} 倍",
     )
 )
 assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))

@@ -34,7 +34,7 @@
 #
 # **形状约定（shape contract）：** 书中示例 `journey.inputs` 的形状是 `(T, d_in) = (6, 3)`，即 6 个词元，每个词元有 3 个特征。
 
-# %% [markdown] en_hash="dfa77e29ddf9"
+# %% [markdown] en_hash="6e7043a5c365"
 # ## 课程地图
 #
 # | # | notebook | 你要构建的 | 核心思想 | 用时 |
@@ -48,7 +48,7 @@
 # | 07 | [`07_inspecting_heads`](07_inspecting_heads.ipynb) | 亲手算头的熵；找出最集中的头 | 各个头在看什么？ | 60 分钟 |
 # | 08 | [`08_training_tiny_model`](08_training_tiny_model.ipynb) | 未训练时的损失；平移任务的目标；亲手算各头的偏移份额 | 看着头学会东西 | 80 分钟 |
 # | 09 | [`09_efficient_attention`](09_efficient_attention.ipynb) | 你自己的融合 QKV `MultiHeadAttention`；能放下的最长上下文 | 同一个模块，变快；RoPE/ALiBi；bf16 | 100 分钟 |
-# | 10 | [`10_cross_attention_kv_cache_gqa`](10_cross_attention_kv_cache_gqa.ipynb) | 你自己的 KV 缓存（KV cache，`append_and_attend`）和 GQA 的 `repeat_kv`；滑动窗口下一段词元的掩码；缓存与参数的大小 | 生成文本，并让模型更省 | 120 分钟 |
+# | 10 | [`10_cross_attention_kv_cache_gqa`](10_cross_attention_kv_cache_gqa.ipynb) | 你自己的 KV 缓存（KV cache，`append_and_attend`）和 GQA 的 `repeat_kv`；滑动窗口下一段词元的掩码；缓存与参数的大小 | 生成文本，并让模型更省 | 125 分钟 |
 # | 11 | [`11_padded_batches`](11_padded_batches.ipynb) | 因果加填充（padding）的掩码；你自己的掩码 softmax；把 Hugging Face 的掩码换成 SDPA 的加性掩码（任意 dtype） | 长短不一的句子（填充掩码） | 90 分钟 |
 # | 12 | [`12_tiny_char_lm`](12_tiny_char_lm.ipynb) | 前置归一化（pre-normalization）的 `Block`、`get_batch` 和一步训练（损失、AdamW）；采样概率；用宋词或你自己的文本训练的模型 | 围绕注意力搭起 Transformer 块（Transformer block）；KV 缓存的实战 | 175 分钟 |
 # | 13 | [`13_modern_block`](13_modern_block.ipynb) | `apply_rope`、RMSNorm 和 SwiGLU；各头往前看两个词元的注意力 | 今天的模型用的块：RoPE、RMSNorm、SwiGLU、QK 归一化（QK-norm） | 120 分钟 |

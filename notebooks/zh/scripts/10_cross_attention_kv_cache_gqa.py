@@ -8,7 +8,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] en_hash="b5b1bcb25a6b"
+# %% [markdown] en_hash="8bd12548df27"
 # # 10 · 交叉注意力（cross-attention）、KV 缓存（KV cache）与 GQA
 #
 # 要把第 06、09 课的注意力块用进真实模型，还需要三样东西。一是让解码器读取编码器的输出，这就是**交叉注意力**。二是逐个词元（token）生成时不再重算过去，这就是 **KV 缓存**。三是让多个头共用键和值，从而缩小缓存，这就是**分组查询注意力**（grouped-query attention），它的极端情形是**多查询注意力**（multi-query attention）。
@@ -20,7 +20,7 @@
 # 4. 在 GPT-2 和类 Llama 模型的规模下，算出 GQA 与 MQA 在参数量和 KV 缓存上的节省，并用模块核对这些公式。
 # 5. 亲手实现一个先追加键和值、再计算注意力的 KV 缓存，以及 GQA 的键/值共享。
 #
-# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 120 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习、2 个动手实现，估算规则见第 00 课）。
+# **预备知识：** 第 09 课（融合 QKV，`F.scaled_dot_product_attention`）。**用时：** 约 125 分钟（阅读、运行 27 个代码单元格、1 次预测、3 道练习、2 个动手实现，估算规则见第 00 课）。
 #
 # **形状约定（shape contract）：** 交叉注意力为 query (b, n_q, d_q)、key_value (b, n_kv, d_kv) → (b, n_q, d_out)，权重为 (b, h, n_q, n_kv)。带缓存的自注意力（self-attention）为 n 个新词元 (b, n, d_in) → (b, n, d_out)，缓存里存着键和值 (b, h_kv, T_cached, head_dim)。
 
@@ -348,7 +348,8 @@ print(
 )
 print(
     mh.say(
-        f"the cache is {t_without / t_with:.1f}x faster", f"用缓存的速度是不用缓存的 {t_without / t_with:.1f} 倍"
+        f"the cache is {t_without / t_with:.1f}x faster",
+        f"用缓存的速度是不用缓存的 {t_without / t_with:.1f} 倍",
     )
 )
 assert all(0 < t < 30 and math.isfinite(t) for t in (t_without, t_with))
