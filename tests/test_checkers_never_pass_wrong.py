@@ -183,7 +183,7 @@ CASES = {
         [
             (_heads[0], "the FIRST head drawn after"),
             (_heads[1], "the wrapper's head 2"),
-            (_heads[2], "the wrapper's head 3"),
+            (_heads[2], "the 3-head wrapper's head 3"),
             (torch.cat(_heads[:3], dim=-1), "whole output"),
             (_heads[3][0], "shape (6, 2)"),
         ],

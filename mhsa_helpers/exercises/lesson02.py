@@ -23,7 +23,7 @@ from torch.func import functional_call
 
 from ..attention.self_attention import SelfAttentionV2
 from ..data import book_inputs
-from ..i18n import Text, tr
+from ..i18n import Text, listed, tr
 from ._build import (
     INPUT_CHANGED,
     BuildSpec,
@@ -34,6 +34,7 @@ from ._build import (
     build_checker,
     call_forward,
     construct,
+    fill,
     forward_on_copy,
     gradients_reach,
     linear_layer,
@@ -425,7 +426,7 @@ def _at_every_size(cls: type) -> None:
                     "each layer with its own nn.Linear call.",
                     "W_query、W_key、W_value 并不是三个层：至少有两个名字指向同一个 nn.Linear 对象"
                     "（a = b = nn.Linear(...) 只建了一个层，起了两个名字），"
-                    "于是查询、键、值中有两者共用一个权重矩阵。"
+                    "于是查询、键、值中至少有两个共用同一个权重矩阵。"
                     "每个层都要单独调用一次 nn.Linear 来创建。",
                 )
             )
@@ -541,7 +542,7 @@ def _bias_works(cls: type) -> None:
             )
 
 
-_BUILD_SIZES_SHOWN = ", ".join(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
+_BUILD_SIZES_SHOWN = listed(f"({d_in}, {d_out})" for d_in, d_out, _ in _SIZES)
 
 check_build_self_attention = build_checker(
     "check_build_self_attention",
@@ -564,12 +565,15 @@ check_build_self_attention = build_checker(
         modules_only=False,
         seed=0,
         contracts=(_at_every_size, _bias_works),
-        passed=tr(
-            f"correct: equals mh.SelfAttentionV2 for (d_in, d_out) in {_BUILD_SIZES_SHOWN}, "
-            "weights sum to 1 per row, gradients reach W_query, W_key and W_value, and qkv_bias "
-            "works.",
-            f"正确：(d_in, d_out) 取 {_BUILD_SIZES_SHOWN} 时都与 mh.SelfAttentionV2 一致，"
-            "注意力权重每行之和为 1，梯度能传到 W_query、W_key 和 W_value，qkv_bias 也能正常工作。",
+        passed=fill(
+            tr(
+                "correct: equals mh.SelfAttentionV2 for (d_in, d_out) in {sizes}, weights sum to "
+                "1 per row, gradients reach W_query, W_key and W_value, and qkv_bias works.",
+                "正确：(d_in, d_out) 取 {sizes} 时都与 mh.SelfAttentionV2 一致，"
+                "注意力权重每行之和为 1，梯度能传到 W_query、W_key 和 W_value，"
+                "qkv_bias 也能正常工作。",
+            ),
+            sizes=_BUILD_SIZES_SHOWN,
         ),
     ),
     """Contract tests for a learner's ``SelfAttentionV2`` class (the book's semantics).""",

@@ -129,7 +129,7 @@ check_dropout_scale = number_checker(
         },
         otherwise=tr(
             "a fraction 1 - p survives; scale it by 1 / (1 - p) to keep the mean.",
-            "保留下来的比例是 1 - p，把它们乘以 1 / (1 - p)，平均值就不变。",
+            "保留下来的元素占 1 - p，把它们乘以 1 / (1 - p)，平均值就不变。",
         ),
         tol=1e-4,
     ),
@@ -226,7 +226,7 @@ check_dropout_rate = number_checker(
             (~exercise_keep_pattern()).float().mean().item(): tr(
                 "that is the share of zeros in this one draw. p is a probability per entry, "
                 "not an exact count (section 1): read it from the size of the survivors instead.",
-                "这是这一次抽样中零所占的比例。p 是每个元素被丢弃的概率，不是确切的个数"
+                "这是这一次抽样中零所占的比例。p 是每个元素被丢弃的概率，不是某一次实际丢弃的比例"
                 "（见第 1 节）。请从保留下来的元素的大小去推算它。",
             ),
             1 / (1 - EXERCISE_P): tr(

@@ -156,10 +156,12 @@ def check_head_output(answer: object) -> CheckResult:
                 "这是包装器的头 2。答案是在包装器之后另建的头，不是包装器里的头。",
             ),
             out[..., 4:6]: tr(
-                "that is the wrapper's head 3, its last head: the answer is the head built after "
-                "the wrapper, whose weights are drawn after all three of the wrapper's heads.",
-                "这是包装器的头 3，也就是它的最后一个头。答案是在包装器之后另建的头，"
-                "它的权重是在包装器的三个头全部抽完之后才抽的。",
+                "that is the 3-head wrapper's head 3, its last head (or the head built after a "
+                "2-head wrapper: build the wrapper with 3 heads): the answer is the head built "
+                "after the wrapper, whose weights are drawn after all three of its heads.",
+                "这是 3 个头的包装器的头 3，也就是它的最后一个头"
+                "（或者你的包装器只有 2 个头，之后建的头正是它：请把包装器建成 3 个头）。"
+                "答案是在包装器之后另建的头，它的权重是在包装器的三个头全部抽完之后才抽的。",
             ),
         },
         hint=tr(
@@ -172,9 +174,11 @@ def check_head_output(answer: object) -> CheckResult:
         ),
         shapes={
             (2, 6, 6): tr(
-                "that is the wrapper's whole output; the answer is the output of the head built "
-                "after it, (2, 6, 2).",
-                "这是包装器的整个输出。答案是在它之后另建的那个头的输出，形状 (2, 6, 2)。",
+                "shape (2, 6, 6) is the 3-head wrapper's whole output (or one head's attention "
+                "weights); the answer is the output of the head built after the wrapper, "
+                "(2, 6, 2).",
+                "形状 (2, 6, 6) 是 3 个头的包装器的整个输出（或一个头的注意力权重）。"
+                "答案是在包装器之后另建的那个头的输出，形状 (2, 6, 2)。",
             ),
         },
     )

@@ -76,8 +76,11 @@ _MEASURED_START = 4.25  # the untrained model's measured loss, printed by the le
 check_probability_gain = number_checker(
     "check_probability_gain",
     Number(
-        name=tr("how much likelier the right token got", "正确词元的概率是原来的多少倍"),
-        what=tr("a number: how many times larger", "一个数：训练后的概率是原来的多少倍"),
+        name=tr("how much likelier the right token got", "正确词元的概率是均匀猜测的多少倍"),
+        what=tr(
+            "a number: how many times larger",
+            "一个数：训练后正确词元的概率是均匀猜测（1/64）的多少倍",
+        ),
         expected=_GAIN,
         right=tr(
             f"correct: p went from 1/64 to exp(-0.63) = 0.53, {_GAIN:.1f} times larger "

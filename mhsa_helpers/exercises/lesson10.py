@@ -742,9 +742,9 @@ _REPEAT_TEXTS = ForwardTexts(
 
 def _repeat_shape_hint(got: tuple[int, ...], b: int, g: int, T: int, d: int, n: int) -> Text:
     where = {
-        (b * n, g, T, d): tr("dim 0 (the batch)", "第 0 维（批次）"),
-        (b, g, T * n, d): tr("dim 2 (the tokens)", "第 2 维（词元）"),
-        (b, g, T, d * n): tr("dim 3 (head_dim)", "第 3 维（head_dim）"),
+        (b * n, g, T, d): tr("dim 0 (the batch)", "dim=0（批次）"),
+        (b, g, T * n, d): tr("dim 2 (the tokens)", "dim=2（词元）"),
+        (b, g, T, d * n): tr("dim 3 (head_dim)", "dim=3（head_dim）"),
     }.get(tuple(got))  # type: ignore[arg-type]
     want = (b, g * n, T, d)
     if where is not None:
@@ -753,7 +753,7 @@ def _repeat_shape_hint(got: tuple[int, ...], b: int, g: int, T: int, d: int, n: 
             + where
             + tr(
                 f" instead of the heads; repeat along dim 1 to get {want}.",
-                f"重复，而不是沿着头。应该沿第 1 维重复，得到 {want}。",
+                f"重复，而不是沿着头。应该沿 dim=1（头）重复，得到 {want}。",
             )
         )
     if got == (b, g, T, d):

@@ -142,7 +142,7 @@ def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
         total = float(sums[row])
         return tr(
             f"row {row} sums to {total:.4f}, not 1: these are not probabilities.",
-            f"第 {row} 行之和是 {total:.4f}，不是 1，所以这不是概率。",
+            f"probs[{row}] 这一行之和是 {total:.4f}，不是 1，所以这不是概率。",
         )
     kept = (got > 0).sum(dim=-1)  # (b,)
     if bool((kept != k).any()):
@@ -150,7 +150,7 @@ def _top_k_wrong(answer: torch.Tensor, logits: torch.Tensor, k: int) -> Text:
         count = int(kept[row])
         return tr(
             f"row {row} has {count} non-zero probabilities; top-k keeps exactly {k}.",
-            f"第 {row} 行有 {count} 个非零概率，top-k 只保留 {k} 个。",
+            f"probs[{row}] 这一行有 {count} 个非零概率，top-k 只保留 {k} 个。",
         )
     if not got.gather(-1, logits.topk(k, dim=-1).indices.to(got.device)).gt(0).all():
         return tr(
@@ -759,7 +759,7 @@ _STEP_SLIPS = {
         "the logits are scored against the targets shifted once more: get_batch has already "
         "shifted them by one (targets[:, t] is the character after inputs[:, t]), so the logits "
         "of every position go against the targets at the same position, all T of them.",
-        "logits 对的是又右移了一位的目标。get_batch 已经把目标右移了一位"
+        "logits 对应的是又右移了一位的目标。get_batch 已经把目标右移了一位"
         "（targets[:, t] 就是 inputs[:, t] 后面的字符），"
         "所以每个位置的 logits 对同一位置的目标，T 个位置都要算。",
     ),

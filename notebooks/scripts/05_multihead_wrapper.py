@@ -393,8 +393,8 @@ mhsa_helpers.exercises.check_wrapper_parameters(answer)
 
 # %% [markdown]
 # **Exercise 2.** The wrapper builds its heads one after the other, and each draws its weights
-# from the random generator in turn (section 2). After `torch.manual_seed(123)`, build the book's
-# wrapper with **3 heads** (`d_in=3`, `d_out=2`, `context_length=6`, `dropout=0.0`) and, right
+# from the random generator in turn (section 2). After `torch.manual_seed(123)`, build a wrapper
+# of the book's class with **3 heads** (`d_in=3`, `d_out=2`, `context_length=6`, `dropout=0.0`) and, right
 # after it, without a second seed, one more `mh.CausalAttention(3, 2, 6, 0.0)`. Set `answer` to
 # this extra head's output on `batch`, a (2, 6, 2) tensor. Then explain it: the same numbers are
 # a slice of the output of another wrapper built after the same seed. Which wrapper, which

@@ -310,8 +310,8 @@ torch.testing.assert_close(torch.cat([x @ W for W in W_heads], dim=1), x @ W_big
 answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_wrapper_parameters(answer)
 
-# %% [markdown] en_hash="9e6045ee791e"
-# **练习 2。** 包装器是一个接一个地创建各个头的，每个头依次从随机数生成器中抽取权重（第 2 节）。设好 `torch.manual_seed(123)` 之后，先建书中 **3 个头**的包装器（`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），紧接着、不再设种子，再建一个 `mh.CausalAttention(3, 2, 6, 0.0)`。把 `answer` 设为这个新头在 `batch` 上的输出，它是一个 (2, 6, 2) 的张量。然后解释：同样的数也是同一种子之后建的另一个包装器输出的一个切片。是哪个包装器，哪几列？在你自己的单元格里验证你的猜想。
+# %% [markdown] en_hash="4420e88a5853"
+# **练习 2。** 包装器是一个接一个地创建各个头的，每个头依次从随机数生成器中抽取权重（第 2 节）。设好 `torch.manual_seed(123)` 之后，先用书中的包装器类建一个 **3 个头**的包装器（`d_in=3`、`d_out=2`、`context_length=6`、`dropout=0.0`），然后不要重新设种子，紧接着再建一个 `mh.CausalAttention(3, 2, 6, 0.0)`。把 `answer` 设为这个新头在 `batch` 上的输出，它是一个 (2, 6, 2) 的张量。然后解释：同样的数也是同一种子之后建的另一个包装器输出的一个切片。是哪个包装器，哪几列？在你自己的单元格里验证你的猜想。
 
 # %%
 answer = None  # 在这里写代码

@@ -486,7 +486,7 @@ answer = None  # 在这里写代码
 mhsa_helpers.exercises.check_shift_targets(answer, ids_ex, 3)
 
 # %% [markdown] en_hash="ca1f0ac512d1"
-# **练习 3。** `mh.offset_attention` 测量的是模型，这里只有权重。对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算放在往前 2 个位置的那个词元上的平均权重，也就是 `weights_ex[h, t, t - 2]` 在 $t \ge 2$ 上的平均值。结果的形状为 `(num_heads,)`。提示：可以用 `torch.diagonal`（这里第一次出现）：参数 `offset` 选主对角线之上（> 0）或之下（< 0）的对角线，`dim1`、`dim2` 指定矩阵所在的两个维度。对 $t$ 写循环也可以。
+# **练习 3。** `mh.offset_attention` 测量的是模型，这里只有权重。对 `weights_ex`（训练好的平移模型在一个序列上的权重）中的每个头，计算落在往前第 2 个词元上的平均权重，也就是 `weights_ex[h, t, t - 2]` 在 $t \ge 2$ 上的平均值。结果的形状为 `(num_heads,)`。提示：可以用 `torch.diagonal`（本课第一次用到）。它的参数 `offset` 选主对角线之上（> 0）或之下（< 0）的对角线，`dim1`、`dim2` 指定矩阵所在的两个维度。对 $t$ 写循环也可以。
 
 # %%
 weights_ex = shift_weights[0]  # (num_heads, T, T) = (4, 12, 12)
