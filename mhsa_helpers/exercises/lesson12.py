@@ -518,12 +518,12 @@ def _batch_contract(fn: Callable[..., object]) -> None:
                     tr(
                         "inputs are {x} and targets {y}: both must be character ids, integers "
                         "of the dtype of ids (torch.long), since the embedding looks them up by "
-                        "index and cross_entropy takes int64 targets (a tensor made with "
-                        "torch.zeros is float).",
+                        "index and cross_entropy takes int64 targets (torch.zeros makes "
+                        "floats unless told a dtype; .int() makes int32).",
                         "inputs 的类型是 {x}，targets 是 {y}。"
                         "两者都必须是字符编号，即与 ids 同类型的整数（torch.long）："
                         "嵌入层按下标查找它们，cross_entropy 也要 int64 的目标"
-                        "（torch.zeros 建出的张量是浮点数）。",
+                        "（torch.zeros 不指定 dtype 时建出的是浮点数，.int() 得到的是 int32）。",
                     ),
                     x=got.dtype,
                     y=targets.dtype,
@@ -597,9 +597,10 @@ _BATCH_CALL = ForwardTexts(
     call=tr("get_batch(ids, {b}, {T})", "调用 get_batch(ids, {b}, {T}) 时"),
     raised=tr(
         "get_batch(ids, {b}, {T}) raised {kind}: {said}. A window and its target take T + 1 "
-        "characters: the last start that fits is len(ids) - T - 1.",
+        "characters: the last start that fits is len(ids) - T - 1, and it must be drawable "
+        "(torch.randint's upper bound is exclusive).",
         "get_batch(ids, {b}, {T}) 抛出了 {kind}：{said}。一个窗口连同它的目标要占 T + 1 个字符，"
-        "最后一个放得下的起点是 len(ids) - T - 1。",
+        "最后一个放得下的起点是 len(ids) - T - 1，它也要能被抽到（torch.randint 不含上界）。",
     ),
     not_tensor=tr(
         "get_batch must return two tensors (inputs, targets); the first is {kind}.",

@@ -594,7 +594,9 @@ for name, poems in ((scores[1].name, written), (scores[2].name, alone)):
 
 # %% [markdown]
 # Six of them, each with its form (metre × couplets) and its couplet ends in pinyin. An English
-# reader can check the rhyme from the pinyin alone: same final, same group.
+# reader can check the rhyme from the pinyin alone: same final, same group. One caveat: a
+# character with two readings gets its commonest one, so 行 is read xing even where a poem means
+# hang (a row, which rhymes with shang); such a pair is counted as no rhyme.
 
 # %%
 for poem in written[:6]:

@@ -455,8 +455,8 @@ for name, poems in ((scores[1].name, written), (scores[2].name, alone)):
         )
     )
 
-# %% [markdown] en_hash="a7448fe1a473"
-# 下面是其中六首，每首附上它的体式（每句字数 × 联数）和每联末字的拼音。韵母同属一辙就算押韵，对照拼音即可核对。
+# %% [markdown] en_hash="4939caf9163f"
+# 下面是其中六首，每首附上它的体式（每句字数 × 联数）和每联末字的拼音。韵母同属一辙就算押韵，对照拼音即可核对。要注意多音字只取最常见的读音，比如“行”一律读 xing，诗里读 hang（行列）、与 shang 押韵的地方也算作不押韵。
 
 # %%
 for poem in written[:6]:
