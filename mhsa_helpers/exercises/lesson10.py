@@ -744,7 +744,7 @@ def _repeat_shape_hint(got: tuple[int, ...], b: int, g: int, T: int, d: int, n: 
     where = {
         (b * n, g, T, d): tr("dim 0 (the batch)", "dim=0（批次）"),
         (b, g, T * n, d): tr("dim 2 (the tokens)", "dim=2（词元）"),
-        (b, g, T, d * n): tr("dim 3 (head_dim)", "dim=3（head_dim）"),
+        (b, g, T, d * n): tr("dim 3 (head_dim)", "dim=3（每个头的宽度 head_dim）"),
     }.get(tuple(got))  # type: ignore[arg-type]
     want = (b, g * n, T, d)
     if where is not None:
