@@ -36,8 +36,9 @@ EXERCISES = ROOT / "mhsa_helpers" / "exercises"
 # ~25 named mistakes (CONTRIBUTING.md says which); refactoring paid back about 40 lines
 # 3,445 -> 2,943 (issue 29's goal met): per lesson, one seeded pair of the book's module and the
 # learner's for every contract, one judge for repeated checks, slips generated from tables; shared:
-# book_forward through head_forward, class/function answers inside BuildSpec.check, one _equal
-LIMIT = 2943
+# book_forward through head_forward, class/function answers inside BuildSpec.check, one _equal;
+# 2,945 with the confirming reads' fixes (lesson 02's pass message lists its sizes per language)
+LIMIT = 2945
 GOAL = 3000
 MESSAGE_CALLS = frozenset({"tr", "say", "figure_text"})
 #: Nodes that carry no line of their own (contexts, operators) or only repeat their parent's.

@@ -79,7 +79,7 @@ check_probability_gain = number_checker(
         name=tr("how much likelier the right token got", "正确词元的概率是均匀猜测的多少倍"),
         what=tr(
             "a number: how many times larger",
-            "一个数：训练后正确词元的概率是均匀猜测（1/64）的多少倍",
+            "一个数：训练后正确词元的概率是均匀猜测的多少倍",
         ),
         expected=_GAIN,
         right=tr(
