@@ -13,7 +13,7 @@ import time
 
 import pytest
 import torch
-from exercise_checks import assert_not_yet, assert_pass
+from exercise_checks import FixedDropoutCausal, FixedDropoutWrapper, assert_not_yet, assert_pass
 from torch import nn
 
 import mhsa_helpers as mh
@@ -674,19 +674,6 @@ def test_every_checker_has_a_bilingual_exercise_name(name):
 
 
 # -- build-its over a grid of their arguments (issue 30) -------------------------------------------
-
-
-class FixedDropoutCausal(mh.CausalAttention):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
-        self.dropout = nn.Dropout(0.5)  # the argument ignored
-
-
-class FixedDropoutWrapper(mh.MultiHeadAttentionWrapper):
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
-        for head in self.heads:
-            head.dropout = nn.Dropout(0.5)
 
 
 class TwoHeadsWrapper(mh.MultiHeadAttentionWrapper):

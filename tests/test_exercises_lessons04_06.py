@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from exercise_checks import assert_not_yet, assert_pass
+from exercise_checks import FixedDropoutCausal, FixedDropoutWrapper, assert_not_yet, assert_pass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
@@ -253,26 +253,13 @@ def test_split_into_heads_at_any_size(T, head_dim, seed):
     assert_not_yet(ex.check_split_into_heads(split.transpose(1, 2), x), "axis 0")
 
 
-class _FixedDropoutCausal(mh.CausalAttention):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
-        self.dropout = nn.Dropout(0.5)  # the argument ignored
-
-
-class _FixedDropoutWrapper(mh.MultiHeadAttentionWrapper):
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
-        for head in self.heads:
-            head.dropout = nn.Dropout(0.5)
-
-
 @pytest.mark.parametrize(
     "check",
     [
         lambda: ex.check_dropout_rate(None),
         lambda: ex.check_dropout_rate(1 / 0.7),
-        lambda: ex.check_causal_attention_class(_FixedDropoutCausal),
-        lambda: ex.check_wrapper_class(_FixedDropoutWrapper),
+        lambda: ex.check_causal_attention_class(FixedDropoutCausal),
+        lambda: ex.check_wrapper_class(FixedDropoutWrapper),
     ],
     ids=["rate-none", "rate-factor", "causal-fixed-dropout", "wrapper-fixed-dropout"],
 )
