@@ -1,6 +1,8 @@
 """Lesson 12's fresh-rhyme sampling rule: where the next character ends a couplet-line, no
 character that already ends a couplet-line of the poem may be drawn (``lm.fresh_rhyme_bans``,
-``generate(step_banned=...)``, ``write_poems(fresh_rhymes=True)``), and ``repeated_rhyme_share``.
+``generate(step_banned=...)``, ``write_poems(fresh_rhymes=True)``), and ``repeated_rhyme_share``;
+the stricter fresh-character rule, no character of the poem twice (``lm.fresh_char_bans``,
+``write_poems(fresh_chars=True)``), and ``repeated_char_share``.
 
 The shipped model's numbers with the rule are re-measured in ``test_char_lm_shipped.py``.
 """
@@ -180,3 +182,64 @@ def test_repeated_rhyme_share_names_bad_input():
         lm.repeated_rhyme_share(QUIET_NIGHT)
     with pytest.raises(TypeError, match="poems must hold str or WrittenPoem, got int"):
         lm.repeated_rhyme_share([QUIET_NIGHT, 3])
+
+
+# ------------------------------------------------ the stricter rule: no character twice
+
+
+def char_violations(text: str) -> list[int]:
+    """The positions of ``text`` whose character the fresh-character rule would have banned."""
+    return [t for t in range(1, len(text)) if text[t] in lm.fresh_char_bans(text[:t])]
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=st.text(alphabet=CHARS + "，。\n", max_size=30))
+def test_fresh_char_bans_are_the_poem_s_characters_since_its_empty_line(text):
+    bans = lm.fresh_char_bans(text)
+    poem = text.rsplit("\n\n", 1)[-1]
+    assert set(bans) == set(poem) - set("，。\n")
+    assert len(bans) == len(set(bans))  # each once
+    assert bans == "".join(dict.fromkeys(c for c in poem if c in CHARS))  # in order of use
+    assert set(lm.fresh_rhyme_bans(text)) <= set(bans)  # stricter than the rhyme rule
+
+
+def test_fresh_char_bans_on_a_real_poem():
+    assert lm.fresh_char_bans("\n床前明月光，疑是地上") == "床前明月光疑是地上"
+    assert lm.fresh_char_bans("\n" + QUIET_NIGHT) == "床前明月光疑是地上霜举头望低思故乡"
+    assert lm.fresh_char_bans("\n" + QUIET_NIGHT + "\n") == ""  # the poem has ended
+    assert lm.fresh_char_bans("\n" + QUIET_NIGHT + "\n白日") == "白日"
+    with pytest.raises(TypeError, match="text must be a str, got list"):
+        lm.fresh_char_bans(["床"])
+    with pytest.raises(TypeError, match="tokenizer must be a CharTokenizer"):
+        lm.fresh_char_rule("山水")
+
+
+def test_write_poems_with_fresh_chars_repeats_no_character_and_no_line_end():
+    tokenizer = lm.CharTokenizer("山水花月风云天地人家日夜春秋江河" + "，。\n")
+    torch.manual_seed(0)
+    model = lm.CharTransformer(tokenizer.vocab_size, 8, 40, 2, 1).eval()
+    with torch.no_grad():
+        model.tok_emb.weight.mul_(1e-3)  # logits near 0: close to uniform over 19 tokens
+    firsts = "山水花月" * 8
+    plain = lm.write_poems(model, tokenizer, firsts, seed=0, top_k=None)
+    fresh = lm.write_poems(model, tokenizer, firsts, seed=0, top_k=None, fresh_chars=True)
+    assert lm.repeated_char_share(plain) >= 0.5  # the test has teeth: most plain poems repeat
+    assert all(char_violations("\n" + poem.text) == [] for poem in fresh)
+    assert lm.repeated_char_share(fresh) == 0.0
+    assert sum(len(poem.text) for poem in fresh) >= 100  # it still writes
+    with pytest.raises(TypeError, match="fresh_chars"):
+        lm.write_poems(model, tokenizer, "山", fresh_chars=1.0)
+
+
+def test_repeated_char_share_counts_poems_that_write_a_character_twice():
+    assert lm.repeated_char_share([QUIET_NIGHT]) == 1.0  # 明月 twice
+    once = "白日依山尽，黄河入海流。\n"
+    written = lm.WrittenPoem(once, True, lm.poem_form(once))
+    assert lm.repeated_char_share([written, QUIET_NIGHT]) == 0.5
+    assert lm.repeated_char_share([once]) == 0.0
+    nan = lm.repeated_char_share([])
+    assert nan != nan
+    with pytest.raises(TypeError, match="poems must be a list"):
+        lm.repeated_char_share(QUIET_NIGHT)
+    with pytest.raises(TypeError, match="poems must hold str or WrittenPoem, got int"):
+        lm.repeated_char_share([QUIET_NIGHT, 3])

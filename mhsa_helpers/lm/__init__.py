@@ -18,9 +18,10 @@
 * ``verse`` -- ``verse_shape``: half-lines of 5 or 7 characters, lines of two equal halves, and
   8-character pieces copied from the training text, measured on a generated text;
   ``write_poems`` (each started as a new poem; ``fresh_rhymes``: the sampling rule of
-  ``fresh_rhyme_bans``, no rhyme character twice in a poem), ``poem_form``, ``score_poems``:
-  complete poems, rhyme and copied lines, measured; ``repeated_rhyme_share``: poems that end two
-  couplet-lines with one character;
+  ``fresh_rhyme_bans``, no rhyme character twice in a poem; ``fresh_chars``: the stricter rule of
+  ``fresh_char_bans``, no character twice), ``poem_form``, ``score_poems``: complete poems, rhyme
+  and copied lines, measured; ``repeated_rhyme_share``: poems that end two couplet-lines with one
+  character; ``repeated_char_share``: poems that write a character twice;
 * ``rhyme`` -- ``rhyme_class`` (a character's rhyme group from its modern pinyin final, via
   ``pypinyin``), ``rhyme_share`` (adjacent couplet-line ends that rhyme), ``chance_rhyme_share``,
   ``tone_class`` and ``tone_opposition_share`` (平仄, modern tones);
@@ -78,9 +79,12 @@ from .verse import (
     VerseShape,
     WrittenPoem,
     copied_lines,
+    fresh_char_bans,
+    fresh_char_rule,
     fresh_rhyme_bans,
     fresh_rhyme_rule,
     poem_form,
+    repeated_char_share,
     repeated_rhyme_share,
     score_poems,
     score_table,
@@ -124,6 +128,8 @@ __all__ = [
     "describe_pair",
     "find_cjk_font",
     "focus_on_texts",
+    "fresh_char_bans",
+    "fresh_char_rule",
     "fresh_rhyme_bans",
     "fresh_rhyme_rule",
     "generate",
@@ -138,6 +144,7 @@ __all__ = [
     "poem_form",
     "poem_starts",
     "poem_text",
+    "repeated_char_share",
     "repeated_rhyme_share",
     "rhyme_class",
     "rhyme_focus",

@@ -37,9 +37,12 @@ __all__ = [
     "VerseShape",
     "WrittenPoem",
     "copied_lines",
+    "fresh_char_bans",
+    "fresh_char_rule",
     "fresh_rhyme_bans",
     "fresh_rhyme_rule",
     "poem_form",
+    "repeated_char_share",
     "repeated_rhyme_share",
     "score_poems",
     "score_table",
@@ -181,17 +184,49 @@ def fresh_rhyme_bans(text: str) -> str:
     return "".join(dict.fromkeys(end for end in ends if end is not None))
 
 
-def fresh_rhyme_rule(tokenizer: CharTokenizer) -> Callable[[torch.Tensor], list[list[int]]]:
-    """``fresh_rhyme_bans`` as a ``generate(step_banned=...)`` rule: ids (b, T) -> the banned
-    ids of each row. Each row is read as a text of ``tokenizer`` (the prompt included)."""
+def fresh_char_bans(text: str) -> str:
+    """The characters a fresh-character writer may not write next, after ``text``: a sampling
+    rule, stricter than ``fresh_rhyme_bans``.
+
+    Every character of the poem being written (the lines since the last empty line), the
+    punctuation aside, is banned everywhere: no character twice in a poem, its rhyme characters
+    included. Regulated verse avoids a repeated character (重字) unless it is meant; the rule
+    bans the meant ones too (悠悠). Returned in order of use, each once; ``""`` after an empty
+    line.
+
+    >>> fresh_char_bans("\n床前明月光，疑是地上")
+    '床前明月光疑是地上'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    poem = text.rsplit("\n\n", 1)[-1]
+    return "".join(dict.fromkeys(char for char in poem if char not in _MARKS + "\n"))
+
+
+def _ban_rule(
+    tokenizer: CharTokenizer, bans: Callable[[str], str]
+) -> Callable[[torch.Tensor], list[list[int]]]:
+    """``bans`` as a ``generate(step_banned=...)`` rule: ids (b, T) -> the banned ids of each
+    row, each row read as a text of ``tokenizer`` (the prompt included)."""
     if not isinstance(tokenizer, CharTokenizer):
         raise TypeError(f"tokenizer must be a CharTokenizer, got {type(tokenizer).__name__}")
 
     def rule(ids: torch.Tensor) -> list[list[int]]:
-        bans = (fresh_rhyme_bans(tokenizer.decode(row)) for row in ids.cpu())
-        return [tokenizer.encode(chars).tolist() for chars in bans]
+        texts = (tokenizer.decode(row) for row in ids.cpu())
+        return [tokenizer.encode(bans(text)).tolist() for text in texts]
 
     return rule
+
+
+def fresh_rhyme_rule(tokenizer: CharTokenizer) -> Callable[[torch.Tensor], list[list[int]]]:
+    """``fresh_rhyme_bans`` as a ``generate(step_banned=...)`` rule: ids (b, T) -> the banned
+    ids of each row. Each row is read as a text of ``tokenizer`` (the prompt included)."""
+    return _ban_rule(tokenizer, fresh_rhyme_bans)
+
+
+def fresh_char_rule(tokenizer: CharTokenizer) -> Callable[[torch.Tensor], list[list[int]]]:
+    """``fresh_char_bans`` as a ``generate(step_banned=...)`` rule, like ``fresh_rhyme_rule``."""
+    return _ban_rule(tokenizer, fresh_char_bans)
 
 
 def write_poems(
@@ -203,6 +238,7 @@ def write_poems(
     temperature: float = 0.8,
     top_k: int | None = 20,
     fresh_rhymes: bool = False,
+    fresh_chars: bool = False,
 ) -> list[WrittenPoem]:
     """One poem per character of ``first_chars``, each started as a new poem.
 
@@ -213,13 +249,23 @@ def write_poems(
 
     ``fresh_rhymes=True`` adds a sampling rule, not something the model learned: where the next
     character ends a couplet-line, no character that already ends a couplet-line of the poem
-    can be drawn (``fresh_rhyme_bans`` defines the place).
+    can be drawn (``fresh_rhyme_bans`` defines the place). ``fresh_chars=True`` is stricter: no
+    character already in the poem can be drawn anywhere (``fresh_char_bans``), which bans a
+    repeated rhyme too.
     """
     if not isinstance(first_chars, str) or not first_chars:
         raise TypeError("first_chars must be a non-empty str, one first character per poem")
     if not isinstance(tokenizer, CharTokenizer):
         raise TypeError(f"tokenizer must be a CharTokenizer, got {type(tokenizer).__name__}")
     check_flag("fresh_rhymes", fresh_rhymes)
+    check_flag("fresh_chars", fresh_chars)
+    rule = (
+        fresh_char_rule(tokenizer)
+        if fresh_chars
+        else fresh_rhyme_rule(tokenizer)
+        if fresh_rhymes
+        else None
+    )
     prompts = torch.stack([tokenizer.encode("\n" + char) for char in first_chars])  # (n, 2)
     banned = tokenizer.encode(UNKNOWN) if tokenizer.unknown is not None else ()
     out = generate(
@@ -230,7 +276,7 @@ def write_poems(
         temperature=temperature,
         top_k=top_k,
         banned=banned,
-        step_banned=fresh_rhyme_rule(tokenizer) if fresh_rhymes else None,
+        step_banned=rule,
     )  # (n, context_length)
     return [WrittenPoem.from_text(tokenizer.decode(row[1:])) for row in out]
 
@@ -247,22 +293,37 @@ def copied_lines(poems: list[str], training_text: str) -> float:
     return sum(line in known for line in lines) / len(lines)
 
 
+def _poem_texts(poems: Sequence[str | WrittenPoem]) -> list[str]:
+    if isinstance(poems, (str, WrittenPoem)) or not isinstance(poems, Sequence):
+        raise TypeError(f"poems must be a list of str or WrittenPoem, got {type(poems).__name__}")
+    for poem in poems:
+        if not isinstance(poem, (str, WrittenPoem)):
+            raise TypeError(f"poems must hold str or WrittenPoem, got {type(poem).__name__}")
+    return [poem.text if isinstance(poem, WrittenPoem) else poem for poem in poems]
+
+
 def repeated_rhyme_share(poems: Sequence[str | WrittenPoem]) -> float:
     """The share of ``poems`` in which one character ends two couplet-lines (``rhyme.line_end``):
     a rhyme character used twice, which Tang poets avoided. Poems with fewer than two line ends
     are not counted; NaN when none is left."""
-    if isinstance(poems, (str, WrittenPoem)) or not isinstance(poems, Sequence):
-        raise TypeError(f"poems must be a list of str or WrittenPoem, got {type(poems).__name__}")
     counted = repeated = 0
-    for poem in poems:
-        if not isinstance(poem, (str, WrittenPoem)):
-            raise TypeError(f"poems must hold str or WrittenPoem, got {type(poem).__name__}")
-        text = poem.text if isinstance(poem, WrittenPoem) else poem
+    for text in _poem_texts(poems):
         ends = [end for end in map(line_end, text.split("\n")) if end is not None]
         if len(ends) >= 2:
             counted += 1
             repeated += len(set(ends)) < len(ends)
     return repeated / counted if counted else float("nan")
+
+
+def repeated_char_share(poems: Sequence[str | WrittenPoem]) -> float:
+    """The share of ``poems`` that write some character twice (punctuation aside): what
+    ``fresh_chars`` forbids. NaN for an empty list."""
+    texts = _poem_texts(poems)
+    repeated = 0
+    for text in texts:
+        chars = [char for char in text if char not in _MARKS + "\n"]
+        repeated += len(set(chars)) < len(chars)
+    return repeated / len(texts) if texts else float("nan")
 
 
 @dataclass(frozen=True)
