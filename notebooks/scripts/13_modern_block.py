@@ -341,11 +341,15 @@ def rms(t):  # root mean square of each row
     return t.pow(2).mean(-1).sqrt()
 
 
+def mean(t):  # each row's mean, to 4 places; + 0.0 shows -0.0 as 0.0
+    return t.mean(-1).round(decimals=4) + 0.0
+
+
 mh.show_table(
     [
-        (mh.say("input", "输入"), x.mean(-1), rms(x)),
-        ("LayerNorm", layer_normed.mean(-1), rms(layer_normed)),
-        ("RMSNorm", rms_normed.mean(-1), rms(rms_normed)),
+        (mh.say("input", "输入"), mean(x), rms(x)),
+        ("LayerNorm", mean(layer_normed), rms(layer_normed)),
+        ("RMSNorm", mean(rms_normed), rms(rms_normed)),
     ],
     header=("", mh.say("mean", "均值"), "RMS"),
 )
@@ -511,6 +515,9 @@ print(mh.say("the bound sqrt(head_dim) =", "上界 sqrt(head_dim) ="), round(mat
 # (0.003) and at a high one (0.2). Each run takes a fraction of a second.
 
 # %%
+# NBVAL_IGNORE_OUTPUT
+# At lr 0.2 these runs are chaotic: the last bits of a processor's arithmetic change their
+# later digits, so the output is not compared digit by digit; the asserts check what holds.
 vocab, T_toy, d_toy, heads_toy = 16, 16, 32, 4
 
 
@@ -579,6 +586,9 @@ print(
     round(bound.item(), 1),
 )
 assert runs[(0.2, True)][2] <= bound
+stalled, learned = runs[(0.2, False)], runs[(0.2, True)]
+assert abs(sum(stalled[1][20:]) / 40 - math.log(vocab)) < 0.3 and stalled[2] > 1000
+assert sum(learned[1][-10:]) / 10 < 1.2  # with QK-norm it learns
 
 
 # %%
@@ -602,10 +612,13 @@ plt.show()
 # What these runs show, and no more: at the usual learning rate the two runs are close (neither
 # has finished learning in 60 steps; every run starts a little above chance, at 2.94, because
 # the untrained logits are not all equal). At 0.2 both losses first jump higher, the run with
-# QK-norm higher; then, without QK-norm the largest score grows to about 10,000, the softmax puts
-# all its weight on one key, and after the jump the loss stays near chance (ln 16 ≈ 2.77) to the
-# last step; with QK-norm the largest score reaches about 94 and the loss falls to 0.76. The learned norm weights let the scores grow past $\sqrt{8}$, but never past the bound
-# they set (the last line). One toy and one seed are not a general law; QK-norm is what Qwen3,
+# QK-norm higher; then, without QK-norm the largest score grows into the thousands, the softmax
+# puts all its weight on one key, and after the jump the loss stays near chance (ln 16 ≈ 2.77) to
+# the last step; with QK-norm the largest score stays near 100 and the loss falls below 1. The
+# learned norm weights let the scores grow past $\sqrt{8}$, but never past the bound they set
+# (the last line). At this learning rate the runs are chaotic: the last bits of a processor's
+# arithmetic change their later digits, so your table may differ from this one after step 1,
+# and the cell checks only what holds on every machine. One toy and one seed are not a general law; QK-norm is what Qwen3,
 # OLMo 2 and Gemma 3 use to keep their large runs stable.
 #
 # ## 5. The modern block, assembled

@@ -97,6 +97,8 @@ result
 # (query $t$, key $t - 2$) against the same diagonal at 0..15.
 
 # %%
+# NBVAL_IGNORE_OUTPUT
+# Trained at lr 0.2, as in the lesson: the last digits differ from processor to processor.
 import math
 
 vocab, T_toy, d_toy, heads_toy = 16, 16, 32, 4
@@ -161,11 +163,12 @@ print(
 )
 result = mhsa_helpers.exercises.check_far_keys(answer, attn, h_ex, far)
 assert result, result
+assert torch.allclose(weights_far, weights_ex, atol=1e-5) and (two_back > 0.9).sum() == 3
 result
 
 # %% [markdown]
 # The same numbers as at positions 0..15, to float rounding: every score depends only on the
 # offset between query and key, and the offsets inside the row do not change when the row moves.
 # So the model, trained at positions 0..15 only, looks two back at 40..55 as well: three of its
-# four heads put more than 95 % of their weight on the token two places back. With GPT-2's
+# four heads put about 95 % of their weight or more on the token two places back. With GPT-2's
 # learned position vectors (lesson 12), positions 40..55 would be vectors it never trained.
