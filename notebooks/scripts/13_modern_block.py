@@ -612,14 +612,14 @@ plt.show()
 # What these runs show, and no more: at the usual learning rate the two runs are close (neither
 # has finished learning in 60 steps; every run starts a little above chance, at 2.94, because
 # the untrained logits are not all equal). At 0.2 both losses first jump higher, the run with
-# QK-norm higher; then, without QK-norm the largest score grows into the thousands, the softmax
+# QK-norm higher; then, without QK-norm the largest score grows to many thousands, the softmax
 # puts all its weight on one key, and after the jump the loss stays near chance (ln 16 ≈ 2.77) to
 # the last step; with QK-norm the largest score stays near 100 and the loss falls below 1. The
 # learned norm weights let the scores grow past $\sqrt{8}$, but never past the bound they set
 # (the last line). At this learning rate the runs are chaotic: the last bits of a processor's
 # arithmetic change their later digits, so your table may differ from this one after step 1,
-# and the cell checks only what holds on every machine. One toy and one seed are not a general law; QK-norm is what Qwen3,
-# OLMo 2 and Gemma 3 use to keep their large runs stable.
+# and the cell checks only what holds on every machine. One toy and one seed are not a general
+# law; QK-norm is what Qwen3, OLMo 2 and Gemma 3 use to keep their large runs stable.
 #
 # ## 5. The modern block, assembled
 #
