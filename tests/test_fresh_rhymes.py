@@ -21,10 +21,11 @@ CHARS = "山水花月风"  # a tiny poem alphabet: five characters that can end 
 TOKENIZER = lm.CharTokenizer(CHARS + "，。\n")
 
 
-def uniform_model(context_length: int = 16) -> lm.CharTransformer:
-    """A model over ``TOKENIZER`` whose next-character distribution is close to uniform."""
+def uniform_model(context_length: int = 16, vocab_size: int = TOKENIZER.vocab_size):
+    """A model over ``vocab_size`` tokens (``TOKENIZER``'s by default) whose next-token
+    distribution is close to uniform."""
     torch.manual_seed(0)
-    model = lm.CharTransformer(TOKENIZER.vocab_size, 8, context_length, 2, 1).eval()
+    model = lm.CharTransformer(vocab_size, 8, context_length, 2, 1).eval()
     with torch.no_grad():
         model.tok_emb.weight.mul_(1e-3)  # tied to the LM head: logits near 0
     return model
@@ -216,10 +217,7 @@ def test_fresh_char_bans_on_a_real_poem():
 
 def test_write_poems_with_fresh_chars_repeats_no_character_and_no_line_end():
     tokenizer = lm.CharTokenizer("山水花月风云天地人家日夜春秋江河" + "，。\n")
-    torch.manual_seed(0)
-    model = lm.CharTransformer(tokenizer.vocab_size, 8, 40, 2, 1).eval()
-    with torch.no_grad():
-        model.tok_emb.weight.mul_(1e-3)  # logits near 0: close to uniform over 19 tokens
+    model = uniform_model(context_length=40, vocab_size=tokenizer.vocab_size)  # 19 tokens
     firsts = "山水花月" * 8
     plain = lm.write_poems(model, tokenizer, firsts, seed=0, top_k=None)
     fresh = lm.write_poems(model, tokenizer, firsts, seed=0, top_k=None, fresh_chars=True)
